@@ -1,0 +1,50 @@
+"""The command line: thin wiring from arguments to core functions, and output formatting.
+
+Exit codes: 0 success; 1 a step was recorded but failed the run; 2 nothing was done (invalid
+input or a refused action), printed as one line `autoresearch: <message>` on stderr.
+Heavy modules are imported inside commands so that `--help` and `status` start fast.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from autoresearch import __version__
+from autoresearch.cli.common import AppGroup
+from autoresearch.cli.exp_cmds import exp
+from autoresearch.cli.run_cmds import register as register_run_commands
+
+
+@click.group(cls=AppGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="autoresearch")
+@click.option(
+    "--repo",
+    type=click.Path(file_okay=False, path_type=str),
+    default=None,
+    help="Repository to act on (default: the one around the current directory).",
+)
+@click.pass_context
+def app(ctx: click.Context, repo: str | None) -> None:
+    """Keep only what measurably improves.
+
+    autoresearch runs evaluator-driven experiment loops over a git repository: an agent
+    proposes one change per iteration in an isolated worktree, a fixed evaluator measures it,
+    and the change is kept when it improves the score and reset otherwise. Everything is
+    recorded in .autoresearch/journal.sqlite3.
+    """
+    ctx.obj = {"repo": repo}
+
+
+register_run_commands(app)
+app.add_command(exp)
+
+
+def main() -> None:
+    app.main(prog_name="autoresearch")
+
+
+if __name__ == "__main__":
+    main()
+    sys.exit(0)

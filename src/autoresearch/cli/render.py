@@ -1,0 +1,139 @@
+"""Human-readable output of the supervisor commands (rich tables, imported lazily)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from autoresearch.journal.views import format_score
+
+
+def _console() -> Any:
+    from rich.console import Console
+
+    return Console(highlight=False, soft_wrap=True)
+
+
+def _short(sha: str | None) -> str:
+    return (sha or "")[:7]
+
+
+def mission(data: dict[str, Any]) -> None:
+    ev = data["evaluator"]
+    lines = [
+        f"mission:      {data['mission_dir']}",
+        f"repository:   {data['repo_root']}",
+        f"slug:         {data['mission_slug']}",
+        f"evaluator:    {ev['command']}",
+        f"format:       {ev['format']}" + (f" (metric {ev['metric']})" if ev.get("metric") else ""),
+        f"keep policy:  {ev['keep_policy']} ({ev['direction']} is better)",
+        f"timeout:      {format_score(ev['timeout_seconds'])} s",
+    ]
+    if data["worktree"]["link"] or data["worktree"]["runtime"]:
+        lines.append(f"worktree:     {data['worktree']}")
+    if data.get("tune"):
+        names = ", ".join(data["tune"]["parameters"])
+        lines.append(f"tune:         {names}")
+    click.echo("\n".join(lines))
+    click.echo("ok: the mission is valid")
+
+
+def prepared(manifest: dict[str, Any], baseline: dict[str, Any] | None) -> None:
+    ev = baseline or {}
+    score = format_score(ev.get("score")) or "n/a"
+    click.echo(
+        "\n".join(
+            [
+                f"run:           {manifest['run_id']}",
+                f"branch:        {manifest['branch_name']}",
+                f"worktree:      {manifest['worktree_path']}",
+                f"baseline:      {_short(manifest['baseline_commit'])} "
+                f"status {ev.get('status', 'n/a')}, score {score}",
+                f"instructions:  {manifest['instructions_file']}",
+                f"candidate:     {manifest['candidate_file']}",
+                f"manifest:      {manifest['manifest_file']}",
+            ]
+        )
+    )
+
+
+def step_result(result: dict[str, Any]) -> None:
+    ev = result.get("evaluator") or {}
+    score = format_score(ev.get("score")) if ev else ""
+    kept = format_score(result.get("last_kept_score")) or "n/a"
+    line = f"iteration {result['iteration']}: {result['decision']} ({result['decision_reason']})"
+    if ev:
+        line += f"; evaluator {ev.get('status')}" + (f", score {score}" if score else "")
+    line += f"; last kept score {kept}; run {result['run_status']}"
+    if result.get("stop_reason"):
+        line += f" ({result['stop_reason']})"
+    click.echo(line)
+    for note in result.get("repaired") or []:
+        click.echo(f"  repaired: {note}")
+
+
+def resumed(manifest: dict[str, Any], pending: bool) -> None:
+    click.echo(f"run {manifest['run_id']} re-armed at iteration {manifest['iteration'] + 1}")
+    click.echo(
+        f"  last kept: {_short(manifest['last_kept_commit'])} "
+        f"score {format_score(manifest['last_kept_score']) or 'n/a'}"
+    )
+    click.echo(f"  instructions: {manifest['instructions_file']}")
+    if pending:
+        click.echo(f"  candidate.json is waiting: autoresearch step {manifest['run_id']}")
+
+
+def run_list(items: list[dict[str, Any]]) -> None:
+    if not items:
+        click.echo("no runs yet (autoresearch prepare MISSION_DIR or autoresearch run …)")
+        return
+    from rich.table import Table
+
+    table = Table(box=None, pad_edge=False)
+    for col in ("run", "status", "iter", "baseline", "best", "kept", "disc", "noop", "reason"):
+        table.add_column(col)
+    for r in items:
+        c = r["counts"]
+        table.add_row(
+            r["run_id"],
+            r["status"],
+            str(r["iteration"]),
+            format_score(r["baseline_score"]),
+            format_score(r["best_score"]),
+            str(c.get("keep", 0)),
+            str(c.get("discard", 0) + c.get("ambiguous", 0)),
+            str(c.get("noop", 0)),
+            r["stop_reason"] or "",
+        )
+    _console().print(table)
+
+
+def run_details(d: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    click.echo(
+        f"run:       {d['run_id']} ({d['status']}"
+        + (f": {d['stop_reason']})" if d["stop_reason"] else ")")
+    )
+    click.echo(f"worktree:  {d['worktree_path']}  branch {d['branch_name']}")
+    click.echo(f"policy:    {d['keep_policy']} ({d['direction']} is better)")
+    click.echo(
+        f"baseline:  {format_score(d['baseline_score']) or 'n/a'}   "
+        f"best: {format_score(d['best_score']) or 'n/a'}   "
+        f"last kept: {_short(d['last_kept_commit'])}"
+    )
+    table = Table(box=None, pad_edge=False)
+    for col in ("#", "decision", "eval", "score", "commit", "description"):
+        table.add_column(col)
+    for it in d["iterations"]:
+        ev = it.get("evaluator") or {}
+        table.add_row(
+            str(it["iteration"]),
+            it["decision"] or "",
+            ev.get("status", ""),
+            format_score(ev.get("score")),
+            _short(it.get("candidate_commit") or it.get("kept_commit")),
+            (it.get("description") or "")[:70],
+        )
+    _console().print(table)

@@ -1,0 +1,107 @@
+"""The candidate artifact (supervisor.md §4): pure parsing, schema validation, placeholder.
+
+The git checks (base and candidate commits resolve and match) live in the supervisor; the
+messages for them are defined here so that every exact string of §4 sits in one place.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+STATUSES = ("candidate", "noop", "abort", "interrupted")
+PLACEHOLDER_DESCRIPTION = "not-yet-written"
+PLACEHOLDER_NOTE = "candidate artifact will be overwritten by the launched session"
+
+MSG_MISSING = "autoresearch_candidate_missing:{path}"
+MSG_NOT_JSON = "autoresearch candidate artifact must be valid JSON"
+MSG_NOT_OBJECT = "autoresearch candidate artifact must be a JSON object"
+MSG_STATUS = "autoresearch candidate artifact status must be candidate|noop|abort|interrupted"
+MSG_COMMIT_TYPE = "autoresearch candidate artifact candidate_commit must be string|null"
+MSG_BASE_REQUIRED = "autoresearch candidate artifact base_commit is required"
+MSG_DESCRIPTION = "autoresearch candidate artifact description is required"
+MSG_NOTES = "autoresearch candidate artifact notes must be a string array"
+MSG_CREATED_AT = "autoresearch candidate artifact created_at is required"
+MSG_BASE_UNRESOLVED = "candidate base_commit does not resolve in git: {raw}"
+MSG_BASE_MISMATCH = "candidate base_commit {sha} does not match last kept commit {kept}"
+MSG_COMMIT_REQUIRED = "candidate status requires a non-null candidate_commit"
+MSG_COMMIT_UNRESOLVED = "candidate_commit does not resolve in git: {raw}"
+MSG_COMMIT_NOT_HEAD = "candidate_commit {sha} does not match worktree HEAD {head}"
+
+
+class ArtifactError(ValueError):
+    """A candidate artifact failed validation; the message is the contract string."""
+
+
+@dataclass(frozen=True)
+class CandidateArtifact:
+    """A schema-valid artifact (refs not yet checked against git)."""
+
+    status: str
+    candidate_commit: str | None
+    base_commit: str
+    description: str
+    notes: tuple[str, ...]
+    created_at: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "candidate_commit": self.candidate_commit,
+            "base_commit": self.base_commit,
+            "description": self.description,
+            "notes": list(self.notes),
+            "created_at": self.created_at,
+        }
+
+
+def parse_artifact(text: str) -> CandidateArtifact:
+    """Validate the artifact's shape; raises ArtifactError with the exact §4 message."""
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise ArtifactError(MSG_NOT_JSON) from exc
+    if not isinstance(data, dict):
+        raise ArtifactError(MSG_NOT_OBJECT)
+    status = data.get("status")
+    if status not in STATUSES:
+        raise ArtifactError(MSG_STATUS)
+    commit = data.get("candidate_commit", ...)
+    if commit is not None and not isinstance(commit, str):
+        raise ArtifactError(MSG_COMMIT_TYPE)
+    base = data.get("base_commit")
+    if not isinstance(base, str) or not base.strip():
+        raise ArtifactError(MSG_BASE_REQUIRED)
+    description = data.get("description")
+    if not isinstance(description, str):
+        raise ArtifactError(MSG_DESCRIPTION)
+    notes = data.get("notes")
+    if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
+        raise ArtifactError(MSG_NOTES)
+    created_at = data.get("created_at")
+    if not isinstance(created_at, str) or not created_at.strip():
+        raise ArtifactError(MSG_CREATED_AT)
+    return CandidateArtifact(status, commit, base, description, tuple(notes), created_at)
+
+
+def placeholder(base_commit: str, created_at: str) -> dict[str, Any]:
+    """The artifact written before each session: a session that writes nothing is a noop."""
+    return CandidateArtifact(
+        status="noop",
+        candidate_commit=None,
+        base_commit=base_commit,
+        description=PLACEHOLDER_DESCRIPTION,
+        notes=(PLACEHOLDER_NOTE,),
+        created_at=created_at,
+    ).to_dict()
+
+
+def is_placeholder(data: object) -> bool:
+    """True for an artifact that is the supervisor's placeholder, not a session's."""
+    return (
+        isinstance(data, dict)
+        and data.get("status") == "noop"
+        and data.get("description") == PLACEHOLDER_DESCRIPTION
+        and data.get("notes") == [PLACEHOLDER_NOTE]
+    )

@@ -1,0 +1,97 @@
+"""Pure interpretation of evaluator output (supervisor.md §2).
+
+`format: json` – a JSON object with boolean `pass` and optional numeric `score`;
+`format: metric` – `METRIC name=value` lines, the primary metric is the score.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+MSG_NOT_JSON = (
+    "Evaluator output must be valid JSON with required boolean pass and optional numeric score."
+)
+MSG_NOT_OBJECT = "Evaluator output must be a JSON object."
+MSG_NO_PASS = "Evaluator output must include boolean pass."
+MSG_BAD_SCORE = "Evaluator output score must be numeric when provided."
+MSG_NO_METRIC = "Evaluator output must include a METRIC {name}=<number> line."
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What an evaluator said, before exit codes and timeouts are taken into account."""
+
+    passed: bool | None
+    score: float | None = None
+    metrics: dict[str, float] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+    parse_error: str | None = None
+
+
+def is_number(value: object) -> bool:
+    """Numeric in the evaluator sense: int or float, not bool, finite."""
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(float(value))
+    )
+
+
+def find_json_object(stdout: str) -> Any:
+    """The whole trimmed stdout as JSON, else the last non-empty line that is a JSON object.
+
+    Raises ValueError(MSG_NOT_JSON) when neither exists.
+    """
+    text = stdout.strip()
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    for line in reversed(text.splitlines()):
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value
+    raise ValueError(MSG_NOT_JSON)
+
+
+def parse_json_verdict(stdout: str) -> Verdict:
+    """Interpret `format: json` output."""
+    try:
+        value = find_json_object(stdout)
+    except ValueError as exc:
+        return Verdict(passed=None, parse_error=str(exc))
+    if not isinstance(value, dict):
+        return Verdict(passed=None, parse_error=MSG_NOT_OBJECT)
+    passed = value.get("pass")
+    if not isinstance(passed, bool):
+        return Verdict(passed=None, parse_error=MSG_NO_PASS)
+    score = value.get("score")
+    if "score" in value and not is_number(score):
+        return Verdict(passed=None, parse_error=MSG_BAD_SCORE)
+    extra = {k: v for k, v in value.items() if k not in ("pass", "score")}
+    return Verdict(
+        passed=passed,
+        score=float(score) if score is not None else None,
+        extra=extra,
+    )
+
+
+def metric_verdict(metrics: dict[str, float], primary: str, exit_code: int | None) -> Verdict:
+    """Interpret `format: metric` output already scanned into `metrics`."""
+    value = metrics.get(primary)
+    if value is None:
+        return Verdict(
+            passed=None,
+            metrics=dict(metrics),
+            parse_error=MSG_NO_METRIC.format(name=primary),
+        )
+    return Verdict(passed=exit_code == 0, score=value, metrics=dict(metrics))

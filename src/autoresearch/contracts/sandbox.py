@@ -1,0 +1,201 @@
+"""Pure parsing of sandbox.md: YAML frontmatter (the evaluator contract) + a free-text policy.
+
+Messages are contract (supervisor.md §1) and are checked in the documented order.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from autoresearch.contracts.tune import TuneSpec, parse_tune
+from autoresearch.errors import ContractError
+
+KEEP_POLICIES = ("score_improvement", "pass_only")
+FORMATS = ("json", "metric")
+DIRECTIONS = ("higher", "lower")
+DEFAULT_TIMEOUT_SECONDS = 3600.0
+
+MSG_NO_FRONTMATTER = (
+    "sandbox.md must start with YAML frontmatter containing evaluator.command and "
+    "evaluator.format=json."
+)
+MSG_BAD_YAML = "sandbox.md frontmatter is not valid YAML: {detail}"
+MSG_NO_EVALUATOR = "sandbox.md frontmatter must define an evaluator block."
+MSG_BAD_POLICY = "sandbox.md frontmatter evaluator.keep_policy must be one of: {policies}."
+MSG_NO_COMMAND = "sandbox.md frontmatter evaluator.command is required."
+MSG_NO_FORMAT = (
+    "sandbox.md frontmatter evaluator.format is required and must be json in autoresearch v1."
+)
+MSG_BAD_FORMAT = (
+    "sandbox.md frontmatter evaluator.format must be json or metric in autoresearch v1."
+)
+MSG_NO_METRIC = "sandbox.md frontmatter evaluator.metric is required when format is metric."
+MSG_BAD_DIRECTION = "sandbox.md frontmatter evaluator.direction must be one of: higher, lower."
+MSG_BAD_TIMEOUT = "sandbox.md frontmatter evaluator.timeout_seconds must be a positive number."
+MSG_BAD_WORKTREE = "sandbox.md frontmatter worktree.{key} must be a list of relative paths."
+
+_FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*(?:\r?\n|\Z)", re.S | re.M)
+
+
+@dataclass(frozen=True)
+class EvaluatorSpec:
+    """The evaluator contract, frozen into the manifest at prepare."""
+
+    command: str
+    format: str
+    keep_policy: str = "score_improvement"
+    metric: str | None = None
+    direction: str = "higher"
+    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = dict(self.extra)
+        data.update(
+            command=self.command,
+            format=self.format,
+            keep_policy=self.keep_policy,
+            metric=self.metric,
+            direction=self.direction,
+            timeout_seconds=self.timeout_seconds,
+        )
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> EvaluatorSpec:
+        known = ("command", "format", "keep_policy", "metric", "direction", "timeout_seconds")
+        return cls(
+            command=str(data["command"]),
+            format=str(data["format"]),
+            keep_policy=str(data.get("keep_policy", "score_improvement")),
+            metric=data.get("metric"),
+            direction=str(data.get("direction", "higher")),
+            timeout_seconds=float(data.get("timeout_seconds", DEFAULT_TIMEOUT_SECONDS)),
+            extra={k: v for k, v in data.items() if k not in known},
+        )
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """A parsed sandbox.md."""
+
+    evaluator: EvaluatorSpec
+    body: str
+    links: tuple[str, ...] = ()
+    runtime: tuple[str, ...] = ()
+    tune: TuneSpec | None = None
+    frontmatter: dict[str, Any] = field(default_factory=dict)
+
+
+def split_frontmatter(text: str) -> tuple[str, str]:
+    """(frontmatter YAML, body); the frontmatter must start at the first byte."""
+    match = _FRONTMATTER.match(text)
+    if match is None:
+        raise ContractError(MSG_NO_FRONTMATTER)
+    return match.group(1), text[match.end() :]
+
+
+def parse_sandbox(text: str) -> Sandbox:
+    """Parse sandbox.md text; raises ContractError with the exact message of the spec."""
+    raw, body = split_frontmatter(text)
+    try:
+        data = yaml.safe_load(raw)
+    except yaml.YAMLError as exc:
+        raise ContractError(MSG_BAD_YAML.format(detail=_one_line(str(exc)))) from exc
+    if not isinstance(data, dict):
+        kind = "empty" if data is None else type(data).__name__
+        raise ContractError(MSG_BAD_YAML.format(detail=f"expected a mapping, got {kind}"))
+    evaluator = parse_evaluator(data.get("evaluator"))
+    links, runtime = _parse_worktree(data.get("worktree"))
+    return Sandbox(
+        evaluator=evaluator,
+        body=body.strip("\r\n"),
+        links=links,
+        runtime=runtime,
+        tune=parse_tune(data.get("tune")),
+        frontmatter=data,
+    )
+
+
+def parse_evaluator(block: object) -> EvaluatorSpec:
+    """Validate the `evaluator` mapping in the order of the spec."""
+    if not isinstance(block, dict):
+        raise ContractError(MSG_NO_EVALUATOR)
+    policy = _normalized(block.get("keep_policy", "score_improvement"))
+    if policy not in KEEP_POLICIES:
+        raise ContractError(MSG_BAD_POLICY.format(policies=", ".join(KEEP_POLICIES)))
+    command = block.get("command")
+    if not isinstance(command, str) or not command.strip():
+        raise ContractError(MSG_NO_COMMAND)
+    fmt = block.get("format")
+    if fmt is None or (isinstance(fmt, str) and not fmt.strip()):
+        raise ContractError(MSG_NO_FORMAT)
+    fmt = _normalized(fmt)
+    if fmt not in FORMATS:
+        raise ContractError(MSG_BAD_FORMAT)
+    metric = block.get("metric")
+    if fmt == "metric" and (not isinstance(metric, str) or not metric.strip()):
+        raise ContractError(MSG_NO_METRIC)
+    direction = _normalized(block.get("direction", "higher"))
+    if direction not in DIRECTIONS:
+        raise ContractError(MSG_BAD_DIRECTION)
+    known = ("command", "format", "keep_policy", "metric", "direction", "timeout_seconds")
+    return EvaluatorSpec(
+        command=command.strip(),
+        format=fmt,
+        keep_policy=policy,
+        metric=metric.strip() if isinstance(metric, str) else None,
+        direction=direction,
+        timeout_seconds=_timeout(block.get("timeout_seconds", DEFAULT_TIMEOUT_SECONDS)),
+        extra={str(k): v for k, v in block.items() if k not in known},
+    )
+
+
+def _normalized(value: object) -> str | None:
+    return value.strip().lower() if isinstance(value, str) else None
+
+
+def _timeout(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ContractError(MSG_BAD_TIMEOUT)
+    if not math.isfinite(value) or value <= 0:
+        raise ContractError(MSG_BAD_TIMEOUT)
+    return float(value)
+
+
+def _parse_worktree(block: object) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    if block is None:
+        return (), ()
+    if not isinstance(block, dict):
+        raise ContractError(MSG_BAD_WORKTREE.format(key="link"))
+    return _path_list(block, "link"), _path_list(block, "runtime")
+
+
+def _path_list(block: dict[str, Any], key: str) -> tuple[str, ...]:
+    value = block.get(key, [])
+    ok = isinstance(value, list) and all(
+        isinstance(v, str) and v.strip() and not v.startswith("/") and ".." not in v.split("/")
+        for v in value
+    )
+    if not ok:
+        raise ContractError(MSG_BAD_WORKTREE.format(key=key))
+    return tuple(v.strip().rstrip("/") for v in value)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def mission_slug(relative_dir: str, root_name: str) -> str:
+    """Slug of a mission directory relative to the repo root (spec §1)."""
+    source = root_name if relative_dir in ("", ".") else relative_dir
+    slug = re.sub(r"[^a-z0-9]+", "-", source.lower())
+    slug = re.sub(r"-+", "-", slug)
+    slug = slug.removeprefix("-").removesuffix("-")
+    slug = slug[:48].removesuffix("-")
+    return slug or "mission"

@@ -1,0 +1,121 @@
+"""Pure parsing of the optional `tune:` block of sandbox.md (the offline agent's search space).
+
+```yaml
+tune:
+  file: train.py            # where `NAME = <number>` assignments live (per parameter: `file`)
+  seed: 7                   # optional; proposals are a pure function of (seed, iteration, history)
+  parameters:
+    LEARNING_RATE: {min: 0.0001, max: 1.0, scale: log}
+    BATCH_SIZE: {min: 8, max: 512, type: int}
+```
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from autoresearch.errors import ContractError
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+MSG_TUNE = "sandbox.md frontmatter tune.{what}"
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """One tunable numeric parameter."""
+
+    name: str
+    low: float
+    high: float
+    integer: bool
+    log: bool
+    file: str
+
+
+@dataclass(frozen=True)
+class TuneSpec:
+    """The offline agent's search space."""
+
+    parameters: tuple[ParamSpec, ...]
+    seed: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "seed": self.seed,
+            "parameters": {
+                p.name: {
+                    "min": p.low,
+                    "max": p.high,
+                    "type": "int" if p.integer else "float",
+                    "scale": "log" if p.log else "linear",
+                    "file": p.file,
+                }
+                for p in self.parameters
+            },
+        }
+
+
+def _fail(what: str) -> ContractError:
+    return ContractError(MSG_TUNE.format(what=what))
+
+
+def parse_tune(block: object) -> TuneSpec | None:
+    """Validate a `tune:` block; None when absent."""
+    if block is None:
+        return None
+    if not isinstance(block, dict):
+        raise _fail("must be a mapping with file and parameters.")
+    default_file = block.get("file")
+    if default_file is not None and not _relative_path(default_file):
+        raise _fail("file must be a relative path inside the repository.")
+    seed = block.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise _fail("seed must be an integer.")
+    params = block.get("parameters")
+    if not isinstance(params, dict) or not params:
+        raise _fail("parameters must map parameter names to {min, max}.")
+    specs = tuple(_param(str(n), v, default_file) for n, v in params.items())
+    return TuneSpec(parameters=specs, seed=seed)
+
+
+def _param(name: str, value: object, default_file: object) -> ParamSpec:
+    if not _NAME.match(name):
+        raise _fail(f"parameters.{name} is not a valid identifier.")
+    if not isinstance(value, dict):
+        raise _fail(f"parameters.{name} must be a mapping with min and max.")
+    low, high = _number(value.get("min")), _number(value.get("max"))
+    if low is None or high is None or not low < high:
+        raise _fail(f"parameters.{name} needs numeric min < max.")
+    kind = value.get("type", "float")
+    scale = value.get("scale", "linear")
+    if kind not in ("int", "float") or scale not in ("linear", "log"):
+        raise _fail(f"parameters.{name} type must be int|float and scale linear|log.")
+    if scale == "log" and low <= 0:
+        raise _fail(f"parameters.{name} with scale log needs min > 0.")
+    file = value.get("file", default_file)
+    if not _relative_path(file):
+        raise _fail(f"parameters.{name} needs a file (tune.file or its own file).")
+    return ParamSpec(name, low, high, kind == "int", scale == "log", str(file))
+
+
+def _number(value: object) -> float | None:
+    # PyYAML reads `1e-4` (no dot) as a string: accept numeric strings too.
+    if isinstance(value, bool):
+        return None
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _relative_path(value: object) -> bool:
+    return (
+        isinstance(value, str)
+        and bool(value.strip())
+        and not value.startswith("/")
+        and ".." not in value.split("/")
+    )

@@ -1,0 +1,163 @@
+"""Pure decision functions: the table of supervisor.md §3, the baseline, validation failures.
+
+Nothing here touches git, files or the journal; every row of the table is a test case.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+RUNNING, STOPPED, COMPLETED, FAILED = "running", "stopped", "completed", "failed"
+TERMINAL_STATUSES = (STOPPED, COMPLETED, FAILED)
+
+STOP_ABORT = "candidate abort"
+STOP_OPERATOR = "operator stop"
+STOP_INTERRUPTED_DIRTY = "interrupted dirty worktree requires operator intervention"
+
+
+def stop_noop_limit(n: int) -> str:
+    return f"repeated noop limit reached ({n})"
+
+
+def stop_max_iterations(n: int) -> str:
+    return f"max iterations reached ({n})"
+
+
+def stop_agent_failures(n: int) -> str:
+    return f"repeated agent failure limit reached ({n})"
+
+
+@dataclass(frozen=True)
+class EvalSummary:
+    """The part of an evaluation record a decision depends on."""
+
+    status: str  # pass | fail | error
+    passed: bool | None
+    score: float | None
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One decision and what it implies for the run and the worktree."""
+
+    decision: str
+    reason: str
+    notes: tuple[str, ...] = ()
+    keep: bool = False
+    reset: bool = False
+    run_status: str = RUNNING
+    stop_reason: str | None = None
+
+
+def is_better(direction: str, candidate: float, incumbent: float) -> bool:
+    """Strictly better in the mission's direction."""
+    return candidate < incumbent if direction == "lower" else candidate > incumbent
+
+
+def decide(
+    policy: str,
+    direction: str,
+    last_kept_score: float | None,
+    artifact_status: str,
+    evaluation: EvalSummary | None,
+    worktree_dirty: bool = False,
+) -> Decision:
+    """The decision table of §3."""
+    if artifact_status == "abort":
+        return Decision(
+            "abort", "candidate requested abort", run_status=STOPPED, stop_reason=STOP_ABORT
+        )
+    if artifact_status == "noop":
+        return Decision("noop", "candidate reported noop")
+    if artifact_status == "interrupted":
+        if worktree_dirty:
+            return Decision(
+                "error",
+                STOP_INTERRUPTED_DIRTY,
+                run_status=FAILED,
+                stop_reason=STOP_INTERRUPTED_DIRTY,
+            )
+        return Decision("interrupted", "candidate session interrupted cleanly")
+    if evaluation is None:
+        raise ValueError("a candidate needs an evaluation")
+    return _decide_candidate(policy, direction, last_kept_score, evaluation)
+
+
+def _decide_candidate(
+    policy: str, direction: str, last_kept_score: float | None, evaluation: EvalSummary
+) -> Decision:
+    if evaluation.status == "error":
+        return _discard(
+            "evaluator error", "candidate discarded because evaluator errored or crashed"
+        )
+    if not evaluation.passed:
+        return _discard(
+            "evaluator reported failure", "candidate discarded because evaluator pass=false"
+        )
+    if policy == "pass_only":
+        return Decision(
+            "keep",
+            "pass_only keep policy accepted evaluator pass=true",
+            ("candidate kept because sandbox opted into pass_only policy",),
+            keep=True,
+        )
+    if evaluation.score is None or last_kept_score is None:
+        return Decision(
+            "ambiguous",
+            "evaluator pass without comparable score",
+            (
+                "candidate discarded because score_improvement policy requires comparable "
+                "numeric scores",
+            ),
+            reset=True,
+        )
+    if is_better(direction, evaluation.score, last_kept_score):
+        return Decision(
+            "keep",
+            "score improved over last kept score",
+            ("candidate kept because evaluator score increased",),
+            keep=True,
+        )
+    return _discard(
+        "score did not improve",
+        "candidate discarded because evaluator score was not better than the kept baseline",
+    )
+
+
+def _discard(reason: str, note: str) -> Decision:
+    return Decision("discard", reason, (note,), reset=True)
+
+
+def kept_score_after(
+    decision: Decision, evaluation: EvalSummary | None, last_kept_score: float | None
+) -> float | None:
+    """last_kept_score after a decision: a keep with a numeric score replaces it."""
+    if decision.keep and evaluation is not None and evaluation.score is not None:
+        return evaluation.score
+    return last_kept_score
+
+
+def validation_failure(message: str) -> Decision:
+    """An invalid artifact fails the run; the message is the stop reason (§4)."""
+    return Decision(
+        "error",
+        message,
+        (f"validation_error:{message}",),
+        run_status=FAILED,
+        stop_reason=message,
+    )
+
+
+def baseline_decision(evaluation: EvalSummary) -> tuple[Decision, float | None]:
+    """Ledger entry 0 and the first last_kept_score (§3 Baseline)."""
+    if evaluation.status == "error":
+        return Decision("error", "baseline evaluator error"), None
+    score = evaluation.score if evaluation.passed else None
+    return Decision("baseline", "baseline established"), score
+
+
+def previous_outcome(decision: str | None, reason: str | None) -> str:
+    """`<decision>:<reason>` for the instructions snapshot, or `none yet`."""
+    if decision is None:
+        return "none yet"
+    return f"{decision}:{reason or ''}"

@@ -1,0 +1,209 @@
+"""Run an evaluator once and turn what happened into an evaluation record (supervisor.md §2).
+
+Status rules: spawn failure, non-zero exit, timeout or unparsable output → `error`; otherwise
+`pass` or `fail` from the verdict. A crash is an outcome, never a score: an `error` record
+carries no `pass` and no `score`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from autoresearch.contracts.evaluator_output import Verdict, metric_verdict, parse_json_verdict
+from autoresearch.contracts.metric_lines import MetricScanner, ParsedLines
+from autoresearch.contracts.sandbox import EvaluatorSpec
+from autoresearch.decide import EvalSummary
+from autoresearch.proc import SupervisedOutcome, SupervisedSpec, run_supervised
+from autoresearch.streams import LineSplitter
+
+JSON_HEAD_LIMIT = 1 << 20
+
+
+@dataclass(frozen=True)
+class EvaluationRecord:
+    """One evaluation; `to_dict` is the record of §2 (latest-evaluator-result.json)."""
+
+    command: str
+    format: str
+    ran_at: str
+    duration_ms: int
+    status: str
+    passed: bool | None
+    score: float | None
+    exit_code: int | None
+    timed_out: bool
+    stdout: str
+    stderr: str
+    log_file: str
+    metrics: dict[str, float] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+    parse_error: str | None = None
+    spawn_error: str | None = None
+
+    def summary(self) -> EvalSummary:
+        return EvalSummary(self.status, self.passed, self.score)
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "command": self.command,
+            "ran_at": self.ran_at,
+            "duration_ms": self.duration_ms,
+            "status": self.status,
+        }
+        if self.status != "error" and self.passed is not None:
+            data["pass"] = self.passed
+        if self.score is not None and self.status != "error":
+            data["score"] = self.score
+        if self.format == "metric":
+            data["metrics"] = dict(self.metrics)
+        data.update(exit_code=self.exit_code, timed_out=self.timed_out)
+        data.update(stdout=self.stdout, stderr=self.stderr)
+        if self.parse_error is not None:
+            data["parse_error"] = self.parse_error
+        if self.spawn_error is not None:
+            data["spawn_error"] = self.spawn_error
+        if self.extra:
+            data["output"] = dict(self.extra)
+        data["log_file"] = self.log_file
+        return data
+
+    def compact(self) -> dict[str, Any]:
+        """The small record kept in the ledger: the full output lives in the log file."""
+        data = self.to_dict()
+        for key in ("stdout", "stderr", "output", "command"):
+            data.pop(key, None)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], fmt: str) -> EvaluationRecord:
+        return cls(
+            command=str(data.get("command", "")),
+            format=fmt,
+            ran_at=str(data.get("ran_at", "")),
+            duration_ms=int(data.get("duration_ms", 0)),
+            status=str(data["status"]),
+            passed=data.get("pass"),
+            score=data.get("score"),
+            exit_code=data.get("exit_code"),
+            timed_out=bool(data.get("timed_out", False)),
+            stdout=str(data.get("stdout", "")),
+            stderr=str(data.get("stderr", "")),
+            log_file=str(data.get("log_file", "")),
+            metrics=dict(data.get("metrics") or {}),
+            extra=dict(data.get("output") or {}),
+            parse_error=data.get("parse_error"),
+            spawn_error=data.get("spawn_error"),
+        )
+
+
+class JsonStdoutCollector:
+    """Keeps what JSON parsing needs from stdout in bounded memory.
+
+    The whole stdout when it is at most 1 MiB, else the last lines that look like objects.
+    """
+
+    def __init__(self) -> None:
+        self._head = bytearray()
+        self._overflow = False
+        self._objects: deque[bytes] = deque(maxlen=16)
+        self._lines = LineSplitter(self._on_line)
+
+    def _on_line(self, line: bytes) -> None:
+        if line.lstrip().startswith(b"{"):
+            self._objects.append(line)
+
+    def feed(self, data: bytes) -> None:
+        if not self._overflow:
+            if len(self._head) + len(data) > JSON_HEAD_LIMIT:
+                self._overflow = True
+                self._head.clear()
+            else:
+                self._head += data
+        self._lines.feed(data)
+
+    def close(self) -> None:
+        self._lines.close()
+
+    def text(self) -> str:
+        if not self._overflow:
+            return self._head.decode("utf-8", "replace")
+        return "\n".join(line.decode("utf-8", "replace") for line in self._objects)
+
+
+def evaluator_env(run_id: str, iteration: int, worktree: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        AUTORESEARCH_RUN_ID=run_id,
+        AUTORESEARCH_ITERATION=str(iteration),
+        AUTORESEARCH_WORKTREE=str(worktree),
+    )
+    return env
+
+
+def run_evaluator(
+    spec: EvaluatorSpec,
+    worktree: Path,
+    env: Mapping[str, str],
+    log_path: Path,
+    on_spawn: Callable[[int], None] | None = None,
+    grace_seconds: float = 3.0,
+) -> EvaluationRecord:
+    """Run `sh -c <command>` in the worktree and interpret its output."""
+    collector = JsonStdoutCollector()
+    parsed = ParsedLines()
+    stdout_consumers: list[Any] = [MetricScanner(parsed)]
+    if spec.format == "json":
+        stdout_consumers.append(collector)
+    outcome = run_supervised(
+        SupervisedSpec(
+            argv=["sh", "-c", spec.command],
+            cwd=worktree,
+            env=env,
+            log_path=log_path,
+            timeout=spec.timeout_seconds,
+            grace_seconds=grace_seconds,
+            stdout_consumers=stdout_consumers,
+            stderr_consumers=[MetricScanner(parsed)],
+            on_spawn=on_spawn,
+        )
+    )
+    if spec.format == "json":
+        verdict = parse_json_verdict(collector.text())
+    else:
+        verdict = metric_verdict(parsed.metrics, spec.metric or "", outcome.exit_code)
+    return build_record(spec, outcome, verdict)
+
+
+def build_record(
+    spec: EvaluatorSpec, outcome: SupervisedOutcome, verdict: Verdict
+) -> EvaluationRecord:
+    """Combine the process outcome and the parsed verdict into a record (pure)."""
+    failed_run = outcome.spawn_error is not None or outcome.timed_out or outcome.exit_code != 0
+    parse_error = verdict.parse_error
+    if failed_run or parse_error is not None:
+        status = "error"
+    else:
+        status = "pass" if verdict.passed else "fail"
+    return EvaluationRecord(
+        command=spec.command,
+        format=spec.format,
+        ran_at=outcome.started_at,
+        duration_ms=outcome.duration_ms,
+        status=status,
+        passed=verdict.passed,
+        score=verdict.score,
+        exit_code=outcome.exit_code,
+        timed_out=outcome.timed_out,
+        stdout=outcome.stdout,
+        stderr=outcome.stderr,
+        log_file=str(outcome.log_path or ""),
+        metrics=dict(verdict.metrics),
+        extra=dict(verdict.extra),
+        parse_error=parse_error if not outcome.timed_out else None,
+        spawn_error=outcome.spawn_error,
+    )

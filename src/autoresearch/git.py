@@ -1,0 +1,320 @@
+"""The only module that runs git.
+
+Every call is hermetic: the caller's GIT_* environment is scrubbed, prompts are disabled, and
+the tool's own commits use a fixed identity with hooks and signing off. Functions return parsed
+values; paths are read NUL-separated.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from autoresearch.errors import GitError, ProcessError
+from autoresearch.proc import Captured, run_capture
+
+TOOL_NAME = "autoresearch"
+TOOL_EMAIL = "autoresearch@localhost"
+_KEEP_GIT_VARS = ("GIT_EXEC_PATH", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_ASKPASS")
+
+
+def _env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in _KEEP_GIT_VARS}
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    env["GIT_OPTIONAL_LOCKS"] = "0"
+    if extra:
+        env.update(extra)
+    return env
+
+
+def _run(
+    cwd: Path,
+    args: Sequence[str],
+    *,
+    check: bool = True,
+    stdin: bytes | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Captured:
+    try:
+        done = run_capture(["git", *args], cwd=cwd, env=_env(env), stdin=stdin)
+    except ProcessError as exc:
+        raise GitError(f"git is not available: {exc}") from exc
+    if check and done.returncode != 0:
+        raise GitError(_failure(args, done))
+    return done
+
+
+def _failure(args: Sequence[str], done: Captured) -> str:
+    detail = (done.stderr or done.stdout).decode("utf-8", "replace").strip().splitlines()
+    tail = " | ".join(detail[-3:]) if detail else "no output"
+    return f"git {' '.join(args[:3])} failed (exit {done.returncode}): {tail}"
+
+
+def _text(done: Captured) -> str:
+    return done.stdout.decode("utf-8", "replace").strip()
+
+
+def _commit_flags() -> list[str]:
+    return [
+        "-c", f"user.name={TOOL_NAME}",
+        "-c", f"user.email={TOOL_EMAIL}",
+        "-c", "commit.gpgsign=false",
+    ]  # fmt: skip
+
+
+# --- repository and refs -------------------------------------------------------------------
+
+
+def toplevel(path: Path) -> Path | None:
+    """The realpath of the repository containing `path`, or None outside any repository."""
+    done = _run(path, ["rev-parse", "--show-toplevel"], check=False)
+    if done.returncode != 0:
+        return None
+    return Path(os.path.realpath(_text(done)))
+
+
+def main_root(path: Path) -> Path | None:
+    """The main working tree of the repository containing `path` (also from a worktree)."""
+    done = _run(path, ["rev-parse", "--path-format=absolute", "--git-common-dir"], check=False)
+    if done.returncode != 0:
+        return None
+    common = Path(os.path.realpath(_text(done)))
+    if common.name == ".git":
+        return common.parent
+    return toplevel(path)
+
+
+def resolve_commits(cwd: Path, names: Sequence[str]) -> list[str | None]:
+    """Full SHAs for `names` peeled to commits (like `rev-parse --verify <n>^{commit}`)."""
+    if not names:
+        return []
+    payload = "".join(_commit_query(name) for name in names)
+    fmt = "--batch-check=%(objectname) %(objecttype)"
+    done = _run(cwd, ["cat-file", fmt], stdin=payload.encode())
+    results: list[str | None] = []
+    for line in done.stdout.decode("utf-8", "replace").splitlines():
+        parts = line.split(" ")
+        ok = len(parts) == 2 and parts[1] == "commit" and len(parts[0]) >= 40
+        results.append(parts[0] if ok else None)
+    if len(results) != len(names):
+        raise GitError(f"git cat-file answered {len(results)} lines for {len(names)} names")
+    return results
+
+
+def _commit_query(name: str) -> str:
+    if not name.strip() or any(c in name for c in "\r\n\0"):
+        name = "refs/autoresearch-invalid/\x7f"  # DEL is never valid in a ref: always missing
+    return f"{name}^{{commit}}\n"
+
+
+def head(cwd: Path) -> str:
+    """The full SHA of HEAD in `cwd`."""
+    return _text(_run(cwd, ["rev-parse", "--verify", "HEAD^{commit}"]))
+
+
+def current_branch(cwd: Path) -> str | None:
+    """The checked-out branch name, or None on a detached HEAD."""
+    done = _run(cwd, ["symbolic-ref", "--quiet", "--short", "HEAD"], check=False)
+    return _text(done) or None if done.returncode == 0 else None
+
+
+def branch_exists(cwd: Path, branch: str) -> bool:
+    done = _run(cwd, ["show-ref", "--verify", "--quiet", f"refs/heads/{branch}"], check=False)
+    return done.returncode == 0
+
+
+def local_branches(cwd: Path, pattern: str) -> list[str]:
+    done = _run(cwd, ["for-each-ref", "--format=%(refname:short)", f"refs/heads/{pattern}"])
+    return [line for line in _text(done).splitlines() if line]
+
+
+def checkout_new_branch(cwd: Path, branch: str) -> None:
+    """Create `branch` at HEAD and check it out, keeping the working tree as it is."""
+    _run(cwd, ["checkout", "-q", "-b", branch])
+
+
+def checkout(cwd: Path, branch: str) -> None:
+    _run(cwd, ["checkout", "-q", branch])
+
+
+def is_ancestor(cwd: Path, ancestor: str, descendant: str) -> bool:
+    done = _run(cwd, ["merge-base", "--is-ancestor", ancestor, descendant], check=False)
+    return done.returncode == 0
+
+
+def git_path(cwd: Path, name: str) -> Path:
+    """Resolve a path inside the git directory (e.g. `info/exclude`, shared by worktrees)."""
+    out = _text(_run(cwd, ["rev-parse", "--git-path", name]))
+    path = Path(out)
+    return path if path.is_absolute() else (cwd / path)
+
+
+# --- worktrees -----------------------------------------------------------------------------
+
+
+def worktree_add(repo: Path, path: Path, branch: str, start: str) -> None:
+    """Create `branch` at `start` and check it out in a new worktree at `path`."""
+    _run(repo, ["worktree", "add", "-q", "-b", branch, str(path), start])
+
+
+def worktree_add_existing(repo: Path, path: Path, branch: str) -> None:
+    """Check an existing branch out in a new worktree at `path`."""
+    _run(repo, ["worktree", "add", "-q", str(path), branch])
+
+
+def worktree_remove(repo: Path, path: Path) -> None:
+    """Remove a worktree and its directory (best effort: used when cleaning up)."""
+    _run(repo, ["worktree", "remove", "--force", str(path)], check=False)
+    if path.exists():
+        shutil.rmtree(path, ignore_errors=True)
+    _run(repo, ["worktree", "prune"], check=False)
+
+
+def delete_branch(repo: Path, branch: str) -> None:
+    _run(repo, ["branch", "-q", "-D", branch], check=False)
+
+
+def is_worktree_of(path: Path, repo: Path) -> bool:
+    """True when `path` is a working tree whose repository is `repo`'s."""
+    if not path.is_dir():
+        return False
+    done = _run(path, ["rev-parse", "--git-common-dir"], check=False)
+    if done.returncode != 0:
+        return False
+    common = Path(_text(done))
+    common = common if common.is_absolute() else path / common
+    mine = git_path(repo, ".")
+    return os.path.realpath(common) == os.path.realpath(mine)
+
+
+# --- status, commits, resets ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StatusEntry:
+    """One `git status --porcelain` entry: two status letters and a path."""
+
+    code: str
+    path: str
+    orig_path: str | None = None
+
+    @property
+    def untracked(self) -> bool:
+        return self.code == "??"
+
+    def line(self) -> str:
+        if self.orig_path:
+            return f"{self.code} {self.orig_path} -> {self.path}"
+        return f"{self.code} {self.path}"
+
+
+def status(cwd: Path) -> list[StatusEntry]:
+    """Porcelain status including every untracked file (spec §6)."""
+    done = _run(cwd, ["status", "--porcelain", "--untracked-files=all", "-z"])
+    return parse_status_z(done.stdout)
+
+
+def parse_status_z(raw: bytes) -> list[StatusEntry]:
+    """Parse `git status --porcelain -z` output."""
+    fields = raw.decode("utf-8", "surrogateescape").split("\0")
+    entries: list[StatusEntry] = []
+    i = 0
+    while i < len(fields):
+        item = fields[i]
+        i += 1
+        if len(item) < 4:
+            continue
+        code, path = item[:2], item[3:]
+        orig = None
+        if code[0] in "RC" or code[1] in "RC":
+            orig = fields[i] if i < len(fields) else None
+            i += 1
+        entries.append(StatusEntry(code, path, orig))
+    return entries
+
+
+def commit_all(
+    cwd: Path,
+    message: str,
+    pathspec: Sequence[str] = (),
+    author: tuple[str, str] | None = None,
+) -> str | None:
+    """Stage everything (or `pathspec`) and commit; the new SHA, or None when nothing changed."""
+    _run(cwd, ["add", "-A", "--", *pathspec] if pathspec else ["add", "-A"])
+    staged = _run(cwd, ["diff", "--cached", "--quiet"], check=False)
+    if staged.returncode == 0:
+        return None
+    extra = None
+    if author is not None:
+        extra = {"GIT_AUTHOR_NAME": author[0], "GIT_AUTHOR_EMAIL": author[1]}
+    _run(
+        cwd,
+        [*_commit_flags(), "commit", "-q", "--no-verify", "--allow-empty-message", "-F", "-"],
+        stdin=message.encode(),
+        env=extra,
+    )
+    return head(cwd)
+
+
+def reset_hard(cwd: Path, commit: str) -> None:
+    _run(cwd, ["reset", "-q", "--hard", commit])
+
+
+def clean_untracked(cwd: Path, keep: Iterable[str] = ()) -> None:
+    """Remove untracked files and folders (not ignored ones), sparing `keep` patterns."""
+    args = ["clean", "-q", "-f", "-d"]
+    for pattern in keep:
+        args += ["-e", pattern]
+    _run(cwd, args)
+
+
+def changed_paths(cwd: Path, base: str) -> list[str]:
+    """Paths that differ from `base`: committed, staged, unstaged and untracked."""
+    done = _run(cwd, ["diff", "--name-only", "-z", base])
+    paths = {p for p in done.stdout.decode("utf-8", "surrogateescape").split("\0") if p}
+    for entry in status(cwd):
+        paths.add(entry.path)
+    return sorted(paths)
+
+
+def diff_patch(cwd: Path, base: str, exclude: Sequence[str] = ()) -> bytes:
+    """A binary patch from `base` to the working tree, untracked files included.
+
+    Uses a throw-away index so that the real index and working tree are untouched.
+    """
+    with tempfile.TemporaryDirectory(prefix="autoresearch-index-") as tmp:
+        env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+        _run(cwd, ["read-tree", base], env=env)
+        specs = [":/", *(f":(exclude,top){p}" for p in exclude)]
+        _run(cwd, ["add", "-A", "--", *specs], env=env)
+        done = _run(cwd, ["diff", "--cached", "--binary", base], env=env)
+    return done.stdout
+
+
+def apply_patch(cwd: Path, patch: Path) -> None:
+    """Apply a patch made by `diff_patch` to the working tree."""
+    _run(cwd, ["apply", "--binary", str(patch)])
+
+
+def commit_message(cwd: Path, commit: str) -> str:
+    return _text(_run(cwd, ["log", "-1", "--format=%B", commit]))
+
+
+def log_oneline(cwd: Path, rev_range: str, limit: int = 20) -> list[tuple[str, str]]:
+    """(sha, subject) pairs, newest first."""
+    done = _run(cwd, ["log", f"-{limit}", "--format=%H%x00%s", rev_range], check=False)
+    rows = []
+    for line in _text(done).splitlines():
+        sha, _, subject = line.partition("\0")
+        rows.append((sha, subject))
+    return rows
+
+
+def init_repo(path: Path) -> None:
+    """Create a repository with `main` as its first branch (used by the demo)."""
+    path.mkdir(parents=True, exist_ok=True)
+    _run(path, ["init", "-q", "-b", "main"])

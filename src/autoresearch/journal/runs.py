@@ -1,0 +1,317 @@
+"""Supervised runs, iterations, evaluations and live children in the journal.
+
+The only module that knows the SQL of these tables. Functions that write take the connection of
+an open transaction (`with journal.tx() as conn`), so callers group writes into one commit.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+from autoresearch.clock import utc_now_iso
+from autoresearch.journal.db import Journal
+
+# Iteration states: an iteration moves forward only, and `resume` finishes or rolls back any
+# iteration that is not `applied`.
+EVALUATING, DECIDED, APPLIED = "evaluating", "decided", "applied"
+PREPARING, READY = "preparing", "ready"
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One row of `runs`, JSON columns decoded."""
+
+    run_id: str
+    run_tag: str
+    mission_slug: str
+    source_mission_dir: str
+    mission_dir: str
+    mission_file: str
+    sandbox_file: str
+    repo_root: str
+    worktree_path: str
+    branch_name: str
+    evaluator: dict[str, Any]
+    keep_policy: str
+    sandbox: dict[str, Any]
+    status: str
+    phase: str
+    created_at: str
+    updated_at: str
+    baseline_commit: str | None = None
+    last_kept_commit: str | None = None
+    last_kept_score: float | None = None
+    latest_candidate_commit: str | None = None
+    stop_reason: str | None = None
+    iteration: int = 0
+    loop: dict[str, Any] | None = None
+    stop_requested: str | None = None
+    views_iteration: int = -1
+    completed_at: str | None = None
+
+
+@dataclass(frozen=True)
+class IterationRecord:
+    """One row of `iterations`: an agent session's outcome, or the baseline (iteration 0)."""
+
+    run_id: str
+    iteration: int
+    kind: str
+    state: str
+    keep_policy: str
+    created_at: str
+    updated_at: str
+    candidate_status: str | None = None
+    base_commit: str | None = None
+    candidate_commit: str | None = None
+    description: str = ""
+    artifact_notes: list[str] = field(default_factory=list)
+    artifact_sha256: str | None = None
+    decision: str | None = None
+    decision_reason: str | None = None
+    decision_notes: list[str] = field(default_factory=list)
+    kept_commit: str | None = None
+    evaluator: dict[str, Any] | None = None
+    agent: dict[str, Any] | None = None
+
+
+_RUN_JSON = {"evaluator": "evaluator_json", "sandbox": "sandbox_json", "loop": "loop_json"}
+_IT_JSON = {
+    "artifact_notes": "artifact_notes_json",
+    "decision_notes": "decision_notes_json",
+    "evaluator": "evaluator_json",
+    "agent": "agent_json",
+}
+
+
+def _to_columns(record: Any, json_map: dict[str, str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for f in fields(record):
+        value = getattr(record, f.name)
+        if f.name in json_map:
+            out[json_map[f.name]] = None if value is None else json.dumps(value)
+        else:
+            out[f.name] = value
+    return out
+
+
+def _from_row(cls: Any, row: sqlite3.Row, json_map: dict[str, str]) -> Any:
+    data: dict[str, Any] = {}
+    names = row.keys()
+    for f in fields(cls):
+        column = json_map.get(f.name, f.name)
+        if column not in names:
+            continue
+        value = row[column]
+        data[f.name] = json.loads(value) if column != f.name and value is not None else value
+    return cls(**data)
+
+
+def _insert(conn: sqlite3.Connection, table: str, columns: dict[str, Any]) -> None:
+    names = ", ".join(columns)
+    marks = ", ".join("?" for _ in columns)
+    conn.execute(f"INSERT INTO {table} ({names}) VALUES ({marks})", list(columns.values()))
+
+
+# --- runs ----------------------------------------------------------------------------------
+
+
+def insert_run(conn: sqlite3.Connection, run: RunRecord) -> None:
+    _insert(conn, "runs", _to_columns(run, _RUN_JSON))
+
+
+def update_run(conn: sqlite3.Connection, run_id: str, **changes: Any) -> None:
+    """Update columns of a run (JSON fields by their record name); stamps updated_at."""
+    changes.setdefault("updated_at", utc_now_iso())
+    cols: dict[str, Any] = {}
+    for key, value in changes.items():
+        if key in _RUN_JSON:
+            cols[_RUN_JSON[key]] = None if value is None else json.dumps(value)
+        else:
+            cols[key] = value
+    assignments = ", ".join(f"{k} = ?" for k in cols)
+    conn.execute(f"UPDATE runs SET {assignments} WHERE run_id = ?", [*cols.values(), run_id])
+
+
+def get_run(journal: Journal, run_id: str) -> RunRecord | None:
+    row = journal.row("SELECT * FROM runs WHERE run_id = ?", (run_id,))
+    return None if row is None else _from_row(RunRecord, row, _RUN_JSON)
+
+
+def list_runs(journal: Journal) -> list[RunRecord]:
+    rows = journal.rows("SELECT * FROM runs ORDER BY created_at, run_id")
+    return [_from_row(RunRecord, r, _RUN_JSON) for r in rows]
+
+
+def active_run_ids(conn: sqlite3.Connection) -> list[str]:
+    """Non-terminal runs (read inside a transaction so that the check is race-free)."""
+    rows = conn.execute("SELECT run_id FROM runs WHERE status = 'running' ORDER BY created_at")
+    return [r[0] for r in rows]
+
+
+def run_exists(conn: sqlite3.Connection, run_id: str) -> bool:
+    return conn.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone() is not None
+
+
+def delete_run(conn: sqlite3.Connection, run_id: str) -> None:
+    """Forget a run whose prepare failed before anything was recorded."""
+    for table in ("evaluations", "iterations", "runs"):
+        conn.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
+
+
+# --- iterations ----------------------------------------------------------------------------
+
+
+def insert_iteration(conn: sqlite3.Connection, it: IterationRecord) -> None:
+    _insert(conn, "iterations", _to_columns(it, _IT_JSON))
+
+
+def update_iteration(conn: sqlite3.Connection, it: IterationRecord) -> None:
+    cols = _to_columns(replace(it, updated_at=utc_now_iso()), _IT_JSON)
+    key = (cols.pop("run_id"), cols.pop("iteration"))
+    assignments = ", ".join(f"{k} = ?" for k in cols)
+    conn.execute(
+        f"UPDATE iterations SET {assignments} WHERE run_id = ? AND iteration = ?",
+        [*cols.values(), *key],
+    )
+
+
+def delete_iteration(conn: sqlite3.Connection, run_id: str, iteration: int) -> None:
+    conn.execute("DELETE FROM evaluations WHERE run_id = ? AND iteration = ?", (run_id, iteration))
+    conn.execute("DELETE FROM iterations WHERE run_id = ? AND iteration = ?", (run_id, iteration))
+
+
+def get_iteration(journal: Journal, run_id: str, iteration: int) -> IterationRecord | None:
+    row = journal.row(
+        "SELECT * FROM iterations WHERE run_id = ? AND iteration = ?", (run_id, iteration)
+    )
+    return None if row is None else _from_row(IterationRecord, row, _IT_JSON)
+
+
+def unfinished_iterations(journal: Journal, run_id: str) -> list[IterationRecord]:
+    rows = journal.rows(
+        "SELECT * FROM iterations WHERE run_id = ? AND state != ? ORDER BY iteration",
+        (run_id, APPLIED),
+    )
+    return [_from_row(IterationRecord, r, _IT_JSON) for r in rows]
+
+
+def recent_iterations(journal: Journal, run_id: str, limit: int) -> list[IterationRecord]:
+    """The last `limit` recorded iterations, oldest first (an index range scan: O(limit))."""
+    rows = journal.rows(
+        "SELECT * FROM iterations WHERE run_id = ? AND state != ? ORDER BY iteration DESC LIMIT ?",
+        (run_id, EVALUATING, limit),
+    )
+    return [_from_row(IterationRecord, r, _IT_JSON) for r in reversed(rows)]
+
+
+def all_iterations(journal: Journal, run_id: str) -> list[IterationRecord]:
+    rows = journal.rows(
+        "SELECT * FROM iterations WHERE run_id = ? AND state != ? ORDER BY iteration",
+        (run_id, EVALUATING),
+    )
+    return [_from_row(IterationRecord, r, _IT_JSON) for r in rows]
+
+
+def decision_counts(journal: Journal, run_id: str) -> dict[str, int]:
+    rows = journal.rows(
+        "SELECT decision, COUNT(*) FROM iterations WHERE run_id = ? AND kind = 'iteration' "
+        "AND state != ? GROUP BY decision",
+        (run_id, EVALUATING),
+    )
+    return {str(r[0]): int(r[1]) for r in rows}
+
+
+def trailing_decisions(journal: Journal, run_id: str, limit: int) -> list[str]:
+    """Decisions of the last `limit` iterations, newest first."""
+    rows = journal.rows(
+        "SELECT decision FROM iterations WHERE run_id = ? AND kind = 'iteration' AND state != ? "
+        "ORDER BY iteration DESC LIMIT ?",
+        (run_id, EVALUATING, limit),
+    )
+    return [str(r[0]) for r in rows]
+
+
+def best_score(journal: Journal, run_id: str, direction: str) -> float | None:
+    """The best score among kept iterations and a passing baseline."""
+    agg = "MIN" if direction == "lower" else "MAX"
+    row = journal.row(
+        f"SELECT {agg}(e.score) FROM evaluations e JOIN iterations i "
+        "ON e.run_id = i.run_id AND e.iteration = i.iteration "
+        "WHERE e.run_id = ? AND e.score IS NOT NULL AND e.status = 'pass' "
+        "AND i.decision IN ('keep', 'baseline')",
+        (run_id,),
+    )
+    return None if row is None or row[0] is None else float(row[0])
+
+
+def baseline_score(journal: Journal, run_id: str) -> float | None:
+    row = journal.row(
+        "SELECT score FROM evaluations WHERE run_id = ? AND iteration = 0 AND status = 'pass' "
+        "ORDER BY id LIMIT 1",
+        (run_id,),
+    )
+    return None if row is None or row[0] is None else float(row[0])
+
+
+# --- evaluations ---------------------------------------------------------------------------
+
+
+def insert_evaluation(
+    conn: sqlite3.Connection, run_id: str, iteration: int, purpose: str, record: dict[str, Any]
+) -> int:
+    cur = conn.execute(
+        "INSERT INTO evaluations (run_id, iteration, purpose, status, pass, score, exit_code, "
+        "timed_out, duration_ms, log_file, record_json, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            run_id,
+            iteration,
+            purpose,
+            record["status"],
+            None if record.get("pass") is None else int(bool(record["pass"])),
+            record.get("score"),
+            record.get("exit_code"),
+            int(bool(record.get("timed_out"))),
+            int(record.get("duration_ms", 0)),
+            record.get("log_file"),
+            json.dumps(record),
+            utc_now_iso(),
+        ),
+    )
+    return int(cur.lastrowid or 0)
+
+
+def latest_evaluation(journal: Journal, run_id: str) -> dict[str, Any] | None:
+    row = journal.row(
+        "SELECT record_json FROM evaluations WHERE run_id = ? ORDER BY id DESC LIMIT 1",
+        (run_id,),
+    )
+    return None if row is None else dict(json.loads(row[0]))
+
+
+# --- children ------------------------------------------------------------------------------
+
+
+def add_child(conn: sqlite3.Connection, owner: str, pgid: int, role: str, marker: str) -> None:
+    conn.execute(
+        "INSERT OR REPLACE INTO children (pgid, owner, role, marker, started_at) "
+        "VALUES (?, ?, ?, ?, ?)",
+        (pgid, owner, role, marker, utc_now_iso()),
+    )
+
+
+def remove_child(conn: sqlite3.Connection, owner: str, pgid: int) -> None:
+    conn.execute("DELETE FROM children WHERE owner = ? AND pgid = ?", (owner, pgid))
+
+
+def clear_children(conn: sqlite3.Connection, owner: str) -> None:
+    conn.execute("DELETE FROM children WHERE owner = ?", (owner,))
+
+
+def children(journal: Journal, owner: str) -> list[tuple[int, str, str]]:
+    rows = journal.rows("SELECT pgid, role, marker FROM children WHERE owner = ?", (owner,))
+    return [(int(r[0]), str(r[1]), str(r[2])) for r in rows]

@@ -1,0 +1,108 @@
+"""The journal schema as an ordered list of named migrations. Never edit a shipped one."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+
+def _run_script(conn: sqlite3.Connection, script: str) -> None:
+    """Execute DDL statement by statement: executescript would commit our transaction."""
+    lines = [line for line in script.splitlines() if not line.strip().startswith("--")]
+    for statement in "\n".join(lines).split(";"):
+        if statement.strip():
+            conn.execute(statement)
+
+
+def _0001_supervisor(conn: sqlite3.Connection) -> None:
+    _run_script(
+        conn,
+        """
+        CREATE TABLE runs (
+            run_id TEXT PRIMARY KEY,
+            run_tag TEXT NOT NULL,
+            mission_slug TEXT NOT NULL,
+            source_mission_dir TEXT NOT NULL,
+            mission_dir TEXT NOT NULL,
+            mission_file TEXT NOT NULL,
+            sandbox_file TEXT NOT NULL,
+            repo_root TEXT NOT NULL,
+            worktree_path TEXT NOT NULL,
+            branch_name TEXT NOT NULL,
+            baseline_commit TEXT,
+            last_kept_commit TEXT,
+            last_kept_score REAL,
+            latest_candidate_commit TEXT,
+            evaluator_json TEXT NOT NULL,
+            keep_policy TEXT NOT NULL,
+            sandbox_json TEXT NOT NULL,
+            status TEXT NOT NULL,
+            stop_reason TEXT,
+            phase TEXT NOT NULL,
+            iteration INTEGER NOT NULL DEFAULT 0,
+            loop_json TEXT,
+            stop_requested TEXT,
+            views_iteration INTEGER NOT NULL DEFAULT -1,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            completed_at TEXT
+        );
+        CREATE INDEX runs_status ON runs (status);
+
+        CREATE TABLE iterations (
+            run_id TEXT NOT NULL REFERENCES runs (run_id),
+            iteration INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            state TEXT NOT NULL,
+            candidate_status TEXT,
+            base_commit TEXT,
+            candidate_commit TEXT,
+            description TEXT NOT NULL DEFAULT '',
+            artifact_notes_json TEXT NOT NULL DEFAULT '[]',
+            artifact_sha256 TEXT,
+            decision TEXT,
+            decision_reason TEXT,
+            decision_notes_json TEXT NOT NULL DEFAULT '[]',
+            kept_commit TEXT,
+            keep_policy TEXT NOT NULL,
+            evaluator_json TEXT,
+            agent_json TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (run_id, iteration)
+        );
+
+        CREATE TABLE evaluations (
+            id INTEGER PRIMARY KEY,
+            run_id TEXT NOT NULL REFERENCES runs (run_id),
+            iteration INTEGER NOT NULL,
+            purpose TEXT NOT NULL,
+            status TEXT NOT NULL,
+            pass INTEGER,
+            score REAL,
+            exit_code INTEGER,
+            timed_out INTEGER NOT NULL,
+            duration_ms INTEGER NOT NULL,
+            log_file TEXT,
+            record_json TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX evaluations_iteration ON evaluations (run_id, iteration);
+
+        -- Process groups a driver started and has not yet reaped: a crashed driver's
+        -- children are found here and stopped by the next driver.
+        CREATE TABLE children (
+            pgid INTEGER NOT NULL,
+            owner TEXT NOT NULL,
+            role TEXT NOT NULL,
+            marker TEXT NOT NULL,
+            started_at TEXT NOT NULL,
+            PRIMARY KEY (owner, pgid)
+        );
+        """
+    )
+
+
+MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
+    ("0001_supervisor", _0001_supervisor),
+]

@@ -1,0 +1,192 @@
+"""File views of the journal (supervisor.md §5): manifest, ledger, latest result, results.tsv.
+
+Renderers are pure. Writers are atomic (temp + rename), except the two append-only views –
+the ledger and results.tsv – which are appended in O(1) so that an iteration's cost never grows
+with the run. An append that was torn by a crash is detected (the journal records which
+iteration the views reflect) and the file is rebuilt whole from the journal.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from autoresearch.fsutil import atomic_write_json, atomic_write_text
+from autoresearch.journal.runs import IterationRecord, RunRecord
+from autoresearch.paths import RESULTS_FILE, RepoPaths
+
+SCHEMA_VERSION = 1
+TSV_HEADER = "iteration\tcommit\tpass\tscore\tstatus\tdescription\n"
+_LEDGER_TAIL_MARK = b'\n  ],\n  "updated_at": '
+
+
+def format_score(value: float | None) -> str:
+    """Scores print as numbers; integral values without `.0`."""
+    if value is None:
+        return ""
+    if math.isfinite(value) and float(value).is_integer() and abs(value) < 1e16:
+        return str(int(value))
+    return repr(float(value))
+
+
+def manifest(run: RunRecord, repo: RepoPaths) -> dict[str, Any]:
+    """manifest.json: every key of §5, paths absolute."""
+    paths = repo.run(run.run_id)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "run_id": run.run_id,
+        "run_tag": run.run_tag,
+        "mission_dir": run.mission_dir,
+        "mission_file": run.mission_file,
+        "sandbox_file": run.sandbox_file,
+        "repo_root": run.repo_root,
+        "worktree_path": run.worktree_path,
+        "mission_slug": run.mission_slug,
+        "branch_name": run.branch_name,
+        "baseline_commit": run.baseline_commit,
+        "last_kept_commit": run.last_kept_commit,
+        "last_kept_score": run.last_kept_score,
+        "latest_candidate_commit": run.latest_candidate_commit,
+        "results_file": str(Path(run.worktree_path) / RESULTS_FILE),
+        "instructions_file": str(paths.instructions),
+        "manifest_file": str(paths.manifest),
+        "ledger_file": str(paths.ledger),
+        "latest_evaluator_file": str(paths.latest_evaluator),
+        "candidate_file": str(paths.candidate),
+        "evaluator": dict(run.evaluator),
+        "keep_policy": run.keep_policy,
+        "status": run.status,
+        "stop_reason": run.stop_reason,
+        "iteration": run.iteration,
+        "created_at": run.created_at,
+        "updated_at": run.updated_at,
+        "completed_at": run.completed_at,
+        "source_mission_dir": run.source_mission_dir,
+        "journal_file": str(repo.journal),
+        "logs_dir": str(paths.logs),
+        "agent": run.loop,
+    }
+
+
+def ledger_entry(it: IterationRecord) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "iteration": it.iteration,
+        "kind": it.kind,
+        "decision": it.decision,
+        "decision_reason": it.decision_reason,
+        "candidate_status": it.candidate_status,
+        "base_commit": it.base_commit,
+        "candidate_commit": it.candidate_commit,
+        "kept_commit": it.kept_commit,
+        "keep_policy": it.keep_policy,
+        "evaluator": it.evaluator,
+        "created_at": it.created_at,
+        "notes": [*it.artifact_notes, *it.decision_notes],
+        "description": it.description,
+    }
+    if it.agent:
+        entry["agent"] = it.agent
+    return entry
+
+
+def _entry_text(entry: dict[str, Any]) -> str:
+    body = json.dumps(entry, indent=2, ensure_ascii=False)
+    return "\n".join("    " + line for line in body.splitlines())
+
+
+def _ledger_tail(updated_at: str) -> str:
+    return f'\n  ],\n  "updated_at": {json.dumps(updated_at)}\n}}\n'
+
+
+def ledger_text(run: RunRecord, entries: list[dict[str, Any]], updated_at: str) -> str:
+    """The whole ledger; `append_ledger` produces byte-identical files entry by entry."""
+    head = (
+        "{\n"
+        f'  "schema_version": {SCHEMA_VERSION},\n'
+        f'  "run_id": {json.dumps(run.run_id)},\n'
+        f'  "created_at": {json.dumps(run.created_at)},\n'
+        '  "entries": ['
+    )
+    if not entries:
+        return head + f'],\n  "updated_at": {json.dumps(updated_at)}\n}}\n'
+    body = ",".join("\n" + _entry_text(e) for e in entries)
+    return head + body + _ledger_tail(updated_at)
+
+
+def write_ledger(path: Path, run: RunRecord, its: list[IterationRecord], updated_at: str) -> None:
+    atomic_write_text(path, ledger_text(run, [ledger_entry(i) for i in its], updated_at))
+
+
+def append_ledger(path: Path, it: IterationRecord, updated_at: str) -> bool:
+    """Append one entry in place; False when the file is not in the expected shape."""
+    try:
+        with path.open("r+b") as handle:
+            size = handle.seek(0, 2)
+            window = min(size, 4096)
+            handle.seek(size - window)
+            tail = handle.read(window)
+            mark = tail.rfind(_LEDGER_TAIL_MARK)
+            if mark < 0 or not tail.rstrip().endswith(b"}"):
+                return False
+            handle.seek(size - window + mark)
+            addition = ",\n" + _entry_text(ledger_entry(it)) + _ledger_tail(updated_at)
+            handle.write(addition.encode("utf-8"))
+            handle.truncate()
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def tsv_row(it: IterationRecord) -> str:
+    ev = it.evaluator or {}
+    commit = it.candidate_commit or it.kept_commit or it.base_commit or ""
+    passed = ev.get("pass")
+    cells = [
+        str(it.iteration),
+        commit[:7],
+        "" if passed is None else ("true" if passed else "false"),
+        format_score(ev.get("score")),
+        it.decision or "",
+        " ".join((it.description or "").replace("\t", " ").splitlines()),
+    ]
+    return "\t".join(cells) + "\n"
+
+
+def write_tsv(path: Path, its: list[IterationRecord]) -> None:
+    atomic_write_text(path, TSV_HEADER + "".join(tsv_row(i) for i in its))
+
+
+def append_tsv(path: Path, it: IterationRecord) -> bool:
+    """Append one row; False when the file is missing (then it is rebuilt)."""
+    if not path.exists():
+        return False
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(tsv_row(it))
+    return True
+
+
+def write_manifest(run: RunRecord, repo: RepoPaths) -> None:
+    atomic_write_json(repo.run(run.run_id).manifest, manifest(run, repo))
+
+
+def active_run_pointer(
+    run: RunRecord, repo: RepoPaths, pid: int | None, host: str, now: str
+) -> dict[str, Any]:
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "active": run.status == "running",
+        "run_id": run.run_id,
+        "mission_slug": run.mission_slug,
+        "repo_root": str(repo.repo_root),
+        "worktree_path": run.worktree_path,
+        "status": run.status,
+        "pid": pid,
+        "host": host,
+        "updated_at": now,
+    }
+
+
+def write_json(path: Path, value: Any) -> None:
+    atomic_write_json(path, value)

@@ -1,0 +1,54 @@
+"""OS file locks (flock). The kernel releases them when the holder dies, so a crashed driver
+never blocks the next one."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from pathlib import Path
+
+
+class FileLock:
+    """An exclusive flock on one file; one instance per holder."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+
+    def try_acquire(self) -> bool:
+        """Take the lock without waiting; False when another holder has it."""
+        return self._take(fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+    def acquire(self) -> None:
+        """Wait for the lock."""
+        self._take(fcntl.LOCK_EX)
+
+    def _take(self, flags: int) -> bool:
+        if self._fd is not None:
+            return True
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, flags)
+        except BlockingIOError:
+            os.close(fd)
+            return False
+        self._fd = fd
+        return True
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
+
+    def release(self) -> None:
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> FileLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()

@@ -1,0 +1,95 @@
+"""Loading a mission directory (supervisor.md §1): the checks that need the filesystem and git.
+
+Messages are contract and are checked in order: the directory exists, it is inside a git
+repository, mission.md and sandbox.md exist, then sandbox.md parses.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from autoresearch import git
+from autoresearch.contracts.sandbox import Sandbox, mission_slug, parse_sandbox
+from autoresearch.errors import ContractError
+from autoresearch.paths import MISSION_FILE, SANDBOX_FILE
+
+
+@dataclass(frozen=True)
+class Mission:
+    """A validated mission directory."""
+
+    mission_dir: Path
+    repo_root: Path
+    worktree_root: Path
+    relative_dir: str
+    slug: str
+    mission_text: str
+    sandbox_text: str
+    sandbox: Sandbox
+
+    @property
+    def mission_file(self) -> Path:
+        return self.mission_dir / MISSION_FILE
+
+    @property
+    def sandbox_file(self) -> Path:
+        return self.mission_dir / SANDBOX_FILE
+
+    def to_dict(self) -> dict[str, Any]:
+        """The parsed contract printed by `check --json`."""
+        sb = self.sandbox
+        return {
+            "mission_dir": str(self.mission_dir),
+            "repo_root": str(self.repo_root),
+            "mission_relative_dir": self.relative_dir,
+            "mission_slug": self.slug,
+            "mission_file": str(self.mission_file),
+            "sandbox_file": str(self.sandbox_file),
+            "evaluator": sb.evaluator.to_dict(),
+            "worktree": {"link": list(sb.links), "runtime": list(sb.runtime)},
+            "tune": sb.tune.to_dict() if sb.tune else None,
+            "body": sb.body,
+        }
+
+
+def load_mission(path: Path) -> Mission:
+    """Validate a mission directory and parse its contract."""
+    mission_dir = Path(os.path.realpath(path.expanduser()))
+    if not mission_dir.exists():
+        raise ContractError(f"mission-dir does not exist: {mission_dir}")
+    if not mission_dir.is_dir():
+        raise ContractError(f"mission-dir is not a directory: {mission_dir}")
+    tree_root = git.toplevel(mission_dir)
+    repo_root = git.main_root(mission_dir) if tree_root else None
+    if tree_root is None or repo_root is None:
+        raise ContractError("mission-dir must be inside a git repository.")
+    mission_file = mission_dir / MISSION_FILE
+    sandbox_file = mission_dir / SANDBOX_FILE
+    if not mission_file.is_file():
+        raise ContractError(f"mission.md is required inside mission-dir: {mission_file}")
+    if not sandbox_file.is_file():
+        raise ContractError(f"sandbox.md is required inside mission-dir: {sandbox_file}")
+    sandbox_text = _read(sandbox_file)
+    sandbox = parse_sandbox(sandbox_text)
+    relative = os.path.relpath(mission_dir, tree_root)
+    relative = "." if relative == "." else Path(relative).as_posix()
+    return Mission(
+        mission_dir=mission_dir,
+        repo_root=repo_root,
+        worktree_root=tree_root,
+        relative_dir=relative,
+        slug=mission_slug(relative, tree_root.name),
+        mission_text=_read(mission_file),
+        sandbox_text=sandbox_text,
+        sandbox=sandbox,
+    )
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ContractError(f"{path.name} must be UTF-8 text: {path}") from exc

@@ -1,0 +1,107 @@
+"""Every file and folder name autoresearch uses, in one place."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+STATE_DIR = ".autoresearch"
+JOURNAL_FILE = "journal.sqlite3"
+ACTIVE_RUN_FILE = "active-run.json"
+ADMIN_LOCK_FILE = "admin.lock"
+RUNS_DIR = "runs"
+WORKTREES_DIR = "worktrees"
+SESSIONS_DIR = "sessions"
+
+MISSION_FILE = "mission.md"
+SANDBOX_FILE = "sandbox.md"
+RESULTS_FILE = "results.tsv"
+RUN_LOG_FILE = "run.log"
+
+# Untracked names that may appear in a worktree without blocking a reset (spec §6).
+RUNTIME_FILES = (RESULTS_FILE, RUN_LOG_FILE)
+# Directories that are caches, never work: allowed as runtime dirt wherever they appear.
+RUNTIME_DIR_NAMES = ("__pycache__",)
+# Untracked environment folders at the repo root that are linked into every worktree.
+DEFAULT_SHARED_LINKS = (".venv", "node_modules")
+
+
+@dataclass(frozen=True)
+class RepoPaths:
+    """Paths under one repository's `.autoresearch/` folder."""
+
+    repo_root: Path
+
+    @property
+    def state_dir(self) -> Path:
+        return self.repo_root / STATE_DIR
+
+    @property
+    def journal(self) -> Path:
+        return self.state_dir / JOURNAL_FILE
+
+    @property
+    def active_run(self) -> Path:
+        return self.state_dir / ACTIVE_RUN_FILE
+
+    @property
+    def admin_lock(self) -> Path:
+        return self.state_dir / ADMIN_LOCK_FILE
+
+    @property
+    def worktrees(self) -> Path:
+        return self.state_dir / WORKTREES_DIR
+
+    def run(self, run_id: str) -> RunPaths:
+        return RunPaths(self.state_dir / RUNS_DIR / run_id)
+
+    def worktree(self, run_id: str) -> Path:
+        return self.worktrees / run_id
+
+    def session_dir(self, session_id: int) -> Path:
+        return self.state_dir / SESSIONS_DIR / str(session_id)
+
+
+@dataclass(frozen=True)
+class RunPaths:
+    """Files of one supervised run (spec §5)."""
+
+    root: Path
+
+    @property
+    def manifest(self) -> Path:
+        return self.root / "manifest.json"
+
+    @property
+    def candidate(self) -> Path:
+        return self.root / "candidate.json"
+
+    @property
+    def ledger(self) -> Path:
+        return self.root / "iteration-ledger.json"
+
+    @property
+    def latest_evaluator(self) -> Path:
+        return self.root / "latest-evaluator-result.json"
+
+    @property
+    def instructions(self) -> Path:
+        return self.root / "instructions.md"
+
+    @property
+    def logs(self) -> Path:
+        return self.root / "logs"
+
+    @property
+    def driver_lock(self) -> Path:
+        return self.root / "driver.lock"
+
+    def evaluator_log(self, iteration: int, attempt: int = 1) -> Path:
+        suffix = "" if attempt == 1 else f"-{attempt}"
+        return self.logs / f"iteration-{iteration:04d}-evaluator{suffix}.log"
+
+    def agent_log(self, iteration: int) -> Path:
+        return self.logs / f"iteration-{iteration:04d}-agent.log"
+
+    def patch(self, iteration: int, label: str) -> Path:
+        return self.logs / f"iteration-{iteration:04d}-{label}.patch"

@@ -1,0 +1,314 @@
+"""The one door to child processes.
+
+Two shapes:
+* `run_capture` – a short helper command (git): arguments, not a shell; output captured whole.
+* `run_supervised` – an evaluator, harness or agent: its own process group, stdin closed or fed
+  from a file, a timeout that ends the whole group (SIGTERM, then SIGKILL after a grace period),
+  the full output streamed to a log file, bounded tails in memory, optional streaming consumers
+  (METRIC scanners, JSONL event parsers) and a cancel hook polled while it runs.
+
+Invariant: when `run_supervised` returns, no process of the child's group is left running and
+memory use never depended on how much the child printed.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Protocol
+
+from autoresearch.clock import utc_now_iso
+from autoresearch.errors import ProcessError
+from autoresearch.streams import Tail
+
+READ_CHUNK = 65536
+POLL_SECONDS = 0.1
+DEFAULT_TAIL_BYTES = 64 * 1024
+DRAIN_SECONDS = 1.0
+
+
+class StreamConsumer(Protocol):
+    """Receives every byte a child writes on one stream, in order."""
+
+    def feed(self, data: bytes) -> None: ...
+
+
+@dataclass(frozen=True)
+class Captured:
+    """Result of a short helper command."""
+
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+
+
+def run_capture(
+    argv: Sequence[str],
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    stdin: bytes | None = None,
+    timeout: float | None = 300.0,
+) -> Captured:
+    """Run a helper command to completion and return its whole output."""
+    try:
+        done = subprocess.run(
+            list(argv),
+            cwd=cwd,
+            env=dict(env) if env is not None else None,
+            input=stdin,
+            stdin=None if stdin is not None else subprocess.DEVNULL,
+            capture_output=True,
+            timeout=timeout,
+            check=False,
+        )
+    except FileNotFoundError as exc:
+        raise ProcessError(f"command not found: {argv[0]}") from exc
+    except subprocess.TimeoutExpired as exc:
+        raise ProcessError(f"command timed out after {timeout}s: {' '.join(argv)}") from exc
+    return Captured(done.returncode, done.stdout, done.stderr)
+
+
+@dataclass
+class SupervisedSpec:
+    """How to run one supervised child process."""
+
+    argv: Sequence[str]
+    cwd: Path
+    env: Mapping[str, str]
+    log_path: Path
+    timeout: float | None = None
+    stdin_path: Path | None = None
+    tail_bytes: int = DEFAULT_TAIL_BYTES
+    grace_seconds: float = 3.0
+    stdout_consumers: Sequence[StreamConsumer] = ()
+    stderr_consumers: Sequence[StreamConsumer] = ()
+    should_cancel: Callable[[], bool] | None = None
+    on_spawn: Callable[[int], None] | None = None
+
+
+@dataclass
+class SupervisedOutcome:
+    """What happened to a supervised child."""
+
+    started_at: str
+    duration_ms: int
+    exit_code: int | None
+    timed_out: bool = False
+    cancelled: bool = False
+    spawn_error: str | None = None
+    stdout: str = ""
+    stderr: str = ""
+    stdout_bytes: int = 0
+    stderr_bytes: int = 0
+    log_path: Path | None = None
+    extra: dict[str, object] = field(default_factory=dict)
+
+
+def run_supervised(spec: SupervisedSpec) -> SupervisedOutcome:
+    """Run a child in its own process group until it exits, times out or is cancelled."""
+    started_at = utc_now_iso()
+    t0 = time.monotonic()
+    spec.log_path.parent.mkdir(parents=True, exist_ok=True)
+    with spec.log_path.open("wb") as log:
+        try:
+            proc = _spawn(spec)
+        except OSError as exc:
+            message = f"could not start {spec.argv[0]}: {exc.strerror or exc}"
+            log.write(f"[autoresearch] {message}\n".encode())
+            return SupervisedOutcome(
+                started_at, _ms_since(t0), None, spawn_error=message, log_path=spec.log_path
+            )
+        if spec.on_spawn is not None:
+            spec.on_spawn(proc.pid)
+        return _supervise(spec, proc, log, started_at, t0)
+
+
+def _spawn(spec: SupervisedSpec) -> subprocess.Popen[bytes]:
+    stdin: IO[bytes] | int = subprocess.DEVNULL
+    if spec.stdin_path is not None:
+        stdin = spec.stdin_path.open("rb")
+    try:
+        return subprocess.Popen(
+            list(spec.argv),
+            cwd=spec.cwd,
+            env=dict(spec.env),
+            stdin=stdin,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+    finally:
+        if not isinstance(stdin, int):
+            stdin.close()
+
+
+def _supervise(
+    spec: SupervisedSpec,
+    proc: subprocess.Popen[bytes],
+    log: IO[bytes],
+    started_at: str,
+    t0: float,
+) -> SupervisedOutcome:
+    tails = {"stdout": Tail(spec.tail_bytes), "stderr": Tail(spec.tail_bytes)}
+    consumers: dict[str, list[StreamConsumer]] = {
+        "stdout": [tails["stdout"], *spec.stdout_consumers],
+        "stderr": [tails["stderr"], *spec.stderr_consumers],
+    }
+    assert proc.stdout is not None and proc.stderr is not None
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ, "stdout")
+    sel.register(proc.stderr, selectors.EVENT_READ, "stderr")
+    deadline = None if spec.timeout is None else t0 + spec.timeout
+    timed_out = cancelled = False
+    drain_until: float | None = None
+    try:
+        while sel.get_map():
+            _pump(sel, log, consumers, POLL_SECONDS)
+            now = time.monotonic()
+            if drain_until is not None:
+                if now >= drain_until:
+                    break
+                continue
+            if proc.poll() is not None:
+                # The leader is gone; stragglers in its group must not outlive it or hold
+                # our pipes open.
+                _terminate_group(proc, spec.grace_seconds, leader_done=True)
+                drain_until = now + DRAIN_SECONDS
+            elif deadline is not None and now >= deadline:
+                timed_out = True
+                _terminate_group(proc, spec.grace_seconds)
+                drain_until = time.monotonic() + DRAIN_SECONDS
+            elif spec.should_cancel is not None and spec.should_cancel():
+                cancelled = True
+                _terminate_group(proc, spec.grace_seconds)
+                drain_until = time.monotonic() + DRAIN_SECONDS
+    finally:
+        sel.close()
+        proc.stdout.close()
+        proc.stderr.close()
+        if proc.poll() is None:
+            _terminate_group(proc, spec.grace_seconds)
+        proc.wait()
+        _kill_group(proc.pid, signal.SIGKILL)
+    for name in ("stdout", "stderr"):
+        for consumer in consumers[name]:
+            close = getattr(consumer, "close", None)
+            if callable(close):
+                close()
+    return SupervisedOutcome(
+        started_at=started_at,
+        duration_ms=_ms_since(t0),
+        exit_code=proc.returncode,
+        timed_out=timed_out,
+        cancelled=cancelled,
+        stdout=tails["stdout"].text(),
+        stderr=tails["stderr"].text(),
+        stdout_bytes=tails["stdout"].total,
+        stderr_bytes=tails["stderr"].total,
+        log_path=spec.log_path,
+    )
+
+
+def _pump(
+    sel: selectors.BaseSelector,
+    log: IO[bytes],
+    consumers: dict[str, list[StreamConsumer]],
+    wait: float,
+) -> None:
+    for key, _ in sel.select(timeout=wait):
+        stream = key.fileobj
+        data = os.read(stream.fileno(), READ_CHUNK)  # type: ignore[union-attr]
+        if not data:
+            sel.unregister(stream)
+            continue
+        log.write(data)
+        for consumer in consumers[key.data]:
+            consumer.feed(data)
+
+
+def _terminate_group(
+    proc: subprocess.Popen[bytes], grace: float, leader_done: bool = False
+) -> None:
+    """SIGTERM the whole group, give it `grace` seconds, then SIGKILL what is left."""
+    if not _kill_group(proc.pid, signal.SIGTERM):
+        return
+    end = time.monotonic() + grace
+    while time.monotonic() < end:
+        if not leader_done and proc.poll() is None:
+            time.sleep(0.02)
+            continue
+        if not _group_alive(proc.pid):
+            return
+        time.sleep(0.02)
+    _kill_group(proc.pid, signal.SIGKILL)
+
+
+def _kill_group(pgid: int, sig: signal.Signals) -> bool:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def kill_stale_group(pgid: int, marker: str | None = None) -> bool:
+    """Kill a process group left behind by a crashed driver; True when something was killed.
+
+    When `/proc` is available the group leader's environment must contain `marker`, so that a
+    recycled process id never leads us to kill an unrelated program.
+    """
+    if not _group_alive(pgid):
+        return False
+    if marker is not None and not _leader_has_marker(pgid, marker):
+        return False
+    _kill_group(pgid, signal.SIGTERM)
+    end = time.monotonic() + 2.0
+    while time.monotonic() < end and _group_alive(pgid):
+        time.sleep(0.02)
+    _kill_group(pgid, signal.SIGKILL)
+    return True
+
+
+def _leader_has_marker(pgid: int, marker: str) -> bool:
+    environ = Path(f"/proc/{pgid}/environ")
+    if not Path("/proc/self/environ").exists():
+        return True
+    try:
+        return marker.encode() in environ.read_bytes().split(b"\0")
+    except OSError:
+        # The leader may be gone while members of its group live on; their environments
+        # carry the same marker, so look for any member of the group.
+        return _any_member_has_marker(pgid, marker)
+
+
+def _any_member_has_marker(pgid: int, marker: str) -> bool:
+    needle = marker.encode()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if os.getpgid(int(entry.name)) != pgid:
+                continue
+            if needle in (entry / "environ").read_bytes().split(b"\0"):
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def _ms_since(t0: float) -> int:
+    return round((time.monotonic() - t0) * 1000)

@@ -1,0 +1,37 @@
+"""Environment variables autoresearch reads, in one place (flags win over these)."""
+
+from __future__ import annotations
+
+import os
+
+from autoresearch.journal.db import DEFAULT_BUSY_TIMEOUT
+
+ENV_JOURNAL_TIMEOUT = "AUTORESEARCH_JOURNAL_TIMEOUT"
+ENV_FAILPOINTS = "AUTORESEARCH_FAILPOINTS"
+ENV_KILL_GRACE = "AUTORESEARCH_KILL_GRACE_SECONDS"
+DEFAULT_KILL_GRACE = 3.0
+
+
+def _float(name: str, default: float) -> float:
+    raw = os.environ.get(name, "").strip()
+    try:
+        value = float(raw) if raw else default
+    except ValueError:
+        return default
+    return value if value >= 0 else default
+
+
+def journal_timeout() -> float:
+    """Seconds to wait for a journal held by another process."""
+    return _float(ENV_JOURNAL_TIMEOUT, DEFAULT_BUSY_TIMEOUT)
+
+
+def kill_grace() -> float:
+    """Seconds between SIGTERM and SIGKILL when a process group is stopped."""
+    return _float(ENV_KILL_GRACE, DEFAULT_KILL_GRACE)
+
+
+def failpoints() -> frozenset[str]:
+    """Fault-injection points enabled for this process (`name` or `name@N`, comma-separated)."""
+    raw = os.environ.get(ENV_FAILPOINTS, "")
+    return frozenset(p.strip() for p in raw.split(",") if p.strip())

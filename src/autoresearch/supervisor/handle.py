@@ -1,0 +1,121 @@
+"""An open run: the journal, the run's paths, its record and the driver lock.
+
+Whoever holds a RunHandle is the run's one driver (supervisor.md §7): the OS lock is taken when
+the handle is made and released by `close` or by the kernel when the process dies.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from autoresearch import git
+from autoresearch.contracts.sandbox import EvaluatorSpec
+from autoresearch.errors import ContractError, NotFoundError, RefusedError
+from autoresearch.journal import runs
+from autoresearch.journal.db import DEFAULT_BUSY_TIMEOUT, Journal
+from autoresearch.locks import FileLock
+from autoresearch.paths import DEFAULT_SHARED_LINKS, RESULTS_FILE, RepoPaths, RunPaths
+
+
+def msg_active_run(run_id: str) -> str:
+    return f"autoresearch_active_run_exists:{run_id}"
+
+
+def find_repo(start: Path) -> Path:
+    """The main working tree of the repository around `start`."""
+    root = git.main_root(start)
+    if root is None:
+        raise ContractError(f"not inside a git repository: {start}")
+    return root
+
+
+def open_journal(repo_root: Path, busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> Journal:
+    return Journal.open(RepoPaths(repo_root).journal, busy_timeout=busy_timeout)
+
+
+def load_run(journal: Journal, run_id: str) -> runs.RunRecord:
+    run = runs.get_run(journal, run_id)
+    if run is None:
+        raise NotFoundError(f"unknown run: {run_id}")
+    return run
+
+
+def driver_lock(repo: RepoPaths, run_id: str) -> FileLock:
+    """Take the run's driver lock or refuse with `autoresearch_active_run_exists:<id>`."""
+    lock = FileLock(repo.run(run_id).driver_lock)
+    if not lock.try_acquire():
+        raise RefusedError(msg_active_run(run_id))
+    return lock
+
+
+def driver_alive(repo: RepoPaths, run_id: str) -> bool:
+    """True when some process holds the run's driver lock right now."""
+    probe = FileLock(repo.run(run_id).driver_lock)
+    if probe.try_acquire():
+        probe.release()
+        return False
+    return True
+
+
+@dataclass
+class RunHandle:
+    """A run this process drives."""
+
+    journal: Journal
+    repo: RepoPaths
+    run: runs.RunRecord
+    lock: FileLock
+
+    @property
+    def run_id(self) -> str:
+        return self.run.run_id
+
+    @property
+    def paths(self) -> RunPaths:
+        return self.repo.run(self.run.run_id)
+
+    @property
+    def worktree(self) -> Path:
+        return Path(self.run.worktree_path)
+
+    @property
+    def results_file(self) -> Path:
+        return self.worktree / RESULTS_FILE
+
+    @property
+    def evaluator(self) -> EvaluatorSpec:
+        return EvaluatorSpec.from_dict(self.run.evaluator)
+
+    @property
+    def links(self) -> tuple[str, ...]:
+        extra = tuple(self.run.sandbox.get("links", []))
+        return tuple(dict.fromkeys((*DEFAULT_SHARED_LINKS, *extra)))
+
+    @property
+    def runtime(self) -> tuple[str, ...]:
+        return tuple(self.run.sandbox.get("runtime", []))
+
+    @property
+    def marker(self) -> str:
+        """An environment entry every child of this run carries (to find strays safely)."""
+        return f"AUTORESEARCH_RUN_ID={self.run.run_id}"
+
+    def refresh(self) -> runs.RunRecord:
+        self.run = load_run(self.journal, self.run.run_id)
+        return self.run
+
+    def close(self) -> None:
+        self.lock.release()
+        self.journal.close()
+
+    def __enter__(self) -> RunHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def pid_host() -> tuple[int, str]:
+    return os.getpid(), os.uname().nodename

@@ -1,0 +1,314 @@
+"""prepare: branch + worktree + mission + shared links + excludes + baseline + run files.
+
+The run row is inserted first (in the same transaction that checks for an active run, so two
+concurrent prepares cannot both win) with phase `preparing`; every later stage is idempotent,
+so a prepare killed half-way is finished by `resume`. A prepare that fails in-process removes
+what it built.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+from autoresearch import failpoints, git
+from autoresearch.clock import run_tag_now, utc_now_iso
+from autoresearch.decide import baseline_decision
+from autoresearch.errors import ContractError, RefusedError
+from autoresearch.journal import runs
+from autoresearch.journal.runs import PREPARING, READY, RunRecord
+from autoresearch.mission import Mission, load_mission
+from autoresearch.paths import MISSION_FILE, RUN_LOG_FILE, SANDBOX_FILE, STATE_DIR, RepoPaths
+from autoresearch.settings import journal_timeout
+from autoresearch.supervisor import record, sync
+from autoresearch.supervisor.handle import (
+    RunHandle,
+    driver_lock,
+    msg_active_run,
+    open_journal,
+)
+from autoresearch.supervisor.safety import check_reset_safety
+
+_TAG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+EXCLUDE_BEGIN = "# >>> autoresearch (managed) >>>"
+EXCLUDE_END = "# <<< autoresearch (managed) <<<"
+
+
+def prepare(
+    mission_dir: Path, run_tag: str | None = None, loop: dict[str, Any] | None = None
+) -> RunHandle:
+    """Create a run and establish its baseline; returns the locked handle."""
+    mission = load_mission(mission_dir)
+    repo = RepoPaths(mission.repo_root)
+    ensure_state_dir(repo)
+    journal = open_journal(repo.repo_root, journal_timeout())
+    try:
+        handle = _register(journal, repo, mission, run_tag, loop)
+    except BaseException:
+        journal.close()
+        raise
+    try:
+        finish_prepare(handle)
+    except BaseException:
+        _discard_half_built(handle)
+        raise
+    return handle
+
+
+def _register(
+    journal: Any,
+    repo: RepoPaths,
+    mission: Mission,
+    run_tag: str | None,
+    loop: dict[str, Any] | None,
+) -> RunHandle:
+    with journal.tx() as conn:
+        active = runs.active_run_ids(conn)
+        if active:
+            raise RefusedError(msg_active_run(active[0]))
+        tag = _allocate_tag(conn, repo, mission.slug, run_tag)
+        run = _new_run(repo, mission, tag, loop)
+        lock = driver_lock(repo, run.run_id)
+        runs.insert_run(conn, run)
+    return RunHandle(journal, repo, run, lock)
+
+
+def _allocate_tag(conn: Any, repo: RepoPaths, slug: str, requested: str | None) -> str:
+    if requested is not None:
+        if not _TAG.match(requested):
+            raise ContractError(
+                f"invalid --run-tag {requested!r}: use letters, digits, '.', '_' or '-'"
+            )
+        if _tag_taken(conn, repo, slug, requested):
+            raise RefusedError(
+                f"run tag {requested} is already used by run {_run_id(slug, requested)}; "
+                "choose another --run-tag"
+            )
+        return requested
+    base = run_tag_now()
+    tag, n = base, 1
+    while _tag_taken(conn, repo, slug, tag):
+        n += 1  # two launches in the same second get -2, -3, …
+        tag = f"{base}-{n}"
+    return tag
+
+
+def _run_id(slug: str, tag: str) -> str:
+    return f"{slug}-{tag.lower()}"
+
+
+def _branch(slug: str, tag: str) -> str:
+    return f"autoresearch/{slug}/{tag.lower()}"
+
+
+def _tag_taken(conn: Any, repo: RepoPaths, slug: str, tag: str) -> bool:
+    run_id = _run_id(slug, tag)
+    return (
+        runs.run_exists(conn, run_id)
+        or repo.worktree(run_id).exists()
+        or repo.run(run_id).root.exists()
+        or git.branch_exists(repo.repo_root, _branch(slug, tag))
+    )
+
+
+def _new_run(repo: RepoPaths, mission: Mission, tag: str, loop: dict[str, Any] | None) -> RunRecord:
+    run_id = _run_id(mission.slug, tag)
+    worktree = repo.worktree(run_id)
+    rel = mission.relative_dir
+    wt_mission = worktree if rel == "." else worktree / rel
+    now = utc_now_iso()
+    sb = mission.sandbox
+    return RunRecord(
+        run_id=run_id,
+        run_tag=tag,
+        mission_slug=mission.slug,
+        source_mission_dir=str(mission.mission_dir),
+        mission_dir=str(wt_mission),
+        mission_file=str(wt_mission / MISSION_FILE),
+        sandbox_file=str(wt_mission / SANDBOX_FILE),
+        repo_root=str(repo.repo_root),
+        worktree_path=str(worktree),
+        branch_name=_branch(mission.slug, tag),
+        evaluator=sb.evaluator.to_dict(),
+        keep_policy=sb.evaluator.keep_policy,
+        sandbox={
+            "body": sb.body,
+            "links": list(sb.links),
+            "runtime": list(sb.runtime),
+            "tune": sb.tune.to_dict() if sb.tune else None,
+            "mission_text": mission.mission_text,
+            "sandbox_text": mission.sandbox_text,
+            "relative_dir": rel,
+            "start_commit": git.head(mission.worktree_root),
+        },
+        status="running",
+        phase=PREPARING,
+        created_at=now,
+        updated_at=now,
+        loop=loop,
+    )
+
+
+def ensure_state_dir(repo: RepoPaths) -> None:
+    """Create `.autoresearch/` and keep it out of the main repository's status."""
+    repo.state_dir.mkdir(parents=True, exist_ok=True)
+    write_excludes(repo.repo_root, [f"/{STATE_DIR}/"])
+
+
+def write_excludes(repo_root: Path, patterns: list[str]) -> None:
+    """Add patterns to the managed block of info/exclude (shared by all worktrees)."""
+    path = git.git_path(repo_root, "info/exclude")
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    start, end = text.find(EXCLUDE_BEGIN), text.find(EXCLUDE_END)
+    current: list[str] = []
+    if start >= 0 and end > start:
+        current = text[start + len(EXCLUDE_BEGIN) : end].split()
+        text = text[:start] + text[end + len(EXCLUDE_END) :].lstrip("\n")
+    merged = list(dict.fromkeys([*current, *patterns]))
+    if merged == current and start >= 0:
+        return
+    block = "\n".join([EXCLUDE_BEGIN, *merged, EXCLUDE_END])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text.rstrip("\n") + ("\n" if text.strip() else "") + block + "\n")
+
+
+def finish_prepare(h: RunHandle) -> None:
+    """Every stage after the run row exists; safe to repeat after a crash."""
+    run = h.run
+    _ensure_worktree(h)
+    failpoints.hit("prepare.after_worktree")
+    _materialize_mission(h)
+    links = _link_shared_paths(h)
+    write_excludes(
+        h.repo.repo_root, ["/results.tsv", f"/{RUN_LOG_FILE}", *(f"/{p}" for p in links)]
+    )
+    check_reset_safety(h.worktree, h.links, h.runtime)
+    if runs.get_iteration(h.journal, run.run_id, 0) is None:
+        _baseline(h)
+    with h.journal.tx() as conn:
+        runs.update_run(conn, run.run_id, phase=READY)
+    h.refresh()
+    h.paths.logs.mkdir(parents=True, exist_ok=True)
+    sync.rebuild_views(h)
+    sync.write_placeholder(h)
+
+
+def _ensure_worktree(h: RunHandle) -> None:
+    run = h.run
+    path = h.worktree
+    if git.is_worktree_of(path, h.repo.repo_root):
+        return
+    if path.exists():
+        shutil.rmtree(path)  # a half-created directory from a killed prepare
+    path.parent.mkdir(parents=True, exist_ok=True)
+    git.worktree_remove(h.repo.repo_root, path)  # prune a registration without a directory
+    if git.branch_exists(h.repo.repo_root, run.branch_name):
+        git.worktree_add_existing(h.repo.repo_root, path, run.branch_name)
+    else:
+        start = str(run.sandbox["start_commit"])
+        git.worktree_add(h.repo.repo_root, path, run.branch_name, start)
+
+
+def _materialize_mission(h: RunHandle) -> None:
+    """Copy the frozen mission files into the worktree; commit only when they differ."""
+    target = Path(h.run.mission_dir)
+    files = {
+        target / MISSION_FILE: str(h.run.sandbox["mission_text"]),
+        target / SANDBOX_FILE: str(h.run.sandbox["sandbox_text"]),
+    }
+    changed = []
+    for path, text in files.items():
+        current = path.read_text(encoding="utf-8") if path.is_file() else None
+        if current != text:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+            changed.append(str(path.relative_to(h.worktree)))
+    if changed:
+        message = f"autoresearch: materialize mission {h.run.mission_slug}"
+        git.commit_all(h.worktree, message, pathspec=changed)
+
+
+def _link_shared_paths(h: RunHandle) -> list[str]:
+    """Symlink the repo's untracked environment folders into the worktree."""
+    linked = []
+    for name in h.links:
+        source = h.repo.repo_root / name
+        target = h.worktree / name
+        if target.is_symlink():
+            linked.append(name)
+        elif source.exists() and not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.symlink_to(source)
+            linked.append(name)
+    return linked
+
+
+def _baseline(h: RunHandle) -> None:
+    """Iteration 0: evaluate the worktree HEAD once and record the first kept state."""
+    commit = git.head(h.worktree)
+    it = record.new_iteration(
+        h,
+        0,
+        "baseline",
+        candidate_status="baseline",
+        base_commit=commit,
+        candidate_commit=commit,
+        description="initial baseline evaluation",
+    )
+    record.start_evaluation(h, it)
+    evaluation = record.evaluate(h, 0)
+    decision, score = baseline_decision(evaluation.summary())
+    changes = {"baseline_commit": commit, "last_kept_commit": commit, "last_kept_score": score}
+    record.commit_decision(h, it, decision, evaluation, changes, exists=True)
+
+
+def _discard_half_built(h: RunHandle) -> None:
+    """Undo a prepare that failed in this process: nothing half-built is left behind."""
+    try:
+        git.worktree_remove(h.repo.repo_root, h.worktree)
+        git.delete_branch(h.repo.repo_root, h.run.branch_name)
+        with h.journal.tx() as conn:
+            runs.delete_run(conn, h.run_id)
+        h.lock.release()
+        shutil.rmtree(h.paths.root, ignore_errors=True)
+    finally:
+        h.close()
+
+
+def rebaseline(h: RunHandle) -> dict[str, Any] | None:
+    """Re-establish the baseline on the worktree HEAD before any session has run.
+
+    The way out when the first baseline had no comparable score: fix the evaluator (commit
+    the fix in the worktree), then rebaseline. Earlier baseline evaluations stay in the journal.
+    """
+    from autoresearch.supervisor.recovery import recover
+
+    recover(h)
+    if h.run.iteration != 0:
+        raise RefusedError(
+            f"run {h.run_id} already recorded {h.run.iteration} iterations; a baseline can "
+            "only be re-run before the first one (stop this run and prepare a new one)"
+        )
+    check_reset_safety(h.worktree, h.links, h.runtime)
+    old = runs.get_iteration(h.journal, h.run_id, 0)
+    commit = git.head(h.worktree)
+    evaluation = record.evaluate(h, 0)
+    decision, score = baseline_decision(evaluation.summary())
+    note = f"baseline re-run on {commit[:12]}"
+    it = record.new_iteration(
+        h,
+        0,
+        "baseline",
+        candidate_status="baseline",
+        base_commit=commit,
+        candidate_commit=commit,
+        description="initial baseline evaluation",
+        decision_notes=[*(old.decision_notes if old else []), note],
+    )
+    changes = {"baseline_commit": commit, "last_kept_commit": commit, "last_kept_score": score}
+    record.commit_decision(h, it, decision, evaluation, changes, exists=old is not None)
+    sync.rebuild_views(h)
+    sync.write_placeholder(h)
+    return evaluation.compact()

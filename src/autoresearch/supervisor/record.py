@@ -1,0 +1,155 @@
+"""Recording an iteration in the journal and applying its git effect, crash-safely.
+
+An iteration moves through `evaluating` → `decided` → `applied`:
+* `evaluating` – the artifact was accepted and the evaluator is running. Nothing is decided;
+  a crash here is rolled back (the artifact is still in place and is processed again).
+* `decided` – the decision and the run's new state are committed in one transaction; the git
+  effect (a reset) may not have happened yet. A crash here is finished by applying it.
+* `applied` – the worktree agrees with the journal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from autoresearch import failpoints, git
+from autoresearch.clock import utc_now_iso
+from autoresearch.decide import TERMINAL_STATUSES, Decision
+from autoresearch.evaluate import EvaluationRecord, evaluator_env, run_evaluator
+from autoresearch.fsutil import atomic_write_bytes
+from autoresearch.journal import runs
+from autoresearch.journal.runs import APPLIED, DECIDED, EVALUATING, IterationRecord
+from autoresearch.paths import DEFAULT_SHARED_LINKS
+from autoresearch.proc import kill_stale_group
+from autoresearch.settings import kill_grace
+from autoresearch.supervisor.handle import RunHandle
+from autoresearch.supervisor.safety import check_reset_safety
+
+RESETTING_DECISIONS = ("discard", "ambiguous", "interrupted")
+
+
+def new_iteration(h: RunHandle, iteration: int, kind: str, **fields: Any) -> IterationRecord:
+    now = utc_now_iso()
+    return IterationRecord(
+        run_id=h.run_id,
+        iteration=iteration,
+        kind=kind,
+        state=EVALUATING,
+        keep_policy=h.run.keep_policy,
+        created_at=now,
+        updated_at=now,
+        **fields,
+    )
+
+
+def start_evaluation(h: RunHandle, it: IterationRecord) -> None:
+    """Record that iteration `it` is being evaluated."""
+    with h.journal.tx() as conn:
+        runs.insert_iteration(conn, it)
+
+
+def evaluate(h: RunHandle, iteration: int) -> EvaluationRecord:
+    """Run the frozen evaluator on the worktree; its process group is registered meanwhile."""
+    attempt = 1
+    while h.paths.evaluator_log(iteration, attempt).exists():
+        attempt += 1  # an earlier, interrupted attempt keeps its log
+
+    def register(pgid: int) -> None:
+        with h.journal.tx() as conn:
+            runs.add_child(conn, h.run_id, pgid, "evaluator", h.marker)
+
+    record = run_evaluator(
+        h.evaluator,
+        h.worktree,
+        evaluator_env(h.run_id, iteration, h.worktree),
+        h.paths.evaluator_log(iteration, attempt),
+        on_spawn=register,
+        grace_seconds=kill_grace(),
+    )
+    failpoints.hit("step.after_evaluator")
+    return record
+
+
+def commit_decision(
+    h: RunHandle,
+    it: IterationRecord,
+    decision: Decision,
+    evaluation: EvaluationRecord | None,
+    run_changes: dict[str, Any],
+    exists: bool,
+) -> IterationRecord:
+    """One transaction: the decision, the evaluation row and the run's new state."""
+    needs_effect = decision.decision in RESETTING_DECISIONS
+    record = evaluation.to_dict() if evaluation else None
+    decided = replace(
+        it,
+        state=DECIDED if needs_effect else APPLIED,
+        decision=decision.decision,
+        decision_reason=decision.reason,
+        decision_notes=[*it.decision_notes, *decision.notes],
+        kept_commit=run_changes.get("last_kept_commit", h.run.last_kept_commit),
+        evaluator=evaluation.compact() if evaluation else None,
+        updated_at=utc_now_iso(),
+    )
+    changes = dict(run_changes)
+    changes["iteration"] = it.iteration
+    if decision.run_status in TERMINAL_STATUSES:
+        changes.update(
+            status=decision.run_status,
+            stop_reason=decision.stop_reason,
+            completed_at=utc_now_iso(),
+        )
+    with h.journal.tx() as conn:
+        if exists:
+            runs.update_iteration(conn, decided)
+        else:
+            runs.insert_iteration(conn, decided)
+        if record is not None:
+            runs.insert_evaluation(conn, h.run_id, it.iteration, it.kind, record)
+        runs.clear_children(conn, h.run_id)
+        runs.update_run(conn, h.run_id, **changes)
+    h.refresh()
+    failpoints.hit("step.after_decided")
+    return decided
+
+
+def apply_effect(h: RunHandle, it: IterationRecord) -> IterationRecord:
+    """Make the worktree agree with a decided iteration; idempotent."""
+    if it.state != DECIDED:
+        return it
+    kept = it.kept_commit or h.run.last_kept_commit
+    notes = list(it.decision_notes)
+    if kept and git.head(h.worktree) != kept:
+        check_reset_safety(h.worktree, h.links, h.runtime)
+        if it.decision == "interrupted":
+            notes.append(save_patch(h, it.iteration, "interrupted", kept))
+        failpoints.hit("apply.before_reset")
+        git.reset_hard(h.worktree, kept)
+    applied = replace(it, state=APPLIED, decision_notes=notes)
+    with h.journal.tx() as conn:
+        runs.update_iteration(conn, applied)
+    failpoints.hit("step.after_applied")
+    return applied
+
+
+def save_patch(h: RunHandle, iteration: int, label: str, base: str) -> str:
+    """Save everything in the worktree past `base` (commits, edits, new files) as a patch."""
+    exclude = [*DEFAULT_SHARED_LINKS, *h.links, "results.tsv", "run.log", ".autoresearch"]
+    patch = git.diff_patch(h.worktree, base, exclude=sorted(set(exclude)))
+    path = h.paths.patch(iteration, label)
+    atomic_write_bytes(path, patch)
+    return f"changes past {base[:12]} saved to {path}"
+
+
+def reap_stale_children(h: RunHandle) -> list[str]:
+    """Stop process groups that a crashed driver of this run left running."""
+    notes = []
+    stale = runs.children(h.journal, h.run_id)
+    for pgid, role, marker in stale:
+        if kill_stale_group(pgid, marker):
+            notes.append(f"stopped a stale {role} process group ({pgid}) left by a crashed driver")
+    if stale:
+        with h.journal.tx() as conn:
+            runs.clear_children(conn, h.run_id)
+    return notes

@@ -1,0 +1,41 @@
+"""Repair after a crash: finish or roll back the iteration that was in flight, stop the crashed
+driver's children, and bring the views back in line with the journal.
+
+Idempotent: running it on a healthy run changes nothing.
+"""
+
+from __future__ import annotations
+
+from autoresearch.journal import runs
+from autoresearch.journal.runs import DECIDED, EVALUATING
+from autoresearch.supervisor import record, sync
+from autoresearch.supervisor.handle import RunHandle
+
+
+def recover(h: RunHandle) -> list[str]:
+    """Repair the run; returns one note per repair made."""
+    notes = record.reap_stale_children(h)
+    for it in runs.unfinished_iterations(h.journal, h.run_id):
+        if it.state == EVALUATING:
+            with h.journal.tx() as conn:
+                runs.delete_iteration(conn, h.run_id, it.iteration)
+            notes.append(
+                f"rolled back iteration {it.iteration}: its evaluation was interrupted; "
+                "the artifact will be evaluated again"
+            )
+        elif it.state == DECIDED:
+            record.apply_effect(h, it)
+            notes.append(f"finished iteration {it.iteration}: applied its {it.decision}")
+    h.refresh()
+    if h.run.phase == runs.READY and h.run.views_iteration != h.run.iteration:
+        _resync_views(h)
+        notes.append(f"rebuilt the run files from the journal (iteration {h.run.iteration})")
+    return notes
+
+
+def _resync_views(h: RunHandle) -> None:
+    last = runs.get_iteration(h.journal, h.run_id, h.run.iteration)
+    current = sync.file_sha256(h.paths.candidate)
+    if current is None or (last is not None and current == last.artifact_sha256):
+        sync.write_placeholder(h)
+    sync.rebuild_views(h)

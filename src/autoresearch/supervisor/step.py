@@ -1,0 +1,239 @@
+"""step: process the candidate artifact once – validate, evaluate, decide, apply, record.
+
+One call records exactly one iteration (or repairs an interrupted one first). The artifact is
+replaced by the placeholder afterwards, so the same artifact is never processed twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from autoresearch import failpoints, git
+from autoresearch.contracts import candidate as cand
+from autoresearch.contracts.candidate import ArtifactError, CandidateArtifact
+from autoresearch.decide import Decision, decide, kept_score_after, validation_failure
+from autoresearch.errors import RefusedError
+from autoresearch.evaluate import EvaluationRecord
+from autoresearch.journal.runs import IterationRecord
+from autoresearch.supervisor import record, sync
+from autoresearch.supervisor.handle import RunHandle
+from autoresearch.supervisor.recovery import recover
+from autoresearch.supervisor.safety import dirty_entries
+
+VALIDATION_DESCRIPTION = "candidate validation failed"
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """What one step recorded (the `step --json` object)."""
+
+    run_id: str
+    iteration: int
+    decision: str
+    decision_reason: str
+    keep: bool
+    notes: list[str]
+    evaluator: dict[str, Any] | None
+    run_status: str
+    stop_reason: str | None
+    last_kept_commit: str | None
+    last_kept_score: float | None
+    description: str = ""
+    candidate_commit: str | None = None
+    repaired: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "iteration": self.iteration,
+            "decision": self.decision,
+            "decision_reason": self.decision_reason,
+            "keep": self.keep,
+            "notes": self.notes,
+            "evaluator": self.evaluator,
+            "run_status": self.run_status,
+            "stop_reason": self.stop_reason,
+            "last_kept_commit": self.last_kept_commit,
+            "last_kept_score": self.last_kept_score,
+            "description": self.description,
+            "candidate_commit": self.candidate_commit,
+            "repaired": self.repaired,
+        }
+
+
+def msg_terminal(run_id: str, status: str) -> str:
+    return f"autoresearch_run_terminal:{run_id}:{status}"
+
+
+def step(
+    h: RunHandle,
+    extra_notes: list[str] | None = None,
+    agent: dict[str, Any] | None = None,
+) -> StepResult:
+    """Process candidate.json once for a running, prepared run."""
+    if h.run.status != "running":
+        raise RefusedError(msg_terminal(h.run_id, h.run.status))
+    if h.run.phase != "ready":
+        raise RefusedError(
+            f"run {h.run_id} is still being prepared; `autoresearch resume {h.run_id}` finishes it"
+        )
+    repaired = recover(h)
+    if h.run.status != "running":
+        raise RefusedError(msg_terminal(h.run_id, h.run.status))
+    raw = _read_artifact(h)
+    sha = hashlib.sha256(raw).hexdigest() if raw is not None else None
+    base: dict[str, Any] = {
+        "iteration": h.run.iteration + 1,
+        "artifact_sha256": sha,
+        "decision_notes": list(extra_notes or []),
+        "agent": agent,
+    }
+    try:
+        artifact = _validate(h, raw)
+    except ArtifactError as exc:
+        it = _invalid_iteration(h, raw, base)
+        result = _record(h, it, validation_failure(str(exc)), None, {}, sha)
+    else:
+        it = record.new_iteration(
+            h,
+            base["iteration"],
+            "iteration",
+            candidate_status=artifact.status,
+            base_commit=artifact.base_commit,
+            candidate_commit=artifact.candidate_commit,
+            description=artifact.description,
+            artifact_notes=list(artifact.notes),
+            artifact_sha256=sha,
+            decision_notes=base["decision_notes"],
+            agent=agent,
+        )
+        result = _process(h, it, artifact, sha)
+    return replace(result, repaired=repaired)
+
+
+def _read_artifact(h: RunHandle) -> bytes | None:
+    try:
+        return h.paths.candidate.read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def _validate(h: RunHandle, raw: bytes | None) -> CandidateArtifact:
+    """Schema checks, then the git integrity checks of §4, in the contract's order."""
+    if raw is None:
+        raise ArtifactError(cand.MSG_MISSING.format(path=h.paths.candidate))
+    artifact = cand.parse_artifact(raw.decode("utf-8", "replace"))
+    names = [artifact.base_commit, artifact.candidate_commit or "", "HEAD"]
+    base_sha, commit_sha, head_sha = git.resolve_commits(h.worktree, names)
+    kept = h.run.last_kept_commit or ""
+    if base_sha is None:
+        raise ArtifactError(cand.MSG_BASE_UNRESOLVED.format(raw=artifact.base_commit))
+    if base_sha != kept:
+        raise ArtifactError(cand.MSG_BASE_MISMATCH.format(sha=base_sha, kept=kept))
+    if artifact.status != "candidate":
+        return artifact
+    if artifact.candidate_commit is None:
+        raise ArtifactError(cand.MSG_COMMIT_REQUIRED)
+    if commit_sha is None:
+        raise ArtifactError(cand.MSG_COMMIT_UNRESOLVED.format(raw=artifact.candidate_commit))
+    if commit_sha != head_sha:
+        raise ArtifactError(cand.MSG_COMMIT_NOT_HEAD.format(sha=commit_sha, head=head_sha))
+    return CandidateArtifact(
+        artifact.status,
+        commit_sha,
+        artifact.base_commit,
+        artifact.description,
+        artifact.notes,
+        artifact.created_at,
+    )
+
+
+def _invalid_iteration(h: RunHandle, raw: bytes | None, base: dict[str, Any]) -> IterationRecord:
+    """Best-effort fields of an artifact that failed validation, for the ledger."""
+    data: dict[str, Any] = {}
+    if raw is not None:
+        try:
+            loaded = json.loads(raw)
+            data = loaded if isinstance(loaded, dict) else {}
+        except ValueError:
+            data = {}
+
+    def text(key: str) -> str | None:
+        value = data.get(key)
+        return value if isinstance(value, str) else None
+
+    notes = data.get("notes")
+    return record.new_iteration(
+        h,
+        base["iteration"],
+        "iteration",
+        candidate_status=text("status"),
+        base_commit=text("base_commit"),
+        candidate_commit=text("candidate_commit"),
+        description=text("description") or VALIDATION_DESCRIPTION,
+        artifact_notes=[n for n in notes if isinstance(n, str)] if isinstance(notes, list) else [],
+        artifact_sha256=base["artifact_sha256"],
+        decision_notes=base["decision_notes"],
+        agent=base["agent"],
+    )
+
+
+def _process(
+    h: RunHandle, it: IterationRecord, artifact: CandidateArtifact, sha: str | None
+) -> StepResult:
+    run = h.run
+    spec = h.evaluator
+    if artifact.status != "candidate":
+        dirty = artifact.status == "interrupted" and bool(
+            dirty_entries(h.worktree, h.links, h.runtime)
+        )
+        decision = decide(
+            run.keep_policy, spec.direction, run.last_kept_score, artifact.status, None, dirty
+        )
+        return _record(h, it, decision, None, {}, sha)
+    record.start_evaluation(h, it)
+    evaluation = record.evaluate(h, it.iteration)
+    decision = decide(
+        run.keep_policy, spec.direction, run.last_kept_score, "candidate", evaluation.summary()
+    )
+    changes: dict[str, Any] = {"latest_candidate_commit": artifact.candidate_commit}
+    if decision.keep:
+        changes["last_kept_commit"] = artifact.candidate_commit
+        changes["last_kept_score"] = kept_score_after(
+            decision, evaluation.summary(), run.last_kept_score
+        )
+    return _record(h, it, decision, evaluation, changes, sha, exists=True)
+
+
+def _record(
+    h: RunHandle,
+    it: IterationRecord,
+    decision: Decision,
+    evaluation: EvaluationRecord | None,
+    changes: dict[str, Any],
+    sha: str | None,
+    exists: bool = False,
+) -> StepResult:
+    decided = record.commit_decision(h, it, decision, evaluation, changes, exists)
+    applied = record.apply_effect(h, decided)
+    sync.sync_after_iteration(h, applied, evaluation.to_dict() if evaluation else None, sha)
+    failpoints.hit("step.after_views")
+    run = h.run
+    return StepResult(
+        run_id=run.run_id,
+        iteration=applied.iteration,
+        decision=decision.decision,
+        decision_reason=decision.reason,
+        keep=decision.keep,
+        notes=[*applied.artifact_notes, *applied.decision_notes],
+        evaluator=evaluation.to_dict() if evaluation else None,
+        run_status=run.status,
+        stop_reason=run.stop_reason,
+        last_kept_commit=run.last_kept_commit,
+        last_kept_score=run.last_kept_score,
+        description=applied.description,
+        candidate_commit=applied.candidate_commit,
+    )

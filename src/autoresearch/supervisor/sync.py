@@ -1,0 +1,98 @@
+"""Bring the file views of a run in line with the journal after each recorded iteration.
+
+The journal's `views_iteration` says which iteration the views reflect. When it is exactly one
+behind, the ledger and results.tsv are appended (O(1)); otherwise they are rebuilt whole. The
+placeholder artifact is written only over an artifact that was already processed, so a session
+artifact that is still waiting is never destroyed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from autoresearch.clock import utc_now_iso
+from autoresearch.contracts.candidate import placeholder
+from autoresearch.fsutil import atomic_write_json, atomic_write_text
+from autoresearch.journal import runs, views
+from autoresearch.journal.runs import IterationRecord
+from autoresearch.supervisor import instructions
+from autoresearch.supervisor.handle import RunHandle, pid_host
+
+
+def file_sha256(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except FileNotFoundError:
+        return None
+
+
+def write_placeholder(h: RunHandle) -> None:
+    atomic_write_json(h.paths.candidate, placeholder(h.run.last_kept_commit or "", utc_now_iso()))
+
+
+def write_instructions(h: RunHandle) -> None:
+    recent = runs.recent_iterations(h.journal, h.run_id, 3)
+    text = instructions.render(
+        h.run,
+        recent,
+        mission_text=str(h.run.sandbox.get("mission_text", "")),
+        sandbox_body=str(h.run.sandbox.get("body", "")),
+        results_file=str(h.results_file),
+        candidate_file=str(h.paths.candidate),
+    )
+    atomic_write_text(h.paths.instructions, text)
+
+
+def write_active_pointer(h: RunHandle, driving: bool = True) -> None:
+    pid, host = pid_host()
+    now = utc_now_iso()
+    pointer = views.active_run_pointer(h.run, h.repo, pid if driving else None, host, now)
+    atomic_write_json(h.repo.active_run, pointer)
+
+
+def rebuild_views(h: RunHandle) -> None:
+    """Rewrite every view from the journal (used after a crash or on request)."""
+    its = runs.all_iterations(h.journal, h.run_id)
+    now = utc_now_iso()
+    views.write_ledger(h.paths.ledger, h.run, its, now)
+    if h.worktree.is_dir():
+        views.write_tsv(h.results_file, its)
+    _finish(h, runs.latest_evaluation(h.journal, h.run_id))
+
+
+def sync_after_iteration(
+    h: RunHandle,
+    it: IterationRecord,
+    evaluation: dict[str, Any] | None,
+    processed_sha: str | None,
+) -> None:
+    """Update the views after iteration `it` was recorded and applied."""
+    h.refresh()
+    now = utc_now_iso()
+    appended = (
+        h.run.views_iteration == it.iteration - 1
+        and views.append_ledger(h.paths.ledger, it, now)
+        and views.append_tsv(h.results_file, it)
+    )
+    if not appended:
+        its = runs.all_iterations(h.journal, h.run_id)
+        views.write_ledger(h.paths.ledger, h.run, its, now)
+        views.write_tsv(h.results_file, its)
+    if processed_sha is None or file_sha256(h.paths.candidate) == processed_sha:
+        write_placeholder(h)
+    _finish(h, evaluation)
+
+
+def _finish(h: RunHandle, evaluation: dict[str, Any] | None) -> None:
+    if evaluation is not None:
+        atomic_write_json(h.paths.latest_evaluator, evaluation)
+    views.write_manifest(h.run, h.repo)
+    write_instructions(h)
+    write_active_pointer(h)
+    with h.journal.tx() as conn:
+        runs.update_run(
+            conn, h.run_id, views_iteration=h.run.iteration, updated_at=h.run.updated_at
+        )
+    h.refresh()
