@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -281,16 +281,24 @@ def changed_paths(cwd: Path, base: str) -> list[str]:
     return sorted(paths)
 
 
-def diff_patch(cwd: Path, base: str, exclude: Sequence[str] = ()) -> bytes:
+def diff_patch(cwd: Path, base: str, keep_untracked: Callable[[str], bool] | None = None) -> bytes:
     """A binary patch from `base` to the working tree, untracked files included.
 
-    Uses a throw-away index so that the real index and working tree are untouched.
+    Untracked files are those git does not ignore, filtered by `keep_untracked`. A throw-away
+    index is used, so the real index and working tree are untouched.
     """
+    listed = _run(cwd, ["ls-files", "--others", "--exclude-standard", "-z"]).stdout
+    untracked = [p for p in listed.decode("utf-8", "surrogateescape").split("\0") if p]
+    if keep_untracked is not None:
+        untracked = [p for p in untracked if keep_untracked(p)]
     with tempfile.TemporaryDirectory(prefix="autoresearch-index-") as tmp:
         env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
-        _run(cwd, ["read-tree", base], env=env)
-        specs = [":/", *(f":(exclude,top){p}" for p in exclude)]
-        _run(cwd, ["add", "-A", "--", *specs], env=env)
+        _run(cwd, ["read-tree", "HEAD"], env=env)
+        _run(cwd, ["add", "-u"], env=env)
+        if untracked:
+            spec = "\0".join(untracked).encode("utf-8", "surrogateescape")
+            args = ["add", "--pathspec-from-file=-", "--pathspec-file-nul"]
+            _run(cwd, args, env=env, stdin=spec)
         done = _run(cwd, ["diff", "--cached", "--binary", base], env=env)
     return done.stdout
 

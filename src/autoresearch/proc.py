@@ -195,7 +195,8 @@ def _supervise(
         if proc.poll() is None:
             _terminate_group(proc, spec.grace_seconds)
         proc.wait()
-        _kill_group(proc.pid, signal.SIGKILL)
+        if _kill_group(proc.pid, signal.SIGKILL):
+            _wait_group_gone(proc.pid, 2.0)
     for name in ("stdout", "stderr"):
         for consumer in consumers[name]:
             close = getattr(consumer, "close", None)
@@ -243,10 +244,38 @@ def _terminate_group(
         if not leader_done and proc.poll() is None:
             time.sleep(0.02)
             continue
-        if not _group_alive(proc.pid):
+        if not _group_running(proc.pid):
             return
         time.sleep(0.02)
     _kill_group(proc.pid, signal.SIGKILL)
+    _wait_group_gone(proc.pid, 2.0)
+
+
+def _wait_group_gone(pgid: int, limit: float) -> None:
+    """Signals are delivered asynchronously: wait until no member of the group still runs."""
+    end = time.monotonic() + limit
+    while time.monotonic() < end and _group_running(pgid):
+        time.sleep(0.01)
+
+
+def _group_running(pgid: int) -> bool:
+    """True while a non-zombie member of the group exists (zombies await a reaper only)."""
+    if not _group_alive(pgid):
+        return False
+    proc_root = Path("/proc")
+    if not (proc_root / "self" / "stat").exists():
+        return True
+    for entry in proc_root.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2 :].split()
+        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] != "Z":
+            return True
+    return False
 
 
 def _kill_group(pgid: int, sig: signal.Signals) -> bool:
@@ -271,15 +300,14 @@ def kill_stale_group(pgid: int, marker: str | None = None) -> bool:
     When `/proc` is available the group leader's environment must contain `marker`, so that a
     recycled process id never leads us to kill an unrelated program.
     """
-    if not _group_alive(pgid):
+    if not _group_running(pgid):
         return False
     if marker is not None and not _leader_has_marker(pgid, marker):
         return False
     _kill_group(pgid, signal.SIGTERM)
-    end = time.monotonic() + 2.0
-    while time.monotonic() < end and _group_alive(pgid):
-        time.sleep(0.02)
-    _kill_group(pgid, signal.SIGKILL)
+    _wait_group_gone(pgid, 2.0)
+    if _kill_group(pgid, signal.SIGKILL):
+        _wait_group_gone(pgid, 2.0)
     return True
 
 

@@ -99,7 +99,7 @@ def _0001_supervisor(conn: sqlite3.Connection) -> None:
             started_at TEXT NOT NULL,
             PRIMARY KEY (owner, pgid)
         );
-        """
+        """,
     )
 
 

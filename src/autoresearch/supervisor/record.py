@@ -20,11 +20,10 @@ from autoresearch.evaluate import EvaluationRecord, evaluator_env, run_evaluator
 from autoresearch.fsutil import atomic_write_bytes
 from autoresearch.journal import runs
 from autoresearch.journal.runs import APPLIED, DECIDED, EVALUATING, IterationRecord
-from autoresearch.paths import DEFAULT_SHARED_LINKS
 from autoresearch.proc import kill_stale_group
 from autoresearch.settings import kill_grace
 from autoresearch.supervisor.handle import RunHandle
-from autoresearch.supervisor.safety import check_reset_safety
+from autoresearch.supervisor.safety import check_reset_safety, is_runtime_path
 
 RESETTING_DECISIONS = ("discard", "ambiguous", "interrupted")
 
@@ -135,8 +134,10 @@ def apply_effect(h: RunHandle, it: IterationRecord) -> IterationRecord:
 
 def save_patch(h: RunHandle, iteration: int, label: str, base: str) -> str:
     """Save everything in the worktree past `base` (commits, edits, new files) as a patch."""
-    exclude = [*DEFAULT_SHARED_LINKS, *h.links, "results.tsv", "run.log", ".autoresearch"]
-    patch = git.diff_patch(h.worktree, base, exclude=sorted(set(exclude)))
+    links, runtime = h.links, h.runtime
+    patch = git.diff_patch(
+        h.worktree, base, keep_untracked=lambda p: not is_runtime_path(p, links, runtime)
+    )
     path = h.paths.patch(iteration, label)
     atomic_write_bytes(path, patch)
     return f"changes past {base[:12]} saved to {path}"

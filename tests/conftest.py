@@ -1,0 +1,33 @@
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from helpers import GIT_ENV, Repo, make_repo
+
+
+@pytest.fixture(autouse=True)
+def _hermetic_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    # Short kill grace keeps timeout tests fast; no user git config leaks in.
+    monkeypatch.setenv("AUTORESEARCH_KILL_GRACE_SECONDS", "0.5")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    for key, value in GIT_ENV.items():
+        monkeypatch.setenv(key, value)
+    yield
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Repo:
+    return make_repo(tmp_path / "repo")
+
+
+@pytest.fixture
+def mission_dir(repo: Repo) -> Path:
+    return repo.mission()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")

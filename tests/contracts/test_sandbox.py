@@ -1,0 +1,167 @@
+"""sandbox.md parsing: every message of supervisor.md §1, in order, and the slug rules."""
+
+from __future__ import annotations
+
+import pytest
+
+from autoresearch.contracts.sandbox import mission_slug, parse_sandbox
+from autoresearch.errors import ContractError
+
+NO_FM = (
+    "sandbox.md must start with YAML frontmatter containing evaluator.command and "
+    "evaluator.format=json."
+)
+NO_EVAL = "sandbox.md frontmatter must define an evaluator block."
+BAD_POLICY = (
+    "sandbox.md frontmatter evaluator.keep_policy must be one of: score_improvement, pass_only."
+)
+NO_CMD = "sandbox.md frontmatter evaluator.command is required."
+NO_FORMAT = (
+    "sandbox.md frontmatter evaluator.format is required and must be json in autoresearch v1."
+)
+BAD_FORMAT = "sandbox.md frontmatter evaluator.format must be json or metric in autoresearch v1."
+NO_METRIC = "sandbox.md frontmatter evaluator.metric is required when format is metric."
+
+
+def fm(body: str) -> str:
+    return f"---\n{body}---\npolicy\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("evaluator:\n  command: x\n", NO_FM),
+        ("\n---\nevaluator: {}\n---\n", NO_FM),
+        ("\ufeff---\nevaluator: {command: x, format: json}\n---\n", NO_FM),
+        ("---\nevaluator: {command: x, format: json}\n", NO_FM),
+        (
+            fm("- a\n- b\n"),
+            "sandbox.md frontmatter is not valid YAML: expected a mapping, got list",
+        ),
+        (fm(""), "sandbox.md frontmatter is not valid YAML: expected a mapping, got empty"),
+        (fm("foo: 1\n"), NO_EVAL),
+        (fm("evaluator: python3 eval.py\n"), NO_EVAL),
+        (fm("evaluator:\n  command: x\n  format: json\n  keep_policy: best\n"), BAD_POLICY),
+        # keep_policy is checked before command (the contract's order)
+        (fm("evaluator:\n  keep_policy: nope\n"), BAD_POLICY),
+        (fm("evaluator:\n  format: json\n"), NO_CMD),
+        (fm("evaluator:\n  command: '   '\n  format: json\n"), NO_CMD),
+        (fm("evaluator:\n  command: [a, b]\n  format: json\n"), NO_CMD),
+        (fm("evaluator:\n  command: x\n"), NO_FORMAT),
+        (fm("evaluator:\n  command: x\n  format: ''\n"), NO_FORMAT),
+        (fm("evaluator:\n  command: x\n  format: yaml\n"), BAD_FORMAT),
+        (fm("evaluator:\n  command: x\n  format: 3\n"), BAD_FORMAT),
+        (fm("evaluator:\n  command: x\n  format: metric\n"), NO_METRIC),
+        (
+            fm("evaluator:\n  command: x\n  format: json\n  direction: up\n"),
+            "sandbox.md frontmatter evaluator.direction must be one of: higher, lower.",
+        ),
+        (
+            fm("evaluator:\n  command: x\n  format: json\n  timeout_seconds: 0\n"),
+            "sandbox.md frontmatter evaluator.timeout_seconds must be a positive number.",
+        ),
+        (
+            fm("evaluator:\n  command: x\n  format: json\n  timeout_seconds: soon\n"),
+            "sandbox.md frontmatter evaluator.timeout_seconds must be a positive number.",
+        ),
+    ],
+)
+def test_sandbox_errors(text: str, message: str) -> None:
+    with pytest.raises(ContractError) as info:
+        parse_sandbox(text)
+    assert str(info.value) == message
+
+
+def test_bad_yaml_has_one_line_detail() -> None:
+    with pytest.raises(ContractError) as info:
+        parse_sandbox(fm("evaluator: [unclosed\n"))
+    message = str(info.value)
+    assert message.startswith("sandbox.md frontmatter is not valid YAML: ")
+    assert "\n" not in message
+
+
+def test_valid_sandbox_defaults_and_body() -> None:
+    sb = parse_sandbox("---\nevaluator:\n  command: python3 e.py\n  format: json\n---\nBody.\n")
+    ev = sb.evaluator
+    assert (ev.command, ev.format, ev.keep_policy) == ("python3 e.py", "json", "score_improvement")
+    assert (ev.direction, ev.timeout_seconds, ev.metric) == ("higher", 3600.0, None)
+    assert sb.body == "Body."
+
+
+def test_crlf_and_normalized_policy_and_unknown_keys() -> None:
+    text = (
+        "---\r\nevaluator:\r\n  command: x\r\n  format: '  JSON '\r\n"
+        "  keep_policy: '  SCORE_IMPROVEMENT  '\r\n  future_key: 7\r\nother: 1\r\n---\r\nbody\r\n"
+    )
+    sb = parse_sandbox(text)
+    assert sb.evaluator.format == "json"
+    assert sb.evaluator.keep_policy == "score_improvement"
+    assert sb.evaluator.extra == {"future_key": 7}
+    assert sb.evaluator.to_dict()["future_key"] == 7
+    assert sb.frontmatter["other"] == 1
+
+
+def test_metric_format_with_direction_lower() -> None:
+    sb = parse_sandbox(
+        fm(
+            "evaluator:\n  command: ./bench.sh\n  format: metric\n  metric: val_bpb\n"
+            "  direction: LOWER\n  timeout_seconds: 12.5\n  keep_policy: pass_only\n"
+        )
+    )
+    ev = sb.evaluator
+    assert (ev.format, ev.metric, ev.direction, ev.timeout_seconds) == (
+        "metric",
+        "val_bpb",
+        "lower",
+        12.5,
+    )
+    assert ev.keep_policy == "pass_only"
+
+
+def test_worktree_links_and_runtime() -> None:
+    sb = parse_sandbox(
+        fm(
+            "evaluator: {command: x, format: json}\n"
+            "worktree:\n  link: [data/, models]\n  runtime: ['out/**', '*.log']\n"
+        )
+    )
+    assert sb.links == ("data", "models")
+    assert sb.runtime == ("out/**", "*.log")
+    with pytest.raises(ContractError, match=r"worktree\.link must be a list of relative paths"):
+        parse_sandbox(fm("evaluator: {command: x, format: json}\nworktree:\n  link: [/abs]\n"))
+
+
+def test_tune_block() -> None:
+    sb = parse_sandbox(
+        fm(
+            "evaluator: {command: x, format: json}\n"
+            "tune:\n  file: train.py\n  seed: 3\n  parameters:\n"
+            "    LR: {min: 1e-4, max: 1.0, scale: log}\n    BATCH: {min: 8, max: 512, type: int}\n"
+        )
+    )
+    assert sb.tune is not None
+    lr, batch = sb.tune.parameters
+    assert (lr.name, lr.low, lr.log, lr.file) == ("LR", 1e-4, True, "train.py")
+    assert (batch.integer, batch.high) == (True, 512)
+    with pytest.raises(ContractError, match="needs numeric min < max"):
+        parse_sandbox(
+            fm(
+                "evaluator: {command: x, format: json}\ntune: {file: a, parameters: {X: {min: 2, max: 1}}}\n"
+            )
+        )
+
+
+@pytest.mark.parametrize(
+    ("relative", "root", "slug"),
+    [
+        ("missions/demo", "repo", "missions-demo"),
+        ("Missions/My Demo Mission", "repo", "missions-my-demo-mission"),
+        (".", "My Repo", "my-repo"),
+        ("--a__b--", "r", "a-b"),
+        ("ÄÖÜ", "r", "mission"),
+        ("x" * 60, "r", "x" * 48),
+        ("a" * 47 + "/b", "r", "a" * 47),
+    ],
+)
+def test_mission_slug(relative: str, root: str, slug: str) -> None:
+    assert mission_slug(relative, root) == slug

@@ -1,0 +1,168 @@
+"""Test helpers: real git repositories in temp dirs, candidate artifacts, the CLI as a process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Test Author",
+    "GIT_AUTHOR_EMAIL": "author@example.com",
+    "GIT_COMMITTER_NAME": "Test Author",
+    "GIT_COMMITTER_EMAIL": "author@example.com",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+# The evaluator used by most tests: value.txt is the score; mode.txt picks a misbehaviour.
+EVAL_SCRIPT = textwrap.dedent(
+    """\
+    import json, os, sys, time
+    mode = open("mode.txt").read().strip() if os.path.exists("mode.txt") else "ok"
+    value = float(open("value.txt").read())
+    if mode == "crash":
+        print("boom", file=sys.stderr); sys.exit(3)
+    if mode == "fail":
+        print(json.dumps({"pass": False, "score": value})); sys.exit(0)
+    if mode == "garbage":
+        print("not json at all"); sys.exit(0)
+    if mode == "noscore":
+        print(json.dumps({"pass": True})); sys.exit(0)
+    if mode == "hang":
+        os.makedirs(".autoresearch", exist_ok=True)  # runtime dirt: never blocks a reset
+        open(".autoresearch/evaluator.pid", "w").write(str(os.getpid()))
+        time.sleep(60)
+    if mode == "dirty":
+        open("stray-output.txt", "w").write("x")
+    print("progress line")
+    print(json.dumps({"pass": True, "score": value}))
+    """
+)
+
+
+def git(cwd: Path, *args: str, check: bool = True) -> str:
+    env = {**os.environ, **GIT_ENV}
+    done = subprocess.run(
+        ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=False
+    )
+    if check and done.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed: {done.stderr}")
+    return done.stdout.strip()
+
+
+def sandbox_text(
+    command: str = "python3 scripts/eval.py",
+    fmt: str = "json",
+    extra: str = "",
+    body: str = "Only edit value.txt and mode.txt.",
+) -> str:
+    return f"---\nevaluator:\n  command: {command}\n  format: {fmt}\n{extra}---\n{body}\n"
+
+
+@dataclass
+class Repo:
+    root: Path
+
+    def write(self, rel: str, text: str) -> Path:
+        path = self.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        return path
+
+    def git(self, *args: str) -> str:
+        return git(self.root, *args)
+
+    def commit(self, message: str = "change") -> str:
+        self.git("add", "-A")
+        self.git("commit", "-q", "-m", message)
+        return self.git("rev-parse", "HEAD")
+
+    def mission(
+        self,
+        rel: str = "missions/demo",
+        sandbox: str | None = None,
+        mission: str = "Make value.txt bigger.\n",
+        commit: bool = True,
+    ) -> Path:
+        self.write(f"{rel}/mission.md", mission)
+        self.write(f"{rel}/sandbox.md", sandbox if sandbox is not None else sandbox_text())
+        if commit:
+            self.commit(f"mission {rel}")
+        return self.root / rel
+
+
+def make_repo(path: Path, value: str = "1") -> Repo:
+    path.mkdir(parents=True, exist_ok=True)
+    git(path, "init", "-q", "-b", "main")
+    repo = Repo(path)
+    repo.write("scripts/eval.py", EVAL_SCRIPT)
+    repo.write("value.txt", value + "\n")
+    repo.write(".gitignore", "__pycache__/\n")
+    repo.commit("initial")
+    return repo
+
+
+def edit_and_commit(worktree: Path, files: dict[str, str], message: str = "candidate") -> str:
+    for rel, text in files.items():
+        target = worktree / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    git(worktree, "add", "-A")
+    git(worktree, "commit", "-q", "-m", message)
+    return git(worktree, "rev-parse", "HEAD")
+
+
+def artifact(
+    status: str = "candidate",
+    candidate_commit: str | None = None,
+    base_commit: str = "",
+    description: str = "a change",
+    notes: list[str] | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "status": status,
+        "candidate_commit": candidate_commit,
+        "base_commit": base_commit,
+        "description": description,
+        "notes": notes if notes is not None else [],
+        "created_at": "2026-11-30T00:00:00Z",
+    }
+    data.update(extra)
+    return data
+
+
+def write_artifact(path: Path, data: Any) -> None:
+    path.write_text(data if isinstance(data, str) else json.dumps(data))
+
+
+def cli(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120):
+    """Run the real `autoresearch` CLI as a subprocess."""
+    full_env = {**os.environ, **GIT_ENV, **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "autoresearch", *args],
+        cwd=cwd,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def pid_alive(pid: int) -> bool:
+    """True while `pid` runs (a zombie waiting for a reaper counts as gone)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat")
+    try:
+        text = stat.read_text()
+    except OSError:
+        return True
+    return text[text.rfind(")") + 2 :].split()[0] != "Z"

@@ -1,0 +1,158 @@
+"""The command line as users see it: --json objects, one-line errors, exit codes 0/1/2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from helpers import Repo, artifact, cli, git, write_artifact
+
+RUN_ID = "missions-demo-t1"
+
+
+def test_check_json_and_human(repo: Repo, mission_dir: Path) -> None:
+    done = cli("check", "missions/demo", "--json", cwd=repo.root)
+    assert done.returncode == 0 and done.stderr == ""
+    data = json.loads(done.stdout)
+    assert data["mission_dir"] == str(mission_dir)
+    assert data["repo_root"] == str(repo.root)
+    assert data["mission_relative_dir"] == "missions/demo"
+    assert data["mission_slug"] == "missions-demo"
+    assert data["evaluator"]["command"] == "python3 scripts/eval.py"
+    assert data["evaluator"]["keep_policy"] == "score_improvement"
+    assert data["body"] == "Only edit value.txt and mode.txt."
+    human = cli("check", "missions/demo", cwd=repo.root)
+    assert "ok: the mission is valid" in human.stdout
+
+
+@pytest.mark.parametrize(
+    ("setup", "message"),
+    [
+        ("missing", "mission-dir does not exist: {path}"),
+        ("no-git", "mission-dir must be inside a git repository."),
+        ("no-mission", "mission.md is required inside mission-dir: {path}/mission.md"),
+        ("no-sandbox", "sandbox.md is required inside mission-dir: {path}/sandbox.md"),
+        ("bad-sandbox", "sandbox.md frontmatter evaluator.command is required."),
+    ],
+)
+def test_check_errors_are_one_line_exit_2(
+    tmp_path: Path, repo: Repo, setup: str, message: str
+) -> None:
+    path = repo.root / "missions/x"
+    if setup == "no-git":
+        path = tmp_path / "outside"
+    if setup != "missing":
+        path.mkdir(parents=True)
+    if setup in ("no-sandbox", "bad-sandbox", "no-git"):
+        (path / "mission.md").write_text("m")
+    if setup == "bad-sandbox":
+        (path / "sandbox.md").write_text("---\nevaluator:\n  format: json\n---\n")
+    done = cli("check", str(path), cwd=repo.root)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr == f"autoresearch: {message.format(path=path)}\n"
+    assert "Traceback" not in done.stderr
+
+
+def test_realpath_comparison_through_a_symlink(
+    tmp_path: Path, repo: Repo, mission_dir: Path
+) -> None:
+    link = tmp_path / "link-to-repo"
+    link.symlink_to(repo.root)
+    done = cli("check", str(link / "missions/demo"), "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["mission_dir"] == str(mission_dir)
+    assert data["mission_relative_dir"] == "missions/demo"
+
+
+def test_prepare_step_status_stop_cycle(repo: Repo, mission_dir: Path) -> None:
+    done = cli("prepare", "missions/demo", "--run-tag", "T1", "--json", cwd=repo.root)
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads(done.stdout)
+    assert manifest["run_id"] == RUN_ID and manifest["last_kept_score"] == 1.0
+    worktree = Path(manifest["worktree_path"])
+
+    (worktree / "value.txt").write_text("4\n")
+    git(worktree, "commit", "-qam", "four")
+    write_artifact(
+        Path(manifest["candidate_file"]),
+        artifact(
+            candidate_commit=git(worktree, "rev-parse", "HEAD"),
+            base_commit=manifest["last_kept_commit"],
+            description="four",
+        ),
+    )
+    done = cli("step", RUN_ID, "--json", cwd=worktree)  # works from inside the worktree too
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    keys = {
+        "run_id", "iteration", "decision", "decision_reason", "keep", "notes", "evaluator",
+        "run_status", "stop_reason", "last_kept_commit", "last_kept_score",
+    }  # fmt: skip
+    assert set(result) >= keys
+    assert (result["decision"], result["keep"], result["last_kept_score"]) == ("keep", True, 4)
+
+    listing = json.loads(cli("status", "--json", cwd=repo.root).stdout)
+    assert [r["run_id"] for r in listing["runs"]] == [RUN_ID]
+    assert listing["runs"][0]["counts"] == {"keep": 1}
+    human = cli("status", RUN_ID, cwd=repo.root)
+    assert "keep" in human.stdout and "four" in human.stdout
+
+    done = cli("stop", cwd=repo.root)
+    assert done.returncode == 0 and "stopped (operator stop)" in done.stdout
+    refused = cli("step", RUN_ID, cwd=repo.root)
+    assert refused.returncode == 2
+    assert refused.stderr == f"autoresearch: autoresearch_run_terminal:{RUN_ID}:stopped\n"
+
+
+def test_step_that_fails_the_run_exits_1(repo: Repo, mission_dir: Path) -> None:
+    assert cli("prepare", "missions/demo", "--run-tag", "T1", cwd=repo.root).returncode == 0
+    candidate = repo.root / f".autoresearch/runs/{RUN_ID}/candidate.json"
+    write_artifact(candidate, "{broken")
+    done = cli("step", RUN_ID, "--json", cwd=repo.root)
+    assert done.returncode == 1
+    assert json.loads(done.stdout)["decision"] == "error"
+    assert done.stderr.strip() == (
+        "autoresearch: run failed: autoresearch candidate artifact must be valid JSON"
+    )
+
+
+def test_prepare_warns_loudly_without_a_comparable_baseline(repo: Repo) -> None:
+    repo.write("mode.txt", "noscore\n")
+    repo.mission()
+    done = cli("prepare", "missions/demo", "--run-tag", "T1", "--json", cwd=repo.root)
+    assert done.returncode == 0
+    assert json.loads(done.stdout)["last_kept_score"] is None
+    assert "WARNING: the baseline has no comparable score" in done.stderr
+    assert f"autoresearch rebaseline {RUN_ID}" in done.stderr
+
+
+def test_unknown_run_and_outside_repo(tmp_path: Path, repo: Repo) -> None:
+    done = cli("status", "nope", cwd=repo.root)
+    assert (done.returncode, done.stderr) == (2, "autoresearch: unknown run: nope\n")
+    done = cli("status", cwd=tmp_path)
+    assert done.returncode == 2 and done.stderr.startswith("autoresearch: not inside a git")
+    done = cli("--repo", str(repo.root), "status", "--json", cwd=tmp_path)
+    assert done.returncode == 0 and json.loads(done.stdout)["runs"] == []
+
+
+def test_help_lists_the_commands() -> None:
+    done = cli("--help", cwd=Path.cwd())
+    for command in ("check", "prepare", "step", "run", "resume", "stop", "status", "exp", "demo"):
+        assert f"  {command} " in done.stdout
+
+
+def test_corrupt_journal_is_a_clear_error_and_untouched(repo: Repo, mission_dir: Path) -> None:
+    journal = repo.root / ".autoresearch/journal.sqlite3"
+    journal.parent.mkdir()
+    journal.write_bytes(b"this is not a database" * 100)
+    before = journal.read_bytes()
+    done = cli("prepare", "missions/demo", cwd=repo.root)
+    assert done.returncode == 2
+    assert "is not a valid SQLite database" in done.stderr and "Traceback" not in done.stderr
+    assert cli("status", cwd=repo.root).returncode == 2
+    assert journal.read_bytes() == before
+    assert not (repo.root / ".autoresearch/worktrees").exists()

@@ -1,0 +1,100 @@
+"""The decision table of supervisor.md §3, row by row, in both directions."""
+
+from __future__ import annotations
+
+import pytest
+
+from autoresearch.decide import (
+    Decision,
+    EvalSummary,
+    baseline_decision,
+    decide,
+    kept_score_after,
+    previous_outcome,
+    validation_failure,
+)
+
+PASS = lambda score: EvalSummary("pass", True, score)
+FAIL = EvalSummary("fail", False, 9.0)
+ERROR = EvalSummary("error", None, None)
+
+
+@pytest.mark.parametrize(
+    ("status", "evaluation", "policy", "direction", "kept", "dirty", "expected"),
+    [
+        ("abort", None, "score_improvement", "higher", 1.0, False,
+         ("abort", "candidate requested abort", (), "stopped", "candidate abort")),
+        ("noop", None, "pass_only", "higher", 1.0, False,
+         ("noop", "candidate reported noop", (), "running", None)),
+        ("interrupted", None, "score_improvement", "higher", 1.0, False,
+         ("interrupted", "candidate session interrupted cleanly", (), "running", None)),
+        ("interrupted", None, "score_improvement", "higher", 1.0, True,
+         ("error", "interrupted dirty worktree requires operator intervention", (), "failed",
+          "interrupted dirty worktree requires operator intervention")),
+        ("candidate", ERROR, "pass_only", "higher", 1.0, False,
+         ("discard", "evaluator error",
+          ("candidate discarded because evaluator errored or crashed",), "running", None)),
+        ("candidate", FAIL, "score_improvement", "higher", 1.0, False,
+         ("discard", "evaluator reported failure",
+          ("candidate discarded because evaluator pass=false",), "running", None)),
+        ("candidate", PASS(None), "pass_only", "higher", None, False,
+         ("keep", "pass_only keep policy accepted evaluator pass=true",
+          ("candidate kept because sandbox opted into pass_only policy",), "running", None)),
+        ("candidate", PASS(None), "score_improvement", "higher", 1.0, False,
+         ("ambiguous", "evaluator pass without comparable score",
+          ("candidate discarded because score_improvement policy requires comparable numeric "
+           "scores",), "running", None)),
+        ("candidate", PASS(5.0), "score_improvement", "higher", None, False,
+         ("ambiguous", "evaluator pass without comparable score",
+          ("candidate discarded because score_improvement policy requires comparable numeric "
+           "scores",), "running", None)),
+        ("candidate", PASS(2.0), "score_improvement", "higher", 1.0, False,
+         ("keep", "score improved over last kept score",
+          ("candidate kept because evaluator score increased",), "running", None)),
+        ("candidate", PASS(1.0), "score_improvement", "higher", 1.0, False,
+         ("discard", "score did not improve",
+          ("candidate discarded because evaluator score was not better than the kept baseline",),
+          "running", None)),
+        ("candidate", PASS(0.5), "score_improvement", "higher", 1.0, False,
+         ("discard", "score did not improve",
+          ("candidate discarded because evaluator score was not better than the kept baseline",),
+          "running", None)),
+        ("candidate", PASS(0.5), "score_improvement", "lower", 1.0, False,
+         ("keep", "score improved over last kept score",
+          ("candidate kept because evaluator score increased",), "running", None)),
+        ("candidate", PASS(1.0), "score_improvement", "lower", 1.0, False,
+         ("discard", "score did not improve",
+          ("candidate discarded because evaluator score was not better than the kept baseline",),
+          "running", None)),
+        ("candidate", PASS(2.0), "score_improvement", "lower", 1.0, False,
+         ("discard", "score did not improve",
+          ("candidate discarded because evaluator score was not better than the kept baseline",),
+          "running", None)),
+    ],
+)  # fmt: skip
+def test_decision_table(status, evaluation, policy, direction, kept, dirty, expected) -> None:
+    d = decide(policy, direction, kept, status, evaluation, worktree_dirty=dirty)
+    assert (d.decision, d.reason, d.notes, d.run_status, d.stop_reason) == expected
+    assert d.keep == (d.decision == "keep")
+    assert d.reset == (d.decision in ("discard", "ambiguous"))
+
+
+def test_kept_score_after() -> None:
+    keep = Decision("keep", "r", keep=True)
+    assert kept_score_after(keep, PASS(3.0), 1.0) == 3.0
+    # pass_only keep without a score leaves the kept score unchanged
+    assert kept_score_after(keep, PASS(None), 1.0) == 1.0
+    assert kept_score_after(Decision("discard", "r"), PASS(9.0), 1.0) == 1.0
+
+
+def test_baseline_and_validation() -> None:
+    assert baseline_decision(PASS(2.0))[1] == 2.0
+    assert baseline_decision(PASS(2.0))[0].decision == "baseline"
+    assert baseline_decision(FAIL) == (Decision("baseline", "baseline established"), None)
+    d, score = baseline_decision(ERROR)
+    assert (d.decision, d.reason, score) == ("error", "baseline evaluator error", None)
+    v = validation_failure("autoresearch candidate artifact must be valid JSON")
+    assert v.notes == ("validation_error:autoresearch candidate artifact must be valid JSON",)
+    assert (v.decision, v.run_status) == ("error", "failed")
+    assert previous_outcome(None, None) == "none yet"
+    assert previous_outcome("discard", "score did not improve") == "discard:score did not improve"

@@ -1,0 +1,107 @@
+"""Running an evaluator as a real process: statuses, timeouts, process groups, output caps."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from autoresearch.contracts.sandbox import EvaluatorSpec
+from autoresearch.evaluate import evaluator_env, run_evaluator
+from helpers import pid_alive
+
+
+def run(tmp_path: Path, command: str, fmt: str = "json", timeout: float = 30, **kw):
+    spec = EvaluatorSpec(command=command, format=fmt, timeout_seconds=timeout, **kw)
+    env = evaluator_env("run-x", 4, tmp_path)
+    return run_evaluator(spec, tmp_path, env, tmp_path / "logs" / "eval.log", grace_seconds=0.5)
+
+
+def test_pass_with_score_and_env(tmp_path: Path) -> None:
+    cmd = (
+        'echo "id=$AUTORESEARCH_RUN_ID it=$AUTORESEARCH_ITERATION wt=$AUTORESEARCH_WORKTREE" >&2;'
+        ' echo \'{"pass": true, "score": 0.75, "note": "hi"}\''
+    )
+    rec = run(tmp_path, cmd)
+    d = rec.to_dict()
+    assert (d["status"], d["pass"], d["score"], d["exit_code"]) == ("pass", True, 0.75, 0)
+    assert d["output"] == {"note": "hi"}
+    assert f"id=run-x it=4 wt={tmp_path}" in d["stderr"]
+    assert d["timed_out"] is False and "parse_error" not in d
+    assert Path(d["log_file"]).read_text().count("0.75") == 1
+    assert set(d) >= {"command", "ran_at", "duration_ms", "stdout", "stderr", "log_file"}
+
+
+def test_fail_is_fail(tmp_path: Path) -> None:
+    d = run(tmp_path, 'echo \'{"pass": false, "score": 2}\'').to_dict()
+    assert (d["status"], d["pass"], d["score"]) == ("fail", False, 2)
+
+
+def test_nonzero_exit_with_valid_json_is_error(tmp_path: Path) -> None:
+    d = run(tmp_path, 'echo \'{"pass": true, "score": 2}\'; exit 4').to_dict()
+    assert (d["status"], d["exit_code"]) == ("error", 4)
+    assert "pass" not in d and "score" not in d
+
+
+def test_parse_error_is_error(tmp_path: Path) -> None:
+    d = run(tmp_path, "echo hello").to_dict()
+    assert d["status"] == "error"
+    assert d["parse_error"].startswith("Evaluator output must be valid JSON")
+
+
+def test_missing_command_is_error(tmp_path: Path) -> None:
+    d = run(tmp_path, "definitely-not-a-command-xyz").to_dict()
+    assert (d["status"], d["exit_code"]) == ("error", 127)
+
+
+def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
+    script = tmp_path / "hang.sh"
+    script.write_text(
+        "#!/bin/sh\n"
+        "trap '' TERM\n"  # the leader ignores SIGTERM
+        "sleep 60 & echo $! > child.pid\n"
+        "echo $$ > leader.pid\n"
+        "wait\n"
+    )
+    t0 = time.monotonic()
+    d = run(tmp_path, f"sh {script}", timeout=1).to_dict()
+    assert time.monotonic() - t0 < 10
+    assert d["status"] == "error" and d["timed_out"] is True
+    for name in ("child.pid", "leader.pid"):
+        pid = int((tmp_path / name).read_text())
+        assert not pid_alive(pid), f"{name} survived the timeout"
+
+
+def test_background_children_do_not_outlive_a_normal_exit(tmp_path: Path) -> None:
+    cmd = "sleep 60 >/dev/null 2>&1 & echo $! > bg.pid; echo '{\"pass\": true}'"
+    d = run(tmp_path, cmd).to_dict()
+    assert d["status"] == "pass"
+    time.sleep(0.1)
+    assert not pid_alive(int((tmp_path / "bg.pid").read_text()))
+
+
+def test_output_is_capped_in_the_record_but_whole_in_the_log(tmp_path: Path) -> None:
+    cmd = "head -c 3000000 /dev/zero | tr '\\0' 'a'; echo; echo '{\"pass\": true, \"score\": 1}'"
+    rec = run(tmp_path, cmd)
+    assert rec.status == "pass" and rec.score == 1
+    assert len(rec.stdout) <= 64 * 1024
+    assert Path(rec.log_file).stat().st_size > 3_000_000
+
+
+def test_metric_format(tmp_path: Path) -> None:
+    cmd = "echo 'METRIC loss=0.25'; echo 'METRIC time_s=3' >&2"
+    d = run(tmp_path, cmd, fmt="metric", metric="loss").to_dict()
+    assert (d["status"], d["pass"], d["score"]) == ("pass", True, 0.25)
+    assert d["metrics"] == {"loss": 0.25, "time_s": 3.0}
+    missing = run(tmp_path, "echo 'METRIC other=1'", fmt="metric", metric="loss").to_dict()
+    assert missing["status"] == "error"
+    assert missing["parse_error"] == "Evaluator output must include a METRIC loss=<number> line."
+    crashed = run(tmp_path, "echo 'METRIC loss=1'; exit 2", fmt="metric", metric="loss")
+    assert crashed.status == "error"
+
+
+@pytest.mark.parametrize("stdin_probe", ["cat"])
+def test_stdin_is_closed(tmp_path: Path, stdin_probe: str) -> None:
+    d = run(tmp_path, f"{stdin_probe}; echo '{{\"pass\": true}}'", timeout=5).to_dict()
+    assert d["status"] == "pass" and d["timed_out"] is False
