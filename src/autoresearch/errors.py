@@ -42,3 +42,10 @@ class ProcessError(AutoresearchError):
 
 class NotFoundError(AutoresearchError):
     """A run, session or file that the request names does not exist."""
+
+
+class RunInterrupted(AutoresearchError):
+    """The driver was asked to stop mid-iteration; the iteration was rolled back, the run is
+    resumable."""
+
+    exit_code = 130

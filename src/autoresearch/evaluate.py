@@ -44,6 +44,7 @@ class EvaluationRecord:
     extra: dict[str, Any] = field(default_factory=dict)
     parse_error: str | None = None
     spawn_error: str | None = None
+    cancelled: bool = False
 
     def summary(self) -> EvalSummary:
         return EvalSummary(self.status, self.passed, self.score)
@@ -152,6 +153,7 @@ def run_evaluator(
     log_path: Path,
     on_spawn: Callable[[int], None] | None = None,
     grace_seconds: float = 3.0,
+    should_cancel: Callable[[], bool] | None = None,
 ) -> EvaluationRecord:
     """Run `sh -c <command>` in the worktree and interpret its output."""
     collector = JsonStdoutCollector()
@@ -170,6 +172,7 @@ def run_evaluator(
             stdout_consumers=stdout_consumers,
             stderr_consumers=[MetricScanner(parsed)],
             on_spawn=on_spawn,
+            should_cancel=should_cancel,
         )
     )
     if spec.format == "json":
@@ -206,4 +209,5 @@ def build_record(
         extra=dict(verdict.extra),
         parse_error=parse_error if not outcome.timed_out else None,
         spawn_error=outcome.spawn_error,
+        cancelled=outcome.cancelled,
     )

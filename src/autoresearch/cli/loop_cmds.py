@@ -2,21 +2,114 @@
 
 from __future__ import annotations
 
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import click
 
+from autoresearch.cli.common import EXIT_RECORDED_FAILURE, emit_json, warn
+
+JSON_HELP = "Print one JSON object on stdout at the end (progress goes to stderr)."
+
+
+def agent_options(func: Any) -> Any:
+    """Options shared by `run` and `demo`/`resume` for choosing and tuning the agent."""
+    for option in reversed(
+        [
+            click.option("--model", help="Model for the agent (codex, claude, aider)."),
+            click.option(
+                "--agent-arg",
+                "agent_args",
+                multiple=True,
+                help="Extra argument for the agent's command line (repeatable).",
+            ),
+            click.option("--max-turns", type=click.IntRange(min=1), help="claude --max-turns."),
+            click.option(
+                "--seed", type=int, help="Seed of the offline agent (default: tune.seed)."
+            ),
+        ]
+    ):
+        func = option(func)
+    return func
+
 
 @click.command()
-def run() -> None:
+@click.argument("mission_dir", type=click.Path(path_type=Path))
+@click.option(
+    "--agent",
+    "agent_spec",
+    required=True,
+    help="codex | claude | aider | offline | cmd:<shell command>",
+)
+@click.option("--max-iterations", type=click.IntRange(min=1), help="Complete after N iterations.")
+@click.option(
+    "--max-noops",
+    type=click.IntRange(min=0),
+    default=3,
+    show_default=True,
+    help="Stop after N noops in a row (0: never).",
+)
+@click.option(
+    "--max-agent-failures",
+    type=click.IntRange(min=0),
+    default=3,
+    show_default=True,
+    help="Stop after N failed sessions in a row that produced nothing (0: never).",
+)
+@click.option(
+    "--agent-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Seconds before a session is stopped (its work is saved as a patch).",
+)
+@click.option("--run-tag", help="Run tag (default: UTC YYYYMMDDTHHMMSSZ).")
+@agent_options
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+@click.pass_context
+def run(ctx: click.Context, /, mission_dir: Path, agent_spec: str, **options: Any) -> None:
     """Prepare a run, then loop: agent session → artifact → evaluation → decision."""
-    raise click.ClickException("not implemented yet")
+    from autoresearch.supervisor.prepare import prepare
+
+    config = _agent_config(agent_spec, options)
+    _check_offline_mission(config.spec, mission_dir)
+    loop = {**config.to_dict(), **_limits_dict(options)}
+    with prepare(mission_dir, options["run_tag"], loop=loop) as handle:
+        _drive(ctx, handle, config, options, options["as_json"])
 
 
 @click.command()
-def demo() -> None:
-    """Create an example repository and run the loop on it with the offline agent."""
-    raise click.ClickException("not implemented yet")
+@click.argument("directory", required=False, type=click.Path(path_type=Path))
+@click.option("--iterations", type=click.IntRange(min=1), default=30, show_default=True)
+@click.option("--seed", type=int, help="Seed of the offline agent (default: the mission's).")
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+@click.pass_context
+def demo(
+    ctx: click.Context, directory: Path | None, iterations: int, seed: int | None, as_json: bool
+) -> None:
+    """Create an example repository and run the loop on it with the offline agent.
+
+    DIRECTORY (default: a new temporary folder) must not exist or be empty. The example is a
+    small SGD training script whose hyperparameters the offline agent tunes to lower the
+    validation loss.
+    """
+    from autoresearch.agents import AgentConfig
+    from autoresearch.demo import create_demo_repo
+    from autoresearch.supervisor.prepare import prepare
+
+    mission_dir = create_demo_repo(directory)
+    warn(f"demo repository: {mission_dir.parent.parent}")
+    config = AgentConfig("offline", seed=seed)
+    options: dict[str, Any] = {
+        "max_iterations": iterations,
+        "max_noops": 5,
+        "max_agent_failures": 3,
+        "agent_timeout": None,
+    }
+    loop = {**config.to_dict(), **_limits_dict(options)}
+    with prepare(mission_dir, None, loop=loop) as handle:
+        _drive(ctx, handle, config, options, as_json, demo=True)
 
 
 def continue_loop(
@@ -27,4 +120,123 @@ def continue_loop(
     agent_timeout: float | None,
     as_json: bool,
 ) -> None:
-    raise click.ClickException("not implemented yet")
+    """Resume the loop of a re-armed run with the given or recorded agent and limits."""
+    from autoresearch.agents import AgentConfig
+
+    recorded = dict(handle.run.loop or {})
+    config = AgentConfig.from_dict({**recorded, "agent": spec})
+    options = {
+        "max_iterations": max_iterations
+        if max_iterations is not None
+        else recorded.get("max_iterations"),
+        "max_noops": recorded.get("max_noops", 3),
+        "max_agent_failures": recorded.get("max_agent_failures", 3),
+        "agent_timeout": agent_timeout
+        if agent_timeout is not None
+        else recorded.get("agent_timeout"),
+    }
+    _record_loop(handle, {**recorded, **config.to_dict(), **_limits_dict(options)})
+    _drive(ctx, handle, config, options, as_json)
+
+
+def _agent_config(spec: str, options: dict[str, Any]) -> Any:
+    from autoresearch.agents import AgentConfig, validate_spec
+
+    return AgentConfig(
+        spec=validate_spec(spec),
+        model=options.get("model"),
+        args=tuple(options.get("agent_args") or ()),
+        max_turns=options.get("max_turns"),
+        seed=options.get("seed"),
+    )
+
+
+def _check_offline_mission(spec: str, mission_dir: Path) -> None:
+    if spec != "offline":
+        return
+    from autoresearch.errors import ContractError
+    from autoresearch.mission import load_mission
+
+    if load_mission(mission_dir).sandbox.tune is None:
+        raise ContractError(
+            "the offline agent needs a `tune:` block in sandbox.md naming the numeric "
+            "parameters to tune (see README: The offline agent)"
+        )
+
+
+def _limits_dict(options: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "max_iterations": options.get("max_iterations"),
+        "max_noops": options.get("max_noops", 3),
+        "max_agent_failures": options.get("max_agent_failures", 3),
+        "agent_timeout": options.get("agent_timeout"),
+    }
+
+
+def _record_loop(handle: Any, loop: dict[str, Any]) -> None:
+    from autoresearch.journal import runs
+
+    with handle.journal.tx() as conn:
+        runs.update_run(conn, handle.run_id, loop=loop)
+    handle.refresh()
+
+
+def _drive(
+    ctx: click.Context,
+    handle: Any,
+    config: Any,
+    options: dict[str, Any],
+    as_json: bool,
+    demo: bool = False,
+) -> None:
+    from autoresearch.agents import make_agent
+    from autoresearch.cli import render
+    from autoresearch.cli.progress import ProgressPrinter
+    from autoresearch.cli.run_cmds import warn_baseline
+    from autoresearch.journal import runs
+    from autoresearch.journal.views import manifest
+    from autoresearch.supervisor.lifecycle import run_summary
+    from autoresearch.supervisor.loop import LoopLimits, StopSignal, run_loop
+
+    baseline = runs.get_iteration(handle.journal, handle.run_id, 0)
+    warn_baseline(manifest(handle.run, handle.repo), baseline.evaluator if baseline else None)
+    limits = LoopLimits(**_limits_dict(options))
+    printer = ProgressPrinter(
+        str(handle.run.evaluator.get("direction", "higher")), handle.run.last_kept_score
+    )
+    printer.header(handle.run_id, config.spec, handle.run.worktree_path)
+    stop = StopSignal()
+    try:
+        with _stop_on_signals(stop):
+            outcome = run_loop(handle, make_agent(config), limits, printer, stop)
+    finally:
+        printer.close()
+    summary = run_summary(handle, outcome.sessions, outcome.interrupted)
+    if as_json:
+        emit_json(summary)
+    else:
+        render.loop_summary(summary, demo=demo)
+    if outcome.interrupted:
+        warn(
+            f"autoresearch: interrupted; the run is resumable: autoresearch resume {handle.run_id}"
+        )
+    if outcome.status == "failed":
+        warn(f"autoresearch: run failed: {outcome.stop_reason}")
+        ctx.exit(EXIT_RECORDED_FAILURE)
+
+
+@contextmanager
+def _stop_on_signals(stop: Any) -> Iterator[None]:
+    """First Ctrl-C / SIGTERM asks the loop to stop cleanly; a second Ctrl-C aborts."""
+
+    def handler(signum: int, frame: object) -> None:
+        stop.set(signal.Signals(signum).name)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        warn("autoresearch: stopping the current session (Ctrl-C again to abort at once)")
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)

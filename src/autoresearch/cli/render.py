@@ -137,3 +137,40 @@ def run_details(d: dict[str, Any]) -> None:
             (it.get("description") or "")[:70],
         )
     _console().print(table)
+
+
+def loop_summary(s: dict[str, Any], demo: bool = False) -> None:
+    """The end-of-loop summary: plain aligned lines, so that paths are never truncated."""
+    counts = s["counts"]
+    reason = f" ({s['stop_reason']})" if s["stop_reason"] else ""
+    rows = [
+        ("run", s["run_id"]),
+        ("status", f"{s['status']}{reason}"),
+        ("iterations", f"{s['iteration']} ({s['sessions']} in this invocation)"),
+        ("baseline", format_score(s["baseline_score"]) or "n/a"),
+        ("best", f"{format_score(s['best_score']) or 'n/a'} ({s['direction']} is better)"),
+        (
+            "decisions",
+            f"{counts.get('keep', 0)} kept, "
+            f"{counts.get('discard', 0) + counts.get('ambiguous', 0)} discarded, "
+            f"{counts.get('noop', 0)} noop, {counts.get('interrupted', 0)} interrupted, "
+            f"{counts.get('error', 0)} error",
+        ),
+        ("best commit", f"{_short(s['last_kept_commit'])} on branch {s['branch_name']}"),
+        ("worktree", s["worktree_path"]),
+        ("results", s["results_file"]),
+        ("ledger", s["ledger_file"]),
+        ("logs", s["logs_dir"]),
+    ]
+    if s.get("resume_command"):
+        rows.append(("resume", s["resume_command"]))
+    width = max(len(key) for key, _ in rows)
+    click.echo("\n".join(f"{key:<{width}}  {value}" for key, value in rows))
+    if demo:
+        repo = s["repo_root"]
+        click.echo(
+            "\nNext steps:\n"
+            f"  git -C {s['worktree_path']} log --oneline   # the kept commits\n"
+            f"  autoresearch --repo {repo} status {s['run_id']}   # every iteration\n"
+            "  README.md: write a mission for your own repository"
+        )

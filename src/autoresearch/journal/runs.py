@@ -216,6 +216,16 @@ def all_iterations(journal: Journal, run_id: str) -> list[IterationRecord]:
     return [_from_row(IterationRecord, r, _IT_JSON) for r in rows]
 
 
+def iterations_after(journal: Journal, run_id: str, after: int) -> list[IterationRecord]:
+    """Recorded iterations numbered above `after` (incremental readers stay O(new rows))."""
+    rows = journal.rows(
+        "SELECT * FROM iterations WHERE run_id = ? AND iteration > ? AND state != ? "
+        "ORDER BY iteration",
+        (run_id, after, EVALUATING),
+    )
+    return [_from_row(IterationRecord, r, _IT_JSON) for r in rows]
+
+
 def decision_counts(journal: Journal, run_id: str) -> dict[str, int]:
     rows = journal.rows(
         "SELECT decision, COUNT(*) FROM iterations WHERE run_id = ? AND kind = 'iteration' "

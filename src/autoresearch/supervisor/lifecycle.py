@@ -188,12 +188,17 @@ def _stop_target(journal: Journal, run_id: str | None) -> RunRecord:
 
 def finalize_stop(h: RunHandle, reason: str) -> None:
     """Record the run as stopped (the caller holds the driver lock)."""
+    finalize_run(h, STOPPED, reason)
+
+
+def finalize_run(h: RunHandle, status: str, reason: str) -> None:
+    """End a run with a terminal status (stopped or completed); the caller drives it."""
     with contextlib.suppress(RefusedError):
-        recover(h)  # a dirty worktree must not prevent an operator from stopping the run
+        recover(h)  # a dirty worktree must not prevent an operator from ending the run
     now = utc_now_iso()
     with h.journal.tx() as conn:
         runs.update_run(
-            conn, h.run_id, status=STOPPED, stop_reason=reason, completed_at=now,
+            conn, h.run_id, status=status, stop_reason=reason, completed_at=now,
             stop_requested=None,
         )  # fmt: skip
     h.refresh()
@@ -252,3 +257,27 @@ def _summary(
         "completed_at": run.completed_at,
         "stop_requested": run.stop_requested,
     }
+
+
+def run_summary(h: RunHandle, sessions: int, interrupted: bool) -> dict[str, Any]:
+    """What a finished (or interrupted) loop reports: numbers and where the files are."""
+    h.refresh()
+    run = h.run
+    direction = str(run.evaluator.get("direction", "higher"))
+    data = _summary(
+        run,
+        runs.decision_counts(h.journal, run.run_id),
+        runs.best_score(h.journal, run.run_id, direction),
+        runs.baseline_score(h.journal, run.run_id),
+    )
+    data.update(
+        repo_root=str(h.repo.repo_root),
+        sessions=sessions,
+        interrupted=interrupted,
+        ledger_file=str(h.paths.ledger),
+        results_file=str(h.results_file),
+        manifest_file=str(h.paths.manifest),
+        logs_dir=str(h.paths.logs),
+        resume_command=f"autoresearch resume {run.run_id}" if run.status == "running" else None,
+    )
+    return data

@@ -10,12 +10,14 @@ An iteration moves through `evaluating` → `decided` → `applied`:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 from autoresearch import failpoints, git
 from autoresearch.clock import utc_now_iso
 from autoresearch.decide import TERMINAL_STATUSES, Decision
+from autoresearch.errors import RunInterrupted
 from autoresearch.evaluate import EvaluationRecord, evaluator_env, run_evaluator
 from autoresearch.fsutil import atomic_write_bytes
 from autoresearch.journal import runs
@@ -48,8 +50,14 @@ def start_evaluation(h: RunHandle, it: IterationRecord) -> None:
         runs.insert_iteration(conn, it)
 
 
-def evaluate(h: RunHandle, iteration: int) -> EvaluationRecord:
-    """Run the frozen evaluator on the worktree; its process group is registered meanwhile."""
+def evaluate(
+    h: RunHandle, iteration: int, should_cancel: Callable[[], bool] | None = None
+) -> EvaluationRecord:
+    """Run the frozen evaluator on the worktree; its process group is registered meanwhile.
+
+    When `should_cancel` fires, the evaluator's group is stopped, the iteration is rolled back
+    (its artifact stays in place for `resume`) and RunInterrupted is raised.
+    """
     attempt = 1
     while h.paths.evaluator_log(iteration, attempt).exists():
         attempt += 1  # an earlier, interrupted attempt keeps its log
@@ -65,7 +73,16 @@ def evaluate(h: RunHandle, iteration: int) -> EvaluationRecord:
         h.paths.evaluator_log(iteration, attempt),
         on_spawn=register,
         grace_seconds=kill_grace(),
+        should_cancel=should_cancel,
     )
+    if record.cancelled:
+        with h.journal.tx() as conn:
+            runs.delete_iteration(conn, h.run_id, iteration)
+            runs.clear_children(conn, h.run_id)
+        raise RunInterrupted(
+            f"evaluation of iteration {iteration} interrupted; its artifact is kept for "
+            f"`autoresearch resume {h.run_id}`"
+        )
     failpoints.hit("step.after_evaluator")
     return record
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -72,6 +73,7 @@ def step(
     h: RunHandle,
     extra_notes: list[str] | None = None,
     agent: dict[str, Any] | None = None,
+    should_cancel: Callable[[], bool] | None = None,
 ) -> StepResult:
     """Process candidate.json once for a running, prepared run."""
     if h.run.status != "running":
@@ -110,7 +112,7 @@ def step(
             decision_notes=base["decision_notes"],
             agent=agent,
         )
-        result = _process(h, it, artifact, sha)
+        result = _process(h, it, artifact, sha, should_cancel)
     return replace(result, repaired=repaired)
 
 
@@ -182,7 +184,11 @@ def _invalid_iteration(h: RunHandle, raw: bytes | None, base: dict[str, Any]) ->
 
 
 def _process(
-    h: RunHandle, it: IterationRecord, artifact: CandidateArtifact, sha: str | None
+    h: RunHandle,
+    it: IterationRecord,
+    artifact: CandidateArtifact,
+    sha: str | None,
+    should_cancel: Callable[[], bool] | None,
 ) -> StepResult:
     run = h.run
     spec = h.evaluator
@@ -195,7 +201,7 @@ def _process(
         )
         return _record(h, it, decision, None, {}, sha)
     record.start_evaluation(h, it)
-    evaluation = record.evaluate(h, it.iteration)
+    evaluation = record.evaluate(h, it.iteration, should_cancel)
     decision = decide(
         run.keep_policy, spec.direction, run.last_kept_score, "candidate", evaluation.summary()
     )

@@ -1,0 +1,138 @@
+"""The one small interface every agent back-end implements.
+
+An agent runs one short-lived session per iteration in the run's worktree. The candidate
+artifact is the contract; what the agent reports about itself (exit status, success, tokens,
+cost) is recorded but never decides.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from autoresearch.journal.db import Journal
+
+
+@dataclass(frozen=True)
+class SessionRequest:
+    """Everything a back-end needs to run one session."""
+
+    run_id: str
+    iteration: int
+    worktree: Path
+    instructions_file: Path
+    candidate_file: Path
+    base_commit: str
+    log_path: Path
+    timeout: float | None
+    sandbox: dict[str, Any] = field(default_factory=dict)
+    journal: Journal | None = None  # read-only use by in-process agents (history)
+
+    def env(self) -> dict[str, str]:
+        """The session's environment: the caller's plus the AUTORESEARCH_* variables."""
+        env = dict(os.environ)
+        env.update(
+            AUTORESEARCH_INSTRUCTIONS_FILE=str(self.instructions_file),
+            AUTORESEARCH_CANDIDATE_FILE=str(self.candidate_file),
+            AUTORESEARCH_WORKTREE=str(self.worktree),
+            AUTORESEARCH_BASE_COMMIT=self.base_commit,
+            AUTORESEARCH_RUN_ID=self.run_id,
+            AUTORESEARCH_ITERATION=str(self.iteration),
+        )
+        return env
+
+
+@dataclass
+class Usage:
+    """Tokens and cost as the agent reported them (None when it reported nothing)."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cached_tokens: int | None = None
+    cost_usd: float | None = None
+    turns: int | None = None
+    session_id: str | None = None
+    model: str | None = None
+    success: bool | None = None
+    error: str | None = None
+
+    def add_tokens(self, inp: int | None, out: int | None, cached: int | None = None) -> None:
+        self.input_tokens = _add(self.input_tokens, inp)
+        self.output_tokens = _add(self.output_tokens, out)
+        self.cached_tokens = _add(self.cached_tokens, cached)
+
+
+def _add(a: int | None, b: int | None) -> int | None:
+    if b is None:
+        return a
+    return (a or 0) + b
+
+
+@dataclass(frozen=True)
+class AgentResult:
+    """How one session ended."""
+
+    agent: str
+    exit_code: int | None
+    duration_ms: int
+    timed_out: bool = False
+    cancelled: bool = False
+    spawn_error: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    log_file: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        """True when the session itself broke (not a judgement on its candidate)."""
+        return (
+            self.timed_out
+            or self.spawn_error is not None
+            or (self.exit_code not in (0, None))
+            or self.usage.success is False
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        u = self.usage
+        data: dict[str, Any] = {
+            "agent": self.agent,
+            "exit_code": self.exit_code,
+            "duration_ms": self.duration_ms,
+            "timed_out": self.timed_out,
+            "cancelled": self.cancelled,
+            "success": u.success,
+            "input_tokens": u.input_tokens,
+            "output_tokens": u.output_tokens,
+            "cached_tokens": u.cached_tokens,
+            "cost_usd": u.cost_usd,
+            "turns": u.turns,
+            "session_id": u.session_id,
+            "model": u.model,
+            "error": u.error or self.spawn_error,
+            "log_file": self.log_file,
+        }
+        return {k: v for k, v in data.items() if v is not None}
+
+
+ShouldCancel = Callable[[], bool]
+OnSpawn = Callable[[int], None]
+
+
+class Agent(Protocol):
+    """A back-end: `run` performs one session and returns how it ended."""
+
+    @property
+    def name(self) -> str: ...
+
+    # True for agents that cannot write the artifact themselves (aider): the supervisor
+    # derives it from git after the session (changes → candidate, none → noop).
+    @property
+    def artifact_from_git(self) -> bool: ...
+
+    def describe(self) -> dict[str, Any]: ...
+
+    def run(
+        self, request: SessionRequest, should_cancel: ShouldCancel, on_spawn: OnSpawn
+    ) -> AgentResult: ...

@@ -1,0 +1,82 @@
+"""Agents that are command-line programs: one process group per session, output to a log.
+
+Each back-end supplies how to build its command line and a parser for what it prints; the
+process handling (timeout, cancel, log, bounded memory) is `proc.run_supervised`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from autoresearch.agents.base import AgentResult, OnSpawn, SessionRequest, ShouldCancel, Usage
+from autoresearch.proc import SupervisedSpec, run_supervised
+from autoresearch.settings import kill_grace
+from autoresearch.streams import LineSplitter
+
+# A parser sees every stdout line of the session and fills in the usage record.
+LineParser = Callable[[str, Usage], None]
+
+
+@dataclass(frozen=True)
+class ExternalAgent:
+    """A back-end run as `argv` in the worktree."""
+
+    name: str
+    build_argv: Callable[[SessionRequest], list[str]]
+    parse_line: LineParser | None = None
+    stdin_from_instructions: bool = False
+    artifact_from_git: bool = False
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def describe(self) -> dict[str, Any]:
+        return {"agent": self.name, **self.options}
+
+    def run(
+        self, request: SessionRequest, should_cancel: ShouldCancel, on_spawn: OnSpawn
+    ) -> AgentResult:
+        usage = Usage()
+        consumers = []
+        if self.parse_line is not None:
+            parse = self.parse_line
+            consumers.append(LineSplitter(lambda raw: parse(raw.decode("utf-8", "replace"), usage)))
+        outcome = run_supervised(
+            SupervisedSpec(
+                argv=self.build_argv(request),
+                cwd=request.worktree,
+                env=request.env(),
+                log_path=request.log_path,
+                timeout=request.timeout,
+                stdin_path=request.instructions_file if self.stdin_from_instructions else None,
+                grace_seconds=kill_grace(),
+                stdout_consumers=consumers,
+                should_cancel=should_cancel,
+                on_spawn=on_spawn,
+            )
+        )
+        return AgentResult(
+            agent=self.name,
+            exit_code=outcome.exit_code,
+            duration_ms=outcome.duration_ms,
+            timed_out=outcome.timed_out,
+            cancelled=outcome.cancelled,
+            spawn_error=outcome.spawn_error,
+            usage=usage,
+            log_file=str(request.log_path),
+        )
+
+
+def with_extra(argv: list[str], model: str | None, extra: Sequence[str]) -> list[str]:
+    """Append the model flag and the user's extra arguments."""
+    if model:
+        argv += ["--model", model]
+    return argv + list(extra)
+
+
+def relative_to_worktree(path: Path, worktree: Path) -> str:
+    try:
+        return str(path.relative_to(worktree))
+    except ValueError:
+        return str(path)

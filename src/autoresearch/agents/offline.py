@@ -1,0 +1,143 @@
+"""The built-in offline agent: no model, no network.
+
+It tunes the numeric parameters declared in sandbox.md's `tune:` block. Each session reads the
+incumbent values from the worktree, proposes new ones (`tuning.propose`), edits the files,
+commits, and writes the candidate artifact – exactly what a coding agent would do.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from autoresearch import git
+from autoresearch.agents.base import AgentResult, OnSpawn, SessionRequest, ShouldCancel, Usage
+from autoresearch.agents.tuning import Proposal, Trial, propose, read_value, write_value
+from autoresearch.clock import utc_now_iso
+from autoresearch.contracts.tune import ParamSpec, parse_tune
+from autoresearch.errors import ContractError
+from autoresearch.fsutil import atomic_write_json
+from autoresearch.journal import runs
+
+NOTE_PREFIX = "offline-agent: "
+AUTHOR = ("autoresearch offline agent", "offline-agent@autoresearch.localhost")
+
+
+@dataclass
+class OfflineAgent:
+    """Seeded numeric tuning as an agent back-end."""
+
+    seed: int | None = None
+    name: str = "offline"
+    artifact_from_git: bool = False
+    _trials: list[Trial] = field(default_factory=list)
+    _seen: int = 0
+    _run_id: str | None = None
+
+    def describe(self) -> dict[str, Any]:
+        return {"agent": self.name, "seed": self.seed}
+
+    def run(
+        self, request: SessionRequest, should_cancel: ShouldCancel, on_spawn: OnSpawn
+    ) -> AgentResult:
+        t0 = time.monotonic()
+        request.log_path.parent.mkdir(parents=True, exist_ok=True)
+        artifact, log = self._session(request)
+        atomic_write_json(request.candidate_file, artifact)
+        request.log_path.write_text("\n".join(log) + "\n", encoding="utf-8")
+        return AgentResult(
+            agent=self.name,
+            exit_code=0,
+            duration_ms=round((time.monotonic() - t0) * 1000),
+            usage=Usage(success=True),
+            log_file=str(request.log_path),
+        )
+
+    def _session(self, req: SessionRequest) -> tuple[dict[str, Any], list[str]]:
+        spec = parse_tune(req.sandbox.get("tune"))
+        if spec is None:
+            return _artifact(req, "abort", None, "offline agent: sandbox.md has no tune block"), []
+        try:
+            incumbent = read_incumbent(req.worktree, spec.parameters)
+        except ContractError as exc:
+            return _artifact(req, "abort", None, f"offline agent: {exc}"), [str(exc)]
+        seed = spec.seed if self.seed is None else self.seed
+        proposal = propose(spec.parameters, incumbent, self._history(req), seed, req.iteration)
+        log = [f"incumbent {json.dumps(incumbent)}", f"seed {seed} iteration {req.iteration}"]
+        if proposal is None:
+            return _artifact(req, "noop", None, "no untried configuration near the incumbent"), log
+        commit = apply_proposal(req.worktree, spec.parameters, proposal)
+        log.append(f"proposal {json.dumps(proposal.values)} -> {commit}")
+        notes = [NOTE_PREFIX + json.dumps(proposal.values, sort_keys=True)]
+        return _artifact(req, "candidate", commit, proposal.description, notes), log
+
+    def _history(self, req: SessionRequest) -> list[Trial]:
+        """Past proposals and their decisions, read incrementally from the journal."""
+        if req.journal is None:
+            return []
+        if self._run_id != req.run_id:
+            self._run_id, self._trials, self._seen = req.run_id, [], 0
+        for it in runs.iterations_after(req.journal, req.run_id, self._seen):
+            self._seen = it.iteration
+            values = _proposal_from_notes(it.artifact_notes)
+            if values is not None and it.decision is not None:
+                self._trials.append(Trial(values, it.decision))
+        return self._trials
+
+
+def read_incumbent(worktree: Path, params: tuple[ParamSpec, ...]) -> dict[str, float]:
+    values: dict[str, float] = {}
+    for p in params:
+        path = worktree / p.file
+        text = path.read_text(encoding="utf-8") if path.is_file() else ""
+        value = read_value(text, p.name)
+        if value is None:
+            raise ContractError(
+                f"parameter {p.name} not found as `{p.name} = <number>` in {p.file}"
+            )
+        values[p.name] = value
+    return values
+
+
+def apply_proposal(worktree: Path, params: tuple[ParamSpec, ...], proposal: Proposal) -> str:
+    """Write the proposed values and commit them; returns the new commit."""
+    files: dict[str, str] = {}
+    for p in params:
+        path = worktree / p.file
+        text = files.get(p.file, path.read_text(encoding="utf-8"))
+        files[p.file] = write_value(text, p.name, proposal.values[p.name], p.integer)
+    for rel, text in files.items():
+        (worktree / rel).write_text(text, encoding="utf-8")
+    commit = git.commit_all(worktree, proposal.description, pathspec=list(files), author=AUTHOR)
+    return commit or git.head(worktree)
+
+
+def _proposal_from_notes(notes: list[str]) -> dict[str, float] | None:
+    for note in notes:
+        if note.startswith(NOTE_PREFIX):
+            try:
+                data = json.loads(note[len(NOTE_PREFIX) :])
+            except ValueError:
+                return None
+            return {str(k): float(v) for k, v in data.items()}
+    return None
+
+
+def _artifact(
+    req: SessionRequest,
+    status: str,
+    commit: str | None,
+    description: str,
+    notes: list[str] | None = None,
+) -> dict[str, Any]:
+    return {
+        "status": status,
+        "candidate_commit": commit,
+        "base_commit": req.base_commit,
+        "description": description,
+        "notes": notes or [],
+        "created_at": utc_now_iso(),
+    }

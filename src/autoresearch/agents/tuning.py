@@ -1,0 +1,142 @@
+"""Pure pieces of the offline agent: reading and writing `NAME = <number>` assignments, and a
+seeded proposal rule.
+
+The proposal is a (1+1) evolution strategy in the unit cube (log-scaled where declared): perturb
+one or two parameters of the incumbent with a Gaussian step whose size follows the 1/5 success
+rule, replayed from the history – so a proposal is a pure function of (seed, iteration,
+incumbent, history) and a resumed run proposes exactly what an uninterrupted one would.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from autoresearch.contracts.tune import ParamSpec
+
+INITIAL_STEP = 0.2
+MIN_STEP, MAX_STEP = 0.02, 0.5
+GROW, SHRINK = 1.5, 1.5**-0.25
+EXPLORE_PROBABILITY = 0.15
+MAX_DRAWS = 30
+
+_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+
+
+def _assignment(name: str) -> re.Pattern[str]:
+    return re.compile(
+        rf"^(?P<head>[ \t]*(?:export[ \t]+)?{re.escape(name)}[ \t]*[:=][ \t]*)"
+        rf"(?P<value>{_NUMBER})",
+        re.M,
+    )
+
+
+def read_value(text: str, name: str) -> float | None:
+    """The first `NAME = <number>` (or `NAME: <number>`) in a file, else None."""
+    match = _assignment(name).search(text)
+    return float(match["value"]) if match else None
+
+
+def format_value(value: float, integer: bool) -> str:
+    if integer:
+        return str(round(value))
+    text = format(value, ".6g")
+    return text if any(c in text for c in ".e") else text + ".0"
+
+
+def write_value(text: str, name: str, value: float, integer: bool) -> str:
+    """Replace the first assignment of `name`; the rest of the file is untouched."""
+    pattern = _assignment(name)
+    return pattern.sub(lambda m: m["head"] + format_value(value, integer), text, count=1)
+
+
+@dataclass(frozen=True)
+class Trial:
+    """A past proposal and what the supervisor decided about it."""
+
+    values: Mapping[str, float]
+    decision: str
+
+
+@dataclass(frozen=True)
+class Proposal:
+    values: dict[str, float]
+    description: str
+
+
+def _to_unit(p: ParamSpec, value: float) -> float:
+    lo, hi, v = p.low, p.high, min(max(value, p.low), p.high)
+    if p.log:
+        return (math.log(v) - math.log(lo)) / (math.log(hi) - math.log(lo))
+    return (v - lo) / (hi - lo)
+
+
+def _from_unit(p: ParamSpec, u: float) -> float:
+    u = min(max(u, 0.0), 1.0)
+    if p.log:
+        value = math.exp(math.log(p.low) + u * (math.log(p.high) - math.log(p.low)))
+    else:
+        value = p.low + u * (p.high - p.low)
+    return float(round(value)) if p.integer else float(format(value, ".6g"))
+
+
+def step_size(history: Sequence[Trial]) -> float:
+    """The 1/5 success rule replayed over the history."""
+    step = INITIAL_STEP
+    for trial in history:
+        if trial.decision == "keep":
+            step = min(MAX_STEP, step * GROW)
+        elif trial.decision in ("discard", "ambiguous"):
+            step = max(MIN_STEP, step * SHRINK)
+    return step
+
+
+def _key(params: Sequence[ParamSpec], values: Mapping[str, float]) -> tuple[str, ...]:
+    return tuple(format_value(values.get(p.name, math.nan), p.integer) for p in params)
+
+
+def propose(
+    params: Sequence[ParamSpec],
+    incumbent: Mapping[str, float],
+    history: Sequence[Trial],
+    seed: int,
+    iteration: int,
+) -> Proposal | None:
+    """The next configuration to try, or None when nothing new is found near the incumbent."""
+    rng = random.Random(f"{seed}:{iteration}")
+    step = step_size(history)
+    tried = {_key(params, t.values) for t in history}
+    tried.add(_key(params, incumbent))
+    for _ in range(MAX_DRAWS):
+        values = _draw(params, incumbent, step, rng)
+        if _key(params, values) not in tried:
+            return Proposal(values, _describe(params, incumbent, values))
+    return None
+
+
+def _draw(
+    params: Sequence[ParamSpec], incumbent: Mapping[str, float], step: float, rng: random.Random
+) -> dict[str, float]:
+    values = {p.name: incumbent[p.name] for p in params}
+    count = 1 if len(params) == 1 or rng.random() < 0.6 else 2
+    for p in rng.sample(list(params), count):
+        if rng.random() < EXPLORE_PROBABILITY:
+            u = rng.random()  # an occasional global jump keeps the search from stalling
+        else:
+            u = _to_unit(p, incumbent[p.name]) + rng.gauss(0.0, step)
+        values[p.name] = _from_unit(p, u)
+    return values
+
+
+def _describe(
+    params: Sequence[ParamSpec], old: Mapping[str, float], new: Mapping[str, float]
+) -> str:
+    changes = [
+        f"{p.name} {format_value(old[p.name], p.integer)} -> {format_value(new[p.name], p.integer)}"
+        for p in params
+        if format_value(old[p.name], p.integer) != format_value(new[p.name], p.integer)
+    ]
+    return "tune " + ", ".join(changes)

@@ -1,0 +1,321 @@
+"""The loop (supervisor.md §9): placeholder → instructions → agent session → artifact → step,
+until a limit, an abort, a failure or an operator stops it.
+
+What to do next is a pure function of the run's state (`next_action`). Work is never lost: a
+session that timed out, was interrupted, or left uncommitted changes has them saved as a patch
+under the run's logs before the worktree is reset.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import Protocol
+
+from autoresearch import git
+from autoresearch.agents.base import Agent, AgentResult, SessionRequest
+from autoresearch.clock import utc_now_iso
+from autoresearch.contracts.candidate import is_placeholder
+from autoresearch.decide import (
+    COMPLETED,
+    STOPPED,
+    stop_agent_failures,
+    stop_max_iterations,
+    stop_noop_limit,
+)
+from autoresearch.errors import RunInterrupted
+from autoresearch.fsutil import atomic_write_json
+from autoresearch.journal import runs
+from autoresearch.supervisor import record, sync
+from autoresearch.supervisor.handle import RunHandle
+from autoresearch.supervisor.lifecycle import finalize_run, has_pending_artifact
+from autoresearch.supervisor.safety import dirty_entries
+from autoresearch.supervisor.step import StepResult, step
+
+STOP_POLL_SECONDS = 1.0
+
+
+@dataclass(frozen=True)
+class LoopLimits:
+    """When the loop ends on its own."""
+
+    max_iterations: int | None = None
+    max_noops: int = 3
+    max_agent_failures: int = 3
+    agent_timeout: float | None = None
+
+
+@dataclass(frozen=True)
+class LoopState:
+    """The facts `next_action` decides on."""
+
+    status: str
+    stop_requested: str | None
+    iteration: int
+    trailing_noops: int
+    agent_failures: int
+    pending_artifact: bool
+
+
+@dataclass(frozen=True)
+class Action:
+    kind: str  # "finish" | "process_pending" | "launch" | "exit"
+    status: str | None = None
+    reason: str | None = None
+
+
+def next_action(state: LoopState, limits: LoopLimits) -> Action:
+    """The loop's transition table."""
+    if state.status != "running":
+        return Action("exit")
+    if state.stop_requested:
+        return Action("finish", STOPPED, state.stop_requested)
+    if state.pending_artifact:
+        return Action("process_pending")
+    if limits.max_iterations is not None and state.iteration >= limits.max_iterations:
+        return Action("finish", COMPLETED, stop_max_iterations(limits.max_iterations))
+    if limits.max_noops > 0 and state.trailing_noops >= limits.max_noops:
+        return Action("finish", STOPPED, stop_noop_limit(limits.max_noops))
+    if limits.max_agent_failures > 0 and state.agent_failures >= limits.max_agent_failures:
+        return Action("finish", STOPPED, stop_agent_failures(limits.max_agent_failures))
+    return Action("launch")
+
+
+class LoopObserver(Protocol):
+    """Progress callbacks (the CLI renders them; tests may record them)."""
+
+    def session_started(self, iteration: int) -> None: ...
+
+    def step_recorded(self, result: StepResult, agent: AgentResult | None) -> None: ...
+
+    def note(self, message: str) -> None: ...
+
+
+class StopSignal:
+    """Set from a signal handler (Ctrl-C, SIGTERM); polled by the loop and its children."""
+
+    def __init__(self) -> None:
+        self.reason: str | None = None
+
+    def set(self, reason: str) -> None:
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class LoopOutcome:
+    run_id: str
+    status: str
+    stop_reason: str | None
+    interrupted: bool
+    sessions: int
+
+
+class _CancelPoll:
+    """`should_cancel` for children: a signal, or an operator's `stop` seen in the journal."""
+
+    def __init__(self, h: RunHandle, signal: StopSignal) -> None:
+        self._h, self._signal = h, signal
+        self._next = 0.0
+        self.stop_reason: str | None = None
+
+    def __call__(self) -> bool:
+        if self._signal.reason is not None:
+            return True
+        now = time.monotonic()
+        if now >= self._next:
+            self._next = now + STOP_POLL_SECONDS
+            run = runs.get_run(self._h.journal, self._h.run_id)
+            self.stop_reason = run.stop_requested if run else None
+        return self.stop_reason is not None
+
+
+def run_loop(
+    h: RunHandle,
+    agent: Agent,
+    limits: LoopLimits,
+    observer: LoopObserver,
+    signal: StopSignal,
+) -> LoopOutcome:
+    """Drive the run until `next_action` says it is over or a signal interrupts it."""
+    failures = sessions = 0
+    while True:
+        h.refresh()
+        state = _state(h, failures, limits)
+        action = next_action(state, limits)
+        if action.kind == "exit":
+            return _outcome(h, False, sessions)
+        if action.kind == "finish":
+            finalize_run(h, action.status or STOPPED, action.reason or "")
+            return _outcome(h, False, sessions)
+        cancel = _CancelPoll(h, signal)
+        try:
+            if action.kind == "process_pending":
+                observer.note("processing the artifact the previous session left")
+                observer.step_recorded(step(h, should_cancel=cancel), None)
+                continue
+            result, agent_result = _session(h, agent, limits, observer, cancel)
+        except RunInterrupted as exc:
+            observer.note(str(exc))
+            if signal.reason is None:
+                continue  # an operator stop: the next turn finalizes the run
+            return _outcome(h, True, sessions)
+        sessions += 1
+        observer.step_recorded(result, agent_result)
+        unproductive = result.decision in ("noop", "interrupted")
+        failures = failures + 1 if agent_result.failed and unproductive else 0
+        if signal.reason is not None:
+            return _outcome(h, True, sessions)
+
+
+def _state(h: RunHandle, failures: int, limits: LoopLimits) -> LoopState:
+    trailing = 0
+    for decision in runs.trailing_decisions(h.journal, h.run_id, max(limits.max_noops, 1)):
+        if decision != "noop":
+            break
+        trailing += 1
+    return LoopState(
+        status=h.run.status,
+        stop_requested=h.run.stop_requested,
+        iteration=h.run.iteration,
+        trailing_noops=trailing,
+        agent_failures=failures,
+        pending_artifact=has_pending_artifact(h),
+    )
+
+
+def _outcome(h: RunHandle, interrupted: bool, sessions: int) -> LoopOutcome:
+    h.refresh()
+    return LoopOutcome(h.run_id, h.run.status, h.run.stop_reason, interrupted, sessions)
+
+
+def _session(
+    h: RunHandle,
+    agent: Agent,
+    limits: LoopLimits,
+    observer: LoopObserver,
+    cancel: _CancelPoll,
+) -> tuple[StepResult, AgentResult]:
+    """One agent session and the step that judges it."""
+    iteration = h.run.iteration + 1
+    base = h.run.last_kept_commit or ""
+    notes = _restore_base(h, iteration, base)
+    sync.write_placeholder(h)
+    sync.write_instructions(h)
+    observer.session_started(iteration)
+    request = SessionRequest(
+        run_id=h.run_id,
+        iteration=iteration,
+        worktree=h.worktree,
+        instructions_file=h.paths.instructions,
+        candidate_file=h.paths.candidate,
+        base_commit=base,
+        log_path=h.paths.agent_log(iteration),
+        timeout=limits.agent_timeout,
+        sandbox=h.run.sandbox,
+        journal=h.journal,
+    )
+    result = agent.run(request, cancel, lambda pgid: _register(h, pgid))
+    with h.journal.tx() as conn:
+        runs.clear_children(conn, h.run_id)
+    notes += _after_session(h, agent, result, iteration, base)
+    outcome = step(h, extra_notes=notes, agent=result.to_dict(), should_cancel=cancel)
+    return outcome, result
+
+
+def _register(h: RunHandle, pgid: int) -> None:
+    with h.journal.tx() as conn:
+        runs.add_child(conn, h.run_id, pgid, "agent", h.marker)
+
+
+def _restore_base(h: RunHandle, iteration: int, base: str) -> list[str]:
+    """A session starts from the last kept commit on a clean tree; leftovers are saved."""
+    if git.head(h.worktree) == base and not dirty_entries(h.worktree, h.links, h.runtime):
+        return []
+    note = record.save_patch(h, iteration, "leftover", base)
+    _reset(h, base)
+    return [f"a previous session left changes behind: {note}"]
+
+
+def _reset(h: RunHandle, target: str) -> None:
+    """Reset to `target` and remove untracked leftovers, sparing runtime files."""
+    git.reset_hard(h.worktree, target)
+    rooted = ["results.tsv", "run.log", ".autoresearch", *h.links]
+    keep = [*(f"/{name}" for name in rooted), "__pycache__", *h.runtime]
+    git.clean_untracked(h.worktree, keep=keep)
+
+
+def _after_session(
+    h: RunHandle, agent: Agent, result: AgentResult, iteration: int, base: str
+) -> list[str]:
+    """Make the artifact and the worktree consistent after a session ended, losing nothing."""
+    notes = _agent_notes(result)
+    if result.timed_out or result.cancelled:
+        label = "timed-out" if result.timed_out else "interrupted"
+        notes.append(record.save_patch(h, iteration, label, base))
+        _reset(h, base)
+        _write_artifact(h, "interrupted", None, base, f"agent session {label}", notes)
+        return []
+    artifact = _read_artifact(h)
+    if agent.artifact_from_git and is_placeholder(artifact):
+        return notes + _artifact_from_git(h, iteration, base)
+    status = artifact.get("status") if isinstance(artifact, dict) else None
+    if status == "candidate" and dirty_entries(h.worktree, h.links, h.runtime):
+        head = git.head(h.worktree)
+        notes.append(record.save_patch(h, iteration, "uncommitted", head))
+        _reset(h, head)
+        notes.append("uncommitted changes were not evaluated (saved above)")
+    return notes
+
+
+def _agent_notes(result: AgentResult) -> list[str]:
+    if result.spawn_error:
+        return [f"agent could not start: {result.spawn_error}"]
+    if result.timed_out:
+        return [f"agent timed out after {result.duration_ms / 1000:.0f} s"]
+    if result.cancelled:
+        return ["agent session was stopped"]
+    if result.exit_code not in (0, None) or result.usage.success is False:
+        detail = f": {result.usage.error}" if result.usage.error else ""
+        return [f"agent exited with code {result.exit_code}{detail}"]
+    return []
+
+
+def _read_artifact(h: RunHandle) -> object:
+    try:
+        return json.loads(h.paths.candidate.read_bytes())
+    except (OSError, ValueError):
+        return None
+
+
+def _artifact_from_git(h: RunHandle, iteration: int, base: str) -> list[str]:
+    """For agents that cannot write the artifact: changes → a candidate commit, none → noop."""
+    message = f"autoresearch: {h.run.mission_slug} iteration {iteration} (agent edits)"
+    commit = git.commit_all(h.worktree, message)
+    head = commit or git.head(h.worktree)
+    if head == base:
+        _write_artifact(h, "noop", None, base, "agent made no changes", [])
+        return []
+    _write_artifact(h, "candidate", head, base, git.commit_message(h.worktree, head), [])
+    return ["artifact derived from git: the agent's changes were committed by autoresearch"]
+
+
+def _write_artifact(
+    h: RunHandle,
+    status: str,
+    commit: str | None,
+    base: str,
+    description: str,
+    notes: list[str],
+) -> None:
+    atomic_write_json(
+        h.paths.candidate,
+        {
+            "status": status,
+            "candidate_commit": commit,
+            "base_commit": base,
+            "description": description.splitlines()[0] if description else "",
+            "notes": notes,
+            "created_at": utc_now_iso(),
+        },
+    )
