@@ -1,0 +1,49 @@
+"""A `cmd:` agent for tests: reads the AUTORESEARCH_* variables, acts on FAKE_PLAN.
+
+Actions per iteration: improve | worse | noop | hang (edits, then sleeps) | crash (exit 3).
+It drops a marker file `.autoresearch/agent-<iteration>.started` so tests can time signals.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+iteration = int(os.environ["AUTORESEARCH_ITERATION"])
+plan = os.environ.get("FAKE_PLAN", "improve").split(",")
+action = plan[min(iteration, len(plan)) - 1]
+os.makedirs(".autoresearch", exist_ok=True)
+open(f".autoresearch/agent-{iteration}.started", "w").write(str(os.getpid()))
+
+
+def artifact(status: str, commit: str | None, description: str) -> None:
+    with open(os.environ["AUTORESEARCH_CANDIDATE_FILE"], "w") as handle:
+        json.dump(
+            {
+                "status": status,
+                "candidate_commit": commit,
+                "base_commit": os.environ["AUTORESEARCH_BASE_COMMIT"],
+                "description": description,
+                "notes": [],
+                "created_at": "2026-01-01T00:00:00Z",
+            },
+            handle,
+        )
+
+
+value = float(open("value.txt").read())
+if action == "crash":
+    sys.exit(3)
+if action == "noop":
+    artifact("noop", None, "nothing")
+    sys.exit(0)
+value += 1 if action in ("improve", "hang") else -0.5
+open("value.txt", "w").write(f"{value:g}\n")
+if action == "hang":
+    time.sleep(120)
+subprocess.run(["git", "commit", "-qam", f"{action} to {value:g}"], check=True)
+head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+artifact("candidate", head, f"{action} to {value:g}")

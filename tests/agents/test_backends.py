@@ -1,0 +1,103 @@
+"""Each agent back-end drives a real multi-iteration run through fake CLIs on PATH that
+behave like the real ones (flags, event streams, commits, artifact)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from helpers import Repo, cli
+
+FAKES = Path(__file__).parent / "fakes"
+
+
+def run_with(repo: Repo, agent: str, plan: str, *extra: str) -> dict:
+    env = {"PATH": f"{FAKES}{os.pathsep}{os.environ['PATH']}", "FAKE_PLAN": plan}
+    done = cli(
+        "run", "missions/demo", "--agent", agent, "--run-tag", "T1", "--max-iterations", "5",
+        "--max-noops", "0", "--json", *extra, cwd=repo.root, env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def iterations(repo: Repo) -> list[dict]:
+    status = cli("status", "missions-demo-t1", "--json", cwd=repo.root)
+    return json.loads(status.stdout)["iterations"]
+
+
+@pytest.mark.parametrize("agent", ["codex", "claude", "aider"])
+def test_backend_completes_a_run_with_keeps_discards_and_noops(
+    repo: Repo, mission_dir: Path, agent: str
+) -> None:
+    summary = run_with(repo, agent, "improve,worse,noop,improve,fail")
+    assert (summary["status"], summary["stop_reason"]) == (
+        "completed", "max iterations reached (5)",
+    )  # fmt: skip
+    its = iterations(repo)
+    decisions = [it["decision"] for it in its]
+    assert decisions == ["baseline", "keep", "discard", "noop", "keep", "noop"]
+    assert summary["last_kept_score"] == 3.0 and summary["best_score"] == 3.0
+    usage = its[1]["agent"]
+    assert usage["agent"] == agent and usage["exit_code"] == 0
+    # aider prints nothing machine-readable about success: it is not invented
+    assert usage.get("success") is (None if agent == "aider" else True)
+    if agent == "codex":
+        assert (usage["input_tokens"], usage["cached_tokens"], usage["output_tokens"]) == (
+            1200, 1000, 80,
+        )  # fmt: skip
+        assert usage["session_id"] == "session-1"
+    elif agent == "claude":
+        assert (usage["input_tokens"], usage["output_tokens"], usage["cost_usd"]) == (
+            420, 45, 0.0125,
+        )  # fmt: skip
+        assert usage["turns"] == 3 and usage["model"] == "fake-model"
+    else:
+        assert (usage["input_tokens"], usage["output_tokens"], usage["cost_usd"]) == (
+            2300, 440, 0.00061,
+        )  # fmt: skip
+        assert "artifact derived from git" in " ".join(its[1]["notes"])
+    failed = its[5]["agent"]
+    if agent != "aider":  # aider reports no failure: it has no machine-readable output
+        assert failed["success"] is False and failed["exit_code"] == 1
+        assert any("agent exited with code 1" in n for n in its[5]["notes"])
+    # the worktree is at the kept commit, clean
+    worktree = Path(summary["worktree_path"])
+    assert (worktree / "value.txt").read_text().strip() == "3"
+
+
+def test_uncommitted_leftovers_of_a_candidate_are_saved_not_evaluated(
+    repo: Repo, mission_dir: Path
+) -> None:
+    summary = run_with(repo, "codex", "dirty,noop")
+    its = iterations(repo)
+    assert its[1]["decision"] == "keep"
+    assert any("uncommitted changes were not evaluated" in n for n in its[1]["notes"])
+    patch = next(Path(summary["logs_dir"]).glob("iteration-0001-uncommitted.patch"))
+    assert "stray.txt" in patch.read_text()
+    assert not (Path(summary["worktree_path"]) / "stray.txt").exists()
+
+
+def test_unknown_agent_is_refused_before_anything_happens(repo: Repo, mission_dir: Path) -> None:
+    done = cli("run", "missions/demo", "--agent", "gpt", cwd=repo.root)
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        "autoresearch: unknown agent 'gpt': use codex, claude, aider, offline or cmd:<shell command>"
+    )
+    assert not (repo.root / ".autoresearch/worktrees").exists()
+
+
+def test_missing_agent_binary_stops_after_repeated_failures(repo: Repo, mission_dir: Path) -> None:
+    env = {"PATH": "/usr/bin:/bin"}  # no codex anywhere
+    done = cli(
+        "run", "missions/demo", "--agent", "codex", "--max-noops", "0", "--max-agent-failures",
+        "2", "--json", cwd=repo.root, env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["stop_reason"] == "repeated agent failure limit reached (2)"
+    its = json.loads(cli("status", summary["run_id"], "--json", cwd=repo.root).stdout)["iterations"]
+    assert "agent could not start" in its[1]["notes"][-1]

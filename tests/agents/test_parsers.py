@@ -1,0 +1,67 @@
+"""Pure parsers of the agents' machine output, on the real event formats."""
+
+from __future__ import annotations
+
+import json
+
+from autoresearch.agents.aider import parse_aider_line
+from autoresearch.agents.base import Usage
+from autoresearch.agents.claude import parse_claude_line
+from autoresearch.agents.codex import parse_codex_line
+
+
+def feed(parser, lines) -> Usage:
+    usage = Usage()
+    for line in lines:
+        parser(line if isinstance(line, str) else json.dumps(line), usage)
+    return usage
+
+
+def test_codex_success_uses_the_running_total() -> None:
+    usage = feed(parse_codex_line, [
+        {"type": "thread.started", "thread_id": "t-1"},
+        {"type": "turn.started"},
+        {"type": "error", "message": "Reconnecting... 1/5"},
+        {"type": "item.completed", "item": {"id": "item_0", "type": "agent_message", "text": "x"}},
+        {"type": "turn.completed", "usage": {"input_tokens": 100, "cached_input_tokens": 40, "output_tokens": 7}},
+        {"type": "turn.completed", "usage": {"input_tokens": 250, "cached_input_tokens": 90, "output_tokens": 19}},
+        "not json",
+    ])  # fmt: skip
+    assert (usage.success, usage.error, usage.session_id) == (True, None, "t-1")
+    assert (usage.input_tokens, usage.cached_tokens, usage.output_tokens) == (250, 90, 19)
+
+
+def test_codex_failure_wins_over_exit_code() -> None:
+    usage = feed(parse_codex_line, [
+        {"type": "thread.started", "thread_id": "t-2"},
+        {"type": "error", "message": "usage limit"},
+        {"type": "turn.failed", "error": {"message": "usage limit"}},
+    ])  # fmt: skip
+    assert usage.success is False and usage.error == "usage limit"
+    assert usage.input_tokens is None
+
+
+def test_claude_result_message() -> None:
+    usage = feed(parse_claude_line, [
+        {"type": "system", "subtype": "init", "session_id": "s", "model": "m"},
+        {"type": "assistant", "message": {"content": []}},
+        {"type": "result", "subtype": "error_max_turns", "is_error": True, "num_turns": 2,
+         "session_id": "s", "total_cost_usd": 0.04,
+         "usage": {"input_tokens": 10, "cache_read_input_tokens": 5, "output_tokens": 3},
+         "errors": ["Reached maximum number of turns (1)"]},
+    ])  # fmt: skip
+    assert usage.success is False
+    assert usage.error == "error_max_turns: Reached maximum number of turns (1)"
+    assert (usage.input_tokens, usage.cached_tokens, usage.output_tokens) == (15, 5, 3)
+    assert (usage.cost_usd, usage.turns, usage.model) == (0.04, 2, "m")
+
+
+def test_aider_token_lines() -> None:
+    usage = feed(parse_aider_line, [
+        "Aider v0.86.2",
+        "Tokens: 2.3k sent, 440 received. Cost: $0.00061 message, $0.00061 session.",
+        "Tokens: 12k sent, 1.5k cache write, 9.8k cache hit, 987 received.",
+        "Cost: $0.02 message, $0.03 session.",
+    ])  # fmt: skip
+    assert (usage.input_tokens, usage.output_tokens, usage.cached_tokens) == (14300, 1427, 9800)
+    assert usage.cost_usd == 0.03 and usage.turns == 2

@@ -1,0 +1,84 @@
+"""The offline agent's pure pieces: assignments in files and the seeded proposal rule."""
+
+from __future__ import annotations
+
+import pytest
+
+from autoresearch.agents.tuning import (
+    INITIAL_STEP,
+    MIN_STEP,
+    Trial,
+    format_value,
+    propose,
+    read_value,
+    step_size,
+    write_value,
+)
+from autoresearch.contracts.tune import ParamSpec
+
+LR = ParamSpec("LR", 1e-4, 1.0, integer=False, log=True, file="train.py")
+BATCH = ParamSpec("BATCH", 1, 256, integer=True, log=True, file="train.py")
+MOM = ParamSpec("MOMENTUM", 0.0, 0.99, integer=False, log=False, file="train.py")
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "value"),
+    [
+        ("LR = 0.01\n", "LR", 0.01),
+        ("  LR=3e-4  # comment\n", "LR", 3e-4),
+        ("export BATCH=64\n", "BATCH", 64),
+        ("batch_size: 32\nBATCH: 16\n", "BATCH", 16),
+        ("OTHER_LR = 5\nLR = 2\n", "LR", 2),
+        ("LR = 'x'\n", "LR", None),
+    ],
+)
+def test_read_value(text: str, name: str, value: float | None) -> None:
+    assert read_value(text, name) == value
+
+
+def test_write_value_keeps_the_rest_of_the_file() -> None:
+    text = "# header\nLR = 0.01  # tuned\nBATCH = 64\nLR = 9\n"
+    assert (
+        write_value(text, "LR", 0.25, False) == "# header\nLR = 0.25  # tuned\nBATCH = 64\nLR = 9\n"
+    )
+    assert (
+        write_value(text, "BATCH", 31.6, True)
+        == "# header\nLR = 0.01  # tuned\nBATCH = 32\nLR = 9\n"
+    )
+    assert format_value(1.0, False) == "1.0" and format_value(1e-7, False) == "1e-07"
+
+
+def test_step_size_follows_the_one_fifth_rule() -> None:
+    assert step_size([]) == INITIAL_STEP
+    grown = step_size([Trial({}, "keep")])
+    shrunk = step_size([Trial({}, "discard")] * 4)
+    assert grown > INITIAL_STEP and shrunk == pytest.approx(INITIAL_STEP / 1.5)
+    assert step_size([Trial({}, "discard")] * 100) == MIN_STEP
+    assert step_size([Trial({}, "noop")] * 10) == INITIAL_STEP
+
+
+def test_proposals_are_deterministic_new_and_in_range() -> None:
+    params = (LR, BATCH, MOM)
+    incumbent = {"LR": 0.01, "BATCH": 64.0, "MOMENTUM": 0.5}
+    first = propose(params, incumbent, [], seed=3, iteration=1)
+    assert first is not None
+    assert first == propose(params, incumbent, [], seed=3, iteration=1)
+    assert first != propose(params, incumbent, [], seed=3, iteration=2)
+    history = [Trial(first.values, "discard")]
+    seen = {tuple(sorted(first.values.items()))}
+    for iteration in range(2, 40):
+        p = propose(params, incumbent, history, seed=3, iteration=iteration)
+        assert p is not None
+        key = tuple(sorted(p.values.items()))
+        assert key not in seen
+        seen.add(key)
+        history.append(Trial(p.values, "discard"))
+        assert 1e-4 <= p.values["LR"] <= 1.0 and 0.0 <= p.values["MOMENTUM"] <= 0.99
+        assert p.values["BATCH"] == int(p.values["BATCH"]) and 1 <= p.values["BATCH"] <= 256
+        assert p.description.startswith("tune ")
+
+
+def test_exhausted_space_gives_none() -> None:
+    tiny = ParamSpec("N", 1, 2, integer=True, log=False, file="f")
+    history = [Trial({"N": 2.0}, "discard")]
+    assert propose((tiny,), {"N": 1.0}, history, seed=0, iteration=5) is None

@@ -1,0 +1,183 @@
+"""The loop: its transition table, limits, signals, timeouts and operator stops, resumes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from autoresearch.supervisor.loop import Action, LoopLimits, LoopState, next_action
+from helpers import GIT_ENV, Repo, cli, git, pid_alive
+
+CMD_AGENT = f"cmd:{sys.executable} {Path(__file__).parents[1] / 'agents/fakes/cmd_agent.py'}"
+RUN_ID = "missions-demo-t1"
+
+
+def state(**kw: object) -> LoopState:
+    base = dict(status="running", stop_requested=None, iteration=3, trailing_noops=0,
+                agent_failures=0, pending_artifact=False)  # fmt: skip
+    base.update(kw)
+    return LoopState(**base)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("kw", "limits", "expected"),
+    [
+        ({"status": "failed"}, LoopLimits(), Action("exit")),
+        ({"stop_requested": "operator stop"}, LoopLimits(), Action("finish", "stopped", "operator stop")),
+        ({"pending_artifact": True}, LoopLimits(max_iterations=3), Action("process_pending")),
+        ({}, LoopLimits(max_iterations=3), Action("finish", "completed", "max iterations reached (3)")),
+        ({}, LoopLimits(max_iterations=4), Action("launch")),
+        ({"trailing_noops": 3}, LoopLimits(), Action("finish", "stopped", "repeated noop limit reached (3)")),
+        ({"trailing_noops": 9}, LoopLimits(max_noops=0), Action("launch")),
+        ({"agent_failures": 2}, LoopLimits(max_agent_failures=2),
+         Action("finish", "stopped", "repeated agent failure limit reached (2)")),
+    ],
+)  # fmt: skip
+def test_next_action(kw: dict, limits: LoopLimits, expected: Action) -> None:
+    assert next_action(state(**kw), limits) == expected
+
+
+def start_run(repo: Repo, plan: str, *extra: str) -> subprocess.Popen[str]:
+    env = {**os.environ, **GIT_ENV, "FAKE_PLAN": plan}
+    return subprocess.Popen(
+        [sys.executable, "-m", "autoresearch", "run", "missions/demo", "--agent", CMD_AGENT,
+         "--run-tag", "T1", "--json", *extra],
+        cwd=repo.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+
+def wait_for(path: Path, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.05)
+
+
+def status(repo: Repo) -> dict:
+    return json.loads(cli("status", RUN_ID, "--json", cwd=repo.root).stdout)
+
+
+def worktree(repo: Repo) -> Path:
+    return repo.root / ".autoresearch/worktrees" / RUN_ID
+
+
+def test_max_iterations_completes(repo: Repo, mission_dir: Path) -> None:
+    proc = start_run(repo, "improve,worse,improve", "--max-iterations", "3")
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    summary = json.loads(out)
+    assert (summary["status"], summary["stop_reason"]) == (
+        "completed",
+        "max iterations reached (3)",
+    )
+    assert summary["counts"] == {"keep": 2, "discard": 1}
+    assert summary["baseline_score"] == 1.0 and summary["best_score"] == 3.0
+    assert "keep" in err  # progress lines on stderr
+
+
+def test_noop_limit_stops(repo: Repo, mission_dir: Path) -> None:
+    proc = start_run(repo, "improve,noop", "--max-noops", "2")
+    out, err = proc.communicate(timeout=120)
+    summary = json.loads(out)
+    assert (summary["status"], summary["stop_reason"]) == (
+        "stopped",
+        "repeated noop limit reached (2)",
+    )
+    assert [it["decision"] for it in status(repo)["iterations"]] == [
+        "baseline",
+        "keep",
+        "noop",
+        "noop",
+    ]
+
+
+def test_ctrl_c_interrupts_saves_the_work_and_resumes(repo: Repo, mission_dir: Path) -> None:
+    proc = start_run(repo, "improve,hang", "--max-iterations", "3")
+    wait_for(worktree(repo) / ".autoresearch/agent-2.started")
+    agent_pid = int((worktree(repo) / ".autoresearch/agent-2.started").read_text())
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert f"autoresearch resume {RUN_ID}" in err
+    assert not pid_alive(agent_pid)
+    summary = json.loads(out)
+    assert summary["status"] == "running" and summary["interrupted"] is True
+    its = status(repo)["iterations"]
+    assert [it["decision"] for it in its] == ["baseline", "keep", "interrupted"]
+    patch = Path(summary["logs_dir"]) / "iteration-0002-interrupted.patch"
+    assert "+3" in patch.read_text()  # the agent's unsaved edit (2 -> 3) was kept
+    assert git(worktree(repo), "status", "--porcelain") == ""
+    done = cli("resume", RUN_ID, "--json", cwd=repo.root, env={"FAKE_PLAN": "improve"})
+    assert done.returncode == 0, done.stderr
+    final = json.loads(done.stdout)
+    assert (final["status"], final["stop_reason"]) == ("completed", "max iterations reached (3)")
+    assert final["best_score"] == 3.0
+
+
+def test_agent_timeout_saves_the_work_and_continues(repo: Repo, mission_dir: Path) -> None:
+    proc = start_run(repo, "hang,improve", "--max-iterations", "2", "--agent-timeout", "1")
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    its = status(repo)["iterations"]
+    assert [it["decision"] for it in its] == ["baseline", "interrupted", "keep"]
+    assert its[1]["agent"]["timed_out"] is True
+    assert any("agent timed out" in n for n in its[1]["notes"])
+    assert (
+        "+2" in (Path(json.loads(out)["logs_dir"]) / "iteration-0001-timed-out.patch").read_text()
+    )
+
+
+def test_operator_stop_from_another_process(repo: Repo, mission_dir: Path) -> None:
+    proc = start_run(repo, "improve,hang", "--max-iterations", "5")
+    wait_for(worktree(repo) / ".autoresearch/agent-2.started")
+    done = cli("stop", "--reason", "lunch", cwd=repo.root)
+    assert done.returncode == 0 and "stop requested" in done.stdout
+    out, err = proc.communicate(timeout=60)
+    summary = json.loads(out)
+    assert (summary["status"], summary["stop_reason"]) == ("stopped", "operator stop: lunch")
+    assert [it["decision"] for it in status(repo)["iterations"]] == [
+        "baseline",
+        "keep",
+        "interrupted",
+    ]
+
+
+def test_crashing_agent_is_a_noop_with_a_note(repo: Repo, mission_dir: Path) -> None:
+    proc = start_run(repo, "crash", "--max-iterations", "2", "--max-agent-failures", "0")
+    out, _ = proc.communicate(timeout=120)
+    its = status(repo)["iterations"]
+    assert [it["decision"] for it in its] == ["baseline", "noop", "noop"]
+    assert its[1]["agent"]["exit_code"] == 3
+    assert "agent exited with code 3" in its[1]["notes"]
+
+
+def demo_history(directory: Path) -> tuple[list[tuple[str, str]], float]:
+    listing = json.loads(cli("--repo", str(directory), "status", "--json", cwd=directory).stdout)
+    run_id = listing["runs"][0]["run_id"]
+    details = json.loads(
+        cli("--repo", str(directory), "status", run_id, "--json", cwd=directory).stdout
+    )
+    history = [(it["decision"], it["description"]) for it in details["iterations"]]
+    return history, details["last_kept_score"]
+
+
+def test_a_killed_run_resumes_to_the_same_result(tmp_path: Path) -> None:
+    straight, killed = tmp_path / "straight", tmp_path / "killed"
+    assert cli("demo", str(straight), "--iterations", "8", cwd=tmp_path).returncode == 0
+    done = cli("demo", str(killed), "--iterations", "8", cwd=tmp_path,
+               env={"AUTORESEARCH_FAILPOINTS": "step.after_decided@4"})  # fmt: skip
+    assert done.returncode == -signal.SIGKILL
+    listing = json.loads(cli("--repo", str(killed), "status", "--json", cwd=tmp_path).stdout)
+    run_id = listing["runs"][0]["run_id"]
+    done = cli("--repo", str(killed), "resume", run_id, "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["status"] == "completed"
+    assert demo_history(killed) == demo_history(straight)
