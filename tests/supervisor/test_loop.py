@@ -84,7 +84,7 @@ def test_max_iterations_completes(repo: Repo, mission_dir: Path) -> None:
 
 def test_noop_limit_stops(repo: Repo, mission_dir: Path) -> None:
     proc = start_run(repo, "improve,noop", "--max-noops", "2")
-    out, err = proc.communicate(timeout=120)
+    out, _ = proc.communicate(timeout=120)
     summary = json.loads(out)
     assert (summary["status"], summary["stop_reason"]) == (
         "stopped",
@@ -140,7 +140,7 @@ def test_operator_stop_from_another_process(repo: Repo, mission_dir: Path) -> No
     wait_for(worktree(repo) / ".autoresearch/agent-2.started")
     done = cli("stop", "--reason", "lunch", cwd=repo.root)
     assert done.returncode == 0 and "stop requested" in done.stdout
-    out, err = proc.communicate(timeout=60)
+    out, _ = proc.communicate(timeout=60)
     summary = json.loads(out)
     assert (summary["status"], summary["stop_reason"]) == ("stopped", "operator stop: lunch")
     assert [it["decision"] for it in status(repo)["iterations"]] == [
@@ -152,7 +152,7 @@ def test_operator_stop_from_another_process(repo: Repo, mission_dir: Path) -> No
 
 def test_crashing_agent_is_a_noop_with_a_note(repo: Repo, mission_dir: Path) -> None:
     proc = start_run(repo, "crash", "--max-iterations", "2", "--max-agent-failures", "0")
-    out, _ = proc.communicate(timeout=120)
+    proc.communicate(timeout=120)
     its = status(repo)["iterations"]
     assert [it["decision"] for it in its] == ["baseline", "noop", "noop"]
     assert its[1]["agent"]["exit_code"] == 3

@@ -11,12 +11,13 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 iteration = int(os.environ["AUTORESEARCH_ITERATION"])
 plan = os.environ.get("FAKE_PLAN", "improve").split(",")
 action = plan[min(iteration, len(plan)) - 1]
 os.makedirs(".autoresearch", exist_ok=True)
-open(f".autoresearch/agent-{iteration}.started", "w").write(str(os.getpid()))
+Path(f".autoresearch/agent-{iteration}.started").write_text(str(os.getpid()))
 
 
 def artifact(status: str, commit: str | None, description: str) -> None:
@@ -34,14 +35,14 @@ def artifact(status: str, commit: str | None, description: str) -> None:
         )
 
 
-value = float(open("value.txt").read())
+value = float(Path("value.txt").read_text())
 if action == "crash":
     sys.exit(3)
 if action == "noop":
     artifact("noop", None, "nothing")
     sys.exit(0)
 value += 1 if action in ("improve", "hang") else -0.5
-open("value.txt", "w").write(f"{value:g}\n")
+Path("value.txt").write_text(f"{value:g}\n")
 if action == "hang":
     time.sleep(120)
 subprocess.run(["git", "commit", "-qam", f"{action} to {value:g}"], check=True)

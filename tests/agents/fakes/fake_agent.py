@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from datetime import UTC, datetime
+from pathlib import Path
 
 
 def instructions_from(args: list[str], name: str) -> str:
@@ -54,7 +55,7 @@ def git(*args: str) -> str:
 
 
 def edit(action: str) -> None:
-    value = float(open("value.txt").read())
+    value = float(Path("value.txt").read_text())
     value = value + 1 if action in ("improve", "dirty") else value - 0.5
     with open("value.txt", "w") as handle:
         handle.write(f"{value:g}\n")
@@ -162,7 +163,7 @@ def main() -> int:
     if name != "aider":
         git("commit", "-qam", f"{action} value")
         if action == "dirty":
-            open("stray.txt", "w").write("uncommitted")
+            Path("stray.txt").write_text("uncommitted")
         write_artifact(
             candidate_file, "candidate", git("rev-parse", "HEAD"), base, f"{action} value"
         )
