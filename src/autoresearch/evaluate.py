@@ -136,12 +136,17 @@ class JsonStdoutCollector:
         return "\n".join(line.decode("utf-8", "replace") for line in self._objects)
 
 
-def evaluator_env(run_id: str, iteration: int, worktree: Path) -> dict[str, str]:
+def evaluator_env(
+    run_id: str, iteration: int, worktree: Path, mission_dir: Path | None = None
+) -> dict[str, str]:
+    """The caller's environment plus AUTORESEARCH_RUN_ID, _ITERATION, _WORKTREE and
+    _MISSION_DIR (the mission folder inside the worktree, so commands can be relative to it)."""
     env = dict(os.environ)
     env.update(
         AUTORESEARCH_RUN_ID=run_id,
         AUTORESEARCH_ITERATION=str(iteration),
         AUTORESEARCH_WORKTREE=str(worktree),
+        AUTORESEARCH_MISSION_DIR=str(mission_dir or worktree),
     )
     return env
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from autoresearch import failpoints, git
@@ -69,7 +70,7 @@ def evaluate(
     record = run_evaluator(
         h.evaluator,
         h.worktree,
-        evaluator_env(h.run_id, iteration, h.worktree),
+        evaluator_env(h.run_id, iteration, h.worktree, Path(h.run.mission_dir)),
         h.paths.evaluator_log(iteration, attempt),
         on_spawn=register,
         grace_seconds=kill_grace(),

@@ -1,0 +1,94 @@
+"""Docs that cannot drift: every command and option the README shows exists."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import click
+
+from autoresearch.cli import app
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+_INVOCATION = re.compile(r"^autoresearch((?: (?:--repo \S+ )?[a-z][a-z-]*)+)(.*)$")
+
+
+def _command(path: list[str]) -> click.Command | None:
+    command: click.Command = app
+    for name in path:
+        if not isinstance(command, click.Group) or name not in command.commands:
+            return None
+        command = command.commands[name]
+    return command
+
+
+def _options(command: click.Command) -> set[str]:
+    opts = {"--help", "-h"}
+    for param in command.params:
+        opts.update(getattr(param, "opts", []))
+        opts.update(getattr(param, "secondary_opts", []))
+    return opts
+
+
+def _code_snippets(text: str) -> list[str]:
+    """Lines of fenced code blocks and inline code spans: where commands are shown."""
+    snippets = re.findall(r"`([^`\n]+)`", text)
+    for block in re.findall(r"```[a-z]*\n(.*?)```", text, re.S):
+        snippets.extend(block.splitlines())
+    return [s.split("#", 1)[0].strip() for s in snippets]
+
+
+def invocations() -> list[tuple[list[str], list[str]]]:
+    found = []
+    for snippet in _code_snippets(README.read_text()):
+        match = _INVOCATION.match(snippet)
+        if match is None:
+            continue
+        words = [w for w in match.group(1).split() if w != "--repo"]
+        words = [w for w in words if not w.startswith(("/", "."))]
+        path: list[str] = []
+        for word in words:
+            if _command([*path, word]) is None:
+                break
+            path.append(word)
+        flags = re.findall(r"(?<![\w-])(--[a-z][a-z-]*)", match.group(2))
+        found.append((path, flags))
+    return found
+
+
+def test_readme_commands_and_options_exist() -> None:
+    seen = invocations()
+    assert len(seen) > 10
+    for path, flags in seen:
+        assert path, "README names an autoresearch command that does not exist"
+        command = _command(path)
+        assert command is not None
+        if isinstance(command, click.Group):
+            continue
+        unknown = set(flags) - _options(command)
+        assert not unknown, f"`autoresearch {' '.join(path)}` has no option {sorted(unknown)}"
+
+
+def test_readme_quickstart_matches_dev_script() -> None:
+    text = README.read_text()
+    assert "python3 dev.py demo" in text and "python3 dev.py test" in text
+    ci = (README.parent / ".ci/run").read_text()
+    assert "python3 dev.py test" in ci
+
+
+def _all_options(command: click.Command) -> set[str]:
+    opts = _options(command)
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            opts |= _all_options(sub)
+    return opts
+
+
+def test_every_flag_the_readme_shows_exists() -> None:
+    known = _all_options(app)
+    foreign = ("codex", "claude", "aider", "git", "pip", "python3", "make", "sh ")
+    for snippet in _code_snippets(README.read_text()):
+        if snippet.startswith(foreign):
+            continue
+        for flag in re.findall(r"(?<![\w-])(--[a-z][a-z-]*)", snippet):
+            assert flag in known, f"README shows {flag!r} ({snippet!r}) but no command has it"
