@@ -160,7 +160,7 @@ def _check_offline_mission(spec: str, mission_dir: Path) -> None:
     if load_mission(mission_dir).sandbox.tune is None:
         raise ContractError(
             "the offline agent needs a `tune:` block in sandbox.md naming the numeric "
-            "parameters to tune (see README: The offline agent)"
+            "parameters to tune (see README: Write your own mission)"
         )
 
 

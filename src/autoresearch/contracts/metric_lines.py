@@ -87,8 +87,8 @@ class ParsedLines:
 def parse_text(text: str) -> ParsedLines:
     """Parse a whole output held in memory."""
     parsed = ParsedLines()
-    for line in text.splitlines():
-        parsed.add_line(line)
+    for line in text.split("\n"):  # exactly the lines the streaming scanner sees
+        parsed.add_line(line.rstrip("\r"))
     return parsed
 
 

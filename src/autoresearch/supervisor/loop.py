@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 from typing import Protocol
 
-from autoresearch import git
+from autoresearch import failpoints, git
 from autoresearch.agents.base import Agent, AgentResult, SessionRequest
 from autoresearch.clock import utc_now_iso
 from autoresearch.contracts.candidate import is_placeholder
@@ -215,7 +215,9 @@ def _session(
         sandbox=h.run.sandbox,
         journal=h.journal,
     )
+    failpoints.hit("loop.before_agent")
     result = agent.run(request, cancel, lambda pgid: _register(h, pgid))
+    failpoints.hit("loop.after_agent")
     with h.journal.tx() as conn:
         runs.clear_children(conn, h.run_id)
     notes += _after_session(h, agent, result, iteration, base)

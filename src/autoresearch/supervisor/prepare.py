@@ -17,6 +17,7 @@ from autoresearch import failpoints, git
 from autoresearch.clock import run_tag_now, utc_now_iso
 from autoresearch.decide import baseline_decision
 from autoresearch.errors import ContractError, RefusedError
+from autoresearch.fsutil import atomic_write_text
 from autoresearch.journal import runs
 from autoresearch.journal.runs import PREPARING, READY, RunRecord
 from autoresearch.mission import Mission, load_mission
@@ -170,8 +171,8 @@ def write_excludes(repo_root: Path, patterns: list[str]) -> None:
     if merged == current and start >= 0:
         return
     block = "\n".join([EXCLUDE_BEGIN, *merged, EXCLUDE_END])
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text.rstrip("\n") + ("\n" if text.strip() else "") + block + "\n")
+    # atomic: concurrent prepares may rewrite the file at the same moment
+    atomic_write_text(path, text.rstrip("\n") + ("\n" if text.strip() else "") + block + "\n")
 
 
 def finish_prepare(h: RunHandle) -> None:
@@ -187,6 +188,7 @@ def finish_prepare(h: RunHandle) -> None:
     check_reset_safety(h.worktree, h.links, h.runtime)
     if runs.get_iteration(h.journal, run.run_id, 0) is None:
         _baseline(h)
+        failpoints.hit("prepare.after_baseline")
     with h.journal.tx() as conn:
         runs.update_run(conn, run.run_id, phase=READY)
     h.refresh()

@@ -49,6 +49,7 @@ def start_evaluation(h: RunHandle, it: IterationRecord) -> None:
     """Record that iteration `it` is being evaluated."""
     with h.journal.tx() as conn:
         runs.insert_iteration(conn, it)
+    failpoints.hit("step.after_start_evaluation")
 
 
 def evaluate(
@@ -66,6 +67,7 @@ def evaluate(
     def register(pgid: int) -> None:
         with h.journal.tx() as conn:
             runs.add_child(conn, h.run_id, pgid, "evaluator", h.marker)
+        failpoints.hit("evaluate.after_spawn")
 
     record = run_evaluator(
         h.evaluator,

@@ -12,6 +12,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+from autoresearch import failpoints
 from autoresearch.clock import utc_now_iso
 from autoresearch.contracts.candidate import placeholder
 from autoresearch.fsutil import atomic_write_json, atomic_write_text
@@ -71,17 +72,18 @@ def sync_after_iteration(
     """Update the views after iteration `it` was recorded and applied."""
     h.refresh()
     now = utc_now_iso()
-    appended = (
-        h.run.views_iteration == it.iteration - 1
-        and views.append_ledger(h.paths.ledger, it, now)
-        and views.append_tsv(h.results_file, it)
+    appended = h.run.views_iteration == it.iteration - 1 and views.append_ledger(
+        h.paths.ledger, it, now
     )
+    failpoints.hit("views.after_ledger")
+    appended = appended and views.append_tsv(h.results_file, it)
     if not appended:
         its = runs.all_iterations(h.journal, h.run_id)
         views.write_ledger(h.paths.ledger, h.run, its, now)
         views.write_tsv(h.results_file, its)
     if processed_sha is None or file_sha256(h.paths.candidate) == processed_sha:
         write_placeholder(h)
+    failpoints.hit("views.after_placeholder")
     _finish(h, evaluation)
 
 

@@ -1,0 +1,147 @@
+"""Property-based fuzzing of every parser: only the documented errors, never a crash."""
+
+from __future__ import annotations
+
+import json
+import math
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from autoresearch.contracts import candidate as cand
+from autoresearch.contracts import evaluator_output as eo
+from autoresearch.contracts.candidate import ArtifactError, parse_artifact
+from autoresearch.contracts.metric_lines import (
+    MetricScanner,
+    parse_asi_line,
+    parse_metric_line,
+    parse_text,
+)
+from autoresearch.contracts.sandbox import parse_sandbox
+from autoresearch.decide import EvalSummary, decide
+from autoresearch.errors import ContractError
+
+FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+SANDBOX_ERRORS = ("sandbox.md ",)
+ARTIFACT_ERRORS = {
+    cand.MSG_NOT_JSON, cand.MSG_NOT_OBJECT, cand.MSG_STATUS, cand.MSG_COMMIT_TYPE,
+    cand.MSG_BASE_REQUIRED, cand.MSG_DESCRIPTION, cand.MSG_NOTES, cand.MSG_CREATED_AT,
+}  # fmt: skip
+EVAL_ERRORS = {eo.MSG_NOT_JSON, eo.MSG_NOT_OBJECT, eo.MSG_NO_PASS, eo.MSG_BAD_SCORE}
+
+
+@FAST
+@given(st.text(max_size=400))
+def test_sandbox_any_text(text: str) -> None:
+    try:
+        parse_sandbox(text)
+    except ContractError as exc:
+        assert str(exc).startswith(SANDBOX_ERRORS)
+
+
+@FAST
+@given(st.dictionaries(st.sampled_from(["evaluator", "worktree", "tune", "x"]), json_values))
+def test_sandbox_structured(frontmatter: dict) -> None:
+    text = "---\n" + json.dumps(frontmatter) + "\n---\nbody\n"
+    try:
+        sandbox = parse_sandbox(text)
+    except ContractError as exc:
+        assert str(exc).startswith(SANDBOX_ERRORS)
+    else:
+        assert sandbox.evaluator.command.strip()
+        assert sandbox.evaluator.format in ("json", "metric")
+
+
+@FAST
+@given(st.one_of(st.text(max_size=200), json_values.map(json.dumps)))
+def test_candidate_artifact(text: str) -> None:
+    try:
+        parse_artifact(text)
+    except ArtifactError as exc:
+        assert str(exc) in ARTIFACT_ERRORS
+
+
+@FAST
+@given(
+    st.dictionaries(
+        st.sampled_from(
+            ["status", "candidate_commit", "base_commit", "description", "notes", "created_at"]
+        ),
+        json_values,
+    )
+)
+def test_candidate_artifact_fields(data: dict) -> None:
+    try:
+        artifact = parse_artifact(json.dumps(data))
+    except ArtifactError as exc:
+        assert str(exc) in ARTIFACT_ERRORS
+    else:
+        assert artifact.status in cand.STATUSES
+
+
+@FAST
+@given(st.one_of(st.text(max_size=300), json_values.map(json.dumps)))
+def test_evaluator_json_output(stdout: str) -> None:
+    verdict = eo.parse_json_verdict(stdout)
+    if verdict.parse_error is not None:
+        assert verdict.parse_error in EVAL_ERRORS and verdict.passed is None
+    else:
+        assert isinstance(verdict.passed, bool)
+        assert verdict.score is None or math.isfinite(verdict.score)
+
+
+@FAST
+@given(st.text(max_size=120))
+def test_metric_and_asi_lines(line: str) -> None:
+    metric = parse_metric_line(line)
+    if metric is not None:
+        assert math.isfinite(metric[1])
+    parse_asi_line(line)
+    parse_metric_line("METRIC " + line)
+    parse_asi_line("ASI " + line)
+
+
+@FAST
+@given(st.binary(max_size=2000), st.integers(min_value=1, max_value=64))
+def test_scanner_on_arbitrary_bytes_and_chunking(data: bytes, chunk: int) -> None:
+    scanner = MetricScanner()
+    for i in range(0, len(data), chunk):
+        scanner.feed(data[i : i + chunk])
+    scanner.close()
+    whole = parse_text(data.decode("utf-8", "replace"))
+    assert scanner.result.metrics == whole.metrics
+    assert all(math.isfinite(v) for v in scanner.result.metrics.values())
+
+
+@FAST
+@given(
+    st.sampled_from(["score_improvement", "pass_only"]),
+    st.sampled_from(["higher", "lower"]),
+    st.none() | st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from(["candidate", "noop", "abort", "interrupted"]),
+    st.sampled_from(["pass", "fail", "error"]),
+    st.none() | st.floats(allow_nan=False, allow_infinity=False),
+    st.booleans(),
+)
+def test_decide_is_total(policy, direction, kept, status, ev_status, score, dirty) -> None:
+    evaluation = EvalSummary(
+        ev_status, ev_status == "pass", score if ev_status != "error" else None
+    )
+    decision = decide(policy, direction, kept, status, evaluation, dirty)
+    assert decision.decision in (
+        "keep",
+        "discard",
+        "ambiguous",
+        "noop",
+        "abort",
+        "interrupted",
+        "error",
+    )
+    assert not (decision.keep and ev_status != "pass")

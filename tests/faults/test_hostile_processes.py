@@ -1,0 +1,115 @@
+"""Evaluators and agents that hang, fork, ignore SIGTERM or print 100 MB: the timeout ends the
+whole process group, nothing survives the run, and the driver's memory stays bounded."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from helpers import GIT_ENV, Repo, artifact, edit_and_commit, sandbox_text, write_artifact
+
+STUBBORN = (
+    "trap '' TERM; "
+    "(trap '' TERM; sleep 300) & "  # a child that ignores SIGTERM too
+    "(sleep 300 &) ; "  # a grandchild whose parent exits at once
+    "sleep 300"
+)
+
+
+def survivors(run_id: str) -> list[int]:
+    """Processes that still carry this run's marker in their environment."""
+    marker = f"AUTORESEARCH_RUN_ID={run_id}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            if stat[stat.rfind(")") + 2] == "Z":
+                continue
+            if marker in (entry / "environ").read_bytes().split(b"\0"):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def run_cli(repo: Repo, *args: str) -> tuple[int, str, str, int]:
+    """Run the CLI; returns (exit code, stdout, stderr, peak RSS of the driver in MiB)."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "autoresearch", *args],
+            cwd=repo.root, env={**os.environ, **GIT_ENV}, stdout=out, stderr=err,
+        )  # fmt: skip
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        return proc.returncode, out.read().decode(), err.read().decode(), usage.ru_maxrss // 1024
+
+
+def prepared(repo: Repo, script: str, timeout: int = 2) -> dict:
+    repo.write("scripts/hostile.sh", script + "\n")
+    sb = sandbox_text(command="sh scripts/hostile.sh", extra=f"  timeout_seconds: {timeout}\n")
+    mission = repo.mission("missions/hostile", sandbox=sb)
+    code, out, err, _ = run_cli(repo, "prepare", str(mission), "--run-tag", "h1", "--json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def submit(manifest: dict) -> None:
+    worktree = Path(manifest["worktree_path"])
+    commit = edit_and_commit(worktree, {"value.txt": "2\n"})
+    write_artifact(
+        Path(manifest["candidate_file"]),
+        artifact(candidate_commit=commit, base_commit=manifest["last_kept_commit"]),
+    )
+
+
+def test_stubborn_forking_evaluator_is_ended_completely(repo: Repo) -> None:
+    # the baseline itself hangs: prepare must still return, with the group gone
+    manifest = prepared(repo, STUBBORN, timeout=1)
+    assert survivors(manifest["run_id"]) == []
+    submit(manifest)
+    code, out, err, _ = run_cli(repo, "step", manifest["run_id"], "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["evaluator"]["timed_out"] is True and result["decision"] == "discard"
+    assert survivors(manifest["run_id"]) == []
+
+
+def test_evaluator_printing_100_mb_keeps_memory_bounded(repo: Repo) -> None:
+    command = (
+        "head -c 100000000 /dev/zero | tr '\\0' 'x'; echo; "
+        'echo "{\\"pass\\": true, \\"score\\": $(cat value.txt)}"'
+    )
+    manifest = prepared(repo, command, timeout=120)
+    submit(manifest)
+    code, out, err, peak_mib = run_cli(repo, "step", manifest["run_id"], "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["decision"] == "keep" and result["evaluator"]["score"] == 2
+    assert len(result["evaluator"]["stdout"]) <= 64 * 1024
+    assert Path(result["evaluator"]["log_file"]).stat().st_size > 100_000_000
+    assert peak_mib < 200, f"driver peaked at {peak_mib} MiB"
+
+
+def test_hostile_agent_times_out_and_leaves_nothing_running(repo: Repo, mission_dir: Path) -> None:
+    repo.write("scripts/agent.sh", f"head -c 50000000 /dev/zero | tr '\\0' 'y'\n{STUBBORN}\n")
+    repo.commit("hostile agent")
+    agent = "cmd:sh scripts/agent.sh"
+    code, out, err, peak_mib = run_cli(
+        repo, "run", "missions/demo", "--agent", agent, "--agent-timeout", "2",
+        "--max-iterations", "1", "--run-tag", "a1", "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    summary = json.loads(out)
+    assert summary["status"] == "completed" and summary["counts"] == {"interrupted": 1}
+    assert survivors(summary["run_id"]) == []
+    log = Path(summary["logs_dir"]) / "iteration-0001-agent.log"
+    assert log.stat().st_size >= 50_000_000
+    assert peak_mib < 200

@@ -1,0 +1,68 @@
+"""A journal that is corrupt, locked by another process or from a newer version: a clear
+one-line error, no traceback, nothing overwritten."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from helpers import Repo, cli
+
+LOCKER = """
+import sqlite3, sys, time
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN EXCLUSIVE")
+print("locked", flush=True)
+time.sleep(float(sys.argv[2]))
+conn.execute("ROLLBACK")
+"""
+
+
+def test_corrupt_journal_for_every_command(repo: Repo, mission_dir: Path) -> None:
+    journal = repo.root / ".autoresearch/journal.sqlite3"
+    journal.parent.mkdir()
+    journal.write_bytes(b"\x00garbage" * 4096)
+    before = journal.read_bytes()
+    for args in (["prepare", "missions/demo"], ["status"], ["step", "x"], ["resume", "x"],
+                 ["stop"], ["run", "missions/demo", "--agent", "codex"]):  # fmt: skip
+        done = cli(*args, cwd=repo.root)
+        assert done.returncode == 2, args
+        assert "is not a valid SQLite database" in done.stderr, (args, done.stderr)
+        assert "Traceback" not in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1
+    assert journal.read_bytes() == before
+
+
+def test_locked_journal_is_a_clear_error_then_works(repo: Repo, mission_dir: Path) -> None:
+    assert cli("status", cwd=repo.root).returncode == 0  # creates the journal
+    journal = repo.root / ".autoresearch/journal.sqlite3"
+    locker = subprocess.Popen(
+        [sys.executable, "-c", LOCKER, str(journal), "5"], stdout=subprocess.PIPE, text=True
+    )
+    assert locker.stdout is not None and locker.stdout.readline().strip() == "locked"
+    t0 = time.monotonic()
+    done = cli(
+        "prepare", "missions/demo", cwd=repo.root, env={"AUTORESEARCH_JOURNAL_TIMEOUT": "0.5"}
+    )
+    assert time.monotonic() - t0 < 4.5
+    assert done.returncode == 2
+    assert "is locked by another process (waited 0.5s)" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (repo.root / ".autoresearch/worktrees").exists()
+    locker.wait()
+    assert cli("prepare", "missions/demo", cwd=repo.root).returncode == 0
+
+
+def test_journal_from_a_newer_version_is_refused(repo: Repo, mission_dir: Path) -> None:
+    assert cli("status", cwd=repo.root).returncode == 0
+    journal = repo.root / ".autoresearch/journal.sqlite3"
+    with sqlite3.connect(journal) as conn:
+        conn.execute("INSERT INTO migrations VALUES ('9999_from_the_future', 'x')")
+    done = cli("status", cwd=repo.root)
+    assert done.returncode == 2
+    assert (
+        "written by a newer autoresearch (unknown migrations: 9999_from_the_future)" in done.stderr
+    )
