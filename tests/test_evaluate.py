@@ -105,3 +105,10 @@ def test_metric_format(tmp_path: Path) -> None:
 def test_stdin_is_closed(tmp_path: Path, stdin_probe: str) -> None:
     d = run(tmp_path, f"{stdin_probe}; echo '{{\"pass\": true}}'", timeout=5).to_dict()
     assert d["status"] == "pass" and d["timed_out"] is False
+
+
+def test_an_evaluator_that_closes_its_output_early_is_not_killed(tmp_path: Path) -> None:
+    cmd = "exec >/dev/null 2>&1; sleep 0.5; echo done > finished.txt"
+    d = run(tmp_path, cmd, timeout=10).to_dict()
+    assert (tmp_path / "finished.txt").read_text() == "done\n"
+    assert d["exit_code"] == 0 and d["timed_out"] is False

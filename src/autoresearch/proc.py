@@ -13,6 +13,7 @@ memory use never depended on how much the child printed.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import selectors
 import signal
@@ -168,17 +169,18 @@ def _supervise(
     timed_out = cancelled = False
     drain_until: float | None = None
     try:
-        while sel.get_map():
-            _pump(sel, log, consumers, POLL_SECONDS)
+        while True:
+            _wait_for_output_or_exit(sel, proc, log, consumers)
             now = time.monotonic()
             if drain_until is not None:
-                if now >= drain_until:
+                if not sel.get_map() or now >= drain_until:
                     break
-                continue
-            if proc.poll() is not None:
-                # The leader is gone; stragglers in its group must not outlive it or hold
-                # our pipes open.
-                _terminate_group(proc, spec.grace_seconds, leader_done=True)
+            elif proc.poll() is not None:
+                if _group_alive(proc.pid):
+                    # Stragglers in the leader's group must not outlive it or hold our pipes.
+                    _terminate_group(proc, spec.grace_seconds, leader_done=True)
+                if not sel.get_map():
+                    break
                 drain_until = now + DRAIN_SECONDS
             elif deadline is not None and now >= deadline:
                 timed_out = True
@@ -214,6 +216,21 @@ def _supervise(
         stderr_bytes=tails["stderr"].total,
         log_path=spec.log_path,
     )
+
+
+def _wait_for_output_or_exit(
+    sel: selectors.BaseSelector,
+    proc: subprocess.Popen[bytes],
+    log: IO[bytes],
+    consumers: dict[str, list[StreamConsumer]],
+) -> None:
+    """Block up to POLL_SECONDS for output, or – once both pipes are closed – for the leader
+    to exit (a child may close its output and keep running)."""
+    if sel.get_map():
+        _pump(sel, log, consumers, POLL_SECONDS)
+        return
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=POLL_SECONDS)
 
 
 def _pump(

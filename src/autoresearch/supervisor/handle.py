@@ -67,6 +67,7 @@ class RunHandle:
     repo: RepoPaths
     run: runs.RunRecord
     lock: FileLock
+    pointer_written: bool = False  # active-run.json names this driver already
 
     @property
     def run_id(self) -> str:

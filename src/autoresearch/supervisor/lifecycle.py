@@ -56,7 +56,7 @@ def open_run(repo_root: Path, run_id: str) -> RunHandle:
         journal.close()
         raise
     handle = RunHandle(journal, repo, run, lock)
-    handle.refresh()  # the run may have changed while we waited for nothing: re-read under lock
+    handle.refresh()  # another driver may have changed the run before we took the lock
     return handle
 
 

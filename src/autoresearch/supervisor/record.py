@@ -133,13 +133,18 @@ def commit_decision(
     return decided
 
 
-def apply_effect(h: RunHandle, it: IterationRecord) -> IterationRecord:
-    """Make the worktree agree with a decided iteration; idempotent."""
+def apply_effect(
+    h: RunHandle, it: IterationRecord, known_head: str | None = None
+) -> IterationRecord:
+    """Make the worktree agree with a decided iteration; idempotent.
+
+    `known_head` spares a git call when the caller has just verified the worktree HEAD.
+    """
     if it.state != DECIDED:
         return it
     kept = it.kept_commit or h.run.last_kept_commit
     notes = list(it.decision_notes)
-    if kept and git.head(h.worktree) != kept:
+    if kept and (known_head or git.head(h.worktree)) != kept:
         check_reset_safety(h.worktree, h.links, h.runtime)
         if it.decision == "interrupted":
             notes.append(save_patch(h, it.iteration, "interrupted", kept))

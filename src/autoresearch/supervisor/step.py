@@ -224,7 +224,9 @@ def _record(
     exists: bool = False,
 ) -> StepResult:
     decided = record.commit_decision(h, it, decision, evaluation, changes, exists)
-    applied = record.apply_effect(h, decided)
+    # A validated candidate is the worktree HEAD; other statuses leave HEAD to be read.
+    head = it.candidate_commit if it.candidate_status == "candidate" and evaluation else None
+    applied = record.apply_effect(h, decided, known_head=head)
     sync.sync_after_iteration(h, applied, evaluation.to_dict() if evaluation else None, sha)
     failpoints.hit("step.after_views")
     run = h.run

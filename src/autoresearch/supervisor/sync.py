@@ -9,6 +9,7 @@ artifact that is still waiting is never destroyed.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +52,7 @@ def write_active_pointer(h: RunHandle, driving: bool = True) -> None:
     now = utc_now_iso()
     pointer = views.active_run_pointer(h.run, h.repo, pid if driving else None, host, now)
     atomic_write_json(h.repo.active_run, pointer)
+    h.pointer_written = driving
 
 
 def rebuild_views(h: RunHandle) -> None:
@@ -69,8 +71,7 @@ def sync_after_iteration(
     evaluation: dict[str, Any] | None,
     processed_sha: str | None,
 ) -> None:
-    """Update the views after iteration `it` was recorded and applied."""
-    h.refresh()
+    """Update the views after iteration `it` was recorded and applied (h.run is current)."""
     now = utc_now_iso()
     appended = h.run.views_iteration == it.iteration - 1 and views.append_ledger(
         h.paths.ledger, it, now
@@ -92,9 +93,10 @@ def _finish(h: RunHandle, evaluation: dict[str, Any] | None) -> None:
         atomic_write_json(h.paths.latest_evaluator, evaluation)
     views.write_manifest(h.run, h.repo)
     write_instructions(h)
-    write_active_pointer(h)
+    if not h.pointer_written or h.run.status != "running":
+        write_active_pointer(h)
     with h.journal.tx() as conn:
         runs.update_run(
             conn, h.run_id, views_iteration=h.run.iteration, updated_at=h.run.updated_at
         )
-    h.refresh()
+    h.run = replace(h.run, views_iteration=h.run.iteration)

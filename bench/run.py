@@ -1,0 +1,258 @@
+"""Benchmarks: supervisor overhead vs the git floor, CLI start-up, end-to-end throughput.
+
+    python3 dev.py bench            # full run (a few minutes)
+    python3 dev.py bench --quick    # smaller buckets and fewer samples
+
+Every number is printed beside a reference measured in the same run on the same machine, so
+ratios mean something across machines. Nothing here is a pass/fail test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from autoresearch import git
+from autoresearch.clock import utc_now_iso
+from autoresearch.journal import runs
+from autoresearch.journal.runs import APPLIED, IterationRecord
+from autoresearch.supervisor import sync
+from autoresearch.supervisor.handle import RunHandle
+from autoresearch.supervisor.prepare import prepare
+from autoresearch.supervisor.step import step
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "bench@example.com",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "bench@example.com",
+}
+SANDBOX = """---
+evaluator:
+  command: cat score.json
+  format: json
+tune:
+  file: params.sh
+  parameters:
+    X: {min: 0, max: 100, type: int}
+    Y: {min: 0, max: 100, type: int}
+---
+bench
+"""
+TUNED_SANDBOX = """---
+evaluator:
+  command: . ./params.sh; echo "METRIC loss=$(( (X-42)*(X-42) + (Y-7)*(Y-7) ))"
+  format: metric
+  metric: loss
+  direction: lower
+tune:
+  file: params.sh
+  seed: 3
+  parameters:
+    X: {min: 0, max: 100, type: int}
+    Y: {min: 0, max: 100, type: int}
+---
+bench
+"""
+
+
+def sh(cwd: Path, *args: str) -> str:
+    env = {**os.environ, **GIT_ENV}
+    done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+def make_repo(root: Path, sandbox: str) -> Path:
+    root.mkdir(parents=True)
+    sh(root, "git", "init", "-q", "-b", "main")
+    (root / "score.json").write_text('{"pass": true, "score": 0}\n')
+    (root / "params.sh").write_text("X=10\nY=90\n")
+    (root / "missions/bench").mkdir(parents=True)
+    (root / "missions/bench/mission.md").write_text("bench\n")
+    (root / "missions/bench/sandbox.md").write_text(sandbox)
+    sh(root, "git", "add", "-A")
+    sh(root, "git", "commit", "-qm", "bench")
+    return root / "missions/bench"
+
+
+def median_ms(values: list[float]) -> float:
+    return statistics.median(values) * 1000
+
+
+# --- 1. supervisor overhead per iteration ---------------------------------------------------
+
+
+def synthesize(h: RunHandle, upto: int) -> None:
+    """Bring the run to `upto` recorded iterations with realistic journal rows and views."""
+    start = h.run.iteration + 1
+    if upto < start:
+        return
+    kept = h.run.last_kept_commit
+    now = utc_now_iso()
+    record = {"status": "pass", "pass": True, "score": -1.0, "exit_code": 0,
+              "timed_out": False, "duration_ms": 3, "ran_at": now, "log_file": "x.log"}  # fmt: skip
+    with h.journal.tx() as conn:
+        for n in range(start, upto + 1):
+            it = IterationRecord(
+                run_id=h.run_id, iteration=n, kind="iteration", state=APPLIED,
+                keep_policy=h.run.keep_policy, created_at=now, updated_at=now,
+                candidate_status="candidate", base_commit=kept, candidate_commit=kept,
+                description=f"synthetic iteration {n}", decision="discard",
+                decision_reason="score did not improve", kept_commit=kept,
+                evaluator={k: v for k, v in record.items() if k != "ran_at"},
+            )  # fmt: skip
+            runs.insert_iteration(conn, it)
+            runs.insert_evaluation(conn, h.run_id, n, "iteration", record)
+        runs.update_run(conn, h.run_id, iteration=upto)
+    h.refresh()
+    sync.rebuild_views(h)
+    sync.write_placeholder(h)
+
+
+def scripted_candidate(h: RunHandle, score: float) -> str:
+    """What an agent does (not timed): change the tree, commit once, write the artifact."""
+    (h.worktree / "score.json").write_text(json.dumps({"pass": True, "score": score}) + "\n")
+    sh(h.worktree, "git", "commit", "-qam", f"score {score}")
+    commit = sh(h.worktree, "git", "rev-parse", "HEAD")
+    artifact = {"status": "candidate", "candidate_commit": commit,
+                "base_commit": h.run.last_kept_commit, "description": f"score {score}",
+                "notes": [], "created_at": utc_now_iso()}  # fmt: skip
+    h.paths.candidate.write_text(json.dumps(artifact))
+    return commit
+
+
+def git_floor(h: RunHandle, base: str, commit: str, discard: bool) -> float:
+    """The git commands one iteration needs, timed alone: resolve refs; on discard also the
+    reset-safety status and the reset."""
+    t0 = time.perf_counter()
+    git.resolve_commits(h.worktree, [base, commit, "HEAD"])
+    if discard:
+        git.status(h.worktree)
+        git.reset_hard(h.worktree, base)
+    return time.perf_counter() - t0
+
+
+def bench_overhead(buckets: list[int], samples: int) -> list[tuple[int, float, float]]:
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="ar-bench-") as tmp:
+        mission = make_repo(Path(tmp) / "repo", SANDBOX)
+        with prepare(mission, run_tag="bench") as h:
+            for bucket in buckets:
+                synthesize(h, bucket - samples // 2)
+                overheads, floors = [], []
+                for i in range(samples):
+                    kept = h.run.last_kept_score or 0.0
+                    keep = i % 2 == 0
+                    base = h.run.last_kept_commit or ""
+                    commit = scripted_candidate(h, kept + 1 if keep else kept - 1)
+                    t0 = time.perf_counter()
+                    result = step(h)
+                    elapsed = time.perf_counter() - t0
+                    evaluator_s = (result.evaluator or {}).get("duration_ms", 0) / 1000
+                    overheads.append(elapsed - evaluator_s)
+                    floors.append(git_floor(h, base if not keep else commit, commit, not keep))
+                rows.append((h.run.iteration, median_ms(overheads), median_ms(floors)))
+                print(f"  bucket {bucket}: done", file=sys.stderr)
+    return rows
+
+
+def print_overhead(rows: list[tuple[int, float, float]]) -> None:
+    print("\nSupervisor overhead per iteration (excluding agent and evaluator time)")
+    print(f"{'iteration':>10} {'overhead ms':>12} {'git floor ms':>13} {'ratio':>7}")
+    for iteration, overhead, floor in rows:
+        print(f"{iteration:>10} {overhead:>12.2f} {floor:>13.2f} {overhead / floor:>7.2f}")
+    growth = rows[-1][1] / rows[0][1]
+    worst = max(o / f for _, o, f in rows)
+    print(f"target: overhead <= 2.0x the git floor      worst bucket: {worst:.2f}x")
+    print(f"target: last bucket <= 1.5x the first        measured: {growth:.2f}x")
+
+
+# --- 2. CLI start-up ------------------------------------------------------------------------
+
+
+def time_command(argv: list[str], cwd: Path, repeat: int) -> float:
+    samples = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        subprocess.run(argv, cwd=cwd, capture_output=True, check=False)
+        samples.append(time.perf_counter() - t0)
+    return statistics.median(samples)
+
+
+def bench_startup(repeat: int) -> None:
+    exe = shutil.which("autoresearch") or str(Path(sys.executable).parent / "autoresearch")
+    with tempfile.TemporaryDirectory(prefix="ar-bench-") as tmp:
+        mission = make_repo(Path(tmp) / "repo", SANDBOX)
+        repo = mission.parent.parent
+        with prepare(mission, run_tag="startup") as h:
+            synthesize(h, 1000)
+        floor = time_command([sys.executable, "-c", "pass"], repo, repeat)
+        print("\nCLI start-up (median wall time; reference: a bare `python -c pass`)")
+        print(f"{'command':<34} {'seconds':>8} {'vs python':>10}")
+        print(f"{'python -c pass':<34} {floor:>8.3f} {1.0:>10.2f}")
+        for argv in (["--help"], ["status"], ["status", "bench-startup"]):
+            label = "autoresearch " + " ".join(argv)
+            if argv[-1] == "bench-startup":
+                label = "autoresearch status RUN (1000 its)"
+            seconds = time_command([exe, *argv], repo, repeat)
+            print(f"{label:<34} {seconds:>8.3f} {seconds / floor:>10.2f}")
+        print("target: <= 0.300 s")
+
+
+# --- 3. end-to-end throughput ---------------------------------------------------------------
+
+
+def bench_throughput(iterations: int) -> None:
+    exe = shutil.which("autoresearch") or str(Path(sys.executable).parent / "autoresearch")
+    with tempfile.TemporaryDirectory(prefix="ar-bench-") as tmp:
+        mission = make_repo(Path(tmp) / "repo", TUNED_SANDBOX)
+        repo = mission.parent.parent
+        t0 = time.perf_counter()
+        done = subprocess.run(
+            [exe, "run", str(mission), "--agent", "offline", "--max-iterations",
+             str(iterations), "--max-noops", "0", "--json"],
+            cwd=repo, capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        wall = time.perf_counter() - t0
+        summary = json.loads(done.stdout)
+        ledger = json.loads(Path(summary["ledger_file"]).read_text())["entries"][1:]
+        evaluator_s = sum((e["evaluator"] or {}).get("duration_ms", 0) for e in ledger) / 1000
+        agent_s = sum((e.get("agent") or {}).get("duration_ms", 0) for e in ledger) / 1000
+    per_minute = iterations / wall * 60
+    print(f"\nEnd-to-end `run` with the offline agent and a shell evaluator ({iterations} its)")
+    print(f"iterations per minute: {per_minute:.0f}   wall {wall:.1f} s "
+          f"(evaluator {evaluator_s:.1f} s, agent {agent_s:.1f} s, "
+          f"supervisor and start-up {wall - evaluator_s - agent_s:.1f} s)")  # fmt: skip
+    print(f"best loss {summary['best_score']} from baseline {summary['baseline_score']}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small buckets, few samples")
+    parser.add_argument(
+        "--only", choices=["overhead", "startup", "throughput"], help="run one section"
+    )
+    args = parser.parse_args()
+    os.environ.update(GIT_ENV)
+    buckets = [10, 100, 1000] if args.quick else [10, 100, 1000, 10000]
+    sections: dict[str, Callable[[], None]] = {
+        "overhead": lambda: print_overhead(bench_overhead(buckets, 10 if args.quick else 30)),
+        "startup": lambda: bench_startup(3 if args.quick else 10),
+        "throughput": lambda: bench_throughput(10 if args.quick else 60),
+    }
+    for name, section in sections.items():
+        if args.only in (None, name):
+            section()
+
+
+if __name__ == "__main__":
+    main()
