@@ -105,3 +105,44 @@ class RunPaths:
 
     def patch(self, iteration: int, label: str) -> Path:
         return self.logs / f"iteration-{iteration:04d}-{label}.patch"
+
+
+# --- experiment sessions (experiments.md) ---------------------------------------------------
+
+HARNESS_FILE = "autoresearch.sh"
+CHECKS_FILE = "autoresearch.checks.sh"
+# The fixed measuring instruments of a session: never cleaned away, never part of an experiment.
+HARNESS_FILES = (HARNESS_FILE, CHECKS_FILE)
+SESSION_BRANCH_PREFIX = "autoresearch/"
+SESSION_WORKTREE_PREFIX = "exp-"
+SESSION_LOCK_FILE = "session.lock"
+
+
+@dataclass(frozen=True)
+class SessionPaths:
+    """Files of one experiment session, under `.autoresearch/sessions/<session_id>/`."""
+
+    root: Path
+
+    @property
+    def lock(self) -> Path:
+        return self.root / SESSION_LOCK_FILE
+
+    def run_log(self, number: int) -> Path:
+        return self.root / f"run-{number:04d}.log"
+
+    def checks_log(self, number: int) -> Path:
+        return self.root / f"run-{number:04d}-checks.log"
+
+    def patch(self, number: int) -> Path:
+        return self.root / f"run-{number:04d}-discarded.patch"
+
+
+def session_paths(repo_root: Path, session_id: int) -> SessionPaths:
+    return SessionPaths(RepoPaths(repo_root).session_dir(session_id))
+
+
+def session_worktree(repo_root: Path, branch: str) -> Path:
+    """Where a session that asked for its own worktree checks its branch out."""
+    name = branch.removeprefix(SESSION_BRANCH_PREFIX).replace("/", "-")
+    return RepoPaths(repo_root).worktrees / f"{SESSION_WORKTREE_PREFIX}{name}"

@@ -35,3 +35,8 @@ def failpoints() -> frozenset[str]:
     """Fault-injection points enabled for this process (`name` or `name@N`, comma-separated)."""
     raw = os.environ.get(ENV_FAILPOINTS, "")
     return frozenset(p.strip() for p in raw.split(",") if p.strip())
+
+
+# Set (not read) in every experiment-session harness, so that a stale process group left by a
+# killed `exp run` is recognised by its environment before it is stopped.
+ENV_EXP_RUN_MARKER = "AUTORESEARCH_EXP_RUN"

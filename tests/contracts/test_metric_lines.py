@@ -6,6 +6,7 @@ import pytest
 
 from autoresearch.contracts.metric_lines import (
     MetricScanner,
+    ParsedLines,
     parse_asi_line,
     parse_metric_line,
     parse_text,
@@ -91,3 +92,62 @@ def test_scanner_skips_overlong_lines() -> None:
     scanner.feed(b"METRIC big=" + b"9" * 100_000 + b"\nMETRIC ok=1\n")
     scanner.close()
     assert scanner.result.metrics == {"ok": 1.0}
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("METRIC t=-inf", None),
+        ("METRIC t=Infinity", None),
+        ("METRIC t=NaN", None),
+        ("METRIC t=0X1F", None),
+        ("METRIC t=1e", None),
+        ("METRIC t=1.", ("t", 1.0)),
+        ("METRIC t=-0", ("t", -0.0)),
+        ("METRIC t=1e-3", ("t", 0.001)),
+        ("METRIC latency_μs=4", ("latency_μs", 4.0)),  # Greek mu as well as the micro sign
+        ("METRIC a-b_c.d=1", ("a-b_c.d", 1.0)),
+        ("\tMETRIC\tt=2\t", ("t", 2.0)),
+    ],
+)
+def test_more_metric_lines(line: str, expected: tuple[str, float] | None) -> None:
+    assert parse_metric_line(line) == expected
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("ASI n=1_000", ("n", "1_000")),
+        ("ASI n=0x10", ("n", "0x10")),
+        ("ASI n=inf", ("n", "inf")),
+        ("ASI n=nan", ("n", "nan")),
+        ("ASI n=1e3", ("n", 1000.0)),
+        ("ASI n=+5", ("n", 5)),
+        ("ASI n=.5", ("n", 0.5)),
+        ("ASI s=True", ("s", "True")),
+        ("ASI empty=", ("empty", "")),
+        ('ASI broken="unterminated', ("broken", '"unterminated')),
+        ("ASI a=b=c", ("a", "b=c")),
+    ],
+)
+def test_more_asi_lines(line: str, expected: object) -> None:
+    assert parse_asi_line(line) == expected
+
+
+def test_two_streams_share_one_result_and_the_last_line_wins() -> None:
+    shared = ParsedLines()
+    out, err = MetricScanner(shared), MetricScanner(shared)
+    out.feed(b"METRIC a=1\r\nMETRIC b=")
+    err.feed(b"METRIC a=2\n")  # a line on stderr does not mix with stdout's partial line
+    out.feed(b"3\nASI h=first\n")
+    err.feed(b"ASI h=second")
+    out.close()
+    err.close()
+    assert shared.metrics == {"a": 2.0, "b": 3.0}
+    assert shared.asi == {"h": "second"}
+
+
+def test_metric_line_at_the_top_of_more_than_1_mb_of_text() -> None:
+    text = "METRIC top=7\n" + ("y" * 99 + "\n") * 12_000
+    assert len(text) > 1_000_000
+    assert parse_text(text).metrics == {"top": 7.0}

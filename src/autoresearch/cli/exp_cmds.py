@@ -1,12 +1,230 @@
-"""`autoresearch exp …`: in-agent experiment sessions (experiments.md)."""
+"""`autoresearch exp …`: in-agent experiment sessions (experiments.md).
+
+Thin wiring: parse options into the core's parameter dataclasses, call one core function,
+print its text (or one JSON object with --json). `exp run` exits 1 when the benchmark or the
+checks did not pass (the run is recorded either way); refusals exit 2.
+"""
 
 from __future__ import annotations
 
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
 import click
 
-from autoresearch.cli.common import AppGroup
+from autoresearch.cli.common import EXIT_RECORDED_FAILURE, AppGroup, emit_json
+from autoresearch.errors import ContractError
+
+JSON_HELP = "Print one JSON object on stdout."
+HEARTBEAT_SECONDS = 30.0
 
 
 @click.group(cls=AppGroup)
 def exp() -> None:
-    """Experiment sessions: tools a long-lived agent calls itself."""
+    """Experiment sessions: tools a long-lived agent calls itself.
+
+    Phase 1: write autoresearch.sh (exit 0, prints METRIC name=value lines, deterministic,
+    no network) and optionally autoresearch.checks.sh. Phase 2: `exp init` once, then repeat
+    edit → `exp run` → `exp log`. `exp status` shows the context at the start of every turn.
+    """
+
+
+def _start(ctx: click.Context) -> Path:
+    """Where the call acts: --repo, else the current directory (a session worktree works)."""
+    obj = ctx.find_root().obj or {}
+    return Path(obj.get("repo") or Path.cwd())
+
+
+def _out(as_json: bool, result: Any, text: str) -> None:
+    if as_json:
+        emit_json(result.to_dict())
+    else:
+        click.echo(text)
+
+
+def _tuple(values: tuple[str, ...]) -> tuple[str, ...] | None:
+    return values or None
+
+
+@exp.command("init")
+@click.option("--name", help="Session name (required for a new session; names the branch).")
+@click.option("--goal", help="What the session tries to achieve.")
+@click.option("--metric", help="The primary METRIC name (required for a new session).")
+@click.option("--unit", help="Unit of the primary metric, for display.")
+@click.option("--direction", type=click.Choice(["lower", "higher"]), help="Default: lower.")
+@click.option("--secondary", multiple=True, help="A secondary metric name (repeatable).")
+@click.option("--scope", multiple=True, help="A path the experiments may change (repeatable).")
+@click.option("--off-limits", multiple=True, help="A path never to change (repeatable).")
+@click.option("--constraint", "constraints", multiple=True, help="A rule to keep (repeatable).")
+@click.option("--max-iterations", type=click.IntRange(min=0), help="Runs per segment (0: none).")
+@click.option("--command", help="Benchmark command (default: bash autoresearch.sh).")
+@click.option("--new-segment", is_flag=True, help="Start a new segment: new baseline and counts.")
+@click.option("--worktree", is_flag=True, help="Run the session in its own git worktree.")
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+@click.pass_context
+def init(ctx: click.Context, /, **opts: Any) -> None:
+    """Start a session on an autoresearch/* branch, or update the active one."""
+    from autoresearch.experiments import InitParams, init_session
+    from autoresearch.experiments.report import render_init
+
+    as_json = opts.pop("as_json")
+    for key in ("secondary", "scope", "off_limits", "constraints"):
+        opts[key] = _tuple(opts[key])
+    result = init_session(_start(ctx), InitParams(**opts))
+    _out(as_json, result, render_init(result))
+
+
+@exp.command("run")
+@click.option("--timeout-seconds", type=float, default=600.0, show_default=True, help="≤0: none.")
+@click.option("--checks-timeout-seconds", type=float, default=300.0, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+@click.pass_context
+def run(
+    ctx: click.Context, timeout_seconds: float, checks_timeout_seconds: float, as_json: bool
+) -> None:
+    """Run the benchmark once (then the checks); the result waits for `exp log`."""
+    from autoresearch.experiments import RunParams, run_experiment
+    from autoresearch.experiments.report import render_run
+
+    params = RunParams(timeout_seconds, checks_timeout_seconds)
+    report = run_experiment(_start(ctx), params, on_progress=_progress_printer())
+    if sys.stderr.isatty():
+        click.echo("\r\033[K", err=True, nl=False)
+    _out(as_json, report, render_run(report))
+    checks = report.checks or {}
+    if report.status != "pass" or checks.get("status", "pass") != "pass":
+        sys.exit(EXIT_RECORDED_FAILURE)
+
+
+def _progress_printer() -> Any:
+    """A live line on a terminal; otherwise a heartbeat every 30 s (agents read the output)."""
+    tty = sys.stderr.isatty()
+    last = [time.monotonic()]
+
+    def show(elapsed: float, line: str) -> None:
+        if tty:
+            click.echo(f"\r\033[K[{elapsed:5.0f}s] {line[:100]}", err=True, nl=False)
+        elif time.monotonic() - last[0] >= HEARTBEAT_SECONDS:
+            last[0] = time.monotonic()
+            click.echo(f"[{elapsed:.0f}s] still running: {line[:100]}", err=True)
+
+    return show
+
+
+@exp.command("log")
+@click.option(
+    "--status",
+    required=True,
+    type=click.Choice(["keep", "discard", "crash", "checks_failed"]),
+    help="The verdict on the pending run.",
+)
+@click.option("--description", "-d", required=True, help="One line: what this run tried.")
+@click.option("--metric", type=float, help="Primary value (default: the parsed one).")
+@click.option("--metrics", help="Secondary metrics as a JSON object, e.g. '{\"mem_mb\": 12}'.")
+@click.option("--asi", help='Free JSON object, e.g. \'{"hypothesis": "…"}\'.')
+@click.option("--justification", help="Why the scope deviations of this run are fine.")
+@click.option("--flag", "flags", multiple=True, metavar="RUN:REASON", help="Exclude a run.")
+@click.option("--justify", multiple=True, metavar="RUN:REASON", help="Justify a kept run.")
+@click.option("--force", is_flag=True, help="Accept a changed set of secondary metrics.")
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+@click.pass_context
+def log(ctx: click.Context, /, **opts: Any) -> None:
+    """Record keep / discard / crash / checks_failed for the pending run."""
+    from autoresearch.experiments import LogParams, log_experiment
+    from autoresearch.experiments.report import render_log
+
+    params = LogParams(
+        status=opts["status"],
+        description=opts["description"],
+        metric=opts["metric"],
+        metrics=_json_object("--metrics", opts["metrics"]),
+        asi=_json_object("--asi", opts["asi"]),
+        justification=opts["justification"],
+        flag_runs=tuple(_run_note("--flag", v) for v in opts["flags"]),
+        justify_runs=tuple(_run_note("--justify", v) for v in opts["justify"]),
+        force=opts["force"],
+    )
+    report = log_experiment(_start(ctx), params)
+    _out(opts["as_json"], report, render_log(report))
+
+
+def _json_object(option: str, raw: str | None) -> dict[str, Any] | None:
+    if raw is None:
+        return None
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        raise ContractError(f"{option} must be a JSON object: {exc}") from exc
+    if not isinstance(value, dict):
+        raise ContractError(f"{option} must be a JSON object")
+    return value
+
+
+def _run_note(option: str, raw: str) -> Any:
+    from autoresearch.experiments import RunNote
+
+    number, sep, reason = raw.partition(":")
+    if not sep or not number.strip().lstrip("#").isdigit():
+        raise ContractError(f"{option} takes RUN:REASON (e.g. 3:noisy machine), not {raw!r}")
+    return RunNote(int(number.strip().lstrip("#")), reason.strip())
+
+
+@exp.command("notes")
+@click.option("--body", help="Replace the notes with this text.")
+@click.option("--body-file", type=click.File("r"), help="Replace the notes with a file (- stdin).")
+@click.option("--append-idea", help="Add `- <idea>` under ## Ideas.")
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+@click.pass_context
+def notes(
+    ctx: click.Context, body: str | None, body_file: Any, append_idea: str | None, as_json: bool
+) -> None:
+    """Replace the session notes (a living playbook) and/or append an idea."""
+    from autoresearch.experiments import update_notes
+    from autoresearch.experiments.report import render_notes
+
+    if body_file is not None:
+        body = body_file.read()
+    result = update_notes(_start(ctx), body=body, append_idea=append_idea)
+    _out(as_json, result, render_notes(result))
+
+
+@exp.command("status")
+@click.option("--last", type=click.IntRange(min=0), default=20, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+@click.pass_context
+def status(ctx: click.Context, last: int, as_json: bool) -> None:
+    """The session context: goal, numbers, last runs, deviations, notes, pending run."""
+    from autoresearch.experiments import session_status
+    from autoresearch.experiments.report import render_status
+
+    report = session_status(_start(ctx), last=last)
+    _out(as_json, report, render_status(report))
+
+
+@exp.command("resume-message")
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+@click.pass_context
+def resume_message(ctx: click.Context, as_json: bool) -> None:
+    """The status plus what to do next: the message that resumes an agent's loop."""
+    from autoresearch.experiments import resume_message as build
+
+    text = build(_start(ctx))
+    if as_json:
+        emit_json({"message": text})
+    else:
+        click.echo(text)
+
+
+@exp.command("off")
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+@click.pass_context
+def off(ctx: click.Context, as_json: bool) -> None:
+    """Close the session (a pending run is abandoned; the branch keeps its commits)."""
+    from autoresearch.experiments import close_session
+    from autoresearch.experiments.report import render_close
+
+    result = close_session(_start(ctx))
+    _out(as_json, result, render_close(result))

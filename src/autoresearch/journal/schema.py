@@ -103,6 +103,81 @@ def _0001_supervisor(conn: sqlite3.Connection) -> None:
     )
 
 
+def _0002_experiment_sessions(conn: sqlite3.Connection) -> None:
+    # experiments.md "Storage". A run with no status and no abandoned time is pending; the
+    # active session of a branch is its newest unclosed row.
+    _run_script(
+        conn,
+        """
+        CREATE TABLE sessions (
+            session_id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL,
+            goal TEXT NOT NULL DEFAULT '',
+            metric TEXT NOT NULL,
+            unit TEXT NOT NULL DEFAULT '',
+            direction TEXT NOT NULL,
+            command TEXT NOT NULL,
+            branch TEXT NOT NULL,
+            directory TEXT NOT NULL,
+            own_worktree INTEGER NOT NULL DEFAULT 0,
+            baseline_commit TEXT NOT NULL,
+            kept_commit TEXT NOT NULL,
+            segment INTEGER NOT NULL DEFAULT 1,
+            max_iterations INTEGER,
+            secondary_json TEXT NOT NULL DEFAULT '[]',
+            scope_json TEXT NOT NULL DEFAULT '[]',
+            off_limits_json TEXT NOT NULL DEFAULT '[]',
+            constraints_json TEXT NOT NULL DEFAULT '[]',
+            notes TEXT NOT NULL DEFAULT '',
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            closed_at TEXT
+        );
+        CREATE INDEX sessions_branch ON sessions (branch, closed_at);
+
+        CREATE TABLE session_runs (
+            run_id INTEGER PRIMARY KEY,
+            session_id INTEGER NOT NULL REFERENCES sessions (session_id),
+            number INTEGER NOT NULL,
+            segment INTEGER NOT NULL,
+            command TEXT NOT NULL,
+            base_commit TEXT NOT NULL,
+            started_at TEXT NOT NULL,
+            completed_at TEXT,
+            duration_ms INTEGER,
+            exit_code INTEGER,
+            timed_out INTEGER NOT NULL DEFAULT 0,
+            error TEXT,
+            pgid INTEGER,
+            parsed_primary REAL,
+            parsed_metrics_json TEXT NOT NULL DEFAULT '{}',
+            parsed_asi_json TEXT NOT NULL DEFAULT '{}',
+            checks_json TEXT,
+            log_path TEXT,
+            tail TEXT NOT NULL DEFAULT '',
+            status TEXT,
+            description TEXT,
+            metric REAL,
+            metrics_json TEXT,
+            asi_json TEXT,
+            commit_sha TEXT,
+            patch_path TEXT,
+            confidence REAL,
+            modified_paths_json TEXT,
+            deviations_json TEXT,
+            justification TEXT,
+            flagged INTEGER NOT NULL DEFAULT 0,
+            flag_reason TEXT,
+            logged_at TEXT,
+            abandoned_at TEXT,
+            UNIQUE (session_id, number)
+        );
+        CREATE INDEX session_runs_segment ON session_runs (session_id, segment);
+        """,
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("0001_supervisor", _0001_supervisor),
+    ("0002_experiment_sessions", _0002_experiment_sessions),
 ]

@@ -1,0 +1,132 @@
+"""Baseline, best and confidence of a segment (experiments.md "Confidence"), pure.
+
+Crash and checks_failed runs are outcomes, never scores: they are counted, not compared.
+Flagged runs are excluded from every number from the moment they are flagged.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+LIKELY_REAL, MARGINAL, WITHIN_NOISE = "likely real", "marginal", "within noise"
+UNSCORED = ("crash", "checks_failed")
+
+
+@dataclass(frozen=True)
+class Point:
+    """One logged run as the statistics see it."""
+
+    number: int
+    status: str
+    metric: float | None
+    flagged: bool = False
+    commit: str | None = None
+
+    @property
+    def scored(self) -> bool:
+        return (
+            not self.flagged
+            and self.status not in UNSCORED
+            and self.metric is not None
+            and math.isfinite(self.metric)
+        )
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A run referred to by a report: its number, value and commit."""
+
+    run: int
+    metric: float
+    commit: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Confidence:
+    """|best − baseline| / MAD with its label, or None and the reason why not."""
+
+    value: float | None
+    label: str | None
+    mad: float | None
+    runs: int
+    reason: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class SegmentStats:
+    baseline: Ref | None
+    best: Ref | None
+    confidence: Confidence
+
+    def delta_pct(self, value: float | None) -> float | None:
+        return delta_pct(self.baseline.metric if self.baseline else None, value)
+
+
+def label(value: float) -> str:
+    if value >= 2:
+        return LIKELY_REAL
+    return MARGINAL if value >= 1 else WITHIN_NOISE
+
+
+def baseline_of(points: Sequence[Point]) -> Ref | None:
+    """The first non-flagged keep with a value (the baseline run is logged as keep)."""
+    for p in points:
+        if p.status == "keep" and p.scored and p.metric is not None:
+            return Ref(p.number, p.metric, p.commit)
+    return None
+
+
+def best_of(points: Sequence[Point], direction: str) -> Ref | None:
+    """The best non-flagged keep by direction; the earliest wins a tie."""
+    best: Ref | None = None
+    for p in points:
+        if p.status != "keep" or not p.scored or p.metric is None:
+            continue
+        if best is None or better(p.metric, best.metric, direction):
+            best = Ref(p.number, p.metric, p.commit)
+    return best
+
+
+def better(a: float, b: float, direction: str) -> bool:
+    return a < b if direction == "lower" else a > b
+
+
+def confidence(points: Sequence[Point], direction: str) -> Confidence:
+    """The contract's formula over one segment's logged runs."""
+    values = [p.metric for p in points if p.scored and p.metric is not None]
+    if len(values) < 3:
+        return Confidence(None, None, None, len(values), "fewer than 3 comparable runs")
+    center = statistics.median(values)
+    mad = statistics.median(abs(v - center) for v in values)
+    if mad == 0:
+        return Confidence(None, None, 0.0, len(values), "MAD is 0")
+    base, best = baseline_of(points), best_of(points, direction)
+    if base is None:
+        return Confidence(None, None, mad, len(values), "no baseline (no kept run)")
+    if best is None or best.metric == base.metric:
+        return Confidence(None, None, mad, len(values), "best equals the baseline")
+    value = abs(best.metric - base.metric) / mad
+    return Confidence(value, label(value), mad, len(values))
+
+
+def segment_stats(points: Sequence[Point], direction: str) -> SegmentStats:
+    return SegmentStats(
+        baseline_of(points), best_of(points, direction), confidence(points, direction)
+    )
+
+
+def delta_pct(baseline: float | None, value: float | None) -> float | None:
+    """Relative change from the baseline in percent (None without a non-zero baseline)."""
+    if baseline is None or value is None or baseline == 0:
+        return None
+    return (value - baseline) / abs(baseline) * 100.0

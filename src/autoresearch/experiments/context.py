@@ -1,0 +1,103 @@
+"""Where a session tool call acts: the checkout around `start`, its branch, the journal at the
+main repository root, and the session bound to that branch.
+
+Sessions are bound to branches: a session is seen only from the checkout that has its branch
+checked out; from anywhere else the tools say which branch (and worktree) it lives on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from autoresearch import git
+from autoresearch.errors import ContractError, NotFoundError, RefusedError
+from autoresearch.journal import sessions
+from autoresearch.journal.db import Journal
+from autoresearch.journal.sessions import SessionRecord
+from autoresearch.locks import FileLock
+from autoresearch.paths import HARNESS_FILE, RepoPaths, SessionPaths, session_paths
+from autoresearch.settings import journal_timeout
+
+
+@dataclass
+class Context:
+    """An open journal plus the checkout a call acts on."""
+
+    root: Path
+    cwd: Path
+    branch: str | None
+    journal: Journal
+
+    def session_paths(self, session: SessionRecord) -> SessionPaths:
+        return session_paths(self.root, session.session_id)
+
+    def active(self) -> SessionRecord | None:
+        return None if self.branch is None else sessions.active_session(self.journal, self.branch)
+
+    def bound_session(self) -> SessionRecord:
+        """The active session of the current branch, or NotFoundError saying where one lives."""
+        found = self.active()
+        if found is None:
+            raise NotFoundError(
+                no_session_message(self.branch, sessions.open_sessions(self.journal))
+            )
+        return found
+
+
+def no_session_message(branch: str | None, others: list[SessionRecord]) -> str:
+    here = f"branch {branch}" if branch else "a detached HEAD"
+    if not others:
+        return (
+            f"no active experiment session on {here}: write {HARNESS_FILE}, then run "
+            "`autoresearch exp init --name <name> --metric <metric>`"
+        )
+    where = "; ".join(_where(s) for s in others[:3])
+    return f"no active experiment session on {here}; {where}"
+
+
+def _where(session: SessionRecord) -> str:
+    text = f"session #{session.session_id} '{session.name}' lives on branch {session.branch}"
+    if session.own_worktree:
+        return f"{text} in the worktree {session.directory} (cd there)"
+    return f"{text} (git checkout {session.branch})"
+
+
+@contextmanager
+def open_context(start: Path) -> Iterator[Context]:
+    """Resolve `start` (any path inside the repository or a session worktree)."""
+    start = start if start.is_dir() else start.parent
+    cwd = git.toplevel(start)
+    root = git.main_root(start)
+    if cwd is None or root is None:
+        raise ContractError(f"not inside a git repository: {start}")
+    ensure_state_dir(root)
+    journal = Journal.open(RepoPaths(root).journal, busy_timeout=journal_timeout())
+    try:
+        yield Context(root, cwd, git.current_branch(cwd), journal)
+    finally:
+        journal.close()
+
+
+def ensure_state_dir(root: Path) -> None:
+    """`.autoresearch/` exists and is excluded from git status before anything is committed."""
+    from autoresearch.supervisor.prepare import ensure_state_dir as ensure
+
+    ensure(RepoPaths(root))
+
+
+@contextmanager
+def session_lock(ctx: Context, session: SessionRecord) -> Iterator[None]:
+    """One mutating call (run, log, re-init, off) per session at a time."""
+    lock = FileLock(ctx.session_paths(session).lock)
+    if not lock.try_acquire():
+        raise RefusedError(
+            f"session #{session.session_id} is busy: another `exp run` or `exp log` is in "
+            "progress; wait for it to finish"
+        )
+    try:
+        yield
+    finally:
+        lock.release()

@@ -1,0 +1,271 @@
+"""`log`: the verdict on the pending run and its git effect.
+
+Order matters for crash safety: every refusal is decided first (rules.plan_log), then git acts
+(commit, or save the discarded diff and reset), then one transaction records the verdict. A
+crash between git and the journal leaves the run pending; logging it again is harmless (a
+saved patch is never overwritten by an empty one).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from autoresearch import git
+from autoresearch.clock import utc_now_iso
+from autoresearch.errors import ContractError, RefusedError
+from autoresearch.experiments.context import Context, open_context, session_lock
+from autoresearch.experiments.ledger import progress, stats
+from autoresearch.experiments.params import LogParams, RunNote, validate_log
+from autoresearch.experiments.rules import (
+    NO_PENDING_RUN,
+    LogPlan,
+    deviations,
+    expected_secondary,
+    keep_message,
+    max_reached_message,
+    plan_log,
+)
+from autoresearch.fsutil import atomic_write_bytes
+from autoresearch.journal import sessions
+from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
+from autoresearch.paths import HARNESS_FILES
+
+ASI_SUMMARY_KEYS = ("hypothesis", "rollback_reason", "next_action_hint")
+
+
+@dataclass(frozen=True)
+class GitEffect:
+    """What log did to the session directory."""
+
+    action: str
+    commit: str | None
+    patch_path: str | None
+    kept_commit: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class LogReport:
+    """The verdict as recorded, with the segment's numbers after it."""
+
+    session_id: int
+    run: int
+    segment: int
+    status: str
+    description: str
+    metric_name: str
+    unit: str
+    metric: float | None
+    delta_pct: float | None
+    baseline: dict[str, Any] | None
+    best: dict[str, Any] | None
+    metrics: dict[str, float]
+    asi: dict[str, Any]
+    confidence: dict[str, Any]
+    git: dict[str, Any]
+    deviations: tuple[str, ...]
+    justification: str | None
+    flagged: tuple[int, ...]
+    justified: tuple[int, ...]
+    progress: dict[str, Any]
+    max_reached: bool
+    messages: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        for key in ("deviations", "flagged", "justified", "messages"):
+            data[key] = list(data[key])
+        return data
+
+
+def log_experiment(start: Path, params: LogParams) -> LogReport:
+    """Record keep / discard / crash / checks_failed for the pending run."""
+    validate_log(params)
+    with open_context(start) as ctx:
+        session = ctx.bound_session()
+        with session_lock(ctx, session):
+            run = _pending(ctx, session)
+            earlier = sessions.logged_runs(ctx.journal, session.session_id, session.segment)
+            plan = plan_log(session, run, params, expected_secondary(session, earlier))
+            _check_targets(ctx, session, run, (*params.flag_runs, *params.justify_runs))
+            changed = git.changed_paths(ctx.cwd, session.kept_commit)
+            devs = deviations(changed, session.scope, session.off_limits)
+            effect = _git_effect(ctx, session, run, params, plan)
+            _record(ctx, session, run, params, plan, effect, changed, devs)
+            return _report(ctx, session, run, params, plan, effect, devs)
+
+
+def _pending(ctx: Context, session: SessionRecord) -> SessionRunRecord:
+    run = sessions.pending_run(ctx.journal, session.session_id)
+    if run is None:
+        raise RefusedError(NO_PENDING_RUN)
+    if not run.completed:
+        raise RefusedError(
+            f"run #{run.number} never completed (its exp run was interrupted); "
+            "start a new run, which abandons it"
+        )
+    return run
+
+
+def _check_targets(
+    ctx: Context, session: SessionRecord, current: SessionRunRecord, notes: tuple[RunNote, ...]
+) -> None:
+    for note in notes:
+        target = sessions.run_by_number(ctx.journal, session.session_id, note.run_id)
+        if target is None or (target.status is None and target.number != current.number):
+            raise ContractError(f"log: run #{note.run_id} is not a logged run of this session")
+
+
+def _git_effect(
+    ctx: Context, session: SessionRecord, run: SessionRunRecord, params: LogParams, plan: LogPlan
+) -> GitEffect:
+    if params.status == "keep":
+        assert plan.metric is not None
+        message = keep_message(params.description, session.metric, plan.metric, plan.metrics)
+        sha = git.commit_all(ctx.cwd, message)
+        return GitEffect("committed" if sha else "nothing to commit", sha, None, git.head(ctx.cwd))
+    return _revert(ctx, session, run)
+
+
+def _revert(ctx: Context, session: SessionRecord, run: SessionRunRecord) -> GitEffect:
+    """Save what was tried as a patch next to the run's log, then reset to the last keep."""
+    patch = git.diff_patch(ctx.cwd, session.kept_commit, keep_untracked=_not_harness)
+    target = ctx.session_paths(session).patch(run.number)
+    if patch:
+        atomic_write_bytes(target, patch)
+    git.reset_hard(ctx.cwd, session.kept_commit)
+    git.clean_untracked(ctx.cwd, keep=[f"/{name}" for name in HARNESS_FILES])
+    saved = str(target) if target.exists() else None
+    action = "reverted" if patch else "nothing to revert"
+    return GitEffect(action, None, saved, session.kept_commit)
+
+
+def _not_harness(path: str) -> bool:
+    # An untracked harness stays on disk through the clean, so it is not part of the diff.
+    return path not in HARNESS_FILES
+
+
+def _record(
+    ctx: Context,
+    session: SessionRecord,
+    run: SessionRunRecord,
+    params: LogParams,
+    plan: LogPlan,
+    effect: GitEffect,
+    changed: list[str],
+    devs: list[str],
+) -> None:
+    with ctx.journal.tx() as conn:
+        sessions.update_run(
+            conn,
+            run.run_id,
+            status=params.status,
+            description=params.description.strip(),
+            metric=plan.metric,
+            metrics=plan.metrics,
+            asi=plan.asi,
+            # The commit holding the kept state, also when the keep had nothing to commit.
+            commit_sha=effect.kept_commit if params.status == "keep" else None,
+            patch_path=effect.patch_path,
+            modified_paths=changed,
+            deviations=devs,
+            justification=params.justification or None,
+            logged_at=utc_now_iso(),
+        )
+        _apply_notes(conn, session, params)
+        if effect.kept_commit != session.kept_commit:
+            sessions.update_session(conn, session.session_id, kept_commit=effect.kept_commit)
+        # The confidence as it stood when this run was logged (flags set here included).
+        value = stats(conn, session).confidence.value
+        sessions.update_run(conn, run.run_id, confidence=value)
+
+
+def _apply_notes(conn: sqlite3.Connection, session: SessionRecord, params: LogParams) -> None:
+    """flag_runs and justify_runs, checked to exist before git was touched."""
+    changes: list[tuple[RunNote, dict[str, Any]]] = [
+        *((n, {"flagged": True, "flag_reason": n.reason}) for n in params.flag_runs),
+        *((n, {"justification": n.reason}) for n in params.justify_runs),
+    ]
+    for note, columns in changes:
+        target = sessions.run_by_number(conn, session.session_id, note.run_id)
+        assert target is not None
+        sessions.update_run(conn, target.run_id, **columns)
+
+
+def _report(
+    ctx: Context,
+    session: SessionRecord,
+    run: SessionRunRecord,
+    params: LogParams,
+    plan: LogPlan,
+    effect: GitEffect,
+    devs: list[str],
+) -> LogReport:
+    segment = stats(ctx.journal, session)
+    done = progress(ctx.journal, session)
+    best = segment.best.to_dict() if segment.best else None
+    if best is not None and segment.best is not None:
+        best["delta_pct"] = segment.delta_pct(segment.best.metric)
+    messages = _messages(session, run, params, plan, effect, devs)
+    if done.reached and done.max is not None:
+        messages.append(f"{max_reached_message(done.max)} The session accepts no more runs.")
+    return LogReport(
+        session_id=session.session_id,
+        run=run.number,
+        segment=run.segment,
+        status=params.status,
+        description=params.description.strip(),
+        metric_name=session.metric,
+        unit=session.unit,
+        metric=plan.metric,
+        delta_pct=segment.delta_pct(plan.metric),
+        baseline=segment.baseline.to_dict() if segment.baseline else None,
+        best=best,
+        metrics=plan.metrics,
+        asi={k: plan.asi[k] for k in ASI_SUMMARY_KEYS if k in plan.asi} or dict(plan.asi),
+        confidence=segment.confidence.to_dict(),
+        git=effect.to_dict(),
+        deviations=tuple(devs),
+        justification=params.justification or None,
+        flagged=tuple(n.run_id for n in params.flag_runs),
+        justified=tuple(n.run_id for n in params.justify_runs),
+        progress=done.to_dict(),
+        max_reached=done.reached,
+        messages=tuple(messages),
+    )
+
+
+def _messages(
+    session: SessionRecord,
+    run: SessionRunRecord,
+    params: LogParams,
+    plan: LogPlan,
+    effect: GitEffect,
+    devs: list[str],
+) -> list[str]:
+    out = []
+    if effect.action == "committed" and effect.commit:
+        out.append(f"committed {effect.commit[:7]} on {session.branch}")
+    elif effect.action == "nothing to commit":
+        out.append("nothing to commit: the kept state is the last kept commit")
+    elif effect.patch_path:
+        out.append(
+            f"reset to {session.kept_commit[:7]}; the discarded diff is saved in "
+            f"{effect.patch_path} (git apply it to bring it back)"
+        )
+    if plan.set_changed:
+        out.append(f"secondary metric set changed (forced): {', '.join(plan.set_changed)}")
+    if devs and params.status == "keep" and not params.justification:
+        out.append(
+            f"run #{run.number} kept changes outside the scope ({', '.join(devs[:5])}): justify "
+            f"it (justify_runs, --justify {run.number}:REASON) or flag it (flag_runs, --flag "
+            f"{run.number}:REASON); it is listed in every status until then"
+        )
+    elif devs:
+        out.append(f"scope deviations recorded: {', '.join(devs[:5])}")
+    return out

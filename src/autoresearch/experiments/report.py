@@ -1,0 +1,234 @@
+"""Human-readable text of every session tool result, pure (both front doors show the same).
+
+Numbers print as in the supervisor's views: integral values without `.0`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from autoresearch.experiments.rules import max_reached_message
+from autoresearch.journal.views import format_score
+
+if TYPE_CHECKING:
+    from autoresearch.experiments.logger import LogReport
+    from autoresearch.experiments.notes import NotesResult
+    from autoresearch.experiments.runner import RunReport
+    from autoresearch.experiments.session import CloseResult, InitResult
+    from autoresearch.experiments.status import StatusReport
+
+
+def num(value: float | None, unit: str = "") -> str:
+    if value is None:
+        return "n/a"
+    text = format_score(value) if float(value).is_integer() else f"{value:.6g}"
+    return f"{text} {unit}".rstrip()
+
+
+def pct(value: float | None) -> str:
+    return "" if value is None else f" ({value:+.2f}%)"
+
+
+def ref(data: Mapping[str, Any] | None, unit: str = "") -> str:
+    if data is None:
+        return "none yet"
+    return f"#{data['run']} {num(data['metric'], unit)}{pct(data.get('delta_pct'))}"
+
+
+def confidence(data: Mapping[str, Any]) -> str:
+    if data.get("value") is None:
+        return f"n/a ({data.get('reason')})"
+    return f"{data['value']:.2f} × MAD ({data['label']})"
+
+
+def metrics(values: Mapping[str, float]) -> str:
+    return ", ".join(f"{k}={num(v)}" for k, v in sorted(values.items())) or "none"
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _lines(*parts: str) -> str:
+    return "\n".join(p for p in parts if p)
+
+
+def render_init(result: InitResult) -> str:
+    s = result.session
+    kind = "started" if result.created else "updated"
+    head = f"session #{result.session_id} {kind}: '{s['name']}' on {result.branch}"
+    limit = f", max {s['max_iterations']} runs" if s["max_iterations"] else ""
+    return _lines(
+        head,
+        f"metric:    {s['metric']} ({s['direction']} is better{limit}), segment {s['segment']}",
+        f"command:   {s['command']}",
+        f"directory: {result.directory}",
+        *result.messages,
+    )
+
+
+def render_run(report: RunReport) -> str:
+    unit = report.unit
+    state = {
+        "pass": "passed",
+        "fail": f"FAILED (exit {report.exit_code})",
+        "timeout": "TIMED OUT",
+        "error": "could not start",
+    }[report.status]
+    checks = report.checks
+    return _lines(
+        f"run #{report.run} {state} in {report.duration_seconds:.1f}s",
+        f"{report.metric_name}: {num(report.metric, unit)}{pct(report.delta_pct)}"
+        + ("  ← use these values in log" if report.metric is not None else ""),
+        f"secondary: {metrics(report.metrics)}" if report.metrics else "",
+        f"asi:       {_json(report.asi)}" if report.asi else "",
+        f"checks:    {checks['status']} ({checks['log_path']})" if checks else "",
+        f"baseline:  {ref(report.baseline, unit)}",
+        f"best kept: {ref(report.best, unit)}",
+        f"progress:  {report.progress['logged']}"
+        + (f"/{report.progress['max']}" if report.progress["max"] else "")
+        + " logged",
+        *report.messages,
+        f"suggested: log as {report.suggested_status}",
+        f"log:       {report.log_path}",
+        "--- tail ---",
+        report.tail or "(no output)",
+        f"--- checks tail ---\n{checks['tail']}" if checks and checks["status"] != "pass" else "",
+    )
+
+
+def render_log(report: LogReport) -> str:
+    g = report.git
+    return _lines(
+        f"run #{report.run} logged as {report.status}: {report.description}",
+        f"{report.metric_name}: {num(report.metric, report.unit)}{pct(report.delta_pct)}",
+        f"baseline:   {ref(report.baseline, report.unit)}",
+        f"best kept:  {ref(report.best, report.unit)}",
+        f"secondary:  {metrics(report.metrics)}" if report.metrics else "",
+        f"asi:        {_json(report.asi)}" if report.asi else "",
+        f"confidence: {confidence(report.confidence)}",
+        f"git:        {g['action']}" + (f" ({g['commit'][:7]})" if g["commit"] else ""),
+        f"flagged:    {', '.join(f'#{n}' for n in report.flagged)}" if report.flagged else "",
+        f"justified:  {', '.join(f'#{n}' for n in report.justified)}" if report.justified else "",
+        f"progress:   {report.progress['logged']}"
+        + (f"/{report.progress['max']}" if report.progress["max"] else ""),
+        *report.messages,
+    )
+
+
+def render_notes(result: NotesResult) -> str:
+    return _lines(f"notes of session #{result.session_id} saved", result.notes.rstrip())
+
+
+def render_close(result: CloseResult) -> str:
+    return _lines(*result.messages)
+
+
+def render_status(report: StatusReport) -> str:
+    s = report.session
+    unit = s["unit"]
+    counts = ", ".join(f"{k} {v}" for k, v in report.counts.items())
+    prog = report.progress
+    limit = f"/{prog['max']}" if prog["max"] else ""
+    return _lines(
+        f"session #{s['session_id']} '{s['name']}' on {s['branch']} (segment {report.segment})",
+        f"goal:        {s['goal']}" if s["goal"] else "",
+        f"metric:      {s['metric']}"
+        + (f" ({unit})" if unit else "")
+        + f", {s['direction']} is better",
+        f"secondary:   {', '.join(s['secondary'])}" if s["secondary"] else "",
+        f"command:     {s['command']}",
+        f"directory:   {s['directory']}",
+        f"scope:       {', '.join(s['scope'])}" if s["scope"] else "",
+        f"off limits:  {', '.join(s['off_limits'])}" if s["off_limits"] else "",
+        f"constraints: {'; '.join(s['constraints'])}" if s["constraints"] else "",
+        f"runs:        {prog['logged']}{limit} logged ({counts})",
+        f"baseline:    {ref(report.baseline, unit)}",
+        f"best kept:   {ref(report.best, unit)}",
+        f"confidence:  {confidence(report.confidence)}",
+        f"{max_reached_message(prog['max'])} The session accepts no more runs."
+        if prog["reached"]
+        else "",
+        _history(report.history, unit),
+        _unjustified(report.unjustified),
+        _pending(report.pending, unit),
+        f"notes:\n{_indent(report.notes)}" if report.notes.strip() else "notes:       (none)",
+    )
+
+
+def _history(history: tuple[dict[str, Any], ...], unit: str) -> str:
+    if not history:
+        return "last runs:   none logged yet"
+    rows = ["last runs:"]
+    for h in history:
+        flag = f"  FLAGGED: {h['flag_reason']}" if h["flagged"] else ""
+        rows.append(
+            f"  #{h['run']:<3} {h['status']:<13} {num(h['metric'], unit)}{pct(h['delta_pct'])}"
+            f"  {h['description']}{flag}"
+        )
+        for key, label in (
+            ("hypothesis", "hypothesis"),
+            ("next_action_hint", "next"),
+            ("rollback_reason", "rollback"),
+        ):
+            if h.get(key):
+                rows.append(f"       {label}: {h[key]}")
+        if h["deviations"]:
+            justified = f" (justified: {h['justification']})" if h["justification"] else ""
+            rows.append(f"       deviations: {', '.join(h['deviations'])}{justified}")
+    return "\n".join(rows)
+
+
+def _unjustified(items: tuple[dict[str, Any], ...]) -> str:
+    if not items:
+        return ""
+    rows = ["unjustified deviations (justify_runs / --justify RUN:REASON, or flag the run):"]
+    rows += [f"  #{i['run']} {i['description']}: {', '.join(i['deviations'])}" for i in items]
+    return "\n".join(rows)
+
+
+def _pending(pending: dict[str, Any] | None, unit: str) -> str:
+    if pending is None:
+        return "pending run: none"
+    head = f"pending run: #{pending['run']} {pending['state']}"
+    if pending["state"] != "completed":
+        return head
+    checks = f", checks {pending['checks']}" if pending["checks"] else ""
+    return (
+        f"{head} (benchmark {pending['benchmark']}{checks}), "
+        f"metric {num(pending['metric'], unit)}: log it before the next run"
+    )
+
+
+def _indent(text: str) -> str:
+    return "\n".join(f"  {line}" for line in text.rstrip().split("\n"))
+
+
+def render_resume(report: StatusReport) -> str:
+    """The status plus the instructions of the resume message."""
+    steps = ["Continue the autoresearch loop now."]
+    pending = report.pending
+    if pending is not None and pending["state"] == "completed":
+        steps.append(
+            f"- Run #{pending['run']} completed but was never logged. Log it first "
+            "(log_experiment / `autoresearch exp log`) before starting a new run."
+        )
+    steps += [
+        "- Re-read the context above (goal, notes, ideas, recent runs) before choosing the next "
+        "direction.",
+        "- Inspect recent git history for context (git log --oneline -20).",
+        "- Continue from the most promising unfinished direction; one coherent experiment per "
+        "iteration: edit, run, log.",
+    ]
+    if report.unjustified:
+        steps.append("- Justify or flag the kept runs with unjustified scope deviations.")
+    prog = report.progress
+    cap = f" or until {prog['max']} runs are logged" if prog["max"] else ""
+    steps += [
+        f"- Keep iterating until interrupted{cap}.",
+        "- Preserve correctness and never game the benchmark: leave the harness, the checks and "
+        "the workload alone.",
+    ]
+    return render_status(report) + "\n\n" + "\n".join(steps)

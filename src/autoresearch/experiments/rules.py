@@ -1,0 +1,170 @@
+"""The decisions of `log`, pure: which values are recorded, when keep is refused, which
+secondary metrics are consistent, which paths deviate from the scope, and the commit message.
+
+Everything here runs before any git effect, so a refused log changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from fnmatch import fnmatch
+from typing import Any
+
+from autoresearch.errors import ContractError, RefusedError
+from autoresearch.experiments.params import LogParams
+from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
+from autoresearch.paths import HARNESS_FILES
+
+NO_PENDING_RUN = "no pending run available. Run run_experiment first."
+SETUP_COMMIT_MESSAGE = "autoresearch: harness setup"
+
+
+def max_reached_message(limit: int) -> str:
+    return f"Maximum experiments reached ({limit})."
+
+
+@dataclass(frozen=True)
+class LogPlan:
+    """What a log records, decided before git is touched."""
+
+    metric: float | None
+    metrics: dict[str, float]
+    asi: dict[str, Any]
+    set_changed: tuple[str, ...] = ()
+
+
+def process_state(timed_out: bool, error: str | None, exit_code: int | None) -> str:
+    """`pass`, `timeout`, `error` (could not start) or `fail` (non-zero exit)."""
+    if timed_out:
+        return "timeout"
+    if error is not None or exit_code is None:
+        return "error"
+    return "pass" if exit_code == 0 else "fail"
+
+
+def benchmark_state(run: SessionRunRecord) -> str:
+    return process_state(run.timed_out, run.error, run.exit_code)
+
+
+def checks_failed(run: SessionRunRecord) -> bool:
+    return run.checks is not None and run.checks.get("status") != "pass"
+
+
+def plan_log(
+    session: SessionRecord,
+    run: SessionRunRecord,
+    params: LogParams,
+    expected: Sequence[str] | None,
+) -> LogPlan:
+    """Decide the recorded values, or refuse (RefusedError / ContractError)."""
+    if params.status == "keep":
+        _refuse_keep(run)
+    metric = params.metric if params.metric is not None else run.parsed_primary
+    if metric is None and params.status in ("keep", "discard"):
+        raise ContractError(
+            f"log: no {session.metric} value was parsed from run #{run.number}; "
+            "pass the primary metric value explicitly, or log the run as crash"
+        )
+    metrics = secondary_metrics(session, run, params.metrics)
+    changed: tuple[str, ...] = ()
+    if params.status in ("keep", "discard") and expected is not None:
+        changed = _check_set(sorted(metrics), expected, params.force)
+    asi = {**run.parsed_asi, **dict(params.asi or {})}
+    return LogPlan(metric, metrics, asi, changed)
+
+
+def _refuse_keep(run: SessionRunRecord) -> None:
+    state = benchmark_state(run)
+    if state != "pass":
+        raise RefusedError(
+            f"cannot keep run #{run.number}: the benchmark did not pass ({state}); log it as crash"
+        )
+    if checks_failed(run):
+        status = (run.checks or {}).get("status")
+        raise RefusedError(
+            f"cannot keep run #{run.number}: the checks failed ({status}); log it as checks_failed"
+        )
+
+
+def secondary_metrics(
+    session: SessionRecord, run: SessionRunRecord, given: Mapping[str, float] | None
+) -> dict[str, float]:
+    """Parsed metrics other than the primary (only the declared ones when declared),
+    overridden by the values given to log."""
+    parsed = {k: v for k, v in run.parsed_metrics.items() if k != session.metric}
+    if session.secondary:
+        parsed = {k: v for k, v in parsed.items() if k in session.secondary}
+    merged = {**parsed, **{k: float(v) for k, v in (given or {}).items()}}
+    merged.pop(session.metric, None)
+    return merged
+
+
+def _check_set(names: Sequence[str], expected: Sequence[str], force: bool) -> tuple[str, ...]:
+    missing = sorted(set(expected) - set(names))
+    new = sorted(set(names) - set(expected))
+    if not missing and not new:
+        return ()
+    detail = "; ".join(
+        part
+        for part in (
+            f"missing {', '.join(missing)}" if missing else "",
+            f"new {', '.join(new)}" if new else "",
+        )
+        if part
+    )
+    if not force:
+        raise ContractError(
+            f"log: secondary metrics must stay the same set within a segment ({detail}); "
+            "fix the harness or the metrics you pass, or log with force to accept the new set"
+        )
+    return (*(f"-{m}" for m in missing), *(f"+{n}" for n in new))
+
+
+def expected_secondary(
+    session: SessionRecord, earlier: Sequence[SessionRunRecord]
+) -> list[str] | None:
+    """The set the next keep/discard must report: the latest scored run's, else the declared."""
+    for run in reversed(earlier):
+        if run.status in ("keep", "discard") and run.metrics is not None:
+            return sorted(run.metrics)
+    return sorted(session.secondary) if session.secondary else None
+
+
+# --- scope audit ---------------------------------------------------------------------------
+
+
+def path_matches(path: str, pattern: str) -> bool:
+    """A path is covered by a pattern naming it, a folder above it, or a glob matching it."""
+    clean = pattern.strip().strip("/")
+    if clean in ("", "."):
+        return True
+    return path == clean or path.startswith(clean + "/") or fnmatch(path, clean)
+
+
+def deviations(paths: Iterable[str], scope: Sequence[str], off_limits: Sequence[str]) -> list[str]:
+    """Changed paths outside `scope` (when set), inside `off_limits`, or in the harness."""
+    out = []
+    for path in paths:
+        outside = bool(scope) and not any(path_matches(path, s) for s in scope)
+        forbidden = any(path_matches(path, o) for o in (*off_limits, *HARNESS_FILES))
+        if outside or forbidden:
+            out.append(path)
+    return out
+
+
+# --- commit message ------------------------------------------------------------------------
+
+
+def _number(value: float) -> float | int:
+    return int(value) if float(value).is_integer() and abs(value) < 1e16 else value
+
+
+def keep_message(description: str, metric: str, value: float, metrics: Mapping[str, float]) -> str:
+    """`<description>\\n\\nResult: {"status":"keep", "<metric>":<value>, …}`."""
+    result: dict[str, Any] = {"status": "keep", metric: _number(value)}
+    for name, extra in sorted(metrics.items()):
+        result.setdefault(name, _number(extra))
+    trailer = json.dumps(result, separators=(", ", ":"), ensure_ascii=False)
+    return f"{description.strip()}\n\nResult: {trailer}"

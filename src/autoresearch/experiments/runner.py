@@ -1,0 +1,316 @@
+"""`run`: one harness run of the bound session, recorded as the session's pending run.
+
+Invariants: at most one pending run per session (an earlier unlogged one is abandoned, and the
+report says so); the harness runs in its own process group and a timeout ends the group; the
+whole output goes to the run's log while METRIC/ASI lines are parsed from all of it in bounded
+memory; the caller gets only a tail. The run row exists before the harness starts, so a killed
+`exp run` leaves a pending run that the next run abandons (stopping any stray processes).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from autoresearch.clock import utc_now_iso
+from autoresearch.contracts.metric_lines import MetricScanner, ParsedLines
+from autoresearch.errors import JournalError, RefusedError
+from autoresearch.experiments.confidence import SegmentStats, better
+from autoresearch.experiments.context import Context, open_context, session_lock
+from autoresearch.experiments.ledger import (
+    Progress,
+    abandon_pending,
+    abandoned_text,
+    marker_value,
+    progress,
+    stats,
+)
+from autoresearch.experiments.params import RunParams, run_timeout
+from autoresearch.experiments.rules import (
+    benchmark_state,
+    checks_failed,
+    max_reached_message,
+    process_state,
+)
+from autoresearch.journal import sessions
+from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
+from autoresearch.paths import CHECKS_FILE
+from autoresearch.proc import SupervisedOutcome, SupervisedSpec, run_supervised
+from autoresearch.settings import ENV_EXP_RUN_MARKER, kill_grace
+from autoresearch.streams import LineSplitter, Tail
+
+TAIL_LINES = 10
+TAIL_BYTES = 4096
+PROGRESS_EVERY = 1.0
+ProgressCallback = Callable[[float, str], None]
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """What a run measured, and what to log: "use these values in log"."""
+
+    session_id: int
+    run: int
+    segment: int
+    command: str
+    status: str
+    exit_code: int | None
+    timed_out: bool
+    duration_seconds: float
+    metric_name: str
+    unit: str
+    metric: float | None
+    metrics: dict[str, float]
+    asi: dict[str, Any]
+    checks: dict[str, Any] | None
+    log_path: str
+    tail: str
+    baseline: dict[str, Any] | None
+    best: dict[str, Any] | None
+    delta_pct: float | None
+    progress: dict[str, Any]
+    abandoned_run: int | None
+    suggested_status: str
+    messages: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "messages": list(self.messages)}
+
+
+def run_experiment(
+    start: Path, params: RunParams | None = None, on_progress: ProgressCallback | None = None
+) -> RunReport:
+    """Run the session's command once; `on_progress(elapsed, last_line)` about every second."""
+    params = params or RunParams()
+    with open_context(start) as ctx:
+        session = ctx.bound_session()
+        with session_lock(ctx, session):
+            done = progress(ctx.journal, session)
+            if done.reached and done.max is not None:
+                raise RefusedError(
+                    f"{max_reached_message(done.max)} The session accepts no more runs: "
+                    "start a new segment (init with new_segment) or close it (exp off)"
+                )
+            abandoned = abandon_pending(ctx.journal, session)
+            with ctx.journal.tx() as conn:
+                run = sessions.insert_run(conn, session, session.kept_commit)
+            finished = _measure(ctx, session, run, params, on_progress)
+            return _report(ctx, session, finished, done, abandoned)
+
+
+@dataclass
+class _Harness:
+    """What one harness run produced, before it is recorded."""
+
+    outcome: SupervisedOutcome
+    parsed: ParsedLines
+    tail: str
+
+
+def _measure(
+    ctx: Context,
+    session: SessionRecord,
+    run: SessionRunRecord,
+    params: RunParams,
+    on_progress: ProgressCallback | None,
+) -> SessionRunRecord:
+    paths = ctx.session_paths(session)
+    env = {**os.environ, ENV_EXP_RUN_MARKER: marker_value(session.session_id, run.number)}
+    harness = _run_harness(ctx, session, run, env, params, on_progress)
+    checks = None
+    if _state(harness.outcome) == "pass" and (ctx.cwd / CHECKS_FILE).is_file():
+        checks = _run_checks(ctx, paths.checks_log(run.number), env, params)
+    outcome, parsed = harness.outcome, harness.parsed
+    with ctx.journal.tx() as conn:
+        sessions.update_run(
+            conn,
+            run.run_id,
+            completed_at=utc_now_iso(),
+            duration_ms=outcome.duration_ms,
+            exit_code=outcome.exit_code,
+            timed_out=outcome.timed_out,
+            error=outcome.spawn_error,
+            pgid=None,
+            parsed_primary=parsed.metrics.get(session.metric),
+            parsed_metrics=parsed.metrics,
+            parsed_asi=parsed.asi,
+            checks=checks,
+            log_path=str(paths.run_log(run.number)),
+            tail=harness.tail,
+        )
+        finished = sessions.get_run(conn, run.run_id)
+    assert finished is not None
+    return finished
+
+
+def _run_harness(
+    ctx: Context,
+    session: SessionRecord,
+    run: SessionRunRecord,
+    env: dict[str, str],
+    params: RunParams,
+    on_progress: ProgressCallback | None,
+) -> _Harness:
+    """`bash -c <command>`: one scanner per stream sharing one result, one combined tail."""
+    parsed, combined = ParsedLines(), Tail(2 * TAIL_BYTES)
+    ticker = _Ticker(on_progress)
+
+    def on_spawn(pid: int) -> None:
+        # Must not raise: proc.run_supervised has not started supervising the child yet. A
+        # missing pgid only means a killed `exp run` cannot stop this group later.
+        try:
+            with ctx.journal.tx() as conn:
+                sessions.update_run(conn, run.run_id, pgid=pid)
+        except JournalError:
+            pass
+
+    outcome = run_supervised(
+        SupervisedSpec(
+            argv=["bash", "-c", session.command],
+            cwd=ctx.cwd,
+            env=env,
+            log_path=ctx.session_paths(session).run_log(run.number),
+            timeout=run_timeout(params.timeout_seconds),
+            tail_bytes=TAIL_BYTES,
+            grace_seconds=kill_grace(),
+            stdout_consumers=[MetricScanner(parsed), combined, ticker.lines()],
+            stderr_consumers=[MetricScanner(parsed), combined, ticker.lines()],
+            should_cancel=ticker.tick,
+            on_spawn=on_spawn,
+        )
+    )
+    return _Harness(outcome, parsed, clip_tail(combined.text()))
+
+
+def _run_checks(
+    ctx: Context, log_path: Path, env: dict[str, str], params: RunParams
+) -> dict[str, Any]:
+    """The correctness gate: own timeout, own log; its time is not the benchmark's."""
+    combined = Tail(2 * TAIL_BYTES)
+    outcome = run_supervised(
+        SupervisedSpec(
+            argv=["bash", CHECKS_FILE],
+            cwd=ctx.cwd,
+            env=env,
+            log_path=log_path,
+            timeout=run_timeout(params.checks_timeout_seconds),
+            tail_bytes=TAIL_BYTES,
+            grace_seconds=kill_grace(),
+            stdout_consumers=[combined],
+            stderr_consumers=[combined],
+        )
+    )
+    return {
+        "status": _state(outcome),
+        "exit_code": outcome.exit_code,
+        "duration_seconds": round(outcome.duration_ms / 1000, 3),
+        "log_path": str(log_path),
+        "tail": clip_tail(combined.text()),
+    }
+
+
+def _state(outcome: SupervisedOutcome) -> str:
+    return process_state(outcome.timed_out, outcome.spawn_error, outcome.exit_code)
+
+
+def clip_tail(text: str, lines: int = TAIL_LINES, limit: int = TAIL_BYTES) -> str:
+    """The last `lines` lines of `text`, at most `limit` bytes of UTF-8."""
+    kept = "\n".join(text.rstrip("\n").split("\n")[-lines:])
+    data = kept.encode("utf-8")
+    if len(data) <= limit:
+        return kept
+    return data[-limit:].decode("utf-8", "ignore")
+
+
+class _Ticker:
+    """Calls `on_progress(elapsed, last_line)` at most once per second while the child runs."""
+
+    def __init__(self, callback: ProgressCallback | None) -> None:
+        self._callback = callback
+        self._t0 = self._last = time.monotonic()
+        self.last_line = ""
+
+    def lines(self) -> LineSplitter:
+        return LineSplitter(self._on_line, max_line=TAIL_BYTES)
+
+    def _on_line(self, raw: bytes) -> None:
+        text = raw.decode("utf-8", "replace").strip()
+        if text:
+            self.last_line = text[:200]
+
+    def tick(self) -> bool:
+        now = time.monotonic()
+        if self._callback is not None and now - self._last >= PROGRESS_EVERY:
+            self._last = now
+            self._callback(now - self._t0, self.last_line)
+        return False
+
+
+def _report(
+    ctx: Context,
+    session: SessionRecord,
+    run: SessionRunRecord,
+    done: Progress,
+    abandoned: list[SessionRunRecord],
+) -> RunReport:
+    segment = stats(ctx.journal, session)
+    status = benchmark_state(run)
+    suggestion = suggest(session, run, status, segment)
+    messages = [abandoned_text(r) for r in abandoned]
+    messages.extend(_advice(session, run, status, segment))
+    return RunReport(
+        session_id=session.session_id,
+        run=run.number,
+        segment=run.segment,
+        command=run.command,
+        status=status,
+        exit_code=run.exit_code,
+        timed_out=run.timed_out,
+        duration_seconds=round((run.duration_ms or 0) / 1000, 3),
+        metric_name=session.metric,
+        unit=session.unit,
+        metric=run.parsed_primary,
+        metrics={k: v for k, v in run.parsed_metrics.items() if k != session.metric},
+        asi=run.parsed_asi,
+        checks=run.checks,
+        log_path=run.log_path or "",
+        tail=run.tail,
+        baseline=segment.baseline.to_dict() if segment.baseline else None,
+        best=segment.best.to_dict() if segment.best else None,
+        delta_pct=segment.delta_pct(run.parsed_primary),
+        progress=done.to_dict(),
+        abandoned_run=abandoned[-1].number if abandoned else None,
+        suggested_status=suggestion,
+        messages=tuple(messages),
+    )
+
+
+def suggest(
+    session: SessionRecord, run: SessionRunRecord, status: str, segment: SegmentStats
+) -> str:
+    """The status the numbers point to; the agent decides and logs it."""
+    if status != "pass" or run.parsed_primary is None:
+        return "crash"
+    if checks_failed(run):
+        return "checks_failed"
+    if segment.best is None:
+        return "keep"
+    improved = better(run.parsed_primary, segment.best.metric, session.direction)
+    return "keep" if improved else "discard"
+
+
+def _advice(
+    session: SessionRecord, run: SessionRunRecord, status: str, segment: SegmentStats
+) -> list[str]:
+    if status == "pass" and run.parsed_primary is None:
+        return [
+            f"the benchmark passed but printed no `METRIC {session.metric}=<value>` line: "
+            "fix the harness, or log this run as crash"
+        ]
+    if status == "pass" and segment.baseline is None and not checks_failed(run):
+        return [f"segment {session.segment} has no baseline yet: log this run as keep to set it"]
+    return []

@@ -1,0 +1,140 @@
+"""`status` and `resume-message`: the context an agent needs at the start of every turn.
+
+Read-only: nothing here writes the journal or touches git.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from autoresearch.experiments.confidence import SegmentStats
+from autoresearch.experiments.context import Context, open_context
+from autoresearch.experiments.ledger import progress, session_dict, stats
+from autoresearch.experiments.notes import ideas
+from autoresearch.experiments.params import STATUSES
+from autoresearch.experiments.rules import benchmark_state
+from autoresearch.journal import sessions
+from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
+from autoresearch.locks import FileLock
+
+DEFAULT_HISTORY = 20
+
+
+@dataclass(frozen=True)
+class StatusReport:
+    """Goal, numbers, recent runs, open problems, notes and the pending run of a session."""
+
+    session: dict[str, Any]
+    segment: int
+    counts: dict[str, int]
+    baseline: dict[str, Any] | None
+    best: dict[str, Any] | None
+    confidence: dict[str, Any]
+    history: tuple[dict[str, Any], ...]
+    unjustified: tuple[dict[str, Any], ...]
+    notes: str
+    ideas: tuple[str, ...]
+    pending: dict[str, Any] | None
+    progress: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        for key in ("history", "unjustified", "ideas"):
+            data[key] = list(data[key])
+        return data
+
+
+def session_status(start: Path, last: int = DEFAULT_HISTORY) -> StatusReport:
+    """The bound session's full context."""
+    with open_context(start) as ctx:
+        session = ctx.bound_session()
+        return build_status(ctx, session, last)
+
+
+def build_status(ctx: Context, session: SessionRecord, last: int) -> StatusReport:
+    segment = stats(ctx.journal, session)
+    logged = sessions.logged_runs(ctx.journal, session.session_id, session.segment)
+    counts = {status: sum(1 for r in logged if r.status == status) for status in STATUSES}
+    recent = sessions.recent_runs(ctx.journal, session.session_id, max(last, 0))
+    pending = sessions.pending_run(ctx.journal, session.session_id)
+    return StatusReport(
+        session=session_dict(session),
+        segment=session.segment,
+        counts=counts,
+        baseline=segment.baseline.to_dict() if segment.baseline else None,
+        best=_best(segment),
+        confidence=segment.confidence.to_dict(),
+        history=tuple(run_line(r, segment, session.segment) for r in recent),
+        unjustified=tuple(
+            {"run": r.number, "description": r.description, "deviations": r.deviations or []}
+            for r in sessions.unjustified_keeps(ctx.journal, session.session_id)
+        ),
+        notes=session.notes,
+        ideas=ideas(session.notes),
+        pending=None if pending is None else pending_line(ctx, session, pending),
+        progress=progress(ctx.journal, session).to_dict(),
+    )
+
+
+def _best(segment: SegmentStats) -> dict[str, Any] | None:
+    if segment.best is None:
+        return None
+    return {**segment.best.to_dict(), "delta_pct": segment.delta_pct(segment.best.metric)}
+
+
+def run_line(run: SessionRunRecord, segment: SegmentStats, current: int) -> dict[str, Any]:
+    """One logged run as the history shows it."""
+    asi = run.asi or {}
+    return {
+        "run": run.number,
+        "segment": run.segment,
+        "status": run.status,
+        "metric": run.metric,
+        "delta_pct": segment.delta_pct(run.metric) if run.segment == current else None,
+        "metrics": run.metrics or {},
+        "description": run.description or "",
+        "hypothesis": asi.get("hypothesis"),
+        "next_action_hint": asi.get("next_action_hint"),
+        "rollback_reason": asi.get("rollback_reason"),
+        "deviations": run.deviations or [],
+        "justification": run.justification,
+        "flagged": run.flagged,
+        "flag_reason": run.flag_reason,
+        "commit": run.commit_sha,
+        "patch_path": run.patch_path,
+        "log_path": run.log_path,
+    }
+
+
+def pending_line(ctx: Context, session: SessionRecord, run: SessionRunRecord) -> dict[str, Any]:
+    """The unlogged run: running now, interrupted, or completed and waiting for its log."""
+    state = "completed" if run.completed else "running" if _busy(ctx, session) else "interrupted"
+    return {
+        "run": run.number,
+        "state": state,
+        "started_at": run.started_at,
+        "benchmark": benchmark_state(run) if run.completed else None,
+        "metric": run.parsed_primary,
+        "metrics": {k: v for k, v in run.parsed_metrics.items() if k != session.metric},
+        "asi": run.parsed_asi,
+        "checks": None if run.checks is None else run.checks.get("status"),
+        "log_path": run.log_path,
+        "tail": run.tail,
+    }
+
+
+def _busy(ctx: Context, session: SessionRecord) -> bool:
+    probe = FileLock(ctx.session_paths(session).lock)
+    if probe.try_acquire():
+        probe.release()
+        return False
+    return True
+
+
+def resume_message(start: Path) -> str:
+    """The status text followed by what to do next (log a pending run first)."""
+    from autoresearch.experiments.report import render_resume
+
+    return render_resume(session_status(start))

@@ -1,0 +1,315 @@
+"""Experiment sessions and their runs in the journal (experiments.md "Storage").
+
+The only module that knows the SQL of `sessions` and `session_runs`. Writers take the
+connection of an open transaction (`with journal.tx() as conn`); readers take the journal or,
+when a check must be race-free, that same connection.
+
+Invariants: a run with no status and no abandoned time is *pending*, and a session has at most
+one (a new run abandons the earlier one in the transaction that inserts it). The active session
+of a branch is its newest unclosed row.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from autoresearch.clock import utc_now_iso
+from autoresearch.journal.db import Journal
+
+Reader = Journal | sqlite3.Connection
+LOGGED_STATUSES = ("keep", "discard", "crash", "checks_failed")
+
+
+@dataclass(frozen=True)
+class SessionRecord:
+    """One row of `sessions`, JSON columns decoded."""
+
+    session_id: int
+    name: str
+    metric: str
+    direction: str
+    command: str
+    branch: str
+    directory: str
+    baseline_commit: str
+    kept_commit: str
+    created_at: str
+    updated_at: str
+    goal: str = ""
+    unit: str = ""
+    own_worktree: bool = False
+    segment: int = 1
+    max_iterations: int | None = None
+    secondary: tuple[str, ...] = ()
+    scope: tuple[str, ...] = ()
+    off_limits: tuple[str, ...] = ()
+    constraints: tuple[str, ...] = ()
+    notes: str = ""
+    closed_at: str | None = None
+
+
+@dataclass(frozen=True)
+class SessionRunRecord:
+    """One row of `session_runs`: a harness run and, once logged, its verdict."""
+
+    run_id: int
+    session_id: int
+    number: int
+    segment: int
+    command: str
+    base_commit: str
+    started_at: str
+    completed_at: str | None = None
+    duration_ms: int | None = None
+    exit_code: int | None = None
+    timed_out: bool = False
+    error: str | None = None
+    pgid: int | None = None
+    parsed_primary: float | None = None
+    parsed_metrics: dict[str, float] = field(default_factory=dict)
+    parsed_asi: dict[str, Any] = field(default_factory=dict)
+    checks: dict[str, Any] | None = None
+    log_path: str | None = None
+    tail: str = ""
+    status: str | None = None
+    description: str | None = None
+    metric: float | None = None
+    metrics: dict[str, float] | None = None
+    asi: dict[str, Any] | None = None
+    commit_sha: str | None = None
+    patch_path: str | None = None
+    confidence: float | None = None
+    modified_paths: list[str] | None = None
+    deviations: list[str] | None = None
+    justification: str | None = None
+    flagged: bool = False
+    flag_reason: str | None = None
+    logged_at: str | None = None
+    abandoned_at: str | None = None
+
+    @property
+    def pending(self) -> bool:
+        return self.status is None and self.abandoned_at is None
+
+    @property
+    def completed(self) -> bool:
+        return self.completed_at is not None
+
+
+_SESSION_JSON = {
+    "secondary": "secondary_json",
+    "scope": "scope_json",
+    "off_limits": "off_limits_json",
+    "constraints": "constraints_json",
+}
+_RUN_JSON = {
+    "parsed_metrics": "parsed_metrics_json",
+    "parsed_asi": "parsed_asi_json",
+    "checks": "checks_json",
+    "metrics": "metrics_json",
+    "asi": "asi_json",
+    "modified_paths": "modified_paths_json",
+    "deviations": "deviations_json",
+}
+_BOOLS = frozenset({"own_worktree", "timed_out", "flagged"})
+_TUPLES = frozenset(_SESSION_JSON)
+
+
+def _columns(changes: dict[str, Any], json_map: dict[str, str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in changes.items():
+        if key in json_map:
+            out[json_map[key]] = None if value is None else json.dumps(_plain(value))
+        elif key in _BOOLS:
+            out[key] = int(bool(value))
+        else:
+            out[key] = value
+    return out
+
+
+def _plain(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _record(cls: Any, row: sqlite3.Row, json_map: dict[str, str]) -> Any:
+    data: dict[str, Any] = {}
+    names = row.keys()
+    for f in fields(cls):
+        column = json_map.get(f.name, f.name)
+        if column not in names:
+            continue
+        value = row[column]
+        if column != f.name and value is not None:
+            value = json.loads(value)
+            value = tuple(value) if f.name in _TUPLES else value
+        elif f.name in _BOOLS:
+            value = bool(value)
+        data[f.name] = value
+    return cls(**data)
+
+
+def _rows(src: Reader, sql: str, params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
+    if isinstance(src, Journal):
+        return src.rows(sql, params)
+    return list(src.execute(sql, params).fetchall())
+
+
+def _update(
+    conn: sqlite3.Connection, table: str, key: str, ident: int, cols: dict[str, Any]
+) -> None:
+    assignments = ", ".join(f"{k} = ?" for k in cols)
+    conn.execute(f"UPDATE {table} SET {assignments} WHERE {key} = ?", [*cols.values(), ident])
+
+
+# --- sessions ------------------------------------------------------------------------------
+
+
+def insert_session(conn: sqlite3.Connection, **values: Any) -> int:
+    """Insert a session (columns by record name); returns its id."""
+    now = utc_now_iso()
+    values.setdefault("created_at", now)
+    values.setdefault("updated_at", now)
+    cols = _columns(values, _SESSION_JSON)
+    names, marks = ", ".join(cols), ", ".join("?" for _ in cols)
+    cur = conn.execute(f"INSERT INTO sessions ({names}) VALUES ({marks})", list(cols.values()))
+    return int(cur.lastrowid or 0)
+
+
+def update_session(conn: sqlite3.Connection, session_id: int, **changes: Any) -> None:
+    """Update columns of a session (JSON fields by their record name); stamps updated_at."""
+    changes.setdefault("updated_at", utc_now_iso())
+    _update(conn, "sessions", "session_id", session_id, _columns(changes, _SESSION_JSON))
+
+
+def get_session(src: Reader, session_id: int) -> SessionRecord | None:
+    rows = _rows(src, "SELECT * FROM sessions WHERE session_id = ?", (session_id,))
+    return _record(SessionRecord, rows[0], _SESSION_JSON) if rows else None
+
+
+def active_session(src: Reader, branch: str) -> SessionRecord | None:
+    """The newest unclosed session bound to `branch`."""
+    rows = _rows(
+        src,
+        "SELECT * FROM sessions WHERE branch = ? AND closed_at IS NULL "
+        "ORDER BY session_id DESC LIMIT 1",
+        (branch,),
+    )
+    return _record(SessionRecord, rows[0], _SESSION_JSON) if rows else None
+
+
+def open_sessions(src: Reader) -> list[SessionRecord]:
+    """Every unclosed session, newest first (one per branch is the active one)."""
+    rows = _rows(src, "SELECT * FROM sessions WHERE closed_at IS NULL ORDER BY session_id DESC")
+    return [_record(SessionRecord, r, _SESSION_JSON) for r in rows]
+
+
+# --- runs ----------------------------------------------------------------------------------
+
+
+def insert_run(
+    conn: sqlite3.Connection, session: SessionRecord, base_commit: str
+) -> SessionRunRecord:
+    """Start the session's next run (numbered from 1 across segments)."""
+    row = conn.execute(
+        "SELECT COALESCE(MAX(number), 0) + 1 FROM session_runs WHERE session_id = ?",
+        (session.session_id,),
+    ).fetchone()
+    number = int(row[0])
+    cur = conn.execute(
+        "INSERT INTO session_runs (session_id, number, segment, command, base_commit, "
+        "started_at) VALUES (?, ?, ?, ?, ?, ?)",
+        (session.session_id, number, session.segment, session.command, base_commit, utc_now_iso()),
+    )
+    found = get_run(conn, int(cur.lastrowid or 0))
+    assert found is not None
+    return found
+
+
+def update_run(conn: sqlite3.Connection, run_id: int, **changes: Any) -> None:
+    """Update columns of a run (JSON fields by their record name)."""
+    _update(conn, "session_runs", "run_id", run_id, _columns(changes, _RUN_JSON))
+
+
+def get_run(src: Reader, run_id: int) -> SessionRunRecord | None:
+    rows = _rows(src, "SELECT * FROM session_runs WHERE run_id = ?", (run_id,))
+    return _record(SessionRunRecord, rows[0], _RUN_JSON) if rows else None
+
+
+def run_by_number(src: Reader, session_id: int, number: int) -> SessionRunRecord | None:
+    rows = _rows(
+        src,
+        "SELECT * FROM session_runs WHERE session_id = ? AND number = ?",
+        (session_id, number),
+    )
+    return _record(SessionRunRecord, rows[0], _RUN_JSON) if rows else None
+
+
+def pending_runs(src: Reader, session_id: int) -> list[SessionRunRecord]:
+    rows = _rows(
+        src,
+        "SELECT * FROM session_runs WHERE session_id = ? AND status IS NULL "
+        "AND abandoned_at IS NULL ORDER BY number",
+        (session_id,),
+    )
+    return [_record(SessionRunRecord, r, _RUN_JSON) for r in rows]
+
+
+def pending_run(src: Reader, session_id: int) -> SessionRunRecord | None:
+    found = pending_runs(src, session_id)
+    return found[-1] if found else None
+
+
+def abandon_pending(conn: sqlite3.Connection, session_id: int) -> list[SessionRunRecord]:
+    """Mark every pending run of the session abandoned; returns them as they were."""
+    found = pending_runs(conn, session_id)
+    now = utc_now_iso()
+    for run in found:
+        update_run(conn, run.run_id, abandoned_at=now, pgid=None)
+    return found
+
+
+def logged_runs(src: Reader, session_id: int, segment: int) -> list[SessionRunRecord]:
+    """The segment's logged runs, in order."""
+    rows = _rows(
+        src,
+        "SELECT * FROM session_runs WHERE session_id = ? AND segment = ? "
+        "AND status IS NOT NULL ORDER BY number",
+        (session_id, segment),
+    )
+    return [_record(SessionRunRecord, r, _RUN_JSON) for r in rows]
+
+
+def logged_count(src: Reader, session_id: int, segment: int) -> int:
+    rows = _rows(
+        src,
+        "SELECT COUNT(*) FROM session_runs WHERE session_id = ? AND segment = ? "
+        "AND status IS NOT NULL",
+        (session_id, segment),
+    )
+    return int(rows[0][0])
+
+
+def recent_runs(src: Reader, session_id: int, limit: int) -> list[SessionRunRecord]:
+    """The last `limit` logged runs of every segment, oldest first."""
+    rows = _rows(
+        src,
+        "SELECT * FROM session_runs WHERE session_id = ? AND status IS NOT NULL "
+        "ORDER BY number DESC LIMIT ?",
+        (session_id, limit),
+    )
+    return [_record(SessionRunRecord, r, _RUN_JSON) for r in reversed(rows)]
+
+
+def unjustified_keeps(src: Reader, session_id: int) -> list[SessionRunRecord]:
+    """Kept runs with scope deviations, no justification and no flag (shown until settled)."""
+    rows = _rows(
+        src,
+        "SELECT * FROM session_runs WHERE session_id = ? AND status = 'keep' AND flagged = 0 "
+        "AND (justification IS NULL OR justification = '') "
+        "AND deviations_json IS NOT NULL AND deviations_json != '[]' ORDER BY number",
+        (session_id,),
+    )
+    return [_record(SessionRunRecord, r, _RUN_JSON) for r in rows]

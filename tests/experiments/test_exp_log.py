@@ -1,0 +1,215 @@
+"""log: git effects of every status, saved patches, secondary sets, scope audit, flags."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from exp_helpers import cycle, init, log, run
+
+from autoresearch.errors import ContractError, RefusedError
+from autoresearch.experiments import RunNote, session_status
+from helpers import Repo
+
+
+def tree(root: Path) -> dict[str, str]:
+    """Every file outside .git and .autoresearch with its content."""
+    out = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if path.is_file() and not rel.startswith((".git/", ".autoresearch/")):
+            out[rel] = path.read_text()
+    return out
+
+
+def test_log_needs_a_pending_run(session: Repo) -> None:
+    with pytest.raises(RefusedError) as err:
+        log(session.root, "keep")
+    assert err.value.message == "no pending run available. Run run_experiment first."
+
+
+def test_keep_commits_everything_with_the_result_trailer(session: Repo) -> None:
+    cycle(session, "100", "keep", "baseline")
+    session.write("mem.txt", "12\n")  # untracked, new
+    session.write("value.txt", "80\n")
+    run(session.root)
+    report = log(
+        session.root, "keep", "Cache the table", asi={"hypothesis": "cache hits"}, force=True
+    )
+    head = session.git("rev-parse", "HEAD")
+    assert report.git == {
+        "action": "committed",
+        "commit": head,
+        "patch_path": None,
+        "kept_commit": head,
+    }
+    assert session.git("log", "-1", "--format=%B") == (
+        'Cache the table\n\nResult: {"status":"keep", "score":80, "mem":12}'
+    )
+    assert set(session.git("show", "--name-only", "--format=", "HEAD").split()) == {
+        "mem.txt",
+        "value.txt",
+    }
+    assert session.git("status", "--porcelain") == ""
+    assert report.delta_pct == pytest.approx(-20.0)
+    assert report.best is not None and (report.best["run"], report.best["metric"]) == (2, 80.0)
+    assert report.asi == {"hypothesis": "cache hits"}
+
+
+def test_keep_with_nothing_to_commit_is_reported(session: Repo) -> None:
+    run(session.root)
+    report = log(session.root, "keep", "baseline")
+    assert report.git["action"] == "nothing to commit" and report.git["commit"] is None
+    assert "nothing to commit" in report.messages[0]
+    assert report.baseline is not None
+    assert report.baseline["commit"] == session.git("rev-parse", "HEAD")
+
+
+@pytest.mark.parametrize("status", ["discard", "crash", "checks_failed"])
+def test_reverting_statuses_save_the_diff_then_reset(session: Repo, status: str) -> None:
+    cycle(session, "100", "keep", "baseline")
+    kept = session.git("rev-parse", "HEAD")
+    session.write(".gitignore", "__pycache__/\n*.cache\n")
+    cycle(session, "100", "keep", "ignore caches")
+    kept = session.git("rev-parse", "HEAD")
+    session.write("value.txt", "95\n")  # dirty before the run: part of the experiment
+    session.write("scripts/eval.py", "changed\n")
+    session.git("add", "scripts/eval.py")  # staged
+    session.write("notes/new.md", "an untracked idea\n")
+    session.write("data.cache", "ignored output\n")
+    run(session.root)
+    session.write("late.txt", "written after the run\n")
+    tried = tree(session.root)
+    report = log(session.root, status, "tried things")
+    # the reset: back to the last kept commit; ignored files and the harness survive
+    assert session.git("rev-parse", "HEAD") == kept
+    assert session.git("status", "--porcelain") == ""
+    assert (session.root / "value.txt").read_text() == "100\n"
+    assert not (session.root / "notes").exists() and not (session.root / "late.txt").exists()
+    assert (session.root / "data.cache").read_text() == "ignored output\n"
+    assert (session.root / "autoresearch.sh").exists()
+    # the saved patch brings the experiment back exactly
+    patch = Path(report.git["patch_path"])
+    assert patch == session.root / ".autoresearch/sessions/1/run-0003-discarded.patch"
+    assert report.git["action"] == "reverted"
+    subprocess.run(["git", "apply", str(patch)], cwd=session.root, check=True)
+    assert tree(session.root) == tried
+
+
+def test_reverting_keeps_commits_the_agent_made_itself_in_the_patch(session: Repo) -> None:
+    cycle(session, "100", "keep", "baseline")
+    kept = session.git("rev-parse", "HEAD")
+    session.write("value.txt", "90\n")
+    session.commit("the agent committed on its own")
+    run(session.root)
+    report = log(session.root, "discard", "no good")
+    assert session.git("rev-parse", "HEAD") == kept
+    assert "+90" in Path(report.git["patch_path"]).read_text()
+
+
+def test_an_untracked_harness_survives_and_stays_out_of_the_patch(session: Repo) -> None:
+    cycle(session, "100", "keep", "baseline")
+    session.write("autoresearch.checks.sh", "#!/bin/bash\ntrue\n")  # added mid-session
+    session.write("value.txt", "90\n")
+    run(session.root)
+    report = log(session.root, "discard", "no good")
+    assert (session.root / "autoresearch.checks.sh").exists()
+    assert "autoresearch.checks.sh" not in Path(report.git["patch_path"]).read_text()
+
+
+def test_nothing_to_revert(session: Repo) -> None:
+    cycle(session, "100", "keep", "baseline")
+    run(session.root)
+    report = log(session.root, "discard", "same")
+    assert report.git["action"] == "nothing to revert" and report.git["patch_path"] is None
+
+
+def test_keep_is_refused_after_a_crashed_benchmark(session: Repo) -> None:
+    session.write("crash.flag", "")
+    run(session.root)
+    with pytest.raises(RefusedError, match="the benchmark did not pass"):
+        log(session.root, "keep", "x", metric=1.0)
+    assert (session.root / "crash.flag").exists()  # a refused log changes nothing
+    report = log(session.root, "crash", "it crashed", asi={"rollback_reason": "segfault"})
+    assert report.metric is None and report.git["action"] == "reverted"
+    assert not (session.root / "crash.flag").exists()
+
+
+def test_secondary_metric_set_must_stay_the_same_unless_forced(session: Repo) -> None:
+    session.write("mem.txt", "10\n")
+    session.commit("mem")
+    cycle(session, "100", "keep", "baseline")
+    (session.root / "mem.txt").unlink()
+    run(session.root)
+    with pytest.raises(ContractError, match=r"same set within a segment \(missing mem\)"):
+        log(session.root, "discard", "no mem")
+    report = log(session.root, "discard", "no mem", metrics={"mem": 11.0})
+    assert report.metrics == {"mem": 11.0}
+    assert (session.root / "mem.txt").exists()  # the discard restored it
+    (session.root / "mem.txt").unlink()
+    run(session.root)
+    forced = log(session.root, "discard", "drop mem", force=True)
+    assert "secondary metric set changed (forced): -mem" in forced.messages
+    (session.root / "mem.txt").unlink()
+    run(session.root)
+    log(session.root, "discard", "the new (empty) set holds from now on")
+
+
+def test_scope_deviations_are_listed_until_justified_or_flagged(repo: Repo) -> None:
+    init(repo.root, scope=("value.txt",), off_limits=("scripts",))
+    cycle(repo, "100", "keep", "baseline")
+    repo.write("value.txt", "90\n")
+    repo.write("README.md", "outside the scope\n")
+    repo.write("scripts/eval.py", "off limits\n")
+    run(repo.root)
+    report = log(repo.root, "keep", "sneaky")
+    assert report.deviations == ("README.md", "scripts/eval.py")
+    assert any("kept changes outside the scope" in m for m in report.messages)
+    for _ in range(2):  # shown in every later status
+        cycle(repo, "95", "discard", "meh")
+        unjustified = session_status(repo.root).unjustified
+        assert [(u["run"], u["deviations"]) for u in unjustified] == [
+            (2, ["README.md", "scripts/eval.py"])
+        ]
+    run(repo.root)
+    log(repo.root, "discard", "meh", justify_runs=(RunNote(2, "README typo fix is harmless"),))
+    status = session_status(repo.root)
+    assert status.unjustified == ()
+    assert status.history[1]["justification"] == "README typo fix is harmless"
+
+
+def test_a_justified_keep_is_not_listed(repo: Repo) -> None:
+    init(repo.root, scope=("value.txt",))
+    cycle(repo, "100", "keep", "baseline")
+    repo.write("README.md", "x\n")
+    run(repo.root)
+    log(repo.root, "keep", "docs too", justification="the README documents the change")
+    assert session_status(repo.root).unjustified == ()
+
+
+def test_flagged_runs_leave_baseline_best_and_confidence(session: Repo) -> None:
+    cycle(session, "100", "keep", "baseline")
+    cycle(session, "50", "keep", "too good to be true")
+    cycle(session, "98", "discard", "d1")
+    report = cycle(session, "97", "keep", "k2")
+    assert report.best is not None and report.best["run"] == 2
+    flagged = cycle(session, "99", "discard", "d2", flag_runs=(RunNote(2, "the cache was warm"),))
+    assert flagged.flagged == (2,)
+    assert flagged.best is not None and flagged.best["run"] == 4
+    status = session_status(session.root)
+    assert status.history[1]["flagged"] and status.history[1]["flag_reason"] == "the cache was warm"
+    # values without the flagged run: 100, 98, 97, 99 → median 98.5, MAD 1.0; |97 − 100| / 1
+    assert status.confidence["value"] == pytest.approx(3.0)
+    assert status.confidence["label"] == "likely real"
+    with pytest.raises(ContractError, match="run #42 is not a logged run"):
+        cycle(session, "99", "discard", "x", flag_runs=(RunNote(42, "no such run"),))
+
+
+def test_an_explicit_metric_overrides_the_parsed_one(session: Repo) -> None:
+    run(session.root)
+    report = log(session.root, "keep", "baseline", metric=101.5)
+    assert report.metric == 101.5
+    data = json.loads(json.dumps(session_status(session.root).to_dict()))
+    assert data["history"][0]["metric"] == 101.5
