@@ -36,6 +36,15 @@ class FileLock:
         self._fd = fd
         return True
 
+    def held_elsewhere(self) -> bool:
+        """True when another holder has the lock right now (probes without keeping it)."""
+        if self._fd is not None:
+            return False
+        if self.try_acquire():
+            self.release()
+            return False
+        return True
+
     @property
     def held(self) -> bool:
         return self._fd is not None

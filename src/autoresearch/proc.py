@@ -125,8 +125,14 @@ def run_supervised(spec: SupervisedSpec) -> SupervisedOutcome:
             return SupervisedOutcome(
                 started_at, _ms_since(t0), None, spawn_error=message, log_path=spec.log_path
             )
-        if spec.on_spawn is not None:
-            spec.on_spawn(proc.pid)
+        try:
+            if spec.on_spawn is not None:
+                spec.on_spawn(proc.pid)
+        except BaseException:
+            # A child nobody supervises must not keep running.
+            _terminate_group(proc, spec.grace_seconds)
+            proc.wait()
+            raise
         return _supervise(spec, proc, log, started_at, t0)
 
 

@@ -11,12 +11,12 @@ import time
 from pathlib import Path
 
 import pytest
+from sup_helpers import submit
 
 from autoresearch.errors import RefusedError
 from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.lifecycle import resume, stop
 from autoresearch.supervisor.prepare import prepare
-from conftest import submit
 from helpers import GIT_ENV, Repo, cli, edit_and_commit, git, pid_alive
 
 RUN_ID = "missions-demo-t1"

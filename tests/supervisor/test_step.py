@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
+from sup_helpers import submit, submit_and_step
 
 from autoresearch.errors import RefusedError
 from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.step import step
-from conftest import submit, submit_and_step
 from helpers import edit_and_commit, git, pid_alive, write_artifact
 
 

@@ -19,6 +19,7 @@ from autoresearch.journal.db import Journal
 from autoresearch.journal.sessions import SessionRecord
 from autoresearch.locks import FileLock
 from autoresearch.paths import HARNESS_FILE, RepoPaths, SessionPaths, session_paths
+from autoresearch.repo_state import ensure_state_dir
 from autoresearch.settings import journal_timeout
 
 
@@ -73,19 +74,12 @@ def open_context(start: Path) -> Iterator[Context]:
     root = git.main_root(start)
     if cwd is None or root is None:
         raise ContractError(f"not inside a git repository: {start}")
-    ensure_state_dir(root)
+    ensure_state_dir(RepoPaths(root))
     journal = Journal.open(RepoPaths(root).journal, busy_timeout=journal_timeout())
     try:
         yield Context(root, cwd, git.current_branch(cwd), journal)
     finally:
         journal.close()
-
-
-def ensure_state_dir(root: Path) -> None:
-    """`.autoresearch/` exists and is excluded from git status before anything is committed."""
-    from autoresearch.supervisor.prepare import ensure_state_dir as ensure
-
-    ensure(RepoPaths(root))
 
 
 @contextmanager

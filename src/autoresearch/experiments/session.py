@@ -36,6 +36,7 @@ from autoresearch.paths import (
     SESSION_BRANCH_PREFIX,
     session_worktree,
 )
+from autoresearch.repo_state import link_shared_paths
 
 PHASE_1 = (
     f"{HARNESS_FILE} is missing in {{cwd}}. Phase 1 comes first: write the harness, the one "
@@ -187,22 +188,8 @@ def _make_worktree(ctx: Context, branch: str) -> Path:
             patch_file = Path(tmp) / "dirty.patch"
             patch_file.write_bytes(patch)
             git.apply_patch(path, patch_file)
-    _link_shared(ctx.root, path)
+    link_shared_paths(ctx.root, path, DEFAULT_SHARED_LINKS)
     return path
-
-
-def _link_shared(root: Path, worktree: Path) -> None:
-    """Environment folders (.venv, node_modules) of the main checkout, linked, never committed."""
-    from autoresearch.supervisor.prepare import write_excludes
-
-    linked = []
-    for name in DEFAULT_SHARED_LINKS:
-        source, target = root / name, worktree / name
-        if source.exists() and not target.exists() and not target.is_symlink():
-            target.symlink_to(source)
-            linked.append(f"/{name}")
-    if linked:
-        write_excludes(root, linked)
 
 
 def _reinit(ctx: Context, active: SessionRecord, params: InitParams) -> InitResult:

@@ -126,11 +126,7 @@ def pending_line(ctx: Context, session: SessionRecord, run: SessionRunRecord) ->
 
 
 def _busy(ctx: Context, session: SessionRecord) -> bool:
-    probe = FileLock(ctx.session_paths(session).lock)
-    if probe.try_acquire():
-        probe.release()
-        return False
-    return True
+    return FileLock(ctx.session_paths(session).lock).held_elsewhere()
 
 
 def resume_message(start: Path) -> str:

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from autoresearch.clock import utc_now_iso
+from autoresearch.journal import records
 from autoresearch.journal.db import Journal
+from autoresearch.journal.records import Codec
 
 # Iteration states: an iteration moves forward only, and `resume` finishes or rolls back any
 # iteration that is not `applied`.
@@ -78,72 +80,38 @@ class IterationRecord:
     agent: dict[str, Any] | None = None
 
 
-_RUN_JSON = {"evaluator": "evaluator_json", "sandbox": "sandbox_json", "loop": "loop_json"}
-_IT_JSON = {
-    "artifact_notes": "artifact_notes_json",
-    "decision_notes": "decision_notes_json",
-    "evaluator": "evaluator_json",
-    "agent": "agent_json",
-}
-
-
-def _to_columns(record: Any, json_map: dict[str, str]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for f in fields(record):
-        value = getattr(record, f.name)
-        if f.name in json_map:
-            out[json_map[f.name]] = None if value is None else json.dumps(value)
-        else:
-            out[f.name] = value
-    return out
-
-
-def _from_row(cls: Any, row: sqlite3.Row, json_map: dict[str, str]) -> Any:
-    data: dict[str, Any] = {}
-    names = row.keys()
-    for f in fields(cls):
-        column = json_map.get(f.name, f.name)
-        if column not in names:
-            continue
-        value = row[column]
-        data[f.name] = json.loads(value) if column != f.name and value is not None else value
-    return cls(**data)
-
-
-def _insert(conn: sqlite3.Connection, table: str, columns: dict[str, Any]) -> None:
-    names = ", ".join(columns)
-    marks = ", ".join("?" for _ in columns)
-    conn.execute(f"INSERT INTO {table} ({names}) VALUES ({marks})", list(columns.values()))
+_RUNS = Codec({"evaluator": "evaluator_json", "sandbox": "sandbox_json", "loop": "loop_json"})
+_ITERATIONS = Codec(
+    {
+        "artifact_notes": "artifact_notes_json",
+        "decision_notes": "decision_notes_json",
+        "evaluator": "evaluator_json",
+        "agent": "agent_json",
+    }
+)
 
 
 # --- runs ----------------------------------------------------------------------------------
 
 
 def insert_run(conn: sqlite3.Connection, run: RunRecord) -> None:
-    _insert(conn, "runs", _to_columns(run, _RUN_JSON))
+    records.insert(conn, "runs", _RUNS.record_columns(run))
 
 
 def update_run(conn: sqlite3.Connection, run_id: str, **changes: Any) -> None:
     """Update columns of a run (JSON fields by their record name); stamps updated_at."""
     changes.setdefault("updated_at", utc_now_iso())
-    cols: dict[str, Any] = {}
-    for key, value in changes.items():
-        if key in _RUN_JSON:
-            cols[_RUN_JSON[key]] = None if value is None else json.dumps(value)
-        else:
-            cols[key] = value
-    assignments = ", ".join(f"{k} = ?" for k in cols)
-    conn.execute(f"UPDATE runs SET {assignments} WHERE run_id = ?", [*cols.values(), run_id])
+    records.update(conn, "runs", {"run_id": run_id}, _RUNS.columns(changes))
 
 
 def get_run(journal: Journal, run_id: str) -> RunRecord | None:
     row = journal.row("SELECT * FROM runs WHERE run_id = ?", (run_id,))
-    return None if row is None else _from_row(RunRecord, row, _RUN_JSON)
+    return None if row is None else _RUNS.record(RunRecord, row)
 
 
 def list_runs(journal: Journal) -> list[RunRecord]:
     rows = journal.rows("SELECT * FROM runs ORDER BY created_at, run_id")
-    return [_from_row(RunRecord, r, _RUN_JSON) for r in rows]
+    return [_RUNS.record(RunRecord, r) for r in rows]
 
 
 def active_run_ids(conn: sqlite3.Connection) -> list[str]:
@@ -166,17 +134,13 @@ def delete_run(conn: sqlite3.Connection, run_id: str) -> None:
 
 
 def insert_iteration(conn: sqlite3.Connection, it: IterationRecord) -> None:
-    _insert(conn, "iterations", _to_columns(it, _IT_JSON))
+    records.insert(conn, "iterations", _ITERATIONS.record_columns(it))
 
 
 def update_iteration(conn: sqlite3.Connection, it: IterationRecord) -> None:
-    cols = _to_columns(replace(it, updated_at=utc_now_iso()), _IT_JSON)
-    key = (cols.pop("run_id"), cols.pop("iteration"))
-    assignments = ", ".join(f"{k} = ?" for k in cols)
-    conn.execute(
-        f"UPDATE iterations SET {assignments} WHERE run_id = ? AND iteration = ?",
-        [*cols.values(), *key],
-    )
+    cols = _ITERATIONS.record_columns(replace(it, updated_at=utc_now_iso()))
+    where = {"run_id": cols.pop("run_id"), "iteration": cols.pop("iteration")}
+    records.update(conn, "iterations", where, cols)
 
 
 def delete_iteration(conn: sqlite3.Connection, run_id: str, iteration: int) -> None:
@@ -188,7 +152,7 @@ def get_iteration(journal: Journal, run_id: str, iteration: int) -> IterationRec
     row = journal.row(
         "SELECT * FROM iterations WHERE run_id = ? AND iteration = ?", (run_id, iteration)
     )
-    return None if row is None else _from_row(IterationRecord, row, _IT_JSON)
+    return None if row is None else _ITERATIONS.record(IterationRecord, row)
 
 
 def unfinished_iterations(journal: Journal, run_id: str) -> list[IterationRecord]:
@@ -196,7 +160,7 @@ def unfinished_iterations(journal: Journal, run_id: str) -> list[IterationRecord
         "SELECT * FROM iterations WHERE run_id = ? AND state != ? ORDER BY iteration",
         (run_id, APPLIED),
     )
-    return [_from_row(IterationRecord, r, _IT_JSON) for r in rows]
+    return [_ITERATIONS.record(IterationRecord, r) for r in rows]
 
 
 def recent_iterations(journal: Journal, run_id: str, limit: int) -> list[IterationRecord]:
@@ -205,7 +169,7 @@ def recent_iterations(journal: Journal, run_id: str, limit: int) -> list[Iterati
         "SELECT * FROM iterations WHERE run_id = ? AND state != ? ORDER BY iteration DESC LIMIT ?",
         (run_id, EVALUATING, limit),
     )
-    return [_from_row(IterationRecord, r, _IT_JSON) for r in reversed(rows)]
+    return [_ITERATIONS.record(IterationRecord, r) for r in reversed(rows)]
 
 
 def all_iterations(journal: Journal, run_id: str) -> list[IterationRecord]:
@@ -213,7 +177,7 @@ def all_iterations(journal: Journal, run_id: str) -> list[IterationRecord]:
         "SELECT * FROM iterations WHERE run_id = ? AND state != ? ORDER BY iteration",
         (run_id, EVALUATING),
     )
-    return [_from_row(IterationRecord, r, _IT_JSON) for r in rows]
+    return [_ITERATIONS.record(IterationRecord, r) for r in rows]
 
 
 def iterations_after(journal: Journal, run_id: str, after: int) -> list[IterationRecord]:
@@ -223,7 +187,7 @@ def iterations_after(journal: Journal, run_id: str, after: int) -> list[Iteratio
         "ORDER BY iteration",
         (run_id, after, EVALUATING),
     )
-    return [_from_row(IterationRecord, r, _IT_JSON) for r in rows]
+    return [_ITERATIONS.record(IterationRecord, r) for r in rows]
 
 
 def decision_counts(journal: Journal, run_id: str) -> dict[str, int]:

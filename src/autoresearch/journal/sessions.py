@@ -11,13 +11,14 @@ of a branch is its newest unclosed row.
 
 from __future__ import annotations
 
-import json
 import sqlite3
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
 from autoresearch.clock import utc_now_iso
+from autoresearch.journal import records
 from autoresearch.journal.db import Journal
+from autoresearch.journal.records import Codec
 
 Reader = Journal | sqlite3.Connection
 LOGGED_STATUSES = ("keep", "discard", "crash", "checks_failed")
@@ -115,53 +116,14 @@ _RUN_JSON = {
     "deviations": "deviations_json",
 }
 _BOOLS = frozenset({"own_worktree", "timed_out", "flagged"})
-_TUPLES = frozenset(_SESSION_JSON)
-
-
-def _columns(changes: dict[str, Any], json_map: dict[str, str]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in changes.items():
-        if key in json_map:
-            out[json_map[key]] = None if value is None else json.dumps(_plain(value))
-        elif key in _BOOLS:
-            out[key] = int(bool(value))
-        else:
-            out[key] = value
-    return out
-
-
-def _plain(value: Any) -> Any:
-    return list(value) if isinstance(value, tuple) else value
-
-
-def _record(cls: Any, row: sqlite3.Row, json_map: dict[str, str]) -> Any:
-    data: dict[str, Any] = {}
-    names = row.keys()
-    for f in fields(cls):
-        column = json_map.get(f.name, f.name)
-        if column not in names:
-            continue
-        value = row[column]
-        if column != f.name and value is not None:
-            value = json.loads(value)
-            value = tuple(value) if f.name in _TUPLES else value
-        elif f.name in _BOOLS:
-            value = bool(value)
-        data[f.name] = value
-    return cls(**data)
+_SESSIONS = Codec(_SESSION_JSON, _BOOLS, frozenset(_SESSION_JSON))
+_RUNS = Codec(_RUN_JSON, _BOOLS)
 
 
 def _rows(src: Reader, sql: str, params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
     if isinstance(src, Journal):
         return src.rows(sql, params)
     return list(src.execute(sql, params).fetchall())
-
-
-def _update(
-    conn: sqlite3.Connection, table: str, key: str, ident: int, cols: dict[str, Any]
-) -> None:
-    assignments = ", ".join(f"{k} = ?" for k in cols)
-    conn.execute(f"UPDATE {table} SET {assignments} WHERE {key} = ?", [*cols.values(), ident])
 
 
 # --- sessions ------------------------------------------------------------------------------
@@ -172,21 +134,18 @@ def insert_session(conn: sqlite3.Connection, **values: Any) -> int:
     now = utc_now_iso()
     values.setdefault("created_at", now)
     values.setdefault("updated_at", now)
-    cols = _columns(values, _SESSION_JSON)
-    names, marks = ", ".join(cols), ", ".join("?" for _ in cols)
-    cur = conn.execute(f"INSERT INTO sessions ({names}) VALUES ({marks})", list(cols.values()))
-    return int(cur.lastrowid or 0)
+    return records.insert(conn, "sessions", _SESSIONS.columns(values))
 
 
 def update_session(conn: sqlite3.Connection, session_id: int, **changes: Any) -> None:
     """Update columns of a session (JSON fields by their record name); stamps updated_at."""
     changes.setdefault("updated_at", utc_now_iso())
-    _update(conn, "sessions", "session_id", session_id, _columns(changes, _SESSION_JSON))
+    records.update(conn, "sessions", {"session_id": session_id}, _SESSIONS.columns(changes))
 
 
 def get_session(src: Reader, session_id: int) -> SessionRecord | None:
     rows = _rows(src, "SELECT * FROM sessions WHERE session_id = ?", (session_id,))
-    return _record(SessionRecord, rows[0], _SESSION_JSON) if rows else None
+    return _SESSIONS.record(SessionRecord, rows[0]) if rows else None
 
 
 def active_session(src: Reader, branch: str) -> SessionRecord | None:
@@ -197,13 +156,13 @@ def active_session(src: Reader, branch: str) -> SessionRecord | None:
         "ORDER BY session_id DESC LIMIT 1",
         (branch,),
     )
-    return _record(SessionRecord, rows[0], _SESSION_JSON) if rows else None
+    return _SESSIONS.record(SessionRecord, rows[0]) if rows else None
 
 
 def open_sessions(src: Reader) -> list[SessionRecord]:
     """Every unclosed session, newest first (one per branch is the active one)."""
     rows = _rows(src, "SELECT * FROM sessions WHERE closed_at IS NULL ORDER BY session_id DESC")
-    return [_record(SessionRecord, r, _SESSION_JSON) for r in rows]
+    return [_SESSIONS.record(SessionRecord, r) for r in rows]
 
 
 # --- runs ----------------------------------------------------------------------------------
@@ -230,12 +189,12 @@ def insert_run(
 
 def update_run(conn: sqlite3.Connection, run_id: int, **changes: Any) -> None:
     """Update columns of a run (JSON fields by their record name)."""
-    _update(conn, "session_runs", "run_id", run_id, _columns(changes, _RUN_JSON))
+    records.update(conn, "session_runs", {"run_id": run_id}, _RUNS.columns(changes))
 
 
 def get_run(src: Reader, run_id: int) -> SessionRunRecord | None:
     rows = _rows(src, "SELECT * FROM session_runs WHERE run_id = ?", (run_id,))
-    return _record(SessionRunRecord, rows[0], _RUN_JSON) if rows else None
+    return _RUNS.record(SessionRunRecord, rows[0]) if rows else None
 
 
 def run_by_number(src: Reader, session_id: int, number: int) -> SessionRunRecord | None:
@@ -244,7 +203,7 @@ def run_by_number(src: Reader, session_id: int, number: int) -> SessionRunRecord
         "SELECT * FROM session_runs WHERE session_id = ? AND number = ?",
         (session_id, number),
     )
-    return _record(SessionRunRecord, rows[0], _RUN_JSON) if rows else None
+    return _RUNS.record(SessionRunRecord, rows[0]) if rows else None
 
 
 def pending_runs(src: Reader, session_id: int) -> list[SessionRunRecord]:
@@ -254,7 +213,7 @@ def pending_runs(src: Reader, session_id: int) -> list[SessionRunRecord]:
         "AND abandoned_at IS NULL ORDER BY number",
         (session_id,),
     )
-    return [_record(SessionRunRecord, r, _RUN_JSON) for r in rows]
+    return [_RUNS.record(SessionRunRecord, r) for r in rows]
 
 
 def pending_run(src: Reader, session_id: int) -> SessionRunRecord | None:
@@ -279,7 +238,7 @@ def logged_runs(src: Reader, session_id: int, segment: int) -> list[SessionRunRe
         "AND status IS NOT NULL ORDER BY number",
         (session_id, segment),
     )
-    return [_record(SessionRunRecord, r, _RUN_JSON) for r in rows]
+    return [_RUNS.record(SessionRunRecord, r) for r in rows]
 
 
 def logged_count(src: Reader, session_id: int, segment: int) -> int:
@@ -300,7 +259,7 @@ def recent_runs(src: Reader, session_id: int, limit: int) -> list[SessionRunReco
         "ORDER BY number DESC LIMIT ?",
         (session_id, limit),
     )
-    return [_record(SessionRunRecord, r, _RUN_JSON) for r in reversed(rows)]
+    return [_RUNS.record(SessionRunRecord, r) for r in reversed(rows)]
 
 
 def unjustified_keeps(src: Reader, session_id: int) -> list[SessionRunRecord]:
@@ -312,4 +271,4 @@ def unjustified_keeps(src: Reader, session_id: int) -> list[SessionRunRecord]:
         "AND deviations_json IS NOT NULL AND deviations_json != '[]' ORDER BY number",
         (session_id,),
     )
-    return [_record(SessionRunRecord, r, _RUN_JSON) for r in rows]
+    return [_RUNS.record(SessionRunRecord, r) for r in rows]

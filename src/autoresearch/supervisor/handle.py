@@ -52,11 +52,7 @@ def driver_lock(repo: RepoPaths, run_id: str) -> FileLock:
 
 def driver_alive(repo: RepoPaths, run_id: str) -> bool:
     """True when some process holds the run's driver lock right now."""
-    probe = FileLock(repo.run(run_id).driver_lock)
-    if probe.try_acquire():
-        probe.release()
-        return False
-    return True
+    return FileLock(repo.run(run_id).driver_lock).held_elsewhere()
 
 
 @dataclass

@@ -17,11 +17,11 @@ from autoresearch import failpoints, git
 from autoresearch.clock import run_tag_now, utc_now_iso
 from autoresearch.decide import baseline_decision
 from autoresearch.errors import ContractError, RefusedError
-from autoresearch.fsutil import atomic_write_text
 from autoresearch.journal import runs
 from autoresearch.journal.runs import PREPARING, READY, RunRecord
 from autoresearch.mission import Mission, load_mission
-from autoresearch.paths import MISSION_FILE, RUN_LOG_FILE, SANDBOX_FILE, STATE_DIR, RepoPaths
+from autoresearch.paths import MISSION_FILE, RUN_LOG_FILE, SANDBOX_FILE, RepoPaths
+from autoresearch.repo_state import ensure_state_dir, link_shared_paths, write_excludes
 from autoresearch.settings import journal_timeout
 from autoresearch.supervisor import record, sync
 from autoresearch.supervisor.handle import (
@@ -33,8 +33,6 @@ from autoresearch.supervisor.handle import (
 from autoresearch.supervisor.safety import check_reset_safety
 
 _TAG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-EXCLUDE_BEGIN = "# >>> autoresearch (managed) >>>"
-EXCLUDE_END = "# <<< autoresearch (managed) <<<"
 
 
 def prepare(
@@ -152,39 +150,14 @@ def _new_run(repo: RepoPaths, mission: Mission, tag: str, loop: dict[str, Any] |
     )
 
 
-def ensure_state_dir(repo: RepoPaths) -> None:
-    """Create `.autoresearch/` and keep it out of the main repository's status."""
-    repo.state_dir.mkdir(parents=True, exist_ok=True)
-    write_excludes(repo.repo_root, [f"/{STATE_DIR}/"])
-
-
-def write_excludes(repo_root: Path, patterns: list[str]) -> None:
-    """Add patterns to the managed block of info/exclude (shared by all worktrees)."""
-    path = git.git_path(repo_root, "info/exclude")
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
-    start, end = text.find(EXCLUDE_BEGIN), text.find(EXCLUDE_END)
-    current: list[str] = []
-    if start >= 0 and end > start:
-        current = text[start + len(EXCLUDE_BEGIN) : end].split()
-        text = text[:start] + text[end + len(EXCLUDE_END) :].lstrip("\n")
-    merged = list(dict.fromkeys([*current, *patterns]))
-    if merged == current and start >= 0:
-        return
-    block = "\n".join([EXCLUDE_BEGIN, *merged, EXCLUDE_END])
-    # atomic: concurrent prepares may rewrite the file at the same moment
-    atomic_write_text(path, text.rstrip("\n") + ("\n" if text.strip() else "") + block + "\n")
-
-
 def finish_prepare(h: RunHandle) -> None:
     """Every stage after the run row exists; safe to repeat after a crash."""
     run = h.run
     _ensure_worktree(h)
     failpoints.hit("prepare.after_worktree")
     _materialize_mission(h)
-    links = _link_shared_paths(h)
-    write_excludes(
-        h.repo.repo_root, ["/results.tsv", f"/{RUN_LOG_FILE}", *(f"/{p}" for p in links)]
-    )
+    link_shared_paths(h.repo.repo_root, h.worktree, h.links)
+    write_excludes(h.repo.repo_root, ["/results.tsv", f"/{RUN_LOG_FILE}"])
     check_reset_safety(h.worktree, h.links, h.runtime)
     if runs.get_iteration(h.journal, run.run_id, 0) is None:
         _baseline(h)
@@ -230,21 +203,6 @@ def _materialize_mission(h: RunHandle) -> None:
     if changed:
         message = f"autoresearch: materialize mission {h.run.mission_slug}"
         git.commit_all(h.worktree, message, pathspec=changed)
-
-
-def _link_shared_paths(h: RunHandle) -> list[str]:
-    """Symlink the repo's untracked environment folders into the worktree."""
-    linked = []
-    for name in h.links:
-        source = h.repo.repo_root / name
-        target = h.worktree / name
-        if target.is_symlink():
-            linked.append(name)
-        elif source.exists() and not target.exists():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.symlink_to(source)
-            linked.append(name)
-    return linked
 
 
 def _baseline(h: RunHandle) -> None:

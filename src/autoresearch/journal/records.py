@@ -1,0 +1,74 @@
+"""Mapping between frozen record dataclasses and table rows, shared by the journal's stores.
+
+JSON columns are named `<field>_json`; booleans are stored as 0/1; tuple fields come back as
+tuples. The SQL built here only ever interpolates column and table names from the stores'
+own constants, never values.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Codec:
+    """How one record type maps to its table."""
+
+    json_columns: Mapping[str, str]
+    bools: frozenset[str] = frozenset()
+    tuples: frozenset[str] = frozenset()
+
+    def columns(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        """Field values → column values."""
+        out: dict[str, Any] = {}
+        for key, value in values.items():
+            if key in self.json_columns:
+                plain = list(value) if isinstance(value, tuple) else value
+                out[self.json_columns[key]] = None if value is None else json.dumps(plain)
+            elif key in self.bools:
+                out[key] = int(bool(value))
+            else:
+                out[key] = value
+        return out
+
+    def record_columns(self, record: Any) -> dict[str, Any]:
+        return self.columns({f.name: getattr(record, f.name) for f in fields(record)})
+
+    def record(self, cls: Any, row: sqlite3.Row) -> Any:
+        """A row → an instance of the dataclass `cls` (columns it lacks keep defaults)."""
+        data: dict[str, Any] = {}
+        names = row.keys()
+        for f in fields(cls):
+            column = self.json_columns.get(f.name, f.name)
+            if column not in names:
+                continue
+            value = row[column]
+            if column != f.name and value is not None:
+                value = json.loads(value)
+                value = tuple(value) if f.name in self.tuples else value
+            elif f.name in self.bools:
+                value = bool(value)
+            data[f.name] = value
+        return cls(**data)
+
+
+def insert(conn: sqlite3.Connection, table: str, cols: Mapping[str, Any]) -> int:
+    names = ", ".join(cols)
+    marks = ", ".join("?" for _ in cols)
+    cur = conn.execute(f"INSERT INTO {table} ({names}) VALUES ({marks})", list(cols.values()))
+    return int(cur.lastrowid or 0)
+
+
+def update(
+    conn: sqlite3.Connection, table: str, where: Mapping[str, Any], cols: Mapping[str, Any]
+) -> None:
+    assignments = ", ".join(f"{k} = ?" for k in cols)
+    condition = " AND ".join(f"{k} = ?" for k in where)
+    conn.execute(
+        f"UPDATE {table} SET {assignments} WHERE {condition}",
+        [*cols.values(), *where.values()],
+    )

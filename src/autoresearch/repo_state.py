@@ -1,0 +1,54 @@
+"""Repository state shared by both front doors: the `.autoresearch/` folder, the managed
+block of `info/exclude` (shared by every worktree), and the environment links of worktrees."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from autoresearch import git
+from autoresearch.fsutil import atomic_write_text
+from autoresearch.paths import STATE_DIR, RepoPaths
+
+EXCLUDE_BEGIN = "# >>> autoresearch (managed) >>>"
+EXCLUDE_END = "# <<< autoresearch (managed) <<<"
+
+
+def ensure_state_dir(repo: RepoPaths) -> None:
+    """Create `.autoresearch/` and keep it out of the main repository's status."""
+    repo.state_dir.mkdir(parents=True, exist_ok=True)
+    write_excludes(repo.repo_root, [f"/{STATE_DIR}/"])
+
+
+def write_excludes(repo_root: Path, patterns: list[str]) -> None:
+    """Add patterns to the managed block of info/exclude (shared by all worktrees)."""
+    path = git.git_path(repo_root, "info/exclude")
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    start, end = text.find(EXCLUDE_BEGIN), text.find(EXCLUDE_END)
+    current: list[str] = []
+    if start >= 0 and end > start:
+        current = text[start + len(EXCLUDE_BEGIN) : end].split()
+        text = text[:start] + text[end + len(EXCLUDE_END) :].lstrip("\n")
+    merged = list(dict.fromkeys([*current, *patterns]))
+    if merged == current and start >= 0:
+        return
+    block = "\n".join([EXCLUDE_BEGIN, *merged, EXCLUDE_END])
+    # atomic: concurrent drivers may rewrite the file at the same moment
+    atomic_write_text(path, text.rstrip("\n") + ("\n" if text.strip() else "") + block + "\n")
+
+
+def link_shared_paths(repo_root: Path, worktree: Path, names: Iterable[str]) -> list[str]:
+    """Symlink the repository's untracked environment folders into a worktree and keep the
+    links out of git; returns the names that are linked."""
+    linked = []
+    for name in names:
+        source, target = repo_root / name, worktree / name
+        if target.is_symlink():
+            linked.append(name)
+        elif source.exists() and not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.symlink_to(source)
+            linked.append(name)
+    if linked:
+        write_excludes(repo_root, [f"/{name}" for name in linked])
+    return linked
