@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -92,3 +93,38 @@ def test_every_flag_the_readme_shows_exists() -> None:
             continue
         for flag in re.findall(r"(?<![\w-])(--[a-z][a-z-]*)", snippet):
             assert flag in known, f"README shows {flag!r} ({snippet!r}) but no command has it"
+
+
+def _bash_blocks(section: str) -> list[str]:
+    text = README.read_text()
+    start = text.index(section)
+    end = text.find("\n## ", start + 1)
+    return re.findall(r"```bash\n(.*?)```", text[start : end if end > 0 else None], re.S)
+
+
+def test_readme_session_walkthrough_runs(tmp_path: Path) -> None:
+    """The bash blocks of the sessions section, run as written in a fresh repository."""
+    import os
+    import subprocess
+    import sys
+
+    from helpers import GIT_ENV, make_repo
+
+    repo = make_repo(tmp_path / "project")
+    repo.write("tests/test_ok.py", "def test_ok():\n    assert True\n")
+    repo.commit("a project with a test")
+    harness, loop = _bash_blocks("## Experiment sessions")
+    # `python3` and `autoresearch` resolve to this environment, as after `source .venv/bin/activate`
+    env = {**os.environ, **GIT_ENV, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    for block in (harness, loop):
+        done = subprocess.run(
+            ["bash", "-e", "-c", block], cwd=repo.root, env=env, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+    status = subprocess.run(
+        ["autoresearch", "exp", "status", "--json"], cwd=repo.root, env=env,
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    report = json.loads(status.stdout)
+    assert report["counts"]["keep"] == 1
+    assert report["baseline"]["run"] == 1 and report["baseline"]["metric"] >= 0
