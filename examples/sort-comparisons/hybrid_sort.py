@@ -6,7 +6,7 @@ When GALLOP is 1, merging first checks whether the two halves are already in ord
 
 from __future__ import annotations
 
-INSERTION_THRESHOLD = 4
+INSERTION_THRESHOLD = 32
 GALLOP = 0
 
 
