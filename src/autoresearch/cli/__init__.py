@@ -14,6 +14,7 @@ import click
 from autoresearch import __version__
 from autoresearch.cli.common import AppGroup
 from autoresearch.cli.exp_cmds import exp
+from autoresearch.cli.mcp_cmd import mcp_command
 from autoresearch.cli.run_cmds import register as register_run_commands
 
 
@@ -39,6 +40,7 @@ def app(ctx: click.Context, repo: str | None) -> None:
 
 register_run_commands(app)
 app.add_command(exp)
+app.add_command(mcp_command)
 
 
 def main() -> None:

@@ -1,0 +1,293 @@
+"""The typed shapes of the MCP tools: one input model and one output model per result.
+
+The output models mirror the core results' `to_dict()` key for key (`extra="forbid"`), so a key
+added to or dropped from a core result fails the MCP tests instead of silently vanishing from
+the tools' output schemas. Free-form parts (ASI, the supervisor's manifest and iterations)
+stay open objects.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Shape(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RunNoteInput(_Shape):
+    """A reason attached to an earlier logged run (flag_runs / justify_runs)."""
+
+    run_id: int = Field(ge=1, description="The run number (#N in experiment_status).")
+    reason: str = Field(min_length=1, max_length=500, description="Why, in one line.")
+
+
+# --- pieces shared by the experiment results -------------------------------------------------
+
+
+class Ref(_Shape):
+    """A run a report refers to (baseline or best kept)."""
+
+    run: int
+    metric: float
+    commit: str | None = None
+    delta_pct: float | None = Field(default=None, description="Change against the baseline, %.")
+
+
+class Progress(_Shape):
+    """Logged runs of the segment against max_iterations."""
+
+    logged: int
+    max: int | None
+    reached: bool
+
+
+class Confidence(_Shape):
+    """|best − baseline| / MAD with its label, or null and the reason why not."""
+
+    value: float | None
+    label: str | None
+    mad: float | None
+    runs: int
+    reason: str | None = None
+
+
+class Checks(_Shape):
+    """The autoresearch.checks.sh result of a run."""
+
+    status: str = Field(description="pass | fail | timeout | error")
+    exit_code: int | None
+    duration_seconds: float
+    log_path: str
+    tail: str
+
+
+class GitEffect(_Shape):
+    """What log_experiment did to the session directory."""
+
+    action: str = Field(description="committed | nothing to commit | reverted | nothing to revert")
+    commit: str | None
+    patch_path: str | None = Field(description="The saved diff of a discarded run.")
+    kept_commit: str
+
+
+class Session(_Shape):
+    """The session's stored fields."""
+
+    session_id: int
+    name: str
+    metric: str
+    direction: str
+    command: str
+    branch: str
+    directory: str
+    baseline_commit: str
+    kept_commit: str
+    created_at: str
+    updated_at: str
+    goal: str
+    unit: str
+    own_worktree: bool
+    segment: int
+    max_iterations: int | None
+    secondary: list[str]
+    scope: list[str]
+    off_limits: list[str]
+    constraints: list[str]
+    notes: str
+    closed_at: str | None
+
+
+class HistoryEntry(_Shape):
+    """One logged run as experiment_status shows it."""
+
+    run: int
+    segment: int
+    status: str | None
+    metric: float | None
+    delta_pct: float | None
+    metrics: dict[str, float]
+    description: str
+    hypothesis: Any
+    next_action_hint: Any
+    rollback_reason: Any
+    deviations: list[str]
+    justification: str | None
+    flagged: bool
+    flag_reason: str | None
+    commit: str | None
+    patch_path: str | None
+    log_path: str | None
+
+
+class Unjustified(_Shape):
+    run: int
+    description: str | None
+    deviations: list[str]
+
+
+class Pending(_Shape):
+    """The unlogged run: running, interrupted, or completed and waiting for log_experiment."""
+
+    run: int
+    state: str = Field(description="running | interrupted | completed")
+    started_at: str
+    benchmark: str | None
+    metric: float | None
+    metrics: dict[str, float]
+    asi: dict[str, Any]
+    checks: str | None
+    log_path: str | None
+    tail: str
+
+
+# --- the experiment results ------------------------------------------------------------------
+
+
+class InitOutput(_Shape):
+    """What init_experiment did: a new session or an update of the active one."""
+
+    session_id: int
+    created: bool
+    branch: str
+    created_branch: bool
+    directory: str = Field(description="Where the session's files live (edit here).")
+    worktree: str | None
+    setup_commit: str | None
+    segment: int
+    new_segment: bool
+    updated: list[str]
+    abandoned_run: int | None
+    session: Session
+    messages: list[str]
+
+
+class RunOutput(_Shape):
+    """What one benchmark run measured; log it next with log_experiment."""
+
+    session_id: int
+    run: int
+    segment: int
+    command: str
+    status: str = Field(description="pass | fail | timeout | error (the benchmark)")
+    exit_code: int | None
+    timed_out: bool
+    duration_seconds: float
+    metric_name: str
+    unit: str
+    metric: float | None = Field(description="The parsed primary metric: use it in log.")
+    metrics: dict[str, float] = Field(description="Parsed secondary metrics.")
+    asi: dict[str, Any]
+    checks: Checks | None
+    log_path: str
+    tail: str
+    baseline: Ref | None
+    best: Ref | None
+    delta_pct: float | None
+    progress: Progress
+    abandoned_run: int | None
+    suggested_status: str = Field(description="What the numbers point to; you decide.")
+    messages: list[str]
+
+
+class LogOutput(_Shape):
+    """The verdict as recorded, with the segment's numbers after it."""
+
+    session_id: int
+    run: int
+    segment: int
+    status: str
+    description: str
+    metric_name: str
+    unit: str
+    metric: float | None
+    delta_pct: float | None
+    baseline: Ref | None
+    best: Ref | None
+    metrics: dict[str, float]
+    asi: dict[str, Any]
+    confidence: Confidence
+    git: GitEffect
+    deviations: list[str]
+    justification: str | None
+    flagged: list[int]
+    justified: list[int]
+    progress: Progress
+    max_reached: bool
+    messages: list[str]
+
+
+class NotesOutput(_Shape):
+    session_id: int
+    notes: str
+    ideas: list[str]
+
+
+class StatusOutput(_Shape):
+    """The context an agent needs at the start of every turn."""
+
+    session: Session
+    segment: int
+    counts: dict[str, int]
+    baseline: Ref | None
+    best: Ref | None
+    confidence: Confidence
+    history: list[HistoryEntry]
+    unjustified: list[Unjustified]
+    notes: str
+    ideas: list[str]
+    pending: Pending | None
+    progress: Progress
+
+
+# --- supervised runs -------------------------------------------------------------------------
+
+
+class RunSummary(_Shape):
+    """One supervised run with its headline numbers."""
+
+    run_id: str
+    status: str
+    stop_reason: str | None
+    mission_slug: str
+    branch_name: str
+    worktree_path: str
+    iteration: int
+    keep_policy: str
+    direction: str
+    last_kept_commit: str | None
+    last_kept_score: float | None
+    best_score: float | None
+    baseline_score: float | None
+    counts: dict[str, int]
+    created_at: str
+    updated_at: str
+    completed_at: str | None
+    stop_requested: str | None
+
+
+class RunListOutput(_Shape):
+    repo_root: str
+    runs: list[RunSummary]
+
+
+class RunDetailsOutput(RunSummary):
+    """One supervised run with its manifest and (the last of) its iterations."""
+
+    manifest: dict[str, Any]
+    iterations: list[dict[str, Any]] = Field(
+        description="The most recent iterations, oldest first."
+    )
+    iterations_total: int
+    driver_alive: bool = Field(description="Whether a process is driving the run right now.")
+
+
+class StopOutput(_Shape):
+    run_id: str
+    status: str = Field(description="The run's status after the call.")
+    stop_reason: str
+    requested: bool = Field(
+        description="True when a live driver was asked to stop the run after its current step."
+    )

@@ -1,0 +1,167 @@
+"""Plumbing of the MCP tools: errors the model can read, replies, progress, supervised-run text.
+
+Invariants: every failure reaches the client as a `ToolError` with a readable one-line message
+(an `AutoresearchError` with its own message; anything else with its type and text, the
+traceback only in the server's log on stderr); a reply carries the same text the CLI prints
+plus the structured result validated against the tool's output model.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import anyio
+import anyio.to_thread
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent
+from pydantic import BaseModel
+
+from autoresearch.errors import AutoresearchError
+from autoresearch.journal.views import format_score
+
+log = logging.getLogger("autoresearch.mcp")
+
+HEARTBEAT_SECONDS = 1.0
+T = TypeVar("T")
+
+
+@contextmanager
+def tool_errors() -> Iterator[None]:
+    """Turn every exception into a ToolError whose message the model can act on."""
+    try:
+        yield
+    except ToolError:
+        raise
+    except AutoresearchError as exc:
+        raise ToolError(" ".join(exc.message.splitlines())) from exc
+    except Exception as exc:
+        # Not an expected refusal: a bug or a broken environment. The model still gets the
+        # exception's text (never a traceback); the traceback goes to the server's log.
+        log.exception("unexpected error in an autoresearch MCP tool")
+        text = " ".join(str(exc).splitlines()) or "no message"
+        raise ToolError(
+            f"internal error ({type(exc).__name__}: {text}); "
+            "the MCP server's log (stderr) has the traceback"
+        ) from exc
+
+
+def reply(text: str, structured: BaseModel) -> CallToolResult:
+    """The CLI's text for the model, the validated structured result for programs."""
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)],
+        structured_content=structured.model_dump(mode="json"),
+    )
+
+
+class ProgressFeed:
+    """The harness's latest output line, written by the core on the worker thread."""
+
+    def __init__(self, total: float | None) -> None:
+        self.total = total
+        self.line = ""
+        self._t0 = time.monotonic()
+
+    def update(self, elapsed: float, line: str) -> None:
+        """The core's `on_progress(elapsed, last_line)` callback."""
+        self.line = line
+
+    def snapshot(self) -> tuple[float, str]:
+        elapsed = time.monotonic() - self._t0
+        text = f"{elapsed:.0f}s elapsed" + (f": {self.line[:200]}" if self.line else "")
+        return round(elapsed, 1), text
+
+
+async def call_with_progress(
+    ctx: Context, feed: ProgressFeed, work: Callable[[], T], limit: float
+) -> T:
+    """Run blocking `work` in a worker thread, report progress every second, give up at `limit`.
+
+    Progress is sent by the event loop, so it keeps flowing while the checks run too. At the
+    limit (or when the client cancels the call) the thread is left to finish on its own: the
+    run is recorded as the session's pending run either way.
+    """
+    failure: Exception | None = None
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(_heartbeat, ctx, feed)
+        try:
+            with anyio.fail_after(limit):
+                result = await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+        except (ToolError, TimeoutError) as exc:
+            failure = exc  # raised below, outside the task group (which would wrap it)
+        tg.cancel_scope.cancel()
+    if isinstance(failure, TimeoutError):
+        raise ToolError(
+            f"run_experiment gave up waiting after {limit:.0f}s; the run goes on in the "
+            "background and is recorded as the session's pending run: call experiment_status, "
+            "then log_experiment once it has completed"
+        )
+    if failure is not None:
+        raise failure
+    return result
+
+
+async def _heartbeat(ctx: Context, feed: ProgressFeed) -> None:
+    while True:
+        await anyio.sleep(HEARTBEAT_SECONDS)
+        progress, message = feed.snapshot()
+        try:
+            await ctx.report_progress(progress, feed.total, message)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            return  # the client went away; the run itself goes on
+
+
+# --- supervised runs: the text the CLI shows, as plain lines ---------------------------------
+
+
+def render_run_list(runs: list[dict[str, Any]]) -> str:
+    if not runs:
+        return "no runs yet (autoresearch prepare MISSION_DIR or autoresearch run …)"
+    rows = ["run  status  iteration  baseline  best  kept/discarded/noop  reason"]
+    for r in runs:
+        c = r["counts"]
+        scores = f"{_score(r['baseline_score'])}  {_score(r['best_score'])}"
+        counts = (
+            f"{c.get('keep', 0)}/{c.get('discard', 0) + c.get('ambiguous', 0)}/{c.get('noop', 0)}"
+        )
+        line = f"{r['run_id']}  {r['status']}  {r['iteration']}  {scores}  {counts}"
+        rows.append(f"{line}  {r['stop_reason'] or ''}".rstrip())
+    return "\n".join(rows)
+
+
+def _score(value: float | None) -> str:
+    return format_score(value) or "n/a"
+
+
+def render_run_details(d: dict[str, Any]) -> str:
+    reason = f": {d['stop_reason']}" if d["stop_reason"] else ""
+    rows = [
+        f"run:       {d['run_id']} ({d['status']}{reason})",
+        f"worktree:  {d['worktree_path']}  branch {d['branch_name']}",
+        f"policy:    {d['keep_policy']} ({d['direction']} is better)",
+        f"baseline:  {_score(d['baseline_score'])}   best: {_score(d['best_score'])}   "
+        f"last kept: {(d['last_kept_commit'] or 'n/a')[:10]}",
+        f"driver:    {'alive' if d['driver_alive'] else 'none'}"
+        + (f" (stop requested: {d['stop_requested']})" if d["stop_requested"] else ""),
+        f"iterations ({len(d['iterations'])} of {d['iterations_total']}):",
+    ]
+    for it in d["iterations"]:
+        ev = it.get("evaluator") or {}
+        rows.append(
+            f"  #{it['iteration']:<3} {it['decision'] or '':<9} {ev.get('status', ''):<8} "
+            f"{format_score(ev.get('score')) or '':<10} {(it.get('description') or '')[:70]}"
+        )
+    return "\n".join(rows)
+
+
+def render_stop(run_id: str, stop_reason: str, requested: bool) -> str:
+    if requested:
+        return (
+            f"stop requested for {run_id}: its driver stops the run ({stop_reason}) as soon as "
+            "the current agent or evaluator is ended"
+        )
+    return f"{run_id}: stopped ({stop_reason})"
