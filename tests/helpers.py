@@ -37,6 +37,10 @@ EVAL_SCRIPT = textwrap.dedent(
         os.makedirs(".autoresearch", exist_ok=True)  # runtime dirt: never blocks a reset
         open(".autoresearch/evaluator.pid", "w").write(str(os.getpid()))
         time.sleep(60)
+    if mode == "slow":  # long enough for a test to act while the evaluation runs
+        os.makedirs(".autoresearch", exist_ok=True)
+        open(".autoresearch/evaluator.pid", "w").write(str(os.getpid()))
+        time.sleep(2)
     if mode == "dirty":
         open("stray-output.txt", "w").write("x")
     print("progress line")

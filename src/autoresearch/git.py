@@ -26,6 +26,9 @@ def _env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in _KEEP_GIT_VARS}
     env["GIT_TERMINAL_PROMPT"] = "0"
     env["GIT_OPTIONAL_LOCKS"] = "0"
+    # Paths we pass are file names, never pathspec magic: a file called `:(exclude)x` or
+    # `:memory:` must be added like any other.
+    env["GIT_LITERAL_PATHSPECS"] = "1"
     if extra:
         env.update(extra)
     return env
@@ -42,7 +45,7 @@ def _run(
     try:
         done = run_capture(["git", *args], cwd=cwd, env=_env(env), stdin=stdin)
     except ProcessError as exc:
-        raise GitError(f"git is not available: {exc}") from exc
+        raise GitError(f"git {' '.join(args[:3])} failed: {exc}") from exc
     if check and done.returncode != 0:
         raise GitError(_failure(args, done))
     return done
@@ -167,11 +170,31 @@ def worktree_add_existing(repo: Path, path: Path, branch: str) -> None:
 
 
 def worktree_remove(repo: Path, path: Path) -> None:
-    """Remove a worktree and its directory (best effort: used when cleaning up)."""
+    """Remove one worktree: its directory and its registration (never anyone else's)."""
     _run(repo, ["worktree", "remove", "--force", str(path)], check=False)
     if path.exists():
         shutil.rmtree(path, ignore_errors=True)
-    _run(repo, ["worktree", "prune"], check=False)
+    _forget_worktree(repo, path)
+
+
+def _forget_worktree(repo: Path, path: Path) -> None:
+    """Drop the registration of a worktree whose directory is gone.
+
+    `git worktree prune` would also drop the registrations of the user's other worktrees that
+    happen to be unreachable right now (an unmounted disk); this touches only `path`'s.
+    """
+    admin = git_path(repo, "worktrees")
+    if not admin.is_dir():
+        return
+    wanted = os.path.realpath(path / ".git")
+    for entry in admin.iterdir():
+        gitdir = entry / "gitdir"
+        try:
+            target = gitdir.read_text(encoding="utf-8").strip()
+        except OSError:
+            continue
+        if os.path.realpath(target) == wanted:
+            shutil.rmtree(entry, ignore_errors=True)
 
 
 def delete_branch(repo: Path, branch: str) -> None:
@@ -306,6 +329,13 @@ def diff_patch(cwd: Path, base: str, keep_untracked: Callable[[str], bool] | Non
 def apply_patch(cwd: Path, patch: Path) -> None:
     """Apply a patch made by `diff_patch` to the working tree."""
     _run(cwd, ["apply", "--binary", str(patch)])
+
+
+def list_files(cwd: Path) -> list[str]:
+    """Files under `cwd` that git tracks or would add (not ignored), relative to `cwd`."""
+    done = _run(cwd, ["ls-files", "--cached", "--others", "--exclude-standard", "-z"])
+    names = done.stdout.decode("utf-8", "surrogateescape").split("\0")
+    return sorted({name for name in names if name and (cwd / name).is_file()})
 
 
 def commit_message(cwd: Path, commit: str) -> str:

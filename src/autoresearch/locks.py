@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import time
 from pathlib import Path
 
 
@@ -15,9 +16,15 @@ class FileLock:
         self.path = path
         self._fd: int | None = None
 
-    def try_acquire(self) -> bool:
-        """Take the lock without waiting; False when another holder has it."""
-        return self._take(fcntl.LOCK_EX | fcntl.LOCK_NB)
+    def try_acquire(self, patience: float = 0.0) -> bool:
+        """Take the lock, retrying for up to `patience` seconds; False when another holder
+        keeps it (a probe of `held_elsewhere` holds it only for an instant)."""
+        deadline = time.monotonic() + patience
+        while not self._take(fcntl.LOCK_EX | fcntl.LOCK_NB):
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.02)
+        return True
 
     def acquire(self) -> None:
         """Wait for the lock."""

@@ -101,3 +101,20 @@ def test_missing_agent_binary_stops_after_repeated_failures(repo: Repo, mission_
     assert summary["stop_reason"] == "repeated agent failure limit reached (2)"
     its = json.loads(cli("status", summary["run_id"], "--json", cwd=repo.root).stdout)["iterations"]
     assert "agent could not start" in its[1]["notes"][-1]
+
+
+def test_aider_candidate_leaves_runtime_files_out_of_the_commit(repo: Repo) -> None:
+    from helpers import sandbox_text
+
+    repo.mission(sandbox=sandbox_text(extra="worktree:\n  runtime: [scratch.out]\n"))
+    env = {"PATH": f"{FAKES}{os.pathsep}{os.environ['PATH']}", "FAKE_PLAN": "improve",
+           "FAKE_SCRATCH": "1"}  # fmt: skip
+    done = cli("run", "missions/demo", "--agent", "aider", "--run-tag", "T1",
+               "--max-iterations", "1", "--json", cwd=repo.root, env=env)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["counts"] == {"keep": 1}
+    from helpers import git
+
+    files = git(Path(summary["worktree_path"]), "show", "--name-only", "--format=", "HEAD")
+    assert files.splitlines() == ["value.txt"]

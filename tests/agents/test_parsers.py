@@ -65,3 +65,11 @@ def test_aider_token_lines() -> None:
     ])  # fmt: skip
     assert (usage.input_tokens, usage.output_tokens, usage.cached_tokens) == (14300, 1427, 9800)
     assert usage.cost_usd == 0.03 and usage.turns == 2
+
+
+def test_codex_fatal_error_event_alone_is_a_failure() -> None:
+    usage = feed(parse_codex_line, [
+        {"type": "thread.started", "thread_id": "t-3"},
+        {"type": "error", "message": "stream disconnected"},
+    ])  # fmt: skip
+    assert usage.success is False and usage.error == "stream disconnected"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -145,3 +146,35 @@ def test_decide_is_total(policy, direction, kept, status, ev_status, score, dirt
         "error",
     )
     assert not (decision.keep and ev_status != "pass")
+
+
+HUGE = "9" * 400
+ENORMOUS = "9" * 5000
+
+
+def test_huge_numbers_are_documented_errors_not_crashes() -> None:
+    verdict = eo.parse_json_verdict('{"pass": true, "score": ' + HUGE + "}")
+    assert verdict.parse_error == eo.MSG_BAD_SCORE
+    assert parse_asi_line("ASI x=" + ENORMOUS) == ("x", ENORMOUS)
+    assert parse_metric_line("METRIC x=" + ENORMOUS) is None  # not finite as a float
+    for frontmatter in (
+        f"evaluator: {{command: x, format: json, timeout_seconds: {HUGE}}}",
+        f"evaluator: {{command: x, format: json}}\ntune: {{file: f, parameters: {{A: {{min: 0, max: {HUGE}}}}}}}",
+    ):
+        with pytest.raises(ContractError) as info:  # a clear error, not an OverflowError
+            parse_sandbox(f"---\n{frontmatter}\n---\n")
+        assert "timeout_seconds" in str(info.value) or "tune.parameters.A" in str(info.value)
+
+
+@FAST
+@given(st.integers(min_value=-(10**500), max_value=10**500))
+def test_any_integer_score(score: int) -> None:
+    verdict = eo.parse_json_verdict(json.dumps({"pass": True, "score": score}))
+    assert verdict.parse_error in (None, eo.MSG_BAD_SCORE)
+
+
+def test_yaml_values_that_are_not_json_are_kept_as_text() -> None:
+    sandbox = parse_sandbox(
+        "---\nevaluator:\n  command: x\n  format: json\n  since: 2001-01-01\n---\n"
+    )
+    assert sandbox.evaluator.extra == {"since": "2001-01-01"}

@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+from autoresearch.journal.db import Journal
 from helpers import Repo, cli
 
 LOCKER = """
@@ -36,9 +37,14 @@ def test_corrupt_journal_for_every_command(repo: Repo, mission_dir: Path) -> Non
     assert journal.read_bytes() == before
 
 
-def test_locked_journal_is_a_clear_error_then_works(repo: Repo, mission_dir: Path) -> None:
-    assert cli("status", cwd=repo.root).returncode == 0  # creates the journal
+def make_journal(repo: Repo) -> Path:
     journal = repo.root / ".autoresearch/journal.sqlite3"
+    Journal.open(journal).close()
+    return journal
+
+
+def test_locked_journal_is_a_clear_error_then_works(repo: Repo, mission_dir: Path) -> None:
+    journal = make_journal(repo)
     locker = subprocess.Popen(
         [sys.executable, "-c", LOCKER, str(journal), "5"], stdout=subprocess.PIPE, text=True
     )
@@ -57,8 +63,7 @@ def test_locked_journal_is_a_clear_error_then_works(repo: Repo, mission_dir: Pat
 
 
 def test_journal_from_a_newer_version_is_refused(repo: Repo, mission_dir: Path) -> None:
-    assert cli("status", cwd=repo.root).returncode == 0
-    journal = repo.root / ".autoresearch/journal.sqlite3"
+    journal = make_journal(repo)
     with sqlite3.connect(journal) as conn:
         conn.execute("INSERT INTO migrations VALUES ('9999_from_the_future', 'x')")
     done = cli("status", cwd=repo.root)

@@ -37,7 +37,8 @@ async def test_list_status_and_stop_a_run(repo: Repo, mission_dir: Path) -> None
             assert asked.data == {
                 "run_id": run_id,
                 "status": "running",
-                "stop_reason": "operator stop: enough",
+                "stop_reason": "operator stop",
+                "note": "enough",
                 "requested": True,
             }
             assert asked.text.startswith(f"stop requested for {run_id}")

@@ -117,9 +117,10 @@ def test_ctrl_c_interrupts_saves_the_work_and_resumes(repo: Repo, mission_dir: P
     assert git(worktree(repo), "status", "--porcelain") == ""
     done = cli("resume", RUN_ID, "--json", cwd=repo.root, env={"FAKE_PLAN": "improve"})
     assert done.returncode == 0, done.stderr
-    final = json.loads(done.stdout)
+    final = json.loads(done.stdout)  # resume --json: the manifest, the loop summary inside
     assert (final["status"], final["stop_reason"]) == ("completed", "max iterations reached (3)")
-    assert final["best_score"] == 3.0
+    assert final["run_id"] == RUN_ID and final["last_kept_score"] == 3.0
+    assert final["loop"]["best_score"] == 3.0 and final["loop"]["sessions"] == 1
 
 
 def test_agent_timeout_saves_the_work_and_continues(repo: Repo, mission_dir: Path) -> None:
@@ -142,7 +143,8 @@ def test_operator_stop_from_another_process(repo: Repo, mission_dir: Path) -> No
     assert done.returncode == 0 and "stop requested" in done.stdout
     out, _ = proc.communicate(timeout=60)
     summary = json.loads(out)
-    assert (summary["status"], summary["stop_reason"]) == ("stopped", "operator stop: lunch")
+    assert (summary["status"], summary["stop_reason"]) == ("stopped", "operator stop")
+    assert status(repo)["manifest"]["stop_note"] == "lunch"
     assert [it["decision"] for it in status(repo)["iterations"]] == [
         "baseline",
         "keep",

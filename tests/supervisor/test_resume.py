@@ -99,11 +99,12 @@ def test_unfinished_session_commits_are_saved_then_reset(repo: Repo, mission_dir
 def test_stop_finalizes_and_is_not_repeated(repo: Repo, mission_dir: Path) -> None:
     prepared(mission_dir)
     outcome = stop(repo.root, None, reason="enough")
-    assert (outcome.status, outcome.stop_reason, outcome.requested) == (
-        "stopped", "operator stop: enough", False,
+    assert (outcome.status, outcome.stop_reason, outcome.note, outcome.requested) == (
+        "stopped", "operator stop", "enough", False,
     )  # fmt: skip
     manifest = json.loads((repo.root / f".autoresearch/runs/{RUN_ID}/manifest.json").read_text())
     assert manifest["status"] == "stopped" and manifest["completed_at"]
+    assert (manifest["stop_reason"], manifest["stop_note"]) == ("operator stop", "enough")
     pointer = json.loads((repo.root / ".autoresearch/active-run.json").read_text())
     assert pointer["active"] is False
     with pytest.raises(RefusedError, match="already stopped"):

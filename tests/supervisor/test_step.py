@@ -227,18 +227,16 @@ def test_allowed_runtime_dirt_versus_blocking_dirt(run: RunHandle) -> None:
         f"autoresearch_reset_requires_clean_worktree:{run.worktree}:?? notes.txt"
     )
     assert (run.worktree / "notes.txt").read_text() == "unsaved work"
-    # the decision is recorded; the reset waits for the operator
-    assert run.run.iteration == 2
+    # nothing was recorded: the evaluation is rolled back and the artifact waits
+    assert run.refresh().iteration == 1
+    assert [e["decision"] for e in ledger(run)] == ["baseline", "discard"]
+    assert json.loads(run.paths.candidate.read_text())["description"] == "a change"
     (run.worktree / "notes.txt").unlink()
-    from autoresearch.supervisor.recovery import recover
-
-    assert recover(run) == [
-        "finished iteration 2: applied its discard",
-        "rebuilt the run files from the journal (iteration 2)",
-    ]
+    assert step(run).decision == "discard"
     assert head(run) == base
     assert [e["decision"] for e in ledger(run)] == ["baseline", "discard", "discard"]
-    assert json.loads(run.paths.candidate.read_text())["description"] == "not-yet-written"
+    from autoresearch.supervisor.recovery import recover
+
     assert recover(run) == []
 
 

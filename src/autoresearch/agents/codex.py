@@ -36,6 +36,7 @@ def parse_codex_line(line: str, usage: Usage) -> None:
         message = str(event.get("message") or "error")
         if not message.startswith("Reconnecting"):  # transient retries are not failures
             usage.error = message
+            usage.success = False
 
 
 def _json(line: str) -> dict[str, Any]:

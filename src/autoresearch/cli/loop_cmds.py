@@ -120,11 +120,17 @@ def continue_loop(
     agent_timeout: float | None,
     as_json: bool,
 ) -> None:
-    """Resume the loop of a re-armed run with the given or recorded agent and limits."""
-    from autoresearch.agents import AgentConfig
+    """Resume the loop of a re-armed run with the given or recorded agent and limits.
+
+    `--json` prints the manifest (as `resume --json` always does) with the loop summary
+    under `loop`.
+    """
+    from autoresearch.agents import AgentConfig, validate_spec
 
     recorded = dict(handle.run.loop or {})
-    config = AgentConfig.from_dict({**recorded, "agent": spec})
+    same_agent = spec == recorded.get("agent")
+    # a different agent does not inherit the recorded one's model and arguments
+    config = AgentConfig.from_dict(recorded) if same_agent else AgentConfig(validate_spec(spec))
     options = {
         "max_iterations": max_iterations
         if max_iterations is not None
@@ -135,8 +141,10 @@ def continue_loop(
         if agent_timeout is not None
         else recorded.get("agent_timeout"),
     }
-    _record_loop(handle, {**recorded, **config.to_dict(), **_limits_dict(options)})
-    _drive(ctx, handle, config, options, as_json)
+    from autoresearch.supervisor.lifecycle import record_loop_options
+
+    record_loop_options(handle, {**recorded, **config.to_dict(), **_limits_dict(options)})
+    _drive(ctx, handle, config, options, as_json, with_manifest=True)
 
 
 def _agent_config(spec: str, options: dict[str, Any]) -> Any:
@@ -173,14 +181,6 @@ def _limits_dict(options: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _record_loop(handle: Any, loop: dict[str, Any]) -> None:
-    from autoresearch.journal import runs
-
-    with handle.journal.tx() as conn:
-        runs.update_run(conn, handle.run_id, loop=loop)
-    handle.refresh()
-
-
 def _drive(
     ctx: click.Context,
     handle: Any,
@@ -188,18 +188,17 @@ def _drive(
     options: dict[str, Any],
     as_json: bool,
     demo: bool = False,
+    with_manifest: bool = False,
 ) -> None:
     from autoresearch.agents import make_agent
     from autoresearch.cli import render
     from autoresearch.cli.progress import ProgressPrinter
     from autoresearch.cli.run_cmds import warn_baseline
-    from autoresearch.journal import runs
     from autoresearch.journal.views import manifest
-    from autoresearch.supervisor.lifecycle import run_summary
+    from autoresearch.supervisor.lifecycle import baseline_evaluation, run_summary
     from autoresearch.supervisor.loop import LoopLimits, StopSignal, run_loop
 
-    baseline = runs.get_iteration(handle.journal, handle.run_id, 0)
-    warn_baseline(manifest(handle.run, handle.repo), baseline.evaluator if baseline else None)
+    warn_baseline(manifest(handle.run, handle.repo), baseline_evaluation(handle))
     limits = LoopLimits(**_limits_dict(options))
     printer = ProgressPrinter(
         str(handle.run.evaluator.get("direction", "higher")), handle.run.last_kept_score
@@ -213,7 +212,9 @@ def _drive(
         printer.close()
     summary = run_summary(handle, outcome.sessions, outcome.interrupted)
     if as_json:
-        emit_json(summary)
+        emit_json(
+            {**manifest(handle.run, handle.repo), "loop": summary} if with_manifest else summary
+        )
     else:
         render.loop_summary(summary, demo=demo)
     if outcome.interrupted:

@@ -9,12 +9,6 @@ import click
 from autoresearch.journal.views import format_score
 
 
-def _console() -> Any:
-    from rich.console import Console
-
-    return Console(highlight=False, soft_wrap=True)
-
-
 def _short(sha: str | None) -> str:
     return (sha or "")[:7]
 
@@ -84,38 +78,40 @@ def resumed(manifest: dict[str, Any], pending: bool) -> None:
         click.echo(f"  candidate.json is waiting: autoresearch step {manifest['run_id']}")
 
 
+def _columns(header: list[str], rows: list[list[str]]) -> str:
+    """Plain aligned columns: ids are never truncated and stay copyable."""
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in [header, *rows]]
+    return "\n".join(line.rstrip() for line in lines)
+
+
 def run_list(items: list[dict[str, Any]]) -> None:
     if not items:
         click.echo("no runs yet (autoresearch prepare MISSION_DIR or autoresearch run …)")
         return
-    from rich.table import Table
-
-    table = Table(box=None, pad_edge=False)
-    for col in ("run", "status", "iter", "baseline", "best", "kept", "disc", "noop", "reason"):
-        table.add_column(col)
+    header = ["run", "status", "iter", "baseline", "best", "kept", "disc", "noop", "reason"]
+    rows = []
     for r in items:
         c = r["counts"]
-        table.add_row(
-            r["run_id"],
-            r["status"],
-            str(r["iteration"]),
-            format_score(r["baseline_score"]),
-            format_score(r["best_score"]),
-            str(c.get("keep", 0)),
-            str(c.get("discard", 0) + c.get("ambiguous", 0)),
-            str(c.get("noop", 0)),
-            r["stop_reason"] or "",
+        rows.append(
+            [
+                r["run_id"],
+                r["status"],
+                str(r["iteration"]),
+                format_score(r["baseline_score"]) or "-",
+                format_score(r["best_score"]) or "-",
+                str(c.get("keep", 0)),
+                str(c.get("discard", 0) + c.get("ambiguous", 0)),
+                str(c.get("noop", 0)),
+                r["stop_reason"] or "",
+            ]
         )
-    _console().print(table)
+    click.echo(_columns(header, rows))
 
 
 def run_details(d: dict[str, Any]) -> None:
-    from rich.table import Table
-
-    click.echo(
-        f"run:       {d['run_id']} ({d['status']}"
-        + (f": {d['stop_reason']})" if d["stop_reason"] else ")")
-    )
+    reason = f": {d['stop_reason']}" if d["stop_reason"] else ""
+    click.echo(f"run:       {d['run_id']} ({d['status']}{reason})")
     click.echo(f"worktree:  {d['worktree_path']}  branch {d['branch_name']}")
     click.echo(f"policy:    {d['keep_policy']} ({d['direction']} is better)")
     click.echo(
@@ -123,20 +119,20 @@ def run_details(d: dict[str, Any]) -> None:
         f"best: {format_score(d['best_score']) or 'n/a'}   "
         f"last kept: {_short(d['last_kept_commit'])}"
     )
-    table = Table(box=None, pad_edge=False)
-    for col in ("#", "decision", "eval", "score", "commit", "description"):
-        table.add_column(col)
+    rows = []
     for it in d["iterations"]:
         ev = it.get("evaluator") or {}
-        table.add_row(
-            str(it["iteration"]),
-            it["decision"] or "",
-            ev.get("status", ""),
-            format_score(ev.get("score")),
-            _short(it.get("candidate_commit") or it.get("kept_commit")),
-            (it.get("description") or "")[:70],
+        rows.append(
+            [
+                str(it["iteration"]),
+                it["decision"] or "",
+                ev.get("status", ""),
+                format_score(ev.get("score")),
+                _short(it.get("candidate_commit") or it.get("kept_commit")),
+                " ".join((it.get("description") or "").split())[:70],
+            ]
         )
-    _console().print(table)
+    click.echo(_columns(["#", "decision", "eval", "score", "commit", "description"], rows))
 
 
 def loop_summary(s: dict[str, Any], demo: bool = False) -> None:

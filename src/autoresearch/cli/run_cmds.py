@@ -43,11 +43,12 @@ def check(mission_dir: Path, as_json: bool) -> None:
 def prepare(mission_dir: Path, run_tag: str | None, as_json: bool) -> None:
     """Create the run's branch and worktree, run the baseline, write the run files."""
     from autoresearch.journal.views import manifest
+    from autoresearch.supervisor.lifecycle import baseline_evaluation
     from autoresearch.supervisor.prepare import prepare as do_prepare
 
     with do_prepare(mission_dir, run_tag) as handle:
         data = manifest(handle.run, handle.repo)
-        baseline = _baseline_record(handle)
+        baseline = baseline_evaluation(handle)
     warn_baseline(data, baseline)
     if as_json:
         emit_json(data)
@@ -55,19 +56,11 @@ def prepare(mission_dir: Path, run_tag: str | None, as_json: bool) -> None:
         render.prepared(data, baseline)
 
 
-def _baseline_record(handle: Any) -> dict[str, Any] | None:
-    from autoresearch.journal import runs
-
-    it = runs.get_iteration(handle.journal, handle.run_id, 0)
-    return it.evaluator if it else None
-
-
 def warn_baseline(manifest: dict[str, Any], baseline: dict[str, Any] | None) -> None:
     """Say loudly when a score_improvement run can never keep anything."""
     if manifest["keep_policy"] != "score_improvement" or manifest["last_kept_score"] is not None:
         return
-    status = (baseline or {}).get("status", "missing")
-    detail = (baseline or {}).get("parse_error") or f"evaluator status {status}"
+    detail = _baseline_problem(baseline or {})
     warn(
         "WARNING: the baseline has no comparable score "
         f"({detail}; log: {(baseline or {}).get('log_file', 'n/a')}).\n"
@@ -77,6 +70,23 @@ def warn_baseline(manifest: dict[str, Any], baseline: dict[str, Any] | None) -> 
         f"{manifest['worktree_path']}), then run:\n"
         f"    autoresearch rebaseline {manifest['run_id']}"
     )
+
+
+def _baseline_problem(record: dict[str, Any]) -> str:
+    """The most telling reason an evaluation gave no comparable score."""
+    if record.get("spawn_error"):
+        return str(record["spawn_error"])
+    if record.get("timed_out"):
+        return "the evaluator timed out"
+    if record.get("exit_code") not in (0, None):
+        return f"the evaluator exited with code {record['exit_code']}"
+    if record.get("parse_error"):
+        return str(record["parse_error"])
+    if record.get("status") == "fail":
+        return "the evaluator reported pass=false"
+    if record:
+        return "the evaluator passed without a numeric score"
+    return "the baseline did not run"
 
 
 @click.command()
@@ -124,10 +134,13 @@ def resume(
 
     With no agent (none given, none recorded) or --max-iterations 0 it only re-arms.
     """
+    from autoresearch.agents import validate_spec
     from autoresearch.cli.loop_cmds import continue_loop
     from autoresearch.journal.views import manifest
     from autoresearch.supervisor.lifecycle import resume as do_resume
 
+    if agent_spec is not None:
+        validate_spec(agent_spec)  # refuse before anything is re-armed or recorded
     outcome = do_resume(repo_root(ctx), run_id, save_dirty=save_dirty)
     with outcome.handle as handle:
         for note in outcome.notes:
@@ -164,7 +177,8 @@ def stop(ctx: click.Context, run_id: str | None, reason: str | None, as_json: bo
             f"({outcome.stop_reason}) as soon as the current agent or evaluator is ended"
         )
     else:
-        click.echo(f"{outcome.run_id}: stopped ({outcome.stop_reason})")
+        note = f" – {outcome.note}" if outcome.note else ""
+        click.echo(f"{outcome.run_id}: stopped ({outcome.stop_reason}){note}")
 
 
 @click.command()

@@ -32,12 +32,13 @@ class Verdict:
 
 
 def is_number(value: object) -> bool:
-    """Numeric in the evaluator sense: int or float, not bool, finite."""
-    return (
-        isinstance(value, int | float)
-        and not isinstance(value, bool)
-        and math.isfinite(float(value))
-    )
+    """Numeric in the evaluator sense: int or float, not bool, finite as a float."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:  # an integer too large for a float
+        return False
 
 
 def find_json_object(stdout: str) -> Any:

@@ -45,7 +45,10 @@ def parse_asi_value(raw: str) -> Any:
     if text in literals:
         return literals[text]
     if _INTEGER.match(text):
-        return int(text)
+        try:
+            return int(text)
+        except ValueError:  # longer than Python converts: keep it as text
+            return text
     number = parse_number(text)
     if number is not None:
         return number

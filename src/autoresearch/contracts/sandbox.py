@@ -5,6 +5,7 @@ Messages are contract (supervisor.md §1) and are checked in the documented orde
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from dataclasses import dataclass, field
@@ -152,8 +153,13 @@ def parse_evaluator(block: object) -> EvaluatorSpec:
         metric=metric.strip() if isinstance(metric, str) else None,
         direction=direction,
         timeout_seconds=_timeout(block.get("timeout_seconds", DEFAULT_TIMEOUT_SECONDS)),
-        extra={str(k): v for k, v in block.items() if k not in known},
+        extra=json_safe({str(k): v for k, v in block.items() if k not in known}),
     )
+
+
+def json_safe(value: Any) -> Any:
+    """Unknown keys are kept: YAML dates and other non-JSON values become strings."""
+    return json.loads(json.dumps(value, default=str))
 
 
 def _normalized(value: object) -> str | None:
@@ -163,9 +169,13 @@ def _normalized(value: object) -> str | None:
 def _timeout(value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ContractError(MSG_BAD_TIMEOUT)
-    if not math.isfinite(value) or value <= 0:
+    try:
+        seconds = float(value)
+    except OverflowError as exc:
+        raise ContractError(MSG_BAD_TIMEOUT) from exc
+    if not math.isfinite(seconds) or seconds <= 0:
         raise ContractError(MSG_BAD_TIMEOUT)
-    return float(value)
+    return seconds
 
 
 def _parse_worktree(block: object) -> tuple[tuple[str, ...], tuple[str, ...]]:

@@ -42,13 +42,17 @@ class Journal:
             raise JournalError(f"cannot open journal {path}: {exc}") from exc
         conn.row_factory = sqlite3.Row
         journal = cls(path, conn, busy_timeout)
-        with journal._guard():
-            # Reading the header first: a non-database file fails here, before any write.
-            conn.execute("PRAGMA schema_version").fetchone()
-            conn.execute("PRAGMA journal_mode=WAL").fetchone()
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute("PRAGMA foreign_keys=ON")
-        journal._migrate()
+        try:
+            with journal._guard():
+                # Reading the header first: a non-database file fails here, before any write.
+                conn.execute("PRAGMA schema_version").fetchone()
+                conn.execute("PRAGMA journal_mode=WAL").fetchone()
+                conn.execute("PRAGMA synchronous=NORMAL")
+                conn.execute("PRAGMA foreign_keys=ON")
+            journal._migrate()
+        except BaseException:
+            conn.close()
+            raise
         return journal
 
     def close(self) -> None:

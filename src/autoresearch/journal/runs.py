@@ -51,6 +51,7 @@ class RunRecord:
     iteration: int = 0
     loop: dict[str, Any] | None = None
     stop_requested: str | None = None
+    stop_note: str | None = None
     views_iteration: int = -1
     completed_at: str | None = None
 

@@ -177,7 +177,14 @@ def _0002_experiment_sessions(conn: sqlite3.Connection) -> None:
     )
 
 
+def _0003_run_stop_note(conn: sqlite3.Connection) -> None:
+    # The operator's `stop --reason` text, kept apart so that stop_reason stays the exact
+    # contract string (`operator stop`).
+    conn.execute("ALTER TABLE runs ADD COLUMN stop_note TEXT")
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("0001_supervisor", _0001_supervisor),
     ("0002_experiment_sessions", _0002_experiment_sessions),
+    ("0003_run_stop_note", _0003_run_stop_note),
 ]

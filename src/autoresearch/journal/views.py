@@ -59,6 +59,7 @@ def manifest(run: RunRecord, repo: RepoPaths) -> dict[str, Any]:
         "keep_policy": run.keep_policy,
         "status": run.status,
         "stop_reason": run.stop_reason,
+        "stop_note": run.stop_note,
         "iteration": run.iteration,
         "created_at": run.created_at,
         "updated_at": run.updated_at,

@@ -287,7 +287,8 @@ class RunDetailsOutput(RunSummary):
 class StopOutput(_Shape):
     run_id: str
     status: str = Field(description="The run's status after the call.")
-    stop_reason: str
+    stop_reason: str = Field(description="Always `operator stop`.")
+    note: str | None = Field(description="The reason text given with the stop, if any.")
     requested: bool = Field(
         description="True when a live driver was asked to stop the run after its current step."
     )

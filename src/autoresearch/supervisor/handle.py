@@ -18,6 +18,9 @@ from autoresearch.journal.db import DEFAULT_BUSY_TIMEOUT, Journal
 from autoresearch.locks import FileLock
 from autoresearch.paths import DEFAULT_SHARED_LINKS, RESULTS_FILE, RepoPaths, RunPaths
 
+# Long enough to outlast a `status` or `stop` probing the lock, short enough not to be felt.
+DRIVER_LOCK_PATIENCE = 0.5
+
 
 def msg_active_run(run_id: str) -> str:
     return f"autoresearch_active_run_exists:{run_id}"
@@ -45,7 +48,7 @@ def load_run(journal: Journal, run_id: str) -> runs.RunRecord:
 def driver_lock(repo: RepoPaths, run_id: str) -> FileLock:
     """Take the run's driver lock or refuse with `autoresearch_active_run_exists:<id>`."""
     lock = FileLock(repo.run(run_id).driver_lock)
-    if not lock.try_acquire():
+    if not lock.try_acquire(patience=DRIVER_LOCK_PATIENCE):
         raise RefusedError(msg_active_run(run_id))
     return lock
 

@@ -6,14 +6,12 @@ missing worktree, then reset safety.
 
 from __future__ import annotations
 
-import contextlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from autoresearch import git
-from autoresearch.clock import utc_now_iso
 from autoresearch.contracts.candidate import is_placeholder
 from autoresearch.decide import STOP_OPERATOR, STOPPED, TERMINAL_STATUSES
 from autoresearch.errors import NotFoundError, RefusedError
@@ -23,10 +21,23 @@ from autoresearch.journal.runs import PREPARING, RunRecord
 from autoresearch.paths import RepoPaths
 from autoresearch.settings import journal_timeout
 from autoresearch.supervisor import prepare, record, sync
+from autoresearch.supervisor.finalize import finalize_run
 from autoresearch.supervisor.handle import RunHandle, driver_alive, driver_lock, open_journal
 from autoresearch.supervisor.recovery import recover
 from autoresearch.supervisor.safety import check_reset_safety, dirty_entries
 from autoresearch.supervisor.step import msg_terminal
+
+NO_ACTIVE_RUN = "no active run to stop"
+
+
+def _require_journal(repo: RepoPaths) -> None:
+    """Read paths never create a journal: a repository without one has no runs."""
+    if not repo.journal.exists():
+        raise NotFoundError(NO_ACTIVE_RUN)
+
+
+def journal_exists(repo_root: Path) -> bool:
+    return RepoPaths(repo_root).journal.exists()
 
 
 def msg_manifest_missing(run_id: str) -> str:
@@ -43,6 +54,8 @@ def msg_missing_worktree(path: str) -> str:
 
 def open_run(repo_root: Path, run_id: str) -> RunHandle:
     """Lock a running run for one driver action (step)."""
+    if not journal_exists(repo_root):
+        raise NotFoundError(f"unknown run: {run_id}")
     journal = open_journal(repo_root, journal_timeout())
     try:
         run = runs.get_run(journal, run_id)
@@ -69,6 +82,8 @@ class ResumeOutcome:
 
 def resume(repo_root: Path, run_id: str, save_dirty: bool = False) -> ResumeOutcome:
     """Re-check and re-arm a run; the returned handle holds the driver lock."""
+    if not journal_exists(repo_root):
+        raise RefusedError(msg_manifest_missing(run_id))
     journal = open_journal(repo_root, journal_timeout())
     try:
         handle = _lock_for_resume(journal, RepoPaths(repo_root), run_id)
@@ -101,15 +116,17 @@ def _lock_for_resume(journal: Journal, repo: RepoPaths, run_id: str) -> RunHandl
 
 
 def _rearm(h: RunHandle, save_dirty: bool) -> ResumeOutcome:
-    notes = recover(h)
-    if h.run.phase == PREPARING:
-        prepare.finish_prepare(h)
-        notes.append("finished the interrupted prepare (worktree, mission, baseline)")
-    if save_dirty and dirty_entries(h.worktree, h.links, h.runtime):
+    # A crashed driver's agent may still be editing: stop it before looking at the tree.
+    notes = record.reap_stale_children(h)
+    if save_dirty and h.run.phase != PREPARING and dirty_entries(h.worktree, h.links, h.runtime):
         kept = h.run.last_kept_commit or "HEAD"
         notes.append(record.save_patch(h, h.run.iteration + 1, "dirty", kept))
         git.reset_hard(h.worktree, "HEAD")
-        git.clean_untracked(h.worktree, keep=_runtime_patterns(h))
+        git.clean_untracked(h.worktree, keep=record.runtime_clean_patterns(h))
+    notes += recover(h)
+    if h.run.phase == PREPARING:
+        prepare.finish_prepare(h)
+        notes.append("finished the interrupted prepare (worktree, mission, baseline)")
     check_reset_safety(h.worktree, h.links, h.runtime)
     pending = has_pending_artifact(h)
     if not pending:
@@ -117,15 +134,16 @@ def _rearm(h: RunHandle, save_dirty: bool) -> ResumeOutcome:
         if kept and git.head(h.worktree) != kept:
             notes.append(record.save_patch(h, h.run.iteration + 1, "unfinished-session", kept))
             git.reset_hard(h.worktree, kept)
+        if h.run.stop_requested:
+            notes.append(f"an earlier stop request ({h.run.stop_requested}) was withdrawn")
+            with h.journal.tx() as conn:
+                runs.update_run(conn, h.run_id, stop_requested=None)
+            h.refresh()
         sync.write_placeholder(h)
     sync.write_instructions(h)
     views.write_manifest(h.run, h.repo)
     sync.write_active_pointer(h)
     return ResumeOutcome(h, notes, pending)
-
-
-def _runtime_patterns(h: RunHandle) -> list[str]:
-    return ["results.tsv", "run.log", ".autoresearch", "__pycache__", *h.links, *h.runtime]
 
 
 def has_pending_artifact(h: RunHandle) -> bool:
@@ -148,35 +166,35 @@ class StopOutcome:
     run_id: str
     status: str
     stop_reason: str
+    note: str | None
     requested: bool  # True when a live driver was asked to stop instead
 
 
-def stop_reason_for(reason: str | None) -> str:
-    return STOP_OPERATOR if not reason else f"{STOP_OPERATOR}: {reason}"
-
-
 def stop(repo_root: Path, run_id: str | None, reason: str | None = None) -> StopOutcome:
-    """Finalize a run as stopped, or ask its live driver to stop it."""
+    """Finalize a run as stopped (`operator stop`), or ask its live driver to stop it.
+
+    The operator's reason is kept as the run's stop_note; stop_reason stays the exact string.
+    """
     repo = RepoPaths(repo_root)
+    _require_journal(repo)
     with open_journal(repo_root, journal_timeout()) as journal:
         run = _stop_target(journal, run_id)
-        text = stop_reason_for(reason)
         if driver_alive(repo, run.run_id):
             with journal.tx() as conn:
-                runs.update_run(conn, run.run_id, stop_requested=text)
-            return StopOutcome(run.run_id, run.status, text, requested=True)
+                runs.update_run(conn, run.run_id, stop_requested=STOP_OPERATOR, stop_note=reason)
+            return StopOutcome(run.run_id, run.status, STOP_OPERATOR, reason, requested=True)
         lock = driver_lock(repo, run.run_id)
     with RunHandle(open_journal(repo_root, journal_timeout()), repo, run, lock) as h:
         h.refresh()
-        finalize_stop(h, text)
-        return StopOutcome(h.run_id, h.run.status, text, requested=False)
+        finalize_run(h, STOPPED, STOP_OPERATOR, note=reason)
+        return StopOutcome(h.run_id, h.run.status, STOP_OPERATOR, reason, requested=False)
 
 
 def _stop_target(journal: Journal, run_id: str | None) -> RunRecord:
     if run_id is None:
         active = [r for r in runs.list_runs(journal) if r.status == "running"]
         if not active:
-            raise NotFoundError("no active run to stop")
+            raise NotFoundError(NO_ACTIVE_RUN)
         return active[-1]
     run = runs.get_run(journal, run_id)
     if run is None:
@@ -186,28 +204,10 @@ def _stop_target(journal: Journal, run_id: str | None) -> RunRecord:
     return run
 
 
-def finalize_stop(h: RunHandle, reason: str) -> None:
-    """Record the run as stopped (the caller holds the driver lock)."""
-    finalize_run(h, STOPPED, reason)
-
-
-def finalize_run(h: RunHandle, status: str, reason: str) -> None:
-    """End a run with a terminal status (stopped or completed); the caller drives it."""
-    with contextlib.suppress(RefusedError):
-        recover(h)  # a dirty worktree must not prevent an operator from ending the run
-    now = utc_now_iso()
-    with h.journal.tx() as conn:
-        runs.update_run(
-            conn, h.run_id, status=status, stop_reason=reason, completed_at=now,
-            stop_requested=None,
-        )  # fmt: skip
-    h.refresh()
-    views.write_manifest(h.run, h.repo)
-    sync.write_active_pointer(h, driving=False)
-
-
 def list_runs(repo_root: Path) -> list[dict[str, Any]]:
     """Every run of the repository with its headline numbers."""
+    if not journal_exists(repo_root):
+        return []
     with open_journal(repo_root, journal_timeout()) as journal:
         out = []
         for run in runs.list_runs(journal):
@@ -220,6 +220,8 @@ def list_runs(repo_root: Path) -> list[dict[str, Any]]:
 
 def run_details(repo_root: Path, run_id: str) -> dict[str, Any]:
     """One run with its iteration history."""
+    if not journal_exists(repo_root):
+        raise NotFoundError(f"unknown run: {run_id}")
     with open_journal(repo_root, journal_timeout()) as journal:
         run = runs.get_run(journal, run_id)
         if run is None:
@@ -281,3 +283,16 @@ def run_summary(h: RunHandle, sessions: int, interrupted: bool) -> dict[str, Any
         resume_command=f"autoresearch resume {run.run_id}" if run.status == "running" else None,
     )
     return data
+
+
+def baseline_evaluation(h: RunHandle) -> dict[str, Any] | None:
+    """The compact evaluation record of iteration 0, if the baseline ran."""
+    it = runs.get_iteration(h.journal, h.run_id, 0)
+    return it.evaluator if it else None
+
+
+def record_loop_options(h: RunHandle, loop: dict[str, Any]) -> None:
+    """Remember the agent and limits a loop runs with, for a later `resume`."""
+    with h.journal.tx() as conn:
+        runs.update_run(conn, h.run_id, loop=loop)
+    h.refresh()

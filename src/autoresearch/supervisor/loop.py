@@ -28,8 +28,9 @@ from autoresearch.errors import RunInterrupted
 from autoresearch.fsutil import atomic_write_json
 from autoresearch.journal import runs
 from autoresearch.supervisor import record, sync
+from autoresearch.supervisor.finalize import finalize_run
 from autoresearch.supervisor.handle import RunHandle
-from autoresearch.supervisor.lifecycle import finalize_run, has_pending_artifact
+from autoresearch.supervisor.lifecycle import has_pending_artifact
 from autoresearch.supervisor.safety import dirty_entries
 from autoresearch.supervisor.step import StepResult, step
 
@@ -119,6 +120,9 @@ class _CancelPoll:
         self._next = 0.0
         self.stop_reason: str | None = None
 
+    def by_signal(self) -> bool:
+        return self._signal.reason is not None
+
     def __call__(self) -> bool:
         if self._signal.reason is not None:
             return True
@@ -152,7 +156,7 @@ def run_loop(
         try:
             if action.kind == "process_pending":
                 observer.note("processing the artifact the previous session left")
-                observer.step_recorded(step(h, should_cancel=cancel), None)
+                observer.step_recorded(step(h, should_cancel=cancel.by_signal), None)
                 continue
             result, agent_result = _session(h, agent, limits, observer, cancel)
         except RunInterrupted as exc:
@@ -221,7 +225,9 @@ def _session(
     with h.journal.tx() as conn:
         runs.clear_children(conn, h.run_id)
     notes += _after_session(h, agent, result, iteration, base)
-    outcome = step(h, extra_notes=notes, agent=result.to_dict(), should_cancel=cancel)
+    # An evaluation is cut short only by a signal: an operator's stop lets it finish, so the
+    # candidate is judged and the branch never ends on an unevaluated commit.
+    outcome = step(h, extra_notes=notes, agent=result.to_dict(), should_cancel=cancel.by_signal)
     return outcome, result
 
 
@@ -242,9 +248,7 @@ def _restore_base(h: RunHandle, iteration: int, base: str) -> list[str]:
 def _reset(h: RunHandle, target: str) -> None:
     """Reset to `target` and remove untracked leftovers, sparing runtime files."""
     git.reset_hard(h.worktree, target)
-    rooted = ["results.tsv", "run.log", ".autoresearch", *h.links]
-    keep = [*(f"/{name}" for name in rooted), "__pycache__", *h.runtime]
-    git.clean_untracked(h.worktree, keep=keep)
+    git.clean_untracked(h.worktree, keep=record.runtime_clean_patterns(h))
 
 
 def _after_session(
@@ -293,7 +297,10 @@ def _read_artifact(h: RunHandle) -> object:
 def _artifact_from_git(h: RunHandle, iteration: int, base: str) -> list[str]:
     """For agents that cannot write the artifact: changes → a candidate commit, none → noop."""
     message = f"autoresearch: {h.run.mission_slug} iteration {iteration} (agent edits)"
-    commit = git.commit_all(h.worktree, message)
+    paths: list[str] = []
+    for entry in dirty_entries(h.worktree, h.links, h.runtime):  # runtime files stay out
+        paths += [entry.path, *([entry.orig_path] if entry.orig_path else [])]
+    commit = git.commit_all(h.worktree, message, pathspec=paths) if paths else None
     head = commit or git.head(h.worktree)
     if head == base:
         _write_artifact(h, "noop", None, base, "agent made no changes", [])

@@ -40,6 +40,11 @@ def prepare(
 ) -> RunHandle:
     """Create a run and establish its baseline; returns the locked handle."""
     mission = load_mission(mission_dir)
+    if git.resolve_commits(mission.worktree_root, ["HEAD"]) == [None]:
+        raise ContractError(
+            f"the repository has no commits yet: commit your project in {mission.worktree_root} "
+            "before preparing a run (the run's branch starts from HEAD)"
+        )
     repo = RepoPaths(mission.repo_root)
     ensure_state_dir(repo)
     journal = open_journal(repo.repo_root, journal_timeout())
@@ -157,7 +162,7 @@ def finish_prepare(h: RunHandle) -> None:
     failpoints.hit("prepare.after_worktree")
     _materialize_mission(h)
     link_shared_paths(h.repo.repo_root, h.worktree, h.links)
-    write_excludes(h.repo.repo_root, ["/results.tsv", f"/{RUN_LOG_FILE}"])
+    write_excludes(h.repo.repo_root, ["/results.tsv", "/.results.tsv.*.tmp", f"/{RUN_LOG_FILE}"])
     check_reset_safety(h.worktree, h.links, h.runtime)
     if runs.get_iteration(h.journal, run.run_id, 0) is None:
         _baseline(h)
@@ -187,18 +192,25 @@ def _ensure_worktree(h: RunHandle) -> None:
 
 
 def _materialize_mission(h: RunHandle) -> None:
-    """Copy the frozen mission files into the worktree; commit only when they differ."""
+    """Copy the mission into the worktree; commit only what differs.
+
+    mission.md and sandbox.md come from the journal (frozen at prepare); a mission in its own
+    folder brings the rest of that folder too (an evaluator next to it need not be committed).
+    """
     target = Path(h.run.mission_dir)
-    files = {
-        target / MISSION_FILE: str(h.run.sandbox["mission_text"]),
-        target / SANDBOX_FILE: str(h.run.sandbox["sandbox_text"]),
-    }
+    files: dict[Path, bytes] = {}
+    if h.run.sandbox.get("relative_dir", ".") != ".":
+        source = Path(h.run.source_mission_dir)
+        for rel in git.list_files(source) if source.is_dir() else []:
+            files[target / rel] = (source / rel).read_bytes()
+    files[target / MISSION_FILE] = str(h.run.sandbox["mission_text"]).encode()
+    files[target / SANDBOX_FILE] = str(h.run.sandbox["sandbox_text"]).encode()
     changed = []
-    for path, text in files.items():
-        current = path.read_text(encoding="utf-8") if path.is_file() else None
-        if current != text:
+    for path, data in files.items():
+        current = path.read_bytes() if path.is_file() else None
+        if current != data:
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
+            path.write_bytes(data)
             changed.append(str(path.relative_to(h.worktree)))
     if changed:
         message = f"autoresearch: materialize mission {h.run.mission_slug}"

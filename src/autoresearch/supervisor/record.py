@@ -134,18 +134,22 @@ def commit_decision(
 
 
 def apply_effect(
-    h: RunHandle, it: IterationRecord, known_head: str | None = None
+    h: RunHandle,
+    it: IterationRecord,
+    known_head: str | None = None,
+    safety_checked: bool = False,
 ) -> IterationRecord:
     """Make the worktree agree with a decided iteration; idempotent.
 
-    `known_head` spares a git call when the caller has just verified the worktree HEAD.
+    `known_head` and `safety_checked` spare git calls the caller has just made.
     """
     if it.state != DECIDED:
         return it
     kept = it.kept_commit or h.run.last_kept_commit
     notes = list(it.decision_notes)
     if kept and (known_head or git.head(h.worktree)) != kept:
-        check_reset_safety(h.worktree, h.links, h.runtime)
+        if not safety_checked:
+            check_reset_safety(h.worktree, h.links, h.runtime)
         if it.decision == "interrupted":
             notes.append(save_patch(h, it.iteration, "interrupted", kept))
         failpoints.hit("apply.before_reset")
@@ -166,6 +170,12 @@ def save_patch(h: RunHandle, iteration: int, label: str, base: str) -> str:
     path = h.paths.patch(iteration, label)
     atomic_write_bytes(path, patch)
     return f"changes past {base[:12]} saved to {path}"
+
+
+def runtime_clean_patterns(h: RunHandle) -> list[str]:
+    """`git clean -e` patterns that spare the worktree's runtime files."""
+    rooted = ["results.tsv", "run.log", ".autoresearch", *h.links]
+    return [*(f"/{name}" for name in rooted), "__pycache__", "/.results.tsv.*.tmp", *h.runtime]
 
 
 def reap_stale_children(h: RunHandle) -> list[str]:

@@ -7,6 +7,7 @@ globs. Tracked modifications always block.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from fnmatch import fnmatch
 from pathlib import Path
@@ -16,6 +17,7 @@ from autoresearch.errors import RefusedError
 from autoresearch.paths import RUNTIME_DIR_NAMES, RUNTIME_FILES, STATE_DIR
 
 MAX_LINES_SHOWN = 20
+_TORN_VIEW = re.compile(r"^\.(?:results\.tsv|run\.log)\..+\.tmp$")
 
 
 def is_runtime_path(path: str, links: Iterable[str], runtime: Iterable[str]) -> bool:
@@ -23,6 +25,8 @@ def is_runtime_path(path: str, links: Iterable[str], runtime: Iterable[str]) -> 
     clean = path.rstrip("/")
     parts = clean.split("/")
     if clean in RUNTIME_FILES or parts[0] == STATE_DIR:
+        return True
+    if _TORN_VIEW.match(clean):  # the temp file of an atomic write a crash interrupted
         return True
     if any(part in RUNTIME_DIR_NAMES for part in parts[:-1]):
         return True

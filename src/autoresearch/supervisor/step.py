@@ -18,11 +18,13 @@ from autoresearch.contracts.candidate import ArtifactError, CandidateArtifact
 from autoresearch.decide import Decision, decide, kept_score_after, validation_failure
 from autoresearch.errors import RefusedError
 from autoresearch.evaluate import EvaluationRecord
+from autoresearch.journal import runs
 from autoresearch.journal.runs import IterationRecord
 from autoresearch.supervisor import record, sync
+from autoresearch.supervisor.finalize import honour_stop_request
 from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.recovery import recover
-from autoresearch.supervisor.safety import dirty_entries
+from autoresearch.supervisor.safety import dirty_entries, reset_error
 
 VALIDATION_DESCRIPTION = "candidate validation failed"
 
@@ -205,6 +207,8 @@ def _process(
     decision = decide(
         run.keep_policy, spec.direction, run.last_kept_score, "candidate", evaluation.summary()
     )
+    if decision.reset:
+        _refuse_unsafe_reset(h, it)
     changes: dict[str, Any] = {"latest_candidate_commit": artifact.candidate_commit}
     if decision.keep:
         changes["last_kept_commit"] = artifact.candidate_commit
@@ -212,6 +216,17 @@ def _process(
             decision, evaluation.summary(), run.last_kept_score
         )
     return _record(h, it, decision, evaluation, changes, sha, exists=True)
+
+
+def _refuse_unsafe_reset(h: RunHandle, it: IterationRecord) -> None:
+    """Check reset safety before the decision is committed, so that a refusal records nothing:
+    the evaluation is rolled back and the artifact stays for the next step or resume."""
+    blocking = dirty_entries(h.worktree, h.links, h.runtime)
+    if not blocking:
+        return
+    with h.journal.tx() as conn:
+        runs.delete_iteration(conn, h.run_id, it.iteration)
+    raise reset_error(h.worktree, blocking)
 
 
 def _record(
@@ -224,11 +239,13 @@ def _record(
     exists: bool = False,
 ) -> StepResult:
     decided = record.commit_decision(h, it, decision, evaluation, changes, exists)
-    # A validated candidate is the worktree HEAD; other statuses leave HEAD to be read.
-    head = it.candidate_commit if it.candidate_status == "candidate" and evaluation else None
-    applied = record.apply_effect(h, decided, known_head=head)
+    # A validated candidate is the worktree HEAD and its reset safety was just checked.
+    checked = it.candidate_status == "candidate" and evaluation is not None
+    head = it.candidate_commit if checked else None
+    applied = record.apply_effect(h, decided, known_head=head, safety_checked=checked)
     sync.sync_after_iteration(h, applied, evaluation.to_dict() if evaluation else None, sha)
     failpoints.hit("step.after_views")
+    honour_stop_request(h)
     run = h.run
     return StepResult(
         run_id=run.run_id,

@@ -160,6 +160,8 @@ def main() -> int:
         emit(name, ok=True, session=session)
         return 0
     edit(action)
+    if os.environ.get("FAKE_SCRATCH"):  # a file the sandbox declares as runtime output
+        Path("scratch.out").write_text("not part of the change")
     if name != "aider":
         git("commit", "-qam", f"{action} value")
         if action == "dirty":

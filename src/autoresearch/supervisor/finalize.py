@@ -1,0 +1,37 @@
+"""Ending a run: the one place that records a terminal status chosen by the driver or an
+operator (a failure is recorded with its iteration instead)."""
+
+from __future__ import annotations
+
+import contextlib
+
+from autoresearch.clock import utc_now_iso
+from autoresearch.errors import RefusedError
+from autoresearch.journal import runs, views
+from autoresearch.supervisor import sync
+from autoresearch.supervisor.handle import RunHandle
+from autoresearch.supervisor.recovery import recover
+
+
+def finalize_run(h: RunHandle, status: str, reason: str, note: str | None = None) -> None:
+    """End a run as stopped or completed; the caller holds the driver lock."""
+    with contextlib.suppress(RefusedError):
+        recover(h)  # a dirty worktree must not prevent an operator from ending the run
+    with h.journal.tx() as conn:
+        changes = {"status": status, "stop_reason": reason, "completed_at": utc_now_iso()}
+        if note is not None:
+            changes["stop_note"] = note
+        runs.update_run(conn, h.run_id, stop_requested=None, **changes)
+    h.refresh()
+    if h.run.views_iteration != h.run.iteration:
+        sync.rebuild_views(h)  # an iteration whose reset was refused still gets its rows
+    views.write_manifest(h.run, h.repo)
+    sync.write_active_pointer(h, driving=False)
+
+
+def honour_stop_request(h: RunHandle) -> bool:
+    """Finalize the run when an operator asked it to stop; True when it did."""
+    if h.run.status != "running" or h.run.stop_requested is None:
+        return False
+    finalize_run(h, "stopped", h.run.stop_requested)
+    return True
