@@ -17,8 +17,9 @@ from autoresearch import failpoints, git
 from autoresearch.clock import run_tag_now, utc_now_iso
 from autoresearch.decide import baseline_decision
 from autoresearch.errors import ContractError, RefusedError
+from autoresearch.evaluate import EvaluationRecord
 from autoresearch.journal import runs
-from autoresearch.journal.runs import PREPARING, READY, RunRecord
+from autoresearch.journal.runs import PREPARING, READY, IterationRecord, RunRecord
 from autoresearch.mission import Mission, load_mission
 from autoresearch.paths import MISSION_FILE, RUN_LOG_FILE, SANDBOX_FILE, RepoPaths
 from autoresearch.repo_state import ensure_state_dir, link_shared_paths, write_excludes
@@ -220,7 +221,13 @@ def _materialize_mission(h: RunHandle) -> None:
 def _baseline(h: RunHandle) -> None:
     """Iteration 0: evaluate the worktree HEAD once and record the first kept state."""
     commit = git.head(h.worktree)
-    it = record.new_iteration(
+    it = _baseline_iteration(h, commit, [])
+    record.start_evaluation(h, it)
+    _record_baseline(h, it, commit, exists=True)
+
+
+def _baseline_iteration(h: RunHandle, commit: str, notes: list[str]) -> IterationRecord:
+    return record.new_iteration(
         h,
         0,
         "baseline",
@@ -228,12 +235,19 @@ def _baseline(h: RunHandle) -> None:
         base_commit=commit,
         candidate_commit=commit,
         description="initial baseline evaluation",
+        decision_notes=notes,
     )
-    record.start_evaluation(h, it)
+
+
+def _record_baseline(
+    h: RunHandle, it: IterationRecord, commit: str, exists: bool
+) -> EvaluationRecord:
+    """Evaluate `commit` (the worktree HEAD) and make it the run's baseline and kept state."""
     evaluation = record.evaluate(h, 0)
     decision, score = baseline_decision(evaluation.summary())
     changes = {"baseline_commit": commit, "last_kept_commit": commit, "last_kept_score": score}
-    record.commit_decision(h, it, decision, evaluation, changes, exists=True)
+    record.commit_decision(h, it, decision, evaluation, changes, exists=exists)
+    return evaluation
 
 
 def _discard_half_built(h: RunHandle) -> None:
@@ -266,21 +280,9 @@ def rebaseline(h: RunHandle) -> dict[str, Any] | None:
     check_reset_safety(h.worktree, h.links, h.runtime)
     old = runs.get_iteration(h.journal, h.run_id, 0)
     commit = git.head(h.worktree)
-    evaluation = record.evaluate(h, 0)
-    decision, score = baseline_decision(evaluation.summary())
-    note = f"baseline re-run on {commit[:12]}"
-    it = record.new_iteration(
-        h,
-        0,
-        "baseline",
-        candidate_status="baseline",
-        base_commit=commit,
-        candidate_commit=commit,
-        description="initial baseline evaluation",
-        decision_notes=[*(old.decision_notes if old else []), note],
-    )
-    changes = {"baseline_commit": commit, "last_kept_commit": commit, "last_kept_score": score}
-    record.commit_decision(h, it, decision, evaluation, changes, exists=old is not None)
+    notes = [*(old.decision_notes if old else []), f"baseline re-run on {commit[:12]}"]
+    it = _baseline_iteration(h, commit, notes)
+    evaluation = _record_baseline(h, it, commit, exists=old is not None)
     sync.rebuild_views(h)
     sync.write_placeholder(h)
     return evaluation.compact()
