@@ -9,7 +9,7 @@ from typing import Any
 
 from exp_helpers import CHECKS
 
-from helpers import Repo, cli
+from helpers import Repo, cli, make_repo
 
 
 def exp(repo: Repo, *args: str, code: int = 0) -> Any:
@@ -191,3 +191,24 @@ def test_repo_option_points_at_a_session_worktree(repo: Repo) -> None:
     assert done.returncode == 0 and json.loads(done.stdout)["metric"] == 100.0
     done = cli("exp", "status", cwd=repo.root)
     assert done.returncode == 2 and f"in the worktree {wt} (cd there)" in done.stderr
+
+
+def test_session_commands_write_nothing_in_a_repository_without_a_session(tmp_path: Path) -> None:
+    fresh = make_repo(tmp_path / "fresh")
+    exclude = fresh.root / ".git" / "info" / "exclude"
+    before = exclude.read_text() if exclude.exists() else None
+    for args in (
+        ["exp", "status"],
+        ["exp", "status", "--json"],
+        ["exp", "resume-message"],
+        ["exp", "run"],
+        ["exp", "log", "--status", "discard", "-d", "x"],
+        ["exp", "notes", "--append-idea", "x"],
+        ["exp", "off"],
+    ):
+        done = cli(*args, cwd=fresh.root)
+        assert done.returncode == 2, (args, done.stderr)
+        assert done.stderr.startswith("autoresearch: no active experiment session on branch main")
+    assert fresh.git("status", "--porcelain", "--ignored") == ""
+    assert not (fresh.root / ".autoresearch").exists()
+    assert (exclude.read_text() if exclude.exists() else None) == before

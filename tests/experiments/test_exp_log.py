@@ -58,6 +58,74 @@ def test_keep_commits_everything_with_the_result_trailer(session: Repo) -> None:
     assert report.asi == {"hypothesis": "cache hits"}
 
 
+CACHES = ("__pycache__/top.cpython-311.pyc", "pkg/__pycache__/mod.cpython-311.pyc", "old.pyc")
+
+
+def no_ignored_caches(repo: Repo) -> None:
+    """The project ignores nothing, so Python's caches show up as untracked files."""
+    repo.write(".gitignore", "")
+    repo.git("commit", "-q", "-m", "ignore nothing", ".gitignore")
+
+
+def write_caches(repo: Repo) -> None:
+    for rel in CACHES:
+        repo.write(rel, "bytecode")
+
+
+def test_keep_leaves_untracked_python_caches_out_of_the_commit(repo: Repo) -> None:
+    no_ignored_caches(repo)
+    write_caches(repo)
+    setup = init(repo.root)
+    assert setup.setup_commit is not None  # the harness, without the caches
+    assert set(repo.git("show", "--name-only", "--format=", "HEAD").split()) == {"autoresearch.sh"}
+    cycle(repo, "100", "keep", "baseline")
+    repo.write("value.txt", "90\n")
+    repo.write("pkg/mod.py", "x = 1\n")
+    repo.write("pkg/__pycache__/other.cpython-311.pyo", "bytecode")
+    repo.git("mv", "scripts/eval.py", "scripts/evaluate.py")  # a staged rename
+    repo.git("rm", "-q", ".gitignore")  # a staged deletion
+    run(repo.root)
+    report = log(repo.root, "keep", "faster")
+    assert report.git["action"] == "committed"
+    changed = repo.git("show", "--name-status", "--no-renames", "--format=", "HEAD")
+    assert sorted(changed.splitlines()) == [
+        "A\tpkg/mod.py",
+        "A\tscripts/evaluate.py",
+        "D\t.gitignore",
+        "D\tscripts/eval.py",
+        "M\tvalue.txt",
+    ]
+    assert report.deviations == ()
+    assert all((repo.root / rel).exists() for rel in CACHES)  # left alone, not deleted
+    assert {line[3:] for line in repo.git("status", "--porcelain").splitlines()} == {
+        "__pycache__/",
+        "old.pyc",
+        "pkg/__pycache__/",
+    }
+    repo.write("__pycache__/top.cpython-311.pyc", "new bytecode")
+    run(repo.root)
+    only_caches = log(repo.root, "keep", "caches only")
+    assert only_caches.git["action"] == "nothing to commit"
+    repo.git("rm", "-q", "pkg/mod.py")  # only a staged deletion besides the caches
+    run(repo.root)
+    assert log(repo.root, "keep", "drop mod").git["action"] == "committed"
+    assert "pkg/mod.py" not in repo.git("ls-tree", "-r", "--name-only", "HEAD").split()
+
+
+def test_caches_are_neither_deviations_nor_part_of_a_discarded_patch(repo: Repo) -> None:
+    no_ignored_caches(repo)
+    init(repo.root, scope=("value.txt",))
+    cycle(repo, "100", "keep", "baseline")
+    repo.write("value.txt", "95\n")
+    write_caches(repo)
+    run(repo.root)
+    report = log(repo.root, "discard", "worse")
+    assert report.deviations == ()
+    patch = Path(report.git["patch_path"]).read_text()
+    assert "value.txt" in patch and "__pycache__" not in patch and ".pyc" not in patch
+    assert session_status(repo.root).history[-1]["deviations"] == []
+
+
 def test_keep_with_nothing_to_commit_is_reported(session: Repo) -> None:
     run(session.root)
     report = log(session.root, "keep", "baseline")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import signal
 import subprocess
@@ -16,6 +17,8 @@ from exp_helpers import cycle, init, log, run
 
 from autoresearch.errors import RefusedError
 from autoresearch.experiments import RunParams, run_experiment, session_status
+from autoresearch.journal import sessions
+from autoresearch.journal.db import Journal
 from helpers import GIT_ENV, Repo, pid_alive
 
 
@@ -26,6 +29,18 @@ def wait_for(predicate: object, limit: float = 10.0) -> None:
             return
         time.sleep(0.05)
     raise AssertionError("condition not reached")
+
+
+def harness_started(pidfile: Path) -> bool:
+    """The slow harness has written its own pid and its child's."""
+    return pidfile.exists() and len(pidfile.read_text().split()) == 2
+
+
+def recorded_pgid(root: Path) -> int | None:
+    """The process group the journal holds for session #1's pending run."""
+    with Journal.open(root / ".autoresearch" / "journal.sqlite3") as journal:
+        pending = sessions.pending_run(journal, 1)
+    return None if pending is None else pending.pgid
 
 
 def test_a_passing_run_reports_metrics_tail_and_log(session: Repo) -> None:
@@ -162,7 +177,9 @@ def test_a_killed_exp_run_is_abandoned_and_its_processes_stopped(
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    wait_for(lambda: pidfile.exists() and len(pidfile.read_text().split()) == 2)
+    # Both harness processes run, and the driver has recorded their group: that write races
+    # with the harness's own start, so waiting for the pidfile alone is not enough under load.
+    wait_for(lambda: harness_started(pidfile) and recorded_pgid(session.root) is not None)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     pids = [int(p) for p in pidfile.read_text().split()]
@@ -198,3 +215,57 @@ def test_command_is_run_with_bash_in_the_session_directory(session: Repo) -> Non
     report = run(session.root)
     assert report.metric == float(len(str(session.root)) + 1)
     assert "stdin was open" not in report.tail
+
+
+def test_a_cancelled_run_stops_its_harness_and_is_abandoned(
+    session: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pidfile = tmp_path / "pids"
+    monkeypatch.setenv("PIDFILE", str(pidfile))
+    session.write("slow.flag", "")
+    t0 = time.monotonic()
+    report = run_experiment(
+        session.root, RunParams(), should_cancel=lambda: harness_started(pidfile)
+    )
+    assert time.monotonic() - t0 < 10  # never the harness's 30 s sleep
+    assert (report.run, report.status, report.suggested_status) == (1, "cancelled", "none")
+    assert any("run #1 was cancelled" in m for m in report.messages)
+    assert not any(pid_alive(int(p)) for p in pidfile.read_text().split())
+    assert session_status(session.root).pending is None  # nothing waits for a log
+    with pytest.raises(RefusedError, match="no pending run"):
+        log(session.root, "crash", "cancelled")
+    (session.root / "slow.flag").unlink()
+    second = run(session.root)
+    assert (second.run, second.status, second.abandoned_run) == (2, "pass", None)
+
+
+def test_a_run_cancelled_during_its_checks_is_abandoned(checked: Repo, tmp_path: Path) -> None:
+    started = tmp_path / "checks-started"
+    checked.write("autoresearch.checks.sh", f"#!/bin/bash\ntouch {started}\nsleep 30\n")
+    report = run_experiment(checked.root, RunParams(), should_cancel=started.exists)
+    assert report.status == "cancelled"
+    assert report.checks is not None and report.checks["status"] == "cancelled"
+    assert session_status(checked.root).pending is None
+
+
+def test_ctrl_c_stops_exp_run_and_records_the_run_as_cancelled(
+    session: Repo, tmp_path: Path
+) -> None:
+    pidfile = tmp_path / "pids"
+    session.write("slow.flag", "")
+    env = {**os.environ, **GIT_ENV, "PIDFILE": str(pidfile)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "autoresearch", "exp", "run", "--json"],
+        cwd=session.root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    wait_for(lambda: harness_started(pidfile))
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 130, err
+    assert json.loads(out)["status"] == "cancelled"
+    assert not any(pid_alive(int(p)) for p in pidfile.read_text().split())
+    assert session_status(session.root).pending is None

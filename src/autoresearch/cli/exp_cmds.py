@@ -2,14 +2,19 @@
 
 Thin wiring: parse options into the core's parameter dataclasses, call one core function,
 print its text (or one JSON object with --json). `exp run` exits 1 when the benchmark or the
-checks did not pass (the run is recorded either way); refusals exit 2.
+checks did not pass (the run is recorded either way), 130 when Ctrl-C (or SIGTERM) cancelled
+it; refusals exit 2.
 """
 
 from __future__ import annotations
 
 import json
+import signal
 import sys
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +25,8 @@ from autoresearch.errors import ContractError
 
 JSON_HELP = "Print one JSON object on stdout."
 HEARTBEAT_SECONDS = 30.0
+EXIT_CANCELLED = 130
+CANCEL_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 @click.group(cls=AppGroup)
@@ -90,13 +97,44 @@ def run(
     from autoresearch.experiments.report import render_run
 
     params = RunParams(timeout_seconds, checks_timeout_seconds)
-    report = run_experiment(_start(ctx), params, on_progress=_progress_printer())
+    cancel = threading.Event()
+    with _signals_set(cancel):
+        report = run_experiment(
+            _start(ctx), params, on_progress=_progress_printer(), should_cancel=cancel.is_set
+        )
     if sys.stderr.isatty():
         click.echo("\r\033[K", err=True, nl=False)
     _out(as_json, report, render_run(report))
+    if report.status == "cancelled":
+        sys.exit(EXIT_CANCELLED)
     checks = report.checks or {}
     if report.status != "pass" or checks.get("status", "pass") != "pass":
         sys.exit(EXIT_RECORDED_FAILURE)
+
+
+@contextmanager
+def _signals_set(event: threading.Event) -> Iterator[None]:
+    """The first Ctrl-C or SIGTERM sets `event`: the run stops its harness and is recorded as
+    cancelled. The handlers are then restored, so a second signal interrupts at once."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal handlers can only be installed from the main thread
+        return
+    previous = {sig: signal.getsignal(sig) for sig in CANCEL_SIGNALS}
+
+    def restore() -> None:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+
+    def cancel(signum: int, frame: object) -> None:
+        event.set()
+        restore()
+
+    for sig in CANCEL_SIGNALS:
+        signal.signal(sig, cancel)
+    try:
+        yield
+    finally:
+        restore()
 
 
 def _progress_printer() -> Any:

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from autoresearch import git
 from autoresearch.errors import ContractError, NotFoundError, RefusedError
@@ -21,6 +22,9 @@ from autoresearch.locks import FileLock
 from autoresearch.paths import HARNESS_FILE, RepoPaths, SessionPaths, session_paths
 from autoresearch.repo_state import ensure_state_dir
 from autoresearch.settings import journal_timeout
+
+# create: init (makes the journal); write: run, log, notes, off; read: status, resume.
+Mode = Literal["create", "write", "read"]
 
 
 @dataclass
@@ -67,17 +71,26 @@ def _where(session: SessionRecord) -> str:
 
 
 @contextmanager
-def open_context(start: Path) -> Iterator[Context]:
-    """Resolve `start` (any path inside the repository or a session worktree)."""
+def open_context(start: Path, mode: Mode = "write") -> Iterator[Context]:
+    """Resolve `start` (any path inside the repository or a session worktree).
+
+    Only `create` (init) makes `.autoresearch/` and the journal. Without a journal there is no
+    session, so the other modes say so before anything is written; `read` (status) never
+    writes to the repository, `write` re-asserts the exclude of `.autoresearch/` first.
+    """
     start = start if start.is_dir() else start.parent
     cwd = git.toplevel(start)
     root = git.main_root(start)
     if cwd is None or root is None:
         raise ContractError(f"not inside a git repository: {start}")
-    ensure_state_dir(RepoPaths(root))
-    journal = Journal.open(RepoPaths(root).journal, busy_timeout=journal_timeout())
+    repo, branch = RepoPaths(root), git.current_branch(cwd)
+    if mode != "create" and not repo.journal.is_file():
+        raise NotFoundError(no_session_message(branch, []))
+    if mode != "read":
+        ensure_state_dir(repo)
+    journal = Journal.open(repo.journal, busy_timeout=journal_timeout())
     try:
-        yield Context(root, cwd, git.current_branch(cwd), journal)
+        yield Context(root, cwd, branch, journal)
     finally:
         journal.close()
 

@@ -16,6 +16,7 @@ from typing import Any
 from autoresearch import git
 from autoresearch.clock import utc_now_iso
 from autoresearch.errors import ContractError, RefusedError
+from autoresearch.experiments.commits import commit_work, is_cache, untracked_caches
 from autoresearch.experiments.context import Context, open_context, session_lock
 from autoresearch.experiments.ledger import progress, stats
 from autoresearch.experiments.params import LogParams, RunNote, validate_log
@@ -93,7 +94,7 @@ def log_experiment(start: Path, params: LogParams) -> LogReport:
             earlier = sessions.logged_runs(ctx.journal, session.session_id, session.segment)
             plan = plan_log(session, run, params, expected_secondary(session, earlier))
             _check_targets(ctx, session, run, (*params.flag_runs, *params.justify_runs))
-            changed = git.changed_paths(ctx.cwd, session.kept_commit)
+            changed = _work_paths(ctx, session)
             devs = deviations(changed, session.scope, session.off_limits)
             effect = _git_effect(ctx, session, run, params, plan)
             _record(ctx, session, run, params, plan, effect, changed, devs)
@@ -127,14 +128,14 @@ def _git_effect(
     if params.status == "keep":
         assert plan.metric is not None
         message = keep_message(params.description, session.metric, plan.metric, plan.metrics)
-        sha = git.commit_all(ctx.cwd, message)
+        sha = commit_work(ctx.cwd, message)
         return GitEffect("committed" if sha else "nothing to commit", sha, None, git.head(ctx.cwd))
     return _revert(ctx, session, run)
 
 
 def _revert(ctx: Context, session: SessionRecord, run: SessionRunRecord) -> GitEffect:
     """Save what was tried as a patch next to the run's log, then reset to the last keep."""
-    patch = git.diff_patch(ctx.cwd, session.kept_commit, keep_untracked=_not_harness)
+    patch = git.diff_patch(ctx.cwd, session.kept_commit, keep_untracked=_tried)
     target = ctx.session_paths(session).patch(run.number)
     if patch:
         atomic_write_bytes(target, patch)
@@ -145,9 +146,16 @@ def _revert(ctx: Context, session: SessionRecord, run: SessionRunRecord) -> GitE
     return GitEffect(action, None, saved, session.kept_commit)
 
 
-def _not_harness(path: str) -> bool:
-    # An untracked harness stays on disk through the clean, so it is not part of the diff.
-    return path not in HARNESS_FILES
+def _tried(path: str) -> bool:
+    # An untracked harness stays on disk through the clean, so it is not part of the diff;
+    # caches are runtime output, not something that was tried.
+    return path not in HARNESS_FILES and not is_cache(path)
+
+
+def _work_paths(ctx: Context, session: SessionRecord) -> list[str]:
+    """The paths this run changed since the last keep, untracked caches left out."""
+    caches = untracked_caches(ctx.cwd)
+    return [p for p in git.changed_paths(ctx.cwd, session.kept_commit) if p not in caches]
 
 
 def _record(

@@ -76,6 +76,7 @@ def render_run(report: RunReport) -> str:
         "fail": f"FAILED (exit {report.exit_code})",
         "timeout": "TIMED OUT",
         "error": "could not start",
+        "cancelled": "CANCELLED (its processes were stopped)",
     }[report.status]
     checks = report.checks
     return _lines(
@@ -91,7 +92,7 @@ def render_run(report: RunReport) -> str:
         + (f"/{report.progress['max']}" if report.progress["max"] else "")
         + " logged",
         *report.messages,
-        f"suggested: log as {report.suggested_status}",
+        f"suggested: log as {report.suggested_status}" if report.status != "cancelled" else "",
         f"log:       {report.log_path}",
         "--- tail ---",
         report.tail or "(no output)",

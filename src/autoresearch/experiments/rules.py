@@ -19,6 +19,7 @@ from autoresearch.paths import HARNESS_FILES
 
 NO_PENDING_RUN = "no pending run available. Run run_experiment first."
 SETUP_COMMIT_MESSAGE = "autoresearch: harness setup"
+CANCELLED = "cancelled"
 
 
 def max_reached_message(limit: int) -> str:
@@ -35,8 +36,13 @@ class LogPlan:
     set_changed: tuple[str, ...] = ()
 
 
-def process_state(timed_out: bool, error: str | None, exit_code: int | None) -> str:
-    """`pass`, `timeout`, `error` (could not start) or `fail` (non-zero exit)."""
+def process_state(
+    timed_out: bool, error: str | None, exit_code: int | None, cancelled: bool = False
+) -> str:
+    """`pass`, `timeout`, `cancelled` (by the caller), `error` (could not start) or `fail`
+    (non-zero exit)."""
+    if cancelled:
+        return CANCELLED
     if timed_out:
         return "timeout"
     if error is not None or exit_code is None:

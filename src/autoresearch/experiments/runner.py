@@ -5,6 +5,9 @@ report says so); the harness runs in its own process group and a timeout ends th
 whole output goes to the run's log while METRIC/ASI lines are parsed from all of it in bounded
 memory; the caller gets only a tail. The run row exists before the harness starts, so a killed
 `exp run` leaves a pending run that the next run abandons (stopping any stray processes).
+A run cancelled by its caller (`should_cancel`: an MCP host that gave up, Ctrl-C) stops its
+process group at once and is recorded as abandoned with its log: it never waits for a log as if
+it had completed, and it releases the session for the next run.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from autoresearch.experiments.ledger import (
 )
 from autoresearch.experiments.params import RunParams, run_timeout
 from autoresearch.experiments.rules import (
+    CANCELLED,
     benchmark_state,
     checks_failed,
     max_reached_message,
@@ -46,7 +50,10 @@ from autoresearch.streams import LineSplitter, Tail
 TAIL_LINES = 10
 TAIL_BYTES = 4096
 PROGRESS_EVERY = 1.0
+NOTHING_TO_LOG = "none"
+CANCELLED_NOTE = "cancelled by the caller: its processes were stopped"
 ProgressCallback = Callable[[float, str], None]
+CancelCheck = Callable[[], bool]
 
 
 @dataclass(frozen=True)
@@ -82,10 +89,15 @@ class RunReport:
 
 
 def run_experiment(
-    start: Path, params: RunParams | None = None, on_progress: ProgressCallback | None = None
+    start: Path,
+    params: RunParams | None = None,
+    on_progress: ProgressCallback | None = None,
+    should_cancel: CancelCheck | None = None,
 ) -> RunReport:
-    """Run the session's command once; `on_progress(elapsed, last_line)` about every second."""
+    """Run the session's command once; `on_progress(elapsed, last_line)` about every second;
+    `should_cancel()`, polled about ten times a second, stops the benchmark or the checks."""
     params = params or RunParams()
+    ticker = _Ticker(on_progress, should_cancel)
     with open_context(start) as ctx:
         session = ctx.bound_session()
         with session_lock(ctx, session):
@@ -98,8 +110,8 @@ def run_experiment(
             abandoned = abandon_pending(ctx.journal, session)
             with ctx.journal.tx() as conn:
                 run = sessions.insert_run(conn, session, session.kept_commit)
-            finished = _measure(ctx, session, run, params, on_progress)
-            return _report(ctx, session, finished, done, abandoned)
+            finished, cancelled = _measure(ctx, session, run, params, ticker)
+            return _report(ctx, session, finished, done, abandoned, cancelled)
 
 
 @dataclass
@@ -116,30 +128,47 @@ def _measure(
     session: SessionRecord,
     run: SessionRunRecord,
     params: RunParams,
-    on_progress: ProgressCallback | None,
-) -> SessionRunRecord:
+    ticker: _Ticker,
+) -> tuple[SessionRunRecord, bool]:
+    """The benchmark, then the checks when it passed; the recorded run and whether it was
+    cancelled."""
     paths = ctx.session_paths(session)
     env = {**os.environ, ENV_EXP_RUN_MARKER: marker_value(session.session_id, run.number)}
-    harness = _run_harness(ctx, session, run, env, params, on_progress)
+    harness = _run_harness(ctx, session, run, env, params, ticker)
     checks = None
     if _state(harness.outcome) == "pass" and (ctx.cwd / CHECKS_FILE).is_file():
-        checks = _run_checks(ctx, paths.checks_log(run.number), env, params)
+        checks = _run_checks(ctx, paths.checks_log(run.number), env, params, ticker.cancelled)
+    cancelled = harness.outcome.cancelled or (checks or {}).get("status") == CANCELLED
+    return _record(ctx, session, run, harness, checks, cancelled), cancelled
+
+
+def _record(
+    ctx: Context,
+    session: SessionRecord,
+    run: SessionRunRecord,
+    harness: _Harness,
+    checks: dict[str, Any] | None,
+    cancelled: bool,
+) -> SessionRunRecord:
     outcome, parsed = harness.outcome, harness.parsed
+    now = utc_now_iso()
     with ctx.journal.tx() as conn:
         sessions.update_run(
             conn,
             run.run_id,
-            completed_at=utc_now_iso(),
+            # A cancelled run did not complete: abandoned at once, it never waits for a log.
+            completed_at=None if cancelled else now,
+            abandoned_at=now if cancelled else None,
             duration_ms=outcome.duration_ms,
             exit_code=outcome.exit_code,
             timed_out=outcome.timed_out,
-            error=outcome.spawn_error,
+            error=CANCELLED_NOTE if cancelled else outcome.spawn_error,
             pgid=None,
             parsed_primary=parsed.metrics.get(session.metric),
             parsed_metrics=parsed.metrics,
             parsed_asi=parsed.asi,
             checks=checks,
-            log_path=str(paths.run_log(run.number)),
+            log_path=str(ctx.session_paths(session).run_log(run.number)),
             tail=harness.tail,
         )
         finished = sessions.get_run(conn, run.run_id)
@@ -153,11 +182,10 @@ def _run_harness(
     run: SessionRunRecord,
     env: dict[str, str],
     params: RunParams,
-    on_progress: ProgressCallback | None,
+    ticker: _Ticker,
 ) -> _Harness:
     """`bash -c <command>`: one scanner per stream sharing one result, one combined tail."""
     parsed, combined = ParsedLines(), Tail(2 * TAIL_BYTES)
-    ticker = _Ticker(on_progress)
 
     def on_spawn(pid: int) -> None:
         # Must not raise: proc.run_supervised has not started supervising the child yet. A
@@ -187,7 +215,11 @@ def _run_harness(
 
 
 def _run_checks(
-    ctx: Context, log_path: Path, env: dict[str, str], params: RunParams
+    ctx: Context,
+    log_path: Path,
+    env: dict[str, str],
+    params: RunParams,
+    should_cancel: CancelCheck,
 ) -> dict[str, Any]:
     """The correctness gate: own timeout, own log; its time is not the benchmark's."""
     combined = Tail(2 * TAIL_BYTES)
@@ -202,6 +234,7 @@ def _run_checks(
             grace_seconds=kill_grace(),
             stdout_consumers=[combined],
             stderr_consumers=[combined],
+            should_cancel=should_cancel,
         )
     )
     return {
@@ -214,7 +247,9 @@ def _run_checks(
 
 
 def _state(outcome: SupervisedOutcome) -> str:
-    return process_state(outcome.timed_out, outcome.spawn_error, outcome.exit_code)
+    return process_state(
+        outcome.timed_out, outcome.spawn_error, outcome.exit_code, outcome.cancelled
+    )
 
 
 def clip_tail(text: str, lines: int = TAIL_LINES, limit: int = TAIL_BYTES) -> str:
@@ -227,10 +262,12 @@ def clip_tail(text: str, lines: int = TAIL_LINES, limit: int = TAIL_BYTES) -> st
 
 
 class _Ticker:
-    """Calls `on_progress(elapsed, last_line)` at most once per second while the child runs."""
+    """Polled while a child runs: calls `on_progress(elapsed, last_line)` at most once per
+    second, and answers whether the caller cancelled the run."""
 
-    def __init__(self, callback: ProgressCallback | None) -> None:
+    def __init__(self, callback: ProgressCallback | None, cancel: CancelCheck | None) -> None:
         self._callback = callback
+        self._cancel = cancel
         self._t0 = self._last = time.monotonic()
         self.last_line = ""
 
@@ -247,7 +284,10 @@ class _Ticker:
         if self._callback is not None and now - self._last >= PROGRESS_EVERY:
             self._last = now
             self._callback(now - self._t0, self.last_line)
-        return False
+        return self.cancelled()
+
+    def cancelled(self) -> bool:
+        return self._cancel is not None and self._cancel()
 
 
 def _report(
@@ -256,9 +296,10 @@ def _report(
     run: SessionRunRecord,
     done: Progress,
     abandoned: list[SessionRunRecord],
+    cancelled: bool,
 ) -> RunReport:
     segment = stats(ctx.journal, session)
-    status = benchmark_state(run)
+    status = CANCELLED if cancelled else benchmark_state(run)
     suggestion = suggest(session, run, status, segment)
     messages = [abandoned_text(r) for r in abandoned]
     messages.extend(_advice(session, run, status, segment))
@@ -293,6 +334,8 @@ def suggest(
     session: SessionRecord, run: SessionRunRecord, status: str, segment: SegmentStats
 ) -> str:
     """The status the numbers point to; the agent decides and logs it."""
+    if status == CANCELLED:
+        return NOTHING_TO_LOG
     if status != "pass" or run.parsed_primary is None:
         return "crash"
     if checks_failed(run):
@@ -306,6 +349,11 @@ def suggest(
 def _advice(
     session: SessionRecord, run: SessionRunRecord, status: str, segment: SegmentStats
 ) -> list[str]:
+    if status == CANCELLED:
+        return [
+            f"run #{run.number} was cancelled: its processes were stopped and the run is "
+            "abandoned (nothing to log); start a new run when ready"
+        ]
     if status == "pass" and run.parsed_primary is None:
         return [
             f"the benchmark passed but printed no `METRIC {session.metric}=<value>` line: "

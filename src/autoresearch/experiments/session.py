@@ -1,8 +1,8 @@
 """`init` and `off`: bind a session to an `autoresearch/*` branch, or close it.
 
 Invariant: the baseline commit of a new session (or segment) contains the harness and every
-file that was dirty at init, committed as `autoresearch: harness setup`, so no user work can
-be lost by a later discard's reset.
+file that was dirty at init (untracked caches aside), committed as `autoresearch: harness
+setup`, so no user work can be lost by a later discard's reset.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any
 from autoresearch import git
 from autoresearch.clock import today_compact, utc_now_iso
 from autoresearch.errors import RefusedError
+from autoresearch.experiments.commits import commit_work, is_cache
 from autoresearch.experiments.context import Context, open_context, session_lock
 from autoresearch.experiments.ledger import abandon_pending, abandoned_text, session_dict
 from autoresearch.experiments.params import (
@@ -86,7 +87,7 @@ class CloseResult:
 def init_session(start: Path, params: InitParams) -> InitResult:
     """Start a session on this checkout, or update the active one (omitted fields kept)."""
     validate_init(params)
-    with open_context(start) as ctx:
+    with open_context(start, "create") as ctx:
         if not (ctx.cwd / HARNESS_FILE).is_file():
             raise RefusedError(PHASE_1.format(cwd=ctx.cwd))
         active = ctx.active()
@@ -137,7 +138,7 @@ def _create(ctx: Context, params: InitParams) -> InitResult:
         branch, directory, created_branch = _new_branch_name(ctx, params), ctx.cwd, True
         git.checkout_new_branch(ctx.cwd, branch)
         messages.append(f"created and checked out branch {branch}")
-    setup = git.commit_all(directory, SETUP_COMMIT_MESSAGE)
+    setup = commit_work(directory, SETUP_COMMIT_MESSAGE)
     if setup:
         messages.append(f"committed the dirty tree as '{SETUP_COMMIT_MESSAGE}' ({setup[:7]})")
     head = git.head(directory)
@@ -181,7 +182,7 @@ def _new_branch_name(ctx: Context, params: InitParams) -> str:
 def _make_worktree(ctx: Context, branch: str) -> Path:
     """A new worktree for `branch` at this checkout's HEAD, carrying its dirty files over."""
     path = session_worktree(ctx.root, branch)
-    patch = git.diff_patch(ctx.cwd, "HEAD")
+    patch = git.diff_patch(ctx.cwd, "HEAD", keep_untracked=lambda p: not is_cache(p))
     git.worktree_add(ctx.root, path, branch, git.head(ctx.cwd))
     if patch:
         with tempfile.TemporaryDirectory(prefix="autoresearch-init-") as tmp:
@@ -198,7 +199,7 @@ def _reinit(ctx: Context, active: SessionRecord, params: InitParams) -> InitResu
         changes = params.given()
         setup = None
         if params.new_segment:
-            setup = git.commit_all(ctx.cwd, SETUP_COMMIT_MESSAGE)
+            setup = commit_work(ctx.cwd, SETUP_COMMIT_MESSAGE)
             head = git.head(ctx.cwd)
             changes.update(segment=active.segment + 1, baseline_commit=head, kept_commit=head)
         abandoned = abandon_pending(ctx.journal, active)

@@ -1,6 +1,7 @@
 """`status` and `resume-message`: the context an agent needs at the start of every turn.
 
-Read-only: nothing here writes the journal or touches git.
+Read-only: nothing here writes the journal, touches git or creates `.autoresearch/` (a
+repository without a journal has no session, and is told so).
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ class StatusReport:
 
 def session_status(start: Path, last: int = DEFAULT_HISTORY) -> StatusReport:
     """The bound session's full context."""
-    with open_context(start) as ctx:
+    with open_context(start, "read") as ctx:
         session = ctx.bound_session()
         return build_status(ctx, session, last)
 

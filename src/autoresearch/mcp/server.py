@@ -10,6 +10,7 @@ init_experiment that created a session worktree it acts in that worktree.
 from __future__ import annotations
 
 import inspect
+import threading
 from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -221,18 +222,24 @@ class Tools:
         checks_timeout_seconds, so the call returns within timeout_seconds +
         checks_timeout_seconds plus a few seconds; after 30 s more at the very most it returns
         an error and the run finishes in the background. Keep that sum below the tool-call
-        timeout of your MCP host.
+        timeout of your MCP host. Cancelling the call stops the benchmark at once; the run is
+        then abandoned (nothing to log).
         """
         params = RunParams(timeout_seconds, checks_timeout_seconds)
         feed = ProgressFeed(total=timeout_seconds + checks_timeout_seconds)
+        # Set when the host cancels the call or disconnects: the benchmark's process group is
+        # stopped at once and the run recorded as cancelled, releasing the session.
+        cancel = threading.Event()
 
         def work() -> CallToolResult:
             with tool_errors():
-                report = run_experiment(self.start, params, on_progress=feed.update)
+                report = run_experiment(
+                    self.start, params, on_progress=feed.update, should_cancel=cancel.is_set
+                )
                 return reply(render_run(report), s.RunOutput.model_validate(report.to_dict()))
 
         limit = run_limit(timeout_seconds, checks_timeout_seconds)
-        return await call_with_progress(ctx, feed, work, limit)
+        return await call_with_progress(ctx, feed, work, limit, on_cancel=cancel.set)
 
     def log_experiment(
         self,

@@ -77,13 +77,19 @@ class ProgressFeed:
 
 
 async def call_with_progress(
-    ctx: Context, feed: ProgressFeed, work: Callable[[], T], limit: float
+    ctx: Context,
+    feed: ProgressFeed,
+    work: Callable[[], T],
+    limit: float,
+    on_cancel: Callable[[], None] | None = None,
 ) -> T:
     """Run blocking `work` in a worker thread, report progress every second, give up at `limit`.
 
     Progress is sent by the event loop, so it keeps flowing while the checks run too. At the
-    limit (or when the client cancels the call) the thread is left to finish on its own: the
-    run is recorded as the session's pending run either way.
+    limit the thread is left to finish on its own: the run is recorded as the session's pending
+    run. When the call itself is cancelled (the client cancelled it or went away),
+    `on_cancel()` asks the work to stop – it must be thread-safe and must not block – and the
+    cancellation goes on; the thread then ends the run and records it by itself.
     """
     failure: Exception | None = None
     async with anyio.create_task_group() as tg:
@@ -93,6 +99,10 @@ async def call_with_progress(
                 result = await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
         except (ToolError, TimeoutError) as exc:
             failure = exc  # raised below, outside the task group (which would wrap it)
+        except anyio.get_cancelled_exc_class():
+            if on_cancel is not None:
+                on_cancel()
+            raise
         tg.cancel_scope.cancel()
     if isinstance(failure, TimeoutError):
         raise ToolError(

@@ -1,0 +1,44 @@
+"""The session's own commits: every changed path of the session directory, except caches.
+
+Untracked `__pycache__/` folders and `*.pyc` / `*.pyo` files that the project does not ignore
+are runtime output, never work: a keep (or the setup commit of init) leaves them out, the scope
+audit does not count them and a discarded diff does not save them. Tracked files are always
+the project's choice and are committed like any other.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from autoresearch import git
+from autoresearch.paths import RUNTIME_DIR_NAMES
+
+CACHE_SUFFIXES = (".pyc", ".pyo")
+STAGED_DELETION = "D "
+
+
+def is_cache(path: str) -> bool:
+    """A path inside a `__pycache__` folder, or a compiled Python file."""
+    parts = path.rstrip("/").split("/")
+    return any(p in RUNTIME_DIR_NAMES for p in parts[:-1]) or parts[-1].endswith(CACHE_SUFFIXES)
+
+
+def untracked_caches(cwd: Path) -> frozenset[str]:
+    return frozenset(e.path for e in git.status(cwd) if _cache(e))
+
+
+def commit_work(cwd: Path, message: str) -> str | None:
+    """Commit every change of `cwd` but untracked caches; the new SHA, or None (nothing)."""
+    entries = git.status(cwd)
+    if not any(_cache(e) for e in entries):
+        return git.commit_all(cwd, message)
+    # The commit takes the whole index: a staged deletion (or the old side of a staged rename)
+    # is in it already, and naming a path that is in neither the index nor the tree fails.
+    paths = [e.path for e in entries if not _cache(e) and e.code != STAGED_DELETION]
+    if not paths and any(e.code == STAGED_DELETION for e in entries):
+        return git.commit_all(cwd, message)  # nothing to name: never lose the deletions
+    return git.commit_all(cwd, message, pathspec=paths) if paths else None
+
+
+def _cache(entry: git.StatusEntry) -> bool:
+    return entry.untracked and is_cache(entry.path)
