@@ -267,7 +267,11 @@ def commit_all(
     author: tuple[str, str] | None = None,
 ) -> str | None:
     """Stage everything (or `pathspec`) and commit; the new SHA, or None when nothing changed."""
-    _run(cwd, ["add", "-A", "--", *pathspec] if pathspec else ["add", "-A"])
+    if pathspec:  # through stdin: any number of paths, whatever their names
+        spec = "\0".join(pathspec).encode("utf-8", "surrogateescape")
+        _run(cwd, ["add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"], stdin=spec)
+    else:
+        _run(cwd, ["add", "-A"])
     staged = _run(cwd, ["diff", "--cached", "--quiet"], check=False)
     if staged.returncode == 0:
         return None

@@ -361,5 +361,50 @@ def _any_member_has_marker(pgid: int, marker: str) -> bool:
     return False
 
 
+def kill_marked(markers: Sequence[str]) -> list[int]:
+    """Kill the process groups of processes whose environment holds every `markers` entry.
+
+    Closes the window between a child's spawn and the journal recording its group: a driver
+    killed in between leaves a child nobody registered, but its environment still names it.
+    Linux only (reads /proc); the caller's own group and its ancestors' groups are spared.
+    """
+    proc_root = Path("/proc")
+    if not markers or not (proc_root / "self" / "environ").exists():
+        return []
+    needles = [m.encode() for m in markers]
+    spared = _own_groups()
+    found: set[int] = set()
+    for entry in proc_root.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            env = (entry / "environ").read_bytes().split(b"\0")
+            pgid = os.getpgid(int(entry.name))
+        except OSError:
+            continue
+        if pgid not in spared and all(n in env for n in needles):
+            found.add(pgid)
+    for pgid in found:
+        _kill_group(pgid, signal.SIGTERM)
+        _wait_group_gone(pgid, 2.0)
+        if _kill_group(pgid, signal.SIGKILL):
+            _wait_group_gone(pgid, 2.0)
+    return sorted(found)
+
+
+def _own_groups() -> set[int]:
+    """This process's group and those of its ancestors (never ours to kill)."""
+    groups = set()
+    pid = os.getpid()
+    while pid > 1:
+        try:
+            groups.add(os.getpgid(pid))
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            pid = int(stat[stat.rfind(")") + 2 :].split()[1])
+        except (OSError, ValueError, IndexError):
+            break
+    return groups
+
+
 def _ms_since(t0: float) -> int:
     return round((time.monotonic() - t0) * 1000)

@@ -40,3 +40,5 @@ def failpoints() -> frozenset[str]:
 # Set (not read) in every experiment-session harness, so that a stale process group left by a
 # killed `exp run` is recognised by its environment before it is stopped.
 ENV_EXP_RUN_MARKER = "AUTORESEARCH_EXP_RUN"
+# With the run marker, names one harness run on this machine (session numbers repeat per repo).
+ENV_EXP_DIR = "AUTORESEARCH_EXP_DIR"

@@ -167,3 +167,27 @@ def test_a_driver_killed_during_an_agent_session_resumes_with_save_dirty(
     from helpers import pid_alive
 
     assert not pid_alive(agent_pid)
+
+
+def test_a_child_spawned_just_before_its_driver_died_is_found_by_its_environment(
+    repo: Repo, mission_dir: Path
+) -> None:
+    from autoresearch.supervisor.lifecycle import resume
+    from helpers import pid_alive
+
+    prepare(mission_dir, run_tag="T1").close()
+    worktree = repo.root / ".autoresearch/worktrees/missions-demo-t1"
+    env = {**os.environ, "AUTORESEARCH_RUN_ID": "missions-demo-t1",
+           "AUTORESEARCH_WORKTREE": str(worktree)}  # fmt: skip
+    orphan = subprocess.Popen(["sleep", "60"], env=env, start_new_session=True)
+    bystander = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    try:
+        outcome = resume(repo.root, "missions-demo-t1")
+        outcome.handle.close()
+        assert any("unregistered process group" in n for n in outcome.notes)
+        orphan.wait(timeout=10)
+        assert pid_alive(bystander.pid)
+    finally:
+        for p in (orphan, bystander):
+            p.kill()
+            p.wait()

@@ -99,7 +99,7 @@ def open_context(start: Path, mode: Mode = "write") -> Iterator[Context]:
 def session_lock(ctx: Context, session: SessionRecord) -> Iterator[None]:
     """One mutating call (run, log, re-init, off) per session at a time."""
     lock = FileLock(ctx.session_paths(session).lock)
-    if not lock.try_acquire():
+    if not lock.try_acquire(patience=0.5):  # outlasts a status probing the lock
         raise RefusedError(
             f"session #{session.session_id} is busy: another `exp run` or `exp log` is in "
             "progress; wait for it to finish"

@@ -13,8 +13,8 @@ from autoresearch.experiments.confidence import Point, SegmentStats, segment_sta
 from autoresearch.journal import sessions
 from autoresearch.journal.db import Journal
 from autoresearch.journal.sessions import Reader, SessionRecord, SessionRunRecord
-from autoresearch.proc import kill_stale_group
-from autoresearch.settings import ENV_EXP_RUN_MARKER
+from autoresearch.proc import kill_marked, kill_stale_group
+from autoresearch.settings import ENV_EXP_DIR, ENV_EXP_RUN_MARKER
 
 
 @dataclass(frozen=True)
@@ -60,10 +60,11 @@ def abandon_pending(journal: Journal, session: SessionRecord) -> list[SessionRun
     with journal.tx() as conn:
         found = sessions.abandon_pending(conn, session.session_id)
     for run in found:
+        marker = f"{ENV_EXP_RUN_MARKER}={marker_value(run.session_id, run.number)}"
         if run.pgid is not None:
-            kill_stale_group(
-                run.pgid, f"{ENV_EXP_RUN_MARKER}={marker_value(run.session_id, run.number)}"
-            )
+            kill_stale_group(run.pgid, marker)
+        # a harness whose group was never recorded (its driver died right after the spawn)
+        kill_marked([marker, f"{ENV_EXP_DIR}={session.directory}"])
     return found
 
 

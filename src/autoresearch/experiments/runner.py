@@ -44,7 +44,7 @@ from autoresearch.journal import sessions
 from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
 from autoresearch.paths import CHECKS_FILE
 from autoresearch.proc import SupervisedOutcome, SupervisedSpec, run_supervised
-from autoresearch.settings import ENV_EXP_RUN_MARKER, kill_grace
+from autoresearch.settings import ENV_EXP_DIR, ENV_EXP_RUN_MARKER, kill_grace
 from autoresearch.streams import LineSplitter, Tail
 
 TAIL_LINES = 10
@@ -133,7 +133,11 @@ def _measure(
     """The benchmark, then the checks when it passed; the recorded run and whether it was
     cancelled."""
     paths = ctx.session_paths(session)
-    env = {**os.environ, ENV_EXP_RUN_MARKER: marker_value(session.session_id, run.number)}
+    env = {
+        **os.environ,
+        ENV_EXP_RUN_MARKER: marker_value(session.session_id, run.number),
+        ENV_EXP_DIR: session.directory,
+    }
     harness = _run_harness(ctx, session, run, env, params, ticker)
     checks = None
     if _state(harness.outcome) == "pass" and (ctx.cwd / CHECKS_FILE).is_file():

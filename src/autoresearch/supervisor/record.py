@@ -23,7 +23,7 @@ from autoresearch.evaluate import EvaluationRecord, evaluator_env, run_evaluator
 from autoresearch.fsutil import atomic_write_bytes
 from autoresearch.journal import runs
 from autoresearch.journal.runs import APPLIED, DECIDED, EVALUATING, IterationRecord
-from autoresearch.proc import kill_stale_group
+from autoresearch.proc import kill_marked, kill_stale_group
 from autoresearch.settings import kill_grace
 from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.safety import check_reset_safety, is_runtime_path
@@ -188,4 +188,10 @@ def reap_stale_children(h: RunHandle) -> list[str]:
     if stale:
         with h.journal.tx() as conn:
             runs.clear_children(conn, h.run_id)
+    # A child spawned just before its driver died was never registered; its environment
+    # (this run's id and worktree) still identifies it.
+    unregistered = kill_marked([h.marker, f"AUTORESEARCH_WORKTREE={h.worktree}"])
+    notes += [
+        f"stopped an unregistered process group ({pgid}) of this run" for pgid in unregistered
+    ]
     return notes
