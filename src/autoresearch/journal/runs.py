@@ -157,9 +157,11 @@ def get_iteration(journal: Journal, run_id: str, iteration: int) -> IterationRec
 
 
 def unfinished_iterations(journal: Journal, run_id: str) -> list[IterationRecord]:
+    # the literal matches the partial index iterations_unfinished
     rows = journal.rows(
-        "SELECT * FROM iterations WHERE run_id = ? AND state != ? ORDER BY iteration",
-        (run_id, APPLIED),
+        "SELECT * FROM iterations INDEXED BY iterations_unfinished "
+        "WHERE run_id = ? AND state != 'applied' ORDER BY iteration",
+        (run_id,),
     )
     return [_ITERATIONS.record(IterationRecord, r) for r in rows]
 

@@ -183,8 +183,17 @@ def _0003_run_stop_note(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE runs ADD COLUMN stop_note TEXT")
 
 
+def _0004_unfinished_index(conn: sqlite3.Connection) -> None:
+    # Recovery looks for unfinished iterations before every step: a partial index keeps that
+    # lookup independent of the run's length.
+    conn.execute(
+        "CREATE INDEX iterations_unfinished ON iterations (run_id) WHERE state != 'applied'"
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("0001_supervisor", _0001_supervisor),
     ("0002_experiment_sessions", _0002_experiment_sessions),
     ("0003_run_stop_note", _0003_run_stop_note),
+    ("0004_unfinished_index", _0004_unfinished_index),
 ]

@@ -67,6 +67,7 @@ class RunHandle:
     run: runs.RunRecord
     lock: FileLock
     pointer_written: bool = False  # active-run.json names this driver already
+    reaped: bool = False  # a crashed driver's children were looked for (once per lock)
 
     @property
     def run_id(self) -> str:

@@ -27,7 +27,7 @@ from autoresearch.decide import (
 from autoresearch.errors import RunInterrupted
 from autoresearch.fsutil import atomic_write_json
 from autoresearch.journal import runs
-from autoresearch.supervisor import record, sync
+from autoresearch.supervisor import record
 from autoresearch.supervisor.finalize import finalize_run
 from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.lifecycle import has_pending_artifact
@@ -204,8 +204,8 @@ def _session(
     iteration = h.run.iteration + 1
     base = h.run.last_kept_commit or ""
     notes = _restore_base(h, iteration, base)
-    sync.write_placeholder(h)
-    sync.write_instructions(h)
+    # placeholder and instructions are already current: prepare, resume and every step
+    # write them after recording
     observer.session_started(iteration)
     request = SessionRequest(
         run_id=h.run_id,

@@ -112,12 +112,12 @@ def commit_decision(
         updated_at=utc_now_iso(),
     )
     changes = dict(run_changes)
-    changes["iteration"] = it.iteration
+    changes.update(iteration=it.iteration, updated_at=utc_now_iso())
     if decision.run_status in TERMINAL_STATUSES:
         changes.update(
             status=decision.run_status,
             stop_reason=decision.stop_reason,
-            completed_at=utc_now_iso(),
+            completed_at=changes["updated_at"],
         )
     with h.journal.tx() as conn:
         if exists:
@@ -128,7 +128,7 @@ def commit_decision(
             runs.insert_evaluation(conn, h.run_id, it.iteration, it.kind, record)
         runs.clear_children(conn, h.run_id)
         runs.update_run(conn, h.run_id, **changes)
-    h.refresh()
+    h.run = replace(h.run, **changes)  # exactly what was written: no need to read it back
     failpoints.hit("step.after_decided")
     return decided
 
@@ -179,7 +179,14 @@ def runtime_clean_patterns(h: RunHandle) -> list[str]:
 
 
 def reap_stale_children(h: RunHandle) -> list[str]:
-    """Stop process groups that a crashed driver of this run left running."""
+    """Stop process groups that a crashed driver of this run left running.
+
+    Done once per handle: while this process holds the driver lock, no other driver can leave
+    children behind.
+    """
+    if h.reaped:
+        return []
+    h.reaped = True
     notes = []
     stale = runs.children(h.journal, h.run_id)
     for pgid, role, marker in stale:
