@@ -38,18 +38,27 @@ def survivors(run_id: str) -> list[int]:
     return found
 
 
+# A small parent for the driver: a child forked straight from the (large) test process would
+# count the test's memory in its peak until exec.
+MEASURE = """
+import os, resource, subprocess, sys
+code = subprocess.call(sys.argv[2:])
+peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024
+open(sys.argv[1], "w").write(str(peak))
+sys.exit(code)
+"""
+
+
 def run_cli(repo: Repo, *args: str) -> tuple[int, str, str, int]:
     """Run the CLI; returns (exit code, stdout, stderr, peak RSS of the driver in MiB)."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "autoresearch", *args],
-            cwd=repo.root, env={**os.environ, **GIT_ENV}, stdout=out, stderr=err,
+    with tempfile.TemporaryDirectory() as tmp:
+        peak_file = Path(tmp) / "peak"
+        done = subprocess.run(
+            [sys.executable, "-c", MEASURE, str(peak_file), sys.executable, "-m",
+             "autoresearch", *args],
+            cwd=repo.root, env={**os.environ, **GIT_ENV}, capture_output=True, text=True,
         )  # fmt: skip
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        return proc.returncode, out.read().decode(), err.read().decode(), usage.ru_maxrss // 1024
+        return done.returncode, done.stdout, done.stderr, int(peak_file.read_text())
 
 
 def prepared(repo: Repo, script: str, timeout: int = 2) -> dict:
