@@ -80,27 +80,6 @@ class EvaluationRecord:
             data.pop(key, None)
         return data
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any], fmt: str) -> EvaluationRecord:
-        return cls(
-            command=str(data.get("command", "")),
-            format=fmt,
-            ran_at=str(data.get("ran_at", "")),
-            duration_ms=int(data.get("duration_ms", 0)),
-            status=str(data["status"]),
-            passed=data.get("pass"),
-            score=data.get("score"),
-            exit_code=data.get("exit_code"),
-            timed_out=bool(data.get("timed_out", False)),
-            stdout=str(data.get("stdout", "")),
-            stderr=str(data.get("stderr", "")),
-            log_file=str(data.get("log_file", "")),
-            metrics=dict(data.get("metrics") or {}),
-            extra=dict(data.get("output") or {}),
-            parse_error=data.get("parse_error"),
-            spawn_error=data.get("spawn_error"),
-        )
-
 
 class JsonStdoutCollector:
     """Keeps what JSON parsing needs from stdout in bounded memory.

@@ -140,15 +140,6 @@ def checkout_new_branch(cwd: Path, branch: str) -> None:
     _run(cwd, ["checkout", "-q", "-b", branch])
 
 
-def checkout(cwd: Path, branch: str) -> None:
-    _run(cwd, ["checkout", "-q", branch])
-
-
-def is_ancestor(cwd: Path, ancestor: str, descendant: str) -> bool:
-    done = _run(cwd, ["merge-base", "--is-ancestor", ancestor, descendant], check=False)
-    return done.returncode == 0
-
-
 def git_path(cwd: Path, name: str) -> Path:
     """Resolve a path inside the git directory (e.g. `info/exclude`, shared by worktrees)."""
     out = _text(_run(cwd, ["rev-parse", "--git-path", name]))
@@ -344,16 +335,6 @@ def list_files(cwd: Path) -> list[str]:
 
 def commit_message(cwd: Path, commit: str) -> str:
     return _text(_run(cwd, ["log", "-1", "--format=%B", commit]))
-
-
-def log_oneline(cwd: Path, rev_range: str, limit: int = 20) -> list[tuple[str, str]]:
-    """(sha, subject) pairs, newest first."""
-    done = _run(cwd, ["log", f"-{limit}", "--format=%H%x00%s", rev_range], check=False)
-    rows = []
-    for line in _text(done).splitlines():
-        sha, _, subject = line.partition("\0")
-        rows.append((sha, subject))
-    return rows
 
 
 def init_repo(path: Path) -> None:

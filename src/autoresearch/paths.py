@@ -8,7 +8,6 @@ from pathlib import Path
 STATE_DIR = ".autoresearch"
 JOURNAL_FILE = "journal.sqlite3"
 ACTIVE_RUN_FILE = "active-run.json"
-ADMIN_LOCK_FILE = "admin.lock"
 RUNS_DIR = "runs"
 WORKTREES_DIR = "worktrees"
 SESSIONS_DIR = "sessions"
@@ -43,10 +42,6 @@ class RepoPaths:
     @property
     def active_run(self) -> Path:
         return self.state_dir / ACTIVE_RUN_FILE
-
-    @property
-    def admin_lock(self) -> Path:
-        return self.state_dir / ADMIN_LOCK_FILE
 
     @property
     def worktrees(self) -> Path:

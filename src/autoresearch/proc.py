@@ -327,11 +327,16 @@ def kill_stale_group(pgid: int, marker: str | None = None) -> bool:
         return False
     if marker is not None and not _leader_has_marker(pgid, marker):
         return False
+    _stop_group(pgid)
+    return True
+
+
+def _stop_group(pgid: int) -> None:
+    """SIGTERM, a moment to exit, then SIGKILL for whatever is left of a group."""
     _kill_group(pgid, signal.SIGTERM)
     _wait_group_gone(pgid, 2.0)
     if _kill_group(pgid, signal.SIGKILL):
         _wait_group_gone(pgid, 2.0)
-    return True
 
 
 def _leader_has_marker(pgid: int, marker: str) -> bool:
@@ -385,10 +390,7 @@ def kill_marked(markers: Sequence[str]) -> list[int]:
         if pgid not in spared and all(n in env for n in needles):
             found.add(pgid)
     for pgid in found:
-        _kill_group(pgid, signal.SIGTERM)
-        _wait_group_gone(pgid, 2.0)
-        if _kill_group(pgid, signal.SIGKILL):
-            _wait_group_gone(pgid, 2.0)
+        _stop_group(pgid)
     return sorted(found)
 
 

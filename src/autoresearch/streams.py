@@ -19,10 +19,6 @@ class Tail:
         if len(self._buf) > 2 * self.limit:
             del self._buf[: len(self._buf) - self.limit]
 
-    @property
-    def truncated(self) -> bool:
-        return self.total > self.limit
-
     def text(self) -> str:
         return bytes(self._buf[-self.limit :]).decode("utf-8", errors="replace")
 

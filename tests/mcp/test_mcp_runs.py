@@ -29,7 +29,7 @@ async def test_list_status_and_stop_a_run(repo: Repo, mission_dir: Path) -> None
             live = await t.ok("run_status", {"run_id": run_id})
             assert live.data["driver_alive"] is True
             assert live.data["iterations_total"] == len(live.data["iterations"]) == 1
-            assert live.data["baseline_score"] == 1 and "driver:    alive" in live.text
+            assert live.data["baseline_score"] == 1 and "driver:     alive" in live.text
             none = await t.ok("run_status", {"run_id": run_id, "last_iterations": 0})
             assert none.data["iterations"] == [] and none.data["iterations_total"] == 1
 

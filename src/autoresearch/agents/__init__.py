@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from autoresearch.agents.base import Agent
@@ -22,7 +22,6 @@ class AgentConfig:
     args: tuple[str, ...] = ()
     max_turns: int | None = None
     seed: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -52,5 +52,4 @@ def aider_agent(model: str | None = None, extra: Sequence[str] = ()) -> External
         build_argv=argv,
         parse_line=parse_aider_line,
         artifact_from_git=True,
-        options={"model": model, "extra_args": list(extra)},
     )

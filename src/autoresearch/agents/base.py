@@ -65,6 +65,11 @@ class Usage:
         self.cached_tokens = _add(self.cached_tokens, cached)
 
 
+def json_int(value: object) -> int | None:
+    """An integer from an agent's JSON event (booleans are not counts)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def _add(a: int | None, b: int | None) -> int | None:
     if b is None:
         return a
@@ -130,8 +135,6 @@ class Agent(Protocol):
     # derives it from git after the session (changes → candidate, none → noop).
     @property
     def artifact_from_git(self) -> bool: ...
-
-    def describe(self) -> dict[str, Any]: ...
 
     def run(
         self, request: SessionRequest, should_cancel: ShouldCancel, on_spawn: OnSpawn

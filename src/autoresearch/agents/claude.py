@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from autoresearch.agents.base import SessionRequest, Usage
+from autoresearch.agents.base import SessionRequest, Usage, json_int
 from autoresearch.agents.external import ExternalAgent, with_extra
 
 
@@ -32,11 +32,11 @@ def parse_claude_line(line: str, usage: Usage) -> None:
 def _result(event: dict[str, object], usage: Usage) -> None:
     u = event.get("usage")
     u = u if isinstance(u, dict) else {}
-    cached = _int(u.get("cache_read_input_tokens"))
-    created = _int(u.get("cache_creation_input_tokens"))
-    usage.input_tokens = _sum(_int(u.get("input_tokens")), cached, created)
+    cached = json_int(u.get("cache_read_input_tokens"))
+    created = json_int(u.get("cache_creation_input_tokens"))
+    usage.input_tokens = _sum(json_int(u.get("input_tokens")), cached, created)
     usage.cached_tokens = cached
-    usage.output_tokens = _int(u.get("output_tokens"))
+    usage.output_tokens = json_int(u.get("output_tokens"))
     cost = event.get("total_cost_usd")
     usage.cost_usd = float(cost) if isinstance(cost, int | float) else None
     turns = event.get("num_turns")
@@ -48,10 +48,6 @@ def _result(event: dict[str, object], usage: Usage) -> None:
         errors = event.get("errors")
         detail = "; ".join(map(str, errors)) if isinstance(errors, list) and errors else ""
         usage.error = f"{event.get('subtype')}" + (f": {detail}" if detail else "")
-
-
-def _int(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _sum(*values: int | None) -> int | None:
@@ -76,5 +72,4 @@ def claude_agent(
         build_argv=argv,
         parse_line=parse_claude_line,
         stdin_from_instructions=True,
-        options={"model": model, "extra_args": list(extra), "max_turns": max_turns},
     )

@@ -11,7 +11,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from autoresearch.agents.base import SessionRequest, Usage
+from autoresearch.agents.base import SessionRequest, Usage, json_int
 from autoresearch.agents.external import ExternalAgent, with_extra
 
 
@@ -23,9 +23,9 @@ def parse_codex_line(line: str, usage: Usage) -> None:
         usage.session_id = str(event.get("thread_id") or usage.session_id or "") or None
     elif kind == "turn.completed":
         u = event.get("usage") or {}
-        usage.input_tokens = _int(u.get("input_tokens"))
-        usage.cached_tokens = _int(u.get("cached_input_tokens"))
-        usage.output_tokens = _int(u.get("output_tokens"))
+        usage.input_tokens = json_int(u.get("input_tokens"))
+        usage.cached_tokens = json_int(u.get("cached_input_tokens"))
+        usage.output_tokens = json_int(u.get("output_tokens"))
         usage.turns = (usage.turns or 0) + 1
         if usage.success is None:
             usage.success = True
@@ -47,10 +47,6 @@ def _json(line: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _int(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 def codex_agent(model: str | None = None, extra: Sequence[str] = ()) -> ExternalAgent:
     def argv(req: SessionRequest) -> list[str]:
         base = ["codex", "exec", "--json", "--sandbox", "workspace-write", "-C", str(req.worktree)]
@@ -61,5 +57,4 @@ def codex_agent(model: str | None = None, extra: Sequence[str] = ()) -> External
         build_argv=argv,
         parse_line=parse_codex_line,
         stdin_from_instructions=True,
-        options={"model": model, "extra_args": list(extra)},
     )

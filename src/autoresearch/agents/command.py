@@ -16,5 +16,4 @@ def command_agent(command: str, extra: Sequence[str] = ()) -> ExternalAgent:
     return ExternalAgent(
         name=f"cmd:{command}",
         build_argv=argv,
-        options={"command": command, "extra_args": list(extra)},
     )

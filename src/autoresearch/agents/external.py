@@ -7,9 +7,7 @@ process handling (timeout, cancel, log, bounded memory) is `proc.run_supervised`
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from dataclasses import dataclass
 
 from autoresearch.agents.base import AgentResult, OnSpawn, SessionRequest, ShouldCancel, Usage
 from autoresearch.proc import SupervisedSpec, run_supervised
@@ -29,10 +27,6 @@ class ExternalAgent:
     parse_line: LineParser | None = None
     stdin_from_instructions: bool = False
     artifact_from_git: bool = False
-    options: dict[str, Any] = field(default_factory=dict)
-
-    def describe(self) -> dict[str, Any]:
-        return {"agent": self.name, **self.options}
 
     def run(
         self, request: SessionRequest, should_cancel: ShouldCancel, on_spawn: OnSpawn
@@ -73,10 +67,3 @@ def with_extra(argv: list[str], model: str | None, extra: Sequence[str]) -> list
     if model:
         argv += ["--model", model]
     return argv + list(extra)
-
-
-def relative_to_worktree(path: Path, worktree: Path) -> str:
-    try:
-        return str(path.relative_to(worktree))
-    except ValueError:
-        return str(path)

@@ -17,6 +17,7 @@ from autoresearch import git
 from autoresearch.agents.base import AgentResult, OnSpawn, SessionRequest, ShouldCancel, Usage
 from autoresearch.agents.tuning import Proposal, Trial, propose, read_value, write_value
 from autoresearch.clock import utc_now_iso
+from autoresearch.contracts.candidate import artifact
 from autoresearch.contracts.tune import ParamSpec, parse_tune
 from autoresearch.errors import ContractError
 from autoresearch.fsutil import atomic_write_json
@@ -36,9 +37,6 @@ class OfflineAgent:
     _trials: list[Trial] = field(default_factory=list)
     _seen: int = 0
     _run_id: str | None = None
-
-    def describe(self) -> dict[str, Any]:
-        return {"agent": self.name, "seed": self.seed}
 
     def run(
         self, request: SessionRequest, should_cancel: ShouldCancel, on_spawn: OnSpawn
@@ -133,11 +131,4 @@ def _artifact(
     description: str,
     notes: list[str] | None = None,
 ) -> dict[str, Any]:
-    return {
-        "status": status,
-        "candidate_commit": commit,
-        "base_commit": req.base_commit,
-        "description": description,
-        "notes": notes or [],
-        "created_at": utc_now_iso(),
-    }
+    return artifact(status, commit, req.base_commit, description, notes or [], utc_now_iso())

@@ -1,4 +1,4 @@
-"""Human-readable output of the supervisor commands (rich tables, imported lazily)."""
+"""Human-readable output of the supervisor commands."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from autoresearch.journal.views import format_score
+from autoresearch.supervisor import report
 
 
 def _short(sha: str | None) -> str:
@@ -78,61 +79,12 @@ def resumed(manifest: dict[str, Any], pending: bool) -> None:
         click.echo(f"  candidate.json is waiting: autoresearch step {manifest['run_id']}")
 
 
-def _columns(header: list[str], rows: list[list[str]]) -> str:
-    """Plain aligned columns: ids are never truncated and stay copyable."""
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in [header, *rows]]
-    return "\n".join(line.rstrip() for line in lines)
-
-
 def run_list(items: list[dict[str, Any]]) -> None:
-    if not items:
-        click.echo("no runs yet (autoresearch prepare MISSION_DIR or autoresearch run …)")
-        return
-    header = ["run", "status", "iter", "baseline", "best", "kept", "disc", "noop", "reason"]
-    rows = []
-    for r in items:
-        c = r["counts"]
-        rows.append(
-            [
-                r["run_id"],
-                r["status"],
-                str(r["iteration"]),
-                format_score(r["baseline_score"]) or "-",
-                format_score(r["best_score"]) or "-",
-                str(c.get("keep", 0)),
-                str(c.get("discard", 0) + c.get("ambiguous", 0)),
-                str(c.get("noop", 0)),
-                r["stop_reason"] or "",
-            ]
-        )
-    click.echo(_columns(header, rows))
+    click.echo(report.run_list(items))
 
 
 def run_details(d: dict[str, Any]) -> None:
-    reason = f": {d['stop_reason']}" if d["stop_reason"] else ""
-    click.echo(f"run:       {d['run_id']} ({d['status']}{reason})")
-    click.echo(f"worktree:  {d['worktree_path']}  branch {d['branch_name']}")
-    click.echo(f"policy:    {d['keep_policy']} ({d['direction']} is better)")
-    click.echo(
-        f"baseline:  {format_score(d['baseline_score']) or 'n/a'}   "
-        f"best: {format_score(d['best_score']) or 'n/a'}   "
-        f"last kept: {_short(d['last_kept_commit'])}"
-    )
-    rows = []
-    for it in d["iterations"]:
-        ev = it.get("evaluator") or {}
-        rows.append(
-            [
-                str(it["iteration"]),
-                it["decision"] or "",
-                ev.get("status", ""),
-                format_score(ev.get("score")),
-                _short(it.get("candidate_commit") or it.get("kept_commit")),
-                " ".join((it.get("description") or "").split())[:70],
-            ]
-        )
-    click.echo(_columns(["#", "decision", "eval", "score", "commit", "description"], rows))
+    click.echo(report.run_details(d))
 
 
 def loop_summary(s: dict[str, Any], demo: bool = False) -> None:

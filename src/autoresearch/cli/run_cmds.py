@@ -161,24 +161,25 @@ def resume(
 
 @click.command()
 @click.argument("run_id", required=False)
-@click.option("--reason", help="Recorded as `operator stop: REASON`.")
+@click.option("--reason", help="Kept as the run's stop_note (stop_reason is `operator stop`).")
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.pass_context
 def stop(ctx: click.Context, run_id: str | None, reason: str | None, as_json: bool) -> None:
-    """Finalize a run as stopped (`operator stop`); a live driver stops after its step."""
+    """Finalize a run as stopped (`operator stop`); a live driver is asked to stop.
+
+    The driver ends its agent session (saving the work), lets an evaluation in progress
+    finish, then records the run as stopped.
+    """
+    from autoresearch.supervisor import report
     from autoresearch.supervisor.lifecycle import stop as do_stop
 
     outcome = do_stop(repo_root(ctx), run_id, reason)
     if as_json:
         emit_json(outcome.__dict__)
-    elif outcome.requested:
-        click.echo(
-            f"stop requested for {outcome.run_id}: its driver stops the run "
-            f"({outcome.stop_reason}) as soon as the current agent or evaluator is ended"
-        )
     else:
-        note = f" – {outcome.note}" if outcome.note else ""
-        click.echo(f"{outcome.run_id}: stopped ({outcome.stop_reason}){note}")
+        click.echo(
+            report.stop(outcome.run_id, outcome.stop_reason, outcome.note, outcome.requested)
+        )
 
 
 @click.command()

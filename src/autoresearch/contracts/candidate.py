@@ -85,6 +85,21 @@ def parse_artifact(text: str) -> CandidateArtifact:
     return CandidateArtifact(status, commit, base, description, tuple(notes), created_at)
 
 
+def artifact(
+    status: str,
+    candidate_commit: str | None,
+    base_commit: str,
+    description: str,
+    notes: list[str],
+    created_at: str,
+) -> dict[str, Any]:
+    """An artifact as a session writes it (one line of description)."""
+    line = description.splitlines()[0] if description else ""
+    return CandidateArtifact(
+        status, candidate_commit, base_commit, line, tuple(notes), created_at
+    ).to_dict()
+
+
 def placeholder(base_commit: str, created_at: str) -> dict[str, Any]:
     """The artifact written before each session: a session that writes nothing is a noop."""
     return CandidateArtifact(

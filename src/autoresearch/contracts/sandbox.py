@@ -13,13 +13,14 @@ from typing import Any
 
 import yaml
 
-from autoresearch.contracts.tune import TuneSpec, parse_tune
+from autoresearch.contracts.tune import TuneSpec, is_relative_path, parse_tune
 from autoresearch.errors import ContractError
 
 KEEP_POLICIES = ("score_improvement", "pass_only")
 FORMATS = ("json", "metric")
 DIRECTIONS = ("higher", "lower")
 DEFAULT_TIMEOUT_SECONDS = 3600.0
+EVALUATOR_KEYS = ("command", "format", "keep_policy", "metric", "direction", "timeout_seconds")
 
 MSG_NO_FRONTMATTER = (
     "sandbox.md must start with YAML frontmatter containing evaluator.command and "
@@ -69,7 +70,6 @@ class EvaluatorSpec:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> EvaluatorSpec:
-        known = ("command", "format", "keep_policy", "metric", "direction", "timeout_seconds")
         return cls(
             command=str(data["command"]),
             format=str(data["format"]),
@@ -77,7 +77,7 @@ class EvaluatorSpec:
             metric=data.get("metric"),
             direction=str(data.get("direction", "higher")),
             timeout_seconds=float(data.get("timeout_seconds", DEFAULT_TIMEOUT_SECONDS)),
-            extra={k: v for k, v in data.items() if k not in known},
+            extra={k: v for k, v in data.items() if k not in EVALUATOR_KEYS},
         )
 
 
@@ -145,7 +145,6 @@ def parse_evaluator(block: object) -> EvaluatorSpec:
     direction = _normalized(block.get("direction", "higher"))
     if direction not in DIRECTIONS:
         raise ContractError(MSG_BAD_DIRECTION)
-    known = ("command", "format", "keep_policy", "metric", "direction", "timeout_seconds")
     return EvaluatorSpec(
         command=command.strip(),
         format=fmt,
@@ -153,7 +152,7 @@ def parse_evaluator(block: object) -> EvaluatorSpec:
         metric=metric.strip() if isinstance(metric, str) else None,
         direction=direction,
         timeout_seconds=_timeout(block.get("timeout_seconds", DEFAULT_TIMEOUT_SECONDS)),
-        extra=json_safe({str(k): v for k, v in block.items() if k not in known}),
+        extra=json_safe({str(k): v for k, v in block.items() if k not in EVALUATOR_KEYS}),
     )
 
 
@@ -188,10 +187,7 @@ def _parse_worktree(block: object) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 def _path_list(block: dict[str, Any], key: str) -> tuple[str, ...]:
     value = block.get(key, [])
-    ok = isinstance(value, list) and all(
-        isinstance(v, str) and v.strip() and not v.startswith("/") and ".." not in v.split("/")
-        for v in value
-    )
+    ok = isinstance(value, list) and all(is_relative_path(v) for v in value)
     if not ok:
         raise ContractError(MSG_BAD_WORKTREE.format(key=key))
     return tuple(v.strip().rstrip("/") for v in value)

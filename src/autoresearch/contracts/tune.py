@@ -69,7 +69,7 @@ def parse_tune(block: object) -> TuneSpec | None:
     if not isinstance(block, dict):
         raise _fail("must be a mapping with file and parameters.")
     default_file = block.get("file")
-    if default_file is not None and not _relative_path(default_file):
+    if default_file is not None and not is_relative_path(default_file):
         raise _fail("file must be a relative path inside the repository.")
     seed = block.get("seed", 0)
     if isinstance(seed, bool) or not isinstance(seed, int):
@@ -96,7 +96,7 @@ def _param(name: str, value: object, default_file: object) -> ParamSpec:
     if scale == "log" and low <= 0:
         raise _fail(f"parameters.{name} with scale log needs min > 0.")
     file = value.get("file", default_file)
-    if not _relative_path(file):
+    if not is_relative_path(file):
         raise _fail(f"parameters.{name} needs a file (tune.file or its own file).")
     return ParamSpec(name, low, high, kind == "int", scale == "log", str(file))
 
@@ -112,7 +112,8 @@ def _number(value: object) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def _relative_path(value: object) -> bool:
+def is_relative_path(value: object) -> bool:
+    """A non-empty path inside the repository: not absolute, no `..` part."""
     return (
         isinstance(value, str)
         and bool(value.strip())

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from autoresearch.decide import is_better
+
 LIKELY_REAL, MARGINAL, WITHIN_NOISE = "likely real", "marginal", "within noise"
 UNSCORED = ("crash", "checks_failed")
 
@@ -92,13 +94,9 @@ def best_of(points: Sequence[Point], direction: str) -> Ref | None:
     for p in points:
         if p.status != "keep" or not p.scored or p.metric is None:
             continue
-        if best is None or better(p.metric, best.metric, direction):
+        if best is None or is_better(direction, p.metric, best.metric):
             best = Ref(p.number, p.metric, p.commit)
     return best
-
-
-def better(a: float, b: float, direction: str) -> bool:
-    return a < b if direction == "lower" else a > b
 
 
 def confidence(points: Sequence[Point], direction: str) -> Confidence:

@@ -31,9 +31,6 @@ class Progress:
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "reached": self.reached}
 
-    def text(self) -> str:
-        return f"{self.logged}/{self.max}" if self.max is not None else f"{self.logged}"
-
 
 def point(run: SessionRunRecord) -> Point:
     return Point(run.number, run.status or "", run.metric, run.flagged, run.commit_sha)
@@ -42,6 +39,11 @@ def point(run: SessionRunRecord) -> Point:
 def stats(src: Reader, session: SessionRecord) -> SegmentStats:
     runs = sessions.logged_runs(src, session.session_id, session.segment)
     return segment_stats([point(r) for r in runs], session.direction)
+
+
+def progress_text(progress: dict[str, Any]) -> str:
+    """`logged/max`, or `logged` without a limit (from Progress.to_dict())."""
+    return f"{progress['logged']}/{progress['max']}" if progress["max"] else f"{progress['logged']}"
 
 
 def progress(src: Reader, session: SessionRecord) -> Progress:

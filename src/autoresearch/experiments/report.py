@@ -9,6 +9,7 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from autoresearch.experiments.ledger import progress_text
 from autoresearch.experiments.rules import max_reached_message
 from autoresearch.journal.views import format_score
 
@@ -88,9 +89,7 @@ def render_run(report: RunReport) -> str:
         f"checks:    {checks['status']} ({checks['log_path']})" if checks else "",
         f"baseline:  {ref(report.baseline, unit)}",
         f"best kept: {ref(report.best, unit)}",
-        f"progress:  {report.progress['logged']}"
-        + (f"/{report.progress['max']}" if report.progress["max"] else "")
-        + " logged",
+        f"progress:  {progress_text(report.progress)} logged",
         *report.messages,
         f"suggested: log as {report.suggested_status}" if report.status != "cancelled" else "",
         f"log:       {report.log_path}",
@@ -113,8 +112,7 @@ def render_log(report: LogReport) -> str:
         f"git:        {g['action']}" + (f" ({g['commit'][:7]})" if g["commit"] else ""),
         f"flagged:    {', '.join(f'#{n}' for n in report.flagged)}" if report.flagged else "",
         f"justified:  {', '.join(f'#{n}' for n in report.justified)}" if report.justified else "",
-        f"progress:   {report.progress['logged']}"
-        + (f"/{report.progress['max']}" if report.progress["max"] else ""),
+        f"progress:   {progress_text(report.progress)}",
         *report.messages,
     )
 
@@ -132,7 +130,6 @@ def render_status(report: StatusReport) -> str:
     unit = s["unit"]
     counts = ", ".join(f"{k} {v}" for k, v in report.counts.items())
     prog = report.progress
-    limit = f"/{prog['max']}" if prog["max"] else ""
     return _lines(
         f"session #{s['session_id']} '{s['name']}' on {s['branch']} (segment {report.segment})",
         f"goal:        {s['goal']}" if s["goal"] else "",
@@ -145,7 +142,7 @@ def render_status(report: StatusReport) -> str:
         f"scope:       {', '.join(s['scope'])}" if s["scope"] else "",
         f"off limits:  {', '.join(s['off_limits'])}" if s["off_limits"] else "",
         f"constraints: {'; '.join(s['constraints'])}" if s["constraints"] else "",
-        f"runs:        {prog['logged']}{limit} logged ({counts})",
+        f"runs:        {progress_text(prog)} logged ({counts})",
         f"baseline:    {ref(report.baseline, unit)}",
         f"best kept:   {ref(report.best, unit)}",
         f"confidence:  {confidence(report.confidence)}",

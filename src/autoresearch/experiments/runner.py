@@ -21,8 +21,9 @@ from typing import Any
 
 from autoresearch.clock import utc_now_iso
 from autoresearch.contracts.metric_lines import MetricScanner, ParsedLines
+from autoresearch.decide import is_better
 from autoresearch.errors import JournalError, RefusedError
-from autoresearch.experiments.confidence import SegmentStats, better
+from autoresearch.experiments.confidence import SegmentStats
 from autoresearch.experiments.context import Context, open_context, session_lock
 from autoresearch.experiments.ledger import (
     Progress,
@@ -346,7 +347,7 @@ def suggest(
         return "checks_failed"
     if segment.best is None:
         return "keep"
-    improved = better(run.parsed_primary, segment.best.metric, session.direction)
+    improved = is_better(session.direction, run.parsed_primary, segment.best.metric)
     return "keep" if improved else "discard"
 
 

@@ -281,10 +281,6 @@ def add_child(conn: sqlite3.Connection, owner: str, pgid: int, role: str, marker
     )
 
 
-def remove_child(conn: sqlite3.Connection, owner: str, pgid: int) -> None:
-    conn.execute("DELETE FROM children WHERE owner = ? AND pgid = ?", (owner, pgid))
-
-
 def clear_children(conn: sqlite3.Connection, owner: str) -> None:
     conn.execute("DELETE FROM children WHERE owner = ?", (owner,))
 

@@ -187,7 +187,3 @@ def active_run_pointer(
         "host": host,
         "updated_at": now,
     }
-
-
-def write_json(path: Path, value: Any) -> None:
-    atomic_write_json(path, value)

@@ -266,6 +266,7 @@ class RunSummary(_Shape):
     updated_at: str
     completed_at: str | None
     stop_requested: str | None
+    stop_note: str | None = Field(description="The operator's reason given with `stop`.")
 
 
 class RunListOutput(_Shape):

@@ -45,13 +45,10 @@ from autoresearch.mcp import schemas as s
 from autoresearch.mcp.support import (
     ProgressFeed,
     call_with_progress,
-    render_run_details,
-    render_run_list,
-    render_stop,
     reply,
     tool_errors,
 )
-from autoresearch.supervisor import lifecycle
+from autoresearch.supervisor import lifecycle, report
 from autoresearch.supervisor.handle import find_repo
 
 # Beyond its two timeouts, run_experiment waits at most this long (stopping processes, git,
@@ -352,7 +349,7 @@ class Tools:
             root = find_repo(self.start)
             runs = lifecycle.list_runs(root)
             data = {"repo_root": str(root), "runs": runs}
-            return reply(render_run_list(runs), s.RunListOutput.model_validate(data))
+            return reply(report.run_list(runs), s.RunListOutput.model_validate(data))
 
     def run_status(
         self,
@@ -367,11 +364,8 @@ class Tools:
         `autoresearch resume RUN_ID`).
         """
         with tool_errors():
-            data = lifecycle.run_details(find_repo(self.start), run_id)
-            iterations = data["iterations"]
-            data["iterations_total"] = len(iterations)
-            data["iterations"] = iterations[-last_iterations:] if last_iterations else []
-            return reply(render_run_details(data), s.RunDetailsOutput.model_validate(data))
+            data = lifecycle.run_details(find_repo(self.start), run_id, last=last_iterations)
+            return reply(report.run_details(data), s.RunDetailsOutput.model_validate(data))
 
     def run_stop(
         self,
@@ -380,18 +374,20 @@ class Tools:
             Field(min_length=1, description="The run to stop (default: the newest running one)."),
         ] = None,
         reason: Annotated[
-            str | None, Field(description="Recorded as `operator stop: <reason>`.")
+            str | None,
+            Field(description="Kept as the run's stop_note; stop_reason is `operator stop`."),
         ] = None,
     ) -> Annotated[CallToolResult, s.StopOutput]:
         """Stop a supervised run for good (`operator stop`); it cannot be resumed afterwards.
 
-        When a driver process is running it, the driver is asked to stop after its current
-        step (requested=true); otherwise the run is finalized as stopped at once. Starting and
-        resuming runs stays on the command line.
+        When a driver process is running it, the driver is asked to stop (requested=true): it
+        ends the agent session (saving its work), lets an evaluation in progress finish, then
+        records the run as stopped. Otherwise the run is finalized as stopped at once. Starting
+        and resuming runs stays on the command line.
         """
         with tool_errors():
             out = lifecycle.stop(find_repo(self.start), run_id, reason)
-            text = render_stop(out.run_id, out.stop_reason, out.requested)
+            text = report.stop(out.run_id, out.stop_reason, out.note, out.requested)
             return reply(text, s.StopOutput.model_validate(asdict(out)))
 
 

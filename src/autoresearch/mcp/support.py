@@ -12,7 +12,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import anyio
 import anyio.to_thread
@@ -22,7 +22,6 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel
 
 from autoresearch.errors import AutoresearchError
-from autoresearch.journal.views import format_score
 
 log = logging.getLogger("autoresearch.mcp")
 
@@ -123,55 +122,3 @@ async def _heartbeat(ctx: Context, feed: ProgressFeed) -> None:
             await ctx.report_progress(progress, feed.total, message)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             return  # the client went away; the run itself goes on
-
-
-# --- supervised runs: the text the CLI shows, as plain lines ---------------------------------
-
-
-def render_run_list(runs: list[dict[str, Any]]) -> str:
-    if not runs:
-        return "no runs yet (autoresearch prepare MISSION_DIR or autoresearch run …)"
-    rows = ["run  status  iteration  baseline  best  kept/discarded/noop  reason"]
-    for r in runs:
-        c = r["counts"]
-        scores = f"{_score(r['baseline_score'])}  {_score(r['best_score'])}"
-        counts = (
-            f"{c.get('keep', 0)}/{c.get('discard', 0) + c.get('ambiguous', 0)}/{c.get('noop', 0)}"
-        )
-        line = f"{r['run_id']}  {r['status']}  {r['iteration']}  {scores}  {counts}"
-        rows.append(f"{line}  {r['stop_reason'] or ''}".rstrip())
-    return "\n".join(rows)
-
-
-def _score(value: float | None) -> str:
-    return format_score(value) or "n/a"
-
-
-def render_run_details(d: dict[str, Any]) -> str:
-    reason = f": {d['stop_reason']}" if d["stop_reason"] else ""
-    rows = [
-        f"run:       {d['run_id']} ({d['status']}{reason})",
-        f"worktree:  {d['worktree_path']}  branch {d['branch_name']}",
-        f"policy:    {d['keep_policy']} ({d['direction']} is better)",
-        f"baseline:  {_score(d['baseline_score'])}   best: {_score(d['best_score'])}   "
-        f"last kept: {(d['last_kept_commit'] or 'n/a')[:10]}",
-        f"driver:    {'alive' if d['driver_alive'] else 'none'}"
-        + (f" (stop requested: {d['stop_requested']})" if d["stop_requested"] else ""),
-        f"iterations ({len(d['iterations'])} of {d['iterations_total']}):",
-    ]
-    for it in d["iterations"]:
-        ev = it.get("evaluator") or {}
-        rows.append(
-            f"  #{it['iteration']:<3} {it['decision'] or '':<9} {ev.get('status', ''):<8} "
-            f"{format_score(ev.get('score')) or '':<10} {(it.get('description') or '')[:70]}"
-        )
-    return "\n".join(rows)
-
-
-def render_stop(run_id: str, stop_reason: str, requested: bool) -> str:
-    if requested:
-        return (
-            f"stop requested for {run_id}: its driver stops the run ({stop_reason}) as soon as "
-            "the current agent or evaluator is ended"
-        )
-    return f"{run_id}: stopped ({stop_reason})"

@@ -24,7 +24,7 @@ from autoresearch.supervisor import prepare, record, sync
 from autoresearch.supervisor.finalize import finalize_run
 from autoresearch.supervisor.handle import RunHandle, driver_alive, driver_lock, open_journal
 from autoresearch.supervisor.recovery import recover
-from autoresearch.supervisor.safety import check_reset_safety, dirty_entries
+from autoresearch.supervisor.safety import check_reset_safety, dirty_entries, runtime_clean_patterns
 from autoresearch.supervisor.step import msg_terminal
 
 NO_ACTIVE_RUN = "no active run to stop"
@@ -122,7 +122,7 @@ def _rearm(h: RunHandle, save_dirty: bool) -> ResumeOutcome:
         kept = h.run.last_kept_commit or "HEAD"
         notes.append(record.save_patch(h, h.run.iteration + 1, "dirty", kept))
         git.reset_hard(h.worktree, "HEAD")
-        git.clean_untracked(h.worktree, keep=record.runtime_clean_patterns(h))
+        git.clean_untracked(h.worktree, keep=runtime_clean_patterns(h.links, h.runtime))
     notes += recover(h)
     if h.run.phase == PREPARING:
         prepare.finish_prepare(h)
@@ -209,31 +209,40 @@ def list_runs(repo_root: Path) -> list[dict[str, Any]]:
     if not journal_exists(repo_root):
         return []
     with open_journal(repo_root, journal_timeout()) as journal:
-        out = []
-        for run in runs.list_runs(journal):
-            counts = runs.decision_counts(journal, run.run_id)
-            direction = str(run.evaluator.get("direction", "higher"))
-            best = runs.best_score(journal, run.run_id, direction)
-            out.append(_summary(run, counts, best, runs.baseline_score(journal, run.run_id)))
-        return out
+        return [_summary_of(journal, run) for run in runs.list_runs(journal)]
 
 
-def run_details(repo_root: Path, run_id: str) -> dict[str, Any]:
-    """One run with its iteration history."""
+def run_details(repo_root: Path, run_id: str, last: int | None = None) -> dict[str, Any]:
+    """One run with its iteration history (the `last` iterations only, when given)."""
     if not journal_exists(repo_root):
         raise NotFoundError(f"unknown run: {run_id}")
     with open_journal(repo_root, journal_timeout()) as journal:
         run = runs.get_run(journal, run_id)
         if run is None:
             raise NotFoundError(f"unknown run: {run_id}")
-        counts = runs.decision_counts(journal, run_id)
-        direction = str(run.evaluator.get("direction", "higher"))
-        best = runs.best_score(journal, run_id, direction)
-        data = _summary(run, counts, best, runs.baseline_score(journal, run_id))
+        data = _summary_of(journal, run)
         data["manifest"] = views.manifest(run, RepoPaths(repo_root))
-        data["iterations"] = [views.ledger_entry(it) for it in runs.all_iterations(journal, run_id)]
+        its = (
+            runs.all_iterations(journal, run_id)
+            if last is None
+            else runs.recent_iterations(journal, run_id, last)
+            if last > 0
+            else []
+        )
+        data["iterations"] = [views.ledger_entry(it) for it in its]
+        data["iterations_total"] = run.iteration + 1 if run.baseline_commit else 0
         data["driver_alive"] = driver_alive(RepoPaths(repo_root), run_id)
         return data
+
+
+def _summary_of(journal: Journal, run: RunRecord) -> dict[str, Any]:
+    direction = str(run.evaluator.get("direction", "higher"))
+    return _summary(
+        run,
+        runs.decision_counts(journal, run.run_id),
+        runs.best_score(journal, run.run_id, direction),
+        runs.baseline_score(journal, run.run_id),
+    )
 
 
 def _summary(
@@ -258,6 +267,7 @@ def _summary(
         "updated_at": run.updated_at,
         "completed_at": run.completed_at,
         "stop_requested": run.stop_requested,
+        "stop_note": run.stop_note,
     }
 
 
@@ -265,13 +275,7 @@ def run_summary(h: RunHandle, sessions: int, interrupted: bool) -> dict[str, Any
     """What a finished (or interrupted) loop reports: numbers and where the files are."""
     h.refresh()
     run = h.run
-    direction = str(run.evaluator.get("direction", "higher"))
-    data = _summary(
-        run,
-        runs.decision_counts(h.journal, run.run_id),
-        runs.best_score(h.journal, run.run_id, direction),
-        runs.baseline_score(h.journal, run.run_id),
-    )
+    data = _summary_of(h.journal, run)
     data.update(
         repo_root=str(h.repo.repo_root),
         sessions=sessions,

@@ -16,7 +16,7 @@ from typing import Protocol
 from autoresearch import failpoints, git
 from autoresearch.agents.base import Agent, AgentResult, SessionRequest
 from autoresearch.clock import utc_now_iso
-from autoresearch.contracts.candidate import is_placeholder
+from autoresearch.contracts import candidate as cand
 from autoresearch.decide import (
     COMPLETED,
     STOPPED,
@@ -31,7 +31,7 @@ from autoresearch.supervisor import record
 from autoresearch.supervisor.finalize import finalize_run
 from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.lifecycle import has_pending_artifact
-from autoresearch.supervisor.safety import dirty_entries
+from autoresearch.supervisor.safety import dirty_entries, runtime_clean_patterns
 from autoresearch.supervisor.step import StepResult, step
 
 STOP_POLL_SECONDS = 1.0
@@ -248,7 +248,7 @@ def _restore_base(h: RunHandle, iteration: int, base: str) -> list[str]:
 def _reset(h: RunHandle, target: str) -> None:
     """Reset to `target` and remove untracked leftovers, sparing runtime files."""
     git.reset_hard(h.worktree, target)
-    git.clean_untracked(h.worktree, keep=record.runtime_clean_patterns(h))
+    git.clean_untracked(h.worktree, keep=runtime_clean_patterns(h.links, h.runtime))
 
 
 def _after_session(
@@ -263,7 +263,7 @@ def _after_session(
         _write_artifact(h, "interrupted", None, base, f"agent session {label}", notes)
         return []
     artifact = _read_artifact(h)
-    if agent.artifact_from_git and is_placeholder(artifact):
+    if agent.artifact_from_git and cand.is_placeholder(artifact):
         return notes + _artifact_from_git(h, iteration, base)
     status = artifact.get("status") if isinstance(artifact, dict) else None
     if status == "candidate" and dirty_entries(h.worktree, h.links, h.runtime):
@@ -317,14 +317,5 @@ def _write_artifact(
     description: str,
     notes: list[str],
 ) -> None:
-    atomic_write_json(
-        h.paths.candidate,
-        {
-            "status": status,
-            "candidate_commit": commit,
-            "base_commit": base,
-            "description": description.splitlines()[0] if description else "",
-            "notes": notes,
-            "created_at": utc_now_iso(),
-        },
-    )
+    data = cand.artifact(status, commit, base, description, notes, utc_now_iso())
+    atomic_write_json(h.paths.candidate, data)

@@ -21,7 +21,7 @@ from autoresearch.evaluate import EvaluationRecord
 from autoresearch.journal import runs
 from autoresearch.journal.runs import PREPARING, READY, IterationRecord, RunRecord
 from autoresearch.mission import Mission, load_mission
-from autoresearch.paths import MISSION_FILE, RUN_LOG_FILE, SANDBOX_FILE, RepoPaths
+from autoresearch.paths import MISSION_FILE, SANDBOX_FILE, RepoPaths
 from autoresearch.repo_state import ensure_state_dir, link_shared_paths, write_excludes
 from autoresearch.settings import journal_timeout
 from autoresearch.supervisor import record, sync
@@ -31,7 +31,7 @@ from autoresearch.supervisor.handle import (
     msg_active_run,
     open_journal,
 )
-from autoresearch.supervisor.safety import check_reset_safety
+from autoresearch.supervisor.safety import check_reset_safety, runtime_exclude_patterns
 
 _TAG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
@@ -163,7 +163,7 @@ def finish_prepare(h: RunHandle) -> None:
     failpoints.hit("prepare.after_worktree")
     _materialize_mission(h)
     link_shared_paths(h.repo.repo_root, h.worktree, h.links)
-    write_excludes(h.repo.repo_root, ["/results.tsv", "/.results.tsv.*.tmp", f"/{RUN_LOG_FILE}"])
+    write_excludes(h.repo.repo_root, runtime_exclude_patterns())
     check_reset_safety(h.worktree, h.links, h.runtime)
     if runs.get_iteration(h.journal, run.run_id, 0) is None:
         _baseline(h)

@@ -172,12 +172,6 @@ def save_patch(h: RunHandle, iteration: int, label: str, base: str) -> str:
     return f"changes past {base[:12]} saved to {path}"
 
 
-def runtime_clean_patterns(h: RunHandle) -> list[str]:
-    """`git clean -e` patterns that spare the worktree's runtime files."""
-    rooted = ["results.tsv", "run.log", ".autoresearch", *h.links]
-    return [*(f"/{name}" for name in rooted), "__pycache__", "/.results.tsv.*.tmp", *h.runtime]
-
-
 def reap_stale_children(h: RunHandle) -> list[str]:
     """Stop process groups that a crashed driver of this run left running.
 

@@ -17,7 +17,26 @@ from autoresearch.errors import RefusedError
 from autoresearch.paths import RUNTIME_DIR_NAMES, RUNTIME_FILES, STATE_DIR
 
 MAX_LINES_SHOWN = 20
-_TORN_VIEW = re.compile(r"^\.(?:results\.tsv|run\.log)\..+\.tmp$")
+# the temp file of an atomic write of a runtime file (fsutil: ".<name>.<random>.tmp")
+_TORN_VIEW = re.compile(
+    r"^\.(?:" + "|".join(re.escape(name) for name in RUNTIME_FILES) + r")\..+\.tmp$"
+)
+
+
+def runtime_exclude_patterns() -> list[str]:
+    """info/exclude entries that keep a worktree's runtime files out of git."""
+    return [*(f"/{name}" for name in RUNTIME_FILES), *(f"/.{name}.*.tmp" for name in RUNTIME_FILES)]
+
+
+def runtime_clean_patterns(links: Iterable[str], runtime: Iterable[str]) -> list[str]:
+    """`git clean -e` patterns that spare exactly what `is_runtime_path` allows."""
+    rooted = [*RUNTIME_FILES, STATE_DIR, *links]
+    return [
+        *(f"/{name}" for name in rooted),
+        *(f"/.{name}.*.tmp" for name in RUNTIME_FILES),
+        *RUNTIME_DIR_NAMES,
+        *runtime,
+    ]
 
 
 def is_runtime_path(path: str, links: Iterable[str], runtime: Iterable[str]) -> bool:
@@ -26,7 +45,7 @@ def is_runtime_path(path: str, links: Iterable[str], runtime: Iterable[str]) -> 
     parts = clean.split("/")
     if clean in RUNTIME_FILES or parts[0] == STATE_DIR:
         return True
-    if _TORN_VIEW.match(clean):  # the temp file of an atomic write a crash interrupted
+    if _TORN_VIEW.match(clean):  # an atomic write that a crash interrupted
         return True
     if any(part in RUNTIME_DIR_NAMES for part in parts[:-1]):
         return True

@@ -1,0 +1,86 @@
+"""Plain-text renderings of supervised runs, shared by the CLI and the MCP server (pure)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from autoresearch.journal.views import format_score
+
+
+def columns(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """Aligned columns: ids are never truncated and stay copyable."""
+    table = [list(header), *(list(r) for r in rows)]
+    widths = [max(len(r[i]) for r in table) for i in range(len(header))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in table]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def _score(value: float | None) -> str:
+    return format_score(value) or "-"
+
+
+def run_list(items: Sequence[dict[str, Any]]) -> str:
+    if not items:
+        return "no runs yet (autoresearch prepare MISSION_DIR or autoresearch run …)"
+    rows = []
+    for r in items:
+        c = r["counts"]
+        rows.append(
+            [
+                r["run_id"],
+                r["status"],
+                str(r["iteration"]),
+                _score(r["baseline_score"]),
+                _score(r["best_score"]),
+                str(c.get("keep", 0)),
+                str(c.get("discard", 0) + c.get("ambiguous", 0)),
+                str(c.get("noop", 0)),
+                r["stop_reason"] or "",
+            ]
+        )
+    header = ["run", "status", "iter", "baseline", "best", "kept", "disc", "noop", "reason"]
+    return columns(header, rows)
+
+
+def run_details(d: dict[str, Any]) -> str:
+    reason = f": {d['stop_reason']}" if d["stop_reason"] else ""
+    note = f" – {d['stop_note']}" if d.get("stop_note") else ""
+    driver = "alive" if d["driver_alive"] else "none"
+    if d["stop_requested"]:
+        driver += f" (stop requested: {d['stop_requested']})"
+    shown = len(d["iterations"])
+    lines = [
+        f"run:        {d['run_id']} ({d['status']}{reason}){note}",
+        f"worktree:   {d['worktree_path']}  branch {d['branch_name']}",
+        f"policy:     {d['keep_policy']} ({d['direction']} is better)",
+        f"baseline:   {_score(d['baseline_score'])}   best: {_score(d['best_score'])}   "
+        f"last kept: {(d['last_kept_commit'] or '')[:7]}",
+        f"driver:     {driver}",
+        f"iterations: {shown} of {d['iterations_total']} shown",
+    ]
+    rows = []
+    for it in d["iterations"]:
+        ev = it.get("evaluator") or {}
+        rows.append(
+            [
+                str(it["iteration"]),
+                it["decision"] or "",
+                ev.get("status", ""),
+                format_score(ev.get("score")),
+                (it.get("candidate_commit") or it.get("kept_commit") or "")[:7],
+                " ".join((it.get("description") or "").split())[:70],
+            ]
+        )
+    table = columns(["#", "decision", "eval", "score", "commit", "description"], rows)
+    return "\n".join([*lines, table])
+
+
+def stop(run_id: str, stop_reason: str, note: str | None, requested: bool) -> str:
+    if requested:
+        return (
+            f"stop requested for {run_id}: its driver ends the agent session (saving its "
+            "work), lets an evaluation in progress finish, then records the run as stopped "
+            f"({stop_reason})"
+        )
+    return f"{run_id}: stopped ({stop_reason})" + (f" – {note}" if note else "")
