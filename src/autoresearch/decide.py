@@ -10,6 +10,11 @@ from dataclasses import dataclass
 RUNNING, STOPPED, COMPLETED, FAILED = "running", "stopped", "completed", "failed"
 TERMINAL_STATUSES = (STOPPED, COMPLETED, FAILED)
 
+# Loop limits (supervisor.md §9): trailing noops, and trailing failed sessions that produced
+# nothing, before a run stops on its own.
+DEFAULT_MAX_NOOPS = 3
+DEFAULT_MAX_AGENT_FAILURES = 3
+
 STOP_ABORT = "candidate abort"
 STOP_OPERATOR = "operator stop"
 STOP_INTERRUPTED_DIRTY = "interrupted dirty worktree requires operator intervention"

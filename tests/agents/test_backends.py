@@ -118,3 +118,56 @@ def test_aider_candidate_leaves_runtime_files_out_of_the_commit(repo: Repo) -> N
 
     files = git(Path(summary["worktree_path"]), "show", "--name-only", "--format=", "HEAD")
     assert files.splitlines() == ["value.txt"]
+
+
+@pytest.mark.parametrize(
+    ("agent", "extra", "expected"),
+    [
+        ("claude", ["--model", "sonnet", "--max-turns", "7", "--agent-arg", "--append-system-prompt",
+                    "--agent-arg", "be brief"],
+         ["--max-turns", "7", "--model", "sonnet", "--append-system-prompt", "be brief"]),
+        ("codex", ["--model", "gpt-5-codex", "--agent-arg", "--skip-git-repo-check"],
+         ["--model", "gpt-5-codex", "--skip-git-repo-check"]),
+        ("aider", ["--model", "gpt-4.1", "--agent-arg", "--no-git"], ["--model", "gpt-4.1", "--no-git"]),
+    ],
+)  # fmt: skip
+def test_model_and_extra_arguments_reach_the_agent(
+    repo: Repo, mission_dir: Path, tmp_path: Path, agent: str, extra: list[str], expected: list[str]
+) -> None:
+    argv_file = tmp_path / "argv.json"
+    env = {"PATH": f"{FAKES}{os.pathsep}{os.environ['PATH']}", "FAKE_PLAN": "improve",
+           "FAKE_ARGV_FILE": str(argv_file)}  # fmt: skip
+    done = cli("run", "missions/demo", "--agent", agent, "--max-iterations", "1", *extra,
+               cwd=repo.root, env=env)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    argv = json.loads(argv_file.read_text())
+    position = [argv.index(token) for token in expected]
+    assert position == sorted(position), argv  # in order, after the back-end's own flags
+
+
+def test_a_cmd_agent_gets_all_six_variables(repo: Repo, mission_dir: Path) -> None:
+    script = (
+        "env | grep '^AUTORESEARCH_' | sort > .autoresearch/agent-env.txt; "
+        'printf \'{"status":"noop","candidate_commit":null,"base_commit":"%s","description":"x",'
+        '"notes":[],"created_at":"2026-01-01T00:00:00Z"}\' "$AUTORESEARCH_BASE_COMMIT" '
+        '> "$AUTORESEARCH_CANDIDATE_FILE"'
+    )
+    repo.write("agent.sh", "mkdir -p .autoresearch\n" + script + "\n")
+    repo.commit("agent")
+    done = cli("run", "missions/demo", "--agent", "cmd:sh agent.sh", "--max-iterations", "1",
+               "--run-tag", "T1", "--json", cwd=repo.root)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    worktree = Path(summary["worktree_path"])
+    env = dict(
+        line.split("=", 1)
+        for line in (worktree / ".autoresearch/agent-env.txt").read_text().splitlines()
+    )
+    run_dir = repo.root / ".autoresearch/runs/missions-demo-t1"
+    assert env["AUTORESEARCH_RUN_ID"] == "missions-demo-t1"
+    assert env["AUTORESEARCH_ITERATION"] == "1"
+    assert env["AUTORESEARCH_WORKTREE"] == str(worktree)
+    assert env["AUTORESEARCH_INSTRUCTIONS_FILE"] == str(run_dir / "instructions.md")
+    assert env["AUTORESEARCH_CANDIDATE_FILE"] == str(run_dir / "candidate.json")
+    assert env["AUTORESEARCH_BASE_COMMIT"] == summary["last_kept_commit"]
+    assert summary["counts"] == {"noop": 1}

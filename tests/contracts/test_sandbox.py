@@ -165,3 +165,19 @@ def test_tune_block() -> None:
 )
 def test_mission_slug(relative: str, root: str, slug: str) -> None:
     assert mission_slug(relative, root) == slug
+
+
+@pytest.mark.parametrize(
+    ("tune", "message"),
+    [
+        ("3", "sandbox.md frontmatter tune must be a mapping with file and parameters."),
+        ("{file: a, seed: x, parameters: {A: {min: 0, max: 1}}}",
+         "sandbox.md frontmatter tune.seed must be an integer."),
+        ("{parameters: {A: {min: 0, max: 1}}}",
+         "sandbox.md frontmatter tune.parameters.A needs a file (tune.file or its own file)."),
+    ],
+)  # fmt: skip
+def test_tune_messages(tune: str, message: str) -> None:
+    with pytest.raises(ContractError) as info:
+        parse_sandbox(fm(f"evaluator: {{command: x, format: json}}\ntune: {tune}\n"))
+    assert str(info.value) == message

@@ -248,8 +248,9 @@ def test_a_run_cancelled_during_its_checks_is_abandoned(checked: Repo, tmp_path:
     assert session_status(checked.root).pending is None
 
 
-def test_ctrl_c_stops_exp_run_and_records_the_run_as_cancelled(
-    session: Repo, tmp_path: Path
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_or_sigterm_stops_exp_run_and_records_the_run_as_cancelled(
+    session: Repo, tmp_path: Path, sig: signal.Signals
 ) -> None:
     pidfile = tmp_path / "pids"
     session.write("slow.flag", "")
@@ -263,7 +264,7 @@ def test_ctrl_c_stops_exp_run_and_records_the_run_as_cancelled(
         text=True,
     )
     wait_for(lambda: harness_started(pidfile))
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     out, err = proc.communicate(timeout=20)
     assert proc.returncode == 130, err
     assert json.loads(out)["status"] == "cancelled"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 
 from autoresearch.contracts import candidate as cand
 from autoresearch.contracts import evaluator_output as eo
+from autoresearch.contracts import sandbox as sb
 from autoresearch.contracts.candidate import ArtifactError, parse_artifact
 from autoresearch.contracts.metric_lines import (
     MetricScanner,
@@ -31,6 +33,28 @@ json_values = st.recursive(
     max_leaves=12,
 )
 SANDBOX_ERRORS = ("sandbox.md ",)
+# every message parse_sandbox may raise, as documented (exact, or exact up to its detail)
+SANDBOX_MESSAGES = re.compile(
+    "|".join(
+        [
+            re.escape(sb.MSG_NO_FRONTMATTER),
+            re.escape(sb.MSG_BAD_YAML.format(detail="")) + ".+",
+            re.escape(sb.MSG_NO_EVALUATOR),
+            re.escape(sb.MSG_BAD_POLICY.format(policies=", ".join(sb.KEEP_POLICIES))),
+            re.escape(sb.MSG_NO_COMMAND),
+            re.escape(sb.MSG_NO_FORMAT),
+            re.escape(sb.MSG_BAD_FORMAT),
+            re.escape(sb.MSG_NO_METRIC),
+            re.escape(sb.MSG_BAD_DIRECTION),
+            re.escape(sb.MSG_BAD_TIMEOUT),
+            re.escape("sandbox.md frontmatter worktree.")
+            + "(link|runtime)"
+            + re.escape(" must be a list of relative paths."),
+            re.escape("sandbox.md frontmatter tune")
+            + r"(\..+| must be a mapping with file and parameters\.)",
+        ]
+    )
+)
 ARTIFACT_ERRORS = {
     cand.MSG_NOT_JSON, cand.MSG_NOT_OBJECT, cand.MSG_STATUS, cand.MSG_COMMIT_TYPE,
     cand.MSG_BASE_REQUIRED, cand.MSG_DESCRIPTION, cand.MSG_NOTES, cand.MSG_CREATED_AT,
@@ -44,7 +68,7 @@ def test_sandbox_any_text(text: str) -> None:
     try:
         parse_sandbox(text)
     except ContractError as exc:
-        assert str(exc).startswith(SANDBOX_ERRORS)
+        assert SANDBOX_MESSAGES.fullmatch(str(exc)), str(exc)
 
 
 @FAST
@@ -54,7 +78,7 @@ def test_sandbox_structured(frontmatter: dict) -> None:
     try:
         sandbox = parse_sandbox(text)
     except ContractError as exc:
-        assert str(exc).startswith(SANDBOX_ERRORS)
+        assert SANDBOX_MESSAGES.fullmatch(str(exc)), str(exc)
     else:
         assert sandbox.evaluator.command.strip()
         assert sandbox.evaluator.format in ("json", "metric")

@@ -108,7 +108,7 @@ def test_evaluator_printing_100_mb_keeps_memory_bounded(repo: Repo) -> None:
 
 
 def test_hostile_agent_times_out_and_leaves_nothing_running(repo: Repo, mission_dir: Path) -> None:
-    repo.write("scripts/agent.sh", f"head -c 50000000 /dev/zero | tr '\\0' 'y'\n{STUBBORN}\n")
+    repo.write("scripts/agent.sh", f"head -c 100000000 /dev/zero | tr '\\0' 'y'\n{STUBBORN}\n")
     repo.commit("hostile agent")
     agent = "cmd:sh scripts/agent.sh"
     code, out, err, peak_mib = run_cli(
@@ -120,5 +120,5 @@ def test_hostile_agent_times_out_and_leaves_nothing_running(repo: Repo, mission_
     assert summary["status"] == "completed" and summary["counts"] == {"interrupted": 1}
     assert survivors(summary["run_id"]) == []
     log = Path(summary["logs_dir"]) / "iteration-0001-agent.log"
-    assert log.stat().st_size >= 50_000_000
+    assert log.stat().st_size >= 100_000_000
     assert peak_mib < 200

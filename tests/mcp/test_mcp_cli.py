@@ -31,7 +31,7 @@ def test_without_the_mcp_extra_it_says_how_to_install_it(tmp_path: Path) -> None
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr
     assert lines[0].startswith("autoresearch: the MCP server needs the mcp extra")
-    assert lines[0].endswith("pip install 'autoresearch[mcp]'")
+    assert lines[0].endswith("pip install '.[mcp]' in a clone of autoresearch")
 
 
 def test_host_and_port_are_for_http_only(tmp_path: Path) -> None:

@@ -98,12 +98,15 @@ def test_noop_limit_stops(repo: Repo, mission_dir: Path) -> None:
     ]
 
 
-def test_ctrl_c_interrupts_saves_the_work_and_resumes(repo: Repo, mission_dir: Path) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_or_sigterm_interrupts_saves_the_work_and_resumes(
+    repo: Repo, mission_dir: Path, sig: signal.Signals
+) -> None:
     proc = start_run(repo, "improve,hang", "--max-iterations", "3")
     wait_for(worktree(repo) / ".autoresearch/agent-2.started")
     agent_pid = int((worktree(repo) / ".autoresearch/agent-2.started").read_text())
     time.sleep(0.3)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
     assert f"autoresearch resume {RUN_ID}" in err

@@ -11,12 +11,13 @@ from typing import Any
 import click
 
 from autoresearch.cli.common import EXIT_RECORDED_FAILURE, emit_json, warn
+from autoresearch.decide import DEFAULT_MAX_AGENT_FAILURES, DEFAULT_MAX_NOOPS
 
 JSON_HELP = "Print one JSON object on stdout at the end (progress goes to stderr)."
 
 
 def agent_options(func: Any) -> Any:
-    """Options shared by `run` and `demo`/`resume` for choosing and tuning the agent."""
+    """`run`'s options for tuning the chosen agent (model, extra arguments, turns, seed)."""
     for option in reversed(
         [
             click.option("--model", help="Model for the agent (codex, claude, aider)."),
@@ -48,14 +49,14 @@ def agent_options(func: Any) -> Any:
 @click.option(
     "--max-noops",
     type=click.IntRange(min=0),
-    default=3,
+    default=DEFAULT_MAX_NOOPS,
     show_default=True,
     help="Stop after N noops in a row (0: never).",
 )
 @click.option(
     "--max-agent-failures",
     type=click.IntRange(min=0),
-    default=3,
+    default=DEFAULT_MAX_AGENT_FAILURES,
     show_default=True,
     help="Stop after N failed sessions in a row that produced nothing (0: never).",
 )
@@ -135,8 +136,8 @@ def continue_loop(
         "max_iterations": max_iterations
         if max_iterations is not None
         else recorded.get("max_iterations"),
-        "max_noops": recorded.get("max_noops", 3),
-        "max_agent_failures": recorded.get("max_agent_failures", 3),
+        "max_noops": recorded.get("max_noops", DEFAULT_MAX_NOOPS),
+        "max_agent_failures": recorded.get("max_agent_failures", DEFAULT_MAX_AGENT_FAILURES),
         "agent_timeout": agent_timeout
         if agent_timeout is not None
         else recorded.get("agent_timeout"),
@@ -175,8 +176,8 @@ def _check_offline_mission(spec: str, mission_dir: Path) -> None:
 def _limits_dict(options: dict[str, Any]) -> dict[str, Any]:
     return {
         "max_iterations": options.get("max_iterations"),
-        "max_noops": options.get("max_noops", 3),
-        "max_agent_failures": options.get("max_agent_failures", 3),
+        "max_noops": options.get("max_noops", DEFAULT_MAX_NOOPS),
+        "max_agent_failures": options.get("max_agent_failures", DEFAULT_MAX_AGENT_FAILURES),
         "agent_timeout": options.get("agent_timeout"),
     }
 

@@ -53,7 +53,10 @@ def mcp_command(ctx: click.Context, transport: str, host: str | None, port: int 
     try:
         from autoresearch.mcp.server import build_server
     except ImportError as exc:
-        fail(f"the MCP server needs the mcp extra ({exc}): pip install 'autoresearch[mcp]'")
+        fail(
+            f"the MCP server needs the mcp extra ({exc}): "
+            "pip install '.[mcp]' in a clone of autoresearch"
+        )
     server = build_server(start)
     if transport == "stdio":
         server.run("stdio")

@@ -20,7 +20,7 @@ from typing import Any
 from autoresearch.errors import ContractError
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-MSG_TUNE = "sandbox.md frontmatter tune.{what}"
+MSG_TUNE = "sandbox.md frontmatter tune{what}"
 
 
 @dataclass(frozen=True)
@@ -67,37 +67,37 @@ def parse_tune(block: object) -> TuneSpec | None:
     if block is None:
         return None
     if not isinstance(block, dict):
-        raise _fail("must be a mapping with file and parameters.")
+        raise _fail(" must be a mapping with file and parameters.")
     default_file = block.get("file")
     if default_file is not None and not is_relative_path(default_file):
-        raise _fail("file must be a relative path inside the repository.")
+        raise _fail(".file must be a relative path inside the repository.")
     seed = block.get("seed", 0)
     if isinstance(seed, bool) or not isinstance(seed, int):
-        raise _fail("seed must be an integer.")
+        raise _fail(".seed must be an integer.")
     params = block.get("parameters")
     if not isinstance(params, dict) or not params:
-        raise _fail("parameters must map parameter names to {min, max}.")
+        raise _fail(".parameters must map parameter names to {min, max}.")
     specs = tuple(_param(str(n), v, default_file) for n, v in params.items())
     return TuneSpec(parameters=specs, seed=seed)
 
 
 def _param(name: str, value: object, default_file: object) -> ParamSpec:
     if not _NAME.match(name):
-        raise _fail(f"parameters.{name} is not a valid identifier.")
+        raise _fail(f".parameters.{name} is not a valid identifier.")
     if not isinstance(value, dict):
-        raise _fail(f"parameters.{name} must be a mapping with min and max.")
+        raise _fail(f".parameters.{name} must be a mapping with min and max.")
     low, high = _number(value.get("min")), _number(value.get("max"))
     if low is None or high is None or not low < high:
-        raise _fail(f"parameters.{name} needs numeric min < max.")
+        raise _fail(f".parameters.{name} needs numeric min < max.")
     kind = value.get("type", "float")
     scale = value.get("scale", "linear")
     if kind not in ("int", "float") or scale not in ("linear", "log"):
-        raise _fail(f"parameters.{name} type must be int|float and scale linear|log.")
+        raise _fail(f".parameters.{name} type must be int|float and scale linear|log.")
     if scale == "log" and low <= 0:
-        raise _fail(f"parameters.{name} with scale log needs min > 0.")
+        raise _fail(f".parameters.{name} with scale log needs min > 0.")
     file = value.get("file", default_file)
     if not is_relative_path(file):
-        raise _fail(f"parameters.{name} needs a file (tune.file or its own file).")
+        raise _fail(f".parameters.{name} needs a file (tune.file or its own file).")
     return ParamSpec(name, low, high, kind == "int", scale == "log", str(file))
 
 

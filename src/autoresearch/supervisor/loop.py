@@ -19,6 +19,8 @@ from autoresearch.clock import utc_now_iso
 from autoresearch.contracts import candidate as cand
 from autoresearch.decide import (
     COMPLETED,
+    DEFAULT_MAX_AGENT_FAILURES,
+    DEFAULT_MAX_NOOPS,
     STOPPED,
     stop_agent_failures,
     stop_max_iterations,
@@ -42,8 +44,8 @@ class LoopLimits:
     """When the loop ends on its own."""
 
     max_iterations: int | None = None
-    max_noops: int = 3
-    max_agent_failures: int = 3
+    max_noops: int = DEFAULT_MAX_NOOPS
+    max_agent_failures: int = DEFAULT_MAX_AGENT_FAILURES
     agent_timeout: float | None = None
 
 
@@ -143,6 +145,7 @@ def run_loop(
 ) -> LoopOutcome:
     """Drive the run until `next_action` says it is over or a signal interrupts it."""
     failures = sessions = 0
+    reset_by_step = False  # the last step reset the tree: it is at the base, checked clean
     while True:
         h.refresh()
         state = _state(h, failures, limits)
@@ -157,8 +160,9 @@ def run_loop(
             if action.kind == "process_pending":
                 observer.note("processing the artifact the previous session left")
                 observer.step_recorded(step(h, should_cancel=cancel.by_signal), None)
+                reset_by_step = False
                 continue
-            result, agent_result = _session(h, agent, limits, observer, cancel)
+            result, agent_result = _session(h, agent, limits, observer, cancel, reset_by_step)
         except RunInterrupted as exc:
             observer.note(str(exc))
             if signal.reason is None:
@@ -166,6 +170,7 @@ def run_loop(
             return _outcome(h, True, sessions)
         sessions += 1
         observer.step_recorded(result, agent_result)
+        reset_by_step = result.decision in ("discard", "ambiguous")
         unproductive = result.decision in ("noop", "interrupted")
         failures = failures + 1 if agent_result.failed and unproductive else 0
         if signal.reason is not None:
@@ -199,11 +204,12 @@ def _session(
     limits: LoopLimits,
     observer: LoopObserver,
     cancel: _CancelPoll,
+    base_is_clean: bool = False,
 ) -> tuple[StepResult, AgentResult]:
     """One agent session and the step that judges it."""
     iteration = h.run.iteration + 1
     base = h.run.last_kept_commit or ""
-    notes = _restore_base(h, iteration, base)
+    notes = [] if base_is_clean else _restore_base(h, iteration, base)
     # placeholder and instructions are already current: prepare, resume and every step
     # write them after recording
     observer.session_started(iteration)

@@ -207,23 +207,27 @@ def _process(
     decision = decide(
         run.keep_policy, spec.direction, run.last_kept_score, "candidate", evaluation.summary()
     )
-    if decision.reset:
-        _refuse_unsafe_reset(h, it)
+    checked = decision.reset and _refuse_unsafe_reset(h, it)
     changes: dict[str, Any] = {"latest_candidate_commit": artifact.candidate_commit}
     if decision.keep:
         changes["last_kept_commit"] = artifact.candidate_commit
         changes["last_kept_score"] = kept_score_after(
             decision, evaluation.summary(), run.last_kept_score
         )
-    return _record(h, it, decision, evaluation, changes, sha, exists=True)
+    # the validated candidate is the worktree HEAD: the reset needs not ask git for it
+    return _record(
+        h, it, decision, evaluation, changes, sha, exists=True,
+        head=artifact.candidate_commit, safety_checked=checked,
+    )  # fmt: skip
 
 
-def _refuse_unsafe_reset(h: RunHandle, it: IterationRecord) -> None:
+def _refuse_unsafe_reset(h: RunHandle, it: IterationRecord) -> bool:
     """Check reset safety before the decision is committed, so that a refusal records nothing:
-    the evaluation is rolled back and the artifact stays for the next step or resume."""
+    the evaluation is rolled back and the artifact stays for the next step or resume.
+    True when the check passed (the reset needs not repeat it)."""
     blocking = dirty_entries(h.worktree, h.links, h.runtime)
     if not blocking:
-        return
+        return True
     with h.journal.tx() as conn:
         runs.delete_iteration(conn, h.run_id, it.iteration)
     raise reset_error(h.worktree, blocking)
@@ -237,12 +241,11 @@ def _record(
     changes: dict[str, Any],
     sha: str | None,
     exists: bool = False,
+    head: str | None = None,
+    safety_checked: bool = False,
 ) -> StepResult:
     decided = record.commit_decision(h, it, decision, evaluation, changes, exists)
-    # A validated candidate is the worktree HEAD and its reset safety was just checked.
-    checked = it.candidate_status == "candidate" and evaluation is not None
-    head = it.candidate_commit if checked else None
-    applied = record.apply_effect(h, decided, known_head=head, safety_checked=checked)
+    applied = record.apply_effect(h, decided, known_head=head, safety_checked=safety_checked)
     sync.sync_after_iteration(h, applied, evaluation.to_dict() if evaluation else None, sha)
     failpoints.hit("step.after_views")
     honour_stop_request(h)

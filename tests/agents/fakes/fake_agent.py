@@ -139,6 +139,8 @@ def emit(name: str, ok: bool, session: str) -> None:
 
 def main() -> int:
     name, args = sys.argv[1], sys.argv[2:]
+    if os.environ.get("FAKE_ARGV_FILE"):  # lets a test see the exact command line
+        Path(os.environ["FAKE_ARGV_FILE"]).write_text(json.dumps(args))
     check_flags(name, args)
     if name == "codex":
         os.chdir(args[args.index("-C") + 1])
