@@ -1,0 +1,167 @@
+"""The one redaction of secrets in everything autoresearch writes for people to read or share.
+
+What is masked (each occurrence becomes `[REDACTED]`):
+* the value of every environment variable whose name marks a secret (`*_API_KEY`, `*_TOKEN`,
+  `*_SECRET`, `*_PASSWORD`, `*_CREDENTIALS`, `*_KEY`, … anywhere in the name – see
+  `SECRET_NAME`), when the value is at least `MIN_SECRET_LENGTH` characters long (shorter values
+  such as `1` or `true` are flags, and masking them would mangle ordinary text);
+* well-known key shapes wherever they appear: `sk-…` (OpenAI, Anthropic), `Bearer …`, GitHub
+  (`ghp_…`, `github_pat_…`), Slack (`xox?-…`), AWS access key ids (`AKIA…`);
+* the user's own regular expressions, one per line, from the environment variable
+  `AUTORESEARCH_REDACT` and from the file `.autoresearch/redact.txt` of the repository (blank
+  lines and lines starting with `#` are ignored).
+
+API (pure apart from `current`, which reads the environment and the repository's file):
+* `current(repo_root=None) -> Redactor` – the redactor for this process and repository;
+* `Redactor.text(str) -> str` and `Redactor.value(obj) -> obj` (strings inside dicts, lists and
+  tuples, keys included; numbers and None untouched), for JSON-like data before it is dumped;
+* `redact(text, repo_root=None)` and `redact_value(obj, repo_root=None)`, the one-call forms;
+* `build(environ, user_patterns) -> Redactor` for tests and for a caller with its own
+  environment (a child process's).
+
+Raw logs are not redacted (they must stay faithful for debugging); they are private instead
+(`autoresearch.private`). Redaction is applied at the edge, on the way out: the ledger and
+result views, `status` and summaries, MCP results, reports, the worker's outputs.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from autoresearch.errors import ContractError
+from autoresearch.paths import STATE_DIR
+
+MASK = "[REDACTED]"
+ENV_REDACT = "AUTORESEARCH_REDACT"
+REDACT_FILE = "redact.txt"
+MIN_SECRET_LENGTH = 8
+
+# A name segment (between underscores, or the whole name) that says "this value is a secret".
+SECRET_NAME = re.compile(
+    r"(?:^|_)(?:API_?KEY|APIKEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)(?:_|$)|_KEY$",
+    re.IGNORECASE,
+)
+
+# Key shapes that are secrets wherever they appear, even with no variable to match.
+BUILTIN_PATTERNS: tuple[str, ...] = (
+    r"\bsk-[A-Za-z0-9][A-Za-z0-9_\-]{15,}",
+    r"\bgh[pousr]_[A-Za-z0-9]{20,}",
+    r"\bgithub_pat_[A-Za-z0-9_]{20,}",
+    r"\bxox[abposr]-[A-Za-z0-9\-]{10,}",
+    r"\bAKIA[0-9A-Z]{16}\b",
+)
+# `Bearer <token>`: the scheme word stays, so a reader still sees what was there.
+_BEARER = re.compile(r"\b(Bearer)(\s+)[A-Za-z0-9._~+/=\-]{8,}", re.IGNORECASE)
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether an environment variable's name marks its value as a secret."""
+    return bool(SECRET_NAME.search(name))
+
+
+def secret_values(environ: Mapping[str, str]) -> tuple[str, ...]:
+    """The values to mask: secret-named variables' values long enough to be secrets."""
+    found = {
+        value.strip()
+        for name, value in environ.items()
+        if is_secret_name(name) and len(value.strip()) >= MIN_SECRET_LENGTH
+    }
+    # Longest first, so a value that contains another is masked whole.
+    return tuple(sorted(found, key=lambda v: (-len(v), v)))
+
+
+def parse_patterns(text: str, source: str) -> tuple[str, ...]:
+    """User patterns, one regular expression per line; a bad one is a ContractError.
+
+    The message names the source and the line, never the pattern: it may hold the secret.
+    """
+    patterns: list[str] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        try:
+            re.compile(line)
+        except re.error as exc:
+            raise ContractError(
+                f"{source}: line {number} is not a valid regular expression ({exc.msg})"
+            ) from None
+        patterns.append(line)
+    return tuple(patterns)
+
+
+@dataclass(frozen=True)
+class Redactor:
+    """Masks known secret values and secret-shaped text; immutable and cheap to apply."""
+
+    values: tuple[str, ...] = ()
+    patterns: tuple[str, ...] = BUILTIN_PATTERNS
+
+    @cached_property
+    def _combined(self) -> re.Pattern[str] | None:
+        parts = [re.escape(v) for v in self.values] + [f"(?:{p})" for p in self.patterns]
+        return re.compile("|".join(parts)) if parts else None
+
+    def text(self, text: str) -> str:
+        """`text` with every secret replaced by MASK."""
+        if not text:
+            return text
+        if self._combined is not None:
+            text = self._combined.sub(MASK, text)
+        return _BEARER.sub(lambda m: f"{m.group(1)}{m.group(2)}{MASK}", text)
+
+    def value(self, value: Any) -> Any:
+        """A JSON-like value with every string in it (keys too) redacted; a new object."""
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            return {
+                (self.text(k) if isinstance(k, str) else k): self.value(v) for k, v in value.items()
+            }
+        if isinstance(value, list):
+            return [self.value(v) for v in value]
+        if isinstance(value, tuple):
+            return tuple(self.value(v) for v in value)
+        return value
+
+
+def build(environ: Mapping[str, str], user_patterns: Iterable[str] = ()) -> Redactor:
+    """The redactor for one environment and the user's patterns (pure)."""
+    return Redactor(secret_values(environ), (*BUILTIN_PATTERNS, *user_patterns))
+
+
+def user_patterns(environ: Mapping[str, str], repo_root: Path | None) -> tuple[str, ...]:
+    """The user's patterns from `AUTORESEARCH_REDACT` and `<repo>/.autoresearch/redact.txt`."""
+    found = parse_patterns(environ.get(ENV_REDACT, ""), ENV_REDACT)
+    if repo_root is not None:
+        path = repo_root / STATE_DIR / REDACT_FILE
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (FileNotFoundError, NotADirectoryError):
+            text = ""
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ContractError(f"cannot read {path}: {type(exc).__name__}") from None
+        found += parse_patterns(text, str(path))
+    return found
+
+
+def current(repo_root: Path | None = None) -> Redactor:
+    """The redactor for this process's environment and (when given) the repository's file."""
+    env = os.environ
+    return build(env, user_patterns(env, repo_root))
+
+
+def redact(text: str, repo_root: Path | None = None) -> str:
+    """`text` with this process's secrets masked."""
+    return current(repo_root).text(text)
+
+
+def redact_value(value: Any, repo_root: Path | None = None) -> Any:
+    """A JSON-like value with this process's secrets masked in every string."""
+    return current(repo_root).value(value)

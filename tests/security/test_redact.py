@@ -1,0 +1,117 @@
+"""The one redaction: a table of inputs and what reaches a reader."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from autoresearch import redact
+from autoresearch.errors import ContractError
+from autoresearch.redact import MASK, build, is_secret_name
+
+ANTHROPIC = "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWx-12345"
+OPENAI = "sk-proj-ZyXwVuTsRqPoNmLkJiHg0987"
+ENV = {
+    "ANTHROPIC_API_KEY": ANTHROPIC,
+    "MY_SERVICE_TOKEN": "tok-0123456789abcdef",
+    "DB_PASSWORD": "hunter2hunter2",
+    "STRIPE_KEY": "rk_live_51Habcdefgh",
+    "SHORT_TOKEN": "1234567",  # below the length floor: a flag, not a secret
+    "FEATURE_TOKEN_ENABLED": "true",
+    "TOKENIZERS_PARALLELISM": "false-but-long-enough",  # TOKENIZERS is not a TOKEN segment
+    "HOME": "/home/someone/secret-place",
+    "PATH": "/usr/bin:/bin",
+}
+
+
+@pytest.mark.parametrize(
+    ("name", "secret"),
+    [
+        ("ANTHROPIC_API_KEY", True),
+        ("OPENAI_API_KEY", True),
+        ("GITHUB_TOKEN", True),
+        ("GH_TOKEN", True),
+        ("AWS_SECRET_ACCESS_KEY", True),
+        ("AWS_SESSION_TOKEN", True),
+        ("HF_TOKEN", True),
+        ("some_apikey", True),
+        ("PGPASSWORD", False),  # no segment boundary: configure a pattern for such names
+        ("DB_PASSWORD", True),
+        ("GOOGLE_APPLICATION_CREDENTIALS", True),
+        ("STRIPE_KEY", True),
+        ("TOKENIZERS_PARALLELISM", False),
+        ("KEYBOARD_LAYOUT", False),
+        ("HOME", False),
+        ("SSH_AUTH_SOCK", False),
+    ],
+)
+def test_secret_names(name: str, secret: bool) -> None:
+    assert is_secret_name(name) is secret
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (f"key={ANTHROPIC} done", f"key={MASK} done"),
+        ("token tok-0123456789abcdef in a log", f"token {MASK} in a log"),
+        ("pw: hunter2hunter2!", f"pw: {MASK}!"),
+        (f"openai {OPENAI}", f"openai {MASK}"),  # a shape, not in the environment
+        ("Authorization: Bearer abc.def-ghi_jkl", f"Authorization: Bearer {MASK}"),
+        ("authorization: bearer abcdefgh12", f"authorization: bearer {MASK}"),
+        ("ghp_abcdefghijklmnopqrstuvwxyz012345", MASK),
+        ("id AKIAABCDEFGHIJKLMNOP here", f"id {MASK} here"),
+        ("xoxb-1234567890-abcdef", MASK),
+        # Ordinary text is left alone.
+        ("score 1234567 true false", "score 1234567 true false"),
+        (
+            "/home/someone/secret-place and /usr/bin:/bin",
+            "/home/someone/secret-place and /usr/bin:/bin",
+        ),
+        ("a task-list and sk-short", "a task-list and sk-short"),
+        ("the Bearer of news", "the Bearer of news"),
+        ("false-but-long-enough", "false-but-long-enough"),
+        ("", ""),
+    ],
+)
+def test_text(text: str, expected: str) -> None:
+    assert build(ENV).text(text) == expected
+
+
+def test_longest_value_wins() -> None:
+    r = build({"A_TOKEN": "abcdefgh", "B_TOKEN": "abcdefgh-and-more"})
+    assert r.text("x abcdefgh-and-more y abcdefgh") == f"x {MASK} y {MASK}"
+
+
+def test_value_walks_json_like_data() -> None:
+    data = {"a": [ANTHROPIC, 1, None, 2.5, True], ANTHROPIC: {"n": ("hunter2hunter2",)}}
+    out = build(ENV).value(data)
+    assert out == {"a": [MASK, 1, None, 2.5, True], MASK: {"n": (MASK,)}}
+    assert data["a"][0] == ANTHROPIC  # a new object; the input is untouched
+
+
+def test_user_patterns_from_env_and_repo_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / ".autoresearch").mkdir()
+    (tmp_path / ".autoresearch" / "redact.txt").write_text("# internal hosts\n\nintra-[0-9]+\n")
+    monkeypatch.setenv("AUTORESEARCH_REDACT", r"ACME-\d{4}" + "\n" + "# comment")
+    text = "ticket ACME-1234 on intra-42"
+    assert redact.redact(text, tmp_path) == f"ticket {MASK} on {MASK}"
+    assert redact.redact(text) == f"ticket {MASK} on intra-42"  # no repository: env only
+
+
+def test_process_environment_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "plain-looking-value-123")
+    assert redact.redact("v=plain-looking-value-123") == f"v={MASK}"
+    assert redact.redact_value({"k": ["plain-looking-value-123"]}) == {"k": [MASK]}
+
+
+def test_bad_user_pattern_names_the_line_not_the_pattern(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("AUTORESEARCH_REDACT", "ok\n(sk-unclosed-SECRETVALUE")
+    with pytest.raises(ContractError) as err:
+        redact.redact("x")
+    assert "AUTORESEARCH_REDACT: line 2" in err.value.message
+    assert "SECRETVALUE" not in err.value.message
