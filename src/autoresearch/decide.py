@@ -88,6 +88,14 @@ def decide(
     return _decide_candidate(policy, direction, last_kept_score, evaluation)
 
 
+UNCHANGED_CANDIDATE = "candidate made no change"
+
+
+def unchanged_candidate() -> Decision:
+    """A candidate whose tree is its base's: nothing to evaluate (the tree is reset)."""
+    return Decision("noop", UNCHANGED_CANDIDATE, reset=True)
+
+
 def _decide_candidate(
     policy: str, direction: str, last_kept_score: float | None, evaluation: EvalSummary
 ) -> Decision:

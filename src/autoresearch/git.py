@@ -114,6 +114,15 @@ def _commit_query(name: str) -> str:
     return f"{name}^{{commit}}\n"
 
 
+def same_tree(cwd: Path, a: str, b: str) -> bool:
+    """True when commits `a` and `b` record the same tree (an empty commit changes nothing)."""
+    if a == b:
+        return True
+    done = _run(cwd, ["rev-parse", f"{a}^{{tree}}", f"{b}^{{tree}}"], check=False)
+    trees = _text(done).split()
+    return done.returncode == 0 and len(trees) == 2 and trees[0] == trees[1]
+
+
 def head(cwd: Path) -> str:
     """The full SHA of HEAD in `cwd`."""
     return _text(_run(cwd, ["rev-parse", "--verify", "HEAD^{commit}"]))

@@ -90,17 +90,54 @@ def test_unknown_agent_is_refused_before_anything_happens(repo: Repo, mission_di
     assert not (repo.root / ".autoresearch/worktrees").exists()
 
 
-def test_missing_agent_binary_stops_after_repeated_failures(repo: Repo, mission_dir: Path) -> None:
-    env = {"PATH": "/usr/bin:/bin"}  # no codex anywhere
+def test_missing_agent_executable_is_refused_before_prepare(repo: Repo, mission_dir: Path) -> None:
+    done = cli("run", "missions/demo", "--agent", "codex", cwd=repo.root,
+               env={"PATH": "/usr/bin:/bin"})  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        "autoresearch: agent codex is not installed: no 'codex' executable on PATH (/usr/bin:/bin)"
+    ]
+    assert not (repo.root / ".autoresearch/worktrees").exists()
+
+
+@pytest.mark.parametrize(
+    ("agent", "plan", "reason"),
+    [
+        ("codex", "fail", "agent exited with code 1: You've hit your usage limit."),
+        ("claude", "fail", "agent exited with code 1: error_max_turns: Reached maximum number "
+                           "of turns (3)"),
+        ("cmd:no-such-agent-program", "", "agent exited with code 127"),
+        ("cmd:true", "", "agent session wrote no candidate artifact"),
+    ],
+)  # fmt: skip
+def test_an_agent_failing_three_times_in_a_row_fails_the_run(
+    repo: Repo, mission_dir: Path, agent: str, plan: str, reason: str
+) -> None:
+    env = {"PATH": f"{FAKES}{os.pathsep}{os.environ['PATH']}", "FAKE_PLAN": plan}
     done = cli(
-        "run", "missions/demo", "--agent", "codex", "--max-noops", "0", "--max-agent-failures",
-        "2", "--json", cwd=repo.root, env=env,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+        "run",
+        "missions/demo",
+        "--agent",
+        agent,
+        "--run-tag",
+        "T1",
+        "--json",
+        cwd=repo.root,
+        env=env,
+    )  # fmt: skip (default limits: 3 noops, 3 failures)
+    assert done.returncode == 1, done.stderr
     summary = json.loads(done.stdout)
-    assert summary["stop_reason"] == "repeated agent failure limit reached (2)"
-    its = json.loads(cli("status", summary["run_id"], "--json", cwd=repo.root).stdout)["iterations"]
-    assert "agent could not start" in its[1]["notes"][-1]
+    assert (summary["status"], summary["stop_reason"], summary["stop_note"]) == (
+        "failed", "repeated agent failure limit reached (3)", reason,
+    )  # fmt: skip
+    assert done.stderr.splitlines()[-1] == (
+        f"autoresearch: run failed: repeated agent failure limit reached (3): {reason}"
+    )
+    its = iterations(repo)
+    assert [it["decision"] for it in its] == ["baseline", "noop", "noop", "noop"]
+    assert reason in its[1]["notes"]
+    if agent == "cmd:true":  # not the placeholder's text: the session wrote nothing
+        assert its[1]["description"] == "agent session wrote no candidate artifact"
 
 
 def test_aider_candidate_leaves_runtime_files_out_of_the_commit(repo: Repo) -> None:

@@ -9,10 +9,12 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from autoresearch.supervisor.loop import Action, LoopLimits, LoopState, next_action
+from autoresearch.agents.base import AgentResult, Usage
+from autoresearch.supervisor.loop import Action, LoopLimits, LoopState, next_action, session_failure
 from helpers import GIT_ENV, Repo, cli, git, pid_alive
 
 CMD_AGENT = f"cmd:{sys.executable} {Path(__file__).parents[1] / 'agents/fakes/cmd_agent.py'}"
@@ -36,12 +38,56 @@ def state(**kw: object) -> LoopState:
         ({}, LoopLimits(max_iterations=4), Action("launch")),
         ({"trailing_noops": 3}, LoopLimits(), Action("finish", "stopped", "repeated noop limit reached (3)")),
         ({"trailing_noops": 9}, LoopLimits(max_noops=0), Action("launch")),
-        ({"agent_failures": 2}, LoopLimits(max_agent_failures=2),
-         Action("finish", "stopped", "repeated agent failure limit reached (2)")),
+        ({"agent_failures": 2, "last_failure": "agent exited with code 1"},
+         LoopLimits(max_agent_failures=2),
+         Action("finish", "failed", "repeated agent failure limit reached (2)",
+                "agent exited with code 1")),
+        # failed sessions record noops too: the failure limit wins, the run failed
+        ({"agent_failures": 3, "trailing_noops": 3, "last_failure": "agent could not start: x"},
+         LoopLimits(),
+         Action("finish", "failed", "repeated agent failure limit reached (3)",
+                "agent could not start: x")),
+        ({"agent_failures": 2, "trailing_noops": 3}, LoopLimits(),
+         Action("finish", "stopped", "repeated noop limit reached (3)")),
+        ({"agent_failures": 5}, LoopLimits(max_agent_failures=0), Action("launch")),
     ],
 )  # fmt: skip
 def test_next_action(kw: dict, limits: LoopLimits, expected: Action) -> None:
     assert next_action(state(**kw), limits) == expected
+
+
+def agent_result(**kw: Any) -> AgentResult:
+    usage = Usage(success=kw.pop("success", None), error=kw.pop("error", None),
+                  denials=kw.pop("denials", []))  # fmt: skip
+    return AgentResult(agent="codex", exit_code=kw.pop("exit_code", 0), duration_ms=1200,
+                       usage=usage, **kw)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("result", "decision", "wrote", "expected"),
+    [
+        (agent_result(), "keep", True, None),
+        (agent_result(), "noop", True, None),  # an agent without ideas is no failure
+        (agent_result(), "noop", False, "agent session wrote no candidate artifact"),
+        (agent_result(exit_code=None, spawn_error="[Errno 2] No such file"), "noop", False,
+         "agent could not start: [Errno 2] No such file"),
+        (agent_result(exit_code=127), "noop", False, "agent exited with code 127"),
+        (agent_result(success=False, error="API Error: 529 overloaded"), "noop", False,
+         "agent exited with code 0: API Error: 529 overloaded"),
+        (agent_result(denials=["Bash: git commit -qam x"]), "noop", False,
+         "agent was denied: Bash: git commit -qam x"),
+        (agent_result(exit_code=None, timed_out=True), "interrupted", True,
+         "agent timed out after 1 s"),
+        (agent_result(exit_code=None, cancelled=True), "interrupted", True, None),
+        # a crash that still left a candidate which was judged is not a failed session
+        (agent_result(exit_code=1), "discard", True, None),
+        (agent_result(denials=["Write: /x"]), "keep", True, None),
+    ],
+)  # fmt: skip
+def test_session_failure(
+    result: AgentResult, decision: str, wrote: bool, expected: str | None
+) -> None:
+    assert session_failure(result, decision, wrote) == expected
 
 
 def start_run(repo: Repo, plan: str, *extra: str) -> subprocess.Popen[str]:

@@ -261,3 +261,24 @@ def test_ledger_appends_match_a_full_rebuild(run: RunHandle) -> None:
     assert strip(appended) == strip(rebuilt)
     assert (run.worktree / "results.tsv").read_text() == tsv
     assert len(json.loads(rebuilt)["entries"]) == 4
+
+
+@pytest.mark.parametrize("how", ["base itself", "empty commit", "same tree"])
+def test_a_candidate_identical_to_its_base_is_a_noop_not_an_evaluation(
+    run: RunHandle, how: str
+) -> None:
+    base = run.run.last_kept_commit or ""
+    commit = base
+    if how == "empty commit":
+        git(run.worktree, "commit", "-q", "--allow-empty", "-m", "nothing")
+        commit = git(run.worktree, "rev-parse", "HEAD")
+    elif how == "same tree":  # a change and its revert
+        edit_and_commit(run.worktree, {"value.txt": "9\n"}, "try")
+        git(run.worktree, "revert", "--no-edit", "HEAD")
+        commit = git(run.worktree, "rev-parse", "HEAD")
+    result = submit_and_step(run, candidate_commit=commit, description="claims a change")
+    assert (result.decision, result.decision_reason, result.evaluator) == (
+        "noop", "candidate made no change", None,
+    )  # fmt: skip
+    assert git(run.worktree, "rev-parse", "HEAD") == base  # nothing unevaluated stays
+    assert run.run.last_kept_commit == base

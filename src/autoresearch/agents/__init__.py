@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -50,6 +52,23 @@ def validate_spec(spec: str) -> str:
     if spec in AGENT_NAMES:
         return spec
     raise ContractError(MSG_UNKNOWN.format(spec=spec))
+
+
+# the program each CLI back-end starts (cmd: runs through the shell, offline in-process)
+EXECUTABLES = {"codex": "codex", "claude": "claude", "aider": "aider"}
+
+
+def require_installed(spec: str) -> None:
+    """Refuse, before anything is prepared, an agent whose program is not on PATH: a session
+    that cannot start would only record failures."""
+    program = EXECUTABLES.get(spec)
+    if program is None:
+        return
+    path = os.environ.get("PATH", "")
+    if shutil.which(program, path=path) is None:
+        raise ContractError(
+            f"agent {spec} is not installed: no {program!r} executable on PATH ({path})"
+        )
 
 
 def make_agent(config: AgentConfig) -> Agent:

@@ -52,12 +52,16 @@ class Usage:
     input_tokens: int | None = None
     output_tokens: int | None = None
     cached_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    reasoning_tokens: int | None = None
     cost_usd: float | None = None
     turns: int | None = None
     session_id: str | None = None
     model: str | None = None
     success: bool | None = None
     error: str | None = None
+    # what the agent's own permission layer refused (tool and target), in order
+    denials: list[str] = field(default_factory=list)
 
     def add_tokens(self, inp: int | None, out: int | None, cached: int | None = None) -> None:
         self.input_tokens = _add(self.input_tokens, inp)
@@ -90,14 +94,24 @@ class AgentResult:
     log_file: str | None = None
 
     @property
+    def failure_reason(self) -> str | None:
+        """Why the session itself broke (not a judgement on its candidate), or None."""
+        if self.spawn_error is not None:
+            return f"agent could not start: {self.spawn_error}"
+        if self.timed_out:
+            return f"agent timed out after {self.duration_ms / 1000:.0f} s"
+        if self.cancelled:
+            return None  # an operator's or a signal's stop, not the agent's failure
+        if self.exit_code not in (0, None) or self.usage.success is False:
+            detail = f": {self.usage.error}" if self.usage.error else ""
+            return f"agent exited with code {self.exit_code}{detail}"
+        if self.usage.denials:
+            return "agent was denied: " + "; ".join(self.usage.denials)
+        return None
+
+    @property
     def failed(self) -> bool:
-        """True when the session itself broke (not a judgement on its candidate)."""
-        return (
-            self.timed_out
-            or self.spawn_error is not None
-            or (self.exit_code not in (0, None))
-            or self.usage.success is False
-        )
+        return self.failure_reason is not None
 
     def to_dict(self) -> dict[str, Any]:
         u = self.usage
@@ -111,12 +125,15 @@ class AgentResult:
             "input_tokens": u.input_tokens,
             "output_tokens": u.output_tokens,
             "cached_tokens": u.cached_tokens,
+            "cache_write_tokens": u.cache_write_tokens,
+            "reasoning_tokens": u.reasoning_tokens,
             "cost_usd": u.cost_usd,
             "turns": u.turns,
             "session_id": u.session_id,
             "model": u.model,
             "error": u.error or self.spawn_error,
             "log_file": self.log_file,
+            "denials": u.denials or None,
         }
         return {k: v for k, v in data.items() if v is not None}
 

@@ -58,7 +58,7 @@ def agent_options(func: Any) -> Any:
     type=click.IntRange(min=0),
     default=DEFAULT_MAX_AGENT_FAILURES,
     show_default=True,
-    help="Stop after N failed sessions in a row that produced nothing (0: never).",
+    help="Fail the run after N failed sessions in a row that produced nothing (0: never).",
 )
 @click.option(
     "--agent-timeout",
@@ -126,8 +126,9 @@ def continue_loop(
     `--json` prints the manifest (as `resume --json` always does) with the loop summary
     under `loop`.
     """
-    from autoresearch.agents import AgentConfig, validate_spec
+    from autoresearch.agents import AgentConfig, require_installed, validate_spec
 
+    require_installed(validate_spec(spec))
     recorded = dict(handle.run.loop or {})
     same_agent = spec == recorded.get("agent")
     # a different agent does not inherit the recorded one's model and arguments
@@ -149,8 +150,9 @@ def continue_loop(
 
 
 def _agent_config(spec: str, options: dict[str, Any]) -> Any:
-    from autoresearch.agents import AgentConfig, validate_spec
+    from autoresearch.agents import AgentConfig, require_installed, validate_spec
 
+    require_installed(validate_spec(spec))
     return AgentConfig(
         spec=validate_spec(spec),
         model=options.get("model"),
@@ -223,7 +225,8 @@ def _drive(
             f"autoresearch: interrupted; the run is resumable: autoresearch resume {handle.run_id}"
         )
     if outcome.status == "failed":
-        warn(f"autoresearch: run failed: {outcome.stop_reason}")
+        note = handle.run.stop_note
+        warn(f"autoresearch: run failed: {outcome.stop_reason}" + (f": {note}" if note else ""))
         ctx.exit(EXIT_RECORDED_FAILURE)
 
 

@@ -91,6 +91,8 @@ def loop_summary(s: dict[str, Any], demo: bool = False) -> None:
     """The end-of-loop summary: plain aligned lines, so that paths are never truncated."""
     counts = s["counts"]
     reason = f" ({s['stop_reason']})" if s["stop_reason"] else ""
+    if s.get("stop_note") and s["stop_reason"]:
+        reason = f" ({s['stop_reason']}: {s['stop_note']})"
     rows = [
         ("run", s["run_id"]),
         ("status", f"{s['status']}{reason}"),

@@ -134,13 +134,14 @@ def resume(
 
     With no agent (none given, none recorded) or --max-iterations 0 it only re-arms.
     """
-    from autoresearch.agents import validate_spec
+    from autoresearch.agents import require_installed, validate_spec
     from autoresearch.cli.loop_cmds import continue_loop
     from autoresearch.journal.views import manifest
     from autoresearch.supervisor.lifecycle import resume as do_resume
 
     if agent_spec is not None:
-        validate_spec(agent_spec)  # refuse before anything is re-armed or recorded
+        # refuse before anything is re-armed or recorded
+        require_installed(validate_spec(agent_spec))
     outcome = do_resume(repo_root(ctx), run_id, save_dirty=save_dirty)
     with outcome.handle as handle:
         for note in outcome.notes:

@@ -21,6 +21,7 @@ from autoresearch.decide import (
     COMPLETED,
     DEFAULT_MAX_AGENT_FAILURES,
     DEFAULT_MAX_NOOPS,
+    FAILED,
     STOPPED,
     stop_agent_failures,
     stop_max_iterations,
@@ -37,6 +38,7 @@ from autoresearch.supervisor.safety import dirty_entries, runtime_clean_patterns
 from autoresearch.supervisor.step import StepResult, step
 
 STOP_POLL_SECONDS = 1.0
+MSG_NO_ARTIFACT = "agent session wrote no candidate artifact"
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,7 @@ class LoopState:
     trailing_noops: int
     agent_failures: int
     pending_artifact: bool
+    last_failure: str | None = None  # why the latest failed session failed (the stop note)
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,7 @@ class Action:
     kind: str  # "finish" | "process_pending" | "launch" | "exit"
     status: str | None = None
     reason: str | None = None
+    note: str | None = None
 
 
 def next_action(state: LoopState, limits: LoopLimits) -> Action:
@@ -78,10 +82,13 @@ def next_action(state: LoopState, limits: LoopLimits) -> Action:
         return Action("process_pending")
     if limits.max_iterations is not None and state.iteration >= limits.max_iterations:
         return Action("finish", COMPLETED, stop_max_iterations(limits.max_iterations))
+    # failed sessions also record noops: the failure limit is checked first, so that a broken
+    # agent ends the run as failed instead of looking like an agent without ideas
+    if limits.max_agent_failures > 0 and state.agent_failures >= limits.max_agent_failures:
+        reason = stop_agent_failures(limits.max_agent_failures)
+        return Action("finish", FAILED, reason, state.last_failure)
     if limits.max_noops > 0 and state.trailing_noops >= limits.max_noops:
         return Action("finish", STOPPED, stop_noop_limit(limits.max_noops))
-    if limits.max_agent_failures > 0 and state.agent_failures >= limits.max_agent_failures:
-        return Action("finish", STOPPED, stop_agent_failures(limits.max_agent_failures))
     return Action("launch")
 
 
@@ -145,15 +152,16 @@ def run_loop(
 ) -> LoopOutcome:
     """Drive the run until `next_action` says it is over or a signal interrupts it."""
     failures = sessions = 0
+    last_failure: str | None = None
     reset_by_step = False  # the last step reset the tree: it is at the base, checked clean
     while True:
         h.refresh()
-        state = _state(h, failures, limits)
+        state = _state(h, failures, limits, last_failure)
         action = next_action(state, limits)
         if action.kind == "exit":
             return _outcome(h, False, sessions)
         if action.kind == "finish":
-            finalize_run(h, action.status or STOPPED, action.reason or "")
+            finalize_run(h, action.status or STOPPED, action.reason or "", action.note)
             return _outcome(h, False, sessions)
         cancel = _CancelPoll(h, signal)
         try:
@@ -162,7 +170,9 @@ def run_loop(
                 observer.step_recorded(step(h, should_cancel=cancel.by_signal), None)
                 reset_by_step = False
                 continue
-            result, agent_result = _session(h, agent, limits, observer, cancel, reset_by_step)
+            result, agent_result, wrote_artifact = _session(
+                h, agent, limits, observer, cancel, reset_by_step
+            )
         except RunInterrupted as exc:
             observer.note(str(exc))
             if signal.reason is None:
@@ -171,13 +181,30 @@ def run_loop(
         sessions += 1
         observer.step_recorded(result, agent_result)
         reset_by_step = result.decision in ("discard", "ambiguous")
-        unproductive = result.decision in ("noop", "interrupted")
-        failures = failures + 1 if agent_result.failed and unproductive else 0
+        failure = session_failure(agent_result, result.decision, wrote_artifact)
+        failures = failures + 1 if failure else 0
+        last_failure = failure or last_failure
         if signal.reason is not None:
             return _outcome(h, True, sessions)
 
 
-def _state(h: RunHandle, failures: int, limits: LoopLimits) -> LoopState:
+def session_failure(result: AgentResult, decision: str, wrote_artifact: bool) -> str | None:
+    """Why a session counts toward the agent failure limit, or None.
+
+    A session that broke (could not start, crashed, reported an error, was denied) or wrote
+    no artifact counts unless it still produced a candidate that was judged."""
+    if decision not in ("noop", "interrupted"):
+        return None
+    if result.cancelled:
+        return None
+    if result.failure_reason:
+        return result.failure_reason
+    return None if wrote_artifact else MSG_NO_ARTIFACT
+
+
+def _state(
+    h: RunHandle, failures: int, limits: LoopLimits, last_failure: str | None = None
+) -> LoopState:
     trailing = 0
     for decision in runs.trailing_decisions(h.journal, h.run_id, max(limits.max_noops, 1)):
         if decision != "noop":
@@ -190,6 +217,7 @@ def _state(h: RunHandle, failures: int, limits: LoopLimits) -> LoopState:
         trailing_noops=trailing,
         agent_failures=failures,
         pending_artifact=has_pending_artifact(h),
+        last_failure=last_failure,
     )
 
 
@@ -205,8 +233,9 @@ def _session(
     observer: LoopObserver,
     cancel: _CancelPoll,
     base_is_clean: bool = False,
-) -> tuple[StepResult, AgentResult]:
-    """One agent session and the step that judges it."""
+) -> tuple[StepResult, AgentResult, bool]:
+    """One agent session and the step that judges it; True when the session wrote an artifact
+    (or, for an agent that cannot, its changes were read from git)."""
     iteration = h.run.iteration + 1
     base = h.run.last_kept_commit or ""
     notes = [] if base_is_clean else _restore_base(h, iteration, base)
@@ -230,11 +259,12 @@ def _session(
     failpoints.hit("loop.after_agent")
     with h.journal.tx() as conn:
         runs.clear_children(conn, h.run_id)
+    wrote = not cand.is_placeholder(_read_artifact(h)) or agent.artifact_from_git
     notes += _after_session(h, agent, result, iteration, base)
     # An evaluation is cut short only by a signal: an operator's stop lets it finish, so the
     # candidate is judged and the branch never ends on an unevaluated commit.
     outcome = step(h, extra_notes=notes, agent=result.to_dict(), should_cancel=cancel.by_signal)
-    return outcome, result
+    return outcome, result, wrote
 
 
 def _register(h: RunHandle, pgid: int) -> None:
@@ -269,8 +299,12 @@ def _after_session(
         _write_artifact(h, "interrupted", None, base, f"agent session {label}", notes)
         return []
     artifact = _read_artifact(h)
-    if agent.artifact_from_git and cand.is_placeholder(artifact):
-        return notes + _artifact_from_git(h, iteration, base)
+    if cand.is_placeholder(artifact):
+        if agent.artifact_from_git:
+            return notes + _artifact_from_git(h, iteration, base)
+        # the placeholder's own text would read as the agent's: say what happened instead
+        _write_artifact(h, "noop", None, base, MSG_NO_ARTIFACT, [])
+        return [*notes, MSG_NO_ARTIFACT]
     status = artifact.get("status") if isinstance(artifact, dict) else None
     if status == "candidate" and dirty_entries(h.worktree, h.links, h.runtime):
         head = git.head(h.worktree)
@@ -281,16 +315,14 @@ def _after_session(
 
 
 def _agent_notes(result: AgentResult) -> list[str]:
-    if result.spawn_error:
-        return [f"agent could not start: {result.spawn_error}"]
-    if result.timed_out:
-        return [f"agent timed out after {result.duration_ms / 1000:.0f} s"]
-    if result.cancelled:
+    if result.cancelled and not result.timed_out:
         return ["agent session was stopped"]
-    if result.exit_code not in (0, None) or result.usage.success is False:
-        detail = f": {result.usage.error}" if result.usage.error else ""
-        return [f"agent exited with code {result.exit_code}{detail}"]
-    return []
+    reason = result.failure_reason
+    notes = [reason] if reason else []
+    denied = "agent was denied: " + "; ".join(result.usage.denials)
+    if result.usage.denials and reason != denied:  # a crash that was also denied: both
+        notes.append(denied)
+    return notes
 
 
 def _read_artifact(h: RunHandle) -> object:

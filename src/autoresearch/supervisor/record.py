@@ -99,7 +99,7 @@ def commit_decision(
     exists: bool,
 ) -> IterationRecord:
     """One transaction: the decision, the evaluation row and the run's new state."""
-    needs_effect = decision.decision in RESETTING_DECISIONS
+    needs_effect = decision.reset or decision.decision in RESETTING_DECISIONS
     record = evaluation.to_dict() if evaluation else None
     decided = replace(
         it,

@@ -15,7 +15,13 @@ from typing import Any
 from autoresearch import failpoints, git
 from autoresearch.contracts import candidate as cand
 from autoresearch.contracts.candidate import ArtifactError, CandidateArtifact
-from autoresearch.decide import Decision, decide, kept_score_after, validation_failure
+from autoresearch.decide import (
+    Decision,
+    decide,
+    kept_score_after,
+    unchanged_candidate,
+    validation_failure,
+)
 from autoresearch.errors import RefusedError
 from autoresearch.evaluate import EvaluationRecord
 from autoresearch.journal import runs
@@ -202,6 +208,11 @@ def _process(
             run.keep_policy, spec.direction, run.last_kept_score, artifact.status, None, dirty
         )
         return _record(h, it, decision, None, {}, sha)
+    if artifact.candidate_commit and git.same_tree(
+        h.worktree, artifact.candidate_commit, run.last_kept_commit or ""
+    ):
+        checked = _refuse_unsafe_reset(h, it)
+        return _record(h, it, unchanged_candidate(), None, {}, sha, safety_checked=checked)
     record.start_evaluation(h, it)
     evaluation = record.evaluate(h, it.iteration, should_cancel)
     decision = decide(
