@@ -28,7 +28,7 @@ def test_corrupt_journal_for_every_command(repo: Repo, mission_dir: Path) -> Non
     journal.write_bytes(b"\x00garbage" * 4096)
     before = journal.read_bytes()
     for args in (["prepare", "missions/demo"], ["status"], ["step", "x"], ["resume", "x"],
-                 ["stop"], ["run", "missions/demo", "--agent", "codex"]):  # fmt: skip
+                 ["stop"], ["run", "missions/demo", "--agent", "cmd:true"]):  # fmt: skip
         done = cli(*args, cwd=repo.root)
         assert done.returncode == 2, args
         assert "is not a valid SQLite database" in done.stderr, (args, done.stderr)
