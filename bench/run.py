@@ -24,7 +24,8 @@ from pathlib import Path
 from autoresearch import git
 from autoresearch.clock import utc_now_iso
 from autoresearch.journal import runs
-from autoresearch.journal.runs import APPLIED, IterationRecord
+from autoresearch.journal.runs import IterationRecord
+from autoresearch.states import DecisionKind, IterationKind, IterationState
 from autoresearch.supervisor import sync
 from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.prepare import prepare
@@ -103,10 +104,11 @@ def synthesize(h: RunHandle, upto: int) -> None:
     with h.journal.tx() as conn:
         for n in range(start, upto + 1):
             it = IterationRecord(
-                run_id=h.run_id, iteration=n, kind="iteration", state=APPLIED,
+                run_id=h.run_id, iteration=n, kind=IterationKind.ITERATION,
+                state=IterationState.APPLIED,
                 keep_policy=h.run.keep_policy, created_at=now, updated_at=now,
                 candidate_status="candidate", base_commit=kept, candidate_commit=kept,
-                description=f"synthetic iteration {n}", decision="discard",
+                description=f"synthetic iteration {n}", decision=DecisionKind.DISCARD,
                 decision_reason="score did not improve", kept_commit=kept,
                 evaluator={k: v for k, v in record.items() if k != "ran_at"},
             )  # fmt: skip

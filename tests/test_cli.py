@@ -156,3 +156,48 @@ def test_corrupt_journal_is_a_clear_error_and_untouched(repo: Repo, mission_dir:
     assert cli("status", cwd=repo.root).returncode == 2
     assert journal.read_bytes() == before
     assert not (repo.root / ".autoresearch/worktrees").exists()
+
+
+# A real bug is injected at the core boundary: the CLI's own handler must report it.
+_BROKEN_CORE = """
+import sys
+import autoresearch.supervisor.lifecycle as lifecycle
+
+def broken(*args, **kwargs):
+    raise RuntimeError("disk on fire")
+
+lifecycle.list_runs = broken
+sys.argv = ["autoresearch", *sys.argv[1:]]
+from autoresearch.cli import main
+main()
+"""
+
+
+def test_an_unexpected_error_exits_3_with_one_line_and_a_crash_log(repo: Repo) -> None:
+    import subprocess
+    import sys
+
+    (repo.root / ".autoresearch").mkdir()
+    done = subprocess.run(
+        [sys.executable, "-c", _BROKEN_CORE, "status"],
+        cwd=repo.root,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 3, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
+    assert lines[0].startswith("autoresearch: internal error (RuntimeError: disk on fire)")
+    log = Path(lines[0].rsplit("(details in ", 1)[1].rstrip(")"))
+    assert log.parent == repo.root / ".autoresearch" / "crash"
+    text = log.read_text()
+    from autoresearch import __version__
+
+    assert __version__ in text and "command: autoresearch status" in text
+    assert "Traceback" in text and "disk on fire" in text
+
+
+def test_expected_errors_keep_their_exit_codes(tmp_path: Path) -> None:
+    done = cli("status", "--bogus", cwd=tmp_path)
+    assert done.returncode == 2 and "No such option" in done.stderr

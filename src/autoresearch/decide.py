@@ -7,8 +7,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-RUNNING, STOPPED, COMPLETED, FAILED = "running", "stopped", "completed", "failed"
-TERMINAL_STATUSES = (STOPPED, COMPLETED, FAILED)
+from autoresearch.states import (
+    NEEDS_GIT_EFFECT,
+    REJECTS_CANDIDATE,
+    ArtifactStatus,
+    DecisionKind,
+    Direction,
+    EvalStatus,
+    RunStatus,
+    is_better,
+)
+
+STOPPED, FAILED = RunStatus.STOPPED, RunStatus.FAILED
 
 # Loop limits (supervisor.md §9): trailing noops, and trailing failed sessions that produced
 # nothing, before a run stops on its own.
@@ -36,53 +46,68 @@ def stop_agent_failures(n: int) -> str:
 class EvalSummary:
     """The part of an evaluation record a decision depends on."""
 
-    status: str  # pass | fail | error
+    status: EvalStatus
     passed: bool | None
     score: float | None
 
 
 @dataclass(frozen=True)
 class Decision:
-    """One decision and what it implies for the run and the worktree."""
+    """One decision and what it implies for the run and the worktree.
 
-    decision: str
+    `keep` follows from the decision; `reset` (the tree goes back to the kept commit before
+    the decision is recorded as applied) holds for every rejected candidate
+    (states.REJECTS_CANDIDATE) and for a decision that asks for it, such as an unchanged
+    candidate's noop.
+    """
+
+    decision: DecisionKind
     reason: str
     notes: tuple[str, ...] = ()
     keep: bool = False
     reset: bool = False
-    run_status: str = RUNNING
+    run_status: RunStatus = RunStatus.RUNNING
     stop_reason: str | None = None
 
+    def __post_init__(self) -> None:
+        kind = DecisionKind(self.decision)
+        object.__setattr__(self, "decision", kind)
+        object.__setattr__(self, "keep", kind is DecisionKind.KEEP)
+        object.__setattr__(self, "reset", self.reset or kind in REJECTS_CANDIDATE)
 
-def is_better(direction: str, candidate: float, incumbent: float) -> bool:
-    """Strictly better in the mission's direction."""
-    return candidate < incumbent if direction == "lower" else candidate > incumbent
+    @property
+    def needs_git_effect(self) -> bool:
+        """The git effect follows the journal write (supervisor/record.apply_effect)."""
+        return self.reset or self.decision in NEEDS_GIT_EFFECT
 
 
 def decide(
     policy: str,
-    direction: str,
+    direction: Direction,
     last_kept_score: float | None,
-    artifact_status: str,
+    artifact_status: ArtifactStatus,
     evaluation: EvalSummary | None,
     worktree_dirty: bool = False,
 ) -> Decision:
     """The decision table of §3."""
-    if artifact_status == "abort":
+    if artifact_status == ArtifactStatus.ABORT:
         return Decision(
-            "abort", "candidate requested abort", run_status=STOPPED, stop_reason=STOP_ABORT
+            DecisionKind.ABORT,
+            "candidate requested abort",
+            run_status=STOPPED,
+            stop_reason=STOP_ABORT,
         )
-    if artifact_status == "noop":
-        return Decision("noop", "candidate reported noop")
-    if artifact_status == "interrupted":
+    if artifact_status == ArtifactStatus.NOOP:
+        return Decision(DecisionKind.NOOP, "candidate reported noop")
+    if artifact_status == ArtifactStatus.INTERRUPTED:
         if worktree_dirty:
             return Decision(
-                "error",
+                DecisionKind.ERROR,
                 STOP_INTERRUPTED_DIRTY,
                 run_status=FAILED,
                 stop_reason=STOP_INTERRUPTED_DIRTY,
             )
-        return Decision("interrupted", "candidate session interrupted cleanly")
+        return Decision(DecisionKind.INTERRUPTED, "candidate session interrupted cleanly")
     if evaluation is None:
         raise ValueError("a candidate needs an evaluation")
     return _decide_candidate(policy, direction, last_kept_score, evaluation)
@@ -93,13 +118,13 @@ UNCHANGED_CANDIDATE = "candidate made no change"
 
 def unchanged_candidate() -> Decision:
     """A candidate whose tree is its base's: nothing to evaluate (the tree is reset)."""
-    return Decision("noop", UNCHANGED_CANDIDATE, reset=True)
+    return Decision(DecisionKind.NOOP, UNCHANGED_CANDIDATE, reset=True)
 
 
 def _decide_candidate(
-    policy: str, direction: str, last_kept_score: float | None, evaluation: EvalSummary
+    policy: str, direction: Direction, last_kept_score: float | None, evaluation: EvalSummary
 ) -> Decision:
-    if evaluation.status == "error":
+    if evaluation.status == EvalStatus.ERROR:
         return _discard(
             "evaluator error", "candidate discarded because evaluator errored or crashed"
         )
@@ -109,27 +134,24 @@ def _decide_candidate(
         )
     if policy == "pass_only":
         return Decision(
-            "keep",
+            DecisionKind.KEEP,
             "pass_only keep policy accepted evaluator pass=true",
             ("candidate kept because sandbox opted into pass_only policy",),
-            keep=True,
         )
     if evaluation.score is None or last_kept_score is None:
         return Decision(
-            "ambiguous",
+            DecisionKind.AMBIGUOUS,
             "evaluator pass without comparable score",
             (
                 "candidate discarded because score_improvement policy requires comparable "
                 "numeric scores",
             ),
-            reset=True,
         )
     if is_better(direction, evaluation.score, last_kept_score):
         return Decision(
-            "keep",
+            DecisionKind.KEEP,
             "score improved over last kept score",
             ("candidate kept because evaluator score increased",),
-            keep=True,
         )
     return _discard(
         "score did not improve",
@@ -138,7 +160,7 @@ def _decide_candidate(
 
 
 def _discard(reason: str, note: str) -> Decision:
-    return Decision("discard", reason, (note,), reset=True)
+    return Decision(DecisionKind.DISCARD, reason, (note,))
 
 
 def kept_score_after(
@@ -153,7 +175,7 @@ def kept_score_after(
 def validation_failure(message: str) -> Decision:
     """An invalid artifact fails the run; the message is the stop reason (§4)."""
     return Decision(
-        "error",
+        DecisionKind.ERROR,
         message,
         (f"validation_error:{message}",),
         run_status=FAILED,
@@ -163,10 +185,10 @@ def validation_failure(message: str) -> Decision:
 
 def baseline_decision(evaluation: EvalSummary) -> tuple[Decision, float | None]:
     """Ledger entry 0 and the first last_kept_score (§3 Baseline)."""
-    if evaluation.status == "error":
-        return Decision("error", "baseline evaluator error"), None
+    if evaluation.status == EvalStatus.ERROR:
+        return Decision(DecisionKind.ERROR, "baseline evaluator error"), None
     score = evaluation.score if evaluation.passed else None
-    return Decision("baseline", "baseline established"), score
+    return Decision(DecisionKind.BASELINE, "baseline established"), score
 
 
 def previous_outcome(decision: str | None, reason: str | None) -> str:

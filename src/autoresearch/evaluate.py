@@ -19,6 +19,7 @@ from autoresearch.contracts.metric_lines import MetricScanner, ParsedLines
 from autoresearch.contracts.sandbox import EvaluatorSpec
 from autoresearch.decide import EvalSummary
 from autoresearch.proc import SupervisedOutcome, SupervisedSpec, run_supervised
+from autoresearch.states import EvalStatus
 from autoresearch.streams import LineSplitter
 
 JSON_HEAD_LIMIT = 1 << 20
@@ -32,7 +33,7 @@ class EvaluationRecord:
     format: str
     ran_at: str
     duration_ms: int
-    status: str
+    status: EvalStatus
     passed: bool | None
     score: float | None
     exit_code: int | None
@@ -56,9 +57,9 @@ class EvaluationRecord:
             "duration_ms": self.duration_ms,
             "status": self.status,
         }
-        if self.status != "error" and self.passed is not None:
+        if self.status != EvalStatus.ERROR and self.passed is not None:
             data["pass"] = self.passed
-        if self.score is not None and self.status != "error":
+        if self.score is not None and self.status != EvalStatus.ERROR:
             data["score"] = self.score
         if self.format == "metric":
             data["metrics"] = dict(self.metrics)
@@ -173,9 +174,9 @@ def build_record(
     failed_run = outcome.spawn_error is not None or outcome.timed_out or outcome.exit_code != 0
     parse_error = verdict.parse_error
     if failed_run or parse_error is not None:
-        status = "error"
+        status = EvalStatus.ERROR
     else:
-        status = "pass" if verdict.passed else "fail"
+        status = EvalStatus.PASS if verdict.passed else EvalStatus.FAIL
     return EvaluationRecord(
         command=spec.command,
         format=spec.format,

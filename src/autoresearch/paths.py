@@ -11,6 +11,7 @@ ACTIVE_RUN_FILE = "active-run.json"
 RUNS_DIR = "runs"
 WORKTREES_DIR = "worktrees"
 SESSIONS_DIR = "sessions"
+CRASH_DIR = "crash"
 
 MISSION_FILE = "mission.md"
 SANDBOX_FILE = "sandbox.md"

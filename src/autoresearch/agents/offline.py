@@ -22,6 +22,7 @@ from autoresearch.contracts.tune import ParamSpec, parse_tune
 from autoresearch.errors import ContractError
 from autoresearch.fsutil import atomic_write_json
 from autoresearch.journal import runs
+from autoresearch.states import ArtifactStatus
 
 NOTE_PREFIX = "offline-agent: "
 AUTHOR = ("autoresearch offline agent", "offline-agent@autoresearch.localhost")
@@ -57,20 +58,24 @@ class OfflineAgent:
     def _session(self, req: SessionRequest) -> tuple[dict[str, Any], list[str]]:
         spec = parse_tune(req.sandbox.get("tune"))
         if spec is None:
-            return _artifact(req, "abort", None, "offline agent: sandbox.md has no tune block"), []
+            return _artifact(
+                req, ArtifactStatus.ABORT, None, "offline agent: sandbox.md has no tune block"
+            ), []
         try:
             incumbent = read_incumbent(req.worktree, spec.parameters)
         except ContractError as exc:
-            return _artifact(req, "abort", None, f"offline agent: {exc}"), [str(exc)]
+            return _artifact(req, ArtifactStatus.ABORT, None, f"offline agent: {exc}"), [str(exc)]
         seed = spec.seed if self.seed is None else self.seed
         proposal = propose(spec.parameters, incumbent, self._history(req), seed, req.iteration)
         log = [f"incumbent {json.dumps(incumbent)}", f"seed {seed} iteration {req.iteration}"]
         if proposal is None:
-            return _artifact(req, "noop", None, "no untried configuration near the incumbent"), log
+            return _artifact(
+                req, ArtifactStatus.NOOP, None, "no untried configuration near the incumbent"
+            ), log
         commit = apply_proposal(req.worktree, spec.parameters, proposal)
         log.append(f"proposal {json.dumps(proposal.values)} -> {commit}")
         notes = [NOTE_PREFIX + json.dumps(proposal.values, sort_keys=True)]
-        return _artifact(req, "candidate", commit, proposal.description, notes), log
+        return _artifact(req, ArtifactStatus.CANDIDATE, commit, proposal.description, notes), log
 
     def _history(self, req: SessionRequest) -> list[Trial]:
         """Past proposals and their decisions, read incrementally from the journal."""
@@ -126,7 +131,7 @@ def _proposal_from_notes(notes: list[str]) -> dict[str, float] | None:
 
 def _artifact(
     req: SessionRequest,
-    status: str,
+    status: ArtifactStatus,
     commit: str | None,
     description: str,
     notes: list[str] | None = None,

@@ -1,7 +1,8 @@
 """The command line: thin wiring from arguments to core functions, and output formatting.
 
 Exit codes: 0 success; 1 a step was recorded but failed the run; 2 nothing was done (invalid
-input or a refused action), printed as one line `autoresearch: <message>` on stderr.
+input or a refused action), printed as one line `autoresearch: <message>` on stderr; 3 an
+internal error, one line too, with a crash log (autoresearch.crash).
 Heavy modules are imported inside commands so that `--help` and `status` start fast.
 """
 

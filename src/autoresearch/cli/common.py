@@ -1,4 +1,8 @@
-"""Shared CLI plumbing: the error handler, repository lookup and JSON output."""
+"""Shared CLI plumbing: the error handler, repository lookup and JSON output.
+
+The handler is the one place that maps failures to exit codes: AutoresearchError → its code
+(2, or 130 for an interrupted run), an unexpected exception → 3 with a crash log.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from typing import Any
 
 import click
 
+from autoresearch.crash import EXIT_INTERNAL_ERROR, internal_error_line, write_crash_log
 from autoresearch.errors import AutoresearchError
 
 EXIT_RECORDED_FAILURE = 1
@@ -26,6 +31,16 @@ class AppGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("autoresearch: interrupted", err=True)
             sys.exit(130)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise  # click's own usage errors and exits keep their codes
+        except Exception as exc:  # noqa: BLE001 - the one catch-all, at the edge
+            start = ctx.obj.get("repo") if isinstance(ctx.obj, dict) else None
+            log = write_crash_log(exc, ["autoresearch", *sys.argv[1:]], _start(start))
+            fail(internal_error_line(exc, log), EXIT_INTERNAL_ERROR)
+
+
+def _start(repo: str | None) -> Path | None:
+    return Path(repo).absolute() if repo else None
 
 
 def fail(message: str, code: int = EXIT_REFUSED) -> None:

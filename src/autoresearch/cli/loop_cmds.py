@@ -203,9 +203,7 @@ def _drive(
 
     warn_baseline(manifest(handle.run, handle.repo), baseline_evaluation(handle))
     limits = LoopLimits(**_limits_dict(options))
-    printer = ProgressPrinter(
-        str(handle.run.evaluator.get("direction", "higher")), handle.run.last_kept_score
-    )
+    printer = ProgressPrinter(handle.run.direction, handle.run.last_kept_score)
     printer.header(handle.run_id, config.spec, handle.run.worktree_path)
     stop = StopSignal()
     try:

@@ -7,6 +7,7 @@ from typing import Any
 
 from autoresearch.agents.base import AgentResult
 from autoresearch.journal.views import format_score
+from autoresearch.states import Direction
 from autoresearch.supervisor.step import StepResult
 
 _STYLES = {"keep": "bold green", "discard": "yellow", "ambiguous": "yellow", "error": "bold red"}
@@ -15,7 +16,7 @@ _STYLES = {"keep": "bold green", "discard": "yellow", "ambiguous": "yellow", "er
 class ProgressPrinter:
     """A LoopObserver that renders with rich on stderr (plain lines when not a terminal)."""
 
-    def __init__(self, direction: str, baseline: float | None) -> None:
+    def __init__(self, direction: Direction, baseline: float | None) -> None:
         from rich.console import Console
 
         self.console = Console(stderr=True, highlight=False, soft_wrap=True)

@@ -10,7 +10,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-STATUSES = ("candidate", "noop", "abort", "interrupted")
+from autoresearch.states import ArtifactStatus
+
+STATUSES = tuple(ArtifactStatus)
 PLACEHOLDER_DESCRIPTION = "not-yet-written"
 PLACEHOLDER_NOTE = "candidate artifact will be overwritten by the launched session"
 
@@ -38,7 +40,7 @@ class ArtifactError(ValueError):
 class CandidateArtifact:
     """A schema-valid artifact (refs not yet checked against git)."""
 
-    status: str
+    status: ArtifactStatus
     candidate_commit: str | None
     base_commit: str
     description: str
@@ -64,9 +66,9 @@ def parse_artifact(text: str) -> CandidateArtifact:
         raise ArtifactError(MSG_NOT_JSON) from exc
     if not isinstance(data, dict):
         raise ArtifactError(MSG_NOT_OBJECT)
-    status = data.get("status")
-    if status not in STATUSES:
+    if data.get("status") not in STATUSES:
         raise ArtifactError(MSG_STATUS)
+    status = ArtifactStatus(data["status"])
     commit = data.get("candidate_commit", ...)
     if commit is not None and not isinstance(commit, str):
         raise ArtifactError(MSG_COMMIT_TYPE)
@@ -86,7 +88,7 @@ def parse_artifact(text: str) -> CandidateArtifact:
 
 
 def artifact(
-    status: str,
+    status: ArtifactStatus,
     candidate_commit: str | None,
     base_commit: str,
     description: str,
@@ -103,7 +105,7 @@ def artifact(
 def placeholder(base_commit: str, created_at: str) -> dict[str, Any]:
     """The artifact written before each session: a session that writes nothing is a noop."""
     return CandidateArtifact(
-        status="noop",
+        status=ArtifactStatus.NOOP,
         candidate_commit=None,
         base_commit=base_commit,
         description=PLACEHOLDER_DESCRIPTION,
@@ -116,7 +118,7 @@ def is_placeholder(data: object) -> bool:
     """True for an artifact that is the supervisor's placeholder, not a session's."""
     return (
         isinstance(data, dict)
-        and data.get("status") == "noop"
+        and data.get("status") == ArtifactStatus.NOOP
         and data.get("description") == PLACEHOLDER_DESCRIPTION
         and data.get("notes") == [PLACEHOLDER_NOTE]
     )

@@ -15,10 +15,11 @@ import yaml
 
 from autoresearch.contracts.tune import TuneSpec, is_relative_path, parse_tune
 from autoresearch.errors import ContractError
+from autoresearch.states import MISSION_DEFAULT_DIRECTION, Direction
 
 KEEP_POLICIES = ("score_improvement", "pass_only")
 FORMATS = ("json", "metric")
-DIRECTIONS = ("higher", "lower")
+DIRECTIONS = tuple(Direction)
 DEFAULT_TIMEOUT_SECONDS = 3600.0
 EVALUATOR_KEYS = ("command", "format", "keep_policy", "metric", "direction", "timeout_seconds")
 
@@ -52,7 +53,7 @@ class EvaluatorSpec:
     format: str
     keep_policy: str = "score_improvement"
     metric: str | None = None
-    direction: str = "higher"
+    direction: Direction = MISSION_DEFAULT_DIRECTION
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -75,7 +76,7 @@ class EvaluatorSpec:
             format=str(data["format"]),
             keep_policy=str(data.get("keep_policy", "score_improvement")),
             metric=data.get("metric"),
-            direction=str(data.get("direction", "higher")),
+            direction=Direction(data.get("direction", MISSION_DEFAULT_DIRECTION)),
             timeout_seconds=float(data.get("timeout_seconds", DEFAULT_TIMEOUT_SECONDS)),
             extra={k: v for k, v in data.items() if k not in EVALUATOR_KEYS},
         )
@@ -142,7 +143,7 @@ def parse_evaluator(block: object) -> EvaluatorSpec:
     metric = block.get("metric")
     if fmt == "metric" and (not isinstance(metric, str) or not metric.strip()):
         raise ContractError(MSG_NO_METRIC)
-    direction = _normalized(block.get("direction", "higher"))
+    direction = _normalized(block.get("direction", MISSION_DEFAULT_DIRECTION))
     if direction not in DIRECTIONS:
         raise ContractError(MSG_BAD_DIRECTION)
     return EvaluatorSpec(
@@ -150,7 +151,7 @@ def parse_evaluator(block: object) -> EvaluatorSpec:
         format=fmt,
         keep_policy=policy,
         metric=metric.strip() if isinstance(metric, str) else None,
-        direction=direction,
+        direction=Direction(direction),
         timeout_seconds=_timeout(block.get("timeout_seconds", DEFAULT_TIMEOUT_SECONDS)),
         extra=json_safe({str(k): v for k, v in block.items() if k not in EVALUATOR_KEYS}),
     )

@@ -12,10 +12,10 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from autoresearch.decide import is_better
+from autoresearch.states import Verdict, is_better
 
 LIKELY_REAL, MARGINAL, WITHIN_NOISE = "likely real", "marginal", "within noise"
-UNSCORED = ("crash", "checks_failed")
+UNSCORED = (Verdict.CRASH, Verdict.CHECKS_FAILED)
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,7 @@ def label(value: float) -> str:
 def baseline_of(points: Sequence[Point]) -> Ref | None:
     """The first non-flagged keep with a value (the baseline run is logged as keep)."""
     for p in points:
-        if p.status == "keep" and p.scored and p.metric is not None:
+        if p.status == Verdict.KEEP and p.scored and p.metric is not None:
             return Ref(p.number, p.metric, p.commit)
     return None
 
@@ -92,7 +92,7 @@ def best_of(points: Sequence[Point], direction: str) -> Ref | None:
     """The best non-flagged keep by direction; the earliest wins a tie."""
     best: Ref | None = None
     for p in points:
-        if p.status != "keep" or not p.scored or p.metric is None:
+        if p.status != Verdict.KEEP or not p.scored or p.metric is None:
             continue
         if best is None or is_better(direction, p.metric, best.metric):
             best = Ref(p.number, p.metric, p.commit)

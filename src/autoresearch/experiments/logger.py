@@ -33,6 +33,7 @@ from autoresearch.fsutil import atomic_write_bytes
 from autoresearch.journal import sessions
 from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
 from autoresearch.paths import HARNESS_FILES
+from autoresearch.states import Verdict
 
 ASI_SUMMARY_KEYS = ("hypothesis", "rollback_reason", "next_action_hint")
 
@@ -125,7 +126,7 @@ def _check_targets(
 def _git_effect(
     ctx: Context, session: SessionRecord, run: SessionRunRecord, params: LogParams, plan: LogPlan
 ) -> GitEffect:
-    if params.status == "keep":
+    if params.status == Verdict.KEEP:
         assert plan.metric is not None
         message = keep_message(params.description, session.metric, plan.metric, plan.metrics)
         sha = commit_work(ctx.cwd, message)
@@ -178,7 +179,7 @@ def _record(
             metrics=plan.metrics,
             asi=plan.asi,
             # The commit holding the kept state, also when the keep had nothing to commit.
-            commit_sha=effect.kept_commit if params.status == "keep" else None,
+            commit_sha=effect.kept_commit if params.status == Verdict.KEEP else None,
             patch_path=effect.patch_path,
             modified_paths=changed,
             deviations=devs,
@@ -268,7 +269,7 @@ def _messages(
         )
     if plan.set_changed:
         out.append(f"secondary metric set changed (forced): {', '.join(plan.set_changed)}")
-    if devs and params.status == "keep" and not params.justification:
+    if devs and params.status == Verdict.KEEP and not params.justification:
         out.append(
             f"run #{run.number} kept changes outside the scope ({', '.join(devs[:5])}): justify "
             f"it (justify_runs, --justify {run.number}:REASON) or flag it (flag_runs, --flag "

@@ -16,9 +16,10 @@ from typing import Any
 from autoresearch.contracts.metric_lines import parse_metric_line
 from autoresearch.errors import ContractError
 from autoresearch.paths import SESSION_BRANCH_PREFIX
+from autoresearch.states import Direction, Verdict
 
-DIRECTIONS = ("lower", "higher")
-STATUSES = ("keep", "discard", "crash", "checks_failed")
+DIRECTIONS = tuple(Direction)
+STATUSES = tuple(Verdict)
 DEFAULT_COMMAND = "bash autoresearch.sh"
 DEFAULT_RUN_TIMEOUT = 600.0
 DEFAULT_CHECKS_TIMEOUT = 300.0

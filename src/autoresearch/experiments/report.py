@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from autoresearch.experiments.ledger import progress_text
 from autoresearch.experiments.rules import max_reached_message
 from autoresearch.journal.views import format_score
+from autoresearch.states import RunState
 
 if TYPE_CHECKING:
     from autoresearch.experiments.logger import LogReport
@@ -191,7 +192,7 @@ def _pending(pending: dict[str, Any] | None, unit: str) -> str:
     if pending is None:
         return "pending run: none"
     head = f"pending run: #{pending['run']} {pending['state']}"
-    if pending["state"] != "completed":
+    if pending["state"] != RunState.COMPLETED:
         return head
     checks = f", checks {pending['checks']}" if pending["checks"] else ""
     return (
@@ -208,7 +209,7 @@ def render_resume(report: StatusReport) -> str:
     """The status plus the instructions of the resume message."""
     steps = ["Continue the autoresearch loop now."]
     pending = report.pending
-    if pending is not None and pending["state"] == "completed":
+    if pending is not None and pending["state"] == RunState.COMPLETED:
         steps.append(
             f"- Run #{pending['run']} completed but was never logged. Log it first "
             "(log_experiment / `autoresearch exp log`) before starting a new run."

@@ -16,10 +16,11 @@ from autoresearch.errors import ContractError, RefusedError
 from autoresearch.experiments.params import LogParams
 from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
 from autoresearch.paths import HARNESS_FILES
+from autoresearch.states import SCORED_VERDICTS, ProcessState, Verdict
 
 NO_PENDING_RUN = "no pending run available. Run run_experiment first."
 SETUP_COMMIT_MESSAGE = "autoresearch: harness setup"
-CANCELLED = "cancelled"
+CANCELLED = ProcessState.CANCELLED
 
 
 def max_reached_message(limit: int) -> str:
@@ -38,24 +39,24 @@ class LogPlan:
 
 def process_state(
     timed_out: bool, error: str | None, exit_code: int | None, cancelled: bool = False
-) -> str:
+) -> ProcessState:
     """`pass`, `timeout`, `cancelled` (by the caller), `error` (could not start) or `fail`
     (non-zero exit)."""
     if cancelled:
-        return CANCELLED
+        return ProcessState.CANCELLED
     if timed_out:
-        return "timeout"
+        return ProcessState.TIMEOUT
     if error is not None or exit_code is None:
-        return "error"
-    return "pass" if exit_code == 0 else "fail"
+        return ProcessState.ERROR
+    return ProcessState.PASS if exit_code == 0 else ProcessState.FAIL
 
 
-def benchmark_state(run: SessionRunRecord) -> str:
+def benchmark_state(run: SessionRunRecord) -> ProcessState:
     return process_state(run.timed_out, run.error, run.exit_code)
 
 
 def checks_failed(run: SessionRunRecord) -> bool:
-    return run.checks is not None and run.checks.get("status") != "pass"
+    return run.checks is not None and run.checks.get("status") != ProcessState.PASS
 
 
 def plan_log(
@@ -65,17 +66,17 @@ def plan_log(
     expected: Sequence[str] | None,
 ) -> LogPlan:
     """Decide the recorded values, or refuse (RefusedError / ContractError)."""
-    if params.status == "keep":
+    if params.status == Verdict.KEEP:
         _refuse_keep(run)
     metric = params.metric if params.metric is not None else run.parsed_primary
-    if metric is None and params.status in ("keep", "discard"):
+    if metric is None and params.status in SCORED_VERDICTS:
         raise ContractError(
             f"log: no {session.metric} value was parsed from run #{run.number}; "
             "pass the primary metric value explicitly, or log the run as crash"
         )
     metrics = secondary_metrics(session, run, params.metrics)
     changed: tuple[str, ...] = ()
-    if params.status in ("keep", "discard") and expected is not None:
+    if params.status in SCORED_VERDICTS and expected is not None:
         changed = _check_set(sorted(metrics), expected, params.force)
     asi = {**run.parsed_asi, **dict(params.asi or {})}
     return LogPlan(metric, metrics, asi, changed)
@@ -83,7 +84,7 @@ def plan_log(
 
 def _refuse_keep(run: SessionRunRecord) -> None:
     state = benchmark_state(run)
-    if state != "pass":
+    if state != ProcessState.PASS:
         raise RefusedError(
             f"cannot keep run #{run.number}: the benchmark did not pass ({state}); log it as crash"
         )
@@ -133,7 +134,7 @@ def expected_secondary(
 ) -> list[str] | None:
     """The set the next keep/discard must report: the latest scored run's, else the declared."""
     for run in reversed(earlier):
-        if run.status in ("keep", "discard") and run.metrics is not None:
+        if run.status in SCORED_VERDICTS and run.metrics is not None:
             return sorted(run.metrics)
     return sorted(session.secondary) if session.secondary else None
 
@@ -169,7 +170,7 @@ def _number(value: float) -> float | int:
 
 def keep_message(description: str, metric: str, value: float, metrics: Mapping[str, float]) -> str:
     """`<description>\\n\\nResult: {"status":"keep", "<metric>":<value>, …}`."""
-    result: dict[str, Any] = {"status": "keep", metric: _number(value)}
+    result: dict[str, Any] = {"status": Verdict.KEEP, metric: _number(value)}
     for name, extra in sorted(metrics.items()):
         result.setdefault(name, _number(extra))
     trailer = json.dumps(result, separators=(", ", ":"), ensure_ascii=False)

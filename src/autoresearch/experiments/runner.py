@@ -21,7 +21,6 @@ from typing import Any
 
 from autoresearch.clock import utc_now_iso
 from autoresearch.contracts.metric_lines import MetricScanner, ParsedLines
-from autoresearch.decide import is_better
 from autoresearch.errors import JournalError, RefusedError
 from autoresearch.experiments.confidence import SegmentStats
 from autoresearch.experiments.context import Context, open_context, session_lock
@@ -46,6 +45,7 @@ from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
 from autoresearch.paths import CHECKS_FILE
 from autoresearch.proc import SupervisedOutcome, SupervisedSpec, run_supervised
 from autoresearch.settings import ENV_EXP_DIR, ENV_EXP_RUN_MARKER, kill_grace
+from autoresearch.states import ProcessState, Verdict, is_better
 from autoresearch.streams import LineSplitter, Tail
 
 TAIL_LINES = 10
@@ -141,7 +141,7 @@ def _measure(
     }
     harness = _run_harness(ctx, session, run, env, params, ticker)
     checks = None
-    if _state(harness.outcome) == "pass" and (ctx.cwd / CHECKS_FILE).is_file():
+    if _state(harness.outcome) == ProcessState.PASS and (ctx.cwd / CHECKS_FILE).is_file():
         checks = _run_checks(ctx, paths.checks_log(run.number), env, params, ticker.cancelled)
     cancelled = harness.outcome.cancelled or (checks or {}).get("status") == CANCELLED
     return _record(ctx, session, run, harness, checks, cancelled), cancelled
@@ -336,34 +336,34 @@ def _report(
 
 
 def suggest(
-    session: SessionRecord, run: SessionRunRecord, status: str, segment: SegmentStats
+    session: SessionRecord, run: SessionRunRecord, status: ProcessState, segment: SegmentStats
 ) -> str:
     """The status the numbers point to; the agent decides and logs it."""
-    if status == CANCELLED:
+    if status == ProcessState.CANCELLED:
         return NOTHING_TO_LOG
-    if status != "pass" or run.parsed_primary is None:
-        return "crash"
+    if status != ProcessState.PASS or run.parsed_primary is None:
+        return Verdict.CRASH
     if checks_failed(run):
-        return "checks_failed"
+        return Verdict.CHECKS_FAILED
     if segment.best is None:
-        return "keep"
+        return Verdict.KEEP
     improved = is_better(session.direction, run.parsed_primary, segment.best.metric)
-    return "keep" if improved else "discard"
+    return Verdict.KEEP if improved else Verdict.DISCARD
 
 
 def _advice(
-    session: SessionRecord, run: SessionRunRecord, status: str, segment: SegmentStats
+    session: SessionRecord, run: SessionRunRecord, status: ProcessState, segment: SegmentStats
 ) -> list[str]:
-    if status == CANCELLED:
+    if status == ProcessState.CANCELLED:
         return [
             f"run #{run.number} was cancelled: its processes were stopped and the run is "
             "abandoned (nothing to log); start a new run when ready"
         ]
-    if status == "pass" and run.parsed_primary is None:
+    if status == ProcessState.PASS and run.parsed_primary is None:
         return [
             f"the benchmark passed but printed no `METRIC {session.metric}=<value>` line: "
             "fix the harness, or log this run as crash"
         ]
-    if status == "pass" and segment.baseline is None and not checks_failed(run):
+    if status == ProcessState.PASS and segment.baseline is None and not checks_failed(run):
         return [f"segment {session.segment} has no baseline yet: log this run as keep to set it"]
     return []

@@ -38,6 +38,7 @@ from autoresearch.paths import (
     session_worktree,
 )
 from autoresearch.repo_state import link_shared_paths
+from autoresearch.states import SESSION_DEFAULT_DIRECTION
 
 PHASE_1 = (
     f"{HARNESS_FILE} is missing in {{cwd}}. Phase 1 comes first: write the harness, the one "
@@ -156,7 +157,7 @@ def _new_fields(params: InitParams, branch: str, directory: Path, head: str) -> 
         "goal": params.goal or "",
         "metric": params.metric,
         "unit": params.unit or "",
-        "direction": params.direction or "lower",
+        "direction": params.direction or SESSION_DEFAULT_DIRECTION,
         "command": params.command or DEFAULT_COMMAND,
         "branch": branch,
         "directory": str(directory),

@@ -19,6 +19,7 @@ from autoresearch.experiments.rules import benchmark_state
 from autoresearch.journal import sessions
 from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
 from autoresearch.locks import FileLock
+from autoresearch.states import RunState
 
 DEFAULT_HISTORY = 20
 
@@ -57,7 +58,7 @@ def session_status(start: Path, last: int = DEFAULT_HISTORY) -> StatusReport:
 def build_status(ctx: Context, session: SessionRecord, last: int) -> StatusReport:
     segment = stats(ctx.journal, session)
     logged = sessions.logged_runs(ctx.journal, session.session_id, session.segment)
-    counts = {status: sum(1 for r in logged if r.status == status) for status in STATUSES}
+    counts = {s.value: sum(1 for r in logged if r.status == s) for s in STATUSES}
     recent = sessions.recent_runs(ctx.journal, session.session_id, max(last, 0))
     pending = sessions.pending_run(ctx.journal, session.session_id)
     return StatusReport(
@@ -111,7 +112,13 @@ def run_line(run: SessionRunRecord, segment: SegmentStats, current: int) -> dict
 
 def pending_line(ctx: Context, session: SessionRecord, run: SessionRunRecord) -> dict[str, Any]:
     """The unlogged run: running now, interrupted, or completed and waiting for its log."""
-    state = "completed" if run.completed else "running" if _busy(ctx, session) else "interrupted"
+    state = (
+        RunState.COMPLETED
+        if run.completed
+        else RunState.RUNNING
+        if _busy(ctx, session)
+        else RunState.INTERRUPTED
+    )
     return {
         "run": run.number,
         "state": state,

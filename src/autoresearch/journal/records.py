@@ -1,8 +1,9 @@
 """Mapping between frozen record dataclasses and table rows, shared by the journal's stores.
 
 JSON columns are named `<field>_json`; booleans are stored as 0/1; tuple fields come back as
-tuples. The SQL built here only ever interpolates column and table names from the stores'
-own constants, never values.
+tuples; enum fields (states.py) are stored as their string and come back as members. The SQL
+built here only ever interpolates column and table names from the stores' own constants, never
+values.
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
+from enum import StrEnum
 from typing import Any
 
 
@@ -21,6 +23,7 @@ class Codec:
     json_columns: Mapping[str, str]
     bools: frozenset[str] = frozenset()
     tuples: frozenset[str] = frozenset()
+    enums: Mapping[str, type[StrEnum]] = field(default_factory=dict)
 
     def columns(self, values: Mapping[str, Any]) -> dict[str, Any]:
         """Field values → column values."""
@@ -52,6 +55,8 @@ class Codec:
                 value = tuple(value) if f.name in self.tuples else value
             elif f.name in self.bools:
                 value = bool(value)
+            elif f.name in self.enums and value is not None:
+                value = self.enums[f.name](value)
             data[f.name] = value
         return cls(**data)
 

@@ -15,11 +15,19 @@ from autoresearch.clock import utc_now_iso
 from autoresearch.journal import records
 from autoresearch.journal.db import Journal
 from autoresearch.journal.records import Codec
+from autoresearch.states import (
+    MISSION_DEFAULT_DIRECTION,
+    DecisionKind,
+    Direction,
+    EvalStatus,
+    IterationKind,
+    IterationState,
+    Phase,
+    RunStatus,
+)
 
-# Iteration states: an iteration moves forward only, and `resume` finishes or rolls back any
-# iteration that is not `applied`.
-EVALUATING, DECIDED, APPLIED = "evaluating", "decided", "applied"
-PREPARING, READY = "preparing", "ready"
+# `resume` finishes or rolls back any iteration that is not `applied`.
+EVALUATING = IterationState.EVALUATING
 
 
 @dataclass(frozen=True)
@@ -39,8 +47,8 @@ class RunRecord:
     evaluator: dict[str, Any]
     keep_policy: str
     sandbox: dict[str, Any]
-    status: str
-    phase: str
+    status: RunStatus
+    phase: Phase
     created_at: str
     updated_at: str
     baseline_commit: str | None = None
@@ -55,6 +63,11 @@ class RunRecord:
     views_iteration: int = -1
     completed_at: str | None = None
 
+    @property
+    def direction(self) -> Direction:
+        """Which way the mission's score improves."""
+        return Direction(self.evaluator.get("direction", MISSION_DEFAULT_DIRECTION))
+
 
 @dataclass(frozen=True)
 class IterationRecord:
@@ -62,18 +75,18 @@ class IterationRecord:
 
     run_id: str
     iteration: int
-    kind: str
-    state: str
+    kind: IterationKind
+    state: IterationState
     keep_policy: str
     created_at: str
     updated_at: str
-    candidate_status: str | None = None
+    candidate_status: str | None = None  # an ArtifactStatus, or what an invalid artifact said
     base_commit: str | None = None
     candidate_commit: str | None = None
     description: str = ""
     artifact_notes: list[str] = field(default_factory=list)
     artifact_sha256: str | None = None
-    decision: str | None = None
+    decision: DecisionKind | None = None
     decision_reason: str | None = None
     decision_notes: list[str] = field(default_factory=list)
     kept_commit: str | None = None
@@ -81,14 +94,18 @@ class IterationRecord:
     agent: dict[str, Any] | None = None
 
 
-_RUNS = Codec({"evaluator": "evaluator_json", "sandbox": "sandbox_json", "loop": "loop_json"})
+_RUNS = Codec(
+    {"evaluator": "evaluator_json", "sandbox": "sandbox_json", "loop": "loop_json"},
+    enums={"status": RunStatus, "phase": Phase},
+)
 _ITERATIONS = Codec(
     {
         "artifact_notes": "artifact_notes_json",
         "decision_notes": "decision_notes_json",
         "evaluator": "evaluator_json",
         "agent": "agent_json",
-    }
+    },
+    enums={"kind": IterationKind, "state": IterationState, "decision": DecisionKind},
 )
 
 
@@ -117,7 +134,9 @@ def list_runs(journal: Journal) -> list[RunRecord]:
 
 def active_run_ids(conn: sqlite3.Connection) -> list[str]:
     """Non-terminal runs (read inside a transaction so that the check is race-free)."""
-    rows = conn.execute("SELECT run_id FROM runs WHERE status = 'running' ORDER BY created_at")
+    rows = conn.execute(
+        "SELECT run_id FROM runs WHERE status = ? ORDER BY created_at", (RunStatus.RUNNING,)
+    )
     return [r[0] for r in rows]
 
 
@@ -160,7 +179,7 @@ def unfinished_iterations(journal: Journal, run_id: str) -> list[IterationRecord
     # the literal matches the partial index iterations_unfinished
     rows = journal.rows(
         "SELECT * FROM iterations INDEXED BY iterations_unfinished "
-        "WHERE run_id = ? AND state != 'applied' ORDER BY iteration",
+        "WHERE run_id = ? AND state != 'applied' ORDER BY iteration",  # IterationState.APPLIED
         (run_id,),
     )
     return [_ITERATIONS.record(IterationRecord, r) for r in rows]
@@ -194,6 +213,7 @@ def iterations_after(journal: Journal, run_id: str, after: int) -> list[Iteratio
 
 
 def decision_counts(journal: Journal, run_id: str) -> dict[str, int]:
+    """How many iterations ended with each decision (the baseline not counted)."""
     rows = journal.rows(
         "SELECT decision, COUNT(*) FROM iterations WHERE run_id = ? AND kind = 'iteration' "
         "AND state != ? GROUP BY decision",
@@ -202,27 +222,26 @@ def decision_counts(journal: Journal, run_id: str) -> dict[str, int]:
     return {str(r[0]): int(r[1]) for r in rows}
 
 
-def trailing_decisions(journal: Journal, run_id: str, limit: int) -> list[str]:
+def trailing_decisions(journal: Journal, run_id: str, limit: int) -> list[DecisionKind]:
     """Decisions of the last `limit` iterations, newest first."""
     rows = journal.rows(
         "SELECT decision FROM iterations WHERE run_id = ? AND kind = 'iteration' AND state != ? "
         "ORDER BY iteration DESC LIMIT ?",
         (run_id, EVALUATING, limit),
     )
-    return [str(r[0]) for r in rows]
+    return [DecisionKind(r[0]) for r in rows]
 
 
-def best_score(journal: Journal, run_id: str, direction: str) -> float | None:
-    """The best score among kept iterations and a passing baseline."""
-    agg = "MIN" if direction == "lower" else "MAX"
-    row = journal.row(
-        f"SELECT {agg}(e.score) FROM evaluations e JOIN iterations i "
+def kept_scores(journal: Journal, run_id: str) -> list[float]:
+    """The scores of kept iterations and of a passing baseline (states.best_of picks one)."""
+    rows = journal.rows(
+        "SELECT e.score FROM evaluations e JOIN iterations i "
         "ON e.run_id = i.run_id AND e.iteration = i.iteration "
-        "WHERE e.run_id = ? AND e.score IS NOT NULL AND e.status = 'pass' "
-        "AND i.decision IN ('keep', 'baseline')",
-        (run_id,),
+        "WHERE e.run_id = ? AND e.score IS NOT NULL AND e.status = ? "
+        "AND i.decision IN (?, ?)",
+        (run_id, EvalStatus.PASS, DecisionKind.KEEP, DecisionKind.BASELINE),
     )
-    return None if row is None or row[0] is None else float(row[0])
+    return [float(r[0]) for r in rows]
 
 
 def baseline_score(journal: Journal, run_id: str) -> float | None:

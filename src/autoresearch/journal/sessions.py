@@ -19,9 +19,10 @@ from autoresearch.clock import utc_now_iso
 from autoresearch.journal import records
 from autoresearch.journal.db import Journal
 from autoresearch.journal.records import Codec
+from autoresearch.states import Direction, Verdict
 
 Reader = Journal | sqlite3.Connection
-LOGGED_STATUSES = ("keep", "discard", "crash", "checks_failed")
+LOGGED_STATUSES = tuple(Verdict)
 
 
 @dataclass(frozen=True)
@@ -31,7 +32,7 @@ class SessionRecord:
     session_id: int
     name: str
     metric: str
-    direction: str
+    direction: Direction
     command: str
     branch: str
     directory: str
@@ -75,7 +76,7 @@ class SessionRunRecord:
     checks: dict[str, Any] | None = None
     log_path: str | None = None
     tail: str = ""
-    status: str | None = None
+    status: Verdict | None = None
     description: str | None = None
     metric: float | None = None
     metrics: dict[str, float] | None = None
@@ -116,8 +117,8 @@ _RUN_JSON = {
     "deviations": "deviations_json",
 }
 _BOOLS = frozenset({"own_worktree", "timed_out", "flagged"})
-_SESSIONS = Codec(_SESSION_JSON, _BOOLS, frozenset(_SESSION_JSON))
-_RUNS = Codec(_RUN_JSON, _BOOLS)
+_SESSIONS = Codec(_SESSION_JSON, _BOOLS, frozenset(_SESSION_JSON), enums={"direction": Direction})
+_RUNS = Codec(_RUN_JSON, _BOOLS, enums={"status": Verdict})
 
 
 def _rows(src: Reader, sql: str, params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:

@@ -16,6 +16,7 @@ from typing import Any
 from autoresearch.fsutil import atomic_write_json, atomic_write_text
 from autoresearch.journal.runs import IterationRecord, RunRecord
 from autoresearch.paths import RESULTS_FILE, RepoPaths
+from autoresearch.states import RunStatus
 
 SCHEMA_VERSION = 1
 TSV_HEADER = "iteration\tcommit\tpass\tscore\tstatus\tdescription\n"
@@ -177,7 +178,7 @@ def active_run_pointer(
 ) -> dict[str, Any]:
     return {
         "schema_version": SCHEMA_VERSION,
-        "active": run.status == "running",
+        "active": run.status == RunStatus.RUNNING,
         "run_id": run.run_id,
         "mission_slug": run.mission_slug,
         "repo_root": str(repo.repo_root),

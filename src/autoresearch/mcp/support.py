@@ -1,9 +1,9 @@
 """Plumbing of the MCP tools: errors the model can read, replies, progress, supervised-run text.
 
 Invariants: every failure reaches the client as a `ToolError` with a readable one-line message
-(an `AutoresearchError` with its own message; anything else with its type and text, the
-traceback only in the server's log on stderr); a reply carries the same text the CLI prints
-plus the structured result validated against the tool's output model.
+(an `AutoresearchError` with its own message; anything else as the CLI's internal-error line,
+the traceback in a crash log and in the server's log on stderr); a reply carries the same text
+the CLI prints plus the structured result validated against the tool's output model.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel
 
+from autoresearch.crash import internal_error_line, write_crash_log
 from autoresearch.errors import AutoresearchError
 
 log = logging.getLogger("autoresearch.mcp")
@@ -39,14 +40,11 @@ def tool_errors() -> Iterator[None]:
     except AutoresearchError as exc:
         raise ToolError(" ".join(exc.message.splitlines())) from exc
     except Exception as exc:
-        # Not an expected refusal: a bug or a broken environment. The model still gets the
-        # exception's text (never a traceback); the traceback goes to the server's log.
+        # Not an expected refusal: a bug or a broken environment. The model gets the same line
+        # as the CLI (never a traceback); the traceback goes to the crash log and stderr.
         log.exception("unexpected error in an autoresearch MCP tool")
-        text = " ".join(str(exc).splitlines()) or "no message"
-        raise ToolError(
-            f"internal error ({type(exc).__name__}: {text}); "
-            "the MCP server's log (stderr) has the traceback"
-        ) from exc
+        path = write_crash_log(exc, ["autoresearch", "mcp"])
+        raise ToolError(internal_error_line(exc, path)) from exc
 
 
 def reply(text: str, structured: BaseModel) -> CallToolResult:

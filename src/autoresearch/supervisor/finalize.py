@@ -8,17 +8,22 @@ import contextlib
 from autoresearch.clock import utc_now_iso
 from autoresearch.errors import RefusedError
 from autoresearch.journal import runs, views
+from autoresearch.states import RunStatus
 from autoresearch.supervisor import sync
 from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.recovery import recover
 
 
-def finalize_run(h: RunHandle, status: str, reason: str, note: str | None = None) -> None:
+def finalize_run(h: RunHandle, status: RunStatus, reason: str, note: str | None = None) -> None:
     """End a run as stopped or completed; the caller holds the driver lock."""
     with contextlib.suppress(RefusedError):
         recover(h)  # a dirty worktree must not prevent an operator from ending the run
     with h.journal.tx() as conn:
-        changes = {"status": status, "stop_reason": reason, "completed_at": utc_now_iso()}
+        changes: dict[str, str] = {
+            "status": status,
+            "stop_reason": reason,
+            "completed_at": utc_now_iso(),
+        }
         if note is not None:
             changes["stop_note"] = note
         runs.update_run(conn, h.run_id, stop_requested=None, **changes)
@@ -31,7 +36,7 @@ def finalize_run(h: RunHandle, status: str, reason: str, note: str | None = None
 
 def honour_stop_request(h: RunHandle) -> bool:
     """Finalize the run when an operator asked it to stop; True when it did."""
-    if h.run.status != "running" or h.run.stop_requested is None:
+    if h.run.status != RunStatus.RUNNING or h.run.stop_requested is None:
         return False
-    finalize_run(h, "stopped", h.run.stop_requested)
+    finalize_run(h, RunStatus.STOPPED, h.run.stop_requested)
     return True

@@ -9,6 +9,7 @@ from typing import Any
 from autoresearch.decide import previous_outcome
 from autoresearch.journal.runs import IterationRecord, RunRecord
 from autoresearch.journal.views import format_score
+from autoresearch.states import Direction, IterationKind
 
 MISSION_CAP = 4000
 SANDBOX_CAP = 4000
@@ -50,7 +51,7 @@ def ledger_summary(recent: Sequence[IterationRecord]) -> list[dict[str, Any]]:
 
 
 def snapshot(run: RunRecord, recent: Sequence[IterationRecord]) -> dict[str, Any]:
-    last = recent[-1] if recent and recent[-1].kind == "iteration" else None
+    last = recent[-1] if recent and recent[-1].kind == IterationKind.ITERATION else None
     return {
         "iteration": run.iteration + 1,
         "baseline_commit": run.baseline_commit,
@@ -77,7 +78,8 @@ def _evaluator_lines(evaluator: dict[str, Any]) -> list[str]:
             "- required output field: pass (boolean)",
             "- optional output field: score (number)",
         ]
-    better = "lower" if evaluator.get("direction") == "lower" else "higher"
+    lower = evaluator.get("direction") == Direction.LOWER
+    better = Direction.LOWER if lower else Direction.HIGHER
     lines.append(f"- direction: {better} scores are better")
     return lines
 

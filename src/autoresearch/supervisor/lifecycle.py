@@ -13,13 +13,14 @@ from typing import Any
 
 from autoresearch import git
 from autoresearch.contracts.candidate import is_placeholder
-from autoresearch.decide import STOP_OPERATOR, STOPPED, TERMINAL_STATUSES
+from autoresearch.decide import STOP_OPERATOR
 from autoresearch.errors import NotFoundError, RefusedError
 from autoresearch.journal import runs, views
 from autoresearch.journal.db import Journal
-from autoresearch.journal.runs import PREPARING, RunRecord
+from autoresearch.journal.runs import RunRecord
 from autoresearch.paths import RepoPaths
 from autoresearch.settings import journal_timeout
+from autoresearch.states import TERMINAL_STATUSES, Phase, RunStatus, best_of
 from autoresearch.supervisor import prepare, record, sync
 from autoresearch.supervisor.finalize import finalize_run
 from autoresearch.supervisor.handle import RunHandle, driver_alive, driver_lock, open_journal
@@ -61,7 +62,7 @@ def open_run(repo_root: Path, run_id: str) -> RunHandle:
         run = runs.get_run(journal, run_id)
         if run is None:
             raise NotFoundError(f"unknown run: {run_id}")
-        if run.status != "running":
+        if run.status != RunStatus.RUNNING:
             raise RefusedError(msg_terminal(run_id, run.status))
         repo = RepoPaths(repo_root)
         lock = driver_lock(repo, run_id)
@@ -101,15 +102,17 @@ def _lock_for_resume(journal: Journal, repo: RepoPaths, run_id: str) -> RunHandl
     run = runs.get_run(journal, run_id)
     if run is None:
         raise RefusedError(msg_manifest_missing(run_id))
-    if run.status != "running":
+    if run.status != RunStatus.RUNNING:
         raise RefusedError(msg_resume_terminal(run_id))
     lock = driver_lock(repo, run_id)
     handle = RunHandle(journal, repo, run, lock)
     handle.refresh()
-    if handle.run.status != "running":
+    if handle.run.status != RunStatus.RUNNING:
         lock.release()
         raise RefusedError(msg_resume_terminal(run_id))
-    if handle.run.phase != PREPARING and not git.is_worktree_of(handle.worktree, repo.repo_root):
+    if handle.run.phase != Phase.PREPARING and not git.is_worktree_of(
+        handle.worktree, repo.repo_root
+    ):
         lock.release()
         raise RefusedError(msg_missing_worktree(handle.run.worktree_path))
     return handle
@@ -118,13 +121,17 @@ def _lock_for_resume(journal: Journal, repo: RepoPaths, run_id: str) -> RunHandl
 def _rearm(h: RunHandle, save_dirty: bool) -> ResumeOutcome:
     # A crashed driver's agent may still be editing: stop it before looking at the tree.
     notes = record.reap_stale_children(h)
-    if save_dirty and h.run.phase != PREPARING and dirty_entries(h.worktree, h.links, h.runtime):
+    if (
+        save_dirty
+        and h.run.phase != Phase.PREPARING
+        and dirty_entries(h.worktree, h.links, h.runtime)
+    ):
         kept = h.run.last_kept_commit or "HEAD"
         notes.append(record.save_patch(h, h.run.iteration + 1, "dirty", kept))
         git.reset_hard(h.worktree, "HEAD")
         git.clean_untracked(h.worktree, keep=runtime_clean_patterns(h.links, h.runtime))
     notes += recover(h)
-    if h.run.phase == PREPARING:
+    if h.run.phase == Phase.PREPARING:
         prepare.finish_prepare(h)
         notes.append("finished the interrupted prepare (worktree, mission, baseline)")
     check_reset_safety(h.worktree, h.links, h.runtime)
@@ -186,13 +193,13 @@ def stop(repo_root: Path, run_id: str | None, reason: str | None = None) -> Stop
         lock = driver_lock(repo, run.run_id)
     with RunHandle(open_journal(repo_root, journal_timeout()), repo, run, lock) as h:
         h.refresh()
-        finalize_run(h, STOPPED, STOP_OPERATOR, note=reason)
+        finalize_run(h, RunStatus.STOPPED, STOP_OPERATOR, note=reason)
         return StopOutcome(h.run_id, h.run.status, STOP_OPERATOR, reason, requested=False)
 
 
 def _stop_target(journal: Journal, run_id: str | None) -> RunRecord:
     if run_id is None:
-        active = [r for r in runs.list_runs(journal) if r.status == "running"]
+        active = [r for r in runs.list_runs(journal) if r.status == RunStatus.RUNNING]
         if not active:
             raise NotFoundError(NO_ACTIVE_RUN)
         return active[-1]
@@ -236,11 +243,10 @@ def run_details(repo_root: Path, run_id: str, last: int | None = None) -> dict[s
 
 
 def _summary_of(journal: Journal, run: RunRecord) -> dict[str, Any]:
-    direction = str(run.evaluator.get("direction", "higher"))
     return _summary(
         run,
         runs.decision_counts(journal, run.run_id),
-        runs.best_score(journal, run.run_id, direction),
+        best_of(run.direction, runs.kept_scores(journal, run.run_id)),
         runs.baseline_score(journal, run.run_id),
     )
 
@@ -257,7 +263,7 @@ def _summary(
         "worktree_path": run.worktree_path,
         "iteration": run.iteration,
         "keep_policy": run.keep_policy,
-        "direction": run.evaluator.get("direction", "higher"),
+        "direction": run.direction,
         "last_kept_commit": run.last_kept_commit,
         "last_kept_score": run.last_kept_score,
         "best_score": best,
@@ -284,7 +290,9 @@ def run_summary(h: RunHandle, sessions: int, interrupted: bool) -> dict[str, Any
         results_file=str(h.results_file),
         manifest_file=str(h.paths.manifest),
         logs_dir=str(h.paths.logs),
-        resume_command=f"autoresearch resume {run.run_id}" if run.status == "running" else None,
+        resume_command=f"autoresearch resume {run.run_id}"
+        if run.status == RunStatus.RUNNING
+        else None,
     )
     return data
 

@@ -18,11 +18,8 @@ from autoresearch.agents.base import Agent, AgentResult, SessionRequest
 from autoresearch.clock import utc_now_iso
 from autoresearch.contracts import candidate as cand
 from autoresearch.decide import (
-    COMPLETED,
     DEFAULT_MAX_AGENT_FAILURES,
     DEFAULT_MAX_NOOPS,
-    FAILED,
-    STOPPED,
     stop_agent_failures,
     stop_max_iterations,
     stop_noop_limit,
@@ -30,6 +27,7 @@ from autoresearch.decide import (
 from autoresearch.errors import RunInterrupted
 from autoresearch.fsutil import atomic_write_json
 from autoresearch.journal import runs
+from autoresearch.states import REJECTS_CANDIDATE, ArtifactStatus, DecisionKind, RunStatus
 from autoresearch.supervisor import record
 from autoresearch.supervisor.finalize import finalize_run
 from autoresearch.supervisor.handle import RunHandle
@@ -55,7 +53,7 @@ class LoopLimits:
 class LoopState:
     """The facts `next_action` decides on."""
 
-    status: str
+    status: RunStatus
     stop_requested: str | None
     iteration: int
     trailing_noops: int
@@ -67,28 +65,28 @@ class LoopState:
 @dataclass(frozen=True)
 class Action:
     kind: str  # "finish" | "process_pending" | "launch" | "exit"
-    status: str | None = None
+    status: RunStatus | None = None
     reason: str | None = None
     note: str | None = None
 
 
 def next_action(state: LoopState, limits: LoopLimits) -> Action:
     """The loop's transition table."""
-    if state.status != "running":
+    if state.status != RunStatus.RUNNING:
         return Action("exit")
     if state.stop_requested:
-        return Action("finish", STOPPED, state.stop_requested)
+        return Action("finish", RunStatus.STOPPED, state.stop_requested)
     if state.pending_artifact:
         return Action("process_pending")
     if limits.max_iterations is not None and state.iteration >= limits.max_iterations:
-        return Action("finish", COMPLETED, stop_max_iterations(limits.max_iterations))
+        return Action("finish", RunStatus.COMPLETED, stop_max_iterations(limits.max_iterations))
     # failed sessions also record noops: the failure limit is checked first, so that a broken
     # agent ends the run as failed instead of looking like an agent without ideas
     if limits.max_agent_failures > 0 and state.agent_failures >= limits.max_agent_failures:
         reason = stop_agent_failures(limits.max_agent_failures)
-        return Action("finish", FAILED, reason, state.last_failure)
+        return Action("finish", RunStatus.FAILED, reason, state.last_failure)
     if limits.max_noops > 0 and state.trailing_noops >= limits.max_noops:
-        return Action("finish", STOPPED, stop_noop_limit(limits.max_noops))
+        return Action("finish", RunStatus.STOPPED, stop_noop_limit(limits.max_noops))
     return Action("launch")
 
 
@@ -115,7 +113,7 @@ class StopSignal:
 @dataclass(frozen=True)
 class LoopOutcome:
     run_id: str
-    status: str
+    status: RunStatus
     stop_reason: str | None
     interrupted: bool
     sessions: int
@@ -161,7 +159,7 @@ def run_loop(
         if action.kind == "exit":
             return _outcome(h, False, sessions)
         if action.kind == "finish":
-            finalize_run(h, action.status or STOPPED, action.reason or "", action.note)
+            finalize_run(h, action.status or RunStatus.STOPPED, action.reason or "", action.note)
             return _outcome(h, False, sessions)
         cancel = _CancelPoll(h, signal)
         try:
@@ -180,7 +178,7 @@ def run_loop(
             return _outcome(h, True, sessions)
         sessions += 1
         observer.step_recorded(result, agent_result)
-        reset_by_step = result.decision in ("discard", "ambiguous")
+        reset_by_step = result.decision in REJECTS_CANDIDATE
         failure = session_failure(agent_result, result.decision, wrote_artifact)
         failures = failures + 1 if failure else 0
         last_failure = failure or last_failure
@@ -188,12 +186,14 @@ def run_loop(
             return _outcome(h, True, sessions)
 
 
-def session_failure(result: AgentResult, decision: str, wrote_artifact: bool) -> str | None:
+def session_failure(
+    result: AgentResult, decision: DecisionKind, wrote_artifact: bool
+) -> str | None:
     """Why a session counts toward the agent failure limit, or None.
 
     A session that broke (could not start, crashed, reported an error, was denied) or wrote
     no artifact counts unless it still produced a candidate that was judged."""
-    if decision not in ("noop", "interrupted"):
+    if decision not in (DecisionKind.NOOP, DecisionKind.INTERRUPTED):
         return None
     if result.cancelled:
         return None
@@ -207,7 +207,7 @@ def _state(
 ) -> LoopState:
     trailing = 0
     for decision in runs.trailing_decisions(h.journal, h.run_id, max(limits.max_noops, 1)):
-        if decision != "noop":
+        if decision != DecisionKind.NOOP:
             break
         trailing += 1
     return LoopState(
@@ -296,17 +296,17 @@ def _after_session(
         label = "timed-out" if result.timed_out else "interrupted"
         notes.append(record.save_patch(h, iteration, label, base))
         _reset(h, base)
-        _write_artifact(h, "interrupted", None, base, f"agent session {label}", notes)
+        _write_artifact(h, ArtifactStatus.INTERRUPTED, None, base, f"agent session {label}", notes)
         return []
     artifact = _read_artifact(h)
     if cand.is_placeholder(artifact):
         if agent.artifact_from_git:
             return notes + _artifact_from_git(h, iteration, base)
         # the placeholder's own text would read as the agent's: say what happened instead
-        _write_artifact(h, "noop", None, base, MSG_NO_ARTIFACT, [])
+        _write_artifact(h, ArtifactStatus.NOOP, None, base, MSG_NO_ARTIFACT, [])
         return [*notes, MSG_NO_ARTIFACT]
     status = artifact.get("status") if isinstance(artifact, dict) else None
-    if status == "candidate" and dirty_entries(h.worktree, h.links, h.runtime):
+    if status == ArtifactStatus.CANDIDATE and dirty_entries(h.worktree, h.links, h.runtime):
         head = git.head(h.worktree)
         notes.append(record.save_patch(h, iteration, "uncommitted", head))
         _reset(h, head)
@@ -341,15 +341,17 @@ def _artifact_from_git(h: RunHandle, iteration: int, base: str) -> list[str]:
     commit = git.commit_all(h.worktree, message, pathspec=paths) if paths else None
     head = commit or git.head(h.worktree)
     if head == base:
-        _write_artifact(h, "noop", None, base, "agent made no changes", [])
+        _write_artifact(h, ArtifactStatus.NOOP, None, base, "agent made no changes", [])
         return []
-    _write_artifact(h, "candidate", head, base, git.commit_message(h.worktree, head), [])
+    _write_artifact(
+        h, ArtifactStatus.CANDIDATE, head, base, git.commit_message(h.worktree, head), []
+    )
     return ["artifact derived from git: the agent's changes were committed by autoresearch"]
 
 
 def _write_artifact(
     h: RunHandle,
-    status: str,
+    status: ArtifactStatus,
     commit: str | None,
     base: str,
     description: str,

@@ -19,11 +19,12 @@ from autoresearch.decide import baseline_decision
 from autoresearch.errors import ContractError, RefusedError
 from autoresearch.evaluate import EvaluationRecord
 from autoresearch.journal import runs
-from autoresearch.journal.runs import PREPARING, READY, IterationRecord, RunRecord
+from autoresearch.journal.runs import IterationRecord, RunRecord
 from autoresearch.mission import Mission, load_mission
 from autoresearch.paths import MISSION_FILE, SANDBOX_FILE, RepoPaths
 from autoresearch.repo_state import ensure_state_dir, link_shared_paths, write_excludes
 from autoresearch.settings import journal_timeout
+from autoresearch.states import IterationKind, Phase, RunStatus
 from autoresearch.supervisor import record, sync
 from autoresearch.supervisor.handle import (
     RunHandle,
@@ -148,8 +149,8 @@ def _new_run(repo: RepoPaths, mission: Mission, tag: str, loop: dict[str, Any] |
             "relative_dir": rel,
             "start_commit": git.head(mission.worktree_root),
         },
-        status="running",
-        phase=PREPARING,
+        status=RunStatus.RUNNING,
+        phase=Phase.PREPARING,
         created_at=now,
         updated_at=now,
         loop=loop,
@@ -169,7 +170,7 @@ def finish_prepare(h: RunHandle) -> None:
         _baseline(h)
         failpoints.hit("prepare.after_baseline")
     with h.journal.tx() as conn:
-        runs.update_run(conn, run.run_id, phase=READY)
+        runs.update_run(conn, run.run_id, phase=Phase.READY)
     h.refresh()
     h.paths.logs.mkdir(parents=True, exist_ok=True)
     sync.rebuild_views(h)
@@ -230,8 +231,8 @@ def _baseline_iteration(h: RunHandle, commit: str, notes: list[str]) -> Iteratio
     return record.new_iteration(
         h,
         0,
-        "baseline",
-        candidate_status="baseline",
+        IterationKind.BASELINE,
+        candidate_status=IterationKind.BASELINE,
         base_commit=commit,
         candidate_commit=commit,
         description="initial baseline evaluation",

@@ -17,27 +17,33 @@ from typing import Any
 
 from autoresearch import failpoints, git
 from autoresearch.clock import utc_now_iso
-from autoresearch.decide import TERMINAL_STATUSES, Decision
+from autoresearch.decide import Decision
 from autoresearch.errors import RunInterrupted
 from autoresearch.evaluate import EvaluationRecord, evaluator_env, run_evaluator
 from autoresearch.fsutil import atomic_write_bytes
 from autoresearch.journal import runs
-from autoresearch.journal.runs import APPLIED, DECIDED, EVALUATING, IterationRecord
+from autoresearch.journal.runs import IterationRecord
 from autoresearch.proc import kill_marked, kill_stale_group
 from autoresearch.settings import kill_grace
+from autoresearch.states import (
+    TERMINAL_STATUSES,
+    DecisionKind,
+    IterationKind,
+    IterationState,
+)
 from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.safety import check_reset_safety, is_runtime_path
 
-RESETTING_DECISIONS = ("discard", "ambiguous", "interrupted")
 
-
-def new_iteration(h: RunHandle, iteration: int, kind: str, **fields: Any) -> IterationRecord:
+def new_iteration(
+    h: RunHandle, iteration: int, kind: IterationKind, **fields: Any
+) -> IterationRecord:
     now = utc_now_iso()
     return IterationRecord(
         run_id=h.run_id,
         iteration=iteration,
         kind=kind,
-        state=EVALUATING,
+        state=IterationState.EVALUATING,
         keep_policy=h.run.keep_policy,
         created_at=now,
         updated_at=now,
@@ -99,11 +105,11 @@ def commit_decision(
     exists: bool,
 ) -> IterationRecord:
     """One transaction: the decision, the evaluation row and the run's new state."""
-    needs_effect = decision.reset or decision.decision in RESETTING_DECISIONS
+    needs_effect = decision.needs_git_effect
     record = evaluation.to_dict() if evaluation else None
     decided = replace(
         it,
-        state=DECIDED if needs_effect else APPLIED,
+        state=IterationState.DECIDED if needs_effect else IterationState.APPLIED,
         decision=decision.decision,
         decision_reason=decision.reason,
         decision_notes=[*it.decision_notes, *decision.notes],
@@ -143,18 +149,18 @@ def apply_effect(
 
     `known_head` and `safety_checked` spare git calls the caller has just made.
     """
-    if it.state != DECIDED:
+    if it.state != IterationState.DECIDED:
         return it
     kept = it.kept_commit or h.run.last_kept_commit
     notes = list(it.decision_notes)
     if kept and (known_head or git.head(h.worktree)) != kept:
         if not safety_checked:
             check_reset_safety(h.worktree, h.links, h.runtime)
-        if it.decision == "interrupted":
+        if it.decision == DecisionKind.INTERRUPTED:
             notes.append(save_patch(h, it.iteration, "interrupted", kept))
         failpoints.hit("apply.before_reset")
         git.reset_hard(h.worktree, kept)
-    applied = replace(it, state=APPLIED, decision_notes=notes)
+    applied = replace(it, state=IterationState.APPLIED, decision_notes=notes)
     with h.journal.tx() as conn:
         runs.update_iteration(conn, applied)
     failpoints.hit("step.after_applied")

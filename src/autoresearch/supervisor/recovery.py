@@ -7,7 +7,7 @@ Idempotent: running it on a healthy run changes nothing.
 from __future__ import annotations
 
 from autoresearch.journal import runs
-from autoresearch.journal.runs import DECIDED, EVALUATING
+from autoresearch.states import IterationState, Phase
 from autoresearch.supervisor import record, sync
 from autoresearch.supervisor.handle import RunHandle
 
@@ -16,18 +16,18 @@ def recover(h: RunHandle) -> list[str]:
     """Repair the run; returns one note per repair made."""
     notes = record.reap_stale_children(h)
     for it in runs.unfinished_iterations(h.journal, h.run_id):
-        if it.state == EVALUATING:
+        if it.state == IterationState.EVALUATING:
             with h.journal.tx() as conn:
                 runs.delete_iteration(conn, h.run_id, it.iteration)
             notes.append(
                 f"rolled back iteration {it.iteration}: its evaluation was interrupted; "
                 "the artifact will be evaluated again"
             )
-        elif it.state == DECIDED:
+        elif it.state == IterationState.DECIDED:
             record.apply_effect(h, it)
             notes.append(f"finished iteration {it.iteration}: applied its {it.decision}")
     h.refresh()
-    if h.run.phase == runs.READY and h.run.views_iteration != h.run.iteration:
+    if h.run.phase == Phase.READY and h.run.views_iteration != h.run.iteration:
         _resync_views(h)
         notes.append(f"rebuilt the run files from the journal (iteration {h.run.iteration})")
     return notes

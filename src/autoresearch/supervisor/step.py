@@ -26,6 +26,7 @@ from autoresearch.errors import RefusedError
 from autoresearch.evaluate import EvaluationRecord
 from autoresearch.journal import runs
 from autoresearch.journal.runs import IterationRecord
+from autoresearch.states import ArtifactStatus, DecisionKind, IterationKind, Phase, RunStatus
 from autoresearch.supervisor import record, sync
 from autoresearch.supervisor.finalize import honour_stop_request
 from autoresearch.supervisor.handle import RunHandle
@@ -41,12 +42,12 @@ class StepResult:
 
     run_id: str
     iteration: int
-    decision: str
+    decision: DecisionKind
     decision_reason: str
     keep: bool
     notes: list[str]
     evaluator: dict[str, Any] | None
-    run_status: str
+    run_status: RunStatus
     stop_reason: str | None
     last_kept_commit: str | None
     last_kept_score: float | None
@@ -73,7 +74,7 @@ class StepResult:
         }
 
 
-def msg_terminal(run_id: str, status: str) -> str:
+def msg_terminal(run_id: str, status: RunStatus) -> str:
     return f"autoresearch_run_terminal:{run_id}:{status}"
 
 
@@ -84,14 +85,14 @@ def step(
     should_cancel: Callable[[], bool] | None = None,
 ) -> StepResult:
     """Process candidate.json once for a running, prepared run."""
-    if h.run.status != "running":
+    if h.run.status != RunStatus.RUNNING:
         raise RefusedError(msg_terminal(h.run_id, h.run.status))
-    if h.run.phase != "ready":
+    if h.run.phase != Phase.READY:
         raise RefusedError(
             f"run {h.run_id} is still being prepared; `autoresearch resume {h.run_id}` finishes it"
         )
     repaired = recover(h)
-    if h.run.status != "running":
+    if h.run.status != RunStatus.RUNNING:
         raise RefusedError(msg_terminal(h.run_id, h.run.status))
     raw = _read_artifact(h)
     sha = hashlib.sha256(raw).hexdigest() if raw is not None else None
@@ -110,7 +111,7 @@ def step(
         it = record.new_iteration(
             h,
             base["iteration"],
-            "iteration",
+            IterationKind.ITERATION,
             candidate_status=artifact.status,
             base_commit=artifact.base_commit,
             candidate_commit=artifact.candidate_commit,
@@ -143,7 +144,7 @@ def _validate(h: RunHandle, raw: bytes | None) -> CandidateArtifact:
         raise ArtifactError(cand.MSG_BASE_UNRESOLVED.format(raw=artifact.base_commit))
     if base_sha != kept:
         raise ArtifactError(cand.MSG_BASE_MISMATCH.format(sha=base_sha, kept=kept))
-    if artifact.status != "candidate":
+    if artifact.status != ArtifactStatus.CANDIDATE:
         return artifact
     if artifact.candidate_commit is None:
         raise ArtifactError(cand.MSG_COMMIT_REQUIRED)
@@ -179,7 +180,7 @@ def _invalid_iteration(h: RunHandle, raw: bytes | None, base: dict[str, Any]) ->
     return record.new_iteration(
         h,
         base["iteration"],
-        "iteration",
+        IterationKind.ITERATION,
         candidate_status=text("status"),
         base_commit=text("base_commit"),
         candidate_commit=text("candidate_commit"),
@@ -200,8 +201,8 @@ def _process(
 ) -> StepResult:
     run = h.run
     spec = h.evaluator
-    if artifact.status != "candidate":
-        dirty = artifact.status == "interrupted" and bool(
+    if artifact.status != ArtifactStatus.CANDIDATE:
+        dirty = artifact.status == ArtifactStatus.INTERRUPTED and bool(
             dirty_entries(h.worktree, h.links, h.runtime)
         )
         decision = decide(
@@ -216,7 +217,11 @@ def _process(
     record.start_evaluation(h, it)
     evaluation = record.evaluate(h, it.iteration, should_cancel)
     decision = decide(
-        run.keep_policy, spec.direction, run.last_kept_score, "candidate", evaluation.summary()
+        run.keep_policy,
+        spec.direction,
+        run.last_kept_score,
+        ArtifactStatus.CANDIDATE,
+        evaluation.summary(),
     )
     checked = decision.reset and _refuse_unsafe_reset(h, it)
     changes: dict[str, Any] = {"latest_candidate_commit": artifact.candidate_commit}

@@ -19,6 +19,7 @@ from autoresearch.contracts.candidate import placeholder
 from autoresearch.fsutil import atomic_write_json, atomic_write_text
 from autoresearch.journal import runs, views
 from autoresearch.journal.runs import IterationRecord
+from autoresearch.states import RunStatus
 from autoresearch.supervisor import instructions
 from autoresearch.supervisor.handle import RunHandle, pid_host
 
@@ -93,7 +94,7 @@ def _finish(h: RunHandle, evaluation: dict[str, Any] | None) -> None:
         atomic_write_json(h.paths.latest_evaluator, evaluation)
     views.write_manifest(h.run, h.repo)
     write_instructions(h)
-    if not h.pointer_written or h.run.status != "running":
+    if not h.pointer_written or h.run.status != RunStatus.RUNNING:
         write_active_pointer(h)
     with h.journal.tx() as conn:
         runs.update_run(

@@ -1,0 +1,137 @@
+"""Every state, decision and direction of the tool, defined once.
+
+The members are `StrEnum`s: they equal the contract's strings, so they go into JSON, SQL and
+messages unchanged, and mypy rejects a misspelt one. Values read back from the journal are
+turned into members by the journal's codecs.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class RunStatus(StrEnum):
+    """A supervised run (supervisor.md §7)."""
+
+    RUNNING = "running"
+    STOPPED = "stopped"
+    COMPLETED = "completed"
+    FAILED = "failed"
+
+
+TERMINAL_STATUSES = (RunStatus.STOPPED, RunStatus.COMPLETED, RunStatus.FAILED)
+
+
+class Phase(StrEnum):
+    """How far `prepare` got: a run is `preparing` until its worktree and baseline exist."""
+
+    PREPARING = "preparing"
+    READY = "ready"
+
+
+class IterationState(StrEnum):
+    """An iteration moves forward only: evaluating → decided → applied (supervisor/record.py)."""
+
+    EVALUATING = "evaluating"
+    DECIDED = "decided"
+    APPLIED = "applied"
+
+
+class IterationKind(StrEnum):
+    BASELINE = "baseline"
+    ITERATION = "iteration"
+
+
+class ArtifactStatus(StrEnum):
+    """The `status` of candidate.json (supervisor.md §4)."""
+
+    CANDIDATE = "candidate"
+    NOOP = "noop"
+    ABORT = "abort"
+    INTERRUPTED = "interrupted"
+
+
+class DecisionKind(StrEnum):
+    """The decision recorded for an iteration (supervisor.md §3)."""
+
+    BASELINE = "baseline"
+    KEEP = "keep"
+    DISCARD = "discard"
+    AMBIGUOUS = "ambiguous"
+    NOOP = "noop"
+    ABORT = "abort"
+    INTERRUPTED = "interrupted"
+    ERROR = "error"
+
+
+# An evaluated candidate that is rejected: the reset's safety is checked before the decision is
+# committed, and afterwards the tree is at the kept commit and known clean.
+REJECTS_CANDIDATE = frozenset({DecisionKind.DISCARD, DecisionKind.AMBIGUOUS})
+# Decisions whose git effect (bring the worktree back to the kept commit) follows the journal
+# write; an interrupted session's leftovers are saved as a patch first.
+NEEDS_GIT_EFFECT = REJECTS_CANDIDATE | {DecisionKind.INTERRUPTED}
+
+
+class EvalStatus(StrEnum):
+    """An evaluation's outcome; `error` carries no score (crash is an outcome, never a score)."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    ERROR = "error"
+
+
+class Direction(StrEnum):
+    """Which way a score improves."""
+
+    LOWER = "lower"
+    HIGHER = "higher"
+
+
+# The contracts' defaults differ on purpose: a supervisor score is "higher is better"
+# (supervisor.md §1), an experiment metric is a cost such as seconds (experiments.md "init").
+MISSION_DEFAULT_DIRECTION = Direction.HIGHER
+SESSION_DEFAULT_DIRECTION = Direction.LOWER
+
+
+def is_better(direction: Direction | str, candidate: float, incumbent: float) -> bool:
+    """Strictly better in `direction`: the one comparison of scores in the tool."""
+    return candidate < incumbent if direction == Direction.LOWER else candidate > incumbent
+
+
+def best_of(direction: Direction | str, scores: list[float]) -> float | None:
+    """The best of `scores` in `direction` (None for none)."""
+    best: float | None = None
+    for score in scores:
+        if best is None or is_better(direction, score, best):
+            best = score
+    return best
+
+
+class Verdict(StrEnum):
+    """The status `exp log` records for a run (experiments.md "log")."""
+
+    KEEP = "keep"
+    DISCARD = "discard"
+    CRASH = "crash"
+    CHECKS_FAILED = "checks_failed"
+
+
+SCORED_VERDICTS = (Verdict.KEEP, Verdict.DISCARD)
+
+
+class ProcessState(StrEnum):
+    """How a harness or checks process ended (experiments.md "run")."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    TIMEOUT = "timeout"
+    ERROR = "error"
+    CANCELLED = "cancelled"
+
+
+class RunState(StrEnum):
+    """What `exp status` says of the pending run."""
+
+    RUNNING = "running"
+    COMPLETED = "completed"
+    INTERRUPTED = "interrupted"
