@@ -1,34 +1,103 @@
-"""Atomic file writes: temp file in the same directory, then os.replace.
+"""The one place files and folders are created: atomic writes, and private state.
 
-A reader sees the old file or the new one, never a torn one, and a kill -9 mid-write leaves
-at most a stray `.tmp` file. No fsync: the guarantee is against process crashes, not power loss.
+Atomic: temp file in the same directory, then os.replace. A reader sees the old file or the new
+one, never a torn one, and a kill -9 mid-write leaves at most a stray `.tmp` file. No fsync:
+the guarantee is against process crashes, not power loss.
+
+Private: the state under `.autoresearch/` (journal, logs, patches, views, tokens) holds the
+commands a benchmark runs and whatever the agents and evaluators printed, secrets included.
+It is the user's alone whatever the umask: folders 0700, files 0600, children that work in it
+run with umask 077. The modes are set explicitly (a umask only removes bits, and a umask of
+0700 would remove the owner's own).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
+
+from autoresearch.paths import STATE_DIR
+
+PRIVATE_DIR_MODE = 0o700
+PRIVATE_FILE_MODE = 0o600
+PRIVATE_UMASK = 0o077
 
 
-def _read_umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+def private_dir(path: Path) -> Path:
+    """Create `path` and its missing parents as 0700 folders; existing ones are left as they
+    are (a parent may be the user's repository). Returns `path`."""
+    missing: list[Path] = []
+    current = path
+    while not current.is_dir():
+        missing.append(current)
+        if current.parent == current:
+            break
+        current = current.parent
+    for folder in reversed(missing):
+        try:
+            folder.mkdir(mode=PRIVATE_DIR_MODE)
+        except FileExistsError:
+            if not folder.is_dir():
+                raise
+            continue  # a concurrent creator won; it used the same mode
+        os.chmod(folder, PRIVATE_DIR_MODE)
+    return path
 
 
-# mkstemp creates 0600 files; views are ordinary files and get the usual permissions.
-_FILE_MODE = 0o666 & ~_read_umask()
+def make_private(path: Path) -> None:
+    """Tighten an existing state folder or file (made by an older version) to user-only."""
+    os.chmod(path, PRIVATE_DIR_MODE if path.is_dir() else PRIVATE_FILE_MODE)
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` atomically."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+def private_fd(path: Path, flags: int) -> int:
+    """os.open with O_CREAT: a new file is 0600; an existing one is tightened to 0600."""
+    private_dir(path.parent)
+    fd = os.open(path, flags | os.O_CREAT, PRIVATE_FILE_MODE)
+    try:
+        os.fchmod(fd, PRIVATE_FILE_MODE)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def private_open(path: Path, mode: str = "wb") -> IO[bytes]:
+    """A binary file handle on a 0600 file: "wb" truncates, "ab" appends, "r+b" updates."""
+    flags = {
+        "wb": os.O_WRONLY | os.O_TRUNC,
+        "ab": os.O_WRONLY | os.O_APPEND,
+        "r+b": os.O_RDWR,
+    }[mode]
+    return os.fdopen(private_fd(path, flags), mode)
+
+
+def is_private_path(path: Path | str | None) -> bool:
+    """Whether `path` lies under a `.autoresearch` state folder."""
+    return path is not None and STATE_DIR in Path(path).parts
+
+
+def child_umask(cwd: Path | str | None) -> int:
+    """The umask for a child process working in `cwd` (-1: inherit ours)."""
+    return PRIVATE_UMASK if is_private_path(cwd) else -1
+
+
+def atomic_write_bytes(path: Path, data: bytes, *, keep_mode: bool = False) -> None:
+    """Replace `path` with `data` atomically; the file is 0600 (private state), or keeps the
+    mode of the file it replaces with `keep_mode` (a file of the user's, such as
+    info/exclude)."""
+    private_dir(path.parent)
+    mode = PRIVATE_FILE_MODE
+    if keep_mode:
+        with contextlib.suppress(FileNotFoundError):
+            mode = stat.S_IMODE(path.stat().st_mode)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        os.fchmod(fd, _FILE_MODE)
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
         os.replace(tmp, path)
@@ -37,8 +106,8 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         raise
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"))
+def atomic_write_text(path: Path, text: str, *, keep_mode: bool = False) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"), keep_mode=keep_mode)
 
 
 def dump_json(value: Any) -> str:

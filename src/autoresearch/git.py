@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autoresearch.errors import GitError, ProcessError
+from autoresearch.fsutil import child_umask
 from autoresearch.proc import Captured, run_capture
 
 TOOL_NAME = "autoresearch"
@@ -41,9 +42,10 @@ def _run(
     check: bool = True,
     stdin: bytes | None = None,
     env: Mapping[str, str] | None = None,
+    umask: int | None = None,
 ) -> Captured:
     try:
-        done = run_capture(["git", *args], cwd=cwd, env=_env(env), stdin=stdin)
+        done = run_capture(["git", *args], cwd=cwd, env=_env(env), stdin=stdin, umask=umask)
     except ProcessError as exc:
         raise GitError(f"git {' '.join(args[:3])} failed: {exc}") from exc
     if check and done.returncode != 0:
@@ -161,12 +163,12 @@ def git_path(cwd: Path, name: str) -> Path:
 
 def worktree_add(repo: Path, path: Path, branch: str, start: str) -> None:
     """Create `branch` at `start` and check it out in a new worktree at `path`."""
-    _run(repo, ["worktree", "add", "-q", "-b", branch, str(path), start])
+    _run(repo, ["worktree", "add", "-q", "-b", branch, str(path), start], umask=child_umask(path))
 
 
 def worktree_add_existing(repo: Path, path: Path, branch: str) -> None:
     """Check an existing branch out in a new worktree at `path`."""
-    _run(repo, ["worktree", "add", "-q", str(path), branch])
+    _run(repo, ["worktree", "add", "-q", str(path), branch], umask=child_umask(path))
 
 
 def worktree_remove(repo: Path, path: Path) -> None:

@@ -8,6 +8,8 @@ import os
 import time
 from pathlib import Path
 
+from autoresearch.fsutil import private_fd
+
 
 class FileLock:
     """An exclusive flock on one file; one instance per holder."""
@@ -33,8 +35,7 @@ class FileLock:
     def _take(self, flags: int) -> bool:
         if self._fd is not None:
             return True
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = private_fd(self.path, os.O_RDWR)
         try:
             fcntl.flock(fd, flags)
         except BlockingIOError:
@@ -51,8 +52,7 @@ class FileLock:
         """
         if self._fd is not None:
             return False
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = private_fd(self.path, os.O_RDWR)
         try:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except BlockingIOError:

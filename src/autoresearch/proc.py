@@ -26,6 +26,7 @@ from typing import IO, Protocol
 
 from autoresearch.clock import utc_now_iso
 from autoresearch.errors import ProcessError
+from autoresearch.fsutil import child_umask, private_open
 from autoresearch.streams import Tail
 
 READ_CHUNK = 65536
@@ -55,8 +56,11 @@ def run_capture(
     env: Mapping[str, str] | None = None,
     stdin: bytes | None = None,
     timeout: float | None = 300.0,
+    umask: int | None = None,
 ) -> Captured:
-    """Run a helper command to completion and return its whole output."""
+    """Run a helper command to completion and return its whole output.
+
+    `umask` defaults to the private one in the state folder (`fsutil.child_umask`)."""
     try:
         done = subprocess.run(
             list(argv),
@@ -67,6 +71,7 @@ def run_capture(
             capture_output=True,
             timeout=timeout,
             check=False,
+            umask=child_umask(cwd) if umask is None else umask,
         )
     except FileNotFoundError as exc:
         raise ProcessError(f"command not found: {argv[0]}") from exc
@@ -115,8 +120,7 @@ def run_supervised(spec: SupervisedSpec) -> SupervisedOutcome:
     """Run a child in its own process group until it exits, times out or is cancelled."""
     started_at = utc_now_iso()
     t0 = time.monotonic()
-    spec.log_path.parent.mkdir(parents=True, exist_ok=True)
-    with spec.log_path.open("wb") as log:
+    with private_open(spec.log_path, "wb") as log:
         try:
             proc = _spawn(spec)
         except OSError as exc:
@@ -149,6 +153,7 @@ def _spawn(spec: SupervisedSpec) -> subprocess.Popen[bytes]:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
+            umask=child_umask(spec.cwd),
         )
     finally:
         if not isinstance(stdin, int):

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from autoresearch import git
-from autoresearch.fsutil import atomic_write_text
+from autoresearch.fsutil import atomic_write_text, make_private, private_dir
 from autoresearch.paths import STATE_DIR, RepoPaths
 
 EXCLUDE_BEGIN = "# >>> autoresearch (managed) >>>"
@@ -15,8 +15,9 @@ EXCLUDE_END = "# <<< autoresearch (managed) <<<"
 
 
 def ensure_state_dir(repo: RepoPaths) -> None:
-    """Create `.autoresearch/` and keep it out of the main repository's status."""
-    repo.state_dir.mkdir(parents=True, exist_ok=True)
+    """Create `.autoresearch/` (user-only) and keep it out of the main repository's status."""
+    private_dir(repo.state_dir)
+    make_private(repo.state_dir)  # one made by an older version may be world-readable
     write_excludes(repo.repo_root, [f"/{STATE_DIR}/"])
 
 
@@ -34,7 +35,9 @@ def write_excludes(repo_root: Path, patterns: list[str]) -> None:
         return
     block = "\n".join([EXCLUDE_BEGIN, *merged, EXCLUDE_END])
     # atomic: concurrent drivers may rewrite the file at the same moment
-    atomic_write_text(path, text.rstrip("\n") + ("\n" if text.strip() else "") + block + "\n")
+    atomic_write_text(
+        path, text.rstrip("\n") + ("\n" if text.strip() else "") + block + "\n", keep_mode=True
+    )
 
 
 def link_shared_paths(repo_root: Path, worktree: Path, names: Iterable[str]) -> list[str]:

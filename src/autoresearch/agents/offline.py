@@ -20,7 +20,7 @@ from autoresearch.clock import utc_now_iso
 from autoresearch.contracts.candidate import artifact
 from autoresearch.contracts.tune import ParamSpec, parse_tune
 from autoresearch.errors import ContractError
-from autoresearch.fsutil import atomic_write_json
+from autoresearch.fsutil import atomic_write_json, atomic_write_text
 from autoresearch.journal import runs
 from autoresearch.states import ArtifactStatus
 
@@ -43,10 +43,9 @@ class OfflineAgent:
         self, request: SessionRequest, should_cancel: ShouldCancel, on_spawn: OnSpawn
     ) -> AgentResult:
         t0 = time.monotonic()
-        request.log_path.parent.mkdir(parents=True, exist_ok=True)
         artifact, log = self._session(request)
         atomic_write_json(request.candidate_file, artifact)
-        request.log_path.write_text("\n".join(log) + "\n", encoding="utf-8")
+        atomic_write_text(request.log_path, "\n".join(log) + "\n")
         return AgentResult(
             agent=self.name,
             exit_code=0,
@@ -113,7 +112,7 @@ def apply_proposal(worktree: Path, params: tuple[ParamSpec, ...], proposal: Prop
         text = files.get(p.file, path.read_text(encoding="utf-8"))
         files[p.file] = write_value(text, p.name, proposal.values[p.name], p.integer)
     for rel, text in files.items():
-        (worktree / rel).write_text(text, encoding="utf-8")
+        atomic_write_text(worktree / rel, text, keep_mode=True)
     commit = git.commit_all(worktree, proposal.description, pathspec=list(files), author=AUTHOR)
     return commit or git.head(worktree)
 

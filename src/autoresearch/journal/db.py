@@ -10,6 +10,7 @@ Invariants:
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -18,6 +19,7 @@ from typing import Any
 
 from autoresearch.clock import utc_now_iso
 from autoresearch.errors import JournalError
+from autoresearch.fsutil import make_private, private_fd
 from autoresearch.journal.schema import MIGRATIONS
 
 DEFAULT_BUSY_TIMEOUT = 10.0
@@ -35,10 +37,10 @@ class Journal:
     @classmethod
     def open(cls, path: Path, busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> Journal:
         """Open (creating if needed) and migrate the journal at `path`."""
-        path.parent.mkdir(parents=True, exist_ok=True)
         try:
+            _create_private(path)
             conn = sqlite3.connect(path, timeout=busy_timeout, isolation_level=None)
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, OSError) as exc:
             raise JournalError(f"cannot open journal {path}: {exc}") from exc
         conn.row_factory = sqlite3.Row
         journal = cls(path, conn, busy_timeout)
@@ -135,3 +137,13 @@ class Journal:
 
 
 Migration = Callable[[sqlite3.Connection], None]
+
+
+def _create_private(path: Path) -> None:
+    """Make the journal file 0600 before SQLite opens it: SQLite gives its -wal and -shm files
+    the database file's mode, so all three stay the user's alone."""
+    os.close(private_fd(path, os.O_RDWR))
+    for suffix in ("-wal", "-shm"):
+        side = path.with_name(path.name + suffix)
+        if side.exists():
+            make_private(side)  # left by an older version

@@ -18,6 +18,7 @@ from autoresearch.clock import run_tag_now, utc_now_iso
 from autoresearch.decide import baseline_decision
 from autoresearch.errors import ContractError, RefusedError
 from autoresearch.evaluate import EvaluationRecord
+from autoresearch.fsutil import atomic_write_bytes, private_dir
 from autoresearch.journal import runs
 from autoresearch.journal.runs import IterationRecord, RunRecord
 from autoresearch.mission import Mission, load_mission
@@ -172,7 +173,7 @@ def finish_prepare(h: RunHandle) -> None:
     with h.journal.tx() as conn:
         runs.update_run(conn, run.run_id, phase=Phase.READY)
     h.refresh()
-    h.paths.logs.mkdir(parents=True, exist_ok=True)
+    private_dir(h.paths.logs)
     sync.rebuild_views(h)
     sync.write_placeholder(h)
 
@@ -184,7 +185,7 @@ def _ensure_worktree(h: RunHandle) -> None:
         return
     if path.exists():
         shutil.rmtree(path)  # a half-created directory from a killed prepare
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     git.worktree_remove(h.repo.repo_root, path)  # prune a registration without a directory
     if git.branch_exists(h.repo.repo_root, run.branch_name):
         git.worktree_add_existing(h.repo.repo_root, path, run.branch_name)
@@ -211,8 +212,7 @@ def _materialize_mission(h: RunHandle) -> None:
     for path, data in files.items():
         current = path.read_bytes() if path.is_file() else None
         if current != data:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data)
+            atomic_write_bytes(path, data, keep_mode=True)
             changed.append(str(path.relative_to(h.worktree)))
     if changed:
         message = f"autoresearch: materialize mission {h.run.mission_slug}"
