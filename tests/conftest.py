@@ -31,3 +31,13 @@ def mission_dir(repo: Repo) -> Path:
 
 def pytest_configure(config: pytest.Config) -> None:
     os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+
+
+@pytest.fixture
+def open_umask() -> Iterator[None]:
+    """umask 000 for this process and every child it starts (file-mode tests), restored after."""
+    old = os.umask(0)
+    try:
+        yield
+    finally:
+        os.umask(old)

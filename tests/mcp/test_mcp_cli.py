@@ -37,7 +37,7 @@ def test_without_the_mcp_extra_it_says_how_to_install_it(tmp_path: Path) -> None
 def test_host_and_port_are_for_http_only(tmp_path: Path) -> None:
     done = CliRunner().invoke(app, ["--repo", str(tmp_path), "mcp", "--port", "9000"])
     assert done.exit_code == 2
-    assert "--host and --port apply to --transport http only" in done.output
+    assert "--insecure-no-auth apply to --transport http only" in done.output
 
 
 def test_http_listens_on_loopback_only(tmp_path: Path) -> None:

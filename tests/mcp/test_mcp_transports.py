@@ -10,13 +10,16 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx2
 import pytest
 from mcp import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 from mcp_helpers import TOOL_NAMES, Progress, Tools, connect, mcp_repo, settle
 
 from helpers import Repo
 
 pytestmark = pytest.mark.anyio
+HTTP_TOKEN = "a-test-token-for-the-http-transport-0123456789"
 
 
 @pytest.fixture
@@ -72,6 +75,7 @@ def http_server(repo: Repo, tmp_path: Path) -> Iterator[str]:
     proc = subprocess.Popen(
         [sys.executable, "-m", "autoresearch", *argv],
         cwd=tmp_path,
+        env={**os.environ, "AUTORESEARCH_MCP_TOKEN": HTTP_TOKEN},
         stdin=subprocess.DEVNULL,
         stdout=log,
         stderr=subprocess.STDOUT,
@@ -98,7 +102,10 @@ def _wait_for_port(proc: subprocess.Popen[bytes], port: int, log: Path) -> None:
 
 
 async def test_streamable_http_on_loopback(http_server: str, repo: Repo) -> None:
-    async with connect(http_server) as t:
+    http = httpx2.AsyncClient(
+        headers={"Authorization": f"Bearer {HTTP_TOKEN}"}, timeout=httpx2.Timeout(30, read=300)
+    )
+    async with http, connect(streamable_http_client(http_server, http_client=http)) as t:
         progress = await drive_a_session(t, repo)
         listed = await t.ok("run_list")
         assert listed.data["repo_root"] == str(repo.root)

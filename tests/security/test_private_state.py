@@ -5,23 +5,10 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from autoresearch.fsutil import atomic_write_text, private_dir, private_open
 from helpers import cli, make_repo
-
-
-@pytest.fixture
-def open_umask() -> Iterator[None]:
-    """umask 000 for this process and every child it starts, restored afterwards."""
-    old = os.umask(0)
-    try:
-        yield
-    finally:
-        os.umask(old)
 
 
 def loose_modes(root: Path) -> list[str]:

@@ -2,10 +2,12 @@
 
 The SDK is imported inside the command, so `autoresearch --help` stays fast and works without
 the `mcp` extra. In stdio mode stdout belongs to the protocol: nothing else may print there.
+Over HTTP a bearer token is required (autoresearch.mcp.auth), unless --insecure-no-auth.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -37,19 +39,56 @@ DEFAULT_PORT = 8000
     default=None,
     help=f"HTTP only: port to listen on (default {DEFAULT_PORT}).",
 )
+@click.option(
+    "--token-file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="HTTP only: where the bearer token is kept "
+    "(default $XDG_CONFIG_HOME/autoresearch/mcp-token, i.e. ~/.config/…).",
+)
+@click.option(
+    "--new-token",
+    is_flag=True,
+    help="HTTP only: replace the stored bearer token with a new one (hosts need the new one).",
+)
+@click.option(
+    "--insecure-no-auth",
+    is_flag=True,
+    help="HTTP only: accept requests without a bearer token. Any local process or web page "
+    "that reaches the port can then run commands through the tools.",
+)
 @click.pass_context
-def mcp_command(ctx: click.Context, transport: str, host: str | None, port: int | None) -> None:
+def mcp_command(
+    ctx: click.Context,
+    transport: str,
+    host: str | None,
+    port: int | None,
+    token_file: str | None,
+    new_token: bool,
+    insecure_no_auth: bool,
+) -> None:
     """Serve the experiment tools and supervised-run control over MCP.
 
     Tools: init_experiment, run_experiment, log_experiment, update_notes, experiment_status,
     run_list, run_status, run_stop. They act on --repo (or the current directory).
+
+    Over HTTP every request must carry `Authorization: Bearer <token>`: the token is made on
+    the first start, kept in a file only you can read (AUTORESEARCH_MCP_TOKEN overrides it),
+    printed that once, and the lines that configure Claude Code and Codex are printed at every
+    start. Host and Origin must name this loopback server.
     """
     obj = ctx.find_root().obj or {}
     start = Path(obj.get("repo") or Path.cwd()).absolute()
     if not start.is_dir():
         fail(f"--repo is not a directory: {start}")
-    if transport == "stdio" and (host is not None or port is not None):
-        fail("--host and --port apply to --transport http only")
+    http_only = host is not None or port is not None or token_file or new_token or insecure_no_auth
+    if transport == "stdio" and http_only:
+        fail(
+            "--host, --port, --token-file, --new-token and --insecure-no-auth apply to "
+            "--transport http only"
+        )
+    if insecure_no_auth and (token_file or new_token):
+        fail("--insecure-no-auth takes no token: drop --token-file and --new-token")
     try:
         from autoresearch.mcp.server import build_server
     except ImportError as exc:
@@ -61,6 +100,13 @@ def mcp_command(ctx: click.Context, transport: str, host: str | None, port: int 
     if transport == "stdio":
         server.run("stdio")
         return
+    from autoresearch.mcp.auth import banner, load_token, token_file_from
+    from autoresearch.mcp.http_transport import serve
+
     host, port = host or LOOPBACK_HOSTS[0], port or DEFAULT_PORT
-    click.echo(f"autoresearch MCP server: http://{host}:{port}/mcp (Ctrl-C stops it)", err=True)
-    server.run("streamable-http", host=host, port=port)
+    token = None
+    if not insecure_no_auth:
+        token = load_token(os.environ, token_file_from(token_file), renew=new_token)
+    for line in banner(f"http://{host}:{port}/mcp", token):
+        click.echo(line, err=True)
+    serve(server, host, port, None if token is None else token.value)
