@@ -2,6 +2,7 @@
 
     python3 dev.py bench            # full run (a few minutes)
     python3 dev.py bench --quick    # smaller buckets and fewer samples
+    python3 dev.py bench --only trust   # keep decisions under a noisy evaluator
 
 Every number is printed beside a reference measured in the same run on the same machine, so
 ratios mean something across machines. Nothing here is a pass/fail test.
@@ -20,6 +21,8 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+import trust  # bench/trust.py: keep decisions under noise
 
 from autoresearch import git
 from autoresearch.clock import utc_now_iso
@@ -241,7 +244,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small buckets, few samples")
     parser.add_argument(
-        "--only", choices=["overhead", "startup", "throughput"], help="run one section"
+        "--only", choices=["overhead", "startup", "throughput", "trust"], help="run one section"
     )
     args = parser.parse_args()
     os.environ.update(GIT_ENV)
@@ -250,6 +253,7 @@ def main() -> None:
         "overhead": lambda: print_overhead(bench_overhead(buckets, 10 if args.quick else 30)),
         "startup": lambda: bench_startup(3 if args.quick else 10),
         "throughput": lambda: bench_throughput(10 if args.quick else 60),
+        "trust": lambda: trust.run(50 if args.quick else 200, 60),
     }
     for name, section in sections.items():
         if args.only in (None, name):

@@ -1,0 +1,299 @@
+"""Noise-aware keep decisions (trust.md): calibration, pooled spread, a sequential test.
+
+Pure: readings in, the next action out. The supervisor asks `next_action` after every reading
+of an iteration and does what it says (measure the candidate, re-measure the incumbent, keep,
+discard); the same function replays any run from its journal rows.
+
+The test is Wald's sequential probability ratio test on the difference of means, candidate
+minus incumbent (in the mission's direction), with the evaluator's spread estimated from every
+reading of the run (each commit's readings around its own mean, pooled):
+    H0: the candidate is no better (effect 0)    H1: it is better by `min_effect`
+    keep when log LR >= ln(power / alpha), discard when log LR <= ln((1 - power) / (1 - alpha))
+so a change that does nothing is kept with probability about `alpha` and a change worth
+`min_effect` is kept with probability about `power`. Every incumbent reading counts, not only
+its first (lucky) one, and a keep needs at least one incumbent reading taken in the same
+iteration as the candidate's, so slow machine drift cancels. A deterministic evaluator (the
+calibration readings agree exactly) is measured once per iteration and decided by today's rule.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+_NORMAL = statistics.NormalDist()
+# Wald's boundaries ignore the overshoot of the last step and so err far on the safe side;
+# Siegmund's correction moves them in by 0.583 standard deviations of one step's log LR, which
+# brings the real error rates close to alpha and 1 - power at a lower cost.
+SIEGMUND_RHO = 0.583
+
+
+class NoiseMode(StrEnum):
+    """`auto`: sequential when the calibration shows spread, else one reading; `sequential`:
+    always the test; `single`: exactly the historical rule (one reading, strictly better than
+    the last kept score, one baseline reading)."""
+
+    AUTO = "auto"
+    SEQUENTIAL = "sequential"
+    SINGLE = "single"
+
+
+class Action(StrEnum):
+    MEASURE_CANDIDATE = "measure candidate"
+    MEASURE_INCUMBENT = "measure incumbent"
+    KEEP = "keep"
+    DISCARD = "discard"
+    UNDECIDED = "undecided"  # the cap was reached first: treated as a discard
+
+
+# Decision reasons (contract strings, supervisor.md §3 extended by trust.md).
+REASON_SIGNIFICANT = "score improved significantly over the incumbent"
+REASON_NOT_BETTER = "score not significantly better than the incumbent"
+REASON_UNDECIDED = "undecided within max_evals"
+NOTE_SIGNIFICANT = "candidate kept because the sequential test accepted an improvement"
+NOTE_NOT_BETTER = "candidate discarded because the sequential test rejected an improvement"
+NOTE_UNDECIDED = "candidate discarded because max_evals was reached before the test decided"
+
+
+@dataclass(frozen=True)
+class NoisePolicy:
+    """The `noise:` block of sandbox.md, defaults filled in."""
+
+    mode: NoiseMode = NoiseMode.AUTO
+    calibration: int = 3  # baseline readings at prepare
+    alpha: float = 0.05  # probability of keeping a change that does nothing
+    power: float = 0.85  # probability of keeping a change worth min_effect
+    min_effect: float = 1.0
+    min_effect_in_sigma: bool = True  # min_effect in units of the evaluator's spread
+    max_evals: int = 24  # readings the test may take per iteration (candidate + incumbent)
+    interleave: int = 3  # at least one incumbent reading per this many candidate readings
+    confirm: int = 6  # fresh readings of a newly kept candidate: its unbiased reference
+
+    @property
+    def baseline_readings(self) -> int:
+        return 1 if self.mode is NoiseMode.SINGLE else self.calibration
+
+    def sequential(self, sigma: float) -> bool:
+        """Whether iterations use the test (else: one reading, today's rule)."""
+        if self.mode is NoiseMode.SINGLE:
+            return False
+        return self.mode is NoiseMode.SEQUENTIAL or sigma > 0
+
+    def effect(self, sigma: float) -> float:
+        """min_effect in metric units."""
+        return self.min_effect * sigma if self.min_effect_in_sigma else self.min_effect
+
+    def to_dict(self) -> dict[str, object]:
+        unit = "sigma" if self.min_effect_in_sigma else "metric"
+        return {
+            "mode": str(self.mode),
+            "calibration": self.calibration,
+            "alpha": self.alpha,
+            "power": self.power,
+            "min_effect": self.min_effect,
+            "min_effect_unit": unit,
+            "max_evals": self.max_evals,
+            "interleave": self.interleave,
+            "confirm": self.confirm,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, object] | None) -> NoisePolicy:
+        """The frozen form (manifest); an old run without one decides as it always did."""
+        if not data:
+            return cls(mode=NoiseMode.SINGLE, calibration=1)
+
+        def num(key: str, default: float) -> float:
+            value = data.get(key, default)
+            return float(value) if isinstance(value, int | float) else default
+
+        return cls(
+            mode=NoiseMode(str(data.get("mode", "auto"))),
+            calibration=int(num("calibration", 3)),
+            alpha=num("alpha", 0.05),
+            power=num("power", 0.85),
+            min_effect=num("min_effect", 1.0),
+            min_effect_in_sigma=data.get("min_effect_unit", "sigma") == "sigma",
+            max_evals=int(num("max_evals", 24)),
+            interleave=int(num("interleave", 3)),
+            confirm=int(num("confirm", 6)),
+        )
+
+
+@dataclass(frozen=True)
+class Spread:
+    """The evaluator's spread pooled over commits: sd and its degrees of freedom."""
+
+    sd: float
+    df: int
+
+
+def pooled_spread(groups: Iterable[Sequence[float]]) -> Spread:
+    """Each group's readings around its own mean, pooled (groups of one add nothing)."""
+    ss, df = 0.0, 0
+    for readings in groups:
+        if len(readings) < 2:
+            continue
+        center = math.fsum(readings) / len(readings)
+        ss += math.fsum((x - center) ** 2 for x in readings)
+        df += len(readings) - 1
+    return Spread(math.sqrt(ss / df) if df else 0.0, df)
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A mean with its two-sided interval."""
+
+    mean: float
+    low: float
+    high: float
+    n: int
+    level: float = 0.95
+
+    @property
+    def half_width(self) -> float:
+        return (self.high - self.low) / 2
+
+    def to_dict(self) -> dict[str, float | int]:
+        return {
+            "mean": self.mean,
+            "low": self.low,
+            "high": self.high,
+            "n": self.n,
+            "level": self.level,
+        }
+
+    def text(self, digits: int = 6) -> str:
+        """`0.52 ± 0.03 (n=5)`; a single exact reading prints as itself."""
+        mean = f"{self.mean:.{digits}g}"
+        if self.half_width == 0:
+            return mean
+        return f"{mean} ± {self.half_width:.2g} (n={self.n})"
+
+
+def t_quantile(p: float, df: int) -> float:
+    """Student-t quantile: exact for df 1 and 2, Cornish-Fisher expansion above (A&S 26.7.5,
+    within 0.3 % of the tables for df >= 3), the normal for large df."""
+    if not 0 < p < 1:
+        raise ValueError("p must be in (0, 1)")
+    if df < 1:
+        raise ValueError("df must be >= 1")
+    if df == 1:
+        return math.tan(math.pi * (p - 0.5))
+    if df == 2:
+        return (2 * p - 1) / math.sqrt(2 * p * (1 - p))
+    z = _NORMAL.inv_cdf(p)
+    g1 = (z**3 + z) / 4
+    g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96
+    g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384
+    g4 = (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160
+    return z + g1 / df + g2 / df**2 + g3 / df**3 + g4 / df**4
+
+
+def mean_interval(readings: Sequence[float], spread: Spread, level: float = 0.95) -> Interval:
+    """Mean of `readings` with a t interval from the pooled spread (zero spread: a point)."""
+    if not readings:
+        raise ValueError("no readings")
+    n = len(readings)
+    mean = math.fsum(readings) / n
+    if spread.df < 1 or spread.sd == 0:
+        return Interval(mean, mean, mean, n, level)
+    half = t_quantile(0.5 + level / 2, spread.df) * spread.sd / math.sqrt(n)
+    return Interval(mean, mean - half, mean + half, n, level)
+
+
+def difference_interval(
+    after: Sequence[float], before: Sequence[float], level: float = 0.95
+) -> Interval:
+    """mean(after) − mean(before) with a Welch interval (certification: two commits only)."""
+    if not after or not before:
+        raise ValueError("no readings")
+    diff = statistics.fmean(after) - statistics.fmean(before)
+    va = statistics.variance(after) / len(after) if len(after) > 1 else 0.0
+    vb = statistics.variance(before) / len(before) if len(before) > 1 else 0.0
+    se2 = va + vb
+    n = len(after) + len(before)
+    if se2 == 0:
+        return Interval(diff, diff, diff, n, level)
+    parts = [(v, len(r)) for v, r in ((va, after), (vb, before)) if len(r) > 1]
+    denominator = sum(v * v / (k - 1) for v, k in parts)
+    df = max(1, math.floor(se2 * se2 / denominator)) if denominator else 1
+    half = t_quantile(0.5 + level / 2, df) * math.sqrt(se2)
+    return Interval(diff, diff - half, diff + half, n, level)
+
+
+def confirmations(policy: NoisePolicy, spread: Spread) -> int:
+    """Fresh readings a newly kept candidate gets; they (and every later re-measurement) are its
+    reference and its reported value. The readings that won the test are selected for luck (a
+    test that stops as soon as the evidence suffices stops on a lucky streak): reused, they
+    would inflate the reported best and make every later candidate face too high a bar.
+    0: the deciding readings stay the reference (the single-reading rule)."""
+    return policy.confirm if policy.sequential(spread.sd) else 0
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What to do next, and the statistic behind it (for notes and replays)."""
+
+    action: Action
+    difference: float | None = None  # mean(candidate) − mean(incumbent), + = better
+    llr: float | None = None
+
+    @property
+    def final(self) -> bool:
+        return self.action in (Action.KEEP, Action.DISCARD, Action.UNDECIDED)
+
+
+def signed(direction: str, value: float) -> float:
+    """A score difference with "better" positive."""
+    return -value if direction == "lower" else value
+
+
+def next_action(
+    policy: NoisePolicy,
+    direction: str,
+    spread: Spread,
+    incumbent: Sequence[float],
+    candidate: Sequence[float],
+    incumbent_fresh: int,
+) -> Verdict:
+    """The sequential test after the readings so far.
+
+    `incumbent` are all of the incumbent's passing readings (pooled over the run),
+    `candidate` this candidate's, `incumbent_fresh` how many incumbent readings this iteration
+    has taken. Evaluations used this iteration = len(candidate) + incumbent_fresh.
+    """
+    if not candidate:
+        return Verdict(Action.MEASURE_CANDIDATE)
+    if not incumbent:
+        raise ValueError("the incumbent has no reading")
+    diff = signed(direction, statistics.fmean(candidate) - statistics.fmean(incumbent))
+    if not policy.sequential(spread.sd):
+        keep = diff > 0
+        return Verdict(Action.KEEP if keep else Action.DISCARD, diff)
+    sigma = spread.sd
+    if sigma == 0:
+        # a sequential run whose readings never varied: nothing to weigh, compare directly
+        keep = diff > 0 and incumbent_fresh > 0
+        if keep or diff <= 0:
+            return Verdict(Action.KEEP if keep else Action.DISCARD, diff)
+        return Verdict(Action.MEASURE_INCUMBENT, diff)
+    effect = policy.effect(sigma)
+    variance = sigma * sigma * (1 / len(candidate) + 1 / len(incumbent))
+    llr = effect * (diff - effect / 2) / variance
+    shift = SIEGMUND_RHO * effect / sigma
+    upper = math.log(policy.power / policy.alpha) - shift
+    lower = math.log((1 - policy.power) / (1 - policy.alpha)) + shift
+    if llr <= lower:
+        return Verdict(Action.DISCARD, diff, llr)
+    if llr >= upper and incumbent_fresh > 0:
+        return Verdict(Action.KEEP, diff, llr)
+    if len(candidate) + incumbent_fresh >= policy.max_evals:
+        return Verdict(Action.UNDECIDED, diff, llr)
+    wanted = math.ceil(len(candidate) / policy.interleave) if policy.interleave else 0
+    if incumbent_fresh < wanted or llr >= upper:
+        return Verdict(Action.MEASURE_INCUMBENT, diff, llr)
+    return Verdict(Action.MEASURE_CANDIDATE, diff, llr)

@@ -1,0 +1,172 @@
+"""The noise-aware decision functions, table-tested (noise.py is pure)."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from autoresearch.decide import EvalSummary, decide
+from autoresearch.noise import (
+    Action,
+    NoiseMode,
+    NoisePolicy,
+    Spread,
+    confirmations,
+    difference_interval,
+    mean_interval,
+    next_action,
+    pooled_spread,
+    t_quantile,
+)
+
+DEFAULT = NoisePolicy()
+NOISY = Spread(1.0, 40)
+
+
+@pytest.mark.parametrize(
+    ("groups", "sd", "df"),
+    [
+        ([], 0.0, 0),
+        ([[5.0]], 0.0, 0),  # one reading says nothing about spread
+        ([[1.0, 1.0, 1.0]], 0.0, 2),  # deterministic
+        ([[1.0, 3.0]], math.sqrt(2.0), 1),
+        ([[1.0, 3.0], [10.0, 12.0], [7.0]], math.sqrt(2.0), 2),  # each around its own mean
+    ],
+)
+def test_pooled_spread(groups: list[list[float]], sd: float, df: int) -> None:
+    spread = pooled_spread(groups)
+    assert spread.df == df
+    assert spread.sd == pytest.approx(sd)
+
+
+@pytest.mark.parametrize(
+    ("p", "df", "table"),
+    [(0.975, 1, 12.706), (0.975, 2, 4.303), (0.975, 3, 3.182), (0.975, 5, 2.571),
+     (0.975, 10, 2.228), (0.975, 30, 2.042), (0.95, 3, 2.353), (0.95, 5, 2.015),
+     (0.025, 10, -2.228)],
+)  # fmt: skip
+def test_t_quantile_matches_the_tables(p: float, df: int, table: float) -> None:
+    assert t_quantile(p, df) == pytest.approx(table, rel=3e-3)
+
+
+def test_mean_interval() -> None:
+    exact = mean_interval([2.0, 2.0, 2.0], Spread(0.0, 2))
+    assert (exact.mean, exact.low, exact.high, exact.text()) == (2.0, 2.0, 2.0, "2")
+    wide = mean_interval([1.0, 3.0], Spread(math.sqrt(2.0), 1))
+    assert wide.mean == 2.0
+    assert wide.half_width == pytest.approx(12.706 * math.sqrt(2.0) / math.sqrt(2.0), rel=1e-3)
+    assert wide.text().startswith("2 ± ")
+    assert wide.text().endswith("(n=2)")
+    with pytest.raises(ValueError):
+        mean_interval([], NOISY)
+
+
+def test_difference_interval_welch() -> None:
+    diff = difference_interval([11.0, 12.0, 13.0], [1.0, 2.0, 3.0])
+    assert diff.mean == pytest.approx(10.0)
+    # Welch with equal variances 1 and n 3: se = sqrt(2/3), df = 4
+    assert diff.half_width == pytest.approx(2.776 * math.sqrt(2 / 3), rel=3e-3)
+    point = difference_interval([5.0, 5.0], [4.0])
+    assert (point.low, point.high) == (1.0, 1.0)
+
+
+@pytest.mark.parametrize("direction", ["higher", "lower"])
+@pytest.mark.parametrize(("incumbent", "candidate"), [(1.0, 2.0), (2.0, 1.0), (1.0, 1.0)])
+def test_a_deterministic_evaluator_decides_exactly_like_the_single_reading_rule(
+    direction: str, incumbent: float, candidate: float
+) -> None:
+    """Zero calibration spread: one candidate reading, today's decision, for every mode
+    but `sequential`."""
+    today = decide("score_improvement", direction, incumbent, "candidate",
+                   EvalSummary("pass", True, candidate))  # fmt: skip
+    for policy in (DEFAULT, NoisePolicy(mode=NoiseMode.SINGLE)):
+        assert next_action(policy, direction, Spread(0.0, 2), [incumbent], [], 0).action is (
+            Action.MEASURE_CANDIDATE
+        )
+        verdict = next_action(policy, direction, Spread(0.0, 2), [incumbent] * 3, [candidate], 0)
+        assert verdict.action is (Action.KEEP if today.keep else Action.DISCARD)
+        assert confirmations(policy, Spread(0.0, 2)) == 0
+
+
+def test_single_mode_ignores_noise() -> None:
+    policy = NoisePolicy(mode=NoiseMode.SINGLE)
+    assert policy.baseline_readings == 1
+    assert next_action(policy, "higher", NOISY, [0.0], [0.1], 0).action is Action.KEEP
+    assert confirmations(policy, NOISY) == 0
+
+
+@pytest.mark.parametrize(
+    ("direction", "incumbent", "candidate", "fresh", "action"),
+    [
+        # a first reading far below the incumbent: clearly not better, stop at once
+        ("higher", [0.0] * 10, [-3.0], 0, Action.DISCARD),
+        ("lower", [0.0] * 10, [3.0], 0, Action.DISCARD),
+        # clearly better but no incumbent reading in this iteration yet: re-measure first
+        ("higher", [0.0] * 10, [3.0, 3.1, 2.9], 0, Action.MEASURE_INCUMBENT),
+        ("higher", [0.0] * 10, [3.0, 3.1, 2.9], 1, Action.KEEP),
+        ("lower", [0.0] * 10, [-3.0, -3.1, -2.9], 1, Action.KEEP),
+        # unclear after one reading each: measure the candidate again
+        ("higher", [0.0] * 10, [0.5], 1, Action.MEASURE_CANDIDATE),
+        # interleaving: one incumbent reading per `interleave` (3) candidate readings
+        ("higher", [0.0] * 10, [0.5, 0.4, 0.6, 0.5], 1, Action.MEASURE_INCUMBENT),
+    ],
+)
+def test_sequential_test(
+    direction: str, incumbent: list[float], candidate: list[float], fresh: int, action: Action
+) -> None:
+    verdict = next_action(DEFAULT, direction, NOISY, incumbent, candidate, fresh)
+    assert verdict.action is action
+    assert verdict.final == (action in (Action.KEEP, Action.DISCARD, Action.UNDECIDED))
+
+
+def test_the_cap_ends_an_undecided_test() -> None:
+    policy = NoisePolicy(max_evals=4)
+    unclear = [0.5, 0.5, 0.5]
+    assert next_action(policy, "higher", NOISY, [0.0] * 5, unclear, 1).action is Action.UNDECIDED
+    assert next_action(policy, "higher", NOISY, [0.0] * 5, unclear[:2], 1).final is False
+
+
+def test_min_effect_in_metric_units() -> None:
+    # a difference of 0.5 is far beyond a min_effect of 0.01 with sigma 0.1 ...
+    small = NoisePolicy(min_effect=0.01, min_effect_in_sigma=False)
+    spread = Spread(0.1, 40)
+    many = [0.5] * 20
+    assert next_action(small, "higher", spread, [0.0] * 20, many, 5).action is Action.KEEP
+    # ... and the test is about that effect, not about sigma
+    assert small.effect(0.1) == 0.01
+    assert DEFAULT.effect(0.1) == pytest.approx(0.1)
+
+
+def test_policy_round_trips_and_old_runs_keep_their_rule() -> None:
+    custom = NoisePolicy(alpha=0.01, min_effect=0.2, min_effect_in_sigma=False, max_evals=9)
+    assert NoisePolicy.from_dict(custom.to_dict()) == custom
+    assert NoisePolicy.from_dict(DEFAULT.to_dict()) == DEFAULT
+    assert NoisePolicy.from_dict(None).mode is NoiseMode.SINGLE  # a run prepared before
+
+
+@pytest.mark.parametrize("effect", [0.0, 1.0])
+def test_error_rates_are_near_the_budget(effect: float) -> None:
+    """A null change is kept at most about alpha of the time, a min_effect change about
+    `power` of the time (a well-measured incumbent, 400 trials)."""
+    rng = random.Random(7)
+    kept = 0
+    for _ in range(400):
+        incumbent = [rng.gauss(0, 1) for _ in range(60)]
+        candidate: list[float] = []
+        fresh = 0
+        while not (
+            verdict := next_action(DEFAULT, "higher", NOISY, incumbent, candidate, fresh)
+        ).final:
+            if verdict.action is Action.MEASURE_CANDIDATE:
+                candidate.append(rng.gauss(effect, 1))
+            else:
+                incumbent.append(rng.gauss(0, 1))
+                fresh += 1
+        kept += verdict.action is Action.KEEP
+    rate = kept / 400
+    if effect == 0:
+        assert rate <= DEFAULT.alpha + 0.02
+    else:
+        assert rate >= DEFAULT.power - 0.1
