@@ -158,6 +158,14 @@ def git_path(cwd: Path, name: str) -> Path:
     return path if path.is_absolute() else (cwd / path)
 
 
+def git_dirs(cwd: Path) -> tuple[Path, Path]:
+    """The worktree's own git directory and the common one it shares (equal outside a
+    linked worktree), absolute."""
+    out = _text(_run(cwd, ["rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir"]))
+    own, common = out.splitlines()
+    return Path(own), Path(common)
+
+
 # --- worktrees -----------------------------------------------------------------------------
 
 

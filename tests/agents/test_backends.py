@@ -5,17 +5,24 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from helpers import Repo, cli
+from autoresearch.agents.base import SessionRequest
+from autoresearch.agents.claude import claude_argv
+from autoresearch.agents.codex import codex_argv
+from autoresearch.contracts.candidate import is_placeholder
+from helpers import Repo, cli, git
 
 FAKES = Path(__file__).parent / "fakes"
 
 
-def run_with(repo: Repo, agent: str, plan: str, *extra: str) -> dict:
-    env = {"PATH": f"{FAKES}{os.pathsep}{os.environ['PATH']}", "FAKE_PLAN": plan}
+def run_with(
+    repo: Repo, agent: str, plan: str, *extra: str, env: dict[str, str] | None = None
+) -> dict:
+    env = {"PATH": f"{FAKES}{os.pathsep}{os.environ['PATH']}", "FAKE_PLAN": plan, **(env or {})}
     done = cli(
         "run", "missions/demo", "--agent", agent, "--run-tag", "T1", "--max-iterations", "5",
         "--max-noops", "0", "--json", *extra, cwd=repo.root, env=env,
@@ -151,7 +158,6 @@ def test_aider_candidate_leaves_runtime_files_out_of_the_commit(repo: Repo) -> N
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
     assert summary["counts"] == {"keep": 1}
-    from helpers import git
 
     files = git(Path(summary["worktree_path"]), "show", "--name-only", "--format=", "HEAD")
     assert files.splitlines() == ["value.txt"]
@@ -208,3 +214,107 @@ def test_a_cmd_agent_gets_all_six_variables(repo: Repo, mission_dir: Path) -> No
     assert env["AUTORESEARCH_CANDIDATE_FILE"] == str(run_dir / "candidate.json")
     assert env["AUTORESEARCH_BASE_COMMIT"] == summary["last_kept_commit"]
     assert summary["counts"] == {"noop": 1}
+
+
+def prepared(repo: Repo) -> dict:
+    done = cli("prepare", "missions/demo", "--run-tag", "T1", "--json", cwd=repo.root)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def run_fake(agent: str, argv: list[str], manifest: dict, plan: str) -> tuple[dict, list[dict]]:
+    """The fake CLI on its own, with the given command line, for iteration 1."""
+    run_dir = Path(manifest["candidate_file"]).parent
+    done = subprocess.run(
+        [str(FAKES / agent), *argv], input=(run_dir / "instructions.md").read_text(),
+        cwd=manifest["worktree_path"], env={**os.environ, "FAKE_PLAN": plan},
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    artifact = json.loads(Path(manifest["candidate_file"]).read_text())
+    return artifact, events
+
+
+def request_for(manifest: dict) -> SessionRequest:
+    run_dir = Path(manifest["candidate_file"]).parent
+    return SessionRequest(
+        run_id=manifest["run_id"], iteration=1, worktree=Path(manifest["worktree_path"]),
+        instructions_file=run_dir / "instructions.md", candidate_file=run_dir / "candidate.json",
+        base_commit=manifest["last_kept_commit"], log_path=run_dir / "x.log", timeout=None,
+    )  # fmt: skip
+
+
+def test_the_fake_codex_denies_what_workspace_write_denies(repo: Repo, mission_dir: Path) -> None:
+    manifest = prepared(repo)
+    worktree = Path(manifest["worktree_path"])
+    bare = ["exec", "--json", "--sandbox", "workspace-write", "-C", str(worktree), "-"]
+    artifact, _ = run_fake("codex", bare, manifest, "improve")
+    assert is_placeholder(artifact)  # the commit failed: .git is read-only
+    assert git(worktree, "rev-parse", "HEAD") == manifest["last_kept_commit"]
+    git(worktree, "checkout", "--", "value.txt")
+    shipped = codex_argv(request_for(manifest), None, ())[1:]
+    artifact, _ = run_fake("codex", shipped, manifest, "improve")
+    assert artifact["status"] == "candidate"
+    assert artifact["candidate_commit"] == git(worktree, "rev-parse", "HEAD")
+
+
+def test_the_fake_claude_denies_what_accept_edits_denies(repo: Repo, mission_dir: Path) -> None:
+    manifest = prepared(repo)
+    worktree = Path(manifest["worktree_path"])
+    bare = ["-p", "--output-format", "stream-json", "--verbose", "--permission-mode",
+            "acceptEdits"]  # fmt: skip
+    artifact, events = run_fake("claude", bare, manifest, "improve")
+    assert is_placeholder(artifact)
+    denied = events[-1]["permission_denials"]
+    assert [d["tool_name"] for d in denied] == ["Bash"]
+    assert denied[0]["tool_input"]["command"].startswith("git commit")
+    git(worktree, "checkout", "--", "value.txt")
+    shipped = claude_argv(request_for(manifest), None, (), None)[1:]
+    artifact, events = run_fake("claude", shipped, manifest, "unread")  # Write before Read
+    assert is_placeholder(artifact) and events[-1]["permission_denials"] == []
+    git(worktree, "reset", "-q", "--hard", manifest["last_kept_commit"])
+    artifact, events = run_fake("claude", shipped, manifest, "improve")
+    assert artifact["candidate_commit"] == git(worktree, "rev-parse", "HEAD")
+
+
+@pytest.mark.parametrize(
+    ("agent", "error"),
+    [("codex", "scripted: the model is unavailable for this key"),
+     ("claude", "API Error: 400 scripted: the model is unavailable for this key")],
+)  # fmt: skip
+def test_an_api_failure_is_recorded_with_its_own_text(
+    repo: Repo, mission_dir: Path, agent: str, error: str
+) -> None:
+    run_with(repo, agent, "api_error", "--max-iterations", "1")
+    failed = iterations(repo)[1]
+    assert failed["agent"]["success"] is False and failed["agent"]["error"] == error
+    assert f"agent exited with code 1: {error}" in failed["notes"]
+    assert "agent session wrote no candidate artifact" in failed["notes"]
+
+
+def test_a_claude_permission_denial_is_a_note_and_a_failure_reason(
+    repo: Repo, mission_dir: Path
+) -> None:
+    run_with(repo, "claude", "escape", "--max-iterations", "1")
+    it = iterations(repo)[1]
+    outside = Path(it["agent"]["denials"][0].removeprefix("Write: "))
+    assert outside.name == "escaped.txt" and not outside.exists()
+    assert it["decision"] == "noop"
+    assert f"agent was denied: Write: {outside}" in it["notes"]
+
+
+@pytest.mark.parametrize(
+    ("agent", "override", "ours"),
+    [("codex", ["--sandbox", "danger-full-access"], "--sandbox"),
+     ("claude", ["--permission-mode", "bypassPermissions"], "--permission-mode")],
+)  # fmt: skip
+def test_a_users_own_permission_flag_replaces_ours(
+    repo: Repo, mission_dir: Path, tmp_path: Path, agent: str, override: list[str], ours: str
+) -> None:
+    argv_file = tmp_path / "argv.json"
+    extra = [arg for flag in override for arg in ("--agent-arg", flag)]
+    summary = run_with(repo, agent, "improve", "--max-iterations", "1", *extra,
+                       env={"FAKE_ARGV_FILE": str(argv_file)})  # fmt: skip
+    assert summary["counts"] == {"keep": 1}
+    argv = json.loads(argv_file.read_text())
+    assert argv.count(ours) == 1 and argv[argv.index(ours) + 1] == override[1]

@@ -73,3 +73,37 @@ def test_codex_fatal_error_event_alone_is_a_failure() -> None:
         {"type": "error", "message": "stream disconnected"},
     ])  # fmt: skip
     assert usage.success is False and usage.error == "stream disconnected"
+
+
+def test_codex_newer_usage_fields_and_the_api_error_text() -> None:
+    # as codex-cli 0.171 prints them (recorded against the scripted server)
+    usage = feed(parse_codex_line, [
+        {"type": "turn.completed", "usage": {"input_tokens": 300, "cached_input_tokens": 30,
+         "cache_write_input_tokens": 12, "output_tokens": 15, "reasoning_output_tokens": 6}},
+    ])  # fmt: skip
+    assert (usage.input_tokens, usage.cached_tokens, usage.cache_write_tokens) == (300, 30, 12)
+    assert (usage.output_tokens, usage.reasoning_tokens) == (15, 6)
+    body = json.dumps({"error": {"message": "quota exceeded", "type": "invalid_request_error"}})
+    failed = feed(parse_codex_line, [{"type": "error", "message": body},
+                                     {"type": "turn.failed", "error": {"message": body}}])  # fmt: skip
+    assert failed.success is False and failed.error == "quota exceeded"
+
+
+def test_claude_api_error_and_permission_denials() -> None:
+    # Claude Code 2.1.197: an API failure is subtype "success" with is_error and the text
+    usage = feed(parse_claude_line, [
+        {"type": "result", "subtype": "success", "is_error": True, "api_error_status": 400,
+         "num_turns": 1, "result": "API Error: 400 model unavailable", "total_cost_usd": 0,
+         "usage": {"input_tokens": 0, "output_tokens": 0},
+         "permission_denials": [
+             {"tool_name": "Bash", "tool_use_id": "t0",
+              "tool_input": {"command": "git commit -qam x", "description": "commit"}},
+             {"tool_name": "Write", "tool_use_id": "t1",
+              "tool_input": {"file_path": "/run/candidate.json", "content": "{}"}},
+         ]},
+    ])  # fmt: skip
+    assert usage.success is False and usage.error == "API Error: 400 model unavailable"
+    assert usage.denials == ["Bash: git commit -qam x", "Write: /run/candidate.json"]
+    ok = feed(parse_claude_line, [{"type": "result", "subtype": "success", "is_error": False,
+                                   "result": "done", "permission_denials": []}])  # fmt: skip
+    assert (ok.success, ok.error, ok.denials) == (True, None, [])

@@ -1,18 +1,32 @@
-"""OpenAI Codex CLI: `codex exec --json --sandbox workspace-write -C <worktree> -`.
+"""OpenAI Codex CLI: `codex exec --json --sandbox workspace-write -C <worktree> --add-dir … -`.
 
 The instructions go on stdin. Success and usage come from the JSONL events, not the exit code:
 `turn.completed.usage` is the thread's running total; `turn.failed` or a fatal `error` event
 means the session failed.
+
+`workspace-write` lets commands write the worktree (and the temp dirs) but keeps every `.git`
+read-only, and a linked worktree's git data lives outside it: a session could neither commit
+nor write the artifact. Each session gets exactly what it needs on top: the common git dir's
+`objects`, `refs` and `logs`, the worktree's own git dir, and the run folder (the artifact).
+Hooks and the repository config stay read-only, so nothing the agent writes runs outside the
+sandbox later.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
+from autoresearch import git
 from autoresearch.agents.base import SessionRequest, Usage, json_int
 from autoresearch.agents.external import ExternalAgent, with_extra
+
+# a user's own sandbox choice replaces ours (codex refuses `--sandbox` twice)
+SANDBOX_FLAGS = (
+    "--sandbox", "-s", "--full-auto", "--dangerously-bypass-approvals-and-sandbox", "--yolo",
+)  # fmt: skip
 
 
 def parse_codex_line(line: str, usage: Usage) -> None:
@@ -25,18 +39,29 @@ def parse_codex_line(line: str, usage: Usage) -> None:
         u = event.get("usage") or {}
         usage.input_tokens = json_int(u.get("input_tokens"))
         usage.cached_tokens = json_int(u.get("cached_input_tokens"))
+        usage.cache_write_tokens = json_int(u.get("cache_write_input_tokens"))
         usage.output_tokens = json_int(u.get("output_tokens"))
+        usage.reasoning_tokens = json_int(u.get("reasoning_output_tokens"))
         usage.turns = (usage.turns or 0) + 1
         if usage.success is None:
             usage.success = True
     elif kind == "turn.failed":
         usage.success = False
-        usage.error = str((event.get("error") or {}).get("message") or "turn failed")
+        usage.error = api_message(str((event.get("error") or {}).get("message") or "turn failed"))
     elif kind == "error":
         message = str(event.get("message") or "error")
         if not message.startswith("Reconnecting"):  # transient retries are not failures
-            usage.error = message
+            usage.error = api_message(message)
             usage.success = False
+
+
+def api_message(text: str) -> str:
+    """codex passes an API error body through as its message: keep the API's own words."""
+    data = _json(text)
+    error = data.get("error")
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        return str(error["message"])
+    return text
 
 
 def _json(line: str) -> dict[str, Any]:
@@ -47,14 +72,30 @@ def _json(line: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def codex_agent(model: str | None = None, extra: Sequence[str] = ()) -> ExternalAgent:
-    def argv(req: SessionRequest) -> list[str]:
-        base = ["codex", "exec", "--json", "--sandbox", "workspace-write", "-C", str(req.worktree)]
-        return [*with_extra(base, model, extra), "-"]
+def writable_dirs(req: SessionRequest) -> list[Path]:
+    """What a session must write beyond the worktree: its git data and the run folder."""
+    own, common = git.git_dirs(req.worktree)
+    dirs = [common / name for name in ("objects", "refs", "logs")] if own != common else [own]
+    dirs += [own, req.candidate_file.parent]
+    unique = dict.fromkeys(d for d in dirs if d.is_dir())
+    return list(unique)
 
+
+def codex_argv(req: SessionRequest, model: str | None, extra: Sequence[str]) -> list[str]:
+    base = ["codex", "exec", "--json"]
+    if not any(arg.split("=")[0] in SANDBOX_FLAGS for arg in extra):
+        base += ["--sandbox", "workspace-write"]
+    base += ["-C", str(req.worktree)]
+    for directory in writable_dirs(req):
+        base += ["--add-dir", str(directory)]
+    return [*with_extra(base, model, extra), "-"]
+
+
+def codex_agent(model: str | None = None, extra: Sequence[str] = ()) -> ExternalAgent:
     return ExternalAgent(
         name="codex",
-        build_argv=argv,
+        build_argv=lambda req: codex_argv(req, model, extra),
         parse_line=parse_codex_line,
         stdin_from_instructions=True,
+        model=model,
     )

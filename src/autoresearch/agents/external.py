@@ -27,6 +27,7 @@ class ExternalAgent:
     parse_line: LineParser | None = None
     stdin_from_instructions: bool = False
     artifact_from_git: bool = False
+    model: str | None = None  # the one asked for: recorded when the output names none
 
     def run(
         self, request: SessionRequest, should_cancel: ShouldCancel, on_spawn: OnSpawn
@@ -50,6 +51,7 @@ class ExternalAgent:
                 on_spawn=on_spawn,
             )
         )
+        usage.model = usage.model or self.model
         return AgentResult(
             agent=self.name,
             exit_code=outcome.exit_code,
