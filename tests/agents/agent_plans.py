@@ -1,0 +1,114 @@
+"""What the scripted model asks a real agent CLI to do in one autoresearch session.
+
+The session's iteration comes from its instructions (`Iteration: N`); `actions[N]` names the
+plan: `improve` / `worse` (edit value.txt by +1 / -0.5, commit, write the candidate artifact),
+`noop` (write a noop artifact) or `api_error` (the model API answers with an error). Each step
+is chosen from the tool results so far, with the agent's own tools: codex's `exec_command`,
+Claude Code's Read / Write / Bash – as a real model would use them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+
+from model_server import Exchange, Plan, Reply, ToolCall
+
+API_ERROR = "scripted: the model is unavailable for this key"
+DELTAS = {"improve": 1.0, "worse": -0.5}
+_SHA = re.compile(r"\b[0-9a-f]{40}\b")
+
+
+def artifact_json(ex: Exchange, status: str, commit: str | None, description: str) -> str:
+    return json.dumps(
+        {
+            "status": status,
+            "candidate_commit": commit,
+            "base_commit": ex.field("Last kept commit"),
+            "description": description,
+            "notes": [f"scripted {status}"],
+            "created_at": "2026-01-01T00:00:00Z",
+        }
+    )
+
+
+def last_sha(text: str) -> str:
+    found = _SHA.findall(text)
+    assert found, f"no commit id in {text!r}"
+    return found[-1]
+
+
+def session_plan(agent: str, actions: Mapping[int, str]) -> Plan:
+    steps = {"codex": _codex, "claude": _claude}[agent]
+
+    def plan(ex: Exchange) -> Reply:
+        action = actions[int(ex.field("Iteration") or 0)]
+        if action == "api_error":
+            return Reply(error=(400, API_ERROR))
+        return steps(ex, action)
+
+    return plan
+
+
+def _codex(ex: Exchange, action: str) -> Reply:
+    def shell(cmd: str) -> Reply:
+        return Reply(tool_calls=(ToolCall("exec_command", {"cmd": cmd}),))
+
+    candidate = ex.field("Candidate artifact")
+    done = len(ex.tool_results)
+    if action == "noop":
+        if done == 0:
+            text = artifact_json(ex, "noop", None, "nothing worth trying")
+            return shell(f"cat > {candidate} <<'EOF'\n{text}\nEOF")
+        return Reply(text="nothing to try")
+    if done == 0:
+        delta = DELTAS[action]
+        return shell(
+            f"awk '{{print $1 + ({delta})}}' value.txt > value.new && mv value.new value.txt"
+            f" && git commit -qam '{action} value' && git rev-parse HEAD"
+        )
+    if done == 1:
+        text = artifact_json(ex, "candidate", last_sha(ex.tool_results[0]), f"{action} value")
+        return shell(f"cat > {candidate} <<'EOF'\n{text}\nEOF")
+    return Reply(text="candidate written")
+
+
+def _claude(ex: Exchange, action: str) -> Reply:
+    def tool(name: str, **arguments: str) -> Reply:
+        return Reply(tool_calls=(ToolCall(name, arguments),))
+
+    candidate = ex.field("Candidate artifact") or ""
+    assert ex.cwd, "the system prompt names no working directory"
+    value_file = f"{ex.cwd}/value.txt"
+    results = ex.tool_results
+    # the placeholder artifact exists: Write refuses to replace a file it has not read
+    if action == "noop":
+        script = [
+            lambda: tool("Read", file_path=candidate),
+            lambda: tool("Write", file_path=candidate,
+                         content=artifact_json(ex, "noop", None, "nothing worth trying")),
+        ]  # fmt: skip
+    else:
+        script = [
+            lambda: tool("Read", file_path=value_file),
+            lambda: tool("Write", file_path=value_file,
+                         content=f"{_read_value(results[0]) + DELTAS[action]:g}\n"),
+            lambda: tool("Bash", command=f"git commit -qam '{action} value'",
+                         description="Commit the change"),
+            lambda: tool("Bash", command="git rev-parse HEAD", description="Show the commit"),
+            lambda: tool("Read", file_path=candidate),
+            lambda: tool("Write", file_path=candidate,
+                         content=artifact_json(ex, "candidate", last_sha(results[3]),
+                                               f"{action} value")),
+        ]  # fmt: skip
+    if len(results) < len(script):
+        return script[len(results)]()
+    return Reply(text="done")
+
+
+def _read_value(read_result: str) -> float:
+    """The number in Read's `cat -n` style output (`     1\t2`)."""
+    match = re.search(r"^\s*1\t(.+)$", read_result, re.M)
+    assert match, f"unexpected Read output {read_result!r}"
+    return float(match.group(1))

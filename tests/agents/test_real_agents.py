@@ -1,0 +1,120 @@
+"""The real codex and Claude Code CLIs, pinned and installed by `.ci/run`, driven through
+`autoresearch run --max-iterations 2` against a scripted model server on 127.0.0.1.
+
+The CLIs are found in AUTORESEARCH_AGENT_BIN (set by `.ci/run`), else in the cache folder
+`.ci/run` installs them into. Without them the tests skip, saying so – except under CI, where
+a missing CLI is a failure.
+
+The repository lives outside /tmp: codex's sandbox lets every session write /tmp, which would
+hide a missing grant for the run folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from agent_plans import API_ERROR, session_plan
+
+from helpers import Repo, cli, make_repo
+from model_server import MODEL, ModelServer, Tokens, claude_env, codex_env
+
+CACHE_BIN = Path.home() / ".cache/autoresearch-ci/npm/node_modules/.bin"
+AGENT_BIN = Path(os.environ.get("AUTORESEARCH_AGENT_BIN") or CACHE_BIN)
+TOKENS = Tokens(input=1000, output=50, cached=400, cache_write=30, reasoning=7)
+
+
+def require(agent: str) -> None:
+    if (AGENT_BIN / agent).exists():
+        return
+    reason = f"the real {agent} CLI is not installed in {AGENT_BIN} (`.ci/run` installs it)"
+    if os.environ.get("CI"):
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
+@pytest.fixture
+def outside_tmp() -> Iterator[Path]:
+    base = Path(os.environ.get("AUTORESEARCH_AGENT_TEST_DIR") or "/var/tmp")
+    path = Path(tempfile.mkdtemp(prefix="autoresearch-agents-", dir=base))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def with_tokens(plan):  # every scripted reply reports the same, known usage
+    from dataclasses import replace
+
+    return lambda ex: replace(plan(ex), tokens=TOKENS)
+
+
+def drive(agent: str, actions: dict[int, str], root: Path, tmp_path: Path) -> tuple[dict, list]:
+    require(agent)
+    repo: Repo = make_repo(root / "repo")
+    repo.mission()
+    with ModelServer(with_tokens(session_plan(agent, actions))) as server:
+        home = tmp_path / f"{agent}-home"
+        env = codex_env(server, home) if agent == "codex" else claude_env(server, home)
+        scratch = tmp_path / "agent-tmp"
+        scratch.mkdir()
+        env.update(PATH=f"{AGENT_BIN}{os.pathsep}{os.environ['PATH']}", TMPDIR=str(scratch))
+        done = cli("run", "missions/demo", "--agent", agent, "--model", MODEL, "--run-tag", "T1",
+                   "--max-iterations", "2", "--json", cwd=repo.root, env=env,
+                   timeout=300)  # fmt: skip
+    assert not server.errors, server.errors
+    assert done.returncode in (0, 1), done.stderr
+    status = json.loads(cli("status", "missions-demo-t1", "--json", cwd=repo.root).stdout)
+    per_iteration = [
+        sum(1 for ex in server.exchanges if ex.field("Iteration") == str(n)) for n in (1, 2)
+    ]
+    return {**json.loads(done.stdout), "requests": per_iteration}, status["iterations"]
+
+
+def expected_tokens(agent: str, requests: int) -> dict[str, int]:
+    if agent == "codex":  # the turn's running total, as the Responses API reports it
+        return {"input_tokens": 1000 * requests, "cached_tokens": 400 * requests,
+                "output_tokens": 50 * requests, "reasoning_tokens": 7 * requests}  # fmt: skip
+    # Claude Code: fresh + cache reads + cache writes is the session's input
+    return {"input_tokens": 1430 * requests, "cached_tokens": 400 * requests,
+            "cache_write_tokens": 30 * requests, "output_tokens": 50 * requests}  # fmt: skip
+
+
+@pytest.mark.parametrize("agent", ["codex", "claude"])
+def test_real_agent_keeps_an_improvement_and_discards_a_worse_one(
+    agent: str, outside_tmp: Path, tmp_path: Path
+) -> None:
+    summary, its = drive(agent, {1: "improve", 2: "worse"}, outside_tmp, tmp_path)
+    assert (summary["status"], summary["stop_reason"]) == (
+        "completed", "max iterations reached (2)",
+    )  # fmt: skip
+    assert [it["decision"] for it in its] == ["baseline", "keep", "discard"]
+    assert [it["description"] for it in its[1:]] == ["improve value", "worse value"]
+    assert summary["last_kept_score"] == 2.0
+    for it, requests in zip(its[1:], summary["requests"], strict=True):
+        usage = it["agent"]
+        assert (usage["agent"], usage["exit_code"], usage["success"]) == (agent, 0, True)
+        assert usage["model"] == MODEL
+        assert "denials" not in usage, usage
+        shown = {key: usage.get(key) for key in expected_tokens(agent, requests)}
+        assert shown == expected_tokens(agent, requests)
+    worktree = Path(summary["worktree_path"])
+    assert (worktree / "value.txt").read_text().strip() == "2"
+
+
+@pytest.mark.parametrize("agent", ["codex", "claude"])
+def test_real_agent_noop_and_api_error_are_recorded_with_the_reason(
+    agent: str, outside_tmp: Path, tmp_path: Path
+) -> None:
+    summary, its = drive(agent, {1: "noop", 2: "api_error"}, outside_tmp, tmp_path)
+    assert summary["status"] == "completed"
+    assert [it["decision"] for it in its] == ["baseline", "noop", "noop"]
+    assert its[1]["description"] == "nothing worth trying"
+    assert its[1]["agent"]["success"] is True
+    failed = its[2]["agent"]
+    assert failed["success"] is False and API_ERROR in failed["error"], failed
+    assert any(API_ERROR in note for note in its[2]["notes"]), its[2]["notes"]
+    assert "agent session wrote no candidate artifact" in its[2]["notes"]
