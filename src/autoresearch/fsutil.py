@@ -66,14 +66,14 @@ def private_fd(path: Path, flags: int) -> int:
     return fd
 
 
-def private_open(path: Path, mode: str = "wb") -> IO[bytes]:
+def private_open(path: Path, mode: str = "wb", buffering: int = -1) -> IO[bytes]:
     """A binary file handle on a 0600 file: "wb" truncates, "ab" appends, "r+b" updates."""
     flags = {
         "wb": os.O_WRONLY | os.O_TRUNC,
         "ab": os.O_WRONLY | os.O_APPEND,
         "r+b": os.O_RDWR,
     }[mode]
-    return os.fdopen(private_fd(path, flags), mode)
+    return os.fdopen(private_fd(path, flags), mode, buffering=buffering)
 
 
 def is_private_path(path: Path | str | None) -> bool:

@@ -142,3 +142,48 @@ def session_worktree(repo_root: Path, branch: str) -> Path:
     """Where a session that asked for its own worktree checks its branch out."""
     name = branch.removeprefix(SESSION_BRANCH_PREFIX).replace("/", "-")
     return RepoPaths(repo_root).worktrees / f"{SESSION_WORKTREE_PREFIX}{name}"
+
+
+# --- delegation jobs (worker.md) ------------------------------------------------------------
+
+JOBS_DIR = "jobs"
+JOB_BRANCH_PREFIX = "autoresearch-job/"
+JOB_WORKTREE_PREFIX = "job-"
+
+
+@dataclass(frozen=True)
+class JobPaths:
+    """Artifacts of one job, under `.autoresearch/jobs/<job_id>/` (they survive reboots)."""
+
+    root: Path
+
+    @property
+    def prompt(self) -> Path:
+        return self.root / "prompt.md"
+
+    @property
+    def candidate(self) -> Path:
+        return self.root / "candidate.json"
+
+    @property
+    def agent_log(self) -> Path:
+        return self.root / "agent.log"
+
+    @property
+    def runner_log(self) -> Path:
+        return self.root / "runner.log"
+
+    @property
+    def changes_patch(self) -> Path:
+        return self.root / "changes.patch"
+
+    def check_log(self, index: int) -> Path:
+        return self.root / f"check-{index:02d}.log"
+
+
+def job_paths(repo_root: Path, job_id: str) -> JobPaths:
+    return JobPaths(RepoPaths(repo_root).state_dir / JOBS_DIR / job_id)
+
+
+def job_worktree(repo_root: Path, job_id: str) -> Path:
+    return RepoPaths(repo_root).worktrees / f"{JOB_WORKTREE_PREFIX}{job_id}"

@@ -120,7 +120,8 @@ def run_supervised(spec: SupervisedSpec) -> SupervisedOutcome:
     """Run a child in its own process group until it exits, times out or is cancelled."""
     started_at = utc_now_iso()
     t0 = time.monotonic()
-    with private_open(spec.log_path, "wb") as log:
+    # Unbuffered: a tail of the log (job_tail, a person with `tail -f`) sees output at once.
+    with private_open(spec.log_path, "wb", buffering=0) as log:
         try:
             proc = _spawn(spec)
         except OSError as exc:
@@ -415,3 +416,55 @@ def _own_groups() -> set[int]:
 
 def _ms_since(t0: float) -> int:
     return round((time.monotonic() - t0) * 1000)
+
+
+def spawn_detached(argv: Sequence[str], cwd: Path, env: Mapping[str, str], log_path: Path) -> int:
+    """Start `argv` in a new session, reparented away from us; returns its process id.
+
+    A shell in its own session backgrounds the program and exits at once, so the program
+    outlives whoever started it (an MCP server, a CLI command) and is never our zombie.
+    """
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    script = 'log="$1"; shift; "$@" </dev/null >>"$log" 2>&1 & echo $!'
+    done = subprocess.run(
+        ["sh", "-c", script, "autoresearch-spawn", str(log_path), *argv],
+        cwd=cwd,
+        env=dict(env),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        start_new_session=True,
+        timeout=30,
+        check=False,
+    )
+    text = done.stdout.decode("ascii", "replace").strip()
+    if done.returncode != 0 or not text.isdigit():
+        err = done.stderr.decode("utf-8", "replace").strip()
+        raise ProcessError(f"could not start {argv[0]}: {err or 'no process id'}")
+    return int(text)
+
+
+def process_running(pid: int, marker: str) -> bool:
+    """True while process `pid` runs (not a zombie) and its environment holds `marker`.
+
+    The marker guards against a recycled process id; without /proc only existence is known.
+    """
+    if not Path("/proc/self/stat").exists():
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    fields = stat[stat.rfind(")") + 2 :].split()
+    return bool(fields) and fields[0] != "Z" and marker.encode() in env
+
+
+def group_running(pgid: int) -> bool:
+    """True while a non-zombie member of process group `pgid` exists."""
+    return _group_running(pgid)

@@ -42,3 +42,14 @@ def failpoints() -> frozenset[str]:
 ENV_EXP_RUN_MARKER = "AUTORESEARCH_EXP_RUN"
 # With the run marker, names one harness run on this machine (session numbers repeat per repo).
 ENV_EXP_DIR = "AUTORESEARCH_EXP_DIR"
+
+# Delegation jobs that may run at once per repository; the rest wait in line.
+ENV_WORKER_MAX_JOBS = "AUTORESEARCH_WORKER_MAX_JOBS"
+DEFAULT_WORKER_MAX_JOBS = 2
+# Set in every job runner (and so in its agent and checks): names the job's processes.
+ENV_JOB_ID = "AUTORESEARCH_JOB_ID"
+
+
+def worker_max_jobs() -> int:
+    """How many delegation jobs may run at once (at least 1)."""
+    return max(1, int(_float(ENV_WORKER_MAX_JOBS, DEFAULT_WORKER_MAX_JOBS)))

@@ -39,6 +39,15 @@ TOOL_NAMES = {
     "run_list",
     "run_status",
     "run_stop",
+    # the delegation worker's job tools
+    "job_start",
+    "job_get",
+    "job_wait",
+    "job_tail",
+    "job_cancel",
+    "job_list",
+    "job_apply",
+    "job_discard",
 }
 
 

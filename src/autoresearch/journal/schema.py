@@ -191,9 +191,48 @@ def _0004_unfinished_index(conn: sqlite3.Connection) -> None:
     )
 
 
+def _i15_jobs(conn: sqlite3.Connection) -> None:
+    # worker.md: delegation jobs. `seq` orders the queue (first come, first served); the
+    # *_json columns hold the evidence the runner recorded; runner_pid and agent_pgid, with
+    # `marker` in their environments, let a later process tell a dead job from a running one.
+    _run_script(
+        conn,
+        """
+        CREATE TABLE jobs (
+            job_id TEXT PRIMARY KEY,
+            seq INTEGER NOT NULL UNIQUE,
+            state TEXT NOT NULL,
+            spec_json TEXT NOT NULL,
+            marker TEXT NOT NULL,
+            workdir TEXT NOT NULL,
+            worktree_path TEXT,
+            branch TEXT,
+            base_commit TEXT,
+            runner_pid INTEGER,
+            agent_pgid INTEGER,
+            deadline REAL,
+            cancel_requested_at TEXT,
+            executor_json TEXT,
+            checks_json TEXT,
+            evidence_json TEXT,
+            result_state TEXT NOT NULL DEFAULT 'none',
+            result_commit TEXT,
+            patch_path TEXT,
+            error TEXT,
+            created_at TEXT NOT NULL,
+            started_at TEXT,
+            finished_at TEXT,
+            updated_at TEXT NOT NULL
+        );
+        CREATE INDEX jobs_state ON jobs (state, seq);
+        """,
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("0001_supervisor", _0001_supervisor),
     ("0002_experiment_sessions", _0002_experiment_sessions),
     ("0003_run_stop_note", _0003_run_stop_note),
     ("0004_unfinished_index", _0004_unfinished_index),
+    ("i15_jobs", _i15_jobs),
 ]

@@ -74,6 +74,8 @@ the change and saves it as a patch). Put the hypothesis in asi.
 Never game the benchmark: leave the harness, the checks and the workload alone.
 Supervised runs started with `autoresearch run` (CLI) can be watched with run_list and \
 run_status and stopped with run_stop.
+Delegation jobs: job_start hands a coding task to a background agent and returns a job_id at \
+once; job_wait / job_get return its outcome.v1 verdict with compact evidence.
 """
 
 READ_ONLY = ToolAnnotations(
@@ -108,14 +110,7 @@ class Tools:
             (self.run_status, "Supervised run status", READ_ONLY),
             (self.run_stop, "Stop a supervised run", DESTRUCTIVE),
         ]
-        for method, title, hints in table:
-            server.add_tool(
-                method,
-                name=method.__name__,
-                title=title,
-                description=_prose(method.__doc__ or ""),
-                annotations=hints,
-            )
+        add_tools(server, table)
 
     # --- experiment sessions -----------------------------------------------------------------
 
@@ -391,6 +386,18 @@ class Tools:
             return reply(text, s.StopOutput.model_validate(asdict(out)))
 
 
+def add_tools(server: MCPServer, table: list[tuple[Any, str, ToolAnnotations]]) -> None:
+    """Register methods as tools: name, title, description (the docstring) and hints."""
+    for method, title, hints in table:
+        server.add_tool(
+            method,
+            name=method.__name__,
+            title=title,
+            description=_prose(method.__doc__ or ""),
+            annotations=hints,
+        )
+
+
 def _prose(doc: str) -> str:
     """A docstring as the model reads it: paragraphs unwrapped into single lines."""
     paragraphs = inspect.cleandoc(doc).split("\n\n")
@@ -419,5 +426,9 @@ def build_server(start: Path) -> MCPServer:
         version=__version__,
         log_level="WARNING",
     )
-    Tools(start.absolute()).register(server)
+    tools = Tools(start.absolute())
+    tools.register(server)
+    from autoresearch.mcp.job_tools import JobTools  # it registers through add_tools above
+
+    JobTools(lambda: tools.start).register(server)
     return server

@@ -1,0 +1,113 @@
+"""Delegation jobs in the journal (worker.md): the only module that knows the SQL of `jobs`.
+
+Writers take the connection of an open transaction; readers take the journal or that same
+connection. Invariant: a slot is claimed (queued → running) inside one `BEGIN IMMEDIATE`
+transaction that counts the running jobs first, so no more than the limit ever run at once,
+and only the oldest queued job may claim one.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from typing import Any
+
+from autoresearch.clock import utc_now_iso
+from autoresearch.journal import records
+from autoresearch.journal.db import Journal
+from autoresearch.journal.records import Codec
+
+Reader = Journal | sqlite3.Connection
+ACTIVE_STATES = ("running", "checking")
+LIVE_STATES = ("queued", "running", "checking")
+
+
+@dataclass(frozen=True)
+class JobRecord:
+    """One row of `jobs`, JSON columns decoded."""
+
+    job_id: str
+    seq: int
+    state: str
+    spec: dict[str, Any]
+    marker: str
+    workdir: str
+    created_at: str
+    updated_at: str
+    worktree_path: str | None = None
+    branch: str | None = None
+    base_commit: str | None = None
+    runner_pid: int | None = None
+    agent_pgid: int | None = None
+    deadline: float | None = None
+    cancel_requested_at: str | None = None
+    executor: dict[str, Any] | None = None
+    checks: list[dict[str, Any]] | None = None
+    evidence: dict[str, Any] | None = None
+    result_state: str = "none"
+    result_commit: str | None = None
+    patch_path: str | None = None
+    error: str | None = None
+    started_at: str | None = None
+    finished_at: str | None = None
+
+
+_JSON = {
+    "spec": "spec_json",
+    "executor": "executor_json",
+    "checks": "checks_json",
+    "evidence": "evidence_json",
+}
+_CODEC = Codec(_JSON)
+
+
+def _rows(src: Reader, sql: str, params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
+    if isinstance(src, Journal):
+        return src.rows(sql, params)
+    return list(src.execute(sql, params).fetchall())
+
+
+def insert_job(conn: sqlite3.Connection, **values: Any) -> JobRecord:
+    """Queue a job (columns by record name) behind every earlier one."""
+    row = conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM jobs").fetchone()
+    now = utc_now_iso()
+    values.update(seq=int(row[0]), state="queued", created_at=now, updated_at=now)
+    records.insert(conn, "jobs", _CODEC.columns(values))
+    found = get_job(conn, str(values["job_id"]))
+    assert found is not None
+    return found
+
+
+def update_job(conn: sqlite3.Connection, job_id: str, **changes: Any) -> None:
+    """Update columns of a job (JSON fields by their record name); stamps updated_at."""
+    changes.setdefault("updated_at", utc_now_iso())
+    records.update(conn, "jobs", {"job_id": job_id}, _CODEC.columns(changes))
+
+
+def get_job(src: Reader, job_id: str) -> JobRecord | None:
+    rows = _rows(src, "SELECT * FROM jobs WHERE job_id = ?", (job_id,))
+    return _CODEC.record(JobRecord, rows[0]) if rows else None
+
+
+def list_jobs(src: Reader, limit: int, live_only: bool = False) -> list[JobRecord]:
+    """The newest `limit` jobs, newest first."""
+    where = f"WHERE state IN {LIVE_STATES!r}" if live_only else ""
+    rows = _rows(src, f"SELECT * FROM jobs {where} ORDER BY seq DESC LIMIT ?", (limit,))
+    return [_CODEC.record(JobRecord, r) for r in rows]
+
+
+def claim_slot(conn: sqlite3.Connection, job_id: str, limit: int, deadline: float) -> bool:
+    """Move `job_id` from queued to running if a slot is free and it is next in line."""
+    active = conn.execute(f"SELECT COUNT(*) FROM jobs WHERE state IN {ACTIVE_STATES!r}").fetchone()[
+        0
+    ]
+    if int(active) >= limit:
+        return False
+    first = conn.execute(
+        "SELECT job_id FROM jobs WHERE state = 'queued' AND cancel_requested_at IS NULL "
+        "ORDER BY seq LIMIT 1"
+    ).fetchone()
+    if first is None or first[0] != job_id:
+        return False
+    update_job(conn, job_id, state="running", started_at=utc_now_iso(), deadline=deadline)
+    return True

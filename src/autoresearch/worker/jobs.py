@@ -1,0 +1,304 @@
+"""The job engine: start, get, wait, tail, cancel, list, and apply or discard a kept result.
+
+Every front door (MCP tools, `autoresearch job …`) calls these functions. `start` validates
+and sandboxes the request, queues the job in the repository's journal and spawns its runner
+(`worker.runner`), then returns at once. Every read first ends jobs whose runner died
+(`liveness`), so no job stays "running" forever. Waiting never cancels; cancelling returns
+only once the job's processes are gone.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from autoresearch import git
+from autoresearch.agents import validate_spec
+from autoresearch.clock import utc_now_iso
+from autoresearch.errors import ContractError, NotFoundError, ProcessError, RefusedError
+from autoresearch.journal import jobs as store
+from autoresearch.journal.db import Journal
+from autoresearch.paths import STATE_DIR, RepoPaths, job_paths
+from autoresearch.proc import kill_stale_group, spawn_detached
+from autoresearch.repo_state import ensure_state_dir
+from autoresearch.settings import ENV_JOB_ID, journal_timeout, kill_grace
+from autoresearch.worker import evidence as ev
+from autoresearch.worker import liveness, sandbox, view
+from autoresearch.worker.model import (
+    MAX_ALLOWED_DIRS,
+    MAX_CHECKS,
+    MAX_PROMPT_CHARS,
+    MAX_SCOPE_PATHS,
+    MAX_TIMEOUT_SECONDS,
+    JobRequest,
+    JobSpec,
+    JobState,
+    ResultState,
+)
+
+POLL_SECONDS = 0.2
+LOG_NAMES = ("agent", "checks", "runner")
+
+
+def open_journal(repo_root: Path) -> Journal:
+    return Journal.open(RepoPaths(repo_root).journal, busy_timeout=journal_timeout())
+
+
+# --- start -----------------------------------------------------------------------------------
+
+
+def validate(repo_root: Path, req: JobRequest) -> JobSpec:
+    """The request checked and its paths sandboxed inside the repository."""
+    if not req.prompt.strip():
+        raise ContractError("prompt is empty")
+    if len(req.prompt) > MAX_PROMPT_CHARS:
+        raise ContractError(f"prompt is longer than {MAX_PROMPT_CHARS} characters")
+    if not 0 < req.timeout_seconds <= MAX_TIMEOUT_SECONDS:
+        raise ContractError(f"timeout_seconds must be in (0, {MAX_TIMEOUT_SECONDS:g}]")
+    if len(req.checks) > MAX_CHECKS or len(req.allowed_dirs) > MAX_ALLOWED_DIRS:
+        raise ContractError(f"at most {MAX_CHECKS} checks and {MAX_ALLOWED_DIRS} allowed_dirs")
+    if req.max_turns is not None and req.max_turns < 1:
+        raise ContractError("max_turns must be at least 1")
+    for check in req.checks:
+        if not check.command.strip() or not 0 < check.timeout_seconds <= MAX_TIMEOUT_SECONDS:
+            raise ContractError(f"check {check.label!r}: a command and a timeout in (0, 86400]")
+    allowed = _allowed_dirs(repo_root, req.allowed_dirs or (str(repo_root),))
+    return JobSpec(
+        prompt=req.prompt,
+        repo_root=str(repo_root),
+        allowed_dirs=allowed,
+        task_kind=req.task_kind,
+        agent=validate_spec(req.agent),
+        model=req.model,
+        scope_paths=None if req.scope is None else _scope(allowed, req.scope.paths),
+        max_diff_bytes=None if req.scope is None else req.scope.max_diff_bytes,
+        checks=req.checks,
+        isolation=req.isolation,
+        max_turns=req.max_turns,
+        timeout_seconds=req.timeout_seconds,
+        include_diff=req.include_diff,
+    )
+
+
+def _allowed_dirs(repo_root: Path, dirs: tuple[str, ...]) -> tuple[str, ...]:
+    roots = [sandbox.Root.of(repo_root)]
+    state = os.path.join(os.path.realpath(repo_root), STATE_DIR)
+    found = []
+    for raw in dirs:
+        path = sandbox.resolve(raw, roots, base=str(repo_root))
+        if sandbox.is_within(os.path.realpath(path), [state]):
+            raise ContractError(f"{sandbox.CODE}: {raw!r} is autoresearch's own state folder")
+        if not os.path.isdir(path):
+            raise ContractError(f"allowed_dirs: {raw!r} is not a directory")
+        found.append(path)
+    return tuple(found)
+
+
+def _scope(allowed: tuple[str, ...], paths: tuple[str, ...]) -> tuple[str, ...]:
+    if not paths or len(paths) > MAX_SCOPE_PATHS:
+        raise ContractError(f"scoped_patch.paths: give 1 to {MAX_SCOPE_PATHS} paths")
+    roots = [sandbox.Root.of(d) for d in allowed]
+    return tuple(sandbox.resolve(p, roots, base=allowed[0]) for p in paths)
+
+
+def start(repo_root: Path, req: JobRequest) -> view.JobView:
+    """Queue a job and spawn its runner; returns at once with the job queued."""
+    spec = validate(repo_root, req)
+    job_id = f"job_{secrets.token_hex(6)}"
+    ensure_state_dir(RepoPaths(repo_root))
+    paths = job_paths(repo_root, job_id)
+    paths.root.mkdir(parents=True, exist_ok=True)
+    with open_journal(repo_root) as journal:
+        with journal.tx() as conn:
+            store.insert_job(
+                conn,
+                job_id=job_id,
+                spec=spec.to_dict(),
+                marker=liveness.marker(job_id),
+                workdir=spec.cwd,
+            )
+        argv = [sys.executable, "-m", "autoresearch.worker.runner", str(repo_root), job_id]
+        env = {**os.environ, ENV_JOB_ID: job_id}
+        try:
+            pid = spawn_detached(argv, repo_root, env, paths.runner_log)
+        except (ProcessError, OSError):
+            _end(journal, job_id, JobState.FAILED, "could not start the job's runner")
+            raise
+        with journal.tx() as conn:
+            store.update_job(conn, job_id, runner_pid=pid)
+        return _load(journal, job_id)
+
+
+# --- reading ---------------------------------------------------------------------------------
+
+
+def _load(journal: Journal, job_id: str) -> view.JobView:
+    job = store.get_job(journal, job_id)
+    if job is None:
+        raise NotFoundError(f"autoresearch_job_not_found: {job_id}")
+    if not JobState(job.state).terminal and not liveness.runner_alive(job):
+        liveness.stop_processes(job)
+        liveness.end_dead(journal, job_id)
+        job = store.get_job(journal, job_id)
+        assert job is not None
+    return view.build(job)
+
+
+def get(repo_root: Path, job_id: str) -> view.JobView:
+    """The job's state, verdict and evidence."""
+    with open_journal(repo_root) as journal:
+        return _load(journal, job_id)
+
+
+def wait(
+    repo_root: Path,
+    job_id: str,
+    timeout_seconds: float,
+    sleep: Callable[[float], None] = time.sleep,
+    should_stop: Callable[[], bool] | None = None,
+) -> view.JobView:
+    """Wait until the job ends or `timeout_seconds` pass; a timeout never cancels the job."""
+    end = time.monotonic() + max(0.0, timeout_seconds)
+    with open_journal(repo_root) as journal:
+        while True:
+            current = _load(journal, job_id)
+            stop = should_stop is not None and should_stop()
+            if current.state.terminal or time.monotonic() >= end or stop:
+                return current
+            sleep(min(POLL_SECONDS, max(0.0, end - time.monotonic())))
+
+
+def list_jobs(repo_root: Path, limit: int = 20, live_only: bool = False) -> list[view.JobView]:
+    """The newest jobs first."""
+    if not RepoPaths(repo_root).journal.exists():
+        return []
+    with open_journal(repo_root) as journal:
+        liveness.reconcile(journal, repo_root)
+        return [view.build(j) for j in store.list_jobs(journal, limit, live_only)]
+
+
+@dataclass(frozen=True)
+class Tail:
+    job_id: str
+    log: str
+    path: str
+    text: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"job_id": self.job_id, "log": self.log, "path": self.path, "text": self.text}
+
+
+def tail(repo_root: Path, job_id: str, lines: int = 50, log: str = "agent") -> Tail:
+    """The last `lines` lines of the job's agent log, latest check log or runner log."""
+    if log not in LOG_NAMES:
+        raise ContractError(f"log must be one of {', '.join(LOG_NAMES)}")
+    job = get(repo_root, job_id).job
+    paths = job_paths(repo_root, job_id)
+    path = {"agent": paths.agent_log, "runner": paths.runner_log}.get(log)
+    if path is None:
+        path = paths.check_log(max(1, len(job.checks or ())))
+    text = ev.log_tail(path, lines=lines, chars=64 * 1024)
+    return Tail(job_id, log, str(path), text)
+
+
+# --- cancel ----------------------------------------------------------------------------------
+
+
+def cancel(repo_root: Path, job_id: str, wait_seconds: float | None = None) -> view.JobView:
+    """Ask the job to stop and wait until its processes are gone (the whole process group)."""
+    limit = kill_grace() + 10.0 if wait_seconds is None else wait_seconds
+    with open_journal(repo_root) as journal:
+        with journal.tx() as conn:
+            job = store.get_job(conn, job_id)
+            if job is None:
+                raise NotFoundError(f"autoresearch_job_not_found: {job_id}")
+            if JobState(job.state).terminal:
+                return view.build(job)
+            if job.cancel_requested_at is None:
+                store.update_job(conn, job_id, cancel_requested_at=utc_now_iso())
+        end = time.monotonic() + limit
+        current = _load(journal, job_id)
+        while not current.state.terminal and time.monotonic() < end:
+            time.sleep(POLL_SECONDS)
+            current = _load(journal, job_id)
+        if not current.state.terminal:
+            # The runner did not stop in time: stop its processes ourselves, then end it.
+            _stop_runner(current.job)
+            liveness.end_dead(journal, job_id)
+        liveness.stop_processes(current.job)
+        return _load(journal, job_id)
+
+
+def _stop_runner(job: store.JobRecord) -> None:
+    if job.runner_pid is not None:
+        kill_stale_group(job.runner_pid, job.marker)
+    liveness.stop_processes(job)
+
+
+def _end(journal: Journal, job_id: str, state: JobState, error: str) -> None:
+    with journal.tx() as conn:
+        store.update_job(conn, job_id, state=state.value, error=error, finished_at=utc_now_iso())
+
+
+# --- results of worktree jobs ----------------------------------------------------------------
+
+
+def apply(repo_root: Path, job_id: str) -> view.JobView:
+    """Apply a worktree job's patch to the working tree it was started from; drop the worktree.
+
+    Nothing is committed: the changes land as uncommitted edits for the caller to review. A
+    patch that does not apply cleanly changes nothing (git apply is all or nothing).
+    """
+    with open_journal(repo_root) as journal:
+        job = _pending_result(journal, job_id)
+        assert job.patch_path is not None
+        top = git.toplevel(Path(JobSpec.from_dict(job.spec).cwd))
+        if top is None:
+            raise RefusedError(f"the job's directory is no longer in a git repository: {job_id}")
+        git.apply_patch(top, Path(job.patch_path))
+        _drop_worktree(repo_root, job)
+        with journal.tx() as conn:
+            store.update_job(conn, job_id, result_state=ResultState.APPLIED.value)
+        return _load(journal, job_id)
+
+
+def discard(repo_root: Path, job_id: str) -> view.JobView:
+    """Remove a job's worktree and branch; the patch stays under .autoresearch/jobs/."""
+    with open_journal(repo_root) as journal:
+        job = store.get_job(journal, job_id)
+        if job is None:
+            raise NotFoundError(f"autoresearch_job_not_found: {job_id}")
+        if not JobState(job.state).terminal:
+            raise RefusedError(f"job {job_id} is still {job.state}: cancel it first")
+        if job.worktree_path is None:
+            raise RefusedError(f"job {job_id} ran in place: there is no worktree to discard")
+        if job.result_state == ResultState.APPLIED.value:
+            raise RefusedError(f"job {job_id} was already applied")
+        _drop_worktree(repo_root, job)
+        with journal.tx() as conn:
+            store.update_job(conn, job_id, result_state=ResultState.DISCARDED.value)
+        return _load(journal, job_id)
+
+
+def _pending_result(journal: Journal, job_id: str) -> store.JobRecord:
+    job = store.get_job(journal, job_id)
+    if job is None:
+        raise NotFoundError(f"autoresearch_job_not_found: {job_id}")
+    if job.result_state != ResultState.PENDING.value or job.patch_path is None:
+        why = (
+            "ran in place" if job.worktree_path is None else f"has result state {job.result_state}"
+        )
+        raise RefusedError(f"job {job_id} {why}: nothing to apply")
+    return job
+
+
+def _drop_worktree(repo_root: Path, job: store.JobRecord) -> None:
+    if job.worktree_path is not None:
+        git.worktree_remove(repo_root, Path(job.worktree_path))
+    if job.branch is not None:
+        git.delete_branch(repo_root, job.branch)

@@ -1,0 +1,209 @@
+"""The verdict `outcome.v1` (worker.md): a pure function from a job's facts to its status.
+
+The order of the rules is the contract: deadline → running → cancelled → read-only job that
+changed files → scope violation → executor failed → check failed → missing evidence →
+accepted. The first rule that matches decides the status; the missing-evidence rule lists every
+piece that is missing. A modifying job is accepted only with a scope and at least one passing
+check. Nothing here reads a clock, a file or the journal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from autoresearch.worker.model import JobState, TaskKind
+
+CONTRACT_VERSION = "outcome.v1"
+
+
+class Status(StrEnum):
+    RUNNING = "running"
+    ACCEPTED = "accepted"
+    NEEDS_EVIDENCE = "needs_evidence"
+    FAILED = "failed"
+    REJECTED = "rejected"
+    CANCELLED = "cancelled"
+    TIMED_OUT = "timed_out"
+
+    @property
+    def retryable(self) -> bool:
+        return self in (Status.NEEDS_EVIDENCE, Status.FAILED, Status.TIMED_OUT)
+
+
+class Reason(StrEnum):
+    # The spec's codes (exact strings).
+    READ_ONLY_MODIFIED = "read_only_modified"
+    SCOPE_VIOLATION = "scope_violation"
+    EXECUTOR_FAILED = "executor_failed"
+    CHECK_FAILED = "check_failed"
+    VERIFICATION_POLICY_MISSING = "verification_policy_missing"
+    EXPECTED_CHANGE_MISSING = "expected_change_missing"
+    CHECKS_MISSING = "checks_missing"
+    SCOPE_MISSING = "scope_missing"
+    EVIDENCE_TRUNCATED = "evidence_truncated"
+    PREEXISTING_CHANGES_UNATTRIBUTED = "preexisting_changes_unattributed"
+    WORKSPACE_EVIDENCE_INCOMPLETE = "workspace_evidence_incomplete"
+    VERIFICATION_PASSED = "verification_passed"
+    # The states the spec names without a code.
+    DEADLINE_EXCEEDED = "deadline_exceeded"
+    JOB_QUEUED = "job_queued"
+    JOB_RUNNING = "job_running"
+    JOB_CANCELLED = "job_cancelled"
+
+
+class Executor(StrEnum):
+    """How the agent session went."""
+
+    PENDING = "pending"  # queued or still working
+    PASSED = "passed"
+    FAILED = "failed"  # non-zero exit, an error result, could not start
+    LOST = "lost"  # its runner died: nothing is known about how it ended
+    NOT_RUN = "not_run"  # cancelled or timed out before or while it ran
+
+
+class CheckResult(StrEnum):
+    PASSED = "passed"
+    FAILED = "failed"
+    TIMED_OUT = "timed_out"
+    SKIPPED = "skipped"  # not run: the agent failed, or the job was cancelled first
+
+    @property
+    def bad(self) -> bool:
+        return self in (CheckResult.FAILED, CheckResult.TIMED_OUT)
+
+
+@dataclass(frozen=True)
+class Facts:
+    """Everything the verdict depends on, gathered by the engine."""
+
+    state: JobState
+    deadline_passed: bool = False
+    task_kind: TaskKind | None = None
+    executor: Executor = Executor.PENDING
+    changed_files: int = 0  # files the job changed (pre-existing changes excluded)
+    out_of_scope: int = 0  # of those, outside the scope or the allowed dirs
+    diff_too_large: bool = False
+    scope_declared: bool = False
+    checks: tuple[CheckResult, ...] = ()
+    checks_declared: int = 0
+    evidence_truncated: bool = False
+    preexisting_unattributed: bool = False
+    workspace_complete: bool = True
+
+
+@dataclass(frozen=True)
+class Outcome:
+    status: Status
+    reason_codes: tuple[Reason, ...]
+    policy: dict[str, Any]
+    verification: dict[str, str]
+
+    @property
+    def retryable(self) -> bool:
+        return self.status.retryable
+
+    def to_dict(self, evidence: dict[str, Any]) -> dict[str, Any]:
+        """The contract's JSON shape."""
+        return {
+            "contract_version": CONTRACT_VERSION,
+            "outcome": {
+                "status": self.status.value,
+                "reason_codes": [r.value for r in self.reason_codes],
+                "retryable": self.retryable,
+                "policy": self.policy,
+                "verification": self.verification,
+                "evidence": evidence,
+            },
+        }
+
+
+def resolve(facts: Facts) -> Outcome:
+    """The verdict on a job, by the contract's ordered rules."""
+    status, reasons = _rule(facts)
+    return Outcome(status, reasons, _policy(facts), _verification(facts))
+
+
+def _rule(f: Facts) -> tuple[Status, tuple[Reason, ...]]:
+    if f.deadline_passed or f.state is JobState.TIMED_OUT:
+        return Status.TIMED_OUT, (Reason.DEADLINE_EXCEEDED,)
+    if f.state is JobState.QUEUED:
+        return Status.RUNNING, (Reason.JOB_QUEUED,)
+    if not f.state.terminal:
+        return Status.RUNNING, (Reason.JOB_RUNNING,)
+    if f.state is JobState.CANCELLED:
+        return Status.CANCELLED, (Reason.JOB_CANCELLED,)
+    if f.task_kind is TaskKind.READ_ONLY and f.changed_files > 0:
+        return Status.REJECTED, (Reason.READ_ONLY_MODIFIED,)
+    if f.out_of_scope > 0 or f.diff_too_large:
+        return Status.REJECTED, (Reason.SCOPE_VIOLATION,)
+    if f.executor is not Executor.PASSED:
+        return Status.FAILED, (Reason.EXECUTOR_FAILED,)
+    if any(c.bad for c in f.checks):
+        return Status.FAILED, (Reason.CHECK_FAILED,)
+    missing = _missing(f)
+    if missing:
+        return Status.NEEDS_EVIDENCE, missing
+    return Status.ACCEPTED, (Reason.VERIFICATION_PASSED,)
+
+
+def _missing(f: Facts) -> tuple[Reason, ...]:
+    found: list[Reason] = []
+    if f.task_kind is None:
+        found.append(Reason.VERIFICATION_POLICY_MISSING)
+    elif f.task_kind is TaskKind.MODIFYING:
+        if f.changed_files == 0:
+            found.append(Reason.EXPECTED_CHANGE_MISSING)
+        if not any(c is CheckResult.PASSED for c in f.checks):
+            found.append(Reason.CHECKS_MISSING)
+        if not f.scope_declared:
+            found.append(Reason.SCOPE_MISSING)
+    if f.evidence_truncated:
+        found.append(Reason.EVIDENCE_TRUNCATED)
+    if f.preexisting_unattributed:
+        found.append(Reason.PREEXISTING_CHANGES_UNATTRIBUTED)
+    if not f.workspace_complete:
+        found.append(Reason.WORKSPACE_EVIDENCE_INCOMPLETE)
+    return tuple(found)
+
+
+def _policy(f: Facts) -> dict[str, Any]:
+    modifying = f.task_kind is TaskKind.MODIFYING
+    return {
+        "task_kind": None if f.task_kind is None else f.task_kind.value,
+        "requires_scope": modifying,
+        "requires_checks": modifying,
+        "checks_declared": f.checks_declared,
+    }
+
+
+def _verification(f: Facts) -> dict[str, str]:
+    return {
+        "executor": f.executor.value,
+        "scope": _scope_state(f),
+        "checks": _checks_state(f),
+        "workspace": "complete" if f.workspace_complete else "incomplete",
+    }
+
+
+def _scope_state(f: Facts) -> str:
+    if not f.state.terminal:
+        return "pending"
+    if f.out_of_scope > 0 or f.diff_too_large:
+        return "failed"
+    if not f.scope_declared:
+        return "missing" if f.task_kind is TaskKind.MODIFYING else "not_declared"
+    return "passed"
+
+
+def _checks_state(f: Facts) -> str:
+    if any(c.bad for c in f.checks):
+        return "failed"
+    if not f.state.terminal:
+        return "pending"
+    if not f.checks:
+        return "missing" if f.checks_declared == 0 else "skipped"
+    if all(c is CheckResult.PASSED for c in f.checks):
+        return "passed"
+    return "skipped"

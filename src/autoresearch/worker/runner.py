@@ -1,0 +1,331 @@
+"""The process that carries one job from the queue to its evidence (`python -m` this module).
+
+Started detached by `jobs.start`, so a job outlives the MCP server or CLI command that started
+it. Phases, each recorded in the journal before the next begins: wait for a slot (first come,
+first served, at most `AUTORESEARCH_WORKER_MAX_JOBS` at once) → prepare the workspace (in place,
+or a worktree on its own branch) and snapshot it → run the agent → run the checks → gather the
+evidence (and, in a worktree, commit the result and save it as a patch) → record the end.
+A cancel request is polled all along; every child runs in its own process group, which is
+gone when the phase returns (`proc.run_supervised`).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from autoresearch import git
+from autoresearch.agents import AgentConfig, make_agent
+from autoresearch.agents.base import AgentResult, SessionRequest
+from autoresearch.clock import utc_now_iso
+from autoresearch.errors import AutoresearchError
+from autoresearch.fsutil import atomic_write_text
+from autoresearch.journal import jobs as store
+from autoresearch.journal.db import Journal
+from autoresearch.paths import (
+    DEFAULT_SHARED_LINKS,
+    JOB_BRANCH_PREFIX,
+    JobPaths,
+    RepoPaths,
+    job_paths,
+    job_worktree,
+)
+from autoresearch.proc import SupervisedSpec, run_supervised
+from autoresearch.repo_state import ensure_state_dir, link_shared_paths
+from autoresearch.settings import kill_grace, worker_max_jobs
+from autoresearch.worker import evidence as ev
+from autoresearch.worker import liveness
+from autoresearch.worker.model import Isolation, JobSpec, JobState, ResultState
+from autoresearch.worker.outcome import CheckResult, Executor
+
+QUEUE_POLL_SECONDS = 0.25
+CANCEL_POLL_SECONDS = 0.25
+
+
+class Runner:
+    """One job's run; every method records what it did before returning."""
+
+    def __init__(self, journal: Journal, repo_root: Path, job: store.JobRecord) -> None:
+        self.journal = journal
+        self.root = repo_root
+        self.job_id = job.job_id
+        self.spec = JobSpec.from_dict(job.spec)
+        self.paths: JobPaths = job_paths(repo_root, job.job_id)
+        self.deadline = 0.0
+        self._cancel_seen = False
+        self._cancel_checked = 0.0
+
+    # --- phases ------------------------------------------------------------------------------
+
+    def run(self) -> None:
+        if not self._wait_for_slot():
+            return
+        workdir, snap = self._prepare()
+        result = self._agent(workdir, snap)
+        executor = _executor(result)
+        state = _state_after_agent(result)
+        checks: list[dict[str, Any]] = []
+        if state is JobState.RUNNING and executor is Executor.PASSED:
+            self._update(state=JobState.CHECKING.value)
+            checks, state = self._checks(workdir)
+        if state in (JobState.RUNNING, JobState.CHECKING):
+            state = JobState.COMPLETED
+        self._finish(state, snap, workdir, checks)
+
+    def _wait_for_slot(self) -> bool:
+        while True:
+            liveness.reconcile(self.journal, self.root)
+            if self.cancel_requested():
+                self._end_unstarted(JobState.CANCELLED)
+                return False
+            deadline = time.time() + self.spec.timeout_seconds
+            with self.journal.tx() as conn:
+                if store.claim_slot(conn, self.job_id, worker_max_jobs(), deadline):
+                    self.deadline = deadline
+                    return True
+            time.sleep(QUEUE_POLL_SECONDS)
+
+    def _prepare(self) -> tuple[Path, ev.Snapshot]:
+        cwd = Path(self.spec.cwd)
+        changes: dict[str, Any] = {}
+        if self.spec.isolation is Isolation.WORKTREE:
+            cwd, changes = self._make_worktree(cwd)
+        snap = ev.take_snapshot(cwd)
+        self._update(
+            workdir=str(cwd),
+            base_commit=snap.base_commit,
+            evidence={"snapshot": snap.to_dict()},
+            **changes,
+        )
+        atomic_write_text(self.paths.prompt, _instructions(self.spec, cwd))
+        return cwd, snap
+
+    def _make_worktree(self, cwd: Path) -> tuple[Path, dict[str, Any]]:
+        top = git.toplevel(cwd)
+        if top is None:
+            raise AutoresearchError(
+                f"isolation worktree needs a git repository: {cwd} is not in one"
+            )
+        tree, branch = job_worktree(self.root, self.job_id), f"{JOB_BRANCH_PREFIX}{self.job_id}"
+        ensure_state_dir(RepoPaths(self.root))
+        if not git.is_worktree_of(tree, top):
+            git.worktree_add(top, tree, branch, git.head(top))
+        link_shared_paths(top, tree, DEFAULT_SHARED_LINKS)
+        workdir = tree / os.path.relpath(os.path.realpath(cwd), top)
+        return workdir, {"worktree_path": str(tree), "branch": branch}
+
+    def _agent(self, workdir: Path, snap: ev.Snapshot) -> AgentResult:
+        config = AgentConfig(self.spec.agent, self.spec.model, (), self.spec.max_turns)
+        request = SessionRequest(
+            run_id=self.job_id,
+            iteration=1,
+            worktree=workdir,
+            instructions_file=self.paths.prompt,
+            candidate_file=self.paths.candidate,
+            base_commit=snap.base_commit or "",
+            log_path=self.paths.agent_log,
+            timeout=self._remaining(),
+        )
+        try:
+            agent = make_agent(config)
+        except AutoresearchError as exc:
+            result = AgentResult(self.spec.agent, None, 0, spawn_error=exc.message)
+            self._update(executor={**result.to_dict(), "status": Executor.FAILED.value})
+            return result
+        result = agent.run(request, self.cancel_requested, self._on_spawn)
+        self._update(
+            executor={**result.to_dict(), "status": _executor(result).value}, agent_pgid=None
+        )
+        return result
+
+    def _checks(self, workdir: Path) -> tuple[list[dict[str, Any]], JobState]:
+        done: list[dict[str, Any]] = []
+        for index, check in enumerate(self.spec.checks, start=1):
+            remaining = self._remaining()
+            limit = min(check.timeout_seconds, remaining)
+            log = self.paths.check_log(index)
+            out = run_supervised(
+                SupervisedSpec(
+                    argv=["sh", "-c", check.command],
+                    cwd=workdir,
+                    env=dict(os.environ),
+                    log_path=log,
+                    timeout=limit,
+                    grace_seconds=kill_grace(),
+                    should_cancel=self.cancel_requested,
+                    on_spawn=self._on_spawn,
+                )
+            )
+            status = _check_status(out.exit_code, out.timed_out, out.spawn_error)
+            record = {
+                "name": check.label,
+                "command": check.command,
+                "status": status.value,
+                "exit_code": out.exit_code,
+                "duration_ms": out.duration_ms,
+                "timed_out": out.timed_out,
+                "output": ev.artifact(log, f"check-{index:02d}.log"),
+                "tail": ev.log_tail(log),
+            }
+            done.append(record)
+            self._update(checks=done, agent_pgid=None)
+            if out.cancelled:
+                return done, JobState.CANCELLED
+            if out.timed_out and limit < check.timeout_seconds:
+                return done, JobState.TIMED_OUT  # the job's deadline, not the check's own
+        return done, JobState.CHECKING
+
+    def _finish(
+        self, state: JobState, snap: ev.Snapshot, workdir: Path, checks: list[dict[str, Any]]
+    ) -> None:
+        changes = ev.changes_since(snap)
+        patch = self._save_patch(snap)
+        result: dict[str, Any] = {}
+        if self.spec.isolation is Isolation.WORKTREE and snap.repo is not None:
+            result = self._commit_worktree(Path(snap.repo), bool(changes.files))
+        evidence = {
+            "snapshot": snap.to_dict(),
+            **self._scope_evidence(changes),
+            "changed_files": list(changes.files),
+            "preexisting_files": list(changes.preexisting),
+            "unattributed_files": list(changes.unattributed),
+            "workspace_complete": changes.complete,
+            "workspace_note": changes.note,
+            "diff_bytes": None if patch is None else patch.stat().st_size,
+            "patch": None if patch is None else ev.artifact(patch),
+        }
+        self._update(
+            state=state.value,
+            finished_at=utc_now_iso(),
+            evidence=evidence,
+            checks=checks,
+            **result,
+        )
+
+    def _scope_evidence(self, changes: ev.Changes) -> dict[str, Any]:
+        """Which changed files lie outside the allowed dirs or the declared scope."""
+        top = git.toplevel(Path(self.spec.cwd))
+        allowed = None if top is None else ev.relative_prefixes(self.spec.allowed_dirs, str(top))
+        scope = None
+        if top is not None and self.spec.scope_paths is not None:
+            scope = ev.relative_prefixes(self.spec.scope_paths, str(top))
+        if allowed is None:
+            return {"out_of_scope_files": [], "allowed_outside_repo": True}
+        outside = ev.out_of_scope(changes.files, allowed, scope)
+        return {"out_of_scope_files": outside, "allowed_outside_repo": False}
+
+    def _save_patch(self, snap: ev.Snapshot) -> Path | None:
+        if snap.repo is None or snap.base_commit is None:
+            return None
+        try:
+            data = git.diff_patch(Path(snap.repo), snap.base_commit)
+        except AutoresearchError:
+            return None
+        self.paths.changes_patch.write_bytes(data)
+        return self.paths.changes_patch
+
+    def _commit_worktree(self, tree: Path, changed: bool) -> dict[str, Any]:
+        """Keep the job's result on its branch: one commit over whatever the agent left."""
+        if not changed:
+            return {"result_state": ResultState.NONE.value}
+        message = f"autoresearch job {self.job_id}\n\n{self.spec.prompt[:2000]}\n"
+        git.commit_all(tree, message)
+        return {
+            "result_state": ResultState.PENDING.value,
+            "result_commit": git.head(tree),
+            "patch_path": str(self.paths.changes_patch),
+        }
+
+    def _end_unstarted(self, state: JobState) -> None:
+        self._update(state=state.value, finished_at=utc_now_iso())
+
+    # --- helpers -----------------------------------------------------------------------------
+
+    def cancel_requested(self) -> bool:
+        """Polled by the supervised children's loop: reads the journal at most 4 times a second."""
+        if self._cancel_seen:
+            return True
+        now = time.monotonic()
+        if now - self._cancel_checked >= CANCEL_POLL_SECONDS:
+            self._cancel_checked = now
+            job = store.get_job(self.journal, self.job_id)
+            self._cancel_seen = job is None or job.cancel_requested_at is not None
+        return self._cancel_seen
+
+    def _on_spawn(self, pgid: int) -> None:
+        self._update(agent_pgid=pgid)
+
+    def _remaining(self) -> float:
+        return max(0.1, self.deadline - time.time())
+
+    def _update(self, **changes: Any) -> None:
+        with self.journal.tx() as conn:
+            store.update_job(conn, self.job_id, **changes)
+
+
+def _executor(result: AgentResult) -> Executor:
+    if result.cancelled or result.timed_out:
+        return Executor.NOT_RUN
+    return Executor.FAILED if result.failed else Executor.PASSED
+
+
+def _state_after_agent(result: AgentResult) -> JobState:
+    if result.cancelled:
+        return JobState.CANCELLED
+    if result.timed_out:
+        return JobState.TIMED_OUT
+    return JobState.RUNNING
+
+
+def _check_status(exit_code: int | None, timed_out: bool, spawn_error: str | None) -> CheckResult:
+    if timed_out:
+        return CheckResult.TIMED_OUT
+    if spawn_error is not None or exit_code != 0:
+        return CheckResult.FAILED
+    return CheckResult.PASSED
+
+
+def _instructions(spec: JobSpec, workdir: Path) -> str:
+    """The agent's prompt: the caller's task, then the rules its result is judged by."""
+    lines = [spec.prompt.rstrip(), "", "---", "Rules of this job (checked after you finish):"]
+    if spec.task_kind is not None:
+        kind = "read-only: change no file" if spec.task_kind.value == "read_only" else "modifying"
+        lines.append(f"- task: {kind}")
+    lines.append(f"- work in {workdir}")
+    if spec.scope_paths is not None:
+        lines.append("- change only files under: " + ", ".join(spec.scope_paths))
+    for check in spec.checks:
+        lines.append(f"- must pass: `{check.command}`")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    """`python -m autoresearch.worker.runner REPO_ROOT JOB_ID`."""
+    root, job_id = Path(argv[0]), argv[1]
+    with Journal.open(RepoPaths(root).journal) as journal:
+        job = store.get_job(journal, job_id)
+        if job is None or job.state != JobState.QUEUED.value:
+            return 0  # started twice, or already ended: nothing to do
+        runner = Runner(journal, root, job)
+        try:
+            runner.run()
+        except Exception as exc:
+            # A broken environment (git gone, disk full): the job ends as failed, with why.
+            message = str(exc) or type(exc).__name__
+            with journal.tx() as conn:
+                store.update_job(
+                    conn,
+                    job_id,
+                    state=JobState.FAILED.value,
+                    error=message,
+                    finished_at=utc_now_iso(),
+                )
+            raise
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

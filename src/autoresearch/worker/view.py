@@ -1,0 +1,208 @@
+"""A job as callers see it: its record folded into the facts of the verdict, the verdict, and
+compact evidence (never the transcript). Text renderings for the CLI and the MCP replies."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from autoresearch.journal.jobs import JobRecord
+from autoresearch.paths import job_paths
+from autoresearch.worker import evidence as ev
+from autoresearch.worker.model import JobSpec, JobState
+from autoresearch.worker.outcome import CheckResult, Executor, Facts, Outcome, resolve
+
+# A runner records a timeout within its kill grace; past the deadline by this much a job that
+# still looks live is reported as timed out.
+DEADLINE_SLACK_SECONDS = 30.0
+
+
+def facts_of(job: JobRecord, spec: JobSpec, now: float) -> Facts:
+    """The verdict's inputs, read from what the runner recorded."""
+    state = JobState(job.state)
+    e = job.evidence or {}
+    changed = list(e.get("changed_files") or ())
+    checks = tuple(CheckResult(c["status"]) for c in job.checks or ())
+    diff_bytes, limit = e.get("diff_bytes"), spec.max_diff_bytes
+    late = job.deadline is not None and now > job.deadline + DEADLINE_SLACK_SECONDS
+    return Facts(
+        state=state,
+        deadline_passed=not state.terminal and late,
+        task_kind=spec.task_kind,
+        executor=_executor(job, state),
+        changed_files=len(changed),
+        out_of_scope=len(e.get("out_of_scope_files") or ()),
+        diff_too_large=limit is not None and diff_bytes is not None and diff_bytes > limit,
+        scope_declared=spec.scope_paths is not None,
+        checks=checks,
+        checks_declared=len(spec.checks),
+        evidence_truncated=len(changed) > ev.MAX_LISTED_FILES,
+        preexisting_unattributed=bool(e.get("unattributed_files")),
+        workspace_complete=bool(e.get("workspace_complete", False))
+        and not e.get("allowed_outside_repo", False),
+    )
+
+
+def _executor(job: JobRecord, state: JobState) -> Executor:
+    if state is JobState.LOST:
+        return Executor.LOST
+    if state is JobState.FAILED:
+        return Executor.FAILED
+    if job.executor is None:
+        return Executor.NOT_RUN if state.terminal else Executor.PENDING
+    return Executor(job.executor.get("status", Executor.FAILED.value))
+
+
+@dataclass(frozen=True)
+class JobView:
+    """One job with its verdict."""
+
+    job: JobRecord
+    spec: JobSpec
+    outcome: Outcome
+    evidence: dict[str, Any]
+
+    @property
+    def state(self) -> JobState:
+        return JobState(self.job.state)
+
+    def to_dict(self) -> dict[str, Any]:
+        j = self.job
+        return {
+            "job_id": j.job_id,
+            "state": j.state,
+            "agent": self.spec.agent,
+            "isolation": self.spec.isolation.value,
+            "task_kind": None if self.spec.task_kind is None else self.spec.task_kind.value,
+            "prompt": _first_line(self.spec.prompt),
+            "workdir": j.workdir,
+            "created_at": j.created_at,
+            "started_at": j.started_at,
+            "finished_at": j.finished_at,
+            "cancel_requested": j.cancel_requested_at is not None,
+            "error": j.error,
+            "result": {
+                "state": j.result_state,
+                "branch": j.branch,
+                "worktree": j.worktree_path,
+                "commit": j.result_commit,
+                "patch": j.patch_path,
+            },
+            **self.outcome.to_dict(self.evidence),
+        }
+
+
+def build(job: JobRecord, now: float | None = None) -> JobView:
+    spec = JobSpec.from_dict(job.spec)
+    outcome = resolve(facts_of(job, spec, time.time() if now is None else now))
+    return JobView(job, spec, outcome, evidence_of(job, spec))
+
+
+def evidence_of(job: JobRecord, spec: JobSpec) -> dict[str, Any]:
+    """Changed files, checks, the executor's summary and artifact references."""
+    e = job.evidence or {}
+    files, cut = ev.listed(list(e.get("changed_files") or ()))
+    out: dict[str, Any] = {
+        "changed_files": files,
+        "changed_files_total": len(e.get("changed_files") or ()),
+        "changed_files_truncated": cut,
+        "preexisting_files": ev.listed(list(e.get("preexisting_files") or ()))[0],
+        "unattributed_files": list(e.get("unattributed_files") or ()),
+        "out_of_scope_files": list(e.get("out_of_scope_files") or ()),
+        "diff_bytes": e.get("diff_bytes"),
+        "max_diff_bytes": spec.max_diff_bytes,
+        "workspace_note": e.get("workspace_note"),
+        "executor": _executor_summary(job.executor),
+        "checks": [_check_summary(c) for c in job.checks or ()],
+        "artifacts": _artifacts(job),
+    }
+    if spec.include_diff:
+        out["diff"], out["diff_truncated"] = _inline_diff(e, spec)
+    return out
+
+
+def _executor_summary(data: dict[str, Any] | None) -> dict[str, Any] | None:
+    if data is None:
+        return None
+    keys = ("status", "agent", "exit_code", "duration_ms", "timed_out", "cancelled", "error")
+    more = ("turns", "input_tokens", "output_tokens", "cached_tokens", "cost_usd", "model")
+    return {k: data.get(k) for k in (*keys, *more) if k in data}
+
+
+def _check_summary(c: dict[str, Any]) -> dict[str, Any]:
+    output = c.get("output") or {}
+    return {
+        "name": c.get("name"),
+        "command": c.get("command"),
+        "status": c.get("status"),
+        "exit_code": c.get("exit_code"),
+        "duration_ms": c.get("duration_ms"),
+        "output_sha256": output.get("sha256"),
+        "output_bytes": output.get("bytes"),
+        "log": output.get("path"),
+        "tail": c.get("tail", ""),
+    }
+
+
+def _artifacts(job: JobRecord) -> list[dict[str, Any]]:
+    paths = job_paths(Path(job.spec["repo_root"]), job.job_id)
+    found = [ev.artifact(paths.agent_log), ev.artifact(paths.changes_patch)]
+    found += [ev.artifact(paths.check_log(i)) for i in range(1, len(job.checks or ()) + 1)]
+    return [a for a in found if a is not None]
+
+
+def _inline_diff(e: dict[str, Any], spec: JobSpec) -> tuple[str, bool]:
+    patch = (e.get("patch") or {}).get("path")
+    if not patch:
+        return "", False
+    try:
+        data = Path(patch).read_bytes()
+    except OSError:
+        return "", False
+    limit = min(ev.DIFF_INLINE_MAX, spec.max_diff_bytes or ev.DIFF_INLINE_MAX)
+    return ev.trimmed_diff(data, limit)
+
+
+def _first_line(text: str, limit: int = 200) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line[:limit]
+
+
+# --- text --------------------------------------------------------------------------------------
+
+
+def render(view: JobView) -> str:
+    """A few lines: the verdict, what changed, each check."""
+    o, e, j = view.outcome, view.evidence, view.job
+    reasons = ", ".join(r.value for r in o.reason_codes)
+    lines = [f"job {j.job_id}: {o.status.value} ({reasons}) – state {j.state}"]
+    if j.error:
+        lines.append(f"  error: {j.error}")
+    if e["changed_files_total"]:
+        shown = ", ".join(e["changed_files"][:10])
+        more = e["changed_files_total"] - min(10, len(e["changed_files"]))
+        lines.append(f"  changed: {shown}" + (f" (+{more} more)" if more > 0 else ""))
+    if e["out_of_scope_files"]:
+        lines.append("  out of scope: " + ", ".join(e["out_of_scope_files"][:10]))
+    for c in e["checks"]:
+        lines.append(
+            f"  check {c['name']}: {c['status']} (exit {c['exit_code']}, {c['duration_ms']} ms)"
+        )
+    if j.result_state != "none":
+        lines.append(
+            f"  result: {j.result_state} on branch {j.branch} ({(j.result_commit or '')[:12]})"
+        )
+    return "\n".join(lines)
+
+
+def render_list(views: list[JobView]) -> str:
+    if not views:
+        return "no jobs"
+    return "\n".join(_list_row(v) for v in views)
+
+
+def _list_row(v: JobView) -> str:
+    prompt = _first_line(v.spec.prompt, 60)
+    return f"{v.job.job_id}  {v.job.state:<9}  {v.outcome.status.value:<14}  {prompt}"

@@ -1,0 +1,49 @@
+"""A `cmd:` worker agent for the job tests: `job_agent.py ACTION [ARGS…]` in the job's directory.
+
+edit PATH TEXT [PATH TEXT …]  write files (relative to the working directory), exit 0
+fail PATH TEXT                 write a file, then exit 3 (the session broke)
+slow SECONDS PATH TEXT         sleep, then write a file (restart tests)
+hang PIDFILE                   start a grandchild (same process group), record
+                               "agent_pid grandchild_pid pgid" in PIDFILE, then sleep forever
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def write_pairs(args: list[str]) -> None:
+    for rel, text in zip(args[::2], args[1::2], strict=True):
+        path = Path(rel)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text + "\n")
+        print(f"wrote {rel}", flush=True)
+
+
+def main(argv: list[str]) -> int:
+    action, args = argv[0], argv[1:]
+    if action == "edit":
+        write_pairs(args)
+        return 0
+    if action == "fail":
+        write_pairs(args)
+        print("giving up", flush=True)
+        return 3
+    if action == "slow":
+        time.sleep(float(args[0]))
+        write_pairs(args[1:])
+        return 0
+    if action == "hang":
+        child = subprocess.Popen(["sleep", "300"])
+        print("hanging", flush=True)
+        Path(args[0]).write_text(f"{os.getpid()} {child.pid} {os.getpgid(0)}\n")
+        time.sleep(300)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,51 @@
+"""Helpers for the worker tests: a repository, fake-agent specs, and process checks by group."""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from helpers import Repo, make_repo
+
+FAKE = Path(__file__).resolve().parent / "fakes" / "job_agent.py"
+
+
+def agent(*args: str) -> str:
+    """A `cmd:` agent spec running the fake with `args`."""
+    return "cmd:" + shlex.join([sys.executable, str(FAKE), *args])
+
+
+def job_repo(path: Path) -> Repo:
+    repo = make_repo(path)
+    repo.write("src/app.py", "VALUE = 1\n")
+    repo.write("docs/readme.md", "docs\n")
+    repo.commit("layout")
+    return repo
+
+
+def group_members(pgid: int) -> list[int]:
+    """Processes of group `pgid` that still run, as `ps` sees them (zombies left out)."""
+    out = subprocess.run(
+        ["ps", "-e", "-o", "pid=,pgid=,stat="], capture_output=True, text=True, check=True
+    ).stdout
+    rows = [line.split() for line in out.splitlines()]
+    return [
+        int(r[0]) for r in rows if len(r) >= 3 and int(r[1]) == pgid and not r[2].startswith("Z")
+    ]
+
+
+def pid_running(pid: int) -> bool:
+    out = subprocess.run(["ps", "-o", "stat=", "-p", str(pid)], capture_output=True, text=True)
+    return bool(out.stdout.strip()) and not out.stdout.strip().startswith("Z")
+
+
+def wait_for_file(path: Path, limit: float = 20.0) -> str:
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        if path.exists() and path.read_text().strip():
+            return path.read_text()
+        time.sleep(0.05)
+    raise AssertionError(f"{path} never appeared")
