@@ -319,15 +319,17 @@ def changed_paths(cwd: Path, base: str) -> list[str]:
 
 
 def diff_patch(cwd: Path, base: str, keep_untracked: Callable[[str], bool] | None = None) -> bytes:
-    """A binary patch from `base` to the working tree, untracked files included.
+    """A binary patch from `base` to the working tree, untracked and staged files included.
 
-    Untracked files are those git does not ignore, filtered by `keep_untracked`. A throw-away
-    index is used, so the real index and working tree are untouched.
+    Untracked files are those git does not ignore, filtered by `keep_untracked`; files staged
+    as new (`git add` without a commit) are always included, as they are in the working tree.
+    A throw-away index is used, so the real index and working tree are untouched.
     """
     listed = _run(cwd, ["ls-files", "--others", "--exclude-standard", "-z"]).stdout
     untracked = [p for p in listed.decode("utf-8", "surrogateescape").split("\0") if p]
     if keep_untracked is not None:
         untracked = [p for p in untracked if keep_untracked(p)]
+    untracked += [p for p in _staged_new(cwd) if os.path.lexists(cwd / p)]
     with tempfile.TemporaryDirectory(prefix="autoresearch-index-") as tmp:
         env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
         _run(cwd, ["read-tree", "HEAD"], env=env)
@@ -338,6 +340,12 @@ def diff_patch(cwd: Path, base: str, keep_untracked: Callable[[str], bool] | Non
             _run(cwd, args, env=env, stdin=spec)
         done = _run(cwd, ["diff", "--cached", "--binary", base], env=env)
     return done.stdout
+
+
+def _staged_new(cwd: Path) -> list[str]:
+    """Paths the real index adds to HEAD: in neither HEAD's tree nor the untracked list."""
+    done = _run(cwd, ["diff", "--cached", "--name-only", "--diff-filter=A", "-z", "HEAD"])
+    return [p for p in done.stdout.decode("utf-8", "surrogateescape").split("\0") if p]
 
 
 def apply_patch(cwd: Path, patch: Path) -> None:

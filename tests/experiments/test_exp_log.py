@@ -166,6 +166,22 @@ def test_reverting_statuses_save_the_diff_then_reset(session: Repo, status: str)
     assert tree(session.root) == tried
 
 
+def test_a_staged_new_file_is_saved_in_the_patch_before_the_reset(session: Repo) -> None:
+    # `git add` without a commit: neither untracked nor in the kept tree. It used to be
+    # missing from the patch while the reset deleted it.
+    cycle(session, "100", "keep", "baseline")
+    session.write("idea.py", "print('staged, never committed')\n")
+    session.git("add", "idea.py")
+    run(session.root)
+    tried = tree(session.root)
+    report = log(session.root, "discard", "staged idea")
+    assert not (session.root / "idea.py").exists()
+    patch = Path(report.git["patch_path"])
+    assert "idea.py" in patch.read_text()
+    subprocess.run(["git", "apply", str(patch)], cwd=session.root, check=True)
+    assert tree(session.root) == tried
+
+
 def test_reverting_keeps_commits_the_agent_made_itself_in_the_patch(session: Repo) -> None:
     cycle(session, "100", "keep", "baseline")
     kept = session.git("rev-parse", "HEAD")

@@ -11,16 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from autoresearch import git
-from autoresearch.paths import RUNTIME_DIR_NAMES
+from autoresearch.reset import is_cache
 
-CACHE_SUFFIXES = (".pyc", ".pyo")
 STAGED_DELETION = "D "
-
-
-def is_cache(path: str) -> bool:
-    """A path inside a `__pycache__` folder, or a compiled Python file."""
-    parts = path.rstrip("/").split("/")
-    return any(p in RUNTIME_DIR_NAMES for p in parts[:-1]) or parts[-1].endswith(CACHE_SUFFIXES)
 
 
 def untracked_caches(cwd: Path) -> frozenset[str]:

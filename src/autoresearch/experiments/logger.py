@@ -16,7 +16,7 @@ from typing import Any
 from autoresearch import git
 from autoresearch.clock import utc_now_iso
 from autoresearch.errors import ContractError, RefusedError
-from autoresearch.experiments.commits import commit_work, is_cache, untracked_caches
+from autoresearch.experiments.commits import commit_work, untracked_caches
 from autoresearch.experiments.context import Context, open_context, session_lock
 from autoresearch.experiments.ledger import progress, stats
 from autoresearch.experiments.params import LogParams, RunNote, validate_log
@@ -29,13 +29,16 @@ from autoresearch.experiments.rules import (
     max_reached_message,
     plan_log,
 )
-from autoresearch.fsutil import atomic_write_bytes
 from autoresearch.journal import sessions
 from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
 from autoresearch.paths import HARNESS_FILES
+from autoresearch.reset import RuntimeRule, save_then_reset
 from autoresearch.states import Verdict
 
 ASI_SUMMARY_KEYS = ("hypothesis", "rollback_reason", "next_action_hint")
+# An untracked harness stays on disk through the reset, so it is not part of the diff; caches
+# are runtime output, not something that was tried.
+SESSION_DIRT = RuntimeRule(rooted=HARNESS_FILES)
 
 
 @dataclass(frozen=True)
@@ -136,21 +139,11 @@ def _git_effect(
 
 def _revert(ctx: Context, session: SessionRecord, run: SessionRunRecord) -> GitEffect:
     """Save what was tried as a patch next to the run's log, then reset to the last keep."""
-    patch = git.diff_patch(ctx.cwd, session.kept_commit, keep_untracked=_tried)
     target = ctx.session_paths(session).patch(run.number)
-    if patch:
-        atomic_write_bytes(target, patch)
-    git.reset_hard(ctx.cwd, session.kept_commit)
-    git.clean_untracked(ctx.cwd, keep=[f"/{name}" for name in HARNESS_FILES])
-    saved = str(target) if target.exists() else None
-    action = "reverted" if patch else "nothing to revert"
-    return GitEffect(action, None, saved, session.kept_commit)
-
-
-def _tried(path: str) -> bool:
-    # An untracked harness stays on disk through the clean, so it is not part of the diff;
-    # caches are runtime output, not something that was tried.
-    return path not in HARNESS_FILES and not is_cache(path)
+    saved = save_then_reset(ctx.cwd, session.kept_commit, session.kept_commit, SESSION_DIRT, target)
+    path = str(target) if target.exists() else None
+    action = "reverted" if saved else "nothing to revert"
+    return GitEffect(action, None, path, session.kept_commit)
 
 
 def _work_paths(ctx: Context, session: SessionRecord) -> list[str]:

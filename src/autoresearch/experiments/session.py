@@ -15,7 +15,7 @@ from typing import Any
 from autoresearch import git
 from autoresearch.clock import today_compact, utc_now_iso
 from autoresearch.errors import RefusedError
-from autoresearch.experiments.commits import commit_work, is_cache
+from autoresearch.experiments.commits import commit_work
 from autoresearch.experiments.context import Context, open_context, session_lock
 from autoresearch.experiments.ledger import abandon_pending, abandoned_text, session_dict
 from autoresearch.experiments.params import (
@@ -38,6 +38,7 @@ from autoresearch.paths import (
     session_worktree,
 )
 from autoresearch.repo_state import link_shared_paths
+from autoresearch.reset import is_cache
 from autoresearch.states import SESSION_DEFAULT_DIRECTION
 
 PHASE_1 = (

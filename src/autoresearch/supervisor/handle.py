@@ -16,7 +16,14 @@ from autoresearch.errors import ContractError, NotFoundError, RefusedError
 from autoresearch.journal import runs
 from autoresearch.journal.db import DEFAULT_BUSY_TIMEOUT, Journal
 from autoresearch.locks import FileLock
-from autoresearch.paths import DEFAULT_SHARED_LINKS, RESULTS_FILE, RepoPaths, RunPaths
+from autoresearch.paths import (
+    DEFAULT_SHARED_LINKS,
+    RESULTS_FILE,
+    RUNTIME_FILES,
+    RepoPaths,
+    RunPaths,
+)
+from autoresearch.reset import RuntimeRule
 
 # Long enough to outlast a `status` or `stop` probing the lock, short enough not to be felt.
 DRIVER_LOCK_PATIENCE = 0.5
@@ -97,6 +104,11 @@ class RunHandle:
     @property
     def runtime(self) -> tuple[str, ...]:
         return tuple(self.run.sandbox.get("runtime", []))
+
+    @property
+    def dirt(self) -> RuntimeRule:
+        """What may be untracked in the worktree without being work (reset.RuntimeRule)."""
+        return RuntimeRule(RUNTIME_FILES, self.links, self.runtime)
 
     @property
     def marker(self) -> str:

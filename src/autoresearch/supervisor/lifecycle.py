@@ -25,7 +25,7 @@ from autoresearch.supervisor import prepare, record, sync
 from autoresearch.supervisor.finalize import finalize_run
 from autoresearch.supervisor.handle import RunHandle, driver_alive, driver_lock, open_journal
 from autoresearch.supervisor.recovery import recover
-from autoresearch.supervisor.safety import check_reset_safety, dirty_entries, runtime_clean_patterns
+from autoresearch.supervisor.safety import check_reset_safety, dirty_entries
 from autoresearch.supervisor.step import msg_terminal
 
 NO_ACTIVE_RUN = "no active run to stop"
@@ -127,9 +127,7 @@ def _rearm(h: RunHandle, save_dirty: bool) -> ResumeOutcome:
         and dirty_entries(h.worktree, h.links, h.runtime)
     ):
         kept = h.run.last_kept_commit or "HEAD"
-        notes.append(record.save_patch(h, h.run.iteration + 1, "dirty", kept))
-        git.reset_hard(h.worktree, "HEAD")
-        git.clean_untracked(h.worktree, keep=runtime_clean_patterns(h.links, h.runtime))
+        notes.append(record.save_and_reset(h, h.run.iteration + 1, "dirty", kept, "HEAD"))
     notes += recover(h)
     if h.run.phase == Phase.PREPARING:
         prepare.finish_prepare(h)
@@ -139,8 +137,8 @@ def _rearm(h: RunHandle, save_dirty: bool) -> ResumeOutcome:
     if not pending:
         kept = h.run.last_kept_commit or ""
         if kept and git.head(h.worktree) != kept:
-            notes.append(record.save_patch(h, h.run.iteration + 1, "unfinished-session", kept))
-            git.reset_hard(h.worktree, kept)
+            label = "unfinished-session"
+            notes.append(record.save_and_reset(h, h.run.iteration + 1, label, kept))
         if h.run.stop_requested:
             notes.append(f"an earlier stop request ({h.run.stop_requested}) was withdrawn")
             with h.journal.tx() as conn:

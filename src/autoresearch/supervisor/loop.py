@@ -32,7 +32,7 @@ from autoresearch.supervisor import record
 from autoresearch.supervisor.finalize import finalize_run
 from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.lifecycle import has_pending_artifact
-from autoresearch.supervisor.safety import dirty_entries, runtime_clean_patterns
+from autoresearch.supervisor.safety import dirty_entries
 from autoresearch.supervisor.step import StepResult, step
 
 STOP_POLL_SECONDS = 1.0
@@ -276,15 +276,8 @@ def _restore_base(h: RunHandle, iteration: int, base: str) -> list[str]:
     """A session starts from the last kept commit on a clean tree; leftovers are saved."""
     if git.head(h.worktree) == base and not dirty_entries(h.worktree, h.links, h.runtime):
         return []
-    note = record.save_patch(h, iteration, "leftover", base)
-    _reset(h, base)
+    note = record.save_and_reset(h, iteration, "leftover", base)
     return [f"a previous session left changes behind: {note}"]
-
-
-def _reset(h: RunHandle, target: str) -> None:
-    """Reset to `target` and remove untracked leftovers, sparing runtime files."""
-    git.reset_hard(h.worktree, target)
-    git.clean_untracked(h.worktree, keep=runtime_clean_patterns(h.links, h.runtime))
 
 
 def _after_session(
@@ -294,8 +287,7 @@ def _after_session(
     notes = _agent_notes(result)
     if result.timed_out or result.cancelled:
         label = "timed-out" if result.timed_out else "interrupted"
-        notes.append(record.save_patch(h, iteration, label, base))
-        _reset(h, base)
+        notes.append(record.save_and_reset(h, iteration, label, base))
         _write_artifact(h, ArtifactStatus.INTERRUPTED, None, base, f"agent session {label}", notes)
         return []
     artifact = _read_artifact(h)
@@ -308,8 +300,7 @@ def _after_session(
     status = artifact.get("status") if isinstance(artifact, dict) else None
     if status == ArtifactStatus.CANDIDATE and dirty_entries(h.worktree, h.links, h.runtime):
         head = git.head(h.worktree)
-        notes.append(record.save_patch(h, iteration, "uncommitted", head))
-        _reset(h, head)
+        notes.append(record.save_and_reset(h, iteration, "uncommitted", head))
         notes.append("uncommitted changes were not evaluated (saved above)")
     return notes
 

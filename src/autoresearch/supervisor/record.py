@@ -15,12 +15,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from autoresearch import failpoints, git
+from autoresearch import failpoints, git, reset
 from autoresearch.clock import utc_now_iso
 from autoresearch.decide import Decision
 from autoresearch.errors import RunInterrupted
 from autoresearch.evaluate import EvaluationRecord, evaluator_env, run_evaluator
-from autoresearch.fsutil import atomic_write_bytes
 from autoresearch.journal import runs
 from autoresearch.journal.runs import IterationRecord
 from autoresearch.proc import kill_marked, kill_stale_group
@@ -32,7 +31,7 @@ from autoresearch.states import (
     IterationState,
 )
 from autoresearch.supervisor.handle import RunHandle
-from autoresearch.supervisor.safety import check_reset_safety, is_runtime_path
+from autoresearch.supervisor.safety import check_reset_safety
 
 
 def new_iteration(
@@ -159,7 +158,7 @@ def apply_effect(
         if it.decision == DecisionKind.INTERRUPTED:
             notes.append(save_patch(h, it.iteration, "interrupted", kept))
         failpoints.hit("apply.before_reset")
-        git.reset_hard(h.worktree, kept)
+        git.reset_hard(h.worktree, kept)  # checked safe: only runtime dirt is left to spare
     applied = replace(it, state=IterationState.APPLIED, decision_notes=notes)
     with h.journal.tx() as conn:
         runs.update_iteration(conn, applied)
@@ -168,14 +167,20 @@ def apply_effect(
 
 
 def save_patch(h: RunHandle, iteration: int, label: str, base: str) -> str:
-    """Save everything in the worktree past `base` (commits, edits, new files) as a patch."""
-    links, runtime = h.links, h.runtime
-    patch = git.diff_patch(
-        h.worktree, base, keep_untracked=lambda p: not is_runtime_path(p, links, runtime)
-    )
+    """Save everything in the worktree past `base` (commits, edits, staged and new files) as a
+    patch; the note that says where."""
     path = h.paths.patch(iteration, label)
-    atomic_write_bytes(path, patch)
+    reset.save_patch(h.worktree, base, h.dirt, path, keep_empty=True)
     return f"changes past {base[:12]} saved to {path}"
+
+
+def save_and_reset(
+    h: RunHandle, iteration: int, label: str, base: str, reset_to: str | None = None
+) -> str:
+    """`save_patch`, then reset to `reset_to` (default `base`) sparing runtime dirt."""
+    note = save_patch(h, iteration, label, base)
+    reset.reset_tree(h.worktree, reset_to or base, h.dirt)
+    return note
 
 
 def reap_stale_children(h: RunHandle) -> list[str]:

@@ -1,26 +1,27 @@
 """Reset safety (supervisor.md §6): nothing is reset while the worktree holds unsaved work.
 
 Only untracked runtime files may be present: results.tsv, run.log, the shared-path links,
-anything under `.autoresearch/`, `__pycache__` folders, and the sandbox's `worktree.runtime`
-globs. Tracked modifications always block.
+anything under `.autoresearch/`, Python caches, and the sandbox's `worktree.runtime` globs (the
+rule itself is reset.RuntimeRule, shared with the sessions). Tracked modifications always block.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
-from fnmatch import fnmatch
 from pathlib import Path
 
 from autoresearch import git
 from autoresearch.errors import RefusedError
-from autoresearch.paths import RUNTIME_DIR_NAMES, RUNTIME_FILES, STATE_DIR
+from autoresearch.paths import RUNTIME_FILES
+from autoresearch.reset import RuntimeRule, blocking
 
 MAX_LINES_SHOWN = 20
-# the temp file of an atomic write of a runtime file (fsutil: ".<name>.<random>.tmp")
-_TORN_VIEW = re.compile(
-    r"^\.(?:" + "|".join(re.escape(name) for name in RUNTIME_FILES) + r")\..+\.tmp$"
-)
+
+
+def runtime_rule(links: Iterable[str] = (), runtime: Iterable[str] = ()) -> RuntimeRule:
+    """The supervisor's runtime dirt: results.tsv, run.log, the links and the sandbox's globs
+    (caches and `.autoresearch/` are runtime dirt for every door, see reset.RuntimeRule)."""
+    return RuntimeRule(RUNTIME_FILES, tuple(links), tuple(runtime))
 
 
 def runtime_exclude_patterns() -> list[str]:
@@ -30,36 +31,19 @@ def runtime_exclude_patterns() -> list[str]:
 
 def runtime_clean_patterns(links: Iterable[str], runtime: Iterable[str]) -> list[str]:
     """`git clean -e` patterns that spare exactly what `is_runtime_path` allows."""
-    rooted = [*RUNTIME_FILES, STATE_DIR, *links]
-    return [
-        *(f"/{name}" for name in rooted),
-        *(f"/.{name}.*.tmp" for name in RUNTIME_FILES),
-        *RUNTIME_DIR_NAMES,
-        *runtime,
-    ]
+    return runtime_rule(links, runtime).clean_patterns()
 
 
 def is_runtime_path(path: str, links: Iterable[str], runtime: Iterable[str]) -> bool:
     """True for an untracked path that may be present without blocking a reset."""
-    clean = path.rstrip("/")
-    parts = clean.split("/")
-    if clean in RUNTIME_FILES or parts[0] == STATE_DIR:
-        return True
-    if _TORN_VIEW.match(clean):  # an atomic write that a crash interrupted
-        return True
-    if any(part in RUNTIME_DIR_NAMES for part in parts[:-1]):
-        return True
-    if any(clean == link or clean.startswith(link + "/") for link in links):
-        return True
-    return any(fnmatch(clean, pattern) for pattern in runtime)
+    return runtime_rule(links, runtime).spares(path)
 
 
 def blocking_entries(
     entries: Sequence[git.StatusEntry], links: Iterable[str] = (), runtime: Iterable[str] = ()
 ) -> list[git.StatusEntry]:
     """The status entries that forbid a reset."""
-    links, runtime = tuple(links), tuple(runtime)
-    return [e for e in entries if not (e.untracked and is_runtime_path(e.path, links, runtime))]
+    return blocking(entries, runtime_rule(links, runtime))
 
 
 def reset_error(worktree: Path, blocking: Sequence[git.StatusEntry]) -> RefusedError:

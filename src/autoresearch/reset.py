@@ -1,0 +1,106 @@
+"""Save-then-reset and the one runtime-dirt rule, shared by the supervisor and the sessions.
+
+Invariants: nothing is reset before it is saved. Every change past the base – commits, tracked
+edits, staged files (also new ones that were never committed) and untracked files – goes into
+one binary patch first; only then is the tree reset and its untracked work removed. What the
+rule calls runtime dirt (caches, the tool's state folder, the door's own runtime names) is
+neither saved nor removed nor, for the supervisor's reset safety, blocking.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from fnmatch import fnmatch
+from pathlib import Path
+
+from autoresearch import git
+from autoresearch.fsutil import atomic_write_bytes
+from autoresearch.paths import RUNTIME_DIR_NAMES, STATE_DIR
+
+CACHE_SUFFIXES = (".pyc", ".pyo")
+
+
+def is_cache(path: str) -> bool:
+    """A path inside a `__pycache__` folder, or a compiled Python file: output, never work."""
+    parts = path.rstrip("/").split("/")
+    return any(p in RUNTIME_DIR_NAMES for p in parts[:-1]) or parts[-1].endswith(CACHE_SUFFIXES)
+
+
+@dataclass(frozen=True)
+class RuntimeRule:
+    """Which untracked paths of a tree are runtime dirt rather than work.
+
+    `rooted`: names at the tree's root (the supervisor's results.tsv and run.log, a session's
+    harness files); `links`: the shared-path links; `globs`: a sandbox's `worktree.runtime`.
+    Caches and `.autoresearch/` are runtime dirt for every door.
+    """
+
+    rooted: tuple[str, ...] = ()
+    links: tuple[str, ...] = ()
+    globs: tuple[str, ...] = ()
+
+    def spares(self, path: str) -> bool:
+        """True for an untracked path that a reset keeps and a saved patch leaves out."""
+        clean = path.rstrip("/")
+        parts = clean.split("/")
+        if clean in self.rooted or parts[0] == STATE_DIR or is_cache(clean):
+            return True
+        if self._torn_view(clean):  # an atomic write that a crash interrupted
+            return True
+        if any(clean == link or clean.startswith(link + "/") for link in self.links):
+            return True
+        return any(fnmatch(clean, pattern) for pattern in self.globs)
+
+    def _torn_view(self, path: str) -> bool:
+        # the temp file of fsutil's atomic write: ".<name>.<random>.tmp"
+        names = "|".join(re.escape(name) for name in self.rooted)
+        return bool(names) and re.match(rf"^\.(?:{names})\..+\.tmp$", path) is not None
+
+    def clean_patterns(self) -> list[str]:
+        """`git clean -e` patterns that spare exactly what `spares` allows."""
+        return [
+            *(f"/{name}" for name in (*self.rooted, STATE_DIR, *self.links)),
+            *(f"/.{name}.*.tmp" for name in self.rooted),
+            *RUNTIME_DIR_NAMES,
+            *(f"*{suffix}" for suffix in CACHE_SUFFIXES),
+            *self.globs,
+        ]
+
+
+def save_patch(cwd: Path, base: str, rule: RuntimeRule, target: Path, keep_empty: bool) -> bool:
+    """Write every change of `cwd` past `base` to `target`; True when there was any.
+
+    An empty patch is written only with `keep_empty`, and never over an existing one (a
+    repeated save after a crash must not erase the first).
+    """
+    patch = git.diff_patch(cwd, base, keep_untracked=lambda p: not rule.spares(p))
+    if patch or (keep_empty and not target.exists()):
+        atomic_write_bytes(target, patch)
+    return bool(patch)
+
+
+def reset_tree(cwd: Path, target: str, rule: RuntimeRule) -> None:
+    """Reset to `target` and remove untracked work, sparing runtime dirt."""
+    git.reset_hard(cwd, target)
+    git.clean_untracked(cwd, keep=rule.clean_patterns())
+
+
+def save_then_reset(
+    cwd: Path,
+    base: str,
+    reset_to: str,
+    rule: RuntimeRule,
+    patch_path: Path,
+    keep_empty: bool = False,
+) -> bool:
+    """Save what is past `base` as a patch, then reset to `reset_to`; True when it saved."""
+    saved = save_patch(cwd, base, rule, patch_path, keep_empty)
+    reset_tree(cwd, reset_to, rule)
+    return saved
+
+
+def blocking(entries: Iterable[git.StatusEntry], rule: RuntimeRule) -> list[git.StatusEntry]:
+    """The status entries that are work: anything tracked, and untracked non-runtime paths."""
+    return [e for e in entries if not (e.untracked and rule.spares(e.path))]
