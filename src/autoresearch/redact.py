@@ -7,15 +7,16 @@ What is masked (each occurrence becomes `[REDACTED]`):
   such as `1` or `true` are flags, and masking them would mangle ordinary text);
 * well-known key shapes wherever they appear: `sk-…` (OpenAI, Anthropic), `Bearer …`, GitHub
   (`ghp_…`, `github_pat_…`), Slack (`xox?-…`), AWS access key ids (`AKIA…`);
-* the user's own regular expressions, one per line, from the environment variable
-  `AUTORESEARCH_REDACT` and from the file `.autoresearch/redact.txt` of the repository (blank
-  lines and lines starting with `#` are ignored).
+* the user's own regular expressions, one per line (blank lines and lines starting with `#`
+  are ignored), from the environment variable `AUTORESEARCH_REDACT` and from the user's file
+  `$XDG_CONFIG_HOME/autoresearch/redact.txt` (default `~/.config/autoresearch/redact.txt`). One
+  per user, not per repository: the edges (an MCP reply, a CLI line) do not all know one.
 
-API (pure apart from `current`, which reads the environment and the repository's file):
-* `current(repo_root=None) -> Redactor` – the redactor for this process and repository;
+API (pure apart from `current`, which reads the environment and the user's file):
+* `current() -> Redactor` – the redactor for this process (rebuilt when either changes);
 * `Redactor.text(str) -> str` and `Redactor.value(obj) -> obj` (strings inside dicts, lists and
   tuples, keys included; numbers and None untouched), for JSON-like data before it is dumped;
-* `redact(text, repo_root=None)` and `redact_value(obj, repo_root=None)`, the one-call forms;
+* `redact(text)` and `redact_value(obj)`, the one-call forms;
 * `build(environ, user_patterns) -> Redactor` for tests and for a caller with its own
   environment (a child process's).
 
@@ -35,7 +36,6 @@ from pathlib import Path
 from typing import Any
 
 from autoresearch.errors import ContractError
-from autoresearch.paths import STATE_DIR
 
 MASK = "[REDACTED]"
 ENV_REDACT = "AUTORESEARCH_REDACT"
@@ -136,32 +136,60 @@ def build(environ: Mapping[str, str], user_patterns: Iterable[str] = ()) -> Reda
     return Redactor(secret_values(environ), (*BUILTIN_PATTERNS, *user_patterns))
 
 
-def user_patterns(environ: Mapping[str, str], repo_root: Path | None) -> tuple[str, ...]:
-    """The user's patterns from `AUTORESEARCH_REDACT` and `<repo>/.autoresearch/redact.txt`."""
-    found = parse_patterns(environ.get(ENV_REDACT, ""), ENV_REDACT)
-    if repo_root is not None:
-        path = repo_root / STATE_DIR / REDACT_FILE
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (FileNotFoundError, NotADirectoryError):
-            text = ""
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ContractError(f"cannot read {path}: {type(exc).__name__}") from None
-        found += parse_patterns(text, str(path))
-    return found
+def user_file(environ: Mapping[str, str]) -> Path:
+    """The user's pattern file: `$XDG_CONFIG_HOME/autoresearch/redact.txt`."""
+    base = environ.get("XDG_CONFIG_HOME") or str(Path(environ.get("HOME", "~")) / ".config")
+    return Path(base).expanduser() / "autoresearch" / REDACT_FILE
 
 
-def current(repo_root: Path | None = None) -> Redactor:
-    """The redactor for this process's environment and (when given) the repository's file."""
-    env = os.environ
-    return build(env, user_patterns(env, repo_root))
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (FileNotFoundError, NotADirectoryError):
+        return ""
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ContractError(f"cannot read {path}: {type(exc).__name__}") from None
 
 
-def redact(text: str, repo_root: Path | None = None) -> str:
+def user_patterns(environ: Mapping[str, str]) -> tuple[str, ...]:
+    """The user's patterns from `AUTORESEARCH_REDACT` and the user's file."""
+    path = user_file(environ)
+    return parse_patterns(environ.get(ENV_REDACT, ""), ENV_REDACT) + parse_patterns(
+        _read(path), str(path)
+    )
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
+
+
+# The last redactor built, with what it was built from: edges call `current()` per write or
+# per reply, and rebuilding (and recompiling) only when the environment or a file changed
+# keeps that cheap.
+_last: tuple[object, Redactor] | None = None
+
+
+def current() -> Redactor:
+    """The redactor for this process's environment and the user's pattern file."""
+    global _last
+    env = dict(os.environ)
+    key = (tuple(sorted(env.items())), _stamp(user_file(env)))
+    if _last is not None and _last[0] == key:
+        return _last[1]
+    redactor = build(env, user_patterns(env))
+    _last = (key, redactor)
+    return redactor
+
+
+def redact(text: str) -> str:
     """`text` with this process's secrets masked."""
-    return current(repo_root).text(text)
+    return current().text(text)
 
 
-def redact_value(value: Any, repo_root: Path | None = None) -> Any:
+def redact_value(value: Any) -> Any:
     """A JSON-like value with this process's secrets masked in every string."""
-    return current(repo_root).value(value)
+    return current().value(value)

@@ -90,15 +90,16 @@ def test_value_walks_json_like_data() -> None:
     assert data["a"][0] == ANTHROPIC  # a new object; the input is untouched
 
 
-def test_user_patterns_from_env_and_repo_file(
+def test_user_patterns_from_env_and_user_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    (tmp_path / ".autoresearch").mkdir()
-    (tmp_path / ".autoresearch" / "redact.txt").write_text("# internal hosts\n\nintra-[0-9]+\n")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
     monkeypatch.setenv("AUTORESEARCH_REDACT", r"ACME-\d{4}" + "\n" + "# comment")
     text = "ticket ACME-1234 on intra-42"
-    assert redact.redact(text, tmp_path) == f"ticket {MASK} on {MASK}"
-    assert redact.redact(text) == f"ticket {MASK} on intra-42"  # no repository: env only
+    assert redact.redact(text) == f"ticket {MASK} on intra-42"
+    (tmp_path / "cfg" / "autoresearch").mkdir(parents=True)
+    (tmp_path / "cfg" / "autoresearch" / "redact.txt").write_text("# hosts\n\nintra-[0-9]+\n")
+    assert redact.redact(text) == f"ticket {MASK} on {MASK}"  # a new file is read at once
 
 
 def test_process_environment_is_read(monkeypatch: pytest.MonkeyPatch) -> None:

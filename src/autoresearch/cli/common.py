@@ -44,8 +44,15 @@ def _start(repo: str | None) -> Path | None:
 
 
 def fail(message: str, code: int = EXIT_REFUSED) -> None:
-    click.echo(f"autoresearch: {' '.join(message.splitlines())}", err=True)
+    say(f"autoresearch: {' '.join(message.splitlines())}", err=True)
     sys.exit(code)
+
+
+def say(text: str, err: bool = False) -> None:
+    """Print text for people: secrets masked (autoresearch.redact), as in every view."""
+    from autoresearch.redact import redact
+
+    click.echo(redact(text), err=err)
 
 
 def repo_root(ctx: click.Context) -> Path:
@@ -57,9 +64,12 @@ def repo_root(ctx: click.Context) -> Path:
 
 
 def emit_json(value: Any) -> None:
-    """Print one JSON object on stdout and nothing else."""
-    click.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+    """Print one JSON object on stdout and nothing else (secrets masked, as in every view)."""
+    from autoresearch.redact import redact_value
+
+    text = json.dumps(value, ensure_ascii=False, default=str)  # default=str before redaction
+    click.echo(json.dumps(redact_value(json.loads(text)), indent=2, ensure_ascii=False))
 
 
 def warn(message: str) -> None:
-    click.echo(message, err=True)
+    say(message, err=True)

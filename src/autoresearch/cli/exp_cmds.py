@@ -20,7 +20,7 @@ from typing import Any
 
 import click
 
-from autoresearch.cli.common import EXIT_RECORDED_FAILURE, AppGroup, emit_json
+from autoresearch.cli.common import EXIT_RECORDED_FAILURE, AppGroup, emit_json, say
 from autoresearch.errors import ContractError
 
 JSON_HELP = "Print one JSON object on stdout."
@@ -49,7 +49,7 @@ def _out(as_json: bool, result: Any, text: str) -> None:
     if as_json:
         emit_json(result.to_dict())
     else:
-        click.echo(text)
+        say(text)
 
 
 def _tuple(values: tuple[str, ...]) -> tuple[str, ...] | None:
@@ -253,7 +253,7 @@ def resume_message(ctx: click.Context, as_json: bool) -> None:
     if as_json:
         emit_json({"message": text})
     else:
-        click.echo(text)
+        say(text)
 
 
 @exp.command("off")

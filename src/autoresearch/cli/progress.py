@@ -7,6 +7,7 @@ from typing import Any
 
 from autoresearch.agents.base import AgentResult
 from autoresearch.journal.views import format_score
+from autoresearch.redact import redact
 from autoresearch.states import Direction
 from autoresearch.supervisor.step import StepResult
 
@@ -50,14 +51,14 @@ class ProgressPrinter:
         best_text = format_score(self.best) or "n/a"
         self.console.print(
             f"{result.iteration:>5}  [{style}]{result.decision:<11}[/] {score_text:>12}  "
-            f"best {best_text:<12} {elapsed:6.1f}s  {result.description[:60]}"
+            f"best {best_text:<12} {elapsed:6.1f}s  {redact(result.description)[:60]}"
         )
         if result.stop_reason:
-            self.console.print(f"       run {result.run_status}: {result.stop_reason}")
+            self.console.print(f"       run {result.run_status}: {redact(result.stop_reason)}")
 
     def note(self, message: str) -> None:
         self._stop_spinner()
-        self.console.print(f"       [dim]{message}[/]")
+        self.console.print(f"       [dim]{redact(message)}[/]")
 
     def close(self) -> None:
         self._stop_spinner()

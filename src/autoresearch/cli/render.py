@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from autoresearch.cli.common import say
 from autoresearch.journal.views import format_score
 from autoresearch.supervisor import report
 
@@ -80,11 +81,11 @@ def resumed(manifest: dict[str, Any], pending: bool) -> None:
 
 
 def run_list(items: list[dict[str, Any]]) -> None:
-    click.echo(report.run_list(items))
+    say(report.run_list(items))
 
 
 def run_details(d: dict[str, Any]) -> None:
-    click.echo(report.run_details(d))
+    say(report.run_details(d))
 
 
 def loop_summary(s: dict[str, Any], demo: bool = False) -> None:
@@ -115,7 +116,7 @@ def loop_summary(s: dict[str, Any], demo: bool = False) -> None:
     if s.get("resume_command"):
         rows.append(("resume", s["resume_command"]))
     width = max(len(key) for key, _ in rows)
-    click.echo("\n".join(f"{key:<{width}}  {value}" for key, value in rows))
+    say("\n".join(f"{key:<{width}}  {value}" for key, value in rows))
     if demo:
         repo = s["repo_root"]
         click.echo(

@@ -1,6 +1,8 @@
 """File views of the journal (supervisor.md §5): manifest, ledger, latest result, results.tsv.
 
-Renderers are pure. Writers are atomic (temp + rename), except the two append-only views –
+Renderers are pure apart from the redaction (autoresearch.redact) every view goes through on
+its way out: the journal keeps the raw record, the views are what people read and share.
+Writers are atomic (temp + rename), except the two append-only views –
 the ledger and results.tsv – which are appended in O(1) so that an iteration's cost never grows
 with the run. An append that was torn by a crash is detected (the journal records which
 iteration the views reflect) and the file is rebuilt whole from the journal.
@@ -16,6 +18,7 @@ from typing import Any
 from autoresearch.fsutil import atomic_write_json, atomic_write_text
 from autoresearch.journal.runs import IterationRecord, RunRecord
 from autoresearch.paths import RESULTS_FILE, RepoPaths
+from autoresearch.redact import redact, redact_value
 from autoresearch.states import RunStatus
 
 SCHEMA_VERSION = 1
@@ -35,7 +38,7 @@ def format_score(value: float | None) -> str:
 def manifest(run: RunRecord, repo: RepoPaths) -> dict[str, Any]:
     """manifest.json: every key of §5, paths absolute."""
     paths = repo.run(run.run_id)
-    return {
+    data: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "run_id": run.run_id,
         "run_tag": run.run_tag,
@@ -70,6 +73,7 @@ def manifest(run: RunRecord, repo: RepoPaths) -> dict[str, Any]:
         "logs_dir": str(paths.logs),
         "agent": run.loop,
     }
+    return dict(redact_value(data))
 
 
 def ledger_entry(it: IterationRecord) -> dict[str, Any]:
@@ -90,7 +94,7 @@ def ledger_entry(it: IterationRecord) -> dict[str, Any]:
     }
     if it.agent:
         entry["agent"] = it.agent
-    return entry
+    return dict(redact_value(entry))
 
 
 def _entry_text(entry: dict[str, Any]) -> str:
@@ -151,7 +155,7 @@ def tsv_row(it: IterationRecord) -> str:
         "" if passed is None else ("true" if passed else "false"),
         format_score(ev.get("score")),
         it.decision or "",
-        " ".join((it.description or "").replace("\t", " ").splitlines()),
+        " ".join(redact(it.description or "").replace("\t", " ").splitlines()),
     ]
     return "\t".join(cells) + "\n"
 

@@ -1,9 +1,11 @@
 """Plumbing of the MCP tools: errors the model can read, replies, progress, supervised-run text.
 
-Invariants: every failure reaches the client as a `ToolError` with a readable one-line message
-(an `AutoresearchError` with its own message; anything else as the CLI's internal-error line,
-the traceback in a crash log and in the server's log on stderr); a reply carries the same text
-the CLI prints plus the structured result validated against the tool's output model.
+Invariants: what reaches the client is redacted (autoresearch.redact: results and error
+messages alike); every failure reaches the client as a `ToolError` with a readable one-line
+message (an `AutoresearchError` with its own message; anything else as the CLI's
+internal-error line, the traceback in a crash log and in the server's log on stderr); a reply
+carries the same text the CLI prints plus the structured result validated against the tool's
+output model.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pydantic import BaseModel
 
 from autoresearch.crash import internal_error_line, write_crash_log
 from autoresearch.errors import AutoresearchError
+from autoresearch.redact import current, redact
 
 log = logging.getLogger("autoresearch.mcp")
 
@@ -38,20 +41,21 @@ def tool_errors() -> Iterator[None]:
     except ToolError:
         raise
     except AutoresearchError as exc:
-        raise ToolError(" ".join(exc.message.splitlines())) from exc
+        raise ToolError(redact(" ".join(exc.message.splitlines()))) from exc
     except Exception as exc:
         # Not an expected refusal: a bug or a broken environment. The model gets the same line
         # as the CLI (never a traceback); the traceback goes to the crash log and stderr.
         log.exception("unexpected error in an autoresearch MCP tool")
         path = write_crash_log(exc, ["autoresearch", "mcp"])
-        raise ToolError(internal_error_line(exc, path)) from exc
+        raise ToolError(redact(internal_error_line(exc, path))) from exc
 
 
 def reply(text: str, structured: BaseModel) -> CallToolResult:
     """The CLI's text for the model, the validated structured result for programs."""
+    redactor = current()
     return CallToolResult(
-        content=[TextContent(type="text", text=text)],
-        structured_content=structured.model_dump(mode="json"),
+        content=[TextContent(type="text", text=redactor.text(text))],
+        structured_content=redactor.value(structured.model_dump(mode="json")),
     )
 
 

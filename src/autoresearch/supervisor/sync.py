@@ -19,6 +19,7 @@ from autoresearch.contracts.candidate import placeholder
 from autoresearch.fsutil import atomic_write_json, atomic_write_text
 from autoresearch.journal import runs, views
 from autoresearch.journal.runs import IterationRecord
+from autoresearch.redact import redact, redact_value
 from autoresearch.states import RunStatus
 from autoresearch.supervisor import instructions
 from autoresearch.supervisor.handle import RunHandle, pid_host
@@ -45,7 +46,8 @@ def write_instructions(h: RunHandle) -> None:
         results_file=str(h.results_file),
         candidate_file=str(h.paths.candidate),
     )
-    atomic_write_text(h.paths.instructions, text)
+    # The agent's model reads this (and its provider may keep it): no secret goes in.
+    atomic_write_text(h.paths.instructions, redact(text))
 
 
 def write_active_pointer(h: RunHandle, driving: bool = True) -> None:
@@ -91,7 +93,7 @@ def sync_after_iteration(
 
 def _finish(h: RunHandle, evaluation: dict[str, Any] | None) -> None:
     if evaluation is not None:
-        atomic_write_json(h.paths.latest_evaluator, evaluation)
+        atomic_write_json(h.paths.latest_evaluator, redact_value(evaluation))
     views.write_manifest(h.run, h.repo)
     write_instructions(h)
     if not h.pointer_written or h.run.status != RunStatus.RUNNING:
