@@ -368,3 +368,95 @@ def init_repo(path: Path) -> None:
     """Create a repository with `main` as its first branch (used by the demo)."""
     path.mkdir(parents=True, exist_ok=True)
     _run(path, ["init", "-q", "-b", "main"])
+
+
+# --- reading history (reports, review branches) --------------------------------------------
+
+
+def commits_between(cwd: Path, base: str, tip: str) -> list[str]:
+    """Commits reachable from `tip` but not from `base`, oldest first."""
+    done = _run(cwd, ["rev-list", "--reverse", f"{base}..{tip}"])
+    return _text(done).split()
+
+
+def changed_files(cwd: Path, base: str, tip: str) -> list[str]:
+    """Paths that differ between two commits; a rename counts as both of its paths."""
+    done = _run(cwd, ["diff", "--name-only", "--no-renames", "-z", base, tip])
+    return sorted({p for p in done.stdout.decode("utf-8", "surrogateescape").split("\0") if p})
+
+
+def diff_between(cwd: Path, base: str, tip: str) -> bytes:
+    """The binary patch from `base` to `tip` (what `git apply` takes)."""
+    return _run(cwd, ["diff", "--no-color", "--no-ext-diff", "--binary", base, tip]).stdout
+
+
+def readable_diff(cwd: Path, base: str, tip: str) -> str:
+    """The diff from `base` to `tip` for people: a stat, then the patch."""
+    args = ["diff", "--no-color", "--no-ext-diff", "--stat", "--patch", "-M", base, tip]
+    return _run(cwd, args).stdout.decode("utf-8", "replace")
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    """Who made a commit and when, and its message."""
+
+    sha: str
+    author_name: str
+    author_email: str
+    author_date: str
+    committer_date: str
+    message: str
+
+
+def commit_info(cwd: Path, commit: str) -> CommitInfo:
+    done = _run(cwd, ["log", "-1", "--format=%H%x00%an%x00%ae%x00%aI%x00%cI%x00%B", commit])
+    sha, name, email, adate, cdate, message = done.stdout.decode("utf-8", "replace").split("\0", 5)
+    return CommitInfo(sha, name, email, adate, cdate, message.rstrip("\n"))
+
+
+# --- building commits without a checkout (review branches) ---------------------------------
+
+
+def tree_with_patch(cwd: Path, start: str, patch: bytes) -> str | None:
+    """The tree of `start` with `patch` applied, built in a throw-away index.
+
+    No working tree is touched. None when the patch does not apply to `start`.
+    """
+    with tempfile.TemporaryDirectory(prefix="autoresearch-index-") as tmp:
+        env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+        _run(cwd, ["read-tree", start], env=env)
+        if patch:
+            applied = _run(
+                cwd, ["apply", "--cached", "--binary", "-"], env=env, stdin=patch, check=False
+            )
+            if applied.returncode != 0:
+                return None
+        return _text(_run(cwd, ["write-tree"], env=env))
+
+
+def commit_tree(cwd: Path, tree: str, parent: str, message: str, info: CommitInfo) -> str:
+    """A commit of `tree` on `parent` with `info`'s author and dates (so that building the same
+    commit twice gives the same SHA), committed by the tool's identity."""
+    env = {
+        "GIT_AUTHOR_NAME": info.author_name,
+        "GIT_AUTHOR_EMAIL": info.author_email,
+        "GIT_AUTHOR_DATE": info.author_date,
+        "GIT_COMMITTER_NAME": TOOL_NAME,
+        "GIT_COMMITTER_EMAIL": TOOL_EMAIL,
+        "GIT_COMMITTER_DATE": info.committer_date,
+    }
+    done = _run(
+        cwd, ["commit-tree", tree, "-p", parent, "-F", "-"], stdin=message.encode(), env=env
+    )
+    return _text(done)
+
+
+def valid_branch_name(cwd: Path, name: str) -> bool:
+    done = _run(cwd, ["check-ref-format", "--branch", name], check=False)
+    return done.returncode == 0
+
+
+def create_branch(cwd: Path, name: str, commit: str) -> bool:
+    """Create `refs/heads/<name>` at `commit`; False (nothing changed) when it already exists."""
+    done = _run(cwd, ["update-ref", f"refs/heads/{name}", commit, ""], check=False)
+    return done.returncode == 0

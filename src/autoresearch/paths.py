@@ -17,6 +17,9 @@ MISSION_FILE = "mission.md"
 SANDBOX_FILE = "sandbox.md"
 RESULTS_FILE = "results.tsv"
 RUN_LOG_FILE = "run.log"
+REPORT_DIR = "report"
+REPORT_FILE = "report.html"
+PLOT_FILE = "progress.png"
 
 # Untracked names that may appear in a worktree without blocking a reset (spec §6).
 RUNTIME_FILES = (RESULTS_FILE, RUN_LOG_FILE)
@@ -89,6 +92,11 @@ class RunPaths:
         return self.root / "logs"
 
     @property
+    def report(self) -> Path:
+        """The default folder of `autoresearch report` (report.html, progress.png)."""
+        return self.root / REPORT_DIR
+
+    @property
     def driver_lock(self) -> Path:
         return self.root / "driver.lock"
 
@@ -123,6 +131,10 @@ class SessionPaths:
     @property
     def lock(self) -> Path:
         return self.root / SESSION_LOCK_FILE
+
+    @property
+    def report(self) -> Path:
+        return self.root / REPORT_DIR
 
     def run_log(self, number: int) -> Path:
         return self.root / f"run-{number:04d}.log"

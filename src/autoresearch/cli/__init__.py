@@ -16,6 +16,7 @@ from autoresearch import __version__
 from autoresearch.cli.common import AppGroup
 from autoresearch.cli.exp_cmds import exp
 from autoresearch.cli.mcp_cmd import mcp_command
+from autoresearch.cli.report_cmds import register as register_report_commands
 from autoresearch.cli.run_cmds import register as register_run_commands
 
 
@@ -40,6 +41,7 @@ def app(ctx: click.Context, repo: str | None) -> None:
 
 
 register_run_commands(app)
+register_report_commands(app)
 app.add_command(exp)
 app.add_command(mcp_command)
 

@@ -266,3 +266,23 @@ def off(ctx: click.Context, as_json: bool) -> None:
 
     result = close_session(_start(ctx))
     _out(as_json, result, render_close(result))
+
+
+@exp.command("report")
+@click.option("--session", "session_id", type=int, help="Session id (default: this branch's).")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder for report.html and progress.png (default: the session's report/).",
+)
+@click.option("--open", "open_it", is_flag=True, help="Open the report in a browser.")
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+@click.pass_context
+def report(
+    ctx: click.Context, session_id: int | None, out: Path | None, open_it: bool, as_json: bool
+) -> None:
+    """Write the session's report: progress.png and a self-contained report.html."""
+    from autoresearch.cli.report_cmds import show
+    from autoresearch.report import build_session_report
+
+    show(build_session_report(_start(ctx), session_id, out), as_json, open_it)

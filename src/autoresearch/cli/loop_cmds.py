@@ -212,6 +212,7 @@ def _drive(
     finally:
         printer.close()
     summary = run_summary(handle, outcome.sessions, outcome.interrupted)
+    _write_report(handle)
     if as_json:
         emit_json(
             {**manifest(handle.run, handle.repo), "loop": summary} if with_manifest else summary
@@ -226,6 +227,20 @@ def _drive(
         note = handle.run.stop_note
         warn(f"autoresearch: run failed: {outcome.stop_reason}" + (f": {note}" if note else ""))
         ctx.exit(EXIT_RECORDED_FAILURE)
+
+
+def _write_report(handle: Any) -> None:
+    """The summary points to the report: build it (a failure is a warning, never the run's)."""
+    from autoresearch.errors import AutoresearchError
+    from autoresearch.report import build_run_report
+
+    try:
+        result = build_run_report(handle.repo.repo_root, handle.run_id)
+    except AutoresearchError as exc:
+        warn(f"autoresearch: report not written: {exc.message}")
+        return
+    if result.warning:
+        warn(f"autoresearch: {result.warning}")
 
 
 @contextmanager

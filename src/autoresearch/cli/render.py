@@ -112,6 +112,7 @@ def loop_summary(s: dict[str, Any], demo: bool = False) -> None:
         ("results", s["results_file"]),
         ("ledger", s["ledger_file"]),
         ("logs", s["logs_dir"]),
+        ("report", s["report_file"]),
     ]
     if s.get("resume_command"):
         rows.append(("resume", s["resume_command"]))
@@ -123,5 +124,7 @@ def loop_summary(s: dict[str, Any], demo: bool = False) -> None:
             "\nNext steps:\n"
             f"  git -C {s['worktree_path']} log --oneline   # the kept commits\n"
             f"  autoresearch --repo {repo} status {s['run_id']}   # every iteration\n"
-            "  README.md: write a mission for your own repository"
+            "  README.md: write a mission for your own repository\n"
+            f"\nThe report (plot, every iteration, the kept diffs) – open it in a browser:\n"
+            f"  {s['report_file']}"
         )

@@ -18,7 +18,7 @@ from autoresearch.errors import NotFoundError, RefusedError
 from autoresearch.journal import runs, views
 from autoresearch.journal.db import Journal
 from autoresearch.journal.runs import RunRecord
-from autoresearch.paths import RepoPaths
+from autoresearch.paths import REPORT_FILE, RepoPaths
 from autoresearch.settings import journal_timeout
 from autoresearch.states import TERMINAL_STATUSES, Phase, RunStatus, best_of
 from autoresearch.supervisor import prepare, record, sync
@@ -237,6 +237,8 @@ def run_details(repo_root: Path, run_id: str, last: int | None = None) -> dict[s
         data["iterations"] = [views.ledger_entry(it) for it in its]
         data["iterations_total"] = run.iteration + 1 if run.baseline_commit else 0
         data["driver_alive"] = driver_alive(RepoPaths(repo_root), run_id)
+        report = RepoPaths(repo_root).run(run_id).report / REPORT_FILE
+        data["report_file"] = str(report) if report.exists() else None
         return data
 
 
@@ -288,6 +290,7 @@ def run_summary(h: RunHandle, sessions: int, interrupted: bool) -> dict[str, Any
         results_file=str(h.results_file),
         manifest_file=str(h.paths.manifest),
         logs_dir=str(h.paths.logs),
+        report_file=str(h.paths.report / REPORT_FILE),
         resume_command=f"autoresearch resume {run.run_id}"
         if run.status == RunStatus.RUNNING
         else None,

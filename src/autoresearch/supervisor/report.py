@@ -50,6 +50,7 @@ def run_details(d: dict[str, Any]) -> str:
     if d["stop_requested"]:
         driver += f" (stop requested: {d['stop_requested']})"
     shown = len(d["iterations"])
+    report = d.get("report_file") or f"not written yet: autoresearch report {d['run_id']}"
     lines = [
         f"run:        {d['run_id']} ({d['status']}{reason}){note}",
         f"worktree:   {d['worktree_path']}  branch {d['branch_name']}",
@@ -58,6 +59,7 @@ def run_details(d: dict[str, Any]) -> str:
         f"last kept: {(d['last_kept_commit'] or '')[:7]}",
         f"driver:     {driver}",
         f"iterations: {shown} of {d['iterations_total']} shown",
+        f"report:     {report}",
     ]
     rows = []
     for it in d["iterations"]:

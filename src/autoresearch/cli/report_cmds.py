@@ -1,0 +1,61 @@
+"""`report` and `finalize`: see a run's results, then ship its kept commits for review."""
+
+from __future__ import annotations
+
+import webbrowser
+from pathlib import Path
+from typing import Any
+
+import click
+
+from autoresearch.cli.common import emit_json, repo_root, warn
+
+JSON_HELP = "Print one JSON object on stdout."
+
+
+def register(app: click.Group) -> None:
+    app.add_command(report)
+
+
+def open_option(func: Any) -> Any:
+    return click.option("--open", "open_it", is_flag=True, help="Open the report in a browser.")(
+        func
+    )
+
+
+def out_option(func: Any) -> Any:
+    return click.option(
+        "--out",
+        type=click.Path(file_okay=False, path_type=Path),
+        help="Folder to write report.html and progress.png to (default: the run's report/).",
+    )(func)
+
+
+def show(result: Any, as_json: bool, open_it: bool) -> None:
+    """Print where the report is (or its JSON), warn about a missing plot, open it if asked."""
+    if result.warning:
+        warn(f"autoresearch: {result.warning}")
+    if as_json:
+        emit_json(result.to_dict())
+    else:
+        from autoresearch.report.text import summary_lines
+
+        click.echo(summary_lines(result))
+    if open_it:
+        webbrowser.open(result.report_file.as_uri())
+
+
+@click.command()
+@click.argument("run_id")
+@out_option
+@open_option
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+@click.pass_context
+def report(ctx: click.Context, run_id: str, out: Path | None, open_it: bool, as_json: bool) -> None:
+    """Write RUN_ID's report: progress.png and a self-contained report.html.
+
+    Built from the journal, so it also works while the run is going (run it again to refresh).
+    """
+    from autoresearch.report import build_run_report
+
+    show(build_run_report(repo_root(ctx), run_id, out), as_json, open_it)

@@ -1,0 +1,113 @@
+"""Reports of runs and experiment sessions: progress.png and a self-contained report.html.
+
+Built from the journal at the moment of the call (a run may still be going), written
+atomically into the run's (or session's) `report/` folder or a folder the caller names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from autoresearch.errors import NotFoundError
+from autoresearch.fsutil import atomic_write_bytes, atomic_write_text
+from autoresearch.journal import sessions
+from autoresearch.paths import PLOT_FILE, REPORT_FILE, RepoPaths, session_paths
+from autoresearch.report import collect, html, plot
+from autoresearch.report.model import Outcome, ReportData, improvement, mean_score
+from autoresearch.settings import journal_timeout
+from autoresearch.supervisor.handle import load_run, open_journal
+
+
+@dataclass(frozen=True)
+class ReportResult:
+    """Where the report went and its headline numbers."""
+
+    data: ReportData
+    report_file: Path
+    plot_file: Path | None
+    warning: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d = self.data
+        base, best = d.baseline, d.best
+        found = improvement(d)
+        return {
+            "kind": d.kind,
+            "id": d.ident,
+            "status": d.status,
+            "live": d.live,
+            "report_file": str(self.report_file),
+            "plot_file": None if self.plot_file is None else str(self.plot_file),
+            "warning": self.warning,
+            "metric": d.metric,
+            "direction": d.direction,
+            "baseline": None if base is None or base.score is None else mean_score(base),
+            "best": None if best is None or best.score is None else mean_score(best),
+            "improvement": None if found is None else found[0],
+            "counts": {o.value: d.count(o) for o in Outcome},
+            "kept_commits": [k.commit for k in d.kept],
+            "generated_at": d.generated_at,
+        }
+
+
+def run_report_file(repo_root: Path, run_id: str) -> Path:
+    """Where `autoresearch report RUN_ID` writes by default."""
+    return RepoPaths(repo_root).run(run_id).report / REPORT_FILE
+
+
+def build_run_report(repo_root: Path, run_id: str, out: Path | None = None) -> ReportResult:
+    """Write the report of a supervised run (running or finished)."""
+    repo = RepoPaths(repo_root)
+    if not repo.journal.exists():
+        raise NotFoundError(f"unknown run: {run_id}")
+    with open_journal(repo_root, journal_timeout()) as journal:
+        data = collect.run_report(journal, repo, load_run(journal, run_id))
+    return write(data, out or repo.run(run_id).report)
+
+
+def build_session_report(
+    start: Path, session_id: int | None = None, out: Path | None = None
+) -> ReportResult:
+    """Write the report of an experiment session: the one bound to the checkout around
+    `start`, or `session_id` (open or closed). It shows the session's current segment."""
+    from autoresearch.experiments.context import open_context
+
+    with open_context(start, "read") as ctx:
+        if session_id is None:
+            session = ctx.bound_session()
+        else:
+            found = sessions.get_session(ctx.journal, session_id)
+            if found is None:
+                raise NotFoundError(f"unknown session: #{session_id}")
+            session = found
+        data = collect.session_report(ctx.journal, ctx.root, session)
+    return write(data, out or session_paths(ctx.root, session.session_id).report)
+
+
+def write(data: ReportData, out: Path) -> ReportResult:
+    """Draw the plot (when matplotlib is there) and write both files atomically."""
+    out = out.resolve()
+    image, warning = _plot(data)
+    plot_file = None
+    if image is not None:
+        plot_file = out / PLOT_FILE
+        atomic_write_bytes(plot_file, image.png)
+    page = html.render(data, image.png if image else None, warning or "", out)
+    atomic_write_text(out / REPORT_FILE, page)
+    return ReportResult(data, out / REPORT_FILE, plot_file, warning)
+
+
+def _plot(data: ReportData) -> tuple[plot.PlotImage | None, str | None]:
+    if not plot.available():
+        return None, f"no plot: {plot.INSTALL_HINT}"
+    return plot.render(data), None
+
+
+__all__ = [
+    "ReportResult",
+    "build_run_report",
+    "build_session_report",
+    "run_report_file",
+]

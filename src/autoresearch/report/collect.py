@@ -1,0 +1,307 @@
+"""Reading a report's model from the journal (never from the file views), and git for diffs.
+
+A run that is still going is read as it stands: WAL readers never block its driver, and the
+iteration being evaluated right now is left out until its decision is recorded.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from autoresearch import git
+from autoresearch.clock import utc_now_iso
+from autoresearch.errors import GitError
+from autoresearch.experiments.confidence import baseline_of
+from autoresearch.experiments.ledger import point, stats
+from autoresearch.journal import runs, sessions
+from autoresearch.journal.db import Journal
+from autoresearch.journal.runs import IterationRecord, RunRecord
+from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
+from autoresearch.paths import RepoPaths, session_paths
+from autoresearch.report.model import KeptChange, Link, Outcome, ReportData, Row
+
+# A kept diff larger than this is cut in the report (the commit itself has it all).
+MAX_DIFF_CHARS = 200_000
+# Evaluations that measure the iteration's own tree (not the incumbent, not a certification).
+OWN_PURPOSES = frozenset({"baseline", "iteration"})
+_DECISIONS = {
+    "baseline": Outcome.BASELINE,
+    "keep": Outcome.KEPT,
+    "discard": Outcome.DISCARDED,
+    "ambiguous": Outcome.DISCARDED,
+    "error": Outcome.ERROR,
+}
+
+
+# --- supervised runs -----------------------------------------------------------------------
+
+
+def run_report(journal: Journal, repo: RepoPaths, run: RunRecord) -> ReportData:
+    """The report model of one supervised run."""
+    its = runs.all_iterations(journal, run.run_id)
+    readings = _readings(journal, run.run_id)
+    logs = repo.run(run.run_id).logs
+    patches = _patches(logs)
+    rows = tuple(_run_row(it, readings.get(it.iteration, []), patches) for it in its)
+    direction = str(run.evaluator.get("direction", "higher"))
+    return ReportData(
+        kind="run",
+        ident=run.run_id,
+        title=f"{run.mission_slug} · run {run.run_tag}",
+        metric=str(run.evaluator.get("metric") or "score"),
+        direction=direction,
+        status=run.status + (f" ({run.stop_reason})" if run.stop_reason else ""),
+        started_at=run.created_at,
+        ended_at=run.completed_at if run.status != "running" else None,
+        generated_at=utc_now_iso(),
+        rows=rows,
+        kept=tuple(_kept_changes(repo.repo_root, its)),
+        branch=run.branch_name,
+        refresh_hint=f"autoresearch report {run.run_id}",
+        facts=_run_facts(run, journal),
+    )
+
+
+def _run_facts(run: RunRecord, journal: Journal) -> tuple[tuple[str, str], ...]:
+    loop = run.loop or {}
+    facts = [
+        ("evaluator", str(run.evaluator.get("command", ""))),
+        (
+            "keep policy",
+            f"{run.keep_policy} ({run.evaluator.get('direction', 'higher')} is better)",
+        ),
+        ("branch", run.branch_name),
+        ("worktree", run.worktree_path),
+    ]
+    if loop.get("agent"):
+        facts.append(("agent", str(loop["agent"])))
+    if run.status == "running" and run.phase:
+        facts.append(("now", f"iteration {run.iteration + 1} ({run.phase})"))
+    return tuple(facts)
+
+
+def _readings(journal: Journal, run_id: str) -> dict[int, list[tuple[float | None, str | None]]]:
+    """(score, log file) of every evaluation of the iteration's own tree, in order."""
+    rows = journal.rows(
+        "SELECT iteration, purpose, status, score, log_file FROM evaluations "
+        "WHERE run_id = ? ORDER BY id",
+        (run_id,),
+    )
+    found: dict[int, list[tuple[float | None, str | None]]] = {}
+    for r in rows:
+        if r["purpose"] not in OWN_PURPOSES:
+            continue
+        score = r["score"] if r["status"] == "pass" else None
+        found.setdefault(int(r["iteration"]), []).append((score, r["log_file"]))
+    return found
+
+
+def _patches(logs: Path) -> dict[int, list[Path]]:
+    """Saved patches by iteration (iteration-NNNN-<label>.patch)."""
+    found: dict[int, list[Path]] = {}
+    if logs.is_dir():
+        for path in sorted(logs.glob("iteration-*.patch")):
+            match = re.match(r"iteration-(\d+)-", path.name)
+            if match:
+                found.setdefault(int(match.group(1)), []).append(path)
+    return found
+
+
+def _run_row(
+    it: IterationRecord,
+    readings: list[tuple[float | None, str | None]],
+    patches: dict[int, list[Path]],
+) -> Row:
+    ev = it.evaluator or {}
+    agent = it.agent or {}
+    links = [Link(_log_label(i, len(readings)), log) for i, (_, log) in enumerate(readings) if log]
+    if agent.get("log_file"):
+        links.append(Link("agent log", str(agent["log_file"])))
+    links += [Link(p.name.split("-", 2)[-1], str(p)) for p in patches.get(it.iteration, [])]
+    return Row(
+        number=it.iteration,
+        decision=it.decision or "",
+        outcome=_outcome(it.decision, ev),
+        score=ev.get("score") if ev.get("status") != "error" else None,
+        description=" ".join((it.description or "").split()),
+        reason=it.decision_reason or "",
+        notes=(*it.artifact_notes, *it.decision_notes),
+        readings=tuple(s for s, _ in readings if s is not None),
+        commit=it.candidate_commit if it.kind != "baseline" else it.base_commit,
+        agent=_agent_name(agent),
+        lane=_lane(it, agent),
+        tokens=_tokens(agent),
+        cost_usd=agent.get("cost_usd"),
+        seconds=_seconds(agent, ev),
+        at=it.created_at,
+        links=tuple(links),
+    )
+
+
+def _outcome(decision: str | None, ev: dict[str, Any]) -> Outcome:
+    if ev.get("status") == "error" and decision != "keep":
+        return Outcome.ERROR
+    return _DECISIONS.get(decision or "", Outcome.OTHER)
+
+
+def _log_label(index: int, count: int) -> str:
+    return "evaluator log" if count == 1 else f"evaluator log {index + 1}"
+
+
+def _agent_name(agent: dict[str, Any]) -> str | None:
+    name = agent.get("agent")
+    if not name:
+        return None
+    return f"{name} ({agent['model']})" if agent.get("model") else str(name)
+
+
+def _lane(it: IterationRecord, agent: dict[str, Any]) -> str | None:
+    lane = agent.get("lane", getattr(it, "lane", None))
+    return None if lane is None else str(lane)
+
+
+def _tokens(agent: dict[str, Any]) -> int | None:
+    parts = [agent.get(k) for k in ("input_tokens", "output_tokens")]
+    seen = [int(p) for p in parts if isinstance(p, int)]
+    return sum(seen) if seen else None
+
+
+def _seconds(agent: dict[str, Any], ev: dict[str, Any]) -> float | None:
+    parts = [x.get("duration_ms") for x in (agent, ev)]
+    seen = [p for p in parts if isinstance(p, int | float)]
+    return sum(seen) / 1000.0 if seen else None
+
+
+def _kept_changes(repo_root: Path, its: Iterable[IterationRecord]) -> list[KeptChange]:
+    changes, before = [], None
+    for it in its:
+        score = (it.evaluator or {}).get("score")
+        if it.decision == "baseline":
+            before = score
+        if it.decision != "keep" or not it.kept_commit or not it.base_commit:
+            continue
+        diff, cut = _diff(repo_root, it.base_commit, it.kept_commit)
+        description = " ".join((it.description or "").split())
+        changes.append(
+            KeptChange(it.iteration, it.kept_commit, description, before, score, diff, cut)
+        )
+        before = score
+    return changes
+
+
+def _diff(repo_root: Path, base: str, tip: str) -> tuple[str, bool]:
+    try:
+        text = git.readable_diff(repo_root, base, tip)
+    except GitError as exc:  # a commit gone after `git gc` is reported, not fatal
+        return f"(diff unavailable: {exc.message})", False
+    if len(text) > MAX_DIFF_CHARS:
+        return text[:MAX_DIFF_CHARS], True
+    return text, False
+
+
+# --- experiment sessions -------------------------------------------------------------------
+
+
+def session_report(journal: Journal, repo_root: Path, session: SessionRecord) -> ReportData:
+    """The report model of an experiment session's current segment."""
+    logged = sessions.logged_runs(journal, session.session_id, session.segment)
+    base = baseline_of([point(r) for r in logged])
+    rows = tuple(_session_row(r, base.run if base else None) for r in logged)
+    seg = stats(journal, session)
+    facts = [
+        ("command", session.command),
+        ("branch", session.branch),
+        ("directory", session.directory),
+        ("segment", str(session.segment)),
+    ]
+    if seg.confidence.value is not None:
+        facts.append(("confidence", f"{seg.confidence.value:.2f} × MAD ({seg.confidence.label})"))
+    if session.goal:
+        facts.insert(0, ("goal", session.goal))
+    return ReportData(
+        kind="session",
+        ident=str(session.session_id),
+        title=f"session #{session.session_id} '{session.name}'",
+        metric=session.metric,
+        unit=session.unit,
+        direction=session.direction,
+        status="closed" if session.closed_at else "open",
+        started_at=session.created_at,
+        ended_at=session.closed_at,
+        generated_at=utc_now_iso(),
+        rows=rows,
+        kept=tuple(_session_kept(repo_root, logged, base.run if base else None)),
+        branch=session.branch,
+        refresh_hint="autoresearch exp report",
+        facts=tuple(facts),
+    )
+
+
+def _session_outcome(run: SessionRunRecord, baseline: int | None) -> Outcome:
+    if run.flagged:
+        return Outcome.OTHER
+    if run.status in ("crash", "checks_failed"):
+        return Outcome.ERROR
+    if run.number == baseline:
+        return Outcome.BASELINE
+    return Outcome.KEPT if run.status == "keep" else Outcome.DISCARDED
+
+
+def _session_row(run: SessionRunRecord, baseline: int | None) -> Row:
+    asi = run.asi or {}
+    notes = [f"{k}: {v}" for k, v in asi.items() if isinstance(v, str)]
+    if run.flagged:
+        notes.insert(0, f"flagged: {run.flag_reason or 'excluded'}")
+    if run.deviations:
+        notes.append(f"deviations: {', '.join(run.deviations)}")
+    links = [Link("run log", run.log_path)] if run.log_path else []
+    if run.patch_path:
+        links.append(Link("discarded patch", run.patch_path))
+    return Row(
+        number=run.number,
+        decision=run.status or "",
+        outcome=_session_outcome(run, baseline),
+        score=run.metric if run.status not in ("crash", "checks_failed") else None,
+        description=" ".join((run.description or "").split()),
+        reason=_session_reason(run),
+        notes=tuple(notes),
+        commit=run.commit_sha,
+        seconds=None if run.duration_ms is None else run.duration_ms / 1000.0,
+        at=run.started_at,
+        links=tuple(links),
+    )
+
+
+def _session_reason(run: SessionRunRecord) -> str:
+    if run.timed_out:
+        return "timed out"
+    if run.error:
+        return run.error
+    if run.exit_code not in (0, None):
+        return f"exit {run.exit_code}"
+    return ""
+
+
+def _session_kept(
+    repo_root: Path, logged: list[SessionRunRecord], baseline: int | None
+) -> list[KeptChange]:
+    changes, before = [], None
+    for run in logged:
+        if run.status != "keep" or run.flagged:
+            continue
+        if run.number != baseline and run.commit_sha:
+            diff, cut = _diff(repo_root, run.base_commit, run.commit_sha)
+            description = " ".join((run.description or "").split())
+            kept = KeptChange(
+                run.number, run.commit_sha, description, before, run.metric, diff, cut
+            )
+            changes.append(kept)
+        before = run.metric
+    return changes
+
+
+def session_report_dir(repo_root: Path, session: SessionRecord) -> Path:
+    return session_paths(repo_root, session.session_id).report

@@ -1,0 +1,179 @@
+"""What a report shows, as plain data: the same model for supervised runs and experiment
+sessions, built from the journal by `collect`, drawn by `plot` and `html` (pure).
+
+Numbers are what the journal recorded; nothing is estimated. A value the journal does not have
+(tokens, cost, a lane) stays None and is shown as such.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class Outcome(StrEnum):
+    """How a row is drawn: the colour of its dot and its filter in the table."""
+
+    BASELINE = "baseline"
+    KEPT = "kept"
+    DISCARDED = "discarded"
+    ERROR = "error"
+    OTHER = "other"  # noop, interrupted, abort, in progress: no measurement to compare
+
+
+@dataclass(frozen=True)
+class Link:
+    """A file the row refers to (an evaluator log, an agent log, a saved patch)."""
+
+    label: str
+    path: str
+
+
+@dataclass(frozen=True)
+class Row:
+    """One iteration of a run (or one logged run of a session)."""
+
+    number: int
+    decision: str
+    outcome: Outcome
+    score: float | None
+    description: str = ""
+    reason: str = ""
+    notes: tuple[str, ...] = ()
+    readings: tuple[float, ...] = ()
+    commit: str | None = None
+    agent: str | None = None
+    lane: str | None = None
+    tokens: int | None = None
+    cost_usd: float | None = None
+    seconds: float | None = None
+    at: str = ""
+    links: tuple[Link, ...] = ()
+
+
+@dataclass(frozen=True)
+class KeptChange:
+    """A kept commit and its diff against the state it was measured against."""
+
+    number: int
+    commit: str
+    description: str
+    score_before: float | None
+    score_after: float | None
+    diff: str
+    truncated: bool = False
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A 95 % interval of a difference of means (normal approximation)."""
+
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class Spend:
+    """Sessions, tokens and cost of one agent or one lane (None: never reported)."""
+
+    key: str
+    sessions: int
+    tokens: int | None
+    cost_usd: float | None
+
+
+@dataclass(frozen=True)
+class ReportData:
+    """Everything one report shows."""
+
+    kind: str  # "run" or "session"
+    ident: str
+    title: str
+    metric: str
+    direction: str
+    status: str
+    started_at: str
+    ended_at: str | None
+    generated_at: str
+    rows: tuple[Row, ...]
+    kept: tuple[KeptChange, ...] = ()
+    unit: str = ""
+    branch: str = ""
+    detail: str = ""
+    refresh_hint: str = ""
+    facts: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+
+    @property
+    def live(self) -> bool:
+        return self.ended_at is None
+
+    def count(self, outcome: Outcome) -> int:
+        return sum(1 for r in self.rows if r.outcome is outcome)
+
+    @property
+    def baseline(self) -> Row | None:
+        return next((r for r in self.rows if r.outcome is Outcome.BASELINE), None)
+
+    @property
+    def best(self) -> Row | None:
+        """The best kept measurement (the baseline when nothing beat it)."""
+        measured = (Outcome.BASELINE, Outcome.KEPT)
+        candidates = [r for r in self.rows if r.outcome in measured and r.score is not None]
+        if not candidates:
+            return None
+        pick = min if self.direction == "lower" else max
+        return pick(candidates, key=lambda r: mean_score(r))
+
+    def spend_by(self, attribute: str) -> tuple[Spend, ...]:
+        """Spend grouped by `agent` or `lane`; rows without that attribute are left out."""
+        groups: dict[str, list[Row]] = {}
+        for row in self.rows:
+            key = getattr(row, attribute)
+            if key:
+                groups.setdefault(str(key), []).append(row)
+        return tuple(
+            Spend(key, len(rows), total_tokens(rows), total(r.cost_usd for r in rows))
+            for key, rows in sorted(groups.items())
+        )
+
+
+def mean_score(row: Row) -> float:
+    """The row's score: the mean of its readings when it has several."""
+    if len(row.readings) > 1:
+        return statistics.fmean(row.readings)
+    return row.score if row.score is not None else math.nan
+
+
+def total(values: Iterable[float | None]) -> float | None:
+    """The sum of the reported values; None when nothing was reported at all."""
+    seen = [v for v in values if v is not None]
+    return sum(seen) if seen else None
+
+
+def total_tokens(rows: Iterable[Row]) -> int | None:
+    found = total(r.tokens for r in rows)
+    return None if found is None else int(found)
+
+
+def difference_interval(before: Sequence[float], after: Sequence[float]) -> Interval | None:
+    """95 % interval of mean(after) - mean(before); None without two readings on each side."""
+    if len(before) < 2 or len(after) < 2:
+        return None
+    spread = math.sqrt(
+        statistics.variance(before) / len(before) + statistics.variance(after) / len(after)
+    )
+    delta = statistics.fmean(after) - statistics.fmean(before)
+    return Interval(delta - 1.96 * spread, delta + 1.96 * spread)
+
+
+def improvement(data: ReportData) -> tuple[float, float | None, Interval | None] | None:
+    """(best - baseline, the same in % of the baseline, its interval), signed as measured."""
+    base, best = data.baseline, data.best
+    if base is None or best is None or base.score is None:
+        return None
+    delta = mean_score(best) - mean_score(base)
+    pct = 100.0 * delta / abs(mean_score(base)) if mean_score(base) else None
+    return delta, pct, difference_interval(base.readings, best.readings)

@@ -1,0 +1,143 @@
+"""progress.png read back: a real PNG of the documented size, dots where they must be, in the
+colours they must have; and the pure helpers behind it."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from matplotlib import image as mpimg
+
+from autoresearch.report import build_run_report, plot
+from autoresearch.report.model import (
+    Outcome,
+    ReportData,
+    Row,
+    difference_interval,
+    improvement,
+)
+from autoresearch.supervisor.handle import RunHandle
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def _rgb(pixels, x: int, y: int) -> tuple[int, int, int]:
+    r, g, b = (round(float(c) * 255) for c in pixels[y, x][:3])
+    return r, g, b
+
+
+# What a person sees, independent of the module's palette.
+LOOKS = {
+    Outcome.KEPT: lambda r, g, b: g > r + 60 and g > b + 40,  # green
+    Outcome.DISCARDED: lambda r, g, b: max(r, g, b) - min(r, g, b) < 20 and 110 < r < 210,  # grey
+    Outcome.ERROR: lambda r, g, b: r > 150 and r > g + 90 and r > b + 90,  # red
+    Outcome.BASELINE: lambda r, g, b: b > r + 60,  # blue
+}
+
+
+def _close(a: tuple[int, int, int], b: tuple[int, int, int], tolerance: int = 40) -> bool:
+    return all(abs(x - y) <= tolerance for x, y in zip(a, b, strict=True))
+
+
+def test_the_plot_is_a_png_with_each_dot_in_its_colour(finished_run: RunHandle) -> None:
+    h = finished_run
+    result = build_run_report(h.repo.repo_root, h.run_id)
+    assert result.plot_file is not None and result.warning is None
+    raw = result.plot_file.read_bytes()
+    assert raw[:8] == PNG_SIGNATURE
+    pixels = mpimg.imread(result.plot_file)
+    height, width = pixels.shape[:2]
+    assert (width, height) == (int(plot.WIDTH_IN * plot.DPI), int(plot.HEIGHT_IN * plot.DPI))
+
+    image = plot.render(result.data)  # the same drawing, with where each mark landed
+    assert image.png[:8] == PNG_SIGNATURE and (image.width, image.height) == (width, height)
+    expected = {
+        0: Outcome.BASELINE,
+        1: Outcome.KEPT,
+        2: Outcome.DISCARDED,
+        3: Outcome.ERROR,
+        4: Outcome.KEPT,
+        5: Outcome.DISCARDED,
+        6: Outcome.KEPT,
+    }
+    assert {r.number: r.outcome for r in result.data.rows} == expected
+    for number, outcome in expected.items():
+        x, y = image.marks[number]
+        assert 0 < x < width and 0 < y < height
+        got = _rgb(pixels, x, y)
+        assert LOOKS[outcome](*got), (number, outcome, got)
+    # higher is better: the best kept dot (#6, score 12) sits above the baseline (score 1)
+    assert image.marks[6][1] < image.marks[1][1] < image.marks[0][1]
+    # an empty corner stays white: the dots are drawn, not painted everywhere
+    assert _close(_rgb(pixels, 3, 3), (255, 255, 255), 5)
+
+
+def test_the_plot_degrades_to_a_clear_note_without_matplotlib(
+    finished_run: RunHandle, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(plot, "available", lambda: False)
+    result = build_run_report(finished_run.repo.repo_root, finished_run.run_id, tmp_path / "r")
+    assert result.plot_file is None
+    assert (
+        result.warning == "no plot: the plot needs matplotlib: pip install 'autoresearch[report]'"
+    )
+    page = result.report_file.read_text()
+    assert "pip install &#x27;autoresearch[report]&#x27;" in page
+    assert not (tmp_path / "r" / "progress.png").exists()
+
+
+@pytest.mark.parametrize(
+    ("scores", "log"),
+    [
+        ([0.24, 0.009], False),  # a ratio under 30 would read worse on a log axis…
+        ([0.3, 0.009], True),  # …above it, a linear axis squashes the progress at the bottom
+        ([5.0, -1.0, 300.0], False),  # a non-positive score cannot go on a log axis
+        ([1.0], False),
+        ([], False),
+    ],
+)
+def test_log_scale_only_when_the_range_asks_for_it(scores: list[float], log: bool) -> None:
+    assert plot.use_log_scale(scores) is log
+
+
+def _data(rows: list[Row], direction: str = "lower") -> ReportData:
+    return ReportData(
+        kind="run",
+        ident="r",
+        title="t",
+        metric="loss",
+        direction=direction,
+        status="completed",
+        started_at="2026-01-01T00:00:00Z",
+        ended_at="2026-01-01T00:01:00Z",
+        generated_at="2026-01-01T00:02:00Z",
+        rows=tuple(rows),
+    )
+
+
+def test_the_best_line_steps_at_the_baseline_and_every_keep() -> None:
+    data = _data(
+        [
+            Row(0, "baseline", Outcome.BASELINE, 10.0),
+            Row(1, "discard", Outcome.DISCARDED, 12.0),
+            Row(2, "keep", Outcome.KEPT, 7.0),
+            Row(3, "error", Outcome.ERROR, None),
+            Row(4, "keep", Outcome.KEPT, 5.0),
+            Row(5, "discard", Outcome.DISCARDED, 6.0),
+        ]
+    )
+    assert plot.best_steps(data) == ([0, 2, 4, 5], [10.0, 7.0, 5.0, 5.0])
+    delta, pct, interval = improvement(data) or (None, None, None)
+    assert (delta, pct, interval) == (-5.0, -50.0, None)  # one reading each: no interval
+
+
+def test_several_readings_give_the_improvement_an_interval() -> None:
+    base = Row(0, "baseline", Outcome.BASELINE, 10.0, readings=(10.0, 10.4, 9.6))
+    best = Row(1, "keep", Outcome.KEPT, 8.0, readings=(8.0, 8.2, 7.8))
+    delta, _, interval = improvement(_data([base, best])) or (None, None, None)
+    assert delta == pytest.approx(-2.0)
+    assert interval is not None and interval.low < -2.0 < interval.high < 0
+    spread = math.sqrt(0.16 / 3 + 0.04 / 3)
+    assert interval.high == pytest.approx(-2.0 + 1.96 * spread)
+    assert difference_interval([1.0], [2.0, 3.0]) is None
