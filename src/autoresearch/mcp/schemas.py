@@ -283,6 +283,9 @@ class RunDetailsOutput(RunSummary):
     )
     iterations_total: int
     driver_alive: bool = Field(description="Whether a process is driving the run right now.")
+    report_file: str | None = Field(
+        default=None, description="The run's report.html, once `autoresearch report` wrote it."
+    )
 
 
 class StopOutput(_Shape):
