@@ -22,18 +22,27 @@ from autoresearch.journal.runs import IterationRecord, RunRecord
 from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
 from autoresearch.paths import RepoPaths, session_paths
 from autoresearch.report.model import KeptChange, Link, Outcome, ReportData, Row
+from autoresearch.states import (
+    MISSION_DEFAULT_DIRECTION,
+    DecisionKind,
+    EvalStatus,
+    IterationKind,
+    RunStatus,
+    Verdict,
+)
 
 # A kept diff larger than this is cut in the report (the commit itself has it all).
 MAX_DIFF_CHARS = 200_000
 # Evaluations that measure the iteration's own tree (not the incumbent, not a certification).
-OWN_PURPOSES = frozenset({"baseline", "iteration"})
+OWN_PURPOSES = frozenset({IterationKind.BASELINE, IterationKind.ITERATION})
 _DECISIONS = {
-    "baseline": Outcome.BASELINE,
-    "keep": Outcome.KEPT,
-    "discard": Outcome.DISCARDED,
-    "ambiguous": Outcome.DISCARDED,
-    "error": Outcome.ERROR,
+    DecisionKind.BASELINE: Outcome.BASELINE,
+    DecisionKind.KEEP: Outcome.KEPT,
+    DecisionKind.DISCARD: Outcome.DISCARDED,
+    DecisionKind.AMBIGUOUS: Outcome.DISCARDED,
+    DecisionKind.ERROR: Outcome.ERROR,
 }
+UNSCORED = (Verdict.CRASH, Verdict.CHECKS_FAILED)
 
 
 # --- supervised runs -----------------------------------------------------------------------
@@ -46,7 +55,7 @@ def run_report(journal: Journal, repo: RepoPaths, run: RunRecord) -> ReportData:
     logs = repo.run(run.run_id).logs
     patches = _patches(logs)
     rows = tuple(_run_row(it, readings.get(it.iteration, []), patches) for it in its)
-    direction = str(run.evaluator.get("direction", "higher"))
+    direction = str(run.evaluator.get("direction", MISSION_DEFAULT_DIRECTION))
     return ReportData(
         kind="run",
         ident=run.run_id,
@@ -55,7 +64,7 @@ def run_report(journal: Journal, repo: RepoPaths, run: RunRecord) -> ReportData:
         direction=direction,
         status=run.status + (f" ({run.stop_reason})" if run.stop_reason else ""),
         started_at=run.created_at,
-        ended_at=run.completed_at if run.status != "running" else None,
+        ended_at=run.completed_at if run.status != RunStatus.RUNNING else None,
         generated_at=utc_now_iso(),
         rows=rows,
         kept=tuple(_kept_changes(repo.repo_root, its)),
@@ -78,7 +87,7 @@ def _run_facts(run: RunRecord, journal: Journal) -> tuple[tuple[str, str], ...]:
     ]
     if loop.get("agent"):
         facts.append(("agent", str(loop["agent"])))
-    if run.status == "running" and run.phase:
+    if run.status == RunStatus.RUNNING and run.phase:
         facts.append(("now", f"iteration {run.iteration + 1} ({run.phase})"))
     return tuple(facts)
 
@@ -94,7 +103,7 @@ def _readings(journal: Journal, run_id: str) -> dict[int, list[tuple[float | Non
     for r in rows:
         if r["purpose"] not in OWN_PURPOSES:
             continue
-        score = r["score"] if r["status"] == "pass" else None
+        score = r["score"] if r["status"] == EvalStatus.PASS else None
         found.setdefault(int(r["iteration"]), []).append((score, r["log_file"]))
     return found
 
@@ -125,12 +134,12 @@ def _run_row(
         number=it.iteration,
         decision=it.decision or "",
         outcome=_outcome(it.decision, ev),
-        score=ev.get("score") if ev.get("status") != "error" else None,
+        score=ev.get("score") if ev.get("status") != EvalStatus.ERROR else None,
         description=" ".join((it.description or "").split()),
         reason=it.decision_reason or "",
         notes=(*it.artifact_notes, *it.decision_notes),
         readings=tuple(s for s, _ in readings if s is not None),
-        commit=it.candidate_commit if it.kind != "baseline" else it.base_commit,
+        commit=it.candidate_commit if it.kind != IterationKind.BASELINE else it.base_commit,
         agent=_agent_name(agent),
         lane=_lane(it, agent),
         tokens=_tokens(agent),
@@ -141,10 +150,10 @@ def _run_row(
     )
 
 
-def _outcome(decision: str | None, ev: dict[str, Any]) -> Outcome:
-    if ev.get("status") == "error" and decision != "keep":
+def _outcome(decision: DecisionKind | None, ev: dict[str, Any]) -> Outcome:
+    if ev.get("status") == EvalStatus.ERROR and decision != DecisionKind.KEEP:
         return Outcome.ERROR
-    return _DECISIONS.get(decision or "", Outcome.OTHER)
+    return Outcome.OTHER if decision is None else _DECISIONS.get(decision, Outcome.OTHER)
 
 
 def _log_label(index: int, count: int) -> str:
@@ -179,9 +188,9 @@ def _kept_changes(repo_root: Path, its: Iterable[IterationRecord]) -> list[KeptC
     changes, before = [], None
     for it in its:
         score = (it.evaluator or {}).get("score")
-        if it.decision == "baseline":
+        if it.decision == DecisionKind.BASELINE:
             before = score
-        if it.decision != "keep" or not it.kept_commit or not it.base_commit:
+        if it.decision != DecisionKind.KEEP or not it.kept_commit or not it.base_commit:
             continue
         diff, cut = _diff(repo_root, it.base_commit, it.kept_commit)
         description = " ".join((it.description or "").split())
@@ -243,11 +252,11 @@ def session_report(journal: Journal, repo_root: Path, session: SessionRecord) ->
 def _session_outcome(run: SessionRunRecord, baseline: int | None) -> Outcome:
     if run.flagged:
         return Outcome.OTHER
-    if run.status in ("crash", "checks_failed"):
+    if run.status in UNSCORED:
         return Outcome.ERROR
     if run.number == baseline:
         return Outcome.BASELINE
-    return Outcome.KEPT if run.status == "keep" else Outcome.DISCARDED
+    return Outcome.KEPT if run.status == Verdict.KEEP else Outcome.DISCARDED
 
 
 def _session_row(run: SessionRunRecord, baseline: int | None) -> Row:
@@ -264,7 +273,7 @@ def _session_row(run: SessionRunRecord, baseline: int | None) -> Row:
         number=run.number,
         decision=run.status or "",
         outcome=_session_outcome(run, baseline),
-        score=run.metric if run.status not in ("crash", "checks_failed") else None,
+        score=run.metric if run.status not in UNSCORED else None,
         description=" ".join((run.description or "").split()),
         reason=_session_reason(run),
         notes=tuple(notes),
@@ -290,7 +299,7 @@ def _session_kept(
 ) -> list[KeptChange]:
     changes, before = [], None
     for run in logged:
-        if run.status != "keep" or run.flagged:
+        if run.status != Verdict.KEEP or run.flagged:
             continue
         if run.number != baseline and run.commit_sha:
             diff, cut = _diff(repo_root, run.base_commit, run.commit_sha)

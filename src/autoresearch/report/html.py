@@ -25,6 +25,7 @@ from autoresearch.report.model import (
     total_tokens,
 )
 from autoresearch.report.static import SCRIPT, STYLE
+from autoresearch.states import Direction
 
 
 def num(value: float | None, signed: bool = False) -> str:
@@ -101,7 +102,7 @@ def _head(data: ReportData) -> str:
 
 def _summary(data: ReportData) -> str:
     base, best = data.baseline, data.best
-    better = "lower" if data.direction == "lower" else "higher"
+    better = Direction.LOWER if data.direction == Direction.LOWER else Direction.HIGHER
     cards = [
         (
             "baseline → best",

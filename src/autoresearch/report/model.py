@@ -13,6 +13,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from autoresearch.states import Direction
+
 
 class Outcome(StrEnum):
     """How a row is drawn: the colour of its dot and its filter in the table."""
@@ -124,7 +126,7 @@ class ReportData:
         candidates = [r for r in self.rows if r.outcome in measured and r.score is not None]
         if not candidates:
             return None
-        pick = min if self.direction == "lower" else max
+        pick = min if self.direction == Direction.LOWER else max
         return pick(candidates, key=lambda r: mean_score(r))
 
     def spend_by(self, attribute: str) -> tuple[Spend, ...]:

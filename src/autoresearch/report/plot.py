@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from autoresearch.report.model import Outcome, ReportData, Row, mean_score
+from autoresearch.states import Direction
 
 WIDTH_IN, HEIGHT_IN, DPI = 13.0, 5.6, 100
 COLOURS = {
@@ -100,7 +101,7 @@ def render(data: ReportData) -> PlotImage:
 def _draw(ax: Any, data: ReportData, scored: list[Row], log: bool) -> None:
     if log:
         ax.set_yscale("log")
-    better = "lower" if data.direction == "lower" else "higher"
+    better = Direction.LOWER if data.direction == Direction.LOWER else Direction.HIGHER
     unit = f" ({data.unit})" if data.unit else ""
     ax.set_title(f"{data.metric} per iteration · {better} is better", loc="left", fontsize=12)
     ax.set_xlabel("iteration" if data.kind == "run" else "run")
