@@ -8,7 +8,11 @@ import os
 import time
 from pathlib import Path
 
+from autoresearch.errors import RefusedError
 from autoresearch.fsutil import private_fd
+
+# Long enough to outlast a `status` or `stop` probing a lock, short enough not to be felt.
+PROBE_PATIENCE = 0.5
 
 
 class FileLock:
@@ -73,3 +77,12 @@ class FileLock:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+def take_or_refuse(path: Path, refusal: str) -> FileLock:
+    """The one lock pattern of a mutating call: take `path`'s lock, waiting out a probe, or
+    raise RefusedError(`refusal`). The caller releases it (or dies, and the kernel does)."""
+    lock = FileLock(path)
+    if not lock.try_acquire(patience=PROBE_PATIENCE):
+        raise RefusedError(refusal)
+    return lock

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -199,3 +201,22 @@ def job_paths(repo_root: Path, job_id: str) -> JobPaths:
 
 def job_worktree(repo_root: Path, job_id: str) -> Path:
     return RepoPaths(repo_root).worktrees / f"{JOB_WORKTREE_PREFIX}{job_id}"
+
+
+SLUG_MAX = 48
+
+
+def slug(text: str, fallback: str) -> str:
+    """The one slug rule (supervisor.md §1): lowercased, every run outside `[a-z0-9]` becomes
+    one `-`, no `-` at either end, at most 48 characters, `fallback` when nothing is left."""
+    out = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    return out[:SLUG_MAX].rstrip("-") or fallback
+
+
+def ascii_folded(text: str) -> str:
+    """`Café` → `Cafe`: accents dropped, other non-ASCII characters removed.
+
+    Session branches fold before `slug` so that a name reads the same in its branch; mission
+    slugs do not, as their contract spells out (`Café` → `caf`).
+    """
+    return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()

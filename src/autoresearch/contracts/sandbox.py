@@ -15,6 +15,7 @@ import yaml
 
 from autoresearch.contracts.tune import TuneSpec, is_relative_path, parse_tune
 from autoresearch.errors import ContractError
+from autoresearch.paths import slug
 from autoresearch.states import MISSION_DEFAULT_DIRECTION, Direction
 
 KEEP_POLICIES = ("score_improvement", "pass_only")
@@ -201,8 +202,4 @@ def _one_line(text: str) -> str:
 def mission_slug(relative_dir: str, root_name: str) -> str:
     """Slug of a mission directory relative to the repo root (spec §1)."""
     source = root_name if relative_dir in ("", ".") else relative_dir
-    slug = re.sub(r"[^a-z0-9]+", "-", source.lower())
-    slug = re.sub(r"-+", "-", slug)
-    slug = slug.removeprefix("-").removesuffix("-")
-    slug = slug[:48].removesuffix("-")
-    return slug or "mission"
+    return slug(source, "mission")

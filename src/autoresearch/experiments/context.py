@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Literal
 
 from autoresearch import git
-from autoresearch.errors import ContractError, NotFoundError, RefusedError
+from autoresearch.errors import ContractError, NotFoundError
 from autoresearch.journal import sessions
 from autoresearch.journal.db import Journal
 from autoresearch.journal.sessions import SessionRecord
-from autoresearch.locks import FileLock
+from autoresearch.locks import take_or_refuse
 from autoresearch.paths import HARNESS_FILE, RepoPaths, SessionPaths, session_paths
 from autoresearch.repo_state import ensure_state_dir
 from autoresearch.settings import journal_timeout
@@ -98,12 +98,11 @@ def open_context(start: Path, mode: Mode = "write") -> Iterator[Context]:
 @contextmanager
 def session_lock(ctx: Context, session: SessionRecord) -> Iterator[None]:
     """One mutating call (run, log, re-init, off) per session at a time."""
-    lock = FileLock(ctx.session_paths(session).lock)
-    if not lock.try_acquire(patience=0.5):  # outlasts a status probing the lock
-        raise RefusedError(
-            f"session #{session.session_id} is busy: another `exp run` or `exp log` is in "
-            "progress; wait for it to finish"
-        )
+    lock = take_or_refuse(
+        ctx.session_paths(session).lock,
+        f"session #{session.session_id} is busy: another `exp run` or `exp log` is in "
+        "progress; wait for it to finish",
+    )
     try:
         yield
     finally:

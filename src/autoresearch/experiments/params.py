@@ -7,15 +7,13 @@ front doors (CLI and MCP) build these dataclasses, so validation happens once, h
 from __future__ import annotations
 
 import math
-import re
-import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from autoresearch.contracts.metric_lines import parse_metric_line
 from autoresearch.errors import ContractError
-from autoresearch.paths import SESSION_BRANCH_PREFIX
+from autoresearch.paths import SESSION_BRANCH_PREFIX, ascii_folded, slug
 from autoresearch.states import Direction, Verdict
 
 DIRECTIONS = tuple(Direction)
@@ -23,7 +21,6 @@ STATUSES = tuple(Verdict)
 DEFAULT_COMMAND = "bash autoresearch.sh"
 DEFAULT_RUN_TIMEOUT = 600.0
 DEFAULT_CHECKS_TIMEOUT = 300.0
-SLUG_MAX = 48
 
 
 @dataclass(frozen=True)
@@ -166,9 +163,7 @@ def run_timeout(seconds: float) -> float | None:
 
 def slugify(text: str) -> str:
     """Lowercase ASCII words joined by `-`, at most 48 characters."""
-    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
-    slug = re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")
-    return slug[:SLUG_MAX].rstrip("-") or "session"
+    return slug(ascii_folded(text), "session")
 
 
 def session_branch(name: str, date: str, existing: Iterable[str]) -> str:

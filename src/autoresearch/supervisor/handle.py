@@ -12,10 +12,10 @@ from pathlib import Path
 
 from autoresearch import git
 from autoresearch.contracts.sandbox import EvaluatorSpec
-from autoresearch.errors import ContractError, NotFoundError, RefusedError
+from autoresearch.errors import ContractError, NotFoundError
 from autoresearch.journal import runs
 from autoresearch.journal.db import DEFAULT_BUSY_TIMEOUT, Journal
-from autoresearch.locks import FileLock
+from autoresearch.locks import FileLock, take_or_refuse
 from autoresearch.paths import (
     DEFAULT_SHARED_LINKS,
     RESULTS_FILE,
@@ -24,9 +24,6 @@ from autoresearch.paths import (
     RunPaths,
 )
 from autoresearch.reset import RuntimeRule
-
-# Long enough to outlast a `status` or `stop` probing the lock, short enough not to be felt.
-DRIVER_LOCK_PATIENCE = 0.5
 
 
 def msg_active_run(run_id: str) -> str:
@@ -54,10 +51,7 @@ def load_run(journal: Journal, run_id: str) -> runs.RunRecord:
 
 def driver_lock(repo: RepoPaths, run_id: str) -> FileLock:
     """Take the run's driver lock or refuse with `autoresearch_active_run_exists:<id>`."""
-    lock = FileLock(repo.run(run_id).driver_lock)
-    if not lock.try_acquire(patience=DRIVER_LOCK_PATIENCE):
-        raise RefusedError(msg_active_run(run_id))
-    return lock
+    return take_or_refuse(repo.run(run_id).driver_lock, msg_active_run(run_id))
 
 
 def driver_alive(repo: RepoPaths, run_id: str) -> bool:
