@@ -4,14 +4,15 @@ The session's iteration comes from its instructions (`Iteration: N`); `actions[N
 plan: `improve` / `worse` (edit value.txt by +1 / -0.5, commit, write the candidate artifact),
 `noop` (write a noop artifact) or `api_error` (the model API answers with an error). Each step
 is chosen from the tool results so far, with the agent's own tools: codex's `exec_command`,
-Claude Code's Read / Write / Bash – as a real model would use them.
+Claude Code's Read / Write / Bash – as a real model would use them. aider has no tools: its
+model answers with the whole new file, and autoresearch commits it and derives the artifact.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from model_server import Exchange, Plan, Reply, ToolCall
 
@@ -40,7 +41,7 @@ def last_sha(text: str) -> str:
 
 
 def session_plan(agent: str, actions: Mapping[int, str]) -> Plan:
-    steps = {"codex": _codex, "claude": _claude}[agent]
+    steps = {"codex": _codex, "claude": _claude, "aider": _aider(actions)}[agent]
 
     def plan(ex: Exchange) -> Reply:
         action = actions[int(ex.field("Iteration") or 0)]
@@ -112,3 +113,20 @@ def _read_value(read_result: str) -> float:
     match = re.search(r"^\s*1\t(.+)$", read_result, re.M)
     assert match, f"unexpected Read output {read_result!r}"
     return float(match.group(1))
+
+
+def _aider(actions: Mapping[int, str]) -> Callable[[Exchange, str], Reply]:
+    """aider's `whole` edit format; the values follow from the plan (start 1, keep on improve)."""
+    values, value = {}, 1.0
+    for iteration in sorted(actions):
+        delta = DELTAS.get(actions[iteration], 0.0)
+        values[iteration] = value + delta
+        value += delta if delta > 0 else 0.0
+
+    def reply(ex: Exchange, action: str) -> Reply:
+        if action == "noop":
+            return Reply(text="Nothing worth changing.")
+        new = values[int(ex.field("Iteration") or 0)]
+        return Reply(text=f"I will {action} the value.\n\nvalue.txt\n```\n{new:g}\n```\n")
+
+    return reply

@@ -147,7 +147,7 @@ def test_an_agent_failing_three_times_in_a_row_fails_the_run(
         assert its[1]["description"] == "agent session wrote no candidate artifact"
 
 
-def test_aider_candidate_leaves_runtime_files_out_of_the_commit(repo: Repo) -> None:
+def test_aider_commits_neither_its_own_files_nor_runtime_files(repo: Repo) -> None:
     from helpers import sandbox_text
 
     repo.mission(sandbox=sandbox_text(extra="worktree:\n  runtime: [scratch.out]\n"))
@@ -159,8 +159,13 @@ def test_aider_candidate_leaves_runtime_files_out_of_the_commit(repo: Repo) -> N
     summary = json.loads(done.stdout)
     assert summary["counts"] == {"keep": 1}
 
-    files = git(Path(summary["worktree_path"]), "show", "--name-only", "--format=", "HEAD")
-    assert files.splitlines() == ["value.txt"]
+    worktree = Path(summary["worktree_path"])
+    files = git(worktree, "show", "--name-only", "--format=", "HEAD")
+    assert files.splitlines() == ["value.txt"]  # neither aider's files nor the runtime file
+    assert (worktree / ".gitignore").read_text() == "__pycache__/\n"  # not edited
+    assert not list(worktree.glob(".aider*"))
+    chat = Path(summary["logs_dir"]) / "iteration-0001-agent-aider-chat.md"
+    assert chat.read_text().startswith("# aider chat started")  # its history kept, in the logs
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""The real codex and Claude Code CLIs, pinned and installed by `.ci/run`, driven through
+"""The real codex, Claude Code and aider CLIs, pinned and installed by `.ci/run`, driven through
 `autoresearch run --max-iterations 2` against a scripted model server on 127.0.0.1.
 
 The CLIs are found in AUTORESEARCH_AGENT_BIN (set by `.ci/run`), else in the cache folder
@@ -21,10 +21,10 @@ from pathlib import Path
 import pytest
 from agent_plans import API_ERROR, session_plan
 
-from helpers import Repo, cli, make_repo
-from model_server import MODEL, ModelServer, Tokens, claude_env, codex_env
+from helpers import Repo, cli, git, make_repo
+from model_server import MODEL, ModelServer, Tokens, aider_env, claude_env, codex_env
 
-CACHE_BIN = Path.home() / ".cache/autoresearch-ci/npm/node_modules/.bin"
+CACHE_BIN = Path.home() / ".cache/autoresearch-ci/bin"
 AGENT_BIN = Path(os.environ.get("AUTORESEARCH_AGENT_BIN") or CACHE_BIN)
 TOKENS = Tokens(input=1000, output=50, cached=400, cache_write=30, reasoning=7)
 
@@ -58,11 +58,17 @@ def drive(agent: str, actions: dict[int, str], root: Path, tmp_path: Path) -> tu
     repo.mission()
     with ModelServer(with_tokens(session_plan(agent, actions))) as server:
         home = tmp_path / f"{agent}-home"
-        env = codex_env(server, home) if agent == "codex" else claude_env(server, home)
+        if agent == "codex":
+            env = codex_env(server, home)
+        elif agent == "claude":
+            env = claude_env(server, home)
+        else:  # litellm would fetch a price list from the network first
+            env = {**aider_env(server), "HOME": str(home), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+        model = f"openai/{MODEL}" if agent == "aider" else MODEL
         scratch = tmp_path / "agent-tmp"
         scratch.mkdir()
         env.update(PATH=f"{AGENT_BIN}{os.pathsep}{os.environ['PATH']}", TMPDIR=str(scratch))
-        done = cli("run", "missions/demo", "--agent", agent, "--model", MODEL, "--run-tag", "T1",
+        done = cli("run", "missions/demo", "--agent", agent, "--model", model, "--run-tag", "T1",
                    "--max-iterations", "2", "--json", cwd=repo.root, env=env,
                    timeout=300)  # fmt: skip
     assert not server.errors, server.errors
@@ -118,3 +124,25 @@ def test_real_agent_noop_and_api_error_are_recorded_with_the_reason(
     assert failed["success"] is False and API_ERROR in failed["error"], failed
     assert any(API_ERROR in note for note in its[2]["notes"]), its[2]["notes"]
     assert "agent session wrote no candidate artifact" in its[2]["notes"]
+
+
+@pytest.mark.real_aider
+def test_real_aider_keeps_and_discards_and_commits_none_of_its_own_files(
+    outside_tmp: Path, tmp_path: Path
+) -> None:
+    summary, its = drive("aider", {1: "improve", 2: "worse"}, outside_tmp, tmp_path)
+    assert [it["decision"] for it in its] == ["baseline", "keep", "discard"]
+    assert summary["last_kept_score"] == 2.0
+    for it in its[1:]:
+        usage = it["agent"]
+        assert (usage["agent"], usage["exit_code"], usage["model"]) == (
+            "aider", 0, f"openai/{MODEL}",
+        )  # fmt: skip
+        # one scripted reply per session (aider does not count its background summaries)
+        assert (usage["input_tokens"], usage["output_tokens"]) == (1000, 50)
+    worktree = Path(summary["worktree_path"])
+    kept = git(worktree, "show", "--name-only", "--format=", "HEAD").splitlines()
+    assert kept == ["value.txt"]
+    assert git(worktree, "status", "--porcelain", "--untracked-files=all") == ""
+    assert (worktree / ".gitignore").read_text() == "__pycache__/\n"
+    assert list(Path(summary["logs_dir"]).glob("iteration-000*-agent-aider-chat.md"))

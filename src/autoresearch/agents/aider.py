@@ -1,7 +1,12 @@
-"""aider: `aider --message-file <instructions> --yes-always --no-auto-commits …`.
+"""aider: `aider --message-file <instructions> --yes-always --no-auto-commits --no-gitignore …`.
 
 aider has no machine-readable output and cannot write the artifact: the supervisor derives
 the artifact from git after the session. Tokens and cost are read from its `Tokens: …` lines.
+
+aider keeps files of its own in the repository it edits: it would add `.aider*` to the user's
+`.gitignore` (`--no-gitignore` stops that), and its chat and input histories and its tags cache
+would end up in the candidate commit. The histories go to the run's logs instead (nothing is
+lost) and the tags cache, a cache, is removed after each session.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ _TOKENS = re.compile(
     r"(?:, (?P<hit>[\d.]+k?) cache hit)?, (?P<recv>[\d.]+k?) received\."
 )
 _COST = re.compile(r"Cost: \$(?P<msg>[\d.]+) message, \$(?P<session>[\d.]+) session\.")
+# what aider leaves in the worktree for itself (`.aider.tags.cache.v4/`, …)
+SCRATCH = (".aider.tags.cache.v*",)
 
 
 def _count(text: str | None) -> int | None:
@@ -38,18 +45,25 @@ def parse_aider_line(line: str, usage: Usage) -> None:
         usage.cost_usd = float(cost["session"])
 
 
-def aider_agent(model: str | None = None, extra: Sequence[str] = ()) -> ExternalAgent:
-    def argv(req: SessionRequest) -> list[str]:
-        base = [
-            "aider", "--message-file", str(req.instructions_file), "--yes-always",
-            "--no-auto-commits", "--no-check-update", "--no-show-model-warnings",
-            "--no-analytics", "--no-pretty", "--no-stream", "--no-fancy-input",
-        ]  # fmt: skip
-        return with_extra(base, model, extra)
+def aider_argv(req: SessionRequest, model: str | None, extra: Sequence[str]) -> list[str]:
+    log = req.log_path
+    base = [
+        "aider", "--message-file", str(req.instructions_file), "--yes-always",
+        "--no-auto-commits", "--no-gitignore",
+        "--chat-history-file", str(log.with_name(f"{log.stem}-aider-chat.md")),
+        "--input-history-file", str(log.with_name(f"{log.stem}-aider-input.txt")),
+        "--no-check-update", "--no-show-model-warnings", "--no-analytics", "--no-pretty",
+        "--no-stream", "--no-fancy-input",
+    ]  # fmt: skip
+    return with_extra(base, model, extra)
 
+
+def aider_agent(model: str | None = None, extra: Sequence[str] = ()) -> ExternalAgent:
     return ExternalAgent(
         name="aider",
-        build_argv=argv,
+        build_argv=lambda req: aider_argv(req, model, extra),
         parse_line=parse_aider_line,
         artifact_from_git=True,
+        model=model,
+        scratch=SCRATCH,
     )

@@ -6,9 +6,13 @@ process handling (timeout, cancel, log, bounded memory) is `proc.run_supervised`
 
 from __future__ import annotations
 
+import fnmatch
+import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
+from autoresearch import git
 from autoresearch.agents.base import AgentResult, OnSpawn, SessionRequest, ShouldCancel, Usage
 from autoresearch.proc import SupervisedSpec, run_supervised
 from autoresearch.settings import kill_grace
@@ -28,6 +32,9 @@ class ExternalAgent:
     stdin_from_instructions: bool = False
     artifact_from_git: bool = False
     model: str | None = None  # the one asked for: recorded when the output names none
+    # top-level names (globs) the program leaves in the worktree for itself: removed after
+    # the session while untracked, so they never reach a candidate nor block a reset
+    scratch: tuple[str, ...] = ()
 
     def run(
         self, request: SessionRequest, should_cancel: ShouldCancel, on_spawn: OnSpawn
@@ -52,6 +59,8 @@ class ExternalAgent:
             )
         )
         usage.model = usage.model or self.model
+        if self.scratch:
+            remove_untracked(request.worktree, self.scratch)
         return AgentResult(
             agent=self.name,
             exit_code=outcome.exit_code,
@@ -62,6 +71,18 @@ class ExternalAgent:
             usage=usage,
             log_file=str(request.log_path),
         )
+
+
+def remove_untracked(worktree: Path, patterns: Sequence[str]) -> None:
+    """Delete the untracked top-level entries of `worktree` that match `patterns`."""
+    tops = {entry.path.split("/")[0] for entry in git.status(worktree) if entry.untracked}
+    for name in sorted(tops):
+        if any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns):
+            target = worktree / name
+            if target.is_dir() and not target.is_symlink():
+                shutil.rmtree(target, ignore_errors=True)
+            else:
+                target.unlink(missing_ok=True)
 
 
 def with_extra(argv: list[str], model: str | None, extra: Sequence[str]) -> list[str]:

@@ -195,6 +195,20 @@ def write_artifact(
 API_ERROR = "scripted: the model is unavailable for this key"
 
 
+def aider_own_files(args: list[str]) -> None:
+    """What aider 0.86.2 leaves in the repository it edits (seen with the real one): `.aider*`
+    added to .gitignore unless --no-gitignore, the chat history unless it goes elsewhere,
+    the tags cache always."""
+    if "--no-gitignore" not in args:
+        with open(".gitignore", "a") as handle:
+            handle.write(".aider*\n")
+    history = (values(args, "--chat-history-file") or [".aider.chat.history.md"])[-1]
+    with open(history, "a") as handle:
+        handle.write("# aider chat started\n")
+    Path(".aider.tags.cache.v4").mkdir(exist_ok=True)
+    Path(".aider.tags.cache.v4/cache.db").write_bytes(b"SQLite format 3\0")
+
+
 def emit(name: str, outcome: str, session: str, denials: list[dict]) -> None:
     """The CLI's machine-readable output for a session that ended `ok`, `fail` or `api_error`."""
     if name == "codex":
@@ -282,6 +296,8 @@ def main() -> int:
     base = field(text, "Last kept commit")
     action = action_for(iteration)
     session = f"session-{iteration}"
+    if name == "aider":
+        aider_own_files(args)
     if action == "hang":
         edit("improve")  # unsaved work the supervisor must not lose
         time.sleep(120)
