@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
 import textwrap
@@ -170,3 +171,15 @@ def pid_alive(pid: int) -> bool:
     except OSError:
         return True
     return text[text.rfind(")") + 2 :].split()[0] != "Z"
+
+
+def loose_modes(root: Path) -> list[str]:
+    """Every folder or file under `root` that a group or other user could read or write."""
+    found = []
+    for path in [root, *root.rglob("*")]:
+        if path.is_symlink():
+            continue  # a link's own mode means nothing; its target is checked where it lives
+        mode = stat.S_IMODE(path.lstat().st_mode)
+        if mode & 0o077:
+            found.append(f"{oct(mode)} {path.relative_to(root.parent)}")
+    return found

@@ -26,7 +26,7 @@ from typing import IO, Protocol
 
 from autoresearch.clock import utc_now_iso
 from autoresearch.errors import ProcessError
-from autoresearch.fsutil import child_umask, private_open
+from autoresearch.fsutil import child_umask, private_fd, private_open
 from autoresearch.streams import Tail
 
 READ_CHUNK = 65536
@@ -424,7 +424,7 @@ def spawn_detached(argv: Sequence[str], cwd: Path, env: Mapping[str, str], log_p
     A shell in its own session backgrounds the program and exits at once, so the program
     outlives whoever started it (an MCP server, a CLI command) and is never our zombie.
     """
-    log_path.parent.mkdir(parents=True, exist_ok=True)
+    os.close(private_fd(log_path, os.O_WRONLY))  # 0600 before the shell appends to it
     script = 'log="$1"; shift; "$@" </dev/null >>"$log" 2>&1 & echo $!'
     done = subprocess.run(
         ["sh", "-c", script, "autoresearch-spawn", str(log_path), *argv],

@@ -8,19 +8,7 @@ import stat
 from pathlib import Path
 
 from autoresearch.fsutil import atomic_write_text, private_dir, private_open
-from helpers import cli, make_repo
-
-
-def loose_modes(root: Path) -> list[str]:
-    """Every folder or file under `root` that a group or other user could read or write."""
-    found = []
-    for path in [root, *root.rglob("*")]:
-        if path.is_symlink():
-            continue  # a link's own mode means nothing; its target is checked where it lives
-        mode = stat.S_IMODE(path.lstat().st_mode)
-        if mode & 0o077:
-            found.append(f"{oct(mode)} {path.relative_to(root.parent)}")
-    return found
+from helpers import cli, loose_modes, make_repo
 
 
 def test_state_of_a_supervised_run_is_private(tmp_path: Path, open_umask: None) -> None:

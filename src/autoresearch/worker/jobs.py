@@ -21,6 +21,7 @@ from autoresearch import git
 from autoresearch.agents import validate_spec
 from autoresearch.clock import utc_now_iso
 from autoresearch.errors import ContractError, NotFoundError, ProcessError, RefusedError
+from autoresearch.fsutil import private_dir
 from autoresearch.journal import jobs as store
 from autoresearch.journal.db import Journal
 from autoresearch.paths import STATE_DIR, RepoPaths, job_paths
@@ -112,7 +113,7 @@ def start(repo_root: Path, req: JobRequest) -> view.JobView:
     job_id = f"job_{secrets.token_hex(6)}"
     ensure_state_dir(RepoPaths(repo_root))
     paths = job_paths(repo_root, job_id)
-    paths.root.mkdir(parents=True, exist_ok=True)
+    private_dir(paths.root)
     with open_journal(repo_root) as journal:
         with journal.tx() as conn:
             store.insert_job(

@@ -22,7 +22,7 @@ from autoresearch.agents import AgentConfig, make_agent
 from autoresearch.agents.base import AgentResult, SessionRequest
 from autoresearch.clock import utc_now_iso
 from autoresearch.errors import AutoresearchError
-from autoresearch.fsutil import atomic_write_text
+from autoresearch.fsutil import atomic_write_bytes, atomic_write_text
 from autoresearch.journal import jobs as store
 from autoresearch.journal.db import Journal
 from autoresearch.paths import (
@@ -224,7 +224,7 @@ class Runner:
             data = git.diff_patch(Path(snap.repo), snap.base_commit)
         except AutoresearchError:
             return None
-        self.paths.changes_patch.write_bytes(data)
+        atomic_write_bytes(self.paths.changes_patch, data)
         return self.paths.changes_patch
 
     def _commit_worktree(self, tree: Path, changed: bool) -> dict[str, Any]:
