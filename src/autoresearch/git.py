@@ -451,12 +451,9 @@ def commit_tree(cwd: Path, tree: str, parent: str, message: str, info: CommitInf
     return _text(done)
 
 
-def valid_branch_name(cwd: Path, name: str) -> bool:
-    done = _run(cwd, ["check-ref-format", "--branch", name], check=False)
-    return done.returncode == 0
-
-
-def create_branch(cwd: Path, name: str, commit: str) -> bool:
-    """Create `refs/heads/<name>` at `commit`; False (nothing changed) when it already exists."""
-    done = _run(cwd, ["update-ref", f"refs/heads/{name}", commit, ""], check=False)
-    return done.returncode == 0
+def create_branches(cwd: Path, branches: Mapping[str, str]) -> None:
+    """Create every branch at its commit in one ref transaction: all of them or none, and
+    never one that exists already."""
+    if branches:
+        lines = "".join(f"create refs/heads/{name} {sha}\n" for name, sha in branches.items())
+        _run(cwd, ["update-ref", "--stdin"], stdin=lines.encode())

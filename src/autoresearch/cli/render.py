@@ -124,6 +124,7 @@ def loop_summary(s: dict[str, Any], demo: bool = False) -> None:
             "\nNext steps:\n"
             f"  git -C {s['worktree_path']} log --oneline   # the kept commits\n"
             f"  autoresearch --repo {repo} status {s['run_id']}   # every iteration\n"
+            f"  autoresearch --repo {repo} finalize {s['run_id']}   # kept commits → branches\n"
             "  README.md: write a mission for your own repository\n"
             f"\nThe report (plot, every iteration, the kept diffs) – open it in a browser:\n"
             f"  {s['report_file']}"

@@ -15,6 +15,7 @@ JSON_HELP = "Print one JSON object on stdout."
 
 def register(app: click.Group) -> None:
     app.add_command(report)
+    app.add_command(finalize)
 
 
 def open_option(func: Any) -> Any:
@@ -59,3 +60,26 @@ def report(ctx: click.Context, run_id: str, out: Path | None, open_it: bool, as_
     from autoresearch.report import build_run_report
 
     show(build_run_report(repo_root(ctx), run_id, out), as_json, open_it)
+
+
+@click.command()
+@click.argument("run_id")
+@click.option("--single", is_flag=True, help="One squashed branch with every kept change.")
+@click.option("--dry-run", is_flag=True, help="Show the branches without creating them.")
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+@click.pass_context
+def finalize(ctx: click.Context, run_id: str, single: bool, dry_run: bool, as_json: bool) -> None:
+    """Turn RUN_ID's kept commits into review branches cut from the run's start point.
+
+    Kept commits that touch disjoint files become independent branches; those that share a
+    file stay together. Each branch's last commit message carries the evidence. The run branch
+    is never rewritten and no checkout is touched.
+    """
+    from autoresearch.supervisor import report as text
+    from autoresearch.supervisor.review import finalize as do_finalize
+
+    result = do_finalize(repo_root(ctx), run_id, single=single, dry_run=dry_run)
+    if as_json:
+        emit_json(result.to_dict())
+    else:
+        click.echo(text.finalize(result.to_dict()))

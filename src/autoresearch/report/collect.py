@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -184,20 +185,42 @@ def _seconds(agent: dict[str, Any], ev: dict[str, Any]) -> float | None:
     return sum(seen) / 1000.0 if seen else None
 
 
-def _kept_changes(repo_root: Path, its: Iterable[IterationRecord]) -> list[KeptChange]:
-    changes, before = [], None
+@dataclass(frozen=True)
+class KeptStep:
+    """A kept iteration with the kept score before it and its own (one reading each)."""
+
+    iteration: int
+    base: str
+    commit: str
+    description: str
+    before: float | None
+    after: float | None
+
+
+def kept_steps(its: Iterable[IterationRecord]) -> list[KeptStep]:
+    """The run's keeps in order, each with the score it improved on."""
+    steps, before = [], None
     for it in its:
         score = (it.evaluator or {}).get("score")
         if it.decision == DecisionKind.BASELINE:
             before = score
         if it.decision != DecisionKind.KEEP or not it.kept_commit or not it.base_commit:
             continue
-        diff, cut = _diff(repo_root, it.base_commit, it.kept_commit)
         description = " ".join((it.description or "").split())
-        changes.append(
-            KeptChange(it.iteration, it.kept_commit, description, before, score, diff, cut)
+        steps.append(
+            KeptStep(it.iteration, it.base_commit, it.kept_commit, description, before, score)
         )
         before = score
+    return steps
+
+
+def _kept_changes(repo_root: Path, its: Iterable[IterationRecord]) -> list[KeptChange]:
+    changes = []
+    for k in kept_steps(its):
+        diff, cut = _diff(repo_root, k.base, k.commit)
+        changes.append(
+            KeptChange(k.iteration, k.commit, k.description, k.before, k.after, diff, cut)
+        )
     return changes
 
 

@@ -86,3 +86,21 @@ def stop(run_id: str, stop_reason: str, note: str | None, requested: bool) -> st
             f"({stop_reason})"
         )
     return f"{run_id}: stopped ({stop_reason})" + (f" – {note}" if note else "")
+
+
+def finalize(d: dict[str, Any]) -> str:
+    """The review branches `finalize` made (or, with --dry-run, would make)."""
+    verb = {"planned": "would create" if d["dry_run"] else "planned", "created": "created"}
+    lines = [
+        f"review branches of {d['run_id']}, cut from {d['start_commit'][:7]} "
+        f"(the run branch {d['run_branch']} is unchanged):"
+    ]
+    for b in d["branches"]:
+        its = ", ".join(str(i) for i in b["iterations"])
+        files = ", ".join(b["files"][:4]) + (" …" if len(b["files"]) > 4 else "")
+        kind = "squashed" if b["squash"] else f"iteration{'s' if len(b['iterations']) > 1 else ''}"
+        lines.append(f"  {verb.get(b['state'], b['state']):<12} {b['name']}")
+        lines.append(f"               {kind} {its}; files {files}")
+    if not d["dry_run"] and d["branches"]:
+        lines.append(f"review one: git log -p {d['start_commit'][:7]}..{d['branches'][0]['name']}")
+    return "\n".join(lines)

@@ -1,0 +1,284 @@
+"""`autoresearch finalize`: a run's kept commits as review branches cut from its start point.
+
+Kept commits that touch disjoint files become independent branches; commits that share a file
+stay together, in run order. The last commit of each branch carries the evidence (scores
+before and after, the run id). Everything is built with plumbing in a throw-away index: no
+checkout is touched and no existing ref moves – the run branch is never rewritten, and a review
+branch that exists already is left alone (an identical one is reported as such). Commits keep
+their author and dates, so building the same plan twice gives the same SHAs.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from autoresearch import git
+from autoresearch.errors import NotFoundError, RefusedError
+from autoresearch.journal import runs
+from autoresearch.journal.runs import RunRecord
+from autoresearch.journal.views import format_score
+from autoresearch.paths import STATE_DIR, RepoPaths
+from autoresearch.report.collect import kept_steps
+from autoresearch.settings import journal_timeout
+from autoresearch.states import MISSION_DEFAULT_DIRECTION
+from autoresearch.supervisor.handle import load_run, open_journal
+
+BRANCH_PREFIX = "autoresearch-review"
+HONEST_NOTE = (
+    "Scores were measured on the run branch in iteration order, each change on top of the\n"
+    "earlier keeps; this branch on its own was not measured."
+)
+
+
+def msg_nothing_kept(run_id: str) -> str:
+    return f"autoresearch_finalize_nothing_kept:{run_id}: the run kept no commit"
+
+
+def msg_dirty_checkout(paths: list[str]) -> str:
+    shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+    return (
+        f"autoresearch_finalize_dirty_checkout:{shown}: your checkout has uncommitted changes "
+        "in files the review branches change; commit or stash them first"
+    )
+
+
+def msg_conflict(commit: str, start: str) -> str:
+    return (
+        f"autoresearch_finalize_conflict:{commit[:7]}: the kept change does not apply to the "
+        f"run's start point {start[:7]} (use --single for one squashed branch)"
+    )
+
+
+def msg_branch_exists(name: str) -> str:
+    return (
+        f"autoresearch_finalize_branch_exists:{name}: a different branch of that name exists; "
+        f"delete it (git branch -D {name}) to build it again"
+    )
+
+
+@dataclass(frozen=True)
+class Keep:
+    """One kept iteration: its commits (oldest first) on top of the previous kept state."""
+
+    iteration: int
+    base: str
+    commit: str
+    description: str
+    score_before: float | None
+    score_after: float | None
+    commits: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Branch:
+    """One review branch: its name, the keeps it carries and the files they touch."""
+
+    name: str
+    keeps: tuple[Keep, ...]
+    files: tuple[str, ...]
+    squash: bool = False
+    head: str | None = None  # the built tip
+    state: str = "planned"  # planned | created | unchanged
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["iterations"] = [k.iteration for k in self.keeps]
+        return data
+
+
+@dataclass(frozen=True)
+class FinalizeResult:
+    run_id: str
+    start_commit: str
+    run_branch: str
+    dry_run: bool
+    branches: tuple[Branch, ...] = field(default_factory=tuple)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "start_commit": self.start_commit,
+            "run_branch": self.run_branch,
+            "dry_run": self.dry_run,
+            "branches": [b.to_dict() for b in self.branches],
+        }
+
+
+# --- the plan (pure) -----------------------------------------------------------------------
+
+
+def group_keeps(keeps: list[Keep]) -> list[list[Keep]]:
+    """Keeps that share a file (directly or through others) form one group, in run order."""
+    groups: list[tuple[set[str], list[Keep]]] = []
+    for keep in keeps:
+        touched = set(keep.files)
+        joined = [g for g in groups if g[0] & touched]
+        merged_files, merged_keeps = set(touched), [keep]
+        for g in joined:
+            merged_files |= g[0]
+            merged_keeps += g[1]
+            groups.remove(g)
+        groups.append((merged_files, sorted(merged_keeps, key=lambda k: k.iteration)))
+    return sorted((g[1] for g in groups), key=lambda ks: ks[0].iteration)
+
+
+def topic(files: list[str]) -> str:
+    """A branch-name word for a group: its first file, as letters, digits and dashes."""
+    first = files[0] if files else "change"
+    return re.sub(r"[^A-Za-z0-9]+", "-", first).strip("-").lower()[:40] or "change"
+
+
+def plan(run_id: str, keeps: list[Keep], single: bool) -> list[Branch]:
+    if single:
+        files = tuple(sorted({f for k in keeps for f in k.files}))
+        return [Branch(f"{BRANCH_PREFIX}/{run_id}/all", tuple(keeps), files, squash=True)]
+    branches = []
+    for n, group in enumerate(group_keeps(keeps), start=1):
+        touched = sorted({f for k in group for f in k.files})
+        name = f"{BRANCH_PREFIX}/{run_id}/{n}-{topic(touched)}"
+        branches.append(Branch(name, tuple(group), tuple(touched)))
+    return branches
+
+
+def evidence(run: RunRecord, branch: Branch) -> str:
+    """The block the last commit message of a branch ends with."""
+    direction = run.evaluator.get("direction", MISSION_DEFAULT_DIRECTION)
+    metric = run.evaluator.get("metric") or "score"
+    first, last = branch.keeps[0], branch.keeps[-1]
+    lines = [
+        "autoresearch evidence",
+        f"Run: {run.run_id} (branch {run.branch_name})",
+        f"Metric: {metric} ({direction} is better)",
+        f"Before: {_score(first.score_before)} (kept state before iteration {first.iteration})",
+        f"After: {_score(last.score_after)} (iteration {last.iteration})",
+        "Steps:",
+        *(
+            f"  iteration {k.iteration}: {_score(k.score_before)} -> {_score(k.score_after)}"
+            f"  {k.description}"
+            for k in branch.keeps
+        ),
+        "Certification: none recorded for this run",
+        HONEST_NOTE,
+        "",
+        f"Autoresearch-Run: {run.run_id}",
+        f"Autoresearch-Iterations: {', '.join(str(k.iteration) for k in branch.keeps)}",
+    ]
+    return "\n".join(lines)
+
+
+def _score(value: float | None) -> str:
+    return format_score(value) or "n/a"
+
+
+def squash_message(branch: Branch) -> str:
+    head = f"autoresearch: {len(branch.keeps)} kept changes"
+    return "\n".join([head, "", *(f"- {k.description}" for k in branch.keeps)])
+
+
+# --- reading the run -----------------------------------------------------------------------
+
+
+def kept(repo_root: Path, its: list[runs.IterationRecord]) -> list[Keep]:
+    """The run's keeps in order, each with its commits and the files they touch."""
+    return [
+        Keep(
+            k.iteration,
+            k.base,
+            k.commit,
+            k.description,
+            k.before,
+            k.after,
+            tuple(git.commits_between(repo_root, k.base, k.commit)),
+            tuple(git.changed_files(repo_root, k.base, k.commit)),
+        )
+        for k in kept_steps(its)
+    ]
+
+
+def start_point(run: RunRecord) -> str:
+    return str(run.sandbox.get("start_commit") or run.baseline_commit)
+
+
+# --- building ------------------------------------------------------------------------------
+
+
+def finalize(
+    repo_root: Path, run_id: str, single: bool = False, dry_run: bool = False
+) -> FinalizeResult:
+    """Plan the review branches of `run_id`, build their commits and (unless `dry_run`) create
+    them all in one ref transaction."""
+    repo = RepoPaths(repo_root)
+    if not repo.journal.exists():
+        raise NotFoundError(f"unknown run: {run_id}")
+    with open_journal(repo_root, journal_timeout()) as journal:
+        run = load_run(journal, run_id)
+        its = runs.all_iterations(journal, run_id)
+    keeps = kept(repo_root, its)
+    if not keeps:
+        raise RefusedError(msg_nothing_kept(run_id))
+    branches = plan(run_id, keeps, single)
+    _refuse_dirty_checkout(repo_root, branches)
+    start = start_point(run)
+    built = [_build(repo_root, run, start, b) for b in branches]
+    built = [_compare_existing(repo_root, b) for b in built]
+    if not dry_run:
+        git.create_branches(
+            repo_root, {b.name: b.head or "" for b in built if b.state == "planned"}
+        )
+        built = [_created(b) for b in built]
+    return FinalizeResult(run_id, start, run.branch_name, dry_run, tuple(built))
+
+
+def _refuse_dirty_checkout(repo_root: Path, branches: list[Branch]) -> None:
+    """Uncommitted changes matter when they are in files a review branch changes: merging the
+    branch into that checkout would collide with them. Anything else is the user's business."""
+    touched = {f for b in branches for f in b.files}
+    dirty = sorted(
+        {
+            path
+            for entry in git.status(repo_root)
+            for path in (entry.path, entry.orig_path)
+            if path and path in touched and not path.startswith(f"{STATE_DIR}/")
+        }
+    )
+    if dirty:
+        raise RefusedError(msg_dirty_checkout(dirty))
+
+
+def _build(repo_root: Path, run: RunRecord, start: str, branch: Branch) -> Branch:
+    if branch.squash:
+        first, last = branch.keeps[0], branch.keeps[-1]
+        steps = [(first.base, last.commit, squash_message(branch), last.commit)]
+    else:
+        steps = []
+        for keep in branch.keeps:
+            parent = keep.base
+            for commit in keep.commits:
+                steps.append((parent, commit, git.commit_message(repo_root, commit), commit))
+                parent = commit
+    head = start
+    for i, (base, tip, message, info_of) in enumerate(steps):
+        tree = git.tree_with_patch(repo_root, head, git.diff_between(repo_root, base, tip))
+        if tree is None:
+            raise RefusedError(msg_conflict(tip, start))
+        if i == len(steps) - 1:
+            message = f"{message.rstrip()}\n\n{evidence(run, branch)}\n"
+        head = git.commit_tree(repo_root, tree, head, message, git.commit_info(repo_root, info_of))
+    return replace(branch, head=head)
+
+
+def _compare_existing(repo_root: Path, branch: Branch) -> Branch:
+    existing = git.resolve_commits(repo_root, [f"refs/heads/{branch.name}"])[0]
+    if existing is None:
+        return branch
+    if existing != branch.head:
+        raise RefusedError(msg_branch_exists(branch.name))
+    return replace(branch, state="unchanged")
+
+
+def _created(branch: Branch) -> Branch:
+    return branch if branch.state != "planned" else replace(branch, state="created")
