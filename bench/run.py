@@ -136,10 +136,13 @@ def scripted_candidate(h: RunHandle, score: float) -> str:
 
 
 def git_floor(h: RunHandle, base: str, commit: str, discard: bool) -> float:
-    """The git commands one iteration needs, timed alone: resolve refs; on discard also the
+    """The git commands one iteration needs, timed alone: resolve refs, check that the
+    candidate is on the run branch and descends from the kept commit; on discard also the
     reset-safety status and the reset."""
     t0 = time.perf_counter()
     git.resolve_commits(h.worktree, [base, commit, "HEAD"])
+    git.head_branch(h.worktree)
+    git.is_ancestor(h.worktree, base, commit)
     if discard:
         git.status(h.worktree)
         git.reset_hard(h.worktree, base)

@@ -6,9 +6,8 @@ import json
 
 import pytest
 
-from autoresearch.decide import Decision
+from autoresearch.decide import STOP_INTERRUPTED_DIRTY, Decision
 from autoresearch.states import (
-    NEEDS_GIT_EFFECT,
     REJECTS_CANDIDATE,
     DecisionKind,
     Direction,
@@ -56,5 +55,6 @@ def test_which_decisions_reset_is_defined_once() -> None:
         d = Decision(kind, "r")
         assert d.keep == (kind is DecisionKind.KEEP)
         assert d.reset == (kind in REJECTS_CANDIDATE)
-    assert DecisionKind.INTERRUPTED in NEEDS_GIT_EFFECT
-    assert REJECTS_CANDIDATE < NEEDS_GIT_EFFECT
+        # every decision but a keep brings the run branch back (the session may have moved it)
+        assert d.needs_git_effect == (kind not in (DecisionKind.KEEP, DecisionKind.BASELINE))
+    assert not Decision(DecisionKind.ERROR, STOP_INTERRUPTED_DIRTY).needs_git_effect

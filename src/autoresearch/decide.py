@@ -8,7 +8,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from autoresearch.states import (
-    NEEDS_GIT_EFFECT,
     REJECTS_CANDIDATE,
     ArtifactStatus,
     DecisionKind,
@@ -77,8 +76,16 @@ class Decision:
 
     @property
     def needs_git_effect(self) -> bool:
-        """The git effect follows the journal write (supervisor/record.apply_effect)."""
-        return self.reset or self.decision in NEEDS_GIT_EFFECT
+        """The git effect follows the journal write (supervisor/record.apply_effect).
+
+        Every decision but a keep has one: whatever the session reported, it may have
+        committed, moved or detached refs, and the run branch goes back to the kept commit. An
+        interrupted session that left a dirty tree is the exception: the run fails and the tree
+        is left to the operator as it is (§3).
+        """
+        if self.keep or self.decision == DecisionKind.BASELINE:
+            return False
+        return self.reason != STOP_INTERRUPTED_DIRTY
 
 
 def decide(

@@ -136,6 +136,25 @@ def current_branch(cwd: Path) -> str | None:
     return _text(done) or None if done.returncode == 0 else None
 
 
+def head_branch(cwd: Path) -> str | None:
+    """The full ref HEAD points at (`refs/heads/<name>`), or None on a detached HEAD."""
+    done = _run(cwd, ["symbolic-ref", "--quiet", "HEAD"], check=False)
+    return _text(done) or None if done.returncode == 0 else None
+
+
+def is_ancestor(cwd: Path, ancestor: str, commit: str) -> bool:
+    """True when `ancestor` is `commit` or one of its ancestors."""
+    done = _run(cwd, ["merge-base", "--is-ancestor", ancestor, commit], check=False)
+    return done.returncode == 0
+
+
+def checkout_branch_at(cwd: Path, branch: str, commit: str) -> None:
+    """Point `branch` at `commit` and check it out, discarding tracked changes (the caller has
+    saved them). Works from a detached HEAD or another branch alike."""
+    args = ["checkout", "-q", "-f", "--ignore-other-worktrees", "-B", branch, commit]
+    _run(cwd, args)
+
+
 def branch_exists(cwd: Path, branch: str) -> bool:
     done = _run(cwd, ["show-ref", "--verify", "--quiet", f"refs/heads/{branch}"], check=False)
     return done.returncode == 0

@@ -81,9 +81,13 @@ def save_patch(cwd: Path, base: str, rule: RuntimeRule, target: Path, keep_empty
     return bool(patch)
 
 
-def reset_tree(cwd: Path, target: str, rule: RuntimeRule) -> None:
-    """Reset to `target` and remove untracked work, sparing runtime dirt."""
-    git.reset_hard(cwd, target)
+def reset_tree(cwd: Path, target: str, rule: RuntimeRule, branch: str | None = None) -> None:
+    """Reset to `target` and remove untracked work, sparing runtime dirt. With `branch`, that
+    branch is pointed at `target` and checked out, wherever HEAD was (detached, another ref)."""
+    if branch is None:
+        git.reset_hard(cwd, target)
+    else:
+        git.checkout_branch_at(cwd, branch, target)
     git.clean_untracked(cwd, keep=rule.clean_patterns())
 
 

@@ -67,9 +67,6 @@ class DecisionKind(StrEnum):
 # An evaluated candidate that is rejected: the reset's safety is checked before the decision is
 # committed, and afterwards the tree is at the kept commit and known clean.
 REJECTS_CANDIDATE = frozenset({DecisionKind.DISCARD, DecisionKind.AMBIGUOUS})
-# Decisions whose git effect (bring the worktree back to the kept commit) follows the journal
-# write; an interrupted session's leftovers are saved as a patch first.
-NEEDS_GIT_EFFECT = REJECTS_CANDIDATE | {DecisionKind.INTERRUPTED}
 
 
 class EvalStatus(StrEnum):

@@ -30,6 +30,9 @@ MSG_BASE_MISMATCH = "candidate base_commit {sha} does not match last kept commit
 MSG_COMMIT_REQUIRED = "candidate status requires a non-null candidate_commit"
 MSG_COMMIT_UNRESOLVED = "candidate_commit does not resolve in git: {raw}"
 MSG_COMMIT_NOT_HEAD = "candidate_commit {sha} does not match worktree HEAD {head}"
+# Beyond §4: the run's history belongs to the supervisor, not to the session.
+MSG_COMMIT_OFF_BRANCH = "candidate_commit {sha} is not on the run branch {branch}"
+MSG_COMMIT_NOT_DESCENDANT = "candidate_commit {sha} does not descend from last kept commit {kept}"
 
 
 class ArtifactError(ValueError):

@@ -136,9 +136,8 @@ def _rearm(h: RunHandle, save_dirty: bool) -> ResumeOutcome:
     pending = has_pending_artifact(h)
     if not pending:
         kept = h.run.last_kept_commit or ""
-        if kept and git.head(h.worktree) != kept:
-            label = "unfinished-session"
-            notes.append(record.save_and_reset(h, h.run.iteration + 1, label, kept))
+        if kept:
+            notes += record.restore_branch(h, h.run.iteration + 1, "unfinished-session", kept)
         if h.run.stop_requested:
             notes.append(f"an earlier stop request ({h.run.stop_requested}) was withdrawn")
             with h.journal.tx() as conn:

@@ -273,8 +273,11 @@ def _register(h: RunHandle, pgid: int) -> None:
 
 
 def _restore_base(h: RunHandle, iteration: int, base: str) -> list[str]:
-    """A session starts from the last kept commit on a clean tree; leftovers are saved."""
-    if git.head(h.worktree) == base and not dirty_entries(h.worktree, h.links, h.runtime):
+    """A session starts from the last kept commit, checked out on the run branch, on a clean
+    tree; leftovers are saved."""
+    on_branch = git.head_branch(h.worktree) == record.branch_ref(h)
+    clean = on_branch and git.head(h.worktree) == base
+    if clean and not dirty_entries(h.worktree, h.links, h.runtime):
         return []
     note = record.save_and_reset(h, iteration, "leftover", base)
     return [f"a previous session left changes behind: {note}"]
@@ -300,7 +303,7 @@ def _after_session(
     status = artifact.get("status") if isinstance(artifact, dict) else None
     if status == ArtifactStatus.CANDIDATE and dirty_entries(h.worktree, h.links, h.runtime):
         head = git.head(h.worktree)
-        notes.append(record.save_and_reset(h, iteration, "uncommitted", head))
+        notes.append(record.save_and_reset(h, iteration, "uncommitted", head, head))
         notes.append("uncommitted changes were not evaluated (saved above)")
     return notes
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from autoresearch import failpoints, git, reset
 from autoresearch.clock import utc_now_iso
+from autoresearch.decide import UNCHANGED_CANDIDATE as UNCHANGED
 from autoresearch.decide import Decision
 from autoresearch.errors import RunInterrupted
 from autoresearch.evaluate import EvaluationRecord, evaluator_env, run_evaluator
@@ -25,8 +26,8 @@ from autoresearch.journal.runs import IterationRecord
 from autoresearch.proc import kill_marked, kill_stale_group
 from autoresearch.settings import kill_grace
 from autoresearch.states import (
+    REJECTS_CANDIDATE,
     TERMINAL_STATUSES,
-    DecisionKind,
     IterationKind,
     IterationState,
 )
@@ -104,7 +105,8 @@ def commit_decision(
     exists: bool,
 ) -> IterationRecord:
     """One transaction: the decision, the evaluation row and the run's new state."""
-    needs_effect = decision.needs_git_effect
+    # a baseline is recorded where it stands (an operator may commit a fix, then rebaseline)
+    needs_effect = decision.needs_git_effect and it.kind != IterationKind.BASELINE
     record = evaluation.to_dict() if evaluation else None
     decided = replace(
         it,
@@ -146,24 +148,68 @@ def apply_effect(
 ) -> IterationRecord:
     """Make the worktree agree with a decided iteration; idempotent.
 
-    `known_head` and `safety_checked` spare git calls the caller has just made.
+    `known_head` and `safety_checked` spare git calls the caller has just made (a validated
+    candidate is the run branch's checked-out HEAD).
     """
     if it.state != IterationState.DECIDED:
         return it
     kept = it.kept_commit or h.run.last_kept_commit
     notes = list(it.decision_notes)
-    if kept and (known_head or git.head(h.worktree)) != kept:
-        if not safety_checked:
+    if kept:
+        # a judged candidate is recorded by its SHA (and the tree was checked clean); anything
+        # else a session left is saved as a patch
+        by_sha = it.decision in REJECTS_CANDIDATE or it.decision_reason == UNCHANGED
+        if by_sha and not safety_checked:
             check_reset_safety(h.worktree, h.links, h.runtime)
-        if it.decision == DecisionKind.INTERRUPTED:
-            notes.append(save_patch(h, it.iteration, "interrupted", kept))
-        failpoints.hit("apply.before_reset")
-        git.reset_hard(h.worktree, kept)  # checked safe: only runtime dirt is left to spare
+        label = None if by_sha else it.decision or "reset"
+        notes += restore_branch(h, it.iteration, label, kept, known_head=known_head)
     applied = replace(it, state=IterationState.APPLIED, decision_notes=notes)
     with h.journal.tx() as conn:
         runs.update_iteration(conn, applied)
     failpoints.hit("step.after_applied")
     return applied
+
+
+def branch_ref(h: RunHandle) -> str:
+    return f"refs/heads/{h.run.branch_name}"
+
+
+def restore_branch(
+    h: RunHandle,
+    iteration: int,
+    label: str | None,
+    target: str,
+    known_head: str | None = None,
+) -> list[str]:
+    """Check the run's own branch out at `target` with a clean index and tracked files,
+    whatever the session did to HEAD or refs.
+
+    What lies past `target` (commits on any ref, edits, new files) is saved as a patch first,
+    unless `label` is None (a discarded candidate, recorded by its SHA). Untracked files stay
+    for the next session's clean-up. Idempotent; returns notes for the ledger.
+    """
+    on_branch = known_head is not None or git.head_branch(h.worktree) == branch_ref(h)
+    head = known_head or git.head(h.worktree)
+    dirty = head == target and dirty_tracked(h)
+    if on_branch and head == target and not dirty:
+        return []
+    notes = []
+    if label is not None:
+        notes.append(save_patch(h, iteration, label, target))
+    failpoints.hit("apply.before_reset")
+    if on_branch:
+        git.reset_hard(h.worktree, target)
+    else:
+        git.checkout_branch_at(h.worktree, h.run.branch_name, target)
+        notes.append(
+            f"the session left HEAD off the run branch; {h.run.branch_name} was checked out "
+            f"again at {target[:12]}"
+        )
+    return notes
+
+
+def dirty_tracked(h: RunHandle) -> bool:
+    return any(not e.untracked for e in git.status(h.worktree))
 
 
 def save_patch(h: RunHandle, iteration: int, label: str, base: str) -> str:
@@ -177,9 +223,11 @@ def save_patch(h: RunHandle, iteration: int, label: str, base: str) -> str:
 def save_and_reset(
     h: RunHandle, iteration: int, label: str, base: str, reset_to: str | None = None
 ) -> str:
-    """`save_patch`, then reset to `reset_to` (default `base`) sparing runtime dirt."""
+    """`save_patch`, then reset to `reset_to` sparing runtime dirt. By default the run's own
+    branch is checked out again at `base`, wherever the session left HEAD."""
     note = save_patch(h, iteration, label, base)
-    reset.reset_tree(h.worktree, reset_to or base, h.dirt)
+    branch = h.run.branch_name if reset_to is None else None
+    reset.reset_tree(h.worktree, reset_to or base, h.dirt, branch=branch)
     return note
 
 

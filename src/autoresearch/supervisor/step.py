@@ -152,6 +152,11 @@ def _validate(h: RunHandle, raw: bytes | None) -> CandidateArtifact:
         raise ArtifactError(cand.MSG_COMMIT_UNRESOLVED.format(raw=artifact.candidate_commit))
     if commit_sha != head_sha:
         raise ArtifactError(cand.MSG_COMMIT_NOT_HEAD.format(sha=commit_sha, head=head_sha))
+    if git.head_branch(h.worktree) != record.branch_ref(h):
+        branch = h.run.branch_name
+        raise ArtifactError(cand.MSG_COMMIT_OFF_BRANCH.format(sha=commit_sha, branch=branch))
+    if not git.is_ancestor(h.worktree, kept, commit_sha):
+        raise ArtifactError(cand.MSG_COMMIT_NOT_DESCENDANT.format(sha=commit_sha, kept=kept))
     return CandidateArtifact(
         artifact.status,
         commit_sha,
