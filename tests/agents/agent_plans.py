@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping
+from pathlib import Path
 
 from model_server import Exchange, Plan, Reply, ToolCall
 
@@ -52,12 +53,22 @@ def session_plan(agent: str, actions: Mapping[int, str]) -> Plan:
     return plan
 
 
+def escape_targets(ex: Exchange) -> list[Path]:
+    """Places a session must not write: the repository root, the git hooks and config."""
+    repo = Path(ex.field("Candidate artifact") or "").parents[3]  # .autoresearch/runs/<id>/
+    return [repo / "escaped.txt", repo / ".git/hooks/post-checkout", repo / ".git/config"]
+
+
 def _codex(ex: Exchange, action: str) -> Reply:
     def shell(cmd: str) -> Reply:
         return Reply(tool_calls=(ToolCall("exec_command", {"cmd": cmd}),))
 
     candidate = ex.field("Candidate artifact")
     done = len(ex.tool_results)
+    if action == "escape":  # each write fails in the sandbox; then a noop
+        if done == 0:
+            return shell("; ".join(f"echo x >> {target}" for target in escape_targets(ex)))
+        action, done = "noop", done - 1
     if action == "noop":
         if done == 0:
             text = artifact_json(ex, "noop", None, "nothing worth trying")
@@ -83,6 +94,14 @@ def _claude(ex: Exchange, action: str) -> Reply:
     assert ex.cwd, "the system prompt names no working directory"
     value_file = f"{ex.cwd}/value.txt"
     results = ex.tool_results
+    prefix = []
+    if action == "escape":  # denied by the permission layer; then a noop
+        outside, hook, _ = escape_targets(ex)
+        prefix = [
+            lambda: tool("Write", file_path=str(outside), content="x"),
+            lambda: tool("Bash", command=f"touch {hook}", description="Add a hook"),
+        ]
+        action = "noop"
     # the placeholder artifact exists: Write refuses to replace a file it has not read
     if action == "noop":
         script = [
@@ -103,6 +122,7 @@ def _claude(ex: Exchange, action: str) -> Reply:
                          content=artifact_json(ex, "candidate", last_sha(results[3]),
                                                f"{action} value")),
         ]  # fmt: skip
+    script = prefix + script
     if len(results) < len(script):
         return script[len(results)]()
     return Reply(text="done")

@@ -142,7 +142,7 @@ def test_an_agent_failing_three_times_in_a_row_fails_the_run(
     )
     its = iterations(repo)
     assert [it["decision"] for it in its] == ["baseline", "noop", "noop", "noop"]
-    assert reason in its[1]["notes"]
+    assert reason in its[1]["notes"] and its[1]["agent"]["failure"] == reason
     if agent == "cmd:true":  # not the placeholder's text: the session wrote nothing
         assert its[1]["description"] == "agent session wrote no candidate artifact"
 

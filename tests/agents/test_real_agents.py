@@ -104,7 +104,7 @@ def test_real_agent_keeps_an_improvement_and_discards_a_worse_one(
         usage = it["agent"]
         assert (usage["agent"], usage["exit_code"], usage["success"]) == (agent, 0, True)
         assert usage["model"] == MODEL
-        assert "denials" not in usage, usage
+        assert "denials" not in usage and "failure" not in usage, usage
         shown = {key: usage.get(key) for key in expected_tokens(agent, requests)}
         assert shown == expected_tokens(agent, requests)
     worktree = Path(summary["worktree_path"])
@@ -122,6 +122,10 @@ def test_real_agent_noop_and_api_error_are_recorded_with_the_reason(
     assert its[1]["agent"]["success"] is True
     failed = its[2]["agent"]
     assert failed["success"] is False and API_ERROR in failed["error"], failed
+    assert (
+        failed["failure"].startswith("agent exited with code 1: ")
+        and API_ERROR in failed["failure"]
+    )
     assert any(API_ERROR in note for note in its[2]["notes"]), its[2]["notes"]
     assert "agent session wrote no candidate artifact" in its[2]["notes"]
 
@@ -146,3 +150,20 @@ def test_real_aider_keeps_and_discards_and_commits_none_of_its_own_files(
     assert git(worktree, "status", "--porcelain", "--untracked-files=all") == ""
     assert (worktree / ".gitignore").read_text() == "__pycache__/\n"
     assert list(Path(summary["logs_dir"]).glob("iteration-000*-agent-aider-chat.md"))
+
+
+@pytest.mark.parametrize("agent", ["codex", "claude"])
+def test_real_agent_cannot_write_outside_what_the_iteration_needs(
+    agent: str, outside_tmp: Path, tmp_path: Path
+) -> None:
+    _, its = drive(agent, {1: "escape", 2: "improve"}, outside_tmp, tmp_path)
+    repo = outside_tmp / "repo"
+    config = (repo / ".git/config").read_text()
+    assert not (repo / "escaped.txt").exists() and not (repo / ".git/hooks/post-checkout").exists()
+    assert not config.endswith("x\n")
+    assert [it["decision"] for it in its] == ["baseline", "noop", "keep"]
+    if agent == "claude":  # codex reports no denials: its commands just fail in the sandbox
+        denied = its[1]["agent"]["denials"]
+        assert denied == [f"Write: {repo / 'escaped.txt'}",
+                          f"Bash: touch {repo / '.git/hooks/post-checkout'}"]  # fmt: skip
+        assert its[1]["agent"]["failure"] == "agent was denied: " + "; ".join(denied)

@@ -263,7 +263,11 @@ def _session(
     notes += _after_session(h, agent, result, iteration, base)
     # An evaluation is cut short only by a signal: an operator's stop lets it finish, so the
     # candidate is judged and the branch never ends on an unevaluated commit.
-    outcome = step(h, extra_notes=notes, agent=result.to_dict(), should_cancel=cancel.by_signal)
+    recorded = result.to_dict()
+    failure = result.failure_reason or (None if wrote else MSG_NO_ARTIFACT)
+    if failure and not result.cancelled:  # what autoresearch concluded, beside the self-report
+        recorded["failure"] = failure
+    outcome = step(h, extra_notes=notes, agent=recorded, should_cancel=cancel.by_signal)
     return outcome, result, wrote
 
 
