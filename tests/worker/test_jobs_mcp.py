@@ -13,10 +13,10 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp"))
 
 from mcp_helpers import Reply, Tools, connect
-from worker_helpers import agent, group_members, job_repo, pid_running, wait_for_file
+from worker_helpers import agent, group_members, job_repo, wait_for_file
 
 from autoresearch.mcp.server import build_server
-from helpers import Repo
+from helpers import Repo, pid_alive
 
 pytestmark = pytest.mark.anyio
 
@@ -182,16 +182,16 @@ async def test_cancel_kills_the_whole_process_group_and_leaves_nothing(
         assert group_members(pgid)  # the agent and its grandchild run
         polled = await t.ok("job_wait", {"job_id": job_id, "timeout_ms": 300})
         assert polled.data["outcome"]["status"] == "running"  # a poll timeout never cancels
-        assert pid_running(agent_pid)
+        assert pid_alive(agent_pid)
         tail = await t.ok("job_tail", {"job_id": job_id})
         assert "hanging" in tail.data["text"]
         cancelled = await t.ok("job_cancel", {"job_id": job_id})
         assert cancelled.data["state"] == "cancelled"
         assert cancelled.data["outcome"]["status"] == "cancelled"
         assert group_members(pgid) == []
-        assert not pid_running(child_pid) and not pid_running(agent_pid)
+        assert not pid_alive(child_pid) and not pid_alive(agent_pid)
         runner = _runner_pid(repo, job_id)
-        _until(lambda: not pid_running(runner))
+        _until(lambda: not pid_alive(runner))
         again = await t.ok("job_get", {"job_id": job_id})
     assert again.data["outcome"]["reason_codes"] == ["job_cancelled"]
 

@@ -37,11 +37,6 @@ def group_members(pgid: int) -> list[int]:
     ]
 
 
-def pid_running(pid: int) -> bool:
-    out = subprocess.run(["ps", "-o", "stat=", "-p", str(pid)], capture_output=True, text=True)
-    return bool(out.stdout.strip()) and not out.stdout.strip().startswith("Z")
-
-
 def wait_for_file(path: Path, limit: float = 20.0) -> str:
     end = time.monotonic() + limit
     while time.monotonic() < end:

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from autoresearch import git
+from autoresearch import git, redact
 from autoresearch.agents import validate_spec
 from autoresearch.clock import utc_now_iso
 from autoresearch.errors import ContractError, NotFoundError, ProcessError, RefusedError
@@ -203,7 +203,7 @@ def tail(repo_root: Path, job_id: str, lines: int = 50, log: str = "agent") -> T
     path = {"agent": paths.agent_log, "runner": paths.runner_log}.get(log)
     if path is None:
         path = paths.check_log(max(1, len(job.checks or ())))
-    text = ev.log_tail(path, lines=lines, chars=64 * 1024)
+    text = redact.redact(ev.log_tail(path, lines=lines, chars=64 * 1024), repo_root)
     return Tail(job_id, log, str(path), text)
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from autoresearch import redact
 from autoresearch.journal.jobs import JobRecord
 from autoresearch.paths import job_paths
 from autoresearch.worker import evidence as ev
@@ -69,6 +70,10 @@ class JobView:
         return JobState(self.job.state)
 
     def to_dict(self) -> dict[str, Any]:
+        """The JSON answer, secrets redacted (it leaves the worker)."""
+        return dict(redact.current(Path(self.spec.repo_root)).value(self._plain()))
+
+    def _plain(self) -> dict[str, Any]:
         j = self.job
         return {
             "job_id": j.job_id,
@@ -97,7 +102,8 @@ class JobView:
 def build(job: JobRecord, now: float | None = None) -> JobView:
     spec = JobSpec.from_dict(job.spec)
     outcome = resolve(facts_of(job, spec, time.time() if now is None else now))
-    return JobView(job, spec, outcome, evidence_of(job, spec))
+    evidence = redact.current(Path(spec.repo_root)).value(evidence_of(job, spec))
+    return JobView(job, spec, outcome, evidence)
 
 
 def evidence_of(job: JobRecord, spec: JobSpec) -> dict[str, Any]:
@@ -179,7 +185,7 @@ def render(view: JobView) -> str:
     reasons = ", ".join(r.value for r in o.reason_codes)
     lines = [f"job {j.job_id}: {o.status.value} ({reasons}) – state {j.state}"]
     if j.error:
-        lines.append(f"  error: {j.error}")
+        lines.append(f"  error: {redact.redact(j.error, Path(view.spec.repo_root))}")
     if e["changed_files_total"]:
         shown = ", ".join(e["changed_files"][:10])
         more = e["changed_files_total"] - min(10, len(e["changed_files"]))

@@ -1,0 +1,260 @@
+"""`autoresearch job …`: delegation jobs for people (worker.md), the same engine as the MCP tools.
+
+Thin wiring: options → `JobRequest` or a job id → one call into `autoresearch.worker.jobs` →
+text, or one JSON object with --json. `job wait` exits 0 when the verdict is accepted, 1 when
+the job ended with another verdict and 124 when it is still running at the timeout (the job
+goes on); refusals exit 2.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from autoresearch.cli.common import EXIT_RECORDED_FAILURE, AppGroup, emit_json, repo_root
+
+JSON_HELP = "Print one JSON object on stdout."
+EXIT_STILL_RUNNING = 124
+
+
+@click.group("job", cls=AppGroup)
+def job() -> None:
+    """Delegation jobs: hand a coding task to a background agent, get a verdict back.
+
+    `job start` returns a job id at once; `job wait` / `job get` show the outcome.v1 verdict
+    with compact evidence (changed files, each check's exit code, duration and output digest,
+    artifacts under .autoresearch/jobs/). Jobs are kept in the repository's journal.
+    """
+
+
+def _show(view: Any, as_json: bool) -> None:
+    from autoresearch.worker.view import render
+
+    if as_json:
+        emit_json(view.to_dict())
+    else:
+        click.echo(render(view))
+
+
+def _absolute(paths: tuple[str, ...]) -> tuple[str, ...]:
+    # People type paths relative to where they stand; the engine sandboxes absolute ones.
+    return tuple(str(Path.cwd() / p) if not Path(p).is_absolute() else p for p in paths)
+
+
+@job.command("start")
+@click.argument("prompt", required=False)
+@click.option(
+    "--prompt-file", type=click.File("r"), help="Read the prompt from a file (- for stdin)."
+)
+@click.option(
+    "--dir",
+    "dirs",
+    multiple=True,
+    help="An allowed directory (repeat; the first is the working directory; "
+    "default: the repository).",
+)
+@click.option(
+    "--task-kind",
+    type=click.Choice(["read_only", "modifying"]),
+    help="The verification policy; without it the verdict cannot accept.",
+)
+@click.option(
+    "--agent",
+    default="claude",
+    show_default=True,
+    help="claude, codex, aider or cmd:<shell command>.",
+)
+@click.option("--model", help="The agent's model.")
+@click.option(
+    "--scope", multiple=True, help="A path the job may change (repeat): the scoped patch."
+)
+@click.option(
+    "--max-diff-bytes",
+    type=click.IntRange(min=1),
+    help="With --scope: a larger diff is a scope violation.",
+)
+@click.option(
+    "--check",
+    "checks",
+    multiple=True,
+    help="A command run after the agent; exit 0 passes (repeat).",
+)
+@click.option(
+    "--check-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=600.0,
+    show_default=True,
+    help="Seconds each check may take.",
+)
+@click.option(
+    "--isolation",
+    type=click.Choice(["in_place", "worktree"]),
+    default="in_place",
+    show_default=True,
+    help="worktree: work on a new branch in its own worktree.",
+)
+@click.option("--max-turns", type=click.IntRange(min=1), help="The agent's turn limit.")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True, max=86400),
+    default=1800.0,
+    show_default=True,
+    help="Seconds the whole job may take.",
+)
+@click.option("--include-diff", is_flag=True, help="Put a trimmed diff in the evidence.")
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+@click.pass_context
+def start_cmd(
+    ctx: click.Context,
+    prompt: str | None,
+    prompt_file: Any,
+    dirs: tuple[str, ...],
+    task_kind: str | None,
+    agent: str,
+    model: str | None,
+    scope: tuple[str, ...],
+    max_diff_bytes: int | None,
+    checks: tuple[str, ...],
+    check_timeout: float,
+    isolation: str,
+    max_turns: int | None,
+    timeout: float,
+    include_diff: bool,
+    as_json: bool,
+) -> None:
+    """Start a job; prints its id at once (the job runs in the background)."""
+    from autoresearch.errors import ContractError
+    from autoresearch.worker import jobs
+    from autoresearch.worker.model import CheckSpec, Isolation, JobRequest, ScopeSpec, TaskKind
+
+    text = prompt_file.read() if prompt_file is not None else prompt
+    if not text or (prompt is not None and prompt_file is not None):
+        raise ContractError("give the prompt as an argument or with --prompt-file, not both")
+    if max_diff_bytes is not None and not scope:
+        raise ContractError("--max-diff-bytes needs --scope")
+    request = JobRequest(
+        prompt=text,
+        allowed_dirs=_absolute(dirs),
+        task_kind=TaskKind(task_kind) if task_kind else None,
+        agent=agent,
+        model=model,
+        scope=ScopeSpec(_absolute(scope), max_diff_bytes) if scope else None,
+        checks=tuple(CheckSpec(c, timeout_seconds=check_timeout) for c in checks),
+        isolation=Isolation(isolation),
+        max_turns=max_turns,
+        timeout_seconds=timeout,
+        include_diff=include_diff,
+    )
+    view = jobs.start(repo_root(ctx), request)
+    if as_json:
+        emit_json(view.to_dict())
+    else:
+        click.echo(view.job.job_id)
+
+
+@job.command("wait")
+@click.argument("job_id")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0),
+    default=600.0,
+    show_default=True,
+    help="Seconds to wait; the job goes on afterwards.",
+)
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+@click.pass_context
+def wait_cmd(ctx: click.Context, job_id: str, timeout: float, as_json: bool) -> None:
+    """Wait for a job to end; exit 0 accepted, 1 another verdict, 124 still running."""
+    from autoresearch.worker import jobs
+
+    view = jobs.wait(repo_root(ctx), job_id, timeout)
+    _show(view, as_json)
+    if not view.state.terminal:
+        sys.exit(EXIT_STILL_RUNNING)
+    if view.outcome.status.value != "accepted":
+        sys.exit(EXIT_RECORDED_FAILURE)
+
+
+@job.command("tail")
+@click.argument("job_id")
+@click.option(
+    "-n",
+    "--lines",
+    type=click.IntRange(1, 1000),
+    default=50,
+    show_default=True,
+    help="How many lines.",
+)
+@click.option(
+    "--log",
+    type=click.Choice(["agent", "checks", "runner"]),
+    default="agent",
+    show_default=True,
+    help="Which log (checks: the latest check).",
+)
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+@click.pass_context
+def tail_cmd(ctx: click.Context, job_id: str, lines: int, log: str, as_json: bool) -> None:
+    """The last lines of a job's log."""
+    from autoresearch.worker import jobs
+
+    found = jobs.tail(repo_root(ctx), job_id, lines, log)
+    if as_json:
+        emit_json(found.to_dict())
+    else:
+        click.echo(found.text)
+
+
+@job.command("list")
+@click.option(
+    "--limit",
+    type=click.IntRange(1, 1000),
+    default=20,
+    show_default=True,
+    help="How many, newest first.",
+)
+@click.option("--live", is_flag=True, help="Only queued and running jobs.")
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+@click.pass_context
+def list_cmd(ctx: click.Context, limit: int, live: bool, as_json: bool) -> None:
+    """The repository's jobs, newest first."""
+    from autoresearch.worker import jobs
+    from autoresearch.worker.view import render_list
+
+    views = jobs.list_jobs(repo_root(ctx), limit, live)
+    if as_json:
+        emit_json({"jobs": [v.to_dict() for v in views]})
+    else:
+        click.echo(render_list(views))
+
+
+def _id_command(name: str, call: str, doc: str) -> None:
+    """`job NAME JOB_ID [--json]`: one engine call on one job, shown like `job get`."""
+
+    @click.argument("job_id")
+    @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+    @click.pass_context
+    def command(ctx: click.Context, job_id: str, as_json: bool) -> None:
+        from autoresearch.worker import jobs
+
+        _show(getattr(jobs, call)(repo_root(ctx), job_id), as_json)
+
+    command.__doc__ = doc
+    job.command(name)(command)
+
+
+_id_command("get", "get", "A job's state, verdict and evidence.")
+_id_command("cancel", "cancel", "Cancel a job; returns once none of its processes is left.")
+_id_command(
+    "apply",
+    "apply",
+    "Apply a worktree job's result as uncommitted changes; removes its worktree and branch.",
+)
+_id_command(
+    "discard",
+    "discard",
+    "Remove a worktree job's worktree and branch (its patch stays in .autoresearch/jobs/).",
+)
