@@ -294,3 +294,15 @@ def _until(condition: Any, limit: float = 10.0) -> None:
             return
         time.sleep(0.05)
     raise AssertionError("condition never held")
+
+
+async def test_secrets_are_redacted_from_evidence_and_tails(repo: Repo) -> None:
+    leak = "sk-live0123456789abcdefXYZ"
+    check = {"command": f"echo 'using {leak}'; exit 1", "timeout_seconds": 30}
+    async with connect(build_server(repo.root)) as t:
+        done = await run_job(t, modifying(checks=[check], agent=agent("edit", "src/app.py", leak)))
+        tail = await t.ok("job_tail", {"job_id": done.data["job_id"], "log": "checks"})
+    [ran] = done.data["outcome"]["evidence"]["checks"]
+    assert leak not in ran["tail"] and "[REDACTED]" in ran["tail"]
+    assert leak not in ran["command"]
+    assert leak not in tail.data["text"] and "[REDACTED]" in tail.data["text"]

@@ -203,7 +203,7 @@ def tail(repo_root: Path, job_id: str, lines: int = 50, log: str = "agent") -> T
     path = {"agent": paths.agent_log, "runner": paths.runner_log}.get(log)
     if path is None:
         path = paths.check_log(max(1, len(job.checks or ())))
-    text = redact.redact(ev.log_tail(path, lines=lines, chars=64 * 1024), repo_root)
+    text = redact.redact(ev.log_tail(path, lines=lines, chars=64 * 1024))
     return Tail(job_id, log, str(path), text)
 
 

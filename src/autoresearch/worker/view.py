@@ -71,7 +71,7 @@ class JobView:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON answer, secrets redacted (it leaves the worker)."""
-        return dict(redact.current(Path(self.spec.repo_root)).value(self._plain()))
+        return dict(redact.current().value(self._plain()))
 
     def _plain(self) -> dict[str, Any]:
         j = self.job
@@ -102,7 +102,7 @@ class JobView:
 def build(job: JobRecord, now: float | None = None) -> JobView:
     spec = JobSpec.from_dict(job.spec)
     outcome = resolve(facts_of(job, spec, time.time() if now is None else now))
-    evidence = redact.current(Path(spec.repo_root)).value(evidence_of(job, spec))
+    evidence = redact.current().value(evidence_of(job, spec))
     return JobView(job, spec, outcome, evidence)
 
 
@@ -185,7 +185,7 @@ def render(view: JobView) -> str:
     reasons = ", ".join(r.value for r in o.reason_codes)
     lines = [f"job {j.job_id}: {o.status.value} ({reasons}) – state {j.state}"]
     if j.error:
-        lines.append(f"  error: {redact.redact(j.error, Path(view.spec.repo_root))}")
+        lines.append(f"  error: {redact.redact(j.error)}")
     if e["changed_files_total"]:
         shown = ", ".join(e["changed_files"][:10])
         more = e["changed_files_total"] - min(10, len(e["changed_files"]))
