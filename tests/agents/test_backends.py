@@ -105,6 +105,13 @@ def test_missing_agent_executable_is_refused_before_prepare(repo: Repo, mission_
         "autoresearch: agent codex is not installed: no 'codex' executable on PATH (/usr/bin:/bin)"
     ]
     assert not (repo.root / ".autoresearch/worktrees").exists()
+    prepared(repo)  # resume refuses it too, before re-arming anything
+    done = cli("resume", "missions-demo-t1", "--agent", "claude", cwd=repo.root,
+               env={"PATH": "/usr/bin:/bin"})  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        "autoresearch: agent claude is not installed: no 'claude' executable on PATH (/usr/bin:/bin)"
+    ]
 
 
 @pytest.mark.parametrize(
@@ -140,6 +147,7 @@ def test_an_agent_failing_three_times_in_a_row_fails_the_run(
     assert done.stderr.splitlines()[-1] == (
         f"autoresearch: run failed: repeated agent failure limit reached (3): {reason}"
     )
+    assert done.stderr.count(reason) >= 3  # each failed session says why as it ends
     its = iterations(repo)
     assert [it["decision"] for it in its] == ["baseline", "noop", "noop", "noop"]
     assert reason in its[1]["notes"] and its[1]["agent"]["failure"] == reason

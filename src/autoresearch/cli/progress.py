@@ -53,6 +53,8 @@ class ProgressPrinter:
             f"{result.iteration:>5}  [{style}]{result.decision:<11}[/] {score_text:>12}  "
             f"best {best_text:<12} {elapsed:6.1f}s  {redact(result.description)[:60]}"
         )
+        if agent is not None and agent.failure_reason:  # why, at once, not only in the log
+            self.console.print(f"       [red]{redact(agent.failure_reason)}[/]")
         if result.stop_reason:
             self.console.print(f"       run {result.run_status}: {redact(result.stop_reason)}")
 
