@@ -7,13 +7,13 @@ carries no `pass` and no `score`.
 
 from __future__ import annotations
 
-import os
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from autoresearch.children import run_tag
 from autoresearch.contracts.evaluator_output import Verdict, metric_verdict, parse_json_verdict
 from autoresearch.contracts.metric_lines import MetricScanner, ParsedLines
 from autoresearch.contracts.sandbox import EvaluatorSpec
@@ -121,14 +121,11 @@ def evaluator_env(
 ) -> dict[str, str]:
     """The caller's environment plus AUTORESEARCH_RUN_ID, _ITERATION, _WORKTREE and
     _MISSION_DIR (the mission folder inside the worktree, so commands can be relative to it)."""
-    env = dict(os.environ)
-    env.update(
-        AUTORESEARCH_RUN_ID=run_id,
-        AUTORESEARCH_ITERATION=str(iteration),
-        AUTORESEARCH_WORKTREE=str(worktree),
-        AUTORESEARCH_MISSION_DIR=str(mission_dir or worktree),
-    )
-    return env
+    extra = {
+        "AUTORESEARCH_ITERATION": str(iteration),
+        "AUTORESEARCH_MISSION_DIR": str(mission_dir or worktree),
+    }
+    return run_tag(run_id, worktree).env(extra)
 
 
 def run_evaluator(

@@ -37,6 +37,9 @@ def failpoints() -> frozenset[str]:
     return frozenset(p.strip() for p in raw.split(",") if p.strip())
 
 
+# Set (not read) in every child of a supervised run: its run and its worktree (children.py).
+ENV_RUN_ID = "AUTORESEARCH_RUN_ID"
+ENV_WORKTREE = "AUTORESEARCH_WORKTREE"
 # Set (not read) in every experiment-session harness, so that a stale process group left by a
 # killed `exp run` is recognised by its environment before it is stopped.
 ENV_EXP_RUN_MARKER = "AUTORESEARCH_EXP_RUN"

@@ -15,9 +15,11 @@ from pathlib import Path
 import pytest
 from exp_helpers import cycle, init, log, run
 
+from autoresearch.children import harness_tag
 from autoresearch.errors import RefusedError
 from autoresearch.experiments import RunParams, run_experiment, session_status
 from autoresearch.journal import sessions
+from autoresearch.journal.children import children
 from autoresearch.journal.db import Journal
 from helpers import GIT_ENV, Repo, pid_alive
 
@@ -37,10 +39,14 @@ def harness_started(pidfile: Path) -> bool:
 
 
 def recorded_pgid(root: Path) -> int | None:
-    """The process group the journal holds for session #1's pending run."""
+    """The process group the journal's child registry holds for session #1's pending run."""
     with Journal.open(root / ".autoresearch" / "journal.sqlite3") as journal:
         pending = sessions.pending_run(journal, 1)
-    return None if pending is None else pending.pgid
+        if pending is None:
+            return None
+        owner = harness_tag(1, pending.number, str(root)).owner
+        registered = children(journal, owner)
+    return registered[0].pgid if registered else None
 
 
 def test_a_passing_run_reports_metrics_tail_and_log(session: Repo) -> None:

@@ -7,12 +7,12 @@ cost) is recorded but never decides.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from autoresearch.children import run_tag
 from autoresearch.journal.db import Journal
 
 
@@ -33,16 +33,13 @@ class SessionRequest:
 
     def env(self) -> dict[str, str]:
         """The session's environment: the caller's plus the AUTORESEARCH_* variables."""
-        env = dict(os.environ)
-        env.update(
-            AUTORESEARCH_INSTRUCTIONS_FILE=str(self.instructions_file),
-            AUTORESEARCH_CANDIDATE_FILE=str(self.candidate_file),
-            AUTORESEARCH_WORKTREE=str(self.worktree),
-            AUTORESEARCH_BASE_COMMIT=self.base_commit,
-            AUTORESEARCH_RUN_ID=self.run_id,
-            AUTORESEARCH_ITERATION=str(self.iteration),
-        )
-        return env
+        extra = {
+            "AUTORESEARCH_INSTRUCTIONS_FILE": str(self.instructions_file),
+            "AUTORESEARCH_CANDIDATE_FILE": str(self.candidate_file),
+            "AUTORESEARCH_BASE_COMMIT": self.base_commit,
+            "AUTORESEARCH_ITERATION": str(self.iteration),
+        }
+        return run_tag(self.run_id, self.worktree).env(extra)
 
 
 @dataclass

@@ -9,12 +9,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from autoresearch.children import harness_tag, reap
 from autoresearch.experiments.confidence import Point, SegmentStats, segment_stats
 from autoresearch.journal import sessions
 from autoresearch.journal.db import Journal
 from autoresearch.journal.sessions import Reader, SessionRecord, SessionRunRecord
-from autoresearch.proc import kill_marked, kill_stale_group
-from autoresearch.settings import ENV_EXP_DIR, ENV_EXP_RUN_MARKER
 
 
 @dataclass(frozen=True)
@@ -52,21 +51,12 @@ def progress(src: Reader, session: SessionRecord) -> Progress:
     )
 
 
-def marker_value(session_id: int, number: int) -> str:
-    """The value of ENV_EXP_RUN_MARKER in every process of one harness run."""
-    return f"{session_id}-{number}"
-
-
 def abandon_pending(journal: Journal, session: SessionRecord) -> list[SessionRunRecord]:
     """Abandon the session's pending runs and stop harness processes a killed run left."""
     with journal.tx() as conn:
         found = sessions.abandon_pending(conn, session.session_id)
     for run in found:
-        marker = f"{ENV_EXP_RUN_MARKER}={marker_value(run.session_id, run.number)}"
-        if run.pgid is not None:
-            kill_stale_group(run.pgid, marker)
-        # a harness whose group was never recorded (its driver died right after the spawn)
-        kill_marked([marker, f"{ENV_EXP_DIR}={session.directory}"])
+        reap(journal, harness_tag(run.session_id, run.number, session.directory))
     return found
 
 

@@ -12,13 +12,14 @@ it had completed, and it releases the session for the next run.
 
 from __future__ import annotations
 
-import os
+import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from autoresearch.children import ChildTag, harness_tag, register
 from autoresearch.clock import utc_now_iso
 from autoresearch.contracts.metric_lines import MetricScanner, ParsedLines
 from autoresearch.errors import JournalError, RefusedError
@@ -28,7 +29,6 @@ from autoresearch.experiments.ledger import (
     Progress,
     abandon_pending,
     abandoned_text,
-    marker_value,
     progress,
     stats,
 )
@@ -40,11 +40,12 @@ from autoresearch.experiments.rules import (
     max_reached_message,
     process_state,
 )
+from autoresearch.journal import children as registry
 from autoresearch.journal import sessions
 from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
 from autoresearch.paths import CHECKS_FILE
 from autoresearch.proc import SupervisedOutcome, SupervisedSpec, run_supervised
-from autoresearch.settings import ENV_EXP_DIR, ENV_EXP_RUN_MARKER, kill_grace
+from autoresearch.settings import kill_grace
 from autoresearch.states import ProcessState, Verdict, is_better
 from autoresearch.streams import LineSplitter, Tail
 
@@ -134,23 +135,33 @@ def _measure(
     """The benchmark, then the checks when it passed; the recorded run and whether it was
     cancelled."""
     paths = ctx.session_paths(session)
-    env = {
-        **os.environ,
-        ENV_EXP_RUN_MARKER: marker_value(session.session_id, run.number),
-        ENV_EXP_DIR: session.directory,
-    }
-    harness = _run_harness(ctx, session, run, env, params, ticker)
+    tag = harness_tag(session.session_id, run.number, session.directory)
+    harness = _run_harness(ctx, session, run, tag, params, ticker)
     checks = None
     if _state(harness.outcome) == ProcessState.PASS and (ctx.cwd / CHECKS_FILE).is_file():
-        checks = _run_checks(ctx, paths.checks_log(run.number), env, params, ticker.cancelled)
+        log = paths.checks_log(run.number)
+        checks = _run_checks(ctx, log, tag, params, ticker.cancelled)
     cancelled = harness.outcome.cancelled or (checks or {}).get("status") == CANCELLED
-    return _record(ctx, session, run, harness, checks, cancelled), cancelled
+    return _record(ctx, session, run, tag, harness, checks, cancelled), cancelled
+
+
+def _registrar(ctx: Context, tag: ChildTag, role: str) -> Callable[[int], None]:
+    """`on_spawn`: record the child's group so that a later `exp run` can stop it."""
+
+    def on_spawn(pgid: int) -> None:
+        # Must not raise: proc.run_supervised has not started supervising the child yet. A
+        # missing entry only means the group is found by its environment instead.
+        with contextlib.suppress(JournalError):
+            register(ctx.journal, tag, pgid, role)
+
+    return on_spawn
 
 
 def _record(
     ctx: Context,
     session: SessionRecord,
     run: SessionRunRecord,
+    tag: ChildTag,
     harness: _Harness,
     checks: dict[str, Any] | None,
     cancelled: bool,
@@ -168,7 +179,6 @@ def _record(
             exit_code=outcome.exit_code,
             timed_out=outcome.timed_out,
             error=CANCELLED_NOTE if cancelled else outcome.spawn_error,
-            pgid=None,
             parsed_primary=parsed.metrics.get(session.metric),
             parsed_metrics=parsed.metrics,
             parsed_asi=parsed.asi,
@@ -176,6 +186,7 @@ def _record(
             log_path=str(ctx.session_paths(session).run_log(run.number)),
             tail=harness.tail,
         )
+        registry.clear_children(conn, tag.owner)
         finished = sessions.get_run(conn, run.run_id)
     assert finished is not None
     return finished
@@ -185,27 +196,18 @@ def _run_harness(
     ctx: Context,
     session: SessionRecord,
     run: SessionRunRecord,
-    env: dict[str, str],
+    tag: ChildTag,
     params: RunParams,
     ticker: _Ticker,
 ) -> _Harness:
     """`bash -c <command>`: one scanner per stream sharing one result, one combined tail."""
     parsed, combined = ParsedLines(), Tail(2 * TAIL_BYTES)
 
-    def on_spawn(pid: int) -> None:
-        # Must not raise: proc.run_supervised has not started supervising the child yet. A
-        # missing pgid only means a killed `exp run` cannot stop this group later.
-        try:
-            with ctx.journal.tx() as conn:
-                sessions.update_run(conn, run.run_id, pgid=pid)
-        except JournalError:
-            pass
-
     outcome = run_supervised(
         SupervisedSpec(
             argv=["bash", "-c", session.command],
             cwd=ctx.cwd,
-            env=env,
+            env=tag.env(),
             log_path=ctx.session_paths(session).run_log(run.number),
             timeout=run_timeout(params.timeout_seconds),
             tail_bytes=TAIL_BYTES,
@@ -213,7 +215,7 @@ def _run_harness(
             stdout_consumers=[MetricScanner(parsed), combined, ticker.lines()],
             stderr_consumers=[MetricScanner(parsed), combined, ticker.lines()],
             should_cancel=ticker.tick,
-            on_spawn=on_spawn,
+            on_spawn=_registrar(ctx, tag, "harness"),
         )
     )
     return _Harness(outcome, parsed, clip_tail(combined.text()))
@@ -222,7 +224,7 @@ def _run_harness(
 def _run_checks(
     ctx: Context,
     log_path: Path,
-    env: dict[str, str],
+    tag: ChildTag,
     params: RunParams,
     should_cancel: CancelCheck,
 ) -> dict[str, Any]:
@@ -232,7 +234,7 @@ def _run_checks(
         SupervisedSpec(
             argv=["bash", CHECKS_FILE],
             cwd=ctx.cwd,
-            env=env,
+            env=tag.env(),
             log_path=log_path,
             timeout=run_timeout(params.checks_timeout_seconds),
             tail_bytes=TAIL_BYTES,
@@ -240,6 +242,7 @@ def _run_checks(
             stdout_consumers=[combined],
             stderr_consumers=[combined],
             should_cancel=should_cancel,
+            on_spawn=_registrar(ctx, tag, "checks"),
         )
     )
     return {

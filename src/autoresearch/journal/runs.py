@@ -289,21 +289,5 @@ def latest_evaluation(journal: Journal, run_id: str) -> dict[str, Any] | None:
     return None if row is None else dict(json.loads(row[0]))
 
 
-# --- children ------------------------------------------------------------------------------
-
-
-def add_child(conn: sqlite3.Connection, owner: str, pgid: int, role: str, marker: str) -> None:
-    conn.execute(
-        "INSERT OR REPLACE INTO children (pgid, owner, role, marker, started_at) "
-        "VALUES (?, ?, ?, ?, ?)",
-        (pgid, owner, role, marker, utc_now_iso()),
-    )
-
-
-def clear_children(conn: sqlite3.Connection, owner: str) -> None:
-    conn.execute("DELETE FROM children WHERE owner = ?", (owner,))
-
-
-def children(journal: Journal, owner: str) -> list[tuple[int, str, str]]:
-    rows = journal.rows("SELECT pgid, role, marker FROM children WHERE owner = ?", (owner,))
-    return [(int(r[0]), str(r[1]), str(r[2])) for r in rows]
+# The children of a run are in the one registry of every door (journal/children.py).
+from autoresearch.journal.children import children as children  # noqa: E402

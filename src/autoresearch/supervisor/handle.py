@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autoresearch import git
+from autoresearch.children import ChildTag, run_tag
 from autoresearch.contracts.sandbox import EvaluatorSpec
 from autoresearch.errors import ContractError, NotFoundError
 from autoresearch.journal import runs
@@ -105,9 +106,9 @@ class RunHandle:
         return RuntimeRule(RUNTIME_FILES, self.links, self.runtime)
 
     @property
-    def marker(self) -> str:
-        """An environment entry every child of this run carries (to find strays safely)."""
-        return f"AUTORESEARCH_RUN_ID={self.run.run_id}"
+    def tag(self) -> ChildTag:
+        """What every child of this run carries in its environment (to find strays safely)."""
+        return run_tag(self.run.run_id, self.worktree)
 
     def refresh(self) -> runs.RunRecord:
         self.run = load_run(self.journal, self.run.run_id)

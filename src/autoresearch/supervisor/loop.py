@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 from typing import Protocol
 
-from autoresearch import failpoints, git
+from autoresearch import children, failpoints, git
 from autoresearch.agents.base import Agent, AgentResult, SessionRequest
 from autoresearch.clock import utc_now_iso
 from autoresearch.contracts import candidate as cand
@@ -26,6 +26,7 @@ from autoresearch.decide import (
 )
 from autoresearch.errors import RunInterrupted
 from autoresearch.fsutil import atomic_write_json
+from autoresearch.journal import children as registry
 from autoresearch.journal import runs
 from autoresearch.states import REJECTS_CANDIDATE, ArtifactStatus, DecisionKind, RunStatus
 from autoresearch.supervisor import record
@@ -258,7 +259,7 @@ def _session(
     result = agent.run(request, cancel, lambda pgid: _register(h, pgid))
     failpoints.hit("loop.after_agent")
     with h.journal.tx() as conn:
-        runs.clear_children(conn, h.run_id)
+        registry.clear_children(conn, h.run_id)
     wrote = not cand.is_placeholder(_read_artifact(h)) or agent.artifact_from_git
     notes += _after_session(h, agent, result, iteration, base)
     # An evaluation is cut short only by a signal: an operator's stop lets it finish, so the
@@ -272,8 +273,7 @@ def _session(
 
 
 def _register(h: RunHandle, pgid: int) -> None:
-    with h.journal.tx() as conn:
-        runs.add_child(conn, h.run_id, pgid, "agent", h.marker)
+    children.register(h.journal, h.tag, pgid, "agent")
 
 
 def _restore_base(h: RunHandle, iteration: int, base: str) -> list[str]:

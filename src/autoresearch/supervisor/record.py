@@ -15,15 +15,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from autoresearch import failpoints, git, reset
+from autoresearch import children, failpoints, git, reset
 from autoresearch.clock import utc_now_iso
 from autoresearch.decide import UNCHANGED_CANDIDATE as UNCHANGED
 from autoresearch.decide import Decision
 from autoresearch.errors import RunInterrupted
 from autoresearch.evaluate import EvaluationRecord, evaluator_env, run_evaluator
+from autoresearch.journal import children as registry
 from autoresearch.journal import runs
 from autoresearch.journal.runs import IterationRecord
-from autoresearch.proc import kill_marked, kill_stale_group
 from autoresearch.settings import kill_grace
 from autoresearch.states import (
     REJECTS_CANDIDATE,
@@ -71,8 +71,7 @@ def evaluate(
         attempt += 1  # an earlier, interrupted attempt keeps its log
 
     def register(pgid: int) -> None:
-        with h.journal.tx() as conn:
-            runs.add_child(conn, h.run_id, pgid, "evaluator", h.marker)
+        children.register(h.journal, h.tag, pgid, "evaluator")
         failpoints.hit("evaluate.after_spawn")
 
     record = run_evaluator(
@@ -87,7 +86,7 @@ def evaluate(
     if record.cancelled:
         with h.journal.tx() as conn:
             runs.delete_iteration(conn, h.run_id, iteration)
-            runs.clear_children(conn, h.run_id)
+            registry.clear_children(conn, h.run_id)
         raise RunInterrupted(
             f"evaluation of iteration {iteration} interrupted; its artifact is kept for "
             f"`autoresearch resume {h.run_id}`"
@@ -133,7 +132,7 @@ def commit_decision(
             runs.insert_iteration(conn, decided)
         if record is not None:
             runs.insert_evaluation(conn, h.run_id, it.iteration, it.kind, record)
-        runs.clear_children(conn, h.run_id)
+        registry.clear_children(conn, h.run_id)
         runs.update_run(conn, h.run_id, **changes)
     h.run = replace(h.run, **changes)  # exactly what was written: no need to read it back
     failpoints.hit("step.after_decided")
@@ -240,18 +239,10 @@ def reap_stale_children(h: RunHandle) -> list[str]:
     if h.reaped:
         return []
     h.reaped = True
-    notes = []
-    stale = runs.children(h.journal, h.run_id)
-    for pgid, role, marker in stale:
-        if kill_stale_group(pgid, marker):
-            notes.append(f"stopped a stale {role} process group ({pgid}) left by a crashed driver")
-    if stale:
-        with h.journal.tx() as conn:
-            runs.clear_children(conn, h.run_id)
-    # A child spawned just before its driver died was never registered; its environment
-    # (this run's id and worktree) still identifies it.
-    unregistered = kill_marked([h.marker, f"AUTORESEARCH_WORKTREE={h.worktree}"])
-    notes += [
-        f"stopped an unregistered process group ({pgid}) of this run" for pgid in unregistered
-    ]
-    return notes
+    return [_reaped_note(r) for r in children.reap(h.journal, h.tag)]
+
+
+def _reaped_note(reaped: children.Reaped) -> str:
+    if reaped.role is None:
+        return f"stopped an unregistered process group ({reaped.pgid}) of this run"
+    return f"stopped a stale {reaped.role} process group ({reaped.pgid}) left by a crashed driver"

@@ -1,0 +1,82 @@
+"""Child processes: the one environment tag every child carries, and the one reaper.
+
+A driver runs agents, evaluators, harnesses and checks in their own process groups. Each child
+gets its owner's tag in its environment (`ChildTag.env`, the only place that assembles the
+AUTORESEARCH_* child environment) and is registered in the journal while it runs
+(journal/children.py). A later driver of the same owner stops what a crashed one left
+(`reap`): the registered groups whose processes still carry the tag – a recycled process id
+is never killed – then any group carrying every entry of the tag that nobody registered (a
+child spawned just before its driver died).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from autoresearch.journal import children as registry
+from autoresearch.journal.db import Journal
+from autoresearch.proc import kill_marked, kill_stale_group
+from autoresearch.settings import ENV_EXP_DIR, ENV_EXP_RUN_MARKER, ENV_RUN_ID, ENV_WORKTREE
+
+
+@dataclass(frozen=True)
+class ChildTag:
+    """Who owns a child: the registry owner and the environment entries that name it.
+
+    The first entry identifies the owner (checked on a registered group's leader); together
+    the entries identify an unregistered child (the owner in the tree it works in).
+    """
+
+    owner: str
+    entries: tuple[tuple[str, str], ...]
+
+    @property
+    def marker(self) -> str:
+        name, value = self.entries[0]
+        return f"{name}={value}"
+
+    def markers(self) -> list[str]:
+        return [f"{name}={value}" for name, value in self.entries]
+
+    def env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+        """The caller's environment, the tag and `extra`: what every child is started with."""
+        return {**os.environ, **dict(self.entries), **(extra or {})}
+
+
+def run_tag(run_id: str, worktree: Path) -> ChildTag:
+    """Children of a supervised run (agent sessions, evaluators)."""
+    return ChildTag(run_id, ((ENV_RUN_ID, run_id), (ENV_WORKTREE, str(worktree))))
+
+
+def harness_tag(session_id: int, number: int, directory: str) -> ChildTag:
+    """Children of one harness run of an experiment session (benchmark, checks)."""
+    return ChildTag(
+        f"session:{session_id}:{number}",
+        ((ENV_EXP_RUN_MARKER, f"{session_id}-{number}"), (ENV_EXP_DIR, directory)),
+    )
+
+
+@dataclass(frozen=True)
+class Reaped:
+    """A process group `reap` stopped; `role` is None for one nobody had registered."""
+
+    pgid: int
+    role: str | None
+
+
+def register(journal: Journal, tag: ChildTag, pgid: int, role: str) -> None:
+    with journal.tx() as conn:
+        registry.add_child(conn, tag.owner, pgid, role, tag.marker)
+
+
+def reap(journal: Journal, tag: ChildTag) -> list[Reaped]:
+    """Stop every process group a crashed driver of `tag.owner` left running."""
+    stale = registry.children(journal, tag.owner)
+    stopped = [Reaped(c.pgid, c.role) for c in stale if kill_stale_group(c.pgid, c.marker)]
+    if stale:
+        with journal.tx() as conn:
+            registry.clear_children(conn, tag.owner)
+    return stopped + [Reaped(pgid, None) for pgid in kill_marked(tag.markers())]

@@ -1,0 +1,45 @@
+"""The one registry of live child process groups (`children` table), for every front door.
+
+A driver records a group right after spawning it and forgets it once the child has ended, in
+the same transactions as its other writes; what a crashed driver left here is stopped by the
+next driver of the same owner (children.reap). Owners are a run id, or `session:<id>:<n>` for
+a session's harness run (children.ChildTag.owner).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+
+from autoresearch.clock import utc_now_iso
+from autoresearch.journal.db import Journal
+
+
+@dataclass(frozen=True)
+class Child:
+    """One registered process group."""
+
+    pgid: int
+    role: str
+    marker: str
+
+
+def add_child(conn: sqlite3.Connection, owner: str, pgid: int, role: str, marker: str) -> None:
+    conn.execute(
+        "INSERT OR REPLACE INTO children (pgid, owner, role, marker, started_at) "
+        "VALUES (?, ?, ?, ?, ?)",
+        (pgid, owner, role, marker, utc_now_iso()),
+    )
+
+
+def clear_children(conn: sqlite3.Connection, owner: str) -> None:
+    conn.execute("DELETE FROM children WHERE owner = ?", (owner,))
+
+
+def children(journal: Journal | sqlite3.Connection, owner: str) -> list[Child]:
+    sql = "SELECT pgid, role, marker FROM children WHERE owner = ? ORDER BY started_at, pgid"
+    if isinstance(journal, Journal):
+        rows = journal.rows(sql, (owner,))
+    else:
+        rows = journal.execute(sql, (owner,)).fetchall()
+    return [Child(int(r[0]), str(r[1]), str(r[2])) for r in rows]

@@ -1,0 +1,60 @@
+"""One child tag and one reaper: what a crashed driver left is found and stopped, strays of
+other owners are left alone (real processes, a real journal)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from autoresearch.children import harness_tag, reap, register, run_tag
+from autoresearch.journal.children import children
+from autoresearch.journal.db import Journal
+from helpers import pid_alive
+
+
+def _orphan(env: dict[str, str]) -> tuple[int, int]:
+    """A `sleep` in its own group whose parent has exited, like a crashed driver's child:
+    (its process group, its pid)."""
+    shell = subprocess.run(
+        ["sh", "-c", "sleep 60 >/dev/null 2>&1 & echo $!"],
+        env=env,
+        start_new_session=True,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    pid = int(shell.stdout)
+    return os.getpgid(pid), pid
+
+
+def _gone(pid: int, limit: float = 10.0) -> bool:
+    deadline = time.monotonic() + limit
+    while pid_alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def test_reap_stops_registered_and_unregistered_children_of_its_owner_only(
+    tmp_path: Path,
+) -> None:
+    mine, other = run_tag("run-a", tmp_path / "wt"), run_tag("run-b", tmp_path / "wt")
+    assert harness_tag(1, 2, str(tmp_path)).env()["AUTORESEARCH_EXP_RUN"] == "1-2"
+    (group, registered), (stray_group, stray) = _orphan(mine.env()), _orphan(mine.env({"X": "1"}))
+    _, foreign = _orphan(other.env())
+    try:
+        with Journal.open(tmp_path / "journal.sqlite3") as journal:
+            register(journal, mine, group, "agent")
+            stopped = reap(journal, mine)
+            assert {(r.pgid, r.role) for r in stopped} == {(group, "agent"), (stray_group, None)}
+            assert children(journal, mine.owner) == []
+        assert _gone(registered) and _gone(stray)
+        assert pid_alive(foreign)
+    finally:
+        for pid in (registered, stray, foreign):
+            if pid_alive(pid):
+                os.kill(pid, signal.SIGKILL)
