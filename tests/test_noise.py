@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from autoresearch.decide import EvalSummary, decide
+from autoresearch.decide import EvalSummary, decide, sequential_decision
 from autoresearch.noise import (
     Action,
     NoiseMode,
@@ -20,6 +20,7 @@ from autoresearch.noise import (
     pooled_spread,
     t_quantile,
 )
+from autoresearch.states import EvalStatus
 
 DEFAULT = NoisePolicy()
 NOISY = Spread(1.0, 40)
@@ -170,3 +171,30 @@ def test_error_rates_are_near_the_budget(effect: float) -> None:
         assert rate <= DEFAULT.alpha + 0.02
     else:
         assert rate >= DEFAULT.power - 0.1
+
+
+@pytest.mark.parametrize(
+    ("action", "failed", "on_incumbent", "decision", "reason"),
+    [
+        (Action.KEEP, None, False, "keep", "score improved significantly over the incumbent"),
+        (Action.DISCARD, None, False, "discard",
+         "score not significantly better than the incumbent"),
+        (Action.UNDECIDED, None, False, "discard", "undecided within max_evals"),
+        (Action.MEASURE_CANDIDATE, EvalSummary(EvalStatus.ERROR, None, None), False, "discard",
+         "evaluator error"),
+        (Action.MEASURE_CANDIDATE, EvalSummary(EvalStatus.FAIL, False, 1.0), False, "discard",
+         "evaluator reported failure"),
+        (Action.MEASURE_CANDIDATE, EvalSummary(EvalStatus.PASS, True, None), False, "ambiguous",
+         "evaluator pass without comparable score"),
+        (Action.MEASURE_INCUMBENT, EvalSummary(EvalStatus.ERROR, None, None), True, "discard",
+         "incumbent re-measurement failed"),
+    ],
+)  # fmt: skip
+def test_sequential_decisions_and_their_contract_reasons(
+    action: Action, failed: EvalSummary | None, on_incumbent: bool, decision: str, reason: str
+) -> None:
+    made = sequential_decision(action, ("stats",), failed, on_incumbent)
+    assert (made.decision, made.reason) == (decision, reason)
+    assert made.notes[-1] == "stats"
+    assert made.keep == (decision == "keep")
+    assert made.reset == (decision != "keep")

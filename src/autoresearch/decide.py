@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from autoresearch.noise import Action
 from autoresearch.states import (
     REJECTS_CANDIDATE,
     ArtifactStatus,
@@ -18,6 +19,18 @@ from autoresearch.states import (
 )
 
 STOPPED, FAILED = RunStatus.STOPPED, RunStatus.FAILED
+
+# Decision reasons of the sequential test (trust.md; contract strings).
+REASON_SIGNIFICANT = "score improved significantly over the incumbent"
+REASON_NOT_BETTER = "score not significantly better than the incumbent"
+REASON_UNDECIDED = "undecided within max_evals"
+REASON_INCUMBENT_FAILED = "incumbent re-measurement failed"
+NOTE_SIGNIFICANT = "candidate kept because the sequential test accepted an improvement"
+NOTE_NOT_BETTER = "candidate discarded because the sequential test rejected an improvement"
+NOTE_UNDECIDED = "candidate discarded because max_evals was reached before the test decided"
+NOTE_INCUMBENT_FAILED = (
+    "candidate discarded because the kept commit's evaluation failed when it was re-measured"
+)
 
 # Loop limits (supervisor.md §9): trailing noops, and trailing failed sessions that produced
 # nothing, before a run stops on its own.
@@ -166,8 +179,31 @@ def _decide_candidate(
     )
 
 
-def _discard(reason: str, note: str) -> Decision:
-    return Decision(DecisionKind.DISCARD, reason, (note,))
+def sequential_decision(
+    action: Action,
+    notes: tuple[str, ...],
+    failed: EvalSummary | None = None,
+    on_incumbent: bool = False,
+) -> Decision:
+    """The decision the sequential test (noise.next_action) reached, or the one a failed
+    reading forces: a candidate whose later reading errs or fails is discarded as if its
+    first had; a failed re-measurement of the incumbent leaves nothing to compare with."""
+    if failed is not None and on_incumbent:
+        return _discard(REASON_INCUMBENT_FAILED, NOTE_INCUMBENT_FAILED, notes)
+    if failed is not None:
+        first = _decide_candidate("score_improvement", Direction.HIGHER, 0.0, failed)
+        return Decision(first.decision, first.reason, (*first.notes, *notes))
+    if action is Action.KEEP:
+        return Decision(DecisionKind.KEEP, REASON_SIGNIFICANT, (NOTE_SIGNIFICANT, *notes))
+    if action is Action.UNDECIDED:
+        return _discard(REASON_UNDECIDED, NOTE_UNDECIDED, notes)
+    if action is Action.DISCARD:
+        return _discard(REASON_NOT_BETTER, NOTE_NOT_BETTER, notes)
+    raise ValueError(f"not a final action: {action}")
+
+
+def _discard(reason: str, note: str, notes: tuple[str, ...] = ()) -> Decision:
+    return Decision(DecisionKind.DISCARD, reason, (note, *notes))
 
 
 def kept_score_after(

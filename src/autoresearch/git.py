@@ -198,6 +198,16 @@ def worktree_add_existing(repo: Path, path: Path, branch: str) -> None:
     _run(repo, ["worktree", "add", "-q", str(path), branch], umask=child_umask(path))
 
 
+def worktree_add_detached(repo: Path, path: Path, commit: str) -> None:
+    """A scratch worktree at `path` with `commit` checked out on no branch."""
+    _run(repo, ["worktree", "add", "-q", "--detach", str(path), commit], umask=child_umask(path))
+
+
+def checkout_detached(cwd: Path, commit: str) -> None:
+    """Move a scratch worktree to `commit`, dropping any change in it."""
+    _run(cwd, ["checkout", "-q", "-f", "--detach", commit])
+
+
 def worktree_remove(repo: Path, path: Path) -> None:
     """Remove one worktree: its directory and its registration (never anyone else's)."""
     _run(repo, ["worktree", "remove", "--force", str(path)], check=False)

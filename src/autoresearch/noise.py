@@ -41,21 +41,34 @@ class NoiseMode(StrEnum):
     SINGLE = "single"
 
 
+class Role(StrEnum):
+    """Why a reading was taken (the `role` of its journal row)."""
+
+    BASELINE = "baseline"  # calibration readings of the baseline at prepare
+    CANDIDATE = "candidate"  # the candidate under test
+    INCUMBENT = "incumbent"  # the kept commit, re-measured interleaved with a candidate
+    CONFIRM = "confirm"  # fresh readings of a newly kept candidate
+    CERTIFY = "certify"  # `autoresearch certify`
+
+
+# The readings that are an incumbent's reference (and its reported value): not those that won
+# it its keep, which are selected for luck.
+REFERENCE_ROLES = frozenset({Role.BASELINE, Role.INCUMBENT, Role.CONFIRM})
+
+
+def reference(readings: Sequence[tuple[str, float]]) -> list[float]:
+    """The scores that stand for a kept commit: its unselected readings when it has any, else
+    every reading (a keep decided by the single-reading rule)."""
+    fresh = [score for role, score in readings if role in REFERENCE_ROLES]
+    return fresh or [score for _, score in readings]
+
+
 class Action(StrEnum):
     MEASURE_CANDIDATE = "measure candidate"
     MEASURE_INCUMBENT = "measure incumbent"
     KEEP = "keep"
     DISCARD = "discard"
     UNDECIDED = "undecided"  # the cap was reached first: treated as a discard
-
-
-# Decision reasons (contract strings, supervisor.md §3 extended by trust.md).
-REASON_SIGNIFICANT = "score improved significantly over the incumbent"
-REASON_NOT_BETTER = "score not significantly better than the incumbent"
-REASON_UNDECIDED = "undecided within max_evals"
-NOTE_SIGNIFICANT = "candidate kept because the sequential test accepted an improvement"
-NOTE_NOT_BETTER = "candidate discarded because the sequential test rejected an improvement"
-NOTE_UNDECIDED = "candidate discarded because max_evals was reached before the test decided"
 
 
 @dataclass(frozen=True)
@@ -223,6 +236,24 @@ def difference_interval(
     df = max(1, math.floor(se2 * se2 / denominator)) if denominator else 1
     half = t_quantile(0.5 + level / 2, df) * math.sqrt(se2)
     return Interval(diff, diff - half, diff + half, n, level)
+
+
+def calibration_note(policy: NoisePolicy, scores: Sequence[float]) -> str:
+    """What the baseline readings say about the evaluator, for the ledger."""
+    if policy.mode is NoiseMode.SINGLE:
+        return "noise policy single: one reading per candidate, kept when strictly better"
+    spread = pooled_spread([scores])
+    interval = mean_interval(scores, spread)
+    head = f"baseline measured {len(scores)} times: {interval.text()}"
+    if spread.df == 0:
+        return f"{head}; spread unknown (one reading): one reading per candidate"
+    if spread.sd == 0 and policy.mode is NoiseMode.AUTO:
+        return f"{head}; readings identical: deterministic, one reading per candidate"
+    return (
+        f"{head}; spread {spread.sd:.3g}: candidates are measured until the sequential test "
+        f"decides (alpha {policy.alpha:g}, power {policy.power:g}, at most "
+        f"{policy.max_evals} readings)"
+    )
 
 
 def confirmations(policy: NoisePolicy, spread: Spread) -> int:

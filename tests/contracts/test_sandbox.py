@@ -6,6 +6,7 @@ import pytest
 
 from autoresearch.contracts.sandbox import mission_slug, parse_sandbox
 from autoresearch.errors import ContractError
+from autoresearch.noise import NoiseMode, NoisePolicy
 
 NO_FM = (
     "sandbox.md must start with YAML frontmatter containing evaluator.command and "
@@ -181,3 +182,42 @@ def test_tune_messages(tune: str, message: str) -> None:
     with pytest.raises(ContractError) as info:
         parse_sandbox(fm(f"evaluator: {{command: x, format: json}}\ntune: {tune}\n"))
     assert str(info.value) == message
+
+
+EVAL = "evaluator:\n  command: x\n  format: json\n"
+
+
+@pytest.mark.parametrize(
+    ("noise", "expected"),
+    [
+        ("", NoisePolicy()),
+        ("noise:\n  mode: single\n", NoisePolicy(mode=NoiseMode.SINGLE, calibration=1)),
+        ("noise:\n  min_effect: 0.5 sigma\n  alpha: 0.01\n",
+         NoisePolicy(min_effect=0.5, alpha=0.01)),
+        ("noise:\n  min_effect: 0.002\n  max_evals: 10\n  confirm: 0\n",
+         NoisePolicy(min_effect=0.002, min_effect_in_sigma=False, max_evals=10, confirm=0)),
+        ("noise:\n  min_effect: 2σ\n  calibration: 5\n  mode: sequential\n",
+         NoisePolicy(min_effect=2.0, calibration=5, mode=NoiseMode.SEQUENTIAL)),
+    ],
+)  # fmt: skip
+def test_noise_keys(noise: str, expected: NoisePolicy) -> None:
+    assert parse_sandbox(fm(EVAL + noise)).noise == expected
+
+
+@pytest.mark.parametrize(
+    ("noise", "message"),
+    [
+        ("noise: 3\n", "sandbox.md frontmatter noise must be a mapping."),
+        ("noise:\n  alpah: 0.1\n", "sandbox.md frontmatter noise.alpah is not a known key"),
+        ("noise:\n  alpha: 0.6\n", "sandbox.md frontmatter noise.alpha must be a number in"),
+        ("noise:\n  power: 0.01\n", "sandbox.md frontmatter noise.power must be greater than"),
+        ("noise:\n  mode: lucky\n", "sandbox.md frontmatter noise.mode must be auto,"),
+        ("noise:\n  min_effect: -1\n", "sandbox.md frontmatter noise.min_effect must be"),
+        ("noise:\n  min_effect: lots\n", "sandbox.md frontmatter noise.min_effect must be"),
+        ("noise:\n  max_evals: 1\n", "sandbox.md frontmatter noise.max_evals must be an integer"),
+        ("noise:\n  calibration: true\n", "sandbox.md frontmatter noise.calibration must be"),
+    ],
+)
+def test_bad_noise_keys(noise: str, message: str) -> None:
+    with pytest.raises(ContractError, match="^" + message.replace(".", r"\.")):
+        parse_sandbox(fm(EVAL + noise))

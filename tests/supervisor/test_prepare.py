@@ -170,7 +170,8 @@ def test_baseline_error_is_recorded_and_rebaseline_fixes_it(repo: Repo) -> None:
         assert h.run.last_kept_commit == git(h.worktree, "rev-parse", "HEAD")
         entry = json.loads(h.paths.ledger.read_text())["entries"][0]
         assert entry["decision"] == "baseline"
-        assert entry["notes"][-1].startswith("baseline re-run on ")
+        assert entry["notes"][-2].startswith("baseline re-run on ")
+        assert entry["notes"][-1].startswith("baseline measured 3 times: 1; readings identical")
 
 
 def test_failed_prepare_leaves_nothing_behind(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:

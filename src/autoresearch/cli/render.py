@@ -99,7 +99,7 @@ def loop_summary(s: dict[str, Any], demo: bool = False) -> None:
         ("status", f"{s['status']}{reason}"),
         ("iterations", f"{s['iteration']} ({s['sessions']} in this invocation)"),
         ("baseline", format_score(s["baseline_score"]) or "n/a"),
-        ("best", f"{format_score(s['best_score']) or 'n/a'} ({s['direction']} is better)"),
+        ("best", f"{report.best_text(s)} ({s['direction']} is better)"),
         (
             "decisions",
             f"{counts.get('keep', 0)} kept, "

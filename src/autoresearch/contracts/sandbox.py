@@ -15,6 +15,7 @@ import yaml
 
 from autoresearch.contracts.tune import TuneSpec, is_relative_path, parse_tune
 from autoresearch.errors import ContractError
+from autoresearch.noise import NoiseMode, NoisePolicy
 from autoresearch.paths import slug
 from autoresearch.states import MISSION_DEFAULT_DIRECTION, Direction
 
@@ -42,6 +43,12 @@ MSG_NO_METRIC = "sandbox.md frontmatter evaluator.metric is required when format
 MSG_BAD_DIRECTION = "sandbox.md frontmatter evaluator.direction must be one of: higher, lower."
 MSG_BAD_TIMEOUT = "sandbox.md frontmatter evaluator.timeout_seconds must be a positive number."
 MSG_BAD_WORKTREE = "sandbox.md frontmatter worktree.{key} must be a list of relative paths."
+MSG_BAD_NOISE = "sandbox.md frontmatter noise.{key} must be {what}."
+MSG_NOISE_NOT_MAPPING = "sandbox.md frontmatter noise must be a mapping."
+MSG_NOISE_UNKNOWN = "sandbox.md frontmatter noise.{key} is not a known key (known: {known})."
+NOISE_KEYS = (
+    "mode", "calibration", "alpha", "power", "min_effect", "max_evals", "interleave", "confirm",
+)  # fmt: skip
 
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*(?:\r?\n|\Z)", re.S | re.M)
 
@@ -93,6 +100,7 @@ class Sandbox:
     runtime: tuple[str, ...] = ()
     tune: TuneSpec | None = None
     frontmatter: dict[str, Any] = field(default_factory=dict)
+    noise: NoisePolicy = field(default_factory=NoisePolicy)
 
 
 def split_frontmatter(text: str) -> tuple[str, str]:
@@ -122,6 +130,7 @@ def parse_sandbox(text: str) -> Sandbox:
         runtime=runtime,
         tune=parse_tune(data.get("tune")),
         frontmatter=data,
+        noise=parse_noise(data.get("noise")),
     )
 
 
@@ -156,6 +165,84 @@ def parse_evaluator(block: object) -> EvaluatorSpec:
         timeout_seconds=_timeout(block.get("timeout_seconds", DEFAULT_TIMEOUT_SECONDS)),
         extra=json_safe({str(k): v for k, v in block.items() if k not in EVALUATOR_KEYS}),
     )
+
+
+def parse_noise(block: object) -> NoisePolicy:
+    """The optional `noise:` block (trust.md); every key optional, defaults in NoisePolicy."""
+    if block is None:
+        return NoisePolicy()
+    if not isinstance(block, dict):
+        raise ContractError(MSG_NOISE_NOT_MAPPING)
+    unknown = sorted(str(k) for k in block if k not in NOISE_KEYS)
+    if unknown:
+        raise ContractError(MSG_NOISE_UNKNOWN.format(key=unknown[0], known=", ".join(NOISE_KEYS)))
+    base = NoisePolicy()
+    mode = _normalized(block.get("mode", "auto"))
+    if mode not in {m.value for m in NoiseMode}:
+        raise ContractError(MSG_BAD_NOISE.format(key="mode", what="auto, sequential or single"))
+    alpha = _fraction(block, "alpha", base.alpha, 0.5)
+    power = _fraction(block, "power", base.power, 1.0)
+    if power <= alpha:
+        raise ContractError(MSG_BAD_NOISE.format(key="power", what="greater than alpha"))
+    effect, in_sigma = (
+        _min_effect(block["min_effect"])
+        if "min_effect" in block
+        else (base.min_effect, base.min_effect_in_sigma)
+    )
+    calibration = _count(block, "calibration", base.calibration, 1)
+    return NoisePolicy(
+        mode=NoiseMode(mode),
+        calibration=1 if mode == NoiseMode.SINGLE and "calibration" not in block else calibration,
+        alpha=alpha,
+        power=power,
+        min_effect=effect,
+        min_effect_in_sigma=in_sigma,
+        max_evals=_count(block, "max_evals", base.max_evals, 2),
+        interleave=_count(block, "interleave", base.interleave, 0),
+        confirm=_count(block, "confirm", base.confirm, 0),
+    )
+
+
+_SIGMA = re.compile(r"^\s*([0-9.eE+-]+)\s*(sigma|σ)\s*$")
+
+
+def _min_effect(value: object) -> tuple[float, bool]:
+    """`0.02` (metric units) or `1 sigma` / `0.5σ` (units of the evaluator's spread)."""
+    what = "a positive number (metric units) or '<number> sigma'"
+    in_sigma = False
+    if isinstance(value, str):
+        match = _SIGMA.match(value)
+        if match is None:
+            raise ContractError(MSG_BAD_NOISE.format(key="min_effect", what=what))
+        value, in_sigma = match.group(1), True
+        try:
+            value = float(value)
+        except ValueError as exc:
+            raise ContractError(MSG_BAD_NOISE.format(key="min_effect", what=what)) from exc
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ContractError(MSG_BAD_NOISE.format(key="min_effect", what=what))
+    try:
+        effect = float(value)
+    except OverflowError as exc:
+        raise ContractError(MSG_BAD_NOISE.format(key="min_effect", what=what)) from exc
+    if not math.isfinite(effect) or effect <= 0:
+        raise ContractError(MSG_BAD_NOISE.format(key="min_effect", what=what))
+    return effect, in_sigma
+
+
+def _fraction(block: dict[str, Any], key: str, default: float, upper: float) -> float:
+    value = block.get(key, default)
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < upper
+    if not ok:
+        raise ContractError(MSG_BAD_NOISE.format(key=key, what=f"a number in (0, {upper:g})"))
+    return float(value)
+
+
+def _count(block: dict[str, Any], key: str, default: int, least: int) -> int:
+    value = block.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= 1000:
+        raise ContractError(MSG_BAD_NOISE.format(key=key, what=f"an integer from {least} to 1000"))
+    return value
 
 
 def json_safe(value: Any) -> Any:

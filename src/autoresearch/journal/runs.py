@@ -244,7 +244,16 @@ def kept_scores(journal: Journal, run_id: str) -> list[float]:
     return [float(r[0]) for r in rows]
 
 
-def baseline_score(journal: Journal, run_id: str) -> float | None:
+def baseline_score(journal: Journal, run_id: str, commit: str | None = None) -> float | None:
+    """The mean of the baseline commit's calibration readings (a run recorded before readings
+    had roles: its first passing baseline evaluation)."""
+    row = journal.row(
+        "SELECT avg(score) FROM evaluations WHERE run_id = ? AND iteration = 0 "
+        "AND status = 'pass' AND role = 'baseline' AND commit_sha = ?",
+        (run_id, commit),
+    )
+    if row is not None and row[0] is not None:
+        return float(row[0])
     row = journal.row(
         "SELECT score FROM evaluations WHERE run_id = ? AND iteration = 0 AND status = 'pass' "
         "ORDER BY id LIMIT 1",
@@ -257,12 +266,18 @@ def baseline_score(journal: Journal, run_id: str) -> float | None:
 
 
 def insert_evaluation(
-    conn: sqlite3.Connection, run_id: str, iteration: int, purpose: str, record: dict[str, Any]
+    conn: sqlite3.Connection,
+    run_id: str,
+    iteration: int,
+    purpose: str,
+    record: dict[str, Any],
+    role: str | None = None,
+    commit: str | None = None,
 ) -> int:
     cur = conn.execute(
         "INSERT INTO evaluations (run_id, iteration, purpose, status, pass, score, exit_code, "
-        "timed_out, duration_ms, log_file, record_json, created_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "timed_out, duration_ms, log_file, record_json, created_at, role, commit_sha) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             run_id,
             iteration,
@@ -276,9 +291,35 @@ def insert_evaluation(
             record.get("log_file"),
             json.dumps(record),
             utc_now_iso(),
+            role,
+            commit,
         ),
     )
     return int(cur.lastrowid or 0)
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One passing, scored evaluation as the statistics see it."""
+
+    iteration: int
+    role: str
+    commit: str
+    score: float
+
+
+def readings(journal: Journal, run_id: str, commit: str | None = None) -> list[Reading]:
+    """Passing scored readings of the run (of one commit), oldest first."""
+    sql = (
+        "SELECT iteration, role, commit_sha, score FROM evaluations WHERE run_id = ? "
+        "AND status = ? AND score IS NOT NULL AND commit_sha IS NOT NULL"
+    )
+    args: tuple[Any, ...] = (run_id, EvalStatus.PASS)
+    if commit is not None:
+        sql += " AND commit_sha = ?"
+        args += (commit,)
+    rows = journal.rows(sql + " ORDER BY id", args)
+    return [Reading(int(r[0]), str(r[1]), str(r[2]), float(r[3])) for r in rows]
 
 
 def latest_evaluation(journal: Journal, run_id: str) -> dict[str, Any] | None:

@@ -229,10 +229,19 @@ def _i15_jobs(conn: sqlite3.Connection) -> None:
     )
 
 
+def _i13_readings(conn: sqlite3.Connection) -> None:
+    # trust.md: every reading is its own row, tied to the commit it measured and its role in
+    # the decision (baseline, candidate, incumbent, confirm), so any policy can be replayed.
+    conn.execute("ALTER TABLE evaluations ADD COLUMN role TEXT")
+    conn.execute("ALTER TABLE evaluations ADD COLUMN commit_sha TEXT")
+    conn.execute("CREATE INDEX evaluations_commit ON evaluations (run_id, commit_sha)")
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("0001_supervisor", _0001_supervisor),
     ("0002_experiment_sessions", _0002_experiment_sessions),
     ("0003_run_stop_note", _0003_run_stop_note),
     ("0004_unfinished_index", _0004_unfinished_index),
     ("i15_jobs", _i15_jobs),
+    ("i13_readings", _i13_readings),
 ]

@@ -260,6 +260,10 @@ class RunSummary(_Shape):
     last_kept_commit: str | None
     last_kept_score: float | None
     best_score: float | None
+    best_interval: dict[str, float] | None = Field(
+        default=None,
+        description="The best's 95 % interval: mean, low, high, n (readings), level.",
+    )
     baseline_score: float | None
     counts: dict[str, int]
     created_at: str

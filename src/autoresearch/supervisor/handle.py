@@ -17,6 +17,7 @@ from autoresearch.errors import ContractError, NotFoundError
 from autoresearch.journal import runs
 from autoresearch.journal.db import DEFAULT_BUSY_TIMEOUT, Journal
 from autoresearch.locks import FileLock, take_or_refuse
+from autoresearch.noise import NoisePolicy
 from autoresearch.paths import (
     DEFAULT_SHARED_LINKS,
     RESULTS_FILE,
@@ -95,6 +96,16 @@ class RunHandle:
     def links(self) -> tuple[str, ...]:
         extra = tuple(self.run.sandbox.get("links", []))
         return tuple(dict.fromkeys((*DEFAULT_SHARED_LINKS, *extra)))
+
+    @property
+    def noise(self) -> NoisePolicy:
+        """The noise policy frozen at prepare (a run prepared before it: the single rule)."""
+        return NoisePolicy.from_dict(self.run.sandbox.get("noise"))
+
+    @property
+    def incumbent_tree(self) -> Path:
+        """Where the kept commit is checked out to be re-measured, outside the worktree."""
+        return self.paths.root / "incumbent"
 
     @property
     def runtime(self) -> tuple[str, ...]:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 import shutil
+import statistics
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,7 @@ from autoresearch.fsutil import atomic_write_bytes, private_dir
 from autoresearch.journal import runs
 from autoresearch.journal.runs import IterationRecord, RunRecord
 from autoresearch.mission import Mission, load_mission
+from autoresearch.noise import Role, calibration_note
 from autoresearch.paths import MISSION_FILE, SANDBOX_FILE, RepoPaths
 from autoresearch.repo_state import ensure_state_dir, link_shared_paths, write_excludes
 from autoresearch.settings import journal_timeout
@@ -145,6 +148,7 @@ def _new_run(repo: RepoPaths, mission: Mission, tag: str, loop: dict[str, Any] |
             "links": list(sb.links),
             "runtime": list(sb.runtime),
             "tune": sb.tune.to_dict() if sb.tune else None,
+            "noise": sb.noise.to_dict(),
             "mission_text": mission.mission_text,
             "sandbox_text": mission.sandbox_text,
             "relative_dir": rel,
@@ -246,8 +250,17 @@ def _record_baseline(
     """Evaluate `commit` (the worktree HEAD) and make it the run's baseline and kept state."""
     evaluation = record.evaluate(h, 0)
     decision, score = baseline_decision(evaluation.summary())
+    readings: list[record.Reading] = [(Role.BASELINE, commit, evaluation)]
+    if score is not None:
+        # calibration (trust.md): the spread of repeated baseline readings decides whether
+        # candidates need several readings; a failing extra reading is recorded, not used
+        for _ in range(h.noise.baseline_readings - 1):
+            readings.append((Role.BASELINE, commit, record.evaluate(h, 0)))
+        scores = [r.score for _, _, r in readings if r.status == "pass" and r.score is not None]
+        score = statistics.fmean(scores)
+        decision = replace(decision, notes=(*decision.notes, calibration_note(h.noise, scores)))
     changes = {"baseline_commit": commit, "last_kept_commit": commit, "last_kept_score": score}
-    record.commit_decision(h, it, decision, evaluation, changes, exists=exists)
+    record.commit_decision(h, it, decision, evaluation, changes, exists=exists, readings=readings)
     return evaluation
 
 

@@ -10,7 +10,7 @@ An iteration moves through `evaluating` → `decided` → `applied`:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,9 @@ from autoresearch.states import (
 )
 from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.safety import check_reset_safety
+
+# One reading to record: its role in the decision, the commit measured, the evaluation.
+Reading = tuple[str, str | None, EvaluationRecord]
 
 
 def new_iteration(
@@ -59,9 +62,13 @@ def start_evaluation(h: RunHandle, it: IterationRecord) -> None:
 
 
 def evaluate(
-    h: RunHandle, iteration: int, should_cancel: Callable[[], bool] | None = None
+    h: RunHandle,
+    iteration: int,
+    should_cancel: Callable[[], bool] | None = None,
+    tree: Path | None = None,
 ) -> EvaluationRecord:
-    """Run the frozen evaluator on the worktree; its process group is registered meanwhile.
+    """Run the frozen evaluator on the worktree (or on `tree`, a scratch checkout of another
+    commit); its process group is registered meanwhile.
 
     When `should_cancel` fires, the evaluator's group is stopped, the iteration is rolled back
     (its artifact stays in place for `resume`) and RunInterrupted is raised.
@@ -74,10 +81,13 @@ def evaluate(
         children.register(h.journal, h.tag, pgid, "evaluator")
         failpoints.hit("evaluate.after_spawn")
 
+    cwd, mission_dir = h.worktree, Path(h.run.mission_dir)
+    if tree is not None:
+        cwd, mission_dir = tree, tree / str(h.run.sandbox.get("relative_dir", "."))
     record = run_evaluator(
         h.evaluator,
-        h.worktree,
-        evaluator_env(h.run_id, iteration, h.worktree, Path(h.run.mission_dir)),
+        cwd,
+        evaluator_env(h.run_id, iteration, cwd, mission_dir),
         h.paths.evaluator_log(iteration, attempt),
         on_spawn=register,
         grace_seconds=kill_grace(),
@@ -102,8 +112,10 @@ def commit_decision(
     evaluation: EvaluationRecord | None,
     run_changes: dict[str, Any],
     exists: bool,
+    readings: Sequence[Reading] = (),
 ) -> IterationRecord:
-    """One transaction: the decision, the evaluation row and the run's new state."""
+    """One transaction: the decision, its evaluation rows (`readings`: every reading of the
+    iteration with its role and commit; else the one `evaluation`) and the run's new state."""
     # a baseline is recorded where it stands (an operator may commit a fix, then rebaseline)
     needs_effect = decision.needs_git_effect and it.kind != IterationKind.BASELINE
     record = evaluation.to_dict() if evaluation else None
@@ -114,7 +126,7 @@ def commit_decision(
         decision_reason=decision.reason,
         decision_notes=[*it.decision_notes, *decision.notes],
         kept_commit=run_changes.get("last_kept_commit", h.run.last_kept_commit),
-        evaluator=evaluation.compact() if evaluation else None,
+        evaluator=_compact(evaluation, readings),
         updated_at=utc_now_iso(),
     )
     changes = dict(run_changes)
@@ -130,13 +142,33 @@ def commit_decision(
             runs.update_iteration(conn, decided)
         else:
             runs.insert_iteration(conn, decided)
-        if record is not None:
+        if readings:
+            for role, commit, reading in readings:
+                runs.insert_evaluation(
+                    conn, h.run_id, it.iteration, it.kind, reading.to_dict(), role, commit
+                )
+        elif record is not None:
             runs.insert_evaluation(conn, h.run_id, it.iteration, it.kind, record)
         registry.clear_children(conn, h.run_id)
         runs.update_run(conn, h.run_id, **changes)
     h.run = replace(h.run, **changes)  # exactly what was written: no need to read it back
     failpoints.hit("step.after_decided")
     return decided
+
+
+def _compact(
+    evaluation: EvaluationRecord | None, readings: Sequence[Reading]
+) -> dict[str, Any] | None:
+    """The iteration's first evaluation, and a line per reading when there were several."""
+    if evaluation is None:
+        return None
+    data = evaluation.compact()
+    if len(readings) > 1:
+        data["readings"] = [
+            {"role": role, "commit": commit, "status": r.status, "score": r.score}
+            for role, commit, r in readings
+        ]
+    return data
 
 
 def apply_effect(

@@ -20,6 +20,16 @@ def _score(value: float | None) -> str:
     return format_score(value) or "-"
 
 
+def best_text(d: dict[str, Any]) -> str:
+    """The best score with its 95 % interval when it rests on several readings."""
+    interval = d.get("best_interval")
+    text = _score(d["best_score"])
+    if not interval or interval["high"] == interval["low"]:
+        return text
+    half = (interval["high"] - interval["low"]) / 2
+    return f"{text} ± {half:.2g} (n={interval['n']})"
+
+
 def run_list(items: Sequence[dict[str, Any]]) -> str:
     if not items:
         return "no runs yet (autoresearch prepare MISSION_DIR or autoresearch run …)"
@@ -32,7 +42,7 @@ def run_list(items: Sequence[dict[str, Any]]) -> str:
                 r["status"],
                 str(r["iteration"]),
                 _score(r["baseline_score"]),
-                _score(r["best_score"]),
+                best_text(r),
                 str(c.get("keep", 0)),
                 str(c.get("discard", 0) + c.get("ambiguous", 0)),
                 str(c.get("noop", 0)),
@@ -55,7 +65,7 @@ def run_details(d: dict[str, Any]) -> str:
         f"run:        {d['run_id']} ({d['status']}{reason}){note}",
         f"worktree:   {d['worktree_path']}  branch {d['branch_name']}",
         f"policy:     {d['keep_policy']} ({d['direction']} is better)",
-        f"baseline:   {_score(d['baseline_score'])}   best: {_score(d['best_score'])}   "
+        f"baseline:   {_score(d['baseline_score'])}   best: {best_text(d)}   "
         f"last kept: {(d['last_kept_commit'] or '')[:7]}",
         f"driver:     {driver}",
         f"iterations: {shown} of {d['iterations_total']} shown",

@@ -26,8 +26,9 @@ from autoresearch.errors import RefusedError
 from autoresearch.evaluate import EvaluationRecord
 from autoresearch.journal import runs
 from autoresearch.journal.runs import IterationRecord
+from autoresearch.noise import Role
 from autoresearch.states import ArtifactStatus, DecisionKind, IterationKind, Phase, RunStatus
-from autoresearch.supervisor import record, sync
+from autoresearch.supervisor import measure, record, sync
 from autoresearch.supervisor.finalize import honour_stop_request
 from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.recovery import recover
@@ -221,24 +222,32 @@ def _process(
         return _record(h, it, unchanged_candidate(), None, {}, sha, safety_checked=checked)
     record.start_evaluation(h, it)
     evaluation = record.evaluate(h, it.iteration, should_cancel)
-    decision = decide(
-        run.keep_policy,
-        spec.direction,
-        run.last_kept_score,
-        ArtifactStatus.CANDIDATE,
-        evaluation.summary(),
-    )
-    checked = decision.reset and _refuse_unsafe_reset(h, it)
-    changes: dict[str, Any] = {"latest_candidate_commit": artifact.candidate_commit}
-    if decision.keep:
-        changes["last_kept_commit"] = artifact.candidate_commit
-        changes["last_kept_score"] = kept_score_after(
-            decision, evaluation.summary(), run.last_kept_score
+    commit = artifact.candidate_commit
+    changes: dict[str, Any] = {"latest_candidate_commit": commit}
+    readings: list[record.Reading] = [(Role.CANDIDATE, commit, evaluation)]
+    if commit is not None and measure.applies(h, evaluation):
+        measured = measure.measure(h, it.iteration, commit, evaluation, should_cancel)
+        decision, readings = measured.decision, measured.readings
+        changes["last_kept_score"] = measured.kept_score
+    else:
+        decision = decide(
+            run.keep_policy,
+            spec.direction,
+            run.last_kept_score,
+            ArtifactStatus.CANDIDATE,
+            evaluation.summary(),
         )
+        if decision.keep:
+            changes["last_kept_score"] = kept_score_after(
+                decision, evaluation.summary(), run.last_kept_score
+            )
+    checked = decision.reset and _refuse_unsafe_reset(h, it)
+    if decision.keep:
+        changes["last_kept_commit"] = commit
     # the validated candidate is the worktree HEAD: the reset needs not ask git for it
     return _record(
         h, it, decision, evaluation, changes, sha, exists=True,
-        head=artifact.candidate_commit, safety_checked=checked,
+        head=commit, safety_checked=checked, readings=readings,
     )  # fmt: skip
 
 
@@ -264,8 +273,11 @@ def _record(
     exists: bool = False,
     head: str | None = None,
     safety_checked: bool = False,
+    readings: list[record.Reading] | None = None,
 ) -> StepResult:
-    decided = record.commit_decision(h, it, decision, evaluation, changes, exists)
+    decided = record.commit_decision(
+        h, it, decision, evaluation, changes, exists, readings=readings or ()
+    )
     applied = record.apply_effect(h, decided, known_head=head, safety_checked=safety_checked)
     sync.sync_after_iteration(h, applied, evaluation.to_dict() if evaluation else None, sha)
     failpoints.hit("step.after_views")

@@ -1,0 +1,178 @@
+"""Several readings per iteration (trust.md): the sequential test of a candidate against the
+incumbent, driven by noise.next_action.
+
+The candidate is measured in the run's worktree; the incumbent (the last kept commit) in a
+scratch checkout outside it, so the agent's tree is never moved. Readings are kept in memory
+and written with the decision in one transaction: an iteration interrupted half-way is rolled
+back whole and measured again, never half-counted.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from autoresearch import git
+from autoresearch.decide import Decision, sequential_decision
+from autoresearch.evaluate import EvaluationRecord
+from autoresearch.journal import runs
+from autoresearch.journal.db import Journal
+from autoresearch.noise import (
+    Action,
+    Interval,
+    Role,
+    Spread,
+    Verdict,
+    confirmations,
+    mean_interval,
+    next_action,
+    pooled_spread,
+    reference,
+)
+from autoresearch.repo_state import link_shared_paths
+from autoresearch.states import EvalStatus
+from autoresearch.supervisor import record
+from autoresearch.supervisor.handle import RunHandle
+
+
+@dataclass
+class Measured:
+    """What the readings of one iteration decided."""
+
+    decision: Decision
+    readings: list[record.Reading] = field(default_factory=list)
+    kept_score: float | None = None  # the reference mean of whatever is kept afterwards
+
+
+def _usable(r: EvaluationRecord) -> bool:
+    return r.status == EvalStatus.PASS and r.score is not None
+
+
+def _groups(journal: Journal, run_id: str) -> dict[str, list[float]]:
+    groups: dict[str, list[float]] = {}
+    for r in runs.readings(journal, run_id):
+        groups.setdefault(r.commit, []).append(r.score)
+    return groups
+
+
+def run_spread(journal: Journal, run_id: str) -> Spread:
+    """The evaluator's spread over every reading of the run, each commit around its mean."""
+    return pooled_spread(_groups(journal, run_id).values())
+
+
+def incumbent_reference(journal: Journal, run_id: str, commit: str) -> list[float]:
+    rows = runs.readings(journal, run_id, commit)
+    return reference([(r.role, r.score) for r in rows])
+
+
+def incumbent_interval(journal: Journal, run: runs.RunRecord) -> Interval | None:
+    """The reported best: the mean of the kept commit's reference readings, 95 % interval
+    (None for a run prepared before readings were recorded)."""
+    commit = run.last_kept_commit
+    if commit is None or run.sandbox.get("noise") is None:
+        return None
+    scores = incumbent_reference(journal, run.run_id, commit)
+    return mean_interval(scores, run_spread(journal, run.run_id)) if scores else None
+
+
+def applies(h: RunHandle, first: EvaluationRecord) -> bool:
+    """Whether this candidate goes through the sequential test (else the single rule)."""
+    if h.run.keep_policy != "score_improvement" or h.run.last_kept_score is None:
+        return False
+    if not _usable(first) or h.run.last_kept_commit is None:
+        return False
+    commit = h.run.last_kept_commit
+    spread = run_spread(h.journal, h.run_id)
+    return h.noise.sequential(spread.sd) and bool(incumbent_reference(h.journal, h.run_id, commit))
+
+
+def measure(
+    h: RunHandle,
+    iteration: int,
+    candidate_commit: str,
+    first: EvaluationRecord,
+    should_cancel: Callable[[], bool] | None = None,
+) -> Measured:
+    """Measure until the test decides; then confirm a keep with fresh readings."""
+    policy, direction = h.noise, h.run.direction
+    kept = str(h.run.last_kept_commit)
+    incumbent = incumbent_reference(h.journal, h.run_id, kept)
+    groups = _groups(
+        h.journal, h.run_id
+    )  # read once: this iteration's readings are added as they come
+    candidate = groups.setdefault(candidate_commit, [])
+    candidate.append(float(first.score or 0.0))
+    readings: list[record.Reading] = [(Role.CANDIDATE, candidate_commit, first)]
+    fresh = 0
+    while True:
+        spread = pooled_spread(groups.values())
+        verdict = next_action(policy, direction, spread, incumbent, candidate, fresh)
+        if verdict.final:
+            break
+        on_incumbent = verdict.action is Action.MEASURE_INCUMBENT
+        if on_incumbent:
+            tree = _incumbent_tree(h, kept)
+            reading = record.evaluate(h, iteration, should_cancel, tree=tree)
+            readings.append((Role.INCUMBENT, kept, reading))
+        else:
+            reading = record.evaluate(h, iteration, should_cancel)
+            readings.append((Role.CANDIDATE, candidate_commit, reading))
+        if not _usable(reading):
+            decision = sequential_decision(
+                verdict.action, _notes(readings), reading.summary(), on_incumbent
+            )
+            return Measured(decision, readings, statistics.fmean(incumbent))
+        score = float(reading.score or 0.0)
+        if on_incumbent:
+            incumbent.append(score)
+            groups.setdefault(kept, []).append(score)
+            fresh += 1
+        else:
+            candidate.append(score)
+    notes = _notes(readings, verdict, spread)
+    standing = incumbent
+    if verdict.action is Action.KEEP:
+        confirmed: list[float] = []
+        for _ in range(confirmations(policy, spread)):
+            reading = record.evaluate(h, iteration, should_cancel)
+            readings.append((Role.CONFIRM, candidate_commit, reading))
+            if _usable(reading):
+                confirmed.append(float(reading.score or 0.0))
+                groups[candidate_commit].append(confirmed[-1])
+        # no usable confirmation: the deciding readings are all there is to report
+        standing = confirmed or candidate
+    interval = mean_interval(standing, pooled_spread(groups.values()))
+    notes = (*notes, f"kept commit now at {interval.text()}")
+    decision = sequential_decision(verdict.action, notes)
+    return Measured(decision, readings, interval.mean)
+
+
+def _incumbent_tree(h: RunHandle, commit: str) -> Path:
+    """The scratch checkout of the kept commit, created or moved on first use."""
+    tree = h.incumbent_tree
+    if not git.is_worktree_of(tree, h.repo.repo_root):
+        git.worktree_remove(h.repo.repo_root, tree)
+        git.worktree_add_detached(h.repo.repo_root, tree, commit)
+    elif git.head(tree) != commit:
+        git.checkout_detached(tree, commit)
+    git.clean_untracked(tree, keep=h.links)
+    link_shared_paths(h.repo.repo_root, tree, h.links)
+    return tree
+
+
+def _notes(
+    readings: list[record.Reading], verdict: Verdict | None = None, spread: Spread | None = None
+) -> tuple[str, ...]:
+    counts = {role: sum(1 for r, _, _ in readings if r == role) for role in Role}
+    line = (
+        f"readings: {counts[Role.CANDIDATE]} candidate, {counts[Role.INCUMBENT]} incumbent "
+        "(this iteration)"
+    )
+    if verdict is None or verdict.difference is None or spread is None:
+        return (line,)
+    stats = f"difference {verdict.difference:+.4g} (better is +), spread {spread.sd:.3g}"
+    if verdict.llr is not None:
+        stats += f", log likelihood ratio {verdict.llr:.2f}"
+    return (line, stats)

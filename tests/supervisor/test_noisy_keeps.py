@@ -1,0 +1,145 @@
+"""Noise-aware keeps through prepare and step: real repositories, a real noisy evaluator, every
+reading its own journal row."""
+
+from __future__ import annotations
+
+import sqlite3
+import statistics
+import textwrap
+from pathlib import Path
+
+import pytest
+from sup_helpers import submit_and_step
+
+from autoresearch.decide import (
+    REASON_INCUMBENT_FAILED,
+    REASON_NOT_BETTER,
+    REASON_SIGNIFICANT,
+    REASON_UNDECIDED,
+)
+from autoresearch.supervisor import lifecycle
+from autoresearch.supervisor.handle import RunHandle
+from autoresearch.supervisor.prepare import prepare
+from helpers import Repo, sandbox_text
+
+# value.txt + Gaussian noise (sd 1) from a counter kept outside the repository, so every
+# reading differs and the sequence is reproducible; FAIL_AT makes readings of one value crash.
+NOISY_EVAL = textwrap.dedent(
+    """\
+    import json, os, random, sys
+    value = float(open("value.txt").read())
+    if os.environ.get("FAIL_AT") == str(value):
+        sys.exit(2)
+    state = os.environ["NOISE_STATE"]
+    n = int(open(state).read()) if os.path.exists(state) else 0
+    open(state, "w").write(str(n + 1))
+    print(json.dumps({"pass": True, "score": value + random.Random(n).gauss(0, 1)}))
+    """
+)
+
+
+def rows(h: RunHandle, iteration: int | None = None) -> list[tuple[int, str, str, float | None]]:
+    conn = sqlite3.connect(h.repo.journal)
+    try:
+        sql = "SELECT iteration, role, commit_sha, score FROM evaluations WHERE run_id = ?"
+        args: tuple[object, ...] = (h.run_id,)
+        if iteration is not None:
+            sql += " AND iteration = ?"
+            args += (iteration,)
+        return list(conn.execute(sql + " ORDER BY id", args))
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+def noisy(repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> RunHandle:
+    monkeypatch.setenv("NOISE_STATE", str(tmp_path / "noise-counter"))
+    repo.write("scripts/noisy.py", NOISY_EVAL)
+    repo.write("value.txt", "0\n")
+    mission = repo.mission(sandbox=sandbox_text("python3 scripts/noisy.py"))
+    return prepare(mission, run_tag="N1")
+
+
+def test_a_clear_improvement_is_kept_after_an_interleaved_test_and_confirmed(
+    noisy: RunHandle,
+) -> None:
+    h = noisy
+    baseline = h.run.last_kept_commit
+    calibration = rows(h, 0)
+    assert [r[1] for r in calibration] == ["baseline"] * 3
+    assert h.run.last_kept_score == pytest.approx(statistics.fmean(r[3] for r in calibration))
+
+    result = submit_and_step(h, {"value.txt": "10\n"}, description="ten")
+    assert (result.decision, result.decision_reason) == ("keep", REASON_SIGNIFICANT)
+    readings = rows(h, 1)
+    roles = [r[1] for r in readings]
+    assert roles[0] == "candidate" and "incumbent" in roles
+    assert all(r[2] == baseline for r in readings if r[1] == "incumbent")
+    confirm = [r[3] for r in readings if r[1] == "confirm"]
+    assert len(confirm) == 6 and all(r[2] == result.candidate_commit for r in readings[-6:])
+    # the reported best is the mean of the fresh confirmation readings, not the lucky ones
+    assert result.last_kept_score == pytest.approx(statistics.fmean(confirm))
+    # the incumbent was measured in a scratch checkout outside the worktree
+    assert (h.incumbent_tree / "value.txt").read_text() == "0\n"
+    assert not str(h.incumbent_tree).startswith(str(h.worktree))
+
+    summary = lifecycle.run_summary(h, 1, False)
+    interval = summary["best_interval"]
+    assert interval["n"] == 6 and interval["low"] < summary["best_score"] < interval["high"]
+    assert summary["best_score"] == pytest.approx(statistics.fmean(confirm))
+
+    # a change too small to matter is not kept; the incumbent is re-measured meanwhile
+    same = submit_and_step(h, {"value.txt": "10.3\n"}, description="about the same")
+    assert same.decision == "discard"
+    assert same.decision_reason in (REASON_NOT_BETTER, REASON_UNDECIDED)
+    fresh = [r[3] for r in rows(h, 2) if r[1] == "incumbent"]
+    assert fresh and all(r[2] == result.candidate_commit for r in rows(h, 2) if r[1] == "incumbent")
+    assert same.last_kept_score == pytest.approx(statistics.fmean(confirm + fresh))
+    assert any(n.startswith("kept commit now at ") for n in same.notes)
+
+    # a clearly worse one is rejected on its first reading
+    worse = submit_and_step(h, {"value.txt": "-20\n"}, description="worse")
+    assert (worse.decision, worse.decision_reason) == ("discard", REASON_NOT_BETTER)
+    assert [r[1] for r in rows(h, 3)] == ["candidate"]
+    entry = h.paths.ledger.read_text()
+    assert '"role": "incumbent"' in entry
+    h.close()
+
+
+def test_a_failing_re_measurement_of_the_incumbent_discards_the_candidate(
+    noisy: RunHandle, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAIL_AT", "0.0")  # the kept commit's evaluations now crash
+    result = submit_and_step(noisy, {"value.txt": "2\n"})
+    assert (result.decision, result.decision_reason) == ("discard", REASON_INCUMBENT_FAILED)
+    assert [r[1] for r in rows(noisy, 1)][-1] == "incumbent"
+    noisy.close()
+
+
+def test_a_deterministic_evaluator_costs_one_evaluation_per_iteration(run: RunHandle) -> None:
+    """Calibration readings agree: today's rule, today's reasons, one row per iteration."""
+    assert [r[1] for r in rows(run, 0)] == ["baseline"] * 3
+    kept = submit_and_step(run, {"value.txt": "5\n"})
+    worse = submit_and_step(run, {"value.txt": "3\n"})
+    assert (kept.decision_reason, worse.decision_reason) == (
+        "score improved over last kept score",
+        "score did not improve",
+    )
+    assert [len(rows(run, i)) for i in (1, 2)] == [1, 1]
+    assert lifecycle.run_summary(run, 2, False)["best_interval"]["n"] == 1
+
+
+def test_mode_single_is_exactly_the_single_reading_rule(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NOISE_STATE", str(tmp_path / "noise-counter"))
+    repo.write("scripts/noisy.py", NOISY_EVAL)
+    repo.write("value.txt", "0\n")
+    sandbox = sandbox_text("python3 scripts/noisy.py", extra="noise:\n  mode: single\n")
+    with prepare(repo.mission(sandbox=sandbox), run_tag="S1") as h:
+        assert len(rows(h, 0)) == 1
+        first = rows(h, 0)[0][3]
+        result = submit_and_step(h, {"other.txt": "x\n"})  # a null change, one reading
+        assert len(rows(h, 1)) == 1
+        expected = "keep" if rows(h, 1)[0][3] > first else "discard"
+        assert result.decision == expected
