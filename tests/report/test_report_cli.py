@@ -8,7 +8,12 @@ import sys
 from pathlib import Path
 from urllib.parse import unquote
 
+import pytest
+from report_helpers import submit_and_step
+
+from autoresearch.report import build_run_report
 from autoresearch.supervisor.handle import RunHandle
+from autoresearch.supervisor.prepare import prepare
 from helpers import Repo, cli
 
 CMD_AGENT = f"cmd:{sys.executable} {Path(__file__).parents[1] / 'agents/fakes/cmd_agent.py'}"
@@ -84,3 +89,18 @@ def test_the_demo_summary_ends_with_the_report(tmp_path: Path) -> None:
     last = Path(done.stdout.strip().splitlines()[-1].strip())
     assert last.name == "report.html" and last.is_file()
     assert last.is_relative_to((tmp_path / "demo").resolve() / ".autoresearch" / "runs")
+
+
+def test_the_report_masks_secrets_in_what_people_read(
+    mission_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = "sk-" + "a1" * 12
+    monkeypatch.setenv("MY_SERVICE_TOKEN", "hunter2-hunter2")
+    with prepare(mission_dir, run_tag="S") as h:
+        submit_and_step(h, {"value.txt": "5\n", "notes.txt": f"{key} hunter2-hunter2\n"}, f"used {key}")
+        run_id = h.run_id
+    result = build_run_report(mission_dir.parent.parent, run_id, tmp_path / "out")
+    page = result.report_file.read_text()
+    assert key not in page and "hunter2-hunter2" not in page
+    assert "used [REDACTED]" in page  # the description
+    assert "+[REDACTED] [REDACTED]" in page  # the kept diff

@@ -3,6 +3,7 @@ colours they must have; and the pure helpers behind it."""
 
 from __future__ import annotations
 
+import io
 import math
 from pathlib import Path
 
@@ -141,3 +142,22 @@ def test_several_readings_give_the_improvement_an_interval() -> None:
     spread = math.sqrt(0.16 / 3 + 0.04 / 3)
     assert interval.high == pytest.approx(-2.0 + 1.96 * spread)
     assert difference_interval([1.0], [2.0, 3.0]) is None
+
+
+def test_repeated_readings_show_as_a_bar_through_the_dot() -> None:
+    data = _data(
+        [
+            Row(0, "baseline", Outcome.BASELINE, 10.0, readings=(10.0,)),
+            Row(1, "discard", Outcome.DISCARDED, 6.0, readings=(2.0, 6.0, 10.0)),
+            Row(2, "discard", Outcome.DISCARDED, 6.0),
+            Row(3, "keep", Outcome.KEPT, 1.0),
+        ]
+    )
+    image = plot.render(data)
+    pixels = mpimg.imread(io.BytesIO(image.png), format="png")
+    (x1, y1), (x2, y2) = image.marks[1], image.marks[2]
+    assert y1 == y2  # same mean, same height
+    ten = image.marks[0][1]
+    probe = (y1 + ten) // 2  # halfway between 6 and 10: inside the bar of #1 only
+    assert LOOKS[Outcome.DISCARDED](*_rgb(pixels, x1, probe)), _rgb(pixels, x1, probe)
+    assert _close(_rgb(pixels, x2, probe), (255, 255, 255), 30), _rgb(pixels, x2, probe)

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from autoresearch.cli.common import emit_json, repo_root, warn
+from autoresearch.cli.common import emit_json, repo_root, say, warn
 
 JSON_HELP = "Print one JSON object on stdout."
 
@@ -41,7 +41,7 @@ def show(result: Any, as_json: bool, open_it: bool) -> None:
     else:
         from autoresearch.report.text import summary_lines
 
-        click.echo(summary_lines(result))
+        say(summary_lines(result))
     if open_it:
         webbrowser.open(result.report_file.as_uri())
 
@@ -82,4 +82,4 @@ def finalize(ctx: click.Context, run_id: str, single: bool, dry_run: bool, as_js
     if as_json:
         emit_json(result.to_dict())
     else:
-        click.echo(text.finalize(result.to_dict()))
+        say(text.finalize(result.to_dict()))

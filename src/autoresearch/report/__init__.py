@@ -6,7 +6,7 @@ atomically into the run's (or session's) `report/` folder or a folder the caller
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +14,7 @@ from autoresearch.errors import NotFoundError
 from autoresearch.fsutil import atomic_write_bytes, atomic_write_text
 from autoresearch.journal import sessions
 from autoresearch.paths import PLOT_FILE, REPORT_FILE, RepoPaths, session_paths
+from autoresearch.redact import current
 from autoresearch.report import collect, html, plot
 from autoresearch.report.model import Outcome, ReportData, improvement, mean_score
 from autoresearch.settings import journal_timeout
@@ -89,6 +90,7 @@ def build_session_report(
 def write(data: ReportData, out: Path) -> ReportResult:
     """Draw the plot (when matplotlib is there) and write both files atomically."""
     out = out.resolve()
+    data = redacted(data)
     image, warning = _plot(data)
     plot_file = None
     if image is not None:
@@ -97,6 +99,25 @@ def write(data: ReportData, out: Path) -> ReportResult:
     page = html.render(data, image.png if image else None, warning or "", out)
     atomic_write_text(out / REPORT_FILE, page)
     return ReportResult(data, out / REPORT_FILE, plot_file, warning)
+
+
+def redacted(data: ReportData) -> ReportData:
+    """Every text a person reads, secrets masked (autoresearch.redact): the report is shared."""
+    r = current()
+    rows = tuple(
+        replace(
+            row,
+            description=r.text(row.description),
+            reason=r.text(row.reason),
+            notes=tuple(r.text(n) for n in row.notes),
+        )
+        for row in data.rows
+    )
+    kept = tuple(
+        replace(k, description=r.text(k.description), diff=r.text(k.diff)) for k in data.kept
+    )
+    facts = tuple((k, r.text(v)) for k, v in data.facts)
+    return replace(data, rows=rows, kept=kept, facts=facts, title=r.text(data.title))
 
 
 def _plot(data: ReportData) -> tuple[plot.PlotImage | None, str | None]:

@@ -25,7 +25,7 @@ from autoresearch.report.model import (
     total_tokens,
 )
 from autoresearch.report.static import SCRIPT, STYLE
-from autoresearch.states import Direction
+from autoresearch.states import Direction, is_better
 
 
 def num(value: float | None, signed: bool = False) -> str:
@@ -211,7 +211,9 @@ def _table(data: ReportData, base: Path) -> str:
         f'<th scope="col"><button type="button" data-col="{i}">{escape(h)}</button></th>'
         for i, h in enumerate(head)
     )
-    body = "".join(_row(r, best, lanes, base) for r, best in _with_best_before(data))
+    body = "".join(
+        _row(r, best, lanes, base, data.direction) for r, best in _with_best_before(data)
+    )
     filters = "".join(
         f'<button type="button" data-filter="{f}"{" aria-pressed=true" if f == "all" else ""}>'
         f"{f}</button>"
@@ -236,7 +238,7 @@ def _with_best_before(data: ReportData) -> list[tuple[Row, float | None]]:
     return out
 
 
-def _row(row: Row, best: float | None, lanes: bool, base: Path) -> str:
+def _row(row: Row, best: float | None, lanes: bool, base: Path, direction: str) -> str:
     score = _score(row)
     delta = None if score is None or best is None else score - best
     readings = f" ({len(row.readings)} readings)" if len(row.readings) > 1 else ""
@@ -248,7 +250,7 @@ def _row(row: Row, best: float | None, lanes: bool, base: Path) -> str:
         _td(str(row.number), row.number),
         f'<td><span class="pill {row.outcome.value}">{escape(row.decision)}</span></td>',
         _td(num(score) + readings, score),
-        _td(num(delta, signed=True), delta),
+        _td(num(delta, signed=True), delta, _trend(direction, score, best)),
         f'<td class="desc">{escape(row.description)}</td>',
         f'<td class="why">{why}</td>',
         f"<td>{escape(row.agent or '')}</td>",
@@ -266,9 +268,16 @@ def _row(row: Row, best: float | None, lanes: bool, base: Path) -> str:
     return f'<tr data-outcome="{row.outcome.value}">{"".join(cells)}</tr>'
 
 
-def _td(text: str, value: float | None) -> str:
+def _td(text: str, value: float | None, extra: str = "") -> str:
     sort = "" if value is None else f' data-sort="{value!r}"'
-    return f"<td class=n{sort}>{escape(text)}</td>"
+    return f'<td class="n{extra}"{sort}>{escape(text)}</td>'
+
+
+def _trend(direction: str, score: float | None, best: float | None) -> str:
+    """A class that colours a change: better than the best before it, or worse."""
+    if score is None or best is None or score == best:
+        return ""
+    return " better" if is_better(direction, score, best) else " worse"
 
 
 def _kept(kept: tuple[KeptChange, ...]) -> str:

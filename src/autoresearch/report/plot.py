@@ -144,7 +144,7 @@ def _intervals(ax: Any, scored: list[Row]) -> None:
                 max(row.readings),
                 color=COLOURS.get(row.outcome, "#777777"),
                 linewidth=2,
-                alpha=0.5,
+                alpha=0.7,
                 zorder=3,
             )
 

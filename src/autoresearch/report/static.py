@@ -40,6 +40,8 @@ th button { all: unset; cursor: pointer; font-weight: 600; }
 th[aria-sort=ascending] button::after { content: " ▲"; }
 th[aria-sort=descending] button::after { content: " ▼"; }
 td.n { text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }
+td.better { color: #116329; font-weight: 600; }
+td.worse { color: #82071e; }
 td.desc { max-width: 360px; }
 td.why { max-width: 320px; color: #57606a; font-size: 12px; }
 td.why details summary { cursor: pointer; }

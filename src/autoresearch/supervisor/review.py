@@ -21,6 +21,7 @@ from autoresearch.journal import runs
 from autoresearch.journal.runs import RunRecord
 from autoresearch.journal.views import format_score
 from autoresearch.paths import STATE_DIR, RepoPaths
+from autoresearch.redact import redact
 from autoresearch.report.collect import kept_steps
 from autoresearch.settings import journal_timeout
 from autoresearch.states import MISSION_DEFAULT_DIRECTION
@@ -266,7 +267,7 @@ def _build(repo_root: Path, run: RunRecord, start: str, branch: Branch) -> Branc
         if tree is None:
             raise RefusedError(msg_conflict(tip, start))
         if i == len(steps) - 1:
-            message = f"{message.rstrip()}\n\n{evidence(run, branch)}\n"
+            message = f"{message.rstrip()}\n\n{redact(evidence(run, branch))}\n"
         head = git.commit_tree(repo_root, tree, head, message, git.commit_info(repo_root, info_of))
     return replace(branch, head=head)
 
