@@ -97,7 +97,9 @@ def test_the_report_masks_secrets_in_what_people_read(
     key = "sk-" + "a1" * 12
     monkeypatch.setenv("MY_SERVICE_TOKEN", "hunter2-hunter2")
     with prepare(mission_dir, run_tag="S") as h:
-        submit_and_step(h, {"value.txt": "5\n", "notes.txt": f"{key} hunter2-hunter2\n"}, f"used {key}")
+        submit_and_step(
+            h, {"value.txt": "5\n", "notes.txt": f"{key} hunter2-hunter2\n"}, f"used {key}"
+        )
         run_id = h.run_id
     result = build_run_report(mission_dir.parent.parent, run_id, tmp_path / "out")
     page = result.report_file.read_text()
