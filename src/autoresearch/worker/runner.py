@@ -118,7 +118,9 @@ class Runner:
         return workdir, {"worktree_path": str(tree), "branch": branch}
 
     def _agent(self, workdir: Path, snap: ev.Snapshot) -> AgentResult:
-        config = AgentConfig(self.spec.agent, self.spec.model, (), self.spec.max_turns)
+        config = AgentConfig(
+            self.spec.agent, self.spec.model, session_grants(self.spec), self.spec.max_turns
+        )
         request = SessionRequest(
             run_id=self.job_id,
             iteration=1,
@@ -264,6 +266,18 @@ class Runner:
     def _update(self, **changes: Any) -> None:
         with self.journal.tx() as conn:
             store.update_job(conn, self.job_id, **changes)
+
+
+def session_grants(spec: JobSpec) -> tuple[str, ...]:
+    """Extra agent arguments so the session may run the job's own checks.
+
+    Claude Code in acceptEdits mode denies every Bash command nobody granted (a denial fails
+    the session); the checks are what the job will be judged by, so the agent may run exactly
+    those. Codex's workspace-write sandbox already lets it run commands in its directory.
+    """
+    if spec.agent != "claude" or not spec.checks:
+        return ()
+    return ("--allowedTools", ",".join(f"Bash({c.command})" for c in spec.checks))
 
 
 def _executor(result: AgentResult) -> Executor:

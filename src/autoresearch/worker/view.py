@@ -133,7 +133,15 @@ def _executor_summary(data: dict[str, Any] | None) -> dict[str, Any] | None:
     if data is None:
         return None
     keys = ("status", "agent", "exit_code", "duration_ms", "timed_out", "cancelled", "error")
-    more = ("turns", "input_tokens", "output_tokens", "cached_tokens", "cost_usd", "model")
+    more = (
+        "turns",
+        "input_tokens",
+        "output_tokens",
+        "cached_tokens",
+        "cost_usd",
+        "model",
+        "denials",
+    )
     return {k: data.get(k) for k in (*keys, *more) if k in data}
 
 

@@ -1,0 +1,86 @@
+"""Jobs with the real Claude Code and codex CLIs (pinned, installed by `.ci/run`) against the
+scripted model server on 127.0.0.1: the back-ends `run` uses, with the grants a job's session
+needs to edit and run the job's own check – seen from the MCP client."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "agents"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp"))
+
+from mcp_helpers import connect
+from test_real_agents import AGENT_BIN, require
+from worker_helpers import job_repo
+
+from autoresearch.mcp.server import build_server
+from model_server import MODEL, Exchange, ModelServer, Reply, ToolCall, claude_env, codex_env
+
+pytestmark = pytest.mark.anyio
+# Not a read-only command (Claude Code runs those without a grant): it needs the job's grant.
+CHECK = "sh scripts/check.sh"
+
+
+def claude_plan(ex: Exchange) -> Reply:
+    steps = [
+        ToolCall("Write", {"file_path": f"{ex.cwd}/src/new.py", "content": "VALUE = 2\n"}),
+        ToolCall("Bash", {"command": CHECK, "description": "Run the job's check"}),
+    ]
+    done = len(ex.tool_results)
+    return Reply(tool_calls=(steps[done],)) if done < len(steps) else Reply(text="done")
+
+
+def codex_plan(ex: Exchange) -> Reply:
+    steps = ["printf 'VALUE = 2\\n' > src/new.py", CHECK]
+    done = len(ex.tool_results)
+    if done < len(steps):
+        return Reply(tool_calls=(ToolCall("exec_command", {"cmd": steps[done]}),))
+    return Reply(text="done")
+
+
+@pytest.mark.parametrize("name", ["claude", "codex"])
+async def test_real_agent_job_is_accepted(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    require(name)
+    repo = job_repo(tmp_path / "repo")
+    repo.write("scripts/check.sh", "grep -q 'VALUE = 2' src/new.py\n")
+    repo.commit("check")
+    plan = claude_plan if name == "claude" else codex_plan
+    with ModelServer(plan) as server:
+        home = tmp_path / f"{name}-home"
+        env = claude_env(server, home) if name == "claude" else codex_env(server, home)
+        scratch = tmp_path / "agent-tmp"
+        scratch.mkdir()
+        env.update(PATH=f"{AGENT_BIN}:{os.environ['PATH']}", TMPDIR=str(scratch))
+        for key, value in env.items():  # the job's runner inherits the server's environment
+            monkeypatch.setenv(key, value)
+        async with connect(build_server(repo.root)) as t:
+            started = await t.ok(
+                "job_start",
+                {
+                    "prompt": "Create src/new.py with VALUE = 2, then run the check.",
+                    "verification_policy": {"task_kind": "modifying"},
+                    "agent": name,
+                    "model": MODEL,
+                    "scoped_patch": {"paths": ["src"]},
+                    "checks": [{"command": CHECK, "timeout_seconds": 60}],
+                    "timeout_seconds": 240,
+                },
+            )
+            done = await t.ok("job_wait", {"job_id": started.data["job_id"], "timeout_ms": 240_000})
+    assert not server.errors, server.errors
+    outcome = done.data["outcome"]
+    assert outcome["status"] == "accepted", (outcome, done.text)
+    assert outcome["evidence"]["changed_files"] == ["src/new.py"]
+    assert outcome["evidence"]["executor"]["status"] == "passed"
+    assert "denials" not in outcome["evidence"]["executor"]
+    # the agent ran the check itself through its own tool, and was allowed to
+    results = [r for ex in server.exchanges for r in ex.tool_results]
+    assert len(set(results)) >= 2 and not any(
+        "denied" in r.lower() or "permission" in r.lower() for r in results
+    )
