@@ -9,12 +9,18 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from autoresearch.children import run_tag
-from autoresearch.contracts.evaluator_output import Verdict, metric_verdict, parse_json_verdict
+from autoresearch.contracts.evaluator_output import (
+    MSG_NOT_JSON,
+    MSG_NOT_JSON_LONG_LINE,
+    Verdict,
+    metric_verdict,
+    parse_json_verdict,
+)
 from autoresearch.contracts.metric_lines import MetricScanner, ParsedLines
 from autoresearch.contracts.sandbox import EvaluatorSpec
 from autoresearch.decide import EvalSummary
@@ -110,6 +116,11 @@ class JsonStdoutCollector:
     def close(self) -> None:
         self._lines.close()
 
+    @property
+    def dropped_long_lines(self) -> bool:
+        """Output was over the limit and some line in it too long to be kept."""
+        return self._overflow and self._lines.dropped > 0
+
     def text(self) -> str:
         if not self._overflow:
             return self._head.decode("utf-8", "replace")
@@ -159,6 +170,8 @@ def run_evaluator(
     )
     if spec.format == "json":
         verdict = parse_json_verdict(collector.text())
+        if verdict.parse_error == MSG_NOT_JSON and collector.dropped_long_lines:
+            verdict = replace(verdict, parse_error=MSG_NOT_JSON_LONG_LINE)
     else:
         verdict = metric_verdict(parsed.metrics, spec.metric or "", outcome.exit_code)
     return build_record(spec, outcome, verdict)

@@ -14,6 +14,7 @@ run with umask 077. The modes are set explicitly (a umask only removes bits, and
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import stat
@@ -117,3 +118,52 @@ def dump_json(value: Any) -> str:
 
 def atomic_write_json(path: Path, value: Any) -> None:
     atomic_write_text(path, dump_json(value))
+
+
+class FileRefused(ValueError):
+    """A file that is read as input but is not a plain, bounded regular file; the message says
+    why (a symbolic link, a FIFO or other special file, too large)."""
+
+
+def read_regular(path: Path, limit: int) -> bytes:
+    """The bytes of `path`, read only when it is a regular file of at most `limit` bytes.
+
+    The input may come from untrusted code: a symbolic link (to /dev/zero, to another file) is
+    refused without being followed, a FIFO is never waited on, and no more than `limit` bytes
+    are ever read. FileNotFoundError when it does not exist.
+    """
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise FileRefused("is a symbolic link") from exc
+        if exc.errno in (errno.EISDIR, errno.ENXIO):
+            raise FileRefused("is not a regular file") from exc
+        raise
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise FileRefused("is not a regular file")
+        if info.st_size > limit:
+            raise FileRefused(f"is larger than {_size(limit)}")
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(fd, limit + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > limit:  # grew while we read it
+        raise FileRefused(f"is larger than {_size(limit)}")
+    return data
+
+
+def _size(limit: int) -> str:
+    for unit, size in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if limit % size == 0:
+            return f"{limit // size} {unit}"
+    return f"{limit} bytes"

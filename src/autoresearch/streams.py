@@ -31,6 +31,7 @@ class LineSplitter:
         self._max = max_line
         self._pending = bytearray()
         self._overflow = False
+        self.dropped = 0  # lines over `max_line`, not fed to the callback
 
     def feed(self, data: bytes) -> None:
         start = 0
@@ -56,6 +57,7 @@ class LineSplitter:
             return
         if len(self._pending) + len(piece) > self._max:
             self._overflow = True
+            self.dropped += 1
             self._pending.clear()
         else:
             self._pending += piece

@@ -6,10 +6,10 @@ messages for them are defined here so that every exact string of §4 sits in one
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
+from autoresearch.contracts.json_input import JsonInputError, load_json
 from autoresearch.states import ArtifactStatus
 
 STATUSES = tuple(ArtifactStatus)
@@ -30,7 +30,16 @@ MSG_BASE_MISMATCH = "candidate base_commit {sha} does not match last kept commit
 MSG_COMMIT_REQUIRED = "candidate status requires a non-null candidate_commit"
 MSG_COMMIT_UNRESOLVED = "candidate_commit does not resolve in git: {raw}"
 MSG_COMMIT_NOT_HEAD = "candidate_commit {sha} does not match worktree HEAD {head}"
-# Beyond §4: the run's history belongs to the supervisor, not to the session.
+# Beyond §4: bounded input (json_input's limits apply too) ...
+MAX_ARTIFACT_BYTES = 64 * 1024
+MAX_DESCRIPTION_CHARS = 2000
+MSG_NOT_REGULAR = (
+    "autoresearch candidate artifact must be a regular file of at most 64 KiB: {path} {why}"
+)
+MSG_DESCRIPTION_LONG = (
+    f"autoresearch candidate artifact description is longer than {MAX_DESCRIPTION_CHARS} characters"
+)
+# ... and the run's history belongs to the supervisor, not to the session.
 MSG_COMMIT_OFF_BRANCH = "candidate_commit {sha} is not on the run branch {branch}"
 MSG_COMMIT_NOT_DESCENDANT = "candidate_commit {sha} does not descend from last kept commit {kept}"
 
@@ -64,9 +73,11 @@ class CandidateArtifact:
 def parse_artifact(text: str) -> CandidateArtifact:
     """Validate the artifact's shape; raises ArtifactError with the exact §4 message."""
     try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise ArtifactError(MSG_NOT_JSON) from exc
+        data = load_json(text)
+    except JsonInputError as exc:
+        detail = str(exc)
+        message = MSG_NOT_JSON if detail == "not valid JSON" else f"{MSG_NOT_JSON}: {detail}"
+        raise ArtifactError(message) from exc
     if not isinstance(data, dict):
         raise ArtifactError(MSG_NOT_OBJECT)
     if data.get("status") not in STATUSES:
@@ -81,6 +92,8 @@ def parse_artifact(text: str) -> CandidateArtifact:
     description = data.get("description")
     if not isinstance(description, str):
         raise ArtifactError(MSG_DESCRIPTION)
+    if len(description) > MAX_DESCRIPTION_CHARS:
+        raise ArtifactError(MSG_DESCRIPTION_LONG)
     notes = data.get("notes")
     if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
         raise ArtifactError(MSG_NOTES)

@@ -6,13 +6,18 @@
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from autoresearch.contracts.json_input import load_json
+
 MSG_NOT_JSON = (
     "Evaluator output must be valid JSON with required boolean pass and optional numeric score."
+)
+MSG_NOT_JSON_LONG_LINE = (
+    MSG_NOT_JSON[:-1] + " (output over 1 MiB is read line by line, and a line over 1 MiB is "
+    "ignored)."
 )
 MSG_NOT_OBJECT = "Evaluator output must be a JSON object."
 MSG_NO_PASS = "Evaluator output must include boolean pass."
@@ -48,7 +53,7 @@ def find_json_object(stdout: str) -> Any:
     """
     text = stdout.strip()
     try:
-        return json.loads(text)
+        return load_json(text, nonfinite_as_null=True)
     except ValueError:
         pass
     for line in reversed(text.splitlines()):
@@ -56,7 +61,7 @@ def find_json_object(stdout: str) -> Any:
         if not line.startswith("{"):
             continue
         try:
-            value = json.loads(line)
+            value = load_json(line, nonfinite_as_null=True)
         except ValueError:
             continue
         if isinstance(value, dict):

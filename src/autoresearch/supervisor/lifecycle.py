@@ -6,13 +6,13 @@ missing worktree, then reset safety.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from autoresearch import git
 from autoresearch.contracts.candidate import is_placeholder
+from autoresearch.contracts.json_input import load_json
 from autoresearch.decide import STOP_OPERATOR
 from autoresearch.errors import NotFoundError, RefusedError
 from autoresearch.journal import runs, views
@@ -152,17 +152,17 @@ def _rearm(h: RunHandle, save_dirty: bool) -> ResumeOutcome:
 
 def has_pending_artifact(h: RunHandle) -> bool:
     """True when candidate.json holds a session's artifact that no step has processed yet."""
-    current = sync.file_sha256(h.paths.candidate)
-    if current is None:
+    read = sync.read_artifact(h.paths.candidate)
+    if read.sha256 is None:
         return False
     last = runs.get_iteration(h.journal, h.run_id, h.run.iteration)
-    if last is not None and last.artifact_sha256 == current:
+    if last is not None and last.artifact_sha256 == read.sha256:
         return False
     try:
-        data = json.loads(h.paths.candidate.read_bytes())
-    except (OSError, ValueError):
+        data = load_json(read.raw) if read.raw is not None else None
+    except ValueError:
         return True
-    return not is_placeholder(data)
+    return data is None or not is_placeholder(data)
 
 
 @dataclass(frozen=True)

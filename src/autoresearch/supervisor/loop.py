@@ -8,7 +8,6 @@ under the run's logs before the worktree is reset.
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 from typing import Protocol
@@ -17,6 +16,7 @@ from autoresearch import children, failpoints, git
 from autoresearch.agents.base import Agent, AgentResult, SessionRequest
 from autoresearch.clock import utc_now_iso
 from autoresearch.contracts import candidate as cand
+from autoresearch.contracts.json_input import load_json
 from autoresearch.decide import (
     DEFAULT_MAX_AGENT_FAILURES,
     DEFAULT_MAX_NOOPS,
@@ -29,7 +29,7 @@ from autoresearch.fsutil import atomic_write_json
 from autoresearch.journal import children as registry
 from autoresearch.journal import runs
 from autoresearch.states import REJECTS_CANDIDATE, ArtifactStatus, DecisionKind, RunStatus
-from autoresearch.supervisor import record
+from autoresearch.supervisor import record, sync
 from autoresearch.supervisor.finalize import finalize_run
 from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.lifecycle import has_pending_artifact
@@ -324,9 +324,10 @@ def _agent_notes(result: AgentResult) -> list[str]:
 
 
 def _read_artifact(h: RunHandle) -> object:
+    raw = sync.read_artifact(h.paths.candidate).raw
     try:
-        return json.loads(h.paths.candidate.read_bytes())
-    except (OSError, ValueError):
+        return load_json(raw) if raw is not None else None
+    except ValueError:
         return None
 
 

@@ -6,8 +6,6 @@ replaced by the placeholder afterwards, so the same artifact is never processed 
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -15,6 +13,7 @@ from typing import Any
 from autoresearch import failpoints, git
 from autoresearch.contracts import candidate as cand
 from autoresearch.contracts.candidate import ArtifactError, CandidateArtifact
+from autoresearch.contracts.json_input import load_json
 from autoresearch.decide import (
     Decision,
     decide,
@@ -95,8 +94,8 @@ def step(
     repaired = recover(h)
     if h.run.status != RunStatus.RUNNING:
         raise RefusedError(msg_terminal(h.run_id, h.run.status))
-    raw = _read_artifact(h)
-    sha = hashlib.sha256(raw).hexdigest() if raw is not None else None
+    read = sync.read_artifact(h.paths.candidate)
+    raw, sha = read.raw, read.sha256
     base: dict[str, Any] = {
         "iteration": h.run.iteration + 1,
         "artifact_sha256": sha,
@@ -104,6 +103,8 @@ def step(
         "agent": agent,
     }
     try:
+        if read.refused is not None:
+            raise ArtifactError(read.refused)
         artifact = _validate(h, raw)
     except ArtifactError as exc:
         it = _invalid_iteration(h, raw, base)
@@ -124,13 +125,6 @@ def step(
         )
         result = _process(h, it, artifact, sha, should_cancel)
     return replace(result, repaired=repaired)
-
-
-def _read_artifact(h: RunHandle) -> bytes | None:
-    try:
-        return h.paths.candidate.read_bytes()
-    except FileNotFoundError:
-        return None
 
 
 def _validate(h: RunHandle, raw: bytes | None) -> CandidateArtifact:
@@ -173,16 +167,17 @@ def _invalid_iteration(h: RunHandle, raw: bytes | None, base: dict[str, Any]) ->
     data: dict[str, Any] = {}
     if raw is not None:
         try:
-            loaded = json.loads(raw)
+            loaded = load_json(raw)
             data = loaded if isinstance(loaded, dict) else {}
         except ValueError:
             data = {}
 
     def text(key: str) -> str | None:
         value = data.get(key)
-        return value if isinstance(value, str) else None
+        return _clip(value) if isinstance(value, str) else None
 
     notes = data.get("notes")
+    notes = [_clip(n) for n in notes[:20] if isinstance(n, str)] if isinstance(notes, list) else []
     return record.new_iteration(
         h,
         base["iteration"],
@@ -191,11 +186,16 @@ def _invalid_iteration(h: RunHandle, raw: bytes | None, base: dict[str, Any]) ->
         base_commit=text("base_commit"),
         candidate_commit=text("candidate_commit"),
         description=text("description") or VALIDATION_DESCRIPTION,
-        artifact_notes=[n for n in notes if isinstance(n, str)] if isinstance(notes, list) else [],
+        artifact_notes=notes,
         artifact_sha256=base["artifact_sha256"],
         decision_notes=base["decision_notes"],
         agent=base["agent"],
     )
+
+
+def _clip(text: str, limit: int = 200) -> str:
+    """A field of an invalid artifact, kept short: the artifact is untrusted, the ledger is not."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _process(

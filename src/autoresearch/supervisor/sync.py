@@ -9,14 +9,16 @@ artifact that is still waiting is never destroyed.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import replace
+import shutil
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from autoresearch import failpoints
 from autoresearch.clock import utc_now_iso
+from autoresearch.contracts import candidate as cand
 from autoresearch.contracts.candidate import placeholder
-from autoresearch.fsutil import atomic_write_json, atomic_write_text
+from autoresearch.fsutil import FileRefused, atomic_write_json, atomic_write_text, read_regular
 from autoresearch.journal import runs, views
 from autoresearch.journal.runs import IterationRecord
 from autoresearch.redact import redact, redact_value
@@ -25,15 +27,38 @@ from autoresearch.supervisor import instructions
 from autoresearch.supervisor.handle import RunHandle, pid_host
 
 
-def file_sha256(path: Path) -> str | None:
+@dataclass(frozen=True)
+class ArtifactBytes:
+    """candidate.json as read, bounded: its bytes, or why it was refused, and a digest that
+    tells one state of the file from another (None: there is no file)."""
+
+    raw: bytes | None
+    refused: str | None
+    sha256: str | None
+
+
+def read_artifact(path: Path) -> ArtifactBytes:
+    """Read the artifact a session wrote: a regular file only, never through a symlink, never
+    waiting on a FIFO, at most cand.MAX_ARTIFACT_BYTES."""
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        raw = read_regular(path, cand.MAX_ARTIFACT_BYTES)
     except FileNotFoundError:
-        return None
+        return ArtifactBytes(None, None, None)
+    except FileRefused as exc:
+        reason = cand.MSG_NOT_REGULAR.format(path=path, why=exc)
+        return ArtifactBytes(None, reason, hashlib.sha256(reason.encode()).hexdigest())
+    return ArtifactBytes(raw, None, hashlib.sha256(raw).hexdigest())
+
+
+def file_sha256(path: Path) -> str | None:
+    return read_artifact(path).sha256
 
 
 def write_placeholder(h: RunHandle) -> None:
-    atomic_write_json(h.paths.candidate, placeholder(h.run.last_kept_commit or "", utc_now_iso()))
+    path = h.paths.candidate
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)  # a session made a folder of it: nothing to keep in the handoff
+    atomic_write_json(path, placeholder(h.run.last_kept_commit or "", utc_now_iso()))
 
 
 def write_instructions(h: RunHandle) -> None:
