@@ -73,3 +73,13 @@ def emit_json(value: Any) -> None:
 
 def warn(message: str) -> None:
     say(message, err=True)
+
+
+def warn_baseline(manifest: dict[str, Any], baseline: dict[str, Any] | None) -> None:
+    """Say loudly when a score_improvement run can never keep anything (the diagnosis is the
+    core's: supervisor/diagnose.py)."""
+    from autoresearch.supervisor.diagnose import baseline_warning
+
+    text = baseline_warning(manifest, baseline)
+    if text:
+        warn(text)

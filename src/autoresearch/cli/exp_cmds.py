@@ -9,12 +9,9 @@ it; refusals exit 2.
 from __future__ import annotations
 
 import json
-import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +19,11 @@ import click
 
 from autoresearch.cli.common import EXIT_RECORDED_FAILURE, AppGroup, emit_json, say
 from autoresearch.errors import ContractError
+from autoresearch.signals import first_signal_stops
 
 JSON_HELP = "Print one JSON object on stdout."
 HEARTBEAT_SECONDS = 30.0
 EXIT_CANCELLED = 130
-CANCEL_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 @click.group(cls=AppGroup)
@@ -98,7 +95,7 @@ def run(
 
     params = RunParams(timeout_seconds, checks_timeout_seconds)
     cancel = threading.Event()
-    with _signals_set(cancel):
+    with first_signal_stops(lambda _name: cancel.set()):
         report = run_experiment(
             _start(ctx), params, on_progress=_progress_printer(), should_cancel=cancel.is_set
         )
@@ -110,31 +107,6 @@ def run(
     checks = report.checks or {}
     if report.status != "pass" or checks.get("status", "pass") != "pass":
         sys.exit(EXIT_RECORDED_FAILURE)
-
-
-@contextmanager
-def _signals_set(event: threading.Event) -> Iterator[None]:
-    """The first Ctrl-C or SIGTERM sets `event`: the run stops its harness and is recorded as
-    cancelled. The handlers are then restored, so a second signal interrupts at once."""
-    if threading.current_thread() is not threading.main_thread():
-        yield  # signal handlers can only be installed from the main thread
-        return
-    previous = {sig: signal.getsignal(sig) for sig in CANCEL_SIGNALS}
-
-    def restore() -> None:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
-
-    def cancel(signum: int, frame: object) -> None:
-        event.set()
-        restore()
-
-    for sig in CANCEL_SIGNALS:
-        signal.signal(sig, cancel)
-    try:
-        yield
-    finally:
-        restore()
 
 
 def _progress_printer() -> Any:

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import signal
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import click
 
-from autoresearch.cli.common import EXIT_RECORDED_FAILURE, emit_json, warn
+from autoresearch.cli.common import EXIT_RECORDED_FAILURE, emit_json, warn, warn_baseline
 from autoresearch.decide import DEFAULT_MAX_AGENT_FAILURES, DEFAULT_MAX_NOOPS
 
 JSON_HELP = "Print one JSON object on stdout at the end (progress goes to stderr)."
@@ -71,13 +68,14 @@ def agent_options(func: Any) -> Any:
 @click.pass_context
 def run(ctx: click.Context, /, mission_dir: Path, agent_spec: str, **options: Any) -> None:
     """Prepare a run, then loop: agent session → artifact → evaluation → decision."""
+    from autoresearch.supervisor.options import limits_from, loop_record
     from autoresearch.supervisor.prepare import prepare
 
     config = _agent_config(agent_spec, options)
     _check_offline_mission(config.spec, mission_dir)
-    loop = {**config.to_dict(), **_limits_dict(options)}
-    with prepare(mission_dir, options["run_tag"], loop=loop) as handle:
-        _drive(ctx, handle, config, options, options["as_json"])
+    limits = limits_from(options)
+    with prepare(mission_dir, options["run_tag"], loop=loop_record(config, limits)) as handle:
+        _drive(ctx, handle, config, limits, options["as_json"])
 
 
 @click.command()
@@ -97,20 +95,16 @@ def demo(
     """
     from autoresearch.agents import AgentConfig
     from autoresearch.demo import create_demo_repo
+    from autoresearch.supervisor.loop import LoopLimits
+    from autoresearch.supervisor.options import loop_record
     from autoresearch.supervisor.prepare import prepare
 
     mission_dir = create_demo_repo(directory)
     warn(f"demo repository: {mission_dir.parent.parent}")
     config = AgentConfig("offline", seed=seed)
-    options: dict[str, Any] = {
-        "max_iterations": iterations,
-        "max_noops": 5,
-        "max_agent_failures": 3,
-        "agent_timeout": None,
-    }
-    loop = {**config.to_dict(), **_limits_dict(options)}
-    with prepare(mission_dir, None, loop=loop) as handle:
-        _drive(ctx, handle, config, options, as_json, demo=True)
+    limits = LoopLimits(max_iterations=iterations, max_noops=5, max_agent_failures=3)
+    with prepare(mission_dir, None, loop=loop_record(config, limits)) as handle:
+        _drive(ctx, handle, config, limits, as_json, demo=True)
 
 
 def continue_loop(
@@ -126,27 +120,14 @@ def continue_loop(
     `--json` prints the manifest (as `resume --json` always does) with the loop summary
     under `loop`.
     """
-    from autoresearch.agents import AgentConfig, require_installed, validate_spec
+    from autoresearch.agents import require_installed, validate_spec
+    from autoresearch.supervisor.lifecycle import record_loop_options
+    from autoresearch.supervisor.options import loop_record, resumed_loop
 
     require_installed(validate_spec(spec))
-    recorded = dict(handle.run.loop or {})
-    same_agent = spec == recorded.get("agent")
-    # a different agent does not inherit the recorded one's model and arguments
-    config = AgentConfig.from_dict(recorded) if same_agent else AgentConfig(validate_spec(spec))
-    options = {
-        "max_iterations": max_iterations
-        if max_iterations is not None
-        else recorded.get("max_iterations"),
-        "max_noops": recorded.get("max_noops", DEFAULT_MAX_NOOPS),
-        "max_agent_failures": recorded.get("max_agent_failures", DEFAULT_MAX_AGENT_FAILURES),
-        "agent_timeout": agent_timeout
-        if agent_timeout is not None
-        else recorded.get("agent_timeout"),
-    }
-    from autoresearch.supervisor.lifecycle import record_loop_options
-
-    record_loop_options(handle, {**recorded, **config.to_dict(), **_limits_dict(options)})
-    _drive(ctx, handle, config, options, as_json, with_manifest=True)
+    config, limits = resumed_loop(handle.run.loop, spec, max_iterations, agent_timeout)
+    record_loop_options(handle, loop_record(config, limits, handle.run.loop))
+    _drive(ctx, handle, config, limits, as_json, with_manifest=True)
 
 
 def _agent_config(spec: str, options: dict[str, Any]) -> Any:
@@ -175,20 +156,11 @@ def _check_offline_mission(spec: str, mission_dir: Path) -> None:
         )
 
 
-def _limits_dict(options: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "max_iterations": options.get("max_iterations"),
-        "max_noops": options.get("max_noops", DEFAULT_MAX_NOOPS),
-        "max_agent_failures": options.get("max_agent_failures", DEFAULT_MAX_AGENT_FAILURES),
-        "agent_timeout": options.get("agent_timeout"),
-    }
-
-
 def _drive(
     ctx: click.Context,
     handle: Any,
     config: Any,
-    options: dict[str, Any],
+    limits: Any,
     as_json: bool,
     demo: bool = False,
     with_manifest: bool = False,
@@ -196,18 +168,17 @@ def _drive(
     from autoresearch.agents import make_agent
     from autoresearch.cli import render
     from autoresearch.cli.progress import ProgressPrinter
-    from autoresearch.cli.run_cmds import warn_baseline
     from autoresearch.journal.views import manifest
+    from autoresearch.signals import first_signal_stops
     from autoresearch.supervisor.lifecycle import baseline_evaluation, run_summary
-    from autoresearch.supervisor.loop import LoopLimits, StopSignal, run_loop
+    from autoresearch.supervisor.loop import StopSignal, run_loop
 
     warn_baseline(manifest(handle.run, handle.repo), baseline_evaluation(handle))
-    limits = LoopLimits(**_limits_dict(options))
     printer = ProgressPrinter(handle.run.direction, handle.run.last_kept_score)
     printer.header(handle.run_id, config.spec, handle.run.worktree_path)
     stop = StopSignal()
     try:
-        with _stop_on_signals(stop):
+        with first_signal_stops(lambda name: _stopping(stop, name)):
             outcome = run_loop(handle, make_agent(config), limits, printer, stop)
     finally:
         printer.close()
@@ -243,18 +214,6 @@ def _write_report(handle: Any) -> None:
         warn(f"autoresearch: {result.warning}")
 
 
-@contextmanager
-def _stop_on_signals(stop: Any) -> Iterator[None]:
-    """First Ctrl-C / SIGTERM asks the loop to stop cleanly; a second Ctrl-C aborts."""
-
-    def handler(signum: int, frame: object) -> None:
-        stop.set(signal.Signals(signum).name)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        warn("autoresearch: stopping the current session (Ctrl-C again to abort at once)")
-
-    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
+def _stopping(stop: Any, name: str) -> None:
+    stop.set(name)
+    warn("autoresearch: stopping the current session (Ctrl-C again to abort at once)")

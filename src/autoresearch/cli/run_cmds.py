@@ -8,7 +8,13 @@ from typing import Any
 import click
 
 from autoresearch.cli import render
-from autoresearch.cli.common import EXIT_RECORDED_FAILURE, emit_json, repo_root, warn
+from autoresearch.cli.common import (
+    EXIT_RECORDED_FAILURE,
+    emit_json,
+    repo_root,
+    warn,
+    warn_baseline,
+)
 
 JSON_HELP = "Print one JSON object on stdout (logs go to stderr)."
 
@@ -54,39 +60,6 @@ def prepare(mission_dir: Path, run_tag: str | None, as_json: bool) -> None:
         emit_json(data)
     else:
         render.prepared(data, baseline)
-
-
-def warn_baseline(manifest: dict[str, Any], baseline: dict[str, Any] | None) -> None:
-    """Say loudly when a score_improvement run can never keep anything."""
-    if manifest["keep_policy"] != "score_improvement" or manifest["last_kept_score"] is not None:
-        return
-    detail = _baseline_problem(baseline or {})
-    warn(
-        "WARNING: the baseline has no comparable score "
-        f"({detail}; log: {(baseline or {}).get('log_file', 'n/a')}).\n"
-        "  Under keep_policy score_improvement nothing can be kept until the evaluator "
-        "produces a numeric score.\n"
-        "  Fix the evaluator (commit the fix in the worktree "
-        f"{manifest['worktree_path']}), then run:\n"
-        f"    autoresearch rebaseline {manifest['run_id']}"
-    )
-
-
-def _baseline_problem(record: dict[str, Any]) -> str:
-    """The most telling reason an evaluation gave no comparable score."""
-    if record.get("spawn_error"):
-        return str(record["spawn_error"])
-    if record.get("timed_out"):
-        return "the evaluator timed out"
-    if record.get("exit_code") not in (0, None):
-        return f"the evaluator exited with code {record['exit_code']}"
-    if record.get("parse_error"):
-        return str(record["parse_error"])
-    if record.get("status") == "fail":
-        return "the evaluator reported pass=false"
-    if record:
-        return "the evaluator passed without a numeric score"
-    return "the baseline did not run"
 
 
 @click.command()

@@ -9,9 +9,10 @@ from __future__ import annotations
 from autoresearch.experiments.logger import LogReport, log_experiment
 from autoresearch.experiments.notes import NotesResult, update_notes
 from autoresearch.experiments.params import InitParams, LogParams, RunNote, RunParams
+from autoresearch.experiments.report import resume_message
 from autoresearch.experiments.runner import RunReport, run_experiment
 from autoresearch.experiments.session import CloseResult, InitResult, close_session, init_session
-from autoresearch.experiments.status import StatusReport, resume_message, session_status
+from autoresearch.experiments.status import StatusReport, session_status
 
 __all__ = [
     "CloseResult",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from autoresearch.experiments.ledger import progress_text
@@ -231,3 +232,10 @@ def render_resume(report: StatusReport) -> str:
         "the workload alone.",
     ]
     return render_status(report) + "\n\n" + "\n".join(steps)
+
+
+def resume_message(start: Path) -> str:
+    """The status text followed by what to do next (log a pending run first)."""
+    from autoresearch.experiments.status import session_status
+
+    return render_resume(session_status(start))

@@ -135,10 +135,3 @@ def pending_line(ctx: Context, session: SessionRecord, run: SessionRunRecord) ->
 
 def _busy(ctx: Context, session: SessionRecord) -> bool:
     return FileLock(ctx.session_paths(session).lock).held_elsewhere()
-
-
-def resume_message(start: Path) -> str:
-    """The status text followed by what to do next (log a pending run first)."""
-    from autoresearch.experiments.report import render_resume
-
-    return render_resume(session_status(start))

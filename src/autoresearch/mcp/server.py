@@ -9,7 +9,6 @@ init_experiment that created a session worktree it acts in that worktree.
 
 from __future__ import annotations
 
-import inspect
 import threading
 from dataclasses import asdict
 from pathlib import Path
@@ -43,7 +42,11 @@ from autoresearch.experiments.report import (
 )
 from autoresearch.mcp import schemas as s
 from autoresearch.mcp.support import (
+    DESTRUCTIVE,
+    READ_ONLY,
+    WRITES,
     ProgressFeed,
+    add_tools,
     call_with_progress,
     reply,
     tool_errors,
@@ -77,16 +80,6 @@ run_status and stopped with run_stop.
 Delegation jobs: job_start hands a coding task to a background agent and returns a job_id at \
 once; job_wait / job_get return its outcome.v1 verdict with compact evidence.
 """
-
-READ_ONLY = ToolAnnotations(
-    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-)
-WRITES = ToolAnnotations(
-    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
-)
-DESTRUCTIVE = ToolAnnotations(
-    read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
-)
 
 Names = Annotated[list[str], Field(max_length=100)]
 Seconds = Annotated[float, Field(gt=0, le=MAX_TIMEOUT_SECONDS)]
@@ -386,24 +379,6 @@ class Tools:
             return reply(text, s.StopOutput.model_validate(asdict(out)))
 
 
-def add_tools(server: MCPServer, table: list[tuple[Any, str, ToolAnnotations]]) -> None:
-    """Register methods as tools: name, title, description (the docstring) and hints."""
-    for method, title, hints in table:
-        server.add_tool(
-            method,
-            name=method.__name__,
-            title=title,
-            description=_prose(method.__doc__ or ""),
-            annotations=hints,
-        )
-
-
-def _prose(doc: str) -> str:
-    """A docstring as the model reads it: paragraphs unwrapped into single lines."""
-    paragraphs = inspect.cleandoc(doc).split("\n\n")
-    return "\n\n".join(" ".join(p.split()) for p in paragraphs)
-
-
 def _tuple(values: list[str] | None) -> tuple[str, ...] | None:
     return None if values is None else tuple(values)
 
@@ -428,7 +403,7 @@ def build_server(start: Path) -> MCPServer:
     )
     tools = Tools(start.absolute())
     tools.register(server)
-    from autoresearch.mcp.job_tools import JobTools  # it registers through add_tools above
+    from autoresearch.mcp.job_tools import JobTools  # heavy: imported when a server is built
 
     JobTools(lambda: tools.start).register(server)
     return server

@@ -10,17 +10,18 @@ output model.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import anyio
 import anyio.to_thread
-from mcp.server.mcpserver import Context
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel
 
 from autoresearch.crash import internal_error_line, write_crash_log
@@ -124,3 +125,33 @@ async def _heartbeat(ctx: Context, feed: ProgressFeed) -> None:
             await ctx.report_progress(progress, feed.total, message)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             return  # the client went away; the run itself goes on
+
+
+# The hints every tool declares (the MCP spec's ToolAnnotations).
+READ_ONLY = ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+WRITES = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
+)
+DESTRUCTIVE = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
+)
+
+
+def add_tools(server: MCPServer, table: list[tuple[Any, str, ToolAnnotations]]) -> None:
+    """Register methods as tools: name, title, description (the docstring) and hints."""
+    for method, title, hints in table:
+        server.add_tool(
+            method,
+            name=method.__name__,
+            title=title,
+            description=_prose(method.__doc__ or ""),
+            annotations=hints,
+        )
+
+
+def _prose(doc: str) -> str:
+    """A docstring as the model reads it: paragraphs unwrapped into single lines."""
+    paragraphs = inspect.cleandoc(doc).split("\n\n")
+    return "\n\n".join(" ".join(p.split()) for p in paragraphs)
