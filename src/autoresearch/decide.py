@@ -5,6 +5,7 @@ Nothing here touches git, files or the journal; every row of the table is a test
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from autoresearch.noise import Action
@@ -25,6 +26,10 @@ REASON_SIGNIFICANT = "score improved significantly over the incumbent"
 REASON_NOT_BETTER = "score not significantly better than the incumbent"
 REASON_UNDECIDED = "undecided within max_evals"
 REASON_INCUMBENT_FAILED = "incumbent re-measurement failed"
+REASON_HARNESS_CHANGED = "harness changed"
+REASON_CHECKS_FAILED = "checks failed"
+NOTE_HARNESS_CHANGED = "candidate discarded without evaluation because it changed a sealed path"
+NOTE_CHECKS_FAILED = "candidate discarded because its checks failed"
 NOTE_SIGNIFICANT = "candidate kept because the sequential test accepted an improvement"
 NOTE_NOT_BETTER = "candidate discarded because the sequential test rejected an improvement"
 NOTE_UNDECIDED = "candidate discarded because max_evals was reached before the test decided"
@@ -177,6 +182,26 @@ def _decide_candidate(
         "score did not improve",
         "candidate discarded because evaluator score was not better than the kept baseline",
     )
+
+
+def touched_sealed(changed: Iterable[str], sealed: Sequence[str]) -> str | None:
+    """The first changed path that is, or lies under, a sealed path (None: harness intact)."""
+    for path in sorted(changed):
+        clean = path.rstrip("/")
+        for root in sealed:
+            if clean == root or clean.startswith(root + "/") or root.startswith(clean + "/"):
+                return clean
+    return None
+
+
+def harness_changed(path: str) -> Decision:
+    """A candidate that changed a sealed path: discarded, never evaluated (trust.md)."""
+    return _discard(f"{REASON_HARNESS_CHANGED}: {path}", NOTE_HARNESS_CHANGED)
+
+
+def checks_failed(detail: str, log: str) -> Decision:
+    """A candidate the evaluation would keep but whose checks failed: never kept."""
+    return _discard(REASON_CHECKS_FAILED, NOTE_CHECKS_FAILED, (f"checks {detail}; log: {log}",))
 
 
 def sequential_decision(

@@ -106,6 +106,14 @@ class RunPaths:
         suffix = "" if attempt == 1 else f"-{attempt}"
         return self.logs / f"iteration-{iteration:04d}-evaluator{suffix}.log"
 
+    def checks_log(self, iteration: int) -> Path:
+        return self.logs / f"iteration-{iteration:04d}-checks.log"
+
+    @property
+    def sealed(self) -> Path:
+        """The sealed copy of the harness, made at prepare, outside the worktree."""
+        return self.root / "sealed"
+
     def agent_log(self, iteration: int) -> Path:
         return self.logs / f"iteration-{iteration:04d}-agent.log"
 

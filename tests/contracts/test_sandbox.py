@@ -221,3 +221,31 @@ def test_noise_keys(noise: str, expected: NoisePolicy) -> None:
 def test_bad_noise_keys(noise: str, message: str) -> None:
     with pytest.raises(ContractError, match="^" + message.replace(".", r"\.")):
         parse_sandbox(fm(EVAL + noise))
+
+
+def test_sealed_paths_and_checks() -> None:
+    text = EVAL + "sealed: [scripts/eval.py, data/heldout/]\nchecks: pytest -q\n"
+    sb = parse_sandbox(fm(text))
+    assert sb.sealed == ("scripts/eval.py", "data/heldout")
+    assert sb.checks is not None and sb.checks.command == "pytest -q"
+    sb = parse_sandbox(fm(EVAL + "checks: {command: make lint, timeout_seconds: 30}\n"))
+    assert sb.checks is not None and (sb.checks.command, sb.checks.timeout_seconds) == (
+        "make lint",
+        30.0,
+    )
+    assert parse_sandbox(fm(EVAL)).sealed == () and parse_sandbox(fm(EVAL)).checks is None
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ("sealed: scripts/eval.py\n", "sandbox.md frontmatter sealed must be a list"),
+        ("sealed: [/etc/passwd]\n", "sandbox.md frontmatter sealed must be a list"),
+        ("checks: ''\n", "sandbox.md frontmatter checks must be a command"),
+        ("checks: {command: x, timeout_seconds: -1}\n", "sandbox.md frontmatter checks must"),
+        ("checks: {cmd: x}\n", "sandbox.md frontmatter checks must be a command"),
+    ],
+)
+def test_bad_sealed_or_checks(extra: str, message: str) -> None:
+    with pytest.raises(ContractError, match="^" + message):
+        parse_sandbox(fm(EVAL + extra))

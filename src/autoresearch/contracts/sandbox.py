@@ -43,6 +43,11 @@ MSG_NO_METRIC = "sandbox.md frontmatter evaluator.metric is required when format
 MSG_BAD_DIRECTION = "sandbox.md frontmatter evaluator.direction must be one of: higher, lower."
 MSG_BAD_TIMEOUT = "sandbox.md frontmatter evaluator.timeout_seconds must be a positive number."
 MSG_BAD_WORKTREE = "sandbox.md frontmatter worktree.{key} must be a list of relative paths."
+MSG_BAD_SEALED = "sandbox.md frontmatter sealed must be a list of relative paths."
+MSG_BAD_CHECKS = (
+    "sandbox.md frontmatter checks must be a command, or a mapping with a command and an "
+    "optional timeout_seconds."
+)
 MSG_BAD_NOISE = "sandbox.md frontmatter noise.{key} must be {what}."
 MSG_NOISE_NOT_MAPPING = "sandbox.md frontmatter noise must be a mapping."
 MSG_NOISE_UNKNOWN = "sandbox.md frontmatter noise.{key} is not a known key (known: {known})."
@@ -101,6 +106,25 @@ class Sandbox:
     tune: TuneSpec | None = None
     frontmatter: dict[str, Any] = field(default_factory=dict)
     noise: NoisePolicy = field(default_factory=NoisePolicy)
+    sealed: tuple[str, ...] = ()  # evaluator files and held-out data a candidate may not touch
+    checks: ChecksSpec | None = None  # run on a candidate about to be kept
+
+
+@dataclass(frozen=True)
+class ChecksSpec:
+    """The checks gate (tests, type checks, lint): a candidate whose checks fail is not kept."""
+
+    command: str
+    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"command": self.command, "timeout_seconds": self.timeout_seconds}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> ChecksSpec | None:
+        if not data:
+            return None
+        return cls(str(data["command"]), float(data["timeout_seconds"]))
 
 
 def split_frontmatter(text: str) -> tuple[str, str]:
@@ -131,7 +155,35 @@ def parse_sandbox(text: str) -> Sandbox:
         tune=parse_tune(data.get("tune")),
         frontmatter=data,
         noise=parse_noise(data.get("noise")),
+        sealed=_sealed(data.get("sealed")),
+        checks=parse_checks(data.get("checks")),
     )
+
+
+def _sealed(value: object) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(is_relative_path(v) for v in value):
+        raise ContractError(MSG_BAD_SEALED)
+    return tuple(v.strip().rstrip("/") for v in value)
+
+
+def parse_checks(value: object) -> ChecksSpec | None:
+    if value is None:
+        return None
+    if isinstance(value, str) and value.strip():
+        return ChecksSpec(value.strip())
+    if not isinstance(value, dict) or set(value) - {"command", "timeout_seconds"}:
+        raise ContractError(MSG_BAD_CHECKS)
+    command = value.get("command")
+    if not isinstance(command, str) or not command.strip():
+        raise ContractError(MSG_BAD_CHECKS)
+    timeout = value.get("timeout_seconds", DEFAULT_TIMEOUT_SECONDS)
+    try:
+        seconds = _timeout(timeout)
+    except ContractError as exc:
+        raise ContractError(MSG_BAD_CHECKS) from exc
+    return ChecksSpec(command.strip(), seconds)
 
 
 def parse_evaluator(block: object) -> EvaluatorSpec:

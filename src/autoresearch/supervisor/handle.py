@@ -12,7 +12,7 @@ from pathlib import Path
 
 from autoresearch import git
 from autoresearch.children import ChildTag, run_tag
-from autoresearch.contracts.sandbox import EvaluatorSpec
+from autoresearch.contracts.sandbox import ChecksSpec, EvaluatorSpec
 from autoresearch.errors import ContractError, NotFoundError
 from autoresearch.journal import runs
 from autoresearch.journal.db import DEFAULT_BUSY_TIMEOUT, Journal
@@ -101,6 +101,14 @@ class RunHandle:
     def noise(self) -> NoisePolicy:
         """The noise policy frozen at prepare (a run prepared before it: the single rule)."""
         return NoisePolicy.from_dict(self.run.sandbox.get("noise"))
+
+    @property
+    def sealed(self) -> tuple[str, ...]:
+        return tuple(self.run.sandbox.get("sealed") or ())
+
+    @property
+    def checks(self) -> ChecksSpec | None:
+        return ChecksSpec.from_dict(self.run.sandbox.get("checks"))
 
     @property
     def incumbent_tree(self) -> Path:

@@ -44,6 +44,7 @@ class Measured:
     decision: Decision
     readings: list[record.Reading] = field(default_factory=list)
     kept_score: float | None = None  # the reference mean of whatever is kept afterwards
+    incumbent_score: float | None = None  # the incumbent's, should the keep be refused
 
 
 def _usable(r: EvaluationRecord) -> bool:
@@ -123,7 +124,7 @@ def measure(
             decision = sequential_decision(
                 verdict.action, _notes(readings), reading.summary(), on_incumbent
             )
-            return Measured(decision, readings, statistics.fmean(incumbent))
+            return Measured(decision, readings, *[statistics.fmean(incumbent)] * 2)
         score = float(reading.score or 0.0)
         if on_incumbent:
             incumbent.append(score)
@@ -146,7 +147,7 @@ def measure(
     interval = mean_interval(standing, pooled_spread(groups.values()))
     notes = (*notes, f"kept commit now at {interval.text()}")
     decision = sequential_decision(verdict.action, notes)
-    return Measured(decision, readings, interval.mean)
+    return Measured(decision, readings, interval.mean, statistics.fmean(incumbent))
 
 
 def _incumbent_tree(h: RunHandle, commit: str) -> Path:

@@ -29,7 +29,7 @@ from autoresearch.paths import MISSION_FILE, SANDBOX_FILE, RepoPaths
 from autoresearch.repo_state import ensure_state_dir, link_shared_paths, write_excludes
 from autoresearch.settings import journal_timeout
 from autoresearch.states import IterationKind, Phase, RunStatus
-from autoresearch.supervisor import record, sync
+from autoresearch.supervisor import record, seal, sync
 from autoresearch.supervisor.handle import (
     RunHandle,
     driver_lock,
@@ -149,6 +149,8 @@ def _new_run(repo: RepoPaths, mission: Mission, tag: str, loop: dict[str, Any] |
             "runtime": list(sb.runtime),
             "tune": sb.tune.to_dict() if sb.tune else None,
             "noise": sb.noise.to_dict(),
+            "sealed": list(sb.sealed),
+            "checks": sb.checks.to_dict() if sb.checks else None,
             "mission_text": mission.mission_text,
             "sandbox_text": mission.sandbox_text,
             "relative_dir": rel,
@@ -168,6 +170,7 @@ def finish_prepare(h: RunHandle) -> None:
     _ensure_worktree(h)
     failpoints.hit("prepare.after_worktree")
     _materialize_mission(h)
+    seal.seal(h)
     link_shared_paths(h.repo.repo_root, h.worktree, h.links)
     write_excludes(h.repo.repo_root, runtime_exclude_patterns())
     check_reset_safety(h.worktree, h.links, h.runtime)

@@ -24,6 +24,7 @@ from autoresearch.evaluate import EvaluationRecord, evaluator_env, run_evaluator
 from autoresearch.journal import children as registry
 from autoresearch.journal import runs
 from autoresearch.journal.runs import IterationRecord
+from autoresearch.proc import SupervisedSpec, run_supervised
 from autoresearch.settings import kill_grace
 from autoresearch.states import (
     REJECTS_CANDIDATE,
@@ -84,10 +85,13 @@ def evaluate(
     cwd, mission_dir = h.worktree, Path(h.run.mission_dir)
     if tree is not None:
         cwd, mission_dir = tree, tree / str(h.run.sandbox.get("relative_dir", "."))
+    env = evaluator_env(h.run_id, iteration, cwd, mission_dir)
+    if h.sealed:
+        env["AUTORESEARCH_SEALED_DIR"] = str(h.paths.sealed)
     record = run_evaluator(
         h.evaluator,
         cwd,
-        evaluator_env(h.run_id, iteration, cwd, mission_dir),
+        env,
         h.paths.evaluator_log(iteration, attempt),
         on_spawn=register,
         grace_seconds=kill_grace(),
@@ -103,6 +107,48 @@ def evaluate(
         )
     failpoints.hit("step.after_evaluator")
     return record
+
+
+def run_checks(
+    h: RunHandle, iteration: int, should_cancel: Callable[[], bool] | None = None
+) -> str | None:
+    """Run sandbox.md's checks on the worktree; None when they passed, else what failed.
+    Their whole output is kept in the iteration's checks log."""
+    spec = h.checks
+    if spec is None:
+        return None
+
+    def register(pgid: int) -> None:
+        children.register(h.journal, h.tag, pgid, "checks")
+
+    env = evaluator_env(h.run_id, iteration, h.worktree, Path(h.run.mission_dir))
+    if h.sealed:
+        env["AUTORESEARCH_SEALED_DIR"] = str(h.paths.sealed)
+    outcome = run_supervised(
+        SupervisedSpec(
+            argv=["sh", "-c", spec.command],
+            cwd=h.worktree,
+            env=env,
+            log_path=h.paths.checks_log(iteration),
+            timeout=spec.timeout_seconds,
+            grace_seconds=kill_grace(),
+            on_spawn=register,
+            should_cancel=should_cancel,
+        )
+    )
+    if outcome.cancelled:
+        with h.journal.tx() as conn:
+            runs.delete_iteration(conn, h.run_id, iteration)
+            registry.clear_children(conn, h.run_id)
+        raise RunInterrupted(
+            f"checks of iteration {iteration} interrupted; its artifact is kept for "
+            f"`autoresearch resume {h.run_id}`"
+        )
+    if outcome.spawn_error:
+        return f"could not start ({outcome.spawn_error})"
+    if outcome.timed_out:
+        return f"timed out after {spec.timeout_seconds:g} s"
+    return None if outcome.exit_code == 0 else f"exited {outcome.exit_code}"
 
 
 def commit_decision(

@@ -16,8 +16,11 @@ from autoresearch.contracts.candidate import ArtifactError, CandidateArtifact
 from autoresearch.contracts.json_input import load_json
 from autoresearch.decide import (
     Decision,
+    checks_failed,
     decide,
+    harness_changed,
     kept_score_after,
+    touched_sealed,
     unchanged_candidate,
     validation_failure,
 )
@@ -220,15 +223,23 @@ def _process(
     ):
         checked = _refuse_unsafe_reset(h, it)
         return _record(h, it, unchanged_candidate(), None, {}, sha, safety_checked=checked)
+    touched = h.sealed and touched_sealed(
+        git.changed_paths(h.worktree, run.last_kept_commit or ""), h.sealed
+    )
+    if touched:
+        checked = _refuse_unsafe_reset(h, it)
+        return _record(h, it, harness_changed(touched), None, {}, sha, safety_checked=checked)
     record.start_evaluation(h, it)
     evaluation = record.evaluate(h, it.iteration, should_cancel)
     commit = artifact.candidate_commit
+    incumbent_score = run.last_kept_score
     changes: dict[str, Any] = {"latest_candidate_commit": commit}
     readings: list[record.Reading] = [(Role.CANDIDATE, commit, evaluation)]
     if commit is not None and measure.applies(h, evaluation):
         measured = measure.measure(h, it.iteration, commit, evaluation, should_cancel)
         decision, readings = measured.decision, measured.readings
         changes["last_kept_score"] = measured.kept_score
+        incumbent_score = measured.incumbent_score
     else:
         decision = decide(
             run.keep_policy,
@@ -241,6 +252,10 @@ def _process(
             changes["last_kept_score"] = kept_score_after(
                 decision, evaluation.summary(), run.last_kept_score
             )
+    failed = decision.keep and record.run_checks(h, it.iteration, should_cancel)
+    if failed:
+        decision = checks_failed(failed, str(h.paths.checks_log(it.iteration)))
+        changes["last_kept_score"] = incumbent_score
     checked = decision.reset and _refuse_unsafe_reset(h, it)
     if decision.keep:
         changes["last_kept_commit"] = commit

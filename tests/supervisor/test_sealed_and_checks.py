@@ -1,0 +1,94 @@
+"""Sealed harness paths and the checks gate through prepare and step (real repositories)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+from sup_helpers import submit_and_step
+
+from autoresearch.decide import REASON_CHECKS_FAILED, touched_sealed
+from autoresearch.supervisor.handle import RunHandle
+from autoresearch.supervisor.prepare import prepare
+from helpers import Repo, sandbox_text
+
+
+def evaluations(h: RunHandle, iteration: int) -> int:
+    conn = sqlite3.connect(h.repo.journal)
+    try:
+        row = conn.execute(
+            "SELECT count(*) FROM evaluations WHERE run_id = ? AND iteration = ?",
+            (h.run_id, iteration),
+        ).fetchone()
+        return int(row[0])
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize(
+    ("changed", "sealed", "hit"),
+    [
+        (["src/a.py"], ["scripts/eval.py"], None),
+        (["scripts/eval.py"], ["scripts/eval.py"], "scripts/eval.py"),
+        (["data/heldout/x.csv", "src/a.py"], ["data/heldout"], "data/heldout/x.csv"),
+        (["data/heldout-extra.csv"], ["data/heldout"], None),  # a prefix, not a parent
+        (["scripts"], ["scripts/eval.py"], "scripts"),  # a deleted folder holding one
+        ([], ["x"], None),
+    ],
+)
+def test_touched_sealed(changed: list[str], sealed: list[str], hit: str | None) -> None:
+    assert touched_sealed(changed, sealed) == hit
+
+
+@pytest.fixture
+def sealed_run(repo: Repo) -> RunHandle:
+    sandbox = sandbox_text(
+        'python3 "$AUTORESEARCH_SEALED_DIR/scripts/eval.py"',
+        extra="sealed: [scripts/eval.py]\n",
+    )
+    return prepare(repo.mission(sandbox=sandbox), run_tag="SEAL")
+
+
+def test_a_candidate_that_touches_a_sealed_file_is_discarded_and_never_evaluated(
+    sealed_run: RunHandle,
+) -> None:
+    h = sealed_run
+    # the baseline ran through $AUTORESEARCH_SEALED_DIR: the sealed copy outside the worktree
+    assert h.run.last_kept_score == 1.0
+    copy = h.paths.sealed / "scripts/eval.py"
+    assert copy.read_text() == (h.worktree / "scripts/eval.py").read_text()
+    assert not str(copy).startswith(str(h.worktree))
+    digests = json.loads((h.paths.root / "sealed.json").read_text())
+    assert set(digests) == {"scripts/eval.py"}
+
+    cheat = 'print(\'{"pass": true, "score": 1000}\')\n'
+    result = submit_and_step(h, {"scripts/eval.py": cheat, "value.txt": "2\n"})
+    assert (result.decision, result.decision_reason) == (
+        "discard",
+        "harness changed: scripts/eval.py",
+    )
+    assert result.evaluator is None and evaluations(h, 1) == 0
+    assert (h.worktree / "scripts/eval.py").read_text() != cheat  # reset to the kept commit
+
+    honest = submit_and_step(h, {"value.txt": "5\n"})
+    assert (honest.decision, honest.last_kept_score) == ("keep", 5)
+    h.close()
+
+
+def test_failed_checks_keep_nothing_and_keep_their_log(repo: Repo) -> None:
+    repo.write(
+        "scripts/check.sh", 'test "$(cat value.txt)" != 7 || { echo "seven is banned"; exit 1; }\n'
+    )
+    sandbox = sandbox_text(extra="checks: sh scripts/check.sh\n")
+    with prepare(repo.mission(sandbox=sandbox), run_tag="CHK") as h:
+        banned = submit_and_step(h, {"value.txt": "7\n"})
+        assert (banned.decision, banned.decision_reason) == ("discard", REASON_CHECKS_FAILED)
+        assert h.run.last_kept_score == 1.0
+        log = h.paths.checks_log(1)
+        assert "seven is banned" in log.read_text()
+        assert any(str(log) in note for note in banned.notes)
+        fine = submit_and_step(h, {"value.txt": "6\n"})
+        assert (fine.decision, fine.last_kept_score) == ("keep", 6)
+        worse = submit_and_step(h, {"value.txt": "2\n"})
+        assert worse.decision == "discard" and not h.paths.checks_log(3).exists()
