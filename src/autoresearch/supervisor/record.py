@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from autoresearch import children, failpoints, git, reset
 from autoresearch.clock import utc_now_iso
@@ -98,15 +98,20 @@ def evaluate(
         should_cancel=should_cancel,
     )
     if record.cancelled:
-        with h.journal.tx() as conn:
-            runs.delete_iteration(conn, h.run_id, iteration)
-            registry.clear_children(conn, h.run_id)
-        raise RunInterrupted(
-            f"evaluation of iteration {iteration} interrupted; its artifact is kept for "
-            f"`autoresearch resume {h.run_id}`"
-        )
+        _roll_back(h, iteration, "evaluation")
     failpoints.hit("step.after_evaluator")
     return record
+
+
+def _roll_back(h: RunHandle, iteration: int, what: str) -> NoReturn:
+    """A cancelled iteration is rolled back whole; its artifact stays for `resume`."""
+    with h.journal.tx() as conn:
+        runs.delete_iteration(conn, h.run_id, iteration)
+        registry.clear_children(conn, h.run_id)
+    raise RunInterrupted(
+        f"{what} of iteration {iteration} interrupted; its artifact is kept for "
+        f"`autoresearch resume {h.run_id}`"
+    )
 
 
 def run_checks(
@@ -137,13 +142,7 @@ def run_checks(
         )
     )
     if outcome.cancelled:
-        with h.journal.tx() as conn:
-            runs.delete_iteration(conn, h.run_id, iteration)
-            registry.clear_children(conn, h.run_id)
-        raise RunInterrupted(
-            f"checks of iteration {iteration} interrupted; its artifact is kept for "
-            f"`autoresearch resume {h.run_id}`"
-        )
+        _roll_back(h, iteration, "checks")
     if outcome.spawn_error:
         return f"could not start ({outcome.spawn_error})"
     if outcome.timed_out:
