@@ -138,3 +138,10 @@ def test_a_runner_killed_mid_job_is_reported_lost_and_its_agent_stopped(
     ]
     assert data["outcome"]["verification"]["executor"] == "lost"
     assert group_members(pgid) == [] and not pid_alive(agent_pid)
+
+
+def test_mcp_help_names_every_tool(repo: Repo) -> None:
+    from mcp_helpers import TOOL_NAMES
+
+    text = " ".join(cli("mcp", "--help", cwd=repo.root).stdout.split())
+    assert [name for name in sorted(TOOL_NAMES) if name not in text] == []
