@@ -15,6 +15,7 @@ import click
 from autoresearch import __version__
 from autoresearch.cli.common import AppGroup
 from autoresearch.cli.exp_cmds import exp
+from autoresearch.cli.hook_cmds import register as register_hook_commands
 from autoresearch.cli.job_cmds import job
 from autoresearch.cli.mcp_cmd import mcp_command
 from autoresearch.cli.report_cmds import register as register_report_commands
@@ -43,6 +44,7 @@ def app(ctx: click.Context, repo: str | None) -> None:
 
 register_run_commands(app)
 register_report_commands(app)
+register_hook_commands(exp)
 app.add_command(exp)
 app.add_command(mcp_command)
 app.add_command(job)

@@ -237,6 +237,27 @@ def _i13_readings(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX evaluations_commit ON evaluations (run_id, commit_sha)")
 
 
+def _i18_hooks(conn: sqlite3.Connection) -> None:
+    # The host hooks' counters (issue 18), one row per session segment, so that a restarted
+    # host continues the count: resumed turns, the newest run number logged when the hook last
+    # resumed, the completed-but-unlogged run it last asked to log, the limit notice.
+    _run_script(
+        conn,
+        """
+        CREATE TABLE session_hooks (
+            session_id INTEGER NOT NULL REFERENCES sessions (session_id),
+            segment INTEGER NOT NULL,
+            resumed_turns INTEGER NOT NULL DEFAULT 0,
+            last_logged_run INTEGER NOT NULL DEFAULT 0,
+            last_pending_run INTEGER,
+            notice TEXT,
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (session_id, segment)
+        );
+        """,
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("0001_supervisor", _0001_supervisor),
     ("0002_experiment_sessions", _0002_experiment_sessions),
@@ -244,4 +265,5 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("0004_unfinished_index", _0004_unfinished_index),
     ("i15_jobs", _i15_jobs),
     ("i13_readings", _i13_readings),
+    ("i18_hooks", _i18_hooks),
 ]

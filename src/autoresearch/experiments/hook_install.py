@@ -1,0 +1,159 @@
+"""`exp hooks install --claude` / `uninstall`: our entries in `.claude/settings.json`.
+
+Install merges one matcher group per event (Stop; SessionStart with matcher `compact`) into
+the project's settings, next to whatever hooks the user has; run again, it replaces its own
+groups (a new interpreter path, say) instead of adding copies. Uninstall removes exactly the
+groups whose every handler is ours (recognised by the command), and then only the containers
+that this removal left empty. A settings file that is not a JSON object is refused, never
+rewritten.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from autoresearch import git
+from autoresearch.errors import ContractError
+from autoresearch.experiments.hooks import HOOK_TIMEOUT_SECONDS, SOURCE_COMPACT, HookEvent
+from autoresearch.fsutil import atomic_write_text, dump_json
+
+SETTINGS = Path(".claude") / "settings.json"
+# Claude Code's event names and our matcher for each (None: the event takes no matcher)
+CLAUDE_EVENTS: tuple[tuple[str, HookEvent, str | None], ...] = (
+    ("Stop", HookEvent.STOP, None),
+    ("SessionStart", HookEvent.SESSION_START, SOURCE_COMPACT),
+)
+_OURS = re.compile(r"(^|\s)-m autoresearch exp hook (stop|session-start)$")
+
+
+@dataclass(frozen=True)
+class HooksResult:
+    path: str
+    changed: bool
+    events: tuple[str, ...]
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.__dict__, "events": list(self.events)}
+
+
+def hook_command(event: HookEvent, python: str | None = None) -> str:
+    """The command Claude Code runs: this interpreter, so no PATH lookup can miss it."""
+    return f"{shlex.quote(python or sys.executable)} -m autoresearch exp hook {event}"
+
+
+def is_ours(handler: Any) -> bool:
+    return (
+        isinstance(handler, dict)
+        and handler.get("type") == "command"
+        and isinstance(handler.get("command"), str)
+        and _OURS.search(handler["command"]) is not None
+    )
+
+
+def _our_group(group: Any) -> bool:
+    handlers = group.get("hooks") if isinstance(group, dict) else None
+    return isinstance(handlers, list) and bool(handlers) and all(is_ours(h) for h in handlers)
+
+
+def merged(settings: dict[str, Any], python: str | None = None) -> dict[str, Any]:
+    """Pure: `settings` with our groups in place (the user's entries untouched, in order)."""
+    out = dict(settings)
+    hooks = out.get("hooks", {})
+    if not isinstance(hooks, dict):
+        raise ContractError("the settings' `hooks` is not a JSON object; fix it by hand first")
+    hooks = dict(hooks)
+    for name, event, matcher in CLAUDE_EVENTS:
+        groups = hooks.get(name, [])
+        if not isinstance(groups, list):
+            raise ContractError(f"the settings' hooks.{name} is not a list; fix it by hand first")
+        group: dict[str, Any] = {} if matcher is None else {"matcher": matcher}
+        handler = {"type": "command", "command": hook_command(event, python)}
+        group["hooks"] = [{**handler, "timeout": HOOK_TIMEOUT_SECONDS}]
+        hooks[name] = [g for g in groups if not _our_group(g)] + [group]
+    out["hooks"] = hooks
+    return out
+
+
+def removed(settings: dict[str, Any]) -> dict[str, Any]:
+    """Pure: `settings` without our groups, and without containers only they filled."""
+    out = dict(settings)
+    hooks = out.get("hooks")
+    if not isinstance(hooks, dict):
+        return out
+    hooks = dict(hooks)
+    for name, _event, _matcher in CLAUDE_EVENTS:
+        groups = hooks.get(name)
+        if not isinstance(groups, list):
+            continue
+        kept = [g for g in groups if not _our_group(g)]
+        if len(kept) == len(groups):
+            continue
+        if kept:
+            hooks[name] = kept
+        else:
+            del hooks[name]
+    if hooks:
+        out["hooks"] = hooks
+    else:
+        del out["hooks"]
+    return out
+
+
+def settings_path(start: Path) -> Path:
+    """`.claude/settings.json` of the checkout around `start` (Claude Code's project)."""
+    top = git.toplevel(start if start.is_dir() else start.parent)
+    if top is None:
+        raise ContractError(f"not inside a git repository: {start}")
+    return top / SETTINGS
+
+
+def _read(path: Path) -> dict[str, Any] | None:
+    if not path.exists():
+        return None
+    try:
+        value = json.loads(path.read_text(encoding="utf-8") or "{}")
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ContractError(f"{path} is not valid JSON ({exc}); left as it is") from exc
+    if not isinstance(value, dict):
+        raise ContractError(f"{path} is not a JSON object; left as it is")
+    return value
+
+
+def install_claude(start: Path) -> HooksResult:
+    path = settings_path(start)
+    before = _read(path)
+    after = merged(before or {})
+    events = tuple(name for name, _e, _m in CLAUDE_EVENTS)
+    if after == before:
+        return HooksResult(str(path), False, events, f"the hooks are already installed in {path}")
+    atomic_write_text(path, dump_json(after), keep_mode=True)
+    return HooksResult(
+        str(path), True, events, f"installed the Stop and SessionStart (compact) hooks in {path}"
+    )
+
+
+def uninstall_claude(start: Path) -> HooksResult:
+    path = settings_path(start)
+    before = _read(path)
+    if before is None:
+        return HooksResult(str(path), False, (), f"no {path}: nothing to remove")
+    after = removed(before)
+    if after == before:
+        return HooksResult(str(path), False, (), f"no autoresearch hooks in {path}")
+    if after:
+        atomic_write_text(path, dump_json(after), keep_mode=True)
+    else:  # only our entries were there: leave no empty file behind
+        path.unlink()
+        if not any(path.parent.iterdir()):
+            path.parent.rmdir()
+    events = tuple(
+        name for name, _e, _m in CLAUDE_EVENTS if before.get("hooks", {}).get(name) is not None
+    )
+    return HooksResult(str(path), True, events, f"removed the autoresearch hooks from {path}")
