@@ -13,9 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -36,14 +33,6 @@ def require(agent: str) -> None:
     if os.environ.get("CI"):
         pytest.fail(reason)
     pytest.skip(reason)
-
-
-@pytest.fixture
-def outside_tmp() -> Iterator[Path]:
-    base = Path(os.environ.get("AUTORESEARCH_AGENT_TEST_DIR") or "/var/tmp")
-    path = Path(tempfile.mkdtemp(prefix="autoresearch-agents-", dir=base))
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
 
 
 def with_tokens(plan):  # every scripted reply reports the same, known usage

@@ -1,5 +1,5 @@
 """Host hooks: the Stop decision (table), the counters in the journal, the hook commands through
-the real CLI, the compaction summary, and install / uninstall of .claude/settings.json."""
+the real CLI, the compaction summary, and install / uninstall of .claude/settings.local.json."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from autoresearch.experiments.hooks import (
     decide_stop,
 )
 from autoresearch.journal.hooks import HookCounters, save_counters
-from helpers import Repo, cli
+from helpers import Repo, cli, git
 
 FAILS = ("discard", "crash", "checks_failed")
 
@@ -148,14 +148,13 @@ def test_the_turn_limit_is_read_from_the_journal(session: Repo) -> None:
 
 def test_the_failure_streak_stops_the_loop(session: Repo) -> None:
     cycle(session, "100", "keep", "baseline")
-    for i in range(FAILURE_STREAK + 1):
-        # each failing turn is resumed until the streak exceeds the limit
-        assert stop(session) is None or i == 0
+    for i in range(FAILURE_STREAK):
         cycle(session, "200", "discard", f"worse {i}")
-        answer = stop(session)
-        if i < FAILURE_STREAK:
-            assert answer is not None and answer["decision"] == "block", i
-    assert answer is not None and "latest 21 results" in answer["systemMessage"]
+    assert answer_hook(HookEvent.STOP, "{}", session.root).output["decision"] == "block"
+    cycle(session, "200", "crash", "broken")
+    answer = answer_hook(HookEvent.STOP, "{}", session.root)
+    assert answer.output is not None and "latest 21 results" in answer.output["systemMessage"]
+    assert "stop: stop (failure streak)" in hooks_log(session)
 
 
 @pytest.mark.parametrize("raw", ["not json", "[1, 2]", "\x00"])
@@ -234,7 +233,7 @@ def test_merge_keeps_the_users_hooks_and_removal_restores_them() -> None:
 
 
 def test_install_and_uninstall_through_the_cli(repo: Repo) -> None:
-    settings = repo.root / ".claude" / "settings.json"
+    settings = repo.root / ".claude" / "settings.local.json"
     settings.parent.mkdir()
     original = json.dumps(USER_SETTINGS, indent=4) + "\n"
     settings.write_text(original)
@@ -244,6 +243,7 @@ def test_install_and_uninstall_through_the_cli(repo: Repo) -> None:
     data = json.loads(settings.read_text())
     assert data["permissions"] == USER_SETTINGS["permissions"]
     assert len(data["hooks"]["Stop"]) == 2
+    assert git(repo.root, "status", "--porcelain", "--", ".claude") == ""  # out of git
     again = cli("exp", "hooks", "install", "--claude", "--json", cwd=repo.root)
     assert json.loads(again.stdout)["changed"] is False
     assert cli("exp", "hooks", "uninstall", "--claude", cwd=repo.root).returncode == 0
@@ -258,7 +258,7 @@ def test_install_and_uninstall_through_the_cli(repo: Repo) -> None:
 
 
 def test_install_refuses_a_broken_settings_file(repo: Repo) -> None:
-    settings = repo.root / ".claude" / "settings.json"
+    settings = repo.root / ".claude" / "settings.local.json"
     settings.parent.mkdir()
     settings.write_text("{not json")
     done = cli("exp", "hooks", "install", "--claude", cwd=repo.root)

@@ -15,6 +15,7 @@ import click
 from autoresearch.cli.common import AppGroup, emit_json, say
 
 JSON_HELP = "Print one JSON object on stdout."
+CLAUDE_HELP = "Claude Code: .claude/settings.local.json (kept out of git)."
 
 
 def register(exp: click.Group) -> None:
@@ -54,7 +55,9 @@ def _start(ctx: click.Context) -> Path:
 
 
 @hooks.command("install")
-@click.option("--claude", is_flag=True, required=True, help="Claude Code: .claude/settings.json.")
+@click.option(
+    "--claude", is_flag=True, required=True, help="Claude Code: .claude/settings.local.json."
+)
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.pass_context
 def install(ctx: click.Context, claude: bool, as_json: bool) -> None:
@@ -67,7 +70,9 @@ def install(ctx: click.Context, claude: bool, as_json: bool) -> None:
 
 
 @hooks.command("uninstall")
-@click.option("--claude", is_flag=True, required=True, help="Claude Code: .claude/settings.json.")
+@click.option(
+    "--claude", is_flag=True, required=True, help="Claude Code: .claude/settings.local.json."
+)
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.pass_context
 def uninstall(ctx: click.Context, claude: bool, as_json: bool) -> None:

@@ -1,4 +1,8 @@
-"""`exp hooks install --claude` / `uninstall`: our entries in `.claude/settings.json`.
+"""`exp hooks install --claude` / `uninstall`: our entries in `.claude/settings.local.json`.
+
+The local project settings, not the shared `settings.json`: the entries name this machine's
+interpreter, and the file is kept out of git (info/exclude), so no `keep` commits it and no
+`discard` (`reset --hard`, `clean -fd`) removes or reverts it in the middle of a session.
 
 Install merges one matcher group per event (Stop; SessionStart with matcher `compact`) into
 the project's settings, next to whatever hooks the user has; run again, it replaces its own
@@ -22,8 +26,9 @@ from autoresearch import git
 from autoresearch.errors import ContractError
 from autoresearch.experiments.hooks import HOOK_TIMEOUT_SECONDS, SOURCE_COMPACT, HookEvent
 from autoresearch.fsutil import atomic_write_text, dump_json
+from autoresearch.repo_state import write_excludes
 
-SETTINGS = Path(".claude") / "settings.json"
+SETTINGS = Path(".claude") / "settings.local.json"
 # Claude Code's event names and our matcher for each (None: the event takes no matcher)
 CLAUDE_EVENTS: tuple[tuple[str, HookEvent, str | None], ...] = (
     ("Stop", HookEvent.STOP, None),
@@ -107,7 +112,7 @@ def removed(settings: dict[str, Any]) -> dict[str, Any]:
 
 
 def settings_path(start: Path) -> Path:
-    """`.claude/settings.json` of the checkout around `start` (Claude Code's project)."""
+    """`.claude/settings.local.json` of the checkout around `start` (Claude Code's project)."""
     top = git.toplevel(start if start.is_dir() else start.parent)
     if top is None:
         raise ContractError(f"not inside a git repository: {start}")
@@ -133,6 +138,7 @@ def install_claude(start: Path) -> HooksResult:
     events = tuple(name for name, _e, _m in CLAUDE_EVENTS)
     if after == before:
         return HooksResult(str(path), False, events, f"the hooks are already installed in {path}")
+    write_excludes(path.parent.parent, [f"/{SETTINGS.as_posix()}"])
     atomic_write_text(path, dump_json(after), keep_mode=True)
     return HooksResult(
         str(path), True, events, f"installed the Stop and SessionStart (compact) hooks in {path}"

@@ -202,6 +202,8 @@ def _stop(ctx: Context) -> HookAnswer:
         f"stop: {decision.action} ({decision.reason}), session #{sid}, "
         f"resumed {now.resumed_turns}/{MAX_RESUMED_TURNS}"
     )
+    if decision.notice:
+        log += f"; notice: {decision.notice}"
     return HookAnswer(claude_stop_output(decision, message), log)
 
 
