@@ -12,8 +12,16 @@ from pathlib import Path
 from typing import Any
 
 from autoresearch import git
-from autoresearch.contracts.sandbox import Sandbox, mission_slug, parse_sandbox
+from autoresearch.agents.tuning import read_value
+from autoresearch.contracts.sandbox import (
+    MAX_SANDBOX_BYTES,
+    Sandbox,
+    mission_slug,
+    parse_sandbox,
+    unknown_keys,
+)
 from autoresearch.errors import ContractError
+from autoresearch.fsutil import FileRefused, read_regular
 from autoresearch.paths import MISSION_FILE, SANDBOX_FILE
 
 
@@ -89,7 +97,28 @@ def load_mission(path: Path) -> Mission:
 
 
 def _read(path: Path) -> str:
+    """A mission file: a regular file (a symlink to one is fine) of at most 1 MiB, UTF-8."""
     try:
-        return path.read_text(encoding="utf-8")
+        data = read_regular(Path(os.path.realpath(path)), MAX_SANDBOX_BYTES)
+        return data.decode("utf-8")
+    except FileRefused as exc:
+        raise ContractError(f"{path.name} {exc}: {path}") from exc
     except UnicodeDecodeError as exc:
         raise ContractError(f"{path.name} must be UTF-8 text: {path}") from exc
+
+
+def mission_problems(mission: Mission) -> list[str]:
+    """What `check` reports beyond parsing: what a run would trip on later. Unknown keys (a
+    typo such as `timeout:` is ignored by the parser, so the run would use the default), and
+    a `tune:` file or parameter the offline agent would not find."""
+    problems = unknown_keys(mission.sandbox.frontmatter)
+    tune = mission.sandbox.tune
+    for p in tune.parameters if tune else ():
+        path = mission.worktree_root / p.file
+        if not path.is_file():
+            problems.append(f"tune parameter {p.name}: file {p.file} does not exist")
+        elif read_value(path.read_text(encoding="utf-8", errors="replace"), p.name) is None:
+            problems.append(
+                f"tune parameter {p.name} not found as `{p.name} = <number>` in {p.file}"
+            )
+    return problems

@@ -10,7 +10,7 @@ from autoresearch.noise import NoiseMode, NoisePolicy
 
 NO_FM = (
     "sandbox.md must start with YAML frontmatter containing evaluator.command and "
-    "evaluator.format=json."
+    "evaluator.format=json (or evaluator.format=metric with evaluator.metric)."
 )
 NO_EVAL = "sandbox.md frontmatter must define an evaluator block."
 BAD_POLICY = (

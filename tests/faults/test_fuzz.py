@@ -47,6 +47,7 @@ SANDBOX_MESSAGES = re.compile(
             re.escape(sb.MSG_NO_METRIC),
             re.escape(sb.MSG_BAD_DIRECTION),
             re.escape(sb.MSG_BAD_TIMEOUT),
+            re.escape(sb.MSG_NUL_COMMAND),
             re.escape("sandbox.md frontmatter worktree.")
             + "(link|runtime)"
             + re.escape(" must be a list of relative paths."),

@@ -33,9 +33,13 @@ def register(app: click.Group) -> None:
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 def check(mission_dir: Path, as_json: bool) -> None:
     """Validate MISSION_DIR and print the parsed contract."""
-    from autoresearch.mission import load_mission
+    from autoresearch.errors import ContractError
+    from autoresearch.mission import load_mission, mission_problems
 
     mission = load_mission(mission_dir)
+    problems = mission_problems(mission)
+    if problems:
+        raise ContractError("; ".join(problems))
     if as_json:
         emit_json(mission.to_dict())
     else:

@@ -5,6 +5,7 @@ Messages are contract (supervisor.md §1) and are checked in the documented orde
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import re
@@ -13,7 +14,8 @@ from typing import Any
 
 import yaml
 
-from autoresearch.contracts.tune import TuneSpec, is_relative_path, parse_tune
+from autoresearch.contracts import strict_yaml
+from autoresearch.contracts.tune import TUNE_KEYS, TuneSpec, is_relative_path, parse_tune
 from autoresearch.errors import ContractError
 from autoresearch.noise import NoiseMode, NoisePolicy
 from autoresearch.paths import slug
@@ -27,9 +29,11 @@ EVALUATOR_KEYS = ("command", "format", "keep_policy", "metric", "direction", "ti
 
 MSG_NO_FRONTMATTER = (
     "sandbox.md must start with YAML frontmatter containing evaluator.command and "
-    "evaluator.format=json."
+    "evaluator.format=json (or evaluator.format=metric with evaluator.metric)."
 )
 MSG_BAD_YAML = "sandbox.md frontmatter is not valid YAML: {detail}"
+MSG_NUL_COMMAND = "sandbox.md frontmatter evaluator.command must not contain a NUL character."
+MAX_SANDBOX_BYTES = 1 << 20
 MSG_NO_EVALUATOR = "sandbox.md frontmatter must define an evaluator block."
 MSG_BAD_POLICY = "sandbox.md frontmatter evaluator.keep_policy must be one of: {policies}."
 MSG_NO_COMMAND = "sandbox.md frontmatter evaluator.command is required."
@@ -127,6 +131,40 @@ class ChecksSpec:
         return cls(str(data["command"]), float(data["timeout_seconds"]))
 
 
+# The one list of known frontmatter keys (a key added to the contract is added here): `check`
+# names any other key as a probable typo (parsing keeps and ignores it, supervisor.md §1).
+def known_keys() -> dict[str, tuple[str, ...]]:
+    return {
+        "evaluator": EVALUATOR_KEYS,
+        "worktree": ("link", "runtime"),
+        "tune": TUNE_KEYS,
+        "noise": tuple(NOISE_KEYS),
+    }
+
+
+def unknown_keys(frontmatter: dict[str, Any]) -> list[str]:
+    """One line per key the contract does not know, with the closest known key if any."""
+    known = known_keys()
+    found = []
+    for key, value in frontmatter.items():
+        name = str(key)
+        if name not in known:
+            found.append(_unknown(name, name, list(known)))
+        elif isinstance(value, dict):
+            found += [
+                _unknown(f"{name}.{sub}", str(sub), list(known[name]))
+                for sub in value
+                if str(sub) not in known[name]
+            ]
+    return found
+
+
+def _unknown(path: str, key: str, choices: list[str]) -> str:
+    close = difflib.get_close_matches(key, choices, n=1, cutoff=0.5)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    return f"sandbox.md frontmatter {path} is not a known key{hint}"
+
+
 def split_frontmatter(text: str) -> tuple[str, str]:
     """(frontmatter YAML, body); the frontmatter must start at the first byte."""
     match = _FRONTMATTER.match(text)
@@ -139,7 +177,7 @@ def parse_sandbox(text: str) -> Sandbox:
     """Parse sandbox.md text; raises ContractError with the exact message of the spec."""
     raw, body = split_frontmatter(text)
     try:
-        data = yaml.safe_load(raw)
+        data = strict_yaml.load(raw, line_offset=1)  # the YAML starts on the file's line 2
     except yaml.YAMLError as exc:
         raise ContractError(MSG_BAD_YAML.format(detail=_one_line(str(exc)))) from exc
     if not isinstance(data, dict):
@@ -196,6 +234,8 @@ def parse_evaluator(block: object) -> EvaluatorSpec:
     command = block.get("command")
     if not isinstance(command, str) or not command.strip():
         raise ContractError(MSG_NO_COMMAND)
+    if "\0" in command:
+        raise ContractError(MSG_NUL_COMMAND)
     fmt = block.get("format")
     if fmt is None or (isinstance(fmt, str) and not fmt.strip()):
         raise ContractError(MSG_NO_FORMAT)

@@ -21,6 +21,7 @@ from autoresearch.errors import ContractError
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 MSG_TUNE = "sandbox.md frontmatter tune{what}"
+TUNE_KEYS = ("file", "seed", "parameters")
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,8 @@ def _param(name: str, value: object, default_file: object) -> ParamSpec:
     low, high = _number(value.get("min")), _number(value.get("max"))
     if low is None or high is None or not low < high:
         raise _fail(f".parameters.{name} needs numeric min < max.")
+    if not math.isfinite(high - low):  # ±1e308: the search would step to inf
+        raise _fail(f".parameters.{name} range max - min must be a finite number.")
     kind = value.get("type", "float")
     scale = value.get("scale", "linear")
     if kind not in ("int", "float") or scale not in ("linear", "log"):
@@ -102,7 +105,7 @@ def _param(name: str, value: object, default_file: object) -> ParamSpec:
 
 
 def _number(value: object) -> float | None:
-    # PyYAML reads `1e-4` (no dot) as a string: accept numeric strings too.
+    # numeric strings are accepted too (a quoted "1e-4")
     if isinstance(value, bool):
         return None
     try:
