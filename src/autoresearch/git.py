@@ -486,3 +486,28 @@ def create_branches(cwd: Path, branches: Mapping[str, str]) -> None:
     if branches:
         lines = "".join(f"create refs/heads/{name} {sha}\n" for name, sha in branches.items())
         _run(cwd, ["update-ref", "--stdin"], stdin=lines.encode())
+
+
+# --- the delegation worker's read tools (issue 16) -----------------------------------------
+
+
+def grep(cwd: Path, args: Sequence[str]) -> Captured:
+    """`git grep` with `args` (exit 1 = no match, not an error: the caller reads the code)."""
+    return _run(cwd, ["grep", *args], check=False)
+
+
+def working_diff(cwd: Path, base: str, paths: Sequence[str] = ()) -> str:
+    """The diff from `base` to the working tree (tracked files), for reading."""
+    args = ["diff", "--no-color", "--no-ext-diff", "-M", base, "--", *paths]
+    return _run(cwd, args).stdout.decode("utf-8", "replace")
+
+
+def log_lines(cwd: Path, path: str | None, limit: int) -> str:
+    """One line per commit (short hash, date, author, subject), newest first."""
+    args = ["log", f"-n{limit}", "--format=%h %ad %an %s", "--date=short"]
+    return _text(_run(cwd, [*args, "--", path] if path else args))
+
+
+def blame_lines(cwd: Path, path: str, start: int, end: int) -> str:
+    """`git blame` of lines start..end of `path` at HEAD and in the working tree."""
+    return _text(_run(cwd, ["blame", "--date=short", "-L", f"{start},{end}", "--", path]))

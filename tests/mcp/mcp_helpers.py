@@ -48,6 +48,14 @@ TOOL_NAMES = {
     "job_list",
     "job_apply",
     "job_discard",
+    # the worker's zero-model tools
+    "search",
+    "read_pack",
+    "diff_digest",
+    "shell",
+    "apply_edits",
+    "history",
+    "get_artifact",
 }
 
 

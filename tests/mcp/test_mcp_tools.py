@@ -41,9 +41,16 @@ async def test_every_tool_is_listed_with_schemas_annotations_and_descriptions(re
         read_only = {n for n, h in hints.items() if h and h.read_only_hint}
         destructive = {n for n, h in hints.items() if h and h.destructive_hint}
         jobs_read = {"job_get", "job_wait", "job_tail", "job_list"}
-        assert read_only == {"experiment_status", "run_list", "run_status", *jobs_read}
+        worker_read = {"search", "read_pack", "diff_digest", "history", "get_artifact"}
+        assert read_only == {
+            "experiment_status",
+            "run_list",
+            "run_status",
+            *jobs_read,
+            *worker_read,
+        }
         jobs_destroy = {"job_cancel", "job_apply", "job_discard"}
-        assert destructive == {"log_experiment", "run_stop", *jobs_destroy}
+        assert destructive == {"log_experiment", "run_stop", *jobs_destroy, "shell"}
         run_args = tools["run_experiment"].input_schema["properties"]
         assert run_args["timeout_seconds"]["default"] == 600
         assert run_args["timeout_seconds"]["exclusiveMinimum"] == 0

@@ -20,6 +20,7 @@ from autoresearch.cli.job_cmds import job
 from autoresearch.cli.mcp_cmd import mcp_command
 from autoresearch.cli.report_cmds import register as register_report_commands
 from autoresearch.cli.run_cmds import register as register_run_commands
+from autoresearch.cli.worker_cmds import worker
 
 
 @click.group(cls=AppGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -48,6 +49,7 @@ register_hook_commands(exp)
 app.add_command(exp)
 app.add_command(mcp_command)
 app.add_command(job)
+app.add_command(worker)
 
 
 def main() -> None:

@@ -406,4 +406,7 @@ def build_server(start: Path) -> MCPServer:
     from autoresearch.mcp.job_tools import JobTools  # heavy: imported when a server is built
 
     JobTools(lambda: tools.start).register(server)
+    from autoresearch.mcp.worker_tools import WorkerTools  # issue 16: zero-model tools
+
+    WorkerTools(lambda: tools.start).register(server)
     return server

@@ -1,0 +1,320 @@
+"""The delegation worker's zero-model MCP tools (worker.md "Zero-model tools"): search,
+read_pack, diff_digest, shell, apply_edits, history, get_artifact.
+
+Thin door: each tool parses its arguments, calls one function of
+`autoresearch.worker.tools`, and replies with a short text plus the structured result, its
+receipt included. Every call is recorded in the worker's metrics (`autoresearch worker stats`).
+Paths are sandboxed inside the repository the server acts on.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import anyio.to_thread
+from mcp.server.mcpserver import MCPServer
+from mcp.types import CallToolResult
+from pydantic import BaseModel, ConfigDict, Field
+
+from autoresearch.mcp.server import DESTRUCTIVE, READ_ONLY, WRITES, add_tools
+from autoresearch.mcp.support import reply, tool_errors
+from autoresearch.supervisor.handle import find_repo
+from autoresearch.worker.tools import edits as edit_ops
+from autoresearch.worker.tools import reading, search, shell
+from autoresearch.worker.tools.base import Workspace
+from autoresearch.worker.tools.metrics import measured
+
+
+class _Shape(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ReceiptOut(_Shape):
+    bytes_read: int
+    bytes_returned: int
+    artifacts: list[str] = Field(description="Refs for get_artifact.")
+    truncated: bool
+
+
+class SearchMatch(_Shape):
+    path: str
+    line: int
+    text: str
+
+
+class SearchCount(_Shape):
+    path: str
+    count: int
+
+
+class SearchOutput(_Shape):
+    mode: str
+    engine: str = Field(description="ripgrep | git_grep | python")
+    matches: list[SearchMatch] | None = None
+    files: list[str] | None = None
+    counts: list[SearchCount] | None = None
+    total_matches: int
+    total_files: int
+    receipt: ReceiptOut
+
+
+class PackFile(_Shape):
+    path: str
+    windows: list[list[int]] = Field(description="[first, last] line numbers, from 1.")
+
+
+class PackOutput(_Shape):
+    files: list[PackFile]
+    pack: str
+    receipt: ReceiptOut
+
+
+class DigestFile(_Shape):
+    path: str
+    added: int
+    deleted: int
+    status: str
+    risk: str = Field(description="low | medium | high")
+    hunks: list[str]
+
+
+class DigestOutput(_Shape):
+    base: str
+    files: list[DigestFile]
+    highest_risk: str | None
+    receipt: ReceiptOut
+
+
+class ShellOutput(_Shape):
+    command: str
+    exit_code: int | None
+    ok: bool
+    tool_ok: bool = Field(description="False when the command could not run or timed out.")
+    failure_kind: str
+    duration_ms: int
+    stdout_tail: str
+    stderr_tail: str
+    receipt: ReceiptOut
+
+
+class EditResult(_Shape):
+    index: int
+    path: str
+    expected: int
+    found: int
+
+
+class EditsOutput(_Shape):
+    applied: bool
+    files_changed: list[str]
+    edits: list[EditResult]
+    receipt: ReceiptOut
+
+
+class HistoryOutput(_Shape):
+    path: str | None
+    log: list[str]
+    blame: list[str] | None = None
+    receipt: ReceiptOut
+
+
+class ArtifactOutput(_Shape):
+    ref: str
+    offset: int
+    total_bytes: int
+    next_offset: int | None
+    text: str
+    receipt: ReceiptOut
+
+
+class EditInput(_Shape):
+    path: str = Field(min_length=1)
+    old: str = Field(min_length=1, description="Literal text, or a Python regex with regex.")
+    new: str = Field(description="Replacement (with regex: \\1 and \\g<name> work).")
+    regex: bool = False
+    count: int = Field(default=1, ge=0, description="Exactly this many matches, or nothing.")
+
+
+Paths = Annotated[list[str] | None, Field(max_length=100, description="Inside the repository.")]
+
+
+def _summary(data: dict[str, Any]) -> str:
+    r = data["receipt"]
+    head = {
+        k: v
+        for k, v in data.items()
+        if k
+        in (
+            "mode",
+            "engine",
+            "failure_kind",
+            "exit_code",
+            "applied",
+            "highest_risk",
+            "total_matches",
+        )
+    }
+    tail = f"read {r['bytes_read']} B, returned {r['bytes_returned']} B" + (
+        ", truncated" if r["truncated"] else ""
+    )
+    return f"{json.dumps(head)} ({tail})"
+
+
+class WorkerTools:
+    """The zero-model tools of one server; `start()` is the directory the server acts on."""
+
+    def __init__(self, start: Callable[[], Path]) -> None:
+        self._start = start
+
+    def register(self, server: MCPServer) -> None:
+        add_tools(
+            server,
+            [
+                (self.search, "Search the repository", READ_ONLY),
+                (self.read_pack, "Keyword and symbol windows from files", READ_ONLY),
+                (self.diff_digest, "A digest of the working tree's changes", READ_ONLY),
+                (self.shell, "Run one bounded command", DESTRUCTIVE),
+                (self.apply_edits, "Apply replacements, all or nothing", WRITES),
+                (self.history, "git log and blame, bounded", READ_ONLY),
+                (self.get_artifact, "A slice of an artifact", READ_ONLY),
+            ],
+        )
+
+    def _call(
+        self, tool: str, model: type[BaseModel], work: Callable[[Workspace], Any]
+    ) -> CallToolResult:
+        with tool_errors():
+            ws = Workspace(find_repo(self._start()))
+            data = measured(ws, tool, lambda: work(ws))
+            return reply(_summary(data), model.model_validate(data))
+
+    def search(
+        self,
+        pattern: Annotated[str, Field(min_length=1, description="A regex, or text with literal.")],
+        mode: Annotated[
+            Literal["lines", "files", "count"], Field(description="lines | files | count")
+        ] = "lines",
+        paths: Paths = None,
+        literal: Annotated[bool, Field(description="The pattern is plain text.")] = False,
+        ignore_case: Annotated[bool, Field(description="Case-insensitive.")] = False,
+        glob: Annotated[str | None, Field(description="Only files matching, e.g. *.py")] = None,
+        max_results: Annotated[
+            int, Field(ge=1, le=search.MAX_RESULTS, description="Rows at most.")
+        ] = 200,
+    ) -> Annotated[CallToolResult, SearchOutput]:
+        """Search file contents (ripgrep; git grep or a Python walker when it is missing).
+
+        lines: path, line number and the line (cut at 300 characters, secrets redacted);
+        files: matching paths; count: matches per file. At most max_results rows.
+        """
+        query = search.Query(
+            pattern, search.Mode(mode), tuple(paths or ()), literal, ignore_case, glob, max_results
+        )
+        return self._call("search", SearchOutput, lambda ws: search.search(ws, query))
+
+    def read_pack(
+        self,
+        files: Annotated[
+            list[str],
+            Field(min_length=1, max_length=reading.MAX_FILES, description="Inside the repository."),
+        ],
+        keywords: Annotated[list[str] | None, Field(description="Case-insensitive.")] = None,
+        symbols: Annotated[list[str] | None, Field(description="Definitions by name.")] = None,
+        window: Annotated[
+            int, Field(ge=0, le=reading.MAX_WINDOW, description="Lines around each hit.")
+        ] = 3,
+    ) -> Annotated[CallToolResult, PackOutput]:
+        """Windows of lines around keywords and symbol definitions in chosen files.
+
+        Inline payload at most 16 KB; a larger pack is kept whole as an artifact (receipt).
+        Without keywords or symbols, the first 100 lines of each file.
+        """
+        return self._call(
+            "read_pack",
+            PackOutput,
+            lambda ws: reading.read_pack(ws, files, keywords or [], symbols or [], window),
+        )
+
+    def diff_digest(
+        self,
+        base: Annotated[str, Field(min_length=1, description="Commit to compare with.")] = "HEAD",
+        paths: Paths = None,
+        max_hunks: Annotated[int, Field(ge=0, le=200, description="Hunk headers per file.")] = 20,
+    ) -> Annotated[CallToolResult, DigestOutput]:
+        """Changed files since base (tracked files): +/- counts, hunk headers, per-file risk
+        (high for build, schema, security files and deletions). The full diff is an artifact."""
+        return self._call(
+            "diff_digest", DigestOutput, lambda ws: reading.diff_digest(ws, base, paths, max_hunks)
+        )
+
+    async def shell(
+        self,
+        command: Annotated[str, Field(min_length=1, description="Run by bash -c.")],
+        cwd: Annotated[str, Field(description="Inside the repository.")] = ".",
+        timeout_seconds: Annotated[
+            float,
+            Field(gt=0, le=shell.MAX_TIMEOUT_SECONDS, description="Then the group is killed."),
+        ] = 120,
+        allow_destructive: Annotated[
+            bool, Field(description="Run rm, git reset --hard, … anyway.")
+        ] = False,
+    ) -> Annotated[CallToolResult, ShellOutput]:
+        """Run one bounded command; the digest separates "the tool worked" (tool_ok) from "the
+        tests failed" (failure_kind: test_failure | typecheck_failure | lint_failure |
+        build_failure | missing_command | timeout | command_failed | none). Destructive
+        commands (rm, git reset --hard, git clean, git push, …) are refused unless
+        allow_destructive. Output tails are 4 KB; the whole log is an artifact."""
+        request = shell.ShellRequest(command, cwd, timeout_seconds, allow_destructive)
+
+        def work() -> CallToolResult:
+            return self._call("shell", ShellOutput, lambda ws: shell.shell(ws, request))
+
+        # A long command must not stall the server's other calls.
+        return await anyio.to_thread.run_sync(work)
+
+    def apply_edits(
+        self,
+        edits: Annotated[
+            list[EditInput],
+            Field(min_length=1, max_length=edit_ops.MAX_EDITS, description="Applied in order."),
+        ],
+        dry_run: Annotated[bool, Field(description="Check the counts, write nothing.")] = False,
+    ) -> Annotated[CallToolResult, EditsOutput]:
+        """Literal or regex replacements, each with its expected match count (default 1). All
+        counts are checked before any file is written: the batch applies whole or not at all,
+        even if the server is killed midway."""
+        batch = [edit_ops.Edit(e.path, e.old, e.new, e.regex, e.count) for e in edits]
+        return self._call(
+            "apply_edits", EditsOutput, lambda ws: edit_ops.apply_edits(ws, batch, dry_run)
+        )
+
+    def history(
+        self,
+        path: Annotated[str | None, Field(description="A file (default: the repository).")] = None,
+        limit: Annotated[
+            int, Field(ge=1, le=reading.MAX_HISTORY, description="Commits at most.")
+        ] = 20,
+        start_line: Annotated[int | None, Field(ge=1, description="Blame from here.")] = None,
+        end_line: Annotated[int | None, Field(ge=1, description="Blame to here.")] = None,
+    ) -> Annotated[CallToolResult, HistoryOutput]:
+        """git log of a file (or the repository), and git blame of a line range, bounded."""
+        lines = None if start_line is None else (start_line, end_line or start_line)
+        return self._call(
+            "history", HistoryOutput, lambda ws: reading.history(ws, path, limit, lines)
+        )
+
+    def get_artifact(
+        self,
+        ref: Annotated[str, Field(min_length=1, description="From a receipt's artifacts.")],
+        offset: Annotated[int, Field(ge=0, description="First byte.")] = 0,
+        length: Annotated[
+            int, Field(ge=1, le=reading.MAX_SLICE, description="Bytes at most.")
+        ] = 16384,
+    ) -> Annotated[CallToolResult, ArtifactOutput]:
+        """A slice of an artifact (bytes offset..offset+length); next_offset for the rest."""
+        return self._call(
+            "get_artifact", ArtifactOutput, lambda ws: reading.get_artifact(ws, ref, offset, length)
+        )

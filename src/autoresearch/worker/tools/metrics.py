@@ -1,0 +1,201 @@
+"""Metrics: one JSONL row per tool call under `.autoresearch/worker/metrics.jsonl`, and the
+summary `autoresearch worker stats` prints and gates on.
+
+A row: `ts`, `tool`, `category` (zero_model), `status` (ok | error), `error_kind` (the
+error's class, or the shell's `failure_kind`), `bytes_read`, `bytes_returned`, `artifacts`,
+`truncated`, `latency_ms`. Rows are redacted, appended with one write each (O_APPEND: rows of
+concurrent servers interleave whole), to a private file. A torn or foreign line is skipped
+by the reader and counted, never fatal.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from autoresearch.clock import utc_now_iso
+from autoresearch.errors import AutoresearchError
+from autoresearch.fsutil import private_open
+from autoresearch.redact import redact_value
+from autoresearch.worker.tools.base import Workspace
+
+METRICS_FILE = "metrics.jsonl"
+
+
+class Category(StrEnum):
+    ZERO_MODEL = "zero_model"
+
+
+class Status(StrEnum):
+    OK = "ok"
+    ERROR = "error"
+
+
+def metrics_path(ws: Workspace) -> Path:
+    return ws.state / METRICS_FILE
+
+
+def record(ws: Workspace, row: dict[str, Any]) -> None:
+    line = json.dumps(redact_value(row), ensure_ascii=False, sort_keys=True) + "\n"
+    with private_open(metrics_path(ws), "ab", buffering=0) as handle:
+        handle.write(line.encode())
+
+
+def measured(ws: Workspace, tool: str, work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """Run one tool call and record its row, whether it answers or raises."""
+    t0 = time.monotonic()
+    row: dict[str, Any] = {"ts": utc_now_iso(), "tool": tool, "category": Category.ZERO_MODEL}
+    try:
+        result = work()
+    except Exception as exc:
+        row.update(
+            status=Status.ERROR,
+            error_kind=_kind(exc),
+            bytes_read=0,
+            bytes_returned=0,
+            artifacts=[],
+            truncated=False,
+        )
+        row["latency_ms"] = round((time.monotonic() - t0) * 1000, 1)
+        _safe_record(ws, row)
+        raise
+    receipt = result.get("receipt", {})
+    row.update(
+        status=Status.OK,
+        error_kind=result.get("failure_kind") if result.get("failure_kind") != "none" else None,
+        bytes_read=receipt.get("bytes_read", 0),
+        bytes_returned=receipt.get("bytes_returned", 0),
+        artifacts=receipt.get("artifacts", []),
+        truncated=receipt.get("truncated", False),
+        latency_ms=round((time.monotonic() - t0) * 1000, 1),
+    )
+    _safe_record(ws, row)
+    return result
+
+
+def _kind(exc: Exception) -> str:
+    # The structured class of the failure (a refusal, a missing file…), not its message.
+    if isinstance(exc, AutoresearchError):
+        code = exc.message.split(":", 1)[0]
+        return code if code.startswith("autoresearch_") else type(exc).__name__
+    return "internal_error"
+
+
+def _safe_record(ws: Workspace, row: dict[str, Any]) -> None:
+    # A full disk must not turn an answered call into a failed one.
+    with contextlib.suppress(OSError):
+        record(ws, row)
+
+
+@dataclass
+class ToolStats:
+    tool: str
+    calls: int = 0
+    errors: int = 0
+    bytes_read: int = 0
+    bytes_returned: int = 0
+    truncated: int = 0
+    latencies: list[float] = field(default_factory=list)
+
+    @property
+    def error_rate(self) -> float:
+        return self.errors / self.calls if self.calls else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        del data["latencies"]
+        data["error_rate"] = round(self.error_rate, 4)
+        data["latency_p50_ms"] = percentile(self.latencies, 50)
+        data["latency_p95_ms"] = percentile(self.latencies, 95)
+        data["saved_ratio"] = (
+            round(self.bytes_returned / self.bytes_read, 4) if self.bytes_read else None
+        )
+        return data
+
+
+@dataclass
+class Summary:
+    tools: list[ToolStats]
+    total: ToolStats
+    skipped_lines: int
+    over_threshold: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "tools": [t.to_dict() for t in self.tools],
+            "total": self.total.to_dict(),
+            "skipped_lines": self.skipped_lines,
+            "over_threshold": self.over_threshold,
+        }
+
+
+def percentile(values: list[float], p: int) -> float | None:
+    """Nearest-rank percentile (pure)."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)]
+
+
+def summarize(lines: Iterable[str], max_error_rate: float | None = None) -> Summary:
+    """Per-tool and total counts from metrics lines; tools over the error rate named (pure)."""
+    by_tool: dict[str, ToolStats] = {}
+    total = ToolStats("total")
+    skipped = 0
+    for line in lines:
+        try:
+            row = json.loads(line)
+            tool, status = str(row["tool"]), row["status"]
+        except (ValueError, KeyError, TypeError):
+            skipped += 1
+            continue
+        for stats in (by_tool.setdefault(tool, ToolStats(tool)), total):
+            stats.calls += 1
+            stats.errors += status != Status.OK
+            stats.bytes_read += int(row.get("bytes_read") or 0)
+            stats.bytes_returned += int(row.get("bytes_returned") or 0)
+            stats.truncated += bool(row.get("truncated"))
+            stats.latencies.append(float(row.get("latency_ms") or 0))
+    tools = sorted(by_tool.values(), key=lambda t: t.tool)
+    over = []
+    if max_error_rate is not None:
+        over = [t.tool for t in [*tools, total] if t.error_rate > max_error_rate]
+    return Summary(tools, total, skipped, over)
+
+
+def load(ws: Workspace, max_error_rate: float | None = None) -> Summary:
+    path = metrics_path(ws)
+    if not path.is_file():
+        return summarize([], max_error_rate)
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        return summarize(handle, max_error_rate)
+
+
+def render(summary: Summary) -> str:
+    rows = [
+        f"{'tool':<14}{'calls':>7}{'errors':>8}{'err%':>7}{'read':>12}{'returned':>11}"
+        f"{'p50 ms':>9}{'p95 ms':>9}"
+    ]
+    for t in [*summary.tools, summary.total]:
+        d = t.to_dict()
+        rows.append(
+            f"{t.tool:<14}{t.calls:>7}{t.errors:>8}{100 * t.error_rate:>6.1f}%"
+            f"{t.bytes_read:>12}{t.bytes_returned:>11}"
+            f"{_ms(d['latency_p50_ms']):>9}{_ms(d['latency_p95_ms']):>9}"
+        )
+    if summary.skipped_lines:
+        rows.append(f"({summary.skipped_lines} unreadable metrics lines skipped)")
+    if summary.over_threshold:
+        rows.append("error rate over the threshold: " + ", ".join(summary.over_threshold))
+    return "\n".join(rows)
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f}"

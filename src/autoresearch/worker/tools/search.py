@@ -1,0 +1,234 @@
+"""`search`: ripgrep over the repository, falling back to `git grep`, then a Python walker.
+
+Modes: `lines` (path, line number, the line cut to MAX_LINE_CHARS and redacted), `files`
+(matching paths), `count` (matching lines per file, exact). In lines and files modes
+`total_matches` counts each file's matching lines up to max_results + 1 (enough to know the
+answer was cut, without reading huge files to the end). Results are bounded by
+`max_results`; a search that found more says `truncated`. The pattern is a regular expression
+unless `literal`. Paths to search must lie inside the repository; `.git` and `.autoresearch`
+are never searched.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from autoresearch import git
+from autoresearch.errors import ContractError, GitError, ProcessError
+from autoresearch.paths import STATE_DIR
+from autoresearch.proc import run_capture
+from autoresearch.worker.tools.base import MAX_FILE_BYTES, Receipt, Workspace, cut, finish
+
+DEFAULT_MAX_RESULTS = 200
+MAX_RESULTS = 5000
+SEARCH_TIMEOUT_SECONDS = 60.0
+_NUMBERED = re.compile(r"(\d+)[:\0](.*)", re.DOTALL)
+_SKIP_DIRS = {".git", STATE_DIR}
+
+
+class Mode(StrEnum):
+    LINES = "lines"
+    FILES = "files"
+    COUNT = "count"
+
+
+class Engine(StrEnum):
+    RIPGREP = "ripgrep"
+    GIT_GREP = "git_grep"
+    PYTHON = "python"
+
+
+@dataclass(frozen=True)
+class Query:
+    pattern: str
+    mode: Mode = Mode.LINES
+    paths: tuple[str, ...] = ()
+    literal: bool = False
+    ignore_case: bool = False
+    glob: str | None = None
+    max_results: int = DEFAULT_MAX_RESULTS
+
+
+@dataclass(frozen=True)
+class Hit:
+    path: str
+    line: int
+    text: str
+
+
+def ripgrep() -> str | None:
+    """The `rg` binary: the ripgrep wheel's (next to this Python) or one on PATH."""
+    beside = Path(sys.executable).parent / "rg"
+    return str(beside) if beside.is_file() else shutil.which("rg")
+
+
+def search(ws: Workspace, query: Query, engine: Engine | None = None) -> dict[str, Any]:
+    """Run `query` with the best engine available (or the one named, for tests)."""
+    if not query.pattern:
+        raise ContractError("search: empty pattern")
+    if not query.literal:
+        try:
+            re.compile(query.pattern)
+        except re.error as exc:
+            raise ContractError(f"search: invalid regular expression ({exc.msg})") from None
+    targets = [ws.rel(ws.path(p)) for p in query.paths] or ["."]
+    receipt = Receipt()
+    chosen = engine or (Engine.RIPGREP if ripgrep() else Engine.GIT_GREP)
+    hits: list[Hit] | None = None
+    if chosen is Engine.RIPGREP:
+        hits = _ripgrep(ws, query, targets)
+    if hits is None and chosen in (Engine.RIPGREP, Engine.GIT_GREP):
+        hits, chosen = _git_grep(ws, query, targets), Engine.GIT_GREP
+    if hits is None:
+        hits, chosen = list(_walk(ws, query, targets, receipt)), Engine.PYTHON
+    return finish(receipt, _shape(ws.root, query, hits, chosen, receipt))
+
+
+def _shape(
+    root: Path, query: Query, hits: list[Hit], engine: Engine, receipt: Receipt
+) -> dict[str, Any]:
+    if not receipt.bytes_read:
+        # External engines do not report what they read: the files they matched in are a
+        # lower bound that stays honest.
+        receipt.bytes_read = sum(_size(root / p) for p in {h.path for h in hits})
+    files: dict[str, int] = {}
+    kept: list[Hit] = []
+    for hit in hits:
+        files[hit.path] = files.get(hit.path, 0) + 1
+        # Every engine counts the same way: in lines and files modes a file's matches are
+        # counted up to max_results + 1 (ripgrep stops reading a file there).
+        if query.mode is Mode.COUNT or files[hit.path] <= query.max_results + 1:
+            kept.append(hit)
+        else:
+            files[hit.path] -= 1
+    hits = kept
+    limit = query.max_results
+    out: dict[str, Any] = {"mode": query.mode.value, "engine": engine.value}
+    if query.mode is Mode.LINES:
+        rows = []
+        for hit in hits[:limit]:
+            text, was_cut = cut(hit.text)
+            receipt.truncated |= was_cut
+            rows.append({"path": hit.path, "line": hit.line, "text": text})
+        out["matches"] = rows
+        receipt.truncated |= len(hits) > limit
+    elif query.mode is Mode.FILES:
+        out["files"] = sorted(files)[:limit]
+        receipt.truncated |= len(files) > limit
+    else:
+        out["counts"] = [{"path": p, "count": n} for p, n in sorted(files.items())[:limit]]
+        receipt.truncated |= len(files) > limit
+    out["total_matches"] = len(hits)
+    out["total_files"] = len(files)
+    return out
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _ripgrep(ws: Workspace, query: Query, targets: list[str]) -> list[Hit] | None:
+    rg = ripgrep()
+    if rg is None:
+        return None
+    args = [rg, "--line-number", "--no-heading", "--with-filename", "--color=never", "-0"]
+    args += ["--max-filesize", str(MAX_FILE_BYTES), "--glob", f"!{STATE_DIR}"]
+    if query.literal:
+        args.append("--fixed-strings")
+    if query.ignore_case:
+        args.append("--ignore-case")
+    if query.glob:
+        args += ["--glob", query.glob]
+    if query.mode is not Mode.COUNT:
+        # One match more than asked per file is enough to know the answer was cut.
+        args += ["--max-count", str(query.max_results + 1)]
+    args += ["-e", query.pattern, "--", *targets]
+    try:
+        done = run_capture(args, cwd=ws.root, timeout=SEARCH_TIMEOUT_SECONDS)
+    except ProcessError:
+        return None
+    if done.returncode not in (0, 1):
+        return None
+    return _parse_nul(done.stdout)
+
+
+def _git_grep(ws: Workspace, query: Query, targets: list[str]) -> list[Hit] | None:
+    args = ["--no-color", "-n", "-z", "-I", "--untracked", "--exclude-standard", "-E"]
+    if query.literal:
+        args[-1] = "-F"
+    if query.ignore_case:
+        args.append("-i")
+    args += ["-e", query.pattern, "--", *targets]
+    try:
+        done = git.grep(ws.root, args)
+    except GitError:
+        return None
+    if done.returncode not in (0, 1):
+        return None
+    # git.py passes literal pathspecs, so the glob is applied here, as the walker does.
+    return [
+        h
+        for h in _parse_nul(done.stdout)
+        if not _skipped(h.path) and (query.glob is None or Path(h.path).match(query.glob))
+    ]
+
+
+def _skipped(rel: str) -> bool:
+    return any(part in _SKIP_DIRS for part in Path(rel).parts)
+
+
+def _parse_nul(raw: bytes) -> list[Hit]:
+    """`path\\0line:text` (rg -0) or `path\\0line\\0text` (git grep -z) rows (pure)."""
+    hits: list[Hit] = []
+    for row in raw.decode("utf-8", "replace").splitlines():
+        path, _, rest = row.partition("\0")
+        found = _NUMBERED.match(rest)
+        if found is None:
+            continue
+        hits.append(Hit(os.path.normpath(path), int(found[1]), found[2]))
+    return hits
+
+
+def _walk(ws: Workspace, query: Query, targets: list[str], receipt: Receipt) -> Iterator[Hit]:
+    flags = re.IGNORECASE if query.ignore_case else 0
+    rx = re.compile(re.escape(query.pattern) if query.literal else query.pattern, flags)
+    for target in targets:
+        for path in _files(ws.root / target):
+            rel = ws.rel(path)
+            if query.glob and not Path(rel).match(query.glob):
+                continue
+            try:
+                if path.stat().st_size > MAX_FILE_BYTES:
+                    continue
+                data = path.read_bytes()
+            except OSError:
+                continue
+            if b"\0" in data[:8192]:
+                continue  # binary, as rg and git grep -I skip it
+            receipt.bytes_read += len(data)
+            for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+                if rx.search(line):
+                    yield Hit(rel, number, line)
+
+
+def _files(start: Path) -> Iterator[Path]:
+    if start.is_file():
+        yield start
+        return
+    for folder, dirs, names in os.walk(start):
+        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
+        for name in sorted(names):
+            path = Path(folder) / name
+            if path.is_file() and not path.is_symlink():
+                yield path
