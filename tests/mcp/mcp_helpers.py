@@ -56,6 +56,9 @@ TOOL_NAMES = {
     "apply_edits",
     "history",
     "get_artifact",
+    "analyze",
+    "review",
+    "draft",
 }
 
 

@@ -34,7 +34,9 @@ async def test_every_tool_is_listed_with_schemas_annotations_and_descriptions(re
         for tool in tools.values():
             assert tool.description and tool.title and tool.annotations
             assert tool.output_schema and tool.output_schema["type"] == "object"
-            assert tool.annotations.open_world_hint is False
+            # only the model tools talk to the gateway
+            model_tool = tool.name in {"analyze", "review", "draft"}
+            assert tool.annotations.open_world_hint is model_tool
             for prop in tool.input_schema.get("properties", {}).values():
                 assert prop.get("description"), (tool.name, prop)
         hints = {name: tool.annotations for name, tool in tools.items()}
@@ -42,6 +44,7 @@ async def test_every_tool_is_listed_with_schemas_annotations_and_descriptions(re
         destructive = {n for n, h in hints.items() if h and h.destructive_hint}
         jobs_read = {"job_get", "job_wait", "job_tail", "job_list"}
         worker_read = {"search", "read_pack", "diff_digest", "history", "get_artifact"}
+        worker_read |= {"analyze", "review", "draft"}
         assert read_only == {
             "experiment_status",
             "run_list",

@@ -16,16 +16,21 @@ from typing import Annotated, Any, Literal
 
 import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
-from mcp.types import CallToolResult
+from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from autoresearch.mcp.server import DESTRUCTIVE, READ_ONLY, WRITES, add_tools
 from autoresearch.mcp.support import reply, tool_errors
 from autoresearch.supervisor.handle import find_repo
 from autoresearch.worker.tools import edits as edit_ops
-from autoresearch.worker.tools import reading, search, shell
+from autoresearch.worker.tools import model_tools, reading, search, shell
 from autoresearch.worker.tools.base import Workspace
-from autoresearch.worker.tools.metrics import measured
+from autoresearch.worker.tools.metrics import Category, measured
+
+# Reads only, but talks to the gateway: the open world.
+READ_ONLY_MODEL = ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=False, open_world_hint=True
+)
 
 
 class _Shape(BaseModel):
@@ -130,6 +135,29 @@ class ArtifactOutput(_Shape):
     receipt: ReceiptOut
 
 
+class AttemptOut(_Shape):
+    endpoint: str = Field(description="primary | fallback")
+    model: str
+    status: str = Field(description="HTTP status, timeout, connection_error or bad_response")
+    latency_ms: float
+    prompt_tokens: int
+    completion_tokens: int
+    cached_tokens: int
+    cost: float | None = Field(description="From the configured price table; None without one.")
+    waited_s: float = Field(description="The wait before this attempt (Retry-After, backoff).")
+
+
+class ModelOutput(_Shape):
+    answer: str | None
+    degraded: bool = Field(description="True: the circuit is open; evidence is local, no model.")
+    endpoint: str | None
+    model: str | None
+    attempts: list[AttemptOut]
+    cost: float | None
+    evidence: dict[str, Any] | None
+    receipt: ReceiptOut
+
+
 class EditInput(_Shape):
     path: str = Field(min_length=1)
     old: str = Field(min_length=1, description="Literal text, or a Python regex with regex.")
@@ -180,16 +208,82 @@ class WorkerTools:
                 (self.apply_edits, "Apply replacements, all or nothing", WRITES),
                 (self.history, "git log and blame, bounded", READ_ONLY),
                 (self.get_artifact, "A slice of an artifact", READ_ONLY),
+                (self.analyze, "Ask a cheap model about files", READ_ONLY_MODEL),
+                (self.review, "A cheap model's review of the changes", READ_ONLY_MODEL),
+                (
+                    self.draft,
+                    "A cheap model's commit message, PR text or changelog",
+                    READ_ONLY_MODEL,
+                ),
             ],
         )
 
     def _call(
-        self, tool: str, model: type[BaseModel], work: Callable[[Workspace], Any]
+        self,
+        tool: str,
+        model: type[BaseModel],
+        work: Callable[[Workspace], Any],
+        degrade: Callable[[Workspace], Any] | None = None,
+        category: Category = Category.ZERO_MODEL,
     ) -> CallToolResult:
         with tool_errors():
             ws = Workspace(find_repo(self._start()))
-            data = measured(ws, tool, lambda: work(ws))
-            return reply(_summary(data), model.model_validate(data))
+            fallback = None if degrade is None else (lambda: degrade(ws))
+            data = measured(ws, tool, lambda: work(ws), category=category, degrade=fallback)
+            text = data["answer"] if isinstance(data.get("answer"), str) else _summary(data)
+            return reply(text, model.model_validate(data))
+
+    async def _model_call(
+        self,
+        tool: str,
+        work: Callable[[Workspace], Any],
+        degrade: Callable[[Workspace], Any] | None = None,
+    ) -> CallToolResult:
+        # Gateway calls wait on the network (and on Retry-After): off the event loop.
+        return await anyio.to_thread.run_sync(
+            lambda: self._call(tool, ModelOutput, work, degrade, Category.MODEL)
+        )
+
+    async def analyze(
+        self,
+        question: Annotated[str, Field(min_length=1, description="What to find out.")],
+        files: Annotated[
+            list[str], Field(min_length=1, max_length=50, description="Inside the repository.")
+        ],
+    ) -> Annotated[CallToolResult, ModelOutput]:
+        """Ask the gateway's cheap model a read-only question over files (at most 48 KB sent,
+        secrets redacted). When its circuit is open, answers with keyword windows instead
+        (degraded)."""
+        return await self._model_call(
+            "analyze",
+            lambda ws: model_tools.analyze(ws, question, files),
+            lambda ws: model_tools.analyze_locally(ws, question, files),
+        )
+
+    async def review(
+        self,
+        base: Annotated[str, Field(min_length=1, description="Commit to compare with.")] = "HEAD",
+        files: Paths = None,
+    ) -> Annotated[CallToolResult, ModelOutput]:
+        """A cheap model's review of the working tree's diff against base (bugs, risks, a
+        verdict). When its circuit is open, answers with the diff digest instead (degraded)."""
+        return await self._model_call(
+            "review",
+            lambda ws: model_tools.review(ws, base, files),
+            lambda ws: model_tools.review_locally(ws, base, files),
+        )
+
+    async def draft(
+        self,
+        kind: Annotated[
+            Literal["commit_message", "pr", "changelog"], Field(description="What to write.")
+        ],
+        base: Annotated[str, Field(min_length=1, description="Commit to compare with.")] = "HEAD",
+    ) -> Annotated[CallToolResult, ModelOutput]:
+        """A cheap model's commit message, PR text or changelog entry for the diff since base."""
+        return await self._model_call(
+            "draft", lambda ws: model_tools.draft(ws, model_tools.DraftKind(kind), base)
+        )
 
     def search(
         self,

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from autoresearch.clock import utc_now_iso
-from autoresearch.errors import AutoresearchError
+from autoresearch.errors import AutoresearchError, RefusedError
 from autoresearch.fsutil import private_open
 from autoresearch.redact import redact_value
 from autoresearch.worker.tools.base import Workspace
@@ -31,6 +31,8 @@ METRICS_FILE = "metrics.jsonl"
 
 class Category(StrEnum):
     ZERO_MODEL = "zero_model"
+    MODEL = "model"  # analyze, review, draft: one row per call
+    GATEWAY_ATTEMPT = "gateway_attempt"  # and one per HTTP attempt they made
 
 
 class Status(StrEnum):
@@ -48,12 +50,38 @@ def record(ws: Workspace, row: dict[str, Any]) -> None:
         handle.write(line.encode())
 
 
-def measured(ws: Workspace, tool: str, work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-    """Run one tool call and record its row, whether it answers or raises."""
+def measured(
+    ws: Workspace,
+    tool: str,
+    work: Callable[[], dict[str, Any]],
+    *,
+    category: Category = Category.ZERO_MODEL,
+    degrade: Callable[[], dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """Run one tool call behind its circuit breaker and record its row, whether it answers,
+    raises or is refused. With `degrade`, an open circuit answers with it instead."""
+    from autoresearch.worker.tools.circuits import Breakers, classify_exception, classify_result
+
+    breakers = Breakers(ws)
     t0 = time.monotonic()
-    row: dict[str, Any] = {"ts": utc_now_iso(), "tool": tool, "category": Category.ZERO_MODEL}
+    row: dict[str, Any] = {"ts": utc_now_iso(), "tool": tool, "category": category}
     try:
-        result = work()
+        try:
+            breakers.check(tool)
+        except RefusedError:
+            if degrade is None:
+                raise
+            result = degrade()
+            row["degraded"] = True
+        else:
+            try:
+                result = work()
+            except Exception as exc:
+                error_class = classify_exception(exc)
+                if error_class is not None:
+                    breakers.record(tool, error_class)
+                raise
+            breakers.record(tool, classify_result(result))
     except Exception as exc:
         row.update(
             status=Status.ERROR,
@@ -64,7 +92,7 @@ def measured(ws: Workspace, tool: str, work: Callable[[], dict[str, Any]]) -> di
             truncated=False,
         )
         row["latency_ms"] = round((time.monotonic() - t0) * 1000, 1)
-        _safe_record(ws, row)
+        record_safely(ws, row)
         raise
     receipt = result.get("receipt", {})
     row.update(
@@ -76,7 +104,9 @@ def measured(ws: Workspace, tool: str, work: Callable[[], dict[str, Any]]) -> di
         truncated=receipt.get("truncated", False),
         latency_ms=round((time.monotonic() - t0) * 1000, 1),
     )
-    _safe_record(ws, row)
+    if result.get("cost") is not None:
+        row["cost"] = result["cost"]
+    record_safely(ws, row)
     return result
 
 
@@ -88,7 +118,7 @@ def _kind(exc: Exception) -> str:
     return "internal_error"
 
 
-def _safe_record(ws: Workspace, row: dict[str, Any]) -> None:
+def record_safely(ws: Workspace, row: dict[str, Any]) -> None:
     # A full disk must not turn an answered call into a failed one.
     with contextlib.suppress(OSError):
         record(ws, row)

@@ -1,0 +1,278 @@
+"""The OpenAI-compatible gateway the worker's model tools call (worker.md "Model tools").
+
+One `complete()` call walks the endpoints in order – the primary, then the optional fallback –
+and each endpoint's models in order. Per model: retries on 408, 409, 429, 5xx, timeouts and
+refused connections, waiting `Retry-After` when the server sends one (capped at
+`retry_after_cap`), exponential backoff otherwise; any other 4xx moves on at once (retrying
+a bad request cannot help). Every attempt is recorded (`Attempt`: status, latency, prompt /
+completion / cached tokens, cost from the configured price table – an agent's own cost figure
+is meaningless behind a third-party gateway).
+
+Configuration (environment over the user's file `$XDG_CONFIG_HOME/autoresearch/gateway.json`,
+whose keys are the variables' lower-case names without the prefix, plus `prices`):
+`AUTORESEARCH_GATEWAY_URL` (e.g. `http://127.0.0.1:4000/v1`), `AUTORESEARCH_GATEWAY_API_KEY`,
+`AUTORESEARCH_GATEWAY_MODELS` (comma-separated, tried in order),
+`AUTORESEARCH_GATEWAY_FALLBACK_URL`, `…_FALLBACK_API_KEY`, `…_FALLBACK_MODELS`,
+`AUTORESEARCH_GATEWAY_TIMEOUT` (seconds per attempt, default 60),
+`AUTORESEARCH_GATEWAY_MAX_ATTEMPTS` (per model, default 3). `prices` maps a model to
+`{"prompt": $, "completion": $, "cached": $}` per million tokens.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import os
+import socket
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from autoresearch.errors import AutoresearchError, ContractError
+
+ENV_PREFIX = "AUTORESEARCH_GATEWAY_"
+CONFIG_FILE = "gateway.json"
+RETRYABLE = frozenset({408, 409, 429})
+DEFAULT_TIMEOUT = 60.0
+DEFAULT_ATTEMPTS = 3
+RETRY_AFTER_CAP = 30.0
+BACKOFF_BASE = 0.5
+BACKOFF_CAP = 8.0
+CODE_UNCONFIGURED = "autoresearch_gateway_unconfigured"
+CODE_FAILED = "autoresearch_gateway_failed"
+
+
+class GatewayError(AutoresearchError):
+    """Every endpoint and model failed; `attempts` says how."""
+
+    def __init__(self, message: str, attempts: list[Attempt]) -> None:
+        super().__init__(message)
+        self.attempts = attempts
+
+
+@dataclass(frozen=True)
+class Price:
+    prompt: float = 0.0
+    completion: float = 0.0
+    cached: float = 0.0
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    label: str
+    url: str
+    api_key: str
+    models: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class GatewayConfig:
+    endpoints: tuple[Endpoint, ...]
+    timeout: float = DEFAULT_TIMEOUT
+    max_attempts: int = DEFAULT_ATTEMPTS
+    retry_after_cap: float = RETRY_AFTER_CAP
+    backoff_base: float = BACKOFF_BASE
+    prices: Mapping[str, Price] = field(default_factory=dict)
+
+
+@dataclass
+class Attempt:
+    endpoint: str
+    model: str
+    status: str  # "200", "429", "timeout", "connection_error", "bad_response"
+    latency_ms: float
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    cost: float | None = None
+    waited_s: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Completion:
+    text: str
+    endpoint: str
+    model: str
+    attempts: list[Attempt]
+
+    @property
+    def cost(self) -> float | None:
+        costs = [a.cost for a in self.attempts if a.cost is not None]
+        return round(sum(costs), 8) if costs else None
+
+
+def retry_delay(
+    status: int | None,
+    retry_after: str | None,
+    attempt: int,
+    cap: float,
+    base: float,
+    now: float | None = None,
+) -> float | None:
+    """Seconds to wait before retrying, or None when this failure is not retried (pure).
+
+    `status` None is a timeout or a refused connection. `attempt` counts from 0.
+    """
+    if status is not None and status not in RETRYABLE and status < 500:
+        return None
+    if retry_after:
+        seconds = _retry_after_seconds(retry_after, now if now is not None else time.time())
+        if seconds is not None:
+            return float(min(max(seconds, 0.0), cap))
+    return float(min(base * 2.0**attempt, BACKOFF_CAP))
+
+
+def _retry_after_seconds(value: str, now: float) -> float | None:
+    try:
+        return float(value.strip())
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return when.timestamp() - now
+
+
+def cost_of(price: Price | None, prompt: int, completion: int, cached: int) -> float | None:
+    """Dollars for one attempt's usage; cached prompt tokens at the cached price (pure)."""
+    if price is None:
+        return None
+    fresh = max(prompt - cached, 0)
+    total = fresh * price.prompt + cached * price.cached + completion * price.completion
+    return round(total / 1_000_000, 8)
+
+
+def load_config(environ: Mapping[str, str] | None = None) -> GatewayConfig:
+    env = dict(os.environ if environ is None else environ)
+    file_values = _file_values(env)
+
+    def get(name: str) -> str:
+        return env.get(ENV_PREFIX + name.upper()) or str(file_values.get(name, "") or "")
+
+    endpoints = []
+    for label, prefix in (("primary", ""), ("fallback", "fallback_")):
+        url = get(prefix + "url")
+        models = tuple(m.strip() for m in get(prefix + "models").split(",") if m.strip())
+        if url and models:
+            endpoints.append(Endpoint(label, url.rstrip("/"), get(prefix + "api_key"), models))
+    if not endpoints:
+        raise ContractError(
+            f"{CODE_UNCONFIGURED}: set {ENV_PREFIX}URL and {ENV_PREFIX}MODELS (or "
+            f"{CONFIG_FILE} in the autoresearch config folder)"
+        )
+    prices = {
+        str(model): Price(**{k: float(v) for k, v in dict(p).items()})
+        for model, p in dict(file_values.get("prices") or {}).items()
+    }
+    try:
+        timeout = float(get("timeout") or DEFAULT_TIMEOUT)
+        attempts = int(get("max_attempts") or DEFAULT_ATTEMPTS)
+    except ValueError:
+        raise ContractError(f"{ENV_PREFIX}TIMEOUT / MAX_ATTEMPTS must be numbers") from None
+    return GatewayConfig(tuple(endpoints), timeout, max(attempts, 1), prices=prices)
+
+
+def _file_values(env: Mapping[str, str]) -> dict[str, Any]:
+    base = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME", "~")) / ".config")
+    path = Path(base).expanduser() / "autoresearch" / CONFIG_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        raise ContractError(f"cannot read {path}: {type(exc).__name__}") from None
+    if not isinstance(data, dict):
+        raise ContractError(f"{path}: expected a JSON object")
+    return data
+
+
+def complete(
+    config: GatewayConfig,
+    messages: list[dict[str, str]],
+    *,
+    max_tokens: int = 1024,
+    sleep: Callable[[float], None] = time.sleep,
+    on_attempt: Callable[[Attempt], None] | None = None,
+) -> Completion:
+    """The first successful chat completion along endpoints and models, or GatewayError."""
+    attempts: list[Attempt] = []
+    for endpoint in config.endpoints:
+        for model in endpoint.models:
+            waited = 0.0
+            for number in range(config.max_attempts):
+                attempt, text, status, retry_after = _post(
+                    config, endpoint, model, messages, max_tokens
+                )
+                attempt.waited_s = waited
+                attempts.append(attempt)
+                if on_attempt is not None:
+                    on_attempt(attempt)
+                if text is not None:
+                    return Completion(text, endpoint.label, model, attempts)
+                if number + 1 == config.max_attempts:
+                    break
+                delay = retry_delay(
+                    status, retry_after, number, config.retry_after_cap, config.backoff_base
+                )
+                if delay is None:
+                    break
+                sleep(delay)
+                waited = delay
+    summary = ", ".join(f"{a.endpoint}/{a.model}:{a.status}" for a in attempts)
+    raise GatewayError(f"{CODE_FAILED}: every endpoint and model failed ({summary})", attempts)
+
+
+def _post(
+    config: GatewayConfig,
+    endpoint: Endpoint,
+    model: str,
+    messages: list[dict[str, str]],
+    max_tokens: int,
+) -> tuple[Attempt, str | None, int | None, str | None]:
+    body = json.dumps({"model": model, "messages": messages, "max_tokens": max_tokens}).encode()
+    headers = {"Content-Type": "application/json"}
+    if endpoint.api_key:
+        headers["Authorization"] = f"Bearer {endpoint.api_key}"
+    request = urllib.request.Request(endpoint.url + "/chat/completions", body, headers)
+    t0 = time.monotonic()
+
+    def attempt(status: str) -> Attempt:
+        return Attempt(endpoint.label, model, status, round((time.monotonic() - t0) * 1000, 1))
+
+    try:
+        with urllib.request.urlopen(request, timeout=config.timeout) as response:
+            raw = response.read()
+    except urllib.error.HTTPError as exc:
+        exc.read()
+        return attempt(str(exc.code)), None, exc.code, exc.headers.get("Retry-After")
+    except TimeoutError:
+        return attempt("timeout"), None, None, None
+    except (urllib.error.URLError, ConnectionError, OSError) as exc:
+        reason = getattr(exc, "reason", None)
+        status = (
+            "timeout" if isinstance(reason, TimeoutError | socket.timeout) else ("connection_error")
+        )
+        return attempt(status), None, None, None
+    try:
+        data = json.loads(raw)
+        text = str(data["choices"][0]["message"]["content"] or "")
+        usage = data.get("usage") or {}
+    except (ValueError, KeyError, IndexError, TypeError):
+        return attempt("bad_response"), None, 502, None
+    done = attempt("200")
+    done.prompt_tokens = int(usage.get("prompt_tokens") or 0)
+    done.completion_tokens = int(usage.get("completion_tokens") or 0)
+    details = usage.get("prompt_tokens_details") or {}
+    done.cached_tokens = int(details.get("cached_tokens") or 0)
+    done.cost = cost_of(
+        config.prices.get(model), done.prompt_tokens, done.completion_tokens, done.cached_tokens
+    )
+    return done, text, 200, None

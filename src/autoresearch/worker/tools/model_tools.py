@@ -1,0 +1,180 @@
+"""`analyze`, `review`, `draft`: one cheap-model call each through the gateway.
+
+What is sent is bounded (CONTEXT_LIMIT bytes of files or diff) and redacted first: a secret
+never leaves the worker, not even to the gateway. Each gateway attempt is a metrics row (tool
+`gateway`, category `gateway_attempt`: endpoint, model, HTTP status, tokens, latency, cost).
+When the circuit of `analyze` or `review` is open, they answer with local deterministic
+evidence instead (`degraded`: keyword windows of the files, or the diff digest).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from enum import StrEnum
+from typing import Any
+
+from autoresearch import git
+from autoresearch.clock import utc_now_iso
+from autoresearch.errors import ContractError
+from autoresearch.redact import redact
+from autoresearch.worker import gateway
+from autoresearch.worker.tools import reading
+from autoresearch.worker.tools.base import Receipt, Workspace, bounded, finish
+
+CONTEXT_LIMIT = 48 * 1024
+MAX_ANSWER_TOKENS = 1024
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
+
+
+class DraftKind(StrEnum):
+    COMMIT_MESSAGE = "commit_message"
+    PR = "pr"
+    CHANGELOG = "changelog"
+
+
+_DRAFT_ASK = {
+    DraftKind.COMMIT_MESSAGE: "Write a git commit message for this diff: a subject line under "
+    "72 characters that says why, a blank line, then a short body.",
+    DraftKind.PR: "Write a pull request description for this diff: a title, a summary of the "
+    "change and why, and how it was tested if the diff shows it.",
+    DraftKind.CHANGELOG: "Write a changelog entry for this diff: one to three bullet points "
+    "for users.",
+}
+
+
+def _record_attempts(ws: Workspace, tool: str) -> Callable[[gateway.Attempt], None]:
+    from autoresearch.worker.tools.metrics import Category, Status, record_safely
+
+    def on_attempt(a: gateway.Attempt) -> None:
+        fields = a.to_dict()
+        fields["http_status"] = fields.pop("status")
+        ok = a.status == "200"
+        row = {
+            "ts": utc_now_iso(),
+            "tool": "gateway",
+            "for_tool": tool,
+            "category": Category.GATEWAY_ATTEMPT,
+            "status": Status.OK if ok else Status.ERROR,
+            "error_kind": None if ok else a.status,
+            **fields,
+        }
+        record_safely(ws, row)
+
+    return on_attempt
+
+
+def _ask(
+    ws: Workspace,
+    tool: str,
+    system: str,
+    user: str,
+    receipt: Receipt,
+    config: gateway.GatewayConfig | None,
+) -> dict[str, Any]:
+    cfg = config or gateway.load_config()
+    prompt, cut_prompt = bounded(redact(user), CONTEXT_LIMIT)
+    receipt.truncated |= cut_prompt
+    done = gateway.complete(
+        cfg,
+        [{"role": "system", "content": system}, {"role": "user", "content": prompt}],
+        max_tokens=MAX_ANSWER_TOKENS,
+        on_attempt=_record_attempts(ws, tool),
+    )
+    return {
+        "answer": done.text,
+        "degraded": False,
+        "endpoint": done.endpoint,
+        "model": done.model,
+        "attempts": [a.to_dict() for a in done.attempts],
+        "cost": done.cost,
+        "evidence": None,
+    }
+
+
+def _files_text(ws: Workspace, files: list[str], receipt: Receipt) -> str:
+    parts = []
+    for name in files:
+        path = ws.path(name)
+        lines = ws.read_text(path, receipt).splitlines()
+        numbered = "\n".join(f"{i:>5}: {line}" for i, line in enumerate(lines, 1))
+        parts.append(f"== {ws.rel(path)} ==\n{numbered}")
+    return "\n".join(parts)
+
+
+def analyze(
+    ws: Workspace, question: str, files: list[str], config: gateway.GatewayConfig | None = None
+) -> dict[str, Any]:
+    if not question.strip() or not files:
+        raise ContractError("analyze: a question and at least one file")
+    receipt = Receipt()
+    context = _files_text(ws, files, receipt)
+    system = (
+        "Answer the question from the files given only, citing path:line. Say so when "
+        "the files do not answer it. Be brief."
+    )
+    out = _ask(ws, "analyze", system, f"Question: {question}\n\n{context}", receipt, config)
+    return finish(receipt, out)
+
+
+def analyze_locally(ws: Workspace, question: str, files: list[str]) -> dict[str, Any]:
+    """What `analyze` answers when its circuit is open: windows around the question's words."""
+    words = sorted({w for w in _WORD.findall(question)}, key=str.lower)[:10]
+    pack = reading.read_pack(ws, files, words, [], 2)
+    return _degraded(pack, {"pack": pack["pack"], "files": pack["files"]})
+
+
+def _degraded(inner: dict[str, Any], evidence: dict[str, Any]) -> dict[str, Any]:
+    receipt = Receipt(**inner["receipt"])
+    return finish(
+        receipt,
+        {
+            "answer": None,
+            "degraded": True,
+            "endpoint": None,
+            "model": None,
+            "attempts": [],
+            "cost": None,
+            "evidence": evidence,
+        },
+    )
+
+
+def _diff(ws: Workspace, base: str, files: list[str] | None, receipt: Receipt) -> str:
+    rels = [ws.rel(ws.path(p)) for p in files or ()]
+    text = git.working_diff(ws.root, base, rels)
+    receipt.bytes_read += len(text.encode())
+    if not text.strip():
+        raise ContractError(f"no changes since {base} to work from")
+    return text
+
+
+def review(
+    ws: Workspace,
+    base: str = "HEAD",
+    files: list[str] | None = None,
+    config: gateway.GatewayConfig | None = None,
+) -> dict[str, Any]:
+    receipt = Receipt()
+    diff = _diff(ws, base, files, receipt)
+    system = (
+        "Review this diff as a careful senior engineer: list concrete bugs and risks "
+        "with path:line, then a one-line verdict (ship / fix first). Be brief."
+    )
+    return finish(receipt, _ask(ws, "review", system, diff, receipt, config))
+
+
+def review_locally(
+    ws: Workspace, base: str = "HEAD", files: list[str] | None = None
+) -> dict[str, Any]:
+    """What `review` answers when its circuit is open: the deterministic diff digest."""
+    digest = reading.diff_digest(ws, base, files)
+    return _degraded(digest, {"files": digest["files"], "highest_risk": digest["highest_risk"]})
+
+
+def draft(
+    ws: Workspace, kind: DraftKind, base: str = "HEAD", config: gateway.GatewayConfig | None = None
+) -> dict[str, Any]:
+    receipt = Receipt()
+    diff = _diff(ws, base, None, receipt)
+    return finish(receipt, _ask(ws, "draft", _DRAFT_ASK[kind], diff, receipt, config))
