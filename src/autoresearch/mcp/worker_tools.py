@@ -19,8 +19,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
-from autoresearch.mcp.server import DESTRUCTIVE, READ_ONLY, WRITES, add_tools
-from autoresearch.mcp.support import reply, tool_errors
+from autoresearch.mcp.support import DESTRUCTIVE, READ_ONLY, WRITES, add_tools, reply, tool_errors
 from autoresearch.supervisor.handle import find_repo
 from autoresearch.worker.tools import edits as edit_ops
 from autoresearch.worker.tools import model_tools, reading, search, shell
