@@ -71,8 +71,9 @@ def mcp_command(
 
     Tools: init_experiment, run_experiment, log_experiment, update_notes, experiment_status,
     run_list, run_status, run_stop; delegation jobs: job_start, job_get, job_wait, job_tail,
-    job_cancel, job_list, job_apply, job_discard. They act on --repo (or the current
-    directory).
+    job_cancel, job_list, job_apply, job_discard; the worker's tools: search, read_pack,
+    diff_digest, shell, apply_edits, history, get_artifact, analyze, review, draft. They act
+    on --repo (or the current directory).
 
     Over HTTP every request must carry `Authorization: Bearer <token>`: the token is made on
     the first start, kept in a file only you can read (AUTORESEARCH_MCP_TOKEN overrides it),
