@@ -1,5 +1,6 @@
-"""The layering of ARCHITECTURE.md, checked: no import circles anywhere in the package, and
-the front doors (cli/, mcp/) are imported by no core module."""
+"""The layering of ARCHITECTURE.md, checked: no import circles anywhere in the package, no core
+module imports a front door (cli/, mcp/), the two engines never import each other, and agents
+reach neither an engine nor the journal."""
 
 from __future__ import annotations
 
@@ -70,3 +71,23 @@ def test_the_core_never_imports_a_front_door() -> None:
             continue
         doors = sorted(d for d in deps if d.startswith(DOORS))
         assert not doors, f"{name} imports {doors}"
+
+
+FORBIDDEN = {
+    "supervisor": ("autoresearch.experiments", "autoresearch.worker"),
+    "experiments": ("autoresearch.supervisor", "autoresearch.worker"),
+    "agents": (
+        "autoresearch.supervisor",
+        "autoresearch.experiments",
+        "autoresearch.worker",
+        "autoresearch.journal",
+    ),
+}
+
+
+def test_engines_and_agents_keep_to_their_layer() -> None:
+    for name, deps in _graph().items():
+        layer = name.split(".")[1] if "." in name else ""
+        banned = FORBIDDEN.get(layer, ())
+        bad = sorted(d for d in deps if d.startswith(banned))
+        assert not bad, f"{name} imports {bad}"

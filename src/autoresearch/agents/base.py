@@ -7,13 +7,27 @@ cost) is recorded but never decides.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from autoresearch.children import run_tag
-from autoresearch.journal.db import Journal
+from autoresearch.states import DecisionKind
+
+
+@dataclass(frozen=True)
+class PastIteration:
+    """A recorded iteration as an agent may see it."""
+
+    iteration: int
+    decision: DecisionKind | None
+    description: str
+    notes: tuple[str, ...]  # the notes the session's artifact carried
+
+
+# The recorded iterations numbered above `after`, oldest first (read incrementally: O(new)).
+History = Callable[[int], Sequence[PastIteration]]
 
 
 @dataclass(frozen=True)
@@ -29,7 +43,7 @@ class SessionRequest:
     log_path: Path
     timeout: float | None
     sandbox: dict[str, Any] = field(default_factory=dict)
-    journal: Journal | None = None  # read-only use by in-process agents (history)
+    history: History | None = None  # the run's recorded iterations, never the journal itself
 
     def env(self) -> dict[str, str]:
         """The session's environment: the caller's plus the AUTORESEARCH_* variables."""

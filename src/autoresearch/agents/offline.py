@@ -21,7 +21,6 @@ from autoresearch.contracts.candidate import artifact
 from autoresearch.contracts.tune import ParamSpec, parse_tune
 from autoresearch.errors import ContractError
 from autoresearch.fsutil import atomic_write_json, atomic_write_text
-from autoresearch.journal import runs
 from autoresearch.states import ArtifactStatus
 
 NOTE_PREFIX = "offline-agent: "
@@ -77,14 +76,14 @@ class OfflineAgent:
         return _artifact(req, ArtifactStatus.CANDIDATE, commit, proposal.description, notes), log
 
     def _history(self, req: SessionRequest) -> list[Trial]:
-        """Past proposals and their decisions, read incrementally from the journal."""
-        if req.journal is None:
+        """Past proposals and their decisions, read incrementally from the request's history."""
+        if req.history is None:
             return []
         if self._run_id != req.run_id:
             self._run_id, self._trials, self._seen = req.run_id, [], 0
-        for it in runs.iterations_after(req.journal, req.run_id, self._seen):
+        for it in req.history(self._seen):
             self._seen = it.iteration
-            values = _proposal_from_notes(it.artifact_notes)
+            values = _proposal_from_notes(it.notes)
             if values is not None and it.decision is not None:
                 self._trials.append(Trial(values, it.decision))
         return self._trials
@@ -117,7 +116,7 @@ def apply_proposal(worktree: Path, params: tuple[ParamSpec, ...], proposal: Prop
     return commit or git.head(worktree)
 
 
-def _proposal_from_notes(notes: list[str]) -> dict[str, float] | None:
+def _proposal_from_notes(notes: tuple[str, ...]) -> dict[str, float] | None:
     for note in notes:
         if note.startswith(NOTE_PREFIX):
             try:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from autoresearch import children, failpoints, git
-from autoresearch.agents.base import Agent, AgentResult, SessionRequest
+from autoresearch.agents.base import Agent, AgentResult, PastIteration, SessionRequest
 from autoresearch.clock import utc_now_iso
 from autoresearch.contracts import candidate as cand
 from autoresearch.contracts.json_input import load_json
@@ -253,7 +253,7 @@ def _session(
         log_path=h.paths.agent_log(iteration),
         timeout=limits.agent_timeout,
         sandbox=h.run.sandbox,
-        journal=h.journal,
+        history=lambda after: _history(h, after),
     )
     failpoints.hit("loop.before_agent")
     result = agent.run(request, cancel, lambda pgid: _register(h, pgid))
@@ -270,6 +270,14 @@ def _session(
         recorded["failure"] = failure
     outcome = step(h, extra_notes=notes, agent=recorded, should_cancel=cancel.by_signal)
     return outcome, result, wrote
+
+
+def _history(h: RunHandle, after: int) -> list[PastIteration]:
+    """What an agent may know of the run: its recorded iterations, never the journal."""
+    return [
+        PastIteration(it.iteration, it.decision, it.description, tuple(it.artifact_notes))
+        for it in runs.iterations_after(h.journal, h.run_id, after)
+    ]
 
 
 def _register(h: RunHandle, pgid: int) -> None:
