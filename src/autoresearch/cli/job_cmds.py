@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from autoresearch.cli.common import EXIT_RECORDED_FAILURE, AppGroup, emit_json, repo_root
+from autoresearch.cli.common import EXIT_RECORDED_FAILURE, AppGroup, emit_json, repo_root, say
 
 JSON_HELP = "Print one JSON object on stdout."
 EXIT_STILL_RUNNING = 124
@@ -36,7 +36,7 @@ def _show(view: Any, as_json: bool) -> None:
     if as_json:
         emit_json(view.to_dict())
     else:
-        click.echo(render(view))
+        say(render(view))
 
 
 def _absolute(paths: tuple[str, ...]) -> tuple[str, ...]:
@@ -152,7 +152,7 @@ def start_cmd(
     if as_json:
         emit_json(view.to_dict())
     else:
-        click.echo(view.job.job_id)
+        say(view.job.job_id)
 
 
 @job.command("wait")
@@ -205,7 +205,7 @@ def tail_cmd(ctx: click.Context, job_id: str, lines: int, log: str, as_json: boo
     if as_json:
         emit_json(found.to_dict())
     else:
-        click.echo(found.text)
+        say(found.text)
 
 
 @job.command("list")
@@ -228,7 +228,7 @@ def list_cmd(ctx: click.Context, limit: int, live: bool, as_json: bool) -> None:
     if as_json:
         emit_json({"jobs": [v.to_dict() for v in views]})
     else:
-        click.echo(render_list(views))
+        say(render_list(views))
 
 
 def _id_command(name: str, call: str, doc: str) -> None:

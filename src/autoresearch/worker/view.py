@@ -214,7 +214,8 @@ def render(view: JobView) -> str:
 def render_list(views: list[JobView]) -> str:
     if not views:
         return "no jobs"
-    return "\n".join(_list_row(v) for v in views)
+    # The prompt is the caller's text: it may carry a secret like any other view.
+    return redact.redact("\n".join(_list_row(v) for v in views))
 
 
 def _list_row(v: JobView) -> str:
