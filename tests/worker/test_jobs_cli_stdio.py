@@ -145,3 +145,52 @@ def test_mcp_help_names_every_tool(repo: Repo) -> None:
 
     text = " ".join(cli("mcp", "--help", cwd=repo.root).stdout.split())
     assert [name for name in sorted(TOOL_NAMES) if name not in text] == []
+
+
+SECRET = "supersecretvalue123"
+
+
+def test_cli_text_views_mask_secrets(repo: Repo) -> None:
+    env = {"MY_API_KEY": SECRET}
+    done = cli(
+        "job", "start", f"fix {SECRET}", "--agent", agent("edit", "src/app.py", "VALUE = 2"),
+        cwd=repo.root, env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    job_id = done.stdout.strip()
+    assert cli("job", "wait", job_id, cwd=repo.root, env=env).returncode in (0, 1)
+    for args in (("list",), ("get", job_id), ("tail", job_id, "--log", "runner")):
+        shown = cli("job", *args, cwd=repo.root, env=env)
+        assert shown.returncode == 0, shown.stderr
+        assert SECRET not in shown.stdout + shown.stderr
+    assert job_id in cli("job", "list", cwd=repo.root, env=env).stdout
+
+
+def test_runner_crash_takes_the_internal_error_path(tmp_path: Path) -> None:
+    # The secret is in the repository's path, so it is in the crash's message too.
+    repo = job_repo(tmp_path / f"repo-{SECRET}")
+    env = {"MY_API_KEY": SECRET, "AUTORESEARCH_WORKER_MAX_JOBS": "1"}
+    pidfile = tmp_path / "pids"
+    hang = cli(
+        "job", "start", "hang", "--agent", agent("hang", str(pidfile)), cwd=repo.root, env=env
+    ).stdout.strip()  # fmt: skip
+    wait_for_file(pidfile)
+    queued = cli(
+        "job", "start", "queued", "--agent", agent("edit", "a", "b"), cwd=repo.root, env=env
+    )
+    crashing = queued.stdout.strip()
+    # The prompt's place taken by a folder: writing it fails with an OSError the engine does
+    # not name, as a full disk would.
+    (repo.root / ".autoresearch" / "jobs" / crashing / "prompt.md").mkdir(parents=True)
+    assert cli("job", "cancel", hang, cwd=repo.root, env=env).returncode == 0
+    cli("job", "wait", crashing, "--timeout", "30", cwd=repo.root, env=env)
+    with open_journal(repo.root) as journal:
+        job = store.get_job(journal, crashing)
+    assert job is not None and job.state == "failed"
+    error = job.error or ""
+    assert error.startswith("internal error (IsADirectoryError: "), error
+    assert SECRET not in error
+    # The line names the log with the secret masked, like every view.
+    log = Path(error.rsplit("(details in ", 1)[1].rstrip(")").replace("[REDACTED]", SECRET))
+    assert log.parent == repo.root / ".autoresearch" / "crash"
+    assert "Traceback" in log.read_text()

@@ -21,6 +21,7 @@ from autoresearch import git
 from autoresearch.agents import AgentConfig, make_agent
 from autoresearch.agents.base import AgentResult, SessionRequest
 from autoresearch.clock import utc_now_iso
+from autoresearch.crash import EXIT_INTERNAL_ERROR, internal_error_line, write_crash_log
 from autoresearch.errors import AutoresearchError
 from autoresearch.fsutil import atomic_write_bytes, atomic_write_text
 from autoresearch.journal import jobs as store
@@ -34,8 +35,9 @@ from autoresearch.paths import (
     job_worktree,
 )
 from autoresearch.proc import SupervisedSpec, run_supervised
+from autoresearch.redact import redact
 from autoresearch.repo_state import ensure_state_dir, link_shared_paths
-from autoresearch.settings import kill_grace, worker_max_jobs
+from autoresearch.settings import journal_timeout, kill_grace, worker_max_jobs
 from autoresearch.worker import evidence as ev
 from autoresearch.worker import liveness
 from autoresearch.worker.model import Isolation, JobSpec, JobState, ResultState
@@ -319,26 +321,35 @@ def _instructions(spec: JobSpec, workdir: Path) -> str:
 def main(argv: list[str]) -> int:
     """`python -m autoresearch.worker.runner REPO_ROOT JOB_ID`."""
     root, job_id = Path(argv[0]), argv[1]
-    with Journal.open(RepoPaths(root).journal) as journal:
+    with Journal.open(RepoPaths(root).journal, busy_timeout=journal_timeout()) as journal:
         job = store.get_job(journal, job_id)
         if job is None or job.state != JobState.QUEUED.value:
             return 0  # started twice, or already ended: nothing to do
         runner = Runner(journal, root, job)
         try:
             runner.run()
-        except Exception as exc:
-            # A broken environment (git gone, disk full): the job ends as failed, with why.
-            message = str(exc) or type(exc).__name__
-            with journal.tx() as conn:
-                store.update_job(
-                    conn,
-                    job_id,
-                    state=JobState.FAILED.value,
-                    error=message,
-                    finished_at=utc_now_iso(),
-                )
-            raise
+        except AutoresearchError as exc:
+            # A broken environment the engine names (git gone, no repository): the job ends
+            # as failed, with why.
+            _fail(journal, job_id, redact(exc.message))
+            print(redact(exc.message), file=sys.stderr)
+            return 1
+        except Exception as exc:  # noqa: BLE001 - the runner's one catch-all, at its edge
+            # A bug or an unnamed failure (disk full): the one internal-error path of every
+            # door, a crash log for us and the line for the caller.
+            log = write_crash_log(exc, ["autoresearch.worker.runner", *argv], root)
+            line = redact(internal_error_line(exc, log))
+            _fail(journal, job_id, line)
+            print(line, file=sys.stderr)
+            return EXIT_INTERNAL_ERROR
     return 0
+
+
+def _fail(journal: Journal, job_id: str, error: str) -> None:
+    with journal.tx() as conn:
+        store.update_job(
+            conn, job_id, state=JobState.FAILED.value, error=error, finished_at=utc_now_iso()
+        )
 
 
 if __name__ == "__main__":
