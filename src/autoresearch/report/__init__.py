@@ -16,7 +16,7 @@ from autoresearch.journal import sessions
 from autoresearch.paths import PLOT_FILE, REPORT_FILE, RepoPaths, session_paths
 from autoresearch.redact import current
 from autoresearch.report import collect, html, plot
-from autoresearch.report.model import Outcome, ReportData, improvement, mean_score
+from autoresearch.report.model import Outcome, ReportData, baseline_value, best_value, improvement
 from autoresearch.settings import journal_timeout
 from autoresearch.supervisor.handle import load_run, open_journal
 
@@ -32,7 +32,6 @@ class ReportResult:
 
     def to_dict(self) -> dict[str, Any]:
         d = self.data
-        base, best = d.baseline, d.best
         found = improvement(d)
         return {
             "kind": d.kind,
@@ -44,8 +43,8 @@ class ReportResult:
             "warning": self.warning,
             "metric": d.metric,
             "direction": d.direction,
-            "baseline": None if base is None or base.score is None else mean_score(base),
-            "best": None if best is None or best.score is None else mean_score(best),
+            "baseline": baseline_value(d),
+            "best": best_value(d),
             "improvement": None if found is None else found[0],
             "counts": {o.value: d.count(o) for o in Outcome},
             "kept_commits": [k.commit for k in d.kept],

@@ -21,6 +21,7 @@ from autoresearch.journal import runs, sessions
 from autoresearch.journal.db import Journal
 from autoresearch.journal.runs import IterationRecord, RunRecord
 from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
+from autoresearch.noise import Role
 from autoresearch.paths import RepoPaths, session_paths
 from autoresearch.report.model import KeptChange, Link, Outcome, ReportData, Row
 from autoresearch.states import (
@@ -31,11 +32,14 @@ from autoresearch.states import (
     RunStatus,
     Verdict,
 )
+from autoresearch.supervisor import measure
 
 # A kept diff larger than this is cut in the report (the commit itself has it all).
 MAX_DIFF_CHARS = 200_000
 # Evaluations that measure the iteration's own tree (not the incumbent, not a certification).
 OWN_PURPOSES = frozenset({IterationKind.BASELINE, IterationKind.ITERATION})
+# Readings of the iteration's own commit (an incumbent reading belongs to the kept commit).
+OWN_ROLES = frozenset({Role.BASELINE, Role.CANDIDATE, Role.CONFIRM})
 _DECISIONS = {
     DecisionKind.BASELINE: Outcome.BASELINE,
     DecisionKind.KEEP: Outcome.KEPT,
@@ -52,10 +56,11 @@ UNSCORED = (Verdict.CRASH, Verdict.CHECKS_FAILED)
 def run_report(journal: Journal, repo: RepoPaths, run: RunRecord) -> ReportData:
     """The report model of one supervised run."""
     its = runs.all_iterations(journal, run.run_id)
-    readings = _readings(journal, run.run_id)
+    readings = _readings(journal, run.run_id, {it.iteration: _own_commit(it) for it in its})
     logs = repo.run(run.run_id).logs
     patches = _patches(logs)
     rows = tuple(_run_row(it, readings.get(it.iteration, []), patches) for it in its)
+    best, _ = measure.reported_best(journal, run)
     direction = str(run.evaluator.get("direction", MISSION_DEFAULT_DIRECTION))
     return ReportData(
         kind="run",
@@ -68,10 +73,12 @@ def run_report(journal: Journal, repo: RepoPaths, run: RunRecord) -> ReportData:
         ended_at=run.completed_at if run.status != RunStatus.RUNNING else None,
         generated_at=utc_now_iso(),
         rows=rows,
-        kept=tuple(_kept_changes(repo.repo_root, its)),
+        kept=tuple(_kept_changes(repo.repo_root, kept_steps(journal, run, its))),
         branch=run.branch_name,
         refresh_hint=f"autoresearch report {run.run_id}",
         facts=_run_facts(run, journal),
+        baseline_score=runs.baseline_score(journal, run.run_id, run.baseline_commit),
+        best_score=best,
     )
 
 
@@ -93,16 +100,26 @@ def _run_facts(run: RunRecord, journal: Journal) -> tuple[tuple[str, str], ...]:
     return tuple(facts)
 
 
-def _readings(journal: Journal, run_id: str) -> dict[int, list[tuple[float | None, str | None]]]:
-    """(score, log file) of every evaluation of the iteration's own tree, in order."""
+def _own_commit(it: IterationRecord) -> str | None:
+    return it.candidate_commit if it.kind != IterationKind.BASELINE else it.base_commit
+
+
+def _readings(
+    journal: Journal, run_id: str, commits: dict[int, str | None]
+) -> dict[int, list[tuple[float | None, str | None]]]:
+    """(score, log file) of every evaluation of the iteration's own commit, in order: an
+    incumbent re-measured during the iteration is another commit's reading."""
     rows = journal.rows(
-        "SELECT iteration, purpose, status, score, log_file FROM evaluations "
+        "SELECT iteration, purpose, role, commit_sha, status, score, log_file FROM evaluations "
         "WHERE run_id = ? ORDER BY id",
         (run_id,),
     )
     found: dict[int, list[tuple[float | None, str | None]]] = {}
     for r in rows:
-        if r["purpose"] not in OWN_PURPOSES:
+        if r["role"] is None:  # recorded before readings had roles
+            if r["purpose"] not in OWN_PURPOSES:
+                continue
+        elif r["role"] not in OWN_ROLES or r["commit_sha"] != commits.get(int(r["iteration"])):
             continue
         score = r["score"] if r["status"] == EvalStatus.PASS else None
         found.setdefault(int(r["iteration"]), []).append((score, r["log_file"]))
@@ -140,7 +157,7 @@ def _run_row(
         reason=it.decision_reason or "",
         notes=(*it.artifact_notes, *it.decision_notes),
         readings=tuple(s for s, _ in readings if s is not None),
-        commit=it.candidate_commit if it.kind != IterationKind.BASELINE else it.base_commit,
+        commit=_own_commit(it),
         agent=_agent_name(agent),
         lane=_lane(it, agent),
         tokens=_tokens(agent),
@@ -187,7 +204,7 @@ def _seconds(agent: dict[str, Any], ev: dict[str, Any]) -> float | None:
 
 @dataclass(frozen=True)
 class KeptStep:
-    """A kept iteration with the kept score before it and its own (one reading each)."""
+    """A kept iteration with the kept score before it and its own (the reported means)."""
 
     iteration: int
     base: str
@@ -197,15 +214,20 @@ class KeptStep:
     after: float | None
 
 
-def kept_steps(its: Iterable[IterationRecord]) -> list[KeptStep]:
-    """The run's keeps in order, each with the score it improved on."""
-    steps, before = [], None
+def kept_steps(journal: Journal, run: RunRecord, its: Iterable[IterationRecord]) -> list[KeptStep]:
+    """The run's keeps in order, each with the score it improved on: the values `status`
+    reports (the baseline's calibration mean, each kept commit's confirmed mean), never the
+    lucky first reading that won the test."""
+    steps: list[KeptStep] = []
+    before: float | None = None
     for it in its:
         score = (it.evaluator or {}).get("score")
         if it.decision == DecisionKind.BASELINE:
-            before = score
+            before = runs.baseline_score(journal, run.run_id, run.baseline_commit)
         if it.decision != DecisionKind.KEEP or not it.kept_commit or not it.base_commit:
             continue
+        interval = measure.kept_interval(journal, run, it.kept_commit)
+        score = interval.mean if interval is not None else score
         description = " ".join((it.description or "").split())
         steps.append(
             KeptStep(it.iteration, it.base_commit, it.kept_commit, description, before, score)
@@ -214,9 +236,9 @@ def kept_steps(its: Iterable[IterationRecord]) -> list[KeptStep]:
     return steps
 
 
-def _kept_changes(repo_root: Path, its: Iterable[IterationRecord]) -> list[KeptChange]:
+def _kept_changes(repo_root: Path, steps: Iterable[KeptStep]) -> list[KeptChange]:
     changes = []
-    for k in kept_steps(its):
+    for k in steps:
         diff, cut = _diff(repo_root, k.base, k.commit)
         changes.append(
             KeptChange(k.iteration, k.commit, k.description, k.before, k.after, diff, cut)

@@ -19,6 +19,8 @@ from autoresearch.report.model import (
     ReportData,
     Row,
     Spend,
+    baseline_value,
+    best_value,
     improvement,
     mean_score,
     total,
@@ -101,12 +103,12 @@ def _head(data: ReportData) -> str:
 
 
 def _summary(data: ReportData) -> str:
-    base, best = data.baseline, data.best
+    best = data.best
     better = Direction.LOWER if data.direction == Direction.LOWER else Direction.HIGHER
     cards = [
         (
             "baseline → best",
-            f"{num(_score(base))} → {num(_score(best))}",
+            f"{num(baseline_value(data))} → {num(best_value(data))}",
             f"{data.metric}, {better} is better"
             + (f" · best at #{best.number}" if best is not None else ""),
         ),

@@ -107,6 +107,10 @@ class ReportData:
     detail: str = ""
     refresh_hint: str = ""
     facts: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+    # The headline numbers as `status` reports them (a run's calibrated baseline mean and its
+    # kept commit's confirmed mean); None: the rows' means stand.
+    baseline_score: float | None = None
+    best_score: float | None = None
 
     @property
     def live(self) -> bool:
@@ -142,6 +146,22 @@ class ReportData:
         )
 
 
+def baseline_value(data: ReportData) -> float | None:
+    """The headline baseline."""
+    if data.baseline_score is not None:
+        return data.baseline_score
+    base = data.baseline
+    return None if base is None or base.score is None else mean_score(base)
+
+
+def best_value(data: ReportData) -> float | None:
+    """The headline best."""
+    if data.best_score is not None:
+        return data.best_score
+    best = data.best
+    return None if best is None or best.score is None else mean_score(best)
+
+
 def mean_score(row: Row) -> float:
     """The row's score: the mean of its readings when it has several."""
     if len(row.readings) > 1:
@@ -174,8 +194,9 @@ def difference_interval(before: Sequence[float], after: Sequence[float]) -> Inte
 def improvement(data: ReportData) -> tuple[float, float | None, Interval | None] | None:
     """(best - baseline, the same in % of the baseline, its interval), signed as measured."""
     base, best = data.baseline, data.best
-    if base is None or best is None or base.score is None:
+    before, after = baseline_value(data), best_value(data)
+    if base is None or best is None or before is None or after is None:
         return None
-    delta = mean_score(best) - mean_score(base)
-    pct = 100.0 * delta / abs(mean_score(base)) if mean_score(base) else None
+    delta = after - before
+    pct = 100.0 * delta / abs(before) if before else None
     return delta, pct, difference_interval(base.readings, best.readings)

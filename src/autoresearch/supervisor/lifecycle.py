@@ -20,7 +20,7 @@ from autoresearch.journal.db import Journal
 from autoresearch.journal.runs import RunRecord
 from autoresearch.paths import REPORT_FILE, RepoPaths
 from autoresearch.settings import journal_timeout
-from autoresearch.states import TERMINAL_STATUSES, Phase, RunStatus, best_of
+from autoresearch.states import TERMINAL_STATUSES, Phase, RunStatus
 from autoresearch.supervisor import measure, prepare, record, sync
 from autoresearch.supervisor.finalize import finalize_run
 from autoresearch.supervisor.handle import RunHandle, driver_alive, driver_lock, open_journal
@@ -242,12 +242,7 @@ def run_details(repo_root: Path, run_id: str, last: int | None = None) -> dict[s
 
 
 def _summary_of(journal: Journal, run: RunRecord) -> dict[str, Any]:
-    interval = measure.incumbent_interval(journal, run)
-    if interval is not None and run.keep_policy == "score_improvement":
-        # trust.md: the best is the kept commit's mean reading, not the luckiest one ever seen
-        best: float | None = interval.mean
-    else:
-        best = best_of(run.direction, runs.kept_scores(journal, run.run_id))
+    best, interval = measure.reported_best(journal, run)
     data = _summary(
         run,
         runs.decision_counts(journal, run.run_id),

@@ -22,7 +22,7 @@ from autoresearch.journal.runs import RunRecord
 from autoresearch.journal.views import format_score
 from autoresearch.paths import STATE_DIR, RepoPaths
 from autoresearch.redact import redact
-from autoresearch.report.collect import kept_steps
+from autoresearch.report.collect import KeptStep, kept_steps
 from autoresearch.settings import journal_timeout
 from autoresearch.states import MISSION_DEFAULT_DIRECTION
 from autoresearch.supervisor.handle import load_run, open_journal
@@ -183,7 +183,7 @@ def squash_message(branch: Branch) -> str:
 # --- reading the run -----------------------------------------------------------------------
 
 
-def kept(repo_root: Path, its: list[runs.IterationRecord]) -> list[Keep]:
+def kept(repo_root: Path, steps: list[KeptStep]) -> list[Keep]:
     """The run's keeps in order, each with its commits and the files they touch."""
     return [
         Keep(
@@ -196,7 +196,7 @@ def kept(repo_root: Path, its: list[runs.IterationRecord]) -> list[Keep]:
             tuple(git.commits_between(repo_root, k.base, k.commit)),
             tuple(git.changed_files(repo_root, k.base, k.commit)),
         )
-        for k in kept_steps(its)
+        for k in steps
     ]
 
 
@@ -217,8 +217,8 @@ def finalize(
         raise NotFoundError(f"unknown run: {run_id}")
     with open_journal(repo_root, journal_timeout()) as journal:
         run = load_run(journal, run_id)
-        its = runs.all_iterations(journal, run_id)
-    keeps = kept(repo_root, its)
+        steps = kept_steps(journal, run, runs.all_iterations(journal, run_id))
+    keeps = kept(repo_root, steps)
     if not keeps:
         raise RefusedError(msg_nothing_kept(run_id))
     branches = plan(run_id, keeps, single)
@@ -267,8 +267,11 @@ def _build(repo_root: Path, run: RunRecord, start: str, branch: Branch) -> Branc
         if tree is None:
             raise RefusedError(msg_conflict(tip, start))
         if i == len(steps) - 1:
-            message = f"{message.rstrip()}\n\n{redact(evidence(run, branch))}\n"
-        head = git.commit_tree(repo_root, tree, head, message, git.commit_info(repo_root, info_of))
+            message = f"{message.rstrip()}\n\n{evidence(run, branch)}\n"
+        # the agent wrote the commit messages and descriptions: all of it is masked, not only
+        # the evidence block
+        info = git.commit_info(repo_root, info_of)
+        head = git.commit_tree(repo_root, tree, head, redact(message), info)
     return replace(branch, head=head)
 
 
