@@ -18,3 +18,10 @@ def run_tag_now() -> str:
 def today_compact() -> str:
     """UTC `YYYYMMDD`, used in experiment session branch names."""
     return datetime.now(UTC).strftime("%Y%m%d")
+
+
+def seconds_between(start_iso: str, end_iso: str | None = None) -> float:
+    """Seconds from one ISO timestamp to another (default: now)."""
+    start = datetime.fromisoformat(start_iso.replace("Z", "+00:00"))
+    end = datetime.fromisoformat(end_iso.replace("Z", "+00:00")) if end_iso else datetime.now(UTC)
+    return max(0.0, (end - start).total_seconds())

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from autoresearch.errors import ContractError
 from autoresearch.noise import Action
 from autoresearch.states import (
     REJECTS_CANDIDATE,
@@ -45,6 +46,28 @@ DEFAULT_MAX_AGENT_FAILURES = 3
 STOP_ABORT = "candidate abort"
 STOP_OPERATOR = "operator stop"
 STOP_INTERRUPTED_DIRTY = "interrupted dirty worktree requires operator intervention"
+
+
+@dataclass(frozen=True)
+class IterationLimit:
+    """`--max-iterations` of resume/continue: `N` is the run's total, `+N` is N more."""
+
+    count: int
+    relative: bool = False
+
+    @classmethod
+    def parse(cls, text: str) -> IterationLimit:
+        raw = text.strip()
+        relative = raw.startswith("+")
+        digits = raw[1:] if relative else raw
+        if not digits.isdigit():
+            raise ContractError(
+                f"--max-iterations must be N (the run's total) or +N (N more): {text!r}"
+            )
+        return cls(int(digits), relative)
+
+    def total(self, done: int) -> int:
+        return done + self.count if self.relative else self.count
 
 
 def stop_noop_limit(n: int) -> str:

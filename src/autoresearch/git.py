@@ -165,6 +165,24 @@ def local_branches(cwd: Path, pattern: str) -> list[str]:
     return [line for line in _text(done).splitlines() if line]
 
 
+def update_ref(cwd: Path, ref: str, commit: str) -> None:
+    """Point `ref` at `commit` (creating it), so that the commit survives `git gc`."""
+    _run(cwd, ["update-ref", ref, commit])
+
+
+def refs_under(cwd: Path, prefix: str) -> list[str]:
+    """Full names of the refs below `prefix` (e.g. `refs/autoresearch/<run>/`)."""
+    done = _run(cwd, ["for-each-ref", "--format=%(refname)", prefix])
+    return [line for line in _text(done).splitlines() if line]
+
+
+def delete_refs(cwd: Path, refs: Sequence[str]) -> None:
+    if not refs:
+        return
+    payload = "".join(f"delete {ref}\n" for ref in refs)
+    _run(cwd, ["update-ref", "--stdin"], stdin=payload.encode())
+
+
 def checkout_new_branch(cwd: Path, branch: str) -> None:
     """Create `branch` at HEAD and check it out, keeping the working tree as it is."""
     _run(cwd, ["checkout", "-q", "-b", branch])

@@ -67,6 +67,14 @@ def test_backend_completes_a_run_with_keeps_discards_and_noops(
             2300, 440, 0.00061,
         )  # fmt: skip
         assert "artifact derived from git" in " ".join(its[1]["notes"])
+    # the summary adds up what every session reported
+    totals = summary["totals"]
+    for key in ("input_tokens", "output_tokens"):
+        assert totals[key] == sum(it.get("agent", {}).get(key) or 0 for it in its) > 0
+    if agent != "codex":
+        assert totals["cost_usd"] == pytest.approx(
+            sum(it.get("agent", {}).get("cost_usd") or 0 for it in its)
+        )
     failed = its[5]["agent"]
     if agent != "aider":  # aider reports no failure: it has no machine-readable output
         assert failed["success"] is False and failed["exit_code"] == 1

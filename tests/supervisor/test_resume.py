@@ -36,7 +36,9 @@ def test_resume_rearms_a_running_run(repo: Repo, mission_dir: Path) -> None:
 
 
 def test_resume_error_order(repo: Repo, mission_dir: Path) -> None:
-    with pytest.raises(RefusedError, match="^autoresearch_resume_manifest_missing:nope$"):
+    with pytest.raises(
+        RefusedError, match="^autoresearch_resume_manifest_missing:nope – unknown run: nope "
+    ):
         resume(repo.root, "nope")
     prepared(mission_dir)
     worktree = repo.root / ".autoresearch/worktrees" / RUN_ID
@@ -46,14 +48,20 @@ def test_resume_error_order(repo: Repo, mission_dir: Path) -> None:
     shutil.rmtree(worktree)
     with pytest.raises(RefusedError) as info:
         resume(repo.root, RUN_ID)
-    assert str(info.value) == f"autoresearch_resume_missing_worktree:{worktree}"
+    assert str(info.value).split()[0] == f"autoresearch_resume_missing_worktree:{worktree}"
+    assert f"autoresearch stop {RUN_ID}" in str(info.value)
     stop(repo.root, RUN_ID)
-    with pytest.raises(RefusedError, match=f"^autoresearch_resume_terminal_run:{RUN_ID}$"):
+    with pytest.raises(
+        RefusedError,
+        match=f"^autoresearch_resume_terminal_run:{RUN_ID} .*autoresearch continue {RUN_ID}",
+    ):
         resume(repo.root, RUN_ID)
 
 
 def test_a_live_driver_blocks_a_second_one(repo: Repo, run: RunHandle) -> None:
-    with pytest.raises(RefusedError, match=f"^autoresearch_active_run_exists:{RUN_ID}$"):
+    with pytest.raises(
+        RefusedError, match=f"^autoresearch_active_run_exists:{RUN_ID} – another process drives"
+    ):
         resume(repo.root, RUN_ID)
 
 
@@ -177,7 +185,11 @@ def test_killed_prepare_is_finished_by_resume(repo: Repo, mission_dir: Path) -> 
     assert done.returncode == -signal.SIGKILL
     refused = cli("prepare", str(mission_dir), "--run-tag", "T2", cwd=repo.root)
     assert refused.returncode == 2
-    assert refused.stderr.strip() == f"autoresearch: autoresearch_active_run_exists:{RUN_ID}"
+    assert refused.stderr.split()[:2] == [
+        "autoresearch:",
+        f"autoresearch_active_run_exists:{RUN_ID}",
+    ]
+    assert f"resume it (autoresearch resume {RUN_ID})" in refused.stderr
     done = cli("resume", RUN_ID, "--json", cwd=repo.root)
     assert done.returncode == 0, done.stderr
     manifest = json.loads(done.stdout)

@@ -64,8 +64,10 @@ def test_read_only_commands_create_nothing(tmp_path: Path) -> None:
     assert cli("stop", cwd=repo.root).stderr.strip() == "autoresearch: no active run to stop"
     assert cli("status", "x", cwd=repo.root).returncode == 2
     assert cli("resume", "x", cwd=repo.root).stderr.strip() == (
-        "autoresearch: autoresearch_resume_manifest_missing:x"
+        "autoresearch: autoresearch_resume_manifest_missing:x – unknown run: x "
+        "(autoresearch status lists the runs)"
     )
+    assert cli("stop", "x", cwd=repo.root).stderr.strip() == "autoresearch: unknown run: x"
     assert not (repo.root / ".autoresearch").exists()
     assert git(repo.root, "status", "--porcelain") == ""
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from autoresearch.cli.common import EXIT_RECORDED_FAILURE, emit_json, warn, warn_baseline
+from autoresearch.cli.common import EXIT_RECORDED_FAILURE, emit_json, warn
 from autoresearch.decide import DEFAULT_MAX_AGENT_FAILURES, DEFAULT_MAX_NOOPS
 
 JSON_HELP = "Print one JSON object on stdout at the end (progress goes to stderr)."
@@ -69,10 +69,13 @@ def agent_options(func: Any) -> Any:
 def run(ctx: click.Context, /, mission_dir: Path, agent_spec: str, **options: Any) -> None:
     """Prepare a run, then loop: agent session → artifact → evaluation → decision."""
     from autoresearch.supervisor.options import limits_from, loop_record
-    from autoresearch.supervisor.prepare import prepare
+    from autoresearch.supervisor.prepare import prepare, uncommitted_note
 
     config = _agent_config(agent_spec, options)
     _check_offline_mission(config.spec, mission_dir)
+    note = uncommitted_note(mission_dir)
+    if note:
+        warn(f"autoresearch: {note}")
     limits = limits_from(options)
     with prepare(mission_dir, options["run_tag"], loop=loop_record(config, limits)) as handle:
         _drive(ctx, handle, config, limits, options["as_json"])
@@ -107,15 +110,8 @@ def demo(
         _drive(ctx, handle, config, limits, as_json, demo=True)
 
 
-def continue_loop(
-    ctx: click.Context,
-    handle: Any,
-    spec: str,
-    max_iterations: int | None,
-    agent_timeout: float | None,
-    as_json: bool,
-) -> None:
-    """Resume the loop of a re-armed run with the given or recorded agent and limits.
+def continue_loop(ctx: click.Context, handle: Any, spec: str, given: dict[str, Any]) -> None:
+    """Drive a re-armed run on: each option given wins over the recorded one.
 
     `--json` prints the manifest (as `resume --json` always does) with the loop summary
     under `loop`.
@@ -125,9 +121,9 @@ def continue_loop(
     from autoresearch.supervisor.options import loop_record, resumed_loop
 
     require_installed(validate_spec(spec))
-    config, limits = resumed_loop(handle.run.loop, spec, max_iterations, agent_timeout)
+    config, limits = resumed_loop(handle.run.loop, spec, given)
     record_loop_options(handle, loop_record(config, limits, handle.run.loop))
-    _drive(ctx, handle, config, limits, as_json, with_manifest=True)
+    _drive(ctx, handle, config, limits, bool(given.get("as_json")), with_manifest=True)
 
 
 def _agent_config(spec: str, options: dict[str, Any]) -> Any:
@@ -170,10 +166,14 @@ def _drive(
     from autoresearch.cli.progress import ProgressPrinter
     from autoresearch.journal.views import manifest
     from autoresearch.signals import first_signal_stops
-    from autoresearch.supervisor.lifecycle import baseline_evaluation, run_summary
-    from autoresearch.supervisor.loop import StopSignal, run_loop
+    from autoresearch.supervisor.lifecycle import run_summary
+    from autoresearch.supervisor.loop import (
+        StopSignal,
+        refuse_without_comparable_baseline,
+        run_loop,
+    )
 
-    warn_baseline(manifest(handle.run, handle.repo), baseline_evaluation(handle))
+    refuse_without_comparable_baseline(handle)  # before the header: no session will start
     printer = ProgressPrinter(handle.run.direction, handle.run.last_kept_score)
     printer.header(handle.run_id, config.spec, handle.run.worktree_path)
     stop = StopSignal()

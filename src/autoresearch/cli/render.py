@@ -100,13 +100,8 @@ def loop_summary(s: dict[str, Any], demo: bool = False) -> None:
         ("iterations", f"{s['iteration']} ({s['sessions']} in this invocation)"),
         ("baseline", format_score(s["baseline_score"]) or "n/a"),
         ("best", f"{report.best_text(s)} ({s['direction']} is better)"),
-        (
-            "decisions",
-            f"{counts.get('keep', 0)} kept, "
-            f"{counts.get('discard', 0) + counts.get('ambiguous', 0)} discarded, "
-            f"{counts.get('noop', 0)} noop, {counts.get('interrupted', 0)} interrupted, "
-            f"{counts.get('error', 0)} error",
-        ),
+        ("decisions", report.decision_counts(counts, s["totals"])),
+        *report.totals_rows(s["totals"]),
         ("best commit", f"{_short(s['last_kept_commit'])} on branch {s['branch_name']}"),
         ("worktree", s["worktree_path"]),
         ("results", s["results_file"]),
@@ -129,3 +124,26 @@ def loop_summary(s: dict[str, Any], demo: bool = False) -> None:
             f"\nThe report (plot, every iteration, the kept diffs) – open it in a browser:\n"
             f"  {s['report_file']}"
         )
+
+
+def cleaned(results: list[Any]) -> None:
+    if not results:
+        click.echo("no finished runs to clean")
+        return
+    for r in results:
+        if r.skipped and not (r.worktree or r.branch):
+            click.echo(f"{r.run_id}: skipped ({r.skipped})")
+            continue
+        verb = "would remove" if r.dry_run else "removed"
+        gone = [
+            *([f"worktree {r.worktree}"] if r.worktree else []),
+            *([f"branch {r.branch}"] if r.branch else []),
+            *([f"{r.discarded_refs} discarded-candidate refs"] if r.discarded_refs else []),
+        ]
+        click.echo(f"{r.run_id}: {verb} {', '.join(gone) or 'nothing'}")
+        if r.saved_patch:
+            click.echo(f"  uncommitted {r.saved_patch}")
+        if r.kept_ref:
+            click.echo(f"  the last kept commit stays reachable: git log {r.kept_ref}")
+        if r.skipped:
+            click.echo(f"  note: {r.skipped}")

@@ -20,7 +20,7 @@ JSON_HELP = "Print one JSON object on stdout (logs go to stderr)."
 
 
 def register(app: click.Group) -> None:
-    for command in (check, prepare, step, resume, stop, status, rebaseline):
+    for command in (check, prepare, step, resume, continue_, stop, status, rebaseline, clean):
         app.add_command(command)
     from autoresearch.cli.loop_cmds import demo, run
 
@@ -55,7 +55,11 @@ def prepare(mission_dir: Path, run_tag: str | None, as_json: bool) -> None:
     from autoresearch.journal.views import manifest
     from autoresearch.supervisor.lifecycle import baseline_evaluation
     from autoresearch.supervisor.prepare import prepare as do_prepare
+    from autoresearch.supervisor.prepare import uncommitted_note
 
+    note = uncommitted_note(mission_dir)
+    if note:
+        warn(f"autoresearch: {note}")
     with do_prepare(mission_dir, run_tag) as handle:
         data = manifest(handle.run, handle.repo)
         baseline = baseline_evaluation(handle)
@@ -86,55 +90,161 @@ def step(ctx: click.Context, run_id: str, as_json: bool) -> None:
         ctx.exit(EXIT_RECORDED_FAILURE)
 
 
+MAX_ITERATIONS_HELP = (
+    "The run's total number of iterations (not N more: a run at iteration 10 given 12 runs 2 "
+    "more); +N runs N more than the run has now. Default: the recorded limit."
+)
+
+
+def resume_options(func: Any) -> Any:
+    """The options `resume` and `continue` share: each one given replaces the recorded one."""
+    from autoresearch.cli.loop_cmds import agent_options
+
+    func = agent_options(func)
+    for option in reversed(
+        [
+            click.option(
+                "--agent",
+                "agent_spec",
+                help="Agent to continue with (default: the recorded one; a different agent "
+                "does not inherit the recorded model, arguments, turns or seed).",
+            ),
+            click.option("--max-iterations", "max_iterations", help=MAX_ITERATIONS_HELP),
+            click.option(
+                "--max-noops",
+                type=click.IntRange(min=0),
+                help="Stop after N noops in a row (0: never; default: the recorded limit).",
+            ),
+            click.option(
+                "--max-agent-failures",
+                type=click.IntRange(min=0),
+                help="Stop after N failed sessions in a row that produced nothing (0: never; "
+                "default: the recorded limit).",
+            ),
+            click.option(
+                "--agent-timeout",
+                type=click.FloatRange(min=0, min_open=True),
+                help="Seconds before a session is stopped (default: the recorded timeout).",
+            ),
+            click.option(
+                "--save-dirty",
+                is_flag=True,
+                help="Save uncommitted worktree changes as a patch under the run's logs, then "
+                "clean the worktree (the way past autoresearch_reset_requires_clean_worktree).",
+            ),
+            click.option(
+                "--runtime",
+                "runtime",
+                multiple=True,
+                metavar="PATTERN",
+                help="Allow untracked files matching PATTERN in this run's worktree (a file "
+                "the evaluator writes); repeatable. The evaluator contract stays frozen.",
+            ),
+            click.option("--json", "as_json", is_flag=True, help=JSON_HELP),
+        ]
+    ):
+        func = option(func)
+    return func
+
+
 @click.command()
 @click.argument("run_id")
-@click.option("--agent", "agent_spec", help="Agent to continue with (default: the recorded one).")
-@click.option("--max-iterations", type=click.IntRange(min=0), help="Stop after N iterations.")
-@click.option("--agent-timeout", type=click.FloatRange(min=0, min_open=True))
-@click.option(
-    "--save-dirty",
-    is_flag=True,
-    help="Save uncommitted worktree changes as a patch under the run's logs, then clean.",
-)
-@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+@resume_options
 @click.pass_context
-def resume(
-    ctx: click.Context,
-    run_id: str,
-    agent_spec: str | None,
-    max_iterations: int | None,
-    agent_timeout: float | None,
-    save_dirty: bool,
-    as_json: bool,
-) -> None:
-    """Re-check and re-arm a run; continue the loop with the given or recorded agent.
+def resume(ctx: click.Context, /, run_id: str, **options: Any) -> None:
+    """Re-check and re-arm a running run; continue its loop with the given or recorded agent.
 
-    With no agent (none given, none recorded) or --max-iterations 0 it only re-arms.
+    With no agent (none given, none recorded) or --max-iterations 0 it only re-arms. A
+    stopped or completed run is continued with `autoresearch continue`.
     """
-    from autoresearch.agents import require_installed, validate_spec
-    from autoresearch.cli.loop_cmds import continue_loop
-    from autoresearch.journal.views import manifest
     from autoresearch.supervisor.lifecycle import resume as do_resume
 
-    if agent_spec is not None:
-        # refuse before anything is re-armed or recorded
-        require_installed(validate_spec(agent_spec))
-    outcome = do_resume(repo_root(ctx), run_id, save_dirty=save_dirty)
+    limit = _prevalidate(options)
+    outcome = do_resume(
+        repo_root(ctx), run_id, save_dirty=options["save_dirty"], runtime=options["runtime"]
+    )
+    _drive_resumed(ctx, outcome, limit, options)
+
+
+@click.command(name="continue")
+@click.argument("run_id")
+@resume_options
+@click.pass_context
+def continue_(ctx: click.Context, /, run_id: str, **options: Any) -> None:
+    """Continue a stopped or completed run with new limits.
+
+    Same branch, worktree, history and frozen evaluator contract; nothing is re-measured.
+    Noop and failure limits count afresh from here. Example: autoresearch continue RUN_ID
+    --max-iterations +10
+    """
+    from autoresearch.supervisor.lifecycle import continue_run
+
+    limit = _prevalidate(options)
+    outcome = continue_run(
+        repo_root(ctx), run_id, limit, save_dirty=options["save_dirty"], runtime=options["runtime"]
+    )
+    _drive_resumed(ctx, outcome, limit, options)
+
+
+def _prevalidate(options: dict[str, Any]) -> Any:
+    """Refuse bad options before anything is re-armed or recorded."""
+    from autoresearch.agents import require_installed, validate_spec
+    from autoresearch.decide import IterationLimit
+
+    if options.get("agent_spec") is not None:
+        require_installed(validate_spec(options["agent_spec"]))
+    raw = options.get("max_iterations")
+    return IterationLimit.parse(raw) if raw is not None else None
+
+
+def _drive_resumed(ctx: click.Context, outcome: Any, limit: Any, options: dict[str, Any]) -> None:
+    from autoresearch.cli.loop_cmds import continue_loop
+    from autoresearch.journal.views import manifest
+
     with outcome.handle as handle:
         for note in outcome.notes:
             warn(f"autoresearch: {note}")
         if outcome.pending_artifact:
             warn("autoresearch: candidate.json holds an unprocessed session artifact")
-        recorded = handle.run.loop or {}
-        spec = agent_spec or recorded.get("agent")
-        if spec and max_iterations != 0:
-            continue_loop(ctx, handle, spec, max_iterations, agent_timeout, as_json)
+        spec = options.get("agent_spec") or (handle.run.loop or {}).get("agent")
+        total = limit.total(handle.run.iteration) if limit is not None else None
+        if spec and not (limit is not None and limit.count == 0):
+            continue_loop(ctx, handle, spec, {**options, "max_iterations": total})
             return
         data = manifest(handle.run, handle.repo)
-    if as_json:
+    if options["as_json"]:
         emit_json(data)
     else:
         render.resumed(data, outcome.pending_artifact)
+
+
+@click.command()
+@click.argument("run_ids", nargs=-1, metavar="[RUN_ID]...")
+@click.option("--dry-run", is_flag=True, help="Only say what would be removed.")
+@click.option(
+    "--drop-kept",
+    is_flag=True,
+    help="Also drop refs/autoresearch/<run>/kept, the ref that keeps the run's last kept "
+    "commit reachable after its branch is gone.",
+)
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+@click.pass_context
+def clean(
+    ctx: click.Context, run_ids: tuple[str, ...], dry_run: bool, drop_kept: bool, as_json: bool
+) -> None:
+    """Remove the worktrees and branches of finished runs (all of them when none is named).
+
+    Uncommitted changes in a worktree are saved as a patch under the run's logs first. The
+    journal, the run's files and logs stay; the last kept commit stays reachable as
+    refs/autoresearch/<run>/kept (git log refs/autoresearch/<run>/kept) unless --drop-kept.
+    """
+    from autoresearch.supervisor.clean import clean as do_clean
+
+    results = do_clean(repo_root(ctx), run_ids, dry_run=dry_run, drop_kept=drop_kept)
+    if as_json:
+        emit_json({"dry_run": dry_run, "runs": [r.to_dict() for r in results]})
+    else:
+        render.cleaned(results)
 
 
 @click.command()
@@ -162,18 +272,27 @@ def stop(ctx: click.Context, run_id: str | None, reason: str | None, as_json: bo
 
 @click.command()
 @click.argument("run_id", required=False)
+@click.option(
+    "--last",
+    type=click.IntRange(min=0),
+    help="Show only the last N iterations of RUN_ID (without RUN_ID: the last N runs).",
+)
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.pass_context
-def status(ctx: click.Context, run_id: str | None, as_json: bool) -> None:
+def status(ctx: click.Context, run_id: str | None, last: int | None, as_json: bool) -> None:
     """All runs, or one run with its iterations."""
     from autoresearch.supervisor.lifecycle import list_runs, run_details
 
     root = repo_root(ctx)
     if run_id is None:
-        data: dict[str, Any] = {"repo_root": str(root), "runs": list_runs(root)}
+        items = list_runs(root)
+        data: dict[str, Any] = {
+            "repo_root": str(root),
+            "runs": items[-last:] if last else [] if last == 0 else items,
+        }
         emit_json(data) if as_json else render.run_list(data["runs"])
         return
-    details = run_details(root, run_id)
+    details = run_details(root, run_id, last)
     emit_json(details) if as_json else render.run_details(details)
 
 

@@ -62,6 +62,7 @@ class RunRecord:
     stop_note: str | None = None
     views_iteration: int = -1
     completed_at: str | None = None
+    cleaned_at: str | None = None
 
     @property
     def direction(self) -> Direction:
@@ -124,6 +125,12 @@ def update_run(conn: sqlite3.Connection, run_id: str, **changes: Any) -> None:
 
 def get_run(journal: Journal, run_id: str) -> RunRecord | None:
     row = journal.row("SELECT * FROM runs WHERE run_id = ?", (run_id,))
+    return None if row is None else _RUNS.record(RunRecord, row)
+
+
+def get_run_in(conn: sqlite3.Connection, run_id: str) -> RunRecord | None:
+    """A run read inside an open transaction (for check-then-write without a race)."""
+    row = conn.execute("SELECT * FROM runs WHERE run_id = ?", (run_id,)).fetchone()
     return None if row is None else _RUNS.record(RunRecord, row)
 
 
@@ -222,12 +229,37 @@ def decision_counts(journal: Journal, run_id: str) -> dict[str, int]:
     return {str(r[0]): int(r[1]) for r in rows}
 
 
-def trailing_decisions(journal: Journal, run_id: str, limit: int) -> list[DecisionKind]:
-    """Decisions of the last `limit` iterations, newest first."""
+def run_totals(journal: Journal, run_id: str) -> dict[str, Any]:
+    """Sums over a run's sessions and evaluations: time, tokens, cost, evaluator errors."""
+    agent = journal.row(
+        "SELECT SUM(json_extract(agent_json, '$.duration_ms')), "
+        "SUM(json_extract(agent_json, '$.input_tokens')), "
+        "SUM(json_extract(agent_json, '$.output_tokens')), "
+        "SUM(json_extract(agent_json, '$.cost_usd')), "
+        "SUM(kind = 'iteration' AND json_extract(evaluator_json, '$.status') = 'error') "
+        "FROM iterations WHERE run_id = ? AND state != ?",
+        (run_id, EVALUATING),
+    )
+    evaluation = journal.row("SELECT SUM(duration_ms) FROM evaluations WHERE run_id = ?", (run_id,))
+    a = tuple(agent) if agent is not None else (None,) * 5
+    return {
+        "agent_seconds": (a[0] or 0) / 1000,
+        "evaluator_seconds": ((evaluation[0] if evaluation else None) or 0) / 1000,
+        "input_tokens": a[1],
+        "output_tokens": a[2],
+        "cost_usd": a[3],
+        "evaluator_errors": int(a[4] or 0),
+    }
+
+
+def trailing_decisions(
+    journal: Journal, run_id: str, limit: int, after: int = 0
+) -> list[DecisionKind]:
+    """Decisions of the last `limit` iterations numbered above `after`, newest first."""
     rows = journal.rows(
         "SELECT decision FROM iterations WHERE run_id = ? AND kind = 'iteration' AND state != ? "
-        "ORDER BY iteration DESC LIMIT ?",
-        (run_id, EVALUATING, limit),
+        "AND iteration > ? ORDER BY iteration DESC LIMIT ?",
+        (run_id, EVALUATING, after, limit),
     )
     return [DecisionKind(r[0]) for r in rows]
 

@@ -258,6 +258,11 @@ def _i18_hooks(conn: sqlite3.Connection) -> None:
     )
 
 
+def _i12_run_cleaned(conn: sqlite3.Connection) -> None:
+    # `autoresearch clean` removed the run's worktree and branch; journal and logs stay.
+    conn.execute("ALTER TABLE runs ADD COLUMN cleaned_at TEXT")
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("0001_supervisor", _0001_supervisor),
     ("0002_experiment_sessions", _0002_experiment_sessions),
@@ -266,4 +271,5 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("i15_jobs", _i15_jobs),
     ("i13_readings", _i13_readings),
     ("i18_hooks", _i18_hooks),
+    ("i12_run_cleaned", _i12_run_cleaned),
 ]

@@ -38,3 +38,16 @@ def baseline_problem(record: dict[str, Any]) -> str:
     if record:
         return "the evaluator passed without a numeric score"
     return "the baseline did not run"
+
+
+def msg_baseline_not_comparable(run_id: str, worktree: str, baseline: dict[str, Any] | None) -> str:
+    """Why a loop refuses to start any session: nothing it produced could ever be kept."""
+    detail = baseline_problem(baseline or {})
+    log = (baseline or {}).get("log_file", "n/a")
+    return (
+        f"autoresearch_baseline_not_comparable:{run_id} – the baseline has no comparable score "
+        f"({detail}; log: {log}), so under keep_policy score_improvement no session could ever "
+        "be kept and none was started. Fix the evaluator and commit the fix in the worktree "
+        f"{worktree}, then: autoresearch rebaseline {run_id} && autoresearch resume {run_id} "
+        f"(or give up: autoresearch stop {run_id})"
+    )

@@ -28,8 +28,19 @@ from autoresearch.paths import (
 from autoresearch.reset import RuntimeRule
 
 
-def msg_active_run(run_id: str) -> str:
-    return f"autoresearch_active_run_exists:{run_id}"
+def msg_active_run(run_id: str, driven: bool = True) -> str:
+    """The refusal code first (scripts match it), then what the user can do."""
+    if driven:
+        hint = (
+            f"another process drives run {run_id} right now; stop it "
+            f"(autoresearch stop {run_id}) or wait for it to end"
+        )
+    else:
+        hint = (
+            f"run {run_id} is not finished and nobody drives it; resume it "
+            f"(autoresearch resume {run_id}) or stop it (autoresearch stop {run_id})"
+        )
+    return f"autoresearch_active_run_exists:{run_id} – {hint}"
 
 
 def find_repo(start: Path) -> Path:

@@ -6,14 +6,16 @@ missing worktree, then reset safety.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from autoresearch import git
+from autoresearch.clock import seconds_between
 from autoresearch.contracts.candidate import is_placeholder
 from autoresearch.contracts.json_input import load_json
-from autoresearch.decide import STOP_OPERATOR
+from autoresearch.decide import STOP_OPERATOR, IterationLimit
 from autoresearch.errors import NotFoundError, RefusedError
 from autoresearch.journal import runs, views
 from autoresearch.journal.db import Journal
@@ -23,7 +25,14 @@ from autoresearch.settings import journal_timeout
 from autoresearch.states import TERMINAL_STATUSES, Phase, RunStatus
 from autoresearch.supervisor import measure, prepare, record, sync
 from autoresearch.supervisor.finalize import finalize_run
-from autoresearch.supervisor.handle import RunHandle, driver_alive, driver_lock, open_journal
+from autoresearch.supervisor.handle import (
+    RunHandle,
+    driver_alive,
+    driver_lock,
+    load_run,
+    msg_active_run,
+    open_journal,
+)
 from autoresearch.supervisor.recovery import recover
 from autoresearch.supervisor.safety import check_reset_safety, dirty_entries
 from autoresearch.supervisor.step import msg_terminal
@@ -42,15 +51,31 @@ def journal_exists(repo_root: Path) -> bool:
 
 
 def msg_manifest_missing(run_id: str) -> str:
-    return f"autoresearch_resume_manifest_missing:{run_id}"
+    return (
+        f"autoresearch_resume_manifest_missing:{run_id} – unknown run: {run_id} "
+        "(autoresearch status lists the runs)"
+    )
 
 
-def msg_resume_terminal(run_id: str) -> str:
-    return f"autoresearch_resume_terminal_run:{run_id}"
+def msg_resume_terminal(run: RunRecord) -> str:
+    code = f"autoresearch_resume_terminal_run:{run.run_id}"
+    if run.status == RunStatus.FAILED:
+        return (
+            f"{code} – the run failed ({run.stop_reason}) and cannot be resumed or continued; "
+            f"see what happened (autoresearch status {run.run_id}) and start a new run"
+        )
+    return (
+        f"{code} – the run is {run.status} ({run.stop_reason}); to give it more iterations: "
+        f"autoresearch continue {run.run_id} --max-iterations +N"
+    )
 
 
-def msg_missing_worktree(path: str) -> str:
-    return f"autoresearch_resume_missing_worktree:{path}"
+def msg_missing_worktree(run: RunRecord) -> str:
+    return (
+        f"autoresearch_resume_missing_worktree:{run.worktree_path} – the run's worktree is "
+        f"gone (its commits are on branch {run.branch_name}); end the run with "
+        f"autoresearch stop {run.run_id}, then start a new one"
+    )
 
 
 def open_run(repo_root: Path, run_id: str) -> RunHandle:
@@ -81,8 +106,14 @@ class ResumeOutcome:
     pending_artifact: bool = False
 
 
-def resume(repo_root: Path, run_id: str, save_dirty: bool = False) -> ResumeOutcome:
-    """Re-check and re-arm a run; the returned handle holds the driver lock."""
+def resume(
+    repo_root: Path, run_id: str, save_dirty: bool = False, runtime: Sequence[str] = ()
+) -> ResumeOutcome:
+    """Re-check and re-arm a run; the returned handle holds the driver lock.
+
+    `runtime` adds untracked-file patterns this run may leave in its worktree (files an
+    evaluator writes), recorded with the run; the frozen evaluator contract is unchanged.
+    """
     if not journal_exists(repo_root):
         raise RefusedError(msg_manifest_missing(run_id))
     journal = open_journal(repo_root, journal_timeout())
@@ -92,10 +123,93 @@ def resume(repo_root: Path, run_id: str, save_dirty: bool = False) -> ResumeOutc
         journal.close()
         raise
     try:
-        return _rearm(handle, save_dirty)
+        notes = _allow_runtime(handle, runtime)
+        outcome = _rearm(handle, save_dirty)
+        outcome.notes[:0] = notes
+        return outcome
     except BaseException:
         handle.close()
         raise
+
+
+def msg_continue_limit(run_id: str, done: int) -> str:
+    return (
+        f"run {run_id} has recorded {done} iterations already and --max-iterations counts the "
+        f"run's total: give a higher total, or use --max-iterations +N for N more"
+    )
+
+
+def continue_run(
+    repo_root: Path,
+    run_id: str,
+    limit: IterationLimit | None,
+    save_dirty: bool = False,
+    runtime: Sequence[str] = (),
+) -> ResumeOutcome:
+    """Reopen a stopped or completed run (same branch, worktree, history and frozen contract)
+    and re-arm it like `resume`; a run that is still running is simply resumed.
+
+    `limit` sets the run's new total (None: the recorded limit); it must leave room for at
+    least one more iteration. Loop limits that count trailing outcomes (noops, agent
+    failures) start counting afresh from here.
+    """
+    if not journal_exists(repo_root):
+        raise NotFoundError(f"unknown run: {run_id}")
+    with open_journal(repo_root, journal_timeout()) as journal:
+        run = load_run(journal, run_id)
+        if run.status != RunStatus.RUNNING:
+            total = limit.total(run.iteration) if limit else None
+            _reopen(journal, RepoPaths(repo_root), run, total)
+    outcome = resume(repo_root, run_id, save_dirty=save_dirty, runtime=runtime)
+    if run.status != RunStatus.RUNNING:
+        outcome.notes.insert(0, f"continued the {run.status} run (it ended: {run.stop_reason})")
+    return outcome
+
+
+def _reopen(journal: Journal, repo: RepoPaths, run: RunRecord, total: int | None) -> None:
+    run_id = run.run_id
+    if run.cleaned_at:
+        raise RefusedError(
+            f"run {run_id} was cleaned (its worktree and branch are gone) and cannot be "
+            "continued; start a new run (autoresearch run MISSION_DIR --agent …)"
+        )
+    if run.status == RunStatus.FAILED:
+        raise RefusedError(
+            f"run {run_id} failed ({run.stop_reason}) and cannot be continued; look at its "
+            f"iterations (autoresearch status {run_id}) and start a new run"
+        )
+    limit = total if total is not None else (run.loop or {}).get("max_iterations")
+    if limit is not None and int(limit) <= run.iteration:
+        raise RefusedError(msg_continue_limit(run_id, run.iteration))
+    if not git.is_worktree_of(Path(run.worktree_path), repo.repo_root):
+        raise RefusedError(msg_missing_worktree(run))
+    lock = driver_lock(repo, run_id)
+    try:
+        with journal.tx() as conn:
+            active = [r for r in runs.active_run_ids(conn) if r != run_id]
+            if active:
+                raise RefusedError(msg_active_run(active[0], driver_alive(repo, active[0])))
+            current = runs.get_run_in(conn, run_id)
+            if current is None or current.status != run.status:
+                raise RefusedError(f"run {run_id} changed meanwhile; try again")
+            loop = {**(current.loop or {}), "counts_from": current.iteration}
+            runs.update_run(
+                conn, run_id, status=RunStatus.RUNNING, stop_reason=None, stop_note=None,
+                stop_requested=None, completed_at=None, loop=loop,
+            )  # fmt: skip
+    finally:
+        lock.release()
+
+
+def _allow_runtime(h: RunHandle, patterns: Sequence[str]) -> list[str]:
+    added = [p for p in dict.fromkeys(patterns) if p.strip() and p not in h.runtime]
+    if not added:
+        return []
+    sandbox = {**h.run.sandbox, "runtime": [*h.runtime, *added]}
+    with h.journal.tx() as conn:
+        runs.update_run(conn, h.run_id, sandbox=sandbox)
+    h.refresh()
+    return [f"untracked files matching {', '.join(added)} are now allowed in this run's worktree"]
 
 
 def _lock_for_resume(journal: Journal, repo: RepoPaths, run_id: str) -> RunHandle:
@@ -103,18 +217,18 @@ def _lock_for_resume(journal: Journal, repo: RepoPaths, run_id: str) -> RunHandl
     if run is None:
         raise RefusedError(msg_manifest_missing(run_id))
     if run.status != RunStatus.RUNNING:
-        raise RefusedError(msg_resume_terminal(run_id))
+        raise RefusedError(msg_resume_terminal(run))
     lock = driver_lock(repo, run_id)
     handle = RunHandle(journal, repo, run, lock)
     handle.refresh()
     if handle.run.status != RunStatus.RUNNING:
         lock.release()
-        raise RefusedError(msg_resume_terminal(run_id))
+        raise RefusedError(msg_resume_terminal(handle.run))
     if handle.run.phase != Phase.PREPARING and not git.is_worktree_of(
         handle.worktree, repo.repo_root
     ):
         lock.release()
-        raise RefusedError(msg_missing_worktree(handle.run.worktree_path))
+        raise RefusedError(msg_missing_worktree(handle.run))
     return handle
 
 
@@ -132,7 +246,7 @@ def _rearm(h: RunHandle, save_dirty: bool) -> ResumeOutcome:
     if h.run.phase == Phase.PREPARING:
         prepare.finish_prepare(h)
         notes.append("finished the interrupted prepare (worktree, mission, baseline)")
-    check_reset_safety(h.worktree, h.links, h.runtime)
+    check_reset_safety(h.worktree, h.links, h.runtime, h.run_id)
     pending = has_pending_artifact(h)
     if not pending:
         kept = h.run.last_kept_commit or ""
@@ -180,6 +294,8 @@ def stop(repo_root: Path, run_id: str | None, reason: str | None = None) -> Stop
     The operator's reason is kept as the run's stop_note; stop_reason stays the exact string.
     """
     repo = RepoPaths(repo_root)
+    if run_id is not None and not repo.journal.exists():
+        raise NotFoundError(f"unknown run: {run_id}")
     _require_journal(repo)
     with open_journal(repo_root, journal_timeout()) as journal:
         run = _stop_target(journal, run_id)
@@ -212,8 +328,16 @@ def list_runs(repo_root: Path) -> list[dict[str, Any]]:
     """Every run of the repository with its headline numbers."""
     if not journal_exists(repo_root):
         return []
+    repo = RepoPaths(repo_root)
     with open_journal(repo_root, journal_timeout()) as journal:
-        return [_summary_of(journal, run) for run in runs.list_runs(journal)]
+        items = []
+        for run in runs.list_runs(journal):
+            item = _summary_of(journal, run)
+            item["driver_alive"] = run.status == RunStatus.RUNNING and driver_alive(
+                repo, run.run_id
+            )
+            items.append(item)
+        return items
 
 
 def run_details(repo_root: Path, run_id: str, last: int | None = None) -> dict[str, Any]:
@@ -276,6 +400,10 @@ def _summary(
         "completed_at": run.completed_at,
         "stop_requested": run.stop_requested,
         "stop_note": run.stop_note,
+        "cleaned_at": run.cleaned_at,
+        "resume_command": f"autoresearch resume {run.run_id}"
+        if run.status == RunStatus.RUNNING
+        else None,
     }
 
 
@@ -293,9 +421,10 @@ def run_summary(h: RunHandle, sessions: int, interrupted: bool) -> dict[str, Any
         manifest_file=str(h.paths.manifest),
         logs_dir=str(h.paths.logs),
         report_file=str(h.paths.report / REPORT_FILE),
-        resume_command=f"autoresearch resume {run.run_id}"
-        if run.status == RunStatus.RUNNING
-        else None,
+        totals={
+            **runs.run_totals(h.journal, run.run_id),
+            "wall_seconds": seconds_between(run.created_at, run.completed_at),
+        },
     )
     return data
 

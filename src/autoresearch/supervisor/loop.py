@@ -24,12 +24,12 @@ from autoresearch.decide import (
     stop_max_iterations,
     stop_noop_limit,
 )
-from autoresearch.errors import RunInterrupted
+from autoresearch.errors import RefusedError, RunInterrupted
 from autoresearch.fsutil import atomic_write_json
 from autoresearch.journal import children as registry
 from autoresearch.journal import runs
 from autoresearch.states import REJECTS_CANDIDATE, ArtifactStatus, DecisionKind, RunStatus
-from autoresearch.supervisor import record, sync
+from autoresearch.supervisor import diagnose, record, sync
 from autoresearch.supervisor.finalize import finalize_run
 from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.lifecycle import has_pending_artifact
@@ -149,7 +149,12 @@ def run_loop(
     observer: LoopObserver,
     signal: StopSignal,
 ) -> LoopOutcome:
-    """Drive the run until `next_action` says it is over or a signal interrupts it."""
+    """Drive the run until `next_action` says it is over or a signal interrupts it.
+
+    Refuses before the first session when nothing could ever be kept (a score_improvement run
+    whose baseline has no comparable score): sessions would be spent for nothing.
+    """
+    refuse_without_comparable_baseline(h)
     failures = sessions = 0
     last_failure: str | None = None
     reset_by_step = False  # the last step reset the tree: it is at the base, checked clean
@@ -203,11 +208,27 @@ def session_failure(
     return None if wrote_artifact else MSG_NO_ARTIFACT
 
 
+def refuse_without_comparable_baseline(h: RunHandle) -> None:
+    run = h.run
+    if run.status != RunStatus.RUNNING or run.keep_policy != "score_improvement":
+        return
+    if run.last_kept_score is not None:
+        return
+    baseline = runs.get_iteration(h.journal, h.run_id, 0)
+    raise RefusedError(
+        diagnose.msg_baseline_not_comparable(
+            h.run_id, run.worktree_path, baseline.evaluator if baseline else None
+        )
+    )
+
+
 def _state(
     h: RunHandle, failures: int, limits: LoopLimits, last_failure: str | None = None
 ) -> LoopState:
     trailing = 0
-    for decision in runs.trailing_decisions(h.journal, h.run_id, max(limits.max_noops, 1)):
+    # a continued run counts its noops afresh from where it was continued
+    since = int((h.run.loop or {}).get("counts_from", 0))
+    for decision in runs.trailing_decisions(h.journal, h.run_id, max(limits.max_noops, 1), since):
         if decision != DecisionKind.NOOP:
             break
         trailing += 1

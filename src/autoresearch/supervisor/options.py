@@ -32,20 +32,21 @@ def loop_record(
     return {**(earlier or {}), **config.to_dict(), **asdict(limits)}
 
 
+AGENT_OPTION_KEYS = ("model", "agent_args", "max_turns", "seed")
+LIMIT_KEYS = ("max_iterations", "max_noops", "max_agent_failures", "agent_timeout")
+
+
 def resumed_loop(
-    recorded: dict[str, Any] | None,
-    spec: str,
-    max_iterations: int | None,
-    agent_timeout: float | None,
+    recorded: dict[str, Any] | None, spec: str, given: dict[str, Any]
 ) -> tuple[AgentConfig, LoopLimits]:
-    """The agent and limits a resumed loop runs with."""
+    """The agent and limits a resumed or continued loop runs with: each option in `given`
+    (agent options and limits; None or empty: not given) wins over the recorded one."""
     loop = dict(recorded or {})
     spec = validate_spec(spec)
-    config = AgentConfig.from_dict(loop) if spec == loop.get("agent") else AgentConfig(spec)
-    limits = limits_from(loop)
-    return config, LoopLimits(
-        max_iterations=max_iterations if max_iterations is not None else limits.max_iterations,
-        max_noops=limits.max_noops,
-        max_agent_failures=limits.max_agent_failures,
-        agent_timeout=agent_timeout if agent_timeout is not None else limits.agent_timeout,
-    )
+    if spec != loop.get("agent"):
+        loop.update(agent=spec, model=None, agent_args=[], max_turns=None, seed=None)
+    for key in (*AGENT_OPTION_KEYS, *LIMIT_KEYS):
+        value = given.get(key)
+        if value is not None and value != () and value != []:
+            loop[key] = list(value) if key == "agent_args" else value
+    return AgentConfig.from_dict(loop), limits_from(loop)

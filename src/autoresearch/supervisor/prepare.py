@@ -32,6 +32,7 @@ from autoresearch.states import IterationKind, Phase, RunStatus
 from autoresearch.supervisor import record, seal, sync
 from autoresearch.supervisor.handle import (
     RunHandle,
+    driver_alive,
     driver_lock,
     msg_active_run,
     open_journal,
@@ -67,6 +68,28 @@ def prepare(
     return handle
 
 
+def uncommitted_note(mission_dir: Path) -> str | None:
+    """What in the user's checkout a new run will not see: its worktree starts from HEAD, so
+    uncommitted edits (outside the mission folder, which is copied) are not part of it."""
+    mission = load_mission(mission_dir)
+    root = mission.worktree_root
+    rel = mission.relative_dir
+    paths = [
+        e.path
+        for e in git.status(root)
+        if not e.path.startswith(".autoresearch/")
+        and not (rel != "." and (e.path == rel or e.path.startswith(f"{rel}/")))
+    ]
+    if not paths:
+        return None
+    shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+    return (
+        f"note: {len(paths)} uncommitted change{'s' if len(paths) != 1 else ''} in {root} "
+        f"{'are' if len(paths) != 1 else 'is'} not part of the run, which starts from the "
+        f"commit {git.head(root)[:12]}: {shown}. Commit them first to include them."
+    )
+
+
 def _register(
     journal: Any,
     repo: RepoPaths,
@@ -77,7 +100,7 @@ def _register(
     with journal.tx() as conn:
         active = runs.active_run_ids(conn)
         if active:
-            raise RefusedError(msg_active_run(active[0]))
+            raise RefusedError(msg_active_run(active[0], driver_alive(repo, active[0])))
         tag = _allocate_tag(conn, repo, mission.slug, run_tag)
         run = _new_run(repo, mission, tag, loop)
         lock = driver_lock(repo, run.run_id)
@@ -173,7 +196,7 @@ def finish_prepare(h: RunHandle) -> None:
     seal.seal(h)
     link_shared_paths(h.repo.repo_root, h.worktree, h.links)
     write_excludes(h.repo.repo_root, runtime_exclude_patterns())
-    check_reset_safety(h.worktree, h.links, h.runtime)
+    check_reset_safety(h.worktree, h.links, h.runtime, h.run_id)
     if runs.get_iteration(h.journal, run.run_id, 0) is None:
         _baseline(h)
         failpoints.hit("prepare.after_baseline")
@@ -294,7 +317,7 @@ def rebaseline(h: RunHandle) -> dict[str, Any] | None:
             f"run {h.run_id} already recorded {h.run.iteration} iterations; a baseline can "
             "only be re-run before the first one (stop this run and prepare a new one)"
         )
-    check_reset_safety(h.worktree, h.links, h.runtime)
+    check_reset_safety(h.worktree, h.links, h.runtime, h.run_id)
     old = runs.get_iteration(h.journal, h.run_id, 0)
     commit = git.head(h.worktree)
     notes = [*(old.decision_notes if old else []), f"baseline re-run on {commit[:12]}"]

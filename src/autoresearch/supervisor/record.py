@@ -32,6 +32,7 @@ from autoresearch.states import (
     IterationKind,
     IterationState,
 )
+from autoresearch.supervisor import refs
 from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.safety import check_reset_safety
 
@@ -231,12 +232,16 @@ def apply_effect(
         return it
     kept = it.kept_commit or h.run.last_kept_commit
     notes = list(it.decision_notes)
+    commit = it.candidate_commit
+    if it.decision in REJECTS_CANDIDATE and commit and commit != kept:
+        # status prints the discarded hash: keep it reachable (past `git gc`) until `clean`
+        refs.keep_discarded(h.repo.repo_root, h.run_id, it.iteration, commit)
     if kept:
         # a judged candidate is recorded by its SHA (and the tree was checked clean); anything
         # else a session left is saved as a patch
         by_sha = it.decision in REJECTS_CANDIDATE or it.decision_reason == UNCHANGED
         if by_sha and not safety_checked:
-            check_reset_safety(h.worktree, h.links, h.runtime)
+            check_reset_safety(h.worktree, h.links, h.runtime, h.run_id)
         label = None if by_sha else it.decision or "reset"
         notes += restore_branch(h, it.iteration, label, kept, known_head=known_head)
     applied = replace(it, state=IterationState.APPLIED, decision_notes=notes)

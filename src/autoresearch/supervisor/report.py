@@ -34,12 +34,19 @@ def run_list(items: Sequence[dict[str, Any]]) -> str:
     if not items:
         return "no runs yet (autoresearch prepare MISSION_DIR or autoresearch run …)"
     rows = []
+    orphans = []
     for r in items:
         c = r["counts"]
+        state = r["status"]
+        if state == "running" and not r.get("driver_alive"):
+            state = "running, no driver"
+            orphans.append(r["run_id"])
+        elif r.get("cleaned_at"):
+            state += ", cleaned"
         rows.append(
             [
                 r["run_id"],
-                r["status"],
+                state,
                 str(r["iteration"]),
                 _score(r["baseline_score"]),
                 best_text(r),
@@ -50,20 +57,26 @@ def run_list(items: Sequence[dict[str, Any]]) -> str:
             ]
         )
     header = ["run", "status", "iter", "baseline", "best", "kept", "disc", "noop", "reason"]
-    return columns(header, rows)
+    table = columns(header, rows)
+    for run_id in orphans:
+        table += f"\nnobody drives {run_id}: continue it with autoresearch resume {run_id}"
+    return table
 
 
 def run_details(d: dict[str, Any]) -> str:
     reason = f": {d['stop_reason']}" if d["stop_reason"] else ""
     note = f" – {d['stop_note']}" if d.get("stop_note") else ""
     driver = "alive" if d["driver_alive"] else "none"
+    if not d["driver_alive"] and d["status"] == "running":
+        driver = f"none – nobody drives this run; continue it: {d['resume_command']}"
     if d["stop_requested"]:
         driver += f" (stop requested: {d['stop_requested']})"
     shown = len(d["iterations"])
     report = d.get("report_file") or f"not written yet: autoresearch report {d['run_id']}"
     lines = [
         f"run:        {d['run_id']} ({d['status']}{reason}){note}",
-        f"worktree:   {d['worktree_path']}  branch {d['branch_name']}",
+        f"worktree:   {d['worktree_path']}  branch {d['branch_name']}"
+        + (" (removed by clean)" if d.get("cleaned_at") else ""),
         f"policy:     {d['keep_policy']} ({d['direction']} is better)",
         f"baseline:   {_score(d['baseline_score'])}   best: {best_text(d)}   "
         f"last kept: {(d['last_kept_commit'] or '')[:7]}",
@@ -114,3 +127,42 @@ def finalize(d: dict[str, Any]) -> str:
     if not d["dry_run"] and d["branches"]:
         lines.append(f"review one: git log -p {d['start_commit'][:7]}..{d['branches'][0]['name']}")
     return "\n".join(lines)
+
+
+def decision_counts(counts: dict[str, int], totals: dict[str, Any]) -> str:
+    """Every decision of a run in one line; evaluator errors (crash, timeout) are named."""
+    discarded = counts.get("discard", 0) + counts.get("ambiguous", 0)
+    errors = totals.get("evaluator_errors", 0)
+    detail = f" ({errors} evaluator error{'s' if errors != 1 else ''})" if errors else ""
+    return (
+        f"{counts.get('keep', 0)} kept, {discarded} discarded{detail}, "
+        f"{counts.get('noop', 0)} noop, {counts.get('interrupted', 0)} interrupted, "
+        f"{counts.get('abort', 0)} abort, {counts.get('error', 0)} error"
+    )
+
+
+def duration(seconds: float) -> str:
+    whole = round(seconds)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h {minutes:02d}m {secs:02d}s"
+    return f"{minutes}m {secs:02d}s" if minutes else f"{seconds:.1f}s"
+
+
+def totals_rows(totals: dict[str, Any]) -> list[tuple[str, str]]:
+    """Time, tokens and cost of a run, as `(label, value)` rows."""
+    rows = [
+        (
+            "time",
+            f"{duration(totals['wall_seconds'])} since the run was created (agent "
+            f"{duration(totals['agent_seconds'])}, evaluator "
+            f"{duration(totals['evaluator_seconds'])})",
+        )
+    ]
+    tokens = [totals.get("input_tokens"), totals.get("output_tokens")]
+    if any(t is not None for t in tokens):
+        rows.append(("tokens", f"{tokens[0] or 0} in, {tokens[1] or 0} out"))
+    if totals.get("cost_usd") is not None:
+        rows.append(("cost", f"${totals['cost_usd']:.4f}"))
+    return rows

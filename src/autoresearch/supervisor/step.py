@@ -275,7 +275,7 @@ def _refuse_unsafe_reset(h: RunHandle, it: IterationRecord) -> bool:
         return True
     with h.journal.tx() as conn:
         runs.delete_iteration(conn, h.run_id, it.iteration)
-    raise reset_error(h.worktree, blocking)
+    raise reset_error(h.worktree, blocking, h.run_id)
 
 
 def _record(

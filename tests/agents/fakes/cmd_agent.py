@@ -1,6 +1,7 @@
 """A `cmd:` agent for tests: reads the AUTORESEARCH_* variables, acts on FAKE_PLAN.
 
-Actions per iteration: improve | worse | noop | hang (edits, then sleeps) | crash (exit 3).
+Actions per iteration: improve | worse | noop | hang (edits, then sleeps) | crash (exit 3) |
+abort | evalcrash (a candidate that makes the evaluator crash).
 It drops a marker file `.autoresearch/agent-<iteration>.started` so tests can time signals.
 """
 
@@ -41,7 +42,13 @@ if action == "crash":
 if action == "noop":
     artifact("noop", None, "nothing")
     sys.exit(0)
-value += 1 if action in ("improve", "hang") else -0.5
+if action == "abort":
+    artifact("abort", None, "giving up")
+    sys.exit(0)
+if action == "evalcrash":
+    Path("mode.txt").write_text("crash\n")
+    subprocess.run(["git", "add", "mode.txt"], check=True)
+value += 1 if action in ("improve", "hang", "evalcrash") else -0.5
 Path("value.txt").write_text(f"{value:g}\n")
 if action == "hang":
     time.sleep(120)

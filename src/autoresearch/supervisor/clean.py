@@ -1,0 +1,142 @@
+"""`clean`: remove the worktrees and branches of finished runs, losing nothing.
+
+What goes: the run's worktree (uncommitted changes in it are first saved as a patch under the
+run's logs), its branch, and the refs that kept its discarded candidates reachable. What stays:
+the journal, the run's files and logs (patches included), and `refs/autoresearch/<run>/kept` at
+the last kept commit, so the run's result survives `git gc` until the user drops it
+(`--drop-kept`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from autoresearch import git
+from autoresearch.clock import utc_now_iso
+from autoresearch.errors import NotFoundError, RefusedError
+from autoresearch.journal import runs
+from autoresearch.journal.runs import RunRecord
+from autoresearch.paths import RepoPaths
+from autoresearch.settings import journal_timeout
+from autoresearch.states import TERMINAL_STATUSES
+from autoresearch.supervisor import record, refs
+from autoresearch.supervisor.handle import RunHandle, driver_lock, open_journal
+from autoresearch.supervisor.safety import dirty_entries
+
+
+@dataclass(frozen=True)
+class CleanResult:
+    """What `clean` did (or, with dry_run, would do) for one run."""
+
+    run_id: str
+    status: str
+    dry_run: bool
+    worktree: str | None = None  # the worktree removed
+    branch: str | None = None  # the branch deleted
+    discarded_refs: int = 0  # refs of discarded candidates deleted
+    kept_ref: str | None = None  # where the last kept commit stays reachable
+    saved_patch: str | None = None  # uncommitted worktree changes, saved before removal
+    skipped: str | None = None  # why nothing was done
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def msg_clean_running(run_id: str) -> str:
+    return (
+        f"run {run_id} is still running: stop it first (autoresearch stop {run_id}), then clean it"
+    )
+
+
+def clean(
+    repo_root: Path, run_ids: Sequence[str] = (), dry_run: bool = False, drop_kept: bool = False
+) -> list[CleanResult]:
+    """Clean the named finished runs, or every finished run when none is named.
+
+    A named run that is unknown or still running refuses the whole request before anything
+    is touched.
+    """
+    repo = RepoPaths(repo_root)
+    if not repo.journal.exists():
+        if run_ids:
+            raise NotFoundError(f"unknown run: {run_ids[0]}")
+        return []
+    with open_journal(repo_root, journal_timeout()) as journal:
+        targets = _targets(journal, list(run_ids))
+        results = []
+        for run in targets:
+            if run.status not in TERMINAL_STATUSES:
+                results.append(CleanResult(run.run_id, run.status, dry_run, skipped="running"))
+                continue
+            results.append(_clean_one(journal, repo, run, dry_run, drop_kept))
+        return results
+
+
+def _targets(journal: Any, run_ids: list[str]) -> list[RunRecord]:
+    if not run_ids:
+        return runs.list_runs(journal)
+    found = []
+    for run_id in dict.fromkeys(run_ids):
+        run = runs.get_run(journal, run_id)
+        if run is None:
+            raise NotFoundError(f"unknown run: {run_id}")
+        if run.status not in TERMINAL_STATUSES:
+            raise RefusedError(msg_clean_running(run_id))
+        found.append(run)
+    return found
+
+
+def _clean_one(
+    journal: Any, repo: RepoPaths, run: RunRecord, dry_run: bool, drop_kept: bool
+) -> CleanResult:
+    root = repo.repo_root
+    worktree = Path(run.worktree_path)
+    has_worktree = git.is_worktree_of(worktree, root)
+    has_branch = git.branch_exists(root, run.branch_name)
+    discarded = refs.discarded_refs(root, run.run_id)
+    kept_ref = refs.kept(run.run_id)
+    keep_result = run.last_kept_commit is not None and not drop_kept
+    leftover = drop_kept and bool(git.refs_under(root, refs.prefix(run.run_id)))
+    if not (has_worktree or has_branch or discarded or leftover):
+        return CleanResult(run.run_id, run.status, dry_run, skipped="already clean")
+    plan = CleanResult(
+        run.run_id,
+        run.status,
+        dry_run,
+        worktree=str(worktree) if has_worktree else None,
+        branch=run.branch_name if has_branch else None,
+        discarded_refs=len(discarded),
+        kept_ref=kept_ref if keep_result else None,
+    )
+    if dry_run:
+        return plan
+    lock = driver_lock(repo, run.run_id)  # a `continue` racing with us must not lose its tree
+    try:
+        h = RunHandle(journal, repo, run, lock)
+        h.refresh()
+        if h.run.status not in TERMINAL_STATUSES:
+            raise RefusedError(msg_clean_running(run.run_id))
+        saved = None
+        if has_worktree and dirty_entries(worktree, h.links, h.runtime):
+            saved = record.save_patch(h, h.run.iteration + 1, "clean", "HEAD")
+        if keep_result and h.run.last_kept_commit:
+            git.update_ref(root, kept_ref, h.run.last_kept_commit)
+        if has_worktree:
+            git.worktree_remove(root, worktree)
+        if has_branch:
+            git.delete_branch(root, run.branch_name)
+        dropped = [r for r in git.refs_under(root, refs.prefix(run.run_id)) if r != kept_ref]
+        if drop_kept:
+            dropped = git.refs_under(root, refs.prefix(run.run_id))
+        git.delete_refs(root, dropped)
+        with journal.tx() as conn:
+            runs.update_run(conn, run.run_id, cleaned_at=utc_now_iso())
+    finally:
+        lock.release()
+    if git.branch_exists(root, run.branch_name):  # checked out in another worktree
+        note = f"branch {run.branch_name} is checked out elsewhere and was kept"
+        return replace(plan, saved_patch=saved, branch=None, skipped=note)
+    return replace(plan, saved_patch=saved)

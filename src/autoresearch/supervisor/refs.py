@@ -1,0 +1,33 @@
+"""The refs a run keeps under `refs/autoresearch/<run_id>/` so that its commits survive `git gc`.
+
+A discarded candidate is reset away from the run's branch; `status` still prints its hash, so
+`refs/autoresearch/<run>/discarded/<iteration>` keeps it reachable until `autoresearch clean`.
+`clean` removes the branch and leaves `refs/autoresearch/<run>/kept` at the last kept commit
+(the run's result) until the user drops it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from autoresearch import git
+
+
+def prefix(run_id: str) -> str:
+    return f"refs/autoresearch/{run_id}/"
+
+
+def discarded(run_id: str, iteration: int) -> str:
+    return f"{prefix(run_id)}discarded/{iteration}"
+
+
+def kept(run_id: str) -> str:
+    return f"{prefix(run_id)}kept"
+
+
+def keep_discarded(repo: Path, run_id: str, iteration: int, commit: str) -> None:
+    git.update_ref(repo, discarded(run_id, iteration), commit)
+
+
+def discarded_refs(repo: Path, run_id: str) -> list[str]:
+    return git.refs_under(repo, f"{prefix(run_id)}discarded/")
