@@ -271,6 +271,15 @@ class RunSummary(_Shape):
     completed_at: str | None
     stop_requested: str | None
     stop_note: str | None = Field(description="The operator's reason given with `stop`.")
+    cleaned_at: str | None = Field(
+        default=None, description="When `autoresearch clean` removed its worktree and branch."
+    )
+    resume_command: str | None = Field(
+        default=None, description="How to continue a running run (None once it ended)."
+    )
+    driver_alive: bool = Field(
+        default=False, description="Whether a process is driving the run right now."
+    )
 
 
 class RunListOutput(_Shape):
@@ -286,7 +295,6 @@ class RunDetailsOutput(RunSummary):
         description="The most recent iterations, oldest first."
     )
     iterations_total: int
-    driver_alive: bool = Field(description="Whether a process is driving the run right now.")
     report_file: str | None = Field(
         default=None, description="The run's report.html, once `autoresearch report` wrote it."
     )
