@@ -83,6 +83,17 @@ def test_crash_is_an_outcome(session: Repo) -> None:
     assert report.checks is None
 
 
+def test_exit_0_without_the_primary_metric_is_a_failure(session: Repo) -> None:
+    # one rule with the supervisor's `format: metric`: pass = exit 0 and the primary metric
+    session.write("autoresearch.sh", "#!/bin/bash\necho 'METRIC other=1'\n")
+    report = run(session.root)
+    assert (report.status, report.exit_code, report.metric) == ("fail", 0, None)
+    assert report.suggested_status == "crash"
+    assert "printed no `METRIC score=<value>` line, so it failed" in report.messages[0]
+    with pytest.raises(RefusedError, match="the benchmark did not pass"):
+        log(session.root, "keep", metric=5.0)
+
+
 def test_timeout_kills_the_whole_process_group(session: Repo, tmp_path: Path) -> None:
     pidfile = tmp_path / "pids"
     session.write("slow.flag", "")

@@ -91,6 +91,12 @@ def parse_json_verdict(stdout: str) -> Verdict:
     )
 
 
+def metric_passed(exit_code: int | None, primary_value: float | None) -> bool:
+    """The one rule of `METRIC` output, for the supervisor and experiment sessions alike: a
+    run passed when it exited 0 and printed its primary metric (finite, as the grammar says)."""
+    return exit_code == 0 and primary_value is not None
+
+
 def metric_verdict(metrics: dict[str, float], primary: str, exit_code: int | None) -> Verdict:
     """Interpret `format: metric` output already scanned into `metrics`."""
     value = metrics.get(primary)
@@ -100,4 +106,4 @@ def metric_verdict(metrics: dict[str, float], primary: str, exit_code: int | Non
             metrics=dict(metrics),
             parse_error=MSG_NO_METRIC.format(name=primary),
         )
-    return Verdict(passed=exit_code == 0, score=value, metrics=dict(metrics))
+    return Verdict(passed=metric_passed(exit_code, value), score=value, metrics=dict(metrics))

@@ -58,10 +58,22 @@ def ideas(notes: str) -> tuple[str, ...]:
     return tuple(found)
 
 
+def replace_body(current: str, body: str) -> str:
+    """The new body, with every idea of the current notes that it does not list carried over:
+    replacing the playbook never loses the ideas."""
+    text = body
+    kept = set(ideas(body))
+    for idea in ideas(current):
+        if idea not in kept:
+            text = add_idea(text, idea)
+            kept.add(idea)
+    return text
+
+
 def update_notes(
     start: Path, body: str | None = None, append_idea: str | None = None
 ) -> NotesResult:
-    """Replace the notes with `body` and/or append an idea."""
+    """Replace the notes with `body` (ideas survive) and/or append an idea."""
     from autoresearch.experiments.context import open_context
 
     if body is None and (append_idea is None or not append_idea.strip()):
@@ -70,7 +82,8 @@ def update_notes(
         session = ctx.bound_session()
         with ctx.journal.tx() as conn:
             current = sessions.get_session(conn, session.session_id)
-            text = body if body is not None else (current.notes if current else "")
+            before = current.notes if current else ""
+            text = replace_body(before, body) if body is not None else before
             if append_idea is not None and append_idea.strip():
                 text = add_idea(text, append_idea)
             sessions.update_session(conn, session.session_id, notes=text)

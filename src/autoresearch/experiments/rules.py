@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatch
 from typing import Any
 
+from autoresearch.contracts.evaluator_output import metric_passed
 from autoresearch.errors import ContractError, RefusedError
 from autoresearch.experiments.params import LogParams
 from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
@@ -52,7 +53,12 @@ def process_state(
 
 
 def benchmark_state(run: SessionRunRecord) -> ProcessState:
-    return process_state(run.timed_out, run.error, run.exit_code)
+    """How the benchmark ended; exiting 0 without the primary METRIC line is a failure, as in
+    the supervisor's `format: metric`."""
+    state = process_state(run.timed_out, run.error, run.exit_code)
+    if state == ProcessState.PASS and not metric_passed(run.exit_code, run.parsed_primary):
+        return ProcessState.FAIL
+    return state
 
 
 def checks_failed(run: SessionRunRecord) -> bool:

@@ -362,10 +362,11 @@ def _advice(
             f"run #{run.number} was cancelled: its processes were stopped and the run is "
             "abandoned (nothing to log); start a new run when ready"
         ]
-    if status == ProcessState.PASS and run.parsed_primary is None:
+    if status == ProcessState.FAIL and run.exit_code == 0 and run.parsed_primary is None:
         return [
-            f"the benchmark passed but printed no `METRIC {session.metric}=<value>` line: "
-            "fix the harness, or log this run as crash"
+            f"the benchmark exited 0 but printed no `METRIC {session.metric}=<value>` line, so "
+            "it failed (the rule of the supervisor's format: metric too): fix the harness, or "
+            "log this run as crash"
         ]
     if status == ProcessState.PASS and segment.baseline is None and not checks_failed(run):
         return [f"segment {session.segment} has no baseline yet: log this run as keep to set it"]
