@@ -11,7 +11,8 @@ from exp_helpers import cycle, init, log, run
 
 from autoresearch.errors import ContractError, RefusedError
 from autoresearch.experiments import RunNote, session_status
-from helpers import Repo
+from autoresearch.experiments.report import render_status
+from helpers import Repo, git
 
 
 def tree(root: Path) -> dict[str, str]:
@@ -250,7 +251,7 @@ def test_scope_deviations_are_listed_until_justified_or_flagged(repo: Repo) -> N
     run(repo.root)
     report = log(repo.root, "keep", "sneaky")
     assert report.deviations == ("README.md", "scripts/eval.py")
-    assert any("kept changes outside the scope" in m for m in report.messages)
+    assert any("was kept with deviations" in m for m in report.messages)
     for _ in range(2):  # shown in every later status
         cycle(repo, "95", "discard", "meh")
         unjustified = session_status(repo.root).unjustified
@@ -292,8 +293,23 @@ def test_flagged_runs_leave_baseline_best_and_confidence(session: Repo) -> None:
 
 
 def test_an_explicit_metric_overrides_the_parsed_one(session: Repo) -> None:
+    session.write("tweak.txt", "a change to keep\n")
     run(session.root)
     report = log(session.root, "keep", "baseline", metric=101.5)
     assert report.metric == 101.5
-    data = json.loads(json.dumps(session_status(session.root).to_dict()))
+    # both values are recorded, and the difference is a deviation to justify
+    assert report.measured == 100.0
+    assert report.deviations == ("score: logged 101.5, measured 100",)
+    assert any("was kept with deviations (score: logged 101.5" in m for m in report.messages)
+    trailer = git(session.root, "log", "-1", "--format=%B").strip().splitlines()[-1]
+    assert trailer == 'Result: {"status":"keep", "score":101.5, "measured":100}'
+    status = session_status(session.root)
+    data = json.loads(json.dumps(status.to_dict()))
     assert data["history"][0]["metric"] == 101.5
+    assert data["history"][0]["measured"] == 100.0
+    assert data["unjustified"][0]["deviations"] == ["score: logged 101.5, measured 100"]
+    text = render_status(status)
+    assert "measured: 100 (the logged value differs)" in text
+    # the same value as measured is no deviation
+    run(session.root)
+    assert log(session.root, "discard", "same", metric=100.0).deviations == ()

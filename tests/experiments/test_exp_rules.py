@@ -101,9 +101,11 @@ def test_keep_is_refused_after_a_crash_or_failed_checks(
 
 def test_a_missing_primary_value_is_an_error_for_keep_and_discard_only() -> None:
     run = replace(RUN, parsed_primary=None, parsed_metrics={})
-    for status in ("keep", "discard"):
-        with pytest.raises(ContractError, match="no score value was parsed from run #4"):
-            plan_log(SESSION, run, params(status), None)
+    with pytest.raises(ContractError, match="no score value was parsed from run #4"):
+        plan_log(SESSION, run, params("discard"), None)
+    # exit 0 without the primary METRIC is a failed benchmark: it can never be kept
+    with pytest.raises(RefusedError, match="the benchmark did not pass"):
+        plan_log(SESSION, run, params("keep"), None)
     assert plan_log(SESSION, run, params("crash"), None).metric is None
 
 

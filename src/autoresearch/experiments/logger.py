@@ -66,6 +66,7 @@ class LogReport:
     metric_name: str
     unit: str
     metric: float | None
+    measured: float | None  # the parsed value, when the logged metric differs from it
     delta_pct: float | None
     baseline: dict[str, Any] | None
     best: dict[str, Any] | None
@@ -100,6 +101,9 @@ def log_experiment(start: Path, params: LogParams) -> LogReport:
             _check_targets(ctx, session, run, (*params.flag_runs, *params.justify_runs))
             changed = _work_paths(ctx, session)
             devs = deviations(changed, session.scope, session.off_limits)
+            mismatch = plan.mismatch(session.metric)
+            if mismatch:  # a value that is not the measured one needs a justification too
+                devs.append(mismatch)
             effect = _git_effect(ctx, session, run, params, plan)
             _record(ctx, session, run, params, plan, effect, changed, devs)
             return _report(ctx, session, run, params, plan, effect, devs)
@@ -131,7 +135,9 @@ def _git_effect(
 ) -> GitEffect:
     if params.status == Verdict.KEEP:
         assert plan.metric is not None
-        message = keep_message(params.description, session.metric, plan.metric, plan.metrics)
+        message = keep_message(
+            params.description, session.metric, plan.metric, plan.metrics, plan.measured
+        )
         sha = commit_work(ctx.cwd, message)
         return GitEffect("committed" if sha else "nothing to commit", sha, None, git.head(ctx.cwd))
     return _revert(ctx, session, run)
@@ -225,6 +231,7 @@ def _report(
         metric_name=session.metric,
         unit=session.unit,
         metric=plan.metric,
+        measured=plan.measured,
         delta_pct=segment.delta_pct(plan.metric),
         baseline=segment.baseline.to_dict() if segment.baseline else None,
         best=best,
@@ -264,7 +271,7 @@ def _messages(
         out.append(f"secondary metric set changed (forced): {', '.join(plan.set_changed)}")
     if devs and params.status == Verdict.KEEP and not params.justification:
         out.append(
-            f"run #{run.number} kept changes outside the scope ({', '.join(devs[:5])}): justify "
+            f"run #{run.number} was kept with deviations ({'; '.join(devs[:5])}): justify "
             f"it (justify_runs, --justify {run.number}:REASON) or flag it (flag_runs, --flag "
             f"{run.number}:REASON); it is listed in every status until then"
         )

@@ -168,6 +168,8 @@ def _history(history: tuple[dict[str, Any], ...], unit: str) -> str:
             f"  #{h['run']:<3} {h['status']:<13} {num(h['metric'], unit)}{pct(h['delta_pct'])}"
             f"  {h['description']}{flag}"
         )
+        if h.get("measured") is not None:
+            rows.append(f"       measured: {num(h['measured'], unit)} (the logged value differs)")
         for key, label in (
             ("hypothesis", "hypothesis"),
             ("next_action_hint", "next"),

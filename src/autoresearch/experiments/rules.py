@@ -36,6 +36,13 @@ class LogPlan:
     metrics: dict[str, float]
     asi: dict[str, Any]
     set_changed: tuple[str, ...] = ()
+    measured: float | None = None  # the parsed value, when the logged one differs from it
+
+    def mismatch(self, name: str) -> str | None:
+        """The deviation a logged value that differs from the measured one records."""
+        if self.measured is None or self.metric is None:
+            return None
+        return f"{name}: logged {_number(self.metric)}, measured {_number(self.measured)}"
 
 
 def process_state(
@@ -85,7 +92,9 @@ def plan_log(
     if params.status in SCORED_VERDICTS and expected is not None:
         changed = _check_set(sorted(metrics), expected, params.force)
     asi = {**run.parsed_asi, **dict(params.asi or {})}
-    return LogPlan(metric, metrics, asi, changed)
+    parsed = run.parsed_primary
+    measured = parsed if metric is not None and parsed is not None and metric != parsed else None
+    return LogPlan(metric, metrics, asi, changed, measured)
 
 
 def _refuse_keep(run: SessionRunRecord) -> None:
@@ -174,9 +183,18 @@ def _number(value: float) -> float | int:
     return int(value) if float(value).is_integer() and abs(value) < 1e16 else value
 
 
-def keep_message(description: str, metric: str, value: float, metrics: Mapping[str, float]) -> str:
-    """`<description>\\n\\nResult: {"status":"keep", "<metric>":<value>, …}`."""
+def keep_message(
+    description: str,
+    metric: str,
+    value: float,
+    metrics: Mapping[str, float],
+    measured: float | None = None,
+) -> str:
+    """`<description>\\n\\nResult: {"status":"keep", "<metric>":<value>, …}`; a logged value
+    that differs from the measured one carries `"measured":<parsed value>` beside it."""
     result: dict[str, Any] = {"status": Verdict.KEEP, metric: _number(value)}
+    if measured is not None:
+        result["measured"] = _number(measured)
     for name, extra in sorted(metrics.items()):
         result.setdefault(name, _number(extra))
     trailer = json.dumps(result, separators=(", ", ":"), ensure_ascii=False)

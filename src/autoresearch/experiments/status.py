@@ -94,6 +94,12 @@ def run_line(run: SessionRunRecord, segment: SegmentStats, current: int) -> dict
         "segment": run.segment,
         "status": run.status,
         "metric": run.metric,
+        # the parsed value, shown when the logged metric differs from what was measured
+        "measured": run.parsed_primary
+        if run.metric is not None
+        and run.parsed_primary is not None
+        and run.metric != run.parsed_primary
+        else None,
         "delta_pct": segment.delta_pct(run.metric) if run.segment == current else None,
         "metrics": run.metrics or {},
         "description": run.description or "",

@@ -107,6 +107,9 @@ class HistoryEntry(_Shape):
     segment: int
     status: str | None
     metric: float | None
+    measured: float | None = Field(
+        default=None, description="The parsed value, when the logged metric differs from it."
+    )
     delta_pct: float | None
     metrics: dict[str, float]
     description: str
@@ -203,6 +206,9 @@ class LogOutput(_Shape):
     metric_name: str
     unit: str
     metric: float | None
+    measured: float | None = Field(
+        default=None, description="The parsed value, when the logged metric differs from it."
+    )
     delta_pct: float | None
     baseline: Ref | None
     best: Ref | None
