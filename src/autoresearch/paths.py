@@ -23,6 +23,9 @@ REPORT_DIR = "report"
 REPORT_FILE = "report.html"
 PLOT_FILE = "progress.png"
 
+# Per-run folders the agent back-ends are never granted (RunPaths.scratch).
+SCRATCH_DIR = "scratch"
+
 # Untracked names that may appear in a worktree without blocking a reset (spec §6).
 RUNTIME_FILES = (RESULTS_FILE, RUN_LOG_FILE)
 # Directories that are caches, never work: allowed as runtime dirt wherever they appear.
@@ -110,9 +113,21 @@ class RunPaths:
         return self.logs / f"iteration-{iteration:04d}-checks.log"
 
     @property
+    def scratch(self) -> Path:
+        """The run's private scratch folder, `.autoresearch/scratch/<run>`: outside both the
+        worktree and the run folder, because agent back-ends are granted write access to the
+        run folder (for candidate.json) and what measures a candidate must be out of reach."""
+        return self.root.parent.parent / SCRATCH_DIR / self.root.name
+
+    @property
     def sealed(self) -> Path:
-        """The sealed copy of the harness, made at prepare, outside the worktree."""
-        return self.root / "sealed"
+        """The sealed copy of the harness, made at prepare, out of the agent's reach."""
+        return self.scratch / "sealed"
+
+    @property
+    def incumbent(self) -> Path:
+        """Where the kept commit is checked out to be re-measured, out of the agent's reach."""
+        return self.scratch / "incumbent"
 
     def agent_log(self, iteration: int) -> Path:
         return self.logs / f"iteration-{iteration:04d}-agent.log"

@@ -17,7 +17,7 @@ from autoresearch.decide import (
     REASON_SIGNIFICANT,
     REASON_UNDECIDED,
 )
-from autoresearch.supervisor import lifecycle
+from autoresearch.supervisor import lifecycle, measure
 from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.prepare import prepare
 from helpers import Repo, sandbox_text
@@ -103,6 +103,25 @@ def test_a_clear_improvement_is_kept_after_an_interleaved_test_and_confirmed(
     assert [r[1] for r in rows(h, 3)] == ["candidate"]
     entry = h.paths.ledger.read_text()
     assert '"role": "incumbent"' in entry
+    h.close()
+
+
+def test_an_agent_cannot_tamper_with_the_incumbent_checkout(noisy: RunHandle) -> None:
+    """The re-measured kept commit is out of the run folder that agents may write, and is
+    checked out afresh before every reading, even when its HEAD did not move."""
+    h = noisy
+    kept = submit_and_step(h, {"value.txt": "10\n"}, description="ten")
+    assert kept.decision == "keep"
+    tree = h.incumbent_tree
+    assert not tree.is_relative_to(h.paths.root) and not tree.is_relative_to(h.worktree)
+    # something re-measured the kept commit already? make sure the checkout exists, then
+    # plant a much worse tracked value in it, as an unsandboxed agent could
+    same = submit_and_step(h, {"value.txt": "10.3\n"}, description="about the same")
+    assert same.decision == "discard" and tree.exists()
+    (tree / "value.txt").write_text("-50\n")
+    # the next re-measurement reads the kept commit as committed, whatever the decision
+    measure.incumbent_checkout(h, kept.candidate_commit)
+    assert (tree / "value.txt").read_text() == "10\n"
     h.close()
 
 

@@ -9,6 +9,7 @@ import pytest
 from sup_helpers import submit_and_step
 
 from autoresearch.decide import REASON_CHECKS_FAILED, touched_sealed
+from autoresearch.errors import ContractError
 from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.prepare import prepare
 from helpers import Repo, sandbox_text
@@ -59,7 +60,7 @@ def test_a_candidate_that_touches_a_sealed_file_is_discarded_and_never_evaluated
     copy = h.paths.sealed / "scripts/eval.py"
     assert copy.read_text() == (h.worktree / "scripts/eval.py").read_text()
     assert not str(copy).startswith(str(h.worktree))
-    digests = json.loads((h.paths.root / "sealed.json").read_text())
+    digests = json.loads((h.paths.scratch / "sealed.json").read_text())
     assert set(digests) == {"scripts/eval.py"}
 
     cheat = 'print(\'{"pass": true, "score": 1000}\')\n'
@@ -92,3 +93,18 @@ def test_failed_checks_keep_nothing_and_keep_their_log(repo: Repo) -> None:
         assert (fine.decision, fine.last_kept_score) == ("keep", 6)
         worse = submit_and_step(h, {"value.txt": "2\n"})
         assert worse.decision == "discard" and not h.paths.checks_log(3).exists()
+
+
+def test_the_sealed_copy_is_out_of_the_agents_reach_and_verified_before_use(
+    sealed_run: RunHandle,
+) -> None:
+    """Agent back-ends may write the run folder (candidate.json); the copy is not there, and a
+    copy changed by an agent without a sandbox is refused, never used to measure."""
+    h = sealed_run
+    assert not h.paths.sealed.is_relative_to(h.paths.root)
+    assert not h.paths.sealed.is_relative_to(h.worktree)
+    (h.paths.sealed / "scripts/eval.py").write_text('print(\'{"pass": true, "score": 1000}\')\n')
+    with pytest.raises(ContractError, match="sealed harness copy changed since prepare"):
+        submit_and_step(h, {"value.txt": "2\n"})
+    assert evaluations(h, 1) == 0
+    h.close()

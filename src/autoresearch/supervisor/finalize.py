@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 
+from autoresearch import git
 from autoresearch.clock import utc_now_iso
 from autoresearch.errors import RefusedError
 from autoresearch.journal import runs, views
@@ -32,6 +33,9 @@ def finalize_run(h: RunHandle, status: RunStatus, reason: str, note: str | None 
         sync.rebuild_views(h)  # an iteration whose reset was refused still gets its rows
     views.write_manifest(h.run, h.repo)
     sync.write_active_pointer(h, driving=False)
+    if h.incumbent_tree.exists():
+        # a full checkout per ended run otherwise; re-measuring makes it again on first use
+        git.worktree_remove(h.repo.repo_root, h.incumbent_tree)
 
 
 def honour_stop_request(h: RunHandle) -> bool:

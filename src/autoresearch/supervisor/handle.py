@@ -123,8 +123,8 @@ class RunHandle:
 
     @property
     def incumbent_tree(self) -> Path:
-        """Where the kept commit is checked out to be re-measured, outside the worktree."""
-        return self.paths.root / "incumbent"
+        """Where the kept commit is checked out to be re-measured (paths.RunPaths.incumbent)."""
+        return self.paths.incumbent
 
     @property
     def runtime(self) -> tuple[str, ...]:

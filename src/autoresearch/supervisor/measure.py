@@ -129,7 +129,7 @@ def measure(
             break
         on_incumbent = verdict.action is Action.MEASURE_INCUMBENT
         if on_incumbent:
-            tree = _incumbent_tree(h, kept)
+            tree = incumbent_checkout(h, kept)
             reading = record.evaluate(h, iteration, should_cancel, tree=tree)
             readings.append((Role.INCUMBENT, kept, reading))
         else:
@@ -165,13 +165,14 @@ def measure(
     return Measured(decision, readings, interval.mean, statistics.fmean(incumbent))
 
 
-def _incumbent_tree(h: RunHandle, commit: str) -> Path:
+def incumbent_checkout(h: RunHandle, commit: str) -> Path:
     """The scratch checkout of the kept commit, created or moved on first use."""
     tree = h.incumbent_tree
     if not git.is_worktree_of(tree, h.repo.repo_root):
         git.worktree_remove(h.repo.repo_root, tree)
         git.worktree_add_detached(h.repo.repo_root, tree, commit)
-    elif git.head(tree) != commit:
+    else:
+        # always, not only when HEAD moved: edits to tracked files keep HEAD where it was
         git.checkout_detached(tree, commit)
     git.clean_untracked(tree, keep=h.links)
     link_shared_paths(h.repo.repo_root, tree, h.links)

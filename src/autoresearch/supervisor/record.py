@@ -32,7 +32,7 @@ from autoresearch.states import (
     IterationKind,
     IterationState,
 )
-from autoresearch.supervisor import refs
+from autoresearch.supervisor import refs, seal
 from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.safety import check_reset_safety
 
@@ -86,9 +86,7 @@ def evaluate(
     cwd, mission_dir = h.worktree, Path(h.run.mission_dir)
     if tree is not None:
         cwd, mission_dir = tree, tree / str(h.run.sandbox.get("relative_dir", "."))
-    env = evaluator_env(h.run_id, iteration, cwd, mission_dir)
-    if h.sealed:
-        env["AUTORESEARCH_SEALED_DIR"] = str(h.paths.sealed)
+    env = _measuring_env(h, iteration, cwd, mission_dir)
     record = run_evaluator(
         h.evaluator,
         cwd,
@@ -102,6 +100,15 @@ def evaluate(
         _roll_back(h, iteration, "evaluation")
     failpoints.hit("step.after_evaluator")
     return record
+
+
+def _measuring_env(h: RunHandle, iteration: int, cwd: Path, mission_dir: Path) -> dict[str, str]:
+    """The evaluator's and checks' environment; a sealed copy is verified before each use."""
+    env = evaluator_env(h.run_id, iteration, cwd, mission_dir)
+    if h.sealed:
+        seal.verify(h)
+        env["AUTORESEARCH_SEALED_DIR"] = str(h.paths.sealed)
+    return env
 
 
 def _roll_back(h: RunHandle, iteration: int, what: str) -> NoReturn:
@@ -127,9 +134,7 @@ def run_checks(
     def register(pgid: int) -> None:
         children.register(h.journal, h.tag, pgid, "checks")
 
-    env = evaluator_env(h.run_id, iteration, h.worktree, Path(h.run.mission_dir))
-    if h.sealed:
-        env["AUTORESEARCH_SEALED_DIR"] = str(h.paths.sealed)
+    env = _measuring_env(h, iteration, h.worktree, Path(h.run.mission_dir))
     outcome = run_supervised(
         SupervisedSpec(
             argv=["sh", "-c", spec.command],

@@ -1,10 +1,12 @@
 """Sealed evaluation (trust.md): the harness paths sandbox.md lists are copied out of the
 worktree and digested at prepare.
 
-The copy lives in the run's folder, outside the worktree; the evaluator finds it through
-AUTORESEARCH_SEALED_DIR (`command: python3 $AUTORESEARCH_SEALED_DIR/scripts/eval.py`), so a
-session cannot change what measures it. A candidate that changes a sealed path in the worktree
-is discarded before any evaluation (decide.harness_changed).
+The copy lives in the run's scratch folder, outside the worktree and outside the run folder
+that agent back-ends may write, and is verified against its digests before every evaluation.
+The evaluator finds it through AUTORESEARCH_SEALED_DIR
+(`command: python3 $AUTORESEARCH_SEALED_DIR/scripts/eval.py`), so a session cannot change what
+measures it. A candidate that changes a sealed path in the worktree is discarded before any
+evaluation (decide.harness_changed).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import shutil
 from pathlib import Path
 
 from autoresearch.errors import ContractError
-from autoresearch.fsutil import atomic_write_bytes
+from autoresearch.fsutil import atomic_write_bytes, private_dir
 from autoresearch.supervisor.handle import RunHandle
 
 DIGESTS_FILE = "sealed.json"
@@ -42,6 +44,7 @@ def seal(h: RunHandle) -> dict[str, str]:
         return {}
     target = h.paths.sealed
     shutil.rmtree(target, ignore_errors=True)
+    private_dir(target)
     digests = {}
     for rel in h.sealed:
         source = h.worktree / rel
@@ -54,5 +57,20 @@ def seal(h: RunHandle) -> dict[str, str]:
         else:
             shutil.copy2(source, dest)
         digests[rel] = digest(source)
-    atomic_write_bytes(h.paths.root / DIGESTS_FILE, json.dumps(digests, indent=2).encode())
+    atomic_write_bytes(h.paths.scratch / DIGESTS_FILE, json.dumps(digests, indent=2).encode())
     return digests
+
+
+def verify(h: RunHandle) -> None:
+    """Refuse to evaluate with a sealed copy that is not byte for byte what prepare sealed:
+    an agent without a sandbox (`cmd:`, aider) can reach any file the user can."""
+    if not h.sealed:
+        return
+    try:
+        digests = json.loads((h.paths.scratch / DIGESTS_FILE).read_text())
+    except (OSError, ValueError) as exc:
+        raise ContractError(f"sealed harness digests unreadable: {exc}") from exc
+    for rel in h.sealed:
+        copy = h.paths.sealed / rel
+        if not copy.exists() or digest(copy) != digests.get(rel):
+            raise ContractError(f"sealed harness copy changed since prepare: {rel}")
