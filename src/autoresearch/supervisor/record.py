@@ -86,7 +86,7 @@ def evaluate(
     cwd, mission_dir = h.worktree, Path(h.run.mission_dir)
     if tree is not None:
         cwd, mission_dir = tree, tree / str(h.run.sandbox.get("relative_dir", "."))
-    env = _measuring_env(h, iteration, cwd, mission_dir)
+    env = measuring_env(h, iteration, cwd, mission_dir)
     record = run_evaluator(
         h.evaluator,
         cwd,
@@ -102,7 +102,7 @@ def evaluate(
     return record
 
 
-def _measuring_env(h: RunHandle, iteration: int, cwd: Path, mission_dir: Path) -> dict[str, str]:
+def measuring_env(h: RunHandle, iteration: int, cwd: Path, mission_dir: Path) -> dict[str, str]:
     """The evaluator's and checks' environment; a sealed copy is verified before each use."""
     env = evaluator_env(h.run_id, iteration, cwd, mission_dir)
     if h.sealed:
@@ -134,7 +134,7 @@ def run_checks(
     def register(pgid: int) -> None:
         children.register(h.journal, h.tag, pgid, "checks")
 
-    env = _measuring_env(h, iteration, h.worktree, Path(h.run.mission_dir))
+    env = measuring_env(h, iteration, h.worktree, Path(h.run.mission_dir))
     outcome = run_supervised(
         SupervisedSpec(
             argv=["sh", "-c", spec.command],
