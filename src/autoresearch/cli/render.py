@@ -147,3 +147,28 @@ def cleaned(results: list[Any]) -> None:
             click.echo(f"  the last kept commit stays reachable: git log {r.kept_ref}")
         if r.skipped:
             click.echo(f"  note: {r.skipped}")
+
+
+def certification(d: dict[str, Any]) -> None:
+    """`certify`: each commit's mean with its interval, then the improvement."""
+
+    def interval(i: dict[str, Any] | None) -> str:
+        if not i:
+            return "n/a (no passing reading)"
+        half = (i["high"] - i["low"]) / 2
+        return f"{format_score(i['mean'])} ± {half:.3g} (n={i['n']})"
+
+    lines = [f"run {d['run_id']}: {d['repeats']} interleaved readings of each commit"]
+    for label in ("baseline", "final"):
+        part = d[label]
+        lines.append(f"  {label:<8} {part['commit'][:12]}  {interval(part['interval'])}")
+    imp = d["improvement"]
+    if imp:
+        verdict = "significant" if d["significant"] else "not significant"
+        lines.append(
+            f"  improvement {imp['mean']:+.4g}, 95 % interval [{imp['low']:+.4g}, "
+            f"{imp['high']:+.4g}] ({verdict}; {d['direction']} is better)"
+        )
+    if d["failed_readings"]:
+        lines.append(f"  {d['failed_readings']} readings failed and were not counted")
+    click.echo("\n".join(lines))

@@ -20,7 +20,18 @@ JSON_HELP = "Print one JSON object on stdout (logs go to stderr)."
 
 
 def register(app: click.Group) -> None:
-    for command in (check, prepare, step, resume, continue_, stop, status, rebaseline, clean):
+    for command in (
+        check,
+        prepare,
+        step,
+        resume,
+        continue_,
+        stop,
+        status,
+        rebaseline,
+        clean,
+        certify,
+    ):
         app.add_command(command)
     from autoresearch.cli.loop_cmds import demo, run
 
@@ -314,3 +325,29 @@ def rebaseline(ctx: click.Context, run_id: str, as_json: bool) -> None:
         emit_json(data)
     else:
         render.prepared(data, evaluation)
+
+
+@click.command()
+@click.argument("run_id")
+@click.option(
+    "--repeats",
+    type=click.IntRange(min=2, max=1000),
+    default=5,
+    show_default=True,
+    help="Readings of each commit (those already recorded count).",
+)
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+@click.pass_context
+def certify(ctx: click.Context, run_id: str, repeats: int, as_json: bool) -> None:
+    """Re-measure RUN_ID's baseline and final kept commit, interleaved, in scratch checkouts,
+    and report the improvement with a 95 % interval. Every reading is recorded; an interrupted
+    certification resumes where it stopped."""
+    from autoresearch.supervisor.certify import certify as do_certify
+    from autoresearch.supervisor.certify import open_any_run
+
+    with open_any_run(repo_root(ctx), run_id) as handle:
+        data = do_certify(handle, repeats, progress=lambda line: warn(f"  {line}"))
+    if as_json:
+        emit_json(data)
+    else:
+        render.certification(data)
