@@ -14,15 +14,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autoresearch import children, git
+from autoresearch import children
 from autoresearch.errors import NotFoundError, RefusedError
-from autoresearch.evaluate import EvaluationRecord, evaluator_env, run_evaluator
+from autoresearch.evaluate import EvaluationRecord, run_evaluator
 from autoresearch.journal import runs
 from autoresearch.noise import Interval, Role, difference_interval, mean_interval, pooled_spread
-from autoresearch.repo_state import link_shared_paths
 from autoresearch.settings import journal_timeout, kill_grace
 from autoresearch.states import EvalStatus
 from autoresearch.supervisor.handle import RunHandle, driver_lock, open_journal
+from autoresearch.supervisor.measure import scratch_checkout
+from autoresearch.supervisor.record import measuring_env
 
 CERTIFY_ITERATION = -1  # certification readings belong to no iteration
 
@@ -79,26 +80,10 @@ def _recorded(h: RunHandle, commit: str) -> list[float]:
     return [r.score for r in runs.readings(h.journal, h.run_id, commit) if r.role == Role.CERTIFY]
 
 
-def _tree(h: RunHandle, subject: Subject) -> Path:
-    tree = h.paths.root / "certify" / subject.label
-    if not git.is_worktree_of(tree, h.repo.repo_root):
-        git.worktree_remove(h.repo.repo_root, tree)
-        tree.parent.mkdir(parents=True, exist_ok=True)
-        git.worktree_add_detached(h.repo.repo_root, tree, subject.commit)
-    elif git.head(tree) != subject.commit:
-        git.checkout_detached(tree, subject.commit)
-    git.clean_untracked(tree, keep=h.links)
-    link_shared_paths(h.repo.repo_root, tree, h.links)
-    return tree
-
-
 def _measure(h: RunHandle, subject: Subject, n: int) -> EvaluationRecord:
-    tree = _tree(h, subject)
-    env = evaluator_env(
-        h.run_id, CERTIFY_ITERATION, tree, tree / str(h.run.sandbox.get("relative_dir", "."))
-    )
-    if h.sealed:
-        env["AUTORESEARCH_SEALED_DIR"] = str(h.paths.sealed)
+    tree = scratch_checkout(h, h.paths.scratch / "certify" / subject.label, subject.commit)
+    mission_dir = tree / str(h.run.sandbox.get("relative_dir", "."))
+    env = measuring_env(h, CERTIFY_ITERATION, tree, mission_dir)
 
     def register(pgid: int) -> None:
         children.register(h.journal, h.tag, pgid, "certify")

@@ -167,12 +167,17 @@ def measure(
 
 def incumbent_checkout(h: RunHandle, commit: str) -> Path:
     """The scratch checkout of the kept commit, created or moved on first use."""
-    tree = h.incumbent_tree
+    return scratch_checkout(h, h.incumbent_tree, commit)
+
+
+def scratch_checkout(h: RunHandle, tree: Path, commit: str) -> Path:
+    """A scratch checkout of `commit` at `tree` (under the run's scratch folder, out of the
+    agent's reach), checked out afresh: edits to tracked files keep HEAD where it was."""
     if not git.is_worktree_of(tree, h.repo.repo_root):
         git.worktree_remove(h.repo.repo_root, tree)
+        tree.parent.mkdir(parents=True, exist_ok=True)
         git.worktree_add_detached(h.repo.repo_root, tree, commit)
     else:
-        # always, not only when HEAD moved: edits to tracked files keep HEAD where it was
         git.checkout_detached(tree, commit)
     git.clean_untracked(tree, keep=h.links)
     link_shared_paths(h.repo.repo_root, tree, h.links)
