@@ -73,4 +73,7 @@ def verify(h: RunHandle) -> None:
     for rel in h.sealed:
         copy = h.paths.sealed / rel
         if not copy.exists() or digest(copy) != digests.get(rel):
-            raise ContractError(f"sealed harness copy changed since prepare: {rel}")
+            raise ContractError(
+                f"sealed harness copy changed since prepare: {rel}; nothing was measured – "
+                f"stop the run (autoresearch stop {h.run_id}) and start a new one"
+            )
