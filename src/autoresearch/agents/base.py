@@ -44,6 +44,7 @@ class SessionRequest:
     timeout: float | None
     sandbox: dict[str, Any] = field(default_factory=dict)
     history: History | None = None  # the run's recorded iterations, never the journal itself
+    lane: int = 0  # the parallel lane (1..K) of `run --lanes K`; 0 for a run without lanes
 
     def env(self) -> dict[str, str]:
         """The session's environment: the caller's plus the AUTORESEARCH_* variables."""
@@ -53,6 +54,8 @@ class SessionRequest:
             "AUTORESEARCH_BASE_COMMIT": self.base_commit,
             "AUTORESEARCH_ITERATION": str(self.iteration),
         }
+        if self.lane:
+            extra["AUTORESEARCH_LANE"] = str(self.lane)
         return run_tag(self.run_id, self.worktree).env(extra)
 
 

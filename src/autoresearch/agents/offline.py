@@ -64,8 +64,10 @@ class OfflineAgent:
         except ContractError as exc:
             return _artifact(req, ArtifactStatus.ABORT, None, f"offline agent: {exc}"), [str(exc)]
         seed = spec.seed if self.seed is None else self.seed
-        proposal = propose(spec.parameters, incumbent, self._history(req), seed, req.iteration)
-        log = [f"incumbent {json.dumps(incumbent)}", f"seed {seed} iteration {req.iteration}"]
+        history = self._history(req)
+        proposal = propose(spec.parameters, incumbent, history, seed, req.iteration, req.lane)
+        lane = f" lane {req.lane}" if req.lane else ""
+        log = [f"incumbent {json.dumps(incumbent)}", f"seed {seed}{lane} iteration {req.iteration}"]
         if proposal is None:
             return _artifact(
                 req, ArtifactStatus.NOOP, None, "no untried configuration near the incumbent"

@@ -104,9 +104,13 @@ def propose(
     history: Sequence[Trial],
     seed: int,
     iteration: int,
+    lane: int = 0,
 ) -> Proposal | None:
-    """The next configuration to try, or None when nothing new is found near the incumbent."""
-    rng = random.Random(f"{seed}:{iteration}")
+    """The next configuration to try, or None when nothing new is found near the incumbent.
+
+    Deterministic in (seed, lane, iteration): each parallel lane draws its own stream, and a
+    run without lanes (lane 0) draws what it always drew."""
+    rng = random.Random(f"{seed}:{iteration}" if lane == 0 else f"{seed}:{lane}:{iteration}")
     step = step_size(history)
     tried = {_key(params, t.values) for t in history}
     tried.add(_key(params, incumbent))
