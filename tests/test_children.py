@@ -9,7 +9,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from autoresearch.children import harness_tag, reap, register, run_tag
+import pytest
+
+from autoresearch.children import ChildTag, harness_tag, job_tag, reap, register, run_tag
 from autoresearch.journal.children import children
 from autoresearch.journal.db import Journal
 from helpers import pid_alive
@@ -39,11 +41,17 @@ def _gone(pid: int, limit: float = 10.0) -> bool:
     return True
 
 
+@pytest.mark.parametrize(
+    ("mine", "other"),
+    [
+        (run_tag("run-a", Path("/wt")), run_tag("run-b", Path("/wt"))),
+        (job_tag("job_a"), job_tag("job_b")),  # a delegation job: the same registry and reaper
+    ],
+    ids=["run", "job"],
+)
 def test_reap_stops_registered_and_unregistered_children_of_its_owner_only(
-    tmp_path: Path,
+    tmp_path: Path, mine: ChildTag, other: ChildTag
 ) -> None:
-    mine, other = run_tag("run-a", tmp_path / "wt"), run_tag("run-b", tmp_path / "wt")
-    assert harness_tag(1, 2, str(tmp_path)).env()["AUTORESEARCH_EXP_RUN"] == "1-2"
     (group, registered), (stray_group, stray) = _orphan(mine.env()), _orphan(mine.env({"X": "1"}))
     _, foreign = _orphan(other.env())
     try:
@@ -58,3 +66,10 @@ def test_reap_stops_registered_and_unregistered_children_of_its_owner_only(
         for pid in (registered, stray, foreign):
             if pid_alive(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+def test_each_owner_has_one_tag() -> None:
+    assert harness_tag(1, 2, "/d").env()["AUTORESEARCH_EXP_RUN"] == "1-2"
+    job = job_tag("job_a")
+    assert job.env()["AUTORESEARCH_JOB_ID"] == "job_a" and job.owner == "job:job_a"
+    assert job.marker == "AUTORESEARCH_JOB_ID=job_a"

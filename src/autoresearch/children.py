@@ -3,7 +3,8 @@
 A driver runs agents, evaluators, harnesses and checks in their own process groups. Each child
 gets its owner's tag in its environment (`ChildTag.env`, the only place that assembles the
 AUTORESEARCH_* child environment) and is registered in the journal while it runs
-(journal/children.py). A later driver of the same owner stops what a crashed one left
+(journal/children.py). The owners are a supervised run, one harness run of an experiment
+session, and a delegation job. A later driver of the same owner stops what a crashed one left
 (`reap`): the registered groups whose processes still carry the tag – a recycled process id
 is never killed – then any group carrying every entry of the tag that nobody registered (a
 child spawned just before its driver died).
@@ -12,6 +13,7 @@ child spawned just before its driver died).
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +21,13 @@ from pathlib import Path
 from autoresearch.journal import children as registry
 from autoresearch.journal.db import Journal
 from autoresearch.proc import kill_marked, kill_stale_group
-from autoresearch.settings import ENV_EXP_DIR, ENV_EXP_RUN_MARKER, ENV_RUN_ID, ENV_WORKTREE
+from autoresearch.settings import (
+    ENV_EXP_DIR,
+    ENV_EXP_RUN_MARKER,
+    ENV_JOB_ID,
+    ENV_RUN_ID,
+    ENV_WORKTREE,
+)
 
 
 @dataclass(frozen=True)
@@ -59,6 +67,11 @@ def harness_tag(session_id: int, number: int, directory: str) -> ChildTag:
     )
 
 
+def job_tag(job_id: str) -> ChildTag:
+    """A delegation job's runner and everything it starts (agent session, checks)."""
+    return ChildTag(f"job:{job_id}", ((ENV_JOB_ID, job_id),))
+
+
 @dataclass(frozen=True)
 class Reaped:
     """A process group `reap` stopped; `role` is None for one nobody had registered."""
@@ -70,6 +83,11 @@ class Reaped:
 def register(journal: Journal, tag: ChildTag, pgid: int, role: str) -> None:
     with journal.tx() as conn:
         registry.add_child(conn, tag.owner, pgid, role, tag.marker)
+
+
+def forget(conn: sqlite3.Connection, tag: ChildTag) -> None:
+    """The owner's children have ended: drop them (inside the caller's transaction)."""
+    registry.clear_children(conn, tag.owner)
 
 
 def reap(journal: Journal, tag: ChildTag) -> list[Reaped]:

@@ -132,3 +132,41 @@ class RunState(StrEnum):
     RUNNING = "running"
     COMPLETED = "completed"
     INTERRUPTED = "interrupted"
+
+
+class JobState(StrEnum):
+    """Where a delegation job is in its life (worker.md); the last five are terminal.
+
+    Not a `RunStatus`: a job is queued behind others, is checked after its agent, and can be
+    `lost` (its runner died) or `timed_out`; a run is none of these.
+    """
+
+    QUEUED = "queued"
+    RUNNING = "running"  # the agent works
+    CHECKING = "checking"  # the agent is done, the checks run
+    COMPLETED = "completed"  # evidence recorded (the verdict says whether it is any good)
+    CANCELLED = "cancelled"
+    TIMED_OUT = "timed_out"
+    FAILED = "failed"  # the runner could not carry the job (git, disk): `error` says why
+    LOST = "lost"  # its runner process died before recording an end
+
+    @property
+    def terminal(self) -> bool:
+        return self in TERMINAL_JOB_STATES
+
+
+TERMINAL_JOB_STATES = frozenset(
+    {JobState.COMPLETED, JobState.CANCELLED, JobState.TIMED_OUT, JobState.FAILED, JobState.LOST}
+)
+# A job holds one of the worker's slots while its agent or its checks run.
+ACTIVE_JOB_STATES = (JobState.RUNNING, JobState.CHECKING)
+LIVE_JOB_STATES = (JobState.QUEUED, *ACTIVE_JOB_STATES)
+
+
+class ResultState(StrEnum):
+    """What became of a worktree-isolated job's branch."""
+
+    NONE = "none"  # in place, or nothing to keep
+    PENDING = "pending"  # branch and patch kept, waiting for apply or discard
+    APPLIED = "applied"
+    DISCARDED = "discarded"

@@ -18,7 +18,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp"))
 from mcp_helpers import connect
 from worker_helpers import agent, group_members, job_repo, wait_for_file
 
+from autoresearch.children import job_tag
 from autoresearch.journal import jobs as store
+from autoresearch.journal.children import children
+from autoresearch.journal.db import Journal
 from autoresearch.worker.jobs import open_journal
 from helpers import Repo, cli, pid_alive
 
@@ -124,6 +127,11 @@ def test_a_runner_killed_mid_job_is_reported_lost_and_its_agent_stopped(
     assert runner["state"] == "running"
     with open_journal(repo.root) as journal:
         record = store.get_job(journal, job_id)
+        # The agent's group is in the one child registry, under the job's owner.
+        deadline = time.monotonic() + 10
+        while (pgid, "agent") not in _registered(journal, job_id):
+            assert time.monotonic() < deadline, _registered(journal, job_id)
+            time.sleep(0.05)
     assert record is not None and record.runner_pid is not None
     os.kill(record.runner_pid, signal.SIGKILL)
     for _ in range(100):
@@ -138,6 +146,12 @@ def test_a_runner_killed_mid_job_is_reported_lost_and_its_agent_stopped(
     ]
     assert data["outcome"]["verification"]["executor"] == "lost"
     assert group_members(pgid) == [] and not pid_alive(agent_pid)
+    with open_journal(repo.root) as journal:
+        assert _registered(journal, job_id) == set()
+
+
+def _registered(journal: Journal, job_id: str) -> set[tuple[int, str]]:
+    return {(c.pgid, c.role) for c in children(journal, job_tag(job_id).owner)}
 
 
 def test_mcp_help_names_every_tool(repo: Repo) -> None:

@@ -6,7 +6,8 @@ from dataclasses import replace
 
 import pytest
 
-from autoresearch.worker.model import JobState, TaskKind
+from autoresearch.states import JobState
+from autoresearch.worker.model import TaskKind
 from autoresearch.worker.outcome import CheckResult, Executor, Facts, Status, resolve
 
 P, F, T, S = CheckResult.PASSED, CheckResult.FAILED, CheckResult.TIMED_OUT, CheckResult.SKIPPED

@@ -2,8 +2,8 @@
 
 A driver records a group right after spawning it and forgets it once the child has ended, in
 the same transactions as its other writes; what a crashed driver left here is stopped by the
-next driver of the same owner (children.reap). Owners are a run id, or `session:<id>:<n>` for
-a session's harness run (children.ChildTag.owner).
+next driver of the same owner (children.reap). Owners are a run id, `session:<id>:<n>` for a
+session's harness run, or `job:<id>` for a delegation job (children.ChildTag.owner).
 """
 
 from __future__ import annotations

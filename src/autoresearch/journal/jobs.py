@@ -16,10 +16,11 @@ from autoresearch.clock import utc_now_iso
 from autoresearch.journal import records
 from autoresearch.journal.db import Journal
 from autoresearch.journal.records import Codec
+from autoresearch.states import ACTIVE_JOB_STATES, LIVE_JOB_STATES, JobState, ResultState
 
 Reader = Journal | sqlite3.Connection
-ACTIVE_STATES = ("running", "checking")
-LIVE_STATES = ("queued", "running", "checking")
+ACTIVE_STATES = tuple(s.value for s in ACTIVE_JOB_STATES)
+LIVE_STATES = tuple(s.value for s in LIVE_JOB_STATES)
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,7 @@ class JobRecord:
 
     job_id: str
     seq: int
-    state: str
+    state: JobState
     spec: dict[str, Any]
     marker: str
     workdir: str
@@ -37,14 +38,15 @@ class JobRecord:
     worktree_path: str | None = None
     branch: str | None = None
     base_commit: str | None = None
+    # The runner's process id; the groups it starts are in the one child registry
+    # (journal/children.py, owner `job:<id>`), not in the unused `agent_pgid` column.
     runner_pid: int | None = None
-    agent_pgid: int | None = None
     deadline: float | None = None
     cancel_requested_at: str | None = None
     executor: dict[str, Any] | None = None
     checks: list[dict[str, Any]] | None = None
     evidence: dict[str, Any] | None = None
-    result_state: str = "none"
+    result_state: ResultState = ResultState.NONE
     result_commit: str | None = None
     patch_path: str | None = None
     error: str | None = None
@@ -58,7 +60,7 @@ _JSON = {
     "checks": "checks_json",
     "evidence": "evidence_json",
 }
-_CODEC = Codec(_JSON)
+_CODEC = Codec(_JSON, enums={"state": JobState, "result_state": ResultState})
 
 
 def _rows(src: Reader, sql: str, params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
@@ -71,7 +73,7 @@ def insert_job(conn: sqlite3.Connection, **values: Any) -> JobRecord:
     """Queue a job (columns by record name) behind every earlier one."""
     row = conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM jobs").fetchone()
     now = utc_now_iso()
-    values.update(seq=int(row[0]), state="queued", created_at=now, updated_at=now)
+    values.update(seq=int(row[0]), state=JobState.QUEUED, created_at=now, updated_at=now)
     records.insert(conn, "jobs", _CODEC.columns(values))
     found = get_job(conn, str(values["job_id"]))
     assert found is not None
@@ -104,10 +106,11 @@ def claim_slot(conn: sqlite3.Connection, job_id: str, limit: int, deadline: floa
     if int(active) >= limit:
         return False
     first = conn.execute(
-        "SELECT job_id FROM jobs WHERE state = 'queued' AND cancel_requested_at IS NULL "
-        "ORDER BY seq LIMIT 1"
+        "SELECT job_id FROM jobs WHERE state = ? AND cancel_requested_at IS NULL "
+        "ORDER BY seq LIMIT 1",
+        (JobState.QUEUED.value,),
     ).fetchone()
     if first is None or first[0] != job_id:
         return False
-    update_job(conn, job_id, state="running", started_at=utc_now_iso(), deadline=deadline)
+    update_job(conn, job_id, state=JobState.RUNNING, started_at=utc_now_iso(), deadline=deadline)
     return True

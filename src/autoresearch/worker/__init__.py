@@ -3,7 +3,8 @@ agent and gets back compact, verifiable evidence instead of the transcript.
 
 Layout (one seam per module; doors in `mcp/job_tools.py` and `cli/job_cmds.py` only parse,
 call `jobs` and render):
-* `model`     – the vocabulary: requests, specs, states (enums and frozen dataclasses);
+* `model`     – the vocabulary: requests and specs (frozen dataclasses; the job's states are
+  `states.JobState`, its children are in the one registry of `children.py`);
 * `sandbox`   – every path a job names stays inside its allowed roots;
 * `outcome`   – the pure `outcome.v1` verdict;
 * `evidence`  – workspace snapshots, attributed changes, artifacts, trimmed diffs;

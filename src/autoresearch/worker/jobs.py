@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from autoresearch import git, redact
+from autoresearch import children, git, redact
 from autoresearch.agents import validate_spec
 from autoresearch.clock import utc_now_iso
 from autoresearch.errors import ContractError, NotFoundError, ProcessError, RefusedError
@@ -27,7 +27,8 @@ from autoresearch.journal.db import Journal
 from autoresearch.paths import STATE_DIR, RepoPaths, job_paths
 from autoresearch.proc import kill_stale_group, spawn_detached
 from autoresearch.repo_state import ensure_state_dir
-from autoresearch.settings import ENV_JOB_ID, journal_timeout, kill_grace
+from autoresearch.settings import journal_timeout, kill_grace
+from autoresearch.states import JobState, ResultState
 from autoresearch.worker import evidence as ev
 from autoresearch.worker import liveness, sandbox, view
 from autoresearch.worker.model import (
@@ -38,8 +39,6 @@ from autoresearch.worker.model import (
     MAX_TIMEOUT_SECONDS,
     JobRequest,
     JobSpec,
-    JobState,
-    ResultState,
 )
 
 POLL_SECONDS = 0.2
@@ -120,11 +119,11 @@ def start(repo_root: Path, req: JobRequest) -> view.JobView:
                 conn,
                 job_id=job_id,
                 spec=spec.to_dict(),
-                marker=liveness.marker(job_id),
+                marker=children.job_tag(job_id).marker,
                 workdir=spec.cwd,
             )
         argv = [sys.executable, "-m", "autoresearch.worker.runner", str(repo_root), job_id]
-        env = {**os.environ, ENV_JOB_ID: job_id}
+        env = children.job_tag(job_id).env()
         try:
             pid = spawn_detached(argv, repo_root, env, paths.runner_log)
         except (ProcessError, OSError):
@@ -142,8 +141,8 @@ def _load(journal: Journal, job_id: str) -> view.JobView:
     job = store.get_job(journal, job_id)
     if job is None:
         raise NotFoundError(f"autoresearch_job_not_found: {job_id}")
-    if not JobState(job.state).terminal and not liveness.runner_alive(job):
-        liveness.stop_processes(job)
+    if not job.state.terminal and not liveness.runner_alive(job):
+        liveness.stop_processes(journal, job)
         liveness.end_dead(journal, job_id)
         job = store.get_job(journal, job_id)
         assert job is not None
@@ -218,7 +217,7 @@ def cancel(repo_root: Path, job_id: str, wait_seconds: float | None = None) -> v
             job = store.get_job(conn, job_id)
             if job is None:
                 raise NotFoundError(f"autoresearch_job_not_found: {job_id}")
-            if JobState(job.state).terminal:
+            if job.state.terminal:
                 return view.build(job)
             if job.cancel_requested_at is None:
                 store.update_job(conn, job_id, cancel_requested_at=utc_now_iso())
@@ -229,21 +228,21 @@ def cancel(repo_root: Path, job_id: str, wait_seconds: float | None = None) -> v
             current = _load(journal, job_id)
         if not current.state.terminal:
             # The runner did not stop in time: stop its processes ourselves, then end it.
-            _stop_runner(current.job)
+            _stop_runner(journal, current.job)
             liveness.end_dead(journal, job_id)
-        liveness.stop_processes(current.job)
+        liveness.stop_processes(journal, current.job)
         return _load(journal, job_id)
 
 
-def _stop_runner(job: store.JobRecord) -> None:
+def _stop_runner(journal: Journal, job: store.JobRecord) -> None:
     if job.runner_pid is not None:
         kill_stale_group(job.runner_pid, job.marker)
-    liveness.stop_processes(job)
+    liveness.stop_processes(journal, job)
 
 
 def _end(journal: Journal, job_id: str, state: JobState, error: str) -> None:
     with journal.tx() as conn:
-        store.update_job(conn, job_id, state=state.value, error=error, finished_at=utc_now_iso())
+        store.update_job(conn, job_id, state=state, error=error, finished_at=utc_now_iso())
 
 
 # --- results of worktree jobs ----------------------------------------------------------------
@@ -264,7 +263,7 @@ def apply(repo_root: Path, job_id: str) -> view.JobView:
         git.apply_patch(top, Path(job.patch_path))
         _drop_worktree(repo_root, job)
         with journal.tx() as conn:
-            store.update_job(conn, job_id, result_state=ResultState.APPLIED.value)
+            store.update_job(conn, job_id, result_state=ResultState.APPLIED)
         return _load(journal, job_id)
 
 
@@ -274,15 +273,15 @@ def discard(repo_root: Path, job_id: str) -> view.JobView:
         job = store.get_job(journal, job_id)
         if job is None:
             raise NotFoundError(f"autoresearch_job_not_found: {job_id}")
-        if not JobState(job.state).terminal:
+        if not job.state.terminal:
             raise RefusedError(f"job {job_id} is still {job.state}: cancel it first")
         if job.worktree_path is None:
             raise RefusedError(f"job {job_id} ran in place: there is no worktree to discard")
-        if job.result_state == ResultState.APPLIED.value:
+        if job.result_state is ResultState.APPLIED:
             raise RefusedError(f"job {job_id} was already applied")
         _drop_worktree(repo_root, job)
         with journal.tx() as conn:
-            store.update_job(conn, job_id, result_state=ResultState.DISCARDED.value)
+            store.update_job(conn, job_id, result_state=ResultState.DISCARDED)
         return _load(journal, job_id)
 
 
@@ -290,7 +289,7 @@ def _pending_result(journal: Journal, job_id: str) -> store.JobRecord:
     job = store.get_job(journal, job_id)
     if job is None:
         raise NotFoundError(f"autoresearch_job_not_found: {job_id}")
-    if job.result_state != ResultState.PENDING.value or job.patch_path is None:
+    if job.result_state is not ResultState.PENDING or job.patch_path is None:
         why = (
             "ran in place" if job.worktree_path is None else f"has result state {job.result_state}"
         )

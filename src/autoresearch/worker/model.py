@@ -1,4 +1,4 @@
-"""The worker's vocabulary: what a job asks for and the states it passes through.
+"""The worker's vocabulary: what a job asks for (its states are `states.JobState`).
 
 Frozen dataclasses across layers; dicts only at the JSON/SQL edge (`to_dict` / `from_dict`).
 """
@@ -27,37 +27,6 @@ class TaskKind(StrEnum):
 class Isolation(StrEnum):
     IN_PLACE = "in_place"
     WORKTREE = "worktree"
-
-
-class JobState(StrEnum):
-    """Where a job is in its life; the last five are terminal."""
-
-    QUEUED = "queued"
-    RUNNING = "running"  # the agent works
-    CHECKING = "checking"  # the agent is done, the checks run
-    COMPLETED = "completed"  # evidence recorded (the verdict says whether it is any good)
-    CANCELLED = "cancelled"
-    TIMED_OUT = "timed_out"
-    FAILED = "failed"  # the runner could not carry the job (git, disk): `error` says why
-    LOST = "lost"  # its runner process died before recording an end
-
-    @property
-    def terminal(self) -> bool:
-        return self in TERMINAL_STATES
-
-
-TERMINAL_STATES = frozenset(
-    {JobState.COMPLETED, JobState.CANCELLED, JobState.TIMED_OUT, JobState.FAILED, JobState.LOST}
-)
-
-
-class ResultState(StrEnum):
-    """What became of a worktree-isolated job's branch."""
-
-    NONE = "none"  # in place, or nothing to keep
-    PENDING = "pending"  # branch and patch kept, waiting for apply or discard
-    APPLIED = "applied"
-    DISCARDED = "discarded"
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from autoresearch.worker.model import JobState, TaskKind
+from autoresearch.states import JobState
+from autoresearch.worker.model import TaskKind
 
 CONTRACT_VERSION = "outcome.v1"
 

@@ -14,10 +14,11 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from autoresearch import git
+from autoresearch import children, git
 from autoresearch.agents import AgentConfig, make_agent
 from autoresearch.agents.base import AgentResult, SessionRequest
 from autoresearch.clock import utc_now_iso
@@ -38,9 +39,10 @@ from autoresearch.proc import SupervisedSpec, run_supervised
 from autoresearch.redact import redact
 from autoresearch.repo_state import ensure_state_dir, link_shared_paths
 from autoresearch.settings import journal_timeout, kill_grace, worker_max_jobs
+from autoresearch.states import JobState, ResultState
 from autoresearch.worker import evidence as ev
 from autoresearch.worker import liveness
-from autoresearch.worker.model import Isolation, JobSpec, JobState, ResultState
+from autoresearch.worker.model import Isolation, JobSpec
 from autoresearch.worker.outcome import CheckResult, Executor
 
 QUEUE_POLL_SECONDS = 0.25
@@ -56,6 +58,7 @@ class Runner:
         self.job_id = job.job_id
         self.spec = JobSpec.from_dict(job.spec)
         self.paths: JobPaths = job_paths(repo_root, job.job_id)
+        self.tag = children.job_tag(job.job_id)
         self.deadline = 0.0
         self._cancel_seen = False
         self._cancel_checked = 0.0
@@ -71,7 +74,7 @@ class Runner:
         state = _state_after_agent(result)
         checks: list[dict[str, Any]] = []
         if state is JobState.RUNNING and executor is Executor.PASSED:
-            self._update(state=JobState.CHECKING.value)
+            self._update(state=JobState.CHECKING)
             checks, state = self._checks(workdir)
         if state in (JobState.RUNNING, JobState.CHECKING):
             state = JobState.COMPLETED
@@ -139,9 +142,9 @@ class Runner:
             result = AgentResult(self.spec.agent, None, 0, spawn_error=exc.message)
             self._update(executor={**result.to_dict(), "status": Executor.FAILED.value})
             return result
-        result = agent.run(request, self.cancel_requested, self._on_spawn)
+        result = agent.run(request, self.cancel_requested, self._registers("agent"))
         self._update(
-            executor={**result.to_dict(), "status": _executor(result).value}, agent_pgid=None
+            executor={**result.to_dict(), "status": _executor(result).value}, children_ended=True
         )
         return result
 
@@ -155,12 +158,12 @@ class Runner:
                 SupervisedSpec(
                     argv=["sh", "-c", check.command],
                     cwd=workdir,
-                    env=dict(os.environ),
+                    env=self.tag.env(),
                     log_path=log,
                     timeout=limit,
                     grace_seconds=kill_grace(),
                     should_cancel=self.cancel_requested,
-                    on_spawn=self._on_spawn,
+                    on_spawn=self._registers("checks"),
                 )
             )
             status = _check_status(out.exit_code, out.timed_out, out.spawn_error)
@@ -175,7 +178,7 @@ class Runner:
                 "tail": ev.log_tail(log),
             }
             done.append(record)
-            self._update(checks=done, agent_pgid=None)
+            self._update(checks=done, children_ended=True)
             if out.cancelled:
                 return done, JobState.CANCELLED
             if out.timed_out and limit < check.timeout_seconds:
@@ -202,7 +205,7 @@ class Runner:
             "patch": None if patch is None else ev.artifact(patch),
         }
         self._update(
-            state=state.value,
+            state=state,
             finished_at=utc_now_iso(),
             evidence=evidence,
             checks=checks,
@@ -234,17 +237,17 @@ class Runner:
     def _commit_worktree(self, tree: Path, changed: bool) -> dict[str, Any]:
         """Keep the job's result on its branch: one commit over whatever the agent left."""
         if not changed:
-            return {"result_state": ResultState.NONE.value}
+            return {"result_state": ResultState.NONE}
         message = f"autoresearch job {self.job_id}\n\n{self.spec.prompt[:2000]}\n"
         git.commit_all(tree, message)
         return {
-            "result_state": ResultState.PENDING.value,
+            "result_state": ResultState.PENDING,
             "result_commit": git.head(tree),
             "patch_path": str(self.paths.changes_patch),
         }
 
     def _end_unstarted(self, state: JobState) -> None:
-        self._update(state=state.value, finished_at=utc_now_iso())
+        self._update(state=state, finished_at=utc_now_iso())
 
     # --- helpers -----------------------------------------------------------------------------
 
@@ -259,15 +262,24 @@ class Runner:
             self._cancel_seen = job is None or job.cancel_requested_at is not None
         return self._cancel_seen
 
-    def _on_spawn(self, pgid: int) -> None:
-        self._update(agent_pgid=pgid)
+    def _registers(self, role: str) -> Callable[[int], None]:
+        """A spawn callback: the child's group goes into the one registry (children.py)."""
+
+        def register(pgid: int) -> None:
+            children.register(self.journal, self.tag, pgid, role)
+
+        return register
 
     def _remaining(self) -> float:
         return max(0.1, self.deadline - time.time())
 
-    def _update(self, **changes: Any) -> None:
+    def _update(self, children_ended: bool = False, **changes: Any) -> None:
+        """Record `changes`; with `children_ended`, the child that just returned (its group is
+        gone: proc.run_supervised) leaves the registry in the same transaction."""
         with self.journal.tx() as conn:
             store.update_job(conn, self.job_id, **changes)
+            if children_ended:
+                children.forget(conn, self.tag)
 
 
 def session_grants(spec: JobSpec) -> tuple[str, ...]:
@@ -323,7 +335,7 @@ def main(argv: list[str]) -> int:
     root, job_id = Path(argv[0]), argv[1]
     with Journal.open(RepoPaths(root).journal, busy_timeout=journal_timeout()) as journal:
         job = store.get_job(journal, job_id)
-        if job is None or job.state != JobState.QUEUED.value:
+        if job is None or job.state is not JobState.QUEUED:
             return 0  # started twice, or already ended: nothing to do
         runner = Runner(journal, root, job)
         try:
@@ -348,7 +360,7 @@ def main(argv: list[str]) -> int:
 def _fail(journal: Journal, job_id: str, error: str) -> None:
     with journal.tx() as conn:
         store.update_job(
-            conn, job_id, state=JobState.FAILED.value, error=error, finished_at=utc_now_iso()
+            conn, job_id, state=JobState.FAILED, error=error, finished_at=utc_now_iso()
         )
 
 

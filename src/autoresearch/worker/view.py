@@ -11,8 +11,9 @@ from typing import Any
 from autoresearch import redact
 from autoresearch.journal.jobs import JobRecord
 from autoresearch.paths import job_paths
+from autoresearch.states import JobState, ResultState
 from autoresearch.worker import evidence as ev
-from autoresearch.worker.model import JobSpec, JobState
+from autoresearch.worker.model import JobSpec
 from autoresearch.worker.outcome import CheckResult, Executor, Facts, Outcome, resolve
 
 # A runner records a timeout within its kill grace; past the deadline by this much a job that
@@ -22,7 +23,7 @@ DEADLINE_SLACK_SECONDS = 30.0
 
 def facts_of(job: JobRecord, spec: JobSpec, now: float) -> Facts:
     """The verdict's inputs, read from what the runner recorded."""
-    state = JobState(job.state)
+    state = job.state
     e = job.evidence or {}
     changed = list(e.get("changed_files") or ())
     checks = tuple(CheckResult(c["status"]) for c in job.checks or ())
@@ -67,7 +68,7 @@ class JobView:
 
     @property
     def state(self) -> JobState:
-        return JobState(self.job.state)
+        return self.job.state
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON answer, secrets redacted (it leaves the worker)."""
@@ -204,7 +205,7 @@ def render(view: JobView) -> str:
         lines.append(
             f"  check {c['name']}: {c['status']} (exit {c['exit_code']}, {c['duration_ms']} ms)"
         )
-    if j.result_state != "none":
+    if j.result_state is not ResultState.NONE:
         lines.append(
             f"  result: {j.result_state} on branch {j.branch} ({(j.result_commit or '')[:12]})"
         )
