@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -206,9 +207,11 @@ def git_dirs(cwd: Path) -> tuple[Path, Path]:
 # --- worktrees -----------------------------------------------------------------------------
 
 
-def worktree_add(repo: Path, path: Path, branch: str, start: str) -> None:
-    """Create `branch` at `start` and check it out in a new worktree at `path`."""
-    _run(repo, ["worktree", "add", "-q", "-b", branch, str(path), start], umask=child_umask(path))
+def worktree_add(repo: Path, path: Path, branch: str, start: str, replace: bool = False) -> None:
+    """Create `branch` at `start` and check it out in a new worktree at `path`; with `replace`,
+    a branch of that name that no worktree has checked out is moved to `start` instead."""
+    flag = "-B" if replace else "-b"
+    _run(repo, ["worktree", "add", "-q", flag, branch, str(path), start], umask=child_umask(path))
 
 
 def worktree_add_existing(repo: Path, path: Path, branch: str) -> None:
@@ -529,3 +532,75 @@ def log_lines(cwd: Path, path: str | None, limit: int) -> str:
 def blame_lines(cwd: Path, path: str, start: int, end: int) -> str:
     """`git blame` of lines start..end of `path` at HEAD and in the working tree."""
     return _text(_run(cwd, ["blame", "--date=short", "-L", f"{start},{end}", "--", path]))
+
+
+# --- moving commits between machines as bundles (issue 14, the Ray executor) --------------
+
+BUNDLE_REF_PREFIX = "refs/autoresearch-transport/"
+
+
+def create_bundle(cwd: Path, path: Path, tip: str, exclude: Sequence[str] = ()) -> bool:
+    """Write a bundle of the commits reachable from `tip` but from none of `exclude` to
+    `path`; False (and no file) when there are none.
+
+    git bundles only refs, so `tip` is named by a throw-away ref under BUNDLE_REF_PREFIX for
+    the moment it takes; the receiver reads the tip back from the bundle's one head.
+    """
+    tip_sha = _text(_run(cwd, ["rev-parse", "--verify", f"{tip}^{{commit}}"]))
+    if exclude and not _has_commits_beyond(cwd, tip_sha, exclude):
+        return False
+    ref = f"{BUNDLE_REF_PREFIX}{uuid.uuid4().hex}"  # lanes may bundle one tip at once
+    _run(cwd, ["update-ref", ref, tip_sha])
+    try:
+        args = ["bundle", "create", "-q", str(path), ref, *(f"^{e}" for e in exclude)]
+        _run(cwd, args)
+    finally:
+        _run(cwd, ["update-ref", "-d", ref], check=False)
+    return True
+
+
+def _has_commits_beyond(cwd: Path, tip: str, exclude: Sequence[str]) -> bool:
+    done = _run(cwd, ["rev-list", "--max-count=1", tip, *(f"^{e}" for e in exclude)])
+    return bool(_text(done))
+
+
+@dataclass(frozen=True)
+class BundleHead:
+    """The one commit a bundle made by `create_bundle` carries, and the name it has there."""
+
+    sha: str
+    ref: str
+
+
+def bundle_head(cwd: Path, path: Path) -> BundleHead:
+    """Check that the repository at `cwd` has every commit the bundle builds on and that the
+    bundle is whole, and return its head. GitError for a damaged or foreign bundle."""
+    _run(cwd, ["bundle", "verify", "-q", str(path)])
+    heads = _text(_run(cwd, ["bundle", "list-heads", str(path)])).splitlines()
+    if len(heads) != 1 or len(heads[0].split(" ")) != 2:
+        raise GitError(f"bundle {path} has {len(heads)} heads; one was expected")
+    sha, ref = heads[0].split(" ")
+    return BundleHead(sha, ref)
+
+
+def fetch_bundle(cwd: Path, path: Path, ref: str) -> str:
+    """Verify the bundle at `path`, fetch its commits into the repository at `cwd` and point
+    `ref` at its head; returns the head's SHA. Idempotent: fetching it again changes nothing."""
+    head = bundle_head(cwd, path)
+    _run(cwd, ["fetch", "-q", "--no-tags", "--no-write-fetch-head", str(path), head.ref])
+    update_ref(cwd, ref, head.sha)
+    got = resolve_commits(cwd, [ref])[0]
+    if got != head.sha:
+        raise GitError(f"bundle {path}: {ref} is {got}, not the bundle's head {head.sha}")
+    return head.sha
+
+
+def has_commit(cwd: Path, commit: str) -> bool:
+    """True when the repository has `commit` (a full SHA) as a commit object."""
+    return resolve_commits(cwd, [commit])[0] == commit
+
+
+def init_bare(path: Path) -> None:
+    """Create an empty bare repository at `path` (a node's cache of a run's commits)."""
+    path.mkdir(parents=True, exist_ok=True)
+    _run(path, ["init", "-q", "--bare"])
