@@ -2,8 +2,11 @@
 
 Every front door reports them the same way: exit code 3 on the command line, a tool error from
 the MCP server, both with the line `internal error (<type>: <text>) (details in <log>)`. The
-log holds the version, the command and the traceback. Writing it never raises: a crash while
-reporting a crash must still leave the user with the one line.
+log holds the version, the command and the traceback, secrets masked (redact.py: a crash log is
+what a user attaches to a bug report). It is written in the repository's `.autoresearch/crash/`,
+else in a folder of this user's own under the temp folder (0700; a symlink or another user's
+folder planted there is never used). Writing it never raises: a crash while reporting a crash
+must still leave the user with the one line.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 import platform
+import stat
 import sys
 import tempfile
 import traceback
@@ -19,8 +23,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from autoresearch import __version__
-from autoresearch.fsutil import atomic_write_text
+from autoresearch.fsutil import atomic_write_text, make_private, private_dir
 from autoresearch.paths import CRASH_DIR, STATE_DIR
+from autoresearch.redact import redact
 
 EXIT_INTERNAL_ERROR = 3
 
@@ -33,7 +38,35 @@ def crash_dir(start: Path) -> Path:
     for folder in (start, *start.parents):
         if (folder / STATE_DIR).is_dir():
             return folder / STATE_DIR / CRASH_DIR
-    return Path(tempfile.gettempdir()) / f"autoresearch-{CRASH_DIR}"
+    return _temp_folder()
+
+
+def _temp_folder() -> Path:
+    # Per user: the temp folder is shared, and a log names paths and commands.
+    return Path(tempfile.gettempdir()) / f"autoresearch-{CRASH_DIR}-{os.getuid()}"
+
+
+def _own_folder(folder: Path) -> Path:
+    """`folder`, created or tightened to 0700, when it is a real folder of this user's; else a
+    fresh private one (a symlink or someone else's folder planted in the shared temp folder
+    is never written into). In a sticky temp folder nobody else can swap ours afterwards."""
+    try:
+        st = folder.lstat()
+    except FileNotFoundError:
+        private_dir(folder)
+        st = folder.lstat()
+    if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid():
+        make_private(folder)
+        return folder
+    return Path(tempfile.mkdtemp(prefix=f"autoresearch-{CRASH_DIR}-"))
+
+
+def _redacted(text: str) -> str:
+    """`text` with secrets masked; never the raw text (a bad pattern must not leak it)."""
+    try:
+        return redact(text)
+    except Exception as exc:  # noqa: BLE001 - reporting a crash never raises
+        return f"(log withheld: masking its secrets failed: {type(exc).__name__})\n"
 
 
 def write_crash_log(exc: BaseException, command: Sequence[str], start: Path | None = None) -> Path:
@@ -42,7 +75,7 @@ def write_crash_log(exc: BaseException, command: Sequence[str], start: Path | No
     try:
         folder = crash_dir(start or Path.cwd())
     except OSError:
-        folder = Path(tempfile.gettempdir())
+        folder = _temp_folder()
     path = folder / f"crash-{stamp}-{os.getpid()}.log"
     text = "".join(
         [
@@ -55,7 +88,8 @@ def write_crash_log(exc: BaseException, command: Sequence[str], start: Path | No
     )
     # On failure the line still names the intended path: the traceback is lost, the line not.
     with contextlib.suppress(OSError):
-        atomic_write_text(path, text)
+        path = _own_folder(folder) / path.name
+        atomic_write_text(path, _redacted(text))
     return path
 
 
