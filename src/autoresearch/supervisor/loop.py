@@ -96,6 +96,8 @@ class LoopObserver(Protocol):
 
     def session_started(self, iteration: int) -> None: ...
 
+    def evaluation_started(self, iteration: int) -> None: ...
+
     def step_recorded(self, result: StepResult, agent: AgentResult | None) -> None: ...
 
     def note(self, message: str) -> None: ...
@@ -171,6 +173,7 @@ def run_loop(
         try:
             if action.kind == "process_pending":
                 observer.note("processing the artifact the previous session left")
+                observer.evaluation_started(h.run.iteration + 1)
                 observer.step_recorded(step(h, should_cancel=cancel.by_signal), None)
                 reset_by_step = False
                 continue
@@ -289,6 +292,7 @@ def _session(
     failure = result.failure_reason or (None if wrote else MSG_NO_ARTIFACT)
     if failure and not result.cancelled:  # what autoresearch concluded, beside the self-report
         recorded["failure"] = failure
+    observer.evaluation_started(iteration)
     outcome = step(h, extra_notes=notes, agent=recorded, should_cancel=cancel.by_signal)
     return outcome, result, wrote
 

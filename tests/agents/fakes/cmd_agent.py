@@ -1,7 +1,8 @@
 """A `cmd:` agent for tests: reads the AUTORESEARCH_* variables, acts on FAKE_PLAN.
 
 Actions per iteration: improve | worse | noop | hang (edits, then sleeps) | crash (exit 3) |
-abort | evalcrash (a candidate that makes the evaluator crash).
+abort | evalcrash (a candidate that makes the evaluator crash) | eval:MODE (a candidate that
+puts the test evaluator in MODE: fail, hang…). FAKE_DESCRIPTION replaces the description.
 It drops a marker file `.autoresearch/agent-<iteration>.started` so tests can time signals.
 """
 
@@ -48,10 +49,13 @@ if action == "abort":
 if action == "evalcrash":
     Path("mode.txt").write_text("crash\n")
     subprocess.run(["git", "add", "mode.txt"], check=True)
-value += 1 if action in ("improve", "hang", "evalcrash") else -0.5
+if action.startswith("eval:"):
+    Path("mode.txt").write_text(action.removeprefix("eval:") + "\n")
+    subprocess.run(["git", "add", "mode.txt"], check=True)
+value += 1 if action in ("improve", "hang", "evalcrash") or action.startswith("eval:") else -0.5
 Path("value.txt").write_text(f"{value:g}\n")
 if action == "hang":
     time.sleep(120)
 subprocess.run(["git", "commit", "-qam", f"{action} to {value:g}"], check=True)
 head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
-artifact("candidate", head, f"{action} to {value:g}")
+artifact("candidate", head, os.environ.get("FAKE_DESCRIPTION", f"{action} to {value:g}"))

@@ -1,0 +1,63 @@
+"""The live line of `autoresearch run`: why a discard, descriptions cut to the terminal, what runs."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from autoresearch.cli.progress import decision_text
+from helpers import Repo, cli, sandbox_text
+
+CMD_AGENT = f"cmd:{sys.executable} {Path(__file__).parent / 'agents/fakes/cmd_agent.py'}"
+LONG = "tighten the inner loop of the tokenizer so that every batch " * 3
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+@pytest.mark.parametrize(
+    ("decision", "evaluator", "expected"),
+    [
+        ("discard", {"status": "fail", "timed_out": False}, "discard (fail)"),
+        ("discard", {"status": "error", "timed_out": True}, "discard (timeout)"),
+        ("discard", {"status": "error", "timed_out": False}, "discard (error)"),
+        ("discard", {"status": "pass", "timed_out": False}, "discard"),  # measured, not better
+        ("keep", {"status": "pass"}, "keep"),
+        ("noop", None, "noop"),
+        ("ambiguous", {"status": "pass"}, "ambiguous"),
+    ],
+)
+def test_decision_text(decision: str, evaluator: dict[str, Any] | None, expected: str) -> None:
+    assert decision_text(decision, evaluator) == expected
+
+
+def run(repo: Repo, plan: str, **env: str) -> list[str]:
+    repo.mission(sandbox=sandbox_text(extra="  timeout_seconds: 1\n"))
+    iterations = str(len(plan.split(",")))
+    done = cli("run", "missions/demo", "--agent", CMD_AGENT, "--max-iterations", iterations,
+               cwd=repo.root, env={"FAKE_PLAN": plan, "FAKE_DESCRIPTION": LONG, "COLUMNS": "100",
+                                   **env})  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return ANSI.sub("", done.stderr).replace("\r", "\n").splitlines()
+
+
+def test_a_discard_says_why_and_descriptions_fit_the_terminal(repo: Repo) -> None:
+    lines = run(repo, "improve,eval:fail,eval:hang,evalcrash,worse")
+    rows = {int(line.split()[0]): line for line in lines if re.match(r"\s+\d+\s", line)}
+    assert [rows[i].split()[1] for i in range(1, 6)] == ["keep", *["discard"] * 4]
+    assert "discard (fail)" in rows[2] and "discard (timeout)" in rows[3]
+    assert "discard (error)" in rows[4]
+    assert "(" not in rows[5].split("best")[0]  # measured and worse: nothing to explain
+    for row in rows.values():
+        assert len(row) <= 100 and row.endswith("…"), row
+        assert LONG[:10] in row
+
+
+def test_the_spinner_says_whether_the_agent_or_the_evaluator_runs(repo: Repo) -> None:
+    # FORCE_COLOR makes rich treat the pipe as a terminal: the spinner is drawn
+    lines = run(repo, "improve", FORCE_COLOR="1")
+    assert any("iteration 1: agent cmd running…" in line for line in lines)
+    assert any("iteration 1: evaluator running…" in line for line in lines)
+    assert any("keep" in line and line.endswith("…") for line in lines)
