@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 import click
@@ -113,13 +114,13 @@ def loop_summary(s: dict[str, Any], demo: bool = False) -> None:
         rows.append(("resume", s["resume_command"]))
     width = max(len(key) for key, _ in rows)
     say("\n".join(f"{key:<{width}}  {value}" for key, value in rows))
-    if demo:
-        repo = s["repo_root"]
+    if demo:  # commands to copy: quoted, so that a path with spaces or quotes still works
+        repo, run, worktree = (shlex.quote(s[k]) for k in ("repo_root", "run_id", "worktree_path"))
         click.echo(
             "\nNext steps:\n"
-            f"  git -C {s['worktree_path']} log --oneline   # the kept commits\n"
-            f"  autoresearch --repo {repo} status {s['run_id']}   # every iteration\n"
-            f"  autoresearch --repo {repo} finalize {s['run_id']}   # kept commits → branches\n"
+            f"  git -C {worktree} log --oneline   # the kept commits\n"
+            f"  autoresearch --repo {repo} status {run}   # every iteration\n"
+            f"  autoresearch --repo {repo} finalize {run}   # kept commits → branches\n"
             "  README.md: write a mission for your own repository\n"
             f"\nThe report (plot, every iteration, the kept diffs) – open it in a browser:\n"
             f"  {s['report_file']}"

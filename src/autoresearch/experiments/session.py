@@ -7,6 +7,7 @@ setup`, so no user work can be lost by a later discard's reset.
 
 from __future__ import annotations
 
+import shlex
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -131,7 +132,9 @@ def _create(ctx: Context, params: InitParams) -> InitResult:
         branch = _new_branch_name(ctx, params)
         directory = _make_worktree(ctx, branch)
         created_branch = True
-        messages.append(f"created branch {branch} in the worktree {directory}: cd {directory}")
+        messages.append(
+            f"created branch {branch} in the worktree {directory}: cd {shlex.quote(str(directory))}"
+        )
     elif is_session_branch(ctx.branch):
         assert ctx.branch is not None
         branch, directory, created_branch = ctx.branch, ctx.cwd, False
