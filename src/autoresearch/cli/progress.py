@@ -13,9 +13,12 @@ from autoresearch.states import DecisionKind, Direction, EvalStatus
 from autoresearch.supervisor.step import StepResult
 
 _STYLES = {"keep": "bold green", "discard": "yellow", "ambiguous": "yellow", "error": "bold red"}
-# "discard (timeout)" is the widest decision cell; the description gets at least this much room
+# "discard (timeout)" is the widest decision cell. On a terminal the description gets the rest
+# of its width (at least _MIN_DESCRIPTION); into a pipe or a log file, where no width exists,
+# at most _LOG_DESCRIPTION characters.
 _DECISION_WIDTH = 17
-_MIN_DESCRIPTION = 12
+_MIN_DESCRIPTION = 20
+_LOG_DESCRIPTION = 120
 
 
 def evaluation_label(evaluator: Mapping[str, Any] | None) -> str | None:
@@ -77,7 +80,9 @@ class ProgressPrinter:
         line = Text(f"{result.iteration:>5}  ")
         line.append(f"{decision:<{_DECISION_WIDTH}}", style=_STYLES.get(result.decision, "dim"))
         line.append(f" {score_text:>10}  best {best_text:<10} {elapsed:6.1f}s  ")
-        room = max(self.console.width - line.cell_len, _MIN_DESCRIPTION)
+        room = _LOG_DESCRIPTION
+        if self.console.is_terminal:
+            room = max(self.console.width - line.cell_len, _MIN_DESCRIPTION)
         description = Text(redact(result.description).replace("\n", " "))
         description.truncate(room, overflow="ellipsis")
         self.console.print(line + description, soft_wrap=True)
