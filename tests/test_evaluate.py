@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from autoresearch.contracts.evaluator_output import Verdict as EvalVerdict
 from autoresearch.contracts.sandbox import EvaluatorSpec
-from autoresearch.evaluate import evaluator_env, run_evaluator
+from autoresearch.evaluate import (
+    build_record,
+    evaluator_env,
+    outcome_state,
+    process_state,
+    run_evaluator,
+)
+from autoresearch.proc import SupervisedOutcome
+from autoresearch.states import EvalStatus, ProcessState
 from helpers import pid_alive
 
 
@@ -112,3 +122,52 @@ def test_an_evaluator_that_closes_its_output_early_is_not_killed(tmp_path: Path)
     d = run(tmp_path, cmd, timeout=10).to_dict()
     assert (tmp_path / "finished.txt").read_text() == "done\n"
     assert d["exit_code"] == 0 and d["timed_out"] is False
+
+
+# --- the one classification of how a process ended (pure, table-tested) -------------------
+
+OK = SupervisedOutcome(started_at="t", duration_ms=5, exit_code=0)
+
+
+@pytest.mark.parametrize(
+    ("outcome", "state"),
+    [
+        (OK, ProcessState.PASS),
+        (replace(OK, exit_code=1), ProcessState.FAIL),
+        (replace(OK, exit_code=-9), ProcessState.FAIL),
+        (replace(OK, exit_code=None), ProcessState.ERROR),  # no exit code: nothing known
+        (replace(OK, exit_code=None, spawn_error="no such file"), ProcessState.ERROR),
+        (replace(OK, exit_code=None, timed_out=True), ProcessState.TIMEOUT),
+        (replace(OK, exit_code=-15, timed_out=True, cancelled=True), ProcessState.CANCELLED),
+        (replace(OK, cancelled=True), ProcessState.CANCELLED),
+    ],
+)
+def test_how_a_process_ended(outcome: SupervisedOutcome, state: ProcessState) -> None:
+    assert outcome_state(outcome) is state
+    args = (outcome.timed_out, outcome.spawn_error, outcome.exit_code, outcome.cancelled)
+    assert process_state(*args) is state
+
+
+SPEC = EvaluatorSpec(command="true", format="json", timeout_seconds=5)
+
+
+@pytest.mark.parametrize(
+    ("outcome", "verdict", "status"),
+    [
+        (OK, EvalVerdict(True, 1.0), EvalStatus.PASS),
+        (OK, EvalVerdict(False, 1.0), EvalStatus.FAIL),
+        (OK, EvalVerdict(None, parse_error="not json"), EvalStatus.ERROR),
+        (replace(OK, exit_code=2), EvalVerdict(True, 1.0), EvalStatus.ERROR),
+        (replace(OK, exit_code=None, timed_out=True), EvalVerdict(True, 1.0), EvalStatus.ERROR),
+        (replace(OK, exit_code=None, spawn_error="x"), EvalVerdict(True, 1.0), EvalStatus.ERROR),
+        # A cancelled evaluation is rolled back by its caller; its status is how it ended.
+        (replace(OK, cancelled=True), EvalVerdict(True, 1.0), EvalStatus.PASS),
+    ],
+)
+def test_record_status_from_the_process_and_the_verdict(
+    outcome: SupervisedOutcome, verdict: EvalVerdict, status: EvalStatus
+) -> None:
+    record = build_record(SPEC, outcome, verdict)
+    assert record.status is status and record.cancelled == outcome.cancelled
+    if status is EvalStatus.ERROR:
+        assert "score" not in record.to_dict() and "pass" not in record.to_dict()

@@ -1,8 +1,12 @@
-"""Run an evaluator once and turn what happened into an evaluation record (supervisor.md §2).
+"""Run an evaluator once and turn what happened into an evaluation record (supervisor.md §2);
+the one classification of how a measured process ended, for every door.
 
-Status rules: spawn failure, non-zero exit, timeout or unparsable output → `error`; otherwise
-`pass` or `fail` from the verdict. A crash is an outcome, never a score: an `error` record
-carries no `pass` and no `score`.
+`process_state` says how a process ended (pass, fail, timeout, error, cancelled): the
+supervisor's evaluator and checks, a session's harness and checks (experiments.md "run") and a
+job's checks are all classified by it. Status rules of a record: a process that did not pass
+(spawn failure, non-zero exit, timeout) or unparsable output → `error`; otherwise `pass` or
+`fail` from the verdict. A crash is an outcome, never a score: an `error` record carries no
+`pass` and no `score`.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from autoresearch.contracts.metric_lines import MetricScanner, ParsedLines
 from autoresearch.contracts.sandbox import EvaluatorSpec
 from autoresearch.decide import EvalSummary
 from autoresearch.proc import SupervisedOutcome, SupervisedSpec, run_supervised
-from autoresearch.states import EvalStatus
+from autoresearch.states import EvalStatus, ProcessState
 from autoresearch.streams import LineSplitter
 
 JSON_HEAD_LIMIT = 1 << 20
@@ -177,13 +181,37 @@ def run_evaluator(
     return build_record(spec, outcome, verdict)
 
 
+def process_state(
+    timed_out: bool, spawn_error: str | None, exit_code: int | None, cancelled: bool = False
+) -> ProcessState:
+    """How a process ended (pure): `cancelled` (by the caller), `timeout`, `error` (could not
+    start, or no exit code), else `pass` for exit 0 and `fail` for any other."""
+    if cancelled:
+        return ProcessState.CANCELLED
+    if timed_out:
+        return ProcessState.TIMEOUT
+    if spawn_error is not None or exit_code is None:
+        return ProcessState.ERROR
+    return ProcessState.PASS if exit_code == 0 else ProcessState.FAIL
+
+
+def outcome_state(outcome: SupervisedOutcome) -> ProcessState:
+    """`process_state` of a supervised child."""
+    return process_state(
+        outcome.timed_out, outcome.spawn_error, outcome.exit_code, outcome.cancelled
+    )
+
+
 def build_record(
     spec: EvaluatorSpec, outcome: SupervisedOutcome, verdict: Verdict
 ) -> EvaluationRecord:
-    """Combine the process outcome and the parsed verdict into a record (pure)."""
-    failed_run = outcome.spawn_error is not None or outcome.timed_out or outcome.exit_code != 0
+    """Combine the process outcome and the parsed verdict into a record (pure).
+
+    A cancelled evaluation is classified by how its process ended and flagged `cancelled`:
+    its caller rolls it back whatever its status."""
+    ran = process_state(outcome.timed_out, outcome.spawn_error, outcome.exit_code)
     parse_error = verdict.parse_error
-    if failed_run or parse_error is not None:
+    if ran is not ProcessState.PASS or parse_error is not None:
         status = EvalStatus.ERROR
     else:
         status = EvalStatus.PASS if verdict.passed else EvalStatus.FAIL

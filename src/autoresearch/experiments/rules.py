@@ -14,6 +14,7 @@ from typing import Any
 
 from autoresearch.contracts.evaluator_output import metric_passed
 from autoresearch.errors import ContractError, RefusedError
+from autoresearch.evaluate import process_state
 from autoresearch.experiments.params import LogParams
 from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
 from autoresearch.paths import HARNESS_FILES
@@ -43,20 +44,6 @@ class LogPlan:
         if self.measured is None or self.metric is None:
             return None
         return f"{name}: logged {_number(self.metric)}, measured {_number(self.measured)}"
-
-
-def process_state(
-    timed_out: bool, error: str | None, exit_code: int | None, cancelled: bool = False
-) -> ProcessState:
-    """`pass`, `timeout`, `cancelled` (by the caller), `error` (could not start) or `fail`
-    (non-zero exit)."""
-    if cancelled:
-        return ProcessState.CANCELLED
-    if timed_out:
-        return ProcessState.TIMEOUT
-    if error is not None or exit_code is None:
-        return ProcessState.ERROR
-    return ProcessState.PASS if exit_code == 0 else ProcessState.FAIL
 
 
 def benchmark_state(run: SessionRunRecord) -> ProcessState:

@@ -23,6 +23,7 @@ from autoresearch.children import ChildTag, harness_tag, register
 from autoresearch.clock import utc_now_iso
 from autoresearch.contracts.metric_lines import MetricScanner, ParsedLines
 from autoresearch.errors import JournalError, RefusedError
+from autoresearch.evaluate import outcome_state
 from autoresearch.experiments.confidence import SegmentStats
 from autoresearch.experiments.context import Context, open_context, session_lock
 from autoresearch.experiments.ledger import (
@@ -38,7 +39,6 @@ from autoresearch.experiments.rules import (
     benchmark_state,
     checks_failed,
     max_reached_message,
-    process_state,
 )
 from autoresearch.journal import children as registry
 from autoresearch.journal import sessions
@@ -138,7 +138,7 @@ def _measure(
     tag = harness_tag(session.session_id, run.number, session.directory)
     harness = _run_harness(ctx, session, run, tag, params, ticker)
     checks = None
-    if _state(harness.outcome) == ProcessState.PASS and (ctx.cwd / CHECKS_FILE).is_file():
+    if outcome_state(harness.outcome) == ProcessState.PASS and (ctx.cwd / CHECKS_FILE).is_file():
         log = paths.checks_log(run.number)
         checks = _run_checks(ctx, log, tag, params, ticker.cancelled)
     cancelled = harness.outcome.cancelled or (checks or {}).get("status") == CANCELLED
@@ -246,18 +246,12 @@ def _run_checks(
         )
     )
     return {
-        "status": _state(outcome),
+        "status": outcome_state(outcome),
         "exit_code": outcome.exit_code,
         "duration_seconds": round(outcome.duration_ms / 1000, 3),
         "log_path": str(log_path),
         "tail": clip_tail(combined.text()),
     }
-
-
-def _state(outcome: SupervisedOutcome) -> str:
-    return process_state(
-        outcome.timed_out, outcome.spawn_error, outcome.exit_code, outcome.cancelled
-    )
 
 
 def clip_tail(text: str, lines: int = TAIL_LINES, limit: int = TAIL_BYTES) -> str:

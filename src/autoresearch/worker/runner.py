@@ -24,6 +24,7 @@ from autoresearch.agents.base import AgentResult, SessionRequest
 from autoresearch.clock import utc_now_iso
 from autoresearch.crash import EXIT_INTERNAL_ERROR, internal_error_line, write_crash_log
 from autoresearch.errors import AutoresearchError
+from autoresearch.evaluate import process_state
 from autoresearch.fsutil import atomic_write_bytes, atomic_write_text
 from autoresearch.journal import jobs as store
 from autoresearch.journal.db import Journal
@@ -39,7 +40,7 @@ from autoresearch.proc import SupervisedSpec, run_supervised
 from autoresearch.redact import redact
 from autoresearch.repo_state import ensure_state_dir, link_shared_paths
 from autoresearch.settings import journal_timeout, kill_grace, worker_max_jobs
-from autoresearch.states import JobState, ResultState
+from autoresearch.states import JobState, ProcessState, ResultState
 from autoresearch.worker import evidence as ev
 from autoresearch.worker import liveness
 from autoresearch.worker.model import Isolation, JobSpec
@@ -166,7 +167,7 @@ class Runner:
                     on_spawn=self._registers("checks"),
                 )
             )
-            status = _check_status(out.exit_code, out.timed_out, out.spawn_error)
+            status = _check_status(process_state(out.timed_out, out.spawn_error, out.exit_code))
             record = {
                 "name": check.label,
                 "command": check.command,
@@ -308,12 +309,11 @@ def _state_after_agent(result: AgentResult) -> JobState:
     return JobState.RUNNING
 
 
-def _check_status(exit_code: int | None, timed_out: bool, spawn_error: str | None) -> CheckResult:
-    if timed_out:
+def _check_status(ended: ProcessState) -> CheckResult:
+    """A job's check result (worker.md) from how its process ended (evaluate.process_state)."""
+    if ended is ProcessState.TIMEOUT:
         return CheckResult.TIMED_OUT
-    if spawn_error is not None or exit_code != 0:
-        return CheckResult.FAILED
-    return CheckResult.PASSED
+    return CheckResult.PASSED if ended is ProcessState.PASS else CheckResult.FAILED
 
 
 def _instructions(spec: JobSpec, workdir: Path) -> str:
