@@ -3,6 +3,7 @@
     python3 dev.py bench            # full run (a few minutes)
     python3 dev.py bench --quick    # smaller buckets and fewer samples
     python3 dev.py bench --only trust   # keep decisions under a noisy evaluator
+    python3 dev.py bench --only ray     # a task on the Ray executor beside the local one
 
 Every number is printed beside a reference measured in the same run on the same machine, so
 ratios mean something across machines. Nothing here is a pass/fail test.
@@ -22,6 +23,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import ray_cost  # bench/ray_cost.py: a task on the Ray executor beside the local one
 import trust  # bench/trust.py: keep decisions under noise
 
 from autoresearch import git
@@ -247,7 +249,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small buckets, few samples")
     parser.add_argument(
-        "--only", choices=["overhead", "startup", "throughput", "trust"], help="run one section"
+        "--only",
+        choices=["overhead", "startup", "throughput", "trust", "ray"],
+        help="run one section",
     )
     args = parser.parse_args()
     os.environ.update(GIT_ENV)
@@ -257,6 +261,7 @@ def main() -> None:
         "startup": lambda: bench_startup(3 if args.quick else 10),
         "throughput": lambda: bench_throughput(10 if args.quick else 60),
         "trust": lambda: trust.run(50 if args.quick else 200, 60),
+        "ray": lambda: ray_cost.run(5 if args.quick else 20),
     }
     for name, section in sections.items():
         if args.only in (None, name):

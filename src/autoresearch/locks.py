@@ -86,3 +86,20 @@ def take_or_refuse(path: Path, refusal: str) -> FileLock:
     if not lock.try_acquire(patience=PROBE_PATIENCE):
         raise RefusedError(refusal)
     return lock
+
+
+def holder_gone(path: Path) -> bool | None:
+    """For a lock file a holder took: True once nobody holds it (the holder died or let go),
+    False while someone does, None when the file is gone. Never creates the file (a watcher
+    must not leave one behind in a folder being removed)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)  # closing releases the shared lock
+    return True

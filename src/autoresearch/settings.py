@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import tempfile
+from pathlib import Path
 
 from autoresearch.journal.db import DEFAULT_BUSY_TIMEOUT
 
@@ -56,3 +58,13 @@ ENV_JOB_ID = "AUTORESEARCH_JOB_ID"
 def worker_max_jobs() -> int:
     """How many delegation jobs may run at once (at least 1)."""
     return max(1, int(_float(ENV_WORKER_MAX_JOBS, DEFAULT_WORKER_MAX_JOBS)))
+
+
+# Where a Ray node keeps its run caches and task folders (the Ray executor, issue 14).
+ENV_RAY_NODE_DIR = "AUTORESEARCH_RAY_DIR"
+
+
+def ray_node_dir() -> Path:
+    """The node folder of the Ray executor: AUTORESEARCH_RAY_DIR, else a per-user temp folder."""
+    raw = os.environ.get(ENV_RAY_NODE_DIR, "").strip()
+    return Path(raw) if raw else Path(tempfile.gettempdir()) / f"autoresearch-ray-{os.getuid()}"

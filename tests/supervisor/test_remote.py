@@ -19,9 +19,9 @@ from autoresearch.children import run_tag
 from autoresearch.errors import ContractError
 from autoresearch.states import DecisionKind
 from autoresearch.supervisor import remote
+from autoresearch.supervisor.executor import AgentTask, EvaluationTask
 from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.prepare import prepare
-from autoresearch.supervisor.seal import digest
 from autoresearch.supervisor.step import step
 from helpers import Repo, sandbox_text
 
@@ -34,25 +34,31 @@ def _code(h: RunHandle, commit: str) -> remote.Code:
     return remote.Code(commit, ((commit, lambda: data),))
 
 
-def _session_task(h: RunHandle, spec: str = CMD_AGENT) -> remote.SessionTask:
+def _session(h: RunHandle, spec: str = CMD_AGENT) -> remote.NodeSession:
     base = h.run.last_kept_commit or ""
-    return remote.SessionTask(
+    iteration = h.run.iteration + 1
+    task = AgentTask(
         run_id=h.run_id,
-        iteration=h.run.iteration + 1,
-        task_id=uuid.uuid4().hex,
-        code=_code(h, base),
+        lane=0,
+        iteration=iteration,
+        base_commit=base,
+        worktree=h.worktree,
         branch=h.run.branch_name,
+        instructions_file=h.paths.instructions,
+        candidate_file=h.paths.candidate,
+        log_path=h.paths.agent_log(iteration),
+        leftover_patch=h.paths.patch(iteration, "leftover"),
         agent=AgentConfig(spec),
-        instructions=h.paths.instructions.read_bytes(),
-        placeholder=h.paths.candidate.read_bytes(),
         timeout=60,
         sandbox=h.run.sandbox,
     )
-
-
-def _files(h: RunHandle, iteration: int) -> remote.SessionFiles:
-    ref = f"refs/autoresearch/{h.run_id}/incoming"
-    return remote.SessionFiles(h.paths.candidate, h.paths.agent_log(iteration), ref)
+    return remote.NodeSession(
+        task=task,
+        task_id=uuid.uuid4().hex,
+        code=_code(h, base),
+        instructions=h.paths.instructions.read_bytes(),
+        placeholder=h.paths.candidate.read_bytes(),
+    )
 
 
 @pytest.fixture
@@ -65,10 +71,10 @@ def test_a_remote_session_lands_in_the_driver_as_if_it_had_run_there(
 ) -> None:
     monkeypatch.setenv("FAKE_PLAN", "improve")
     node = tmp_path / "node"
-    task = _session_task(run)
-    outcome = remote.run_session(node, task)
+    session = _session(run)
+    outcome = remote.run_session(node, session)
     assert outcome.result.exit_code == 0 and outcome.on_branch
-    assert outcome.bundle is not None and outcome.head != task.code.commit
+    assert outcome.bundle is not None and outcome.head != session.code.commit
     # nothing of the task is left on the node but the run's commit cache
     assert sorted(p.name for p in (node / run.run_id).iterdir()) == [
         "cache.git",
@@ -76,27 +82,27 @@ def test_a_remote_session_lands_in_the_driver_as_if_it_had_run_there(
         "tasks",
     ]
     assert list((node / run.run_id / "tasks").iterdir()) == []
-    result = remote.land_session(
-        run.repo.repo_root, run.worktree, run.run.branch_name, outcome, _files(run, 1)
-    )
-    assert git.head(run.worktree) == outcome.head
-    assert result.log_file == str(run.paths.agent_log(1))
+    landed = remote.land_session(session.task, outcome)
+    assert git.head(run.worktree) == outcome.head == landed.head
+    assert git.current_branch(run.worktree) == run.run.branch_name
+    assert landed.result.log_file == str(run.paths.agent_log(1))
     judged = step(run)
     assert judged.decision == DecisionKind.KEEP and judged.last_kept_commit == outcome.head
 
 
-def test_uncommitted_work_of_a_remote_session_comes_back_as_changes(
+def test_uncommitted_work_of_a_remote_session_comes_back_as_a_patch(
     run: RunHandle, tmp_path: Path
 ) -> None:
     script = "echo 7 > value.txt; echo idea > notes.txt; echo said so"
-    outcome = remote.run_session(tmp_path / "node", _session_task(run, f"cmd:{script}"))
+    session = _session(run, f"cmd:{script}")
+    outcome = remote.run_session(tmp_path / "node", session)
     assert outcome.bundle is None and outcome.head == run.run.last_kept_commit
-    assert b"said so" in outcome.log
-    remote.land_session(
-        run.repo.repo_root, run.worktree, run.run.branch_name, outcome, _files(run, 1)
-    )
-    assert (run.worktree / "value.txt").read_text() == "7\n"
-    assert (run.worktree / "notes.txt").read_text() == "idea\n"
+    remote.land_session(session.task, outcome)
+    # nothing is lost: the uncommitted work is the task's leftover patch, the log is here
+    patch = session.task.leftover_patch.read_text()
+    assert "+7" in patch and "notes.txt" in patch and "+idea" in patch
+    assert b"said so" in session.task.log_path.read_bytes()
+    assert git.head(run.worktree) == run.run.last_kept_commit
 
 
 def test_a_remote_evaluation_measures_the_commit_with_the_sealed_harness(
@@ -106,17 +112,22 @@ def test_a_remote_evaluation_measures_the_commit_with_the_sealed_harness(
         'python3 "$AUTORESEARCH_SEALED_DIR/scripts/eval.py"', extra="sealed: [scripts/eval.py]\n"
     )
     h = prepare(repo.mission(sandbox=sandbox), run_tag="RSEAL")
-    digests = {rel: digest(h.paths.sealed / rel) for rel in h.sealed}
-    task = remote.EvaluationTask(
+    commit = h.run.last_kept_commit or ""
+    task = EvaluationTask(
         run_id=h.run_id,
+        lane=0,
         iteration=1,
-        task_id=uuid.uuid4().hex,
-        code=_code(h, h.run.last_kept_commit or ""),
-        evaluator=h.run.evaluator,
+        commit=commit,
+        tree=h.worktree,
         relative_dir=str(h.run.sandbox.get("relative_dir", ".")),
-        sealed=remote.pack_sealed(h.paths.sealed, digests),
+        evaluator=h.evaluator,
+        log_path=h.paths.evaluator_log(1),
+        sealed_dir=h.paths.sealed,
     )
-    outcome = remote.run_evaluation(tmp_path / "node", task)
+    evaluation = remote.NodeEvaluation(
+        task, uuid.uuid4().hex, _code(h, commit), remote.pack_sealed(h.paths.sealed)
+    )
+    outcome = remote.run_evaluation(tmp_path / "node", evaluation)
     assert outcome.record.status == "pass" and outcome.record.score == 1.0
     assert b"progress line" in outcome.log
     landed = remote.land_evaluation(outcome, h.paths.evaluator_log(1))
@@ -126,9 +137,10 @@ def test_a_remote_evaluation_measures_the_commit_with_the_sealed_harness(
 def test_a_sealed_copy_damaged_in_transit_is_refused(tmp_path: Path) -> None:
     (tmp_path / "h").mkdir()
     (tmp_path / "h/eval.py").write_text("print(1)\n")
-    copy = remote.pack_sealed(tmp_path / "h", {"eval.py": "0" * 64})
+    copy = remote.pack_sealed(tmp_path / "h")
+    damaged = remote.SealedCopy(copy.archive, {"eval.py": "0" * 64})
     with pytest.raises(ContractError, match="damaged in transit: eval.py"):
-        remote.unpack_sealed(copy, tmp_path / "node")
+        remote.unpack_sealed(damaged, tmp_path / "node")
 
 
 def test_a_dead_task_s_processes_and_folder_are_gone_before_the_next_task(
@@ -139,19 +151,66 @@ def test_a_dead_task_s_processes_and_folder_are_gone_before_the_next_task(
     node = tmp_path / "node"
     dead = node / run.run_id / "tasks" / "dead-task"
     (dead / "tree").mkdir(parents=True)
-    env = run_tag(run.run_id, dead / "tree").env()
-    stray = subprocess.Popen(
-        ["sleep", "60"], env=env, start_new_session=True, stdin=subprocess.DEVNULL
-    )
+    stray = _tagged_sleep(run.run_id, dead / "tree")
     try:
-        outcome = remote.run_session(node, _session_task(run, "cmd:true"))
+        outcome = remote.run_session(node, _session(run, "cmd:true"))
         assert outcome.result.exit_code == 0
-        deadline = time.monotonic() + 5
-        while stray.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert stray.poll() is not None, "the dead task's process still runs"
+        _wait_exit(stray)
         assert not dead.exists()
     finally:
-        if stray.poll() is None:
-            os.killpg(stray.pid, 9)
-        stray.wait()
+        _kill(stray)
+
+
+def test_the_watcher_stops_a_task_s_processes_when_its_worker_dies(
+    run: RunHandle, tmp_path: Path
+) -> None:
+    """The task's lock is held by its worker; once it is free the watcher stops the task's
+    processes, without waiting for another task on the node."""
+    folder = tmp_path / "node" / run.run_id / "tasks" / "t1"
+    (folder / "tree").mkdir(parents=True)
+    worker = subprocess.Popen(  # stands for the Ray worker: holds the task's lock
+        [sys.executable, "-c", LOCK_HOLDER, str(folder / "task.lock")],
+        stdout=subprocess.PIPE,
+    )
+    assert worker.stdout is not None and worker.stdout.readline() == b"locked\n"
+    stray = _tagged_sleep(run.run_id, folder / "tree")
+    try:
+        remote.start_watcher(run.run_id, folder)
+        time.sleep(1.0)
+        assert stray.poll() is None, "the watcher stopped a live task's process"
+        worker.kill()
+        worker.wait()
+        _wait_exit(stray)
+    finally:
+        _kill(stray)
+        worker.kill()
+        worker.wait()
+
+
+LOCK_HOLDER = """
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
+fcntl.flock(fd, fcntl.LOCK_EX)
+print("locked", flush=True)
+time.sleep(60)
+"""
+
+
+def _tagged_sleep(run_id: str, tree: Path) -> subprocess.Popen[bytes]:
+    env = run_tag(run_id, tree).env()
+    return subprocess.Popen(
+        ["sleep", "60"], env=env, start_new_session=True, stdin=subprocess.DEVNULL
+    )
+
+
+def _wait_exit(proc: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 10
+    while proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert proc.poll() is not None, "the dead task's process still runs"
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, 9)
+    proc.wait()

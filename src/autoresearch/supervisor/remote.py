@@ -19,29 +19,32 @@ Invariants on a node:
 from __future__ import annotations
 
 import io
+import os
 import shutil
 import socket
+import sys
 import tarfile
 import tempfile
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from autoresearch import git
-from autoresearch.agents import AgentConfig, make_agent
-from autoresearch.agents.base import AgentResult, PastIteration, SessionRequest
+from autoresearch.agents import make_agent
+from autoresearch.agents.base import AgentResult
 from autoresearch.children import run_tag
-from autoresearch.contracts.sandbox import EvaluatorSpec
 from autoresearch.errors import ContractError, GitError
-from autoresearch.evaluate import EvaluationRecord, evaluator_env, run_evaluator
+from autoresearch.evaluate import EvaluationRecord, run_evaluator
 from autoresearch.fsutil import atomic_write_bytes, private_dir
-from autoresearch.locks import FileLock
+from autoresearch.locks import FileLock, holder_gone
 from autoresearch.paths import DEFAULT_SHARED_LINKS, RUNTIME_FILES
-from autoresearch.proc import kill_marked
+from autoresearch.proc import kill_marked, spawn_detached
 from autoresearch.reset import RuntimeRule
-from autoresearch.settings import kill_grace
+from autoresearch.supervisor import refs
+from autoresearch.supervisor.executor import AgentOutcome, AgentTask, EvaluationTask
 from autoresearch.supervisor.seal import digest
 
 # Loads one bundle's bytes on the node (from the executor's object store, say).
@@ -63,20 +66,15 @@ class Code:
 
 
 @dataclass(frozen=True)
-class SessionTask:
-    """One agent session to run on a node, from `code.commit` on branch `branch`."""
+class NodeSession:
+    """An agent task as it travels: the driver's task (its paths are replaced by the node's),
+    its code, the instructions and the placeholder artifact it starts from."""
 
-    run_id: str
-    iteration: int
+    task: AgentTask
     task_id: str
     code: Code
-    branch: str
-    agent: AgentConfig
     instructions: bytes
-    placeholder: bytes  # candidate.json before the session: what it replaces
-    timeout: float | None
-    sandbox: dict[str, Any] = field(default_factory=dict)
-    history: tuple[PastIteration, ...] = ()
+    placeholder: bytes
 
 
 @dataclass(frozen=True)
@@ -85,7 +83,7 @@ class SessionOutcome:
     commit, its artifact (None: it deleted the file) and its whole log."""
 
     result: AgentResult
-    head: str
+    head: str | None
     on_branch: bool
     bundle: bytes | None
     patch: bytes
@@ -96,22 +94,19 @@ class SessionOutcome:
 
 @dataclass(frozen=True)
 class SealedCopy:
-    """The verified sealed harness as a tar archive, with the digests prepare recorded."""
+    """The verified sealed harness as a tar archive, with the digest of each entry."""
 
     archive: bytes
     digests: dict[str, str]
 
 
 @dataclass(frozen=True)
-class EvaluationTask:
-    """One evaluation of `code.commit` on a node."""
+class NodeEvaluation:
+    """An evaluation task as it travels: the driver's task, its code, the sealed harness."""
 
-    run_id: str
-    iteration: int
+    task: EvaluationTask
     task_id: str
     code: Code
-    evaluator: dict[str, Any]
-    relative_dir: str  # the mission folder inside the repository
     sealed: SealedCopy | None = None
 
 
@@ -173,6 +168,7 @@ def scratch(
             git.worktree_add(cache, place.tree, branch, code.commit, replace=True)
     try:
         private_dir(place.files)
+        start_watcher(run_id, folder)
         yield place
     finally:
         _stop_strays(run_id, place.tree)
@@ -231,51 +227,47 @@ def _remove(place: Scratch) -> None:
 
 
 def run_session(
-    root: Path, task: SessionTask, should_cancel: ShouldCancel = _never
+    root: Path, session: NodeSession, should_cancel: ShouldCancel = _never
 ) -> SessionOutcome:
     """Run one session in a fresh checkout of its base and return what it left."""
-    with scratch(root, task.run_id, task.task_id, task.code, task.branch) as place:
-        request = _request(task, place)
-        atomic_write_bytes(request.instructions_file, task.instructions)
-        atomic_write_bytes(request.candidate_file, task.placeholder)
-        agent = make_agent(task.agent)
-        result = agent.run(request, should_cancel, lambda _pgid: None)
-        return _collect(task, place, request, result)
+    task = session.task
+    with scratch(root, task.run_id, session.task_id, session.code, task.branch) as place:
+        here = replace(
+            task,
+            worktree=place.tree,
+            instructions_file=place.files / "instructions.md",
+            candidate_file=place.files / "candidate.json",
+            log_path=place.files / "agent.log",
+            leftover_patch=place.files / "leftover.patch",
+        )
+        atomic_write_bytes(here.instructions_file, session.instructions)
+        atomic_write_bytes(here.candidate_file, session.placeholder)
+        result = make_agent(here.agent).run(here.request(), should_cancel, lambda _pgid: None)
+        return _collect(here, place, result)
 
 
-def _request(task: SessionTask, place: Scratch) -> SessionRequest:
-    history = task.history
-    return SessionRequest(
-        run_id=task.run_id,
-        iteration=task.iteration,
-        worktree=place.tree,
-        instructions_file=place.files / "instructions.md",
-        candidate_file=place.files / "candidate.json",
-        base_commit=task.code.commit,
-        log_path=place.files / "agent.log",
-        timeout=task.timeout,
-        sandbox=task.sandbox,
-        history=lambda after: [p for p in history if p.iteration > after],
-    )
-
-
-def _collect(
-    task: SessionTask, place: Scratch, request: SessionRequest, result: AgentResult
-) -> SessionOutcome:
+def _collect(task: AgentTask, place: Scratch, result: AgentResult) -> SessionOutcome:
     tree = place.tree
-    head = git.head(tree)
-    bundle_path = place.files / "candidate.bundle"
-    bundled = git.create_bundle(tree, bundle_path, head, exclude=[task.code.commit])
+    try:
+        head: str | None = git.head(tree)
+    except GitError:  # a session may leave HEAD unborn or the checkout broken
+        head = None
+    bundle_path = place.files / "session.bundle"
+    bundled = head is not None and git.create_bundle(
+        tree, bundle_path, head, exclude=[task.base_commit]
+    )
     rule = session_dirt(task.sandbox)
-    patch = git.diff_patch(tree, head, keep_untracked=lambda p: not rule.spares(p))
+    patch = b""
+    if head is not None:
+        patch = git.diff_patch(tree, head, keep_untracked=lambda p: not rule.spares(p))
     return SessionOutcome(
         result=result,
         head=head,
         on_branch=git.head_branch(tree) == f"refs/heads/{task.branch}",
         bundle=bundle_path.read_bytes() if bundled else None,
         patch=patch,
-        artifact=_read(request.candidate_file),
-        log=_read(request.log_path) or b"",
+        artifact=_read(task.candidate_file),
+        log=_read(task.log_path) or b"",
         node=node_name(),
     )
 
@@ -297,34 +289,36 @@ def _read(path: Path) -> bytes | None:
 
 
 def run_evaluation(
-    root: Path, task: EvaluationTask, should_cancel: ShouldCancel = _never
+    root: Path, evaluation: NodeEvaluation, should_cancel: ShouldCancel = _never
 ) -> EvaluationOutcome:
     """Run the frozen evaluator on a fresh checkout of the commit, with the sealed harness
     unpacked and verified beside it."""
-    with scratch(root, task.run_id, task.task_id, task.code) as place:
-        mission_dir = place.tree / task.relative_dir
-        env = evaluator_env(task.run_id, task.iteration, place.tree, mission_dir)
-        if task.sealed is not None:
-            env["AUTORESEARCH_SEALED_DIR"] = str(unpack_sealed(task.sealed, place.folder))
+    task = evaluation.task
+    with scratch(root, task.run_id, evaluation.task_id, evaluation.code) as place:
+        sealed = None
+        if evaluation.sealed is not None:
+            sealed = unpack_sealed(evaluation.sealed, place.folder)
         log_path = place.files / "evaluator.log"
         record = run_evaluator(
-            EvaluatorSpec.from_dict(task.evaluator),
+            task.evaluator,
             place.tree,
-            env,
+            task.env(place.tree, sealed),
             log_path,
-            grace_seconds=kill_grace(),
+            grace_seconds=task.grace_seconds,
             should_cancel=should_cancel,
         )
         return EvaluationOutcome(record, _read(log_path) or b"", node_name())
 
 
-def pack_sealed(sealed_dir: Path, digests: dict[str, str]) -> SealedCopy:
-    """The driver's verified sealed copy as an archive (no links: seal copied files only)."""
+def pack_sealed(sealed_dir: Path) -> SealedCopy:
+    """The driver's sealed copy (verified just before) as an archive, with a digest of each
+    of its entries so that the node can tell a copy damaged in transit."""
+    entries = sorted(p.name for p in sealed_dir.iterdir())
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        for rel in sorted(digests):
-            tar.add(sealed_dir / rel, arcname=rel)
-    return SealedCopy(buffer.getvalue(), dict(digests))
+        for name in entries:
+            tar.add(sealed_dir / name, arcname=name)
+    return SealedCopy(buffer.getvalue(), {name: digest(sealed_dir / name) for name in entries})
 
 
 def unpack_sealed(copy: SealedCopy, folder: Path) -> Path:
@@ -341,45 +335,30 @@ def unpack_sealed(copy: SealedCopy, folder: Path) -> Path:
 # --- the driver's side of the wire --------------------------------------------------------
 
 
-def land_session(
-    cache: Path,
-    worktree: Path,
-    branch: str,
-    outcome: SessionOutcome,
-    paths: SessionFiles,
-) -> AgentResult:
-    """Make the driver's worktree look as if the session had run there: its commits on
-    `branch`, its uncommitted changes in the tree, its artifact and log in the run's files.
-
-    `cache` is the repository the commits are fetched into (the worktree's own); the tree was
-    at the session's base, clean, when the task was submitted.
-    """
+def land_session(task: AgentTask, outcome: SessionOutcome) -> AgentOutcome:
+    """Rule 5 of executor.py: the session's commits on the lane branch in the lane's worktree
+    (or HEAD detached there, as the session left it), the uncommitted rest as a patch at
+    `task.leftover_patch`, the artifact and the log in the driver's files."""
+    worktree = task.worktree
     if outcome.bundle is not None:
         with tempfile.TemporaryDirectory(prefix="autoresearch-bundle-") as tmp:
-            path = Path(tmp) / "candidate.bundle"
+            path = Path(tmp) / "session.bundle"
             path.write_bytes(outcome.bundle)
-            git.fetch_bundle(cache, path, paths.incoming_ref)
-        git.checkout_branch_at(worktree, branch, outcome.head)
+            git.fetch_bundle(worktree, path, f"{refs.prefix(task.run_id)}incoming/{task.lane}")
+    head = outcome.head if outcome.head and git.has_commit(worktree, outcome.head) else None
+    if head is not None and head != git.head(worktree):
+        if outcome.on_branch:
+            git.checkout_branch_at(worktree, task.branch, head)
+        else:
+            git.checkout_detached(worktree, head)
     if outcome.patch:
-        with tempfile.TemporaryDirectory(prefix="autoresearch-patch-") as tmp:
-            patch = Path(tmp) / "uncommitted.patch"
-            patch.write_bytes(outcome.patch)
-            git.apply_patch(worktree, patch)
-    atomic_write_bytes(paths.log, outcome.log)
+        atomic_write_bytes(task.leftover_patch, outcome.patch)
+    atomic_write_bytes(task.log_path, outcome.log)
     if outcome.artifact is None:
-        paths.candidate.unlink(missing_ok=True)
+        task.candidate_file.unlink(missing_ok=True)
     else:
-        atomic_write_bytes(paths.candidate, outcome.artifact)
-    return replace(outcome.result, log_file=str(paths.log))
-
-
-@dataclass(frozen=True)
-class SessionFiles:
-    """Where the driver keeps what a remote session returned."""
-
-    candidate: Path
-    log: Path
-    incoming_ref: str
+        atomic_write_bytes(task.candidate_file, outcome.artifact)
+    return AgentOutcome(task, replace(outcome.result, log_file=str(task.log_path)), head)
 
 
 def land_evaluation(outcome: EvaluationOutcome, log_path: Path) -> EvaluationRecord:
@@ -393,3 +372,33 @@ def bundle_of(repo: Path, tip: str, exclude: Sequence[str] = ()) -> bytes | None
     with tempfile.TemporaryDirectory(prefix="autoresearch-bundle-") as tmp:
         path = Path(tmp) / "code.bundle"
         return path.read_bytes() if git.create_bundle(repo, path, tip, exclude) else None
+
+
+# --- the watcher: a task's processes do not outlive its worker ----------------------------
+
+WATCH_SECONDS = 0.5
+
+
+def start_watcher(run_id: str, folder: Path) -> None:
+    """A detached process that stops the task's processes if the worker running it dies (a
+    killed Ray worker cannot stop them itself; they run in their own process groups)."""
+    argv = [sys.executable, "-m", "autoresearch.supervisor.remote", "watch", run_id, str(folder)]
+    spawn_detached(argv, folder, dict(os.environ), folder / "watch.log")
+
+
+def watch(run_id: str, folder: Path) -> None:
+    """Until the task's folder is gone: when its lock is free, stop its processes."""
+    lock = folder / "task.lock"
+    while True:
+        state = holder_gone(lock)
+        if state is None:
+            return
+        if state:
+            _stop_strays(run_id, folder / "tree")
+            return
+        time.sleep(WATCH_SECONDS)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "watch":
+        watch(sys.argv[2], Path(sys.argv[3]))

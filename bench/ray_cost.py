@@ -1,0 +1,171 @@
+"""Benchmark: what a task costs on the Ray executor beside the local one, in one run.
+
+    python3 dev.py bench --only ray          (or: .venv/bin/python bench/ray_cost.py)
+
+A real Ray cluster on this machine (a head and a second node, as the tests start it) runs the
+same agent sessions (a `cmd:` agent that commits one line) and evaluations (a shell evaluator)
+one at a time as `LocalExecutor` runs them in threads. Printed per kind: the median wall time
+per task on each executor, Ray's added cost (ray − local) and the ratio; the first Ray task of
+a run (it ships the repository's history as a bundle and starts the workers) is reported on
+its own. Nothing here is a pass/fail test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
+
+from autoresearch import git
+from autoresearch.agents import AgentConfig
+from autoresearch.supervisor.executor import AgentTask, EvaluationTask, Executor, LocalExecutor
+from autoresearch.supervisor.handle import RunHandle
+from autoresearch.supervisor.prepare import prepare
+
+SANDBOX = """---
+evaluator:
+  command: echo METRIC loss=$(cat value.txt)
+  format: metric
+  metric: loss
+  direction: lower
+---
+bench
+"""
+# a session that changes one file and commits it: a bundle goes each way
+AGENT = AgentConfig(
+    "cmd:echo $AUTORESEARCH_ITERATION >> notes.txt && git add notes.txt && "
+    "git -c user.name=bench -c user.email=bench@example.com commit -qm note"
+)
+
+
+def make_mission(root: Path) -> Path:
+    root.mkdir(parents=True)
+    git.init_repo(root)
+    (root / "value.txt").write_text("5\n")
+    (root / "missions/bench").mkdir(parents=True)
+    (root / "missions/bench/mission.md").write_text("bench\n")
+    (root / "missions/bench/sandbox.md").write_text(SANDBOX)
+    git.commit_all(root, "bench")
+    return root / "missions/bench"
+
+
+def agent_task(h: RunHandle, n: int, scratch: Path) -> AgentTask:
+    return AgentTask(
+        run_id=h.run_id, lane=1, iteration=n, base_commit=h.run.last_kept_commit or "",
+        worktree=h.worktree, branch=h.run.branch_name, instructions_file=h.paths.instructions,
+        candidate_file=h.paths.candidate, log_path=scratch / f"agent-{n}.log",
+        leftover_patch=scratch / f"leftover-{n}.patch", agent=AGENT, timeout=60,
+        sandbox=h.run.sandbox,
+    )  # fmt: skip
+
+
+def evaluation_task(h: RunHandle, n: int, scratch: Path) -> EvaluationTask:
+    return EvaluationTask(
+        run_id=h.run_id, lane=1, iteration=n, commit=h.run.last_kept_commit or "",
+        tree=h.worktree, relative_dir=str(h.run.sandbox.get("relative_dir", ".")),
+        evaluator=h.evaluator, log_path=scratch / f"eval-{n}.log",
+    )  # fmt: skip
+
+
+def timed(submit: Callable[[], Future[Any]]) -> float:
+    t0 = time.perf_counter()
+    submit().result(timeout=300)
+    return time.perf_counter() - t0
+
+
+def measure(ex: Executor, h: RunHandle, scratch: Path, count: int) -> dict[str, list[float]]:
+    """Wall seconds per task, one at a time; the session's commit is reset away after each."""
+    base = h.run.last_kept_commit or ""
+    out: dict[str, list[float]] = {"agent": [], "evaluation": []}
+    for n in range(1, count + 1):
+        agent, evaluation = agent_task(h, n, scratch), evaluation_task(h, n, scratch)
+        out["agent"].append(timed(lambda: ex.submit_agent(agent, threading.Event(), _no)))  # noqa: B023
+        git.checkout_branch_at(h.worktree, h.run.branch_name, base)
+        out["evaluation"].append(
+            timed(lambda: ex.submit_evaluation(evaluation, threading.Event(), _no))  # noqa: B023
+        )
+    return out
+
+
+def _no(pgid: int) -> None:
+    pass
+
+
+def start_cluster(base: Path) -> Any:
+    from ray.cluster_utils import Cluster
+
+    os.environ.update(RAY_TMPDIR=str(base), RAY_USAGE_STATS_ENABLED="0")
+    cluster = Cluster(
+        initialize_head=True,
+        head_node_args={"num_cpus": 2, "include_dashboard": False},
+    )
+    cluster.add_node(num_cpus=2, env_vars={"AUTORESEARCH_RAY_DIR": str(base / "node-b")})
+    cluster.wait_for_nodes()
+    return cluster
+
+
+def run(count: int) -> None:
+    os.environ["AUTORESEARCH_RAY_DIR"] = ""
+    from autoresearch.supervisor.ray_executor import RayExecutor
+
+    with tempfile.TemporaryDirectory(prefix="ar-bench-ray-", dir="/tmp") as tmp:
+        base = Path(tmp)
+        os.environ["AUTORESEARCH_RAY_DIR"] = str(base / "head")
+        h = prepare(make_mission(base / "repo"), run_tag="ray-bench")
+        scratch = base / "logs"
+        scratch.mkdir()
+        local = LocalExecutor(1, 1)
+        try:
+            here = measure(local, h, scratch, count)
+        finally:
+            local.shutdown()
+        cluster = start_cluster(base / "ray")
+        try:
+            ray_ex = RayExecutor(cluster.address)
+            try:
+                first = measure(ray_ex, h, scratch, 1)
+                there = measure(ray_ex, h, scratch, count)
+            finally:
+                ray_ex.shutdown()
+        finally:
+            cluster.shutdown()
+            h.close()
+            shutil.rmtree(base, ignore_errors=True)
+    report(here, there, first, count)
+
+
+def report(
+    here: dict[str, list[float]],
+    there: dict[str, list[float]],
+    first: dict[str, list[float]],
+    count: int,
+) -> None:
+    print(f"\nRay's added cost per task ({count} tasks of each kind, one at a time; "
+          "reference: LocalExecutor in the same run)")  # fmt: skip
+    print(f"{'task':<12} {'local ms':>9} {'ray ms':>9} {'added ms':>9} {'ray/local':>10} "
+          f"{'first ray ms':>13}")  # fmt: skip
+    for kind in ("agent", "evaluation"):
+        lo = statistics.median(here[kind]) * 1000
+        ra = statistics.median(there[kind]) * 1000
+        print(f"{kind:<12} {lo:>9.0f} {ra:>9.0f} {ra - lo:>9.0f} {ra / lo:>10.2f} "
+              f"{first[kind][0] * 1000:>13.0f}")  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", type=int, default=20, help="tasks of each kind")
+    args = parser.parse_args()
+    run(args.tasks)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,319 @@
+"""`--executor ray`: agent sessions and evaluations as Ray tasks on a cluster's nodes.
+
+The driver keeps the journal, the run branch and every decision; a node gets plain data and
+returns plain data (`supervisor/remote.py`). What moves where:
+* code: git bundles. The first task of a base carries its history as one bundle in Ray's
+  object store; later commits travel as bundles past a commit the driver bundled before, and
+  a node fetches only the bundles its cache lacks. A session's new commits come back as a
+  bundle (base → head) and are fetched into the driver's repository;
+* instructions, the placeholder artifact and the verified sealed harness go out as bytes;
+  the artifact, the uncommitted rest (a patch), the logs and the usage or evaluation record
+  come back, and land where a local session would have left them (executor.py, rule 5).
+
+Every task is submitted with `max_retries=0`: Ray never re-runs one behind our back (an
+evaluation counted twice, an agent paid twice). A task whose node or worker died raises
+`TaskLost` on its future; the lane scheduler restarts it or records it interrupted.
+Cancelling is cooperative: the task polls a small stop board (a Ray actor) and stops its
+process group as a local session would, so an interrupted session still returns its work.
+Evaluations take one of `slots` permits on the driver before they are submitted.
+
+Importing this module does not import Ray (`pip install 'autoresearch[ray]'` adds it).
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+import time
+import uuid
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from autoresearch import git
+from autoresearch.errors import AutoresearchError, ContractError
+from autoresearch.evaluate import EvaluationRecord
+from autoresearch.settings import ray_node_dir
+from autoresearch.supervisor import remote
+from autoresearch.supervisor.executor import (
+    AgentOutcome,
+    AgentTask,
+    EvaluationTask,
+    OnSpawn,
+    TaskLost,
+)
+
+MSG_NO_RAY = (
+    "--executor ray needs Ray on this machine and on every node: pip install 'autoresearch[ray]'"
+)
+# How often a task asks the stop board, and how long a cancelled task may take to stop
+# before its worker is killed (its process group goes with the next task's reaper).
+STOP_POLL_SECONDS = 1.0
+STOP_PATIENCE_SECONDS = 30.0
+# A chain of bundles longer than this is replaced by one bundle of the whole history.
+MAX_CHAIN = 8
+
+
+def import_ray() -> ModuleType:
+    """Ray, or the one-line error that says how to install it."""
+    try:
+        return importlib.import_module("ray")
+    except ImportError as exc:
+        raise ContractError(MSG_NO_RAY) from exc
+
+
+def ray_options(resources: dict[str, float], default_cpus: float = 1.0) -> dict[str, Any]:
+    """Ray task options for what a sandbox asks (`{GPU: 1, CPU: 2, fpga: 1}`): Ray takes CPUs
+    and GPUs as their own options, every other name as a custom resource."""
+    options: dict[str, Any] = {"num_cpus": default_cpus, "max_retries": 0}
+    custom = {}
+    for name, amount in resources.items():
+        if name.upper() == "CPU":
+            options["num_cpus"] = float(amount)
+        elif name.upper() == "GPU":
+            options["num_gpus"] = float(amount)
+        else:
+            custom[name] = float(amount)
+    if custom:
+        options["resources"] = custom
+    return options
+
+
+def missing_resources(asked: dict[str, Any], offered: dict[str, float]) -> list[str]:
+    """The resources of `ray_options` that no node of the cluster has as much of (pure)."""
+    wanted = {"CPU": asked.get("num_cpus", 0.0), "GPU": asked.get("num_gpus", 0.0)}
+    wanted.update(asked.get("resources", {}))
+    return sorted(f"{k}: {v:g}" for k, v in wanted.items() if v and offered.get(k, 0.0) < v)
+
+
+# --- what runs on a node -------------------------------------------------------------------
+
+
+class StopBoard:
+    """The ids of tasks the driver wants stopped (a Ray actor: one per executor)."""
+
+    def __init__(self) -> None:
+        self._stopped: set[str] = set()
+
+    def stop(self, task_id: str) -> None:
+        self._stopped.add(task_id)
+
+    def stopped(self, task_id: str) -> bool:
+        return task_id in self._stopped
+
+
+class _BoardPoll:
+    """`should_cancel` on a node: asks the board at most once per STOP_POLL_SECONDS. A board
+    that cannot be reached means the driver is gone: stop."""
+
+    def __init__(self, board: Any, task_id: str) -> None:
+        self._board, self._task_id = board, task_id
+        self._next, self._stop = 0.0, False
+
+    def __call__(self) -> bool:
+        now = time.monotonic()
+        if not self._stop and now >= self._next:
+            self._next = now + STOP_POLL_SECONDS
+            ray = import_ray()
+            try:
+                self._stop = bool(ray.get(self._board.stopped.remote(self._task_id), timeout=10))
+            except ray.exceptions.RayError:
+                self._stop = True
+        return self._stop
+
+
+@dataclass(frozen=True)
+class _Loader:
+    """Loads one bundle from the object store on the node; the ref sits in a list so that Ray
+    does not fetch it with the task's arguments (a node that has the commits never does)."""
+
+    refs: list[Any]
+
+    def __call__(self) -> bytes:
+        data: bytes = import_ray().get(self.refs[0])
+        return data
+
+
+def _node_root(root: str | None) -> Path:
+    return Path(root) if root else ray_node_dir()
+
+
+def agent_on_node(
+    session: remote.NodeSession, board: Any, root: str | None
+) -> remote.SessionOutcome:
+    """The Ray task of one agent session."""
+    poll = _BoardPoll(board, session.task_id)
+    return remote.run_session(_node_root(root), session, poll)
+
+
+def evaluation_on_node(
+    evaluation: remote.NodeEvaluation, board: Any, root: str | None
+) -> remote.EvaluationOutcome:
+    """The Ray task of one evaluation."""
+    poll = _BoardPoll(board, evaluation.task_id)
+    return remote.run_evaluation(_node_root(root), evaluation, poll)
+
+
+# --- the driver ----------------------------------------------------------------------------
+
+
+class RayExecutor:
+    """Runs a run's tasks on a Ray cluster (`address`; None starts or joins the local one)."""
+
+    name = "ray"
+
+    def __init__(
+        self,
+        address: str | None,
+        slots: int = 1,
+        node_dir: Path | None = None,
+        agent_resources: dict[str, float] | None = None,
+    ) -> None:
+        self._ray = import_ray()
+        self._owns_ray = not self._ray.is_initialized()
+        if self._owns_ray:
+            _connect(self._ray, address)
+        self._slots = max(1, slots)
+        self._permits = threading.Semaphore(self._slots)
+        self._root = str(node_dir) if node_dir else None
+        self._agent_resources = dict(agent_resources or {})
+        self._threads = ThreadPoolExecutor(64, thread_name_prefix="ray-task")
+        self._board = self._ray.remote(num_cpus=0)(StopBoard).remote()
+        self._agent_fn = self._ray.remote(agent_on_node)
+        self._eval_fn = self._ray.remote(evaluation_on_node)
+        self._bundles = _BundleChains(self._ray)
+        self._lock = threading.Lock()
+
+    @property
+    def slots(self) -> int:
+        return self._slots
+
+    def submit_agent(
+        self, task: AgentTask, cancel: threading.Event, on_spawn: OnSpawn
+    ) -> Future[AgentOutcome]:
+        options = self._checked(ray_options(self._agent_resources))
+        session = remote.NodeSession(
+            task=task,
+            task_id=uuid.uuid4().hex,
+            code=self._code(task.worktree, task.base_commit),
+            instructions=task.instructions_file.read_bytes(),
+            placeholder=task.candidate_file.read_bytes(),
+        )
+
+        def drive() -> AgentOutcome:
+            ref = self._agent_fn.options(**options).remote(session, self._board, self._root)
+            outcome: remote.SessionOutcome = self._await(ref, session.task_id, cancel, "session")
+            return remote.land_session(task, outcome)
+
+        return self._threads.submit(drive)
+
+    def submit_evaluation(
+        self, task: EvaluationTask, cancel: threading.Event, on_spawn: OnSpawn
+    ) -> Future[EvaluationRecord]:
+        options = self._checked(ray_options(task.resources))
+        sealed = remote.pack_sealed(task.sealed_dir) if task.sealed_dir is not None else None
+        evaluation = remote.NodeEvaluation(
+            task=task,
+            task_id=uuid.uuid4().hex,
+            code=self._code(task.tree, task.commit),
+            sealed=sealed,
+        )
+
+        def drive() -> EvaluationRecord:
+            with self._permits:  # a free evaluation slot first, then the cluster
+                ref = self._eval_fn.options(**options).remote(evaluation, self._board, self._root)
+                outcome: remote.EvaluationOutcome = self._await(
+                    ref, evaluation.task_id, cancel, "evaluation"
+                )
+            return remote.land_evaluation(outcome, task.log_path)
+
+        return self._threads.submit(drive)
+
+    def shutdown(self) -> None:
+        self._threads.shutdown(wait=True, cancel_futures=True)
+        self._ray.kill(self._board)
+        if self._owns_ray:
+            self._ray.shutdown()
+
+    def _code(self, repo: Path, commit: str) -> remote.Code:
+        with self._lock:
+            return self._bundles.code(repo, commit)
+
+    def _checked(self, options: dict[str, Any]) -> dict[str, Any]:
+        """Refuse at submit what no node offers: Ray would wait for it forever."""
+        missing = missing_resources(options, self._ray.cluster_resources())
+        if missing:
+            raise ContractError(
+                f"no node of the Ray cluster offers {', '.join(missing)}; start one with "
+                f"`ray start --address ... --resources ...` or change sandbox.md's resources"
+            )
+        return options
+
+    def _await(self, ref: Any, task_id: str, cancel: threading.Event, what: str) -> Any:
+        """The task's result; TaskLost when its node or worker went away or it would not stop."""
+        ray = self._ray
+        asked_at: float | None = None
+        while True:
+            ready, _ = ray.wait([ref], timeout=0.2)
+            if ready:
+                break
+            if cancel.is_set() and asked_at is None:
+                asked_at = time.monotonic()
+                self._board.stop.remote(task_id)
+            if asked_at is not None and time.monotonic() - asked_at > STOP_PATIENCE_SECONDS:
+                ray.cancel(ref, force=True)
+                raise TaskLost(what, "it did not stop when asked; its worker was killed")
+        try:
+            return ray.get(ref)
+        except ray.exceptions.RayTaskError as exc:
+            cause = exc.cause
+            if isinstance(cause, AutoresearchError):
+                raise cause from exc
+            raise
+        except ray.exceptions.RayError as exc:
+            raise TaskLost(what, _lost_detail(exc)) from exc
+
+
+def _lost_detail(exc: Exception) -> str:
+    first = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {first[0] if first else ''}"
+
+
+def _connect(ray: ModuleType, address: str | None) -> None:
+    """Join the cluster at `address`, or start a local one, quietly."""
+    quiet: dict[str, Any] = {"logging_level": "ERROR", "log_to_driver": False}
+    if address is None:
+        ray.init(include_dashboard=False, **quiet)
+    else:
+        try:
+            ray.init(address=address, **quiet)
+        except (ConnectionError, ValueError, RuntimeError) as exc:
+            raise ContractError(f"cannot reach the Ray cluster at {address}: {exc}") from exc
+
+
+class _BundleChains:
+    """The bundles the driver put in the object store, each building on an earlier one: the
+    code of a commit is the chain down to a bundle of a whole history."""
+
+    def __init__(self, ray: ModuleType) -> None:
+        self._ray = ray
+        self._chains: dict[str, tuple[tuple[str, remote.BundleLoader], ...]] = {}
+        self._order: list[str] = []  # newest last
+
+    def code(self, repo: Path, commit: str) -> remote.Code:
+        if commit not in self._chains:
+            self._chains[commit] = self._new_chain(repo, commit)
+            self._order.append(commit)
+        return remote.Code(commit, self._chains[commit])
+
+    def _new_chain(self, repo: Path, commit: str) -> tuple[tuple[str, remote.BundleLoader], ...]:
+        parent = next((c for c in reversed(self._order) if git.is_ancestor(repo, c, commit)), None)
+        prefix = self._chains[parent] if parent is not None else ()
+        if len(prefix) >= MAX_CHAIN:
+            parent, prefix = None, ()
+        data = remote.bundle_of(repo, commit, [parent] if parent else [])
+        if data is None:  # the commit is the parent itself (never reached: it is known)
+            return prefix
+        return (*prefix, (commit, _Loader([self._ray.put(data)])))

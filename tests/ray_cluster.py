@@ -1,0 +1,122 @@
+"""A real Ray cluster on this machine for tests: a head and more nodes, each with its own raylet,
+object store, resources and node folder (AUTORESEARCH_RAY_DIR), all under one private folder.
+
+Ray binds to the machine's own address by design; the cluster never leaves this machine. On
+exit every node is stopped and no raylet or GCS server of the cluster may be left running.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import ray
+from ray.cluster_utils import Cluster
+
+from helpers import GIT_ENV
+
+NODE_CPUS = 2
+
+
+@dataclass
+class LocalCluster:
+    cluster: Cluster
+    base: Path
+    nodes: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def address(self) -> str:
+        return str(self.cluster.address)
+
+    def node_dir(self, name: str) -> Path:
+        return self.base / "nodes" / name
+
+    def add_node(self, name: str, resources: dict[str, float]) -> Any:
+        node = self.cluster.add_node(
+            num_cpus=NODE_CPUS, resources=resources, env_vars=self._env(name)
+        )
+        self.nodes[name] = node
+        return node
+
+    def remove_node(self, name: str) -> None:
+        """Kill a node's raylet and workers at once, as a machine that dies."""
+        self.cluster.remove_node(self.nodes.pop(name), allow_graceful=False)
+
+    def _env(self, name: str) -> dict[str, str]:
+        return {"AUTORESEARCH_RAY_DIR": str(self.node_dir(name))}
+
+
+def ray_processes(base: Path) -> list[str]:
+    """The command lines of this cluster's Ray processes still running (they name its folder)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if str(base) in argv and state != "Z":
+            found.append(argv)
+    return found
+
+
+@contextmanager
+def start_cluster(extra_nodes: dict[str, dict[str, float]]) -> Iterator[LocalCluster]:
+    """The head (resource `head`) and one node per `extra_nodes` entry."""
+    base = Path(tempfile.mkdtemp(prefix="ar-ray-", dir="/tmp"))  # short: Ray's socket paths
+    saved = dict(os.environ)
+    # what the nodes' workers inherit: Ray's files in `base`, a git identity, a quick grace
+    os.environ.update(GIT_ENV)
+    os.environ.update(
+        RAY_TMPDIR=str(base),
+        HOME=str(base / "home"),
+        AUTORESEARCH_KILL_GRACE_SECONDS="0.5",
+        RAY_USAGE_STATS_ENABLED="0",
+    )
+    cluster: Cluster | None = None
+    try:
+        cluster = Cluster(
+            initialize_head=True,
+            head_node_args={
+                "num_cpus": NODE_CPUS,
+                "resources": {"head": 1},
+                "include_dashboard": False,
+                "env_vars": {"AUTORESEARCH_RAY_DIR": str(base / "nodes" / "head")},
+            },
+        )
+        local = LocalCluster(cluster, base)
+        for name, resources in extra_nodes.items():
+            local.add_node(name, resources)
+        cluster.wait_for_nodes()
+        os.environ.clear()
+        os.environ.update(saved)
+        # one driver connection for the module: executors made meanwhile share it (and its
+        # warm workers) instead of connecting and starting workers anew each time
+        ray.init(address=local.address, logging_level="ERROR", log_to_driver=False)
+        yield local
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+        if ray.is_initialized():
+            ray.shutdown()
+        if cluster is not None:
+            cluster.shutdown()
+        left = _wait_gone(base)
+        shutil.rmtree(base, ignore_errors=True)
+        assert not left, f"Ray processes left running: {left}"
+
+
+def _wait_gone(base: Path, patience: float = 10.0) -> list[str]:
+    deadline = time.monotonic() + patience
+    while (left := ray_processes(base)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return left

@@ -1,0 +1,198 @@
+"""The Ray executor on a real local cluster: a head and two more nodes started by this module
+(each its own raylet, object store and node folder, so "another machine" is real), custom
+resources that decide placement, a node killed mid-task. Every Ray process is stopped at the
+end and checked gone."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TypeVar
+
+import pytest
+
+ray = pytest.importorskip("ray")
+
+from autoresearch import git  # noqa: E402
+from autoresearch.agents import AgentConfig  # noqa: E402
+from autoresearch.errors import ContractError  # noqa: E402
+from autoresearch.states import DecisionKind  # noqa: E402
+from autoresearch.supervisor.executor import AgentTask, EvaluationTask, TaskLost  # noqa: E402
+from autoresearch.supervisor.handle import RunHandle  # noqa: E402
+from autoresearch.supervisor.prepare import prepare  # noqa: E402
+from autoresearch.supervisor.ray_executor import RayExecutor  # noqa: E402
+from autoresearch.supervisor.step import step  # noqa: E402
+from helpers import make_repo, pid_alive, sandbox_text  # noqa: E402
+from ray_cluster import LocalCluster, start_cluster  # noqa: E402
+
+pytestmark = pytest.mark.ray
+T = TypeVar("T")
+
+CMD_AGENT = Path(__file__).parents[1] / "agents/fakes/cmd_agent.py"
+
+
+def agent(plan: str) -> AgentConfig:
+    return AgentConfig(f"cmd:FAKE_PLAN={plan} {sys.executable} {CMD_AGENT}")
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[LocalCluster]:
+    with start_cluster(extra_nodes={"node-b": {"node_b": 1}}) as c:
+        yield c
+
+
+@pytest.fixture
+def run(tmp_path: Path) -> Iterator[RunHandle]:
+    repo = make_repo(tmp_path / "repo")
+    # the evaluator says where it ran: its checkout lies in the node's own folder
+    h = prepare(repo.mission(sandbox=sandbox_text("pwd; python3 scripts/eval.py")), run_tag="RAY")
+    try:
+        yield h
+    finally:
+        h.close()
+
+
+def agent_task(h: RunHandle, plan: str, tmp_path: Path) -> AgentTask:
+    return AgentTask(
+        run_id=h.run_id,
+        lane=0,
+        iteration=h.run.iteration + 1,
+        base_commit=h.run.last_kept_commit or "",
+        worktree=h.worktree,
+        branch=h.run.branch_name,
+        instructions_file=h.paths.instructions,
+        candidate_file=h.paths.candidate,
+        log_path=h.paths.agent_log(h.run.iteration + 1),
+        leftover_patch=tmp_path / "leftover.patch",
+        agent=agent(plan),
+        timeout=120,
+        sandbox=h.run.sandbox,
+    )
+
+
+def evaluation_task(h: RunHandle, commit: str, resources: dict[str, float]) -> EvaluationTask:
+    return EvaluationTask(
+        run_id=h.run_id,
+        lane=0,
+        iteration=1,
+        commit=commit,
+        tree=h.worktree,
+        relative_dir=str(h.run.sandbox.get("relative_dir", ".")),
+        evaluator=h.evaluator,
+        log_path=h.paths.evaluator_log(1, 9),
+        resources=resources,
+    )
+
+
+def test_a_session_runs_on_a_node_and_its_candidate_is_judged_by_the_driver(
+    cluster: LocalCluster, run: RunHandle, tmp_path: Path
+) -> None:
+    executor = RayExecutor(cluster.address, agent_resources={"node_b": 1})
+    try:
+        outcome = executor.submit_agent(
+            agent_task(run, "improve", tmp_path), threading.Event(), lambda _: None
+        ).result(timeout=120)
+    finally:
+        executor.shutdown()
+    assert outcome.result.exit_code == 0
+    # the commit was made on node b and came back as a bundle onto the run branch
+    assert outcome.head is not None and outcome.head != run.run.last_kept_commit
+    assert git.head(run.worktree) == outcome.head
+    assert git.current_branch(run.worktree) == run.run.branch_name
+    assert (run.worktree / "value.txt").read_text() == "2\n"
+    assert Path(outcome.result.log_file or "") == run.paths.agent_log(1)
+    assert cluster.node_dir("node-b").joinpath(run.run_id, "cache.git").is_dir()
+    assert not cluster.node_dir("head").joinpath(run.run_id).exists()
+    judged = step(run)
+    assert judged.decision == DecisionKind.KEEP and judged.last_kept_commit == outcome.head
+
+
+@pytest.mark.parametrize("node", ["head", "node-b"])
+def test_an_evaluation_runs_where_its_resources_are(
+    cluster: LocalCluster, run: RunHandle, node: str
+) -> None:
+    commit = run.run.last_kept_commit or ""
+    executor = RayExecutor(cluster.address)
+    try:
+        record = executor.submit_evaluation(
+            evaluation_task(run, commit, {node.replace("-", "_"): 1}),
+            threading.Event(),
+            lambda _: None,
+        ).result(timeout=120)
+    finally:
+        executor.shutdown()
+    assert record.status == "pass" and record.score == 1.0
+    assert record.stdout.startswith(str(cluster.node_dir(node)))
+    assert record.log_file == str(run.paths.evaluator_log(1, 9))
+    assert "progress line" in Path(record.log_file).read_text()
+
+
+def test_resources_no_node_offers_are_refused_at_once(
+    cluster: LocalCluster, run: RunHandle
+) -> None:
+    executor = RayExecutor(cluster.address)
+    try:
+        with pytest.raises(ContractError, match="no node of the Ray cluster offers GPU: 4"):
+            executor.submit_evaluation(
+                evaluation_task(run, run.run.last_kept_commit or "", {"GPU": 4}),
+                threading.Event(),
+                lambda _: None,
+            )
+    finally:
+        executor.shutdown()
+
+
+def test_a_node_lost_mid_session_is_lost_once_leaves_nothing_running_and_retries_elsewhere(
+    cluster: LocalCluster, run: RunHandle, tmp_path: Path
+) -> None:
+    cluster.add_node("doomed", {"doomed": 1})
+    base = run.run.last_kept_commit or ""
+    placeholder = run.paths.candidate.read_bytes()
+    task = agent_task(run, "hang", tmp_path)
+    doomed = RayExecutor(cluster.address, agent_resources={"doomed": 1})
+    try:
+        future = doomed.submit_agent(task, threading.Event(), lambda _: None)
+        started = wait_for(
+            lambda: next(
+                cluster.node_dir("doomed").glob(
+                    f"{run.run_id}/tasks/*/tree/.autoresearch/agent-1.started"
+                ),
+                None,
+            )
+        )
+        agent_pid = int(started.read_text())
+        cluster.remove_node("doomed")
+        with pytest.raises(TaskLost, match="session lost"):
+            future.result(timeout=60)
+    finally:
+        doomed.shutdown()
+    # the agent of the dead node does not outlive it (the task's watcher stopped it)
+    wait_for(lambda: not pid_alive(agent_pid))
+    # nothing half came back: the run's worktree and artifact are as they were
+    assert git.head(run.worktree) == base
+    assert run.paths.candidate.read_bytes() == placeholder
+    # the driver restarts the session: it runs on a live node and lands once
+    retry = RayExecutor(cluster.address)
+    try:
+        outcome = retry.submit_agent(
+            dataclasses.replace(task, agent=agent("improve")), threading.Event(), lambda _: None
+        ).result(timeout=120)
+    finally:
+        retry.shutdown()
+    assert outcome.head is not None
+    assert len(git.commits_between(run.worktree, base, outcome.head)) == 1
+    assert step(run).decision == DecisionKind.KEEP
+
+
+def wait_for(probe: Callable[[], T | None], patience: float = 60.0) -> T:
+    deadline = time.monotonic() + patience
+    while time.monotonic() < deadline:
+        got = probe()
+        if got:
+            return got
+        time.sleep(0.1)
+    raise AssertionError("timed out waiting")
