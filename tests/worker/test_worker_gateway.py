@@ -224,3 +224,58 @@ async def test_model_tools_through_mcp_with_fallback_metrics_and_a_degraded_circ
     tools = {x["tool"]: x for x in json.loads(done.stdout)["tools"]}
     assert tools["analyze"]["calls"] == 7 and tools["analyze"]["errors"] == circuits.THRESHOLD
     assert tools["gateway"]["calls"] == len(attempts)
+
+
+@pytest.mark.anyio
+async def test_review_of_a_job_sends_its_recorded_diff_and_task(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from worker_helpers import agent
+
+    secret_line = f'TOKEN = "{SECRET}"'
+    with Gateway([Step(text="ship: it sets VALUE")]) as gw:
+        monkeypatch.setenv("AUTORESEARCH_GATEWAY_URL", gw.url)
+        monkeypatch.setenv("AUTORESEARCH_GATEWAY_MODELS", "cheap")
+        async with connect(build_server(repo.root)) as t:
+            start = {
+                "prompt": "Set VALUE to 2 in src/app.py.",
+                "verification_policy": {"task_kind": "modifying"},
+                "agent": agent("edit", "src/app.py", f"VALUE = 2\n{secret_line}"),
+                "scoped_patch": {"paths": ["src"]},
+                "checks": [{"name": "v", "command": "grep -q 'VALUE = 2' src/app.py"}],
+                "isolation": "worktree",
+            }
+            job_id = (await t.ok("job_start", start)).data["job_id"]
+            await t.ok("job_wait", {"job_id": job_id, "timeout_ms": 30_000})
+            repo.write("src/app.py", "VALUE = 3\n")  # the working tree is not what is reviewed
+            answer = await t.ok("review", {"job_id": job_id})
+            assert answer.data["answer"] == "ship: it sets VALUE"
+            assert answer.data["receipt"]["bytes_read"] > 0
+            err = await t.error("review", {"job_id": job_id, "base": "HEAD~1"})
+            assert "omit base and files" in err
+            missing = await t.error("review", {"job_id": "job_000000000000"})
+            assert missing.startswith("autoresearch_job_not_found")
+        [request] = gw.requests
+    sent = request["messages"][1]["content"]
+    assert "Set VALUE to 2 in src/app.py." in sent and "+VALUE = 2" in sent
+    assert "VALUE = 3" not in sent
+    assert SECRET not in json.dumps(gw.requests), "a secret reached the gateway"
+
+
+def test_review_of_a_running_job_is_refused_until_it_ends(repo: Repo) -> None:
+    from autoresearch.errors import ContractError
+    from autoresearch.worker import jobs
+    from autoresearch.worker.model import JobRequest
+    from autoresearch.worker.tools.base import Workspace
+    from autoresearch.worker.tools.model_tools import review_job
+
+    pidfile = repo.root.parent / "pids"
+    from worker_helpers import agent, wait_for_file
+
+    view = jobs.start(repo.root, JobRequest(prompt="hang", agent=agent("hang", str(pidfile))))
+    try:
+        wait_for_file(pidfile)
+        with pytest.raises(ContractError, match="autoresearch_job_running"):
+            review_job(Workspace(repo.root), view.job.job_id)
+    finally:
+        jobs.cancel(repo.root, view.job.job_id, wait_seconds=10)

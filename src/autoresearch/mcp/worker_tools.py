@@ -263,9 +263,21 @@ class WorkerTools:
         self,
         base: Annotated[str, Field(min_length=1, description="Commit to compare with.")] = "HEAD",
         files: Paths = None,
+        job_id: Annotated[
+            str | None,
+            Field(min_length=1, description="Review this finished job's recorded diff instead."),
+        ] = None,
     ) -> Annotated[CallToolResult, ModelOutput]:
         """A cheap model's review of the working tree's diff against base (bugs, risks, a
-        verdict). When its circuit is open, answers with the diff digest instead (degraded)."""
+        verdict), or with job_id of the diff a finished job recorded, judged against its
+        prompt. At most 48 KB sent, secrets redacted. When its circuit is open, answers with
+        the diff digest instead (degraded)."""
+        if job_id is not None:
+            return await self._model_call(
+                "review",
+                lambda ws: model_tools.review_job(ws, job_id, base, files),
+                lambda ws: model_tools.review_job_locally(ws, job_id),
+            )
         return await self._model_call(
             "review",
             lambda ws: model_tools.review(ws, base, files),

@@ -11,19 +11,24 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
 from autoresearch import git
 from autoresearch.clock import utc_now_iso
 from autoresearch.errors import ContractError
+from autoresearch.paths import job_paths
 from autoresearch.redact import redact
 from autoresearch.worker import gateway
+from autoresearch.worker.model import JobState
 from autoresearch.worker.tools import reading
 from autoresearch.worker.tools.base import Receipt, Workspace, bounded, finish
 
 CONTEXT_LIMIT = 48 * 1024
 MAX_ANSWER_TOKENS = 1024
+TASK_LIMIT = 4 * 1024  # of the job's prompt, sent beside its diff
+CODE_JOB_RUNNING = "autoresearch_job_running"
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
 
 
@@ -169,6 +174,65 @@ def review_locally(
 ) -> dict[str, Any]:
     """What `review` answers when its circuit is open: the deterministic diff digest."""
     digest = reading.diff_digest(ws, base, files)
+    return _degraded(digest, {"files": digest["files"], "highest_risk": digest["highest_risk"]})
+
+
+@dataclass(frozen=True)
+class JobDiff:
+    """What a finished job recorded: its task and the patch of everything it changed."""
+
+    job_id: str
+    task: str
+    base: str
+    patch: str
+
+
+def job_diff(ws: Workspace, job_id: str) -> JobDiff:
+    """The recorded diff of a job of this repository (its `changes.patch`, written when the
+    job ended: the same bytes whether it worked in place or in a worktree)."""
+    from autoresearch.worker import jobs
+
+    job = jobs.get(ws.root, job_id).job
+    if not JobState(job.state).terminal:
+        raise ContractError(
+            f"{CODE_JOB_RUNNING}: {job_id} is {job.state}; its diff is recorded when it ends "
+            "(job_wait, then review again)"
+        )
+    patch = job_paths(ws.root, job_id).changes_patch
+    text = patch.read_bytes().decode("utf-8", "replace") if patch.is_file() else ""
+    if not text.strip():
+        raise ContractError(f"{job_id} recorded no changes to review")
+    task = str(job.spec.get("prompt") or "")
+    return JobDiff(job_id, task, job.base_commit or "", text)
+
+
+def review_job(
+    ws: Workspace,
+    job_id: str,
+    base: str = "HEAD",
+    files: list[str] | None = None,
+    config: gateway.GatewayConfig | None = None,
+) -> dict[str, Any]:
+    """A cheap model's review of a job's recorded diff against the task it was given."""
+    if base != "HEAD" or files:
+        raise ContractError("review: job_id reviews the job's own diff; omit base and files")
+    receipt = Receipt()
+    found = job_diff(ws, job_id)
+    receipt.bytes_read += len(found.patch.encode())
+    task, _cut = bounded(found.task, TASK_LIMIT)
+    system = (
+        "Review this diff, made by an agent for the task below, as a careful senior engineer: "
+        "does it do the task, and nothing else? List concrete bugs and risks with path:line, "
+        "then a one-line verdict (ship / fix first). Be brief."
+    )
+    user = f"Task given to the agent:\n{task}\n\nIts diff:\n{found.patch}"
+    return finish(receipt, _ask(ws, "review", system, user, receipt, config))
+
+
+def review_job_locally(ws: Workspace, job_id: str) -> dict[str, Any]:
+    """`review` of a job with its circuit open: the digest of the job's recorded patch."""
+    found = job_diff(ws, job_id)
+    digest = reading.digest_of(ws, found.patch, found.base)
     return _degraded(digest, {"files": digest["files"], "highest_risk": digest["highest_risk"]})
 
 

@@ -140,9 +140,13 @@ def parse_diff(text: str) -> list[FileDiff]:
 def diff_digest(
     ws: Workspace, base: str = "HEAD", paths: list[str] | None = None, max_hunks: int = 20
 ) -> dict[str, Any]:
-    receipt = Receipt()
     rels = [ws.rel(ws.path(p)) for p in paths or ()]
-    text = git.working_diff(ws.root, base, rels)
+    return digest_of(ws, git.working_diff(ws.root, base, rels), base, max_hunks)
+
+
+def digest_of(ws: Workspace, text: str, base: str, max_hunks: int = 20) -> dict[str, Any]:
+    """The digest of a unified diff's text (the working tree's, or a job's recorded patch)."""
+    receipt = Receipt()
     receipt.bytes_read = len(text.encode())
     rows: list[dict[str, Any]] = []
     levels: list[Risk] = []
