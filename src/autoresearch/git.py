@@ -410,6 +410,12 @@ def list_files(cwd: Path) -> list[str]:
     return sorted({name for name in names if name and (cwd / name).is_file()})
 
 
+def is_tracked(cwd: Path, path: str) -> bool:
+    """Whether git tracks `path` (relative to `cwd`) in the index."""
+    done = _run(cwd, ["ls-files", "--error-unmatch", "--", path], check=False)
+    return done.returncode == 0
+
+
 def commit_message(cwd: Path, commit: str) -> str:
     return _text(_run(cwd, ["log", "-1", "--format=%B", commit]))
 

@@ -11,29 +11,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+from session_hooks import RESUME, assert_resumed_each_turn, hooks_log, logged, session_repo
 from test_real_agents import AGENT_BIN, require
 
-from helpers import GIT_ENV, Repo, cli, git, make_repo
+from helpers import GIT_ENV, Repo
 from model_server import Exchange, ModelServer, Reply, ToolCall, claude_env
 
-RESUME = "Continue the autoresearch loop now."
-HARNESS = 'echo "METRIC score=$(cat value.txt)"\n'
 PY = sys.executable
-
-
-def session_repo(root: Path, **init: str) -> Repo:
-    repo = make_repo(root / "repo", value="100")
-    repo.write("autoresearch.sh", HARNESS)
-    args = [f"--{k.replace('_', '-')}={v}" for k, v in init.items()]
-    for argv in (
-        ["exp", "init", "--name", "hooked", "--metric", "score", *args],
-        ["exp", "run"],
-        ["exp", "log", "--status", "keep", "-d", "baseline"],
-        ["exp", "hooks", "install", "--claude"],
-    ):
-        done = cli(*argv, cwd=repo.root)
-        assert done.returncode == 0, (argv, done.stdout, done.stderr)
-    return repo
 
 
 def experiment_plan(status: str, turns: int):
@@ -74,37 +58,18 @@ def claude(
     return done, server
 
 
-def logged(repo: Repo) -> list[dict]:
-    status = json.loads(cli("exp", "status", "--json", "--last", "100", cwd=repo.root).stdout)
-    return status["history"]
-
-
-def hooks_log(repo: Repo) -> str:
-    return (repo.root / ".autoresearch" / "hooks.log").read_text()
-
-
 def test_claude_is_resumed_after_each_logged_turn_and_stops_when_idle(
     outside_tmp: Path, tmp_path: Path
 ) -> None:
-    repo = session_repo(outside_tmp)
+    repo = session_repo(outside_tmp, "claude")
     turns = 3
     done, server = claude(repo, experiment_plan("keep", turns), tmp_path)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    assert [r["description"] for r in logged(repo)] == [
-        "baseline",
-        *(f"turn {k}" for k in range(turns)),
-    ]
-    log = hooks_log(repo)
-    assert log.count("stop: continue") == turns, log
-    assert log.count("stop: stop (nothing logged since the last resume)") == 1, log
-    assert server.exchanges[-1].prompt.count(RESUME) == turns
-    # the installed settings are no part of any kept commit
-    assert git(repo.root, "show", "--name-only", "--format=", "HEAD").split() == ["value.txt"]
-    assert f"(auto-resume {turns}/200" in server.exchanges[-1].prompt
+    assert_resumed_each_turn(repo, server.exchanges[-1].prompt, turns)
 
 
 def test_max_iterations_ends_the_loop_with_a_notice(outside_tmp: Path, tmp_path: Path) -> None:
-    repo = session_repo(outside_tmp, max_iterations="3")
+    repo = session_repo(outside_tmp, "claude", max_iterations="3")
     # the scripted agent would go on for 10 turns: the hook stops it at 3 logged runs
     done, _server = claude(repo, experiment_plan("keep", 10), tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -121,7 +86,7 @@ def test_the_turn_limit_fires_across_host_restarts(outside_tmp: Path, tmp_path: 
     from autoresearch.experiments.hooks import MAX_RESUMED_TURNS
     from autoresearch.journal.hooks import HookCounters, save_counters
 
-    repo = session_repo(outside_tmp)
+    repo = session_repo(outside_tmp, "claude")
     with sqlite3.connect(repo.root / ".autoresearch/journal.sqlite3") as conn:  # 198 resumes ago
         save_counters(conn, 1, 1, HookCounters(MAX_RESUMED_TURNS - 2, last_logged_run=1))
     done, _server = claude(repo, experiment_plan("keep", 10), tmp_path)
@@ -133,7 +98,7 @@ def test_the_turn_limit_fires_across_host_restarts(outside_tmp: Path, tmp_path: 
 def test_a_failure_streak_ends_the_loop(outside_tmp: Path, tmp_path: Path) -> None:
     from autoresearch.experiments import LogParams, RunParams, log_experiment, run_experiment
 
-    repo = session_repo(outside_tmp)
+    repo = session_repo(outside_tmp, "claude")
     for i in range(18):  # 18 failures before the agent's session: its 3rd discard makes 21
         repo.write("value.txt", f"{300 + i}\n")
         run_experiment(repo.root, RunParams())
@@ -151,7 +116,7 @@ def test_compaction_adds_the_journal_summary(outside_tmp: Path, tmp_path: Path) 
     journal's summary into the next request, byte for byte."""
     from autoresearch.experiments.hooks import compaction_summary
 
-    repo = session_repo(outside_tmp)
+    repo = session_repo(outside_tmp, "claude")
     bodies: list[str] = []
 
     def plan(ex: Exchange) -> Reply:

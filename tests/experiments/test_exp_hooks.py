@@ -265,3 +265,74 @@ def test_install_refuses_a_broken_settings_file(repo: Repo) -> None:
     assert done.returncode == 2
     assert done.stderr.startswith("autoresearch: ") and "not valid JSON" in done.stderr
     assert settings.read_text() == "{not json"
+
+
+CODEX_USER_HOOKS = {
+    "hooks": {
+        "Stop": [{"hooks": [{"type": "command", "command": "ruff check --fix", "timeout": 30}]}],
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "audit"}]}],
+    }
+}
+
+
+def test_codex_install_merges_into_the_projects_hooks_json_and_uninstall_restores_it(
+    repo: Repo,
+) -> None:
+    path = repo.root / ".codex" / "hooks.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(CODEX_USER_HOOKS))
+    done = cli("exp", "hooks", "install", "--codex", "--json", cwd=repo.root)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["changed"] is True and out["events"] == ["Stop"]
+    assert "--dangerously-bypass-hook-trust" in out["message"]  # says how codex will trust it
+    data = json.loads(path.read_text())
+    assert data["hooks"]["PreToolUse"] == CODEX_USER_HOOKS["hooks"]["PreToolUse"]
+    [user, ours] = data["hooks"]["Stop"]
+    assert user == CODEX_USER_HOOKS["hooks"]["Stop"][0]
+    assert ours["hooks"][0]["command"].endswith(" -m autoresearch exp hook stop")
+    assert "SessionStart" not in data["hooks"]
+    assert git(repo.root, "status", "--porcelain", "--", ".codex") == ""  # out of git
+    again = cli("exp", "hooks", "install", "--codex", "--json", cwd=repo.root)
+    assert json.loads(again.stdout)["changed"] is False
+    assert cli("exp", "hooks", "uninstall", "--codex", cwd=repo.root).returncode == 0
+    assert json.loads(path.read_text()) == CODEX_USER_HOOKS
+    path.unlink()
+    path.parent.rmdir()
+    cli("exp", "hooks", "install", "--codex", cwd=repo.root)
+    cli("exp", "hooks", "uninstall", "--codex", cwd=repo.root)
+    assert not path.parent.exists()
+
+
+def test_codex_install_refuses_a_hooks_file_git_tracks(repo: Repo) -> None:
+    path = repo.root / ".codex" / "hooks.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(CODEX_USER_HOOKS))
+    git(repo.root, "add", ".codex/hooks.json")
+    git(repo.root, "commit", "-qm", "shared codex hooks")
+    done = cli("exp", "hooks", "install", "--codex", cwd=repo.root)
+    assert done.returncode == 2 and "is tracked by git" in done.stderr
+    assert json.loads(path.read_text()) == CODEX_USER_HOOKS
+
+
+def test_install_names_exactly_one_host(repo: Repo) -> None:
+    for argv in ([], ["--claude", "--codex"]):
+        done = cli("exp", "hooks", "install", *argv, cwd=repo.root)
+        assert done.returncode == 2 and "--claude or --codex" in done.stderr
+
+
+def test_status_shows_the_hook_counters(session: Repo) -> None:
+    cycle(session, "100", "keep", "baseline")
+    assert "auto-resume:" not in cli("exp", "status", cwd=session.root).stdout
+    cycle(session, "120", "discard", "worse")
+    assert stop(session) is not None  # resumed once
+    status = json.loads(cli("exp", "status", "--json", cwd=session.root).stdout)
+    assert status["hooks"] == {
+        "resumed_turns": 1,
+        "max_resumed_turns": MAX_RESUMED_TURNS,
+        "failure_streak": 1,
+        "failure_streak_limit": FAILURE_STREAK,
+        "notice": None,
+    }
+    text = cli("exp", "status", cwd=session.root).stdout
+    assert "auto-resume: 1/200 resumed turns, failure streak 1 (stops above 20)" in text

@@ -12,10 +12,11 @@ from pathlib import Path
 
 import click
 
-from autoresearch.cli.common import AppGroup, emit_json, say
+from autoresearch.cli.common import AppGroup, emit_json, fail, say
 
 JSON_HELP = "Print one JSON object on stdout."
 CLAUDE_HELP = "Claude Code: .claude/settings.local.json (kept out of git)."
+CODEX_HELP = "Codex: .codex/hooks.json (kept out of git; the project and its hooks trusted)."
 
 
 def register(exp: click.Group) -> None:
@@ -27,9 +28,10 @@ def register(exp: click.Group) -> None:
 @click.argument("event", type=click.Choice(["stop", "session-start"]))
 @click.pass_context
 def hook(ctx: click.Context, event: str) -> None:
-    """Answer a Claude Code hook (JSON on stdin): `stop` resumes the experiment loop after a
-    turn that logged an experiment; `session-start` adds the session summary after a
-    compaction. Installed by `exp hooks install --claude`."""
+    """Answer a Claude Code or Codex hook (JSON on stdin; both speak the same protocol):
+    `stop` resumes the experiment loop after a turn that logged an experiment;
+    `session-start` adds the session summary after a compaction. Installed by
+    `exp hooks install --claude` or `--codex`."""
     from autoresearch.experiments.hooks import MAX_STDIN_BYTES, HookEvent, answer_hook
     from autoresearch.redact import redact_value
 
@@ -54,30 +56,37 @@ def _start(ctx: click.Context) -> Path:
     return Path(obj.get("repo") or Path.cwd())
 
 
+def _host(claude: bool, codex: bool) -> str:
+    if claude == codex:
+        fail("name one host: --claude or --codex")
+    return "claude" if claude else "codex"
+
+
 @hooks.command("install")
-@click.option(
-    "--claude", is_flag=True, required=True, help="Claude Code: .claude/settings.local.json."
-)
+@click.option("--claude", is_flag=True, help=CLAUDE_HELP)
+@click.option("--codex", is_flag=True, help=CODEX_HELP)
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.pass_context
-def install(ctx: click.Context, claude: bool, as_json: bool) -> None:
-    """Merge the Stop and SessionStart (compact) hooks into the project's Claude Code
-    settings; the user's other hooks stay as they are."""
-    from autoresearch.experiments.hook_install import install_claude
+def install(ctx: click.Context, claude: bool, codex: bool, as_json: bool) -> None:
+    """Merge the hooks into the project's host settings: for Claude Code the Stop and
+    SessionStart (compact) hooks, for Codex the Stop hook; the user's other hooks stay as
+    they are."""
+    from autoresearch.experiments.hook_install import Host
+    from autoresearch.experiments.hook_install import install as do_install
 
-    result = install_claude(_start(ctx))
+    result = do_install(_start(ctx), Host(_host(claude, codex)))
     emit_json(result.to_dict()) if as_json else say(result.message)
 
 
 @hooks.command("uninstall")
-@click.option(
-    "--claude", is_flag=True, required=True, help="Claude Code: .claude/settings.local.json."
-)
+@click.option("--claude", is_flag=True, help=CLAUDE_HELP)
+@click.option("--codex", is_flag=True, help=CODEX_HELP)
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.pass_context
-def uninstall(ctx: click.Context, claude: bool, as_json: bool) -> None:
+def uninstall(ctx: click.Context, claude: bool, codex: bool, as_json: bool) -> None:
     """Remove exactly the entries `install` added."""
-    from autoresearch.experiments.hook_install import uninstall_claude
+    from autoresearch.experiments.hook_install import Host
+    from autoresearch.experiments.hook_install import uninstall as do_uninstall
 
-    result = uninstall_claude(_start(ctx))
+    result = do_uninstall(_start(ctx), Host(_host(claude, codex)))
     emit_json(result.to_dict()) if as_json else say(result.message)

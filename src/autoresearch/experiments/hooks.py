@@ -2,7 +2,9 @@
 
 Claude Code runs `autoresearch exp hook stop` when the agent ends a turn and
 `autoresearch exp hook session-start` when a session starts (matcher `compact`: after a
-context compaction). The Stop hook answers "continue" – Claude Code's `{"decision": "block",
+context compaction); Codex 0.171.0 runs the same Stop hook with the same protocol (its hook
+schema is Claude Code's: `decision` / `reason` / `systemMessage`, and a block re-prompts the
+agent with the reason). The Stop hook answers "continue" – `{"decision": "block",
 "reason": <resume message>}` – when the session is on and the agent logged an experiment (or
 left a completed run unlogged) since the last resume; otherwise it lets the agent stop, with a
 notice when a limit fired: `max_iterations` logged, 200 resumed turns, or more than 20 latest
@@ -30,17 +32,19 @@ from autoresearch.clock import utc_now_iso
 from autoresearch.errors import NotFoundError
 from autoresearch.experiments.context import Context, open_context
 from autoresearch.experiments.ledger import progress
-from autoresearch.experiments.rules import max_reached_message
+from autoresearch.experiments.rules import (
+    FAILED_VERDICTS,
+    FAILURE_STREAK,
+    MAX_RESUMED_TURNS,
+    max_reached_message,
+)
 from autoresearch.experiments.status import DEFAULT_HISTORY, StatusReport, build_status
 from autoresearch.journal import hooks as journal_hooks
 from autoresearch.journal import sessions
 from autoresearch.journal.hooks import HookCounters
 from autoresearch.paths import STATE_DIR
-from autoresearch.states import RunState, Verdict
+from autoresearch.states import RunState
 
-MAX_RESUMED_TURNS = 200
-FAILURE_STREAK = 20  # more than this many latest results all failed: stop resuming
-FAILED = frozenset({Verdict.DISCARD, Verdict.CRASH, Verdict.CHECKS_FAILED})
 HOOK_BUDGET_SECONDS = 20.0  # well inside the timeout the installed entries give the host
 HOOK_TIMEOUT_SECONDS = 30
 HOOK_LOG = "hooks.log"
@@ -104,7 +108,7 @@ def decide_stop(facts: StopFacts) -> StopDecision:
         )
         return StopDecision(StopAction.STOP, StopReason.MAX_RESUMES, notice)
     streak = facts.latest_statuses[: FAILURE_STREAK + 1]
-    if len(streak) > FAILURE_STREAK and all(s in FAILED for s in streak):
+    if len(streak) > FAILURE_STREAK and all(s in FAILED_VERDICTS for s in streak):
         notice = (
             f"Auto-resume stopped: the latest {len(streak)} results of the segment are all "
             "discard/crash/checks_failed; rethink the approach before going on."

@@ -151,11 +151,23 @@ def render_status(report: StatusReport) -> str:
         f"{max_reached_message(prog['max'])} The session accepts no more runs."
         if prog["reached"]
         else "",
+        _hooks(report.hooks),
         _history(report.history, unit),
         _unjustified(report.unjustified),
         _pending(report.pending, unit),
         f"notes:\n{_indent(report.notes)}" if report.notes.strip() else "notes:       (none)",
     )
+
+
+def _hooks(hooks: Mapping[str, Any]) -> str:
+    """The auto-resume line, once a host hook has resumed the agent or stopped the loop."""
+    if not hooks["resumed_turns"] and not hooks["notice"]:
+        return ""
+    line = (
+        f"auto-resume: {hooks['resumed_turns']}/{hooks['max_resumed_turns']} resumed turns, "
+        f"failure streak {hooks['failure_streak']} (stops above {hooks['failure_streak_limit']})"
+    )
+    return line + (f"\n  stopped: {hooks['notice']}" if hooks["notice"] else "")
 
 
 def _history(history: tuple[dict[str, Any], ...], unit: str) -> str:

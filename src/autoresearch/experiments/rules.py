@@ -29,6 +29,23 @@ def max_reached_message(limit: int) -> str:
     return f"Maximum experiments reached ({limit})."
 
 
+# Auto-resume by the host hooks stops after this many resumed turns, or when more than
+# FAILURE_STREAK of the segment's latest results all failed.
+MAX_RESUMED_TURNS = 200
+FAILURE_STREAK = 20
+FAILED_VERDICTS = frozenset({Verdict.DISCARD, Verdict.CRASH, Verdict.CHECKS_FAILED})
+
+
+def failure_streak(statuses_newest_first: Sequence[str]) -> int:
+    """How many of the latest results, newest first, failed in a row."""
+    count = 0
+    for status in statuses_newest_first:
+        if status not in FAILED_VERDICTS:
+            break
+        count += 1
+    return count
+
+
 @dataclass(frozen=True)
 class LogPlan:
     """What a log records, decided before git is touched."""

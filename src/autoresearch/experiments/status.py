@@ -15,7 +15,13 @@ from autoresearch.experiments.context import Context, open_context
 from autoresearch.experiments.ledger import progress, session_dict, stats
 from autoresearch.experiments.notes import ideas
 from autoresearch.experiments.params import STATUSES
-from autoresearch.experiments.rules import benchmark_state
+from autoresearch.experiments.rules import (
+    FAILURE_STREAK,
+    MAX_RESUMED_TURNS,
+    benchmark_state,
+    failure_streak,
+)
+from autoresearch.journal import hooks as journal_hooks
 from autoresearch.journal import sessions
 from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
 from autoresearch.locks import FileLock
@@ -40,6 +46,7 @@ class StatusReport:
     ideas: tuple[str, ...]
     pending: dict[str, Any] | None
     progress: dict[str, Any]
+    hooks: dict[str, Any]  # the auto-resume counters of the host hooks, and their limits
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -77,7 +84,22 @@ def build_status(ctx: Context, session: SessionRecord, last: int) -> StatusRepor
         ideas=ideas(session.notes),
         pending=None if pending is None else pending_line(ctx, session, pending),
         progress=progress(ctx.journal, session).to_dict(),
+        hooks=hook_status(ctx, session),
     )
+
+
+def hook_status(ctx: Context, session: SessionRecord) -> dict[str, Any]:
+    """What the Stop hook counted in this segment (journal rows; zeros before any hook ran)."""
+    sid, segment = session.session_id, session.segment
+    counters = journal_hooks.counters(ctx.journal, sid, segment)
+    latest = journal_hooks.latest_statuses(ctx.journal, sid, segment, FAILURE_STREAK + 1)
+    return {
+        "resumed_turns": counters.resumed_turns,
+        "max_resumed_turns": MAX_RESUMED_TURNS,
+        "failure_streak": failure_streak(latest),
+        "failure_streak_limit": FAILURE_STREAK,
+        "notice": counters.notice,
+    }
 
 
 def _best(segment: SegmentStats) -> dict[str, Any] | None:

@@ -231,6 +231,16 @@ class NotesOutput(_Shape):
     ideas: list[str]
 
 
+class HookCounts(_Shape):
+    """The auto-resume counters of the host hooks (`exp hooks install`) in this segment."""
+
+    resumed_turns: int
+    max_resumed_turns: int
+    failure_streak: int = Field(description="Latest results that failed in a row.")
+    failure_streak_limit: int = Field(description="Auto-resume stops above this streak.")
+    notice: str | None = Field(description="Why auto-resume last stopped at a limit.")
+
+
 class StatusOutput(_Shape):
     """The context an agent needs at the start of every turn."""
 
@@ -246,6 +256,7 @@ class StatusOutput(_Shape):
     ideas: list[str]
     pending: Pending | None
     progress: Progress
+    hooks: HookCounts
 
 
 # --- supervised runs -------------------------------------------------------------------------
