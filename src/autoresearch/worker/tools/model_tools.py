@@ -21,7 +21,6 @@ from autoresearch.errors import ContractError
 from autoresearch.paths import job_paths
 from autoresearch.redact import redact
 from autoresearch.worker import gateway
-from autoresearch.worker.model import JobState
 from autoresearch.worker.tools import reading
 from autoresearch.worker.tools.base import Receipt, Workspace, bounded, finish
 
@@ -193,7 +192,7 @@ def job_diff(ws: Workspace, job_id: str) -> JobDiff:
     from autoresearch.worker import jobs
 
     job = jobs.get(ws.root, job_id).job
-    if not JobState(job.state).terminal:
+    if not job.state.terminal:
         raise ContractError(
             f"{CODE_JOB_RUNNING}: {job_id} is {job.state}; its diff is recorded when it ends "
             "(job_wait, then review again)"
