@@ -1,7 +1,8 @@
 """A scripted model server on 127.0.0.1 that real agent CLIs talk to in tests.
 
 It speaks the three wire formats the agents use – OpenAI Responses (SSE, codex), Anthropic
-Messages (SSE, Claude Code) and OpenAI Chat Completions (aider) – and answers every request
+Messages (SSE, Claude Code) and OpenAI Chat Completions (aider; streamed or not, as the
+worker's Claude bridge asks) – and answers every request
 from a *plan*: a function of the conversation so far that returns the next `Reply` (tool calls,
 a final text, or an API error). The agent runs its tools for real; the plan only decides what
 the "model" asks for.
@@ -290,6 +291,32 @@ def chat_completion(reply: Reply, n: int, model: str) -> dict[str, Any]:
     }
 
 
+def chat_events(reply: Reply, n: int, model: str) -> Iterator[bytes]:
+    """OpenAI Chat Completions stream: role, content or tool-call deltas (arguments in two
+    pieces, as real servers split them), the finish reason, a usage chunk, [DONE]."""
+    whole = chat_completion(reply, n, model)
+    base = {"id": whole["id"], "object": "chat.completion.chunk", "created": 0, "model": model}
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        return f"data: {json.dumps({**base, 'choices': [choice]})}\n\n".encode()
+
+    yield chunk({"role": "assistant", "content": ""})
+    calls = whole["choices"][0]["message"].get("tool_calls") or []
+    for i, call in enumerate(calls):
+        args = call["function"]["arguments"]
+        half = len(args) // 2
+        head = {"index": i, "id": call["id"], "type": "function",
+                "function": {"name": call["function"]["name"], "arguments": args[:half]}}  # fmt: skip
+        yield chunk({"tool_calls": [head]})
+        yield chunk({"tool_calls": [{"index": i, "function": {"arguments": args[half:]}}]})
+    if not calls:
+        yield chunk({"content": reply.text})
+    yield chunk({}, whole["choices"][0]["finish_reason"])
+    usage = {**base, "choices": [], "usage": whole["usage"]}
+    yield f"data: {json.dumps(usage)}\n\ndata: [DONE]\n\n".encode()
+
+
 def _error_body(api: str, status: int, message: str) -> dict[str, Any]:
     if api == "messages":
         kind = "rate_limit_error" if status == 429 else "invalid_request_error"
@@ -334,7 +361,9 @@ def _handler(server: ModelServer) -> type[BaseHTTPRequestHandler]:
                 payload = json.dumps(chat_completion(reply, n, model)).encode()
                 self._send(200, payload, "application/json")
                 return
-            events = responses_events if exchange.api == "responses" else messages_events
+            events = {"responses": responses_events, "chat": chat_events}.get(
+                exchange.api, messages_events
+            )
             payload = b"".join(events(reply, n, model))
             self._send(200, payload, "text/event-stream")
 

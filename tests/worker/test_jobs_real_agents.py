@@ -15,14 +15,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp"))
 
 from mcp_helpers import connect
 from test_real_agents import AGENT_BIN, require
-from worker_helpers import job_repo
+from worker_helpers import NEW_PY_CHECK, job_repo, new_py_job
 
 from autoresearch.mcp.server import build_server
 from model_server import MODEL, Exchange, ModelServer, Reply, ToolCall, claude_env, codex_env
 
 pytestmark = pytest.mark.anyio
-# Not a read-only command (Claude Code runs those without a grant): it needs the job's grant.
-CHECK = "sh scripts/check.sh"
+CHECK = NEW_PY_CHECK
 
 
 def claude_plan(ex: Exchange) -> Reply:
@@ -60,19 +59,7 @@ async def test_real_agent_job_is_accepted(
         for key, value in env.items():  # the job's runner inherits the server's environment
             monkeypatch.setenv(key, value)
         async with connect(build_server(repo.root)) as t:
-            started = await t.ok(
-                "job_start",
-                {
-                    "prompt": "Create src/new.py with VALUE = 2, then run the check.",
-                    "verification_policy": {"task_kind": "modifying"},
-                    "agent": name,
-                    "model": MODEL,
-                    "scoped_patch": {"paths": ["src"]},
-                    "checks": [{"command": CHECK, "timeout_seconds": 60}],
-                    "timeout_seconds": 240,
-                },
-            )
-            done = await t.ok("job_wait", {"job_id": started.data["job_id"], "timeout_ms": 240_000})
+            done = await new_py_job(t, name, MODEL)
     assert not server.errors, server.errors
     outcome = done.data["outcome"]
     assert outcome["status"] == "accepted", (outcome, done.text)

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from helpers import Repo, make_repo
 
@@ -44,3 +45,24 @@ def wait_for_file(path: Path, limit: float = 20.0) -> str:
             return path.read_text()
         time.sleep(0.05)
     raise AssertionError(f"{path} never appeared")
+
+
+NEW_PY_CHECK = "sh scripts/check.sh"  # not read-only: Claude Code needs the job's grant
+
+
+async def new_py_job(t: Any, agent: str, model: str) -> Any:
+    """Start the job "create src/new.py with VALUE = 2, then run the check" through the MCP
+    client `t` and wait for its verdict (the real-agent job tests)."""
+    started = await t.ok(
+        "job_start",
+        {
+            "prompt": "Create src/new.py with VALUE = 2, then run the check.",
+            "verification_policy": {"task_kind": "modifying"},
+            "agent": agent,
+            "model": model,
+            "scoped_patch": {"paths": ["src"]},
+            "checks": [{"command": NEW_PY_CHECK, "timeout_seconds": 60}],
+            "timeout_seconds": 240,
+        },
+    )
+    return await t.ok("job_wait", {"job_id": started.data["job_id"], "timeout_ms": 240_000})

@@ -7,7 +7,7 @@ cost) is recorded but never decides.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -45,6 +45,7 @@ class SessionRequest:
     sandbox: dict[str, Any] = field(default_factory=dict)
     history: History | None = None  # the run's recorded iterations, never the journal itself
     lane: int = 0  # the parallel lane (1..K) of `run --lanes K`; 0 for a run without lanes
+    extra_env: Mapping[str, str] = field(default_factory=dict)  # e.g. a job's model bridge
 
     def env(self) -> dict[str, str]:
         """The session's environment: the caller's plus the AUTORESEARCH_* variables."""
@@ -53,6 +54,7 @@ class SessionRequest:
             "AUTORESEARCH_CANDIDATE_FILE": str(self.candidate_file),
             "AUTORESEARCH_BASE_COMMIT": self.base_commit,
             "AUTORESEARCH_ITERATION": str(self.iteration),
+            **self.extra_env,
         }
         if self.lane:
             extra["AUTORESEARCH_LANE"] = str(self.lane)

@@ -14,8 +14,9 @@ whose keys are the variables' lower-case names without the prefix, plus `prices`
 `AUTORESEARCH_GATEWAY_MODELS` (comma-separated, tried in order),
 `AUTORESEARCH_GATEWAY_FALLBACK_URL`, `…_FALLBACK_API_KEY`, `…_FALLBACK_MODELS`,
 `AUTORESEARCH_GATEWAY_TIMEOUT` (seconds per attempt, default 60),
-`AUTORESEARCH_GATEWAY_MAX_ATTEMPTS` (per model, default 3). `prices` maps a model to
-`{"prompt": $, "completion": $, "cached": $}` per million tokens.
+`AUTORESEARCH_GATEWAY_MAX_ATTEMPTS` (per model, default 3),
+`AUTORESEARCH_GATEWAY_CLAUDE_JOBS` (1: `claude` jobs run on the gateway through the bridge).
+`prices` maps a model to `{"prompt": $, "completion": $, "cached": $}` per million tokens.
 """
 
 from __future__ import annotations
@@ -178,6 +179,15 @@ def load_config(environ: Mapping[str, str] | None = None) -> GatewayConfig:
     except ValueError:
         raise ContractError(f"{ENV_PREFIX}TIMEOUT / MAX_ATTEMPTS must be numbers") from None
     return GatewayConfig(tuple(endpoints), timeout, max(attempts, 1), prices=prices)
+
+
+def claude_jobs(environ: Mapping[str, str]) -> bool:
+    """Whether `claude` jobs run on the gateway through the bridge (`worker/bridge.py`):
+    `AUTORESEARCH_GATEWAY_CLAUDE_JOBS=1`, or `"claude_jobs": true` in the config file."""
+    value = environ.get(ENV_PREFIX + "CLAUDE_JOBS")
+    if value is None:
+        value = str(_file_values(environ).get("claude_jobs", ""))
+    return value.strip().lower() in ("1", "true", "yes", "on")
 
 
 def _file_values(env: Mapping[str, str]) -> dict[str, Any]:

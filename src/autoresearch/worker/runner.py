@@ -43,6 +43,7 @@ from autoresearch.settings import journal_timeout, kill_grace, worker_max_jobs
 from autoresearch.states import JobState, ProcessState, ResultState
 from autoresearch.worker import evidence as ev
 from autoresearch.worker import liveness
+from autoresearch.worker.bridge import job_bridge
 from autoresearch.worker.model import Isolation, JobSpec
 from autoresearch.worker.outcome import CheckResult, Executor
 
@@ -127,23 +128,26 @@ class Runner:
         config = AgentConfig(
             self.spec.agent, self.spec.model, session_grants(self.spec), self.spec.max_turns
         )
-        request = SessionRequest(
-            run_id=self.job_id,
-            iteration=1,
-            worktree=workdir,
-            instructions_file=self.paths.prompt,
-            candidate_file=self.paths.candidate,
-            base_commit=snap.base_commit or "",
-            log_path=self.paths.agent_log,
-            timeout=self._remaining(),
-        )
         try:
             agent = make_agent(config)
         except AutoresearchError as exc:
             result = AgentResult(self.spec.agent, None, 0, spawn_error=exc.message)
             self._update(executor={**result.to_dict(), "status": Executor.FAILED.value})
             return result
-        result = agent.run(request, self.cancel_requested, self._registers("agent"))
+        # A claude job on the OpenAI-compatible gateway: the bridge lives as long as the agent.
+        with job_bridge(self.spec.agent, self.root, self.job_id) as extra_env:
+            request = SessionRequest(
+                run_id=self.job_id,
+                iteration=1,
+                worktree=workdir,
+                instructions_file=self.paths.prompt,
+                candidate_file=self.paths.candidate,
+                base_commit=snap.base_commit or "",
+                log_path=self.paths.agent_log,
+                timeout=self._remaining(),
+                extra_env=extra_env,
+            )
+            result = agent.run(request, self.cancel_requested, self._registers("agent"))
         self._update(
             executor={**result.to_dict(), "status": _executor(result).value}, children_ended=True
         )
