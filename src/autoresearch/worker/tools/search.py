@@ -82,34 +82,55 @@ def search(ws: Workspace, query: Query, engine: Engine | None = None) -> dict[st
     targets = [ws.rel(ws.path(p)) for p in query.paths] or ["."]
     receipt = Receipt()
     chosen = engine or (Engine.RIPGREP if ripgrep() else Engine.GIT_GREP)
-    hits: list[Hit] | None = None
+    found: Found | None = None
     if chosen is Engine.RIPGREP:
-        hits = _ripgrep(ws, query, targets)
-    if hits is None and chosen in (Engine.RIPGREP, Engine.GIT_GREP):
-        hits, chosen = _git_grep(ws, query, targets), Engine.GIT_GREP
-    if hits is None:
-        hits, chosen = list(_walk(ws, query, targets, receipt)), Engine.PYTHON
-    return finish(receipt, _shape(ws.root, query, hits, chosen, receipt))
+        found = _ripgrep(ws, query, targets)
+    if found is None and chosen in (Engine.RIPGREP, Engine.GIT_GREP):
+        found, chosen = _git_grep(ws, query, targets), Engine.GIT_GREP
+    if found is None:
+        found = _capped(query, list(_walk(ws, query, targets, receipt)))
+        chosen = Engine.PYTHON
+    return finish(receipt, _shape(ws.root, query, found, chosen, receipt))
 
 
-def _shape(
-    root: Path, query: Query, hits: list[Hit], engine: Engine, receipt: Receipt
-) -> dict[str, Any]:
-    if not receipt.bytes_read:
-        # External engines do not report what they read: the files they matched in are a
-        # lower bound that stays honest.
-        receipt.bytes_read = sum(_size(root / p) for p in {h.path for h in hits})
+@dataclass(frozen=True)
+class Found:
+    """An engine's answer: the matching lines (lines mode) and the matching lines per file."""
+
+    hits: list[Hit]
+    counts: dict[str, int]
+
+
+def _capped(query: Query, hits: list[Hit]) -> Found:
+    """Every engine counts the same way: in lines and files modes a file's matches are counted
+    up to max_results + 1 (ripgrep stops reading a file there), in count mode all of them."""
     files: dict[str, int] = {}
     kept: list[Hit] = []
     for hit in hits:
         files[hit.path] = files.get(hit.path, 0) + 1
-        # Every engine counts the same way: in lines and files modes a file's matches are
-        # counted up to max_results + 1 (ripgrep stops reading a file there).
         if query.mode is Mode.COUNT or files[hit.path] <= query.max_results + 1:
             kept.append(hit)
         else:
             files[hit.path] -= 1
-    hits = kept
+    return Found(kept, files)
+
+
+def _counted(query: Query, counts: dict[str, int]) -> Found:
+    """Counts straight from an engine's count output (files and count modes: no line is
+    parsed, which is most of the cost of a common pattern), capped as `_capped` does."""
+    if query.mode is not Mode.COUNT:
+        counts = {p: min(n, query.max_results + 1) for p, n in counts.items()}
+    return Found([], {p: n for p, n in counts.items() if n > 0})
+
+
+def _shape(
+    root: Path, query: Query, found: Found, engine: Engine, receipt: Receipt
+) -> dict[str, Any]:
+    files, hits = found.counts, found.hits
+    if not receipt.bytes_read:
+        # External engines do not report what they read: the files they matched in are a
+        # lower bound that stays honest.
+        receipt.bytes_read = sum(_size(root / p) for p in files)
     limit = query.max_results
     out: dict[str, Any] = {"mode": query.mode.value, "engine": engine.value}
     if query.mode is Mode.LINES:
@@ -126,7 +147,7 @@ def _shape(
     else:
         out["counts"] = [{"path": p, "count": n} for p, n in sorted(files.items())[:limit]]
         receipt.truncated |= len(files) > limit
-    out["total_matches"] = len(hits)
+    out["total_matches"] = sum(files.values())
     out["total_files"] = len(files)
     return out
 
@@ -138,7 +159,7 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _ripgrep(ws: Workspace, query: Query, targets: list[str]) -> list[Hit] | None:
+def _ripgrep(ws: Workspace, query: Query, targets: list[str]) -> Found | None:
     rg = ripgrep()
     if rg is None:
         return None
@@ -153,6 +174,8 @@ def _ripgrep(ws: Workspace, query: Query, targets: list[str]) -> list[Hit] | Non
     if query.mode is not Mode.COUNT:
         # One match more than asked per file is enough to know the answer was cut.
         args += ["--max-count", str(query.max_results + 1)]
+    if query.mode is not Mode.LINES:
+        args.append("--count")
     args += ["-e", query.pattern, "--", *targets]
     try:
         done = run_capture(args, cwd=ws.root, timeout=SEARCH_TIMEOUT_SECONDS)
@@ -160,15 +183,19 @@ def _ripgrep(ws: Workspace, query: Query, targets: list[str]) -> list[Hit] | Non
         return None
     if done.returncode not in (0, 1):
         return None
-    return _parse_nul(done.stdout)
+    if query.mode is not Mode.LINES:
+        return _counted(query, _parse_counts(done.stdout))
+    return _capped(query, _parse_nul(done.stdout))
 
 
-def _git_grep(ws: Workspace, query: Query, targets: list[str]) -> list[Hit] | None:
+def _git_grep(ws: Workspace, query: Query, targets: list[str]) -> Found | None:
     args = ["--no-color", "-n", "-z", "-I", "--untracked", "--exclude-standard", "-E"]
     if query.literal:
         args[-1] = "-F"
     if query.ignore_case:
         args.append("-i")
+    if query.mode is not Mode.LINES:
+        args.append("--count")
     args += ["-e", query.pattern, "--", *targets]
     try:
         done = git.grep(ws.root, args)
@@ -176,12 +203,15 @@ def _git_grep(ws: Workspace, query: Query, targets: list[str]) -> list[Hit] | No
         return None
     if done.returncode not in (0, 1):
         return None
+
     # git.py passes literal pathspecs, so the glob is applied here, as the walker does.
-    return [
-        h
-        for h in _parse_nul(done.stdout)
-        if not _skipped(h.path) and (query.glob is None or Path(h.path).match(query.glob))
-    ]
+    def wanted(path: str) -> bool:
+        return not _skipped(path) and (query.glob is None or Path(path).match(query.glob))
+
+    if query.mode is not Mode.LINES:
+        counts = _parse_counts(done.stdout)
+        return _counted(query, {p: n for p, n in counts.items() if wanted(p)})
+    return _capped(query, [h for h in _parse_nul(done.stdout) if wanted(h.path)])
 
 
 def _skipped(rel: str) -> bool:
@@ -198,6 +228,17 @@ def _parse_nul(raw: bytes) -> list[Hit]:
             continue
         hits.append(Hit(os.path.normpath(path), int(found[1]), found[2]))
     return hits
+
+
+def _parse_counts(raw: bytes) -> dict[str, int]:
+    """`path\0count` rows (rg -0 --count, git grep -z --count) as counts per path (pure)."""
+    counts: dict[str, int] = {}
+    for row in raw.decode("utf-8", "replace").splitlines():
+        path, _, count = row.rpartition("\0")
+        if path and count.strip().isdigit():
+            key = os.path.normpath(path)
+            counts[key] = counts.get(key, 0) + int(count)
+    return counts
 
 
 def _walk(ws: Workspace, query: Query, targets: list[str], receipt: Receipt) -> Iterator[Hit]:
