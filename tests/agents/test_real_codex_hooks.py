@@ -1,7 +1,8 @@
 """The real Codex CLI (pinned by `.ci/agents.sh`) with `exp hooks install --codex` in an
 experiment session, against the scripted Responses model server on 127.0.0.1: codex's Stop hook
 re-prompts the agent with the resume message after every turn that logged an experiment, lets
-an idle turn stop, and `--max-iterations` ends the loop by itself.
+an idle turn stop, and `--max-iterations` ends the loop by itself; after codex's own
+compaction the SessionStart hook adds the journal's summary.
 
 Codex runs project hooks only in a trusted project whose hooks are trusted: the test trusts the
 project with `codex exec --trust` and the hooks for this invocation with
@@ -20,7 +21,7 @@ from session_hooks import RESUME, assert_resumed_each_turn, hooks_log, logged, s
 from test_real_agents import AGENT_BIN, require
 
 from helpers import GIT_ENV, Repo, cli
-from model_server import Exchange, ModelServer, Reply, ToolCall, codex_env
+from model_server import Exchange, ModelServer, Reply, Tokens, ToolCall, codex_env
 
 PY = sys.executable
 
@@ -82,3 +83,43 @@ def test_max_iterations_ends_the_codex_loop_with_a_notice(
     log = hooks_log(repo)
     assert log.count("stop: continue") == 1, log
     assert "Maximum experiments reached (3). Auto-resume stopped." in log
+
+
+def test_codex_compaction_adds_the_journal_summary(outside_tmp: Path, tmp_path: Path) -> None:
+    """Codex compacts on its own once a turn's usage passes `model_auto_compact_token_limit`;
+    the SessionStart hook (source compact) then puts the journal's summary, byte for byte,
+    into the next request."""
+    from autoresearch.experiments.hooks import compaction_summary
+
+    repo = session_repo(outside_tmp, "codex")
+    summary = compaction_summary(repo.root)
+    assert summary is not None
+    encoded = json.dumps(summary)[1:-1]
+    bodies: list[str] = []
+
+    def plan(ex: Exchange) -> Reply:
+        bodies.append(json.dumps(ex.body))
+        if len(bodies) == 1:  # a big first turn: codex compacts before it goes on
+            return Reply(
+                tool_calls=(ToolCall("exec_command", {"cmd": "echo hi"}),),
+                tokens=Tokens(input=5000, output=50),
+            )
+        return Reply(text="done")
+
+    require("codex")
+    with ModelServer(plan, max_requests=20) as server:
+        env = {**os.environ, **GIT_ENV, **codex_env(server, tmp_path / "codex-home")}
+        config = tmp_path / "codex-home" / "config.toml"
+        config.write_text("model_auto_compact_token_limit = 1000\n" + config.read_text())
+        env["PATH"] = f"{AGENT_BIN}{os.pathsep}{env['PATH']}"
+        done = subprocess.run(
+            ["codex", "exec", "--json", "--trust", "--dangerously-bypass-hook-trust",
+             "-C", str(repo.root), "Hello."],
+            cwd=repo.root, env=env, capture_output=True, text=True, timeout=120,
+            stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+    assert not server.errors, server.errors
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "session-start: summary added" in hooks_log(repo)
+    assert encoded not in bodies[0]  # before the compaction: not there
+    assert encoded in bodies[-1]

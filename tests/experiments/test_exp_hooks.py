@@ -284,14 +284,14 @@ def test_codex_install_merges_into_the_projects_hooks_json_and_uninstall_restore
     done = cli("exp", "hooks", "install", "--codex", "--json", cwd=repo.root)
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
-    assert out["changed"] is True and out["events"] == ["Stop"]
+    assert out["changed"] is True and out["events"] == ["Stop", "SessionStart"]
     assert "--dangerously-bypass-hook-trust" in out["message"]  # says how codex will trust it
     data = json.loads(path.read_text())
     assert data["hooks"]["PreToolUse"] == CODEX_USER_HOOKS["hooks"]["PreToolUse"]
     [user, ours] = data["hooks"]["Stop"]
     assert user == CODEX_USER_HOOKS["hooks"]["Stop"][0]
     assert ours["hooks"][0]["command"].endswith(" -m autoresearch exp hook stop")
-    assert "SessionStart" not in data["hooks"]
+    assert data["hooks"]["SessionStart"][0]["matcher"] == "compact"
     assert git(repo.root, "status", "--porcelain", "--", ".codex") == ""  # out of git
     again = cli("exp", "hooks", "install", "--codex", "--json", cwd=repo.root)
     assert json.loads(again.stdout)["changed"] is False

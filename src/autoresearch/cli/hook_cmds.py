@@ -68,9 +68,8 @@ def _host(claude: bool, codex: bool) -> str:
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.pass_context
 def install(ctx: click.Context, claude: bool, codex: bool, as_json: bool) -> None:
-    """Merge the hooks into the project's host settings: for Claude Code the Stop and
-    SessionStart (compact) hooks, for Codex the Stop hook; the user's other hooks stay as
-    they are."""
+    """Merge the Stop and SessionStart (compact) hooks into the project's Claude Code or
+    Codex hook file; the user's other hooks stay as they are."""
     from autoresearch.experiments.hook_install import Host
     from autoresearch.experiments.hook_install import install as do_install
 

@@ -9,7 +9,7 @@ already tracks is refused, since our entries would then be committed or reset wi
 
 Both hosts read the same shape (`hooks.<Event>` = matcher groups of command handlers) and speak
 the same Stop / SessionStart protocol, so one merge serves both. Install merges one matcher
-group per event (Stop; for Claude Code also SessionStart with matcher `compact`) next to
+group per event (Stop; SessionStart with matcher `compact`) next to
 whatever hooks the user has; run again, it replaces its own groups (a new interpreter path,
 say) instead of adding copies. Uninstall removes exactly the groups whose every handler is
 ours (recognised by the command), and then only the containers that this removal left empty.
@@ -41,9 +41,9 @@ CLAUDE_EVENTS: Events = (
     ("Stop", HookEvent.STOP, None),
     ("SessionStart", HookEvent.SESSION_START, SOURCE_COMPACT),
 )
-# Codex: the Stop hook only. Its SessionStart (source `compact`) takes the same answer, but no
-# test here can make `codex exec` compact, so it is not installed untested.
-CODEX_EVENTS: Events = (("Stop", HookEvent.STOP, None),)
+# Codex 0.171.0 has the same two events, matchers and answers (SessionStart fires with
+# source `compact` after its auto-compaction).
+CODEX_EVENTS: Events = CLAUDE_EVENTS
 ALL_EVENTS: Events = CLAUDE_EVENTS
 
 
@@ -177,8 +177,8 @@ def install(start: Path, host: Host) -> HooksResult:
         )
     write_excludes(top, [f"/{rel}"])
     atomic_write_text(path, dump_json(after), keep_mode=True)
-    what = "the Stop and SessionStart (compact) hooks" if len(events) > 1 else "the Stop hook"
-    return HooksResult(str(path), True, names, f"installed {what} in {path}{note}")
+    message = f"installed the Stop and SessionStart (compact) hooks in {path}{note}"
+    return HooksResult(str(path), True, names, message)
 
 
 def uninstall(start: Path, host: Host) -> HooksResult:
