@@ -323,3 +323,17 @@ def test_a_jobs_bridge_lives_only_as_long_as_its_block(
             assert r.status == 200
     with pytest.raises(OSError):
         urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=5)
+
+
+def test_a_refused_request_leaves_a_kept_alive_connection_in_step() -> None:
+    import http.client
+
+    with ModelServer(plan, max_requests=10) as server, Bridge(config(server.url + "/v1")) as b:
+        conn = http.client.HTTPConnection("127.0.0.1", int(b.url.rsplit(":", 1)[1]), timeout=10)
+        body = json.dumps(ASK)
+        for key, status in (("wrong", 401), (b.token, 200)):  # one connection, two requests
+            conn.request("POST", "/v1/messages", body, {"x-api-key": key})
+            response = conn.getresponse()
+            assert response.status == status
+            response.read()
+        conn.close()

@@ -537,15 +537,20 @@ def _handler(bridge: Bridge) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:
             path = self.path.split("?")[0].rstrip("/")
+            try:
+                length = int(self.headers.get("content-length") or 0)
+            except ValueError:
+                length = -1
+            if not 0 <= length <= MAX_BODY_BYTES:
+                self.close_connection = True  # the body is left unread: no next request here
+                return self._error(413, f"bridge: a request body of 0..{MAX_BODY_BYTES} bytes")
+            raw = self.rfile.read(length)  # read first: a kept-alive connection stays in step
             if not self._authorized():
                 return self._error(401, "this bridge serves its own job only")
             if not bridge.admit():
                 return self._error(429, f"bridge: more than {bridge.max_requests} requests")
-            length = int(self.headers.get("content-length") or 0)
-            if length > MAX_BODY_BYTES:
-                return self._error(413, f"bridge: request over {MAX_BODY_BYTES} bytes")
             try:
-                body = json.loads(self.rfile.read(length) or b"{}")
+                body = json.loads(raw or b"{}")
             except ValueError:
                 return self._error(400, "bridge: the request is not JSON")
             if not isinstance(body, dict):
