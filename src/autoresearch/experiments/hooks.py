@@ -1,15 +1,15 @@
 """Host hooks that keep an experiment session going: auto-resume and compaction context.
 
-Claude Code runs `autoresearch exp hook stop` when the agent ends a turn and
-`autoresearch exp hook session-start` when a session starts (matcher `compact`: after a
-context compaction); Codex 0.171.0 runs the same Stop hook with the same protocol (its hook
-schema is Claude Code's: `decision` / `reason` / `systemMessage`, and a block re-prompts the
-agent with the reason). The Stop hook answers "continue" – `{"decision": "block",
-"reason": <resume message>}` – when the session is on and the agent logged an experiment (or
-left a completed run unlogged) since the last resume; otherwise it lets the agent stop, with a
-notice when a limit fired: `max_iterations` logged, 200 resumed turns, or more than 20 latest
-results of the segment all discard / crash / checks_failed. The counters live in the journal
-(`session_hooks`), so a restarted host continues the count.
+Claude Code runs `autoresearch exp hook stop` when the agent ends a turn and `autoresearch exp
+hook session-start` when a session starts (matcher `compact`: after a context compaction); Codex
+0.171.0 runs the same two hooks with the same protocol (its hook schemas are Claude Code's:
+`decision` / `reason` / `systemMessage`, `additionalContext`; a block re-prompts the agent with
+the reason). The Stop hook answers "continue" – `{"decision": "block", "reason": <resume
+message>}` – when the session is on and the agent logged an experiment (or left a completed run
+unlogged) since the last resume; otherwise it lets the agent stop, with a notice when a limit
+fired: `max_iterations` logged, 200 resumed turns, or more than 20 latest results of the segment
+all discard / crash / checks_failed. The counters live in the journal (`session_hooks`), so a
+restarted host continues the count.
 
 A hook never breaks the host's turn: any error, bad input or a journal that does not answer
 within the budget answers "let it stop", and the reason goes to `.autoresearch/hooks.log`.
