@@ -5,12 +5,18 @@ from __future__ import annotations
 import pytest
 
 from autoresearch.decide import (
+    BUDGETS,
+    Budget,
     Decision,
     EvalSummary,
+    Spend,
     baseline_decision,
+    budget_exhausted,
     decide,
     kept_score_after,
     previous_outcome,
+    replay_conflict,
+    stop_budget,
     validation_failure,
 )
 
@@ -98,3 +104,34 @@ def test_baseline_and_validation() -> None:
     assert (v.decision, v.run_status) == ("error", "failed")
     assert previous_outcome(None, None) == "none yet"
     assert previous_outcome("discard", "score did not improve") == "discard:score did not improve"
+
+
+def test_lane_and_budget_strings_are_pinned() -> None:
+    d = replay_conflict("a" * 40, "CONFLICT (content): Merge conflict in value.txt")
+    assert (d.decision, d.reason, d.keep, d.reset) == ("discard", "replay conflict", False, True)
+    assert d.notes == (
+        "candidate discarded without evaluation because it conflicts with the commit another "
+        "lane kept meanwhile",
+        "replaying onto aaaaaaaaaaaa failed: CONFLICT (content): Merge conflict in value.txt",
+    )
+    assert [stop_budget(which) for which in BUDGETS] == [
+        "budget exhausted (usd)",
+        "budget exhausted (tokens)",
+        "budget exhausted (hours)",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("budget", "spend", "expected"),
+    [
+        (Budget(), Spend(1e9, 10**12, 1e6), None),
+        (Budget(usd=1.0), Spend(usd=0.99), None),
+        (Budget(usd=1.0), Spend(usd=1.0), "budget exhausted (usd)"),
+        (Budget(tokens=100), Spend(tokens=100), "budget exhausted (tokens)"),
+        (Budget(hours=0.5), Spend(hours=0.6), "budget exhausted (hours)"),
+        (Budget(usd=1.0, hours=0.5), Spend(usd=2.0, hours=0.6), "budget exhausted (usd)"),
+    ],
+)
+def test_budget_exhausted(budget: Budget, spend: Spend, expected: str | None) -> None:
+    assert budget_exhausted(budget, spend) == expected
+    assert budget.limited == (budget != Budget())

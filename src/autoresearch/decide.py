@@ -29,6 +29,12 @@ REASON_UNDECIDED = "undecided within max_evals"
 REASON_INCUMBENT_FAILED = "incumbent re-measurement failed"
 REASON_HARNESS_CHANGED = "harness changed"
 REASON_CHECKS_FAILED = "checks failed"
+# A lane's candidate that cannot be replayed onto the incumbent another lane just moved.
+REASON_REPLAY_CONFLICT = "replay conflict"
+NOTE_REPLAY_CONFLICT = (
+    "candidate discarded without evaluation because it conflicts with the commit another lane "
+    "kept meanwhile"
+)
 NOTE_HARNESS_CHANGED = "candidate discarded without evaluation because it changed a sealed path"
 NOTE_CHECKS_FAILED = "candidate discarded because its checks failed"
 NOTE_SIGNIFICANT = "candidate kept because the sequential test accepted an improvement"
@@ -80,6 +86,47 @@ def stop_max_iterations(n: int) -> str:
 
 def stop_agent_failures(n: int) -> str:
     return f"repeated agent failure limit reached ({n})"
+
+
+BUDGETS = ("usd", "tokens", "hours")
+
+
+def stop_budget(which: str) -> str:
+    return f"budget exhausted ({which})"
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Spending limits over a run's sessions, all lanes together (None: no limit)."""
+
+    usd: float | None = None
+    tokens: int | None = None
+    hours: float | None = None
+
+    @property
+    def limited(self) -> bool:
+        return any(v is not None for v in (self.usd, self.tokens, self.hours))
+
+
+@dataclass(frozen=True)
+class Spend:
+    """What a run has spent: agent cost and tokens as recorded, wall-clock hours."""
+
+    usd: float = 0.0
+    tokens: int = 0
+    hours: float = 0.0
+
+
+def budget_exhausted(budget: Budget, spend: Spend) -> str | None:
+    """The stop reason of the first budget `spend` has reached, in BUDGETS order (pure)."""
+    for which, limit, spent in (
+        ("usd", budget.usd, spend.usd),
+        ("tokens", budget.tokens, spend.tokens),
+        ("hours", budget.hours, spend.hours),
+    ):
+        if limit is not None and spent >= limit:
+            return stop_budget(which)
+    return None
 
 
 @dataclass(frozen=True)
@@ -220,6 +267,13 @@ def touched_sealed(changed: Iterable[str], sealed: Sequence[str]) -> str | None:
 def harness_changed(path: str) -> Decision:
     """A candidate that changed a sealed path: discarded, never evaluated (trust.md)."""
     return _discard(f"{REASON_HARNESS_CHANGED}: {path}", NOTE_HARNESS_CHANGED)
+
+
+def replay_conflict(onto: str, detail: str) -> Decision:
+    """A lane's candidate whose commits do not apply onto the new incumbent: discarded, never
+    evaluated (what it was built on no longer is the run's)."""
+    note = f"replaying onto {onto[:12]} failed: {detail}"
+    return _discard(REASON_REPLAY_CONFLICT, NOTE_REPLAY_CONFLICT, (note,))
 
 
 def checks_failed(detail: str, log: str) -> Decision:

@@ -347,6 +347,30 @@ def commit_all(
     return head(cwd)
 
 
+def replay_onto(cwd: Path, base: str, onto: str) -> tuple[str | None, str]:
+    """Replay the commits `base..HEAD` of the branch checked out in `cwd` onto `onto`
+    (`git rebase --onto`, the tool's identity, hooks off): (the new HEAD, ""), or (None, what
+    git said) on a conflict, after which the branch is back where it was. Commits that become
+    empty are dropped."""
+    flags = [*_commit_flags(), "-c", "core.hooksPath=/dev/null"]
+    done = _run(cwd, [*flags, "rebase", "-q", "--no-autostash", "--onto", onto, base], check=False)
+    if done.returncode == 0:
+        return head(cwd), ""
+    abort_rebase(cwd)
+    lines = (done.stdout + done.stderr).decode("utf-8", "replace").strip().splitlines()
+    conflicts = [line for line in lines if line.startswith("CONFLICT")]
+    return None, " | ".join((conflicts or lines or ["git rebase failed"])[:3])
+
+
+def rebase_in_progress(cwd: Path) -> bool:
+    """A rebase stopped half-way in `cwd` (a driver killed during a replay)."""
+    return any(git_path(cwd, name).exists() for name in ("rebase-merge", "rebase-apply"))
+
+
+def abort_rebase(cwd: Path) -> None:
+    _run(cwd, ["rebase", "--abort"], check=False)
+
+
 def reset_hard(cwd: Path, commit: str) -> None:
     _run(cwd, ["reset", "-q", "--hard", commit])
 

@@ -25,6 +25,8 @@ PLOT_FILE = "progress.png"
 
 # Per-run folders the agent back-ends are never granted (RunPaths.scratch).
 SCRATCH_DIR = "scratch"
+# Parallel lanes (`run --lanes K`): worktrees/lanes/<run>/<k>, runs/<run>/lanes/<k>.
+LANES_DIR = "lanes"
 
 # Untracked names that may appear in a worktree without blocking a reset (spec §6).
 RUNTIME_FILES = (RESULTS_FILE, RUN_LOG_FILE)
@@ -62,15 +64,28 @@ class RepoPaths:
     def worktree(self, run_id: str) -> Path:
         return self.worktrees / run_id
 
+    def lane_worktree(self, run_id: str, lane: int) -> Path:
+        """Lane `lane` of `run --lanes K` (a run id always holds a `-`: never `lanes`)."""
+        return self.worktrees / LANES_DIR / run_id / str(lane)
+
     def session_dir(self, session_id: int) -> Path:
         return self.state_dir / SESSIONS_DIR / str(session_id)
 
 
 @dataclass(frozen=True)
 class RunPaths:
-    """Files of one supervised run (spec §5)."""
+    """Files of one supervised run (spec §5).
+
+    `lane` (1..K, `run --lanes K`) gives a lane its own handoff files and logs under
+    `lanes/<k>/`; the ledger, manifest, scratch folder and driver lock stay the run's.
+    """
 
     root: Path
+    lane: int = 0
+
+    @property
+    def lane_root(self) -> Path:
+        return self.root / LANES_DIR / str(self.lane) if self.lane else self.root
 
     @property
     def manifest(self) -> Path:
@@ -78,7 +93,7 @@ class RunPaths:
 
     @property
     def candidate(self) -> Path:
-        return self.root / "candidate.json"
+        return self.lane_root / "candidate.json"
 
     @property
     def ledger(self) -> Path:
@@ -90,11 +105,11 @@ class RunPaths:
 
     @property
     def instructions(self) -> Path:
-        return self.root / "instructions.md"
+        return self.lane_root / "instructions.md"
 
     @property
     def logs(self) -> Path:
-        return self.root / "logs"
+        return self.lane_root / "logs"
 
     @property
     def report(self) -> Path:
@@ -134,6 +149,17 @@ class RunPaths:
 
     def patch(self, iteration: int, label: str) -> Path:
         return self.logs / f"iteration-{iteration:04d}-{label}.patch"
+
+    # A lane's sessions are numbered by the lane (iterations are numbered when decided).
+    def session_log(self, session: int) -> Path:
+        return self.logs / f"session-{session:04d}-agent.log"
+
+    def session_patch(self, session: int, label: str) -> Path:
+        return self.logs / f"session-{session:04d}-{label}.patch"
+
+    def reading_log(self, session: int, attempt: int) -> Path:
+        """A lane candidate's first reading, taken before the journal numbers its iteration."""
+        return self.logs / f"session-{session:04d}-evaluator-{attempt}.log"
 
 
 # --- experiment sessions (experiments.md) ---------------------------------------------------

@@ -69,6 +69,16 @@ class DecisionKind(StrEnum):
 REJECTS_CANDIDATE = frozenset({DecisionKind.DISCARD, DecisionKind.AMBIGUOUS})
 
 
+class LaneState(StrEnum):
+    """What a lane of `run --lanes K` is doing (status, the live display, MCP run_status)."""
+
+    IDLE = "idle"
+    AGENT = "agent"  # an agent session runs
+    WAITING = "waiting"  # a candidate waits to be replayed and measured
+    EVALUATING = "evaluating"  # its candidate is being measured
+    STOPPED = "stopped"  # the lane starts no more sessions
+
+
 class EvalStatus(StrEnum):
     """An evaluation's outcome; `error` carries no score (crash is an outcome, never a score)."""
 

@@ -82,3 +82,14 @@ def test_exhausted_space_gives_none() -> None:
     tiny = ParamSpec("N", 1, 2, integer=True, log=False, file="f")
     history = [Trial({"N": 2.0}, "discard")]
     assert propose((tiny,), {"N": 1.0}, history, seed=0, iteration=5) is None
+
+
+def test_each_lane_draws_its_own_deterministic_stream() -> None:
+    params = (LR, BATCH, MOM)
+    incumbent = {"LR": 0.01, "BATCH": 64.0, "MOMENTUM": 0.5}
+    draws = {
+        lane: propose(params, incumbent, [], seed=3, iteration=1, lane=lane) for lane in range(4)
+    }
+    assert draws[0] == propose(params, incumbent, [], seed=3, iteration=1)  # no lanes: unchanged
+    assert len({str(d) for d in draws.values()}) == 4  # the lanes explore apart
+    assert draws[2] == propose(params, incumbent, [], seed=3, iteration=1, lane=2)  # replayable

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from autoresearch.contracts.sandbox import mission_slug, parse_sandbox
+from autoresearch.contracts.sandbox import mission_slug, parse_sandbox, unknown_keys
 from autoresearch.errors import ContractError
 from autoresearch.noise import NoiseMode, NoisePolicy
 
@@ -248,4 +248,40 @@ def test_sealed_paths_and_checks() -> None:
 )
 def test_bad_sealed_or_checks(extra: str, message: str) -> None:
     with pytest.raises(ContractError, match="^" + message):
+        parse_sandbox(fm(EVAL + extra))
+
+
+def test_evaluation_slots_and_budget_keys() -> None:
+    sb = parse_sandbox(fm(EVAL))
+    assert (sb.evaluation.slots, sb.evaluation.resources) == (1, {})  # one per machine
+    assert sb.budget.to_dict() == {"usd": None, "tokens": None, "hours": None}
+    text = (
+        EVAL + "evaluation:\n  slots: 2\n  resources: {GPU: 1}\nbudget: {usd: 2.5, tokens: 1000}\n"
+    )
+    sb = parse_sandbox(fm(text))
+    assert sb.evaluation.to_dict() == {"slots": 2, "resources": {"GPU": 1.0}}
+    assert (sb.budget.usd, sb.budget.tokens, sb.budget.hours) == (2.5, 1000, None)
+    assert unknown_keys(sb.frontmatter) == []
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ("evaluation: 2\n", "sandbox.md frontmatter evaluation must be a mapping."),
+        ("evaluation:\n  slot: 2\n", "sandbox.md frontmatter evaluation.slot is not a known key"),
+        ("evaluation:\n  slots: 0\n", "sandbox.md frontmatter evaluation.slots must be an integer"),
+        ("evaluation:\n  slots: 1.5\n", "sandbox.md frontmatter evaluation.slots must be"),
+        ("evaluation:\n  slots: true\n", "sandbox.md frontmatter evaluation.slots must be"),
+        ("evaluation:\n  resources: [GPU]\n", "sandbox.md frontmatter evaluation.resources must"),
+        ("evaluation:\n  resources: {GPU: 0}\n", "sandbox.md frontmatter evaluation.resources"),
+        ("evaluation:\n  resources: {GPU: .inf}\n", "sandbox.md frontmatter evaluation.resources"),
+        ("budget: 5\n", "sandbox.md frontmatter budget must be a mapping."),
+        ("budget:\n  dollars: 5\n", "sandbox.md frontmatter budget.dollars is not a known key"),
+        ("budget:\n  usd: -1\n", "sandbox.md frontmatter budget.usd must be a positive number."),
+        ("budget:\n  tokens: 1.5\n", "sandbox.md frontmatter budget.tokens must be a positive"),
+        ("budget:\n  hours: .nan\n", "sandbox.md frontmatter budget.hours must be a positive"),
+    ],
+)
+def test_bad_evaluation_and_budget_keys(extra: str, message: str) -> None:
+    with pytest.raises(ContractError, match="^" + message.replace(".", r"\.")):
         parse_sandbox(fm(EVAL + extra))

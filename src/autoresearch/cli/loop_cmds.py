@@ -13,6 +13,37 @@ from autoresearch.decide import DEFAULT_MAX_AGENT_FAILURES, DEFAULT_MAX_NOOPS
 JSON_HELP = "Print one JSON object on stdout at the end (progress goes to stderr)."
 
 
+def lane_options(func: Any) -> Any:
+    """`run`'s parallel lanes and budgets (`resume`/`continue` override the recorded ones)."""
+    for option in reversed(
+        [
+            click.option(
+                "--lanes",
+                type=click.IntRange(min=1, max=64),
+                help="Agent sessions at once, each in its own worktree and lane branch; "
+                "evaluations share sandbox.md's evaluation.slots (default 1).",
+            ),
+            click.option(
+                "--budget-usd",
+                type=click.FloatRange(min=0, min_open=True),
+                help="Stop once the agents' reported cost reaches this (all lanes).",
+            ),
+            click.option(
+                "--budget-tokens",
+                type=click.IntRange(min=1),
+                help="Stop once the agents' input + output tokens reach this (all lanes).",
+            ),
+            click.option(
+                "--budget-hours",
+                type=click.FloatRange(min=0, min_open=True),
+                help="Stop once this many hours have passed since the run was prepared.",
+            ),
+        ]
+    ):
+        func = option(func)
+    return func
+
+
 def agent_options(func: Any) -> Any:
     """`run`'s options for tuning the chosen agent (model, extra arguments, turns, seed)."""
     for option in reversed(
@@ -63,6 +94,7 @@ def agent_options(func: Any) -> Any:
     help="Seconds before a session is stopped (its work is saved as a patch).",
 )
 @click.option("--run-tag", help="Run tag (default: UTC YYYYMMDDTHHMMSSZ).")
+@lane_options
 @agent_options
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.pass_context
@@ -166,6 +198,7 @@ def _drive(
     from autoresearch.cli.progress import ProgressPrinter
     from autoresearch.journal.views import manifest
     from autoresearch.signals import first_signal_stops
+    from autoresearch.supervisor.lanes import run_lanes
     from autoresearch.supervisor.lifecycle import run_summary
     from autoresearch.supervisor.loop import (
         StopSignal,
@@ -175,11 +208,14 @@ def _drive(
 
     refuse_without_comparable_baseline(handle)  # before the header: no session will start
     printer = ProgressPrinter(handle.run.direction, handle.run.last_kept_score)
-    printer.header(handle.run_id, config.spec, handle.run.worktree_path)
+    printer.header(handle.run_id, config.spec, handle.run.worktree_path, limits.lanes)
     stop = StopSignal()
     try:
         with first_signal_stops(lambda name: _stopping(stop, name)):
-            outcome = run_loop(handle, make_agent(config), limits, printer, stop)
+            if limits.lanes:
+                outcome = run_lanes(handle, config, limits, None, printer, stop)
+            else:
+                outcome = run_loop(handle, make_agent(config), limits, printer, stop)
     finally:
         printer.close()
     summary = run_summary(handle, outcome.sessions, outcome.interrupted)

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from autoresearch.agents.base import AgentResult
+from autoresearch.journal.lanes import LaneRecord
 from autoresearch.journal.views import format_score
 from autoresearch.redact import redact
 from autoresearch.states import DecisionKind, Direction, EvalStatus
@@ -52,9 +53,10 @@ class ProgressPrinter:
         self._status: Any = None
         self._started = 0.0
 
-    def header(self, run_id: str, agent: str, worktree: str) -> None:
+    def header(self, run_id: str, agent: str, worktree: str, lanes: int = 0) -> None:
         self.agent = agent.split(":", 1)[0]  # the kind (claude, cmd…), not a long command line
-        self._print(f"run {run_id}  agent {agent}", "bold")
+        extra = f"  lanes {lanes}" if lanes else ""
+        self._print(f"run {run_id}  agent {agent}{extra}", "bold")
         self._print(f"    worktree {worktree}")
         base = format_score(self.baseline) or "n/a"
         self._print(f"    baseline {base} ({self.direction} is better)")
@@ -90,6 +92,21 @@ class ProgressPrinter:
             self._print(f"       {redact(agent.failure_reason)}", "red")
         if result.stop_reason:
             self._print(f"       run {result.run_status}: {redact(result.stop_reason)}")
+
+    def lanes_changed(self, lanes: list[LaneRecord]) -> None:
+        """The spinner line says what every lane does and how its last candidate ended."""
+        parts = []
+        for lane in lanes:
+            last = (
+                f", last {lane.last_decision} #{lane.last_iteration}" if lane.last_decision else ""
+            )
+            parts.append(f"lane {lane.lane} {lane.state}{last}")
+        text = " · ".join(parts)
+        if self._status is None:
+            self._status = self.console.status(text)
+            self._status.start()
+        else:
+            self._status.update(text)
 
     def note(self, message: str) -> None:
         self._stop_spinner()

@@ -114,6 +114,9 @@ def loop_summary(s: dict[str, Any], demo: bool = False) -> None:
         rows.append(("resume", s["resume_command"]))
     width = max(len(key) for key, _ in rows)
     say("\n".join(f"{key:<{width}}  {value}" for key, value in rows))
+    lanes = report.lane_table(s.get("lanes") or [])
+    if lanes:
+        say(lanes)
     if demo:  # commands to copy: quoted, so that a path with spaces or quotes still works
         repo, run, worktree = (shlex.quote(s[k]) for k in ("repo_root", "run_id", "worktree_path"))
         click.echo(

@@ -109,9 +109,10 @@ MAX_ITERATIONS_HELP = (
 
 def resume_options(func: Any) -> Any:
     """The options `resume` and `continue` share: each one given replaces the recorded one."""
-    from autoresearch.cli.loop_cmds import agent_options
+    from autoresearch.cli.loop_cmds import agent_options, lane_options
 
     func = agent_options(func)
+    func = lane_options(func)
     for option in reversed(
         [
             click.option(

@@ -59,6 +59,14 @@ NOISE_KEYS = (
     "mode", "calibration", "alpha", "power", "min_effect", "max_evals", "interleave", "confirm",
 )  # fmt: skip
 
+EVALUATION_KEYS = ("slots", "resources")
+BUDGET_KEYS = ("usd", "tokens", "hours")
+MSG_BAD_EVALUATION = "sandbox.md frontmatter evaluation.{key} must be {what}."
+MSG_BAD_BUDGET = "sandbox.md frontmatter budget.{key} must be {what}."
+MSG_BLOCK_UNKNOWN = "sandbox.md frontmatter {block}.{key} is not a known key (known: {known})."
+MSG_NOT_MAPPING = "sandbox.md frontmatter {block} must be a mapping."
+MAX_SLOTS = 1000
+
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*(?:\r?\n|\Z)", re.S | re.M)
 
 
@@ -112,6 +120,38 @@ class Sandbox:
     noise: NoisePolicy = field(default_factory=NoisePolicy)
     sealed: tuple[str, ...] = ()  # evaluator files and held-out data a candidate may not touch
     checks: ChecksSpec | None = None  # run on a candidate about to be kept
+    evaluation: EvaluationSlots = field(default_factory=lambda: EvaluationSlots())
+    budget: BudgetSpec = field(default_factory=lambda: BudgetSpec())
+
+
+@dataclass(frozen=True)
+class EvaluationSlots:
+    """How many evaluations may run at once per machine (timed benchmarks must not share
+    one), and what each needs from the machine that runs it (`{GPU: 1}`)."""
+
+    slots: int = 1
+    resources: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"slots": self.slots, "resources": dict(self.resources)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> EvaluationSlots:
+        data = data or {}
+        resources = {str(k): float(v) for k, v in (data.get("resources") or {}).items()}
+        return cls(int(data.get("slots", 1)), resources)
+
+
+@dataclass(frozen=True)
+class BudgetSpec:
+    """sandbox.md's spending limits over all lanes (a `--budget-*` flag overrides one)."""
+
+    usd: float | None = None
+    tokens: int | None = None
+    hours: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"usd": self.usd, "tokens": self.tokens, "hours": self.hours}
 
 
 @dataclass(frozen=True)
@@ -139,6 +179,8 @@ def known_keys() -> dict[str, tuple[str, ...]]:
         "worktree": ("link", "runtime"),
         "tune": TUNE_KEYS,
         "noise": tuple(NOISE_KEYS),
+        "evaluation": EVALUATION_KEYS,
+        "budget": BUDGET_KEYS,
     }
 
 
@@ -195,6 +237,64 @@ def parse_sandbox(text: str) -> Sandbox:
         noise=parse_noise(data.get("noise")),
         sealed=_sealed(data.get("sealed")),
         checks=parse_checks(data.get("checks")),
+        evaluation=parse_evaluation(data.get("evaluation")),
+        budget=parse_budget(data.get("budget")),
+    )
+
+
+def _block(value: object, name: str, keys: tuple[str, ...]) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ContractError(MSG_NOT_MAPPING.format(block=name))
+    unknown = sorted(str(k) for k in value if k not in keys)
+    if unknown:
+        known = ", ".join(keys)
+        raise ContractError(MSG_BLOCK_UNKNOWN.format(block=name, key=unknown[0], known=known))
+    return value
+
+
+def _positive(value: object, integer: bool = False) -> bool:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    if integer and not isinstance(value, int):
+        return False
+    try:
+        return math.isfinite(float(value)) and value > 0
+    except OverflowError:
+        return False
+
+
+def parse_evaluation(value: object) -> EvaluationSlots:
+    """The optional `evaluation:` block: `slots` (evaluations at once per machine, default 1)
+    and `resources` (what each evaluation needs, e.g. `{GPU: 1}`)."""
+    block = _block(value, "evaluation", EVALUATION_KEYS)
+    slots = block.get("slots", 1)
+    if not _positive(slots, integer=True) or slots > MAX_SLOTS:
+        what = f"an integer from 1 to {MAX_SLOTS}"
+        raise ContractError(MSG_BAD_EVALUATION.format(key="slots", what=what))
+    resources = block.get("resources", {})
+    what = "a mapping of resource names to positive numbers, e.g. {GPU: 1}"
+    if not isinstance(resources, dict):
+        raise ContractError(MSG_BAD_EVALUATION.format(key="resources", what=what))
+    for name, amount in resources.items():
+        if not isinstance(name, str) or not name.strip() or not _positive(amount):
+            raise ContractError(MSG_BAD_EVALUATION.format(key="resources", what=what))
+    return EvaluationSlots(int(slots), {k.strip(): float(v) for k, v in resources.items()})
+
+
+def parse_budget(value: object) -> BudgetSpec:
+    """The optional `budget:` block: usd, tokens, hours (each a positive limit)."""
+    block = _block(value, "budget", BUDGET_KEYS)
+    for key in BUDGET_KEYS:
+        if key in block and not _positive(block[key], integer=key == "tokens"):
+            what = "a positive integer" if key == "tokens" else "a positive number"
+            raise ContractError(MSG_BAD_BUDGET.format(key=key, what=what))
+    usd, tokens, hours = (block.get(k) for k in BUDGET_KEYS)
+    return BudgetSpec(
+        float(usd) if usd is not None else None,
+        int(tokens) if tokens is not None else None,
+        float(hours) if hours is not None else None,
     )
 
 

@@ -93,6 +93,7 @@ class IterationRecord:
     kept_commit: str | None = None
     evaluator: dict[str, Any] | None = None
     agent: dict[str, Any] | None = None
+    lane: int = 0  # the lane whose session this judged (`run --lanes K`; 0: no lanes)
 
 
 _RUNS = Codec(
@@ -250,6 +251,44 @@ def run_totals(journal: Journal, run_id: str) -> dict[str, Any]:
         "cost_usd": a[3],
         "evaluator_errors": int(a[4] or 0),
     }
+
+
+def artifact_judged(journal: Journal, run_id: str, sha256: str) -> bool:
+    """Whether an iteration of the run recorded the artifact with this digest."""
+    row = journal.row(
+        "SELECT 1 FROM iterations WHERE run_id = ? AND artifact_sha256 = ? AND state != ? LIMIT 1",
+        (run_id, sha256, EVALUATING),
+    )
+    return row is not None
+
+
+def lane_totals(journal: Journal, run_id: str) -> dict[int, dict[str, Any]]:
+    """Per lane: sessions judged, keeps, agent cost and tokens as recorded."""
+    rows = journal.rows(
+        "SELECT lane, COUNT(*), SUM(decision = 'keep'), "
+        "SUM(json_extract(agent_json, '$.cost_usd')), "
+        "SUM(COALESCE(json_extract(agent_json, '$.input_tokens'), 0) + "
+        "COALESCE(json_extract(agent_json, '$.output_tokens'), 0)) "
+        "FROM iterations WHERE run_id = ? AND kind = 'iteration' AND state != ? GROUP BY lane",
+        (run_id, EVALUATING),
+    )
+    return {
+        int(r[0]): {"iterations": int(r[1]), "keeps": int(r[2] or 0), "cost_usd": r[3],
+                    "tokens": int(r[4] or 0)}
+        for r in rows
+    }  # fmt: skip
+
+
+def spend(journal: Journal, run_id: str) -> tuple[float, int]:
+    """(agent cost in USD, input + output tokens) over the run's recorded sessions."""
+    row = journal.row(
+        "SELECT SUM(json_extract(agent_json, '$.cost_usd')), "
+        "SUM(COALESCE(json_extract(agent_json, '$.input_tokens'), 0) + "
+        "COALESCE(json_extract(agent_json, '$.output_tokens'), 0)) "
+        "FROM iterations WHERE run_id = ? AND state != ?",
+        (run_id, EVALUATING),
+    )
+    return (float(row[0] or 0.0), int(row[1] or 0)) if row is not None else (0.0, 0)
 
 
 def trailing_decisions(

@@ -263,6 +263,29 @@ def _i12_run_cleaned(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE runs ADD COLUMN cleaned_at TEXT")
 
 
+def _i14_lanes(conn: sqlite3.Connection) -> None:
+    # `run --lanes K` (issue 14): which lane's session an iteration judged (0: a run without
+    # lanes), and what each lane is doing now, written by the one driver for status and MCP.
+    conn.execute("ALTER TABLE iterations ADD COLUMN lane INTEGER NOT NULL DEFAULT 0")
+    _run_script(
+        conn,
+        """
+        CREATE TABLE run_lanes (
+            run_id TEXT NOT NULL REFERENCES runs (run_id),
+            lane INTEGER NOT NULL,
+            state TEXT NOT NULL,
+            session INTEGER NOT NULL DEFAULT 0,
+            base_commit TEXT,
+            detail TEXT,
+            last_iteration INTEGER,
+            last_decision TEXT,
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (run_id, lane)
+        );
+        """,
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("0001_supervisor", _0001_supervisor),
     ("0002_experiment_sessions", _0002_experiment_sessions),
@@ -272,4 +295,5 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("i13_readings", _i13_readings),
     ("i18_hooks", _i18_hooks),
     ("i12_run_cleaned", _i12_run_cleaned),
+    ("i14_lanes", _i14_lanes),
 ]

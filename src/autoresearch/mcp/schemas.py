@@ -315,6 +315,12 @@ class RunDetailsOutput(RunSummary):
     report_file: str | None = Field(
         default=None, description="The run's report.html, once `autoresearch report` wrote it."
     )
+    lanes: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="Each lane of `run --lanes K` (empty without lanes): state (idle, agent, "
+        "waiting, evaluating, stopped), detail, last_decision, last_iteration, sessions, "
+        "iterations, keeps, cost_usd, tokens.",
+    )
 
 
 class StopOutput(_Shape):

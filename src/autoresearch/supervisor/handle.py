@@ -7,6 +7,7 @@ the handle is made and released by `close` or by the kernel when the process die
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from autoresearch import git
 from autoresearch.children import ChildTag, run_tag
 from autoresearch.contracts.sandbox import ChecksSpec, EvaluatorSpec
 from autoresearch.errors import ContractError, NotFoundError
+from autoresearch.evaluate import EvaluationRecord
 from autoresearch.journal import runs
 from autoresearch.journal.db import DEFAULT_BUSY_TIMEOUT, Journal
 from autoresearch.locks import FileLock, take_or_refuse
@@ -26,6 +28,7 @@ from autoresearch.paths import (
     RunPaths,
 )
 from autoresearch.reset import RuntimeRule
+from autoresearch.supervisor.executor import EvaluationTask
 
 
 def msg_active_run(run_id: str, driven: bool = True) -> str:
@@ -41,6 +44,16 @@ def msg_active_run(run_id: str, driven: bool = True) -> str:
             f"(autoresearch resume {run_id}) or stop it (autoresearch stop {run_id})"
         )
     return f"autoresearch_active_run_exists:{run_id} – {hint}"
+
+
+# One reading taken through an executor: the task, and when to give up (an interrupt).
+MeasureWith = Callable[[EvaluationTask, Callable[[], bool] | None], EvaluationRecord]
+
+
+def lane_branch(run_branch: str, lane: int) -> str:
+    """`autoresearch/<slug>/<tag>` → `autoresearch-lanes/<slug>/<tag>/<lane>`: a namespace of
+    its own, so that no run's branch can ever be a lane's."""
+    return f"autoresearch-lanes/{run_branch.removeprefix('autoresearch/')}/{lane}"
 
 
 def find_repo(start: Path) -> Path:
@@ -82,6 +95,18 @@ class RunHandle:
     lock: FileLock
     pointer_written: bool = False  # active-run.json names this driver already
     reaped: bool = False  # a crashed driver's children were looked for (once per lock)
+    # A lane (1..K) of `run --lanes K`: its own worktree, branch, handoff files and logs; the
+    # journal, the lock and the run record are the run's (supervisor/lanes.py).
+    lane: int = 0
+    # How a run with lanes takes a reading: through its executor, in an evaluation slot
+    # (None: the evaluator runs right here, as a run without lanes does).
+    measure_with: MeasureWith | None = None
+
+    def for_lane(self, lane: int) -> RunHandle:
+        """The same run seen from lane `lane` (the same journal and lock: one driver)."""
+        return RunHandle(
+            self.journal, self.repo, self.run, self.lock, True, True, lane, self.measure_with
+        )
 
     @property
     def run_id(self) -> str:
@@ -89,15 +114,30 @@ class RunHandle:
 
     @property
     def paths(self) -> RunPaths:
-        return self.repo.run(self.run.run_id)
+        paths = self.repo.run(self.run.run_id)
+        return RunPaths(paths.root, self.lane) if self.lane else paths
 
     @property
     def worktree(self) -> Path:
+        if self.lane:
+            return self.repo.lane_worktree(self.run.run_id, self.lane)
         return Path(self.run.worktree_path)
 
     @property
+    def branch_name(self) -> str:
+        """The branch checked out in `worktree`: the run's, or the lane's."""
+        return lane_branch(self.run.branch_name, self.lane) if self.lane else self.run.branch_name
+
+    @property
+    def mission_dir(self) -> Path:
+        """The mission folder inside `worktree`."""
+        if not self.lane:
+            return Path(self.run.mission_dir)
+        return self.worktree / str(self.run.sandbox.get("relative_dir", "."))
+
+    @property
     def results_file(self) -> Path:
-        return self.worktree / RESULTS_FILE
+        return Path(self.run.worktree_path) / RESULTS_FILE  # the run's, whichever lane writes
 
     @property
     def evaluator(self) -> EvaluatorSpec:

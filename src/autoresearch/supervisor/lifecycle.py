@@ -17,6 +17,7 @@ from autoresearch.contracts.candidate import is_placeholder
 from autoresearch.contracts.json_input import load_json
 from autoresearch.decide import STOP_OPERATOR, IterationLimit
 from autoresearch.errors import NotFoundError, RefusedError
+from autoresearch.journal import lanes as lane_store
 from autoresearch.journal import runs, views
 from autoresearch.journal.db import Journal
 from autoresearch.journal.runs import RunRecord
@@ -362,7 +363,34 @@ def run_details(repo_root: Path, run_id: str, last: int | None = None) -> dict[s
         data["driver_alive"] = driver_alive(RepoPaths(repo_root), run_id)
         report = RepoPaths(repo_root).run(run_id).report / REPORT_FILE
         data["report_file"] = str(report) if report.exists() else None
+        data["lanes"] = lane_rows(journal, run_id)
         return data
+
+
+def lane_rows(journal: Journal, run_id: str) -> list[dict[str, Any]]:
+    """Each lane of a `run --lanes K` (none for a run without lanes): what it is doing, its
+    last decision, what its sessions spent."""
+    totals = runs.lane_totals(journal, run_id)
+    rows = []
+    for lane in lane_store.lanes_of(journal, run_id):
+        spent = totals.get(lane.lane, {})
+        rows.append(
+            {
+                "lane": lane.lane,
+                "state": lane.state,
+                "detail": lane.detail,
+                "sessions": lane.session,
+                "base_commit": lane.base_commit,
+                "last_iteration": lane.last_iteration,
+                "last_decision": lane.last_decision,
+                "iterations": spent.get("iterations", 0),
+                "keeps": spent.get("keeps", 0),
+                "cost_usd": spent.get("cost_usd"),
+                "tokens": spent.get("tokens", 0),
+                "updated_at": lane.updated_at,
+            }
+        )
+    return rows
 
 
 def _summary_of(journal: Journal, run: RunRecord) -> dict[str, Any]:
@@ -425,6 +453,7 @@ def run_summary(h: RunHandle, sessions: int, interrupted: bool) -> dict[str, Any
             **runs.run_totals(h.journal, run.run_id),
             "wall_seconds": seconds_between(run.created_at, run.completed_at),
         },
+        lanes=lane_rows(h.journal, run.run_id),
     )
     return data
 

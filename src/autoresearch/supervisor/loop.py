@@ -9,17 +9,21 @@ under the run's logs before the worktree is reset.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
 from autoresearch import children, failpoints, git
 from autoresearch.agents.base import Agent, AgentResult, PastIteration, SessionRequest
-from autoresearch.clock import utc_now_iso
+from autoresearch.clock import seconds_between, utc_now_iso
 from autoresearch.contracts import candidate as cand
 from autoresearch.contracts.json_input import load_json
 from autoresearch.decide import (
     DEFAULT_MAX_AGENT_FAILURES,
     DEFAULT_MAX_NOOPS,
+    Budget,
+    Spend,
+    budget_exhausted,
     stop_agent_failures,
     stop_max_iterations,
     stop_noop_limit,
@@ -48,6 +52,11 @@ class LoopLimits:
     max_noops: int = DEFAULT_MAX_NOOPS
     max_agent_failures: int = DEFAULT_MAX_AGENT_FAILURES
     agent_timeout: float | None = None
+    # spending limits over all lanes (sandbox.md `budget:` fills what is None here)
+    budget_usd: float | None = None
+    budget_tokens: int | None = None
+    budget_hours: float | None = None
+    lanes: int = 0  # agent sessions at once (`run --lanes K`, supervisor/lanes.py); 0: no lanes
 
 
 @dataclass(frozen=True)
@@ -61,6 +70,7 @@ class LoopState:
     agent_failures: int
     pending_artifact: bool
     last_failure: str | None = None  # why the latest failed session failed (the stop note)
+    budget_stop: str | None = None  # `budget exhausted (<which>)` once a budget is spent
 
 
 @dataclass(frozen=True)
@@ -79,6 +89,8 @@ def next_action(state: LoopState, limits: LoopLimits) -> Action:
         return Action("finish", RunStatus.STOPPED, state.stop_requested)
     if state.pending_artifact:
         return Action("process_pending")
+    if state.budget_stop:
+        return Action("finish", RunStatus.STOPPED, state.budget_stop)
     if limits.max_iterations is not None and state.iteration >= limits.max_iterations:
         return Action("finish", RunStatus.COMPLETED, stop_max_iterations(limits.max_iterations))
     # failed sessions also record noops: the failure limit is checked first, so that a broken
@@ -243,7 +255,29 @@ def _state(
         agent_failures=failures,
         pending_artifact=has_pending_artifact(h),
         last_failure=last_failure,
+        budget_stop=budget_stop(h, limits),
     )
+
+
+def run_budget(h: RunHandle, limits: LoopLimits) -> Budget:
+    """The loop's budget: each `--budget-*` given wins over sandbox.md's `budget:`."""
+    spec = dict(h.run.sandbox.get("budget") or {})
+    return Budget(
+        usd=limits.budget_usd if limits.budget_usd is not None else spec.get("usd"),
+        tokens=limits.budget_tokens if limits.budget_tokens is not None else spec.get("tokens"),
+        hours=limits.budget_hours if limits.budget_hours is not None else spec.get("hours"),
+    )
+
+
+def run_spend(h: RunHandle) -> Spend:
+    """What the run has spent: recorded agent cost and tokens, hours since it was prepared."""
+    usd, tokens = runs.spend(h.journal, h.run_id)
+    return Spend(usd, tokens, seconds_between(h.run.created_at, utc_now_iso()) / 3600)
+
+
+def budget_stop(h: RunHandle, limits: LoopLimits) -> str | None:
+    budget = run_budget(h, limits)
+    return budget_exhausted(budget, run_spend(h)) if budget.limited else None
 
 
 def _outcome(h: RunHandle, interrupted: bool, sessions: int) -> LoopOutcome:
@@ -277,15 +311,15 @@ def _session(
         log_path=h.paths.agent_log(iteration),
         timeout=limits.agent_timeout,
         sandbox=h.run.sandbox,
-        history=lambda after: _history(h, after),
+        history=lambda after: history(h, after),
     )
     failpoints.hit("loop.before_agent")
     result = agent.run(request, cancel, lambda pgid: _register(h, pgid))
     failpoints.hit("loop.after_agent")
     with h.journal.tx() as conn:
         registry.clear_children(conn, h.run_id)
-    wrote = not cand.is_placeholder(_read_artifact(h)) or agent.artifact_from_git
-    notes += _after_session(h, agent, result, iteration, base)
+    wrote = not cand.is_placeholder(read_artifact(h)) or agent.artifact_from_git
+    notes += after_session(h, agent.artifact_from_git, result, iteration, base)
     # An evaluation is cut short only by a signal: an operator's stop lets it finish, so the
     # candidate is judged and the branch never ends on an unevaluated commit.
     recorded = result.to_dict()
@@ -297,7 +331,7 @@ def _session(
     return outcome, result, wrote
 
 
-def _history(h: RunHandle, after: int) -> list[PastIteration]:
+def history(h: RunHandle, after: int) -> list[PastIteration]:
     """What an agent may know of the run: its recorded iterations, never the journal."""
     return [
         PastIteration(it.iteration, it.decision, it.description, tuple(it.artifact_notes))
@@ -320,27 +354,45 @@ def _restore_base(h: RunHandle, iteration: int, base: str) -> list[str]:
     return [f"a previous session left changes behind: {note}"]
 
 
-def _after_session(
-    h: RunHandle, agent: Agent, result: AgentResult, iteration: int, base: str
+# Save what a session left past a base, then reset: (label, base, reset_to) → the ledger note.
+Saver = Callable[[str, str, str | None], str]
+
+
+def after_session(
+    h: RunHandle,
+    from_git: bool,
+    result: AgentResult,
+    iteration: int,
+    base: str,
+    save: Saver | None = None,
 ) -> list[str]:
-    """Make the artifact and the worktree consistent after a session ended, losing nothing."""
+    """Make the artifact and the worktree consistent after a session ended, losing nothing.
+
+    `from_git`: the agent cannot write the artifact (Agent.artifact_from_git). `save` names
+    the patches (default: by `iteration`; a lane names them by its session)."""
+
+    def saved(label: str, since: str, reset_to: str | None = None) -> str:
+        if save is not None:
+            return save(label, since, reset_to)
+        return record.save_and_reset(h, iteration, label, since, reset_to)
+
     notes = _agent_notes(result)
     if result.timed_out or result.cancelled:
         label = "timed-out" if result.timed_out else "interrupted"
-        notes.append(record.save_and_reset(h, iteration, label, base))
-        _write_artifact(h, ArtifactStatus.INTERRUPTED, None, base, f"agent session {label}", notes)
+        notes.append(saved(label, base))
+        write_artifact(h, ArtifactStatus.INTERRUPTED, None, base, f"agent session {label}", notes)
         return []
-    artifact = _read_artifact(h)
+    artifact = read_artifact(h)
     if cand.is_placeholder(artifact):
-        if agent.artifact_from_git:
+        if from_git:
             return notes + _artifact_from_git(h, iteration, base)
         # the placeholder's own text would read as the agent's: say what happened instead
-        _write_artifact(h, ArtifactStatus.NOOP, None, base, MSG_NO_ARTIFACT, [])
+        write_artifact(h, ArtifactStatus.NOOP, None, base, MSG_NO_ARTIFACT, [])
         return [*notes, MSG_NO_ARTIFACT]
     status = artifact.get("status") if isinstance(artifact, dict) else None
     if status == ArtifactStatus.CANDIDATE and dirty_entries(h.worktree, h.links, h.runtime):
         head = git.head(h.worktree)
-        notes.append(record.save_and_reset(h, iteration, "uncommitted", head, head))
+        notes.append(saved("uncommitted", head, head))
         notes.append("uncommitted changes were not evaluated (saved above)")
     return notes
 
@@ -356,7 +408,7 @@ def _agent_notes(result: AgentResult) -> list[str]:
     return notes
 
 
-def _read_artifact(h: RunHandle) -> object:
+def read_artifact(h: RunHandle) -> object:
     raw = sync.read_artifact(h.paths.candidate).raw
     try:
         return load_json(raw) if raw is not None else None
@@ -373,15 +425,15 @@ def _artifact_from_git(h: RunHandle, iteration: int, base: str) -> list[str]:
     commit = git.commit_all(h.worktree, message, pathspec=paths) if paths else None
     head = commit or git.head(h.worktree)
     if head == base:
-        _write_artifact(h, ArtifactStatus.NOOP, None, base, "agent made no changes", [])
+        write_artifact(h, ArtifactStatus.NOOP, None, base, "agent made no changes", [])
         return []
-    _write_artifact(
+    write_artifact(
         h, ArtifactStatus.CANDIDATE, head, base, git.commit_message(h.worktree, head), []
     )
     return ["artifact derived from git: the agent's changes were committed by autoresearch"]
 
 
-def _write_artifact(
+def write_artifact(
     h: RunHandle,
     status: ArtifactStatus,
     commit: str | None,

@@ -130,10 +130,10 @@ def measure(
         on_incumbent = verdict.action is Action.MEASURE_INCUMBENT
         if on_incumbent:
             tree = incumbent_checkout(h, kept)
-            reading = record.evaluate(h, iteration, should_cancel, tree=tree)
+            reading = record.evaluate(h, iteration, should_cancel, tree=tree, commit=kept)
             readings.append((Role.INCUMBENT, kept, reading))
         else:
-            reading = record.evaluate(h, iteration, should_cancel)
+            reading = record.evaluate(h, iteration, should_cancel, commit=candidate_commit)
             readings.append((Role.CANDIDATE, candidate_commit, reading))
         if not _usable(reading):
             decision = sequential_decision(
@@ -152,7 +152,7 @@ def measure(
     if verdict.action is Action.KEEP:
         confirmed: list[float] = []
         for _ in range(confirmations(policy, spread)):
-            reading = record.evaluate(h, iteration, should_cancel)
+            reading = record.evaluate(h, iteration, should_cancel, commit=candidate_commit)
             readings.append((Role.CONFIRM, candidate_commit, reading))
             if _usable(reading):
                 confirmed.append(float(reading.score or 0.0))

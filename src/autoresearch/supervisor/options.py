@@ -22,6 +22,10 @@ def limits_from(values: dict[str, Any]) -> LoopLimits:
         max_noops=values.get("max_noops", DEFAULT_MAX_NOOPS),
         max_agent_failures=values.get("max_agent_failures", DEFAULT_MAX_AGENT_FAILURES),
         agent_timeout=values.get("agent_timeout"),
+        budget_usd=values.get("budget_usd"),
+        budget_tokens=values.get("budget_tokens"),
+        budget_hours=values.get("budget_hours"),
+        lanes=int(values.get("lanes") or 0),
     )
 
 
@@ -33,7 +37,10 @@ def loop_record(
 
 
 AGENT_OPTION_KEYS = ("model", "agent_args", "max_turns", "seed")
-LIMIT_KEYS = ("max_iterations", "max_noops", "max_agent_failures", "agent_timeout")
+LIMIT_KEYS = (
+    "max_iterations", "max_noops", "max_agent_failures", "agent_timeout",
+    "budget_usd", "budget_tokens", "budget_hours", "lanes",
+)  # fmt: skip
 
 
 def resumed_loop(

@@ -174,6 +174,8 @@ def _new_run(repo: RepoPaths, mission: Mission, tag: str, loop: dict[str, Any] |
             "noise": sb.noise.to_dict(),
             "sealed": list(sb.sealed),
             "checks": sb.checks.to_dict() if sb.checks else None,
+            "evaluation": sb.evaluation.to_dict(),
+            "budget": sb.budget.to_dict(),
             "mission_text": mission.mission_text,
             "sandbox_text": mission.sandbox_text,
             "relative_dir": rel,

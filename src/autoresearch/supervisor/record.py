@@ -17,6 +17,7 @@ from typing import Any, NoReturn
 
 from autoresearch import children, failpoints, git, reset
 from autoresearch.clock import utc_now_iso
+from autoresearch.contracts.sandbox import EvaluationSlots
 from autoresearch.decide import UNCHANGED_CANDIDATE as UNCHANGED
 from autoresearch.decide import Decision
 from autoresearch.errors import RunInterrupted
@@ -33,6 +34,7 @@ from autoresearch.states import (
     IterationState,
 )
 from autoresearch.supervisor import refs, seal
+from autoresearch.supervisor.executor import EvaluationTask
 from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.safety import check_reset_safety
 
@@ -52,6 +54,7 @@ def new_iteration(
         keep_policy=h.run.keep_policy,
         created_at=now,
         updated_at=now,
+        lane=h.lane,
         **fields,
     )
 
@@ -68,9 +71,11 @@ def evaluate(
     iteration: int,
     should_cancel: Callable[[], bool] | None = None,
     tree: Path | None = None,
+    commit: str | None = None,
 ) -> EvaluationRecord:
     """Run the frozen evaluator on the worktree (or on `tree`, a scratch checkout of another
-    commit); its process group is registered meanwhile.
+    commit); its process group is registered meanwhile. A run with lanes measures through
+    its executor (`h.measure_with`): each reading takes an evaluation slot.
 
     When `should_cancel` fires, the evaluator's group is stopped, the iteration is rolled back
     (its artifact stays in place for `resume`) and RunInterrupted is raised.
@@ -83,23 +88,50 @@ def evaluate(
         children.register(h.journal, h.tag, pgid, "evaluator")
         failpoints.hit("evaluate.after_spawn")
 
-    cwd, mission_dir = h.worktree, Path(h.run.mission_dir)
+    cwd, mission_dir = h.worktree, h.mission_dir
     if tree is not None:
         cwd, mission_dir = tree, tree / str(h.run.sandbox.get("relative_dir", "."))
     env = measuring_env(h, iteration, cwd, mission_dir)
-    record = run_evaluator(
-        h.evaluator,
-        cwd,
-        env,
-        h.paths.evaluator_log(iteration, attempt),
-        on_spawn=register,
-        grace_seconds=kill_grace(),
-        should_cancel=should_cancel,
-    )
+    if h.measure_with is not None:
+        task = evaluation_task(
+            h, iteration, commit or "", cwd, h.paths.evaluator_log(iteration, attempt)
+        )
+        record = h.measure_with(task, should_cancel)
+    else:
+        record = run_evaluator(
+            h.evaluator,
+            cwd,
+            env,
+            h.paths.evaluator_log(iteration, attempt),
+            on_spawn=register,
+            grace_seconds=kill_grace(),
+            should_cancel=should_cancel,
+        )
     if record.cancelled:
         _roll_back(h, iteration, "evaluation")
     failpoints.hit("step.after_evaluator")
     return record
+
+
+def evaluation_task(
+    h: RunHandle, iteration: int, commit: str, tree: Path, log_path: Path
+) -> EvaluationTask:
+    """One reading of `commit` (checked out at `tree`) for an executor; the sealed copy was
+    verified just now (`measuring_env`)."""
+    slots = EvaluationSlots.from_dict(h.run.sandbox.get("evaluation"))
+    return EvaluationTask(
+        run_id=h.run_id,
+        lane=h.lane,
+        iteration=iteration,
+        commit=commit,
+        tree=tree,
+        relative_dir=str(h.run.sandbox.get("relative_dir", ".")),
+        evaluator=h.evaluator,
+        log_path=log_path,
+        sealed_dir=h.paths.sealed if h.sealed else None,
+        resources=dict(slots.resources),
+        grace_seconds=kill_grace(),
+    )
 
 
 def measuring_env(h: RunHandle, iteration: int, cwd: Path, mission_dir: Path) -> dict[str, str]:
@@ -134,7 +166,7 @@ def run_checks(
     def register(pgid: int) -> None:
         children.register(h.journal, h.tag, pgid, "checks")
 
-    env = measuring_env(h, iteration, h.worktree, Path(h.run.mission_dir))
+    env = measuring_env(h, iteration, h.worktree, h.mission_dir)
     outcome = run_supervised(
         SupervisedSpec(
             argv=["sh", "-c", spec.command],
@@ -257,7 +289,7 @@ def apply_effect(
 
 
 def branch_ref(h: RunHandle) -> str:
-    return f"refs/heads/{h.run.branch_name}"
+    return f"refs/heads/{h.branch_name}"
 
 
 def restore_branch(
@@ -286,11 +318,30 @@ def restore_branch(
     if on_branch:
         git.reset_hard(h.worktree, target)
     else:
-        git.checkout_branch_at(h.worktree, h.run.branch_name, target)
+        git.checkout_branch_at(h.worktree, h.branch_name, target)
         notes.append(
-            f"the session left HEAD off the run branch; {h.run.branch_name} was checked out "
+            f"the session left HEAD off the run branch; {h.branch_name} was checked out "
             f"again at {target[:12]}"
         )
+    return notes
+
+
+def advance_run_branch(h: RunHandle) -> list[str]:
+    """With lanes, a keep is a commit of a lane branch: the run branch (checked out in the run
+    worktree, where no session works) follows it. Idempotent; edits someone made in the run
+    worktree are saved as a patch first."""
+    run = h if not h.lane else h.for_lane(0)
+    kept = run.run.last_kept_commit
+    if not kept or not run.worktree.is_dir():
+        return []
+    head = git.head(run.worktree)
+    if head == kept and git.head_branch(run.worktree) == branch_ref(run):
+        return []
+    notes = []
+    if dirty_tracked(run):
+        notes.append(save_patch(run, run.run.iteration, "run-worktree", head))
+    git.checkout_branch_at(run.worktree, run.branch_name, kept)
+    notes.append(f"run branch {run.branch_name} now at the kept commit {kept[:12]}")
     return notes
 
 
@@ -312,7 +363,7 @@ def save_and_reset(
     """`save_patch`, then reset to `reset_to` sparing runtime dirt. By default the run's own
     branch is checked out again at `base`, wherever the session left HEAD."""
     note = save_patch(h, iteration, label, base)
-    branch = h.run.branch_name if reset_to is None else None
+    branch = h.branch_name if reset_to is None else None
     reset.reset_tree(h.worktree, reset_to or base, h.dirt, branch=branch)
     return note
 

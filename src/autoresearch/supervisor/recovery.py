@@ -24,9 +24,12 @@ def recover(h: RunHandle) -> list[str]:
                 "the artifact will be evaluated again"
             )
         elif it.state == IterationState.DECIDED:
-            record.apply_effect(h, it)
+            # a lane's iteration is applied in its lane's worktree
+            record.apply_effect(h.for_lane(it.lane) if it.lane != h.lane else h, it)
             notes.append(f"finished iteration {it.iteration}: applied its {it.decision}")
     h.refresh()
+    if int((h.run.loop or {}).get("lanes") or 0) > 0 and h.run.phase == Phase.READY:
+        notes += record.advance_run_branch(h)  # a keep recorded before the branch moved
     if h.run.phase == Phase.READY and h.run.views_iteration != h.run.iteration:
         _resync_views(h)
         notes.append(f"rebuilt the run files from the journal (iteration {h.run.iteration})")

@@ -98,7 +98,32 @@ def run_details(d: dict[str, Any]) -> str:
             ]
         )
     table = columns(["#", "decision", "eval", "score", "commit", "description"], rows)
-    return "\n".join([*lines, table])
+    lanes = lane_table(d.get("lanes") or [])
+    return "\n".join([*lines, *([lanes] if lanes else []), table])
+
+
+def lane_table(lanes: list[dict[str, Any]]) -> str:
+    """One row per lane of a `run --lanes K`: what it does, its last decision, its spend."""
+    if not lanes:
+        return ""
+    rows = []
+    for lane in lanes:
+        last = lane.get("last_decision")
+        last_text = f"{last} #{lane.get('last_iteration')}" if last else "-"
+        cost = lane.get("cost_usd")
+        rows.append(
+            [
+                str(lane["lane"]),
+                str(lane["state"]),
+                last_text,
+                f"{lane.get('iterations', 0)} ({lane.get('keeps', 0)} kept)",
+                f"${cost:.4f}" if isinstance(cost, int | float) else "-",
+                str(lane.get("tokens") or 0),
+                " ".join(str(lane.get("detail") or "").split())[:60],
+            ]
+        )
+    head = ["lane", "doing", "last decision", "judged", "cost", "tokens", "detail"]
+    return columns(head, rows)
 
 
 def stop(run_id: str, stop_reason: str, note: str | None, requested: bool) -> str:

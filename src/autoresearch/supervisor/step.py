@@ -86,8 +86,13 @@ def step(
     extra_notes: list[str] | None = None,
     agent: dict[str, Any] | None = None,
     should_cancel: Callable[[], bool] | None = None,
+    first: EvaluationRecord | None = None,
+    forced: Decision | None = None,
 ) -> StepResult:
-    """Process candidate.json once for a running, prepared run."""
+    """Process candidate.json once for a running, prepared run.
+
+    A lane (supervisor/lanes.py) may bring the candidate's `first` reading, taken before the
+    iteration was numbered, or a decision `forced` without evaluation (a replay conflict)."""
     if h.run.status != RunStatus.RUNNING:
         raise RefusedError(msg_terminal(h.run_id, h.run.status))
     if h.run.phase != Phase.READY:
@@ -108,7 +113,10 @@ def step(
     try:
         if read.refused is not None:
             raise ArtifactError(read.refused)
-        artifact = _validate(h, raw)
+        if forced is not None:  # judged without its commits: only the schema is checked
+            artifact = cand.parse_artifact((raw or b"").decode("utf-8", "replace"))
+        else:
+            artifact = _validate(h, raw)
     except ArtifactError as exc:
         it = _invalid_iteration(h, raw, base)
         result = _record(h, it, validation_failure(str(exc)), None, {}, sha)
@@ -126,7 +134,11 @@ def step(
             decision_notes=base["decision_notes"],
             agent=agent,
         )
-        result = _process(h, it, artifact, sha, should_cancel)
+        if forced is not None:
+            checked = _refuse_unsafe_reset(h, it)
+            result = _record(h, it, forced, None, {}, sha, safety_checked=checked)
+        else:
+            result = _process(h, it, artifact, sha, should_cancel, first)
     return replace(result, repaired=repaired)
 
 
@@ -151,7 +163,7 @@ def _validate(h: RunHandle, raw: bytes | None) -> CandidateArtifact:
     if commit_sha != head_sha:
         raise ArtifactError(cand.MSG_COMMIT_NOT_HEAD.format(sha=commit_sha, head=head_sha))
     if git.head_branch(h.worktree) != record.branch_ref(h):
-        branch = h.run.branch_name
+        branch = h.branch_name
         raise ArtifactError(cand.MSG_COMMIT_OFF_BRANCH.format(sha=commit_sha, branch=branch))
     if not git.is_ancestor(h.worktree, kept, commit_sha):
         raise ArtifactError(cand.MSG_COMMIT_NOT_DESCENDANT.format(sha=commit_sha, kept=kept))
@@ -207,6 +219,7 @@ def _process(
     artifact: CandidateArtifact,
     sha: str | None,
     should_cancel: Callable[[], bool] | None,
+    first: EvaluationRecord | None = None,
 ) -> StepResult:
     run = h.run
     spec = h.evaluator
@@ -230,8 +243,8 @@ def _process(
         checked = _refuse_unsafe_reset(h, it)
         return _record(h, it, harness_changed(touched), None, {}, sha, safety_checked=checked)
     record.start_evaluation(h, it)
-    evaluation = record.evaluate(h, it.iteration, should_cancel)
     commit = artifact.candidate_commit
+    evaluation = first or record.evaluate(h, it.iteration, should_cancel, commit=commit)
     incumbent_score = run.last_kept_score
     changes: dict[str, Any] = {"latest_candidate_commit": commit}
     readings: list[record.Reading] = [(Role.CANDIDATE, commit, evaluation)]

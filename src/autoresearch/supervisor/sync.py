@@ -88,7 +88,7 @@ def rebuild_views(h: RunHandle) -> None:
     its = runs.all_iterations(h.journal, h.run_id)
     now = utc_now_iso()
     views.write_ledger(h.paths.ledger, h.run, its, now)
-    if h.worktree.is_dir():
+    if h.results_file.parent.is_dir():
         views.write_tsv(h.results_file, its)
     _finish(h, runs.latest_evaluation(h.journal, h.run_id))
 

@@ -1,0 +1,612 @@
+"""Parallel lanes (`run --lanes K`, issue 14): K agent sessions at once, one driver.
+
+Each lane has its own worktree (`.autoresearch/worktrees/lanes/<run>/<k>`), its own branch
+(`handle.lane_branch`), its own handoff files and logs (`runs/<run>/lanes/<k>/`). A session
+starts from the current incumbent. Sessions and readings run on an `Executor`; the driver
+(this module, on one thread) is the journal's one writer and judges one candidate at a time:
+
+    idle → agent → waiting → evaluating → (judged) → idle
+
+* waiting: the session ended and its artifact is consistent (`loop.after_session`). When
+  another lane moved the incumbent meanwhile, the candidate's commits are replayed onto it
+  (`git.replay_onto`); a conflict is a discard, `replay conflict`, never evaluated.
+* evaluating: the first reading runs in an evaluation slot. When it is back and the incumbent
+  is still the one it was replayed onto, `step` judges it with that reading (more readings of
+  the noise-aware test also go through the executor, each in a slot). When the incumbent moved
+  meanwhile, the candidate is replayed again and measured again: a keep is always a keep of
+  the commit the run branch then points to.
+* a keep moves the lane branch's commit onto the run branch (the run worktree is idle).
+
+Crash safety: nothing about a lane in flight is in the journal until it is judged. After a
+kill -9, `resume` reaps the lanes' processes, judges every artifact a finished session left (a
+reading that finished but was not judged is taken again), saves whatever an unfinished
+session left as a patch under the lane's logs and restarts it; `recovery.recover` finishes a
+decided iteration in its lane and brings the run branch to the kept commit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from autoresearch import children, git, reset
+from autoresearch.agents import AgentConfig, make_agent
+from autoresearch.agents.base import AgentResult
+from autoresearch.contracts import candidate as cand
+from autoresearch.contracts.json_input import load_json
+from autoresearch.contracts.sandbox import EvaluationSlots
+from autoresearch.decide import replay_conflict, touched_sealed
+from autoresearch.errors import GitError, RunInterrupted
+from autoresearch.evaluate import EvaluationRecord
+from autoresearch.fsutil import atomic_write_json, private_dir
+from autoresearch.journal import lanes as lane_store
+from autoresearch.journal import runs
+from autoresearch.journal.lanes import LaneRecord
+from autoresearch.repo_state import link_shared_paths
+from autoresearch.states import ArtifactStatus, DecisionKind, LaneState, RunStatus
+from autoresearch.supervisor import record, seal, sync
+from autoresearch.supervisor.executor import (
+    AgentOutcome,
+    AgentTask,
+    EvaluationTask,
+    Executor,
+    LocalExecutor,
+    TaskLost,
+    wait_any,
+)
+from autoresearch.supervisor.finalize import finalize_run
+from autoresearch.supervisor.handle import RunHandle
+from autoresearch.supervisor.loop import (
+    MSG_NO_ARTIFACT,
+    STOP_POLL_SECONDS,
+    LoopLimits,
+    LoopObserver,
+    LoopOutcome,
+    LoopState,
+    StopSignal,
+    after_session,
+    budget_stop,
+    history,
+    next_action,
+    read_artifact,
+    refuse_without_comparable_baseline,
+    session_failure,
+    write_artifact,
+)
+from autoresearch.supervisor.safety import dirty_entries
+from autoresearch.supervisor.step import StepResult, step
+
+NOTE_RESUMED = "judged after a restart of the driver: the session ended before it stopped"
+
+
+class LaneObserver(LoopObserver, Protocol):
+    """A loop observer that also shows what each lane is doing."""
+
+    def lanes_changed(self, lanes: list[LaneRecord]) -> None: ...
+
+
+@dataclass
+class _Pending:
+    """A finished session waiting to be judged."""
+
+    notes: list[str]
+    agent: dict[str, Any] | None
+    result: AgentResult | None
+    wrote: bool
+
+
+@dataclass
+class Lane:
+    number: int
+    h: RunHandle
+    state: LaneState = LaneState.IDLE
+    session: int = 0
+    base: str = ""  # the incumbent the lane's current work is built on
+    detail: str | None = None
+    cancel: threading.Event = field(default_factory=threading.Event)
+    agent: Future[AgentOutcome] | None = None
+    reading: Future[EvaluationRecord] | None = None
+    reading_on: str = ""  # the incumbent the candidate under measurement is replayed onto
+    attempts: int = 0  # readings taken of the current session's candidate
+    pending: _Pending | None = None
+    last_iteration: int | None = None
+    last_decision: DecisionKind | None = None
+
+    @property
+    def busy(self) -> bool:
+        return self.state in (LaneState.AGENT, LaneState.WAITING, LaneState.EVALUATING)
+
+    def to_record(self) -> LaneRecord:
+        return LaneRecord(
+            self.h.run_id, self.number, self.state, "", self.session, self.base or None,
+            self.detail, self.last_iteration, self.last_decision,
+        )  # fmt: skip
+
+
+class _Driver:
+    def __init__(
+        self,
+        h: RunHandle,
+        config: AgentConfig,
+        limits: LoopLimits,
+        executor: Executor,
+        observer: LaneObserver,
+        signal: StopSignal,
+    ) -> None:
+        self.h, self.config, self.limits = h, config, limits
+        self.executor, self.observer, self.signal = executor, observer, signal
+        self.from_git = make_agent(config).artifact_from_git
+        self.lanes = [Lane(k, h.for_lane(k)) for k in range(1, limits.lanes + 1)]
+        self.sessions = 0
+        self.failures = 0
+        self.last_failure: str | None = None
+        self.stopping: tuple[RunStatus, str, str | None] | None = None
+
+    # --- the loop ---------------------------------------------------------------------------
+
+    def run(self) -> LoopOutcome:
+        refuse_without_comparable_baseline(self.h)
+        self.h.measure_with = self._measure
+        for lane in self.lanes:
+            lane.h.measure_with = self._measure
+            self._arm(lane)
+        self._publish()
+        try:
+            while True:
+                if self.signal.reason is not None:
+                    return self._interrupt()
+                for lane in self.lanes:
+                    self._advance(lane)
+                self.h.refresh()
+                if self.h.run.status != RunStatus.RUNNING:
+                    return self._ended()
+                self._plan()
+                if self.stopping is not None and not any(x.busy for x in self.lanes):
+                    status, reason, note = self.stopping
+                    finalize_run(self.h, status, reason, note)
+                    return self._ended()
+                if self.stopping is None:
+                    for lane in self.lanes:
+                        if lane.state == LaneState.IDLE and self._may_launch():
+                            self._launch(lane)
+                self._publish()
+                futures = [f for x in self.lanes for f in (x.agent, x.reading) if f is not None]
+                if any(x.state == LaneState.WAITING for x in self.lanes):
+                    continue  # a candidate can move on at once
+                wait_any(futures, STOP_POLL_SECONDS) if futures else self.signal_wait()
+        finally:
+            for lane in self.lanes:
+                lane.cancel.set()
+            self.executor.shutdown()
+            self.h.measure_with = None
+
+    def signal_wait(self) -> None:
+        threading.Event().wait(STOP_POLL_SECONDS)
+
+    def _plan(self) -> None:
+        """Whether to start more sessions: the loop's transition table over the run's state,
+        counting the sessions in flight toward the iteration limit."""
+        if self.stopping is not None:
+            return
+        h = self.h
+        in_flight = sum(1 for x in self.lanes if x.busy)
+        trailing = 0
+        since = int((h.run.loop or {}).get("counts_from", 0))
+        window = max(self.limits.max_noops, 1)
+        for decision in runs.trailing_decisions(h.journal, h.run_id, window, since):
+            if decision != DecisionKind.NOOP:
+                break
+            trailing += 1
+        state = LoopState(
+            status=h.run.status,
+            stop_requested=h.run.stop_requested,
+            iteration=h.run.iteration,
+            trailing_noops=trailing,
+            agent_failures=self.failures,
+            pending_artifact=False,
+            last_failure=self.last_failure,
+            budget_stop=budget_stop(h, self.limits),
+        )
+        action = next_action(state, self.limits)
+        if action.kind != "finish":
+            return
+        status = action.status or RunStatus.STOPPED
+        self.stopping = (status, action.reason or "", action.note)
+        limit = self.limits.max_iterations
+        if action.reason and limit is not None and state.iteration >= limit:
+            return  # every session in flight was started within the limit: let them finish
+        if status == RunStatus.STOPPED and action.reason and in_flight:
+            # an operator's stop or a spent budget: end the sessions (their work is saved and
+            # recorded as interrupted); readings in progress finish and are judged
+            for lane in self.lanes:
+                if lane.state == LaneState.AGENT:
+                    lane.cancel.set()
+
+    def _may_launch(self) -> bool:
+        limit = self.limits.max_iterations
+        in_flight = sum(1 for x in self.lanes if x.busy)
+        return limit is None or self.h.run.iteration + in_flight < limit
+
+    # --- one lane ---------------------------------------------------------------------------
+
+    def _arm(self, lane: Lane) -> None:
+        """Make the lane's worktree ready after a start or a crash; resume what it left."""
+        h, lh = self.h, lane.h
+        known = {r.lane: r for r in lane_store.lanes_of(h.journal, h.run_id)}
+        if lane.number in known:
+            lane.session = known[lane.number].session
+            lane.last_iteration = known[lane.number].last_iteration
+            lane.last_decision = known[lane.number].last_decision
+        _ensure_worktree(h, lh)
+        for reaped in children.reap(h.journal, lh.tag):
+            self.observer.note(f"lane {lane.number}: stopped a stray process group ({reaped.pgid})")
+        private_dir(lh.paths.logs)
+        kept = h.run.last_kept_commit or ""
+        if _pending_artifact(lh):
+            lane.state, lane.base = LaneState.WAITING, kept
+            lane.pending = _Pending([NOTE_RESUMED], None, None, True)
+            lane.detail = "resumed: its candidate waits to be judged"
+            return
+        if git.rebase_in_progress(lh.worktree):
+            git.abort_rebase(lh.worktree)
+        note = self._restore(lane, "unfinished-session", kept)
+        if note:
+            self.observer.note(f"lane {lane.number}: {note}")
+
+    def _restore(self, lane: Lane, label: str, base: str) -> str | None:
+        """The lane's branch at `base` on a clean tree; what lay past it saved as a patch."""
+        lh = lane.h
+        on_branch = git.head_branch(lh.worktree) == record.branch_ref(lh)
+        at_base = on_branch and git.head(lh.worktree) == base
+        if at_base and not dirty_entries(lh.worktree, lh.links, lh.runtime):
+            return None
+        return self._save(lane, label, base, None)
+
+    def _save(self, lane: Lane, label: str, base: str, reset_to: str | None) -> str:
+        lh = lane.h
+        path = lh.paths.session_patch(lane.session, label)
+        reset.save_patch(lh.worktree, base, lh.dirt, path, keep_empty=True)
+        target = reset_to or self.h.run.last_kept_commit or base
+        branch = lh.branch_name if reset_to is None else None
+        reset.reset_tree(lh.worktree, target, lh.dirt, branch=branch)
+        return f"changes past {base[:12]} saved to {path}"
+
+    def _launch(self, lane: Lane) -> None:
+        h, lh = self.h, lane.h
+        kept = h.run.last_kept_commit or ""
+        lh.refresh()
+        lane.session += 1
+        note = self._restore(lane, "leftover", kept)
+        lane.pending = None
+        lane.attempts = 0
+        sync.write_placeholder(lh)
+        sync.write_instructions(lh)
+        task = AgentTask(
+            run_id=h.run_id,
+            lane=lane.number,
+            iteration=lane.session,
+            base_commit=kept,
+            worktree=lh.worktree,
+            branch=lh.branch_name,
+            instructions_file=lh.paths.instructions,
+            candidate_file=lh.paths.candidate,
+            log_path=lh.paths.session_log(lane.session),
+            leftover_patch=lh.paths.session_patch(lane.session, "remote-leftover"),
+            agent=self.config,
+            timeout=self.limits.agent_timeout,
+            sandbox=h.run.sandbox,
+            history=tuple(history(h, 0)),
+        )
+        lane.cancel = threading.Event()
+        lane.agent = self.executor.submit_agent(task, lane.cancel, _no_register)
+        lane.state, lane.base = LaneState.AGENT, kept
+        lane.detail = f"session {lane.session} from {kept[:12]}"
+        if note:
+            lane.detail += f" ({note})"
+
+    def _advance(self, lane: Lane) -> None:
+        if lane.state == LaneState.AGENT and lane.agent is not None and lane.agent.done():
+            self._session_ended(lane)
+        if lane.state == LaneState.WAITING:
+            self._prepare_candidate(lane)
+        reading = lane.reading
+        if lane.state == LaneState.EVALUATING and reading is not None and reading.done():
+            self._reading_back(lane)
+
+    def _session_ended(self, lane: Lane) -> None:
+        future, lane.agent = lane.agent, None
+        assert future is not None
+        lh = lane.h
+        lh.refresh()
+        try:
+            outcome = future.result()
+        except TaskLost as exc:
+            note = self._save(lane, "lost", lane.base, None)
+            text = f"agent session {exc}"
+            write_artifact(lh, ArtifactStatus.INTERRUPTED, None, lane.base, text, [note])
+            lane.pending = _Pending([str(exc), note], None, None, False)
+            lane.state = LaneState.WAITING
+            return
+        result = outcome.result
+        if self.h.run.status != RunStatus.RUNNING:
+            # the run ended meanwhile: keep the work, record nothing
+            self._save(lane, "after-run-ended", lane.base, None)
+            lane.state = LaneState.STOPPED
+            return
+
+        def save(label: str, since: str, reset_to: str | None) -> str:
+            return self._save(lane, label, since, reset_to)
+
+        notes = after_session(lh, self.from_git, result, lane.session, lane.base, save)
+        wrote = not cand.is_placeholder(read_artifact(lh)) or self.from_git
+        recorded = result.to_dict()
+        recorded["lane"] = lane.number
+        failure = result.failure_reason or (None if wrote else MSG_NO_ARTIFACT)
+        if failure and not result.cancelled:
+            recorded["failure"] = failure
+        lane.pending = _Pending(notes, recorded, result, wrote)
+        lane.state = LaneState.WAITING
+        lane.detail = f"session {lane.session} ended; its candidate waits"
+
+    def _prepare_candidate(self, lane: Lane) -> None:
+        """Bring the lane's candidate onto the incumbent and start its first reading (or judge
+        at once what needs no reading)."""
+        h, lh = self.h, lane.h
+        h.refresh()
+        lh.refresh()
+        kept = h.run.last_kept_commit or ""
+        data = read_artifact(lh)
+        if not isinstance(data, dict):
+            self._judge(lane)  # step records the invalid artifact as it would without lanes
+            return
+        status = data.get("status")
+        base = data.get("base_commit")
+        commit = data.get("candidate_commit")
+        if status != ArtifactStatus.CANDIDATE:
+            if base != kept:
+                _rewrite(lh, data, base_commit=kept)
+            self._judge(lane)
+            return
+        if not isinstance(commit, str) or not isinstance(base, str):
+            self._judge(lane)
+            return
+        head = _head(lh)
+        resolved = git.resolve_commits(lh.worktree, [commit, base])
+        if head is None or resolved[0] != head or resolved[1] is None:
+            self._judge(lane)  # step's validation says what is wrong
+            return
+        old = resolved[1]
+        if old != kept:
+            replayed, detail = git.replay_onto(lh.worktree, old, kept)
+            if replayed is None:
+                _rewrite(lh, data, base_commit=kept)
+                self._judge(lane, replay_conflict(kept, detail))
+                return
+            assert lane.pending is not None
+            lane.pending.notes.append(
+                f"replayed onto {kept[:12]} (built on {old[:12]}): {head[:12]} → {replayed[:12]}"
+            )
+            data = _rewrite(lh, data, base_commit=kept, candidate_commit=replayed)
+            head = replayed
+        if git.same_tree(lh.worktree, head, kept) or (
+            lh.sealed and touched_sealed(git.changed_paths(lh.worktree, kept), lh.sealed)
+        ):
+            self._judge(lane)  # judged without a reading
+            return
+        seal.verify(lh)
+        lane.attempts += 1
+        task = record.evaluation_task(
+            lh,
+            h.run.iteration + 1,
+            head,
+            lh.worktree,
+            lh.paths.reading_log(lane.session, lane.attempts),
+        )
+        lane.cancel = threading.Event()
+        lane.reading = self.executor.submit_evaluation(task, lane.cancel, _no_register)
+        lane.reading_on = kept
+        lane.state = LaneState.EVALUATING
+        lane.detail = f"measuring {head[:12]} (session {lane.session})"
+
+    def _reading_back(self, lane: Lane) -> None:
+        future, lane.reading = lane.reading, None
+        assert future is not None
+        try:
+            reading = future.result()
+        except TaskLost as exc:
+            self.observer.note(f"lane {lane.number}: reading lost ({exc}); measuring again")
+            lane.state = LaneState.WAITING
+            return
+        if reading.cancelled:
+            lane.state = LaneState.WAITING  # interrupted: the artifact stays for resume
+            return
+        self.h.refresh()
+        if (self.h.run.last_kept_commit or "") != lane.reading_on:
+            lane.state = LaneState.WAITING  # another lane kept meanwhile: replay, measure again
+            return
+        self._judge(lane, first=reading)
+
+    def _judge(self, lane: Lane, forced: Any = None, first: EvaluationRecord | None = None) -> None:
+        lh = lane.h
+        lh.refresh()
+        pending = lane.pending or _Pending([], None, None, True)
+        cancel = self.signal_set
+        try:
+            result = step(
+                lh, extra_notes=pending.notes, agent=pending.agent, should_cancel=cancel,
+                first=first, forced=forced,
+            )  # fmt: skip
+        except RunInterrupted as exc:
+            self.observer.note(f"lane {lane.number}: {exc}")
+            lane.state = LaneState.WAITING
+            return
+        self.sessions += 1
+        self._recorded(lane, result, pending)
+
+    def signal_set(self) -> bool:
+        return self.signal.reason is not None
+
+    def _recorded(self, lane: Lane, result: StepResult, pending: _Pending) -> None:
+        self.h.refresh()
+        if result.keep:
+            record.advance_run_branch(self.h)  # the run branch follows the kept lane commit
+        self.observer.step_recorded(result, pending.result)
+        lane.last_iteration, lane.last_decision = result.iteration, result.decision
+        lane.state, lane.pending, lane.detail = LaneState.IDLE, None, None
+        if pending.result is not None:
+            failure = session_failure(pending.result, result.decision, pending.wrote)
+            self.failures = self.failures + 1 if failure else 0
+            self.last_failure = failure or self.last_failure
+
+    # --- readings through the executor ------------------------------------------------------
+
+    def _measure(
+        self, task: EvaluationTask, should_cancel: Callable[[], bool] | None
+    ) -> EvaluationRecord:
+        """A further reading of a candidate being judged (the noise-aware test): in a slot,
+        like every reading; the driver waits for it."""
+        cancel = threading.Event()
+        future = self.executor.submit_evaluation(task, cancel, _no_register)
+        while True:
+            try:
+                return future.result(timeout=STOP_POLL_SECONDS)
+            except TimeoutError:
+                if should_cancel is not None and should_cancel():
+                    cancel.set()
+            except TaskLost:
+                cancel = threading.Event()
+                future = self.executor.submit_evaluation(task, cancel, _no_register)
+
+    # --- endings ----------------------------------------------------------------------------
+
+    def _interrupt(self) -> LoopOutcome:
+        """A signal: stop every session and reading; finished sessions are judged on resume."""
+        for lane in self.lanes:
+            lane.cancel.set()
+        for lane in self.lanes:
+            if lane.agent is not None:
+                try:
+                    outcome = lane.agent.result()
+                except TaskLost:
+                    outcome = None
+                lane.agent = None
+                lh = lane.h
+                lh.refresh()
+                if outcome is not None and lh.run.status == RunStatus.RUNNING:
+
+                    def save(label: str, since: str, reset_to: str | None, ln: Lane = lane) -> str:
+                        return self._save(ln, label, since, reset_to)
+
+                    after_session(lh, self.from_git, outcome.result, lane.session, lane.base, save)
+                lane.state, lane.detail = LaneState.WAITING, "interrupted; judged on resume"
+            if lane.reading is not None:
+                lane.reading.result()
+                lane.reading = None
+                lane.state, lane.detail = LaneState.WAITING, "interrupted; measured on resume"
+        self._publish()
+        return self._outcome(True)
+
+    def _ended(self) -> LoopOutcome:
+        for lane in self.lanes:
+            if lane.busy:
+                lane.cancel.set()
+        for lane in self.lanes:
+            if lane.agent is not None:
+                with contextlib.suppress(TaskLost):
+                    lane.agent.result()
+                lane.agent = None
+                self._save(
+                    lane, "after-run-ended", lane.base or self.h.run.last_kept_commit or "", None
+                )
+            if lane.reading is not None:
+                with contextlib.suppress(TaskLost):
+                    lane.reading.result()
+                lane.reading = None
+            if lane.state != LaneState.WAITING:
+                lane.state = LaneState.STOPPED
+            lane.detail = None
+        self._publish()
+        return self._outcome(False)
+
+    def _outcome(self, interrupted: bool) -> LoopOutcome:
+        h = self.h
+        h.refresh()
+        return LoopOutcome(h.run_id, h.run.status, h.run.stop_reason, interrupted, self.sessions)
+
+    def _publish(self) -> None:
+        records = [lane.to_record() for lane in self.lanes]
+        with self.h.journal.tx() as conn:
+            for rec in records:
+                lane_store.save_lane(conn, rec)
+        self.observer.lanes_changed(records)
+
+
+def run_lanes(
+    h: RunHandle,
+    config: AgentConfig,
+    limits: LoopLimits,
+    executor: Executor | None,
+    observer: LaneObserver,
+    signal: StopSignal,
+) -> LoopOutcome:
+    """Drive the run with `limits.lanes` lanes until the loop's table says it is over or a
+    signal interrupts it (the same outcomes as `loop.run_loop`). Without an `executor`, the
+    work runs on this machine with sandbox.md's evaluation slots."""
+    if executor is None:
+        executor = local_executor(h, limits.lanes)
+    return _Driver(h, config, limits, executor, observer, signal).run()
+
+
+def local_executor(h: RunHandle, lanes: int) -> LocalExecutor:
+    slots = EvaluationSlots.from_dict(h.run.sandbox.get("evaluation")).slots
+    return LocalExecutor(max(1, lanes), slots)
+
+
+def _no_register(pgid: int) -> None:
+    """Lane children are not registered (worker threads never write the journal): the
+    reaper finds them by their lane's tag (RUN_ID and the lane worktree)."""
+
+
+def _ensure_worktree(h: RunHandle, lh: RunHandle) -> None:
+    path = lh.worktree
+    if git.is_worktree_of(path, h.repo.repo_root):
+        return
+    if path.exists():
+        shutil.rmtree(path)  # half made by a killed driver: a lane's work lives on its branch
+    private_dir(path.parent)
+    git.worktree_remove(h.repo.repo_root, path)
+    if git.branch_exists(h.repo.repo_root, lh.branch_name):
+        git.worktree_add_existing(h.repo.repo_root, path, lh.branch_name)
+    else:
+        git.worktree_add(h.repo.repo_root, path, lh.branch_name, h.run.last_kept_commit or "HEAD")
+    link_shared_paths(h.repo.repo_root, path, h.links)
+
+
+def _pending_artifact(lh: RunHandle) -> bool:
+    """The lane's candidate.json holds a session's artifact no step has judged."""
+    read = sync.read_artifact(lh.paths.candidate)
+    if read.sha256 is None or runs.artifact_judged(lh.journal, lh.run_id, read.sha256):
+        return False
+    try:
+        data = load_json(read.raw) if read.raw is not None else None
+    except ValueError:
+        return True
+    return data is None or not cand.is_placeholder(data)
+
+
+def _head(lh: RunHandle) -> str | None:
+    try:
+        return git.head(lh.worktree)
+    except GitError:  # a session may leave HEAD unborn or the worktree broken
+        return None
+
+
+def _rewrite(lh: RunHandle, data: dict[str, Any], **changes: Any) -> dict[str, Any]:
+    updated = {**data, **changes}
+    atomic_write_json(lh.paths.candidate, updated)
+    return updated

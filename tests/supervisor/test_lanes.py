@@ -1,0 +1,179 @@
+"""`run --lanes K` end to end through the real CLI: lanes that conflict on purpose, replays
+evaluated as replayed, one evaluation slot, budgets, status and kill -9 of the driver."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from helpers import GIT_ENV, Repo, cli, git, sandbox_text
+
+AGENT = f"cmd:{sys.executable} {Path(__file__).parent / 'fakes/lane_agent.py'}"
+RUN_ID = "missions-demo-t1"
+
+# score = value.txt + one per bonus file; each evaluation appends "start end" to EVAL_LOG
+EVALUATOR = textwrap.dedent(
+    """\
+    import glob, json, os, time
+    start = time.time()
+    time.sleep(float(os.environ.get("EVAL_SLEEP", "0")))
+    score = float(open("value.txt").read()) + len(glob.glob("bonus-*.txt"))
+    end = time.time()
+    if os.environ.get("EVAL_LOG"):
+        with open(os.environ["EVAL_LOG"], "a") as f:
+            f.write(f"{start} {end}\\n")
+    print(json.dumps({"pass": True, "score": score}))
+    """
+)
+
+
+def _mission(repo: Repo, extra: str = "") -> None:
+    repo.write("scripts/score.py", EVALUATOR)
+    repo.mission(sandbox=sandbox_text("python3 scripts/score.py", extra=extra))
+
+
+def _run(repo: Repo, *args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+    done = cli("run", "missions/demo", "--agent", AGENT, "--run-tag", "T1", "--json", *args,
+               cwd=repo.root, env=env, timeout=180)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return dict(json.loads(done.stdout))
+
+
+def _status(repo: Repo) -> dict[str, Any]:
+    return dict(json.loads(cli("status", RUN_ID, "--json", cwd=repo.root).stdout))
+
+
+def _run_branch_head(repo: Repo) -> str:
+    return repo.git("rev-parse", "autoresearch/missions-demo/t1")
+
+
+def test_conflicting_lanes_discard_with_the_pinned_reason(repo: Repo) -> None:
+    _mission(repo)
+    # both lanes start from the baseline and write value.txt: the second cannot be replayed
+    plan = "1:value=5:0.2,2:value=9:1.5"
+    summary = _run(repo, "--lanes", "2", "--max-iterations", "2", env={"LANE_PLAN": plan})
+    assert summary["status"] == "completed"
+    its = _status(repo)["iterations"][1:]
+    assert [(it["decision"], it["decision_reason"]) for it in its] == [
+        ("keep", "score improved over last kept score"),
+        ("discard", "replay conflict"),
+    ]
+    assert its[1]["evaluator"] is None  # never measured
+    assert _run_branch_head(repo) == summary["last_kept_commit"] == its[0]["candidate_commit"]
+    assert summary["last_kept_score"] == 5.0
+    lanes = {lane["lane"]: lane for lane in summary["lanes"]}
+    assert lanes[1]["last_decision"] == "keep" and lanes[2]["last_decision"] == "discard"
+    # the conflicting candidate stays reachable and is named in the ledger
+    assert repo.git("cat-file", "-t", its[1]["candidate_commit"]) == "commit"
+
+
+def test_a_replayed_candidate_is_measured_as_replayed(repo: Repo) -> None:
+    _mission(repo)
+    # lane 1 raises value.txt, lane 2 adds a file: lane 2 is replayed onto lane 1's keep and
+    # its score counts both (5 + 1); the run branch holds both commits
+    plan = "1:value=5:0.2,2:bonus:1.5"
+    summary = _run(repo, "--lanes", "2", "--max-iterations", "2", env={"LANE_PLAN": plan})
+    its = _status(repo)["iterations"][1:]
+    assert [it["decision"] for it in its] == ["keep", "keep"]
+    assert [it["evaluator"]["score"] for it in its] == [5.0, 6.0]
+    head = _run_branch_head(repo)
+    assert head == summary["last_kept_commit"] == its[1]["candidate_commit"]
+    assert git(repo.root, "rev-parse", f"{head}^") == its[0]["candidate_commit"]
+    assert any("replayed onto" in n for n in its[1]["notes"])
+
+
+def test_one_slot_evaluations_never_overlap_while_agents_run_in_parallel(
+    repo: Repo, tmp_path: Path
+) -> None:
+    _mission(repo, extra="evaluation:\n  slots: 1\n")
+    evals, starts = tmp_path / "evals.log", tmp_path / "agents.log"
+    env = {"EVAL_LOG": str(evals), "EVAL_SLEEP": "0.2", "LANE_SLEEP": "0.3",
+           "LANE_LOG": str(starts)}  # fmt: skip
+    summary = _run(repo, "--lanes", "3", "--max-iterations", "4", env=env)
+    assert summary["counts"].get("keep", 0) >= 1
+    spans = sorted(tuple(map(float, line.split())) for line in evals.read_text().splitlines())
+    assert len(spans) >= 4
+    assert all(a[1] <= b[0] for a, b in itertools.pairwise(spans)), spans
+    # agents did overlap: the first three sessions started before the first ended
+    first = sorted(float(line.split()[3]) for line in starts.read_text().splitlines())[:3]
+    assert first[2] - first[0] < 0.3
+
+
+def test_budget_hours_stops_all_lanes(repo: Repo) -> None:
+    _mission(repo)
+    summary = _run(repo, "--lanes", "2", "--budget-hours", "0.001", env={"LANE_SLEEP": "0.5"})
+    assert (summary["status"], summary["stop_reason"]) == ("stopped", "budget exhausted (hours)")
+    assert summary["totals"]["wall_seconds"] >= 3.6
+    assert {lane["lane"] for lane in summary["lanes"]} == {1, 2}
+
+
+def test_status_and_resume_keep_the_lanes(repo: Repo) -> None:
+    _mission(repo)
+    _run(repo, "--lanes", "2", "--max-iterations", "2")
+    text = cli("status", RUN_ID, cwd=repo.root).stdout
+    assert "lane" in text and "last decision" in text
+    done = cli("continue", RUN_ID, "--max-iterations", "+2", "--json", cwd=repo.root)
+    assert done.returncode == 0, done.stderr
+    final = json.loads(done.stdout)
+    assert final["status"] == "completed" and final["iteration"] == 4
+    assert len(final["loop"]["lanes"]) == 2  # the recorded --lanes 2 was used again
+
+
+def _wait(predicate: Any, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out")
+        time.sleep(0.05)
+
+
+def test_kill_9_with_lanes_in_flight_then_resume(repo: Repo, tmp_path: Path) -> None:
+    _mission(repo)
+    starts = tmp_path / "agents.log"
+    env = {**os.environ, **GIT_ENV, "LANE_PLAN": "1:bonus:0.2,2:bonus:30,3:bonus:30",
+           "LANE_LOG": str(starts)}  # fmt: skip
+    argv = [sys.executable, "-m", "autoresearch", "run", "missions/demo", "--agent", AGENT,
+            "--run-tag", "T1", "--lanes", "3", "--max-iterations", "6"]  # fmt: skip
+    proc = subprocess.Popen(argv, cwd=repo.root, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    try:
+        # lane 1 keeps at least once while lanes 2 and 3 are mid-session
+        _wait(lambda: starts.exists() and len(starts.read_text().splitlines()) >= 4)
+        _wait(lambda: _status(repo)["counts"].get("keep", 0) >= 1)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the driver and every child it started
+        proc.wait()
+    before = _status(repo)
+    kept_before = [
+        it["candidate_commit"] for it in before["iterations"] if it["decision"] == "keep"
+    ]
+    done = cli("resume", RUN_ID, "--json", cwd=repo.root, env={"LANE_PLAN": "", "LANE_SLEEP": "0"},
+               timeout=180)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    after = _status(repo)
+    assert after["status"] == "completed" and after["iteration"] == 6
+    head = _run_branch_head(repo)
+    for commit in kept_before:  # no kept commit lost
+        assert git(repo.root, "merge-base", "--is-ancestor", commit, head, check=False) == ""
+    shas = [it["artifact_sha256"] for it in after["iterations"][1:] if it.get("artifact_sha256")]
+    assert len(shas) == len(set(shas))  # every artifact judged once
+    logs = repo.root / ".autoresearch/runs" / RUN_ID / "lanes"
+    saved = sorted(p.name for p in logs.glob("*/logs/*unfinished-session.patch"))
+    assert len(saved) >= 1  # the lanes killed mid-session were saved, then restarted
+
+
+@pytest.mark.parametrize("lanes", [1])
+def test_lanes_one_runs_through_the_lane_scheduler(repo: Repo, lanes: int) -> None:
+    _mission(repo)
+    summary = _run(repo, "--lanes", str(lanes), "--max-iterations", "2")
+    assert summary["iteration"] == 2 and [lane["lane"] for lane in summary["lanes"]] == [1]
