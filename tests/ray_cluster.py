@@ -46,8 +46,14 @@ class LocalCluster:
         return node
 
     def remove_node(self, name: str) -> None:
-        """Kill a node's raylet and workers at once, as a machine that dies."""
-        self.cluster.remove_node(self.nodes.pop(name), allow_graceful=False)
+        """Kill a node's raylet and workers at once, as a machine that dies, and wait until the
+        cluster has noticed (a node not yet known dead would still be offered work)."""
+        node = self.nodes.pop(name)
+        self.cluster.remove_node(node, allow_graceful=False)
+        deadline = time.monotonic() + 30
+        while any(n["NodeID"] == node.node_id and n["Alive"] for n in ray.nodes()):
+            assert time.monotonic() < deadline, f"node {name} still alive for the cluster"
+            time.sleep(0.1)
 
     def _env(self, name: str) -> dict[str, str]:
         return {"AUTORESEARCH_RAY_DIR": str(self.node_dir(name))}
@@ -90,6 +96,13 @@ def start_cluster(extra_nodes: dict[str, dict[str, float]]) -> Iterator[LocalClu
                 "num_cpus": NODE_CPUS,
                 "resources": {"head": 1},
                 "include_dashboard": False,
+                # a dead node is known dead within about a second (Ray's default: ~15 s)
+                "_system_config": {
+                    "health_check_initial_delay_ms": 0,
+                    "health_check_period_ms": 300,
+                    "health_check_timeout_ms": 300,
+                    "health_check_failure_threshold": 3,
+                },
                 "env_vars": {"AUTORESEARCH_RAY_DIR": str(base / "nodes" / "head")},
             },
         )

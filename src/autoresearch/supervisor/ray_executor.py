@@ -52,6 +52,7 @@ MSG_NO_RAY = (
 # before its worker is killed (its process group goes with the next task's reaper).
 STOP_POLL_SECONDS = 1.0
 STOP_PATIENCE_SECONDS = 30.0
+LOST = "Ray task"  # TaskLost reads "Ray task lost: <why>"
 # A chain of bundles longer than this is replaced by one bundle of the whole history.
 MAX_CHAIN = 8
 
@@ -194,6 +195,7 @@ class RayExecutor:
         self, task: AgentTask, cancel: threading.Event, on_spawn: OnSpawn
     ) -> Future[AgentOutcome]:
         options = self._checked(ray_options(self._agent_resources))
+        options["scheduling_strategy"] = "SPREAD"  # sessions at once go to different nodes
         session = remote.NodeSession(
             task=task,
             task_id=uuid.uuid4().hex,
@@ -204,7 +206,7 @@ class RayExecutor:
 
         def drive() -> AgentOutcome:
             ref = self._agent_fn.options(**options).remote(session, self._board, self._root)
-            outcome: remote.SessionOutcome = self._await(ref, session.task_id, cancel, "session")
+            outcome: remote.SessionOutcome = self._await(ref, session.task_id, cancel)
             return remote.land_session(task, outcome)
 
         return self._threads.submit(drive)
@@ -224,9 +226,7 @@ class RayExecutor:
         def drive() -> EvaluationRecord:
             with self._permits:  # a free evaluation slot first, then the cluster
                 ref = self._eval_fn.options(**options).remote(evaluation, self._board, self._root)
-                outcome: remote.EvaluationOutcome = self._await(
-                    ref, evaluation.task_id, cancel, "evaluation"
-                )
+                outcome: remote.EvaluationOutcome = self._await(ref, evaluation.task_id, cancel)
             return remote.land_evaluation(outcome, task.log_path)
 
         return self._threads.submit(drive)
@@ -251,7 +251,7 @@ class RayExecutor:
             )
         return options
 
-    def _await(self, ref: Any, task_id: str, cancel: threading.Event, what: str) -> Any:
+    def _await(self, ref: Any, task_id: str, cancel: threading.Event) -> Any:
         """The task's result; TaskLost when its node or worker went away or it would not stop."""
         ray = self._ray
         asked_at: float | None = None
@@ -264,7 +264,7 @@ class RayExecutor:
                 self._board.stop.remote(task_id)
             if asked_at is not None and time.monotonic() - asked_at > STOP_PATIENCE_SECONDS:
                 ray.cancel(ref, force=True)
-                raise TaskLost(what, "it did not stop when asked; its worker was killed")
+                raise TaskLost(LOST, "it did not stop when asked; its worker was killed")
         try:
             return ray.get(ref)
         except ray.exceptions.RayTaskError as exc:
@@ -273,7 +273,7 @@ class RayExecutor:
                 raise cause from exc
             raise
         except ray.exceptions.RayError as exc:
-            raise TaskLost(what, _lost_detail(exc)) from exc
+            raise TaskLost(LOST, _lost_detail(exc)) from exc
 
 
 def _lost_detail(exc: Exception) -> str:
@@ -281,8 +281,25 @@ def _lost_detail(exc: Exception) -> str:
     return f"{type(exc).__name__}: {first[0] if first else ''}"
 
 
+def _errors_to_stderr(ray: ModuleType) -> None:
+    """Ray's driver prints cluster errors (a worker that died, say) on stdout, the channel of
+    `--json`; they go to stderr instead. Ray has no switch for it: its printer is wrapped, and
+    a Ray without that printer simply prints as it does."""
+    worker: Any = getattr(getattr(ray, "_private", None), "worker", None)
+    original = getattr(worker, "print_to_stdstream", None)
+    if original is None or getattr(original, "to_stderr", False):
+        return
+
+    def to_stderr(data: dict[str, Any], ignore_prefix: bool) -> None:
+        original({**data, "is_err": True}, ignore_prefix)
+
+    to_stderr.to_stderr = True  # type: ignore[attr-defined]
+    worker.print_to_stdstream = to_stderr
+
+
 def _connect(ray: ModuleType, address: str | None) -> None:
     """Join the cluster at `address`, or start a local one, quietly."""
+    _errors_to_stderr(ray)
     quiet: dict[str, Any] = {"logging_level": "ERROR", "log_to_driver": False}
     if address is None:
         ray.init(include_dashboard=False, **quiet)
