@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from exp_helpers import cycle, init, log, run
 from autoresearch.errors import ContractError, RefusedError
 from autoresearch.experiments import RunNote, session_status
 from autoresearch.experiments.report import render_status
-from helpers import Repo, git
+from helpers import Repo, cli, git
 
 
 def tree(root: Path) -> dict[str, str]:
@@ -313,3 +314,43 @@ def test_an_explicit_metric_overrides_the_parsed_one(session: Repo) -> None:
     # the same value as measured is no deviation
     run(session.root)
     assert log(session.root, "discard", "same", metric=100.0).deviations == ()
+
+
+# A session's log acts, then journals (the supervisor journals its decision first): safe
+# because a repeated log finishes what a killed one did (logger.py's docstring).
+KILL_AFTER_GIT = {"AUTORESEARCH_FAILPOINTS": "log.after_git"}
+
+
+def test_a_discard_killed_between_its_reset_and_its_record_is_finished_honestly(
+    session: Repo,
+) -> None:
+    cycle(session, "100", "keep", "baseline")
+    session.write("value.txt", "90\n")
+    run(session.root)
+    tried = tree(session.root)
+    killed = cli(
+        "exp", "log", "--status", "discard", "-d", "no", cwd=session.root, env=KILL_AFTER_GIT
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert session.git("status", "--porcelain") == ""  # reset, but not recorded
+    with pytest.raises(RefusedError) as err:  # the measured change is gone: no keep of it
+        log(session.root, "keep", "claims a reset run")
+    assert "already reset and its diff saved" in err.value.message
+    report = log(session.root, "discard", "no")
+    patch = Path(report.git["patch_path"])
+    subprocess.run(["git", "apply", str(patch)], cwd=session.root, check=True)
+    assert tree(session.root) == tried
+
+
+def test_a_keep_killed_between_its_commit_and_its_record_is_finished_honestly(
+    session: Repo,
+) -> None:
+    cycle(session, "100", "keep", "baseline")
+    session.write("value.txt", "90\n")
+    run(session.root)
+    killed = cli("exp", "log", "--status", "keep", "-d", "ok", cwd=session.root, env=KILL_AFTER_GIT)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    commit = session.git("rev-parse", "HEAD")
+    report = log(session.root, "keep", "ok")
+    assert report.git["action"] == "nothing to commit" and report.git["kept_commit"] == commit
+    assert report.metric == 90.0

@@ -1,9 +1,13 @@
 """`log`: the verdict on the pending run and its git effect.
 
 Order matters for crash safety: every refusal is decided first (rules.plan_log), then git acts
-(commit, or save the discarded diff and reset), then one transaction records the verdict. A
-crash between git and the journal leaves the run pending; logging it again is harmless (a
-saved patch is never overwritten by an empty one).
+(commit, or save the discarded diff and reset), then one transaction records the verdict. The
+supervisor journals its decision before acting (supervisor/record.py); a session need not,
+because its one irreversible act, the reset, is preceded by a durable record of its own: the
+saved patch. A crash between git and the journal leaves the run pending, and logging it again
+finishes it honestly: a repeated keep finds its commit at HEAD, a repeated discard never
+overwrites the saved patch with an empty one, and a run whose patch exists was reset, so it
+can no longer be kept (tests/experiments/test_exp_log.py, killed at `log.after_git`).
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from autoresearch import git
+from autoresearch import failpoints, git
 from autoresearch.clock import utc_now_iso
 from autoresearch.errors import ContractError, RefusedError
 from autoresearch.experiments.commits import commit_work, untracked_caches
@@ -99,12 +103,15 @@ def log_experiment(start: Path, params: LogParams) -> LogReport:
             earlier = sessions.logged_runs(ctx.journal, session.session_id, session.segment)
             plan = plan_log(session, run, params, expected_secondary(session, earlier))
             _check_targets(ctx, session, run, (*params.flag_runs, *params.justify_runs))
+            if params.status == Verdict.KEEP:
+                _refuse_keep_after_reset(ctx, session, run)
             changed = _work_paths(ctx, session)
             devs = deviations(changed, session.scope, session.off_limits)
             mismatch = plan.mismatch(session.metric)
             if mismatch:  # a value that is not the measured one needs a justification too
                 devs.append(mismatch)
             effect = _git_effect(ctx, session, run, params, plan)
+            failpoints.hit("log.after_git")
             _record(ctx, session, run, params, plan, effect, changed, devs)
             return _report(ctx, session, run, params, plan, effect, devs)
 
@@ -130,11 +137,22 @@ def _check_targets(
             raise ContractError(f"log: run #{note.run_id} is not a logged run of this session")
 
 
+def _refuse_keep_after_reset(ctx: Context, session: SessionRecord, run: SessionRunRecord) -> None:
+    """An earlier log of this run saved its diff and reset, then died before recording it."""
+    patch = ctx.session_paths(session).patch(run.number)
+    if patch.exists():
+        raise RefusedError(
+            f"cannot keep run #{run.number}: it was already reset and its diff saved in "
+            f"{patch}; log it as discard, crash or checks_failed"
+        )
+
+
 def _git_effect(
     ctx: Context, session: SessionRecord, run: SessionRunRecord, params: LogParams, plan: LogPlan
 ) -> GitEffect:
     if params.status == Verdict.KEEP:
         assert plan.metric is not None
+
         message = keep_message(
             params.description, session.metric, plan.metric, plan.metrics, plan.measured
         )
