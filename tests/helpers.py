@@ -8,6 +8,8 @@ import stat
 import subprocess
 import sys
 import textwrap
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -183,3 +185,12 @@ def loose_modes(root: Path) -> list[str]:
         if mode & 0o077:
             found.append(f"{oct(mode)} {path.relative_to(root.parent)}")
     return found
+
+
+def until(condition: Callable[[], object], timeout: float = 30.0, what: str = "") -> None:
+    """Poll `condition` until it holds (a timing-sensitive test waits for an event, never for
+    a fixed time: on a loaded machine a sleep is too short)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"never happened: {what or condition}"
+        time.sleep(0.05)

@@ -15,7 +15,7 @@ import pytest
 
 from autoresearch.agents.base import AgentResult, Usage
 from autoresearch.supervisor.loop import Action, LoopLimits, LoopState, next_action, session_failure
-from helpers import GIT_ENV, Repo, cli, git, pid_alive
+from helpers import GIT_ENV, Repo, cli, git, pid_alive, until
 
 CMD_AGENT = f"cmd:{sys.executable} {Path(__file__).parents[1] / 'agents/fakes/cmd_agent.py'}"
 RUN_ID = "missions-demo-t1"
@@ -151,7 +151,9 @@ def test_ctrl_c_or_sigterm_interrupts_saves_the_work_and_resumes(
     proc = start_run(repo, "improve,hang", "--max-iterations", "3")
     wait_for(worktree(repo) / ".autoresearch/agent-2.started")
     agent_pid = int((worktree(repo) / ".autoresearch/agent-2.started").read_text())
-    time.sleep(0.3)
+    # The signal comes once the agent's edit (2 -> 3) is on disk: it is the work to save.
+    value = worktree(repo) / "value.txt"
+    until(lambda: value.read_text().strip() == "3", what="the agent's edit")
     proc.send_signal(sig)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err

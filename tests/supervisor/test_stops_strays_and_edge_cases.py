@@ -19,7 +19,7 @@ from autoresearch.supervisor.lifecycle import stop
 from autoresearch.supervisor.prepare import prepare
 from autoresearch.supervisor.safety import is_runtime_path
 from autoresearch.supervisor.step import step
-from helpers import GIT_ENV, Repo, cli, git, make_repo, sandbox_text
+from helpers import GIT_ENV, Repo, cli, git, make_repo, sandbox_text, until
 
 CMD_AGENT = f"cmd:{sys.executable} {Path(__file__).parents[1] / 'agents/fakes/cmd_agent.py'}"
 
@@ -48,7 +48,9 @@ def test_an_operator_stop_lets_the_evaluation_finish(repo: Repo, mission_dir: Pa
     deadline = time.monotonic() + 60
     while not agent_started.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
-    time.sleep(0.5)  # the agent is quick: the evaluation is now running
+    # The stop comes while the evaluation runs (its log exists once it has started).
+    logs = repo.root / ".autoresearch/runs/missions-demo-t1/logs"
+    until(lambda: (logs / "iteration-0001-evaluator.log").exists(), 60, "the evaluation")
     assert cli("stop", cwd=repo.root).returncode == 0
     out, err = proc.communicate(timeout=60)
     summary = json.loads(out)
@@ -153,7 +155,7 @@ def test_a_driver_killed_during_an_agent_session_resumes_with_save_dirty(
     deadline = time.monotonic() + 60
     while not started.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
-    time.sleep(0.3)
+    until(lambda: (worktree / "value.txt").read_text().strip() == "3", what="the agent's edit")
     agent_pid = int(started.read_text())
     proc.kill()  # the driver dies; its agent is orphaned with an uncommitted edit
     proc.wait()

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp"))
@@ -257,13 +258,17 @@ async def test_jobs_beyond_the_limit_queue_and_run_in_order(
     monkeypatch.setenv("AUTORESEARCH_WORKER_MAX_JOBS", "1")
     async with connect(build_server(repo.root)) as t:
         first = await t.ok(
-            "job_start", modifying(agent=agent("slow", "1.5", "src/a.py", "a"), checks=None)
+            "job_start", modifying(agent=agent("slow", "3", "src/a.py", "a"), checks=None)
         )
         second = await t.ok(
             "job_start", modifying(agent=agent("edit", "src/b.py", "b"), checks=None)
         )
-        time.sleep(0.8)
+        # Polled, not slept: on a loaded machine the first runner takes a while to start.
+        deadline = time.monotonic() + 30
         a = await t.ok("job_get", {"job_id": first.data["job_id"]})
+        while a.data["state"] == "queued" and time.monotonic() < deadline:
+            await anyio.sleep(0.05)
+            a = await t.ok("job_get", {"job_id": first.data["job_id"]})
         b = await t.ok("job_get", {"job_id": second.data["job_id"]})
         assert a.data["state"] == "running" and b.data["state"] == "queued"
         assert b.data["outcome"]["reason_codes"] == ["job_queued"]
