@@ -310,10 +310,12 @@ def test_a_jobs_bridge_lives_only_as_long_as_its_block(
     monkeypatch.setenv("AUTORESEARCH_GATEWAY_URL", "http://127.0.0.1:9/v1")
     monkeypatch.setenv("AUTORESEARCH_GATEWAY_MODELS", MODEL)
     monkeypatch.setenv("AUTORESEARCH_GATEWAY_API_KEY", "sk-upstreamkey0123456789abcdef")
-    with bridge.job_bridge("codex", tmp_path, "job_1") as env:
-        assert env == {}  # only claude jobs, and only when switched on
+    with bridge.job_bridge("codex", tmp_path, "job_1") as none:
+        assert none == bridge.JobBridge({})  # only claude jobs, and only when switched on
     monkeypatch.setenv("AUTORESEARCH_GATEWAY_CLAUDE_JOBS", "1")
-    with bridge.job_bridge("claude", tmp_path, "job_1") as env:
+    with bridge.job_bridge("claude", tmp_path, "job_1") as bridged:
+        env = bridged.env
+        assert bridged.spend == bridge.Spend()
         url = env["ANTHROPIC_BASE_URL"]
         assert url.startswith("http://127.0.0.1:") and env["ANTHROPIC_API_KEY"].startswith(
             "bridge-"
@@ -337,3 +339,15 @@ def test_a_refused_request_leaves_a_kept_alive_connection_in_step() -> None:
             assert response.status == status
             response.read()
         conn.close()
+
+
+def test_spend_adds_up_what_was_priced() -> None:
+    spend = bridge.Spend()
+    spend.add(Usage(100, 20, 10), None)  # no price for this model: tokens only
+    assert spend.cost_usd is None and spend.requests == 1
+    spend.add(Usage(100, 20, 0), 0.00014)
+    spend.add(Usage(50, 5, 0), 0.00000001)
+    assert spend.cost_usd == 0.00014001 and spend.prompt_tokens == 250 and spend.cached_tokens == 10
+    assert spend.executor_fields(3.5) == {
+        "cost_usd": 0.00014001, "agent_cost_usd": 3.5, "gateway_requests": 3,
+    }  # fmt: skip

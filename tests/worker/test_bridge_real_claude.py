@@ -44,6 +44,9 @@ async def test_a_claude_job_runs_on_the_gateway_through_the_bridge(
         done = len(ex.tool_results)
         return Reply(tool_calls=(steps[done],)) if done < len(steps) else Reply(text="done")
 
+    prices = {"prices": {MODEL: {"prompt": 1.0, "completion": 2.0}}}  # $ per million tokens
+    (tmp_path / "config" / "autoresearch").mkdir(parents=True)
+    (tmp_path / "config" / "autoresearch" / "gateway.json").write_text(json.dumps(prices))
     with ModelServer(plan) as server:
         env = claude_env(server, tmp_path / "claude-home")
         # The agent must not reach the model by itself: its own base URL points nowhere.
@@ -79,5 +82,10 @@ async def test_a_claude_job_runs_on_the_gateway_through_the_bridge(
     ]
     bridged = [r for r in rows if r["tool"] == "bridge"]
     assert len(bridged) == len(server.exchanges) and all(r["status"] == "ok" for r in bridged)
+    # the job's cost is the gateway's usage at the configured prices (100 + 20 tokens each),
+    # not Claude Code's own figure for a model it does not know
+    executor = outcome["evidence"]["executor"]
+    assert executor["gateway_requests"] == len(server.exchanges)
+    assert executor["cost_usd"] == round(len(server.exchanges) * (100 * 1.0 + 20 * 2.0) / 1e6, 8)
     stats = json.loads(cli("worker", "stats", "--json", cwd=repo.root).stdout)
     assert {x["tool"]: x["calls"] for x in stats["tools"]}["bridge"] == len(bridged)

@@ -15,7 +15,8 @@ message, or – when the client streams – as the Messages SSE events (message_
 content_block_start / delta / stop, message_delta, message_stop) translated chunk by chunk
 from the gateway's own stream. The model sent upstream is the request's when the primary
 endpoint lists it, else the endpoint's first model. Every bridged request is a metrics row
-(tool `bridge`, category `gateway_attempt`: status, tokens, latency, cost). The request loop
+(tool `bridge`, category `gateway_attempt`: status, tokens, latency, cost), and their cost from
+the price table replaces Claude Code's own figure in the job's executor record. The request loop
 is bounded (`max_requests`, a body size limit); the gateway's errors come back as Anthropic
 error bodies with a matching status (Claude Code does its own retrying).
 """
@@ -459,6 +460,34 @@ class Exchange:
     usage: Usage
 
 
+@dataclass
+class Spend:
+    """What the bridged requests cost, by the gateway's usage and the configured price table
+    (Claude Code's own cost figure prices its own model names, meaningless here)."""
+
+    requests: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    cost_usd: float | None = None  # None while no request had a price
+
+    def add(self, usage: Usage, cost: float | None) -> None:
+        self.requests += 1
+        self.prompt_tokens += usage.prompt
+        self.completion_tokens += usage.completion
+        self.cached_tokens += usage.cached
+        if cost is not None:
+            self.cost_usd = round((self.cost_usd or 0.0) + cost, 8)
+
+    def executor_fields(self, agent_cost: Any) -> dict[str, Any]:
+        """What replaces the agent's own figures in a job's executor record."""
+        return {
+            "cost_usd": self.cost_usd,
+            "agent_cost_usd": agent_cost,
+            "gateway_requests": self.requests,
+        }
+
+
 class Bridge:
     """The bridge on 127.0.0.1:<ephemeral>; use as a context manager (stopped on exit)."""
 
@@ -475,6 +504,7 @@ class Bridge:
         self.max_requests = max_requests
         self.on_exchange = on_exchange
         self.requests = 0
+        self.spend = Spend()
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._httpd.daemon_threads = True
@@ -507,6 +537,12 @@ class Bridge:
             return self.requests <= self.max_requests
 
     def record(self, exchange: Exchange) -> None:
+        u = exchange.usage
+        cost = gateway.cost_of(
+            self.config.prices.get(exchange.model), u.prompt, u.completion, u.cached
+        )
+        with self._lock:
+            self.spend.add(u, cost)
         if self.on_exchange is not None:
             # metrics must never break the agent's request
             with contextlib.suppress(Exception):
@@ -701,13 +737,21 @@ def metrics_recorder(
 WITHHELD = ("AUTORESEARCH_GATEWAY_API_KEY", "AUTORESEARCH_GATEWAY_FALLBACK_API_KEY")
 
 
+@dataclass(frozen=True)
+class JobBridge:
+    """A job's agent environment, and the bridge's spend when it runs through one."""
+
+    env: dict[str, str]
+    spend: Spend | None = None
+
+
 @contextmanager
-def job_bridge(agent: str, repo_root: Path, job_id: str) -> Iterator[dict[str, str]]:
-    """The extra environment of a job's agent: the bridge's, for a claude job while
-    `claude_jobs` is on (the bridge runs until the block ends); else nothing."""
+def job_bridge(agent: str, repo_root: Path, job_id: str) -> Iterator[JobBridge]:
+    """The bridge of a claude job while `claude_jobs` is on (it runs until the block ends):
+    the agent's extra environment and what its requests spent; else nothing."""
     if agent != AGENT or not gateway.claude_jobs(os.environ):
-        yield {}
+        yield JobBridge({})
         return
     config = gateway.load_config()
     with Bridge(config, on_exchange=metrics_recorder(repo_root, job_id, config)) as bridge:
-        yield {**dict.fromkeys(WITHHELD, ""), **bridge.child_env()}
+        yield JobBridge({**dict.fromkeys(WITHHELD, ""), **bridge.child_env()}, bridge.spend)

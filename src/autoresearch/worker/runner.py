@@ -135,7 +135,7 @@ class Runner:
             self._update(executor={**result.to_dict(), "status": Executor.FAILED.value})
             return result
         # A claude job on the OpenAI-compatible gateway: the bridge lives as long as the agent.
-        with job_bridge(self.spec.agent, self.root, self.job_id) as extra_env:
+        with job_bridge(self.spec.agent, self.root, self.job_id) as bridged:
             request = SessionRequest(
                 run_id=self.job_id,
                 iteration=1,
@@ -145,12 +145,13 @@ class Runner:
                 base_commit=snap.base_commit or "",
                 log_path=self.paths.agent_log,
                 timeout=self._remaining(),
-                extra_env=extra_env,
+                extra_env=bridged.env,
             )
             result = agent.run(request, self.cancel_requested, self._registers("agent"))
-        self._update(
-            executor={**result.to_dict(), "status": _executor(result).value}, children_ended=True
-        )
+        executor = {**result.to_dict(), "status": _executor(result).value}
+        if bridged.spend is not None:
+            executor.update(bridged.spend.executor_fields(executor.get("cost_usd")))
+        self._update(executor=executor, children_ended=True)
         return result
 
     def _checks(self, workdir: Path) -> tuple[list[dict[str, Any]], JobState]:

@@ -140,6 +140,8 @@ def _executor_summary(data: dict[str, Any] | None) -> dict[str, Any] | None:
         "output_tokens",
         "cached_tokens",
         "cost_usd",
+        "agent_cost_usd",  # a job on the gateway: cost_usd is by the price table instead
+        "gateway_requests",
         "model",
         "denials",
     )
