@@ -87,7 +87,7 @@ def _all_options(command: click.Command) -> set[str]:
 
 def test_every_flag_the_readme_shows_exists() -> None:
     known = _all_options(app)
-    foreign = ("codex", "claude", "aider", "git", "pip", "python3", "make", "sh ")
+    foreign = ("codex", "claude", "aider", "git", "pip", "python3", "make", "sh ", "ray ")
     for snippet in _code_snippets(README.read_text()):
         if snippet.startswith(foreign):
             continue

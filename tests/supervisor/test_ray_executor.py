@@ -6,6 +6,10 @@ end and checked gone."""
 from __future__ import annotations
 
 import dataclasses
+import json
+import os
+import signal
+import subprocess
 import sys
 import threading
 import time
@@ -19,6 +23,7 @@ ray = pytest.importorskip("ray")
 
 from autoresearch import git  # noqa: E402
 from autoresearch.agents import AgentConfig  # noqa: E402
+from autoresearch.demo import create_demo_repo  # noqa: E402
 from autoresearch.errors import ContractError  # noqa: E402
 from autoresearch.states import DecisionKind  # noqa: E402
 from autoresearch.supervisor.executor import AgentTask, EvaluationTask, TaskLost  # noqa: E402
@@ -26,7 +31,7 @@ from autoresearch.supervisor.handle import RunHandle  # noqa: E402
 from autoresearch.supervisor.prepare import prepare  # noqa: E402
 from autoresearch.supervisor.ray_executor import RayExecutor  # noqa: E402
 from autoresearch.supervisor.step import step  # noqa: E402
-from helpers import make_repo, pid_alive, sandbox_text  # noqa: E402
+from helpers import GIT_ENV, cli, make_repo, pid_alive, sandbox_text  # noqa: E402
 from ray_cluster import LocalCluster, start_cluster  # noqa: E402
 
 pytestmark = pytest.mark.ray
@@ -196,3 +201,82 @@ def wait_for(probe: Callable[[], T | None], patience: float = 60.0) -> T:
             return got
         time.sleep(0.1)
     raise AssertionError("timed out waiting")
+
+
+def test_the_demo_mission_runs_on_the_two_node_cluster_from_the_cli(
+    cluster: LocalCluster, tmp_path: Path
+) -> None:
+    """The issue's "done when": `run --executor ray --address` drives the demo mission with
+    two lanes whose sessions and readings run on the cluster's nodes."""
+    mission = create_demo_repo(tmp_path / "demo")
+    repo = mission.parents[1]
+    done = cli(
+        "run", str(mission), "--agent", "offline", "--executor", "ray",
+        "--address", cluster.address, "--lanes", "2", "--max-iterations", "4", "--json",
+        cwd=repo, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary = json.loads(done.stdout)
+    assert summary["status"] == "completed", summary
+    ledger = json.loads(Path(summary["ledger_file"]).read_text())["entries"]
+    numbers = [e["iteration"] for e in ledger]
+    assert numbers == list(range(len(numbers))) and numbers[-1] == 4  # each one once
+    assert all(e["decision"] for e in ledger[1:])
+    # sessions spread over both machines: each node has the run's commit cache
+    run_id = summary["run_id"]
+    for node in ("head", "node-b"):
+        assert cluster.node_dir(node).joinpath(run_id, "cache.git").is_dir(), node
+        assert list(cluster.node_dir(node).joinpath(run_id, "tasks").iterdir()) == []
+
+
+def test_a_worker_killed_mid_session_records_that_iteration_interrupted_once_and_the_run_goes_on(
+    cluster: LocalCluster, tmp_path: Path
+) -> None:
+    """The Ray worker running a session is SIGKILLed (its agent with it): the driver records
+    that iteration as interrupted, once, and the next sessions are judged as usual."""
+    repo = make_repo(tmp_path / "repo")
+    mission = repo.mission()
+    agent_spec = f"cmd:FAKE_PLAN=hang,improve,improve {sys.executable} {CMD_AGENT}"
+    argv = [
+        sys.executable, "-m", "autoresearch", "run", str(mission), "--agent", agent_spec,
+        "--executor", "ray", "--address", cluster.address, "--max-iterations", "3", "--json",
+        "--run-tag", "killed",
+    ]  # fmt: skip
+    driver = subprocess.Popen(
+        argv, cwd=repo.root, env={**os.environ, **GIT_ENV}, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        started = wait_for(
+            lambda: next(
+                cluster.base.glob("nodes/*/*-killed/tasks/*/tree/.autoresearch/agent-1.started"),
+                None,
+            )
+        )
+        agent_pid = int(started.read_text())
+        worker = ray_worker_of(agent_pid)
+        os.kill(worker, signal.SIGKILL)
+        out, err = driver.communicate(timeout=300)
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+            driver.wait()
+    assert driver.returncode == 0, err[-3000:]
+    summary = json.loads(out)  # stdout is the JSON alone: Ray's notice went to stderr
+    assert "A worker died" in err
+    ledger = json.loads(Path(summary["ledger_file"]).read_text())["entries"]
+    assert [e["iteration"] for e in ledger] == [0, 1, 2, 3]
+    lost = ledger[1]
+    assert lost["decision"] == "interrupted"
+    assert "agent session Ray task lost: WorkerCrashedError" in json.dumps(lost)
+    assert [e["decision"] for e in ledger[2:]] == ["keep", "keep"]
+    wait_for(lambda: not pid_alive(agent_pid))
+
+
+def ray_worker_of(pid: int) -> int:
+    """The Ray worker process that started the agent `pid` (through `sh -c`)."""
+    for _ in range(4):
+        pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        if b"ray::" in Path(f"/proc/{pid}/cmdline").read_bytes():
+            return pid
+    raise AssertionError("no Ray worker above the agent")

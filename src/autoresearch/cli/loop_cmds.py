@@ -24,6 +24,17 @@ def lane_options(func: Any) -> Any:
                 "evaluations share sandbox.md's evaluation.slots (default 1).",
             ),
             click.option(
+                "--executor",
+                type=click.Choice(["local", "ray"]),
+                help="Where sessions and evaluations run: this machine (default) or the "
+                "nodes of a Ray cluster (pip install 'autoresearch[ray]').",
+            ),
+            click.option(
+                "--address",
+                help="The Ray cluster to join (host:port of `ray start --head`); default: "
+                "RAY_ADDRESS, else a Ray instance on this machine.",
+            ),
+            click.option(
                 "--budget-usd",
                 type=click.FloatRange(min=0, min_open=True),
                 help="Stop once the agents' reported cost reaches this (all lanes).",
@@ -105,12 +116,13 @@ def run(ctx: click.Context, /, mission_dir: Path, agent_spec: str, **options: An
 
     config = _agent_config(agent_spec, options)
     _check_offline_mission(config.spec, mission_dir)
+    _check_executor(_where(options))
     note = uncommitted_note(mission_dir)
     if note:
         warn(f"autoresearch: {note}")
     limits = limits_from(options)
     with prepare(mission_dir, options["run_tag"], loop=loop_record(config, limits)) as handle:
-        _drive(ctx, handle, config, limits, options["as_json"])
+        _drive(ctx, handle, config, limits, options["as_json"], where=_where(options))
 
 
 @click.command()
@@ -153,9 +165,30 @@ def continue_loop(ctx: click.Context, handle: Any, spec: str, given: dict[str, A
     from autoresearch.supervisor.options import loop_record, resumed_loop
 
     require_installed(validate_spec(spec))
+    _check_executor(_where(given))
     config, limits = resumed_loop(handle.run.loop, spec, given)
     record_loop_options(handle, loop_record(config, limits, handle.run.loop))
-    _drive(ctx, handle, config, limits, bool(given.get("as_json")), with_manifest=True)
+    _drive(
+        ctx, handle, config, limits, bool(given.get("as_json")), with_manifest=True,
+        where=_where(given),
+    )  # fmt: skip
+
+
+def _check_executor(where: tuple[str, str | None]) -> None:
+    """Refuse `--executor ray` without Ray before anything is prepared."""
+    if where[0] == "ray":
+        from autoresearch.supervisor.ray_executor import import_ray
+
+        import_ray()
+
+
+def _where(options: dict[str, Any]) -> tuple[str, str | None]:
+    """`--executor` and `--address` (an address alone means Ray)."""
+    address = options.get("address")
+    executor = options.get("executor") or ("ray" if address else "local")
+    if executor == "local" and address:
+        raise click.UsageError("--address names a Ray cluster: use it with --executor ray")
+    return executor, address
 
 
 def _agent_config(spec: str, options: dict[str, Any]) -> Any:
@@ -192,6 +225,7 @@ def _drive(
     as_json: bool,
     demo: bool = False,
     with_manifest: bool = False,
+    where: tuple[str, str | None] = ("local", None),
 ) -> None:
     from autoresearch.agents import make_agent
     from autoresearch.cli import render
@@ -212,8 +246,16 @@ def _drive(
     stop = StopSignal()
     try:
         with first_signal_stops(lambda name: _stopping(stop, name)):
+            executor = None
+            if where[0] == "ray":
+                from dataclasses import replace
+
+                from autoresearch.supervisor.ray_executor import for_run
+
+                executor = for_run(handle, where[1])
+                limits = replace(limits, lanes=max(1, limits.lanes))
             if limits.lanes:
-                outcome = run_lanes(handle, config, limits, None, printer, stop)
+                outcome = run_lanes(handle, config, limits, executor, printer, stop)
             else:
                 outcome = run_loop(handle, make_agent(config), limits, printer, stop)
     finally:

@@ -33,6 +33,7 @@ from types import ModuleType
 from typing import Any
 
 from autoresearch import git
+from autoresearch.contracts.sandbox import EvaluationSlots
 from autoresearch.errors import AutoresearchError, ContractError
 from autoresearch.evaluate import EvaluationRecord
 from autoresearch.settings import ray_node_dir
@@ -44,6 +45,7 @@ from autoresearch.supervisor.executor import (
     OnSpawn,
     TaskLost,
 )
+from autoresearch.supervisor.handle import RunHandle
 
 MSG_NO_RAY = (
     "--executor ray needs Ray on this machine and on every node: pip install 'autoresearch[ray]'"
@@ -274,6 +276,13 @@ class RayExecutor:
             raise
         except ray.exceptions.RayError as exc:
             raise TaskLost(LOST, _lost_detail(exc)) from exc
+
+
+def for_run(h: RunHandle, address: str | None) -> RayExecutor:
+    """The executor of `run --executor ray [--address ADDR]`: sandbox.md's evaluation slots
+    bound the evaluations running at once over the whole cluster; their resources place them."""
+    slots = EvaluationSlots.from_dict(h.run.sandbox.get("evaluation")).slots
+    return RayExecutor(address, slots)
 
 
 def _lost_detail(exc: Exception) -> str:
