@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from autoresearch.decide import EvalSummary, decide, kept_score_after
 from autoresearch.noise import (
@@ -153,9 +153,30 @@ def main() -> None:
     run(args.seeds, args.iterations, args.p_real, args.effect)
 
 
+# The first noise-aware release, for comparison: candidate readings by a fixed interleave only.
+FIRST_RELEASE = NoisePolicy(power=0.85, max_evals=24, confirm=6, reuse=0.0)
+
+
+def simulate(
+    policy: NoisePolicy | None, seeds: int, iterations: int, p_real: float, effect: float
+) -> Tally:
+    """One rule over `seeds` missions (None: today's single-reading rule)."""
+    t = Tally()
+    for seed in range(seeds):
+        if policy is None:
+            today(seed, iterations, p_real, effect, 1.0, t)
+        else:
+            noise_aware(policy, seed, iterations, p_real, effect, 1.0, t)
+    return t
+
+
 def run(seeds: int, iterations: int, p_real: float = 0.3, effect: float = 1.0) -> None:
     default = NoisePolicy()
-    rules = {"today (single reading)": None, "noise-aware default": default}
+    rules: dict[str, NoisePolicy | None] = {
+        "today (single reading)": None,
+        "first noise-aware release": FIRST_RELEASE,
+        "noise-aware default": default,
+    }
     print(
         f"\nKeep decisions under noise: {seeds} seeds x {iterations} iterations, "
         f"{p_real:.0%} of changes +{effect:g}σ, the rest null"
@@ -164,14 +185,8 @@ def run(seeds: int, iterations: int, p_real: float = 0.3, effect: float = 1.0) -
     print(f"{header} {'calib':>6}")
     tallies = {}
     for name, policy in rules.items():
-        t = Tally()
-        for seed in range(seeds):
-            if policy is None:
-                today(seed, iterations, p_real, effect, 1.0, t)
-            else:
-                noise_aware(policy, seed, iterations, p_real, effect, 1.0, t)
-        tallies[name] = t
-        print(row(name, t))
+        tallies[name] = simulate(policy, seeds, iterations, p_real, effect)
+        print(row(name, tallies[name]))
     new = tallies["noise-aware default"]
     bias = abs(statistics.fmean(new.bias))
     print(
@@ -180,6 +195,10 @@ def run(seeds: int, iterations: int, p_real: float = 0.3, effect: float = 1.0) -
         f"evals/it <= {TARGETS['evals']:g} ({_ok(new.per_iteration <= TARGETS['evals'])}), "
         f"|best-true| <= {TARGETS['bias']}σ ({_ok(bias <= TARGETS['bias'])})"
     )
+    print("the price of power (the default with another `power`):")
+    for power in (0.8, 0.85, 0.95):
+        priced = replace(default, power=power)
+        print(row(f"  power {power:g}", simulate(priced, seeds, iterations, p_real, effect)))
     det = Tally()
     for seed in range(min(seeds, 50)):
         noise_aware(default, seed, iterations, p_real, effect, 0.0, det)

@@ -15,6 +15,8 @@ from autoresearch.noise import (
     Spread,
     confirmations,
     difference_interval,
+    incumbent_pays,
+    information,
     mean_interval,
     next_action,
     pooled_spread,
@@ -120,6 +122,39 @@ def test_sequential_test(
     verdict = next_action(DEFAULT, direction, NOISY, incumbent, candidate, fresh)
     assert verdict.action is action
     assert verdict.final == (action in (Action.KEEP, Action.DISCARD, Action.UNDECIDED))
+
+
+@pytest.mark.parametrize(
+    ("reuse", "candidate", "incumbent", "pays"),
+    [
+        (0.0, 2, 2, False),  # no reuse: a tie goes to the candidate
+        (2.0, 2, 2, True),  # reused later: a tie goes to the incumbent
+        (2.0, 1, 10, False),  # a well-known incumbent: the candidate is what is uncertain
+        (1.0, 8, 3, True),  # a poorly known incumbent bounds the information
+        (2.0, 10, 5, True),
+        (2.0, 5, 10, False),
+        (2.0, 3, 20, False),
+    ],
+)
+def test_each_reading_goes_where_it_adds_most_information(
+    reuse: float, candidate: int, incumbent: int, pays: bool
+) -> None:
+    assert incumbent_pays(reuse, candidate, incumbent) is pays
+
+
+def test_information_is_one_over_the_variance_of_the_difference() -> None:
+    assert information(4, 4) == pytest.approx(2.0)
+    assert information(1, 10**9) == pytest.approx(1.0)
+
+
+def test_a_poorly_known_incumbent_is_re_measured() -> None:
+    unclear = [0.5, 0.4]
+    reused = next_action(DEFAULT, "higher", NOISY, [0.0, 0.0], unclear, 1)
+    assert reused.action is Action.MEASURE_INCUMBENT
+    classic = NoisePolicy(reuse=0.0)
+    assert next_action(classic, "higher", NOISY, [0.0, 0.0], unclear, 1).action is (
+        Action.MEASURE_CANDIDATE
+    )
 
 
 def test_the_cap_ends_an_undecided_test() -> None:

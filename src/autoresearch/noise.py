@@ -12,7 +12,14 @@ reading of the run (each commit's readings around its own mean, pooled):
 so a change that does nothing is kept with probability about `alpha` and a change worth
 `min_effect` is kept with probability about `power`. Every incumbent reading counts, not only
 its first (lucky) one, and a keep needs at least one incumbent reading taken in the same
-iteration as the candidate's, so slow machine drift cancels. A deterministic evaluator (the
+iteration as the candidate's, so slow machine drift cancels.
+
+The log LR is a Brownian motion in the test's *information* (1 / variance of the difference),
+whichever commit a reading is of, so the boundaries hold however readings are allocated. Each
+reading goes where it adds the most information, an incumbent reading counting `reuse` times
+(it also serves every later test against the same incumbent): a poorly known incumbent is
+re-measured rather than measuring a candidate against a number that more candidate readings
+cannot make more certain. A deterministic evaluator (the
 calibration readings agree exactly) is measured once per iteration and decided by today's rule.
 """
 
@@ -78,12 +85,13 @@ class NoisePolicy:
     mode: NoiseMode = NoiseMode.AUTO
     calibration: int = 3  # baseline readings at prepare
     alpha: float = 0.05  # probability of keeping a change that does nothing
-    power: float = 0.85  # probability of keeping a change worth min_effect
+    power: float = 0.9  # probability of keeping a change worth min_effect
     min_effect: float = 1.0
     min_effect_in_sigma: bool = True  # min_effect in units of the evaluator's spread
-    max_evals: int = 24  # readings the test may take per iteration (candidate + incumbent)
+    max_evals: int = 40  # readings the test may take per iteration (candidate + incumbent)
     interleave: int = 3  # at least one incumbent reading per this many candidate readings
-    confirm: int = 6  # fresh readings of a newly kept candidate: its unbiased reference
+    confirm: int = 5  # fresh readings of a newly kept candidate: its unbiased reference
+    reuse: float = 2.0  # an incumbent reading's worth against a candidate's (it serves later tests)
 
     @property
     def baseline_readings(self) -> int:
@@ -111,6 +119,7 @@ class NoisePolicy:
             "max_evals": self.max_evals,
             "interleave": self.interleave,
             "confirm": self.confirm,
+            "reuse": self.reuse,
         }
 
     @classmethod
@@ -123,6 +132,8 @@ class NoisePolicy:
             value = data.get(key, default)
             return float(value) if isinstance(value, int | float) else default
 
+        # a missing key: the value of the release that froze the run (`reuse` came later;
+        # a run frozen before it keeps allocating readings as it did)
         return cls(
             mode=NoiseMode(str(data.get("mode", "auto"))),
             calibration=int(num("calibration", 3)),
@@ -133,6 +144,7 @@ class NoisePolicy:
             max_evals=int(num("max_evals", 24)),
             interleave=int(num("interleave", 3)),
             confirm=int(num("confirm", 6)),
+            reuse=num("reuse", 0.0),
         )
 
 
@@ -327,4 +339,21 @@ def next_action(
     wanted = math.ceil(len(candidate) / policy.interleave) if policy.interleave else 0
     if incumbent_fresh < wanted or llr >= upper:
         return Verdict(Action.MEASURE_INCUMBENT, diff, llr)
+    if incumbent_pays(policy.reuse, len(candidate), len(incumbent)):
+        return Verdict(Action.MEASURE_INCUMBENT, diff, llr)
     return Verdict(Action.MEASURE_CANDIDATE, diff, llr)
+
+
+def information(candidate: int, incumbent: int) -> float:
+    """The test's information (1 / variance of the difference, in units of 1/σ²) after
+    `candidate` and `incumbent` readings."""
+    return candidate * incumbent / (candidate + incumbent)
+
+
+def incumbent_pays(reuse: float, candidate: int, incumbent: int) -> bool:
+    """Whether the next reading should be the incumbent's: the one that adds more information
+    to the test, an incumbent reading weighted by `reuse` because it also serves every later
+    test against the same incumbent (a candidate reading serves this one only)."""
+    gain_candidate = information(candidate + 1, incumbent) - information(candidate, incumbent)
+    gain_incumbent = information(candidate, incumbent + 1) - information(candidate, incumbent)
+    return reuse * gain_incumbent > gain_candidate

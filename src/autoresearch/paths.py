@@ -140,6 +140,11 @@ class RunPaths:
         return self.scratch / "sealed"
 
     @property
+    def certification(self) -> Path:
+        """The last `certify` report (readings stay in the journal), out of the agent's reach."""
+        return self.scratch / "certification.json"
+
+    @property
     def incumbent(self) -> Path:
         """Where the kept commit is checked out to be re-measured, out of the agent's reach."""
         return self.scratch / "incumbent"

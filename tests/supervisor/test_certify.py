@@ -58,3 +58,75 @@ def test_certify_reports_the_improvement_with_an_interval_and_resumes(
 
     unknown = cli("certify", "nope", cwd=repo.root)
     assert unknown.returncode == 2 and unknown.stderr.startswith("autoresearch:")
+
+
+SUM_EVAL = (
+    "import json\n"
+    "total = sum(float(open(f).read()) for f in ('a.txt', 'b.txt'))\n"
+    "print(json.dumps({'pass': True, 'score': total}))\n"
+)
+
+
+def test_certify_ablate_says_what_each_kept_change_is_worth(repo: Repo) -> None:
+    """Three kept changes; removing each from the final state in turn: two revert cleanly and
+    are worth exactly what they added, the first no longer reverts (a later keep rewrote its
+    line) and is reported as such, never measured. Resumable and recorded."""
+    repo.write("scripts/sum.py", SUM_EVAL)
+    repo.write("a.txt", "0\n")
+    repo.write("b.txt", "0\n")
+    with prepare(repo.mission(sandbox=sandbox_text("python3 scripts/sum.py")), run_tag="A") as h:
+        run_id = h.run_id
+        first = submit_and_step(h, {"a.txt": "5\n"}, description="a to 5")
+        second = submit_and_step(h, {"b.txt": "3\n"}, description="b to 3")
+        third = submit_and_step(h, {"a.txt": "6\n"}, description="a to 6")
+        assert [r.decision for r in (first, second, third)] == ["keep"] * 3
+        certification = h.paths.certification
+    done = cli("certify", run_id, "--repeats", "2", "--ablate", "--json", cwd=repo.root)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["improvement"]["mean"] == pytest.approx(9.0)
+    by_iteration = {a["iteration"]: a for a in report["ablations"]}
+    assert sorted(by_iteration) == [1, 2, 3]
+    assert by_iteration[1]["conflict"] is True and by_iteration[1]["worth"] is None
+    assert by_iteration[1]["readings"] == []
+    assert by_iteration[2]["worth"]["mean"] == pytest.approx(3.0)
+    assert by_iteration[3]["worth"]["mean"] == pytest.approx(1.0)
+    assert by_iteration[2]["significant"] and by_iteration[3]["significant"]
+    assert by_iteration[3]["commit"] == third.candidate_commit
+    assert by_iteration[3]["parent"] == second.candidate_commit
+    # 2 rounds of baseline, final and the two ablated states, interleaved, all recorded
+    rows = certify_rows(repo)
+    assert len(rows) == 8
+    assert [c for c, _ in rows[:4]] == [
+        report["baseline"]["commit"], third.candidate_commit,
+        by_iteration[2]["without_commit"], by_iteration[3]["without_commit"],
+    ]  # fmt: skip
+    assert json.loads(certification.read_text())["ablations"] == report["ablations"]
+
+    # resumable: the ablated states are rebuilt with the same SHAs, their readings count
+    again = cli("certify", run_id, "--repeats", "3", "--ablate", cwd=repo.root)
+    assert again.returncode == 0, again.stderr
+    assert len(certify_rows(repo)) == 12
+    assert "without iteration 1" in again.stdout and "does not revert cleanly" in again.stdout
+    assert "without iteration 2" in again.stdout and "worth +3" in again.stdout
+
+
+def test_certify_on_the_demo(tmp_path: Path) -> None:
+    """The README walkthrough: `autoresearch demo`, then `certify --ablate` on its run."""
+    demo = tmp_path / "demo"
+    assert cli("demo", str(demo), "--iterations", "4", cwd=tmp_path).returncode == 0
+    status = json.loads(cli("status", "--json", cwd=demo).stdout)["runs"][0]
+    done = cli("certify", status["run_id"], "--repeats", "2", "--ablate", "--json", cwd=demo)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    # the demo's evaluator is deterministic: every reading of a commit agrees
+    for label in ("baseline", "final"):
+        readings = report[label]["readings"]
+        assert len(readings) == 2 and readings[0] == readings[1]
+    assert report["improvement"]["mean"] == pytest.approx(
+        report["baseline"]["readings"][0] - report["final"]["readings"][0]
+    )
+    assert report["significant"] is (report["improvement"]["mean"] > 0)
+    assert report["ablations"]  # the demo's offline agent (seed 7) keeps within 4 iterations
+    for a in report["ablations"]:
+        assert a["conflict"] or len(a["readings"]) == 2

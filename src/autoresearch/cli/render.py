@@ -173,6 +173,20 @@ def certification(d: dict[str, Any]) -> None:
             f"  improvement {imp['mean']:+.4g}, 95 % interval [{imp['low']:+.4g}, "
             f"{imp['high']:+.4g}] ({verdict}; {d['direction']} is better)"
         )
+    for a in d.get("ablations", []):
+        head = f"  without iteration {a['iteration']} ({a['commit'][:12]}"
+        head += f" {a['description']})" if a["description"] else ")"
+        worth = a["worth"]
+        if a["conflict"]:
+            lines.append(f"{head}: {a['note']}")
+        elif worth:
+            verdict = "real" if a["significant"] else "not significant"
+            lines.append(
+                f"{head}: worth {worth['mean']:+.4g}, 95 % interval [{worth['low']:+.4g}, "
+                f"{worth['high']:+.4g}] ({verdict})"
+            )
+        else:
+            lines.append(f"{head}: no passing reading")
     if d["failed_readings"]:
         lines.append(f"  {d['failed_readings']} readings failed and were not counted")
     click.echo("\n".join(lines))

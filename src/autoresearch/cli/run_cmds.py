@@ -337,17 +337,22 @@ def rebaseline(ctx: click.Context, run_id: str, as_json: bool) -> None:
     show_default=True,
     help="Readings of each commit (those already recorded count).",
 )
+@click.option(
+    "--ablate",
+    is_flag=True,
+    help="Also measure the final state without each kept change in turn: what each is worth.",
+)
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.pass_context
-def certify(ctx: click.Context, run_id: str, repeats: int, as_json: bool) -> None:
+def certify(ctx: click.Context, run_id: str, repeats: int, ablate: bool, as_json: bool) -> None:
     """Re-measure RUN_ID's baseline and final kept commit, interleaved, in scratch checkouts,
-    and report the improvement with a 95 % interval. Every reading is recorded; an interrupted
-    certification resumes where it stopped."""
+    and report the improvement with a 95 % interval (--ablate: and each kept change's worth).
+    Every reading is recorded; an interrupted certification resumes where it stopped."""
     from autoresearch.supervisor.certify import certify as do_certify
     from autoresearch.supervisor.certify import open_any_run
 
     with open_any_run(repo_root(ctx), run_id) as handle:
-        data = do_certify(handle, repeats, progress=lambda line: warn(f"  {line}"))
+        data = do_certify(handle, repeats, progress=lambda line: warn(f"  {line}"), ablate=ablate)
     if as_json:
         emit_json(data)
     else:

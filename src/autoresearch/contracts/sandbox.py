@@ -57,6 +57,7 @@ MSG_NOISE_NOT_MAPPING = "sandbox.md frontmatter noise must be a mapping."
 MSG_NOISE_UNKNOWN = "sandbox.md frontmatter noise.{key} is not a known key (known: {known})."
 NOISE_KEYS = (
     "mode", "calibration", "alpha", "power", "min_effect", "max_evals", "interleave", "confirm",
+    "reuse",
 )  # fmt: skip
 
 EVALUATION_KEYS = ("slots", "resources")
@@ -392,6 +393,7 @@ def parse_noise(block: object) -> NoisePolicy:
         max_evals=_count(block, "max_evals", base.max_evals, 2),
         interleave=_count(block, "interleave", base.interleave, 0),
         confirm=_count(block, "confirm", base.confirm, 0),
+        reuse=_weight(block, "reuse", base.reuse),
     )
 
 
@@ -427,6 +429,14 @@ def _fraction(block: dict[str, Any], key: str, default: float, upper: float) -> 
     ok = isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < upper
     if not ok:
         raise ContractError(MSG_BAD_NOISE.format(key=key, what=f"a number in (0, {upper:g})"))
+    return float(value)
+
+
+def _weight(block: dict[str, Any], key: str, default: float) -> float:
+    value = block.get(key, default)
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= 100
+    if not ok:
+        raise ContractError(MSG_BAD_NOISE.format(key=key, what="a number from 0 to 100"))
     return float(value)
 
 

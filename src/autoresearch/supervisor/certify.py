@@ -1,37 +1,61 @@
 """certify (trust.md): re-measure a run's baseline and final kept commit, interleaved, in
-scratch checkouts, and report the improvement with a 95 % interval.
+scratch checkouts, and report the improvement with a 95 % interval; with `ablate`, also the
+final state without each kept change in turn, and what each one is worth.
 
 Every reading is a journal row (role `certify`, iteration -1), written as soon as it is
 taken, so an interrupted certification resumes where it stopped: readings already recorded
-count towards `repeats`.
+count towards `repeats`. An ablated state is a commit built without a checkout (the final tree
+with the kept change reverse-applied, the final commit's author and dates), so building it
+again gives the same SHA and its recorded readings are found again. The last report is kept in
+the run's scratch folder (`certification.json`), where `review` and `report` find it.
 """
 
 from __future__ import annotations
 
+import json
 import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autoresearch import children
+from autoresearch import children, git
 from autoresearch.errors import NotFoundError, RefusedError
 from autoresearch.evaluate import EvaluationRecord, run_evaluator
+from autoresearch.fsutil import atomic_write_json
 from autoresearch.journal import runs
 from autoresearch.noise import Interval, Role, difference_interval, mean_interval, pooled_spread
 from autoresearch.settings import journal_timeout, kill_grace
-from autoresearch.states import EvalStatus
+from autoresearch.states import DecisionKind, EvalStatus
 from autoresearch.supervisor.handle import RunHandle, driver_lock, open_journal
 from autoresearch.supervisor.measure import scratch_checkout
 from autoresearch.supervisor.record import measuring_env
 
 CERTIFY_ITERATION = -1  # certification readings belong to no iteration
+NOTE_CONFLICT = "does not revert cleanly from the final state: not measured"
 
 
 @dataclass(frozen=True)
 class Subject:
     label: str
     commit: str
+
+
+@dataclass(frozen=True)
+class Ablation:
+    """The final state without one kept change (`without` None: it does not revert cleanly)."""
+
+    iteration: int
+    kept: str  # the kept commit
+    parent: str  # the kept commit before it (or the baseline): the change is parent..kept
+    description: str
+    without: str | None
+
+    @property
+    def subject(self) -> Subject | None:
+        if self.without is None:
+            return None
+        return Subject(f"without-{self.iteration:04d}", self.without)
 
 
 def open_any_run(repo_root: Path, run_id: str) -> RunHandle:
@@ -52,15 +76,22 @@ def open_any_run(repo_root: Path, run_id: str) -> RunHandle:
 
 
 def certify(
-    h: RunHandle, repeats: int, progress: Callable[[str], None] | None = None
+    h: RunHandle,
+    repeats: int,
+    progress: Callable[[str], None] | None = None,
+    ablate: bool = False,
 ) -> dict[str, Any]:
     run = h.run
     if run.baseline_commit is None or run.last_kept_commit is None:
         raise RefusedError(f"run {run.run_id} has no baseline yet: nothing to certify")
     subjects = [Subject("baseline", run.baseline_commit), Subject("final", run.last_kept_commit)]
+    ablations = ablations_of(h) if ablate else []
+    subjects += [a.subject for a in ablations if a.subject is not None]
     scores = {s.commit: _recorded(h, s.commit) for s in subjects}
     failures = 0
-    # interleaved: baseline, final, baseline, final … so that drift affects both alike
+    total = repeats * len(subjects)
+    # interleaved: baseline, final, (each ablated state,) baseline, final … so that drift
+    # affects all alike
     for round_ in range(repeats):
         for subject in subjects:
             if len(scores[subject.commit]) > round_:
@@ -71,9 +102,53 @@ def certify(
             else:
                 failures += 1
             if progress:
-                progress(f"{subject.label} {subject.commit[:12]}: {reading.status} "
-                         f"{'' if reading.score is None else reading.score}")  # fmt: skip
-    return _report(h, subjects, scores, repeats, failures)
+                done = sum(min(len(v), repeats) for v in scores.values())
+                score = "" if reading.score is None else reading.score
+                progress(f"[{done}/{total}] {subject.label} {subject.commit[:12]}: "
+                         f"{reading.status} {score}")  # fmt: skip
+    data = _report(h, subjects[:2], scores, repeats, failures)
+    if ablate:
+        data["ablations"] = [_worth(h, a, scores) for a in ablations]
+    atomic_write_json(h.paths.certification, data)
+    return data
+
+
+def ablations_of(h: RunHandle) -> list[Ablation]:
+    """Each kept change of the run (parent..kept), reverse-applied to the final state."""
+    root, final = h.repo.repo_root, str(h.run.last_kept_commit)
+    parent = str(h.run.baseline_commit)
+    info = git.commit_info(root, final)
+    found: list[Ablation] = []
+    for it in runs.all_iterations(h.journal, h.run_id):
+        kept = it.kept_commit or it.candidate_commit
+        if it.decision is not DecisionKind.KEEP or it.iteration <= 0 or kept is None:
+            continue
+        if kept == parent or not git.is_ancestor(root, kept, final):
+            continue  # not part of the final state (a later rebaseline, a rolled-back keep)
+        tree = git.tree_with_patch(root, final, git.diff_between(root, kept, parent))
+        without = None
+        if tree is not None:
+            message = f"autoresearch certify: {final[:12]} without {kept[:12]}"
+            without = git.commit_tree(root, tree, final, message, info)
+        found.append(Ablation(it.iteration, kept, parent, it.description, without))
+        parent = kept
+    return found
+
+
+def last_certification(h: RunHandle) -> dict[str, Any] | None:
+    """The last `certify` report of the run, if it has one for its current final commit."""
+    return read_certification(h.paths.certification, h.run.last_kept_commit)
+
+
+def read_certification(path: Path, final: str | None) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("final"), dict):
+        return None
+    # a certification of an earlier final state says nothing about this one
+    return data if data["final"].get("commit") == final else None
 
 
 def _recorded(h: RunHandle, commit: str) -> list[float]:
@@ -104,6 +179,38 @@ def _measure(h: RunHandle, subject: Subject, n: int) -> EvaluationRecord:
     return reading
 
 
+def _better_is_positive(h: RunHandle, after: list[float], before: list[float]) -> Interval:
+    diff = difference_interval(after, before)
+    if h.run.direction == "lower":  # "improvement" reads as better-is-positive
+        diff = Interval(-diff.mean, -diff.high, -diff.low, diff.n, diff.level)
+    return diff
+
+
+def _worth(h: RunHandle, a: Ablation, scores: dict[str, list[float]]) -> dict[str, Any]:
+    """What a kept change is worth: the final state minus the final state without it."""
+    data: dict[str, Any] = {
+        "iteration": a.iteration,
+        "commit": a.kept,
+        "parent": a.parent,
+        "description": a.description,
+        "without_commit": a.without,
+        "conflict": a.without is None,
+        "readings": [],
+        "worth": None,
+        "significant": False,
+    }
+    if a.without is None:
+        data["note"] = NOTE_CONFLICT
+        return data
+    final, without = scores[str(h.run.last_kept_commit)], scores[a.without]
+    data["readings"] = without
+    if final and without:
+        worth = _better_is_positive(h, final, without)
+        data["worth"] = worth.to_dict()
+        data["significant"] = worth.low > 0
+    return data
+
+
 def _report(
     h: RunHandle,
     subjects: list[Subject],
@@ -127,12 +234,7 @@ def _report(
             "interval": mean_interval(values, spread).to_dict() if values else None,
         }
     base, final = scores[subjects[0].commit], scores[subjects[1].commit]
-    improvement: Interval | None = None
-    if base and final:
-        diff = difference_interval(final, base)
-        if h.run.direction == "lower":  # "improvement" reads as better-is-positive
-            diff = Interval(-diff.mean, -diff.high, -diff.low, diff.n, diff.level)
-        improvement = diff
+    improvement = _better_is_positive(h, final, base) if base and final else None
     data["improvement"] = improvement.to_dict() if improvement else None
     data["significant"] = bool(improvement and improvement.low > 0)
     data["same_commit"] = subjects[0].commit == subjects[1].commit
