@@ -4,6 +4,7 @@
     python3 dev.py bench --quick    # smaller buckets and fewer samples
     python3 dev.py bench --only trust   # keep decisions under a noisy evaluator
     python3 dev.py bench --only ray     # a task on the Ray executor beside the local one
+    python3 dev.py bench --only trust-e2e   # the same end to end through `autoresearch run`
 
 Every number is printed beside a reference measured in the same run on the same machine, so
 ratios mean something across machines. Nothing here is a pass/fail test.
@@ -25,6 +26,7 @@ from pathlib import Path
 
 import ray_cost  # bench/ray_cost.py: a task on the Ray executor beside the local one
 import trust  # bench/trust.py: keep decisions under noise
+import trust_e2e  # bench/trust_e2e.py: the same through `autoresearch run`
 
 from autoresearch import git
 from autoresearch.clock import utc_now_iso
@@ -250,7 +252,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="small buckets, few samples")
     parser.add_argument(
         "--only",
-        choices=["overhead", "startup", "throughput", "trust", "ray"],
+        choices=["overhead", "startup", "throughput", "trust", "trust-e2e", "ray"],
         help="run one section",
     )
     args = parser.parse_args()
@@ -262,6 +264,7 @@ def main() -> None:
         "throughput": lambda: bench_throughput(10 if args.quick else 60),
         "trust": lambda: trust.run(50 if args.quick else 200, 60),
         "ray": lambda: ray_cost.run(5 if args.quick else 20),
+        "trust-e2e": lambda: trust_e2e.run(1 if args.quick else 5, 20 if args.quick else 60),
     }
     for name, section in sections.items():
         if args.only in (None, name):

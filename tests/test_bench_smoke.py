@@ -30,3 +30,13 @@ def test_search_latency_bench_compares_every_engine_on_one_tree() -> None:
     rows = json.loads(done.stdout)["queries"]
     assert rows and all(r["same_answer"] for r in rows), rows
     assert {"ripgrep", "git_grep", "python", "plain_rg", "python/ripgrep"} <= set(rows[0])
+
+
+def test_the_end_to_end_trust_bench_prints_both_rules() -> None:
+    script = BENCH.parent / "trust_e2e.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--seeds", "1", "--iterations", "2"],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "today (mode: single)" in done.stdout and "noise-aware default" in done.stdout

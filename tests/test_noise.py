@@ -19,6 +19,7 @@ from autoresearch.noise import (
     information,
     mean_interval,
     next_action,
+    pooled_difference,
     pooled_spread,
     t_quantile,
 )
@@ -64,6 +65,14 @@ def test_mean_interval() -> None:
     assert wide.text().endswith("(n=2)")
     with pytest.raises(ValueError):
         mean_interval([], NOISY)
+
+
+def test_pooled_difference_uses_the_pooled_spread() -> None:
+    diff = pooled_difference([11.0, 13.0], [1.0], Spread(1.0, 10))
+    assert diff.mean == pytest.approx(11.0)
+    assert diff.half_width == pytest.approx(2.228 * math.sqrt(1 / 2 + 1), rel=3e-3)
+    exact = pooled_difference([3.0], [1.0], Spread(0.0, 0))
+    assert (exact.low, exact.high) == (2.0, 2.0)
 
 
 def test_difference_interval_welch() -> None:

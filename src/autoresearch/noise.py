@@ -250,6 +250,22 @@ def difference_interval(
     return Interval(diff, diff - half, diff + half, n, level)
 
 
+def pooled_difference(
+    after: Sequence[float], before: Sequence[float], spread: Spread, level: float = 0.95
+) -> Interval:
+    """mean(after) − mean(before) with a t interval from a spread pooled over more groups than
+    these two (a session's repeated runs): exact when the spread is 0 or unknown."""
+    if not after or not before:
+        raise ValueError("no readings")
+    diff = statistics.fmean(after) - statistics.fmean(before)
+    n = len(after) + len(before)
+    if spread.df < 1 or spread.sd == 0:
+        return Interval(diff, diff, diff, n, level)
+    se = spread.sd * math.sqrt(1 / len(after) + 1 / len(before))
+    half = t_quantile(0.5 + level / 2, spread.df) * se
+    return Interval(diff, diff - half, diff + half, n, level)
+
+
 def calibration_note(policy: NoisePolicy, scores: Sequence[float]) -> str:
     """What the baseline readings say about the evaluator, for the ledger."""
     if policy.mode is NoiseMode.SINGLE:

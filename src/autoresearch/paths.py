@@ -201,6 +201,20 @@ class SessionPaths:
     def patch(self, number: int) -> Path:
         return self.root / f"run-{number:04d}-discarded.patch"
 
+    def repeat_log(self, number: int, repeat: int) -> Path:
+        """The log of the `repeat`-th reading of a run measured several times (the first is
+        run_log)."""
+        return self.run_log(number) if repeat <= 1 else self.root / f"run-{number:04d}-{repeat}.log"
+
+    @property
+    def sealed(self) -> Path:
+        """The sealed copy of the session's harness (`exp init --seal`)."""
+        return self.root / "sealed"
+
+    @property
+    def sealed_digests(self) -> Path:
+        return self.root / "sealed.json"
+
 
 def session_paths(repo_root: Path, session_id: int) -> SessionPaths:
     return SessionPaths(RepoPaths(repo_root).session_dir(session_id))

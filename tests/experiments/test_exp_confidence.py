@@ -7,6 +7,7 @@ import pytest
 from autoresearch.experiments.confidence import (
     LIKELY_REAL,
     MARGINAL,
+    NO_SPREAD,
     WITHIN_NOISE,
     Point,
     baseline_of,
@@ -14,6 +15,7 @@ from autoresearch.experiments.confidence import (
     confidence,
     delta_pct,
     label,
+    significance,
 )
 
 
@@ -148,3 +150,44 @@ def test_ties_keep_the_earliest_best() -> None:
 )
 def test_delta_pct(baseline: float | None, value: float | None, expected: float | None) -> None:
     assert delta_pct(baseline, value) == (pytest.approx(expected) if expected is not None else None)
+
+
+def _repeated(*runs: tuple[str, tuple[float, ...]]) -> list[Point]:
+    return [
+        Point(i, status, sum(values) / len(values), readings=values if len(values) > 1 else ())
+        for i, (status, values) in enumerate(runs, start=1)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("points", "direction", "significant", "reason"),
+    [
+        # single readings only: no spread is known, whatever the MAD says
+        (_repeated(("keep", (10.0,)), ("keep", (8.0,)), ("discard", (9.0,))), "lower", None,
+         NO_SPREAD),
+        # repeated runs, a gap far beyond their spread
+        (_repeated(("keep", (10.0, 10.2, 9.8)), ("keep", (8.0, 8.1, 7.9))), "lower", True, None),
+        (_repeated(("keep", (10.0, 10.2, 9.8)), ("keep", (12.0, 12.1, 11.9))), "higher", True,
+         None),
+        # a gap within the spread
+        (_repeated(("keep", (10.0, 12.0, 8.0)), ("keep", (9.5, 11.5, 7.5))), "lower", False, None),
+        # a discarded run's readings count for the spread only
+        (_repeated(("keep", (10.0,)), ("discard", (9.0, 9.2, 8.8)), ("keep", (8.0,))), "lower",
+         True, None),
+        # repeated and exact (a deterministic benchmark): the difference itself decides
+        (_repeated(("keep", (10.0, 10.0)), ("keep", (9.0, 9.0))), "lower", True, None),
+        (_repeated(("keep", (10.0, 10.0))), "lower", None, "best equals the baseline"),
+        (_repeated(("discard", (10.0, 10.0))), "lower", None, "no baseline (no kept run)"),
+    ],
+)  # fmt: skip
+def test_significance_needs_the_spread_of_repeated_runs(
+    points: list[Point], direction: str, significant: bool | None, reason: str | None
+) -> None:
+    found = significance(points, direction)
+    assert found.significant is significant
+    assert found.reason == reason
+    if significant is not None:
+        assert found.low is not None and found.high is not None and found.difference is not None
+        assert found.low <= found.difference <= found.high
+        assert (found.low > 0) is significant
+    assert confidence(points, direction).significance == found

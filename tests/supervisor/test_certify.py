@@ -11,7 +11,7 @@ from sup_helpers import submit_and_step
 from test_noisy_keeps import NOISY_EVAL
 
 from autoresearch.supervisor.prepare import prepare
-from helpers import Repo, cli, sandbox_text
+from helpers import Repo, cli, git, sandbox_text
 
 
 def certify_rows(repo: Repo) -> list[tuple[str, int]]:
@@ -130,3 +130,22 @@ def test_certify_on_the_demo(tmp_path: Path) -> None:
     assert report["ablations"]  # the demo's offline agent (seed 7) keeps within 4 iterations
     for a in report["ablations"]:
         assert a["conflict"] or len(a["readings"]) == 2
+
+
+def test_finalize_evidence_and_the_report_show_the_certification(tmp_path: Path) -> None:
+    demo = tmp_path / "demo"
+    assert cli("demo", str(demo), "--iterations", "4", cwd=tmp_path).returncode == 0
+    run_id = json.loads(cli("status", "--json", cwd=demo).stdout)["runs"][0]["run_id"]
+    before = json.loads(cli("finalize", run_id, "--dry-run", "--json", cwd=demo).stdout)
+    assert before["branches"]
+    assert cli("certify", run_id, "--repeats", "2", "--ablate", cwd=demo).returncode == 0
+    made = json.loads(cli("finalize", run_id, "--json", cwd=demo).stdout)
+    (branch,) = made["branches"]
+    message = git(demo, "log", "-1", "--format=%B", branch["name"])
+    assert "Certification (whole run, baseline -> final): improvement +0.181241" in message
+    assert "iteration 4: worth +0.001325" in message
+    assert "Certification: none recorded" not in message
+    report = cli("report", run_id, "--json", cwd=demo)
+    assert report.returncode == 0, report.stderr
+    page = Path(json.loads(report.stdout)["report_file"]).read_text()
+    assert "certified" in page and "+0.181241" in page

@@ -67,6 +67,9 @@ def _tuple(values: tuple[str, ...]) -> tuple[str, ...] | None:
 @click.option("--command", help="Benchmark command (default: bash autoresearch.sh).")
 @click.option("--new-segment", is_flag=True, help="Start a new segment: new baseline and counts.")
 @click.option("--worktree", is_flag=True, help="Run the session in its own git worktree.")
+@click.option(
+    "--seal", is_flag=True, help="Seal the harness files: exp run refuses a changed harness."
+)
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.pass_context
 def init(ctx: click.Context, /, **opts: Any) -> None:
@@ -84,16 +87,28 @@ def init(ctx: click.Context, /, **opts: Any) -> None:
 @exp.command("run")
 @click.option("--timeout-seconds", type=float, default=600.0, show_default=True, help="≤0: none.")
 @click.option("--checks-timeout-seconds", type=float, default=300.0, show_default=True)
+@click.option(
+    "--repeats",
+    type=click.IntRange(1, 100),
+    default=1,
+    show_default=True,
+    help="Run the benchmark N times: the metric is the mean, every reading kept.",
+)
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.pass_context
 def run(
-    ctx: click.Context, timeout_seconds: float, checks_timeout_seconds: float, as_json: bool
+    ctx: click.Context,
+    timeout_seconds: float,
+    checks_timeout_seconds: float,
+    repeats: int,
+    as_json: bool,
 ) -> None:
-    """Run the benchmark once (then the checks); the result waits for `exp log`."""
+    """Run the benchmark once, or --repeats times (then the checks); the result waits for
+    `exp log`."""
     from autoresearch.experiments import RunParams, run_experiment
     from autoresearch.experiments.report import render_run
 
-    params = RunParams(timeout_seconds, checks_timeout_seconds)
+    params = RunParams(timeout_seconds, checks_timeout_seconds, repeats)
     cancel = threading.Event()
     with first_signal_stops(lambda _name: cancel.set()):
         report = run_experiment(

@@ -9,12 +9,15 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+from autoresearch.noise import pooled_difference, pooled_spread, signed
 from autoresearch.states import Verdict, is_better
 
 LIKELY_REAL, MARGINAL, WITHIN_NOISE = "likely real", "marginal", "within noise"
+SIGNIFICANT, NOT_SIGNIFICANT = "significant", "not significant"
+NO_SPREAD = "no repeated run yet: exp run --repeats N measures the spread"
 UNSCORED = (Verdict.CRASH, Verdict.CHECKS_FAILED)
 
 
@@ -27,6 +30,14 @@ class Point:
     metric: float | None
     flagged: bool = False
     commit: str | None = None
+    readings: tuple[float, ...] = ()  # `exp run --repeats`: every reading (metric: their mean)
+
+    @property
+    def values(self) -> tuple[float, ...]:
+        """The run's readings, or its one logged value."""
+        if self.readings:
+            return self.readings
+        return () if self.metric is None else (self.metric,)
 
     @property
     def scored(self) -> bool:
@@ -51,14 +62,41 @@ class Ref:
 
 
 @dataclass(frozen=True)
+class Significance:
+    """best − baseline (better is +) with a 95 % interval from the spread of repeated runs
+    (each run's readings around their own mean, pooled over the segment), or the reason why
+    there is none."""
+
+    significant: bool | None
+    difference: float | None = None
+    low: float | None = None
+    high: float | None = None
+    spread: float | None = None
+    df: int = 0
+    reason: str | None = None
+
+    @property
+    def label(self) -> str:
+        if self.significant is None:
+            return f"n/a ({self.reason})"
+        verdict = SIGNIFICANT if self.significant else NOT_SIGNIFICANT
+        return (
+            f"{verdict}: {self.difference:+.4g}, 95 % interval [{self.low:+.4g}, "
+            f"{self.high:+.4g}] (better is +)"
+        )
+
+
+@dataclass(frozen=True)
 class Confidence:
-    """|best − baseline| / MAD with its label, or None and the reason why not."""
+    """|best − baseline| / MAD with its label, or None and the reason why not; and whether
+    the best is significantly better than the baseline."""
 
     value: float | None
     label: str | None
     mad: float | None
     runs: int
     reason: str | None = None
+    significance: Significance | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -100,7 +138,12 @@ def best_of(points: Sequence[Point], direction: str) -> Ref | None:
 
 
 def confidence(points: Sequence[Point], direction: str) -> Confidence:
-    """The contract's formula over one segment's logged runs."""
+    """The contract's formula over one segment's logged runs, with the significance."""
+    found = _mad_confidence(points, direction)
+    return replace(found, significance=significance(points, direction))
+
+
+def _mad_confidence(points: Sequence[Point], direction: str) -> Confidence:
     values = [p.metric for p in points if p.scored and p.metric is not None]
     if len(values) < 3:
         return Confidence(None, None, None, len(values), "fewer than 3 comparable runs")
@@ -115,6 +158,22 @@ def confidence(points: Sequence[Point], direction: str) -> Confidence:
         return Confidence(None, None, mad, len(values), "best equals the baseline")
     value = abs(best.metric - base.metric) / mad
     return Confidence(value, label(value), mad, len(values))
+
+
+def significance(points: Sequence[Point], direction: str) -> Significance:
+    """Whether the best kept run beats the baseline beyond the noise that repeated runs show."""
+    base, best = baseline_of(points), best_of(points, direction)
+    if base is None:
+        return Significance(None, reason="no baseline (no kept run)")
+    if best is None or best.run == base.run:
+        return Significance(None, reason="best equals the baseline")
+    spread = pooled_spread([p.values for p in points if p.scored])
+    if spread.df < 1:
+        return Significance(None, reason=NO_SPREAD)
+    by_run = {p.number: p.values for p in points}
+    diff = pooled_difference(by_run[best.run], by_run[base.run], spread)
+    low, high = sorted((signed(direction, diff.low), signed(direction, diff.high)))
+    return Significance(low > 0, signed(direction, diff.mean), low, high, spread.sd, spread.df)
 
 
 def segment_stats(points: Sequence[Point], direction: str) -> SegmentStats:

@@ -32,7 +32,10 @@ class Progress:
 
 
 def point(run: SessionRunRecord) -> Point:
-    return Point(run.number, run.status or "", run.metric, run.flagged, run.commit_sha)
+    readings = tuple(run.readings or ())
+    if readings and run.metric != run.parsed_primary:
+        readings = ()  # logged with another value than measured: that value is what counts
+    return Point(run.number, run.status or "", run.metric, run.flagged, run.commit_sha, readings)
 
 
 def stats(src: Reader, session: SessionRecord) -> SegmentStats:

@@ -40,6 +40,7 @@ class InitParams:
     command: str | None = None
     new_segment: bool = False
     worktree: bool = False
+    seal: bool = False  # seal the harness files as they are now (experiments/sealed.py)
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = _plain(asdict(self))
@@ -47,7 +48,8 @@ class InitParams:
 
     def given(self) -> dict[str, Any]:
         """The session fields this call sets (0 max_iterations clears the limit)."""
-        fields = {k: v for k, v in asdict(self).items() if k not in ("new_segment", "worktree")}
+        flags = ("new_segment", "worktree", "seal")
+        fields = {k: v for k, v in asdict(self).items() if k not in flags}
         given = {k: v for k, v in fields.items() if v is not None}
         if given.get("max_iterations") == 0:
             given["max_iterations"] = None
@@ -60,6 +62,7 @@ class RunParams:
 
     timeout_seconds: float = DEFAULT_RUN_TIMEOUT
     checks_timeout_seconds: float = DEFAULT_CHECKS_TIMEOUT
+    repeats: int = 1  # readings of the benchmark in this run (their mean is the value)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -46,6 +46,19 @@ def confidence(data: Mapping[str, Any]) -> str:
     return f"{data['value']:.2f} × MAD ({data['label']})"
 
 
+def significance(data: Mapping[str, Any]) -> str:
+    """The `significance` of a confidence dict: best − baseline against repeated runs' noise."""
+    sig = data.get("significance") or {}
+    if sig.get("significant") is None:
+        return f"n/a ({sig.get('reason') or 'not computed'})"
+    verdict = "significant" if sig["significant"] else "not significant"
+    return (
+        f"{verdict}: best − baseline {sig['difference']:+.4g}, 95 % interval "
+        f"[{sig['low']:+.4g}, {sig['high']:+.4g}] (better is +; spread {sig['spread']:.3g}, "
+        f"df {sig['df']})"
+    )
+
+
 def metrics(values: Mapping[str, float]) -> str:
     return ", ".join(f"{k}={num(v)}" for k, v in sorted(values.items())) or "none"
 
@@ -86,6 +99,7 @@ def render_run(report: RunReport) -> str:
         f"run #{report.run} {state} in {report.duration_seconds:.1f}s",
         f"{report.metric_name}: {num(report.metric, unit)}{pct(report.delta_pct)}"
         + ("  ← use these values in log" if report.metric is not None else ""),
+        _readings(report.readings, unit),
         f"secondary: {metrics(report.metrics)}" if report.metrics else "",
         f"asi:       {_json(report.asi)}" if report.asi else "",
         f"checks:    {checks['status']} ({checks['log_path']})" if checks else "",
@@ -101,6 +115,13 @@ def render_run(report: RunReport) -> str:
     )
 
 
+def _readings(values: list[float], unit: str) -> str:
+    if len(values) < 2:
+        return ""
+    shown = ", ".join(num(v, unit) for v in values)
+    return f"readings:  {len(values)} ({shown}): the value is their mean"
+
+
 def render_log(report: LogReport) -> str:
     g = report.git
     return _lines(
@@ -111,6 +132,7 @@ def render_log(report: LogReport) -> str:
         f"secondary:  {metrics(report.metrics)}" if report.metrics else "",
         f"asi:        {_json(report.asi)}" if report.asi else "",
         f"confidence: {confidence(report.confidence)}",
+        f"significance: {significance(report.confidence)}",
         f"git:        {g['action']}" + (f" ({g['commit'][:7]})" if g["commit"] else ""),
         f"flagged:    {', '.join(f'#{n}' for n in report.flagged)}" if report.flagged else "",
         f"justified:  {', '.join(f'#{n}' for n in report.justified)}" if report.justified else "",
@@ -148,6 +170,7 @@ def render_status(report: StatusReport) -> str:
         f"baseline:    {ref(report.baseline, unit)}",
         f"best kept:   {ref(report.best, unit)}",
         f"confidence:  {confidence(report.confidence)}",
+        f"significance: {significance(report.confidence)}",
         f"{max_reached_message(prog['max'])} The session accepts no more runs."
         if prog["reached"]
         else "",

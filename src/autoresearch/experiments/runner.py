@@ -13,6 +13,7 @@ it had completed, and it releases the session for the next run.
 from __future__ import annotations
 
 import contextlib
+import statistics
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -22,7 +23,7 @@ from typing import Any
 from autoresearch.children import ChildTag, harness_tag, register
 from autoresearch.clock import utc_now_iso
 from autoresearch.contracts.metric_lines import MetricScanner, ParsedLines
-from autoresearch.errors import JournalError, RefusedError
+from autoresearch.errors import ContractError, JournalError, RefusedError
 from autoresearch.evaluate import outcome_state
 from autoresearch.experiments.confidence import SegmentStats
 from autoresearch.experiments.context import Context, open_context, session_lock
@@ -33,22 +34,24 @@ from autoresearch.experiments.ledger import (
     progress,
     stats,
 )
-from autoresearch.experiments.params import RunParams, run_timeout
+from autoresearch.experiments.params import DEFAULT_COMMAND, RunParams, run_timeout
 from autoresearch.experiments.rules import (
     CANCELLED,
     benchmark_state,
     checks_failed,
     max_reached_message,
 )
+from autoresearch.experiments.sealed import SEALED_DIR_ENV, verified
 from autoresearch.journal import children as registry
 from autoresearch.journal import sessions
 from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
-from autoresearch.paths import CHECKS_FILE
+from autoresearch.paths import CHECKS_FILE, HARNESS_FILE
 from autoresearch.proc import SupervisedOutcome, SupervisedSpec, run_supervised
 from autoresearch.settings import kill_grace
 from autoresearch.states import ProcessState, Verdict, is_better
 from autoresearch.streams import LineSplitter, Tail
 
+MAX_REPEATS = 100
 TAIL_LINES = 10
 TAIL_BYTES = 4096
 PROGRESS_EVERY = 1.0
@@ -76,6 +79,7 @@ class RunReport:
     metrics: dict[str, float]
     asi: dict[str, Any]
     checks: dict[str, Any] | None
+    readings: list[float]  # `repeats` > 1: every reading of the primary (metric: their mean)
     log_path: str
     tail: str
     baseline: dict[str, Any] | None
@@ -99,6 +103,8 @@ def run_experiment(
     """Run the session's command once; `on_progress(elapsed, last_line)` about every second;
     `should_cancel()`, polled about ten times a second, stops the benchmark or the checks."""
     params = params or RunParams()
+    if not 1 <= params.repeats <= MAX_REPEATS:
+        raise ContractError(f"run: repeats must be from 1 to {MAX_REPEATS}")
     ticker = _Ticker(on_progress, should_cancel)
     with open_context(start) as ctx:
         session = ctx.bound_session()
@@ -109,10 +115,12 @@ def run_experiment(
                     f"{max_reached_message(done.max)} The session accepts no more runs: "
                     "start a new segment (init with new_segment) or close it (exp off)"
                 )
+            # a changed harness is refused before anything is recorded or measured
+            sealed = verified(ctx.cwd, ctx.session_paths(session))
             abandoned = abandon_pending(ctx.journal, session)
             with ctx.journal.tx() as conn:
                 run = sessions.insert_run(conn, session, session.kept_commit)
-            finished, cancelled = _measure(ctx, session, run, params, ticker)
+            finished, cancelled = _measure(ctx, session, run, params, ticker, sealed)
             return _report(ctx, session, finished, done, abandoned, cancelled)
 
 
@@ -131,18 +139,58 @@ def _measure(
     run: SessionRunRecord,
     params: RunParams,
     ticker: _Ticker,
+    sealed: Path | None,
 ) -> tuple[SessionRunRecord, bool]:
-    """The benchmark, then the checks when it passed; the recorded run and whether it was
-    cancelled."""
+    """The benchmark (`repeats` times while it passes), then the checks when it passed; the
+    recorded run and whether it was cancelled."""
     paths = ctx.session_paths(session)
     tag = harness_tag(session.session_id, run.number, session.directory)
-    harness = _run_harness(ctx, session, run, tag, params, ticker)
+    launch = _Launch.of(ctx, session, tag, sealed)
+    readings: list[float] = []
+    harness = _run_harness(ctx, session, run, launch, params, ticker, 1)
+    duration_ms = harness.outcome.duration_ms
+    while _passed(harness, session) and len(readings) < params.repeats:
+        readings.append(float(harness.parsed.metrics[session.metric]))
+        if len(readings) < params.repeats:
+            harness = _run_harness(ctx, session, run, launch, params, ticker, len(readings) + 1)
+            duration_ms += harness.outcome.duration_ms
     checks = None
-    if outcome_state(harness.outcome) == ProcessState.PASS and (ctx.cwd / CHECKS_FILE).is_file():
+    if outcome_state(harness.outcome) == ProcessState.PASS and launch.checks is not None:
         log = paths.checks_log(run.number)
-        checks = _run_checks(ctx, log, tag, params, ticker.cancelled)
+        checks = _run_checks(ctx, log, launch, params, ticker.cancelled)
     cancelled = harness.outcome.cancelled or (checks or {}).get("status") == CANCELLED
-    return _record(ctx, session, run, tag, harness, checks, cancelled), cancelled
+    recorded = _record(ctx, session, run, tag, harness, checks, cancelled, readings, duration_ms)
+    return recorded, cancelled
+
+
+def _passed(harness: _Harness, session: SessionRecord) -> bool:
+    passed = outcome_state(harness.outcome) == ProcessState.PASS
+    return passed and session.metric in harness.parsed.metrics
+
+
+@dataclass(frozen=True)
+class _Launch:
+    """How the harness and the checks are started: from the sealed copy when there is one."""
+
+    tag: ChildTag
+    harness: list[str]
+    checks: list[str] | None
+    env: dict[str, str]
+
+    @classmethod
+    def of(
+        cls, ctx: Context, session: SessionRecord, tag: ChildTag, sealed: Path | None
+    ) -> _Launch:
+        env = tag.env()
+        if sealed is None:
+            checks = ["bash", CHECKS_FILE] if (ctx.cwd / CHECKS_FILE).is_file() else None
+            return cls(tag, ["bash", "-c", session.command], checks, env)
+        env[SEALED_DIR_ENV] = str(sealed)
+        harness = ["bash", "-c", session.command]
+        if session.command == DEFAULT_COMMAND:
+            harness = ["bash", str(sealed / HARNESS_FILE)]
+        checks = ["bash", str(sealed / CHECKS_FILE)] if (sealed / CHECKS_FILE).is_file() else None
+        return cls(tag, harness, checks, env)
 
 
 def _registrar(ctx: Context, tag: ChildTag, role: str) -> Callable[[int], None]:
@@ -165,8 +213,14 @@ def _record(
     harness: _Harness,
     checks: dict[str, Any] | None,
     cancelled: bool,
+    readings: list[float],
+    duration_ms: int,
 ) -> SessionRunRecord:
     outcome, parsed = harness.outcome, harness.parsed
+    primary = parsed.metrics.get(session.metric)
+    if len(readings) > 1 and _passed(harness, session):
+        # repeated: the value to log is the mean of the readings, every one of them kept
+        primary = statistics.fmean(readings)
     now = utc_now_iso()
     with ctx.journal.tx() as conn:
         sessions.update_run(
@@ -175,12 +229,15 @@ def _record(
             # A cancelled run did not complete: abandoned at once, it never waits for a log.
             completed_at=None if cancelled else now,
             abandoned_at=now if cancelled else None,
-            duration_ms=outcome.duration_ms,
+            duration_ms=duration_ms,
             exit_code=outcome.exit_code,
             timed_out=outcome.timed_out,
             error=CANCELLED_NOTE if cancelled else outcome.spawn_error,
-            parsed_primary=parsed.metrics.get(session.metric),
-            parsed_metrics=parsed.metrics,
+            parsed_primary=primary,
+            parsed_metrics={**parsed.metrics, session.metric: primary}
+            if primary is not None
+            else parsed.metrics,
+            readings=readings if len(readings) > 1 else None,
             parsed_asi=parsed.asi,
             checks=checks,
             log_path=str(ctx.session_paths(session).run_log(run.number)),
@@ -196,26 +253,27 @@ def _run_harness(
     ctx: Context,
     session: SessionRecord,
     run: SessionRunRecord,
-    tag: ChildTag,
+    launch: _Launch,
     params: RunParams,
     ticker: _Ticker,
+    repeat: int,
 ) -> _Harness:
     """`bash -c <command>`: one scanner per stream sharing one result, one combined tail."""
     parsed, combined = ParsedLines(), Tail(2 * TAIL_BYTES)
 
     outcome = run_supervised(
         SupervisedSpec(
-            argv=["bash", "-c", session.command],
+            argv=launch.harness,
             cwd=ctx.cwd,
-            env=tag.env(),
-            log_path=ctx.session_paths(session).run_log(run.number),
+            env=launch.env,
+            log_path=ctx.session_paths(session).repeat_log(run.number, repeat),
             timeout=run_timeout(params.timeout_seconds),
             tail_bytes=TAIL_BYTES,
             grace_seconds=kill_grace(),
             stdout_consumers=[MetricScanner(parsed), combined, ticker.lines()],
             stderr_consumers=[MetricScanner(parsed), combined, ticker.lines()],
             should_cancel=ticker.tick,
-            on_spawn=_registrar(ctx, tag, "harness"),
+            on_spawn=_registrar(ctx, launch.tag, "harness"),
         )
     )
     return _Harness(outcome, parsed, clip_tail(combined.text()))
@@ -224,17 +282,18 @@ def _run_harness(
 def _run_checks(
     ctx: Context,
     log_path: Path,
-    tag: ChildTag,
+    launch: _Launch,
     params: RunParams,
     should_cancel: CancelCheck,
 ) -> dict[str, Any]:
     """The correctness gate: own timeout, own log; its time is not the benchmark's."""
+    assert launch.checks is not None
     combined = Tail(2 * TAIL_BYTES)
     outcome = run_supervised(
         SupervisedSpec(
-            argv=["bash", CHECKS_FILE],
+            argv=launch.checks,
             cwd=ctx.cwd,
-            env=tag.env(),
+            env=launch.env,
             log_path=log_path,
             timeout=run_timeout(params.checks_timeout_seconds),
             tail_bytes=TAIL_BYTES,
@@ -242,7 +301,7 @@ def _run_checks(
             stdout_consumers=[combined],
             stderr_consumers=[combined],
             should_cancel=should_cancel,
-            on_spawn=_registrar(ctx, tag, "checks"),
+            on_spawn=_registrar(ctx, launch.tag, "checks"),
         )
     )
     return {
@@ -320,6 +379,7 @@ def _report(
         metrics={k: v for k, v in run.parsed_metrics.items() if k != session.metric},
         asi=run.parsed_asi,
         checks=run.checks,
+        readings=list(run.readings or ()),
         log_path=run.log_path or "",
         tail=run.tail,
         baseline=segment.baseline.to_dict() if segment.baseline else None,

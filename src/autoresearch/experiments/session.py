@@ -29,6 +29,7 @@ from autoresearch.experiments.params import (
     validate_new_session,
 )
 from autoresearch.experiments.rules import SETUP_COMMIT_MESSAGE
+from autoresearch.experiments.sealed import seal_harness
 from autoresearch.journal import sessions
 from autoresearch.journal.sessions import SessionRecord
 from autoresearch.paths import (
@@ -105,6 +106,14 @@ def init_session(start: Path, params: InitParams) -> InitResult:
         return _create(ctx, params)
 
 
+def _seal(ctx: Context, record: SessionRecord, messages: list[str]) -> None:
+    sealed = seal_harness(Path(record.directory), ctx.session_paths(record))
+    messages.append(
+        f"sealed {', '.join(sealed)}: exp run measures nothing while they differ "
+        "(harness changed: <path>) and runs the sealed copy"
+    )
+
+
 def close_session(start: Path) -> CloseResult:
     """`off`: abandon a pending run and close the session (its branch and commits stay)."""
     with open_context(start) as ctx:
@@ -151,6 +160,8 @@ def _create(ctx: Context, params: InitParams) -> InitResult:
         session_id = sessions.insert_session(conn, **_new_fields(params, branch, directory, head))
         record = sessions.get_session(conn, session_id)
     assert record is not None
+    if params.seal:
+        _seal(ctx, record, messages)
     messages.append("next: run the benchmark (exp run) and log the first run as keep: the baseline")
     return _result(record, True, created_branch, setup, False, (), None, messages)
 
@@ -213,6 +224,8 @@ def _reinit(ctx: Context, active: SessionRecord, params: InitParams) -> InitResu
             record = sessions.get_session(conn, active.session_id)
     assert record is not None
     messages.extend(abandoned_text(r) for r in abandoned)
+    if params.seal:
+        _seal(ctx, record, messages)
     updated = tuple(params.given())
     messages.append(
         f"updated {', '.join(updated)}" if updated else "no field given: the session is unchanged"

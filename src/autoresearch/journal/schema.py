@@ -286,6 +286,12 @@ def _i14_lanes(conn: sqlite3.Connection) -> None:
     )
 
 
+def _i13_session_readings(conn: sqlite3.Connection) -> None:
+    # `exp run --repeats N`: every reading of a repeated run (its value is their mean), so
+    # that status and log can say whether an improvement is significant.
+    conn.execute("ALTER TABLE session_runs ADD COLUMN readings_json TEXT")
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("0001_supervisor", _0001_supervisor),
     ("0002_experiment_sessions", _0002_experiment_sessions),
@@ -296,4 +302,5 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("i18_hooks", _i18_hooks),
     ("i12_run_cleaned", _i12_run_cleaned),
     ("i14_lanes", _i14_lanes),
+    ("i13_session_readings", _i13_session_readings),
 ]

@@ -91,6 +91,7 @@ class SessionRunRecord:
     flag_reason: str | None = None
     logged_at: str | None = None
     abandoned_at: str | None = None
+    readings: list[float] | None = None  # `exp run --repeats`: each reading of the primary
 
     @property
     def pending(self) -> bool:
@@ -115,6 +116,7 @@ _RUN_JSON = {
     "asi": "asi_json",
     "modified_paths": "modified_paths_json",
     "deviations": "deviations_json",
+    "readings": "readings_json",
 }
 _BOOLS = frozenset({"own_worktree", "timed_out", "flagged"})
 _SESSIONS = Codec(_SESSION_JSON, _BOOLS, frozenset(_SESSION_JSON), enums={"direction": Direction})

@@ -44,14 +44,27 @@ class Progress(_Shape):
     reached: bool
 
 
+class Significance(_Shape):
+    """best − baseline (better is +) with a 95 % interval from the spread of repeated runs."""
+
+    significant: bool | None
+    difference: float | None = None
+    low: float | None = None
+    high: float | None = None
+    spread: float | None = None
+    df: int = 0
+    reason: str | None = None
+
+
 class Confidence(_Shape):
-    """|best − baseline| / MAD with its label, or null and the reason why not."""
+    """|best − baseline| / MAD with its label, or null and the reason why not; significance."""
 
     value: float | None
     label: str | None
     mad: float | None
     runs: int
     reason: str | None = None
+    significance: Significance | None = None
 
 
 class Checks(_Shape):
@@ -184,6 +197,9 @@ class RunOutput(_Shape):
     metrics: dict[str, float] = Field(description="Parsed secondary metrics.")
     asi: dict[str, Any]
     checks: Checks | None
+    readings: list[float] = Field(
+        default_factory=list, description="With repeats > 1: every reading (metric: their mean)."
+    )
     log_path: str
     tail: str
     baseline: Ref | None

@@ -152,6 +152,13 @@ class Tools:
                 "result's `directory` from then on (this server follows it)."
             ),
         ] = False,
+        seal: Annotated[
+            bool,
+            Field(
+                description="Seal autoresearch.sh and autoresearch.checks.sh as they are now: "
+                "run_experiment then measures nothing while they differ and runs the copy."
+            ),
+        ] = False,
     ) -> Annotated[CallToolResult, s.InitOutput]:
         """Start an experiment session in this repository, or update the active one.
 
@@ -176,6 +183,7 @@ class Tools:
             command=command,
             new_segment=new_segment,
             worktree=worktree,
+            seal=seal,
         )
         with tool_errors():
             result = init_session(self.start, params)
@@ -195,6 +203,15 @@ class Tools:
         checks_timeout_seconds: Annotated[
             Seconds, Field(description="Kill autoresearch.checks.sh after this long.")
         ] = DEFAULT_CHECKS_TIMEOUT,
+        repeats: Annotated[
+            int,
+            Field(
+                ge=1,
+                le=100,
+                description="Run the benchmark this many times; the metric is the mean and "
+                "every reading is kept (the spread makes significance possible).",
+            ),
+        ] = 1,
     ) -> Annotated[CallToolResult, s.RunOutput]:
         """Run the benchmark once, then autoresearch.checks.sh if it exists and the run passed.
 
@@ -203,15 +220,16 @@ class Tools:
         (the full log is in log_path). The run then waits for log_experiment; starting a run
         abandons an unlogged earlier one. A failed benchmark is a result, not an error.
         Progress notifications are sent every second while it runs.
-        Time bound: the benchmark is killed after timeout_seconds and the checks after
-        checks_timeout_seconds, so the call returns within timeout_seconds +
+        With repeats N the benchmark runs N times (while it passes). Time bound: each run of
+        the benchmark is killed after timeout_seconds and the checks after
+        checks_timeout_seconds, so the call returns within N × timeout_seconds +
         checks_timeout_seconds plus a few seconds; after 30 s more at the very most it returns
         an error and the run finishes in the background. Keep that sum below the tool-call
         timeout of your MCP host. Cancelling the call stops the benchmark at once; the run is
         then abandoned (nothing to log).
         """
-        params = RunParams(timeout_seconds, checks_timeout_seconds)
-        feed = ProgressFeed(total=timeout_seconds + checks_timeout_seconds)
+        params = RunParams(timeout_seconds, checks_timeout_seconds, repeats)
+        feed = ProgressFeed(total=timeout_seconds * repeats + checks_timeout_seconds)
         # Set when the host cancels the call or disconnects: the benchmark's process group is
         # stopped at once and the run recorded as cancelled, releasing the session.
         cancel = threading.Event()
@@ -223,7 +241,7 @@ class Tools:
                 )
                 return reply(render_run(report), s.RunOutput.model_validate(report.to_dict()))
 
-        limit = run_limit(timeout_seconds, checks_timeout_seconds)
+        limit = run_limit(timeout_seconds * repeats, checks_timeout_seconds)
         return await call_with_progress(ctx, feed, work, limit, on_cancel=cancel.set)
 
     def log_experiment(

@@ -33,6 +33,7 @@ from autoresearch.states import (
     Verdict,
 )
 from autoresearch.supervisor import measure
+from autoresearch.supervisor.certify import certification_lines, read_certification
 
 # A kept diff larger than this is cut in the report (the commit itself has it all).
 MAX_DIFF_CHARS = 200_000
@@ -76,7 +77,7 @@ def run_report(journal: Journal, repo: RepoPaths, run: RunRecord) -> ReportData:
         kept=tuple(_kept_changes(repo.repo_root, kept_steps(journal, run, its))),
         branch=run.branch_name,
         refresh_hint=f"autoresearch report {run.run_id}",
-        facts=_run_facts(run, journal),
+        facts=_run_facts(run, journal) + _certified(repo, run),
         baseline_score=runs.baseline_score(journal, run.run_id, run.baseline_commit),
         best_score=best,
     )
@@ -97,6 +98,17 @@ def _run_facts(run: RunRecord, journal: Journal) -> tuple[tuple[str, str], ...]:
         facts.append(("agent", str(loop["agent"])))
     if run.status == RunStatus.RUNNING and run.phase:
         facts.append(("now", f"iteration {run.iteration + 1} ({run.phase})"))
+    return tuple(facts)
+
+
+def _certified(repo: RepoPaths, run: RunRecord) -> tuple[tuple[str, str], ...]:
+    """`autoresearch certify`'s last report of the run's final commit, when there is one."""
+    data = read_certification(repo.run(run.run_id).certification, run.last_kept_commit)
+    if data is None:
+        return ()
+    first, *ablations = certification_lines(data)
+    facts = [("certified", first)]
+    facts += [("ablation", line.strip()) for line in ablations]
     return tuple(facts)
 
 

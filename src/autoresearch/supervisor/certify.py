@@ -151,6 +151,30 @@ def read_certification(path: Path, final: str | None) -> dict[str, Any] | None:
     return data if data["final"].get("commit") == final else None
 
 
+def certification_lines(data: dict[str, Any]) -> list[str]:
+    """A certification in a few lines, for evidence blocks and reports."""
+    imp = data.get("improvement")
+    if not imp:
+        return ["no passing readings of the baseline and the final commit"]
+    verdict = "significant" if data.get("significant") else "not significant"
+    repeats = data.get("repeats")
+    lines = [
+        f"improvement {imp['mean']:+.6g}, 95 % interval [{imp['low']:+.6g}, {imp['high']:+.6g}]"
+        f" ({verdict}; baseline and final re-measured {repeats} times each, interleaved)"
+    ]
+    for a in data.get("ablations") or []:
+        if a.get("conflict"):
+            lines.append(f"  iteration {a['iteration']}: does not revert cleanly, not measured")
+        elif a.get("worth"):
+            w = a["worth"]
+            real = "real" if a.get("significant") else "not significant"
+            lines.append(
+                f"  iteration {a['iteration']}: worth {w['mean']:+.6g} "
+                f"[{w['low']:+.6g}, {w['high']:+.6g}] ({real})"
+            )
+    return lines
+
+
 def _recorded(h: RunHandle, commit: str) -> list[float]:
     return [r.score for r in runs.readings(h.journal, h.run_id, commit) if r.role == Role.CERTIFY]
 

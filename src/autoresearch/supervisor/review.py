@@ -25,6 +25,7 @@ from autoresearch.redact import redact
 from autoresearch.report.collect import KeptStep, kept_steps
 from autoresearch.settings import journal_timeout
 from autoresearch.states import MISSION_DEFAULT_DIRECTION
+from autoresearch.supervisor.certify import certification_lines, read_certification
 from autoresearch.supervisor.handle import load_run, open_journal
 
 BRANCH_PREFIX = "autoresearch-review"
@@ -145,8 +146,9 @@ def plan(run_id: str, keeps: list[Keep], single: bool) -> list[Branch]:
     return branches
 
 
-def evidence(run: RunRecord, branch: Branch) -> str:
-    """The block the last commit message of a branch ends with."""
+def evidence(run: RunRecord, branch: Branch, certification: dict[str, Any] | None = None) -> str:
+    """The block the last commit message of a branch ends with; `certification`: the run's
+    last `certify` report of its final commit, when there is one."""
     direction = run.evaluator.get("direction", MISSION_DEFAULT_DIRECTION)
     metric = run.evaluator.get("metric") or "score"
     first, last = branch.keeps[0], branch.keeps[-1]
@@ -162,13 +164,20 @@ def evidence(run: RunRecord, branch: Branch) -> str:
             f"  {k.description}"
             for k in branch.keeps
         ),
-        "Certification: none recorded for this run",
+        *_certification(certification),
         HONEST_NOTE,
         "",
         f"Autoresearch-Run: {run.run_id}",
         f"Autoresearch-Iterations: {', '.join(str(k.iteration) for k in branch.keeps)}",
     ]
     return "\n".join(lines)
+
+
+def _certification(data: dict[str, Any] | None) -> list[str]:
+    if data is None:
+        return ["Certification: none recorded for this run"]
+    first, *rest = certification_lines(data)
+    return [f"Certification (whole run, baseline -> final): {first}", *rest]
 
 
 def _score(value: float | None) -> str:
@@ -261,13 +270,16 @@ def _build(repo_root: Path, run: RunRecord, start: str, branch: Branch) -> Branc
             for commit in keep.commits:
                 steps.append((parent, commit, git.commit_message(repo_root, commit), commit))
                 parent = commit
+    certified = read_certification(
+        RepoPaths(repo_root).run(run.run_id).certification, run.last_kept_commit
+    )
     head = start
     for i, (base, tip, message, info_of) in enumerate(steps):
         tree = git.tree_with_patch(repo_root, head, git.diff_between(repo_root, base, tip))
         if tree is None:
             raise RefusedError(msg_conflict(tip, start))
         if i == len(steps) - 1:
-            message = f"{message.rstrip()}\n\n{evidence(run, branch)}\n"
+            message = f"{message.rstrip()}\n\n{evidence(run, branch, certified)}\n"
         # the agent wrote the commit messages and descriptions: all of it is masked, not only
         # the evidence block
         info = git.commit_info(repo_root, info_of)
