@@ -13,7 +13,10 @@ from __future__ import annotations
 
 from autoresearch import sealing
 from autoresearch.errors import ContractError
+from autoresearch.sealing import digest
 from autoresearch.supervisor.handle import RunHandle
+
+__all__ = ["DIGESTS_FILE", "digest", "seal", "verify"]  # digest: the remote side checks with it
 
 DIGESTS_FILE = "sealed.json"
 
