@@ -34,11 +34,11 @@ P_REAL = 0.3
 EVALUATOR = textwrap.dedent(
     """\
     import json, os, random, sys
-    state = sys.argv[1]
+    state, sigma = sys.argv[1], float(sys.argv[2])
     n = int(open(state).read()) if os.path.exists(state) else 0
     open(state, "w").write(str(n + 1))
     value = float(open("value.txt").read())
-    print(json.dumps({"pass": True, "score": value + random.Random(n).gauss(0, 1)}))
+    print(json.dumps({"pass": True, "score": value + random.Random(n).gauss(0, sigma)}))
     """
 )
 AGENT = textwrap.dedent(
@@ -64,7 +64,12 @@ AGENT = textwrap.dedent(
                    "created_at": "2026-01-01T00:00:00Z"}, f)
     """
 )
-RULES = {"today (mode: single)": "noise:\n  mode: single\n", "noise-aware default": ""}
+# name: (noise block of sandbox.md, evaluator σ)
+RULES = {
+    "today (mode: single)": ("noise:\n  mode: single\n", 1.0),
+    "noise-aware default": ("", 1.0),
+}
+DETERMINISTIC = "default, σ = 0"
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "bench",
     "GIT_AUTHOR_EMAIL": "bench@example.com",
@@ -81,7 +86,7 @@ def _git(cwd: Path, *args: str) -> str:
     return done.stdout.strip()
 
 
-def _repo(root: Path, noise: str) -> Path:
+def _repo(root: Path, noise: str, sigma: float) -> Path:
     root.mkdir(parents=True)
     _git(root, "init", "-q", "-b", "main")
     (root / "value.txt").write_text("0\n")
@@ -94,7 +99,7 @@ def _repo(root: Path, noise: str) -> Path:
     state = root.parent / f"{root.name}-noise"
     (mission / "sandbox.md").write_text(
         "---\nevaluator:\n"
-        f"  command: {sys.executable} scripts/eval.py {state}\n"
+        f"  command: {sys.executable} scripts/eval.py {state} {sigma}\n"
         "  format: json\n  direction: higher\n"
         f"{noise}---\nOnly edit value.txt and notes.txt.\n"
     )
@@ -104,11 +109,11 @@ def _repo(root: Path, noise: str) -> Path:
     return mission
 
 
-def one(seed: int, iterations: int, noise: str, work: Path, t: Tally) -> float:
+def one(seed: int, iterations: int, rule: tuple[str, float], work: Path, t: Tally) -> float:
     """One seed of one rule through `autoresearch run`; the figures from the journal; the
     seconds it took."""
     root = work / "repo"
-    mission = _repo(root, noise)
+    mission = _repo(root, *rule)
     agent = work / "agent.py"
     agent.write_text(AGENT)
     cli = [sys.executable, "-m", "autoresearch"]
@@ -154,7 +159,7 @@ def _tally(root: Path, status: dict[str, object], t: Tally) -> None:
     t.iterations += len(its)
     t.evaluations += int(evaluations)
     truth = value(str(status["last_kept_commit"]))
-    t.bias.append(float(str(status["best_score"])) - truth)
+    t.bias.append(float(str(status["best_score"])) - truth)  # σ = 1: already in σ
 
 
 def run(seeds: int, iterations: int) -> None:
@@ -163,19 +168,25 @@ def run(seeds: int, iterations: int) -> None:
         f"seeds x {iterations} iterations, {P_REAL:.0%} of changes +1σ, the rest null"
     )
     print(f"{'rule':<24} {'false':>7} {'true':>7} {'evals/it':>8} {'best-tru':>8} {'s/seed':>7}")
-    for name, noise in RULES.items():
-        t, seconds = Tally(), 0.0
-        for seed in range(seeds):
-            work = Path(tempfile.mkdtemp(prefix="autoresearch-trust-e2e-"))
-            try:
-                seconds += one(seed, iterations, noise, work, t)
-            finally:
-                shutil.rmtree(work, ignore_errors=True)
-        print(
-            f"{name:<24} {t.false_rate:>7.1%} {t.true_rate:>7.1%} {t.per_iteration:>8.2f} "
-            f"{statistics.fmean(t.bias):>+8.2f} {seconds / seeds:>7.1f}"
-            f"   ({t.null_proposed} null, {t.real_proposed} real proposed)"
-        )
+    for name, rule in RULES.items():
+        print(_row(name, seeds, iterations, rule))
+    deterministic = _row(DETERMINISTIC, 1, iterations, ("", 0.0))
+    print(f"{deterministic}   (target: 1.00 evaluation per iteration)")
+
+
+def _row(name: str, seeds: int, iterations: int, rule: tuple[str, float]) -> str:
+    t, seconds = Tally(), 0.0
+    for seed in range(seeds):
+        work = Path(tempfile.mkdtemp(prefix="autoresearch-trust-e2e-"))
+        try:
+            seconds += one(seed, iterations, rule, work, t)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    return (
+        f"{name:<24} {t.false_rate:>7.1%} {t.true_rate:>7.1%} {t.per_iteration:>8.2f} "
+        f"{statistics.fmean(t.bias):>+8.2f} {seconds / seeds:>7.1f}"
+        f"   ({t.null_proposed} null, {t.real_proposed} real proposed)"
+    )
 
 
 def main() -> None:
