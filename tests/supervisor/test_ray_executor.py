@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pytest
 
@@ -203,20 +203,25 @@ def wait_for(probe: Callable[[], T | None], patience: float = 60.0) -> T:
     raise AssertionError("timed out waiting")
 
 
+def demo_on_ray(cluster: LocalCluster, tmp_path: Path, *limits: str) -> tuple[Path, Any]:
+    """`run --executor ray --address` on a fresh demo repository: the repository and the
+    summary."""
+    mission = create_demo_repo(tmp_path / "demo")
+    repo = mission.parents[1]
+    done = cli(
+        "run", str(mission), "--agent", "offline", "--executor", "ray",
+        "--address", cluster.address, *limits, "--json", cwd=repo, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    return repo, json.loads(done.stdout)
+
+
 def test_the_demo_mission_runs_on_the_two_node_cluster_from_the_cli(
     cluster: LocalCluster, tmp_path: Path
 ) -> None:
     """The issue's "done when": `run --executor ray --address` drives the demo mission with
     two lanes whose sessions and readings run on the cluster's nodes."""
-    mission = create_demo_repo(tmp_path / "demo")
-    repo = mission.parents[1]
-    done = cli(
-        "run", str(mission), "--agent", "offline", "--executor", "ray",
-        "--address", cluster.address, "--lanes", "2", "--max-iterations", "4", "--json",
-        cwd=repo, timeout=300,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    summary = json.loads(done.stdout)
+    summary = demo_on_ray(cluster, tmp_path, "--lanes", "2", "--max-iterations", "4")[1]
     assert summary["status"] == "completed", summary
     ledger = json.loads(Path(summary["ledger_file"]).read_text())["entries"]
     numbers = [e["iteration"] for e in ledger]
@@ -227,6 +232,22 @@ def test_the_demo_mission_runs_on_the_two_node_cluster_from_the_cli(
     for node in ("head", "node-b"):
         assert cluster.node_dir(node).joinpath(run_id, "cache.git").is_dir(), node
         assert list(cluster.node_dir(node).joinpath(run_id, "tasks").iterdir()) == []
+
+
+def test_a_plain_continue_of_a_ray_run_runs_on_the_recorded_cluster(
+    cluster: LocalCluster, tmp_path: Path
+) -> None:
+    """`continue` without --executor/--address goes on where the run was started: on the
+    recorded cluster, not silently on this machine."""
+    repo, first = demo_on_ray(cluster, tmp_path, "--max-iterations", "1")
+    run_id = first["run_id"]
+    caches = [cluster.node_dir(n) / run_id for n in ("head", "node-b")]
+    for cache in caches:  # what the first leg left on the nodes goes
+        subprocess.run(["rm", "-rf", str(cache)], check=True)
+    again = cli("continue", run_id, "--max-iterations", "+1", "--json", cwd=repo, timeout=300)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert json.loads(again.stdout)["loop"]["status"] == "completed"
+    assert any(cache.joinpath("cache.git").is_dir() for cache in caches)  # ran on a node
 
 
 def test_a_worker_killed_mid_session_records_that_iteration_interrupted_once_and_the_run_goes_on(

@@ -27,7 +27,8 @@ def lane_options(func: Any) -> Any:
                 "--executor",
                 type=click.Choice(["local", "ray"]),
                 help="Where sessions and evaluations run: this machine (default) or the "
-                "nodes of a Ray cluster (pip install 'autoresearch[ray]').",
+                "nodes of a Ray cluster (pip install 'autoresearch[ray]'); resume/continue "
+                "reuse the recorded one.",
             ),
             click.option(
                 "--address",
@@ -111,18 +112,20 @@ def agent_options(func: Any) -> Any:
 @click.pass_context
 def run(ctx: click.Context, /, mission_dir: Path, agent_spec: str, **options: Any) -> None:
     """Prepare a run, then loop: agent session → artifact → evaluation → decision."""
-    from autoresearch.supervisor.options import limits_from, loop_record
+    from autoresearch.supervisor.options import limits_from, loop_record, where_from
     from autoresearch.supervisor.prepare import prepare, uncommitted_note
 
     config = _agent_config(agent_spec, options)
     _check_offline_mission(config.spec, mission_dir)
-    _check_executor(_where(options))
+    where = where_from(options.get("executor"), options.get("address"))
+    _check_executor(where)
     note = uncommitted_note(mission_dir)
     if note:
         warn(f"autoresearch: {note}")
     limits = limits_from(options)
-    with prepare(mission_dir, options["run_tag"], loop=loop_record(config, limits)) as handle:
-        _drive(ctx, handle, config, limits, options["as_json"], where=_where(options))
+    loop = loop_record(config, limits, where=where)
+    with prepare(mission_dir, options["run_tag"], loop=loop) as handle:
+        _drive(ctx, handle, config, limits, options["as_json"], where=where)
 
 
 @click.command()
@@ -162,33 +165,25 @@ def continue_loop(ctx: click.Context, handle: Any, spec: str, given: dict[str, A
     """
     from autoresearch.agents import require_installed, validate_spec
     from autoresearch.supervisor.lifecycle import record_loop_options
-    from autoresearch.supervisor.options import loop_record, resumed_loop
+    from autoresearch.supervisor.options import loop_record, resumed_loop, where_from
 
     require_installed(validate_spec(spec))
-    _check_executor(_where(given))
+    where = where_from(given.get("executor"), given.get("address"), handle.run.loop)
+    _check_executor(where)
     config, limits = resumed_loop(handle.run.loop, spec, given)
-    record_loop_options(handle, loop_record(config, limits, handle.run.loop))
+    record_loop_options(handle, loop_record(config, limits, handle.run.loop, where))
     _drive(
         ctx, handle, config, limits, bool(given.get("as_json")), with_manifest=True,
-        where=_where(given),
+        where=where,
     )  # fmt: skip
 
 
-def _check_executor(where: tuple[str, str | None]) -> None:
+def _check_executor(where: Any) -> None:
     """Refuse `--executor ray` without Ray before anything is prepared."""
-    if where[0] == "ray":
+    if where.executor == "ray":
         from autoresearch.supervisor.ray_executor import import_ray
 
         import_ray()
-
-
-def _where(options: dict[str, Any]) -> tuple[str, str | None]:
-    """`--executor` and `--address` (an address alone means Ray)."""
-    address = options.get("address")
-    executor = options.get("executor") or ("ray" if address else "local")
-    if executor == "local" and address:
-        raise click.UsageError("--address names a Ray cluster: use it with --executor ray")
-    return executor, address
 
 
 def _agent_config(spec: str, options: dict[str, Any]) -> Any:
@@ -225,7 +220,7 @@ def _drive(
     as_json: bool,
     demo: bool = False,
     with_manifest: bool = False,
-    where: tuple[str, str | None] = ("local", None),
+    where: Any = None,
 ) -> None:
     from autoresearch.agents import make_agent
     from autoresearch.cli import render
@@ -247,12 +242,12 @@ def _drive(
     try:
         with first_signal_stops(lambda name: _stopping(stop, name)):
             executor = None
-            if where[0] == "ray":
+            if where is not None and where.executor == "ray":
                 from dataclasses import replace
 
                 from autoresearch.supervisor.ray_executor import for_run
 
-                executor = for_run(handle, where[1])
+                executor = for_run(handle, where.address)
                 limits = replace(limits, lanes=max(1, limits.lanes))
             if limits.lanes:
                 outcome = run_lanes(handle, config, limits, executor, printer, stop)

@@ -7,11 +7,12 @@ front door (CLI, MCP, the worker) builds its loop through these functions.
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from autoresearch.agents import AgentConfig, validate_spec
 from autoresearch.decide import DEFAULT_MAX_AGENT_FAILURES, DEFAULT_MAX_NOOPS
+from autoresearch.errors import ContractError
 from autoresearch.supervisor.loop import LoopLimits
 
 
@@ -30,10 +31,41 @@ def limits_from(values: dict[str, Any]) -> LoopLimits:
 
 
 def loop_record(
-    config: AgentConfig, limits: LoopLimits, earlier: dict[str, Any] | None = None
+    config: AgentConfig,
+    limits: LoopLimits,
+    earlier: dict[str, Any] | None = None,
+    where: Where | None = None,
 ) -> dict[str, Any]:
     """The `loop` object a run records (over what it recorded before)."""
-    return {**(earlier or {}), **config.to_dict(), **asdict(limits)}
+    placed = asdict(where) if where is not None else {}
+    return {**(earlier or {}), **config.to_dict(), **asdict(limits), **placed}
+
+
+@dataclass(frozen=True)
+class Where:
+    """Where a loop's sessions and evaluations run: `local` or `ray` (with its address)."""
+
+    executor: str = "local"
+    address: str | None = None
+
+
+def where_from(
+    executor: str | None, address: str | None, recorded: dict[str, Any] | None = None
+) -> Where:
+    """`--executor`/`--address` given now over what the run recorded, else local. An address
+    alone means Ray; `--executor ray` alone keeps a recorded address; `--executor local`
+    drops it (a resume must not silently fall back to this machine, nor leave it)."""
+    loop = recorded or {}
+    if executor is None and address is None:
+        return Where(str(loop.get("executor") or "local"), loop.get("address"))
+    executor = executor or "ray"
+    if executor == "local":
+        if address:
+            raise ContractError("--address names a Ray cluster: use it with --executor ray")
+        return Where()
+    if address is None and loop.get("executor") == "ray":
+        address = loop.get("address")
+    return Where("ray", address)
 
 
 AGENT_OPTION_KEYS = ("model", "agent_args", "max_turns", "seed")
