@@ -198,6 +198,8 @@ EVAL = "evaluator:\n  command: x\n  format: json\n"
          NoisePolicy(min_effect=0.002, min_effect_in_sigma=False, max_evals=10, confirm=0)),
         ("noise:\n  min_effect: 2σ\n  calibration: 5\n  mode: sequential\n",
          NoisePolicy(min_effect=2.0, calibration=5, mode=NoiseMode.SEQUENTIAL)),
+        ("noise:\n  reuse: 0\n", NoisePolicy(reuse=0.0)),  # the fixed interleave only
+        ("noise:\n  reuse: 3.5\n", NoisePolicy(reuse=3.5)),
     ],
 )  # fmt: skip
 def test_noise_keys(noise: str, expected: NoisePolicy) -> None:
@@ -216,6 +218,8 @@ def test_noise_keys(noise: str, expected: NoisePolicy) -> None:
         ("noise:\n  min_effect: lots\n", "sandbox.md frontmatter noise.min_effect must be"),
         ("noise:\n  max_evals: 1\n", "sandbox.md frontmatter noise.max_evals must be an integer"),
         ("noise:\n  calibration: true\n", "sandbox.md frontmatter noise.calibration must be"),
+        ("noise:\n  reuse: -1\n", "sandbox.md frontmatter noise.reuse must be a number from 0"),
+        ("noise:\n  reuse: yes\n", "sandbox.md frontmatter noise.reuse must be a number from 0"),
     ],
 )
 def test_bad_noise_keys(noise: str, message: str) -> None:
