@@ -128,3 +128,35 @@ def test_readme_session_walkthrough_runs(tmp_path: Path) -> None:
     report = json.loads(status.stdout)
     assert report["counts"]["keep"] == 1
     assert report["baseline"]["run"] == 1 and report["baseline"]["metric"] >= 0
+
+
+def _cmd_agent_section() -> str:
+    text = README.read_text()
+    return text.split("**Write a `cmd:` agent.**", 1)[1].split("\n**", 1)[0]
+
+
+def test_the_cmd_agent_fields_are_the_contracts() -> None:
+    from autoresearch.contracts.candidate import placeholder
+    from autoresearch.states import ArtifactStatus
+
+    rows = re.findall(r"^\| `([a-z_]+)` \| (.+?) \|", _cmd_agent_section(), re.M)
+    assert [name for name, _ in rows] == list(placeholder("x", "t"))
+    statuses = re.findall(r'"([a-z]+)"', dict(rows)["status"])
+    assert statuses == list(ArtifactStatus)
+
+
+def test_the_readme_cmd_agent_is_kept(tmp_path: Path) -> None:
+    import sys
+
+    from helpers import cli, make_repo
+
+    (script,) = re.findall(r"```python\n(.*?)```", _cmd_agent_section(), re.S)
+    repo = make_repo(tmp_path / "repo")
+    repo.mission()
+    agent = tmp_path / "my_agent.py"
+    agent.write_text(script)
+    done = cli("run", "missions/demo", "--agent", f"cmd:{sys.executable} {agent}",
+               "--max-iterations", "1", "--json", cwd=repo.root)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["counts"] == {"keep": 1} and summary["best_score"] == 2.0

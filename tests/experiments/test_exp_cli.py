@@ -161,7 +161,7 @@ def test_expected_errors_are_one_line_exit_2(repo: Repo, tmp_path: Path) -> None
             "keep",
             "-d",
             "x",
-        ): "no pending run available. Run run_experiment first.",
+        ): "no pending run available. Run `autoresearch exp run` first.",
         (
             "exp",
             "log",

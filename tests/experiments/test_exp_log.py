@@ -29,7 +29,7 @@ def tree(root: Path) -> dict[str, str]:
 def test_log_needs_a_pending_run(session: Repo) -> None:
     with pytest.raises(RefusedError) as err:
         log(session.root, "keep")
-    assert err.value.message == "no pending run available. Run run_experiment first."
+    assert err.value.message == "no pending run available. Run `autoresearch exp run` first."
 
 
 def test_keep_commits_everything_with_the_result_trailer(session: Repo) -> None:

@@ -58,22 +58,39 @@ def _tuple(values: tuple[str, ...]) -> tuple[str, ...] | None:
 @click.option("--goal", help="What the session tries to achieve.")
 @click.option("--metric", help="The primary METRIC name (required for a new session).")
 @click.option("--unit", help="Unit of the primary metric, for display.")
-@click.option("--direction", type=click.Choice(["lower", "higher"]), help="Default: lower.")
+@click.option(
+    "--direction",
+    type=click.Choice(["lower", "higher"]),
+    help="Which way the metric improves (default: lower).",
+)
 @click.option("--secondary", multiple=True, help="A secondary metric name (repeatable).")
 @click.option("--scope", multiple=True, help="A path the experiments may change (repeatable).")
 @click.option("--off-limits", multiple=True, help="A path never to change (repeatable).")
 @click.option("--constraint", "constraints", multiple=True, help="A rule to keep (repeatable).")
-@click.option("--max-iterations", type=click.IntRange(min=0), help="Runs per segment (0: none).")
+@click.option(
+    "--max-iterations",
+    type=click.IntRange(min=0),
+    help="Logged runs per segment (0: no limit).",
+)
 @click.option("--command", help="Benchmark command (default: bash autoresearch.sh).")
 @click.option("--new-segment", is_flag=True, help="Start a new segment: new baseline and counts.")
 @click.option("--worktree", is_flag=True, help="Run the session in its own git worktree.")
 @click.option(
     "--seal", is_flag=True, help="Seal the harness files: exp run refuses a changed harness."
 )
+@click.option(
+    "--allow-secrets",
+    is_flag=True,
+    help="Commit dirty files that look like secrets (.env, keys, tokens) in the setup commit.",
+)
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.pass_context
 def init(ctx: click.Context, /, **opts: Any) -> None:
-    """Start a session on an autoresearch/* branch, or update the active one."""
+    """Start a session on an autoresearch/* branch, or update the active one.
+
+    A new session (or --new-segment) commits the dirty files as the harness setup and lists
+    them; files that look like secrets (.env, keys, tokens) are refused unless --allow-secrets.
+    """
     from autoresearch.experiments import InitParams, init_session
     from autoresearch.experiments.report import render_init
 
@@ -85,8 +102,20 @@ def init(ctx: click.Context, /, **opts: Any) -> None:
 
 
 @exp.command("run")
-@click.option("--timeout-seconds", type=float, default=600.0, show_default=True, help="≤0: none.")
-@click.option("--checks-timeout-seconds", type=float, default=300.0, show_default=True)
+@click.option(
+    "--timeout-seconds",
+    type=float,
+    default=600.0,
+    show_default=True,
+    help="Kill the benchmark after this many seconds (≤0: no limit).",
+)
+@click.option(
+    "--checks-timeout-seconds",
+    type=float,
+    default=300.0,
+    show_default=True,
+    help="Kill autoresearch.checks.sh after this many seconds (≤0: no limit).",
+)
 @click.option(
     "--repeats",
     type=click.IntRange(1, 100),
@@ -142,25 +171,47 @@ def _progress_printer() -> Any:
 @exp.command("log")
 @click.option(
     "--status",
-    required=True,
     type=click.Choice(["keep", "discard", "crash", "checks_failed"]),
-    help="The verdict on the pending run.",
+    help="The verdict on the pending run (with --description).",
 )
-@click.option("--description", "-d", required=True, help="One line: what this run tried.")
+@click.option("--description", "-d", help="One line: what this run tried (with --status).")
 @click.option("--metric", type=float, help="Primary value (default: the parsed one).")
 @click.option("--metrics", help="Secondary metrics as a JSON object, e.g. '{\"mem_mb\": 12}'.")
 @click.option("--asi", help='Free JSON object, e.g. \'{"hypothesis": "…"}\'.')
 @click.option("--justification", help="Why the scope deviations of this run are fine.")
-@click.option("--flag", "flags", multiple=True, metavar="RUN:REASON", help="Exclude a run.")
-@click.option("--justify", multiple=True, metavar="RUN:REASON", help="Justify a kept run.")
+@click.option(
+    "--flag",
+    "flags",
+    multiple=True,
+    metavar="RUN:REASON",
+    help="Exclude logged run RUN from baseline, best and confidence (repeatable).",
+)
+@click.option(
+    "--justify",
+    multiple=True,
+    metavar="RUN:REASON",
+    help="Justify the scope deviations of kept run RUN (repeatable).",
+)
 @click.option("--force", is_flag=True, help="Accept a changed set of secondary metrics.")
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.pass_context
 def log(ctx: click.Context, /, **opts: Any) -> None:
-    """Record keep / discard / crash / checks_failed for the pending run."""
-    from autoresearch.experiments import LogParams, log_experiment
-    from autoresearch.experiments.report import render_log
+    """Record keep / discard / crash / checks_failed for the pending run.
 
+    With only --flag / --justify (no --status, no --description) it flags or justifies logged
+    runs and needs no pending run.
+    """
+    from autoresearch.experiments import LogParams, annotate_runs, log_experiment
+    from autoresearch.experiments.report import render_log, render_run_notes
+
+    flags = tuple(_run_note("--flag", v) for v in opts["flags"])
+    justify = tuple(_run_note("--justify", v) for v in opts["justify"])
+    if opts["status"] is None and opts["description"] is None:
+        result = annotate_runs(_start(ctx), flags, justify)
+        _out(opts["as_json"], result, render_run_notes(result))
+        return
+    if opts["status"] is None or opts["description"] is None:
+        raise click.UsageError("--status and --description go together (the pending run's log)")
     params = LogParams(
         status=opts["status"],
         description=opts["description"],
@@ -168,8 +219,8 @@ def log(ctx: click.Context, /, **opts: Any) -> None:
         metrics=_json_object("--metrics", opts["metrics"]),
         asi=_json_object("--asi", opts["asi"]),
         justification=opts["justification"],
-        flag_runs=tuple(_run_note("--flag", v) for v in opts["flags"]),
-        justify_runs=tuple(_run_note("--justify", v) for v in opts["justify"]),
+        flag_runs=flags,
+        justify_runs=justify,
         force=opts["force"],
     )
     report = log_experiment(_start(ctx), params)
@@ -217,7 +268,13 @@ def notes(
 
 
 @exp.command("status")
-@click.option("--last", type=click.IntRange(min=0), default=20, show_default=True)
+@click.option(
+    "--last",
+    type=click.IntRange(min=0),
+    default=20,
+    show_default=True,
+    help="How many of the latest runs to list.",
+)
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.pass_context
 def status(ctx: click.Context, last: int, as_json: bool) -> None:
@@ -253,6 +310,36 @@ def off(ctx: click.Context, as_json: bool) -> None:
 
     result = close_session(_start(ctx))
     _out(as_json, result, render_close(result))
+
+
+@exp.command("list")
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+@click.pass_context
+def list_cmd(ctx: click.Context, as_json: bool) -> None:
+    """Every session of the repository, open and closed, newest first."""
+    from autoresearch.experiments import list_sessions
+    from autoresearch.experiments.report import render_sessions
+
+    found = list_sessions(_start(ctx))
+    _out(as_json, found, render_sessions(found))
+
+
+@exp.command("reopen")
+@click.argument("session_id", type=click.IntRange(min=1), metavar="SESSION_ID")
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+@click.pass_context
+def reopen(ctx: click.Context, session_id: int, as_json: bool) -> None:
+    """Open closed session SESSION_ID again on its branch (see `exp list`).
+
+    Its runs, notes and numbers stay. If commits were made on the branch since it was closed,
+    a new segment starts at the branch's head (nothing is reset away); a removed session
+    worktree is added again.
+    """
+    from autoresearch.experiments import reopen_session
+    from autoresearch.experiments.report import render_reopen
+
+    result = reopen_session(_start(ctx), session_id)
+    _out(as_json, result, render_reopen(result))
 
 
 @exp.command("report")

@@ -125,7 +125,10 @@ def start_cmd(
     include_diff: bool,
     as_json: bool,
 ) -> None:
-    """Start a job; prints its id at once (the job runs in the background)."""
+    """Start a job; prints its id at once (the job runs in the background).
+
+    PROMPT is the task for the agent (or give it with --prompt-file).
+    """
     from autoresearch.errors import ContractError
     from autoresearch.worker import jobs
     from autoresearch.worker.model import CheckSpec, Isolation, JobRequest, ScopeSpec, TaskKind

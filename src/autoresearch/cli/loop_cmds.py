@@ -130,7 +130,13 @@ def run(ctx: click.Context, /, mission_dir: Path, agent_spec: str, **options: An
 
 @click.command()
 @click.argument("directory", required=False, type=click.Path(path_type=Path))
-@click.option("--iterations", type=click.IntRange(min=1), default=30, show_default=True)
+@click.option(
+    "--iterations",
+    type=click.IntRange(min=1),
+    default=30,
+    show_default=True,
+    help="Iterations the offline agent runs.",
+)
 @click.option("--seed", type=int, help="Seed of the offline agent (default: the mission's).")
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.pass_context

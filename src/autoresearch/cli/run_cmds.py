@@ -244,7 +244,7 @@ def _drive_resumed(ctx: click.Context, outcome: Any, limit: Any, options: dict[s
 def clean(
     ctx: click.Context, run_ids: tuple[str, ...], dry_run: bool, drop_kept: bool, as_json: bool
 ) -> None:
-    """Remove the worktrees and branches of finished runs (all of them when none is named).
+    """Remove the worktrees and branches of finished runs: each RUN_ID, or all of them.
 
     Uncommitted changes in a worktree are saved as a patch under the run's logs first. The
     journal, the run's files and logs stay; the last kept commit stays reachable as
@@ -267,8 +267,8 @@ def clean(
 def stop(ctx: click.Context, run_id: str | None, reason: str | None, as_json: bool) -> None:
     """Finalize a run as stopped (`operator stop`); a live driver is asked to stop.
 
-    The driver ends its agent session (saving the work), lets an evaluation in progress
-    finish, then records the run as stopped.
+    Without RUN_ID: the repository's running run. The driver ends its agent session (saving
+    the work), lets an evaluation in progress finish, then records the run as stopped.
     """
     from autoresearch.supervisor import report
     from autoresearch.supervisor.lifecycle import stop as do_stop
@@ -292,7 +292,7 @@ def stop(ctx: click.Context, run_id: str | None, reason: str | None, as_json: bo
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.pass_context
 def status(ctx: click.Context, run_id: str | None, last: int | None, as_json: bool) -> None:
-    """All runs, or one run with its iterations."""
+    """All runs (without RUN_ID), or run RUN_ID with its iterations."""
     from autoresearch.supervisor.lifecycle import list_runs, run_details
 
     root = repo_root(ctx)

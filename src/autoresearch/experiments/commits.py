@@ -20,6 +20,11 @@ def untracked_caches(cwd: Path) -> frozenset[str]:
     return frozenset(e.path for e in git.status(cwd) if _cache(e))
 
 
+def work_paths(cwd: Path) -> list[str]:
+    """The paths `commit_work` would commit now (deletions included, caches left out)."""
+    return [e.path for e in git.status(cwd) if not _cache(e)]
+
+
 def commit_work(cwd: Path, message: str) -> str | None:
     """Commit every change of `cwd` but untracked caches; the new SHA, or None (nothing)."""
     entries = git.status(cwd)

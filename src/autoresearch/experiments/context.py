@@ -15,6 +15,7 @@ from typing import Literal
 
 from autoresearch import git
 from autoresearch.errors import ContractError, NotFoundError
+from autoresearch.experiments.verbs import Door, Verbs, verbs
 from autoresearch.journal import sessions
 from autoresearch.journal.db import Journal
 from autoresearch.journal.sessions import SessionRecord
@@ -35,6 +36,11 @@ class Context:
     cwd: Path
     branch: str | None
     journal: Journal
+    door: Door = Door.CLI
+
+    @property
+    def verbs(self) -> Verbs:
+        return verbs(self.door)
 
     def session_paths(self, session: SessionRecord) -> SessionPaths:
         return session_paths(self.root, session.session_id)
@@ -47,18 +53,19 @@ class Context:
         found = self.active()
         if found is None:
             raise NotFoundError(
-                no_session_message(self.branch, sessions.open_sessions(self.journal))
+                no_session_message(self.branch, sessions.open_sessions(self.journal), self.verbs)
             )
         return found
 
 
-def no_session_message(branch: str | None, others: list[SessionRecord]) -> str:
+def no_session_message(
+    branch: str | None, others: list[SessionRecord], say: Verbs | None = None
+) -> str:
+    say = say or verbs(Door.CLI)
     here = f"branch {branch}" if branch else "a detached HEAD"
     if not others:
-        return (
-            f"no active experiment session on {here}: write {HARNESS_FILE}, then run "
-            "`autoresearch exp init --name <name> --metric <metric>`"
-        )
+        return f"no active experiment session on {here}: write {HARNESS_FILE}, then {say.init_new}"
+
     where = "; ".join(_where(s) for s in others[:3])
     return f"no active experiment session on {here}; {where}"
 
@@ -71,7 +78,7 @@ def _where(session: SessionRecord) -> str:
 
 
 @contextmanager
-def open_context(start: Path, mode: Mode = "write") -> Iterator[Context]:
+def open_context(start: Path, mode: Mode = "write", door: Door = Door.CLI) -> Iterator[Context]:
     """Resolve `start` (any path inside the repository or a session worktree).
 
     Only `create` (init) makes `.autoresearch/` and the journal. Without a journal there is no
@@ -85,12 +92,12 @@ def open_context(start: Path, mode: Mode = "write") -> Iterator[Context]:
         raise ContractError(f"not inside a git repository: {start}")
     repo, branch = RepoPaths(root), git.current_branch(cwd)
     if mode != "create" and not repo.journal.is_file():
-        raise NotFoundError(no_session_message(branch, []))
+        raise NotFoundError(no_session_message(branch, [], verbs(door)))
     if mode != "read":
         ensure_state_dir(repo)
     journal = Journal.open(repo.journal, busy_timeout=journal_timeout())
     try:
-        yield Context(root, cwd, branch, journal)
+        yield Context(root, cwd, branch, journal, door)
     finally:
         journal.close()
 
@@ -100,8 +107,8 @@ def session_lock(ctx: Context, session: SessionRecord) -> Iterator[None]:
     """One mutating call (run, log, re-init, off) per session at a time."""
     lock = take_or_refuse(
         ctx.session_paths(session).lock,
-        f"session #{session.session_id} is busy: another `exp run` or `exp log` is in "
-        "progress; wait for it to finish",
+        f"session #{session.session_id} is busy: another {ctx.verbs.run} or {ctx.verbs.log} "
+        "is in progress; wait for it to finish",
     )
     try:
         yield

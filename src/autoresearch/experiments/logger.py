@@ -23,16 +23,17 @@ from autoresearch.errors import ContractError, RefusedError
 from autoresearch.experiments.commits import commit_work, untracked_caches
 from autoresearch.experiments.context import Context, open_context, session_lock
 from autoresearch.experiments.ledger import progress, stats
-from autoresearch.experiments.params import LogParams, RunNote, validate_log
+from autoresearch.experiments.params import LogParams, RunNote, validate_log, validate_notes
 from autoresearch.experiments.rules import (
-    NO_PENDING_RUN,
     LogPlan,
     deviations,
     expected_secondary,
     keep_message,
     max_reached_message,
+    no_pending_run,
     plan_log,
 )
+from autoresearch.experiments.verbs import Door
 from autoresearch.journal import sessions
 from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
 from autoresearch.paths import HARNESS_FILES
@@ -93,10 +94,10 @@ class LogReport:
         return data
 
 
-def log_experiment(start: Path, params: LogParams) -> LogReport:
+def log_experiment(start: Path, params: LogParams, door: Door = Door.CLI) -> LogReport:
     """Record keep / discard / crash / checks_failed for the pending run."""
     validate_log(params)
-    with open_context(start) as ctx:
+    with open_context(start, door=door) as ctx:
         session = ctx.bound_session()
         with session_lock(ctx, session):
             run = _pending(ctx, session)
@@ -119,21 +120,25 @@ def log_experiment(start: Path, params: LogParams) -> LogReport:
 def _pending(ctx: Context, session: SessionRecord) -> SessionRunRecord:
     run = sessions.pending_run(ctx.journal, session.session_id)
     if run is None:
-        raise RefusedError(NO_PENDING_RUN)
+        raise RefusedError(no_pending_run(ctx.verbs))
     if not run.completed:
         raise RefusedError(
-            f"run #{run.number} never completed (its exp run was interrupted); "
+            f"run #{run.number} never completed (its {ctx.verbs.run} was interrupted); "
             "start a new run, which abandons it"
         )
     return run
 
 
 def _check_targets(
-    ctx: Context, session: SessionRecord, current: SessionRunRecord, notes: tuple[RunNote, ...]
+    ctx: Context,
+    session: SessionRecord,
+    current: SessionRunRecord | None,
+    notes: tuple[RunNote, ...],
 ) -> None:
     for note in notes:
         target = sessions.run_by_number(ctx.journal, session.session_id, note.run_id)
-        if target is None or (target.status is None and target.number != current.number):
+        now = current is not None and target is not None and target.number == current.number
+        if target is None or (target.status is None and not now):
             raise ContractError(f"log: run #{note.run_id} is not a logged run of this session")
 
 
@@ -203,7 +208,7 @@ def _record(
             justification=params.justification or None,
             logged_at=utc_now_iso(),
         )
-        _apply_notes(conn, session, params)
+        _apply_notes(conn, session, params.flag_runs, params.justify_runs)
         if effect.kept_commit != session.kept_commit:
             sessions.update_session(conn, session.session_id, kept_commit=effect.kept_commit)
         # The confidence as it stood when this run was logged (flags set here included).
@@ -211,11 +216,16 @@ def _record(
         sessions.update_run(conn, run.run_id, confidence=value)
 
 
-def _apply_notes(conn: sqlite3.Connection, session: SessionRecord, params: LogParams) -> None:
+def _apply_notes(
+    conn: sqlite3.Connection,
+    session: SessionRecord,
+    flag_runs: tuple[RunNote, ...],
+    justify_runs: tuple[RunNote, ...],
+) -> None:
     """flag_runs and justify_runs, checked to exist before git was touched."""
     changes: list[tuple[RunNote, dict[str, Any]]] = [
-        *((n, {"flagged": True, "flag_reason": n.reason}) for n in params.flag_runs),
-        *((n, {"justification": n.reason}) for n in params.justify_runs),
+        *((n, {"flagged": True, "flag_reason": n.reason}) for n in flag_runs),
+        *((n, {"justification": n.reason}) for n in justify_runs),
     ]
     for note, columns in changes:
         target = sessions.run_by_number(conn, session.session_id, note.run_id)
@@ -237,7 +247,7 @@ def _report(
     best = segment.best.to_dict() if segment.best else None
     if best is not None and segment.best is not None:
         best["delta_pct"] = segment.delta_pct(segment.best.metric)
-    messages = _messages(session, run, params, plan, effect, devs)
+    messages = _messages(ctx, session, run, params, plan, effect, devs)
     if done.reached and done.max is not None:
         messages.append(f"{max_reached_message(done.max)} The session accepts no more runs.")
     return LogReport(
@@ -268,6 +278,7 @@ def _report(
 
 
 def _messages(
+    ctx: Context,
     session: SessionRecord,
     run: SessionRunRecord,
     params: LogParams,
@@ -290,9 +301,53 @@ def _messages(
     if devs and params.status == Verdict.KEEP and not params.justification:
         out.append(
             f"run #{run.number} was kept with deviations ({'; '.join(devs[:5])}): justify "
-            f"it (justify_runs, --justify {run.number}:REASON) or flag it (flag_runs, --flag "
-            f"{run.number}:REASON); it is listed in every status until then"
+            f"it ({ctx.verbs.justify_run(run.number)}) or flag it "
+            f"({ctx.verbs.flag_run(run.number)}); it is listed in every status until then"
         )
     elif devs:
         out.append(f"scope deviations recorded: {', '.join(devs[:5])}")
     return out
+
+
+@dataclass(frozen=True)
+class NotesReport:
+    """What a log with only flag / justify notes recorded: no pending run is needed."""
+
+    session_id: int
+    flagged: tuple[int, ...]
+    justified: tuple[int, ...]
+    unjustified: tuple[int, ...]  # kept runs whose deviations still wait for a reason
+    confidence: dict[str, Any]
+    messages: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        for key in ("flagged", "justified", "unjustified", "messages"):
+            data[key] = list(data[key])
+        return data
+
+
+def annotate_runs(
+    start: Path,
+    flag_runs: tuple[RunNote, ...] = (),
+    justify_runs: tuple[RunNote, ...] = (),
+    door: Door = Door.CLI,
+) -> NotesReport:
+    """Flag or justify logged runs of the bound session, with or without a pending run."""
+    validate_notes((*flag_runs, *justify_runs), required=True)
+    with open_context(start, door=door) as ctx:
+        session = ctx.bound_session()
+        with session_lock(ctx, session):
+            _check_targets(ctx, session, None, (*flag_runs, *justify_runs))
+            with ctx.journal.tx() as conn:
+                _apply_notes(conn, session, flag_runs, justify_runs)
+            waiting = sessions.unjustified_keeps(ctx.journal, session.session_id)
+            left = tuple(r.number for r in waiting)
+            confidence = stats(ctx.journal, session).confidence.to_dict()
+    flagged = tuple(n.run_id for n in flag_runs)
+    justified = tuple(n.run_id for n in justify_runs)
+    messages = [f"flagged run #{n}: excluded from baseline, best and confidence" for n in flagged]
+    messages += [f"justified run #{n}" for n in justified]
+    if left:
+        messages.append(f"still unjustified: {', '.join(f'#{n}' for n in left)}")
+    return NotesReport(session.session_id, flagged, justified, left, confidence, tuple(messages))

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from autoresearch.errors import ContractError
+from autoresearch.experiments.verbs import Door
 from autoresearch.journal import sessions
 
 IDEAS_HEADING = "## Ideas"
@@ -71,14 +72,17 @@ def replace_body(current: str, body: str) -> str:
 
 
 def update_notes(
-    start: Path, body: str | None = None, append_idea: str | None = None
+    start: Path,
+    body: str | None = None,
+    append_idea: str | None = None,
+    door: Door = Door.CLI,
 ) -> NotesResult:
     """Replace the notes with `body` (ideas survive) and/or append an idea."""
     from autoresearch.experiments.context import open_context
 
     if body is None and (append_idea is None or not append_idea.strip()):
         raise ContractError("notes: give a body to replace the notes, or an idea to append")
-    with open_context(start) as ctx:
+    with open_context(start, door=door) as ctx:
         session = ctx.bound_session()
         with ctx.journal.tx() as conn:
             current = sessions.get_session(conn, session.session_id)

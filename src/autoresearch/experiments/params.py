@@ -41,6 +41,7 @@ class InitParams:
     new_segment: bool = False
     worktree: bool = False
     seal: bool = False  # seal the harness files as they are now (experiments/sealed.py)
+    allow_secrets: bool = False  # commit files that look like secrets in the setup commit
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = _plain(asdict(self))
@@ -48,7 +49,7 @@ class InitParams:
 
     def given(self) -> dict[str, Any]:
         """The session fields this call sets (0 max_iterations clears the limit)."""
-        flags = ("new_segment", "worktree", "seal")
+        flags = ("new_segment", "worktree", "seal", "allow_secrets")
         fields = {k: v for k, v in asdict(self).items() if k not in flags}
         given = {k: v for k, v in fields.items() if v is not None}
         if given.get("max_iterations") == 0:
@@ -152,7 +153,17 @@ def validate_log(params: LogParams) -> None:
             raise ContractError(f"log: invalid metric name {name!r}")
         if not isinstance(value, int | float) or not math.isfinite(value):
             raise ContractError(f"log: metric {name} must be a finite number")
-    for note in (*params.flag_runs, *params.justify_runs):
+    validate_notes((*params.flag_runs, *params.justify_runs))
+
+
+def validate_notes(notes: tuple[RunNote, ...], required: bool = False) -> None:
+    """Every flag / justify note has a reason; `required`: a call made only of notes has one."""
+    if required and not notes:
+        raise ContractError(
+            "log: give a status and a description to log the pending run, or only flag / "
+            "justify notes (RUN:REASON) for logged runs"
+        )
+    for note in notes:
         if not note.reason.strip():
             raise ContractError(f"log: run {note.run_id} needs a reason")
 

@@ -1,4 +1,5 @@
-"""Human-readable text of every session tool result, pure (both front doors show the same).
+"""Human-readable text of every session tool result, pure (both front doors show the same, each
+naming its own verbs: `verbs.Door`).
 
 Numbers print as in the supervisor's views: integral values without `.0`.
 """
@@ -12,15 +13,16 @@ from typing import TYPE_CHECKING, Any
 
 from autoresearch.experiments.ledger import progress_text
 from autoresearch.experiments.rules import max_reached_message
+from autoresearch.experiments.verbs import Door, Verbs, verbs
 from autoresearch.journal.views import format_score
 from autoresearch.states import RunState
 
 if TYPE_CHECKING:
-    from autoresearch.experiments.logger import LogReport
+    from autoresearch.experiments.logger import LogReport, NotesReport
     from autoresearch.experiments.notes import NotesResult
     from autoresearch.experiments.runner import RunReport
-    from autoresearch.experiments.session import CloseResult, InitResult
-    from autoresearch.experiments.status import StatusReport
+    from autoresearch.experiments.session import CloseResult, InitResult, ReopenResult
+    from autoresearch.experiments.status import SessionList, StatusReport
 
 
 def num(value: float | None, unit: str = "") -> str:
@@ -141,6 +143,12 @@ def render_log(report: LogReport) -> str:
     )
 
 
+def render_run_notes(report: NotesReport) -> str:
+    return _lines(
+        *report.messages, f"confidence: {confidence(report.confidence)}" if report.flagged else ""
+    )
+
+
 def render_notes(result: NotesResult) -> str:
     return _lines(f"notes of session #{result.session_id} saved", result.notes.rstrip())
 
@@ -149,7 +157,31 @@ def render_close(result: CloseResult) -> str:
     return _lines(*result.messages)
 
 
-def render_status(report: StatusReport) -> str:
+def render_reopen(result: ReopenResult) -> str:
+    return _lines(*result.messages)
+
+
+def render_sessions(found: SessionList) -> str:
+    """`exp list`: one line per session, newest first, and how to reopen a closed one."""
+    if not found.sessions:
+        return "no experiment sessions in this repository"
+    rows = []
+    for s in found.sessions:
+        when = f" {s.closed_at}" if s.closed_at else ""
+        numbers = f"{s.logged} logged in segment {s.segment}"
+        if s.baseline is not None:
+            numbers += f", baseline {num(s.baseline)}, best {num(s.best)}"
+        rows.append(
+            f"#{s.session_id:<3} {s.state}{when}  '{s.name}' on {s.branch}  "
+            f"{s.metric} ({s.direction} is better): {numbers}"
+        )
+    closed = [s.session_id for s in found.sessions if s.state == "closed"]
+    if closed:
+        rows.append(f"reopen a closed session: autoresearch exp reopen {closed[0]}")
+    return "\n".join(rows)
+
+
+def render_status(report: StatusReport, door: Door = Door.CLI) -> str:
     s = report.session
     unit = s["unit"]
     counts = ", ".join(f"{k} {v}" for k, v in report.counts.items())
@@ -176,7 +208,7 @@ def render_status(report: StatusReport) -> str:
         else "",
         _hooks(report.hooks),
         _history(report.history, unit),
-        _unjustified(report.unjustified),
+        _unjustified(report.unjustified, verbs(door)),
         _pending(report.pending, unit),
         f"notes:\n{_indent(report.notes)}" if report.notes.strip() else "notes:       (none)",
     )
@@ -218,10 +250,11 @@ def _history(history: tuple[dict[str, Any], ...], unit: str) -> str:
     return "\n".join(rows)
 
 
-def _unjustified(items: tuple[dict[str, Any], ...]) -> str:
+def _unjustified(items: tuple[dict[str, Any], ...], say: Verbs) -> str:
     if not items:
         return ""
-    rows = ["unjustified deviations (justify_runs / --justify RUN:REASON, or flag the run):"]
+    n = items[0]["run"]
+    rows = [f"unjustified deviations (justify: {say.justify_run(n)}; or flag: {say.flag_run(n)}):"]
     rows += [f"  #{i['run']} {i['description']}: {', '.join(i['deviations'])}" for i in items]
     return "\n".join(rows)
 
@@ -243,21 +276,22 @@ def _indent(text: str) -> str:
     return "\n".join(f"  {line}" for line in text.rstrip().split("\n"))
 
 
-def render_resume(report: StatusReport) -> str:
+def render_resume(report: StatusReport, door: Door = Door.CLI) -> str:
     """The status plus the instructions of the resume message."""
+    say = verbs(door)
     steps = ["Continue the autoresearch loop now."]
     pending = report.pending
     if pending is not None and pending["state"] == RunState.COMPLETED:
         steps.append(
             f"- Run #{pending['run']} completed but was never logged. Log it first "
-            "(log_experiment / `autoresearch exp log`) before starting a new run."
+            f"({say.log}) before starting a new run."
         )
     steps += [
         "- Re-read the context above (goal, notes, ideas, recent runs) before choosing the next "
         "direction.",
         "- Inspect recent git history for context (git log --oneline -20).",
         "- Continue from the most promising unfinished direction; one coherent experiment per "
-        "iteration: edit, run, log.",
+        f"iteration: edit, run ({say.run}), log ({say.log}).",
     ]
     if report.unjustified:
         steps.append("- Justify or flag the kept runs with unjustified scope deviations.")
@@ -268,11 +302,11 @@ def render_resume(report: StatusReport) -> str:
         "- Preserve correctness and never game the benchmark: leave the harness, the checks and "
         "the workload alone.",
     ]
-    return render_status(report) + "\n\n" + "\n".join(steps)
+    return render_status(report, door) + "\n\n" + "\n".join(steps)
 
 
-def resume_message(start: Path) -> str:
+def resume_message(start: Path, door: Door = Door.CLI) -> str:
     """The status text followed by what to do next (log a pending run first)."""
     from autoresearch.experiments.status import session_status
 
-    return render_resume(session_status(start))
+    return render_resume(session_status(start, door=door), door)

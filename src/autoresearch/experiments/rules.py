@@ -16,11 +16,17 @@ from autoresearch.contracts.evaluator_output import metric_passed
 from autoresearch.errors import ContractError, RefusedError
 from autoresearch.evaluate import process_state
 from autoresearch.experiments.params import LogParams
+from autoresearch.experiments.verbs import Verbs
 from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
 from autoresearch.paths import HARNESS_FILES
 from autoresearch.states import SCORED_VERDICTS, ProcessState, Verdict
 
-NO_PENDING_RUN = "no pending run available. Run run_experiment first."
+
+def no_pending_run(say: Verbs) -> str:
+    """experiments.md's refusal, with the calling door's verb (the MCP text is the spec's)."""
+    return f"no pending run available. Run {say.run} first."
+
+
 SETUP_COMMIT_MESSAGE = "autoresearch: harness setup"
 CANCELLED = ProcessState.CANCELLED
 

@@ -42,6 +42,7 @@ from autoresearch.experiments.rules import (
     max_reached_message,
 )
 from autoresearch.experiments.sealed import SEALED_DIR_ENV, verified
+from autoresearch.experiments.verbs import Door
 from autoresearch.journal import children as registry
 from autoresearch.journal import sessions
 from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
@@ -99,6 +100,7 @@ def run_experiment(
     params: RunParams | None = None,
     on_progress: ProgressCallback | None = None,
     should_cancel: CancelCheck | None = None,
+    door: Door = Door.CLI,
 ) -> RunReport:
     """Run the session's command once; `on_progress(elapsed, last_line)` about every second;
     `should_cancel()`, polled about ten times a second, stops the benchmark or the checks."""
@@ -106,14 +108,14 @@ def run_experiment(
     if not 1 <= params.repeats <= MAX_REPEATS:
         raise ContractError(f"run: repeats must be from 1 to {MAX_REPEATS}")
     ticker = _Ticker(on_progress, should_cancel)
-    with open_context(start) as ctx:
+    with open_context(start, door=door) as ctx:
         session = ctx.bound_session()
         with session_lock(ctx, session):
             done = progress(ctx.journal, session)
             if done.reached and done.max is not None:
                 raise RefusedError(
                     f"{max_reached_message(done.max)} The session accepts no more runs: "
-                    "start a new segment (init with new_segment) or close it (exp off)"
+                    f"start a new segment ({ctx.verbs.new_segment}) or close it ({ctx.verbs.off})"
                 )
             # a changed harness is refused before anything is recorded or measured
             sealed = verified(ctx.cwd, ctx.session_paths(session))

@@ -15,8 +15,8 @@ from typing import Any
 
 from autoresearch import git
 from autoresearch.clock import today_compact, utc_now_iso
-from autoresearch.errors import RefusedError
-from autoresearch.experiments.commits import commit_work
+from autoresearch.errors import NotFoundError, RefusedError
+from autoresearch.experiments.commits import commit_work, work_paths
 from autoresearch.experiments.context import Context, open_context, session_lock
 from autoresearch.experiments.ledger import abandon_pending, abandoned_text, session_dict
 from autoresearch.experiments.params import (
@@ -30,6 +30,7 @@ from autoresearch.experiments.params import (
 )
 from autoresearch.experiments.rules import SETUP_COMMIT_MESSAGE
 from autoresearch.experiments.sealed import seal_harness
+from autoresearch.experiments.verbs import Door
 from autoresearch.journal import sessions
 from autoresearch.journal.sessions import SessionRecord
 from autoresearch.paths import (
@@ -41,6 +42,7 @@ from autoresearch.paths import (
 )
 from autoresearch.repo_state import link_shared_paths
 from autoresearch.reset import is_cache
+from autoresearch.secret_files import likely_secrets
 from autoresearch.states import SESSION_DEFAULT_DIRECTION
 
 PHASE_1 = (
@@ -63,6 +65,7 @@ class InitResult:
     directory: str
     worktree: str | None
     setup_commit: str | None
+    setup_files: tuple[str, ...]  # what the setup commit took: the dirty files at init
     segment: int
     new_segment: bool
     updated: tuple[str, ...]
@@ -73,6 +76,7 @@ class InitResult:
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["updated"], data["messages"] = list(self.updated), list(self.messages)
+        data["setup_files"] = list(self.setup_files)
         return data
 
 
@@ -88,10 +92,27 @@ class CloseResult:
         return {**asdict(self), "messages": list(self.messages)}
 
 
-def init_session(start: Path, params: InitParams) -> InitResult:
+@dataclass(frozen=True)
+class ReopenResult:
+    """What reopen did: the session is open again on its branch."""
+
+    session_id: int
+    branch: str
+    directory: str
+    segment: int
+    new_segment: bool  # the branch had moved: a new baseline at its head
+    worktree_restored: bool
+    session: dict[str, Any]
+    messages: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "messages": list(self.messages)}
+
+
+def init_session(start: Path, params: InitParams, door: Door = Door.CLI) -> InitResult:
     """Start a session on this checkout, or update the active one (omitted fields kept)."""
     validate_init(params)
-    with open_context(start, "create") as ctx:
+    with open_context(start, "create", door) as ctx:
         if not (ctx.cwd / HARNESS_FILE).is_file():
             raise RefusedError(PHASE_1.format(cwd=ctx.cwd))
         active = ctx.active()
@@ -114,9 +135,9 @@ def _seal(ctx: Context, record: SessionRecord, messages: list[str]) -> None:
     )
 
 
-def close_session(start: Path) -> CloseResult:
+def close_session(start: Path, door: Door = Door.CLI) -> CloseResult:
     """`off`: abandon a pending run and close the session (its branch and commits stay)."""
-    with open_context(start) as ctx:
+    with open_context(start, door=door) as ctx:
         session = ctx.bound_session()
         with session_lock(ctx, session):
             abandoned = abandon_pending(ctx.journal, session)
@@ -134,8 +155,39 @@ def close_session(start: Path) -> CloseResult:
     return CloseResult(session.session_id, session.branch, session.directory, last, tuple(messages))
 
 
+def _setup_files(ctx: Context, params: InitParams) -> list[str]:
+    """What the setup commit will take; refused (before any git effect) when a file looks like
+    a secret, unless the caller allows it."""
+    paths = work_paths(ctx.cwd)
+    hits = likely_secrets(ctx.cwd, paths)
+    if hits and not params.allow_secrets:
+        shown = ", ".join(str(h) for h in hits[:5]) + (
+            f" (+{len(hits) - 5} more)" * (len(hits) > 5)
+        )
+        raise RefusedError(
+            f"init: refusing to commit likely secrets as the harness setup: {shown}; nothing "
+            "was changed. Keep them out of git (add them to .gitignore, or move them out of "
+            f"the checkout), or commit them on purpose with {ctx.verbs.allow_secrets}"
+        )
+    return paths
+
+
+def _setup_messages(setup: str | None, files: list[str]) -> list[str]:
+    if not setup:
+        return []
+    shown = ", ".join(files[:10]) + (f" (+{len(files) - 10} more)" if len(files) > 10 else "")
+    return [f"committed the dirty tree as '{SETUP_COMMIT_MESSAGE}' ({setup[:7]}): {shown}"]
+
+
+def _builds_on(directory: Path) -> str:
+    head = git.head(directory)
+    subject = (git.commit_message(directory, head).splitlines() or [""])[0]
+    return f"the session builds on {head[:7]} '{subject}'"
+
+
 def _create(ctx: Context, params: InitParams) -> InitResult:
     assert params.name is not None and params.metric is not None
+    files = _setup_files(ctx, params)
     messages: list[str] = []
     if params.worktree:
         branch = _new_branch_name(ctx, params)
@@ -152,9 +204,9 @@ def _create(ctx: Context, params: InitParams) -> InitResult:
         branch, directory, created_branch = _new_branch_name(ctx, params), ctx.cwd, True
         git.checkout_new_branch(ctx.cwd, branch)
         messages.append(f"created and checked out branch {branch}")
+    messages.append(_builds_on(directory))
     setup = commit_work(directory, SETUP_COMMIT_MESSAGE)
-    if setup:
-        messages.append(f"committed the dirty tree as '{SETUP_COMMIT_MESSAGE}' ({setup[:7]})")
+    messages += _setup_messages(setup, files)
     head = git.head(directory)
     with ctx.journal.tx() as conn:
         session_id = sessions.insert_session(conn, **_new_fields(params, branch, directory, head))
@@ -162,8 +214,11 @@ def _create(ctx: Context, params: InitParams) -> InitResult:
     assert record is not None
     if params.seal:
         _seal(ctx, record, messages)
-    messages.append("next: run the benchmark (exp run) and log the first run as keep: the baseline")
-    return _result(record, True, created_branch, setup, False, (), None, messages)
+    messages.append(
+        f"next: run the benchmark ({ctx.verbs.run}) and log the first run as keep "
+        f"({ctx.verbs.log}): the baseline"
+    )
+    return _result(record, True, created_branch, setup, files, False, (), None, messages)
 
 
 def _new_fields(params: InitParams, branch: str, directory: Path, head: str) -> dict[str, Any]:
@@ -213,8 +268,9 @@ def _reinit(ctx: Context, active: SessionRecord, params: InitParams) -> InitResu
     messages: list[str] = []
     with session_lock(ctx, active):
         changes = params.given()
-        setup = None
+        setup, files = None, []
         if params.new_segment:
+            files = _setup_files(ctx, params)
             setup = commit_work(ctx.cwd, SETUP_COMMIT_MESSAGE)
             head = git.head(ctx.cwd)
             changes.update(segment=active.segment + 1, baseline_commit=head, kept_commit=head)
@@ -230,15 +286,14 @@ def _reinit(ctx: Context, active: SessionRecord, params: InitParams) -> InitResu
     messages.append(
         f"updated {', '.join(updated)}" if updated else "no field given: the session is unchanged"
     )
-    if setup:
-        messages.append(f"committed the dirty tree as '{SETUP_COMMIT_MESSAGE}' ({setup[:7]})")
+    messages += _setup_messages(setup, files)
     if params.new_segment:
         messages.append(
             f"started segment {record.segment}: new baseline, new counts; "
             "run and log the first run as keep"
         )
     last = abandoned[-1].number if abandoned else None
-    return _result(record, False, False, setup, params.new_segment, updated, last, messages)
+    return _result(record, False, False, setup, files, params.new_segment, updated, last, messages)
 
 
 def _result(
@@ -246,6 +301,7 @@ def _result(
     created: bool,
     created_branch: bool,
     setup: str | None,
+    files: list[str],
     new_segment: bool,
     updated: tuple[str, ...],
     abandoned: int | None,
@@ -259,6 +315,7 @@ def _result(
         directory=record.directory,
         worktree=record.directory if record.own_worktree else None,
         setup_commit=setup,
+        setup_files=tuple(files) if setup else (),
         segment=record.segment,
         new_segment=new_segment,
         updated=updated,
@@ -266,3 +323,78 @@ def _result(
         session=session_dict(record),
         messages=tuple(messages),
     )
+
+
+def reopen_session(start: Path, session_id: int, door: Door = Door.CLI) -> ReopenResult:
+    """Open a closed session again on its branch (its runs, notes and numbers stay).
+
+    Commits made on the branch after the close are never reset away: the session then starts
+    a new segment at the branch's head (a new baseline; the old numbers were not measured on
+    that code). A session worktree that was removed is added again.
+    """
+    with open_context(start, door=door) as ctx:
+        session = _closed(ctx, session_id)
+        with session_lock(ctx, session):
+            head = git.resolve_commits(ctx.root, [f"refs/heads/{session.branch}"])[0]
+            if head is None:
+                raise RefusedError(
+                    f"session #{session_id}'s branch {session.branch} no longer exists: "
+                    f"start a new session ({ctx.verbs.init_new})"
+                )
+            messages: list[str] = []
+            restored = _restore_worktree(ctx, session)
+            changes: dict[str, Any] = {"closed_at": None}
+            moved = head != session.kept_commit
+            if moved:
+                changes.update(segment=session.segment + 1, baseline_commit=head, kept_commit=head)
+                messages.append(
+                    f"branch {session.branch} moved since the session closed (now at "
+                    f"{head[:7]}, last kept {session.kept_commit[:7]}): started segment "
+                    f"{session.segment + 1} there, so nothing on it is reset; run and log the "
+                    "first run as keep: the new baseline"
+                )
+            with ctx.journal.tx() as conn:
+                sessions.update_session(conn, session.session_id, **changes)
+                record = sessions.get_session(conn, session.session_id)
+    assert record is not None
+    messages.insert(0, f"reopened session #{session_id} '{session.name}' on {session.branch}")
+    if restored:
+        messages.append(f"added its worktree again: cd {shlex.quote(session.directory)}")
+    elif ctx.branch != session.branch:
+        where = shlex.quote(session.directory)
+        hint = (
+            f"cd {where}" if session.own_worktree else f"git -C {where} checkout {session.branch}"
+        )
+        messages.append(f"the session acts on branch {session.branch}: {hint}")
+    return ReopenResult(
+        session_id, record.branch, record.directory, record.segment, moved, restored,
+        session_dict(record), tuple(messages),
+    )  # fmt: skip
+
+
+def _closed(ctx: Context, session_id: int) -> SessionRecord:
+    session = sessions.get_session(ctx.journal, session_id)
+    if session is None:
+        raise NotFoundError(
+            f"no session #{session_id} in this repository (list them: {ctx.verbs.list})"
+        )
+    if session.closed_at is None:
+        raise RefusedError(f"session #{session_id} is not closed: nothing to reopen")
+    active = sessions.active_session(ctx.journal, session.branch)
+    if active is not None:
+        raise RefusedError(
+            f"branch {session.branch} has the open session #{active.session_id}: close it "
+            f"first ({ctx.verbs.off}), then reopen #{session_id}"
+        )
+    return session
+
+
+def _restore_worktree(ctx: Context, session: SessionRecord) -> bool:
+    """Add a session's own worktree again when it was removed; True when it was."""
+    path = Path(session.directory)
+    if not session.own_worktree or path.exists():
+        return False
+    git.worktree_remove(ctx.root, path)  # a registration left by a deleted folder blocks add
+    git.worktree_add_existing(ctx.root, path, session.branch)
+    link_shared_paths(ctx.root, path, DEFAULT_SHARED_LINKS)
+    return True

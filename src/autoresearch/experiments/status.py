@@ -21,6 +21,7 @@ from autoresearch.experiments.rules import (
     benchmark_state,
     failure_streak,
 )
+from autoresearch.experiments.verbs import Door
 from autoresearch.journal import hooks as journal_hooks
 from autoresearch.journal import sessions
 from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
@@ -55,9 +56,9 @@ class StatusReport:
         return data
 
 
-def session_status(start: Path, last: int = DEFAULT_HISTORY) -> StatusReport:
+def session_status(start: Path, last: int = DEFAULT_HISTORY, door: Door = Door.CLI) -> StatusReport:
     """The bound session's full context."""
-    with open_context(start, "read") as ctx:
+    with open_context(start, "read", door) as ctx:
         session = ctx.bound_session()
         return build_status(ctx, session, last)
 
@@ -163,3 +164,62 @@ def pending_line(ctx: Context, session: SessionRecord, run: SessionRunRecord) ->
 
 def _busy(ctx: Context, session: SessionRecord) -> bool:
     return FileLock(ctx.session_paths(session).lock).held_elsewhere()
+
+
+@dataclass(frozen=True)
+class SessionSummary:
+    """One line of `exp list`: a session, open or closed, with its current segment's numbers."""
+
+    session_id: int
+    name: str
+    branch: str
+    directory: str
+    metric: str
+    direction: str
+    segment: int
+    state: str  # active (bound to this checkout's branch) | open | closed
+    logged: int
+    baseline: float | None
+    best: float | None
+    created_at: str
+    closed_at: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class SessionList:
+    sessions: tuple[SessionSummary, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"sessions": [s.to_dict() for s in self.sessions]}
+
+
+def list_sessions(start: Path, door: Door = Door.CLI) -> SessionList:
+    """Every session of the repository, newest first; closed ones can be reopened."""
+    with open_context(start, "read", door) as ctx:
+        found = []
+        for session in sessions.all_sessions(ctx.journal):
+            segment = stats(ctx.journal, session)
+            state = "closed" if session.closed_at else "open"
+            if state == "open" and session.branch == ctx.branch:
+                state = "active"
+            found.append(
+                SessionSummary(
+                    session_id=session.session_id,
+                    name=session.name,
+                    branch=session.branch,
+                    directory=session.directory,
+                    metric=session.metric,
+                    direction=session.direction,
+                    segment=session.segment,
+                    state=state,
+                    logged=progress(ctx.journal, session).logged,
+                    baseline=segment.baseline.metric if segment.baseline else None,
+                    best=segment.best.metric if segment.best else None,
+                    created_at=session.created_at,
+                    closed_at=session.closed_at,
+                )
+            )
+    return SessionList(tuple(found))

@@ -168,6 +168,12 @@ def open_sessions(src: Reader) -> list[SessionRecord]:
     return [_SESSIONS.record(SessionRecord, r) for r in rows]
 
 
+def all_sessions(src: Reader) -> list[SessionRecord]:
+    """Every session, open or closed, newest first."""
+    rows = _rows(src, "SELECT * FROM sessions ORDER BY session_id DESC")
+    return [_SESSIONS.record(SessionRecord, r) for r in rows]
+
+
 # --- runs ----------------------------------------------------------------------------------
 
 

@@ -172,6 +172,7 @@ class InitOutput(_Shape):
     directory: str = Field(description="Where the session's files live (edit here).")
     worktree: str | None
     setup_commit: str | None
+    setup_files: list[str] = Field(description="The files the setup commit took.")
     segment: int
     new_segment: bool
     updated: list[str]

@@ -40,6 +40,7 @@ from autoresearch.experiments.report import (
     render_run,
     render_status,
 )
+from autoresearch.experiments.verbs import Door
 from autoresearch.mcp import schemas as s
 from autoresearch.mcp.support import (
     DESTRUCTIVE,
@@ -159,6 +160,13 @@ class Tools:
                 "run_experiment then measures nothing while they differ and runs the copy."
             ),
         ] = False,
+        allow_secrets: Annotated[
+            bool,
+            Field(
+                description="Commit dirty files that look like secrets (.env, keys, tokens) in "
+                "the setup commit; without it init refuses them and names them."
+            ),
+        ] = False,
     ) -> Annotated[CallToolResult, s.InitOutput]:
         """Start an experiment session in this repository, or update the active one.
 
@@ -166,7 +174,8 @@ class Tools:
         `METRIC <name>=<value>` lines, deterministic, no network); autoresearch.checks.sh is an
         optional correctness gate. A new session needs `name` and `metric`: it creates and
         checks out the branch autoresearch/<slug>-<date> and commits the dirty files as the
-        harness setup. On an active session only the fields given change (a list given as []
+        harness setup (listed in setup_files; files that look like secrets are refused unless
+        allow_secrets). On an active session only the fields given change (a list given as []
         clears it); `new_segment` starts a new baseline. An unlogged pending run is abandoned.
         """
         params = InitParams(
@@ -184,9 +193,10 @@ class Tools:
             new_segment=new_segment,
             worktree=worktree,
             seal=seal,
+            allow_secrets=allow_secrets,
         )
         with tool_errors():
-            result = init_session(self.start, params)
+            result = init_session(self.start, params, Door.MCP)
             self._follow(result)
             return reply(render_init(result), s.InitOutput.model_validate(result.to_dict()))
 
@@ -237,7 +247,11 @@ class Tools:
         def work() -> CallToolResult:
             with tool_errors():
                 report = run_experiment(
-                    self.start, params, on_progress=feed.update, should_cancel=cancel.is_set
+                    self.start,
+                    params,
+                    on_progress=feed.update,
+                    should_cancel=cancel.is_set,
+                    door=Door.MCP,
                 )
                 return reply(render_run(report), s.RunOutput.model_validate(report.to_dict()))
 
@@ -301,7 +315,7 @@ class Tools:
             force=force,
         )
         with tool_errors():
-            report = log_experiment(self.start, params)
+            report = log_experiment(self.start, params, Door.MCP)
             return reply(render_log(report), s.LogOutput.model_validate(report.to_dict()))
 
     def update_notes(
@@ -319,7 +333,7 @@ class Tools:
         Give body, append_idea or both. Notes and ideas are shown in every experiment_status.
         """
         with tool_errors():
-            result = update_notes(self.start, body=body, append_idea=append_idea)
+            result = update_notes(self.start, body=body, append_idea=append_idea, door=Door.MCP)
             return reply(render_notes(result), s.NotesOutput.model_validate(result.to_dict()))
 
     def experiment_status(
@@ -339,8 +353,8 @@ class Tools:
         max_iterations. With resume=true the text ends with what to do next.
         """
         with tool_errors():
-            report = session_status(self.start, last=last)
-            text = render_resume(report) if resume else render_status(report)
+            report = session_status(self.start, last=last, door=Door.MCP)
+            text = render_resume(report, Door.MCP) if resume else render_status(report, Door.MCP)
             return reply(text, s.StatusOutput.model_validate(report.to_dict()))
 
     # --- supervised runs ---------------------------------------------------------------------

@@ -1,0 +1,77 @@
+"""The verbs of each front door: a message names what the caller can type or call.
+
+A CLI user is told `autoresearch exp run`, an MCP client `run_experiment`: the core builds
+every message that names a next step from the `Verbs` of the door that called it, so no
+message is written twice and none names the other door's verbs. The MCP texts keep the spec's
+wording (`no pending run available. Run run_experiment first.`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Door(StrEnum):
+    """The front door a session call came through."""
+
+    CLI = "cli"
+    MCP = "mcp"
+
+
+@dataclass(frozen=True)
+class Verbs:
+    """How a caller of one door says each session action."""
+
+    init: str
+    init_new: str  # a new session: its required fields
+    new_segment: str
+    allow_secrets: str
+    run: str
+    log: str
+    justify: str  # justify a kept run N (`{n}` is its number)
+    flag: str
+    notes: str
+    status: str
+    off: str
+    list: str
+
+    def justify_run(self, number: int) -> str:
+        return self.justify.format(n=number)
+
+    def flag_run(self, number: int) -> str:
+        return self.flag.format(n=number)
+
+
+_CLI = Verbs(
+    init="`autoresearch exp init`",
+    init_new="`autoresearch exp init --name <name> --metric <metric>`",
+    new_segment="`autoresearch exp init --new-segment`",
+    allow_secrets="`autoresearch exp init --allow-secrets`",
+    run="`autoresearch exp run`",
+    log="`autoresearch exp log`",
+    justify="`autoresearch exp log --justify {n}:REASON`",
+    flag="`autoresearch exp log --flag {n}:REASON`",
+    notes="`autoresearch exp notes`",
+    status="`autoresearch exp status`",
+    off="`autoresearch exp off`",
+    list="`autoresearch exp list`",
+)
+_MCP = Verbs(
+    init="init_experiment",
+    init_new="init_experiment with name and metric",
+    new_segment="init_experiment with new_segment",
+    allow_secrets="init_experiment with allow_secrets",
+    run="run_experiment",
+    log="log_experiment",
+    justify="log_experiment with justify_runs [{{run_id: {n}, reason}}]",
+    flag="log_experiment with flag_runs [{{run_id: {n}, reason}}]",
+    notes="update_notes",
+    status="experiment_status",
+    off="`autoresearch exp off` (CLI; no tool closes a session)",
+    list="`autoresearch exp list` (CLI)",
+)
+
+
+def verbs(door: Door) -> Verbs:
+    return _MCP if door == Door.MCP else _CLI
