@@ -89,7 +89,10 @@ async def test_an_experiment_session(tmp_path: Path) -> None:
     repo = mcp_repo(tmp_path / "repo")
     repo.write("autoresearch.sh", HARNESS)
     async with connect(build_server(repo.root)) as t:
-        await t.ok("init_experiment", {"name": "leak", "metric": "score"})
+        # the harness prints a key on purpose: init refuses it unless allowed
+        refused = await t.error("init_experiment", {"name": "leak", "metric": "score"})
+        assert "autoresearch.sh (an API key or token)" in refused
+        await t.ok("init_experiment", {"name": "leak", "metric": "score", "allow_secrets": True})
         run = await t.ok("run_experiment", {"timeout_seconds": 60})
         assert_clean(run.text + json.dumps(run.data), "run_experiment")
         assert "[REDACTED]" in run.data["tail"]
