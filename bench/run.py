@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import lanes  # bench/lanes.py: throughput of run --lanes K, evaluations never overlapping
 import ray_cost  # bench/ray_cost.py: a task on the Ray executor beside the local one
 import trust  # bench/trust.py: keep decisions under noise
 import trust_e2e  # bench/trust_e2e.py: the same through `autoresearch run`
@@ -252,7 +253,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="small buckets, few samples")
     parser.add_argument(
         "--only",
-        choices=["overhead", "startup", "throughput", "trust", "trust-e2e", "ray"],
+        choices=["overhead", "startup", "throughput", "trust", "trust-e2e", "ray", "lanes"],
         help="run one section",
     )
     args = parser.parse_args()
@@ -265,6 +266,7 @@ def main() -> None:
         "trust": lambda: trust.run(50 if args.quick else 200, 60),
         "ray": lambda: ray_cost.run(5 if args.quick else 20),
         "trust-e2e": lambda: trust_e2e.run(1 if args.quick else 5, 20 if args.quick else 60),
+        "lanes": lambda: lanes.run(per_lane=3 if args.quick else 6),
     }
     for name, section in sections.items():
         if args.only in (None, name):

@@ -7,6 +7,7 @@ import itertools
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -16,7 +17,10 @@ from typing import Any
 
 import pytest
 
-from helpers import GIT_ENV, Repo, cli, git, sandbox_text
+from autoresearch.agents.base import AgentResult, Usage
+from autoresearch.supervisor.loop import LoopLimits, StopSignal, run_loop
+from autoresearch.supervisor.prepare import prepare
+from helpers import GIT_ENV, Repo, artifact, cli, edit_and_commit, git, sandbox_text, write_artifact
 
 AGENT = f"cmd:{sys.executable} {Path(__file__).parent / 'fakes/lane_agent.py'}"
 RUN_ID = "missions-demo-t1"
@@ -119,14 +123,17 @@ def test_budget_hours_stops_all_lanes(repo: Repo) -> None:
 
 def test_status_and_resume_keep_the_lanes(repo: Repo) -> None:
     _mission(repo)
-    _run(repo, "--lanes", "2", "--max-iterations", "2")
+    _run(repo, "--lanes", "2", "--max-iterations", "1")
     text = cli("status", RUN_ID, cwd=repo.root).stdout
     assert "lane" in text and "last decision" in text
-    done = cli("continue", RUN_ID, "--max-iterations", "+2", "--json", cwd=repo.root)
+    done = cli("continue", RUN_ID, "--max-iterations", "+1", "--json", cwd=repo.root)
     assert done.returncode == 0, done.stderr
     final = json.loads(done.stdout)
-    assert final["status"] == "completed" and final["iteration"] == 4
+    assert final["status"] == "completed" and final["iteration"] == 2
     assert len(final["loop"]["lanes"]) == 2  # the recorded --lanes 2 was used again
+    assert cli("clean", RUN_ID, cwd=repo.root).returncode == 0
+    assert not list((repo.root / ".autoresearch/worktrees/lanes" / RUN_ID).glob("*/.git"))
+    assert repo.git("branch", "--list", "autoresearch-lanes/*") == ""
 
 
 def _wait(predicate: Any, timeout: float = 60) -> None:
@@ -177,3 +184,92 @@ def test_lanes_one_runs_through_the_lane_scheduler(repo: Repo, lanes: int) -> No
     _mission(repo)
     summary = _run(repo, "--lanes", str(lanes), "--max-iterations", "2")
     assert summary["iteration"] == 2 and [lane["lane"] for lane in summary["lanes"]] == [1]
+
+
+class _CostlyAgent:
+    """An in-process agent that reports a cost per session, as claude and codex do."""
+
+    name = "costly"
+    artifact_from_git = False
+
+    def run(self, request: Any, should_cancel: Any, on_spawn: Any) -> AgentResult:
+        value = float((request.worktree / "value.txt").read_text()) + 1
+        commit = edit_and_commit(request.worktree, {"value.txt": f"{value}\n"}, "more")
+        data = artifact(candidate_commit=commit, base_commit=request.base_commit)
+        write_artifact(request.candidate_file, data)
+        return AgentResult("costly", 0, 1, usage=Usage(cost_usd=0.1, input_tokens=10,
+                                                          output_tokens=5))  # fmt: skip
+
+
+class _Quiet:
+    def session_started(self, iteration: int) -> None: ...
+
+    def evaluation_started(self, iteration: int) -> None: ...
+
+    def step_recorded(self, result: Any, agent: Any) -> None: ...
+
+    def note(self, message: str) -> None: ...
+
+
+@pytest.mark.parametrize(
+    ("limits", "reason", "sessions"),
+    [
+        (LoopLimits(budget_usd=0.25), "budget exhausted (usd)", 3),
+        (LoopLimits(budget_tokens=30), "budget exhausted (tokens)", 2),
+    ],
+)
+def test_a_spent_budget_stops_a_run_without_lanes(
+    mission_dir: Path, limits: LoopLimits, reason: str, sessions: int
+) -> None:
+    with prepare(mission_dir, run_tag="T1") as h:
+        outcome = run_loop(h, _CostlyAgent(), limits, _Quiet(), StopSignal())
+        assert (outcome.status, outcome.stop_reason) == ("stopped", reason)
+        assert outcome.sessions == sessions
+
+
+def test_sandbox_budget_applies_and_a_flag_overrides_it(repo: Repo) -> None:
+    repo.mission(sandbox=sandbox_text(extra="budget:\n  usd: 0.15\n"))
+    with prepare(repo.root / "missions/demo", run_tag="T1") as h:
+        assert run_loop(h, _CostlyAgent(), LoopLimits(), _Quiet(), StopSignal()).sessions == 2
+    with prepare(repo.root / "missions/demo", run_tag="T2") as h:
+        outcome = run_loop(h, _CostlyAgent(), LoopLimits(budget_usd=0.35), _Quiet(), StopSignal())
+        assert (outcome.sessions, outcome.stop_reason) == (4, "budget exhausted (usd)")
+
+
+NOISY = textwrap.dedent(
+    """\
+    import glob, json, os, random, time
+    start = time.time()
+    state = os.environ["NOISE_STATE"]
+    n = int(open(state).read()) if os.path.exists(state) else 0
+    open(state, "w").write(str(n + 1))
+    time.sleep(0.05)
+    score = float(open("value.txt").read()) + len(glob.glob("bonus-*.txt"))
+    with open(os.environ["EVAL_LOG"], "a") as f:
+        f.write(f"{start} {time.time()}\\n")
+    print(json.dumps({"pass": True, "score": score + random.Random(n).gauss(0, 0.3)}))
+    """
+)
+
+
+def test_noise_aware_readings_of_lanes_each_take_the_slot(repo: Repo, tmp_path: Path) -> None:
+    repo.write("scripts/noisy.py", NOISY)
+    noise = "noise:\n  mode: sequential\n  calibration: 3\n  max_evals: 8\n"
+    repo.mission(sandbox=sandbox_text("python3 scripts/noisy.py", extra=noise))
+    evals = tmp_path / "evals.log"
+    env = {"EVAL_LOG": str(evals), "NOISE_STATE": str(tmp_path / "counter"), "LANE_SLEEP": "0.2"}
+    summary = _run(repo, "--lanes", "2", "--max-iterations", "2", env=env)
+    assert summary["iteration"] == 2
+    conn = sqlite3.connect(repo.root / ".autoresearch/journal.sqlite3")
+    try:
+        per_iteration = dict(
+            conn.execute(
+                "SELECT iteration, COUNT(*) FROM evaluations WHERE iteration > 0 GROUP BY iteration"
+            ).fetchall()
+        )
+    finally:
+        conn.close()
+    assert max(per_iteration.values()) > 1  # the sequential test took more readings
+    spans = sorted(tuple(map(float, line.split())) for line in evals.read_text().splitlines())
+    assert len(spans) >= sum(per_iteration.values())
+    assert all(a[1] <= b[0] for a, b in itertools.pairwise(spans)), spans

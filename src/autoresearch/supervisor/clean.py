@@ -17,6 +17,7 @@ from typing import Any
 from autoresearch import git
 from autoresearch.clock import utc_now_iso
 from autoresearch.errors import NotFoundError, RefusedError
+from autoresearch.journal import lanes as lane_store
 from autoresearch.journal import runs
 from autoresearch.journal.runs import RunRecord
 from autoresearch.paths import RepoPaths
@@ -124,6 +125,7 @@ def _clean_one(
             saved = record.save_patch(h, h.run.iteration + 1, "clean", "HEAD")
         if keep_result and h.run.last_kept_commit:
             git.update_ref(root, kept_ref, h.run.last_kept_commit)
+        lane_patches = _clean_lanes(h)
         if has_worktree:
             git.worktree_remove(root, worktree)
         if has_branch:
@@ -136,7 +138,24 @@ def _clean_one(
             runs.update_run(conn, run.run_id, cleaned_at=utc_now_iso())
     finally:
         lock.release()
+    saved = saved or (lane_patches[0] if lane_patches else None)
     if git.branch_exists(root, run.branch_name):  # checked out in another worktree
         note = f"branch {run.branch_name} is checked out elsewhere and was kept"
         return replace(plan, saved_patch=saved, branch=None, skipped=note)
     return replace(plan, saved_patch=saved)
+
+
+def _clean_lanes(h: RunHandle) -> list[str]:
+    """A run with lanes: each lane's worktree and branch go too; what a lane holds past the
+    kept commit (commits not judged yet, edits) is saved as a patch under its logs first."""
+    root, kept = h.repo.repo_root, h.run.last_kept_commit or "HEAD"
+    notes = []
+    for lane in lane_store.lanes_of(h.journal, h.run_id):
+        lh = h.for_lane(lane.lane)
+        if git.is_worktree_of(lh.worktree, root):
+            if git.head(lh.worktree) != kept or dirty_entries(lh.worktree, lh.links, lh.runtime):
+                notes.append(record.save_patch(lh, h.run.iteration + 1, "clean", kept))
+            git.worktree_remove(root, lh.worktree)
+        if git.branch_exists(root, lh.branch_name):
+            git.delete_branch(root, lh.branch_name)
+    return notes

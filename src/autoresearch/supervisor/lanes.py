@@ -160,8 +160,7 @@ class _Driver:
             while True:
                 if self.signal.reason is not None:
                     return self._interrupt()
-                for lane in self.lanes:
-                    self._advance(lane)
+                self._advance()
                 self.h.refresh()
                 if self.h.run.status != RunStatus.RUNNING:
                     return self._ended()
@@ -176,7 +175,8 @@ class _Driver:
                             self._launch(lane)
                 self._publish()
                 futures = [f for x in self.lanes for f in (x.agent, x.reading) if f is not None]
-                if any(x.state == LaneState.WAITING for x in self.lanes):
+                waiting = any(x.state == LaneState.WAITING for x in self.lanes)
+                if waiting and self._free_slots() > 0:
                     continue  # a candidate can move on at once
                 wait_any(futures, STOP_POLL_SECONDS) if futures else self.signal_wait()
         finally:
@@ -247,16 +247,38 @@ class _Driver:
             self.observer.note(f"lane {lane.number}: stopped a stray process group ({reaped.pgid})")
         private_dir(lh.paths.logs)
         kept = h.run.last_kept_commit or ""
+        if git.rebase_in_progress(lh.worktree):
+            git.abort_rebase(lh.worktree)  # a replay the killed driver left half-done
         if _pending_artifact(lh):
             lane.state, lane.base = LaneState.WAITING, kept
             lane.pending = _Pending([NOTE_RESUMED], None, None, True)
             lane.detail = "resumed: its candidate waits to be judged"
+            self._back_to_candidate(lane)
             return
-        if git.rebase_in_progress(lh.worktree):
-            git.abort_rebase(lh.worktree)
         note = self._restore(lane, "unfinished-session", kept)
         if note:
             self.observer.note(f"lane {lane.number}: {note}")
+
+    def _back_to_candidate(self, lane: Lane) -> None:
+        """A driver killed between replaying a candidate and rewriting its artifact leaves
+        the lane branch at the replayed commit: put it back at the artifact's commit (what lay
+        past it saved), so the candidate is replayed afresh instead of failing validation."""
+        lh = lane.h
+        data = read_artifact(lh)
+        if not isinstance(data, dict) or data.get("status") != ArtifactStatus.CANDIDATE:
+            return
+        commit = data.get("candidate_commit")
+        if not isinstance(commit, str):
+            return
+        resolved = git.resolve_commits(lh.worktree, [commit])[0]
+        head = _head(lh)
+        if resolved is None or head is None or head == resolved:
+            return
+        if git.head_branch(lh.worktree) != record.branch_ref(lh):
+            return  # the session left HEAD elsewhere: step says so
+        path = lh.paths.session_patch(lane.session, "unfinished-replay")
+        reset.save_patch(lh.worktree, resolved, lh.dirt, path, keep_empty=True)
+        git.checkout_branch_at(lh.worktree, lh.branch_name, resolved)
 
     def _restore(self, lane: Lane, label: str, base: str) -> str | None:
         """The lane's branch at `base` on a clean tree; what lay past it saved as a patch."""
@@ -309,14 +331,23 @@ class _Driver:
         if note:
             lane.detail += f" ({note})"
 
-    def _advance(self, lane: Lane) -> None:
-        if lane.state == LaneState.AGENT and lane.agent is not None and lane.agent.done():
-            self._session_ended(lane)
-        if lane.state == LaneState.WAITING:
-            self._prepare_candidate(lane)
-        reading = lane.reading
-        if lane.state == LaneState.EVALUATING and reading is not None and reading.done():
-            self._reading_back(lane)
+    def _advance(self) -> None:
+        """Finished sessions and readings first (a reading back frees its slot), then the
+        candidates that wait."""
+        for lane in self.lanes:
+            if lane.state == LaneState.AGENT and lane.agent is not None and lane.agent.done():
+                self._session_ended(lane)
+            reading = lane.reading
+            if lane.state == LaneState.EVALUATING and reading is not None and reading.done():
+                self._reading_back(lane)
+        for lane in self.lanes:
+            if lane.state == LaneState.WAITING:
+                self._prepare_candidate(lane)
+
+    def _free_slots(self) -> int:
+        # A first reading is started only into a free slot: queued behind another, it would
+        # be stale (measured on an older incumbent) whenever the one before it is kept.
+        return self.executor.slots - sum(1 for x in self.lanes if x.state == LaneState.EVALUATING)
 
     def _session_ended(self, lane: Lane) -> None:
         future, lane.agent = lane.agent, None
@@ -336,6 +367,7 @@ class _Driver:
         if self.h.run.status != RunStatus.RUNNING:
             # the run ended meanwhile: keep the work, record nothing
             self._save(lane, "after-run-ended", lane.base, None)
+            sync.write_placeholder(lh)  # the session's work is in the patch: nothing to judge
             lane.state = LaneState.STOPPED
             return
 
@@ -398,8 +430,13 @@ class _Driver:
         ):
             self._judge(lane)  # judged without a reading
             return
+        if self._free_slots() <= 0:
+            lane.detail = f"waits for an evaluation slot ({head[:12]})"
+            return
         seal.verify(lh)
         lane.attempts += 1
+        while lh.paths.reading_log(lane.session, lane.attempts).exists():
+            lane.attempts += 1  # an earlier reading (before a restart) keeps its log
         task = record.evaluation_task(
             lh,
             h.run.iteration + 1,
@@ -523,6 +560,7 @@ class _Driver:
                 self._save(
                     lane, "after-run-ended", lane.base or self.h.run.last_kept_commit or "", None
                 )
+                sync.write_placeholder(lane.h)  # saved in the patch: nothing to judge
             if lane.reading is not None:
                 with contextlib.suppress(TaskLost):
                     lane.reading.result()

@@ -1,0 +1,137 @@
+"""Benchmark: throughput of `run --lanes K` with a sleep-bound agent and evaluator.
+
+    python3 dev.py bench --only lanes          (or: .venv/bin/python bench/lanes.py)
+
+A `cmd:` agent sleeps `agent` seconds, adds a file and commits (lanes never conflict); the
+evaluator sleeps `evaluate` seconds. For K = 1, 2, 4 lanes on this machine, each given the same
+wall-clock work per lane, it prints iterations per minute and the ratio to one lane (the target
+while agents dominate: >= 0.9·K), beside the loop without lanes. A second part makes the
+evaluator dominate with one evaluation slot and checks from the evaluators' own timestamps that
+no two evaluations ever overlapped. Nothing here is a pass/fail test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from datetime import datetime
+from pathlib import Path
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "bench@example.com",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "bench@example.com",
+}
+EVALUATOR = """\
+import glob, json, os, time
+start = time.time()
+time.sleep(float(os.environ["BENCH_EVAL_SECONDS"]))
+with open(os.environ["BENCH_EVAL_LOG"], "a") as f:
+    f.write(f"{start} {time.time()}\\n")
+print(json.dumps({"pass": True, "score": len(glob.glob("bonus-*.txt"))}))
+"""
+# the agent: sleep, add a file of its own, commit, write the artifact
+AGENT = (
+    'cmd:sleep "$BENCH_AGENT_SECONDS" && f="bonus-$AUTORESEARCH_LANE-$AUTORESEARCH_ITERATION.txt"'
+    ' && echo x > "$f" && git add "$f" && git commit -qm "add $f" && printf '
+    '\'{"status": "candidate", "candidate_commit": "%s", "base_commit": "%s", '
+    '"description": "add a file", "notes": [], "created_at": "2026-01-01T00:00:00Z"}\' '
+    '"$(git rev-parse HEAD)" "$AUTORESEARCH_BASE_COMMIT" > "$AUTORESEARCH_CANDIDATE_FILE"'
+)
+SANDBOX = """---
+evaluator:
+  command: python3 eval.py
+  format: json
+evaluation:
+  slots: 1
+---
+bench
+"""
+
+
+def _sh(cwd: Path, *args: str) -> None:
+    subprocess.run(args, cwd=cwd, env={**os.environ, **GIT_ENV}, check=True, capture_output=True)
+
+
+def _repo(root: Path) -> Path:
+    root.mkdir(parents=True)
+    _sh(root, "git", "init", "-q", "-b", "main")
+    (root / "eval.py").write_text(EVALUATOR)
+    (root / "mission.md").write_text("Add files.\n")
+    (root / "sandbox.md").write_text(SANDBOX)
+    _sh(root, "git", "add", "-A")
+    _sh(root, "git", "commit", "-q", "-m", "bench mission")
+    return root
+
+
+def _stamp(text: str) -> float:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def run_once(
+    work: Path, name: str, lanes: int, iterations: int, agent: float, evaluate: float
+) -> dict[str, float]:
+    """One `autoresearch run` (lanes 0: the loop without lanes); iterations per minute from the
+    baseline's decision to the last decision (start-up and prepare left out), and the number of
+    overlapping evaluation pairs."""
+    root = _repo(work / name)
+    log = work / f"{name}.evals"
+    env = {**os.environ, **GIT_ENV, "BENCH_AGENT_SECONDS": str(agent),
+           "BENCH_EVAL_SECONDS": str(evaluate), "BENCH_EVAL_LOG": str(log)}  # fmt: skip
+    argv = [sys.executable, "-m", "autoresearch", "run", ".", "--agent", AGENT, "--json",
+            "--max-iterations", str(iterations), "--max-noops", "0"]  # fmt: skip
+    if lanes:
+        argv += ["--lanes", str(lanes)]
+    done = subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"bench run failed: {done.stderr[-2000:]}")
+    summary = json.loads(done.stdout)
+    ledger = json.loads(Path(summary["ledger_file"]).read_text())
+    its = ledger["entries"]
+    wall = _stamp(its[-1]["created_at"]) - _stamp(its[0]["created_at"])
+    spans = sorted(tuple(map(float, line.split())) for line in log.read_text().splitlines())
+    overlaps, latest_end = 0, float("-inf")
+    for start, end in spans:  # an evaluation that starts before an earlier one ended
+        overlaps += start < latest_end
+        latest_end = max(latest_end, end)
+    return {"per_minute": 60 * (len(its) - 1) / wall, "wall": wall,
+            "evaluations": len(spans) - 1, "overlaps": overlaps}  # fmt: skip
+
+
+def run(per_lane: int = 6, agent: float = 2.0, evaluate: float = 0.05) -> None:
+    work = Path(tempfile.mkdtemp(prefix="autoresearch-bench-lanes-"))
+    try:
+        print(f"\nlanes: agent sleeps {agent:g} s, evaluator {evaluate:g} s, one evaluation slot, "
+              f"{per_lane} iterations per lane")  # fmt: skip
+        plain = run_once(work, "plain", 0, per_lane, agent, evaluate)
+        rows = {k: run_once(work, f"lanes{k}", k, per_lane * k, agent, evaluate) for k in (1, 2, 4)}
+        one = rows[1]["per_minute"]
+        print(f"{'lanes':>10} {'iter/min':>9} {'ratio':>6} {'target':>7} {'overlaps':>9}")
+        print(f"{'no lanes':>10} {plain['per_minute']:9.1f} {plain['per_minute'] / one:6.2f} "
+              f"{'':>7} {plain['overlaps']:9d}")  # fmt: skip
+        for k, row in rows.items():
+            print(f"{k:>10} {row['per_minute']:9.1f} {row['per_minute'] / one:6.2f} "
+                  f"{0.9 * k:7.1f} {row['overlaps']:9d}")  # fmt: skip
+        busy = run_once(work, "evalbound", 4, 12, agent / 4, max(evaluate, agent / 2))
+        print(f"evaluator-bound, 4 lanes, 1 slot: {busy['evaluations']:.0f} evaluations, "
+              f"{busy['overlaps']:.0f} overlapping pairs, {busy['per_minute']:.1f} iter/min "
+              f"(one slot allows at most {60 / max(evaluate, agent / 2):.1f})")  # fmt: skip
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer iterations per lane")
+    args = parser.parse_args()
+    run(per_lane=3 if args.quick else 6)
+
+
+if __name__ == "__main__":
+    main()
