@@ -17,7 +17,7 @@ from pathlib import Path
 
 from autoresearch import git
 from autoresearch.fsutil import atomic_write_bytes
-from autoresearch.paths import RUNTIME_DIR_NAMES, STATE_DIR
+from autoresearch.paths import RUNTIME_DIR_NAMES, RUNTIME_FILES, STATE_DIR
 
 CACHE_SUFFIXES = (".pyc", ".pyo")
 
@@ -67,6 +67,12 @@ class RuntimeRule:
             *(f"*{suffix}" for suffix in CACHE_SUFFIXES),
             *self.globs,
         ]
+
+
+def run_dirt(links: Iterable[str], runtime: Iterable[str]) -> RuntimeRule:
+    """A supervised run's rule (its worktree, or a remote node's copy of it): the results files
+    at the root, its shared links and its sandbox's `worktree.runtime` globs."""
+    return RuntimeRule(RUNTIME_FILES, tuple(links), tuple(runtime))
 
 
 def save_patch(cwd: Path, base: str, rule: RuntimeRule, target: Path, keep_empty: bool) -> bool:

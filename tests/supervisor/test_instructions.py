@@ -66,7 +66,7 @@ def test_mission_and_policy_are_capped(run: RunHandle) -> None:
 
     from autoresearch.supervisor import instructions
 
-    long_run = replace(run.run, sandbox={**run.run.sandbox, "mission_text": "m" * 10_000})
+    long_run = replace(run.run, sandbox=replace(run.run.sandbox, mission_text="m" * 10_000))
     text = instructions.render(long_run, [], "m" * 10_000, "p" * 10_000, "r.tsv", "c.json")
     mission = text.split("Mission content:\n```markdown\n", 1)[1].split("\n```", 1)[0]
     policy = text.split("Sandbox policy:\n```markdown\n", 1)[1].split("\n```", 1)[0]

@@ -86,7 +86,7 @@ def evaluation_task(h: RunHandle, commit: str, resources: dict[str, float]) -> E
         iteration=1,
         commit=commit,
         tree=h.worktree,
-        relative_dir=str(h.run.sandbox.get("relative_dir", ".")),
+        relative_dir=h.run.sandbox.relative_dir,
         evaluator=h.evaluator,
         log_path=h.paths.evaluator_log(1, 9),
         resources=resources,

@@ -119,7 +119,7 @@ def test_a_remote_evaluation_measures_the_commit_with_the_sealed_harness(
         iteration=1,
         commit=commit,
         tree=h.worktree,
-        relative_dir=str(h.run.sandbox.get("relative_dir", ".")),
+        relative_dir=h.run.sandbox.relative_dir,
         evaluator=h.evaluator,
         log_path=h.paths.evaluator_log(1),
         sealed_dir=h.paths.sealed,

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from autoresearch.children import run_tag
+from autoresearch.contracts.frozen import FrozenMission
 from autoresearch.states import DecisionKind
 
 
@@ -42,7 +43,7 @@ class SessionRequest:
     base_commit: str
     log_path: Path
     timeout: float | None
-    sandbox: dict[str, Any] = field(default_factory=dict)
+    sandbox: FrozenMission = field(default_factory=FrozenMission)  # the run's frozen mission
     history: History | None = None  # the run's recorded iterations, never the journal itself
     lane: int = 0  # the parallel lane (1..K) of `run --lanes K`; 0 for a run without lanes
     extra_env: Mapping[str, str] = field(default_factory=dict)  # e.g. a job's model bridge

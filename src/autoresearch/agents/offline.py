@@ -18,7 +18,7 @@ from autoresearch.agents.base import AgentResult, OnSpawn, SessionRequest, Shoul
 from autoresearch.agents.tuning import Proposal, Trial, propose, read_value, write_value
 from autoresearch.clock import utc_now_iso
 from autoresearch.contracts.candidate import artifact
-from autoresearch.contracts.tune import ParamSpec, parse_tune
+from autoresearch.contracts.tune import ParamSpec
 from autoresearch.errors import ContractError
 from autoresearch.fsutil import atomic_write_json, atomic_write_text
 from autoresearch.states import ArtifactStatus
@@ -54,7 +54,7 @@ class OfflineAgent:
         )
 
     def _session(self, req: SessionRequest) -> tuple[dict[str, Any], list[str]]:
-        spec = parse_tune(req.sandbox.get("tune"))
+        spec = req.sandbox.tune
         if spec is None:
             return _artifact(
                 req, ArtifactStatus.ABORT, None, "offline agent: sandbox.md has no tune block"

@@ -1,7 +1,8 @@
 """Mapping between frozen record dataclasses and table rows, shared by the journal's stores.
 
 JSON columns are named `<field>_json`; booleans are stored as 0/1; tuple fields come back as
-tuples; enum fields (states.py) are stored as their string and come back as members. The SQL
+tuples; typed JSON fields (`typed`: a class with `to_dict` / `from_dict`) come back as
+records; enum fields (states.py) are stored as their string and come back as members. The SQL
 built here only ever interpolates column and table names from the stores' own constants, never
 values.
 """
@@ -24,6 +25,7 @@ class Codec:
     bools: frozenset[str] = frozenset()
     tuples: frozenset[str] = frozenset()
     enums: Mapping[str, type[StrEnum]] = field(default_factory=dict)
+    typed: Mapping[str, Any] = field(default_factory=dict)
 
     def columns(self, values: Mapping[str, Any]) -> dict[str, Any]:
         """Field values → column values."""
@@ -31,6 +33,8 @@ class Codec:
         for key, value in values.items():
             if key in self.json_columns:
                 plain = list(value) if isinstance(value, tuple) else value
+                if key in self.typed and value is not None:
+                    plain = value.to_dict()
                 out[self.json_columns[key]] = None if value is None else json.dumps(plain)
             elif key in self.bools:
                 out[key] = int(bool(value))
@@ -53,6 +57,8 @@ class Codec:
             if column != f.name and value is not None:
                 value = json.loads(value)
                 value = tuple(value) if f.name in self.tuples else value
+                if f.name in self.typed:
+                    value = self.typed[f.name].from_dict(value)
             elif f.name in self.bools:
                 value = bool(value)
             elif f.name in self.enums and value is not None:

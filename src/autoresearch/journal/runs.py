@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from autoresearch.clock import utc_now_iso
+from autoresearch.contracts.frozen import FrozenMission
 from autoresearch.journal import records
 from autoresearch.journal.db import Journal
 from autoresearch.journal.records import Codec
@@ -46,7 +47,7 @@ class RunRecord:
     branch_name: str
     evaluator: dict[str, Any]
     keep_policy: str
-    sandbox: dict[str, Any]
+    sandbox: FrozenMission
     status: RunStatus
     phase: Phase
     created_at: str
@@ -99,6 +100,7 @@ class IterationRecord:
 _RUNS = Codec(
     {"evaluator": "evaluator_json", "sandbox": "sandbox_json", "loop": "loop_json"},
     enums={"status": RunStatus, "phase": Phase},
+    typed={"sandbox": FrozenMission},
 )
 _ITERATIONS = Codec(
     {

@@ -181,7 +181,7 @@ def _recorded(h: RunHandle, commit: str) -> list[float]:
 
 def _measure(h: RunHandle, subject: Subject, n: int) -> EvaluationRecord:
     tree = scratch_checkout(h, h.paths.scratch / "certify" / subject.label, subject.commit)
-    mission_dir = tree / str(h.run.sandbox.get("relative_dir", "."))
+    mission_dir = tree / h.run.sandbox.relative_dir
     env = measuring_env(h, CERTIFY_ITERATION, tree, mission_dir)
 
     def register(pgid: int) -> None:

@@ -58,6 +58,7 @@ from typing import Any, Protocol, TypeVar
 from autoresearch import git
 from autoresearch.agents import AgentConfig, make_agent
 from autoresearch.agents.base import AgentResult, PastIteration, SessionRequest
+from autoresearch.contracts.frozen import FrozenMission
 from autoresearch.contracts.sandbox import EvaluatorSpec
 from autoresearch.errors import GitError
 from autoresearch.evaluate import EvaluationRecord, evaluator_env, run_evaluator
@@ -99,7 +100,7 @@ class AgentTask:
     leftover_patch: Path  # where a remote executor saves uncommitted work the session left
     agent: AgentConfig
     timeout: float | None = None
-    sandbox: dict[str, Any] = field(default_factory=dict)
+    sandbox: FrozenMission = field(default_factory=FrozenMission)
     history: tuple[PastIteration, ...] = ()
 
     def request(self) -> SessionRequest:

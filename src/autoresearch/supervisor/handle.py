@@ -21,13 +21,11 @@ from autoresearch.journal.db import DEFAULT_BUSY_TIMEOUT, Journal
 from autoresearch.locks import FileLock, take_or_refuse
 from autoresearch.noise import NoisePolicy
 from autoresearch.paths import (
-    DEFAULT_SHARED_LINKS,
     RESULTS_FILE,
-    RUNTIME_FILES,
     RepoPaths,
     RunPaths,
 )
-from autoresearch.reset import RuntimeRule
+from autoresearch.reset import RuntimeRule, run_dirt
 from autoresearch.supervisor.executor import EvaluationTask
 
 
@@ -133,7 +131,7 @@ class RunHandle:
         """The mission folder inside `worktree`."""
         if not self.lane:
             return Path(self.run.mission_dir)
-        return self.worktree / str(self.run.sandbox.get("relative_dir", "."))
+        return self.worktree / self.run.sandbox.relative_dir
 
     @property
     def results_file(self) -> Path:
@@ -145,21 +143,20 @@ class RunHandle:
 
     @property
     def links(self) -> tuple[str, ...]:
-        extra = tuple(self.run.sandbox.get("links", []))
-        return tuple(dict.fromkeys((*DEFAULT_SHARED_LINKS, *extra)))
+        return self.run.sandbox.shared_links
 
     @property
     def noise(self) -> NoisePolicy:
         """The noise policy frozen at prepare (a run prepared before it: the single rule)."""
-        return NoisePolicy.from_dict(self.run.sandbox.get("noise"))
+        return self.run.sandbox.noise_policy
 
     @property
     def sealed(self) -> tuple[str, ...]:
-        return tuple(self.run.sandbox.get("sealed") or ())
+        return self.run.sandbox.sealed
 
     @property
     def checks(self) -> ChecksSpec | None:
-        return ChecksSpec.from_dict(self.run.sandbox.get("checks"))
+        return self.run.sandbox.checks
 
     @property
     def incumbent_tree(self) -> Path:
@@ -168,12 +165,12 @@ class RunHandle:
 
     @property
     def runtime(self) -> tuple[str, ...]:
-        return tuple(self.run.sandbox.get("runtime", []))
+        return self.run.sandbox.runtime
 
     @property
     def dirt(self) -> RuntimeRule:
         """What may be untracked in the worktree without being work (reset.RuntimeRule)."""
-        return RuntimeRule(RUNTIME_FILES, self.links, self.runtime)
+        return run_dirt(self.links, self.runtime)
 
     @property
     def tag(self) -> ChildTag:

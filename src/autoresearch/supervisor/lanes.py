@@ -39,7 +39,6 @@ from autoresearch.agents import AgentConfig, make_agent
 from autoresearch.agents.base import AgentResult
 from autoresearch.contracts import candidate as cand
 from autoresearch.contracts.json_input import load_json
-from autoresearch.contracts.sandbox import EvaluationSlots
 from autoresearch.decide import replay_conflict, touched_sealed
 from autoresearch.errors import GitError, RunInterrupted
 from autoresearch.evaluate import EvaluationRecord
@@ -601,7 +600,7 @@ def run_lanes(
 
 
 def local_executor(h: RunHandle, lanes: int) -> LocalExecutor:
-    slots = EvaluationSlots.from_dict(h.run.sandbox.get("evaluation")).slots
+    slots = h.run.sandbox.evaluation.slots
     return LocalExecutor(max(1, lanes), slots)
 
 

@@ -7,7 +7,7 @@ missing worktree, then reset safety.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -206,7 +206,7 @@ def _allow_runtime(h: RunHandle, patterns: Sequence[str]) -> list[str]:
     added = [p for p in dict.fromkeys(patterns) if p.strip() and p not in h.runtime]
     if not added:
         return []
-    sandbox = {**h.run.sandbox, "runtime": [*h.runtime, *added]}
+    sandbox = replace(h.run.sandbox, runtime=(*h.runtime, *added))
     with h.journal.tx() as conn:
         runs.update_run(conn, h.run_id, sandbox=sandbox)
     h.refresh()

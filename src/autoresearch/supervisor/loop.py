@@ -261,11 +261,11 @@ def _state(
 
 def run_budget(h: RunHandle, limits: LoopLimits) -> Budget:
     """The loop's budget: each `--budget-*` given wins over sandbox.md's `budget:`."""
-    spec = dict(h.run.sandbox.get("budget") or {})
+    spec = h.run.sandbox.budget
     return Budget(
-        usd=limits.budget_usd if limits.budget_usd is not None else spec.get("usd"),
-        tokens=limits.budget_tokens if limits.budget_tokens is not None else spec.get("tokens"),
-        hours=limits.budget_hours if limits.budget_hours is not None else spec.get("hours"),
+        usd=limits.budget_usd if limits.budget_usd is not None else spec.usd,
+        tokens=limits.budget_tokens if limits.budget_tokens is not None else spec.tokens,
+        hours=limits.budget_hours if limits.budget_hours is not None else spec.hours,
     )
 
 

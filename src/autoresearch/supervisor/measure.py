@@ -78,7 +78,7 @@ def incumbent_interval(journal: Journal, run: runs.RunRecord) -> Interval | None
 def kept_interval(journal: Journal, run: runs.RunRecord, commit: str) -> Interval | None:
     """A kept commit's reported value: the mean of its reference readings, 95 % interval
     (None for a run prepared before readings were recorded)."""
-    if run.sandbox.get("noise") is None:
+    if run.sandbox.noise is None:
         return None
     scores = incumbent_reference(journal, run.run_id, commit)
     return mean_interval(scores, run_spread(journal, run.run_id)) if scores else None

@@ -17,6 +17,7 @@ from typing import Any
 
 from autoresearch import failpoints, git
 from autoresearch.clock import run_tag_now, utc_now_iso
+from autoresearch.contracts.frozen import FrozenMission
 from autoresearch.decide import baseline_decision
 from autoresearch.errors import ContractError, RefusedError
 from autoresearch.evaluate import EvaluationRecord
@@ -166,21 +167,21 @@ def _new_run(repo: RepoPaths, mission: Mission, tag: str, loop: dict[str, Any] |
         branch_name=_branch(mission.slug, tag),
         evaluator=sb.evaluator.to_dict(),
         keep_policy=sb.evaluator.keep_policy,
-        sandbox={
-            "body": sb.body,
-            "links": list(sb.links),
-            "runtime": list(sb.runtime),
-            "tune": sb.tune.to_dict() if sb.tune else None,
-            "noise": sb.noise.to_dict(),
-            "sealed": list(sb.sealed),
-            "checks": sb.checks.to_dict() if sb.checks else None,
-            "evaluation": sb.evaluation.to_dict(),
-            "budget": sb.budget.to_dict(),
-            "mission_text": mission.mission_text,
-            "sandbox_text": mission.sandbox_text,
-            "relative_dir": rel,
-            "start_commit": git.head(mission.worktree_root),
-        },
+        sandbox=FrozenMission(
+            body=sb.body,
+            links=sb.links,
+            runtime=sb.runtime,
+            tune=sb.tune,
+            noise=sb.noise,
+            sealed=sb.sealed,
+            checks=sb.checks,
+            evaluation=sb.evaluation,
+            budget=sb.budget,
+            mission_text=mission.mission_text,
+            sandbox_text=mission.sandbox_text,
+            relative_dir=rel,
+            start_commit=git.head(mission.worktree_root),
+        ),
         status=RunStatus.RUNNING,
         phase=Phase.PREPARING,
         created_at=now,
@@ -222,7 +223,7 @@ def _ensure_worktree(h: RunHandle) -> None:
     if git.branch_exists(h.repo.repo_root, run.branch_name):
         git.worktree_add_existing(h.repo.repo_root, path, run.branch_name)
     else:
-        start = str(run.sandbox["start_commit"])
+        start = str(run.sandbox.start_commit)
         git.worktree_add(h.repo.repo_root, path, run.branch_name, start)
 
 
@@ -234,12 +235,12 @@ def _materialize_mission(h: RunHandle) -> None:
     """
     target = Path(h.run.mission_dir)
     files: dict[Path, bytes] = {}
-    if h.run.sandbox.get("relative_dir", ".") != ".":
+    if h.run.sandbox.relative_dir != ".":
         source = Path(h.run.source_mission_dir)
         for rel in git.list_files(source) if source.is_dir() else []:
             files[target / rel] = (source / rel).read_bytes()
-    files[target / MISSION_FILE] = str(h.run.sandbox["mission_text"]).encode()
-    files[target / SANDBOX_FILE] = str(h.run.sandbox["sandbox_text"]).encode()
+    files[target / MISSION_FILE] = h.run.sandbox.mission_text.encode()
+    files[target / SANDBOX_FILE] = h.run.sandbox.sandbox_text.encode()
     changed = []
     for path, data in files.items():
         current = path.read_bytes() if path.is_file() else None

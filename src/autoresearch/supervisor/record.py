@@ -17,7 +17,6 @@ from typing import Any, NoReturn
 
 from autoresearch import children, failpoints, git, reset
 from autoresearch.clock import utc_now_iso
-from autoresearch.contracts.sandbox import EvaluationSlots
 from autoresearch.decide import UNCHANGED_CANDIDATE as UNCHANGED
 from autoresearch.decide import Decision
 from autoresearch.errors import RunInterrupted
@@ -90,7 +89,7 @@ def evaluate(
 
     cwd, mission_dir = h.worktree, h.mission_dir
     if tree is not None:
-        cwd, mission_dir = tree, tree / str(h.run.sandbox.get("relative_dir", "."))
+        cwd, mission_dir = tree, tree / h.run.sandbox.relative_dir
     env = measuring_env(h, iteration, cwd, mission_dir)
     if h.measure_with is not None:
         task = evaluation_task(
@@ -118,14 +117,14 @@ def evaluation_task(
 ) -> EvaluationTask:
     """One reading of `commit` (checked out at `tree`) for an executor; the sealed copy was
     verified just now (`measuring_env`)."""
-    slots = EvaluationSlots.from_dict(h.run.sandbox.get("evaluation"))
+    slots = h.run.sandbox.evaluation
     return EvaluationTask(
         run_id=h.run_id,
         lane=h.lane,
         iteration=iteration,
         commit=commit,
         tree=tree,
-        relative_dir=str(h.run.sandbox.get("relative_dir", ".")),
+        relative_dir=h.run.sandbox.relative_dir,
         evaluator=h.evaluator,
         log_path=log_path,
         sealed_dir=h.paths.sealed if h.sealed else None,

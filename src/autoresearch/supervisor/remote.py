@@ -30,7 +30,6 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from autoresearch import git
 from autoresearch.agents import make_agent
@@ -40,9 +39,8 @@ from autoresearch.errors import ContractError, GitError
 from autoresearch.evaluate import EvaluationRecord, run_evaluator
 from autoresearch.fsutil import atomic_write_bytes, private_dir
 from autoresearch.locks import FileLock, holder_gone
-from autoresearch.paths import DEFAULT_SHARED_LINKS, RUNTIME_FILES
 from autoresearch.proc import kill_marked, spawn_detached
-from autoresearch.reset import RuntimeRule
+from autoresearch.reset import run_dirt
 from autoresearch.supervisor import refs
 from autoresearch.supervisor.executor import AgentOutcome, AgentTask, EvaluationTask
 from autoresearch.supervisor.seal import digest
@@ -256,7 +254,7 @@ def _collect(task: AgentTask, place: Scratch, result: AgentResult) -> SessionOut
     bundled = head is not None and git.create_bundle(
         tree, bundle_path, head, exclude=[task.base_commit]
     )
-    rule = session_dirt(task.sandbox)
+    rule = run_dirt(task.sandbox.shared_links, task.sandbox.runtime)
     patch = b""
     if head is not None:
         patch = git.diff_patch(tree, head, keep_untracked=lambda p: not rule.spares(p))
@@ -270,12 +268,6 @@ def _collect(task: AgentTask, place: Scratch, result: AgentResult) -> SessionOut
         log=_read(task.log_path) or b"",
         node=node_name(),
     )
-
-
-def session_dirt(sandbox: dict[str, Any]) -> RuntimeRule:
-    """What a session may leave untracked without it being work (the run's own rule)."""
-    links = tuple(dict.fromkeys((*DEFAULT_SHARED_LINKS, *sandbox.get("links", []))))
-    return RuntimeRule(RUNTIME_FILES, links, tuple(sandbox.get("runtime", [])))
 
 
 def _read(path: Path) -> bytes | None:

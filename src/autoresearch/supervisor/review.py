@@ -210,7 +210,7 @@ def kept(repo_root: Path, steps: list[KeptStep]) -> list[Keep]:
 
 
 def start_point(run: RunRecord) -> str:
-    return str(run.sandbox.get("start_commit") or run.baseline_commit)
+    return str(run.sandbox.start_commit or run.baseline_commit)
 
 
 # --- building ------------------------------------------------------------------------------

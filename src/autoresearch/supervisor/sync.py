@@ -66,8 +66,8 @@ def write_instructions(h: RunHandle) -> None:
     text = instructions.render(
         h.run,
         recent,
-        mission_text=str(h.run.sandbox.get("mission_text", "")),
-        sandbox_body=str(h.run.sandbox.get("body", "")),
+        mission_text=h.run.sandbox.mission_text,
+        sandbox_body=h.run.sandbox.body,
         results_file=str(h.results_file),
         candidate_file=str(h.paths.candidate),
     )

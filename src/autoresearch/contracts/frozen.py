@@ -1,0 +1,111 @@
+"""What a run froze of its mission at prepare: the `sandbox` of a run record (runs.sandbox_json).
+
+Typed once here so no layer reads it by string key. `to_dict` / `from_dict` are the JSON edge
+and keep the stored shape: a run prepared by an older version (keys missing) reads back with
+the defaults it always had, and keys this version does not know survive a rewrite (`extra`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from autoresearch.contracts.sandbox import BudgetSpec, ChecksSpec, EvaluationSlots
+from autoresearch.contracts.tune import TuneSpec, parse_tune
+from autoresearch.noise import NoisePolicy
+from autoresearch.paths import DEFAULT_SHARED_LINKS
+
+_KEYS = (
+    "body",
+    "links",
+    "runtime",
+    "tune",
+    "noise",
+    "sealed",
+    "checks",
+    "evaluation",
+    "budget",
+    "mission_text",
+    "sandbox_text",
+    "relative_dir",
+    "start_commit",
+)
+
+
+@dataclass(frozen=True)
+class FrozenMission:
+    """mission.md and sandbox.md as a run froze them, and where its mission stood."""
+
+    body: str = ""  # sandbox.md's instructions, below its frontmatter
+    links: tuple[str, ...] = ()
+    runtime: tuple[str, ...] = ()
+    tune: TuneSpec | None = None
+    noise: NoisePolicy | None = None  # None: prepared before noise-aware keeps
+    sealed: tuple[str, ...] = ()
+    checks: ChecksSpec | None = None
+    evaluation: EvaluationSlots = field(default_factory=EvaluationSlots)
+    budget: BudgetSpec = field(default_factory=BudgetSpec)
+    mission_text: str = ""
+    sandbox_text: str = ""
+    relative_dir: str = "."  # the mission folder inside the repository (and the worktree)
+    start_commit: str | None = None  # the commit the run's branch started from
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def noise_policy(self) -> NoisePolicy:
+        """The policy the run decides by (an older run without one: the single rule)."""
+        return self.noise if self.noise is not None else NoisePolicy.from_dict(None)
+
+    @property
+    def shared_links(self) -> tuple[str, ...]:
+        """The paths linked from the repository into the worktree: the defaults and sandbox.md's."""
+        return tuple(dict.fromkeys((*DEFAULT_SHARED_LINKS, *self.links)))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **self.extra,
+            "body": self.body,
+            "links": list(self.links),
+            "runtime": list(self.runtime),
+            "tune": None if self.tune is None else self.tune.to_dict(),
+            "noise": None if self.noise is None else self.noise.to_dict(),
+            "sealed": list(self.sealed),
+            "checks": None if self.checks is None else self.checks.to_dict(),
+            "evaluation": self.evaluation.to_dict(),
+            "budget": self.budget.to_dict(),
+            "mission_text": self.mission_text,
+            "sandbox_text": self.sandbox_text,
+            "relative_dir": self.relative_dir,
+            "start_commit": self.start_commit,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> FrozenMission:
+        d = data or {}
+        noise = d.get("noise")
+        return cls(
+            body=str(d.get("body") or ""),
+            links=tuple(d.get("links") or ()),
+            runtime=tuple(d.get("runtime") or ()),
+            tune=parse_tune(d.get("tune")),
+            noise=None if noise is None else NoisePolicy.from_dict(noise),
+            sealed=tuple(d.get("sealed") or ()),
+            checks=ChecksSpec.from_dict(d.get("checks")),
+            evaluation=EvaluationSlots.from_dict(d.get("evaluation")),
+            budget=_budget(d.get("budget")),
+            mission_text=str(d.get("mission_text") or ""),
+            sandbox_text=str(d.get("sandbox_text") or ""),
+            relative_dir=str(d.get("relative_dir") or "."),
+            start_commit=d.get("start_commit"),
+            extra={k: v for k, v in d.items() if k not in _KEYS},
+        )
+
+
+def _budget(data: dict[str, Any] | None) -> BudgetSpec:
+    d = data or {}
+    usd, tokens, hours = d.get("usd"), d.get("tokens"), d.get("hours")
+    return BudgetSpec(
+        usd=None if usd is None else float(usd),
+        tokens=None if tokens is None else int(tokens),
+        hours=None if hours is None else float(hours),
+    )
