@@ -52,6 +52,32 @@ class CheckSpec:
 
 
 @dataclass(frozen=True)
+class CheckRun:
+    """How one of a job's checks went (`to_dict`: an entry of the job's `checks` in the journal)."""
+
+    name: str
+    command: str
+    status: str  # a worker.outcome.CheckResult
+    exit_code: int | None
+    duration_ms: int
+    timed_out: bool
+    output: dict[str, Any] | None  # the artifact of its whole log
+    tail: str
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "command": self.command,
+            "status": self.status,
+            "exit_code": self.exit_code,
+            "duration_ms": self.duration_ms,
+            "timed_out": self.timed_out,
+            "output": self.output,
+            "tail": self.tail,
+        }
+
+
+@dataclass(frozen=True)
 class ScopeSpec:
     """The paths a modifying job may change and the largest diff it may produce."""
 

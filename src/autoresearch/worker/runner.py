@@ -44,7 +44,7 @@ from autoresearch.states import JobState, ProcessState, ResultState
 from autoresearch.worker import evidence as ev
 from autoresearch.worker import liveness
 from autoresearch.worker.bridge import job_bridge
-from autoresearch.worker.model import Isolation, JobSpec
+from autoresearch.worker.model import CheckRun, Isolation, JobSpec
 from autoresearch.worker.outcome import CheckResult, Executor
 
 QUEUE_POLL_SECONDS = 0.25
@@ -74,7 +74,7 @@ class Runner:
         result = self._agent(workdir, snap)
         executor = _executor(result)
         state = _state_after_agent(result)
-        checks: list[dict[str, Any]] = []
+        checks: list[CheckRun] = []
         if state is JobState.RUNNING and executor is Executor.PASSED:
             self._update(state=JobState.CHECKING)
             checks, state = self._checks(workdir)
@@ -154,8 +154,8 @@ class Runner:
         self._update(executor=executor, children_ended=True)
         return result
 
-    def _checks(self, workdir: Path) -> tuple[list[dict[str, Any]], JobState]:
-        done: list[dict[str, Any]] = []
+    def _checks(self, workdir: Path) -> tuple[list[CheckRun], JobState]:
+        done: list[CheckRun] = []
         for index, check in enumerate(self.spec.checks, start=1):
             remaining = self._remaining()
             limit = min(check.timeout_seconds, remaining)
@@ -173,18 +173,18 @@ class Runner:
                 )
             )
             status = _check_status(process_state(out.timed_out, out.spawn_error, out.exit_code))
-            record = {
-                "name": check.label,
-                "command": check.command,
-                "status": status.value,
-                "exit_code": out.exit_code,
-                "duration_ms": out.duration_ms,
-                "timed_out": out.timed_out,
-                "output": ev.artifact(log, f"check-{index:02d}.log"),
-                "tail": ev.log_tail(log),
-            }
+            record = CheckRun(
+                name=check.label,
+                command=check.command,
+                status=status.value,
+                exit_code=out.exit_code,
+                duration_ms=out.duration_ms,
+                timed_out=out.timed_out,
+                output=ev.artifact(log, f"check-{index:02d}.log"),
+                tail=ev.log_tail(log),
+            )
             done.append(record)
-            self._update(checks=done, children_ended=True)
+            self._update(checks=[c.to_dict() for c in done], children_ended=True)
             if out.cancelled:
                 return done, JobState.CANCELLED
             if out.timed_out and limit < check.timeout_seconds:
@@ -192,7 +192,7 @@ class Runner:
         return done, JobState.CHECKING
 
     def _finish(
-        self, state: JobState, snap: ev.Snapshot, workdir: Path, checks: list[dict[str, Any]]
+        self, state: JobState, snap: ev.Snapshot, workdir: Path, checks: list[CheckRun]
     ) -> None:
         changes = ev.changes_since(snap)
         patch = self._save_patch(snap)
@@ -214,7 +214,7 @@ class Runner:
             state=state,
             finished_at=utc_now_iso(),
             evidence=evidence,
-            checks=checks,
+            checks=[c.to_dict() for c in checks],
             **result,
         )
 
