@@ -33,7 +33,6 @@ from types import ModuleType
 from typing import Any
 
 from autoresearch import git
-from autoresearch.contracts.sandbox import EvaluationSlots
 from autoresearch.errors import AutoresearchError, ContractError
 from autoresearch.evaluate import EvaluationRecord
 from autoresearch.settings import ray_node_dir
@@ -281,7 +280,7 @@ class RayExecutor:
 def for_run(h: RunHandle, address: str | None) -> RayExecutor:
     """The executor of `run --executor ray [--address ADDR]`: sandbox.md's evaluation slots
     bound the evaluations running at once over the whole cluster; their resources place them."""
-    slots = EvaluationSlots.from_dict(h.run.sandbox.get("evaluation")).slots
+    slots = h.run.sandbox.evaluation.slots
     return RayExecutor(address, slots)
 
 
