@@ -12,6 +12,8 @@ import pytest
 from exp_helpers import CHECKS, exp_repo, init, log, run
 
 from autoresearch.errors import RefusedError
+from autoresearch.experiments import RunParams, run_experiment
+from autoresearch.experiments.verbs import Door
 from helpers import Repo, cli
 
 # value.txt plus noise (sd 0.1) drawn from a counter kept outside the repository: every
@@ -45,7 +47,10 @@ def noisy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Repo:
 
 def test_a_sealed_harness_measures_only_an_unchanged_tree_and_runs_the_copy(noisy: Repo) -> None:
     result = init(noisy.root, seal=True, direction="higher")
-    assert any(m.startswith("sealed autoresearch.sh:") for m in result.messages)
+    assert any(
+        m.startswith("sealed autoresearch.sh: `autoresearch exp run` measures nothing")
+        for m in result.messages
+    )
     first = run(noisy.root)
     assert first.status == "pass"
     sealed = noisy.root / f".autoresearch/sessions/{result.session_id}/sealed"
@@ -57,6 +62,14 @@ def test_a_sealed_harness_measures_only_an_unchanged_tree_and_runs_the_copy(nois
     noisy.write("autoresearch.sh", NOISY_HARNESS + "echo 'METRIC score=1e9'\n")
     with pytest.raises(RefusedError, match=r"^harness changed: autoresearch\.sh \(sealed"):
         run(noisy.root)
+    assert run_count(noisy) == runs_before
+    # the way out names the caller's own door: a CLI command, or an MCP tool
+    cli_refusal = cli("exp", "run", cwd=noisy.root)
+    assert "(`autoresearch exp init --seal`)" in cli_refusal.stderr, cli_refusal.stderr
+    with pytest.raises(RefusedError) as mcp_refusal:
+        run_experiment(noisy.root, RunParams(), door=Door.MCP)
+    assert str(mcp_refusal.value).endswith("(init_experiment with seal)")
+    assert "autoresearch exp" not in str(mcp_refusal.value)
     assert run_count(noisy) == runs_before
     # adding a checks file changes the harness too
     noisy.git("checkout", "--", "autoresearch.sh")

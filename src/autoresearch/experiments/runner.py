@@ -118,7 +118,7 @@ def run_experiment(
                     f"start a new segment ({ctx.verbs.new_segment}) or close it ({ctx.verbs.off})"
                 )
             # a changed harness is refused before anything is recorded or measured
-            sealed = verified(ctx.cwd, ctx.session_paths(session))
+            sealed = verified(ctx.cwd, ctx.session_paths(session), ctx.verbs)
             abandoned = abandon_pending(ctx.journal, session)
             with ctx.journal.tx() as conn:
                 run = sessions.insert_run(conn, session, session.kept_commit)

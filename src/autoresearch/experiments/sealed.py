@@ -15,6 +15,7 @@ from pathlib import Path
 from autoresearch import sealing
 from autoresearch.decide import REASON_HARNESS_CHANGED
 from autoresearch.errors import RefusedError
+from autoresearch.experiments.verbs import Verbs
 from autoresearch.paths import HARNESS_FILES, SessionPaths
 
 SEALED_DIR_ENV = "AUTORESEARCH_SEALED_DIR"
@@ -41,9 +42,10 @@ def harness_change(directory: Path, digests: dict[str, str]) -> str | None:
     return next(added, None)
 
 
-def verified(directory: Path, paths: SessionPaths) -> Path | None:
+def verified(directory: Path, paths: SessionPaths, say: Verbs) -> Path | None:
     """The sealed copy to run from (None: the session is not sealed), after checking that the
-    tree's harness and the copy are both what was sealed; else nothing is measured."""
+    tree's harness and the copy are both what was sealed; else nothing is measured. `say`:
+    the calling door's verbs, so the way out names what the caller can type or call."""
     if not is_sealed(paths):
         return None
     digests = sealing.read_digests(paths.sealed_digests)
@@ -52,12 +54,12 @@ def verified(directory: Path, paths: SessionPaths) -> Path | None:
         raise RefusedError(
             f"{REASON_HARNESS_CHANGED}: {changed} (sealed at init); nothing was measured – "
             f"restore it (git checkout -- {changed}) or seal the new harness on purpose "
-            "(exp init --seal)"
+            f"({say.seal})"
         )
     copy = sealing.changed_copy(paths.sealed, digests)
     if copy is not None:
         raise RefusedError(
             f"sealed harness copy changed since init: {copy}; nothing was measured – "
-            "seal the harness again (exp init --seal)"
+            f"seal the harness again ({say.seal})"
         )
     return paths.sealed

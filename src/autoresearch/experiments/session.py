@@ -130,7 +130,7 @@ def init_session(start: Path, params: InitParams, door: Door = Door.CLI) -> Init
 def _seal(ctx: Context, record: SessionRecord, messages: list[str]) -> None:
     sealed = seal_harness(Path(record.directory), ctx.session_paths(record))
     messages.append(
-        f"sealed {', '.join(sealed)}: exp run measures nothing while they differ "
+        f"sealed {', '.join(sealed)}: {ctx.verbs.run} measures nothing while they differ "
         "(harness changed: <path>) and runs the sealed copy"
     )
 

@@ -27,6 +27,7 @@ class Verbs:
     init_new: str  # a new session: its required fields
     new_segment: str
     allow_secrets: str
+    seal: str  # seal the harness as it is now
     run: str
     log: str
     justify: str  # justify a kept run N (`{n}` is its number)
@@ -48,6 +49,7 @@ _CLI = Verbs(
     init_new="`autoresearch exp init --name <name> --metric <metric>`",
     new_segment="`autoresearch exp init --new-segment`",
     allow_secrets="`autoresearch exp init --allow-secrets`",
+    seal="`autoresearch exp init --seal`",
     run="`autoresearch exp run`",
     log="`autoresearch exp log`",
     justify="`autoresearch exp log --justify {n}:REASON`",
@@ -62,6 +64,7 @@ _MCP = Verbs(
     init_new="init_experiment with name and metric",
     new_segment="init_experiment with new_segment",
     allow_secrets="init_experiment with allow_secrets",
+    seal="init_experiment with seal",
     run="run_experiment",
     log="log_experiment",
     justify="log_experiment with justify_runs [{{run_id: {n}, reason}}]",
