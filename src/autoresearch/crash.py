@@ -12,6 +12,7 @@ must still leave the user with the one line.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import platform
 import stat
@@ -23,8 +24,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from autoresearch import __version__
-from autoresearch.fsutil import atomic_write_text, make_private, private_dir
-from autoresearch.paths import CRASH_DIR, STATE_DIR
+from autoresearch.errors import DiskFullError, disk_full_detail
+from autoresearch.fsutil import (
+    FileRefused,
+    atomic_write_text,
+    make_private,
+    private_dir,
+    read_regular,
+)
+from autoresearch.paths import ACTIVE_RUN_FILE, CRASH_DIR, RUNS_DIR, STATE_DIR
 from autoresearch.redact import redact
 
 EXIT_INTERNAL_ERROR = 3
@@ -104,3 +112,38 @@ def internal_error_line(exc: BaseException, log: Path) -> str:
     """The one line every front door shows for an unexpected error."""
     text = " ".join(str(exc).splitlines()) or "no message"
     return f"internal error ({type(exc).__name__}: {text}) (details in {log})"
+
+
+def disk_full_line(exc: BaseException, start: Path | None = None) -> str | None:
+    """The one line for a full disk (None when `exc` is something else): what ran out, that
+    nothing recorded was lost, and how to go on – `resume` for the unfinished run."""
+    detail = disk_full_detail(exc)
+    if detail is None:
+        return None
+    run_id = _unfinished_run(start or Path.cwd())
+    then = (
+        f"then resume the run: autoresearch resume {run_id}"
+        if run_id
+        else "then run the command again"
+    )
+    what = exc.message if isinstance(exc, DiskFullError) else f"no space left on device ({detail})"
+    return f"{what}; nothing recorded was lost: free some space, {then}"
+
+
+def _unfinished_run(start: Path) -> str | None:
+    """The run the active-run pointer names while it is unfinished (best effort: reading
+    must never fail the line)."""
+    for folder in (start, *start.parents):
+        pointer = folder / STATE_DIR / ACTIVE_RUN_FILE
+        if (folder / STATE_DIR).is_dir():
+            try:
+                data = json.loads(read_regular(pointer, 64 * 1024))
+            except (OSError, FileRefused, ValueError):
+                return None
+            if not isinstance(data, dict) or not data.get("active"):
+                return None
+            run_id = str(data.get("run_id") or "")
+            # a prepare that failed removed its run: the pointer may outlive it
+            alive = run_id and (folder / STATE_DIR / RUNS_DIR / run_id).is_dir()
+            return run_id if alive else None
+    return None

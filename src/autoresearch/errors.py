@@ -6,6 +6,8 @@ A step that was recorded but failed the run is not an exception; it is a result 
 
 from __future__ import annotations
 
+import errno
+
 
 class AutoresearchError(Exception):
     """Base of every user-facing error; `message` is shown as is, on one line."""
@@ -49,3 +51,29 @@ class RunInterrupted(AutoresearchError):
     resumable."""
 
     exit_code = 130
+
+
+class DiskFullError(AutoresearchError):
+    """No space left on the device (or the quota is used up): the write that failed was
+    atomic or in a transaction, so what was recorded before is intact."""
+
+
+DISK_FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
+# How SQLite and git say it (their errors carry no errno).
+DISK_FULL_TEXTS = ("database or disk is full", "No space left on device", "Disk quota exceeded")
+
+
+def disk_full_detail(exc: BaseException) -> str | None:
+    """What ran out of space, when `exc` (or what caused it) is a full disk; else None."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, OSError) and current.errno in DISK_FULL_ERRNOS:
+            where = current.filename
+            return f"{current.strerror or 'no space left'}" + (f": {where}" if where else "")
+        text = str(current)
+        if any(t.lower() in text.lower() for t in DISK_FULL_TEXTS):
+            return " ".join(text.splitlines())
+        current = current.__cause__ or current.__context__
+    return None

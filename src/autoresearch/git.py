@@ -7,6 +7,7 @@ values; paths are read NUL-separated.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -17,7 +18,7 @@ from pathlib import Path
 
 from autoresearch.errors import GitError, ProcessError
 from autoresearch.fsutil import child_umask
-from autoresearch.proc import Captured, run_capture
+from autoresearch.proc import Captured, git_running_in, run_capture
 
 TOOL_NAME = "autoresearch"
 TOOL_EMAIL = "autoresearch@localhost"
@@ -57,6 +58,11 @@ def _run(
 def _failure(args: Sequence[str], done: Captured) -> str:
     detail = (done.stderr or done.stdout).decode("utf-8", "replace").strip().splitlines()
     tail = " | ".join(detail[-3:]) if detail else "no output"
+    # "Unable to create '<path>.lock': File exists." comes first, before git's advice: the
+    # one line that names the lock must not be cut off
+    lock = next((line for line in detail if ".lock'" in line), None)
+    if lock is not None and lock not in detail[-3:]:
+        tail = f"{lock.strip()} | {tail}"
     return f"git {' '.join(args[:3])} failed (exit {done.returncode}): {tail}"
 
 
@@ -202,6 +208,77 @@ def git_dirs(cwd: Path) -> tuple[Path, Path]:
     out = _text(_run(cwd, ["rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir"]))
     own, common = out.splitlines()
     return Path(own), Path(common)
+
+
+# --- stale locks --------------------------------------------------------------------------
+
+# Lock files git leaves behind when it is killed: they make every later git command in that
+# repository fail with "Unable to create '….lock': File exists".
+_TOP_LOCKS = ("index.lock", "HEAD.lock", "ORIG_HEAD.lock", "config.lock", "packed-refs.lock")
+_SHARED_LOCKS = ("packed-refs.lock", "config.lock")
+
+
+def lock_files(cwd: Path, whole_repository: bool = False, own_dir: bool = True) -> list[Path]:
+    """Lock files in the git directories of the worktree at `cwd`: its own (index, HEAD;
+    not with `own_dir=False`) and the shared refs; with `whole_repository`, those of the main
+    checkout and every worktree too."""
+    own, common = git_dirs(cwd)
+    found = {own / name for name in _TOP_LOCKS} if own_dir else set()
+    found |= {common / name for name in _SHARED_LOCKS}
+    if whole_repository:
+        found |= {common / name for name in _TOP_LOCKS}
+        if (common / "worktrees").is_dir():
+            found |= {p / name for p in (common / "worktrees").iterdir() for name in _TOP_LOCKS}
+    found = {p for p in found if p.is_file()}
+    if (common / "refs").is_dir():
+        found |= {p for p in (common / "refs").rglob("*.lock") if p.is_file()}
+    return sorted(found)
+
+
+def stale_locks(cwd: Path, whole_repository: bool = False, own_dir: bool = True) -> list[Path]:
+    """The lock files of `lock_files` while no git process works in this repository."""
+    found = lock_files(cwd, whole_repository, own_dir)
+    if not found:
+        return []
+    own, common = git_dirs(cwd)
+    roots = [own, common, cwd, *[r for r in (main_root(cwd),) if r is not None]]
+    return [] if git_running_in(roots) else found
+
+
+def clear_stale_locks(
+    cwd: Path, whole_repository: bool = False, own_dir: bool = True
+) -> list[Path]:
+    """Remove the locks a killed git left (none while a git process is running); returns
+    what was removed."""
+    removed = []
+    for lock in stale_locks(cwd, whole_repository, own_dir):
+        with contextlib.suppress(FileNotFoundError):
+            lock.unlink()
+            removed.append(lock)
+    return removed
+
+
+def worktree_problem(path: Path, branch: str) -> str | None:
+    """Why the worktree at `path` is not a whole checkout of `branch`, or None.
+
+    A `git worktree add` or a reset killed half-way leaves HEAD unborn or on no branch, no
+    index, an index that differs from HEAD, or files missing from the working tree: a commit
+    made on such a tree would record the missing files as deleted."""
+    ref = _run(path, ["symbolic-ref", "-q", "HEAD"], check=False)
+    if ref.returncode != 0 or _text(ref) != f"refs/heads/{branch}":
+        return f"HEAD is not on {branch}"
+    if resolve_commits(path, ["HEAD"]) == [None]:
+        return "HEAD does not name a commit"
+    own, _ = git_dirs(path)
+    if not (own / "index").is_file():
+        return "the index is missing"
+    staged = _run(path, ["diff-index", "--cached", "--quiet", "HEAD", "--"], check=False)
+    if staged.returncode != 0:
+        return "the index differs from HEAD"
+    missing = _run(path, ["diff-files", "--name-only", "--diff-filter=D", "-z"], check=False)
+    if missing.returncode != 0 or missing.stdout.strip(b"\0"):
+        return "files of HEAD are missing from the working tree"
+    return None
 
 
 # --- worktrees -----------------------------------------------------------------------------

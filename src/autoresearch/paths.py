@@ -9,6 +9,11 @@ from pathlib import Path
 
 STATE_DIR = ".autoresearch"
 JOURNAL_FILE = "journal.sqlite3"
+# Beside the journal: the identity of the journal that belongs here (a truncated, deleted or
+# swapped journal no longer matches it) and the rotating online backups.
+JOURNAL_ID_SUFFIX = ".id"
+BACKUPS_DIR = "backups"
+JOURNAL_BACKUPS_KEPT = 3
 ACTIVE_RUN_FILE = "active-run.json"
 RUNS_DIR = "runs"
 WORKTREES_DIR = "worktrees"
@@ -51,6 +56,14 @@ class RepoPaths:
         return self.state_dir / JOURNAL_FILE
 
     @property
+    def journal_id(self) -> Path:
+        return journal_marker(self.journal)
+
+    @property
+    def backups(self) -> Path:
+        return journal_backup_dir(self.journal)
+
+    @property
     def active_run(self) -> Path:
         return self.state_dir / ACTIVE_RUN_FILE
 
@@ -70,6 +83,20 @@ class RepoPaths:
 
     def session_dir(self, session_id: int) -> Path:
         return self.state_dir / SESSIONS_DIR / str(session_id)
+
+
+def journal_marker(journal: Path) -> Path:
+    """The file that names the journal that belongs beside it (`journal.sqlite3.id`)."""
+    return journal.with_name(journal.name + JOURNAL_ID_SUFFIX)
+
+
+def journal_backup_dir(journal: Path) -> Path:
+    return journal.parent / BACKUPS_DIR
+
+
+def journal_backup(journal: Path, generation: int) -> Path:
+    """Backup `generation` of the journal: 1 is the newest."""
+    return journal_backup_dir(journal) / f"{journal.stem}.{generation}{journal.suffix}"
 
 
 @dataclass(frozen=True)

@@ -8,16 +8,22 @@ Two shapes:
   (METRIC scanners, JSONL event parsers) and a cancel hook polled while it runs.
 
 Invariant: when `run_supervised` returns, no process of the child's group is left running and
-memory use never depended on how much the child printed.
+memory use never depended on how much the child printed. A driver that made itself a child
+subreaper (`become_subreaper`, Linux) also ends what escaped the group with `setsid`: such an
+orphan is reparented to the driver instead of init, and is stopped and reaped when the child
+that started it has ended.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import selectors
 import signal
 import subprocess
+import sys
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,6 +39,29 @@ READ_CHUNK = 65536
 POLL_SECONDS = 0.1
 DEFAULT_TAIL_BYTES = 64 * 1024
 DRAIN_SECONDS = 1.0
+
+
+_PR_SET_CHILD_SUBREAPER = 36
+_subreaper = False
+_live_lock = threading.Lock()
+_live: set[int] = set()  # supervised children running now, in any thread: not orphans
+
+
+def become_subreaper() -> bool:
+    """Make this process the reaper of its orphaned descendants (prctl
+    PR_SET_CHILD_SUBREAPER); True when it is one. Only a driver that owns every process it
+    spawns in another session should be: its supervised children."""
+    global _subreaper
+    if _subreaper:
+        return True
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        _subreaper = bool(libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
+    except (OSError, AttributeError):
+        return False
+    return _subreaper
 
 
 class StreamConsumer(Protocol):
@@ -123,7 +152,9 @@ def run_supervised(spec: SupervisedSpec) -> SupervisedOutcome:
     # Unbuffered: a tail of the log (job_tail, a person with `tail -f`) sees output at once.
     with private_open(spec.log_path, "wb", buffering=0) as log:
         try:
-            proc = _spawn(spec)
+            with _live_lock:  # registered before any orphan scan can see it
+                proc = _spawn(spec)
+                _live.add(proc.pid)
         except OSError as exc:
             message = f"could not start {spec.argv[0]}: {exc.strerror or exc}"
             log.write(f"[autoresearch] {message}\n".encode())
@@ -131,14 +162,20 @@ def run_supervised(spec: SupervisedSpec) -> SupervisedOutcome:
                 started_at, _ms_since(t0), None, spawn_error=message, log_path=spec.log_path
             )
         try:
-            if spec.on_spawn is not None:
-                spec.on_spawn(proc.pid)
-        except BaseException:
-            # A child nobody supervises must not keep running.
-            _terminate_group(proc, spec.grace_seconds)
-            proc.wait()
-            raise
-        return _supervise(spec, proc, log, started_at, t0)
+            try:
+                if spec.on_spawn is not None:
+                    spec.on_spawn(proc.pid)
+            except BaseException:
+                # A child nobody supervises must not keep running.
+                _terminate_group(proc, spec.grace_seconds)
+                proc.wait()
+                raise
+            return _supervise(spec, proc, log, started_at, t0)
+        finally:
+            with _live_lock:
+                _live.discard(proc.pid)
+            if _subreaper:
+                reap_orphans(_tag_markers(spec.env))
 
 
 def _spawn(spec: SupervisedSpec) -> subprocess.Popen[bytes]:
@@ -414,6 +451,67 @@ def _own_groups() -> set[int]:
     return groups
 
 
+def _tag_markers(env: Mapping[str, str]) -> list[str]:
+    """The AUTORESEARCH_* entries a child got beyond our own environment: its owner's tag."""
+    return [
+        f"{k}={v}"
+        for k, v in env.items()
+        if k.startswith("AUTORESEARCH_") and os.environ.get(k) != v
+    ]
+
+
+def reap_orphans(markers: Sequence[str]) -> list[int]:
+    """Stop and reap the orphans reparented to this (subreaper) process: children of ours in
+    another session that are not supervised children still running. One that carries
+    `markers`, or no AUTORESEARCH_* tag at all (a scrubbed environment), is killed with its
+    group; one that carries another owner's tag is left to that owner. Returns the killed."""
+    killed: list[int] = []
+    for _ in range(10):  # killing an orphan may orphan its own children: look again
+        found = _orphans(markers)
+        if not found:
+            break
+        for pid in found:
+            with contextlib.suppress(OSError):
+                os.killpg(os.getpgid(pid), signal.SIGKILL)
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError, OSError):
+                os.waitpid(pid, 0)
+            killed.append(pid)
+    return killed
+
+
+def _orphans(markers: Sequence[str]) -> list[int]:
+    proc_root = Path("/proc")
+    if not (proc_root / "self" / "stat").exists():
+        return []
+    me, my_sid = os.getpid(), os.getsid(0)
+    needles = [m.encode() for m in markers]
+    with _live_lock:
+        live = set(_live)
+    found = []
+    for entry in proc_root.iterdir():
+        if not entry.name.isdigit() or int(entry.name) in live:
+            continue
+        pid = int(entry.name)
+        try:
+            stat = (entry / "stat").read_text()
+            fields = stat[stat.rfind(")") + 2 :].split()
+            if int(fields[1]) != me or int(fields[3]) == my_sid:
+                continue
+            if fields[0] == "Z":  # an orphan that already ended: only reap it
+                with contextlib.suppress(ChildProcessError, OSError):
+                    os.waitpid(pid, os.WNOHANG)
+                continue
+            env = (entry / "environ").read_bytes().split(b"\0")
+        except (OSError, ValueError, IndexError):
+            continue
+        tagged = any(e.startswith(b"AUTORESEARCH_RUN_ID=") for e in env)
+        if (needles and all(n in env for n in needles)) or not tagged:
+            found.append(pid)
+    return found
+
+
 def _ms_since(t0: float) -> int:
     return round((time.monotonic() - t0) * 1000)
 
@@ -468,3 +566,34 @@ def process_running(pid: int, marker: str) -> bool:
 def group_running(pgid: int) -> bool:
     """True while a non-zombie member of process group `pgid` exists."""
     return _group_running(pgid)
+
+
+def git_running_in(roots: Sequence[Path]) -> bool:
+    """True while some git process works in one of `roots` (its current directory lies under
+    one), or holds a file under one of them open. Git changes into the repository it acts on
+    (also with `-C`), so a live git is seen whatever directory it was started from. Without
+    /proc nothing can be known: assume one runs."""
+    proc_root = Path("/proc")
+    if not (proc_root / "self" / "cwd").exists():
+        return True
+    wanted = [os.path.realpath(r) for r in roots]
+
+    def under(target: str) -> bool:
+        return any(target == w or target.startswith(w.rstrip("/") + "/") for w in wanted)
+
+    me = os.getpid()
+    for entry in proc_root.iterdir():
+        if not entry.name.isdigit() or int(entry.name) == me:
+            continue
+        try:
+            if not (entry / "comm").read_text().startswith("git"):
+                continue
+            if under(os.readlink(entry / "cwd")):
+                return True
+            for fd in (entry / "fd").iterdir():
+                with contextlib.suppress(OSError):
+                    if under(os.readlink(fd)):
+                        return True
+        except OSError:
+            continue
+    return False

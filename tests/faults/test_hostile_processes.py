@@ -10,7 +10,15 @@ import sys
 import tempfile
 from pathlib import Path
 
-from helpers import GIT_ENV, Repo, artifact, edit_and_commit, sandbox_text, write_artifact
+from helpers import (
+    GIT_ENV,
+    Repo,
+    artifact,
+    edit_and_commit,
+    pid_alive,
+    sandbox_text,
+    write_artifact,
+)
 
 STUBBORN = (
     "trap '' TERM; "
@@ -122,3 +130,40 @@ def test_hostile_agent_times_out_and_leaves_nothing_running(repo: Repo, mission_
     log = Path(summary["logs_dir"]) / "iteration-0001-agent.log"
     assert log.stat().st_size >= 100_000_000
     assert peak_mib < 200
+
+
+ESCAPER = """
+import os, sys, time
+pidfile = sys.argv[1]
+if os.fork() == 0:
+    os.setsid()  # out of the session's process group: killpg no longer reaches it
+    if os.fork() == 0:
+        with open(pidfile + ".tmp", "w") as f:
+            f.write(str(os.getpid()))
+        os.replace(pidfile + ".tmp", pidfile)
+        time.sleep(300)
+    os._exit(0)
+os.wait()
+while not os.path.exists(pidfile):
+    time.sleep(0.01)
+"""
+
+
+def test_a_double_forked_setsid_grandchild_is_reaped_when_the_session_ends(
+    repo: Repo, mission_dir: Path, tmp_path: Path
+) -> None:
+    script = tmp_path / "escaper.py"
+    script.write_text(ESCAPER)
+    pidfile = tmp_path / "escaped.pid"
+    agent = f"cmd:{sys.executable} {script} {pidfile}"
+    code, _out, err, _ = run_cli(
+        repo, "run", "missions/demo", "--agent", agent, "--max-iterations", "1",
+        "--run-tag", "e1", "--json",
+    )  # fmt: skip
+    escaped = int(pidfile.read_text())
+    try:
+        assert code == 0, err
+        assert not pid_alive(escaped), "the setsid grandchild outlived the run"
+    finally:
+        if pid_alive(escaped):
+            os.kill(escaped, 9)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from autoresearch import git
+from autoresearch import failpoints, git
 from autoresearch.agents.base import AgentResult, OnSpawn, SessionRequest, ShouldCancel, Usage
 from autoresearch.agents.tuning import Proposal, Trial, propose, read_value, write_value
 from autoresearch.clock import utc_now_iso
@@ -114,6 +114,7 @@ def apply_proposal(worktree: Path, params: tuple[ParamSpec, ...], proposal: Prop
         files[p.file] = write_value(text, p.name, proposal.values[p.name], p.integer)
     for rel, text in files.items():
         atomic_write_text(worktree / rel, text, keep_mode=True)
+    failpoints.hit("offline.after_edit")
     commit = git.commit_all(worktree, proposal.description, pathspec=list(files), author=AUTHOR)
     return commit or git.head(worktree)
 

@@ -14,6 +14,7 @@ import click
 
 from autoresearch import __version__
 from autoresearch.cli.common import AppGroup
+from autoresearch.cli.doctor_cmd import doctor
 from autoresearch.cli.exp_cmds import exp
 from autoresearch.cli.hook_cmds import register as register_hook_commands
 from autoresearch.cli.job_cmds import job
@@ -50,6 +51,7 @@ app.add_command(exp)
 app.add_command(mcp_command)
 app.add_command(job)
 app.add_command(worker)
+app.add_command(doctor)
 
 
 def main() -> None:

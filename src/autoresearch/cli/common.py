@@ -13,7 +13,12 @@ from typing import Any
 
 import click
 
-from autoresearch.crash import EXIT_INTERNAL_ERROR, internal_error_line, write_crash_log
+from autoresearch.crash import (
+    EXIT_INTERNAL_ERROR,
+    disk_full_line,
+    internal_error_line,
+    write_crash_log,
+)
 from autoresearch.errors import AutoresearchError
 
 EXIT_RECORDED_FAILURE = 1
@@ -27,16 +32,24 @@ class AppGroup(click.Group):
         try:
             return super().invoke(ctx)
         except AutoresearchError as exc:
-            fail(exc.message, exc.exit_code)
+            full = disk_full_line(exc, _start(_repo_option(ctx)))
+            fail(full or exc.message, exc.exit_code)
         except KeyboardInterrupt:
             click.echo("autoresearch: interrupted", err=True)
             sys.exit(130)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise  # click's own usage errors and exits keep their codes
         except Exception as exc:  # noqa: BLE001 - the one catch-all, at the edge
-            start = ctx.obj.get("repo") if isinstance(ctx.obj, dict) else None
+            start = _repo_option(ctx)
+            full = disk_full_line(exc, _start(start))
+            if full is not None:  # not a bug: one line and the way on, no crash log
+                fail(full, EXIT_REFUSED)
             log = write_crash_log(exc, ["autoresearch", *sys.argv[1:]], _start(start))
             fail(internal_error_line(exc, log), EXIT_INTERNAL_ERROR)
+
+
+def _repo_option(ctx: click.Context) -> str | None:
+    return ctx.obj.get("repo") if isinstance(ctx.obj, dict) else None
 
 
 def _start(repo: str | None) -> Path | None:

@@ -113,7 +113,7 @@ def agent_options(func: Any) -> Any:
 def run(ctx: click.Context, /, mission_dir: Path, agent_spec: str, **options: Any) -> None:
     """Prepare a run, then loop: agent session → artifact → evaluation → decision."""
     from autoresearch.supervisor.options import limits_from, loop_record, where_from
-    from autoresearch.supervisor.prepare import prepare, uncommitted_note
+    from autoresearch.supervisor.prepare import prepare, uncommitted_note, unknown_key_notes
 
     config = _agent_config(agent_spec, options)
     _check_offline_mission(config.spec, mission_dir)
@@ -122,6 +122,8 @@ def run(ctx: click.Context, /, mission_dir: Path, agent_spec: str, **options: An
     note = uncommitted_note(mission_dir)
     if note:
         warn(f"autoresearch: {note}")
+    for line in unknown_key_notes(mission_dir):
+        warn(f"autoresearch: {line}")
     limits = limits_from(options)
     loop = loop_record(config, limits, where=where)
     with prepare(mission_dir, options["run_tag"], loop=loop) as handle:

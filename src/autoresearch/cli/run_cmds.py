@@ -66,11 +66,13 @@ def prepare(mission_dir: Path, run_tag: str | None, as_json: bool) -> None:
     from autoresearch.journal.views import manifest
     from autoresearch.supervisor.lifecycle import baseline_evaluation
     from autoresearch.supervisor.prepare import prepare as do_prepare
-    from autoresearch.supervisor.prepare import uncommitted_note
+    from autoresearch.supervisor.prepare import uncommitted_note, unknown_key_notes
 
     note = uncommitted_note(mission_dir)
     if note:
         warn(f"autoresearch: {note}")
+    for line in unknown_key_notes(mission_dir):
+        warn(f"autoresearch: {line}")
     with do_prepare(mission_dir, run_tag) as handle:
         data = manifest(handle.run, handle.repo)
         baseline = baseline_evaluation(handle)

@@ -17,7 +17,7 @@ from autoresearch import git
 from autoresearch.errors import ContractError, NotFoundError
 from autoresearch.experiments.verbs import Door, Verbs, verbs
 from autoresearch.journal import sessions
-from autoresearch.journal.db import Journal
+from autoresearch.journal.db import Journal, journal_present
 from autoresearch.journal.sessions import SessionRecord
 from autoresearch.locks import take_or_refuse
 from autoresearch.paths import HARNESS_FILE, RepoPaths, SessionPaths, session_paths
@@ -91,7 +91,7 @@ def open_context(start: Path, mode: Mode = "write", door: Door = Door.CLI) -> It
     if cwd is None or root is None:
         raise ContractError(f"not inside a git repository: {start}")
     repo, branch = RepoPaths(root), git.current_branch(cwd)
-    if mode != "create" and not repo.journal.is_file():
+    if mode != "create" and not journal_present(repo.journal):
         raise NotFoundError(no_session_message(branch, [], verbs(door)))
     if mode != "read":
         ensure_state_dir(repo)

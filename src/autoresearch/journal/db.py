@@ -6,6 +6,11 @@ Invariants:
   a journal that knows a migration this code does not is refused (written by a newer version).
 * sqlite3 errors never escape as tracebacks: they become JournalError with what to do next.
   A file that is not a database is never written to.
+* Before anything is written (journal/integrity.py): the file is whole (`quick_check`), it is
+  the journal that belongs here (its identity matches the marker beside it, so a truncated,
+  deleted or swapped journal is refused instead of started afresh), and every transaction
+  first checks that the file on disk is still the one this connection opened (a journal
+  deleted or replaced mid-run is never written on as an orphan).
 """
 
 from __future__ import annotations
@@ -18,8 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from autoresearch.clock import utc_now_iso
-from autoresearch.errors import JournalError
+from autoresearch.errors import AutoresearchError, DiskFullError, JournalError
 from autoresearch.fsutil import make_private, private_fd
+from autoresearch.journal import integrity
 from autoresearch.journal.schema import MIGRATIONS
 
 DEFAULT_BUSY_TIMEOUT = 10.0
@@ -33,10 +39,21 @@ class Journal:
         self._conn = conn
         self._busy_timeout = busy_timeout
         self._in_tx = False
+        self._file = _file_id(path)
+        self.identity: integrity.Identity | None = None
 
     @classmethod
     def open(cls, path: Path, busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> Journal:
-        """Open (creating if needed) and migrate the journal at `path`."""
+        """Open (creating if needed), verify and migrate the journal at `path`."""
+        expected = integrity.read_marker(path)
+        existed = integrity.has_content(path)
+        if expected is not None and not existed:
+            raise JournalError(
+                integrity.msg_refused(
+                    f"journal {path} is missing or empty, but this repository had journal "
+                    f"{expected}: it was truncated, deleted or replaced"
+                )
+            )
         try:
             _create_private(path)
             conn = sqlite3.connect(path, timeout=busy_timeout, isolation_level=None)
@@ -48,14 +65,37 @@ class Journal:
             with journal._guard():
                 # Reading the header first: a non-database file fails here, before any write.
                 conn.execute("PRAGMA schema_version").fetchone()
+                if existed:
+                    journal._verify(expected)
                 conn.execute("PRAGMA journal_mode=WAL").fetchone()
                 conn.execute("PRAGMA synchronous=NORMAL")
                 conn.execute("PRAGMA foreign_keys=ON")
             journal._migrate()
+            with journal.tx() as tx:
+                journal.identity = integrity.ensure_identity(tx, path)
+            if expected is None:
+                integrity.write_marker(path, journal.identity.journal_id)
         except BaseException:
             conn.close()
             raise
         return journal
+
+    def _verify(self, expected: str | None) -> None:
+        problem = integrity.quick_check(self._conn)
+        if problem is not None:
+            raise JournalError(integrity.msg_refused(f"journal {self.path} is damaged ({problem})"))
+        found = integrity.identity_problem(self.path, integrity.read_identity(self._conn), expected)
+        if found is not None:
+            raise JournalError(integrity.msg_refused(found))
+
+    def backup(self) -> Path:
+        """A rotating online backup of the journal (a safe point: nothing is in flight)."""
+        self._check_same_file()
+        with self._guard():
+            try:
+                return integrity.rotate_backup(self._conn, self.path)
+            except OSError as exc:
+                raise JournalError(f"cannot back up journal {self.path}: {exc}") from exc
 
     def close(self) -> None:
         self._conn.close()
@@ -73,17 +113,21 @@ class Journal:
         except sqlite3.DatabaseError as exc:
             raise self._translate(exc) from exc
 
-    def _translate(self, exc: sqlite3.DatabaseError) -> JournalError:
+    def _translate(self, exc: sqlite3.DatabaseError) -> AutoresearchError:
         text = str(exc)
         if "locked" in text or "busy" in text:
             return JournalError(
                 f"journal {self.path} is locked by another process "
                 f"(waited {self._busy_timeout:g}s); try again when it has finished"
             )
+        if "disk is full" in text or ("disk I/O error" in text and _nearly_full(self.path)):
+            # SQLite reports a full disk under its shared memory or WAL as an I/O error
+            return DiskFullError(f"no space left on device for journal {self.path} ({text})")
         if "not a database" in text or "malformed" in text or "corrupt" in text:
             return JournalError(
                 f"journal {self.path} is not a valid SQLite database ({text}); nothing was "
-                "changed. Restore it from a backup, or move it aside to start a new journal"
+                f"changed. Restore the latest good backup with `{integrity.RESTORE_HINT}`, or "
+                "move it aside to start a new journal"
             )
         return JournalError(f"journal {self.path}: {text}")
 
@@ -92,6 +136,7 @@ class Journal:
         """One write transaction; commits on success, rolls back on any exception."""
         if self._in_tx:
             raise RuntimeError("nested journal transaction")
+        self._check_same_file()
         with self._guard():
             self._conn.execute("BEGIN IMMEDIATE")
             self._in_tx = True
@@ -104,6 +149,16 @@ class Journal:
                 raise
             finally:
                 self._in_tx = False
+
+    def _check_same_file(self) -> None:
+        """Refuse to write into a journal that is no longer the file at `path` (deleted, or
+        replaced by another file): the writes would land in a file nobody will read."""
+        if _file_id(self.path) != self._file:
+            raise JournalError(
+                f"journal {self.path} was deleted or replaced while this process had it "
+                "open; nothing more was written. Restore the latest good backup with "
+                f"`{integrity.RESTORE_HINT}`"
+            )
 
     def rows(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         with self._guard():
@@ -134,6 +189,28 @@ class Journal:
                         "INSERT INTO migrations (name, applied_at) VALUES (?, ?)",
                         (name, utc_now_iso()),
                     )
+
+
+def _nearly_full(path: Path) -> bool:
+    try:
+        info = os.statvfs(path.parent)
+    except OSError:
+        return False
+    return info.f_bavail * info.f_frsize < 1 << 20
+
+
+def journal_present(path: Path) -> bool:
+    """Whether a journal is (or was) here: the file, or the marker of one that was deleted.
+    Read paths that answer "no runs" without a journal ask this, not `path.exists()`."""
+    return path.exists() or integrity.read_marker(path) is not None
+
+
+def _file_id(path: Path) -> tuple[int, int] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
 
 
 Migration = Callable[[sqlite3.Connection], None]

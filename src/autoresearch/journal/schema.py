@@ -292,6 +292,38 @@ def _i13_session_readings(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE session_runs ADD COLUMN readings_json TEXT")
 
 
+def _i11_journal_identity(conn: sqlite3.Connection) -> None:
+    # Which journal this is (issue 11): one row, written at first open (journal/integrity.py),
+    # matched against the marker file beside the journal so a swapped one is refused.
+    _run_script(
+        conn,
+        """
+        CREATE TABLE journal_identity (
+            journal_id TEXT PRIMARY KEY,
+            repo_root TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        """,
+    )
+
+
+def _i11_session_inflight(conn: sqlite3.Connection) -> None:
+    # An agent session of a run that has started and not yet returned (issue 11): a driver
+    # killed mid-session leaves the row, and resume treats the session as interrupted, whatever
+    # its artifact says.
+    _run_script(
+        conn,
+        """
+        CREATE TABLE session_inflight (
+            run_id TEXT PRIMARY KEY REFERENCES runs (run_id),
+            iteration INTEGER NOT NULL,
+            base_commit TEXT NOT NULL,
+            started_at TEXT NOT NULL
+        );
+        """,
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("0001_supervisor", _0001_supervisor),
     ("0002_experiment_sessions", _0002_experiment_sessions),
@@ -303,4 +335,6 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("i12_run_cleaned", _i12_run_cleaned),
     ("i14_lanes", _i14_lanes),
     ("i13_session_readings", _i13_session_readings),
+    ("i11_journal_identity", _i11_journal_identity),
+    ("i11_session_inflight", _i11_session_inflight),
 ]

@@ -13,6 +13,7 @@ from typing import Any
 from autoresearch.errors import NotFoundError
 from autoresearch.fsutil import atomic_write_bytes, atomic_write_text
 from autoresearch.journal import sessions
+from autoresearch.journal.db import journal_present
 from autoresearch.paths import PLOT_FILE, REPORT_FILE, RepoPaths, session_paths
 from autoresearch.redact import current
 from autoresearch.report import collect, html, plot
@@ -60,7 +61,7 @@ def run_report_file(repo_root: Path, run_id: str) -> Path:
 def build_run_report(repo_root: Path, run_id: str, out: Path | None = None) -> ReportResult:
     """Write the report of a supervised run (running or finished)."""
     repo = RepoPaths(repo_root)
-    if not repo.journal.exists():
+    if not journal_present(repo.journal):
         raise NotFoundError(f"unknown run: {run_id}")
     with open_journal(repo_root, journal_timeout()) as journal:
         data = collect.run_report(journal, repo, load_run(journal, run_id))

@@ -19,6 +19,7 @@ from autoresearch.clock import utc_now_iso
 from autoresearch.errors import NotFoundError, RefusedError
 from autoresearch.journal import lanes as lane_store
 from autoresearch.journal import runs
+from autoresearch.journal.db import journal_present
 from autoresearch.journal.runs import RunRecord
 from autoresearch.paths import RepoPaths
 from autoresearch.settings import journal_timeout
@@ -61,7 +62,7 @@ def clean(
     is touched.
     """
     repo = RepoPaths(repo_root)
-    if not repo.journal.exists():
+    if not journal_present(repo.journal):
         if run_ids:
             raise NotFoundError(f"unknown run: {run_ids[0]}")
         return []

@@ -33,6 +33,7 @@ def finalize_run(h: RunHandle, status: RunStatus, reason: str, note: str | None 
         sync.rebuild_views(h)  # an iteration whose reset was refused still gets its rows
     views.write_manifest(h.run, h.repo)
     sync.write_active_pointer(h, driving=False)
+    h.journal.backup()
     if h.incumbent_tree.exists():
         # a full checkout per ended run otherwise; re-measuring makes it again on first use
         git.worktree_remove(h.repo.repo_root, h.incumbent_tree)

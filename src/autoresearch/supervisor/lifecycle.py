@@ -19,7 +19,7 @@ from autoresearch.decide import STOP_OPERATOR, IterationLimit
 from autoresearch.errors import NotFoundError, RefusedError
 from autoresearch.journal import lanes as lane_store
 from autoresearch.journal import runs, views
-from autoresearch.journal.db import Journal
+from autoresearch.journal.db import Journal, journal_present
 from autoresearch.journal.runs import RunRecord
 from autoresearch.paths import REPORT_FILE, RepoPaths
 from autoresearch.settings import journal_timeout
@@ -34,7 +34,7 @@ from autoresearch.supervisor.handle import (
     msg_active_run,
     open_journal,
 )
-from autoresearch.supervisor.recovery import recover
+from autoresearch.supervisor.recovery import finish_interrupted_session, recover
 from autoresearch.supervisor.safety import check_reset_safety, dirty_entries
 from autoresearch.supervisor.step import msg_terminal
 
@@ -43,12 +43,12 @@ NO_ACTIVE_RUN = "no active run to stop"
 
 def _require_journal(repo: RepoPaths) -> None:
     """Read paths never create a journal: a repository without one has no runs."""
-    if not repo.journal.exists():
+    if not journal_present(repo.journal):
         raise NotFoundError(NO_ACTIVE_RUN)
 
 
 def journal_exists(repo_root: Path) -> bool:
-    return RepoPaths(repo_root).journal.exists()
+    return journal_present(RepoPaths(repo_root).journal)
 
 
 def msg_manifest_missing(run_id: str) -> str:
@@ -236,6 +236,7 @@ def _lock_for_resume(journal: Journal, repo: RepoPaths, run_id: str) -> RunHandl
 def _rearm(h: RunHandle, save_dirty: bool) -> ResumeOutcome:
     # A crashed driver's agent may still be editing: stop it before looking at the tree.
     notes = record.reap_stale_children(h)
+    notes += finish_interrupted_session(h)
     if (
         save_dirty
         and h.run.phase != Phase.PREPARING
@@ -295,7 +296,7 @@ def stop(repo_root: Path, run_id: str | None, reason: str | None = None) -> Stop
     The operator's reason is kept as the run's stop_note; stop_reason stays the exact string.
     """
     repo = RepoPaths(repo_root)
-    if run_id is not None and not repo.journal.exists():
+    if run_id is not None and not journal_present(repo.journal):
         raise NotFoundError(f"unknown run: {run_id}")
     _require_journal(repo)
     with open_journal(repo_root, journal_timeout()) as journal:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from autoresearch import children, failpoints, git
+from autoresearch import children, failpoints, git, proc
 from autoresearch.agents.base import Agent, AgentResult, PastIteration, SessionRequest
 from autoresearch.clock import seconds_between, utc_now_iso
 from autoresearch.contracts import candidate as cand
@@ -31,7 +31,7 @@ from autoresearch.decide import (
 from autoresearch.errors import RefusedError, RunInterrupted
 from autoresearch.fsutil import atomic_write_json
 from autoresearch.journal import children as registry
-from autoresearch.journal import runs
+from autoresearch.journal import inflight, runs
 from autoresearch.states import REJECTS_CANDIDATE, ArtifactStatus, DecisionKind, RunStatus
 from autoresearch.supervisor import diagnose, record, sync
 from autoresearch.supervisor.finalize import finalize_run
@@ -169,6 +169,7 @@ def run_loop(
     whose baseline has no comparable score): sessions would be spent for nothing.
     """
     refuse_without_comparable_baseline(h)
+    proc.become_subreaper()  # what escapes a session with setsid is reaped when it ends
     failures = sessions = 0
     last_failure: str | None = None
     reset_by_step = False  # the last step reset the tree: it is at the base, checked clean
@@ -314,10 +315,13 @@ def _session(
         history=lambda after: history(h, after),
     )
     failpoints.hit("loop.before_agent")
+    with h.journal.tx() as conn:
+        inflight.start(conn, h.run_id, iteration, base)
     result = agent.run(request, cancel, lambda pgid: _register(h, pgid))
-    failpoints.hit("loop.after_agent")
     with h.journal.tx() as conn:
         registry.clear_children(conn, h.run_id)
+        inflight.finish(conn, h.run_id)
+    failpoints.hit("loop.after_agent")
     wrote = not cand.is_placeholder(read_artifact(h)) or agent.artifact_from_git
     notes += after_session(h, agent.artifact_from_git, result, iteration, base)
     # An evaluation is cut short only by a signal: an operator's stop lets it finish, so the

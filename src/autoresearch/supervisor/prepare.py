@@ -18,6 +18,7 @@ from typing import Any
 from autoresearch import failpoints, git
 from autoresearch.clock import run_tag_now, utc_now_iso
 from autoresearch.contracts.frozen import FrozenMission
+from autoresearch.contracts.sandbox import unknown_keys
 from autoresearch.decide import baseline_decision
 from autoresearch.errors import ContractError, RefusedError
 from autoresearch.evaluate import EvaluationRecord
@@ -89,6 +90,15 @@ def uncommitted_note(mission_dir: Path) -> str | None:
         f"{'are' if len(paths) != 1 else 'is'} not part of the run, which starts from the "
         f"commit {git.head(root)[:12]}: {shown}. Commit them first to include them."
     )
+
+
+def unknown_key_notes(mission_dir: Path) -> list[str]:
+    """What a run would silently ignore in sandbox.md (a typo such as `timeout:` means the
+    default is used): one warning per unknown key, as `check` reports them."""
+    return [
+        f"warning: {line}; it is ignored (autoresearch check lists what is known)"
+        for line in unknown_keys(load_mission(mission_dir).sandbox.frontmatter)
+    ]
 
 
 def _register(
@@ -193,6 +203,7 @@ def _new_run(repo: RepoPaths, mission: Mission, tag: str, loop: dict[str, Any] |
 def finish_prepare(h: RunHandle) -> None:
     """Every stage after the run row exists; safe to repeat after a crash."""
     run = h.run
+    record.reap_stale_children(h)  # a killed git leaves its locks: clear them first
     _ensure_worktree(h)
     failpoints.hit("prepare.after_worktree")
     _materialize_mission(h)
@@ -209,13 +220,19 @@ def finish_prepare(h: RunHandle) -> None:
     private_dir(h.paths.logs)
     sync.rebuild_views(h)
     sync.write_placeholder(h)
+    h.journal.backup()
 
 
 def _ensure_worktree(h: RunHandle) -> None:
     run = h.run
     path = h.worktree
     if git.is_worktree_of(path, h.repo.repo_root):
-        return
+        # A whole-tree kill inside `git worktree add` leaves a registered worktree with HEAD
+        # unborn, no index or missing files; committing the mission there would delete the
+        # project. Nothing of anyone's is in it yet (prepare runs no session): build it anew.
+        if git.worktree_problem(path, run.branch_name) is None:
+            return
+        git.worktree_remove(h.repo.repo_root, path)
     if path.exists():
         shutil.rmtree(path)  # a half-created directory from a killed prepare
     private_dir(path.parent)

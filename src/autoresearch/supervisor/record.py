@@ -376,7 +376,19 @@ def reap_stale_children(h: RunHandle) -> list[str]:
     if h.reaped:
         return []
     h.reaped = True
-    return [_reaped_note(r) for r in children.reap(h.journal, h.tag)]
+    notes = [_reaped_note(r) for r in children.reap(h.journal, h.tag)]
+    return notes + clear_stale_git_locks(h)
+
+
+def clear_stale_git_locks(h: RunHandle) -> list[str]:
+    """Remove the lock files a killed git left in the run's worktree or the shared refs (a
+    whole-tree kill takes git down with the driver); none while any git process runs."""
+    root = h.repo.repo_root
+    ours = git.is_worktree_of(h.worktree, root)  # else only the shared refs are the run's
+    return [
+        f"removed the stale git lock {lock} (no git process was running)"
+        for lock in git.clear_stale_locks(h.worktree if ours else root, own_dir=ours)
+    ]
 
 
 def _reaped_note(reaped: children.Reaped) -> str:

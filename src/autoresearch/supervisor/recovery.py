@@ -6,8 +6,11 @@ Idempotent: running it on a healthy run changes nothing.
 
 from __future__ import annotations
 
-from autoresearch.journal import runs
-from autoresearch.states import IterationState, Phase
+from autoresearch.clock import utc_now_iso
+from autoresearch.contracts import candidate as cand
+from autoresearch.fsutil import atomic_write_json
+from autoresearch.journal import inflight, runs
+from autoresearch.states import ArtifactStatus, IterationState, Phase
 from autoresearch.supervisor import record, sync
 from autoresearch.supervisor.handle import RunHandle
 
@@ -15,6 +18,7 @@ from autoresearch.supervisor.handle import RunHandle
 def recover(h: RunHandle) -> list[str]:
     """Repair the run; returns one note per repair made."""
     notes = record.reap_stale_children(h)
+    notes += finish_interrupted_session(h)
     for it in runs.unfinished_iterations(h.journal, h.run_id):
         if it.state == IterationState.EVALUATING:
             with h.journal.tx() as conn:
@@ -42,3 +46,26 @@ def _resync_views(h: RunHandle) -> None:
     if current is None or (last is not None and current == last.artifact_sha256):
         sync.write_placeholder(h)
     sync.rebuild_views(h)
+
+
+def finish_interrupted_session(h: RunHandle) -> list[str]:
+    """A session that a crash cut off (the driver, the agent and its git killed at once): its
+    work is saved as a patch, the run's branch is back at the base, and the artifact says
+    `interrupted` – a half-written candidate.json, or one the driver never saw the session
+    finish, is not a verdict. Call with stale children reaped and git locks cleared."""
+    found = inflight.get(h.journal, h.run_id)
+    if found is None:
+        return []
+    note = record.save_and_reset(h, found.iteration, "interrupted", found.base_commit)
+    data = cand.artifact(
+        ArtifactStatus.INTERRUPTED,
+        None,
+        found.base_commit,
+        "agent session interrupted by a crash",
+        [note],
+        utc_now_iso(),
+    )
+    atomic_write_json(h.paths.candidate, data)
+    with h.journal.tx() as conn:
+        inflight.finish(conn, h.run_id)
+    return [f"the session of iteration {found.iteration} was cut off by a crash: {note}"]

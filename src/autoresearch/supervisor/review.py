@@ -18,6 +18,7 @@ from typing import Any
 from autoresearch import git
 from autoresearch.errors import NotFoundError, RefusedError
 from autoresearch.journal import runs
+from autoresearch.journal.db import journal_present
 from autoresearch.journal.runs import RunRecord
 from autoresearch.journal.views import format_score
 from autoresearch.paths import STATE_DIR, RepoPaths
@@ -222,7 +223,7 @@ def finalize(
     """Plan the review branches of `run_id`, build their commits and (unless `dry_run`) create
     them all in one ref transaction."""
     repo = RepoPaths(repo_root)
-    if not repo.journal.exists():
+    if not journal_present(repo.journal):
         raise NotFoundError(f"unknown run: {run_id}")
     with open_journal(repo_root, journal_timeout()) as journal:
         run = load_run(journal, run_id)

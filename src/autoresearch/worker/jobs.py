@@ -23,7 +23,7 @@ from autoresearch.clock import utc_now_iso
 from autoresearch.errors import ContractError, NotFoundError, ProcessError, RefusedError
 from autoresearch.fsutil import private_dir
 from autoresearch.journal import jobs as store
-from autoresearch.journal.db import Journal
+from autoresearch.journal.db import Journal, journal_present
 from autoresearch.paths import STATE_DIR, RepoPaths, job_paths
 from autoresearch.proc import kill_stale_group, spawn_detached
 from autoresearch.repo_state import ensure_state_dir
@@ -175,7 +175,7 @@ def wait(
 
 def list_jobs(repo_root: Path, limit: int = 20, live_only: bool = False) -> list[view.JobView]:
     """The newest jobs first."""
-    if not RepoPaths(repo_root).journal.exists():
+    if not journal_present(RepoPaths(repo_root).journal):
         return []
     with open_journal(repo_root) as journal:
         liveness.reconcile(journal, repo_root)

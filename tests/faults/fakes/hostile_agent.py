@@ -5,6 +5,9 @@ foreign        check out a new branch, commit a better value there and report it
 detach         detach HEAD, commit a better value and report it
 rewrite        `git reset --hard <root commit>`, commit a better value and report it
 invalid        commit a better value, then write an artifact that is not JSON
+torn           commit a better value, write half an artifact, then SIGKILL the driver's
+               whole process group and its own (a machine dying mid-write); only when the
+               driver leads its own group, never a test runner's
 noop           report noop
 """
 
@@ -57,4 +60,12 @@ head = better_commit(f"{action} at iteration {iteration}")
 if action == "invalid":
     Path(candidate_file).write_text("{ not json")
     sys.exit(0)
+if action == "torn":
+    Path(candidate_file).write_text('{"status": "candidate", "candidate_comm')
+    leader = Path(f"/proc/{os.getpgid(0)}/stat").read_text()
+    driver = int(leader[leader.rfind(")") + 2 :].split()[1])
+    if os.getpgid(driver) == driver:
+        os.killpg(driver, 9)
+        os.killpg(0, 9)
+    sys.exit(1)
 artifact("candidate", head, f"{action} at iteration {iteration}")

@@ -1,0 +1,73 @@
+"""`autoresearch doctor`: check the repository's state, print what is wrong and the fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from autoresearch.cli.common import EXIT_RECORDED_FAILURE, emit_json, repo_root, say
+
+
+@click.command("doctor")
+@click.option(
+    "--restore",
+    "restore_",
+    is_flag=True,
+    help="Put the newest whole backup of the journal in its place (the journal there is "
+    "moved aside, never deleted). Refused while a run is driven, and for a whole journal.",
+)
+@click.option(
+    "--from",
+    "source",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="With --restore: the backup to restore instead of the newest whole one.",
+)
+@click.option("--force", is_flag=True, help="With --restore: restore over a whole journal.")
+@click.option(
+    "--clear-locks", is_flag=True, help="Remove stale git locks (only while no git runs)."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
+@click.pass_context
+def doctor(
+    ctx: click.Context,
+    restore_: bool,
+    source: Path | None,
+    force: bool,
+    clear_locks: bool,
+    as_json: bool,
+) -> None:
+    """Check the journal, its backups, git locks and runs against git.
+
+    Exit 0 when nothing is wrong, 1 when a check found an error (each finding names its fix),
+    2 when a fix was refused.
+    """
+    from autoresearch.supervisor import doctor as core
+
+    root = repo_root(ctx)
+    actions: dict[str, object] = {}
+    restored = core.restore(root, source, force).to_dict() if restore_ else None
+    cleared = [str(p) for p in core.clear_locks(root)] if clear_locks else []
+    if restored is not None:
+        actions["restored"] = restored
+    if clear_locks:
+        actions["cleared_locks"] = cleared
+    report = core.diagnose(root)
+    if as_json:
+        emit_json({**report.to_dict(), **actions})
+    else:
+        if restored is not None:
+            aside = restored["moved_aside"]
+            say(
+                f"restored the journal from {restored['restored_from']} (taken "
+                f"{restored['taken_at']})" + (f"; the old one is at {aside}" if aside else "")
+            )
+        for lock in cleared:
+            say(f"removed stale git lock {lock}")
+        for finding in report.findings:
+            line = f"{finding.severity.upper():7} {finding.check}: {finding.message}"
+            say(line + (f"\n        fix: {finding.fix}" if finding.fix else ""))
+        say("healthy" if report.healthy else "problems found: see the fixes above")
+    if not report.healthy:
+        ctx.exit(EXIT_RECORDED_FAILURE)

@@ -1,0 +1,39 @@
+"""Agent sessions in flight (`session_inflight` table): one row per run while its session runs.
+
+Written before the agent starts and deleted, with the children registry, once it returned. A
+row that a later driver finds is a session that never finished: whatever it left in
+candidate.json (half written, or a verdict nobody saw it reach) is not a verdict.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+
+from autoresearch.clock import utc_now_iso
+from autoresearch.journal.db import Journal
+
+
+@dataclass(frozen=True)
+class InflightSession:
+    iteration: int
+    base_commit: str
+
+
+def start(conn: sqlite3.Connection, run_id: str, iteration: int, base_commit: str) -> None:
+    conn.execute(
+        "INSERT OR REPLACE INTO session_inflight (run_id, iteration, base_commit, started_at) "
+        "VALUES (?, ?, ?, ?)",
+        (run_id, iteration, base_commit, utc_now_iso()),
+    )
+
+
+def finish(conn: sqlite3.Connection, run_id: str) -> None:
+    conn.execute("DELETE FROM session_inflight WHERE run_id = ?", (run_id,))
+
+
+def get(journal: Journal, run_id: str) -> InflightSession | None:
+    row = journal.row(
+        "SELECT iteration, base_commit FROM session_inflight WHERE run_id = ?", (run_id,)
+    )
+    return InflightSession(int(row[0]), str(row[1])) if row else None

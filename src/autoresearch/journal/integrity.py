@@ -1,0 +1,233 @@
+"""Is this journal whole, and is it the one that belongs here? And the way back: backups.
+
+Identity: every journal holds one random id (table `journal_identity`, with the repository it
+was made in); the file `journal.sqlite3.id` beside it names the id of the journal that belongs
+there. A journal truncated to nothing, deleted or swapped for another no longer matches the
+marker, and is refused before anything is written into it.
+
+Integrity: `PRAGMA quick_check` at open: a page overwritten anywhere is found before a write
+could build on it, not only when a query happens to read that page.
+
+Backups: the SQLite online backup API copies a consistent snapshot while the journal is in
+use, into a temporary file that is checked before it replaces the newest backup; older ones
+rotate down (`backups/journal.1.sqlite3` is the newest). A kill at any instant leaves every
+backup whole.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from autoresearch.clock import utc_now_iso
+from autoresearch.fsutil import FileRefused, atomic_write_text, private_dir, read_regular
+from autoresearch.paths import (
+    JOURNAL_BACKUPS_KEPT,
+    STATE_DIR,
+    journal_backup,
+    journal_marker,
+)
+
+MAX_MARKER_BYTES = 4096
+RESTORE_HINT = "autoresearch doctor --restore"
+
+
+@dataclass(frozen=True)
+class Identity:
+    journal_id: str
+    repo_root: str
+    created_at: str
+
+
+def repo_of(journal: Path) -> str:
+    """The repository a journal at `journal` serves (the folder around `.autoresearch`)."""
+    folder = journal.absolute().parent
+    return str(folder.parent if folder.name == STATE_DIR else folder)
+
+
+def has_content(journal: Path) -> bool:
+    """Whether a database is there to be read: a non-empty file or a non-empty WAL."""
+    for path in (journal, journal.with_name(journal.name + "-wal")):
+        with contextlib.suppress(OSError):
+            if path.stat().st_size > 0:
+                return True
+    return False
+
+
+def read_marker(journal: Path) -> str | None:
+    """The journal id this folder's marker names, or None when there is no usable marker."""
+    try:
+        text = read_regular(journal_marker(journal), MAX_MARKER_BYTES).decode("ascii").strip()
+    except (OSError, FileRefused, UnicodeDecodeError):
+        return None
+    return text or None
+
+
+def write_marker(journal: Path, journal_id: str) -> None:
+    atomic_write_text(journal_marker(journal), journal_id + "\n")
+
+
+def read_identity(conn: sqlite3.Connection) -> Identity | None:
+    """The identity row, or None in a journal that has none (new, or made before i11)."""
+    table = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'journal_identity'"
+    ).fetchone()
+    if table is None:
+        return None
+    row = conn.execute("SELECT journal_id, repo_root, created_at FROM journal_identity").fetchone()
+    return Identity(str(row[0]), str(row[1]), str(row[2])) if row else None
+
+
+def ensure_identity(conn: sqlite3.Connection, journal: Path) -> Identity:
+    """The journal's identity, created on first use (inside the caller's transaction)."""
+    found = read_identity(conn)
+    if found is not None:
+        return found
+    made = Identity(uuid.uuid4().hex, repo_of(journal), utc_now_iso())
+    conn.execute(
+        "INSERT INTO journal_identity (journal_id, repo_root, created_at) VALUES (?, ?, ?)",
+        (made.journal_id, made.repo_root, made.created_at),
+    )
+    return made
+
+
+def quick_check(conn: sqlite3.Connection) -> str | None:
+    """What SQLite finds wrong with the database (first lines), or None when it is whole."""
+    rows = [str(r[0]) for r in conn.execute("PRAGMA quick_check(5)").fetchall()]
+    if rows == ["ok"]:
+        return None
+    return "; ".join(rows) or "quick_check returned nothing"
+
+
+def identity_problem(journal: Path, found: Identity | None, expected: str | None) -> str | None:
+    """Why the journal at `journal` is not the one that belongs there, or None."""
+    if expected is not None:
+        if found is None:
+            return (
+                f"journal {journal} is not the journal of this repository (it has no identity, "
+                f"the marker {journal_marker(journal).name} names {expected}): it was replaced"
+            )
+        if found.journal_id != expected:
+            return (
+                f"journal {journal} is not the journal of this repository (it is "
+                f"{found.journal_id} from {found.repo_root}, the marker names {expected}): "
+                "it was swapped for another one"
+            )
+        return None
+    if found is not None and found.repo_root != repo_of(journal):
+        return (
+            f"journal {journal} belongs to another repository ({found.repo_root}): it was "
+            "copied here"
+        )
+    return None
+
+
+def msg_refused(problem: str) -> str:
+    return (
+        f"{problem}; nothing was written. See what is wrong and restore the latest good "
+        f"backup with `{RESTORE_HINT}`, or move the journal aside to start a new one"
+    )
+
+
+# --- backups ------------------------------------------------------------------------------
+
+
+def backup_into(conn: sqlite3.Connection, dest: Path) -> None:
+    """Copy the database behind `conn` into `dest` atomically, as one self-contained file
+    (rollback journal mode), checked whole before it appears under its name."""
+    private_dir(dest.parent)
+    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
+    tmp.unlink(missing_ok=True)
+    try:
+        fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+        os.close(fd)
+        target = sqlite3.connect(tmp, isolation_level=None)
+        try:
+            conn.backup(target)
+            target.execute("PRAGMA journal_mode=DELETE").fetchone()
+            problem = quick_check(target)
+        finally:
+            target.close()
+        if problem is not None:
+            raise sqlite3.DatabaseError(f"database disk image is malformed ({problem})")
+        os.replace(tmp, dest)
+    finally:
+        for leftover in (tmp, tmp.with_name(tmp.name + "-journal")):
+            leftover.unlink(missing_ok=True)
+
+
+def rotate_backup(conn: sqlite3.Connection, journal: Path) -> Path:
+    """A new newest backup of the journal; the older ones move down, the oldest goes."""
+    newest = journal_backup(journal, 1)
+    fresh = newest.with_name(f".{newest.name}.new")
+    backup_into(conn, fresh)
+    for generation in range(JOURNAL_BACKUPS_KEPT - 1, 0, -1):
+        older = journal_backup(journal, generation)
+        if older.exists():
+            os.replace(older, journal_backup(journal, generation + 1))
+    os.replace(fresh, newest)
+    return newest
+
+
+@dataclass(frozen=True)
+class BackupInfo:
+    path: Path
+    generation: int
+    problem: str | None
+    identity: Identity | None
+    size: int
+    modified_at: float
+
+    @property
+    def usable(self) -> bool:
+        return self.problem is None
+
+
+def inspect_backups(journal: Path, expected: str | None) -> list[BackupInfo]:
+    """Every backup of the journal, newest first, each checked whole and for identity."""
+    found = []
+    for generation in range(1, JOURNAL_BACKUPS_KEPT + 1):
+        path = journal_backup(journal, generation)
+        if not path.is_file():
+            continue
+        found.append(inspect_backup(path, generation, journal, expected))
+    return found
+
+
+def inspect_backup(path: Path, generation: int, journal: Path, expected: str | None) -> BackupInfo:
+    info = path.stat()
+    problem: str | None
+    identity: Identity | None = None
+    try:
+        conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+        try:
+            problem = quick_check(conn)
+            identity = read_identity(conn) if problem is None else None
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        problem = str(exc)
+    foreign = identity is None or identity.journal_id != expected
+    if problem is None and expected is not None and foreign:
+        problem = "it is the backup of another journal"
+    return BackupInfo(path, generation, problem, identity, info.st_size, info.st_mtime)
+
+
+def restore(journal: Path, backup: Path, aside: Path) -> None:
+    """Put `backup` in the journal's place; the current journal (and its WAL) move to `aside`
+    first, never deleted."""
+    source = sqlite3.connect(f"{backup.as_uri()}?mode=ro", uri=True)
+    try:
+        staged = journal.with_name(f".{journal.name}.restore")
+        backup_into(source, staged)
+    finally:
+        source.close()
+    for suffix in ("", "-wal", "-shm"):
+        current = journal.with_name(journal.name + suffix)
+        if current.exists():
+            os.replace(current, aside.with_name(aside.name + suffix))
+    os.replace(staged, journal)

@@ -1,0 +1,277 @@
+"""autoresearch doctor: is the repository's state sound, and the way back when it is not.
+
+Checks, each a finding with what is wrong and the command that fixes it: the journal (whole,
+the one that belongs here, from this version), its backups (whole, the same journal), stale git
+locks (no git process running), and runs vs git (a run's worktree missing, worktrees and
+`autoresearch/` branches no run knows). Read-only except for the fixes it is asked for
+(`restore`, `clear_locks`), which never delete: a replaced journal is moved aside.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from autoresearch import git
+from autoresearch.errors import AutoresearchError, JournalError, NotFoundError, RefusedError
+from autoresearch.journal import integrity, runs
+from autoresearch.journal.db import Journal
+from autoresearch.locks import FileLock
+from autoresearch.paths import RUNS_DIR, RepoPaths
+from autoresearch.settings import journal_timeout
+from autoresearch.states import Phase, RunStatus
+
+BRANCH_PREFIX = "autoresearch/"
+
+
+class Severity(StrEnum):
+    OK = "ok"
+    WARNING = "warning"
+    ERROR = "error"
+
+
+@dataclass(frozen=True)
+class Finding:
+    check: str  # journal | backups | locks | worktrees | branches
+    severity: Severity
+    message: str
+    fix: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "check": self.check,
+            "severity": str(self.severity),
+            "message": self.message,
+            "fix": self.fix,
+        }
+
+
+@dataclass
+class DoctorReport:
+    repo_root: Path
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def healthy(self) -> bool:
+        return all(f.severity != Severity.ERROR for f in self.findings)
+
+    def add(self, check: str, severity: Severity, message: str, fix: str | None = None) -> None:
+        self.findings.append(Finding(check, severity, message, fix))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "repo_root": str(self.repo_root),
+            "healthy": self.healthy,
+            "findings": [f.to_dict() for f in self.findings],
+        }
+
+
+def diagnose(repo_root: Path) -> DoctorReport:
+    """Every check; never writes (a healthy journal is opened as any command would)."""
+    repo = RepoPaths(repo_root)
+    report = DoctorReport(repo_root)
+    known = _check_journal(repo, report)
+    _check_backups(repo, report)
+    _check_locks(repo, report)
+    if known is not None:
+        _check_git_vs_runs(repo, report, known)
+    return report
+
+
+def _check_journal(repo: RepoPaths, report: DoctorReport) -> list[runs.RunRecord] | None:
+    marker = integrity.read_marker(repo.journal)
+    if not integrity.has_content(repo.journal) and marker is None:
+        report.add("journal", Severity.OK, f"no journal yet at {repo.journal} (no runs)")
+        return []
+    try:
+        with Journal.open(repo.journal, busy_timeout=journal_timeout()) as journal:
+            found = runs.list_runs(journal)
+            ident = journal.identity
+    except JournalError as exc:
+        usable = [b for b in integrity.inspect_backups(repo.journal, marker) if b.usable]
+        fix = (
+            f"autoresearch doctor --restore (from {usable[0].path.name}, taken "
+            f"{_when(usable[0].modified_at)})"
+            if usable
+            else "no usable backup: move the journal aside to start a new one"
+        )
+        report.add("journal", Severity.ERROR, exc.message, fix)
+        return None
+    name = ident.journal_id if ident else "?"
+    report.add(
+        "journal", Severity.OK, f"journal {repo.journal} is whole ({name}, {len(found)} runs)"
+    )
+    return found
+
+
+def _check_backups(repo: RepoPaths, report: DoctorReport) -> None:
+    if not integrity.has_content(repo.journal) and integrity.read_marker(repo.journal) is None:
+        return
+    backups = integrity.inspect_backups(repo.journal, integrity.read_marker(repo.journal))
+    if not backups:
+        report.add(
+            "backups",
+            Severity.WARNING,
+            f"no backup of the journal yet in {repo.backups}",
+            "one is taken after every iteration and when a run ends or is prepared",
+        )
+    for b in backups:
+        if b.usable:
+            report.add(
+                "backups", Severity.OK, f"backup {b.path} is whole (taken {_when(b.modified_at)})"
+            )
+        else:
+            report.add(
+                "backups",
+                Severity.WARNING,
+                f"backup {b.path} is unusable: {b.problem}",
+                f"remove it: rm {b.path}",
+            )
+
+
+def _check_locks(repo: RepoPaths, report: DoctorReport) -> None:
+    if not (repo.repo_root / ".git").exists():
+        return
+    locks = git.lock_files(repo.repo_root, whole_repository=True)
+    stale = set(git.stale_locks(repo.repo_root, whole_repository=True))
+    for lock in locks:
+        if lock in stale:
+            report.add(
+                "locks",
+                Severity.ERROR,
+                f"stale git lock {lock}: no git process is running, every git command that "
+                "needs it fails",
+                "autoresearch doctor --clear-locks (resume clears the run's own by itself)",
+            )
+        else:
+            report.add(
+                "locks",
+                Severity.WARNING,
+                f"git lock {lock} is held by a running git process",
+                "wait for it to finish",
+            )
+
+
+def _check_git_vs_runs(repo: RepoPaths, report: DoctorReport, known: list[runs.RunRecord]) -> None:
+    by_worktree = {Path(r.worktree_path): r for r in known}
+    for run in known:
+        path = Path(run.worktree_path)
+        live = run.status == RunStatus.RUNNING and run.phase != Phase.PREPARING
+        if live and not git.is_worktree_of(path, repo.repo_root):
+            report.add(
+                "worktrees",
+                Severity.ERROR,
+                f"run {run.run_id} is unfinished but its worktree {path} is gone",
+                f"autoresearch stop {run.run_id} (its branch {run.branch_name} keeps the "
+                "kept commits)",
+            )
+    if repo.worktrees.is_dir():
+        for path in sorted(repo.worktrees.iterdir()):
+            if path not in by_worktree:
+                report.add(
+                    "worktrees",
+                    Severity.WARNING,
+                    f"worktree {path} belongs to no run in the journal",
+                    f"git worktree remove --force {path}",
+                )
+    branches = {r.branch_name for r in known}
+    for branch in git.local_branches(repo.repo_root, BRANCH_PREFIX.rstrip("/")):
+        if branch not in branches and branch.count("/") == 2:
+            report.add(
+                "branches",
+                Severity.WARNING,
+                f"branch {branch} belongs to no run in the journal",
+                f"git branch -D {branch} (after checking nothing on it is wanted)",
+            )
+
+
+def _when(timestamp: float) -> str:
+    moment = dt.datetime.fromtimestamp(timestamp, tz=dt.UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# --- fixes --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RestoreOutcome:
+    restored_from: Path
+    moved_aside: Path | None
+    taken_at: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "restored_from": str(self.restored_from),
+            "moved_aside": str(self.moved_aside) if self.moved_aside else None,
+            "taken_at": self.taken_at,
+        }
+
+
+def msg_restore_healthy(journal: Path) -> str:
+    return (
+        f"journal {journal} is whole and the one that belongs here: restoring a backup would "
+        "lose what was recorded since; add --force to restore anyway"
+    )
+
+
+def restore(repo_root: Path, source: Path | None = None, force: bool = False) -> RestoreOutcome:
+    """Put the newest usable backup (or `source`) in the journal's place; the journal that
+    was there is moved aside. Refused while any run is driven, and for a healthy journal
+    unless `force`."""
+    repo = RepoPaths(repo_root)
+    _refuse_while_driven(repo)
+    marker = integrity.read_marker(repo.journal)
+    if not force and _journal_healthy(repo):
+        raise RefusedError(msg_restore_healthy(repo.journal))
+    if source is not None:
+        info = integrity.inspect_backups(repo.journal, None)
+        chosen = next((b for b in info if b.path.resolve() == source.resolve()), None)
+        if chosen is None:
+            if not source.is_file():
+                raise NotFoundError(f"no such backup: {source}")
+            chosen = integrity.inspect_backup(source, 0, repo.journal, None)
+    else:
+        usable = [b for b in integrity.inspect_backups(repo.journal, marker) if b.usable]
+        if not usable:
+            raise RefusedError(
+                f"no usable backup of journal {repo.journal} in {repo.backups}; move the "
+                "journal aside to start a new one"
+            )
+        chosen = usable[0]
+    if chosen.problem is not None:
+        raise RefusedError(f"backup {chosen.path} is unusable: {chosen.problem}")
+    stamp = dt.datetime.now(tz=dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    aside = repo.journal.with_name(f"{repo.journal.name}.replaced-{stamp}")
+    existed = repo.journal.exists()
+    integrity.restore(repo.journal, chosen.path, aside)
+    if chosen.identity is not None:
+        integrity.write_marker(repo.journal, chosen.identity.journal_id)
+    return RestoreOutcome(chosen.path, aside if existed else None, _when(chosen.modified_at))
+
+
+def _journal_healthy(repo: RepoPaths) -> bool:
+    if not integrity.has_content(repo.journal):
+        return False
+    try:
+        Journal.open(repo.journal, busy_timeout=journal_timeout()).close()
+    except AutoresearchError:
+        return False
+    return True
+
+
+def _refuse_while_driven(repo: RepoPaths) -> None:
+    folder = repo.state_dir / RUNS_DIR
+    for run_dir in sorted(folder.iterdir()) if folder.is_dir() else []:
+        if FileLock(repo.run(run_dir.name).driver_lock).held_elsewhere():
+            raise RefusedError(
+                f"run {run_dir.name} is being driven right now; stop it "
+                f"(autoresearch stop {run_dir.name}) before restoring the journal"
+            )
+
+
+def clear_locks(repo_root: Path) -> list[Path]:
+    """Remove stale git locks anywhere in the repository (none while git runs)."""
+    return git.clear_stale_locks(repo_root, whole_repository=True)

@@ -1,0 +1,212 @@
+"""Kill -9 of the whole process tree (driver, agent, git) at chosen instants: inside
+`git worktree add`, between the built-in agent's edit and its commit, inside that commit
+(a stale index.lock), and while an agent writes candidate.json. Every one resumes to
+completion with no operator action, no kept commit lost and the project's files intact.
+
+The driver runs in its own session, so a kill of its process group takes everything it
+started in that group (its git, the built-in agent) and nothing of the test's."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autoresearch import git as gitlib
+from autoresearch.errors import GitError
+from helpers import GIT_ENV, Repo, cli, git
+
+REAL_GIT = shutil.which("git") or "git"
+HOSTILE = f"cmd:{sys.executable} {Path(__file__).parent / 'fakes/hostile_agent.py'}"
+
+# A `git` first on PATH that kills the whole process group of its caller at the NTH call of
+# subcommand MATCH: `worktree` runs the real `worktree add` without its checkout first (the
+# state a kill mid-checkout leaves: branch and registration made, no index, no files);
+# `commit` takes the index lock first, as the real commit does at its start.
+WRAPPER = f"""#!/bin/sh
+real={REAL_GIT}
+for a in "$@"; do
+  if [ "$a" = "$KILL_MATCH" ]; then
+    n=$(cat "$KILL_COUNTER" 2>/dev/null || echo 0); n=$((n+1)); echo $n > "$KILL_COUNTER"
+    if [ "$n" = "$KILL_NTH" ]; then
+      if [ "$KILL_MATCH" = worktree ]; then
+        shift 2; "$real" worktree add --no-checkout "$@" >/dev/null 2>&1
+      else
+        : > "$("$real" rev-parse --git-dir)/index.lock"
+      fi
+      kill -9 0
+    fi
+    break
+  fi
+done
+exec "$real" "$@"
+"""
+
+
+def driver(args: list[str], cwd: Path, env: dict[str, str] | None = None):
+    """The CLI in its own session (its own process group), as a shell would start it."""
+    return subprocess.run(
+        [sys.executable, "-m", "autoresearch", *args],
+        cwd=cwd, env={**os.environ, **GIT_ENV, **(env or {})}, capture_output=True,
+        text=True, timeout=300, start_new_session=True,
+    )  # fmt: skip
+
+
+def git_killer(tmp: Path, match: str, nth: int) -> dict[str, str]:
+    bindir = tmp / "killer-bin"
+    bindir.mkdir()
+    wrapper = bindir / "git"
+    wrapper.write_text(WRAPPER)
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
+    return {
+        "PATH": f"{bindir}:{os.environ['PATH']}",
+        "KILL_MATCH": match,
+        "KILL_NTH": str(nth),
+        "KILL_COUNTER": str(tmp / "killer-count"),
+    }
+
+
+def only_run(repo: Path) -> dict:
+    (run,) = json.loads(cli("--repo", str(repo), "status", "--json", cwd=repo).stdout)["runs"]
+    details = cli("--repo", str(repo), "status", run["run_id"], "--json", cwd=repo)
+    return dict(json.loads(details.stdout))
+
+
+def resume(repo: Path, *extra: str) -> dict:
+    run_id = only_run(repo)["run_id"]
+    done = driver(["--repo", str(repo), "resume", run_id, "--json", *extra], repo)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    return dict(json.loads(done.stdout))
+
+
+def assert_sound(repo: Path, project_files: list[str]) -> dict:
+    return assert_completed(only_run(repo), project_files)
+
+
+def assert_completed(details: dict, project_files: list[str]) -> dict:
+    """Completed; git and the journal agree; no kept commit lost; no project file deleted."""
+    assert details["status"] == "completed", details["stop_reason"]
+    numbers = [it["iteration"] for it in details["iterations"]]
+    assert numbers == list(range(len(numbers)))
+    worktree = Path(details["manifest"]["worktree_path"])
+    head = git(worktree, "rev-parse", "HEAD")
+    assert head == details["last_kept_commit"]
+    assert git(worktree, "status", "--porcelain", "--untracked-files=no") == ""
+    for it in details["iterations"]:
+        if it["decision"] == "keep":
+            git(worktree, "merge-base", "--is-ancestor", it["candidate_commit"], head)
+    tracked = git(worktree, "ls-files").splitlines()
+    for name in project_files:  # no commit deleted the project
+        assert name in tracked, (name, tracked)
+    deleted = git(worktree, "log", "--format=", "--name-only", "--diff-filter=D", "HEAD")
+    assert deleted == "", f"a commit deleted project files: {deleted}"
+    return details
+
+
+def test_killed_inside_worktree_add_resumes_without_deleting_the_project(
+    repo: Repo, mission_dir: Path, tmp_path: Path
+) -> None:
+    env = git_killer(tmp_path, "worktree", 1)
+    done = driver(["prepare", "missions/demo", "--run-tag", "W1"], repo.root, env)
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    resume(repo.root, "--agent", "cmd:true", "--max-iterations", "1")
+    assert_sound(repo.root, ["value.txt", "scripts/eval.py", ".gitignore"])
+
+
+@pytest.fixture
+def demo_repo(tmp_path: Path) -> Path:
+    """The demo's repository with a prepared run of the built-in agent, not yet driven."""
+    done = cli("demo", str(tmp_path / "demo"), "--iterations", "1", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    return tmp_path / "demo"
+
+
+def run_demo(repo: Path, env: dict[str, str]):
+    return driver(
+        ["--repo", str(repo), "run", "missions/tune-sgd", "--agent", "offline",
+         "--max-iterations", "3", "--run-tag", "K1"],
+        repo, env,
+    )  # fmt: skip
+
+
+def runs_of(repo: Path) -> list[dict]:
+    return list(json.loads(cli("--repo", str(repo), "status", "--json", cwd=repo).stdout)["runs"])
+
+
+def resume_k1(repo: Path, *extra: str) -> dict:
+    done = driver(["--repo", str(repo), "resume", "missions-tune-sgd-k1", "--json", *extra], repo)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    return dict(json.loads(done.stdout))
+
+
+def k1_details(repo: Path) -> dict:
+    done = cli("--repo", str(repo), "status", "missions-tune-sgd-k1", "--json", cwd=repo)
+    return dict(json.loads(done.stdout))
+
+
+def assert_k1_sound(repo: Path) -> dict:
+    return assert_completed(k1_details(repo), ["train.py"])
+
+
+def test_built_in_agent_killed_between_edit_and_commit(demo_repo: Path) -> None:
+    done = run_demo(demo_repo, {"AUTORESEARCH_FAILPOINTS": "offline.after_edit@2"})
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    resume_k1(demo_repo)
+    details = assert_k1_sound(demo_repo)
+    interrupted = [it for it in details["iterations"] if it["decision"] == "interrupted"]
+    assert len(interrupted) == 1
+    notes = " ".join(interrupted[0]["notes"])
+    patch = Path(notes.split("saved to ")[1].split()[0])
+    assert "train.py" in patch.read_text()  # the edit the kill cut off is kept as a patch
+
+
+def test_killed_inside_the_agents_commit_clears_the_stale_lock(
+    demo_repo: Path, tmp_path: Path
+) -> None:
+    # commit 1 is the materialized mission of the new run; 2 is the first session's
+    done = run_demo(demo_repo, git_killer(tmp_path, "commit", 3))
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    locks = list((demo_repo / ".git/worktrees").glob("*/index.lock"))
+    assert locks, "the kill left no lock behind"
+    summary = resume_k1(demo_repo, "--save-dirty")
+    assert summary["status"] == "completed"
+    assert not any(lock.exists() for lock in locks)
+    assert_k1_sound(demo_repo)
+
+
+def test_a_torn_artifact_from_a_killed_session_is_an_interrupted_session(
+    repo: Repo, mission_dir: Path
+) -> None:
+    env = {"HOSTILE_PLAN": "improve,torn,improve,noop"}
+    done = driver(
+        ["run", "missions/demo", "--agent", HOSTILE, "--run-tag", "T1", "--max-iterations", "4"],
+        repo.root, env,
+    )  # fmt: skip
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    done = driver(["resume", "missions-demo-t1", "--json"], repo.root, env)
+    assert done.returncode == 0, done.stderr
+    details = assert_sound(repo.root, ["value.txt"])
+    decisions = [it["decision"] for it in details["iterations"]]
+    assert decisions == ["baseline", "keep", "interrupted", "keep", "noop"], decisions
+    notes = " ".join(details["iterations"][2]["notes"])
+    assert "saved to" in notes  # the torn session's commit is kept as a patch
+
+
+def test_a_lock_error_names_the_lock(repo: Repo) -> None:
+    lock = repo.root / ".git/index.lock"
+    lock.write_text("")
+    repo.write("value.txt", "7\n")
+    with pytest.raises(GitError) as caught:
+        gitlib.commit_all(repo.root, "x")
+    assert str(lock) in str(caught.value)
+    assert gitlib.clear_stale_locks(repo.root) == [lock]
+    assert gitlib.commit_all(repo.root, "x") is not None
