@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import GIT_ENV, cli, git
+from helpers import GIT_ENV, Repo, cli, git
 
 pytestmark = pytest.mark.slow
 
@@ -130,3 +130,44 @@ def test_tree_kill_at_a_random_instant_resumes_to_completion(
     assert code == 0, "\n---\n".join(log)
     assert "Traceback" not in err, err
     check(repo)
+
+
+HOSTILE = f"cmd:{sys.executable} {Path(__file__).parent / 'fakes/hostile_agent.py'}"
+ACTIONS = ["improve", "improve", "noop", "torn", "foreign", "detach", "rewrite", "invalid"]
+REFUSALS = ("autoresearch candidate", "candidate_commit")
+
+
+@pytest.mark.parametrize("trial", range(TRIALS))
+def test_hostile_sessions_and_tree_kills_never_take_the_history(
+    repo: Repo, mission_dir: Path, trial: int
+) -> None:
+    rng = random.Random(SEED * 1000 + 500 + trial)
+    plan = ",".join(rng.choice(ACTIONS) for _ in range(5))
+    env = {**os.environ, **GIT_ENV, "HOSTILE_PLAN": plan}
+    args = ["run", "missions/demo", "--agent", HOSTILE, "--run-tag", "H1", "--max-iterations",
+            "5", "--json"]  # fmt: skip
+    log = []
+    for _ in range(8):  # a torn session kills the whole tree: resume, as often as it takes
+        done = subprocess.run(
+            [sys.executable, "-m", "autoresearch", *args], cwd=repo.root, env=env,
+            capture_output=True, text=True, timeout=300, start_new_session=True,
+        )  # fmt: skip
+        log.append(done.stderr)
+        assert "Traceback" not in done.stderr, done.stderr
+        if done.returncode != -signal.SIGKILL:
+            break
+        args = ["resume", "missions-demo-h1", "--json"]
+    details = json.loads(
+        cli("--repo", str(repo.root), "status", "missions-demo-h1", "--json", cwd=repo.root).stdout
+    )
+    assert details["status"] in ("completed", "failed", "stopped"), (plan, "\n".join(log))
+    if details["status"] == "failed":  # only a session's own invalid report fails a run
+        assert any(r in details["stop_reason"] for r in REFUSALS), (plan, details["stop_reason"])
+    worktree = Path(details["manifest"]["worktree_path"])
+    kept = details["last_kept_commit"]
+    assert git(repo.root, "rev-parse", f"refs/heads/{details['branch_name']}") == kept, plan
+    assert git(worktree, "symbolic-ref", "HEAD") == f"refs/heads/{details['branch_name']}"
+    assert git(worktree, "rev-parse", "HEAD") == kept
+    for it in details["iterations"]:
+        if it["decision"] == "keep":
+            git(worktree, "merge-base", "--is-ancestor", it["candidate_commit"], kept)

@@ -24,7 +24,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel
 
-from autoresearch.crash import internal_error_line, write_crash_log
+from autoresearch.crash import disk_full_line, internal_error_line, write_crash_log
 from autoresearch.errors import AutoresearchError
 from autoresearch.redact import current, redact
 
@@ -42,8 +42,12 @@ def tool_errors() -> Iterator[None]:
     except ToolError:
         raise
     except AutoresearchError as exc:
-        raise ToolError(redact(" ".join(exc.message.splitlines()))) from exc
+        full = disk_full_line(exc)
+        raise ToolError(redact(full or " ".join(exc.message.splitlines()))) from exc
     except Exception as exc:
+        full = disk_full_line(exc)
+        if full is not None:  # not a bug: the line that says how to go on, no crash log
+            raise ToolError(redact(full)) from exc
         # Not an expected refusal: a bug or a broken environment. The model gets the same line
         # as the CLI (never a traceback); the traceback goes to the crash log and stderr.
         log.exception("unexpected error in an autoresearch MCP tool")
