@@ -177,6 +177,18 @@ def _check_git_vs_runs(repo: RepoPaths, report: DoctorReport, known: list[runs.R
                     f"worktree {path} belongs to no run in the journal",
                     f"git worktree remove --force {path}",
                 )
+    ids = {r.run_id for r in known}
+    folder = repo.state_dir / RUNS_DIR
+    for run_dir in sorted(folder.iterdir()) if folder.is_dir() else []:
+        if run_dir.is_dir() and run_dir.name not in ids:
+            report.add(
+                "runs",
+                Severity.ERROR,
+                f"run folder {run_dir} belongs to no run in the journal: the journal may have "
+                "been replaced by an older one",
+                "autoresearch doctor --restore --force (a newer backup), or remove the folder "
+                "if the run is not wanted",
+            )
     branches = {r.branch_name for r in known}
     for branch in git.local_branches(repo.repo_root, BRANCH_PREFIX.rstrip("/")):
         if branch not in branches and branch.count("/") == 2:

@@ -178,6 +178,7 @@ def scratch_checkout(h: RunHandle, tree: Path, commit: str) -> Path:
         tree.parent.mkdir(parents=True, exist_ok=True)
         git.worktree_add_detached(h.repo.repo_root, tree, commit)
     else:
+        git.clear_stale_locks(tree)  # a measurement killed mid-checkout left its lock
         git.checkout_detached(tree, commit)
     git.clean_untracked(tree, keep=h.links)
     link_shared_paths(h.repo.repo_root, tree, h.links)
