@@ -71,3 +71,16 @@ def test_journal_from_a_newer_version_is_refused(repo: Repo, mission_dir: Path) 
     assert (
         "written by a newer autoresearch (unknown migrations: 9999_from_the_future)" in done.stderr
     )
+
+
+def test_throttled_backups_take_at_most_a_tenth_of_the_time(repo: Repo) -> None:
+    """Per-iteration backups copy the whole journal: a throttled one is skipped until nine
+    times the last backup's duration has passed, so a long run stays flat; unthrottled
+    backups (prepare, the end of a run) are always taken."""
+    with Journal.open(make_journal(repo)) as journal:
+        assert journal.backup(throttled=True) is not None  # the first of a process is taken
+        journal._backup_took = 3600.0  # as if the last backup had taken an hour
+        assert journal.backup(throttled=True) is None
+        assert journal.backup() is not None  # prepare and the end of a run never wait
+        journal._backup_took = 0.0
+        assert journal.backup(throttled=True) is not None

@@ -214,7 +214,7 @@ def _record(
         # The confidence as it stood when this run was logged (flags set here included).
         value = stats(conn, session).confidence.value
         sessions.update_run(conn, run.run_id, confidence=value)
-    ctx.journal.backup()  # a safe point: the run is logged, its git effect applied
+    ctx.journal.backup(throttled=True)  # a safe point: the run is logged, its git effect applied
 
 
 def _apply_notes(

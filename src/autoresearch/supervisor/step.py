@@ -308,7 +308,8 @@ def _record(
     )
     applied = record.apply_effect(h, decided, known_head=head, safety_checked=safety_checked)
     sync.sync_after_iteration(h, applied, evaluation.to_dict() if evaluation else None, sha)
-    h.journal.backup()  # a safe point: the iteration is recorded, applied and in the views
+    # a safe point: the iteration is recorded, applied and in the views
+    h.journal.backup(throttled=True)
     failpoints.hit("step.after_views")
     honour_stop_request(h)
     run = h.run
