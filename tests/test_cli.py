@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from autoresearch.paths import session_paths
 from helpers import Repo, artifact, cli, git, write_artifact
 
 RUN_ID = "missions-demo-t1"
@@ -158,44 +159,24 @@ def test_corrupt_journal_is_a_clear_error_and_untouched(repo: Repo, mission_dir:
     assert not (repo.root / ".autoresearch/worktrees").exists()
 
 
-# A real bug is injected at the core boundary: the CLI's own handler must report it.
-_BROKEN_CORE = """
-import sys
-import autoresearch.supervisor.lifecycle as lifecycle
-
-def broken(*args, **kwargs):
-    raise RuntimeError("disk on fire")
-
-lifecycle.list_runs = broken
-sys.argv = ["autoresearch", *sys.argv[1:]]
-from autoresearch.cli import main
-main()
-"""
-
-
 def test_an_unexpected_error_exits_3_with_one_line_and_a_crash_log(repo: Repo) -> None:
-    import subprocess
-    import sys
-
-    (repo.root / ".autoresearch").mkdir()
-    done = subprocess.run(
-        [sys.executable, "-c", _BROKEN_CORE, "status"],
-        cwd=repo.root,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    repo.write("autoresearch.sh", "#!/bin/bash\necho METRIC score=1\n")
+    assert cli("exp", "init", "--name", "n", "--metric", "score", cwd=repo.root).returncode == 0
+    # The run's log taken by a folder: writing it fails with an OSError the engine does not
+    # name, as a broken disk would.
+    session_paths(repo.root, 1).run_log(1).mkdir(parents=True)
+    done = cli("exp", "run", cwd=repo.root)
     assert done.returncode == 3, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
-    assert lines[0].startswith("autoresearch: internal error (RuntimeError: disk on fire)")
+    assert lines[0].startswith("autoresearch: internal error (IsADirectoryError: "), lines
     log = Path(lines[0].rsplit("(details in ", 1)[1].rstrip(")"))
     assert log.parent == repo.root / ".autoresearch" / "crash"
     text = log.read_text()
     from autoresearch import __version__
 
-    assert __version__ in text and "command: autoresearch status" in text
-    assert "Traceback" in text and "disk on fire" in text
+    assert __version__ in text and "command: autoresearch exp run" in text
+    assert "Traceback" in text and "run-0001.log" in text
 
 
 def test_expected_errors_keep_their_exit_codes(tmp_path: Path) -> None:

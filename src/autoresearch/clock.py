@@ -1,8 +1,27 @@
-"""Time in one place: ISO timestamps for records, UTC run tags for names."""
+"""Time in one place: ISO timestamps for records, UTC run tags for names, and the `Clock` that
+measures durations (passed in where a test needs time to move by hand)."""
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
+from typing import Protocol
+
+
+class Clock(Protocol):
+    """What the core reads to measure how long something took (a throttle, a budget)."""
+
+    def monotonic(self) -> float: ...
+
+
+class SystemClock:
+    """The machine's monotonic clock: what production code passes."""
+
+    def monotonic(self) -> float:
+        return time.monotonic()
+
+
+SYSTEM_CLOCK: Clock = SystemClock()
 
 
 def utc_now_iso() -> str:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,7 @@ from autoresearch.experiments.hook_install import merged, removed
 from autoresearch.experiments.hooks import (
     FAILURE_STREAK,
     MAX_RESUMED_TURNS,
+    HookAnswer,
     HookEvent,
     StopAction,
     StopFacts,
@@ -164,17 +167,24 @@ def test_bad_input_lets_it_stop_and_is_logged(session: Repo, raw: str) -> None:
     assert "hook error: bad input" in hooks_log(session)
 
 
-def test_an_internal_error_or_a_hung_journal_lets_it_stop(session: Repo, monkeypatch) -> None:
-    import autoresearch.experiments.hooks as hooks
-
-    def boom(start: Path):
+def test_an_internal_error_or_a_hung_journal_lets_it_stop(session: Repo) -> None:
+    def boom(start: Path) -> HookAnswer:
+        assert start == session.root
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(hooks, "stop_hook", boom)
-    answer = answer_hook(HookEvent.STOP, "{}", session.root)
+    answer = answer_hook(HookEvent.STOP, "{}", session.root, stop=boom)
     assert answer.output is None and "disk on fire" in answer.log
-    monkeypatch.setattr(hooks, "stop_hook", lambda start: __import__("time").sleep(5))
-    answer = answer_hook(HookEvent.STOP, "{}", session.root, budget=0.2)
+    assert "stop: hook error: RuntimeError('disk on fire'); let it stop" in hooks_log(session)
+    release = threading.Event()
+
+    def hung(start: Path) -> HookAnswer:
+        release.wait(10)
+        return HookAnswer({"decision": "block", "reason": "too late"}, "stop: too late")
+
+    started = time.monotonic()
+    answer = answer_hook(HookEvent.STOP, "{}", session.root, budget=0.2, stop=hung)
+    release.set()
+    assert time.monotonic() - started < 5
     assert answer.output is None and "no answer within 0.2s" in answer.log
 
 

@@ -77,10 +77,31 @@ def test_throttled_backups_take_at_most_a_tenth_of_the_time(repo: Repo) -> None:
     """Per-iteration backups copy the whole journal: a throttled one is skipped until nine
     times the last backup's duration has passed, so a long run stays flat; unthrottled
     backups (prepare, the end of a run) are always taken."""
-    with Journal.open(make_journal(repo)) as journal:
+    clock = HandClock()
+    with Journal.open(make_journal(repo), clock=clock) as journal:
+        clock.step = 3600.0  # every reading an hour after the last: a backup takes an hour
         assert journal.backup(throttled=True) is not None  # the first of a process is taken
-        journal._backup_took = 3600.0  # as if the last backup had taken an hour
+        clock.step = 0.0
+        assert journal.backup(throttled=True) is None  # an hour after it ended
+        clock.now += 8 * 3600.0 - 1.0
+        assert journal.backup(throttled=True) is None  # a second short of nine hours
+        clock.now += 1.0
+        assert journal.backup(throttled=True) is not None  # nine hours: due (it took no time)
+        assert journal.backup(throttled=True) is not None
+        clock.step = 3600.0
+        assert journal.backup() is not None
         assert journal.backup(throttled=True) is None
         assert journal.backup() is not None  # prepare and the end of a run never wait
-        journal._backup_took = 0.0
-        assert journal.backup(throttled=True) is not None
+
+
+class HandClock:
+    """A clock the test moves: `now`, and `step` more after every reading."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.step = 0.0
+
+    def monotonic(self) -> float:
+        reading = self.now
+        self.now += self.step
+        return reading

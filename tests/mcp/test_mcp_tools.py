@@ -10,8 +10,9 @@ from mcp_helpers import TOOL_NAMES, Progress, connect, mcp_repo, settle
 from pydantic import BaseModel
 
 from autoresearch.experiments import InitResult, LogReport, NotesResult, RunReport, StatusReport
-from autoresearch.mcp import schemas, server
+from autoresearch.mcp import schemas
 from autoresearch.mcp.server import build_server
+from autoresearch.paths import session_paths
 from autoresearch.supervisor.lifecycle import StopOutcome
 from helpers import Repo, git, make_repo
 
@@ -209,19 +210,18 @@ async def test_arguments_are_validated_against_the_input_schema(repo: Repo) -> N
 
 
 @pytest.mark.anyio
-async def test_unexpected_errors_give_a_message_without_a_traceback(
-    repo: Repo, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    def broken(*args: object, **kwargs: object) -> None:
-        raise RuntimeError("disk on fire")
-
-    monkeypatch.setattr(server, "session_status", broken)
+async def test_unexpected_errors_give_a_message_without_a_traceback(repo: Repo) -> None:
     async with connect(build_server(repo.root)) as t:
-        message = await t.error("experiment_status")
-        assert message.startswith("internal error (RuntimeError: disk on fire)")
+        await t.ok("init_experiment", {"name": "n", "metric": "score"})
+        # The run's log taken by a folder: writing it fails with an OSError the engine does not
+        # name, as a broken disk would.
+        session_paths(repo.root, 1).run_log(1).mkdir(parents=True)
+        message = await t.error("run_experiment", {"timeout_seconds": 5})
+        assert message.startswith("internal error (IsADirectoryError: "), message
+        assert "Traceback" not in message
         # the CLI's line: the traceback is in the crash log it names
         log = Path(message.rsplit("(details in ", 1)[1].rstrip(")"))
-        assert "Traceback" in log.read_text() and "disk on fire" in log.read_text()
+        assert "Traceback" in log.read_text() and "run-0001.log" in log.read_text()
 
 
 @pytest.mark.anyio
@@ -246,10 +246,10 @@ async def test_run_experiment_is_bounded_by_its_timeouts(checked: Repo) -> None:
 
 @pytest.mark.anyio
 async def test_run_experiment_answers_at_its_limit_and_the_run_finishes_in_the_background(
-    repo: Repo, monkeypatch: pytest.MonkeyPatch
+    repo: Repo,
 ) -> None:
-    monkeypatch.setattr(server, "RUN_SLACK_SECONDS", -1.2)  # limit: 1 + 0.5 - 1.2 = 0.3 s
-    async with connect(build_server(repo.root)) as t:
+    # limit: 1 + 0.5 - 1.2 = 0.3 s
+    async with connect(build_server(repo.root, run_slack=-1.2)) as t:
         await t.ok("init_experiment", {"name": "n", "metric": "score"})
         repo.write("slow.flag", "")
         started = time.monotonic()

@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from autoresearch.errors import ContractError, RefusedError
+from autoresearch.evaluate import EvaluationRecord
+from autoresearch.supervisor.executor import EvaluationTask
 from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.lifecycle import stop
 from autoresearch.supervisor.prepare import prepare, rebaseline
@@ -174,19 +176,20 @@ def test_baseline_error_is_recorded_and_rebaseline_fixes_it(repo: Repo) -> None:
         assert entry["notes"][-1].startswith("baseline measured 3 times: 1; readings identical")
 
 
-def test_failed_prepare_leaves_nothing_behind(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
-    from autoresearch.supervisor import prepare as prepare_module
+def test_failed_prepare_leaves_nothing_behind(repo: Repo) -> None:
+    seen: list[Path] = []
 
-    def explode(h: RunHandle) -> None:
+    def explode(task: EvaluationTask, should_cancel: object) -> EvaluationRecord:
+        seen.append(task.tree)  # the baseline's reading: the worktree is built by now
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(prepare_module, "_baseline", explode)
     mission_dir = repo.mission()
-    with pytest.raises(RuntimeError):
-        prepare(mission_dir, run_tag="x1")
+    with pytest.raises(RuntimeError, match="disk on fire"):
+        prepare(mission_dir, run_tag="x1", measure_with=explode)
+    assert seen == [repo.root / ".autoresearch/worktrees/missions-demo-x1"]
     assert not (repo.root / ".autoresearch/worktrees/missions-demo-x1").exists()
+    assert not (repo.root / ".autoresearch/runs/missions-demo-x1").exists()
     assert "autoresearch/missions-demo/x1" not in git(repo.root, "branch", "--list")
-    monkeypatch.undo()
     with prepare(mission_dir, run_tag="x1") as h:  # the tag is free again
         assert h.run_id == "missions-demo-x1"
 

@@ -276,9 +276,15 @@ def hook_start(payload: Mapping[str, Any], fallback: Path) -> Path:
 
 
 def answer_hook(
-    event: HookEvent, raw: str, fallback: Path, budget: float = HOOK_BUDGET_SECONDS
+    event: HookEvent,
+    raw: str,
+    fallback: Path,
+    budget: float = HOOK_BUDGET_SECONDS,
+    stop: Callable[[Path], HookAnswer] = stop_hook,
 ) -> HookAnswer:
-    """Never raises and returns within `budget` seconds: on any failure, "let it stop"."""
+    """Never raises and returns within `budget` seconds: on any failure, "let it stop".
+
+    `stop` answers a Stop from the checkout it starts at (the session's rules, `stop_hook`)."""
     start = fallback
     try:
         payload = parse_payload(raw)
@@ -289,7 +295,7 @@ def answer_hook(
         return answer
     source = payload.get("source")
     work: Callable[[], HookAnswer] = (
-        (lambda: stop_hook(start))
+        (lambda: stop(start))
         if event == HookEvent.STOP
         else (lambda: session_start_hook(start, source if isinstance(source, str) else ""))
     )

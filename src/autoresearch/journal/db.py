@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from autoresearch.clock import utc_now_iso
+from autoresearch.clock import SYSTEM_CLOCK, Clock, utc_now_iso
 from autoresearch.errors import AutoresearchError, DiskFullError, JournalError
 from autoresearch.fsutil import make_private, private_fd
 from autoresearch.journal import integrity
@@ -38,9 +37,16 @@ DEFAULT_BUSY_TIMEOUT = 10.0
 class Journal:
     """An open journal connection (autocommit; explicit transactions via `tx`)."""
 
-    def __init__(self, path: Path, conn: sqlite3.Connection, busy_timeout: float) -> None:
+    def __init__(
+        self,
+        path: Path,
+        conn: sqlite3.Connection,
+        busy_timeout: float,
+        clock: Clock = SYSTEM_CLOCK,
+    ) -> None:
         self.path = path
         self._conn = conn
+        self._clock = clock  # times the backups (the throttle)
         # when the last backup of this process ended and how long it took (the throttle)
         self._backup_end = 0.0
         self._backup_took = 0.0
@@ -50,7 +56,9 @@ class Journal:
         self.identity: integrity.Identity | None = None
 
     @classmethod
-    def open(cls, path: Path, busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> Journal:
+    def open(
+        cls, path: Path, busy_timeout: float = DEFAULT_BUSY_TIMEOUT, clock: Clock = SYSTEM_CLOCK
+    ) -> Journal:
         """Open (creating if needed), verify and migrate the journal at `path`."""
         expected = integrity.read_marker(path)
         existed = integrity.has_content(path)
@@ -67,7 +75,7 @@ class Journal:
         except (sqlite3.Error, OSError) as exc:
             raise JournalError(f"cannot open journal {path}: {exc}") from exc
         conn.row_factory = sqlite3.Row
-        journal = cls(path, conn, busy_timeout)
+        journal = cls(path, conn, busy_timeout, clock)
         try:
             with journal._guard():
                 # Reading the header first: a non-database file fails here, before any write.
@@ -104,7 +112,7 @@ class Journal:
         backup copies the whole file; the step overhead stays flat with 10,000 iterations).
         The first backup of a process, prepare and the end of a run are never skipped.
         """
-        now = time.monotonic()
+        now = self._clock.monotonic()
         if throttled and now - self._backup_end < BACKUP_SHARE_INVERSE * self._backup_took:
             return None
         self._check_same_file()
@@ -113,7 +121,7 @@ class Journal:
                 made = integrity.rotate_backup(self._conn, self.path)
             except OSError as exc:
                 raise JournalError(f"cannot back up journal {self.path}: {exc}") from exc
-        self._backup_end = time.monotonic()
+        self._backup_end = self._clock.monotonic()
         self._backup_took = self._backup_end - now
         return made
 

@@ -88,10 +88,12 @@ RunNotes = Annotated[list[s.RunNoteInput], Field(max_length=100)]
 
 
 class Tools:
-    """The tools of one server; `start` is where the experiment tools act."""
+    """The tools of one server; `start` is where the experiment tools act, `run_slack` how
+    long run_experiment waits beyond its timeouts (`run_limit`)."""
 
-    def __init__(self, start: Path) -> None:
+    def __init__(self, start: Path, run_slack: float = RUN_SLACK_SECONDS) -> None:
         self.start = start
+        self.run_slack = run_slack
 
     def register(self, server: MCPServer) -> None:
         table: list[tuple[Any, str, ToolAnnotations]] = [
@@ -255,7 +257,7 @@ class Tools:
                 )
                 return reply(render_run(report), s.RunOutput.model_validate(report.to_dict()))
 
-        limit = run_limit(timeout_seconds * repeats, checks_timeout_seconds)
+        limit = run_limit(timeout_seconds * repeats, checks_timeout_seconds, self.run_slack)
         return await call_with_progress(ctx, feed, work, limit, on_cancel=cancel.set)
 
     def log_experiment(
@@ -419,12 +421,14 @@ def _notes(items: list[s.RunNoteInput] | None) -> tuple[RunNote, ...]:
     return tuple(RunNote(n.run_id, n.reason) for n in items or ())
 
 
-def run_limit(timeout_seconds: float, checks_timeout_seconds: float) -> float:
+def run_limit(
+    timeout_seconds: float, checks_timeout_seconds: float, slack: float = RUN_SLACK_SECONDS
+) -> float:
     """The longest run_experiment waits for the core before it answers anyway."""
-    return timeout_seconds + checks_timeout_seconds + RUN_SLACK_SECONDS
+    return timeout_seconds + checks_timeout_seconds + slack
 
 
-def build_server(start: Path) -> MCPServer:
+def build_server(start: Path, run_slack: float = RUN_SLACK_SECONDS) -> MCPServer:
     """The autoresearch MCP server acting on the repository around `start`."""
     server = MCPServer(
         "autoresearch",
@@ -433,7 +437,7 @@ def build_server(start: Path) -> MCPServer:
         version=__version__,
         log_level="WARNING",
     )
-    tools = Tools(start.absolute())
+    tools = Tools(start.absolute(), run_slack)
     tools.register(server)
     from autoresearch.mcp.job_tools import JobTools  # heavy: imported when a server is built
 

@@ -33,6 +33,7 @@ from autoresearch.settings import journal_timeout
 from autoresearch.states import IterationKind, Phase, RunStatus
 from autoresearch.supervisor import record, seal, sync
 from autoresearch.supervisor.handle import (
+    MeasureWith,
     RunHandle,
     driver_alive,
     driver_lock,
@@ -45,9 +46,16 @@ _TAG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
 def prepare(
-    mission_dir: Path, run_tag: str | None = None, loop: dict[str, Any] | None = None
+    mission_dir: Path,
+    run_tag: str | None = None,
+    loop: dict[str, Any] | None = None,
+    *,
+    measure_with: MeasureWith | None = None,
 ) -> RunHandle:
-    """Create a run and establish its baseline; returns the locked handle."""
+    """Create a run and establish its baseline; returns the locked handle.
+
+    `measure_with` takes the baseline's readings (`RunHandle.measure_with`; None: the
+    evaluator runs right here)."""
     mission = load_mission(mission_dir)
     if git.resolve_commits(mission.worktree_root, ["HEAD"]) == [None]:
         raise ContractError(
@@ -59,6 +67,7 @@ def prepare(
     journal = open_journal(repo.repo_root, journal_timeout())
     try:
         handle = _register(journal, repo, mission, run_tag, loop)
+        handle.measure_with = measure_with
     except BaseException:
         journal.close()
         raise
