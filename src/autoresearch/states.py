@@ -79,6 +79,13 @@ class LaneState(StrEnum):
     STOPPED = "stopped"  # the lane starts no more sessions
 
 
+class ExecutorKind(StrEnum):
+    """Where a run's agent sessions and evaluations execute (`run --executor`)."""
+
+    LOCAL = "local"  # threads and child processes on this machine (the default)
+    RAY = "ray"  # Ray tasks on a cluster's nodes (supervisor/ray_executor.py)
+
+
 class EvalStatus(StrEnum):
     """An evaluation's outcome; `error` carries no score (crash is an outcome, never a score)."""
 

@@ -9,6 +9,7 @@ import click
 
 from autoresearch.cli.common import EXIT_RECORDED_FAILURE, emit_json, warn
 from autoresearch.decide import DEFAULT_MAX_AGENT_FAILURES, DEFAULT_MAX_NOOPS
+from autoresearch.states import ExecutorKind
 
 JSON_HELP = "Print one JSON object on stdout at the end (progress goes to stderr)."
 
@@ -25,7 +26,7 @@ def lane_options(func: Any) -> Any:
             ),
             click.option(
                 "--executor",
-                type=click.Choice(["local", "ray"]),
+                type=click.Choice([kind.value for kind in ExecutorKind]),
                 help="Where sessions and evaluations run: this machine (default) or the "
                 "nodes of a Ray cluster (pip install 'autoresearch[ray]'); resume/continue "
                 "reuse the recorded one.",
@@ -188,7 +189,7 @@ def continue_loop(ctx: click.Context, handle: Any, spec: str, given: dict[str, A
 
 def _check_executor(where: Any) -> None:
     """Refuse `--executor ray` without Ray before anything is prepared."""
-    if where.executor == "ray":
+    if where.executor == ExecutorKind.RAY:
         from autoresearch.supervisor.ray_executor import import_ray
 
         import_ray()
@@ -250,7 +251,7 @@ def _drive(
     try:
         with first_signal_stops(lambda name: _stopping(stop, name)):
             executor = None
-            if where is not None and where.executor == "ray":
+            if where is not None and where.executor == ExecutorKind.RAY:
                 from dataclasses import replace
 
                 from autoresearch.supervisor.ray_executor import for_run

@@ -62,6 +62,7 @@ from autoresearch.contracts.frozen import FrozenMission
 from autoresearch.contracts.sandbox import EvaluatorSpec
 from autoresearch.errors import GitError
 from autoresearch.evaluate import EvaluationRecord, evaluator_env, run_evaluator
+from autoresearch.states import ExecutorKind
 
 # A process group a local task started (thread-safe, given by the driver).
 OnSpawn = Callable[[int], None]
@@ -169,7 +170,7 @@ class Executor(Protocol):
     """Runs tasks off the driver's thread; see the module docstring for the rules."""
 
     @property
-    def name(self) -> str: ...
+    def name(self) -> ExecutorKind: ...
 
     @property
     def slots(self) -> int:
@@ -203,7 +204,7 @@ class LocalExecutor:
     threads die together, and `resume` repairs what was in flight.
     """
 
-    name = "local"
+    name = ExecutorKind.LOCAL
 
     def __init__(self, lanes: int, slots: int = 1) -> None:
         self._lanes = max(1, lanes)

@@ -13,6 +13,7 @@ from typing import Any
 from autoresearch.agents import AgentConfig, validate_spec
 from autoresearch.decide import DEFAULT_MAX_AGENT_FAILURES, DEFAULT_MAX_NOOPS
 from autoresearch.errors import ContractError
+from autoresearch.states import ExecutorKind
 from autoresearch.supervisor.loop import LoopLimits
 
 
@@ -43,10 +44,19 @@ def loop_record(
 
 @dataclass(frozen=True)
 class Where:
-    """Where a loop's sessions and evaluations run: `local` or `ray` (with its address)."""
+    """Where a loop's sessions and evaluations run: this machine or Ray (with its address)."""
 
-    executor: str = "local"
+    executor: ExecutorKind = ExecutorKind.LOCAL
     address: str | None = None
+
+
+def executor_kind(value: object) -> ExecutorKind:
+    """The executor a flag or a recorded loop names (the JSON edge keeps the string)."""
+    try:
+        return ExecutorKind(str(value))
+    except ValueError:
+        kinds = ", ".join(kind.value for kind in ExecutorKind)
+        raise ContractError(f"unknown executor {value!r} (one of: {kinds})") from None
 
 
 def where_from(
@@ -57,15 +67,15 @@ def where_from(
     drops it (a resume must not silently fall back to this machine, nor leave it)."""
     loop = recorded or {}
     if executor is None and address is None:
-        return Where(str(loop.get("executor") or "local"), loop.get("address"))
-    executor = executor or "ray"
-    if executor == "local":
+        return Where(executor_kind(loop.get("executor") or ExecutorKind.LOCAL), loop.get("address"))
+    kind = executor_kind(executor or ExecutorKind.RAY)
+    if kind == ExecutorKind.LOCAL:
         if address:
             raise ContractError("--address names a Ray cluster: use it with --executor ray")
         return Where()
-    if address is None and loop.get("executor") == "ray":
+    if address is None and loop.get("executor") == ExecutorKind.RAY:
         address = loop.get("address")
-    return Where("ray", address)
+    return Where(ExecutorKind.RAY, address)
 
 
 AGENT_OPTION_KEYS = ("model", "agent_args", "max_turns", "seed")

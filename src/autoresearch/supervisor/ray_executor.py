@@ -36,6 +36,7 @@ from autoresearch import git
 from autoresearch.errors import AutoresearchError, ContractError
 from autoresearch.evaluate import EvaluationRecord
 from autoresearch.settings import ray_node_dir
+from autoresearch.states import ExecutorKind
 from autoresearch.supervisor import remote
 from autoresearch.supervisor.executor import (
     AgentOutcome,
@@ -164,7 +165,7 @@ def evaluation_on_node(
 class RayExecutor:
     """Runs a run's tasks on a Ray cluster (`address`; None starts or joins the local one)."""
 
-    name = "ray"
+    name = ExecutorKind.RAY
 
     def __init__(
         self,
