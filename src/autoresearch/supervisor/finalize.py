@@ -40,8 +40,11 @@ def finalize_run(h: RunHandle, status: RunStatus, reason: str, note: str | None 
 
 
 def honour_stop_request(h: RunHandle) -> bool:
-    """Finalize the run when an operator asked it to stop; True when it did."""
-    if h.run.status != RunStatus.RUNNING or h.run.stop_requested is None:
+    """Finalize the run when an operator asked it to stop; True when it did.
+
+    Not from a lane's step: the other lanes' sessions in flight still have to be judged (and
+    would then find the run ended); the lane driver ends the run once they are."""
+    if h.run.status != RunStatus.RUNNING or h.run.stop_requested is None or h.lane:
         return False
     finalize_run(h, RunStatus.STOPPED, h.run.stop_requested)
     return True

@@ -178,6 +178,9 @@ class _Driver:
                 if waiting and self._free_slots() > 0:
                     continue  # a candidate can move on at once
                 wait_any(futures, STOP_POLL_SECONDS) if futures else self.signal_wait()
+        except KeyboardInterrupt:
+            self._abort()
+            raise
         finally:
             for lane in self.lanes:
                 lane.cancel.set()
@@ -546,6 +549,14 @@ class _Driver:
                 lane.state, lane.detail = LaneState.WAITING, "interrupted; measured on resume"
         self._publish()
         return self._outcome(True)
+
+    def _abort(self) -> None:
+        """A second Ctrl-C interrupts at once, as without lanes: the sessions and readings are
+        killed now instead of being given their kill grace (the first signal gave it);
+        `resume` saves what they left as patches."""
+        for lane in self.lanes:
+            lane.cancel.set()
+            children.reap(self.h.journal, lane.h.tag)
 
     def _ended(self) -> LoopOutcome:
         for lane in self.lanes:
