@@ -13,6 +13,8 @@ from helpers import GIT_ENV, Repo, make_repo
 def _hermetic_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
     # Short kill grace keeps timeout tests fast; no user git config leaks in.
     monkeypatch.setenv("AUTORESEARCH_KILL_GRACE_SECONDS", "0.5")
+    # and a short wait before a child a kill signal ended is reported (proc.py)
+    monkeypatch.setenv("AUTORESEARCH_SIGNAL_SETTLE_SECONDS", "0.5")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     for key, value in GIT_ENV.items():
         monkeypatch.setenv(key, value)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -17,7 +19,7 @@ from autoresearch.evaluate import (
     process_state,
     run_evaluator,
 )
-from autoresearch.proc import SupervisedOutcome
+from autoresearch.proc import SupervisedOutcome, SupervisedSpec, killed_by_sweep, run_supervised
 from autoresearch.states import EvalStatus, ProcessState
 from helpers import pid_alive, until
 
@@ -171,3 +173,43 @@ def test_record_status_from_the_process_and_the_verdict(
     assert record.status is status and record.cancelled == outcome.cancelled
     if status is EvalStatus.ERROR:
         assert "score" not in record.to_dict() and "pass" not in record.to_dict()
+
+
+@pytest.mark.parametrize(
+    ("returncode", "swept"),
+    [(-9, True), (-15, True), (-2, True), (-1, True), (-11, False), (-6, False), (0, False),
+     (1, False), (137, False), (None, False)],
+)  # fmt: skip
+def test_which_exits_a_whole_tree_kill_may_have_caused(returncode: int | None, swept: bool) -> None:
+    assert killed_by_sweep(returncode) is swept
+
+
+def _killed_by_sigkill(tmp_path: Path, should_cancel: Callable[[], bool] | None, settle: float):
+    spec = SupervisedSpec(
+        argv=["sh", "-c", "kill -9 $$"], cwd=tmp_path, env=os.environ,
+        log_path=tmp_path / "log", should_cancel=should_cancel, settle_seconds=settle,
+    )  # fmt: skip
+    t0 = time.monotonic()
+    return run_supervised(spec), time.monotonic() - t0
+
+
+def test_a_child_killed_by_a_signal_is_reported_after_the_settle_delay(tmp_path: Path) -> None:
+    outcome, took = _killed_by_sigkill(tmp_path, None, 0.6)
+    assert outcome.exit_code == -9 and not outcome.cancelled  # a driver that lives: a verdict
+    assert took >= 0.6
+
+
+def test_a_stop_asked_for_while_it_settles_makes_the_kill_no_verdict(tmp_path: Path) -> None:
+    asked = time.monotonic() + 0.2  # the driver's own SIGTERM arrives a moment later
+    outcome, took = _killed_by_sigkill(tmp_path, lambda: time.monotonic() >= asked, 5.0)
+    assert outcome.cancelled and took < 4.0
+
+
+def test_a_child_that_crashes_is_reported_at_once(tmp_path: Path) -> None:
+    spec = SupervisedSpec(
+        argv=["sh", "-c", "kill -SEGV $$"], cwd=tmp_path, env=os.environ,
+        log_path=tmp_path / "log", settle_seconds=5.0,
+    )  # fmt: skip
+    t0 = time.monotonic()
+    outcome = run_supervised(spec)
+    assert outcome.exit_code == -11 and time.monotonic() - t0 < 4.0

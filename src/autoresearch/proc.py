@@ -12,6 +12,13 @@ memory use never depended on how much the child printed. A driver that made itse
 subreaper (`become_subreaper`, Linux) also ends what escaped the group with `setsid`: such an
 orphan is reparented to the driver instead of init, and is stopped and reaped when the child
 that started it has ended.
+
+A child ended by a kill signal nobody here sent (SIGKILL, SIGTERM, SIGINT, SIGHUP) may be the
+first casualty of a whole-tree kill – a machine, container or cgroup going down, `kill -9` of
+every process of a run – that reaches the driver a moment later. Its end is reported only after
+`settle_seconds`: a driver killed in the same sweep has recorded nothing (its caller measures or
+runs again on resume), one asked to stop meanwhile reports it cancelled, and one that lives on
+(an OOM kill of the child alone) reports it as it ended.
 """
 
 from __future__ import annotations
@@ -33,12 +40,15 @@ from typing import IO, Protocol
 from autoresearch.clock import utc_now_iso
 from autoresearch.errors import ProcessError
 from autoresearch.fsutil import child_umask, private_fd, private_open
+from autoresearch.settings import signal_settle
 from autoresearch.streams import Tail
 
 READ_CHUNK = 65536
 POLL_SECONDS = 0.1
 DEFAULT_TAIL_BYTES = 64 * 1024
 DRAIN_SECONDS = 1.0
+# The signals that end every process of a tree at once (see the module's docstring).
+SWEEP_SIGNALS = frozenset({signal.SIGKILL, signal.SIGTERM, signal.SIGINT, signal.SIGHUP})
 
 
 _PR_SET_CHILD_SUBREAPER = 36
@@ -125,6 +135,7 @@ class SupervisedSpec:
     stderr_consumers: Sequence[StreamConsumer] = ()
     should_cancel: Callable[[], bool] | None = None
     on_spawn: Callable[[int], None] | None = None
+    settle_seconds: float = field(default_factory=signal_settle)
 
 
 @dataclass
@@ -248,6 +259,8 @@ def _supervise(
         proc.wait()
         if _kill_group(proc.pid, signal.SIGKILL):
             _wait_group_gone(proc.pid, 2.0)
+    if not (timed_out or cancelled) and killed_by_sweep(proc.returncode):
+        cancelled = _settle(spec)
     for name in ("stdout", "stderr"):
         for consumer in consumers[name]:
             close = getattr(consumer, "close", None)
@@ -265,6 +278,24 @@ def _supervise(
         stderr_bytes=tails["stderr"].total,
         log_path=spec.log_path,
     )
+
+
+def killed_by_sweep(returncode: int | None) -> bool:
+    """Whether a child's exit status is a death by one of SWEEP_SIGNALS (pure)."""
+    return returncode is not None and returncode < 0 and -returncode in SWEEP_SIGNALS
+
+
+def _settle(spec: SupervisedSpec) -> bool:
+    """Wait out a possible whole-tree kill before reporting a child it may have ended; True
+    when the caller was asked to stop meanwhile (the child's end is then no verdict)."""
+    deadline = time.monotonic() + spec.settle_seconds
+    while True:
+        if spec.should_cancel is not None and spec.should_cancel():
+            return True
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        time.sleep(min(POLL_SECONDS, left))
 
 
 def _wait_for_output_or_exit(

@@ -12,6 +12,8 @@ ENV_JOURNAL_TIMEOUT = "AUTORESEARCH_JOURNAL_TIMEOUT"
 ENV_FAILPOINTS = "AUTORESEARCH_FAILPOINTS"
 ENV_KILL_GRACE = "AUTORESEARCH_KILL_GRACE_SECONDS"
 DEFAULT_KILL_GRACE = 3.0
+ENV_SIGNAL_SETTLE = "AUTORESEARCH_SIGNAL_SETTLE_SECONDS"
+DEFAULT_SIGNAL_SETTLE = 2.0
 
 
 def _float(name: str, default: float) -> float:
@@ -31,6 +33,12 @@ def journal_timeout() -> float:
 def kill_grace() -> float:
     """Seconds between SIGTERM and SIGKILL when a process group is stopped."""
     return _float(ENV_KILL_GRACE, DEFAULT_KILL_GRACE)
+
+
+def signal_settle() -> float:
+    """Seconds a driver waits before it records a child that a kill signal ended (proc.py):
+    the child may be the first casualty of a whole-tree kill that reaches the driver next."""
+    return _float(ENV_SIGNAL_SETTLE, DEFAULT_SIGNAL_SETTLE)
 
 
 def failpoints() -> frozenset[str]:

@@ -8,6 +8,7 @@ started in that group (its git, the built-in agent) and nothing of the test's.""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -15,13 +16,14 @@ import signal
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from autoresearch import git as gitlib
 from autoresearch.errors import GitError
-from helpers import GIT_ENV, Repo, cli, git
+from helpers import GIT_ENV, Repo, cli, git, sandbox_text
 
 REAL_GIT = shutil.which("git") or "git"
 HOSTILE = f"cmd:{sys.executable} {Path(__file__).parent / 'fakes/hostile_agent.py'}"
@@ -210,3 +212,71 @@ def test_a_lock_error_names_the_lock(repo: Repo) -> None:
     assert str(lock) in str(caught.value)
     assert gitlib.clear_stale_locks(repo.root) == [lock]
     assert gitlib.commit_all(repo.root, "x") is not None
+
+
+def _evaluator_group(repo: Path, needle: bytes, timeout: float = 60.0) -> int:
+    """The process group of this repo's run child whose command line holds `needle`."""
+    ours = f"AUTORESEARCH_WORKTREE={repo}/".encode()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                cmdline = (entry / "cmdline").read_bytes()
+                env = (entry / "environ").read_bytes().split(b"\0")
+                if needle in cmdline and any(e.startswith(ours) for e in env):
+                    return os.getpgid(int(entry.name))
+            except OSError:
+                continue
+        time.sleep(0.02)
+    raise AssertionError(f"no child running {needle!r}")
+
+
+def test_a_tree_kill_that_reaches_the_evaluator_first_measures_the_baseline_again(
+    repo: Repo, tmp_path: Path
+) -> None:
+    # A machine or cgroup going down kills process after process: the evaluator may die a
+    # moment before the driver. Its SIGKILL is no verdict on the baseline: the driver, killed
+    # within the settle delay, records nothing, and resume measures the baseline again.
+    gate = tmp_path / "slow"
+    gate.write_text("")
+    command = f"test -f {gate} && sleep 60; python3 scripts/eval.py"
+    repo.mission(sandbox=sandbox_text(command=command))
+    args = ["run", "missions/demo", "--agent", "cmd:true", "--run-tag", "B1",
+            "--max-iterations", "1", "--json"]  # fmt: skip
+    env = {**os.environ, **GIT_ENV, "AUTORESEARCH_SIGNAL_SETTLE_SECONDS": "5"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "autoresearch", *args], cwd=repo.root, env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    try:
+        os.killpg(_evaluator_group(repo.root, b"sleep\x0060"), signal.SIGKILL)
+        time.sleep(0.3)  # the sweep reaches the driver next
+        os.killpg(proc.pid, signal.SIGKILL)
+        _out, err = proc.communicate(timeout=60)
+    finally:
+        with contextlib.suppress(OSError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == -signal.SIGKILL, err
+    gate.unlink()
+    summary = resume(repo.root)
+    assert summary["status"] == "completed", summary
+    details = assert_sound(repo.root, ["value.txt"])
+    assert details["iterations"][0]["decision"] == "baseline"
+    assert details["iterations"][0]["evaluator"]["score"] is not None
+
+
+def test_an_evaluator_killed_while_the_driver_lives_is_a_verdict(repo: Repo) -> None:
+    # The other side of the rule: the driver outlived the settle delay (the OOM killer took
+    # the evaluator alone), so the SIGKILL is what the baseline measured.
+    repo.mission(sandbox=sandbox_text(command="kill -9 $$"))
+    done = driver(
+        ["run", "missions/demo", "--agent", "cmd:true", "--run-tag", "B2",
+         "--max-iterations", "1"],
+        repo.root, {"AUTORESEARCH_SIGNAL_SETTLE_SECONDS": "0.3"},
+    )  # fmt: skip
+    assert done.returncode != 0
+    assert "Traceback" not in done.stderr
+    assert "autoresearch_baseline_not_comparable" in done.stderr, done.stderr
+    assert "code -9" in done.stderr, done.stderr
