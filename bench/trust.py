@@ -23,6 +23,7 @@ from autoresearch.noise import (
     Action,
     NoiseMode,
     NoisePolicy,
+    Spread,
     confirmations,
     next_action,
     pooled_spread,
@@ -41,8 +42,20 @@ class Tally:
     iterations: int = 0
     calibration: int = 0
     bias: list[float] = field(default_factory=list)
+    # readings of the iterations by (real change?, role): where the evaluations go
+    readings: dict[tuple[bool, str], int] = field(default_factory=dict)
+    decisions: list[bool] = field(default_factory=list)  # kept?, in order: rules compared
+
+    def count(self, real: bool, role: str, n: int = 1) -> None:
+        self.readings[(real, role)] = self.readings.get((real, role), 0) + n
+
+    def per_proposal(self, real: bool, role: str) -> float:
+        """Readings of `role` per iteration that proposed a real (or a null) change."""
+        proposed = self.real_proposed if real else self.null_proposed
+        return self.readings.get((real, role), 0) / max(1, proposed)
 
     def add(self, real: bool, kept: bool) -> None:
+        self.decisions.append(kept)
         if real:
             self.real_proposed += 1
             self.real_kept += kept
@@ -65,15 +78,16 @@ class Tally:
 
 def today(seed: int, iterations: int, p_real: float, effect: float, sigma: float, t: Tally) -> None:
     """The single-reading rule through decide.decide: one reading, better than the last kept."""
-    rng = random.Random(seed)
+    mission, noise = _streams(seed)
     truth = 0.0
-    kept = rng.gauss(truth, sigma)
+    kept = noise.gauss(truth, sigma)
     t.calibration += 1
     for _ in range(iterations):
-        real = rng.random() < p_real
+        real = mission.random() < p_real
         value = truth + (effect * sigma if real else 0.0)
-        summary = EvalSummary("pass", True, rng.gauss(value, sigma))
+        summary = EvalSummary("pass", True, noise.gauss(value, sigma))
         t.evaluations += 1
+        t.count(real, "candidate")
         d = decide("score_improvement", "higher", kept, "candidate", summary)
         kept = kept_score_after(d, summary, kept) or kept
         if d.keep:
@@ -93,13 +107,13 @@ def noise_aware(
     t: Tally,
 ) -> None:
     """The default policy: calibrated baseline, sequential test, pooled incumbent readings."""
-    rng = random.Random(seed)
+    mission, rng = _streams(seed)
     truth = 0.0
     incumbent = [rng.gauss(truth, sigma) for _ in range(policy.baseline_readings)]
     groups = [incumbent]
     t.calibration += len(incumbent)
     for _ in range(iterations):
-        real = rng.random() < p_real
+        real = mission.random() < p_real
         value = truth + (effect * sigma if real else 0.0)
         candidate: list[float] = []
         groups.append(candidate)
@@ -116,6 +130,8 @@ def noise_aware(
             else:
                 break
         t.evaluations += len(candidate) + fresh
+        t.count(real, "candidate", len(candidate))
+        t.count(real, "incumbent", fresh)
         kept = verdict.action is Action.KEEP
         if kept:
             # the readings that won the test are selected for luck: the new incumbent's
@@ -125,6 +141,7 @@ def noise_aware(
             if fresh:
                 incumbent = [rng.gauss(value, sigma) for _ in range(fresh)]
                 t.evaluations += fresh
+                t.count(real, "confirm", fresh)
                 groups.append(incumbent)
             else:
                 incumbent = candidate
@@ -132,6 +149,12 @@ def noise_aware(
         t.iterations += 1
     best = statistics.fmean(incumbent)
     t.bias.append((best - truth) / sigma if sigma else best - truth)
+
+
+def _streams(seed: int) -> tuple[random.Random, random.Random]:
+    """Which changes are real, and the evaluator's noise, drawn apart: every rule meets the same
+    proposals, so decisions can be compared one for one."""
+    return random.Random(seed), random.Random(seed + 1_000_003)
 
 
 def row(name: str, t: Tally) -> str:
@@ -190,28 +213,86 @@ def run(seeds: int, iterations: int, p_real: float = 0.3, effect: float = 1.0) -
     new = tallies["noise-aware default"]
     bias = abs(statistics.fmean(new.bias))
     print(
-        f"targets: false <= {TARGETS['false']:.0%} ({_ok(new.false_rate <= TARGETS['false'])}), "
+        f"targets (default): false <= {TARGETS['false']:.0%} "
+        f"({_ok(new.false_rate <= TARGETS['false'])}), "
         f"true >= {TARGETS['true']:.0%} ({_ok(new.true_rate >= TARGETS['true'])}), "
         f"evals/it <= {TARGETS['evals']:g} ({_ok(new.per_iteration <= TARGETS['evals'])}), "
         f"|best-true| <= {TARGETS['bias']}σ ({_ok(bias <= TARGETS['bias'])})"
+    )
+    print("where the default's evaluations go (readings per iteration):")
+    print(breakdown(new))
+    known = known_incumbent(default, effect)
+    print(
+        f"  a bound: against an exactly known incumbent the same test takes {known[0]:.2f} "
+        f"candidate readings on a null change and {known[1]:.2f} on a +{effect:g}σ one "
+        f"({(1 - p_real) * known[0] + p_real * known[1]:.2f} per iteration here); the rest is "
+        "the price of knowing each new incumbent"
     )
     print("the price of power (the default with another `power`):")
     for power in (0.8, 0.85, 0.95):
         priced = replace(default, power=power)
         print(row(f"  power {power:g}", simulate(priced, seeds, iterations, p_real, effect)))
-    det = Tally()
-    for seed in range(min(seeds, 50)):
+    few = min(seeds, 50)
+    det, det_today = Tally(), Tally()
+    for seed in range(few):
         noise_aware(default, seed, iterations, p_real, effect, 0.0, det)
-    single = Tally()
-    for seed in range(min(seeds, 50)):
+        today(seed, iterations, p_real, effect, 0.0, det_today)
+    same = det.decisions == det_today.decisions
+    print(
+        f"deterministic evaluator (σ = 0), default policy: {det.per_iteration:.2f} evaluations "
+        f"per iteration (target 1.00: {_ok(det.per_iteration == 1.0)}); decisions identical "
+        f"to the single-reading rule: {'yes' if same else 'NO'} ({len(det.decisions)})"
+    )
+    single, single_today = Tally(), Tally()
+    for seed in range(few):
         noise_aware(
             NoisePolicy(mode=NoiseMode.SINGLE), seed, iterations, p_real, effect, 1.0, single
         )
-    print(
-        f"deterministic evaluator (σ = 0), default policy: {det.per_iteration:.2f} evaluations "
-        f"per iteration (target 1.00: {_ok(det.per_iteration == 1.0)})"
-    )
+        today(seed, iterations, p_real, effect, 1.0, single_today)
+    same = single.decisions == single_today.decisions
     print(row("mode: single (= today)", single))
+    print(f"  decisions identical to the single-reading rule: {'yes' if same else 'NO'}")
+
+
+def breakdown(t: Tally) -> str:
+    """Candidate readings, incumbent re-measures and confirmations, per null and per real
+    proposal and per iteration."""
+    lines = [f"  {'':<22} {'candidate':>9} {'incumbent':>9} {'confirm':>8} {'total':>7}"]
+    for label, real in (("per null proposal", False), ("per +1σ proposal", True)):
+        parts = [t.per_proposal(real, role) for role in ("candidate", "incumbent", "confirm")]
+        cells = " ".join(f"{x:>9.2f}" for x in parts[:2])
+        lines.append(f"  {label:<22} {cells} {parts[2]:>8.2f} {sum(parts):>7.2f}")
+    per_it = [
+        sum(t.readings.get((real, role), 0) for real in (False, True)) / max(1, t.iterations)
+        for role in ("candidate", "incumbent", "confirm")
+    ]
+    cells = " ".join(f"{x:>9.2f}" for x in per_it[:2])
+    lines.append(f"  {'per iteration':<22} {cells} {per_it[2]:>8.2f} {sum(per_it):>7.2f}")
+    return "\n".join(lines)
+
+
+def known_incumbent(policy: NoisePolicy, effect: float, tests: int = 2000) -> tuple[float, float]:
+    """Mean candidate readings of the test against an incumbent known exactly (a bound no
+    allocation can beat), on a null change and on a real one: next_action with a long list of
+    exact incumbent readings and σ known."""
+    incumbent = [0.0] * 2000
+    spread = Spread(1.0, 10**6)
+    means = []
+    for delta in (0.0, effect):
+        rng, total = random.Random(7), 0
+        for _ in range(tests):
+            candidate: list[float] = []
+            while True:
+                verdict = next_action(policy, "higher", spread, incumbent, candidate, 1)
+                if verdict.action is Action.MEASURE_CANDIDATE:
+                    candidate.append(rng.gauss(delta, 1.0))
+                elif verdict.final:
+                    break
+                else:  # an incumbent reading known already: it would add nothing
+                    candidate.append(rng.gauss(delta, 1.0))
+            total += len(candidate)
+        means.append(total / tests)
+    return means[0], means[1]
 
 
 def _ok(flag: bool) -> str:

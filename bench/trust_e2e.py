@@ -28,7 +28,7 @@ import textwrap
 import time
 from pathlib import Path
 
-from trust import Tally  # bench/trust.py: the same figures, from the policy simulation
+from trust import Tally, breakdown  # bench/trust.py: the same figures, from the policy simulation
 
 P_REAL = 0.3
 EVALUATOR = textwrap.dedent(
@@ -148,14 +148,24 @@ def _tally(root: Path, status: dict[str, object], t: Tally) -> None:
             "SELECT COUNT(*) FROM evaluations WHERE run_id = ? AND iteration > 0",
             (status["run_id"],),
         ).fetchone()[0]
+        roles = conn.execute(
+            "SELECT iteration, COALESCE(role, 'candidate'), COUNT(*) FROM evaluations "
+            "WHERE run_id = ? AND iteration > 0 GROUP BY iteration, role",
+            (status["run_id"],),
+        ).fetchall()
     finally:
         conn.close()
 
     def value(commit: str) -> float:
         return float(_git(root, "show", f"{commit}:value.txt"))
 
-    for _, base, candidate, decision in its:
-        t.add(value(candidate) > value(base), decision == "keep")
+    real = {}
+    for iteration, base, candidate, decision in its:
+        real[iteration] = value(candidate) > value(base)
+        t.add(real[iteration], decision == "keep")
+    for iteration, role, n in roles:
+        if iteration in real:
+            t.count(real[iteration], str(role), int(n))
     t.iterations += len(its)
     t.evaluations += int(evaluations)
     truth = value(str(status["last_kept_commit"]))
@@ -168,13 +178,19 @@ def run(seeds: int, iterations: int) -> None:
         f"seeds x {iterations} iterations, {P_REAL:.0%} of changes +1σ, the rest null"
     )
     print(f"{'rule':<24} {'false':>7} {'true':>7} {'evals/it':>8} {'best-tru':>8} {'s/seed':>7}")
+    default = None
     for name, rule in RULES.items():
-        print(_row(name, seeds, iterations, rule))
-    deterministic = _row(DETERMINISTIC, 1, iterations, ("", 0.0))
+        line, t = _row(name, seeds, iterations, rule)
+        print(line)
+        default = t
+    if default is not None:
+        print("where the default's evaluations go (journal rows per iteration, by role):")
+        print(breakdown(default))
+    deterministic, _ = _row(DETERMINISTIC, 1, iterations, ("", 0.0))
     print(f"{deterministic}   (target: 1.00 evaluation per iteration)")
 
 
-def _row(name: str, seeds: int, iterations: int, rule: tuple[str, float]) -> str:
+def _row(name: str, seeds: int, iterations: int, rule: tuple[str, float]) -> tuple[str, Tally]:
     t, seconds = Tally(), 0.0
     for seed in range(seeds):
         work = Path(tempfile.mkdtemp(prefix="autoresearch-trust-e2e-"))
@@ -182,11 +198,12 @@ def _row(name: str, seeds: int, iterations: int, rule: tuple[str, float]) -> str
             seconds += one(seed, iterations, rule, work, t)
         finally:
             shutil.rmtree(work, ignore_errors=True)
-    return (
+    line = (
         f"{name:<24} {t.false_rate:>7.1%} {t.true_rate:>7.1%} {t.per_iteration:>8.2f} "
         f"{statistics.fmean(t.bias):>+8.2f} {seconds / seeds:>7.1f}"
         f"   ({t.null_proposed} null, {t.real_proposed} real proposed)"
     )
+    return line, t
 
 
 def main() -> None:
