@@ -302,16 +302,14 @@ SLUG_MAX = 48
 
 
 def slug(text: str, fallback: str) -> str:
-    """The one slug rule (supervisor.md §1): lowercased, every run outside `[a-z0-9]` becomes
-    one `-`, no `-` at either end, at most 48 characters, `fallback` when nothing is left."""
-    out = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-    return out[:SLUG_MAX].rstrip("-") or fallback
+    """The one slug rule, for mission slugs (supervisor.md §1) and session branches
+    (experiments.md): accents folded (`Café` → `cafe`, other non-ASCII characters dropped),
+    lowercased, every run outside `[a-z0-9]` becomes one `-`, no `-` at either end, at most 48
+    characters, `fallback` when nothing is left.
 
-
-def ascii_folded(text: str) -> str:
-    """`Café` → `Cafe`: accents dropped, other non-ASCII characters removed.
-
-    Session branches fold before `slug` so that a name reads the same in its branch; mission
-    slugs do not, as their contract spells out (`Café` → `caf`).
+    A slug names a run or a branch only when it is made: run ids, branches and worktree paths
+    are read back from the journal, so a change of this rule never renames an existing run.
     """
-    return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    out = re.sub(r"[^a-z0-9]+", "-", folded.lower()).strip("-")
+    return out[:SLUG_MAX].rstrip("-") or fallback

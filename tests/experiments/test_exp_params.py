@@ -13,28 +13,10 @@ from autoresearch.experiments.params import (
     is_session_branch,
     run_timeout,
     session_branch,
-    slugify,
     validate_init,
     validate_log,
     validate_new_session,
 )
-
-
-@pytest.mark.parametrize(
-    ("text", "slug"),
-    [
-        ("Speed up parser", "speed-up-parser"),
-        ("  --Hello,   World!!  ", "hello-world"),
-        ("Ünïcode nämes", "unicode-names"),
-        ("x" * 60, "x" * 48),
-        ("a" * 47 + " b", "a" * 47),
-        ("!!!", "session"),
-        ("", "session"),
-    ],
-)
-def test_slugify(text: str, slug: str) -> None:
-    assert slugify(text) == slug
-    assert len(slugify(text)) <= 48
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ from typing import Any
 
 from autoresearch.contracts.metric_lines import parse_metric_line
 from autoresearch.errors import ContractError
-from autoresearch.paths import SESSION_BRANCH_PREFIX, ascii_folded, slug
+from autoresearch.paths import SESSION_BRANCH_PREFIX, slug
 from autoresearch.states import Direction, Verdict
 
 DIRECTIONS = tuple(Direction)
@@ -175,14 +175,9 @@ def run_timeout(seconds: float) -> float | None:
 # --- branch names --------------------------------------------------------------------------
 
 
-def slugify(text: str) -> str:
-    """Lowercase ASCII words joined by `-`, at most 48 characters."""
-    return slug(ascii_folded(text), "session")
-
-
 def session_branch(name: str, date: str, existing: Iterable[str]) -> str:
     """`autoresearch/<slug>-<YYYYMMDD>`, with `-2`, `-3` … when the name is taken."""
-    base = f"{SESSION_BRANCH_PREFIX}{slugify(name)}-{date}"
+    base = f"{SESSION_BRANCH_PREFIX}{slug(name, 'session')}-{date}"
     taken = set(existing)
     if base not in taken:
         return base

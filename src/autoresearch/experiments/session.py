@@ -24,7 +24,6 @@ from autoresearch.experiments.params import (
     InitParams,
     is_session_branch,
     session_branch,
-    slugify,
     validate_init,
     validate_new_session,
 )
@@ -39,6 +38,7 @@ from autoresearch.paths import (
     HARNESS_FILE,
     SESSION_BRANCH_PREFIX,
     session_worktree,
+    slug,
 )
 from autoresearch.repo_state import link_shared_paths
 from autoresearch.reset import is_cache
@@ -244,7 +244,7 @@ def _new_fields(params: InitParams, branch: str, directory: Path, head: str) -> 
 
 def _new_branch_name(ctx: Context, params: InitParams) -> str:
     source = params.name or ""
-    if slugify(source) == "session" and params.goal:
+    if not slug(source, "") and params.goal:  # a name with nothing to slug: the goal
         source = params.goal
     existing = git.local_branches(ctx.root, SESSION_BRANCH_PREFIX.rstrip("/"))
     return session_branch(source, today_compact(), existing)
