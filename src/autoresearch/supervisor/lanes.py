@@ -111,6 +111,12 @@ class Lane:
     agent: Future[AgentOutcome] | None = None
     reading: Future[EvaluationRecord] | None = None
     reading_on: str = ""  # the incumbent the candidate under measurement is replayed onto
+    # a waiting candidate examined against the incumbent `checked_on` (valid, measurable):
+    # `ready` is its head once replayed onto it (None: the replay waits for a slot)
+    checked_on: str | None = None
+    ready: str | None = None
+    base_of_candidate: str | None = None  # the resolved base the examined candidate names
+    at: str | None = None  # the incumbent a judged lane's clean worktree was left at
     attempts: int = 0  # readings taken of the current session's candidate
     pending: _Pending | None = None
     last_iteration: int | None = None
@@ -145,6 +151,8 @@ class _Driver:
         self.failures = 0
         self.last_failure: str | None = None
         self.stopping: tuple[RunStatus, str, str | None] | None = None
+        self.run_branch_behind = False
+        self.published: list[LaneRecord] = []
 
     # --- the loop ---------------------------------------------------------------------------
 
@@ -165,6 +173,7 @@ class _Driver:
                     return self._ended()
                 self._plan()
                 if self.stopping is not None and not any(x.busy for x in self.lanes):
+                    self._follow()
                     status, reason, note = self.stopping
                     finalize_run(self.h, status, reason, note)
                     return self._ended()
@@ -172,6 +181,7 @@ class _Driver:
                     for lane in self.lanes:
                         if lane.state == LaneState.IDLE and self._may_launch():
                             self._launch(lane)
+                self._follow()  # bookkeeping no lane waits for comes after the launches
                 self._publish()
                 futures = [f for x in self.lanes for f in (x.agent, x.reading) if f is not None]
                 waiting = any(x.state == LaneState.WAITING for x in self.lanes)
@@ -186,6 +196,12 @@ class _Driver:
                 lane.cancel.set()
             self.executor.shutdown()
             self.h.measure_with = None
+
+    def _follow(self) -> None:
+        """The run branch (checked out in the idle run worktree) follows the last keep."""
+        if self.run_branch_behind:
+            self.run_branch_behind = False
+            record.advance_run_branch(self.h)
 
     def signal_wait(self) -> None:
         threading.Event().wait(STOP_POLL_SECONDS)
@@ -283,11 +299,22 @@ class _Driver:
         git.checkout_branch_at(lh.worktree, lh.branch_name, resolved)
 
     def _restore(self, lane: Lane, label: str, base: str) -> str | None:
-        """The lane's branch at `base` on a clean tree; what lay past it saved as a patch."""
+        """The lane's branch at `base` on a clean tree; what lay past it saved as a patch.
+
+        A lane judged last time is known to be on its branch at the incumbent of then
+        (`lane.at`, step's post-condition), an ancestor of `base`: when the tree is clean it
+        only moves forward, nothing of its own to save."""
         lh = lane.h
-        on_branch = git.head_branch(lh.worktree) == record.branch_ref(lh)
-        at_base = on_branch and git.head(lh.worktree) == base
-        if at_base and not dirty_entries(lh.worktree, lh.links, lh.runtime):
+        at, lane.at = lane.at, None
+        if at is not None:
+            on_branch, head = True, at
+        else:
+            on_branch = git.head_branch(lh.worktree) == record.branch_ref(lh)
+            head = git.head(lh.worktree) if on_branch else ""
+        movable = on_branch and (head == base or at is not None)
+        if movable and not dirty_entries(lh.worktree, lh.links, lh.runtime):
+            if head != base:
+                git.checkout_branch_at(lh.worktree, lh.branch_name, base)
             return None
         return self._save(lane, label, base, None)
 
@@ -308,7 +335,8 @@ class _Driver:
         note = self._restore(lane, "leftover", kept)
         lane.pending = None
         lane.attempts = 0
-        sync.write_placeholder(lh)
+        if not _placeholder_on(lh, kept):  # the judgement just wrote it, unless a keep came
+            sync.write_placeholder(lh)
         sync.write_instructions(lh)
         task = AgentTask(
             run_id=h.run_id,
@@ -342,9 +370,14 @@ class _Driver:
             reading = lane.reading
             if lane.state == LaneState.EVALUATING and reading is not None and reading.done():
                 self._reading_back(lane)
+        self.h.refresh()
         for lane in self.lanes:
-            if lane.state == LaneState.WAITING:
-                self._prepare_candidate(lane)
+            if lane.state != LaneState.WAITING:
+                continue
+            kept = self.h.run.last_kept_commit or ""  # current: a judgement refreshes it
+            if lane.checked_on == kept and self._free_slots() <= 0:
+                continue  # examined already: only a slot is missing
+            self._prepare_candidate(lane)
 
     def _free_slots(self) -> int:
         # A first reading is started only into a free slot: queued behind another, it would
@@ -389,52 +422,24 @@ class _Driver:
 
     def _prepare_candidate(self, lane: Lane) -> None:
         """Bring the lane's candidate onto the incumbent and start its first reading (or judge
-        at once what needs no reading)."""
+        at once what needs no reading).
+
+        The git work waits for a slot where it would go stale: a replay done while the slot is
+        busy is done again whenever the reading in it ends in a keep. What is examined once
+        against an incumbent is not examined again (`checked_on`, `ready`)."""
         h, lh = self.h, lane.h
-        h.refresh()
-        lh.refresh()
         kept = h.run.last_kept_commit or ""
-        data = read_artifact(lh)
-        if not isinstance(data, dict):
-            self._judge(lane)  # step records the invalid artifact as it would without lanes
-            return
-        status = data.get("status")
-        base = data.get("base_commit")
-        commit = data.get("candidate_commit")
-        if status != ArtifactStatus.CANDIDATE:
-            if base != kept:
-                _rewrite(lh, data, base_commit=kept)
-            self._judge(lane)
-            return
-        if not isinstance(commit, str) or not isinstance(base, str):
-            self._judge(lane)
-            return
-        head = _head(lh)
-        resolved = git.resolve_commits(lh.worktree, [commit, base])
-        if head is None or resolved[0] != head or resolved[1] is None:
-            self._judge(lane)  # step's validation says what is wrong
-            return
-        old = resolved[1]
-        if old != kept:
-            replayed, detail = git.replay_onto(lh.worktree, old, kept)
-            if replayed is None:
-                _rewrite(lh, data, base_commit=kept)
-                self._judge(lane, replay_conflict(kept, detail))
-                return
-            assert lane.pending is not None
-            lane.pending.notes.append(
-                f"replayed onto {kept[:12]} (built on {old[:12]}): {head[:12]} → {replayed[:12]}"
-            )
-            data = _rewrite(lh, data, base_commit=kept, candidate_commit=replayed)
-            head = replayed
-        if git.same_tree(lh.worktree, head, kept) or (
-            lh.sealed and touched_sealed(git.changed_paths(lh.worktree, kept), lh.sealed)
-        ):
-            self._judge(lane)  # judged without a reading
-            return
+        if lane.checked_on != kept:
+            lane.checked_on, lane.ready = None, None
+            if not self._examine(lane, kept):
+                return  # judged
         if self._free_slots() <= 0:
-            lane.detail = f"waits for an evaluation slot ({head[:12]})"
+            lane.detail = "waits for an evaluation slot"
             return
+        if lane.ready is None and not self._replay(lane, kept):
+            return  # judged
+        head = lane.ready
+        assert head is not None
         seal.verify(lh)
         lane.attempts += 1
         while lh.paths.reading_log(lane.session, lane.attempts).exists():
@@ -450,7 +455,79 @@ class _Driver:
         lane.reading = self.executor.submit_evaluation(task, lane.cancel, _no_register)
         lane.reading_on = kept
         lane.state = LaneState.EVALUATING
+        lane.checked_on, lane.ready = None, None
         lane.detail = f"measuring {head[:12]} (session {lane.session})"
+
+    def _examine(self, lane: Lane, kept: str) -> bool:
+        """Whether the waiting candidate needs a reading on `kept` (else it was judged): its
+        artifact, its commits, and – built on `kept` already – what it changes."""
+        lh = lane.h
+        lh.refresh()
+        data = read_artifact(lh)
+        if not isinstance(data, dict):
+            self._judge(lane)  # step records the invalid artifact as it would without lanes
+            return False
+        status = data.get("status")
+        base = data.get("base_commit")
+        commit = data.get("candidate_commit")
+        if status != ArtifactStatus.CANDIDATE:
+            if base != kept:
+                _rewrite(lh, data, base_commit=kept)
+            self._judge(lane)
+            return False
+        if not isinstance(commit, str) or not isinstance(base, str):
+            self._judge(lane)
+            return False
+        try:
+            resolved = git.resolve_commits(lh.worktree, [commit, base, "HEAD"])
+        except GitError:  # a session may leave the worktree broken: step says what is wrong
+            resolved = [None, None, None]
+        head = resolved[2]
+        if head is None or resolved[0] != head or resolved[1] is None:
+            self._judge(lane)  # step's validation says what is wrong
+            return False
+        lane.base_of_candidate = resolved[1]
+        lane.checked_on = kept
+        if resolved[1] != kept:
+            return True  # replayed once a slot is free
+        if not self._measurable(lane, head, kept):
+            return False
+        lane.ready = head
+        return True
+
+    def _replay(self, lane: Lane, kept: str) -> bool:
+        """Replay the examined candidate onto `kept`: whether it still needs a reading (a
+        conflict, or a replay that changes nothing, was judged)."""
+        lh = lane.h
+        old = lane.base_of_candidate
+        data = read_artifact(lh)
+        assert isinstance(data, dict) and old is not None
+        head = data.get("candidate_commit")
+        replayed, detail = git.replay_onto(lh.worktree, old, kept)
+        if replayed is None:
+            _rewrite(lh, data, base_commit=kept)
+            self._judge(lane, replay_conflict(kept, detail))
+            return False
+        assert lane.pending is not None
+        lane.pending.notes.append(
+            f"replayed onto {kept[:12]} (built on {old[:12]}): {str(head)[:12]} → {replayed[:12]}"
+        )
+        _rewrite(lh, data, base_commit=kept, candidate_commit=replayed)
+        if not self._measurable(lane, replayed, kept):
+            return False
+        lane.ready = replayed
+        return True
+
+    def _measurable(self, lane: Lane, head: str, kept: str) -> bool:
+        """False (and judged) when the candidate changes nothing or touches the sealed
+        harness: step decides those without a reading."""
+        lh = lane.h
+        if git.same_tree(lh.worktree, head, kept) or (
+            lh.sealed and touched_sealed(git.changed_paths(lh.worktree, kept), lh.sealed)
+        ):
+            self._judge(lane)
+            return False
+        return True
 
     def _reading_back(self, lane: Lane) -> None:
         future, lane.reading = lane.reading, None
@@ -473,6 +550,7 @@ class _Driver:
     def _judge(self, lane: Lane, forced: Any = None, first: EvaluationRecord | None = None) -> None:
         lh = lane.h
         lh.refresh()
+        lane.checked_on, lane.ready = None, None
         pending = lane.pending or _Pending([], None, None, True)
         cancel = self.signal_set
         try:
@@ -492,10 +570,11 @@ class _Driver:
 
     def _recorded(self, lane: Lane, result: StepResult, pending: _Pending) -> None:
         self.h.refresh()
-        if result.keep:
-            record.advance_run_branch(self.h)  # the run branch follows the kept lane commit
+        # the run branch follows the kept lane commit once the lanes were served (_follow)
+        self.run_branch_behind = self.run_branch_behind or result.keep
         self.observer.step_recorded(result, pending.result)
         lane.last_iteration, lane.last_decision = result.iteration, result.decision
+        lane.at = result.last_kept_commit if result.run_status == RunStatus.RUNNING else None
         lane.state, lane.pending, lane.detail = LaneState.IDLE, None, None
         if pending.result is not None:
             failure = session_failure(pending.result, result.decision, pending.wrote)
@@ -527,6 +606,7 @@ class _Driver:
         """A signal: stop every session and reading; finished sessions are judged on resume."""
         for lane in self.lanes:
             lane.cancel.set()
+        self._follow()
         for lane in self.lanes:
             if lane.agent is not None:
                 try:
@@ -559,6 +639,7 @@ class _Driver:
             children.reap(self.h.journal, lane.h.tag)
 
     def _ended(self) -> LoopOutcome:
+        self._follow()
         for lane in self.lanes:
             if lane.busy:
                 lane.cancel.set()
@@ -588,9 +669,11 @@ class _Driver:
 
     def _publish(self) -> None:
         records = [lane.to_record() for lane in self.lanes]
-        with self.h.journal.tx() as conn:
-            for rec in records:
-                lane_store.save_lane(conn, rec)
+        if records != self.published:  # a write per pass would cost the driver's time
+            with self.h.journal.tx() as conn:
+                for rec in records:
+                    lane_store.save_lane(conn, rec)
+            self.published = records
         self.observer.lanes_changed(records)
 
 
@@ -645,6 +728,11 @@ def _pending_artifact(lh: RunHandle) -> bool:
     except ValueError:
         return True
     return data is None or not cand.is_placeholder(data)
+
+
+def _placeholder_on(lh: RunHandle, kept: str) -> bool:
+    data = read_artifact(lh)
+    return cand.is_placeholder(data) and isinstance(data, dict) and data.get("base_commit") == kept
 
 
 def _head(lh: RunHandle) -> str | None:

@@ -17,6 +17,7 @@ from autoresearch.supervisor.handle import RunHandle
 
 def recover(h: RunHandle) -> list[str]:
     """Repair the run; returns one note per repair made."""
+    first = not h.reaped  # the first repair of this handle: a crashed driver came before
     notes = record.reap_stale_children(h)
     notes += finish_interrupted_session(h)
     for it in runs.unfinished_iterations(h.journal, h.run_id):
@@ -32,8 +33,10 @@ def recover(h: RunHandle) -> list[str]:
             record.apply_effect(h.for_lane(it.lane) if it.lane != h.lane else h, it)
             notes.append(f"finished iteration {it.iteration}: applied its {it.decision}")
     h.refresh()
-    if int((h.run.loop or {}).get("lanes") or 0) > 0 and h.run.phase == Phase.READY:
-        notes += record.advance_run_branch(h)  # a keep recorded before the branch moved
+    lanes = int((h.run.loop or {}).get("lanes") or 0) > 0
+    if first and lanes and h.run.phase == Phase.READY:
+        # a keep recorded before the branch moved (a live lanes driver moves it itself)
+        notes += record.advance_run_branch(h)
     if h.run.phase == Phase.READY and h.run.views_iteration != h.run.iteration:
         _resync_views(h)
         notes.append(f"rebuilt the run files from the journal (iteration {h.run.iteration})")
