@@ -62,6 +62,7 @@ NOISE_KEYS = (
 
 EVALUATION_KEYS = ("slots", "resources")
 BUDGET_KEYS = ("usd", "tokens", "hours")
+CHECKS_KEYS = ("command", "timeout_seconds")
 MSG_BAD_EVALUATION = "sandbox.md frontmatter evaluation.{key} must be {what}."
 MSG_BAD_BUDGET = "sandbox.md frontmatter budget.{key} must be {what}."
 MSG_BLOCK_UNKNOWN = "sandbox.md frontmatter {block}.{key} is not a known key (known: {known})."
@@ -182,6 +183,8 @@ def known_keys() -> dict[str, tuple[str, ...]]:
         "noise": tuple(NOISE_KEYS),
         "evaluation": EVALUATION_KEYS,
         "budget": BUDGET_KEYS,
+        "sealed": (),  # a list of paths: no sub-keys
+        "checks": CHECKS_KEYS,  # a command, or a mapping with these keys
     }
 
 
@@ -312,7 +315,7 @@ def parse_checks(value: object) -> ChecksSpec | None:
         return None
     if isinstance(value, str) and value.strip():
         return ChecksSpec(value.strip())
-    if not isinstance(value, dict) or set(value) - {"command", "timeout_seconds"}:
+    if not isinstance(value, dict) or set(value) - set(CHECKS_KEYS):
         raise ContractError(MSG_BAD_CHECKS)
     command = value.get("command")
     if not isinstance(command, str) or not command.strip():
