@@ -61,3 +61,21 @@ def test_strays_are_named_with_their_fix(repo: Repo, mission_dir: Path, tmp_path
     assert "autoresearch/other/x1" in branch["message"]
     (run,) = findings(report, "runs")
     assert "missions-demo-gone" in run["message"] and run["severity"] == "error"
+
+
+def test_lane_worktrees_belong_to_their_run(repo: Repo, mission_dir: Path) -> None:
+    # doctor once named the `lanes` folder (the parent of every lane worktree) as a worktree
+    # of no run after any `run --lanes K`, with a fix that git refuses
+    args = ["run", "missions/demo", "--agent", "cmd:true", "--lanes", "2", "--run-tag", "l1"]
+    done = cli(*args, "--max-iterations", "2", cwd=repo.root)
+    assert done.returncode == 0, done.stderr
+    lanes = repo.root / ".autoresearch" / "worktrees" / "lanes"
+    assert len(list(lanes.glob("*/*"))) == 2  # the lane worktrees exist
+    _, report = doctor(repo.root)
+    assert findings(report, "worktrees") == [], report
+    ghost = lanes / "missions-demo-gone" / "1"
+    ghost.mkdir(parents=True)
+    _, report = doctor(repo.root)
+    assert [f["message"] for f in findings(report, "worktrees")] == [
+        f"worktree {ghost} belongs to no run in the journal"
+    ]

@@ -20,7 +20,7 @@ from autoresearch.errors import AutoresearchError, JournalError, NotFoundError, 
 from autoresearch.journal import integrity, runs
 from autoresearch.journal.db import Journal
 from autoresearch.locks import FileLock
-from autoresearch.paths import RUNS_DIR, RepoPaths
+from autoresearch.paths import LANES_DIR, RUNS_DIR, RepoPaths
 from autoresearch.settings import journal_timeout
 from autoresearch.states import Phase, RunStatus
 
@@ -116,7 +116,7 @@ def _check_backups(repo: RepoPaths, report: DoctorReport) -> None:
             "backups",
             Severity.WARNING,
             f"no backup of the journal yet in {repo.backups}",
-            "one is taken after every iteration and when a run ends or is prepared",
+            "one is taken when a run is prepared or ends, and after iterations (throttled)",
         )
     for b in backups:
         if b.usable:
@@ -168,16 +168,15 @@ def _check_git_vs_runs(repo: RepoPaths, report: DoctorReport, known: list[runs.R
                 f"autoresearch stop {run.run_id} (its branch {run.branch_name} keeps the "
                 "kept commits)",
             )
-    if repo.worktrees.is_dir():
-        for path in sorted(repo.worktrees.iterdir()):
-            if path not in by_worktree:
-                report.add(
-                    "worktrees",
-                    Severity.WARNING,
-                    f"worktree {path} belongs to no run in the journal",
-                    f"git worktree remove --force {path}",
-                )
     ids = {r.run_id for r in known}
+    for path, lane_of in _worktree_folders(repo):
+        if path not in by_worktree and lane_of not in ids:
+            report.add(
+                "worktrees",
+                Severity.WARNING,
+                f"worktree {path} belongs to no run in the journal",
+                f"git worktree remove --force {path}",
+            )
     folder = repo.state_dir / RUNS_DIR
     for run_dir in sorted(folder.iterdir()) if folder.is_dir() else []:
         if run_dir.is_dir() and run_dir.name not in ids:
@@ -198,6 +197,20 @@ def _check_git_vs_runs(repo: RepoPaths, report: DoctorReport, known: list[runs.R
                 f"branch {branch} belongs to no run in the journal",
                 f"git branch -D {branch} (after checking nothing on it is wanted)",
             )
+
+
+def _worktree_folders(repo: RepoPaths) -> list[tuple[Path, str | None]]:
+    """Every run worktree, and every lane worktree (`lanes/<run>/<k>`) with the run it
+    belongs to: the `lanes` folder itself is no worktree and is never named."""
+    if not repo.worktrees.is_dir():
+        return []
+    lanes = repo.worktrees / LANES_DIR
+    found: list[tuple[Path, str | None]] = [
+        (p, None) for p in sorted(repo.worktrees.iterdir()) if p != lanes
+    ]
+    for run in sorted(lanes.iterdir()) if lanes.is_dir() else []:
+        found += [(k, run.name) for k in sorted(run.iterdir())] if run.is_dir() else []
+    return found
 
 
 def _when(timestamp: float) -> str:
