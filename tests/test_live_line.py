@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from pathlib import Path
@@ -61,3 +62,18 @@ def test_the_spinner_says_whether_the_agent_or_the_evaluator_runs(repo: Repo) ->
     assert any("iteration 1: evaluator running…" in line for line in lines)
     (row,) = [line for line in lines if re.match(r"\s+1\s+keep", line)]
     assert len(row) == 100 and row.endswith("…")  # cut to the terminal's width
+
+
+def test_a_continued_run_names_its_baseline_not_its_best(repo: Repo) -> None:
+    # the header once printed the last kept score as the baseline of a resumed run
+    lines = run(repo, "improve")
+    (base,) = [line for line in lines if line.strip().startswith("baseline ")]
+    run_id = json.loads(cli("status", "--json", cwd=repo.root).stdout)["runs"][0]["run_id"]
+    done = cli("continue", run_id, "--max-iterations", "+1", "--agent", CMD_AGENT,
+               cwd=repo.root, env={"FAKE_PLAN": "worse"})  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    later = ANSI.sub("", done.stderr).splitlines()
+    assert [line for line in later if line.strip().startswith("baseline ")] == [base]
+    (best,) = [line.split()[-1] for line in later if line.strip().startswith("best so far ")]
+    status = cli("status", "--json", cwd=repo.root).stdout
+    assert best != base.split()[1] and best in status

@@ -237,7 +237,7 @@ def _drive(
     from autoresearch.journal.views import manifest
     from autoresearch.signals import first_signal_stops
     from autoresearch.supervisor.lanes import run_lanes
-    from autoresearch.supervisor.lifecycle import run_summary
+    from autoresearch.supervisor.lifecycle import baseline_and_best, run_summary
     from autoresearch.supervisor.loop import (
         StopSignal,
         refuse_without_comparable_baseline,
@@ -245,7 +245,7 @@ def _drive(
     )
 
     refuse_without_comparable_baseline(handle)  # before the header: no session will start
-    printer = ProgressPrinter(handle.run.direction, handle.run.last_kept_score)
+    printer = ProgressPrinter(handle.run.direction, *baseline_and_best(handle))
     printer.header(handle.run_id, config.spec, handle.run.worktree_path, limits.lanes)
     stop = StopSignal()
     try:

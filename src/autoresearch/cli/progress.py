@@ -41,12 +41,14 @@ def decision_text(decision: str, evaluator: Mapping[str, Any] | None) -> str:
 class ProgressPrinter:
     """A LoopObserver that renders with rich on stderr (plain lines when not a terminal)."""
 
-    def __init__(self, direction: Direction, baseline: float | None) -> None:
+    def __init__(
+        self, direction: Direction, baseline: float | None, best: float | None = None
+    ) -> None:
         from rich.console import Console
 
         self.console = Console(stderr=True, highlight=False, soft_wrap=True)
         self.direction = direction
-        self.best = baseline
+        self.best = baseline if best is None else best
         self.baseline = baseline
         self.agent = "agent"
         self.t0 = time.monotonic()
@@ -60,6 +62,8 @@ class ProgressPrinter:
         self._print(f"    worktree {worktree}")
         base = format_score(self.baseline) or "n/a"
         self._print(f"    baseline {base} ({self.direction} is better)")
+        if self.best is not None and self.best != self.baseline:  # a resumed run
+            self._print(f"    best so far {format_score(self.best)}")
 
     def session_started(self, iteration: int) -> None:
         self._started = time.monotonic()

@@ -436,6 +436,13 @@ def _summary(
     }
 
 
+def baseline_and_best(h: RunHandle) -> tuple[float | None, float | None]:
+    """The run's baseline (the mean of its calibration readings) and its reported best: a
+    resumed run's header names both, never the best as the baseline."""
+    best, _ = measure.reported_best(h.journal, h.run)
+    return runs.baseline_score(h.journal, h.run_id, h.run.baseline_commit), best
+
+
 def run_summary(h: RunHandle, sessions: int, interrupted: bool) -> dict[str, Any]:
     """What a finished (or interrupted) loop reports: numbers and where the files are."""
     h.refresh()
