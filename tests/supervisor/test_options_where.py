@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from autoresearch.agents import AgentConfig
+from autoresearch.contracts.loop import LoopSettings
 from autoresearch.errors import ContractError
 from autoresearch.supervisor.loop import LoopLimits
-from autoresearch.supervisor.options import Where, loop_record, where_from
+from autoresearch.supervisor.options import LoopPlan, Where, where_from
 
-RAY_RUN = {"agent": "offline", "executor": "ray", "address": "10.0.0.5:6379"}
-LOCAL_RUN = {"agent": "offline", "executor": "local", "address": None}
-OLD_RUN = {"agent": "offline"}  # recorded before the executor was
+RAY_RUN = LoopSettings.from_dict(
+    {"agent": "offline", "executor": "ray", "address": "10.0.0.5:6379"}
+)
+LOCAL_RUN = LoopSettings.from_dict({"agent": "offline", "executor": "local", "address": None})
+OLD_RUN = LoopSettings.from_dict({"agent": "offline"})  # recorded before the executor was
 
 
 @pytest.mark.parametrize(
@@ -33,7 +34,7 @@ OLD_RUN = {"agent": "offline"}  # recorded before the executor was
     ],
 )
 def test_a_flag_now_wins_over_the_recorded_placement_which_wins_over_local(
-    executor: str | None, address: str | None, recorded: dict[str, Any] | None, expected: Where
+    executor: str | None, address: str | None, recorded: LoopSettings | None, expected: Where
 ) -> None:
     assert where_from(executor, address, recorded) == expected
 
@@ -44,9 +45,9 @@ def test_an_address_with_the_local_executor_is_refused() -> None:
 
 
 def test_the_placement_is_recorded_with_the_loop_and_read_back() -> None:
-    loop = loop_record(AgentConfig("offline"), LoopLimits(), where=Where("ray", "h:1"))
-    assert (loop["executor"], loop["address"]) == ("ray", "h:1")
+    loop = LoopPlan(AgentConfig("offline"), LoopLimits(), Where("ray", "h:1")).record()
+    assert (loop.to_dict()["executor"], loop.to_dict()["address"]) == ("ray", "h:1")
     assert where_from(None, None, loop) == Where("ray", "h:1")
     # a continuation records over the earlier loop; without a placement it keeps the earlier
-    again = loop_record(AgentConfig("offline"), LoopLimits(max_iterations=3), loop)
+    again = LoopPlan(AgentConfig("offline"), LoopLimits(max_iterations=3)).record(loop)
     assert where_from(None, None, again) == Where("ray", "h:1")

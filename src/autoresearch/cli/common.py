@@ -1,4 +1,5 @@
-"""Shared CLI plumbing: the error handler, repository lookup and JSON output.
+"""Shared CLI plumbing: the error handler, repository lookup, JSON output and the loop options
+`run`, `resume` and `continue` share (declared once, with each door's own help text).
 
 The handler is the one place that maps failures to exit codes: AutoresearchError → its code
 (2, or 130 for an interrupted run), an unexpected exception → 3 with a crash log.
@@ -8,18 +9,22 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
+from autoresearch.contracts.loop import LoopSettings
 from autoresearch.crash import (
     EXIT_INTERNAL_ERROR,
     disk_full_line,
     internal_error_line,
     write_crash_log,
 )
+from autoresearch.decide import DEFAULT_MAX_AGENT_FAILURES, DEFAULT_MAX_NOOPS
 from autoresearch.errors import AutoresearchError
+from autoresearch.states import ExecutorKind
 
 EXIT_RECORDED_FAILURE = 1
 EXIT_REFUSED = 2
@@ -96,3 +101,148 @@ def warn_baseline(manifest: dict[str, Any], baseline: dict[str, Any] | None) -> 
     text = baseline_warning(manifest, baseline)
     if text:
         warn(text)
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def stacked(*options: Callable[[Any], Any]) -> Callable[[F], F]:
+    """Click options applied as if written one above the other, first on top (the order
+    `--help` lists them)."""
+
+    def apply(func: F) -> F:
+        for option in reversed(options):
+            func = option(func)
+        return func
+
+    return apply
+
+
+MAX_ITERATIONS_HELP = (
+    "The run's total number of iterations (not N more: a run at iteration 10 given 12 runs 2 "
+    "more); +N runs N more than the run has now. Default: the recorded limit."
+)
+
+
+def limit_options(resumed: bool) -> Callable[[F], F]:
+    """The agent and the loop's limits: `run` chooses them (defaults shown), `resume` and
+    `continue` replace the recorded ones with those given (none shown: the recorded stays)."""
+    recorded = "; default: the recorded limit" if resumed else ""
+    defaults: Mapping[str, Any] = (
+        {}
+        if resumed
+        else {"max_noops": DEFAULT_MAX_NOOPS, "max_agent_failures": DEFAULT_MAX_AGENT_FAILURES}
+    )
+    shown = not resumed
+
+    def limit(name: str, kind: Any, text: str) -> Callable[[Any], Any]:
+        default = defaults.get(name.removeprefix("--").replace("-", "_"))
+        return click.option(name, type=kind, default=default, show_default=shown, help=text)
+
+    return stacked(
+        click.option(
+            "--agent",
+            "agent_spec",
+            required=not resumed,
+            help="Agent to continue with (default: the recorded one; a different agent "
+            "does not inherit the recorded model, arguments, turns or seed)."
+            if resumed
+            else "codex | claude | aider | offline | cmd:<shell command>",
+        ),
+        click.option("--max-iterations", "max_iterations", help=MAX_ITERATIONS_HELP)
+        if resumed
+        else click.option(
+            "--max-iterations",
+            type=click.IntRange(min=1),
+            help="Complete after N iterations.",
+        ),
+        limit(
+            "--max-noops",
+            click.IntRange(min=0),
+            f"Stop after N noops in a row (0: never{recorded}).",
+        ),
+        limit(
+            "--max-agent-failures",
+            click.IntRange(min=0),
+            ("Stop" if resumed else "Fail the run")
+            + f" after N failed sessions in a row that produced nothing (0: never{recorded}).",
+        ),
+        limit(
+            "--agent-timeout",
+            click.FloatRange(min=0, min_open=True),
+            "Seconds before a session is stopped "
+            + (
+                "(default: the recorded timeout)." if resumed else "(its work is saved as a patch)."
+            ),
+        ),
+    )
+
+
+lane_options = stacked(
+    click.option(
+        "--lanes",
+        type=click.IntRange(min=1, max=64),
+        help="Agent sessions at once, each in its own worktree and lane branch; "
+        "evaluations share sandbox.md's evaluation.slots (default 1).",
+    ),
+    click.option(
+        "--executor",
+        type=click.Choice([kind.value for kind in ExecutorKind]),
+        help="Where sessions and evaluations run: this machine (default) or the "
+        "nodes of a Ray cluster (pip install 'autoresearch[ray]'); resume/continue "
+        "reuse the recorded one.",
+    ),
+    click.option(
+        "--address",
+        help="The Ray cluster to join (host:port of `ray start --head`); default: "
+        "RAY_ADDRESS, else a Ray instance on this machine.",
+    ),
+    click.option(
+        "--budget-usd",
+        type=click.FloatRange(min=0, min_open=True),
+        help="Stop once the agents' reported cost reaches this (all lanes).",
+    ),
+    click.option(
+        "--budget-tokens",
+        type=click.IntRange(min=1),
+        help="Stop once the agents' input + output tokens reach this (all lanes).",
+    ),
+    click.option(
+        "--budget-hours",
+        type=click.FloatRange(min=0, min_open=True),
+        help="Stop once this many hours have passed since the run was prepared.",
+    ),
+)
+
+agent_options = stacked(
+    click.option("--model", help="Model for the agent (codex, claude, aider)."),
+    click.option(
+        "--agent-arg",
+        "agent_args",
+        multiple=True,
+        help="Extra argument for the agent's command line (repeatable).",
+    ),
+    click.option("--max-turns", type=click.IntRange(min=1), help="claude --max-turns."),
+    click.option("--seed", type=int, help="Seed of the offline agent (default: tune.seed)."),
+)
+
+
+def loop_settings(options: Mapping[str, Any], max_iterations: int | None) -> LoopSettings:
+    """What the loop options of `run`, `resume` or `continue` gave (None: not given)."""
+    return LoopSettings(
+        agent=options.get("agent_spec"),
+        model=options.get("model"),
+        agent_args=tuple(options.get("agent_args") or ()) or None,
+        max_turns=options.get("max_turns"),
+        seed=options.get("seed"),
+        max_iterations=max_iterations,
+        max_noops=options.get("max_noops"),
+        max_agent_failures=options.get("max_agent_failures"),
+        agent_timeout=options.get("agent_timeout"),
+        budget_usd=options.get("budget_usd"),
+        budget_tokens=options.get("budget_tokens"),
+        budget_hours=options.get("budget_hours"),
+        lanes=options.get("lanes"),
+        executor=options.get("executor"),
+        address=options.get("address"),
+    )

@@ -3,18 +3,26 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from autoresearch.cli import render
 from autoresearch.cli.common import (
     EXIT_RECORDED_FAILURE,
+    agent_options,
     emit_json,
+    lane_options,
+    limit_options,
+    loop_settings,
     repo_root,
+    stacked,
     warn,
     warn_baseline,
 )
+
+if TYPE_CHECKING:
+    from autoresearch.decide import IterationLimit
 
 JSON_HELP = "Print one JSON object on stdout (logs go to stderr)."
 
@@ -103,62 +111,26 @@ def step(ctx: click.Context, run_id: str, as_json: bool) -> None:
         ctx.exit(EXIT_RECORDED_FAILURE)
 
 
-MAX_ITERATIONS_HELP = (
-    "The run's total number of iterations (not N more: a run at iteration 10 given 12 runs 2 "
-    "more); +N runs N more than the run has now. Default: the recorded limit."
-)
-
-
-def resume_options(func: Any) -> Any:
-    """The options `resume` and `continue` share: each one given replaces the recorded one."""
-    from autoresearch.cli.loop_cmds import agent_options, lane_options
-
-    func = agent_options(func)
-    func = lane_options(func)
-    for option in reversed(
-        [
-            click.option(
-                "--agent",
-                "agent_spec",
-                help="Agent to continue with (default: the recorded one; a different agent "
-                "does not inherit the recorded model, arguments, turns or seed).",
-            ),
-            click.option("--max-iterations", "max_iterations", help=MAX_ITERATIONS_HELP),
-            click.option(
-                "--max-noops",
-                type=click.IntRange(min=0),
-                help="Stop after N noops in a row (0: never; default: the recorded limit).",
-            ),
-            click.option(
-                "--max-agent-failures",
-                type=click.IntRange(min=0),
-                help="Stop after N failed sessions in a row that produced nothing (0: never; "
-                "default: the recorded limit).",
-            ),
-            click.option(
-                "--agent-timeout",
-                type=click.FloatRange(min=0, min_open=True),
-                help="Seconds before a session is stopped (default: the recorded timeout).",
-            ),
-            click.option(
-                "--save-dirty",
-                is_flag=True,
-                help="Save uncommitted worktree changes as a patch under the run's logs, then "
-                "clean the worktree (the way past autoresearch_reset_requires_clean_worktree).",
-            ),
-            click.option(
-                "--runtime",
-                "runtime",
-                multiple=True,
-                metavar="PATTERN",
-                help="Allow untracked files matching PATTERN in this run's worktree (a file "
-                "the evaluator writes); repeatable. The evaluator contract stays frozen.",
-            ),
-            click.option("--json", "as_json", is_flag=True, help=JSON_HELP),
-        ]
-    ):
-        func = option(func)
-    return func
+resume_options = stacked(
+    limit_options(resumed=True),
+    click.option(
+        "--save-dirty",
+        is_flag=True,
+        help="Save uncommitted worktree changes as a patch under the run's logs, then "
+        "clean the worktree (the way past autoresearch_reset_requires_clean_worktree).",
+    ),
+    click.option(
+        "--runtime",
+        "runtime",
+        multiple=True,
+        metavar="PATTERN",
+        help="Allow untracked files matching PATTERN in this run's worktree (a file "
+        "the evaluator writes); repeatable. The evaluator contract stays frozen.",
+    ),
+    click.option("--json", "as_json", is_flag=True, help=JSON_HELP),
+    lane_options,
+    agent_options,
+)  # the options `resume` and `continue` share: each one given replaces the recorded one
 
 
 @click.command()
@@ -200,7 +172,7 @@ def continue_(ctx: click.Context, /, run_id: str, **options: Any) -> None:
     _drive_resumed(ctx, outcome, limit, options)
 
 
-def _prevalidate(options: dict[str, Any]) -> Any:
+def _prevalidate(options: dict[str, Any]) -> IterationLimit | None:
     """Refuse bad options before anything is re-armed or recorded."""
     from autoresearch.agents import require_installed, validate_spec
     from autoresearch.decide import IterationLimit
@@ -211,19 +183,21 @@ def _prevalidate(options: dict[str, Any]) -> Any:
     return IterationLimit.parse(raw) if raw is not None else None
 
 
-def _drive_resumed(ctx: click.Context, outcome: Any, limit: Any, options: dict[str, Any]) -> None:
+def _drive_resumed(
+    ctx: click.Context, outcome: Any, limit: IterationLimit | None, options: dict[str, Any]
+) -> None:
     from autoresearch.cli.loop_cmds import continue_loop
     from autoresearch.journal.views import manifest
+    from autoresearch.supervisor.options import continuation
 
     with outcome.handle as handle:
         for note in outcome.notes:
             warn(f"autoresearch: {note}")
         if outcome.pending_artifact:
             warn("autoresearch: candidate.json holds an unprocessed session artifact")
-        spec = options.get("agent_spec") or (handle.run.loop or {}).get("agent")
-        total = limit.total(handle.run.iteration) if limit is not None else None
-        if spec and not (limit is not None and limit.count == 0):
-            continue_loop(ctx, handle, spec, {**options, "max_iterations": total})
+        given = continuation(handle.run, loop_settings(options, None), limit)
+        if given is not None:
+            continue_loop(ctx, handle, given, options["as_json"])
             return
         data = manifest(handle.run, handle.repo)
     if options["as_json"]:

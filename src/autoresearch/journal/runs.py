@@ -13,6 +13,7 @@ from typing import Any
 
 from autoresearch.clock import utc_now_iso
 from autoresearch.contracts.frozen import FrozenMission
+from autoresearch.contracts.loop import LoopSettings
 from autoresearch.journal import records
 from autoresearch.journal.db import Journal
 from autoresearch.journal.records import Codec
@@ -58,7 +59,7 @@ class RunRecord:
     latest_candidate_commit: str | None = None
     stop_reason: str | None = None
     iteration: int = 0
-    loop: dict[str, Any] | None = None
+    loop: LoopSettings | None = None
     stop_requested: str | None = None
     stop_note: str | None = None
     views_iteration: int = -1
@@ -69,6 +70,11 @@ class RunRecord:
     def direction(self) -> Direction:
         """Which way the mission's score improves."""
         return Direction(self.evaluator.get("direction", MISSION_DEFAULT_DIRECTION))
+
+    @property
+    def loop_settings(self) -> LoopSettings:
+        """What the run recorded of its loop (nothing, for a run only prepared)."""
+        return self.loop if self.loop is not None else LoopSettings()
 
 
 @dataclass(frozen=True)
@@ -100,7 +106,7 @@ class IterationRecord:
 _RUNS = Codec(
     {"evaluator": "evaluator_json", "sandbox": "sandbox_json", "loop": "loop_json"},
     enums={"status": RunStatus, "phase": Phase},
-    typed={"sandbox": FrozenMission},
+    typed={"sandbox": FrozenMission, "loop": LoopSettings},
 )
 _ITERATIONS = Codec(
     {

@@ -71,7 +71,7 @@ def manifest(run: RunRecord, repo: RepoPaths) -> dict[str, Any]:
         "source_mission_dir": run.source_mission_dir,
         "journal_file": str(repo.journal),
         "logs_dir": str(paths.logs),
-        "agent": run.loop,
+        "agent": run.loop.to_dict() if run.loop is not None else None,
     }
     return dict(redact_value(data))
 

@@ -84,7 +84,7 @@ def run_report(journal: Journal, repo: RepoPaths, run: RunRecord) -> ReportData:
 
 
 def _run_facts(run: RunRecord, journal: Journal) -> tuple[tuple[str, str], ...]:
-    loop = run.loop or {}
+    loop = run.loop_settings
     facts = [
         ("evaluator", str(run.evaluator.get("command", ""))),
         (
@@ -94,8 +94,8 @@ def _run_facts(run: RunRecord, journal: Journal) -> tuple[tuple[str, str], ...]:
         ("branch", run.branch_name),
         ("worktree", run.worktree_path),
     ]
-    if loop.get("agent"):
-        facts.append(("agent", str(loop["agent"])))
+    if loop.agent:
+        facts.append(("agent", loop.agent))
     if run.status == RunStatus.RUNNING and run.phase:
         facts.append(("now", f"iteration {run.iteration + 1} ({run.phase})"))
     return tuple(facts)

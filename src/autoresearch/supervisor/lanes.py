@@ -214,7 +214,7 @@ class _Driver:
         h = self.h
         in_flight = sum(1 for x in self.lanes if x.busy)
         trailing = 0
-        since = int((h.run.loop or {}).get("counts_from", 0))
+        since = h.run.loop_settings.counts_from or 0
         window = max(self.limits.max_noops, 1)
         for decision in runs.trailing_decisions(h.journal, h.run_id, window, since):
             if decision != DecisionKind.NOOP:

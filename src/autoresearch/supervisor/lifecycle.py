@@ -15,6 +15,7 @@ from autoresearch import git
 from autoresearch.clock import seconds_between
 from autoresearch.contracts.candidate import is_placeholder
 from autoresearch.contracts.json_input import load_json
+from autoresearch.contracts.loop import LoopSettings
 from autoresearch.decide import STOP_OPERATOR, IterationLimit
 from autoresearch.errors import NotFoundError, RefusedError
 from autoresearch.journal import lanes as lane_store
@@ -179,7 +180,7 @@ def _reopen(journal: Journal, repo: RepoPaths, run: RunRecord, total: int | None
             f"run {run_id} failed ({run.stop_reason}) and cannot be continued; look at its "
             f"iterations (autoresearch status {run_id}) and start a new run"
         )
-    limit = total if total is not None else (run.loop or {}).get("max_iterations")
+    limit = total if total is not None else run.loop_settings.max_iterations
     if limit is not None and int(limit) <= run.iteration:
         raise RefusedError(msg_continue_limit(run_id, run.iteration))
     if not git.is_worktree_of(Path(run.worktree_path), repo.repo_root):
@@ -193,7 +194,7 @@ def _reopen(journal: Journal, repo: RepoPaths, run: RunRecord, total: int | None
             current = runs.get_run_in(conn, run_id)
             if current is None or current.status != run.status:
                 raise RefusedError(f"run {run_id} changed meanwhile; try again")
-            loop = {**(current.loop or {}), "counts_from": current.iteration}
+            loop = replace(current.loop_settings, counts_from=current.iteration)
             runs.update_run(
                 conn, run_id, status=RunStatus.RUNNING, stop_reason=None, stop_note=None,
                 stop_requested=None, completed_at=None, loop=loop,
@@ -472,7 +473,7 @@ def baseline_evaluation(h: RunHandle) -> dict[str, Any] | None:
     return it.evaluator if it else None
 
 
-def record_loop_options(h: RunHandle, loop: dict[str, Any]) -> None:
+def record_loop_options(h: RunHandle, loop: LoopSettings) -> None:
     """Remember the agent and limits a loop runs with, for a later `resume`."""
     with h.journal.tx() as conn:
         runs.update_run(conn, h.run_id, loop=loop)

@@ -243,7 +243,7 @@ def _state(
 ) -> LoopState:
     trailing = 0
     # a continued run counts its noops afresh from where it was continued
-    since = int((h.run.loop or {}).get("counts_from", 0))
+    since = h.run.loop_settings.counts_from or 0
     for decision in runs.trailing_decisions(h.journal, h.run_id, max(limits.max_noops, 1), since):
         if decision != DecisionKind.NOOP:
             break

@@ -2,44 +2,27 @@
 
 Precedence on resume (supervisor.md §9): a flag given now > what the run recorded > the
 default. A different agent does not inherit the recorded agent's model and arguments. Every
-front door (CLI, MCP, the worker) builds its loop through these functions.
+front door (CLI, MCP, the worker) builds its loop through these functions: it hands in the
+`LoopSettings` it was given and gets a `LoopPlan` back.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from pathlib import Path
 
-from autoresearch.agents import AgentConfig, validate_spec
-from autoresearch.decide import DEFAULT_MAX_AGENT_FAILURES, DEFAULT_MAX_NOOPS
+from autoresearch.agents import AgentConfig, require_installed, validate_spec
+from autoresearch.contracts.loop import LoopSettings
+from autoresearch.decide import DEFAULT_MAX_AGENT_FAILURES, DEFAULT_MAX_NOOPS, IterationLimit
 from autoresearch.errors import ContractError
+from autoresearch.journal.runs import RunRecord
 from autoresearch.states import ExecutorKind
 from autoresearch.supervisor.loop import LoopLimits
 
-
-def limits_from(values: dict[str, Any]) -> LoopLimits:
-    """Limits from recorded or given values, defaults for what is missing."""
-    return LoopLimits(
-        max_iterations=values.get("max_iterations"),
-        max_noops=values.get("max_noops", DEFAULT_MAX_NOOPS),
-        max_agent_failures=values.get("max_agent_failures", DEFAULT_MAX_AGENT_FAILURES),
-        agent_timeout=values.get("agent_timeout"),
-        budget_usd=values.get("budget_usd"),
-        budget_tokens=values.get("budget_tokens"),
-        budget_hours=values.get("budget_hours"),
-        lanes=int(values.get("lanes") or 0),
-    )
-
-
-def loop_record(
-    config: AgentConfig,
-    limits: LoopLimits,
-    earlier: dict[str, Any] | None = None,
-    where: Where | None = None,
-) -> dict[str, Any]:
-    """The `loop` object a run records (over what it recorded before)."""
-    placed = asdict(where) if where is not None else {}
-    return {**(earlier or {}), **config.to_dict(), **asdict(limits), **placed}
+MSG_OFFLINE_NEEDS_TUNE = (
+    "the offline agent needs a `tune:` block in sandbox.md naming the numeric "
+    "parameters to tune (see README: Write your own mission)"
+)
 
 
 @dataclass(frozen=True)
@@ -59,43 +42,146 @@ def executor_kind(value: object) -> ExecutorKind:
         raise ContractError(f"unknown executor {value!r} (one of: {kinds})") from None
 
 
+@dataclass(frozen=True)
+class LoopPlan:
+    """The agent, limits and placement a loop runs with."""
+
+    config: AgentConfig
+    limits: LoopLimits
+    where: Where | None = None  # None: not chosen (the demo), this machine
+
+    def record(self, earlier: LoopSettings | None = None) -> LoopSettings:
+        """The `loop` a run records (over what it recorded before: its count and the keys this
+        version does not know stay, and so does its placement when none was chosen)."""
+        new = settings_of(self.config, self.limits, self.where)
+        if earlier is None:
+            return new
+        if self.where is None:
+            new = replace(new, executor=earlier.executor, address=earlier.address)
+        return replace(new, counts_from=earlier.counts_from, extra=earlier.extra)
+
+
+def limits_from(values: LoopSettings) -> LoopLimits:
+    """Limits from recorded or given values, defaults for what is missing."""
+    return LoopLimits(
+        max_iterations=values.max_iterations,
+        max_noops=_or(values.max_noops, DEFAULT_MAX_NOOPS),
+        max_agent_failures=_or(values.max_agent_failures, DEFAULT_MAX_AGENT_FAILURES),
+        agent_timeout=values.agent_timeout,
+        budget_usd=values.budget_usd,
+        budget_tokens=values.budget_tokens,
+        budget_hours=values.budget_hours,
+        lanes=int(values.lanes or 0),
+    )
+
+
+def _or(value: int | None, default: int) -> int:
+    return default if value is None else value
+
+
+def agent_config(values: LoopSettings) -> AgentConfig:
+    """The agent of `values` (its spec validated) with its options."""
+    return AgentConfig(
+        spec=validate_spec(values.agent or ""),
+        model=values.model,
+        args=tuple(values.agent_args or ()),
+        max_turns=values.max_turns,
+        seed=values.seed,
+    )
+
+
+def settings_of(
+    config: AgentConfig, limits: LoopLimits, where: Where | None = None
+) -> LoopSettings:
+    """What a loop with this agent, these limits and this placement records."""
+    return LoopSettings(
+        agent=config.spec,
+        model=config.model,
+        agent_args=tuple(config.args),
+        max_turns=config.max_turns,
+        seed=config.seed,
+        max_iterations=limits.max_iterations,
+        max_noops=limits.max_noops,
+        max_agent_failures=limits.max_agent_failures,
+        agent_timeout=limits.agent_timeout,
+        budget_usd=limits.budget_usd,
+        budget_tokens=limits.budget_tokens,
+        budget_hours=limits.budget_hours,
+        lanes=limits.lanes,
+        executor=where.executor if where is not None else None,
+        address=where.address if where is not None else None,
+    )
+
+
 def where_from(
-    executor: str | None, address: str | None, recorded: dict[str, Any] | None = None
+    executor: str | None, address: str | None, recorded: LoopSettings | None = None
 ) -> Where:
     """`--executor`/`--address` given now over what the run recorded, else local. An address
     alone means Ray; `--executor ray` alone keeps a recorded address; `--executor local`
     drops it (a resume must not silently fall back to this machine, nor leave it)."""
-    loop = recorded or {}
+    loop = recorded or LoopSettings()
     if executor is None and address is None:
-        return Where(executor_kind(loop.get("executor") or ExecutorKind.LOCAL), loop.get("address"))
+        return Where(executor_kind(loop.executor or ExecutorKind.LOCAL), loop.address)
     kind = executor_kind(executor or ExecutorKind.RAY)
     if kind == ExecutorKind.LOCAL:
         if address:
             raise ContractError("--address names a Ray cluster: use it with --executor ray")
         return Where()
-    if address is None and loop.get("executor") == ExecutorKind.RAY:
-        address = loop.get("address")
+    if address is None and loop.executor == ExecutorKind.RAY:
+        address = loop.address
     return Where(ExecutorKind.RAY, address)
 
 
-AGENT_OPTION_KEYS = ("model", "agent_args", "max_turns", "seed")
-LIMIT_KEYS = (
-    "max_iterations", "max_noops", "max_agent_failures", "agent_timeout",
-    "budget_usd", "budget_tokens", "budget_hours", "lanes",
-)  # fmt: skip
+def check_executor(where: Where | None) -> None:
+    """Refuse `--executor ray` without Ray before anything is prepared."""
+    if where is not None and where.executor == ExecutorKind.RAY:
+        from autoresearch.supervisor.ray_executor import import_ray
+
+        import_ray()
 
 
-def resumed_loop(
-    recorded: dict[str, Any] | None, spec: str, given: dict[str, Any]
-) -> tuple[AgentConfig, LoopLimits]:
-    """The agent and limits a resumed or continued loop runs with: each option in `given`
-    (agent options and limits; None or empty: not given) wins over the recorded one."""
-    loop = dict(recorded or {})
-    spec = validate_spec(spec)
-    if spec != loop.get("agent"):
-        loop.update(agent=spec, model=None, agent_args=[], max_turns=None, seed=None)
-    for key in (*AGENT_OPTION_KEYS, *LIMIT_KEYS):
-        value = given.get(key)
-        if value is not None and value != () and value != []:
-            loop[key] = list(value) if key == "agent_args" else value
-    return AgentConfig.from_dict(loop), limits_from(loop)
+def check_offline_mission(spec: str, mission_dir: Path) -> None:
+    """The offline agent tunes the mission's `tune:` block: refuse a mission without one."""
+    if spec != "offline":
+        return
+    from autoresearch.mission import load_mission
+
+    if load_mission(mission_dir).sandbox.tune is None:
+        raise ContractError(MSG_OFFLINE_NEEDS_TUNE)
+
+
+def new_loop(given: LoopSettings, mission_dir: Path) -> LoopPlan:
+    """`run`'s loop: the given agent (installed, able to run this mission), limits and
+    placement, defaults for the rest; refused before anything is prepared."""
+    require_installed(validate_spec(given.agent or ""))
+    config = agent_config(given)
+    check_offline_mission(config.spec, mission_dir)
+    where = where_from(given.executor, given.address)
+    check_executor(where)
+    return LoopPlan(config, limits_from(given), where)
+
+
+def continuation(
+    run: RunRecord, given: LoopSettings, limit: IterationLimit | None
+) -> LoopSettings | None:
+    """What a resumed or continued run loops with (the given agent, else the recorded one;
+    `--max-iterations` as the run's total), or None when it only re-arms: no agent at all,
+    or a limit of 0."""
+    spec = given.agent or (run.loop.agent if run.loop is not None else None)
+    if not spec or (limit is not None and limit.count == 0):
+        return None
+    total = limit.total(run.iteration) if limit is not None else None
+    return replace(given, agent=spec, max_iterations=total)
+
+
+def resumed_loop(recorded: LoopSettings | None, given: LoopSettings) -> LoopPlan:
+    """The agent, limits and placement a resumed or continued loop runs with: each option in
+    `given` (None or empty: not given) wins over the recorded one."""
+    spec = validate_spec(given.agent or "")
+    require_installed(spec)
+    where = where_from(given.executor, given.address, recorded)
+    check_executor(where)
+    loop = (recorded or LoopSettings()).over(
+        replace(given, agent=spec, executor=None, address=None)
+    )
+    return LoopPlan(agent_config(loop), limits_from(loop), where)

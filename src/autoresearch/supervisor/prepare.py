@@ -18,6 +18,7 @@ from typing import Any
 from autoresearch import failpoints, git
 from autoresearch.clock import run_tag_now, utc_now_iso
 from autoresearch.contracts.frozen import FrozenMission
+from autoresearch.contracts.loop import LoopSettings
 from autoresearch.contracts.sandbox import unknown_keys
 from autoresearch.decide import baseline_decision
 from autoresearch.errors import ContractError, RefusedError
@@ -48,7 +49,7 @@ _TAG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 def prepare(
     mission_dir: Path,
     run_tag: str | None = None,
-    loop: dict[str, Any] | None = None,
+    loop: LoopSettings | None = None,
     *,
     measure_with: MeasureWith | None = None,
 ) -> RunHandle:
@@ -115,7 +116,7 @@ def _register(
     repo: RepoPaths,
     mission: Mission,
     run_tag: str | None,
-    loop: dict[str, Any] | None,
+    loop: LoopSettings | None,
 ) -> RunHandle:
     with journal.tx() as conn:
         active = runs.active_run_ids(conn)
@@ -166,7 +167,7 @@ def _tag_taken(conn: Any, repo: RepoPaths, slug: str, tag: str) -> bool:
     )
 
 
-def _new_run(repo: RepoPaths, mission: Mission, tag: str, loop: dict[str, Any] | None) -> RunRecord:
+def _new_run(repo: RepoPaths, mission: Mission, tag: str, loop: LoopSettings | None) -> RunRecord:
     run_id = _run_id(mission.slug, tag)
     worktree = repo.worktree(run_id)
     rel = mission.relative_dir

@@ -33,7 +33,7 @@ def recover(h: RunHandle) -> list[str]:
             record.apply_effect(h.for_lane(it.lane) if it.lane != h.lane else h, it)
             notes.append(f"finished iteration {it.iteration}: applied its {it.decision}")
     h.refresh()
-    lanes = int((h.run.loop or {}).get("lanes") or 0) > 0
+    lanes = (h.run.loop_settings.lanes or 0) > 0
     if first and lanes and h.run.phase == Phase.READY:
         # a keep recorded before the branch moved (a live lanes driver moves it itself)
         notes += record.advance_run_branch(h)

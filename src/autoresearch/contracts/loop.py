@@ -1,0 +1,74 @@
+"""A loop's settings: what a front door was given for a loop, and what a run recorded of it
+(the `loop` of a run record, runs.loop_json; the manifest's `agent`).
+
+One type for both, so precedence is one rule (`LoopSettings.over`): every field given (not
+None) replaces the recorded one. `to_dict` / `from_dict` are the JSON edge and keep the stored
+shape: the placement keys only once a placement was recorded, `counts_from` only once a run was
+continued, and keys this version does not know survive a rewrite (`extra`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+# the agent's own options: a different agent does not inherit them (supervisor.md §9)
+AGENT_OPTION_FIELDS = ("model", "agent_args", "max_turns", "seed")
+_PLACEMENT = ("executor", "address")
+
+
+@dataclass(frozen=True)
+class LoopSettings:
+    """An agent spec with its options, the loop's limits and where it runs; None: not given
+    (or not recorded), so the default applies."""
+
+    agent: str | None = None
+    model: str | None = None
+    agent_args: tuple[str, ...] | None = None
+    max_turns: int | None = None
+    seed: int | None = None
+    max_iterations: int | None = None
+    max_noops: int | None = None
+    max_agent_failures: int | None = None
+    agent_timeout: float | None = None
+    budget_usd: float | None = None
+    budget_tokens: int | None = None
+    budget_hours: float | None = None
+    lanes: int | None = None
+    executor: str | None = None  # `local` | `ray`
+    address: str | None = None
+    counts_from: int | None = None  # the iteration a continued run's limits count from
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def over(self, given: LoopSettings) -> LoopSettings:
+        """These settings with every field `given` has (not None, not empty) in their place; a
+        different agent drops this one's own options first."""
+        base = self
+        if given.agent is not None and given.agent != self.agent:
+            base = replace(self, model=None, agent_args=(), max_turns=None, seed=None)
+        chosen = {
+            f.name: getattr(given, f.name)
+            for f in fields(given)
+            if f.name != "extra" and getattr(given, f.name) not in (None, ())
+        }
+        return replace(base, **chosen)
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = dict(self.extra)
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "extra" or (f.name == "counts_from" and value is None):
+                continue
+            if f.name in _PLACEMENT and self.executor is None:
+                continue  # a loop recorded before (or without) a placement
+            data[f.name] = list(value or ()) if f.name == "agent_args" else value
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> LoopSettings:
+        names = {f.name for f in fields(cls)} - {"extra"}
+        known: dict[str, Any] = {k: v for k, v in data.items() if k in names}
+        if "agent_args" in known:
+            known["agent_args"] = tuple(known["agent_args"] or ())
+        extra = {k: v for k, v in data.items() if k not in names}
+        return cls(**known, extra=extra)
