@@ -108,7 +108,7 @@ def settings_of(
         budget_tokens=limits.budget_tokens,
         budget_hours=limits.budget_hours,
         lanes=limits.lanes,
-        executor=where.executor if where is not None else None,
+        executor=str(where.executor) if where is not None else None,  # the JSON keeps the string
         address=where.address if where is not None else None,
     )
 
