@@ -1,12 +1,13 @@
 """Child processes: the one environment tag every child carries, and the one reaper.
 
 A driver runs agents, evaluators, harnesses and checks in their own process groups. Each child
-gets its owner's tag in its environment (`ChildTag.env`, the only place that assembles the
-AUTORESEARCH_* child environment) and is registered in the journal while it runs
-(journal/children.py). The owners are a supervised run, one harness run of an experiment
-session, and a delegation job. A later driver of the same owner stops what a crashed one left
-(`reap`): the registered groups whose processes still carry the tag – a recycled process id
-is never killed – then any group carrying every entry of the tag that nobody registered (a
+gets its owner's tag in its environment (`child_env`, from a typed `ChildEnv`, is the only
+place that assembles the AUTORESEARCH_* child environment) and is registered in the journal
+while it runs (journal/children.py). The owners are a supervised run, one harness run of an
+experiment session, and a delegation job. A later driver of the same owner stops what a
+crashed one left (`reap`): the registered groups whose processes still carry the tag – a
+recycled process id is never killed – then any group carrying every entry of the tag that
+nobody registered (a
 child spawned just before its driver died).
 """
 
@@ -15,17 +16,24 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from autoresearch.journal import children as registry
 from autoresearch.journal.db import Journal
 from autoresearch.proc import kill_marked, kill_stale_group
 from autoresearch.settings import (
+    ENV_BASE_COMMIT,
+    ENV_CANDIDATE_FILE,
     ENV_EXP_DIR,
     ENV_EXP_RUN_MARKER,
+    ENV_INSTRUCTIONS_FILE,
+    ENV_ITERATION,
     ENV_JOB_ID,
+    ENV_LANE,
+    ENV_MISSION_DIR,
     ENV_RUN_ID,
+    ENV_SEALED_DIR,
     ENV_WORKTREE,
 )
 
@@ -50,8 +58,47 @@ class ChildTag:
         return [f"{name}={value}" for name, value in self.entries]
 
     def env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
-        """The caller's environment, the tag and `extra`: what every child is started with."""
-        return {**os.environ, **dict(self.entries), **(extra or {})}
+        """The caller's environment, the tag and `extra`: a child told nothing else."""
+        return spawn_env(ChildEnv(self, extra=extra or {}))
+
+
+@dataclass(frozen=True)
+class ChildEnv:
+    """What one child is told through its environment: its owner's tag, then what its kind
+    of child needs (None / 0: not set), then `extra`, variables of other programs (a job's
+    model bridge)."""
+
+    tag: ChildTag
+    iteration: int | None = None  # agent sessions and evaluators of a run
+    mission_dir: Path | None = None  # evaluators and checks: the mission folder in the tree
+    sealed_dir: Path | None = None  # the verified sealed harness copy
+    instructions_file: Path | None = None  # agent sessions
+    candidate_file: Path | None = None
+    base_commit: str | None = None
+    lane: int = 0  # the lane of `run --lanes K`; 0 without lanes
+    extra: Mapping[str, str] = field(default_factory=dict)
+
+
+def child_env(spec: ChildEnv) -> dict[str, str]:
+    """The variables a child gets on top of its parent's environment (pure)."""
+    named: list[tuple[str, object | None]] = [
+        (ENV_INSTRUCTIONS_FILE, spec.instructions_file),
+        (ENV_CANDIDATE_FILE, spec.candidate_file),
+        (ENV_BASE_COMMIT, spec.base_commit),
+        (ENV_ITERATION, spec.iteration),
+        (ENV_MISSION_DIR, spec.mission_dir),
+        (ENV_SEALED_DIR, spec.sealed_dir),
+        (ENV_LANE, spec.lane or None),
+    ]
+    out = dict(spec.tag.entries)
+    out.update((name, str(value)) for name, value in named if value is not None)
+    out.update(spec.extra)
+    return out
+
+
+def spawn_env(spec: ChildEnv) -> dict[str, str]:
+    """What the child is started with: this process's environment plus `child_env(spec)`."""
+    return {**os.environ, **child_env(spec)}
 
 
 def run_tag(run_id: str, worktree: Path) -> ChildTag:

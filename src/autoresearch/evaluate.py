@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from autoresearch.children import run_tag
+from autoresearch.children import ChildEnv, run_tag, spawn_env
 from autoresearch.contracts.evaluator_output import (
     MSG_NOT_JSON,
     MSG_NOT_JSON_LONG_LINE,
@@ -132,15 +132,18 @@ class JsonStdoutCollector:
 
 
 def evaluator_env(
-    run_id: str, iteration: int, worktree: Path, mission_dir: Path | None = None
+    run_id: str,
+    iteration: int,
+    worktree: Path,
+    mission_dir: Path | None = None,
+    sealed_dir: Path | None = None,
 ) -> dict[str, str]:
-    """The caller's environment plus AUTORESEARCH_RUN_ID, _ITERATION, _WORKTREE and
-    _MISSION_DIR (the mission folder inside the worktree, so commands can be relative to it)."""
-    extra = {
-        "AUTORESEARCH_ITERATION": str(iteration),
-        "AUTORESEARCH_MISSION_DIR": str(mission_dir or worktree),
-    }
-    return run_tag(run_id, worktree).env(extra)
+    """The caller's environment plus AUTORESEARCH_RUN_ID, _ITERATION, _WORKTREE,
+    _MISSION_DIR (the mission folder inside the worktree, so commands can be relative to it)
+    and, for a sealed run, _SEALED_DIR (the caller has verified that copy)."""
+    tag = run_tag(run_id, worktree)
+    where = mission_dir or worktree
+    return spawn_env(ChildEnv(tag, iteration=iteration, mission_dir=where, sealed_dir=sealed_dir))
 
 
 def run_evaluator(

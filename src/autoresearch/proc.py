@@ -40,7 +40,7 @@ from typing import IO, Protocol
 from autoresearch.clock import utc_now_iso
 from autoresearch.errors import ProcessError
 from autoresearch.fsutil import child_umask, private_fd, private_open
-from autoresearch.settings import signal_settle
+from autoresearch.settings import ENV_PREFIX, ENV_RUN_ID, signal_settle
 from autoresearch.streams import Tail
 
 READ_CHUNK = 65536
@@ -485,10 +485,18 @@ def _own_groups() -> set[int]:
 def _tag_markers(env: Mapping[str, str]) -> list[str]:
     """The AUTORESEARCH_* entries a child got beyond our own environment: its owner's tag."""
     return [
-        f"{k}={v}"
-        for k, v in env.items()
-        if k.startswith("AUTORESEARCH_") and os.environ.get(k) != v
+        f"{k}={v}" for k, v in env.items() if k.startswith(ENV_PREFIX) and os.environ.get(k) != v
     ]
+
+
+# The entry every child of a supervised run carries (children.run_tag names the run first).
+_RUN_TAG_ENTRY = f"{ENV_RUN_ID}=".encode()
+
+
+def run_tagged(environ: Sequence[bytes]) -> bool:
+    """Whether a process environment (`/proc/<pid>/environ` split at NUL) carries a
+    supervised run's tag, as every child of a run is started with (children.child_env)."""
+    return any(entry.startswith(_RUN_TAG_ENTRY) for entry in environ)
 
 
 def reap_orphans(markers: Sequence[str]) -> list[int]:
@@ -537,8 +545,7 @@ def _orphans(markers: Sequence[str]) -> list[int]:
             env = (entry / "environ").read_bytes().split(b"\0")
         except (OSError, ValueError, IndexError):
             continue
-        tagged = any(e.startswith(b"AUTORESEARCH_RUN_ID=") for e in env)
-        if (needles and all(n in env for n in needles)) or not tagged:
+        if (needles and all(n in env for n in needles)) or not run_tagged(env):
             found.append(pid)
     return found
 

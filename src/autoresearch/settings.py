@@ -47,9 +47,24 @@ def failpoints() -> frozenset[str]:
     return frozenset(p.strip() for p in raw.split(",") if p.strip())
 
 
-# Set (not read) in every child of a supervised run: its run and its worktree (children.py).
+# The child environment (supervisor.md, experiments.md): set, never read, by autoresearch;
+# children.child_env is the one place that assembles it, and the reapers match these names.
+ENV_PREFIX = "AUTORESEARCH_"
+# Every child of a supervised run: its run and its worktree (the run's child tag).
 ENV_RUN_ID = "AUTORESEARCH_RUN_ID"
 ENV_WORKTREE = "AUTORESEARCH_WORKTREE"
+# Agent sessions and evaluators of a run: the iteration; evaluators and checks: the mission
+# folder inside the tree they measure.
+ENV_ITERATION = "AUTORESEARCH_ITERATION"
+ENV_MISSION_DIR = "AUTORESEARCH_MISSION_DIR"
+# Agent sessions: the instructions to read, the artifact to write, the commit to start from,
+# and the lane of `run --lanes K`.
+ENV_INSTRUCTIONS_FILE = "AUTORESEARCH_INSTRUCTIONS_FILE"
+ENV_CANDIDATE_FILE = "AUTORESEARCH_CANDIDATE_FILE"
+ENV_BASE_COMMIT = "AUTORESEARCH_BASE_COMMIT"
+ENV_LANE = "AUTORESEARCH_LANE"
+# Evaluators, checks and harnesses of a sealed run or session: the verified sealed copy.
+ENV_SEALED_DIR = "AUTORESEARCH_SEALED_DIR"
 # Set (not read) in every experiment-session harness, so that a stale process group left by a
 # killed `exp run` is recognised by its environment before it is stopped.
 ENV_EXP_RUN_MARKER = "AUTORESEARCH_EXP_RUN"

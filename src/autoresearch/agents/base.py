@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from autoresearch.children import run_tag
+from autoresearch.children import ChildEnv, run_tag, spawn_env
 from autoresearch.contracts.frozen import FrozenMission
 from autoresearch.states import DecisionKind
 
@@ -50,16 +50,17 @@ class SessionRequest:
 
     def env(self) -> dict[str, str]:
         """The session's environment: the caller's plus the AUTORESEARCH_* variables."""
-        extra = {
-            "AUTORESEARCH_INSTRUCTIONS_FILE": str(self.instructions_file),
-            "AUTORESEARCH_CANDIDATE_FILE": str(self.candidate_file),
-            "AUTORESEARCH_BASE_COMMIT": self.base_commit,
-            "AUTORESEARCH_ITERATION": str(self.iteration),
-            **self.extra_env,
-        }
-        if self.lane:
-            extra["AUTORESEARCH_LANE"] = str(self.lane)
-        return run_tag(self.run_id, self.worktree).env(extra)
+        return spawn_env(
+            ChildEnv(
+                run_tag(self.run_id, self.worktree),
+                iteration=self.iteration,
+                instructions_file=self.instructions_file,
+                candidate_file=self.candidate_file,
+                base_commit=self.base_commit,
+                lane=self.lane,
+                extra=self.extra_env,
+            )
+        )
 
 
 @dataclass

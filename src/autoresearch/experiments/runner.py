@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from autoresearch.children import ChildTag, harness_tag, register
+from autoresearch.children import ChildEnv, ChildTag, harness_tag, register, spawn_env
 from autoresearch.clock import utc_now_iso
 from autoresearch.contracts.metric_lines import MetricScanner, ParsedLines
 from autoresearch.errors import ContractError, JournalError, RefusedError
@@ -41,7 +41,7 @@ from autoresearch.experiments.rules import (
     checks_failed,
     max_reached_message,
 )
-from autoresearch.experiments.sealed import SEALED_DIR_ENV, verified
+from autoresearch.experiments.sealed import verified
 from autoresearch.experiments.verbs import Door
 from autoresearch.journal import children as registry
 from autoresearch.journal import sessions
@@ -183,11 +183,10 @@ class _Launch:
     def of(
         cls, ctx: Context, session: SessionRecord, tag: ChildTag, sealed: Path | None
     ) -> _Launch:
-        env = tag.env()
+        env = spawn_env(ChildEnv(tag, sealed_dir=sealed))
         if sealed is None:
             checks = ["bash", CHECKS_FILE] if (ctx.cwd / CHECKS_FILE).is_file() else None
             return cls(tag, ["bash", "-c", session.command], checks, env)
-        env[SEALED_DIR_ENV] = str(sealed)
         harness = ["bash", "-c", session.command]
         if session.command == DEFAULT_COMMAND:
             harness = ["bash", str(sealed / HARNESS_FILE)]

@@ -18,8 +18,6 @@ from autoresearch.errors import RefusedError
 from autoresearch.experiments.verbs import Verbs
 from autoresearch.paths import HARNESS_FILES, SessionPaths
 
-SEALED_DIR_ENV = "AUTORESEARCH_SEALED_DIR"
-
 
 def seal_harness(directory: Path, paths: SessionPaths) -> list[str]:
     """Seal the harness files present in the session directory; the paths sealed."""

@@ -137,11 +137,11 @@ class AgentOutcome:
 class EvaluationTask:
     """One reading of the frozen evaluator on `commit`, checked out at `tree`.
 
-    The evaluator runs with `evaluate.evaluator_env(run_id, iteration, tree, mission_dir)`,
-    plus AUTORESEARCH_SEALED_DIR=`sealed_dir` when the run seals its harness (the driver has
-    verified the sealed copy just before submitting; a remote executor ships that folder and
-    points the variable at its copy). The child tag names `tree`: the reaper finds a stray
-    evaluator of a lane by its lane worktree.
+    The evaluator runs with `evaluate.evaluator_env(run_id, iteration, tree, mission_dir,
+    sealed_dir)`: AUTORESEARCH_SEALED_DIR names `sealed_dir` when the run seals its harness
+    (the driver has verified the sealed copy just before submitting; a remote executor ships
+    that folder and points the variable at its copy). The child tag names `tree`: the reaper
+    finds a stray evaluator of a lane by its lane worktree.
     """
 
     run_id: str
@@ -159,11 +159,8 @@ class EvaluationTask:
     def env(self, tree: Path | None = None, sealed_dir: Path | None = None) -> dict[str, str]:
         """The evaluator's environment where it runs (defaults: the driver-side paths)."""
         where = tree or self.tree
-        env = evaluator_env(self.run_id, self.iteration, where, where / self.relative_dir)
         sealed = sealed_dir or self.sealed_dir
-        if sealed is not None:
-            env["AUTORESEARCH_SEALED_DIR"] = str(sealed)
-        return env
+        return evaluator_env(self.run_id, self.iteration, where, where / self.relative_dir, sealed)
 
 
 class Executor(Protocol):

@@ -135,11 +135,10 @@ def evaluation_task(
 
 def measuring_env(h: RunHandle, iteration: int, cwd: Path, mission_dir: Path) -> dict[str, str]:
     """The evaluator's and checks' environment; a sealed copy is verified before each use."""
-    env = evaluator_env(h.run_id, iteration, cwd, mission_dir)
     if h.sealed:
         seal.verify(h)
-        env["AUTORESEARCH_SEALED_DIR"] = str(h.paths.sealed)
-    return env
+    sealed = h.paths.sealed if h.sealed else None
+    return evaluator_env(h.run_id, iteration, cwd, mission_dir, sealed)
 
 
 def _roll_back(h: RunHandle, iteration: int, what: str) -> NoReturn:

@@ -1,0 +1,250 @@
+"""The child environment is built in one place (`children.child_env`) and the reapers match
+what it builds: a stray left by each kind of child is found by its owner's tag (real
+processes), and no module spells a child variable itself."""
+
+from __future__ import annotations
+
+import ast
+import os
+import signal
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from autoresearch import proc
+from autoresearch.agents.base import SessionRequest
+from autoresearch.agents.command import command_agent
+from autoresearch.children import ChildEnv, ChildTag, child_env, harness_tag, job_tag, run_tag
+from autoresearch.contracts.sandbox import EvaluatorSpec
+from autoresearch.evaluate import evaluator_env, run_evaluator
+from autoresearch.experiments import InitParams, RunParams, init_session, run_experiment
+from autoresearch.supervisor.executor import EvaluationTask
+from helpers import make_repo, pid_alive, until
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "autoresearch"
+RUN = run_tag("r-1", Path("/wt"))
+RUN_VARS = {"AUTORESEARCH_RUN_ID": "r-1", "AUTORESEARCH_WORKTREE": "/wt"}
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        (ChildEnv(RUN), RUN_VARS),
+        (
+            ChildEnv(RUN, iteration=3, mission_dir=Path("/wt/m"), sealed_dir=Path("/s")),
+            {
+                **RUN_VARS,
+                "AUTORESEARCH_ITERATION": "3",
+                "AUTORESEARCH_MISSION_DIR": "/wt/m",
+                "AUTORESEARCH_SEALED_DIR": "/s",
+            },
+        ),
+        (
+            ChildEnv(
+                RUN,
+                iteration=0,
+                instructions_file=Path("/r/i.md"),
+                candidate_file=Path("/r/c.json"),
+                base_commit="abc",
+                lane=2,
+                extra={"OPENAI_BASE_URL": "http://127.0.0.1:1/v1"},
+            ),
+            {
+                **RUN_VARS,
+                "AUTORESEARCH_ITERATION": "0",
+                "AUTORESEARCH_INSTRUCTIONS_FILE": "/r/i.md",
+                "AUTORESEARCH_CANDIDATE_FILE": "/r/c.json",
+                "AUTORESEARCH_BASE_COMMIT": "abc",
+                "AUTORESEARCH_LANE": "2",
+                "OPENAI_BASE_URL": "http://127.0.0.1:1/v1",
+            },
+        ),
+        (ChildEnv(RUN, lane=0), RUN_VARS),  # no lanes: no AUTORESEARCH_LANE
+        (
+            ChildEnv(harness_tag(4, 7, "/d"), sealed_dir=Path("/d/sealed")),
+            {
+                "AUTORESEARCH_EXP_RUN": "4-7",
+                "AUTORESEARCH_EXP_DIR": "/d",
+                "AUTORESEARCH_SEALED_DIR": "/d/sealed",
+            },
+        ),
+        (ChildEnv(job_tag("job_a")), {"AUTORESEARCH_JOB_ID": "job_a"}),
+    ],
+    ids=["run", "evaluator", "agent", "no-lane", "harness", "job"],
+)
+def test_child_env_is_the_contract_names(spec: ChildEnv, expected: dict[str, str]) -> None:
+    """The names are contract (commands read them): spelt out here, so a constant changed
+    in settings.py fails this table."""
+    assert child_env(spec) == expected
+
+
+def _every_child_name() -> set[str]:
+    full = dict(
+        iteration=1,
+        mission_dir=Path("/m"),
+        sealed_dir=Path("/s"),
+        instructions_file=Path("/i"),
+        candidate_file=Path("/c"),
+        base_commit="b",
+        lane=1,
+    )
+    names: set[str] = set()
+    for tag in (RUN, harness_tag(1, 1, "/d"), job_tag("j")):
+        names |= set(child_env(ChildEnv(tag, **full)))  # type: ignore[arg-type]
+    return names
+
+
+def _literals(tree: ast.AST) -> Iterator[tuple[int, str]]:
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and id(node) not in docstrings:
+            if isinstance(node.value, bytes):
+                yield node.lineno, node.value.decode("utf-8", "replace")
+            elif isinstance(node.value, str):
+                yield node.lineno, node.value
+
+
+def test_no_module_but_settings_spells_a_child_variable() -> None:
+    """One definition: a literal copy elsewhere (a builder or a reaper matching
+    b"AUTORESEARCH_RUN_ID=") would keep working after the constant changed, and drift."""
+    names = _every_child_name()
+    assert len(names) == 12
+    copies = [
+        f"{path.relative_to(SRC)}:{line}: {text!r}"
+        for path in sorted(SRC.rglob("*.py"))
+        if path.name != "settings.py"
+        for line, text in _literals(ast.parse(path.read_text()))
+        if any(name in text for name in names)
+    ]
+    assert copies == []
+
+
+# --- real children of each door, and the reaper -------------------------------------------
+
+# Leaves a stray in its own session (as an agent's or benchmark's background job would),
+# its output detached so that the child itself can end; the stray writes its pid to the file.
+STRAY = (
+    "setsid sh -c 'echo $$ > \"$0\"; exec sleep 60' {pidfile} </dev/null >/dev/null 2>&1 & "
+    "while [ ! -s {pidfile} ]; do sleep 0.02; done;"  # the child's group is stopped when it ends
+)
+
+
+def _environ(pid: int) -> list[bytes]:
+    return Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+
+
+def _stray_pid(pidfile: Path) -> int:
+    until(lambda: pidfile.is_file() and pidfile.read_text().strip(), what="the stray's pid")
+    return int(pidfile.read_text())
+
+
+def _reaped_by(tag: ChildTag, pid: int) -> bool:
+    """Whether the reaper's own search for `tag` (what `children.reap` does after the
+    registry) finds the stray's group and stops it."""
+    try:
+        group = os.getpgid(pid)
+        found = proc.kill_marked(tag.markers())
+        until(lambda: not pid_alive(pid), timeout=10, what="the stray to stop")
+        return group in found
+    finally:
+        if pid_alive(pid):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _evaluate(tmp_path: Path, env: dict[str, str]) -> None:
+    command = STRAY.format(pidfile=tmp_path / "stray.pid") + ' echo \'{"pass": true, "score": 1}\''
+    spec = EvaluatorSpec(command=command, format="json", timeout_seconds=30)
+    record = run_evaluator(spec, tmp_path, env, tmp_path / "eval.log", grace_seconds=0.5)
+    assert record.status == "pass", record.to_dict()
+
+
+def _evaluator(tmp_path: Path) -> ChildTag:
+    _evaluate(tmp_path, evaluator_env("r-eval", 2, tmp_path, tmp_path / "m", tmp_path / "s"))
+    return run_tag("r-eval", tmp_path)
+
+
+def _executor_task(tmp_path: Path) -> ChildTag:
+    task = EvaluationTask(
+        run_id="r-lane",
+        lane=1,
+        iteration=3,
+        commit="c",
+        tree=tmp_path,
+        relative_dir="m",
+        evaluator=EvaluatorSpec(command="true", format="json"),
+        log_path=tmp_path / "eval.log",
+        sealed_dir=tmp_path / "sealed",
+    )
+    _evaluate(tmp_path, task.env())
+    return run_tag("r-lane", tmp_path)
+
+
+def _agent_session(tmp_path: Path) -> ChildTag:
+    request = SessionRequest(
+        run_id="r-agent",
+        iteration=1,
+        worktree=tmp_path,
+        instructions_file=tmp_path / "instructions.md",
+        candidate_file=tmp_path / "candidate.json",
+        base_commit="abc",
+        log_path=tmp_path / "agent.log",
+        timeout=30,
+        lane=2,
+    )
+    agent = command_agent(STRAY.format(pidfile=tmp_path / "stray.pid"))
+    result = agent.run(request, lambda: False, lambda _pid: None)
+    assert result.exit_code == 0
+    return run_tag("r-agent", tmp_path)
+
+
+def _session_harness(tmp_path: Path) -> ChildTag:
+    repo = make_repo(tmp_path / "repo")
+    pidfile = tmp_path / "stray.pid"
+    repo.write(
+        "autoresearch.sh", f"#!/bin/bash\n{STRAY.format(pidfile=pidfile)}\necho 'METRIC score=1'\n"
+    )
+    init_session(repo.root, InitParams(name="strays", metric="score"))
+    report = run_experiment(repo.root, RunParams())
+    assert report.status == "pass", report
+    return harness_tag(1, report.run, str(repo.root))
+
+
+def _job_runner(tmp_path: Path) -> ChildTag:
+    tag = job_tag(f"job_{abs(hash(str(tmp_path))):x}")
+    script = STRAY.format(pidfile=tmp_path / "stray.pid")
+    proc.spawn_detached(["sh", "-c", script], tmp_path, tag.env(), tmp_path / "runner.log")
+    return tag
+
+
+# door → how it starts a child, and whether that child belongs to a supervised run (whose
+# driver, as subreaper, leaves a run's strays to that run: proc.run_tagged)
+DOORS: dict[str, tuple[Callable[[Path], ChildTag], bool]] = {
+    "evaluator": (_evaluator, True),
+    "executor-evaluation": (_executor_task, True),
+    "agent-session": (_agent_session, True),
+    "session-harness": (_session_harness, False),
+    "job-runner": (_job_runner, False),
+}
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("door", list(DOORS))
+def test_a_stray_of_each_door_carries_the_tag_its_reaper_looks_for(
+    tmp_path: Path, door: str
+) -> None:
+    start, of_a_run = DOORS[door]
+    tag = start(tmp_path)
+    pid = _stray_pid(tmp_path / "stray.pid")
+    environ = _environ(pid)
+    assert all(marker.encode() in environ for marker in tag.markers())
+    assert proc.run_tagged(environ) is of_a_run
+    assert _reaped_by(tag, pid)
