@@ -2,19 +2,80 @@
 
 The output models mirror the core results' `to_dict()` key for key (`extra="forbid"`), so a key
 added to or dropped from a core result fails the MCP tests instead of silently vanishing from
-the tools' output schemas. Free-form parts (ASI, the supervisor's manifest and iterations)
-stay open objects.
+the tools' output schemas. Where a core dataclass is the shape itself (a significance, a
+confidence, a git effect, a session), the model is derived from it (`mirrors`): one definition
+of its fields, the MCP side adds only what the model reads (descriptions). Free-form parts (ASI,
+the supervisor's manifest and iterations) stay open objects.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
+import enum
+import types
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar, Union
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from autoresearch.experiments import confidence, logger
+from autoresearch.journal.sessions import SessionRecord
 
 
 class _Shape(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+_M = TypeVar("_M", bound=BaseModel)
+_MIRRORED: dict[type, type[BaseModel]] = {}
+
+
+def _json_type(hint: Any) -> Any:
+    """A core field's type as the JSON shows it: an enum as its string, a tuple as a list, a
+    mirrored dataclass as its model."""
+    args = typing.get_args(hint)
+    if typing.get_origin(hint) in (Union, types.UnionType):
+        out = _json_type(args[0])
+        for arg in args[1:]:
+            out = out | _json_type(arg)
+        return out
+    if typing.get_origin(hint) is tuple and len(args) == 2 and args[1] is Ellipsis:
+        return list[_json_type(args[0])]  # type: ignore[misc]
+    if isinstance(hint, type) and issubclass(hint, enum.StrEnum):
+        return str
+    return _MIRRORED.get(hint, hint)
+
+
+def mirrors(
+    core: type, *, required: bool = False, describe: Mapping[str, str] | None = None
+) -> Callable[[type[_M]], type[_M]]:
+    """Make the decorated (empty) model the fields of the core dataclass `core`, in its order,
+    with its types and defaults (`required`: every key is always present, no defaults); the
+    class gives the name and the description, `describe` the fields' descriptions."""
+    hints = typing.get_type_hints(core)
+    described = dict(describe or {})
+    unknown = set(described) - {f.name for f in dataclasses.fields(core)}
+    if unknown:
+        raise TypeError(f"{core.__name__} has no field {sorted(unknown)}")
+
+    def derive(shape: type[_M]) -> type[_M]:
+        fields: dict[str, Any] = {}
+        for f in dataclasses.fields(core):
+            default = f.default if f.default is not dataclasses.MISSING else ...
+            info = Field(... if required else default, description=described.get(f.name))
+            fields[f.name] = (_json_type(hints[f.name]), info)
+        model: type[BaseModel] = create_model(
+            shape.__name__,
+            __base__=shape.__bases__,
+            __doc__=shape.__doc__,
+            __module__=shape.__module__,
+            **fields,
+        )
+        _MIRRORED[core] = model
+        return typing.cast(type[_M], model)
+
+    return derive
 
 
 class RunNoteInput(_Shape):
@@ -44,27 +105,14 @@ class Progress(_Shape):
     reached: bool
 
 
+@mirrors(confidence.Significance)
 class Significance(_Shape):
     """best − baseline (better is +) with a 95 % interval from the spread of repeated runs."""
 
-    significant: bool | None
-    difference: float | None = None
-    low: float | None = None
-    high: float | None = None
-    spread: float | None = None
-    df: int = 0
-    reason: str | None = None
 
-
+@mirrors(confidence.Confidence)
 class Confidence(_Shape):
     """|best − baseline| / MAD with its label, or null and the reason why not; significance."""
-
-    value: float | None
-    label: str | None
-    mad: float | None
-    runs: int
-    reason: str | None = None
-    significance: Significance | None = None
 
 
 class Checks(_Shape):
@@ -77,40 +125,20 @@ class Checks(_Shape):
     tail: str
 
 
+@mirrors(
+    logger.GitEffect,
+    describe={
+        "action": "committed | nothing to commit | reverted | nothing to revert",
+        "patch_path": "The saved diff of a discarded run.",
+    },
+)
 class GitEffect(_Shape):
     """What log_experiment did to the session directory."""
 
-    action: str = Field(description="committed | nothing to commit | reverted | nothing to revert")
-    commit: str | None
-    patch_path: str | None = Field(description="The saved diff of a discarded run.")
-    kept_commit: str
 
-
+@mirrors(SessionRecord, required=True)  # session_dict: every key, tuples as lists
 class Session(_Shape):
     """The session's stored fields."""
-
-    session_id: int
-    name: str
-    metric: str
-    direction: str
-    command: str
-    branch: str
-    directory: str
-    baseline_commit: str
-    kept_commit: str
-    created_at: str
-    updated_at: str
-    goal: str
-    unit: str
-    own_worktree: bool
-    segment: int
-    max_iterations: int | None
-    secondary: list[str]
-    scope: list[str]
-    off_limits: list[str]
-    constraints: list[str]
-    notes: str
-    closed_at: str | None
 
 
 class HistoryEntry(_Shape):
