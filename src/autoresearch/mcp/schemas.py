@@ -1,11 +1,11 @@
 """The typed shapes of the MCP tools: one input model and one output model per result.
 
-The output models mirror the core results' `to_dict()` key for key (`extra="forbid"`), so a key
-added to or dropped from a core result fails the MCP tests instead of silently vanishing from
-the tools' output schemas. Where a core dataclass is the shape itself (a significance, a
-confidence, a git effect, a session), the model is derived from it (`mirrors`): one definition
-of its fields, the MCP side adds only what the model reads (descriptions). Free-form parts (ASI,
-the supervisor's manifest and iterations) stay open objects.
+An output model is derived from the core dataclass it publishes (`mirrors`): the fields are
+defined once, in the core, in its order and with its types (enums as their strings, tuples as
+lists); the MCP side adds only what the model reads (descriptions) and the typed shape of a
+part the core carries as a JSON object (a `Ref`, `Progress`, `Checks` …), checked key for key
+(`extra="forbid"`) against the core's `to_dict()` by the MCP tests. Free-form parts (ASI, the
+supervisor's manifest and iterations) stay open objects.
 """
 
 from __future__ import annotations
@@ -19,8 +19,17 @@ from typing import Any, TypeVar, Union
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from autoresearch.experiments import confidence, logger
+from autoresearch.experiments import (
+    InitResult,
+    LogReport,
+    NotesResult,
+    RunReport,
+    StatusReport,
+    confidence,
+    logger,
+)
 from autoresearch.journal.sessions import SessionRecord
+from autoresearch.supervisor.lifecycle import StopOutcome
 
 
 class _Shape(BaseModel):
@@ -48,29 +57,35 @@ def _json_type(hint: Any) -> Any:
 
 
 def mirrors(
-    core: type, *, required: bool = False, describe: Mapping[str, str] | None = None
+    core: type,
+    *,
+    required: bool = False,
+    fields: Mapping[str, Any] | None = None,
+    shapes: Mapping[str, Any] | None = None,
 ) -> Callable[[type[_M]], type[_M]]:
     """Make the decorated (empty) model the fields of the core dataclass `core`, in its order,
-    with its types and defaults (`required`: every key is always present, no defaults); the
-    class gives the name and the description, `describe` the fields' descriptions."""
+    with its types and defaults (`required`: every key is always present, no defaults). The
+    class gives the name and the description; `fields` what the MCP side adds to a field (a
+    `Field` with its description, and its default when the core has none), `shapes` the
+    typed shape of a field the core carries as a JSON object."""
     hints = typing.get_type_hints(core)
-    described = dict(describe or {})
-    unknown = set(described) - {f.name for f in dataclasses.fields(core)}
+    given, typed = dict(fields or {}), dict(shapes or {})
+    unknown = (set(given) | set(typed)) - {f.name for f in dataclasses.fields(core)}
     if unknown:
         raise TypeError(f"{core.__name__} has no field {sorted(unknown)}")
 
     def derive(shape: type[_M]) -> type[_M]:
-        fields: dict[str, Any] = {}
+        derived: dict[str, Any] = {}
         for f in dataclasses.fields(core):
             default = f.default if f.default is not dataclasses.MISSING else ...
-            info = Field(... if required else default, description=described.get(f.name))
-            fields[f.name] = (_json_type(hints[f.name]), info)
+            info = given.get(f.name, Field(... if required else default))
+            derived[f.name] = (typed.get(f.name, _json_type(hints[f.name])), info)
         model: type[BaseModel] = create_model(
             shape.__name__,
             __base__=shape.__bases__,
             __doc__=shape.__doc__,
             __module__=shape.__module__,
-            **fields,
+            **derived,
         )
         _MIRRORED[core] = model
         return typing.cast(type[_M], model)
@@ -127,9 +142,9 @@ class Checks(_Shape):
 
 @mirrors(
     logger.GitEffect,
-    describe={
-        "action": "committed | nothing to commit | reverted | nothing to revert",
-        "patch_path": "The saved diff of a discarded run.",
+    fields={
+        "action": Field(description="committed | nothing to commit | reverted | nothing to revert"),
+        "patch_path": Field(description="The saved diff of a discarded run."),
     },
 )
 class GitEffect(_Shape):
@@ -190,90 +205,63 @@ class Pending(_Shape):
 # --- the experiment results ------------------------------------------------------------------
 
 
+@mirrors(
+    InitResult,
+    fields={
+        "directory": Field(description="Where the session's files live (edit here)."),
+        "setup_files": Field(description="The files the setup commit took."),
+    },
+    shapes={"session": Session},
+)
 class InitOutput(_Shape):
     """What init_experiment did: a new session or an update of the active one."""
 
-    session_id: int
-    created: bool
-    branch: str
-    created_branch: bool
-    directory: str = Field(description="Where the session's files live (edit here).")
-    worktree: str | None
-    setup_commit: str | None
-    setup_files: list[str] = Field(description="The files the setup commit took.")
-    segment: int
-    new_segment: bool
-    updated: list[str]
-    abandoned_run: int | None
-    session: Session
-    messages: list[str]
 
-
+@mirrors(
+    RunReport,
+    fields={
+        "status": Field(description="pass | fail | timeout | error (the benchmark)"),
+        "metric": Field(description="The parsed primary metric: use it in log."),
+        "metrics": Field(description="Parsed secondary metrics."),
+        "readings": Field(
+            default_factory=list,
+            description="With repeats > 1: every reading (metric: their mean).",
+        ),
+        "suggested_status": Field(description="What the numbers point to; you decide."),
+    },
+    shapes={
+        "checks": Checks | None,
+        "baseline": Ref | None,
+        "best": Ref | None,
+        "progress": Progress,
+    },
+)
 class RunOutput(_Shape):
     """What one benchmark run measured; log it next with log_experiment."""
 
-    session_id: int
-    run: int
-    segment: int
-    command: str
-    status: str = Field(description="pass | fail | timeout | error (the benchmark)")
-    exit_code: int | None
-    timed_out: bool
-    duration_seconds: float
-    metric_name: str
-    unit: str
-    metric: float | None = Field(description="The parsed primary metric: use it in log.")
-    metrics: dict[str, float] = Field(description="Parsed secondary metrics.")
-    asi: dict[str, Any]
-    checks: Checks | None
-    readings: list[float] = Field(
-        default_factory=list, description="With repeats > 1: every reading (metric: their mean)."
-    )
-    log_path: str
-    tail: str
-    baseline: Ref | None
-    best: Ref | None
-    delta_pct: float | None
-    progress: Progress
-    abandoned_run: int | None
-    suggested_status: str = Field(description="What the numbers point to; you decide.")
-    messages: list[str]
 
-
+@mirrors(
+    LogReport,
+    fields={
+        "measured": Field(
+            default=None, description="The parsed value, when the logged metric differs from it."
+        )
+    },
+    shapes={
+        "baseline": Ref | None,
+        "best": Ref | None,
+        "confidence": Confidence,
+        "git": GitEffect,
+        "progress": Progress,
+    },
+)
 class LogOutput(_Shape):
     """The verdict as recorded, with the segment's numbers after it."""
 
-    session_id: int
-    run: int
-    segment: int
-    status: str
-    description: str
-    metric_name: str
-    unit: str
-    metric: float | None
-    measured: float | None = Field(
-        default=None, description="The parsed value, when the logged metric differs from it."
-    )
-    delta_pct: float | None
-    baseline: Ref | None
-    best: Ref | None
-    metrics: dict[str, float]
-    asi: dict[str, Any]
-    confidence: Confidence
-    git: GitEffect
-    deviations: list[str]
-    justification: str | None
-    flagged: list[int]
-    justified: list[int]
-    progress: Progress
-    max_reached: bool
-    messages: list[str]
 
-
+@mirrors(NotesResult)
 class NotesOutput(_Shape):
-    session_id: int
-    notes: str
-    ideas: list[str]
+    pass
 
 
 class HookCounts(_Shape):
@@ -286,22 +274,22 @@ class HookCounts(_Shape):
     notice: str | None = Field(description="Why auto-resume last stopped at a limit.")
 
 
+@mirrors(
+    StatusReport,
+    shapes={
+        "session": Session,
+        "baseline": Ref | None,
+        "best": Ref | None,
+        "confidence": Confidence,
+        "history": list[HistoryEntry],
+        "unjustified": list[Unjustified],
+        "pending": Pending | None,
+        "progress": Progress,
+        "hooks": HookCounts,
+    },
+)
 class StatusOutput(_Shape):
     """The context an agent needs at the start of every turn."""
-
-    session: Session
-    segment: int
-    counts: dict[str, int]
-    baseline: Ref | None
-    best: Ref | None
-    confidence: Confidence
-    history: list[HistoryEntry]
-    unjustified: list[Unjustified]
-    notes: str
-    ideas: list[str]
-    pending: Pending | None
-    progress: Progress
-    hooks: HookCounts
 
 
 # --- supervised runs -------------------------------------------------------------------------
@@ -368,11 +356,16 @@ class RunDetailsOutput(RunSummary):
     )
 
 
+@mirrors(
+    StopOutcome,
+    fields={
+        "status": Field(description="The run's status after the call."),
+        "stop_reason": Field(description="Always `operator stop`."),
+        "note": Field(description="The reason text given with the stop, if any."),
+        "requested": Field(
+            description="True when a live driver was asked to stop the run after its current step."
+        ),
+    },
+)
 class StopOutput(_Shape):
-    run_id: str
-    status: str = Field(description="The run's status after the call.")
-    stop_reason: str = Field(description="Always `operator stop`.")
-    note: str | None = Field(description="The reason text given with the stop, if any.")
-    requested: bool = Field(
-        description="True when a live driver was asked to stop the run after its current step."
-    )
+    pass
