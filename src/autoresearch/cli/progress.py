@@ -10,7 +10,7 @@ from autoresearch.agents.base import AgentResult
 from autoresearch.journal.lanes import LaneRecord
 from autoresearch.journal.views import format_score
 from autoresearch.redact import redact
-from autoresearch.states import DecisionKind, Direction, EvalStatus
+from autoresearch.states import DecisionKind, Direction, EvalStatus, LaneState
 from autoresearch.supervisor.step import StepResult
 
 _STYLES = {"keep": "bold green", "discard": "yellow", "ambiguous": "yellow", "error": "bold red"}
@@ -54,6 +54,10 @@ class ProgressPrinter:
         self.t0 = time.monotonic()
         self._status: Any = None
         self._started = 0.0
+        # run --lanes K: the lanes as last published, and what each is doing since when
+        self._lanes: list[LaneRecord] = []
+        self._doing: dict[int, tuple[LaneState, str]] = {}
+        self._lane_started: dict[int, float] = {}
 
     def header(self, run_id: str, agent: str, worktree: str, lanes: int = 0) -> None:
         self.agent = agent.split(":", 1)[0]  # the kind (claude, cmd…), not a long command line
@@ -65,21 +69,32 @@ class ProgressPrinter:
         if self.best is not None and self.best != self.baseline:  # a resumed run
             self._print(f"    best so far {format_score(self.best)}")
 
-    def session_started(self, iteration: int) -> None:
+    def session_started(self, iteration: int, lane: int = 0) -> None:
+        if lane:
+            self._lane_started[lane] = time.monotonic()
+            self._doing[lane] = (LaneState.AGENT, f"session {iteration}: agent {self.agent}")
+            self._show_lanes()
+            return
         self._started = time.monotonic()
         self._spin(f"iteration {iteration}: agent {self.agent} running…")
 
-    def evaluation_started(self, iteration: int) -> None:
+    def evaluation_started(self, iteration: int, lane: int = 0) -> None:
+        if lane:
+            self._doing[lane] = (LaneState.EVALUATING, f"session {iteration}: evaluator")
+            self._show_lanes()
+            return
         self._spin(f"iteration {iteration}: evaluator running…")
 
-    def step_recorded(self, result: StepResult, agent: AgentResult | None) -> None:
+    def step_recorded(self, result: StepResult, agent: AgentResult | None, lane: int = 0) -> None:
         from rich.text import Text
 
         self._stop_spinner()
         score = (result.evaluator or {}).get("score")
         if result.keep and score is not None:
             self.best = score
-        elapsed = time.monotonic() - (self._started or self.t0)
+        started = self._lane_started.pop(lane, None) if lane else None
+        self._doing.pop(lane, None)
+        elapsed = time.monotonic() - (started or self._started or self.t0)
         decision = decision_text(result.decision, result.evaluator)
         score_text = format_score(score) if score is not None else "-"
         best_text = format_score(self.best) or "n/a"
@@ -89,7 +104,8 @@ class ProgressPrinter:
         room = _LOG_DESCRIPTION
         if self.console.is_terminal:
             room = max(self.console.width - line.cell_len, _MIN_DESCRIPTION)
-        description = Text(redact(result.description).replace("\n", " "))
+        prefix = f"lane {lane}: " if lane else ""  # which lane's candidate this was
+        description = Text(prefix + redact(result.description).replace("\n", " "))
         description.truncate(room, overflow="ellipsis")
         self.console.print(line + description, soft_wrap=True)
         if agent is not None and agent.failure_reason:  # why, at once, not only in the log
@@ -99,13 +115,27 @@ class ProgressPrinter:
 
     def lanes_changed(self, lanes: list[LaneRecord]) -> None:
         """The spinner line says what every lane does and how its last candidate ended."""
+        self._lanes = list(lanes)
+        self._show_lanes()
+
+    def lanes_line(self) -> str:
+        """`lane 1 session 3: agent claude running · lane 2 waiting, last keep #4 · …`"""
         parts = []
-        for lane in lanes:
-            last = (
-                f", last {lane.last_decision} #{lane.last_iteration}" if lane.last_decision else ""
+        for lane in self._lanes:
+            state, doing = self._doing.get(lane.lane, (None, ""))
+            # what the lane was last told to do, while its published state still says so
+            text = f"lane {lane.lane} " + (
+                f"{doing} running" if state == lane.state else lane.state
             )
-            parts.append(f"lane {lane.lane} {lane.state}{last}")
-        text = " · ".join(parts)
+            if lane.last_decision:
+                text += f", last {lane.last_decision} #{lane.last_iteration}"
+            parts.append(text)
+        return " · ".join(parts)
+
+    def _show_lanes(self) -> None:
+        text = self.lanes_line()
+        if not text:
+            return
         if self._status is None:
             self._status = self.console.status(text)
             self._status.start()

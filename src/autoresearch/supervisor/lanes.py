@@ -62,6 +62,7 @@ from autoresearch.supervisor.finalize import finalize_run
 from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.loop import (
     MSG_NO_ARTIFACT,
+    MSG_PROCESSING_PENDING,
     STOP_POLL_SECONDS,
     LoopLimits,
     LoopObserver,
@@ -271,6 +272,7 @@ class _Driver:
             lane.state, lane.base = LaneState.WAITING, kept
             lane.pending = _Pending([NOTE_RESUMED], None, None, True)
             lane.detail = "resumed: its candidate waits to be judged"
+            self.observer.note(f"lane {lane.number}: {MSG_PROCESSING_PENDING}")
             self._back_to_candidate(lane)
             return
         note = self._restore(lane, "unfinished-session", kept)
@@ -360,6 +362,7 @@ class _Driver:
         lane.detail = f"session {lane.session} from {kept[:12]}"
         if note:
             lane.detail += f" ({note})"
+        self.observer.session_started(lane.session, lane=lane.number)
 
     def _advance(self) -> None:
         """Finished sessions and readings first (a reading back frees its slot), then the
@@ -457,6 +460,7 @@ class _Driver:
         lane.state = LaneState.EVALUATING
         lane.checked_on, lane.ready = None, None
         lane.detail = f"measuring {head[:12]} (session {lane.session})"
+        self.observer.evaluation_started(lane.session, lane=lane.number)
 
     def _examine(self, lane: Lane, kept: str) -> bool:
         """Whether the waiting candidate needs a reading on `kept` (else it was judged): its
@@ -553,6 +557,8 @@ class _Driver:
         lane.checked_on, lane.ready = None, None
         pending = lane.pending or _Pending([], None, None, True)
         cancel = self.signal_set
+        if first is None:  # judged without a first reading: step runs now, as without lanes
+            self.observer.evaluation_started(lane.session, lane=lane.number)
         try:
             result = step(
                 lh, extra_notes=pending.notes, agent=pending.agent, should_cancel=cancel,
@@ -572,7 +578,7 @@ class _Driver:
         self.h.refresh()
         # the run branch follows the kept lane commit once the lanes were served (_follow)
         self.run_branch_behind = self.run_branch_behind or result.keep
-        self.observer.step_recorded(result, pending.result)
+        self.observer.step_recorded(result, pending.result, lane=lane.number)
         lane.last_iteration, lane.last_decision = result.iteration, result.decision
         lane.at = result.last_kept_commit if result.run_status == RunStatus.RUNNING else None
         lane.state, lane.pending, lane.detail = LaneState.IDLE, None, None

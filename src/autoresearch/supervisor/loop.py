@@ -42,6 +42,7 @@ from autoresearch.supervisor.step import StepResult, step
 
 STOP_POLL_SECONDS = 1.0
 MSG_NO_ARTIFACT = "agent session wrote no candidate artifact"
+MSG_PROCESSING_PENDING = "processing the artifact the previous session left"
 
 
 @dataclass(frozen=True)
@@ -104,13 +105,18 @@ def next_action(state: LoopState, limits: LoopLimits) -> Action:
 
 
 class LoopObserver(Protocol):
-    """Progress callbacks (the CLI renders them; tests may record them)."""
+    """Progress callbacks (the CLI renders them; tests may record them).
 
-    def session_started(self, iteration: int) -> None: ...
+    `lane` > 0: the event is lane `lane`'s of `run --lanes K` (supervisor/lanes.py), and
+    `iteration` is that lane's session number: an iteration is numbered when it is judged."""
 
-    def evaluation_started(self, iteration: int) -> None: ...
+    def session_started(self, iteration: int, lane: int = 0) -> None: ...
 
-    def step_recorded(self, result: StepResult, agent: AgentResult | None) -> None: ...
+    def evaluation_started(self, iteration: int, lane: int = 0) -> None: ...
+
+    def step_recorded(
+        self, result: StepResult, agent: AgentResult | None, lane: int = 0
+    ) -> None: ...
 
     def note(self, message: str) -> None: ...
 
@@ -185,7 +191,7 @@ def run_loop(
         cancel = _CancelPoll(h, signal)
         try:
             if action.kind == "process_pending":
-                observer.note("processing the artifact the previous session left")
+                observer.note(MSG_PROCESSING_PENDING)
                 observer.evaluation_started(h.run.iteration + 1)
                 observer.step_recorded(step(h, should_cancel=cancel.by_signal), None)
                 reset_by_step = False
