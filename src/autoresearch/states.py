@@ -187,3 +187,17 @@ class ResultState(StrEnum):
     PENDING = "pending"  # branch and patch kept, waiting for apply or discard
     APPLIED = "applied"
     DISCARDED = "discarded"
+
+
+class TaskKind(StrEnum):
+    """What a delegation job may do to its directory (worker.md `verification_policy`)."""
+
+    READ_ONLY = "read_only"
+    MODIFYING = "modifying"
+
+
+class Isolation(StrEnum):
+    """Where a delegation job's agent works: the caller's directory or a worktree of its own."""
+
+    IN_PLACE = "in_place"
+    WORKTREE = "worktree"

@@ -1,4 +1,5 @@
-"""The worker's vocabulary: what a job asks for (its states are `states.JobState`).
+"""The worker's vocabulary: what a job asks for (its states, kinds and isolations are
+`states.JobState`, `states.TaskKind` and `states.Isolation`).
 
 Frozen dataclasses across layers; dicts only at the JSON/SQL edge (`to_dict` / `from_dict`).
 """
@@ -6,8 +7,20 @@ Frozen dataclasses across layers; dicts only at the JSON/SQL edge (`to_dict` / `
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any
+
+from autoresearch.states import Isolation, TaskKind
+from autoresearch.worker.outcome import CheckResult
+
+__all__ = [  # the kinds a job asks for are states.py's; callers may name them from here
+    "CheckRun",
+    "CheckSpec",
+    "Isolation",
+    "JobRequest",
+    "JobSpec",
+    "ScopeSpec",
+    "TaskKind",
+]
 
 DEFAULT_AGENT = "claude"
 DEFAULT_TIMEOUT_SECONDS = 1800.0
@@ -17,16 +30,6 @@ MAX_PROMPT_CHARS = 200_000
 MAX_CHECKS = 20
 MAX_ALLOWED_DIRS = 20
 MAX_SCOPE_PATHS = 200
-
-
-class TaskKind(StrEnum):
-    READ_ONLY = "read_only"
-    MODIFYING = "modifying"
-
-
-class Isolation(StrEnum):
-    IN_PLACE = "in_place"
-    WORKTREE = "worktree"
 
 
 @dataclass(frozen=True)
@@ -57,7 +60,7 @@ class CheckRun:
 
     name: str
     command: str
-    status: str  # a worker.outcome.CheckResult
+    status: CheckResult
     exit_code: int | None
     duration_ms: int
     timed_out: bool
@@ -68,7 +71,7 @@ class CheckRun:
         return {
             "name": self.name,
             "command": self.command,
-            "status": self.status,
+            "status": self.status.value,
             "exit_code": self.exit_code,
             "duration_ms": self.duration_ms,
             "timed_out": self.timed_out,

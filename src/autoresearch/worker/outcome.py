@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from autoresearch.states import JobState
-from autoresearch.worker.model import TaskKind
+from autoresearch.states import JobState, TaskKind
 
 CONTRACT_VERSION = "outcome.v1"
 

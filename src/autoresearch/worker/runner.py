@@ -40,11 +40,11 @@ from autoresearch.proc import SupervisedSpec, run_supervised
 from autoresearch.redact import redact
 from autoresearch.repo_state import ensure_state_dir, link_shared_paths
 from autoresearch.settings import journal_timeout, kill_grace, worker_max_jobs
-from autoresearch.states import JobState, ProcessState, ResultState
+from autoresearch.states import Isolation, JobState, ProcessState, ResultState
 from autoresearch.worker import evidence as ev
 from autoresearch.worker import liveness
 from autoresearch.worker.bridge import job_bridge
-from autoresearch.worker.model import CheckRun, Isolation, JobSpec
+from autoresearch.worker.model import CheckRun, JobSpec
 from autoresearch.worker.outcome import CheckResult, Executor
 
 QUEUE_POLL_SECONDS = 0.25
@@ -176,7 +176,7 @@ class Runner:
             record = CheckRun(
                 name=check.label,
                 command=check.command,
-                status=status.value,
+                status=status,
                 exit_code=out.exit_code,
                 duration_ms=out.duration_ms,
                 timed_out=out.timed_out,
