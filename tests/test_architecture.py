@@ -1,10 +1,18 @@
 """The layering of ARCHITECTURE.md, checked: no import circles anywhere in the package, no core
-module imports a front door (cli/, mcp/), the two engines never import each other, and agents
-reach neither an engine nor the journal."""
+module imports a front door (cli/, mcp/), the doors only parse, call the core and render (no
+SQLite, subprocess, git, process or reset code, the journal only through record types and
+views), the two engines never import each other, agents reach neither an engine nor the
+journal, no test monkeypatches an internal, and every code name ARCHITECTURE.md gives for a
+mechanism exists. Each rule has a test that it fails on a violation."""
 
 from __future__ import annotations
 
 import ast
+import dataclasses
+import functools
+import importlib
+import inspect
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / "src"
@@ -46,23 +54,38 @@ def _graph() -> dict[str, set[str]]:
     return {name: _imports(path, mods) - {name} for name, path in mods.items()}
 
 
-def test_no_import_circles() -> None:
-    graph = _graph()
+def _circle(graph: dict[str, set[str]]) -> list[str] | None:
+    """The first import circle found in `graph` (a path that comes back to its start)."""
     state: dict[str, int] = {}  # 1 on the current path, 2 done
 
-    def visit(node: str, path: list[str]) -> None:
+    def visit(node: str, path: list[str]) -> list[str] | None:
         state[node] = 1
-        for dep in sorted(graph[node]):
+        for dep in sorted(graph.get(node, ())):
             if state.get(dep) == 1:
-                cycle = [*path[path.index(dep) :], dep]
-                raise AssertionError("import circle: " + " -> ".join(cycle))
+                return [*path[path.index(dep) :], dep]
             if dep not in state:
-                visit(dep, [*path, dep])
+                found = visit(dep, [*path, dep])
+                if found:
+                    return found
         state[node] = 2
+        return None
 
     for name in sorted(graph):
         if name not in state:
-            visit(name, [name])
+            found = visit(name, [name])
+            if found:
+                return found
+    return None
+
+
+def test_no_import_circles() -> None:
+    cycle = _circle(_graph())
+    assert cycle is None, "import circle: " + " -> ".join(cycle or [])
+
+
+def test_a_circle_is_found() -> None:
+    assert _circle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _circle({"a": {"b", "c"}, "b": {"c"}, "c": set()}) is None
 
 
 def test_the_core_never_imports_a_front_door() -> None:
@@ -91,3 +114,288 @@ def test_engines_and_agents_keep_to_their_layer() -> None:
         banned = FORBIDDEN.get(layer, ())
         bad = sorted(d for d in deps if d.startswith(banned))
         assert not bad, f"{name} imports {bad}"
+
+
+# What a door may not touch: the database, processes, git, and the mechanisms it would only
+# need to do the core's work itself (the journal's record types and its JSON views it may use).
+DOOR_BANNED = (
+    "sqlite3",
+    "subprocess",
+    "autoresearch.git",
+    "autoresearch.proc",
+    "autoresearch.children",
+    "autoresearch.reset",
+    "autoresearch.locks",
+    "autoresearch.failpoints",
+    "autoresearch.journal.db",
+    "autoresearch.journal.schema",
+    "autoresearch.journal.integrity",
+)
+DOOR_JOURNAL_OK = ("autoresearch.journal.views",)
+
+
+def _door_imports(path: Path) -> list[tuple[str, str | None]]:
+    """(module, name) for every import in `path`, lazy ones included (name None: `import m`)."""
+    found: list[tuple[str, str | None]] = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.extend((a.name, None) for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.extend((node.module, a.name) for a in node.names)
+    return found
+
+
+def _door_violations(name: str, path: Path) -> list[str]:
+    bad = []
+    for module, imported in _door_imports(path):
+        full = module if imported is None else f"{module}.{imported}"
+        if any(full == b or full.startswith(b + ".") for b in DOOR_BANNED):
+            bad.append(f"{name} imports {full}")
+        elif module.startswith("autoresearch.journal") and module not in DOOR_JOURNAL_OK:
+            target = getattr(importlib.import_module(module), imported or "", None)
+            if not isinstance(target, type):  # a record type to render is fine, SQL is not
+                bad.append(f"{name} imports {full} (journal access)")
+        elif module == "os" and imported in ("kill", "killpg", "system", "popen"):
+            bad.append(f"{name} imports {full}")
+    return bad
+
+
+def test_doors_only_parse_call_the_core_and_render() -> None:
+    bad = [
+        line
+        for name, path in _modules().items()
+        if name.startswith(DOORS)
+        for line in _door_violations(name, path)
+    ]
+    assert not bad, "\n".join(bad)
+
+
+def test_a_door_that_reaches_into_storage_is_caught(tmp_path: Path) -> None:
+    """The rule above fails on the violations it names (so it cannot pass by accident)."""
+    door = tmp_path / "door.py"
+    door.write_text(
+        "import sqlite3\nfrom autoresearch import git\nfrom autoresearch.journal.runs import RunRecord\n"
+        "def f():\n    from autoresearch.journal.runs import get_run\n"
+    )
+    assert _door_violations("door", door) == [
+        "door imports sqlite3",
+        "door imports autoresearch.git",
+        "door imports autoresearch.journal.runs.get_run (journal access)",
+    ]
+
+
+# --- ARCHITECTURE.md names real code -----------------------------------------------------------
+
+DOC = ROOT.parent / "ARCHITECTURE.md"
+PKG = ROOT / "autoresearch"
+
+
+def _module_of(token: str) -> str | None:
+    """`supervisor/record.py`, `states.py`, `journal/children.py` → the dotted module name."""
+    path = PKG / token
+    if token.endswith(".py") and path.is_file():
+        return "autoresearch." + token.removesuffix(".py").replace("/", ".")
+    if token.endswith("/") and path.is_dir():
+        return "autoresearch." + token.rstrip("/").replace("/", ".")
+    return None
+
+
+def _attr(target: object, path: str) -> object:
+    """What `path` (dotted) names in `target`: an attribute, a dataclass field, a property."""
+    for part in path.split(".") if path else []:
+        found = getattr(target, part, _MISSING)
+        if found is _MISSING and dataclasses.is_dataclass(target):
+            fields = {f.name: f for f in dataclasses.fields(target)}
+            found = fields.get(part, _MISSING)
+        if found is _MISSING:
+            return _MISSING
+        target = found
+    return target
+
+
+def _lookup(token: str, context: str | None, callee: object = None) -> object:
+    """What a code name the document gives is (`_MISSING`: nothing): a module or folder,
+    `module.attr...` (`a/b.attr` for a module in a folder), a name (or `Class.attr`) of the
+    module named before it in the same cell or defined at the top of any module, a parameter
+    of the function named before it, or a contract string the code spells (a column
+    `table.column` of the schema, a failpoint, `outcome.v1`)."""
+    module = _module_of(token)
+    if module is not None:
+        return importlib.import_module(module)
+    folder, _, tail = token.rpartition("/")
+    first, _, attrs = tail.partition(".")
+    prefix = "autoresearch." + (folder.replace("/", ".") + "." if folder else "")
+    candidates = [(prefix + first, attrs)]
+    if not folder:
+        if context is not None:
+            candidates.append((context, token))
+        candidates += [(m, token) for m in _defining(first)]
+    for module, path in candidates:
+        try:
+            found = _attr(importlib.import_module(module), path)
+        except ImportError:
+            continue
+        if found is not _MISSING:
+            return found
+    if callable(callee) and token in inspect.signature(callee).parameters:
+        return token
+    # a contract string the code spells (`outcome.v1`, a failpoint, a command word): never
+    # a CamelCase or snake_case name, which must exist as code
+    spelt = "." in token or (token.isalpha() and token.islower())
+    return token if (spelt and token in _strings()) or _column(token) else _MISSING
+
+
+def _resolve(token: str, context: str | None, callee: object = None) -> bool:
+    return _lookup(token, context, callee) is not _MISSING
+
+
+_MISSING = object()
+
+
+@functools.cache
+def _top_level_names() -> dict[str, set[str]]:
+    """module → the names it defines at its top level (classes, functions, constants)."""
+    names: dict[str, set[str]] = {}
+    for module, path in _modules().items():
+        found = names.setdefault(module, set())
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                found.add(node.name)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                found.update(t.id for t in targets if isinstance(t, ast.Name))
+    return names
+
+
+def _defining(name: str) -> list[str]:
+    return sorted(m for m, names in _top_level_names().items() if name in names)
+
+
+@functools.cache
+def _strings() -> frozenset[str]:
+    """Every string literal of the package (contract strings, failpoint names)."""
+    return frozenset(
+        node.value
+        for path in _modules().values()
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+    )
+
+
+def _column(token: str) -> bool:
+    table, _, column = token.partition(".")
+    schema = (PKG / "journal" / "schema.py").read_text()
+    return bool(column) and f"CREATE TABLE {table}" in schema and f"{column} " in schema
+
+
+def _mechanism_cells() -> list[tuple[str, str]]:
+    """(mechanism, where) for each row of the tables "Where each mechanism lives" and
+    "Seams for tests"."""
+    text = DOC.read_text()
+    rows = []
+    for title in ("## Where each mechanism lives", "## Seams for tests"):
+        table = text.split(title, 1)[1].split("\n## ", 1)[0]
+        for line in table.splitlines():
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if len(cells) == 2 and not cells[1].startswith(("the ", "---")):
+                rows.append((cells[0], cells[1]))
+    assert len(rows) > 30, "the tables of ARCHITECTURE.md were not found"
+    return rows
+
+
+def _context(token: str) -> str | None:
+    """The module a `module.attr` or `folder/module.attr` token names."""
+    if "." not in token:
+        return None
+    head = token.split(".", 1)[0]
+    module = "autoresearch." + head.replace("/", ".")
+    return module if module in _modules() else None
+
+
+def test_every_code_name_in_the_mechanism_table_exists() -> None:
+    missing = []
+    for mechanism, where in _mechanism_cells():
+        context, callee = None, None
+        for token in re.findall(r"`([^`]+)`", where):
+            if " " in token or not re.fullmatch(r"[A-Za-z_][\w./]*", token):
+                continue  # a command line or a contract string, not a code name
+            context = _module_of(token) or _context(token) or context
+            found = _lookup(token, context, callee)
+            if found is _MISSING:
+                missing.append(f"{mechanism}: `{token}`")
+            elif inspect.isfunction(found):
+                callee = found
+    assert not missing, "ARCHITECTURE.md names code that does not exist:\n" + "\n".join(missing)
+
+
+def test_a_name_that_does_not_exist_is_caught() -> None:
+    context = "autoresearch.reset"
+    for token in ("reset.py", "supervisor/", "states.is_better", "worker/liveness.end_dead"):
+        assert _resolve(token, None), token
+    assert _resolve("save_then_reset", context) and _resolve("RuntimeRule", context)
+    assert _resolve("RunRecord.sandbox", None)  # a dataclass field
+    assert _resolve("runs.sandbox_json", None) and _resolve("outcome.v1", None)
+    from autoresearch.supervisor.prepare import prepare
+
+    assert _resolve("measure_with", None, prepare) and not _resolve("measure_by", None, prepare)
+    for token in ("states.NEEDS_GIT_EFFECT", "liveness.end_dead", "reset.nope", "NoSuchThing"):
+        assert not _resolve(token, context), token
+
+
+# --- tests pass their own through a seam -----------------------------------------------------
+
+TESTS = Path(__file__).resolve().parent
+
+
+def _patched_internals(path: Path) -> list[str]:
+    """`monkeypatch.setattr` (or an assignment) aimed at something imported from autoresearch."""
+    tree = ast.parse(path.read_text())
+    ours: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("autoresearch"):
+            ours.update(a.asname or a.name for a in node.names)
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.startswith("autoresearch"):
+                    ours.add(a.asname or a.name.split(".")[0])
+
+    def root(expr: ast.expr) -> str | None:
+        while isinstance(expr, ast.Attribute):
+            expr = expr.value
+        return expr.id if isinstance(expr, ast.Name) else None
+
+    found = []
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "setattr"
+            and node.args
+        ):
+            target = node.args[0]
+            text = target.value if isinstance(target, ast.Constant) else None
+            if (isinstance(text, str) and text.startswith("autoresearch")) or root(target) in ours:
+                found.append(f"{path.name}:{node.lineno}: {ast.unparse(node)}")
+        elif isinstance(node, ast.Assign):
+            for t in node.targets:
+                if isinstance(t, ast.Attribute) and root(t.value) in ours:
+                    found.append(f"{path.name}:{node.lineno}: {ast.unparse(t)} = …")
+    return found
+
+
+def test_no_test_monkeypatches_an_internal() -> None:
+    found = [line for path in sorted(TESTS.rglob("*.py")) for line in _patched_internals(path)]
+    assert not found, "pass a seam instead (ARCHITECTURE.md, Seams for tests):\n" + "\n".join(found)
+
+
+def test_a_monkeypatched_internal_is_caught(tmp_path: Path) -> None:
+    test = tmp_path / "test_x.py"
+    test.write_text(
+        "from autoresearch.report import plot\nimport autoresearch.mcp.server as server\n"
+        "def test(monkeypatch):\n"
+        "    monkeypatch.setattr(plot, 'available', lambda: False)\n"
+        "    monkeypatch.setattr('autoresearch.proc.kill_marked', None)\n"
+        "    server.RUN_SLACK_SECONDS = 1\n"
+        "    monkeypatch.setattr(os, 'getpid', lambda: 1)\n"  # not ours: allowed
+    )
+    assert sorted(line.split(":")[1] for line in _patched_internals(test)) == ["4", "5", "6"]
