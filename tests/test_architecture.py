@@ -383,8 +383,22 @@ def _patched_internals(path: Path) -> list[str]:
     return found
 
 
+# Where a test stands in for another *release* of autoresearch, not for a dependency of the
+# code under test, no seam can do it: (file, what it patches) → why.
+OTHER_RELEASE = {
+    ("test_slug.py", "old_version.setattr(sandbox, 'slug', _legacy_slug)"): (
+        "a run made by the slug rule of an older release"
+    ),
+}
+
+
 def test_no_test_monkeypatches_an_internal() -> None:
-    found = [line for path in sorted(TESTS.rglob("*.py")) for line in _patched_internals(path)]
+    found = [
+        line
+        for path in sorted(TESTS.rglob("*.py"))
+        for line in _patched_internals(path)
+        if (path.name, line.split(": ", 1)[1]) not in OTHER_RELEASE
+    ]
     assert not found, "pass a seam instead (ARCHITECTURE.md, Seams for tests):\n" + "\n".join(found)
 
 
