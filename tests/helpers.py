@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import stat
 import subprocess
 import sys
@@ -194,3 +196,31 @@ def until(condition: Callable[[], object], timeout: float = 30.0, what: str = ""
     while not condition():
         assert time.monotonic() < deadline, f"never happened: {what or condition}"
         time.sleep(0.05)
+
+
+def run_children(repo: Path) -> list[int]:
+    """The processes a run in `repo` started, in any session (evaluators and agents lead their
+    own): their AUTORESEARCH_WORKTREE lies under `repo`."""
+    ours = f"AUTORESEARCH_WORKTREE={repo}/".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                env = (entry / "environ").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if any(e.startswith(ours) for e in env):
+                found.append(int(entry.name))
+    return found
+
+
+def kill_tree(driver_pid: int, repo: Path) -> None:
+    """SIGKILL a driver that leads its own process group and every process its run in `repo`
+    started, as a machine dying would. Only this repository's: tests run side by side, and a
+    neighbour's evaluator killed while its driver lives is a verdict, not a tree kill."""
+    before = run_children(repo)
+    with contextlib.suppress(OSError):
+        os.killpg(driver_pid, signal.SIGKILL)
+    for pid in before + run_children(repo):  # again: one started while the driver died
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)

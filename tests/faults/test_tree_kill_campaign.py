@@ -9,7 +9,6 @@ AUTORESEARCH_CAMPAIGN_TRIALS and AUTORESEARCH_CAMPAIGN_SEED change the size and 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import random
@@ -20,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import GIT_ENV, Repo, cli, git
+from helpers import GIT_ENV, Repo, cli, git, kill_tree
 
 pytestmark = pytest.mark.slow
 
@@ -39,52 +38,32 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root / "demo"
 
 
-def start(repo: Path, args: list[str]) -> subprocess.Popen[str]:
+def start(repo: Path, args: list[str], env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "autoresearch", "--repo", str(repo), *args],
-        cwd=repo, env={**os.environ, **GIT_ENV}, stdout=subprocess.PIPE,
+        cwd=repo, env={**os.environ, **GIT_ENV, **(env or {})}, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True, start_new_session=True,
     )  # fmt: skip
 
 
-def kill_everything(driver: subprocess.Popen[str], repo: Path) -> None:
-    """SIGKILL the driver's group and every process of its run in other groups (the
-    evaluator, in its own session), as a machine dying would. Only this trial's processes:
-    every trial's run has the same id, and trials run side by side under xdist (a kill of a
-    neighbour's evaluator while its driver lives is a verdict, not a tree kill)."""
-    marker = f"AUTORESEARCH_RUN_ID={RUN_ID}".encode()
-    ours = f"AUTORESEARCH_WORKTREE={repo}/".encode()
-    with_marker = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                env = (entry / "environ").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if marker in env and any(e.startswith(ours) for e in env):
-                with_marker.append(int(entry.name))
-    with contextlib.suppress(OSError):
-        os.killpg(driver.pid, signal.SIGKILL)
-    for pid in with_marker:
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
-
-
-def drive(repo: Path, args: list[str], kill_after: float | None) -> tuple[int, str]:
-    driver = start(repo, args)
+def drive(
+    repo: Path, args: list[str], kill_after: float | None, env: dict[str, str] | None = None
+) -> tuple[int, str]:
+    """Run the CLI; past `kill_after` seconds, kill its whole tree as a machine dying would."""
+    driver = start(repo, args, env)
     try:
         _out, err = driver.communicate(timeout=kill_after)
         return driver.returncode, err
     except subprocess.TimeoutExpired:
-        kill_everything(driver, repo)
+        kill_tree(driver.pid, repo)
         _out, err = driver.communicate(timeout=60)
         return driver.returncode, err
 
 
-def run_status(repo: Path) -> str | None:
+def run_status(repo: Path, run_id: str = RUN_ID) -> str | None:
     done = cli("--repo", str(repo), "status", "--json", cwd=repo)
     assert done.returncode == 0, done.stderr
-    found = [r["status"] for r in json.loads(done.stdout)["runs"] if r["run_id"] == RUN_ID]
+    found = [r["status"] for r in json.loads(done.stdout)["runs"] if r["run_id"] == run_id]
     return str(found[0]) if found else None
 
 

@@ -23,7 +23,7 @@ import pytest
 
 from autoresearch import git as gitlib
 from autoresearch.errors import GitError
-from helpers import GIT_ENV, Repo, cli, git, sandbox_text
+from helpers import GIT_ENV, Repo, cli, git, run_children, sandbox_text
 
 REAL_GIT = shutil.which("git") or "git"
 HOSTILE = f"cmd:{sys.executable} {Path(__file__).parent / 'fakes/hostile_agent.py'}"
@@ -216,19 +216,12 @@ def test_a_lock_error_names_the_lock(repo: Repo) -> None:
 
 def _evaluator_group(repo: Path, needle: bytes, timeout: float = 60.0) -> int:
     """The process group of this repo's run child whose command line holds `needle`."""
-    ours = f"AUTORESEARCH_WORKTREE={repo}/".encode()
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
-            try:
-                cmdline = (entry / "cmdline").read_bytes()
-                env = (entry / "environ").read_bytes().split(b"\0")
-                if needle in cmdline and any(e.startswith(ours) for e in env):
-                    return os.getpgid(int(entry.name))
-            except OSError:
-                continue
+        for pid in run_children(repo):
+            with contextlib.suppress(OSError):
+                if needle in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    return os.getpgid(pid)
         time.sleep(0.02)
     raise AssertionError(f"no child running {needle!r}")
 

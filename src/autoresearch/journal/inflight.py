@@ -1,4 +1,5 @@
-"""Agent sessions in flight (`session_inflight` table): one row per run while its session runs.
+"""Agent sessions in flight (`session_inflight` table): one row per run while its session runs;
+with lanes (`lane_inflight`), one row per lane.
 
 Written before the agent starts and deleted, with the children registry, once it returned. A
 row that a later driver finds is a session that never finished: whatever it left in
@@ -35,5 +36,28 @@ def finish(conn: sqlite3.Connection, run_id: str) -> None:
 def get(journal: Journal, run_id: str) -> InflightSession | None:
     row = journal.row(
         "SELECT iteration, base_commit FROM session_inflight WHERE run_id = ?", (run_id,)
+    )
+    return InflightSession(int(row[0]), str(row[1])) if row else None
+
+
+def start_lane(
+    conn: sqlite3.Connection, run_id: str, lane: int, session: int, base_commit: str
+) -> None:
+    conn.execute(
+        "INSERT OR REPLACE INTO lane_inflight (run_id, lane, session, base_commit, started_at) "
+        "VALUES (?, ?, ?, ?, ?)",
+        (run_id, lane, session, base_commit, utc_now_iso()),
+    )
+
+
+def finish_lane(conn: sqlite3.Connection, run_id: str, lane: int) -> None:
+    conn.execute("DELETE FROM lane_inflight WHERE run_id = ? AND lane = ?", (run_id, lane))
+
+
+def get_lane(journal: Journal, run_id: str, lane: int) -> InflightSession | None:
+    """The lane's session a crash cut off (its number is `iteration`), or None."""
+    row = journal.row(
+        "SELECT session, base_commit FROM lane_inflight WHERE run_id = ? AND lane = ?",
+        (run_id, lane),
     )
     return InflightSession(int(row[0]), str(row[1])) if row else None

@@ -324,6 +324,24 @@ def _i11_session_inflight(conn: sqlite3.Connection) -> None:
     )
 
 
+def _i11_lane_inflight(conn: sqlite3.Connection) -> None:
+    # The same marker per lane of `run --lanes K` (issue 11): K sessions may be in flight when
+    # the whole tree is killed, and each is an interrupted session on resume.
+    _run_script(
+        conn,
+        """
+        CREATE TABLE lane_inflight (
+            run_id TEXT NOT NULL REFERENCES runs (run_id),
+            lane INTEGER NOT NULL,
+            session INTEGER NOT NULL,
+            base_commit TEXT NOT NULL,
+            started_at TEXT NOT NULL,
+            PRIMARY KEY (run_id, lane)
+        );
+        """,
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("0001_supervisor", _0001_supervisor),
     ("0002_experiment_sessions", _0002_experiment_sessions),
@@ -337,4 +355,5 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("i13_session_readings", _i13_session_readings),
     ("i11_journal_identity", _i11_journal_identity),
     ("i11_session_inflight", _i11_session_inflight),
+    ("i11_lane_inflight", _i11_lane_inflight),
 ]

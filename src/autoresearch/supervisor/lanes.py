@@ -21,7 +21,10 @@ Crash safety: nothing about a lane in flight is in the journal until it is judge
 kill -9, `resume` reaps the lanes' processes, judges every artifact a finished session left (a
 reading that finished but was not judged is taken again), saves whatever an unfinished
 session left as a patch under the lane's logs and restarts it; `recovery.recover` finishes a
-decided iteration in its lane and brings the run branch to the kept commit.
+decided iteration in its lane and brings the run branch to the kept commit. A session is
+unfinished while its lane's `lane_inflight` row exists (written before it starts, deleted once
+the driver has made its artifact consistent): whatever such a session left in candidate.json,
+half written or complete, the driver never saw it end, and it is no verdict.
 """
 
 from __future__ import annotations
@@ -43,8 +46,8 @@ from autoresearch.decide import replay_conflict, touched_sealed
 from autoresearch.errors import GitError, RunInterrupted
 from autoresearch.evaluate import EvaluationRecord
 from autoresearch.fsutil import atomic_write_json, private_dir
+from autoresearch.journal import inflight, runs
 from autoresearch.journal import lanes as lane_store
-from autoresearch.journal import runs
 from autoresearch.journal.lanes import LaneRecord
 from autoresearch.repo_state import link_shared_paths
 from autoresearch.states import ArtifactStatus, DecisionKind, LaneState, RunStatus
@@ -264,10 +267,21 @@ class _Driver:
         _ensure_worktree(h, lh)
         for reaped in children.reap(h.journal, lh.tag):
             self.observer.note(f"lane {lane.number}: stopped a stray process group ({reaped.pgid})")
+        for lock in git.clear_stale_locks(lh.worktree):  # a git the crash killed (reaped above)
+            self.observer.note(f"lane {lane.number}: removed the stale git lock {lock}")
         private_dir(lh.paths.logs)
         kept = h.run.last_kept_commit or ""
         if git.rebase_in_progress(lh.worktree):
             git.abort_rebase(lh.worktree)  # a replay the killed driver left half-done
+        cut = inflight.get_lane(h.journal, h.run_id, lane.number)
+        if cut is not None:  # a session the crash cut off: its work saved, then a fresh one
+            lane.session = max(lane.session, cut.iteration)
+            saved = self._save(lane, "unfinished-session", cut.base_commit, None)
+            sync.write_placeholder(lh)
+            self._session_over(lane)
+            self.observer.note(
+                f"lane {lane.number}: session {cut.iteration} was cut off by a crash: {saved}"
+            )
         if _pending_artifact(lh):
             lane.state, lane.base = LaneState.WAITING, kept
             lane.pending = _Pending([NOTE_RESUMED], None, None, True)
@@ -329,6 +343,11 @@ class _Driver:
         reset.reset_tree(lh.worktree, target, lh.dirt, branch=branch)
         return f"changes past {base[:12]} saved to {path}"
 
+    def _session_over(self, lane: Lane) -> None:
+        """The lane's session ended and the driver made its artifact consistent."""
+        with self.h.journal.tx() as conn:
+            inflight.finish_lane(conn, self.h.run_id, lane.number)
+
     def _launch(self, lane: Lane) -> None:
         h, lh = self.h, lane.h
         kept = h.run.last_kept_commit or ""
@@ -357,6 +376,8 @@ class _Driver:
             history=tuple(history(h, 0)),
         )
         lane.cancel = threading.Event()
+        with h.journal.tx() as conn:
+            inflight.start_lane(conn, h.run_id, lane.number, lane.session, kept)
         lane.agent = self.executor.submit_agent(task, lane.cancel, _no_register)
         lane.state, lane.base = LaneState.AGENT, kept
         lane.detail = f"session {lane.session} from {kept[:12]}"
@@ -398,6 +419,7 @@ class _Driver:
             note = self._save(lane, "lost", lane.base, None)
             text = f"agent session {exc}"
             write_artifact(lh, ArtifactStatus.INTERRUPTED, None, lane.base, text, [note])
+            self._session_over(lane)
             lane.pending = _Pending([str(exc), note], None, None, False)
             lane.state = LaneState.WAITING
             return
@@ -406,6 +428,7 @@ class _Driver:
             # the run ended meanwhile: keep the work, record nothing
             self._save(lane, "after-run-ended", lane.base, None)
             sync.write_placeholder(lh)  # the session's work is in the patch: nothing to judge
+            self._session_over(lane)
             lane.state = LaneState.STOPPED
             return
 
@@ -413,6 +436,7 @@ class _Driver:
             return self._save(lane, label, since, reset_to)
 
         notes = after_session(lh, self.from_git, result, lane.session, lane.base, save)
+        self._session_over(lane)  # its artifact is consistent: judged, even after a crash
         wrote = not cand.is_placeholder(read_artifact(lh)) or self.from_git
         recorded = result.to_dict()
         recorded["lane"] = lane.number
@@ -628,6 +652,7 @@ class _Driver:
                         return self._save(ln, label, since, reset_to)
 
                     after_session(lh, self.from_git, outcome.result, lane.session, lane.base, save)
+                    self._session_over(lane)
                 lane.state, lane.detail = LaneState.WAITING, "interrupted; judged on resume"
             if lane.reading is not None:
                 lane.reading.result()
@@ -658,6 +683,7 @@ class _Driver:
                     lane, "after-run-ended", lane.base or self.h.run.last_kept_commit or "", None
                 )
                 sync.write_placeholder(lane.h)  # saved in the patch: nothing to judge
+                self._session_over(lane)
             if lane.reading is not None:
                 with contextlib.suppress(TaskLost):
                     lane.reading.result()

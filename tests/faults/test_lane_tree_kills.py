@@ -1,0 +1,106 @@
+"""Kill -9 of the whole process tree (driver, every lane's agent, their git) of `run --lanes K`
+with K sessions in flight: each is an interrupted session on resume (its work saved as a
+patch under its lane, then a fresh session), however complete the report it had written."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+from helpers import GIT_ENV, Repo, cli, git, kill_tree, sandbox_text
+
+AGENT = f"cmd:{sys.executable} {Path(__file__).parent / 'fakes/lane_cut_agent.py'}"
+RUN_ID = "missions-demo-l1"
+SCORE = textwrap.dedent(
+    """\
+    import glob, json
+    score = float(open("value.txt").read()) + len(glob.glob("bonus-*.txt"))
+    print(json.dumps({"pass": True, "score": score}))
+    """
+)
+
+
+def lane_mission(repo: Repo) -> None:
+    """score = value.txt + one per bonus file: every lane's bonus improves it, none conflicts."""
+    repo.write("scripts/score.py", SCORE)
+    repo.mission(sandbox=sandbox_text("python3 scripts/score.py"))
+
+
+def details(repo: Path, run_id: str) -> dict[str, Any]:
+    done = cli("status", run_id, "--json", cwd=repo)
+    return dict(json.loads(done.stdout))
+
+
+def assert_lanes_sound(repo: Path, run_id: str, iterations: int) -> dict[str, Any]:
+    """Completed (or stopped by its own noop limit before `iterations`); each iteration and each
+    artifact judged once; the run branch at the last kept commit, every kept commit its
+    ancestor."""
+    d = details(repo, run_id)
+    numbers = [it["iteration"] for it in d["iterations"]]
+    if d["status"] == "stopped" and d["stop_reason"].startswith("repeated noop limit"):
+        assert numbers == list(range(len(numbers))) and len(numbers) <= iterations + 1, numbers
+    else:
+        assert d["status"] == "completed", d["stop_reason"]
+        assert numbers == list(range(iterations + 1)), numbers
+    ledger = json.loads(Path(d["manifest"]["ledger_file"]).read_text())["entries"]
+    assert [e["iteration"] for e in ledger] == numbers
+    shas = [it["artifact_sha256"] for it in d["iterations"][1:] if it.get("artifact_sha256")]
+    assert len(shas) == len(set(shas)), "an artifact was judged twice"
+    head = git(repo, "rev-parse", f"refs/heads/{d['branch_name']}")
+    assert head == d["last_kept_commit"]
+    for it in d["iterations"]:
+        if it["decision"] == "keep":
+            git(repo, "merge-base", "--is-ancestor", it["candidate_commit"], head)
+    worktree = Path(d["manifest"]["worktree_path"])
+    assert git(worktree, "status", "--porcelain", "--untracked-files=no") == ""
+    return d
+
+
+def test_a_tree_kill_with_k_lanes_in_flight_is_k_interrupted_sessions(
+    repo: Repo, tmp_path: Path
+) -> None:
+    lane_mission(repo)
+    flag, reports = tmp_path / "cut", tmp_path / "reports"
+    flag.write_text("")
+    reports.mkdir()
+    env = {**os.environ, **GIT_ENV, "CUT_FLAG": str(flag), "CUT_DIR": str(reports)}
+    argv = [sys.executable, "-m", "autoresearch", "run", "missions/demo", "--agent", AGENT,
+            "--run-tag", "L1", "--lanes", "2", "--max-iterations", "3", "--json"]  # fmt: skip
+    proc = subprocess.Popen(
+        argv, cwd=repo.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, start_new_session=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 90
+        while len(list(reports.iterdir())) < 2:  # both sessions reported, neither ended
+            assert time.monotonic() < deadline and proc.poll() is None, "no lanes in flight"
+            time.sleep(0.05)
+        time.sleep(0.3)  # the driver polls on: neither session has ended
+    finally:
+        kill_tree(proc.pid, repo.root)
+        _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGKILL, err
+    cut = {p.name: p.read_text() for p in reports.iterdir()}
+    flag.unlink()
+    done = subprocess.run(
+        [sys.executable, "-m", "autoresearch", "resume", RUN_ID, "--json"], cwd=repo.root,
+        env=env, capture_output=True, text=True, timeout=180, start_new_session=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    d = assert_lanes_sound(repo.root, RUN_ID, 3)
+    judged = [it["description"] or "" for it in d["iterations"][1:]]
+    assert not [j for j in judged if j.startswith("cut ")], judged  # no cut session judged
+    assert set(cut.values()).isdisjoint(it["candidate_commit"] for it in d["iterations"])
+    logs = repo.root / ".autoresearch/runs" / RUN_ID / "lanes"
+    for lane, commit in cut.items():  # each cut session's work is in its lane's patch
+        (patch,) = (logs / lane / "logs").glob("*unfinished-session.patch")
+        assert f"bonus-{lane}-1.txt" in patch.read_text(), (lane, commit)
+    assert done.stderr.count("was cut off by a crash") == 2, done.stderr
