@@ -20,8 +20,10 @@ from autoresearch.children import ChildEnv, ChildTag, child_env, harness_tag, jo
 from autoresearch.contracts.sandbox import EvaluatorSpec
 from autoresearch.evaluate import evaluator_env, run_evaluator
 from autoresearch.experiments import InitParams, RunParams, init_session, run_experiment
+from autoresearch.supervisor import record
 from autoresearch.supervisor.executor import EvaluationTask
-from helpers import make_repo, pid_alive, until
+from autoresearch.supervisor.prepare import prepare
+from helpers import make_repo, pid_alive, sandbox_text, until
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "autoresearch"
 RUN = run_tag("r-1", Path("/wt"))
@@ -188,6 +190,21 @@ def _executor_task(tmp_path: Path) -> ChildTag:
     return run_tag("r-lane", tmp_path)
 
 
+def _run_checks(tmp_path: Path) -> ChildTag:
+    """sandbox.md's checks of a sealed run, started by the supervisor itself."""
+    repo = make_repo(tmp_path / "repo")
+    repo.write("scripts/check.sh", STRAY.format(pidfile=tmp_path / "stray.pid") + "\n")
+    extra = "sealed: [scripts/eval.py]\nchecks: sh scripts/check.sh\n"
+    h = prepare(repo.mission(sandbox=sandbox_text(extra=extra)), run_tag="T1")
+    try:
+        assert record.run_checks(h, 1) is None
+        env = record.measuring_env(h, 1, h.worktree, h.mission_dir)
+        assert env["AUTORESEARCH_SEALED_DIR"] == str(h.paths.sealed)
+        return run_tag(h.run_id, h.worktree)
+    finally:
+        h.close()
+
+
 def _agent_session(tmp_path: Path) -> ChildTag:
     request = SessionRequest(
         run_id="r-agent",
@@ -230,6 +247,7 @@ def _job_runner(tmp_path: Path) -> ChildTag:
 DOORS: dict[str, tuple[Callable[[Path], ChildTag], bool]] = {
     "evaluator": (_evaluator, True),
     "executor-evaluation": (_executor_task, True),
+    "run-checks": (_run_checks, True),
     "agent-session": (_agent_session, True),
     "session-harness": (_session_harness, False),
     "job-runner": (_job_runner, False),
