@@ -7,7 +7,9 @@ evaluator sleeps `evaluate` seconds. For K = 1, 2, 4 lanes on this machine, each
 wall-clock work per lane, it prints iterations per minute and the ratio to one lane (the target
 while agents dominate: >= 0.9·K), beside the loop without lanes. A second part makes the
 evaluator dominate with one evaluation slot and checks from the evaluators' own timestamps that
-no two evaluations ever overlapped. Nothing here is a pass/fail test.
+no two evaluations ever overlapped. A third runs the same K = 1, 2, 4 with `--executor ray` on a
+two-node Ray cluster started on this machine (when ray is installed), a fourth times
+`autoresearch demo --lanes K` (K = 1, 4) from start to end. Nothing here is a pass/fail test.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from datetime import datetime
 from pathlib import Path
 
@@ -75,7 +78,13 @@ def _stamp(text: str) -> float:
 
 
 def run_once(
-    work: Path, name: str, lanes: int, iterations: int, agent: float, evaluate: float
+    work: Path,
+    name: str,
+    lanes: int,
+    iterations: int,
+    agent: float,
+    evaluate: float,
+    extra: tuple[str, ...] = (),
 ) -> dict[str, float]:
     """One `autoresearch run` (lanes 0: the loop without lanes); iterations per minute from the
     baseline's decision to the last decision (start-up and prepare left out), and the number of
@@ -87,7 +96,7 @@ def run_once(
     argv = [sys.executable, "-m", "autoresearch", "run", ".", "--agent", AGENT, "--json",
             "--max-iterations", str(iterations), "--max-noops", "0"]  # fmt: skip
     if lanes:
-        argv += ["--lanes", str(lanes)]
+        argv += ["--lanes", str(lanes), *extra]
     done = subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"bench run failed: {done.stderr[-2000:]}")
@@ -104,8 +113,55 @@ def run_once(
             "evaluations": len(spans) - 1, "overlaps": overlaps}  # fmt: skip
 
 
+def _table(rows: dict[int, dict[str, float]], one: float) -> None:
+    for k, row in rows.items():
+        print(f"{k:>10} {row['per_minute']:9.1f} {row['per_minute'] / one:6.2f} "
+              f"{0.9 * k:7.1f} {row['overlaps']:9d}")  # fmt: skip
+
+
+def on_ray(work: Path, per_lane: int, agent: float, evaluate: float) -> None:
+    """K = 1, 2, 4 with `--executor ray` on a head and a second node of 2 CPUs each."""
+    try:
+        import ray_cost  # bench/ray_cost.py: the cluster the tests start
+    except ImportError:
+        return
+    os.environ["AUTORESEARCH_RAY_DIR"] = str(work / "ray-head")  # the head node's cache
+    try:
+        cluster = ray_cost.start_cluster(work / "ray")
+    except ImportError:
+        print("\nlanes on Ray: skipped (pip install 'autoresearch[ray]')")
+        return
+    try:
+        extra = ("--executor", "ray", "--address", str(cluster.address))
+        rows = {k: run_once(work, f"ray{k}", k, per_lane * k, agent, evaluate, extra)
+                for k in (1, 2, 4)}  # fmt: skip
+    finally:
+        cluster.shutdown()
+    print("\nlanes on a two-node Ray cluster on this machine (--executor ray), same agent "
+          "and evaluator; ratio to one lane on Ray")  # fmt: skip
+    print(f"{'lanes':>10} {'iter/min':>9} {'ratio':>6} {'target':>7} {'overlaps':>9}")
+    _table(rows, rows[1]["per_minute"])
+
+
+def demo_once(work: Path, lanes: int) -> tuple[float, float, int]:
+    """`autoresearch demo --lanes K` (its default 30 iterations): wall seconds of the whole
+    command, the best loss, the readings taken."""
+    target = work / f"demo{lanes}"
+    argv = [sys.executable, "-m", "autoresearch", "demo", str(target), "--lanes", str(lanes),
+            "--json"]  # fmt: skip
+    t0 = time.perf_counter()
+    done = subprocess.run(argv, cwd=work, env={**os.environ, **GIT_ENV}, capture_output=True,
+                          text=True, check=False)  # fmt: skip
+    wall = time.perf_counter() - t0
+    if done.returncode != 0:
+        raise SystemExit(f"bench demo failed: {done.stderr[-2000:]}")
+    summary = json.loads(done.stdout)
+    readings = len(list(target.glob(".autoresearch/runs/*/lanes/*/logs/*-evaluator-*.log")))
+    return wall, float(summary["last_kept_score"]), readings
+
+
 def run(per_lane: int = 6, agent: float = 2.0, evaluate: float = 0.05) -> None:
-    work = Path(tempfile.mkdtemp(prefix="autoresearch-bench-lanes-"))
+    work = Path(tempfile.mkdtemp(prefix="ar-bench-lanes-", dir="/tmp"))  # short socket paths
     try:
         print(f"\nlanes: agent sleeps {agent:g} s, evaluator {evaluate:g} s, one evaluation slot, "
               f"{per_lane} iterations per lane")  # fmt: skip
@@ -115,13 +171,17 @@ def run(per_lane: int = 6, agent: float = 2.0, evaluate: float = 0.05) -> None:
         print(f"{'lanes':>10} {'iter/min':>9} {'ratio':>6} {'target':>7} {'overlaps':>9}")
         print(f"{'no lanes':>10} {plain['per_minute']:9.1f} {plain['per_minute'] / one:6.2f} "
               f"{'':>7} {plain['overlaps']:9d}")  # fmt: skip
-        for k, row in rows.items():
-            print(f"{k:>10} {row['per_minute']:9.1f} {row['per_minute'] / one:6.2f} "
-                  f"{0.9 * k:7.1f} {row['overlaps']:9d}")  # fmt: skip
+        _table(rows, one)
         busy = run_once(work, "evalbound", 4, 12, agent / 4, max(evaluate, agent / 2))
         print(f"evaluator-bound, 4 lanes, 1 slot: {busy['evaluations']:.0f} evaluations, "
               f"{busy['overlaps']:.0f} overlapping pairs, {busy['per_minute']:.1f} iter/min "
               f"(one slot allows at most {60 / max(evaluate, agent / 2):.1f})")  # fmt: skip
+        on_ray(work, per_lane, agent, evaluate)
+        demos = {k: demo_once(work, k) for k in (1, 4)}
+        print("\nautoresearch demo --lanes K (mission tune-sgd-lanes, 30 iterations, 2 slots)")
+        for k, (wall, best, readings) in demos.items():
+            print(f"  --lanes {k}: {wall:5.1f} s, {readings} readings, best {best:.6f}, "
+                  f"{demos[1][0] / wall:.2f}x the speed of --lanes 1")  # fmt: skip
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -31,6 +31,7 @@ from autoresearch.settings import (
     ENV_ITERATION,
     ENV_JOB_ID,
     ENV_LANE,
+    ENV_LANES,
     ENV_MISSION_DIR,
     ENV_RUN_ID,
     ENV_SEALED_DIR,
@@ -76,6 +77,7 @@ class ChildEnv:
     candidate_file: Path | None = None
     base_commit: str | None = None
     lane: int = 0  # the lane of `run --lanes K`; 0 without lanes
+    lanes: int = 0  # K of `run --lanes K` (set with `lane`)
     extra: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -89,6 +91,7 @@ def child_env(spec: ChildEnv) -> dict[str, str]:
         (ENV_MISSION_DIR, spec.mission_dir),
         (ENV_SEALED_DIR, spec.sealed_dir),
         (ENV_LANE, spec.lane or None),
+        (ENV_LANES, (spec.lanes or None) if spec.lane else None),
     ]
     out = dict(spec.tag.entries)
     out.update((name, str(value)) for name, value in named if value is not None)

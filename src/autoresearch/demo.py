@@ -14,16 +14,18 @@ from autoresearch import git
 from autoresearch.errors import ContractError
 
 DEMO_MISSION = "missions/tune-sgd"
+# the same job with a bigger compute budget: readings long enough for parallel lanes to matter
+LANES_MISSION = "missions/tune-sgd-lanes"
 _RENAMES = {"gitignore.txt": ".gitignore"}
 
 
-def create_demo_repo(directory: Path | None) -> Path:
-    """Create the demo repository; returns its mission directory."""
+def create_demo_repo(directory: Path | None, mission: str = DEMO_MISSION) -> Path:
+    """Create the demo repository; returns the directory of its `mission`."""
     root = _target(directory)
     _copy_tree(resources.files("autoresearch") / "demo_template", root)
     git.init_repo(root)
     git.commit_all(root, "demo: a tiny training job whose hyperparameters can be tuned")
-    return root / DEMO_MISSION
+    return root / mission
 
 
 def _target(directory: Path | None) -> Path:

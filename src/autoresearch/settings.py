@@ -58,11 +58,12 @@ ENV_WORKTREE = "AUTORESEARCH_WORKTREE"
 ENV_ITERATION = "AUTORESEARCH_ITERATION"
 ENV_MISSION_DIR = "AUTORESEARCH_MISSION_DIR"
 # Agent sessions: the instructions to read, the artifact to write, the commit to start from,
-# and the lane of `run --lanes K`.
+# and the lane k of `run --lanes K` with K.
 ENV_INSTRUCTIONS_FILE = "AUTORESEARCH_INSTRUCTIONS_FILE"
 ENV_CANDIDATE_FILE = "AUTORESEARCH_CANDIDATE_FILE"
 ENV_BASE_COMMIT = "AUTORESEARCH_BASE_COMMIT"
 ENV_LANE = "AUTORESEARCH_LANE"
+ENV_LANES = "AUTORESEARCH_LANES"
 # Evaluators, checks and harnesses of a sealed run or session: the verified sealed copy.
 ENV_SEALED_DIR = "AUTORESEARCH_SEALED_DIR"
 # Set (not read) in every experiment-session harness, so that a stale process group left by a

@@ -9,6 +9,7 @@ from autoresearch.agents.tuning import (
     MIN_STEP,
     Trial,
     format_value,
+    lane_share,
     propose,
     read_value,
     step_size,
@@ -93,3 +94,28 @@ def test_each_lane_draws_its_own_deterministic_stream() -> None:
     assert draws[0] == propose(params, incumbent, [], seed=3, iteration=1)  # no lanes: unchanged
     assert len({str(d) for d in draws.values()}) == 4  # the lanes explore apart
     assert draws[2] == propose(params, incumbent, [], seed=3, iteration=1, lane=2)  # replayable
+
+
+@pytest.mark.parametrize(
+    ("lane", "lanes", "names"),
+    [
+        (0, 0, ["LR", "BATCH", "MOMENTUM"]),  # no lanes: every parameter
+        (1, 1, ["LR", "BATCH", "MOMENTUM"]),
+        (1, 2, ["LR", "MOMENTUM"]),
+        (2, 2, ["BATCH"]),
+        (3, 3, ["MOMENTUM"]),
+        (4, 4, ["LR"]),  # more lanes than parameters: lane k shares the ((k-1) mod n)-th
+    ],
+)
+def test_lane_share(lane: int, lanes: int, names: list[str]) -> None:
+    assert [p.name for p in lane_share((LR, BATCH, MOM), lane, lanes)] == names
+
+
+def test_a_lane_moves_only_its_share() -> None:
+    params = (LR, BATCH, MOM)
+    incumbent = {"LR": 0.01, "BATCH": 64.0, "MOMENTUM": 0.5}
+    for iteration in range(1, 30):
+        proposal = propose(params, incumbent, [], 3, iteration, lane=2, movable=(BATCH,))
+        assert proposal is not None
+        assert proposal.values["LR"] == 0.01 and proposal.values["MOMENTUM"] == 0.5
+        assert proposal.values["BATCH"] != 64.0

@@ -177,6 +177,8 @@ def test_mission_slug(relative: str, root: str, slug: str) -> None:
          "sandbox.md frontmatter tune.seed must be an integer."),
         ("{parameters: {A: {min: 0, max: 1}}}",
          "sandbox.md frontmatter tune.parameters.A needs a file (tune.file or its own file)."),
+        ("{file: a, split_lanes: 2, parameters: {A: {min: 0, max: 1}}}",
+         "sandbox.md frontmatter tune.split_lanes must be true or false."),
     ],
 )  # fmt: skip
 def test_tune_messages(tune: str, message: str) -> None:

@@ -46,6 +46,7 @@ class SessionRequest:
     sandbox: FrozenMission = field(default_factory=FrozenMission)  # the run's frozen mission
     history: History | None = None  # the run's recorded iterations, never the journal itself
     lane: int = 0  # the parallel lane (1..K) of `run --lanes K`; 0 for a run without lanes
+    lanes: int = 0  # K of `run --lanes K`
     extra_env: Mapping[str, str] = field(default_factory=dict)  # e.g. a job's model bridge
 
     def env(self) -> dict[str, str]:
@@ -58,6 +59,7 @@ class SessionRequest:
                 candidate_file=self.candidate_file,
                 base_commit=self.base_commit,
                 lane=self.lane,
+                lanes=self.lanes,
                 extra=self.extra_env,
             )
         )

@@ -15,7 +15,14 @@ from typing import Any
 
 from autoresearch import failpoints, git
 from autoresearch.agents.base import AgentResult, OnSpawn, SessionRequest, ShouldCancel, Usage
-from autoresearch.agents.tuning import Proposal, Trial, propose, read_value, write_value
+from autoresearch.agents.tuning import (
+    Proposal,
+    Trial,
+    lane_share,
+    propose,
+    read_value,
+    write_value,
+)
 from autoresearch.clock import utc_now_iso
 from autoresearch.contracts.candidate import artifact
 from autoresearch.contracts.tune import ParamSpec
@@ -65,7 +72,10 @@ class OfflineAgent:
             return _artifact(req, ArtifactStatus.ABORT, None, f"offline agent: {exc}"), [str(exc)]
         seed = spec.seed if self.seed is None else self.seed
         history = self._history(req)
-        proposal = propose(spec.parameters, incumbent, history, seed, req.iteration, req.lane)
+        share = lane_share(spec.parameters, req.lane, req.lanes) if spec.split_lanes else None
+        proposal = propose(
+            spec.parameters, incumbent, history, seed, req.iteration, req.lane, movable=share
+        )
         lane = f" lane {req.lane}" if req.lane else ""
         log = [f"incumbent {json.dumps(incumbent)}", f"seed {seed}{lane} iteration {req.iteration}"]
         if proposal is None:

@@ -98,6 +98,17 @@ def _key(params: Sequence[ParamSpec], values: Mapping[str, float]) -> tuple[str,
     return tuple(format_value(values.get(p.name, math.nan), p.integer) for p in params)
 
 
+def lane_share(params: Sequence[ParamSpec], lane: int, lanes: int) -> tuple[ParamSpec, ...]:
+    """The parameters lane `lane` of `lanes` tunes when the lanes split them (tune.split_lanes):
+    the lane-th, the lane+K-th, …; with more lanes than parameters, lane k shares the
+    ((k-1) mod n)-th. Without lanes, all of them."""
+    if lane < 1 or lanes < 2:
+        return tuple(params)
+    if lanes > len(params):
+        return (params[(lane - 1) % len(params)],)
+    return tuple(p for i, p in enumerate(params) if i % lanes == lane - 1)
+
+
 def propose(
     params: Sequence[ParamSpec],
     incumbent: Mapping[str, float],
@@ -105,17 +116,19 @@ def propose(
     seed: int,
     iteration: int,
     lane: int = 0,
+    movable: Sequence[ParamSpec] | None = None,
 ) -> Proposal | None:
     """The next configuration to try, or None when nothing new is found near the incumbent.
 
     Deterministic in (seed, lane, iteration): each parallel lane draws its own stream, and a
-    run without lanes (lane 0) draws what it always drew."""
+    run without lanes (lane 0) draws what it always drew. Only `movable` parameters change
+    (default: all)."""
     rng = random.Random(f"{seed}:{iteration}" if lane == 0 else f"{seed}:{lane}:{iteration}")
     step = step_size(history)
     tried = {_key(params, t.values) for t in history}
     tried.add(_key(params, incumbent))
     for _ in range(MAX_DRAWS):
-        values = _draw(params, incumbent, step, rng)
+        values = _draw(params if movable is None else movable, incumbent, step, rng)
         if _key(params, values) not in tried:
             return Proposal(values, _describe(params, incumbent, values))
     return None
@@ -124,7 +137,7 @@ def propose(
 def _draw(
     params: Sequence[ParamSpec], incumbent: Mapping[str, float], step: float, rng: random.Random
 ) -> dict[str, float]:
-    values = {p.name: incumbent[p.name] for p in params}
+    values = {name: float(value) for name, value in incumbent.items()}
     count = 1 if len(params) == 1 or rng.random() < 0.6 else 2
     for p in rng.sample(list(params), count):
         if rng.random() < EXPLORE_PROBABILITY:

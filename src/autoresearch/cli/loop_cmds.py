@@ -58,26 +58,40 @@ def run(ctx: click.Context, /, mission_dir: Path, **options: Any) -> None:
     help="Iterations the offline agent runs.",
 )
 @click.option("--seed", type=int, help="Seed of the offline agent (default: the mission's).")
+@click.option(
+    "--lanes",
+    type=click.IntRange(min=1, max=64),
+    help="Sessions at once, on the mission tune-sgd-lanes: the same job with a bigger "
+    "compute budget, each lane tuning its own share of the hyperparameters, two readings "
+    "at once (its evaluation.slots: the loss times nothing).",
+)
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.pass_context
 def demo(
-    ctx: click.Context, directory: Path | None, iterations: int, seed: int | None, as_json: bool
+    ctx: click.Context,
+    directory: Path | None,
+    iterations: int,
+    seed: int | None,
+    lanes: int | None,
+    as_json: bool,
 ) -> None:
     """Create an example repository and run the loop on it with the offline agent.
 
     DIRECTORY (default: a new temporary folder) must not exist or be empty. The example is a
     small SGD training script whose hyperparameters the offline agent tunes to lower the
-    validation loss.
+    validation loss. --iterations counts over all lanes.
     """
     from autoresearch.agents import AgentConfig
-    from autoresearch.demo import create_demo_repo
+    from autoresearch.demo import DEMO_MISSION, LANES_MISSION, create_demo_repo
     from autoresearch.supervisor.loop import LoopLimits
     from autoresearch.supervisor.options import LoopPlan
     from autoresearch.supervisor.prepare import prepare
 
-    mission_dir = create_demo_repo(directory)
+    mission_dir = create_demo_repo(directory, LANES_MISSION if lanes else DEMO_MISSION)
     warn(f"demo repository: {mission_dir.parent.parent}")
-    limits = LoopLimits(max_iterations=iterations, max_noops=5, max_agent_failures=3)
+    limits = LoopLimits(
+        max_iterations=iterations, max_noops=5, max_agent_failures=3, lanes=lanes or 0
+    )
     plan = LoopPlan(AgentConfig("offline", seed=seed), limits)
     with prepare(mission_dir, None, loop=plan.record()) as handle:
         _drive(ctx, handle, plan, as_json, demo=True)

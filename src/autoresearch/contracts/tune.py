@@ -4,6 +4,8 @@
 tune:
   file: train.py            # where `NAME = <number>` assignments live (per parameter: `file`)
   seed: 7                   # optional; proposals are a pure function of (seed, iteration, history)
+  split_lanes: true         # optional; with --lanes K, lane k tunes only its share of the
+                            # parameters (the k-th, the k+K-th, …), so lanes edit different lines
   parameters:
     LEARNING_RATE: {min: 0.0001, max: 1.0, scale: log}
     BATCH_SIZE: {min: 8, max: 512, type: int}
@@ -21,7 +23,7 @@ from autoresearch.errors import ContractError
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 MSG_TUNE = "sandbox.md frontmatter tune{what}"
-TUNE_KEYS = ("file", "seed", "parameters")
+TUNE_KEYS = ("file", "seed", "split_lanes", "parameters")
 
 
 @dataclass(frozen=True)
@@ -42,10 +44,12 @@ class TuneSpec:
 
     parameters: tuple[ParamSpec, ...]
     seed: int = 0
+    split_lanes: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "seed": self.seed,
+            "split_lanes": self.split_lanes,
             "parameters": {
                 p.name: {
                     "min": p.low,
@@ -75,11 +79,14 @@ def parse_tune(block: object) -> TuneSpec | None:
     seed = block.get("seed", 0)
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise _fail(".seed must be an integer.")
+    split = block.get("split_lanes", False)
+    if not isinstance(split, bool):
+        raise _fail(".split_lanes must be true or false.")
     params = block.get("parameters")
     if not isinstance(params, dict) or not params:
         raise _fail(".parameters must map parameter names to {min, max}.")
     specs = tuple(_param(str(n), v, default_file) for n, v in params.items())
-    return TuneSpec(parameters=specs, seed=seed)
+    return TuneSpec(parameters=specs, seed=seed, split_lanes=split)
 
 
 def _param(name: str, value: object, default_file: object) -> ParamSpec:

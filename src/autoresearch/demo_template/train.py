@@ -1,7 +1,8 @@
 """A tiny training job: fit a cubic curve with mini-batch SGD and momentum.
 
-The compute budget (EPOCHS) is fixed; the hyperparameters below are what the demo tunes.
-Deterministic: the same parameters always give the same validation loss.
+The compute budget (EPOCHS, or the evaluator's first argument) is fixed; the hyperparameters
+below are what the demo tunes. Deterministic: the same parameters always give the same
+validation loss.
 """
 
 from __future__ import annotations
@@ -10,9 +11,19 @@ import math
 import random
 import sys
 
+# One line of its own per hyperparameter, each under its comment: parallel lanes that tune
+# different ones edit lines git can merge (sandbox.md: tune.split_lanes).
+
+# the step size of each update
 LEARNING_RATE = 0.002
+
+# how much of the last update carries over into the next
 MOMENTUM = 0.0
+
+# examples per update
 BATCH_SIZE = 64
+
+# the pull of every weight towards zero
 WEIGHT_DECAY = 0.01
 
 EPOCHS = 12
@@ -39,13 +50,13 @@ def mse(w: list[float], data: list[tuple[list[float], float]]) -> float:
     return total / len(data)
 
 
-def train() -> float:
+def train(epochs: int = EPOCHS) -> float:
     rng = random.Random(SEED)
     train_set, val_set = make_data(rng, 256), make_data(rng, 128)
     w = [0.0] * 4
     velocity = [0.0] * 4
     batch = max(1, int(BATCH_SIZE))
-    for _ in range(EPOCHS):
+    for _ in range(epochs):
         rng.shuffle(train_set)
         for start in range(0, len(train_set), batch):
             chunk = train_set[start : start + batch]
@@ -64,9 +75,10 @@ def train() -> float:
 
 
 if __name__ == "__main__":
-    loss = train()
+    budget = int(sys.argv[1]) if len(sys.argv) > 1 else EPOCHS
+    loss = train(budget)
     if not math.isfinite(loss):
         print("training diverged", file=sys.stderr)
         sys.exit(1)
-    print(f"validation mse after {EPOCHS} epochs: {loss:.6f}")
+    print(f"validation mse after {budget} epochs: {loss:.6f}")
     print(f"METRIC val_loss={loss:.6f}")

@@ -103,6 +103,7 @@ class AgentTask:
     timeout: float | None = None
     sandbox: FrozenMission = field(default_factory=FrozenMission)
     history: tuple[PastIteration, ...] = ()
+    lanes: int = 0  # how many lanes the run has (K)
 
     def request(self) -> SessionRequest:
         """The session request for a back-end running in `worktree` (a remote executor builds
@@ -120,6 +121,7 @@ class AgentTask:
             sandbox=self.sandbox,
             history=lambda after: [p for p in snapshot if p.iteration > after],
             lane=self.lane,
+            lanes=self.lanes,
         )
 
 

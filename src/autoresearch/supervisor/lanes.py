@@ -374,6 +374,7 @@ class _Driver:
             timeout=self.limits.agent_timeout,
             sandbox=h.run.sandbox,
             history=tuple(history(h, 0)),
+            lanes=len(self.lanes),
         )
         lane.cancel = threading.Event()
         with h.journal.tx() as conn:
