@@ -9,12 +9,16 @@ starts from the current incumbent. Sessions and readings run on an `Executor`; t
 
 * waiting: the session ended and its artifact is consistent (`loop.after_session`). When
   another lane moved the incumbent meanwhile, the candidate's commits are replayed onto it
-  (`git.replay_onto`); a conflict is a discard, `replay conflict`, never evaluated.
+  (`git.replay_onto`) once a slot is free (sooner, a keep in that slot would make the replay
+  stale); a conflict is a discard, `replay conflict`, never evaluated.
 * evaluating: the first reading runs in an evaluation slot. When it is back and the incumbent
   is still the one it was replayed onto, `step` judges it with that reading (more readings of
-  the noise-aware test also go through the executor, each in a slot). When the incumbent moved
-  meanwhile, the candidate is replayed again and measured again: a keep is always a keep of
-  the commit the run branch then points to.
+  the noise-aware test also go through the executor, each in a slot, spread over the free
+  ones: `_measure`). When the incumbent moved meanwhile, the candidate is replayed again and
+  measured again: a keep is always a keep of the commit the run branch then points to.
+
+The driver's own work is serial; what no lane waits for comes after the launches (the run
+branch following a keep), and what would go stale waits for the slot (replays).
 * a keep moves the lane branch's commit onto the run branch (the run worktree is idle).
 
 Crash safety: nothing about a lane in flight is in the journal until it is judged. After a
@@ -34,7 +38,7 @@ import shutil
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from autoresearch import children, git, reset
@@ -81,6 +85,7 @@ from autoresearch.supervisor.loop import (
     session_failure,
     write_artifact,
 )
+from autoresearch.supervisor.measure import scratch_checkout
 from autoresearch.supervisor.safety import dirty_entries
 from autoresearch.supervisor.step import StepResult, step
 
@@ -101,6 +106,15 @@ class _Pending:
     agent: dict[str, Any] | None
     result: AgentResult | None
     wrote: bool
+
+
+@dataclass
+class _Ahead:
+    """A further reading of a commit, started into a free slot before the test asked for it."""
+
+    future: Future[EvaluationRecord]
+    cancel: threading.Event
+    tree: int | None  # its scratch tree (`_read_ahead`); None: the tree the test gave
 
 
 @dataclass
@@ -157,6 +171,8 @@ class _Driver:
         self.stopping: tuple[RunStatus, str, str | None] | None = None
         self.run_branch_behind = False
         self.published: list[LaneRecord] = []
+        self.ahead: dict[str, list[_Ahead]] = {}  # further readings started, by commit
+        self.trees_busy: set[int] = set()  # scratch trees of readings in flight
 
     # --- the loop ---------------------------------------------------------------------------
 
@@ -407,7 +423,9 @@ class _Driver:
     def _free_slots(self) -> int:
         # A first reading is started only into a free slot: queued behind another, it would
         # be stale (measured on an older incumbent) whenever the one before it is kept.
-        return self.executor.slots - sum(1 for x in self.lanes if x.state == LaneState.EVALUATING)
+        first = sum(1 for x in self.lanes if x.reading is not None)  # first readings in flight
+        further = sum(1 for q in self.ahead.values() for x in q if not x.future.done())
+        return self.executor.slots - first - further
 
     def _session_ended(self, lane: Lane) -> None:
         future, lane.agent = lane.agent, None
@@ -593,6 +611,8 @@ class _Driver:
             self.observer.note(f"lane {lane.number}: {exc}")
             lane.state = LaneState.WAITING
             return
+        finally:
+            self._drop_ahead()
         self.sessions += 1
         self._recorded(lane, result, pending)
 
@@ -617,19 +637,75 @@ class _Driver:
     def _measure(
         self, task: EvaluationTask, should_cancel: Callable[[], bool] | None
     ) -> EvaluationRecord:
-        """A further reading of a candidate being judged (the noise-aware test): in a slot,
-        like every reading; the driver waits for it."""
-        cancel = threading.Event()
-        future = self.executor.submit_evaluation(task, cancel, _no_register)
+        """A further reading of a candidate being judged (the noise-aware test), in a slot like
+        every reading; the driver waits for it.
+
+        With slots free, more readings of the same commit start at once, each in a scratch
+        checkout of its own (`_read_ahead`); the test still takes them one at a time, in the
+        order it asks, and decides after each as before. A reading's value does not depend on
+        when it was started, and the test chose to take it before seeing it: the statistics
+        are those of readings taken one after the other. Readings it does not ask for are
+        dropped unseen when the iteration is judged (`_drop_ahead`)."""
+        queue = self.ahead.setdefault(task.commit, [])
+        if not queue:
+            queue.append(self._submit_ahead(task))
+        self._read_ahead(task, queue)
+        reading = queue.pop(0)
         while True:
             try:
-                return future.result(timeout=STOP_POLL_SECONDS)
+                result = reading.future.result(timeout=STOP_POLL_SECONDS)
             except TimeoutError:
                 if should_cancel is not None and should_cancel():
-                    cancel.set()
+                    reading.cancel.set()
+                    for other in (x for q in self.ahead.values() for x in q):
+                        other.cancel.set()
+                continue
             except TaskLost:
-                cancel = threading.Event()
-                future = self.executor.submit_evaluation(task, cancel, _no_register)
+                self._release(reading)
+                reading = self._submit_ahead(task)
+                continue
+            self._release(reading)
+            return result
+
+    def _submit_ahead(self, task: EvaluationTask, tree: int | None = None) -> _Ahead:
+        cancel = threading.Event()
+        return _Ahead(self.executor.submit_evaluation(task, cancel, _no_register), cancel, tree)
+
+    def _read_ahead(self, task: EvaluationTask, queue: list[_Ahead]) -> None:
+        """Fill the free slots with readings of `task.commit`, each in its own scratch tree."""
+        if not task.commit:
+            return
+        while self._free_slots() > 0:
+            number = next(i for i in range(len(self.trees_busy) + 1) if i not in self.trees_busy)
+            tree = self.h.paths.scratch / "ahead" / str(number)
+            scratch_checkout(self.h, tree, task.commit)
+            log = task.log_path.with_name(f"{task.log_path.stem}-ahead-{len(queue)}.log")
+            self.trees_busy.add(number)
+            queue.append(self._submit_ahead(replace(task, tree=tree, log_path=log), number))
+
+    def _release(self, reading: _Ahead) -> None:
+        if reading.tree is not None:
+            self.trees_busy.discard(reading.tree)
+
+    def _remove_ahead_trees(self) -> None:
+        """An ended run keeps no scratch checkout (as finalize removes the incumbent's)."""
+        folder = self.h.paths.scratch / "ahead"
+        if folder.is_dir():
+            for tree in sorted(folder.iterdir()):
+                git.worktree_remove(self.h.repo.repo_root, tree)
+
+    def _drop_ahead(self) -> None:
+        """Readings started ahead that the test did not ask for: stopped and never seen."""
+        dropped = [x for queue in self.ahead.values() for x in queue]
+        self.ahead.clear()
+        for reading in dropped:
+            reading.cancel.set()
+        for reading in dropped:
+            with contextlib.suppress(TaskLost):
+                reading.future.result()
+            self._release(reading)
+        if dropped:
+            self.observer.note(f"{len(dropped)} reading(s) started ahead were not needed")
 
     # --- endings ----------------------------------------------------------------------------
 
@@ -672,6 +748,7 @@ class _Driver:
 
     def _ended(self) -> LoopOutcome:
         self._follow()
+        self._remove_ahead_trees()
         for lane in self.lanes:
             if lane.busy:
                 lane.cancel.set()
