@@ -85,12 +85,14 @@ def run_once(
     agent: float,
     evaluate: float,
     extra: tuple[str, ...] = (),
+    log: Path | None = None,
 ) -> dict[str, float]:
     """One `autoresearch run` (lanes 0: the loop without lanes); iterations per minute from the
     baseline's decision to the last decision (start-up and prepare left out), and the number of
     overlapping evaluation pairs."""
     root = _repo(work / name)
-    log = work / f"{name}.evals"
+    log = log or work / f"{name}.evals"
+    log.write_text("")
     env = {**os.environ, **GIT_ENV, "BENCH_AGENT_SECONDS": str(agent),
            "BENCH_EVAL_SECONDS": str(evaluate), "BENCH_EVAL_LOG": str(log)}  # fmt: skip
     argv = [sys.executable, "-m", "autoresearch", "run", ".", "--agent", AGENT, "--json",
@@ -125,7 +127,12 @@ def on_ray(work: Path, per_lane: int, agent: float, evaluate: float) -> None:
         import ray_cost  # bench/ray_cost.py: the cluster the tests start
     except ImportError:
         return
-    os.environ["AUTORESEARCH_RAY_DIR"] = str(work / "ray-head")  # the head node's cache
+    # Ray tasks see the environment the nodes started with: the agent's and evaluator's
+    # settings and one evaluation log for every Ray run (emptied before each)
+    log = work / "ray.evals"
+    os.environ.update(GIT_ENV, BENCH_AGENT_SECONDS=str(agent), BENCH_EVAL_SECONDS=str(evaluate),
+                      BENCH_EVAL_LOG=str(log),
+                      AUTORESEARCH_RAY_DIR=str(work / "ray-head"))  # fmt: skip
     try:
         cluster = ray_cost.start_cluster(work / "ray")
     except ImportError:
@@ -133,7 +140,7 @@ def on_ray(work: Path, per_lane: int, agent: float, evaluate: float) -> None:
         return
     try:
         extra = ("--executor", "ray", "--address", str(cluster.address))
-        rows = {k: run_once(work, f"ray{k}", k, per_lane * k, agent, evaluate, extra)
+        rows = {k: run_once(work, f"ray{k}", k, per_lane * k, agent, evaluate, extra, log)
                 for k in (1, 2, 4)}  # fmt: skip
     finally:
         cluster.shutdown()

@@ -16,7 +16,6 @@ import argparse
 import os
 import shutil
 import statistics
-import sys
 import tempfile
 import threading
 import time
@@ -71,7 +70,7 @@ def agent_task(h: RunHandle, n: int, scratch: Path) -> AgentTask:
 def evaluation_task(h: RunHandle, n: int, scratch: Path) -> EvaluationTask:
     return EvaluationTask(
         run_id=h.run_id, lane=1, iteration=n, commit=h.run.last_kept_commit or "",
-        tree=h.worktree, relative_dir=str(h.run.sandbox.get("relative_dir", ".")),
+        tree=h.worktree, relative_dir=h.run.sandbox.relative_dir,
         evaluator=h.evaluator, log_path=scratch / f"eval-{n}.log",
     )  # fmt: skip
 
@@ -168,4 +167,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
