@@ -19,7 +19,7 @@ from autoresearch.fsutil import atomic_write_json, atomic_write_text
 from autoresearch.journal.runs import IterationRecord, RunRecord
 from autoresearch.paths import RESULTS_FILE, RepoPaths
 from autoresearch.redact import redact, redact_value
-from autoresearch.states import RunStatus
+from autoresearch.states import DecisionKind, RunStatus
 
 SCHEMA_VERSION = 1
 TSV_HEADER = "iteration\tcommit\tpass\tscore\tstatus\tdescription\n"
@@ -74,6 +74,22 @@ def manifest(run: RunRecord, repo: RepoPaths) -> dict[str, Any]:
         "agent": run.loop.to_dict() if run.loop is not None else None,
     }
     return dict(redact_value(data))
+
+
+NOT_RUN = "not run"
+
+
+def evaluation_text(
+    evaluator: dict[str, Any] | None, decision: str | None, reason: str | None
+) -> str:
+    """What an iteration's evaluation came to, in one cell (status, MCP run_status): the
+    evaluator's status, or – never measured – `not run`, with the pinned reason of a discard
+    decided without a reading (`not run: replay conflict`, `not run: harness changed: …`)."""
+    if evaluator:
+        return str(evaluator.get("status") or "")
+    if decision is None or decision == DecisionKind.BASELINE:
+        return ""
+    return f"{NOT_RUN}: {reason}" if decision == DecisionKind.DISCARD and reason else NOT_RUN
 
 
 def ledger_entry(it: IterationRecord) -> dict[str, Any]:

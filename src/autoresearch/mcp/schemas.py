@@ -342,7 +342,9 @@ class RunDetailsOutput(RunSummary):
 
     manifest: dict[str, Any]
     iterations: list[dict[str, Any]] = Field(
-        description="The most recent iterations, oldest first."
+        description="The most recent iterations, oldest first; `evaluation` says what each "
+        "evaluation came to (pass, fail, error, or `not run: <reason>` for a discard decided "
+        "without a reading, such as `not run: replay conflict`)."
     )
     iterations_total: int
     report_file: str | None = Field(
@@ -351,8 +353,8 @@ class RunDetailsOutput(RunSummary):
     lanes: list[dict[str, Any]] = Field(
         default_factory=list,
         description="Each lane of `run --lanes K` (empty without lanes): state (idle, agent, "
-        "waiting, evaluating, stopped), detail, last_decision, last_iteration, sessions, "
-        "iterations, keeps, cost_usd, tokens.",
+        "waiting, evaluating, stopped), detail, last_decision, last_iteration, last_reason, "
+        "last_evaluation, sessions, iterations, keeps, cost_usd, tokens.",
     )
 
 

@@ -360,7 +360,7 @@ def run_details(repo_root: Path, run_id: str, last: int | None = None) -> dict[s
             if last > 0
             else []
         )
-        data["iterations"] = [views.ledger_entry(it) for it in its]
+        data["iterations"] = [_with_evaluation(views.ledger_entry(it)) for it in its]
         data["iterations_total"] = run.iteration + 1 if run.baseline_commit else 0
         data["driver_alive"] = driver_alive(RepoPaths(repo_root), run_id)
         report = RepoPaths(repo_root).run(run_id).report / REPORT_FILE
@@ -369,13 +369,26 @@ def run_details(repo_root: Path, run_id: str, last: int | None = None) -> dict[s
         return data
 
 
+def _with_evaluation(entry: dict[str, Any]) -> dict[str, Any]:
+    """A ledger entry as status shows it: with what its evaluation came to (`evaluation`)."""
+    reason = entry.get("decision_reason")
+    entry["evaluation"] = views.evaluation_text(entry.get("evaluator"), entry["decision"], reason)
+    return entry
+
+
 def lane_rows(journal: Journal, run_id: str) -> list[dict[str, Any]]:
     """Each lane of a `run --lanes K` (none for a run without lanes): what it is doing, its
-    last decision, what its sessions spent."""
+    last decision (with its reason and what its evaluation came to), what its sessions
+    spent."""
     totals = runs.lane_totals(journal, run_id)
     rows = []
     for lane in lane_store.lanes_of(journal, run_id):
         spent = totals.get(lane.lane, {})
+        last = (
+            runs.get_iteration(journal, run_id, lane.last_iteration)
+            if lane.last_iteration is not None
+            else None
+        )
         rows.append(
             {
                 "lane": lane.lane,
@@ -385,6 +398,12 @@ def lane_rows(journal: Journal, run_id: str) -> list[dict[str, Any]]:
                 "base_commit": lane.base_commit,
                 "last_iteration": lane.last_iteration,
                 "last_decision": lane.last_decision,
+                "last_reason": last.decision_reason if last else None,
+                "last_evaluation": (
+                    views.evaluation_text(last.evaluator, last.decision, last.decision_reason)
+                    if last
+                    else None
+                ),
                 "iterations": spent.get("iterations", 0),
                 "keeps": spent.get("keeps", 0),
                 "cost_usd": spent.get("cost_usd"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from autoresearch.journal.views import format_score
+from autoresearch.journal.views import NOT_RUN, evaluation_text, format_score
 
 
 def columns(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -91,7 +91,7 @@ def run_details(d: dict[str, Any]) -> str:
             [
                 str(it["iteration"]),
                 it["decision"] or "",
-                ev.get("status", ""),
+                _cell(evaluation_text(ev, it["decision"], it.get("decision_reason"))),
                 format_score(ev.get("score")),
                 (it.get("candidate_commit") or it.get("kept_commit") or "")[:7],
                 " ".join((it.get("description") or "").split())[:70],
@@ -102,6 +102,12 @@ def run_details(d: dict[str, Any]) -> str:
     return "\n".join([*lines, *([lanes] if lanes else []), table])
 
 
+def _cell(text: str, width: int = 40) -> str:
+    """One line of at most `width` characters (a reason may name a long path)."""
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
 def lane_table(lanes: list[dict[str, Any]]) -> str:
     """One row per lane of a `run --lanes K`: what it does, its last decision, its spend."""
     if not lanes:
@@ -110,6 +116,9 @@ def lane_table(lanes: list[dict[str, Any]]) -> str:
     for lane in lanes:
         last = lane.get("last_decision")
         last_text = f"{last} #{lane.get('last_iteration')}" if last else "-"
+        evaluation = lane.get("last_evaluation") or ""
+        if evaluation.startswith(f"{NOT_RUN}: "):  # a discard without a reading says why
+            last_text += f" ({_cell(evaluation.removeprefix(f'{NOT_RUN}: '))})"
         cost = lane.get("cost_usd")
         rows.append(
             [

@@ -4,7 +4,9 @@ Like a real agent mid-task, it has unsaved work on disk (`bonus-<lane>-<session>
 raises the score by one) while it "thinks" for LANE_SLEEP seconds (default 30); then it
 commits and writes a candidate. It writes `<LANE_MARKS>/<lane>-<session>` (its pid) once the
 edit is on disk, so a test knows when the lane is mid-session. LANE_IGNORE_TERM=1: it ignores
-SIGTERM (a stubborn agent: the driver's stop must escalate to SIGKILL).
+SIGTERM (a stubborn agent: the driver's stop must escalate to SIGKILL). LANE_EDIT=value: it
+writes value.txt (10 * lane + session) instead, so that lanes conflict on purpose. The lanes
+named in LANE_GATED (`2,3`) wait for the file LANE_GATE to exist instead of sleeping.
 """
 
 from __future__ import annotations
@@ -20,14 +22,22 @@ lane = int(os.environ.get("AUTORESEARCH_LANE", "0"))
 session = int(os.environ["AUTORESEARCH_ITERATION"])
 if os.environ.get("LANE_IGNORE_TERM") == "1":
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-work = Path(f"bonus-{lane}-{session}.txt")
-work.write_text(f"lane {lane} session {session}: unsaved work\n")
+if os.environ.get("LANE_EDIT") == "value":
+    Path("value.txt").write_text(f"{10 * lane + session}\n")
+else:
+    Path(f"bonus-{lane}-{session}.txt").write_text(f"lane {lane} session {session}: unsaved work\n")
 marks = os.environ.get("LANE_MARKS")
 if marks:
     mark = Path(marks) / f"{lane}-{session}"
     mark.with_suffix(".tmp").write_text(str(os.getpid()))
     mark.with_suffix(".tmp").replace(mark)
-time.sleep(float(os.environ.get("LANE_SLEEP", "30")))
+gate = os.environ.get("LANE_GATE")
+if gate and str(lane) in os.environ.get("LANE_GATED", "").split(","):
+    deadline = time.monotonic() + 60
+    while not Path(gate).exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+else:
+    time.sleep(float(os.environ.get("LANE_SLEEP", "30")))
 subprocess.run(["git", "add", "-A"], check=True)
 subprocess.run(["git", "commit", "-q", "-m", f"lane {lane} session {session}"], check=True)
 head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True)
