@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -302,14 +301,13 @@ SLUG_MAX = 48
 
 
 def slug(text: str, fallback: str) -> str:
-    """The one slug rule, for mission slugs (supervisor.md §1) and session branches
-    (experiments.md): accents folded (`Café` → `cafe`, other non-ASCII characters dropped),
-    lowercased, every run outside `[a-z0-9]` becomes one `-`, no `-` at either end, at most 48
-    characters, `fallback` when nothing is left.
+    """The one slug rule, for mission slugs and session branches, exactly as supervisor.md §1
+    states it (a contract: users match on run ids): lowercased, every run outside `[a-z0-9]`
+    becomes one `-` (so `Café` → `caf`), no `-` at either end, at most 48 characters,
+    `fallback` when nothing is left.
 
     A slug names a run or a branch only when it is made: run ids, branches and worktree paths
     are read back from the journal, so a change of this rule never renames an existing run.
     """
-    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
-    out = re.sub(r"[^a-z0-9]+", "-", folded.lower()).strip("-")
+    out = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
     return out[:SLUG_MAX].rstrip("-") or fallback

@@ -159,7 +159,7 @@ def test_tune_block() -> None:
         ("Missions/My Demo Mission", "repo", "missions-my-demo-mission"),
         (".", "My Repo", "my-repo"),
         ("--a__b--", "r", "a-b"),
-        ("ÄÖÜ", "r", "aou"),
+        ("ÄÖÜ", "r", "mission"),
         ("日本", "r", "mission"),
         ("x" * 60, "r", "x" * 48),
         ("a" * 47 + "/b", "r", "a" * 47),
