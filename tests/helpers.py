@@ -224,3 +224,40 @@ def kill_tree(driver_pid: int, repo: Path) -> None:
     for pid in before + run_children(repo):  # again: one started while the driver died
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
+
+
+# value.txt + Gaussian noise (sd NOISE_SD, default 1), seeded by a counter kept outside the
+# repository (NOISE_STATE): every reading differs and the sequence is reproducible
+NOISY_EVAL = textwrap.dedent(
+    """\
+    import json, os, random
+    value = float(open("value.txt").read())
+    state = os.environ["NOISE_STATE"]
+    n = int(open(state).read()) if os.path.exists(state) else 0
+    open(state, "w").write(str(n + 1))
+    sd = float(os.environ.get("NOISE_SD", "1"))
+    print(json.dumps({"pass": True, "score": value + sd * random.Random(n).gauss(0, 1)}))
+    """
+)
+
+
+def run_noisy(
+    repo: Repo,
+    tmp_path: Path,
+    agent: str,
+    *args: str,
+    env: dict[str, str] | None = None,
+    timeout: float = 300,
+    value: str = "0",
+) -> subprocess.CompletedProcess[str]:
+    """`autoresearch run missions/noisy` (value.txt from `value`, the noisy evaluator) with a
+    `cmd:` agent whose Python source is `agent`."""
+    repo.write("scripts/noisy.py", NOISY_EVAL)
+    repo.write("value.txt", value + "\n")
+    repo.mission("missions/noisy", sandbox=sandbox_text("python3 scripts/noisy.py"))
+    script = tmp_path / "agent.py"
+    script.write_text(agent)
+    full_env = {"NOISE_STATE": str(tmp_path / "noise-counter"), **(env or {})}
+    command = f"cmd:{sys.executable} {script}"
+    return cli("run", "missions/noisy", "--agent", command, *args, cwd=repo.root, env=full_env,
+               timeout=timeout)  # fmt: skip

@@ -10,6 +10,7 @@ import pytest
 from autoresearch.decide import EvalSummary, decide, sequential_decision
 from autoresearch.noise import (
     Action,
+    Interval,
     NoiseMode,
     NoisePolicy,
     Spread,
@@ -65,6 +66,25 @@ def test_mean_interval() -> None:
     assert wide.text().endswith("(n=2)")
     with pytest.raises(ValueError):
         mean_interval([], NOISY)
+
+
+@pytest.mark.parametrize("value", [0.1, 1 / 3, 2.675, 1e-7, 123456.789])
+def test_identical_readings_are_their_value_with_no_spread(value: float) -> None:
+    """fsum / n of equal readings can be one unit off: a deterministic evaluator would look
+    noisy (spread 1e-17) and print 0.10000000000000002 for 0.1."""
+    readings = [value] * 3
+    assert pooled_spread([readings, [value]]) == Spread(0.0, 2)
+    interval = mean_interval(readings, pooled_spread([readings]))
+    assert (interval.mean, interval.low, interval.high) == (value, value, value)
+
+
+@pytest.mark.parametrize(
+    ("mean", "half", "text"),
+    [(10.031, 0.595, "10.03 ± 0.60 (n=4)"), (3.07758, 0.076, "3.078 ± 0.076 (n=4)"),
+     (1234567.8, 12.3, "1234568 ± 12 (n=4)"), (-2.0, 1.5, "-2.0 ± 1.5 (n=4)")],
+)  # fmt: skip
+def test_an_interval_prints_to_the_precision_it_has(mean: float, half: float, text: str) -> None:
+    assert Interval(mean, mean - half, mean + half, 4).text() == text
 
 
 def test_pooled_difference_uses_the_pooled_spread() -> None:

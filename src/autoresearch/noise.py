@@ -162,7 +162,7 @@ def pooled_spread(groups: Iterable[Sequence[float]]) -> Spread:
     for readings in groups:
         if len(readings) < 2:
             continue
-        center = math.fsum(readings) / len(readings)
+        center = mean_of(readings)  # identical readings: exactly 0 spread, not 1e-17
         ss += math.fsum((x - center) ** 2 for x in readings)
         df += len(readings) - 1
     return Spread(math.sqrt(ss / df) if df else 0.0, df)
@@ -192,11 +192,12 @@ class Interval:
         }
 
     def text(self, digits: int = 6) -> str:
-        """`0.52 ± 0.03 (n=5)`; a single exact reading prints as itself."""
-        mean = f"{self.mean:.{digits}g}"
-        if self.half_width == 0:
-            return mean
-        return f"{mean} ± {self.half_width:.2g} (n={self.n})"
+        """`0.523 ± 0.031 (n=5)`: mean and half-width to the precision the interval gives
+        them (two significant digits of the half-width); a point prints with `digits`."""
+        if self.half_width == 0 or not math.isfinite(self.half_width):
+            return f"{self.mean:.{digits}g}"
+        decimals = min(max(1 - math.floor(math.log10(self.half_width)), 0), 15)
+        return f"{self.mean:.{decimals}f} ± {self.half_width:.{decimals}f} (n={self.n})"
 
 
 def t_quantile(p: float, df: int) -> float:
@@ -218,12 +219,21 @@ def t_quantile(p: float, df: int) -> float:
     return z + g1 / df + g2 / df**2 + g3 / df**3 + g4 / df**4
 
 
+def mean_of(readings: Sequence[float]) -> float:
+    """The mean; readings that all agree are their value exactly (fsum / n of equal values
+    can be one unit off), so a deterministic evaluator's numbers print as measured."""
+    first = readings[0]
+    if all(x == first for x in readings):
+        return first
+    return math.fsum(readings) / len(readings)
+
+
 def mean_interval(readings: Sequence[float], spread: Spread, level: float = 0.95) -> Interval:
     """Mean of `readings` with a t interval from the pooled spread (zero spread: a point)."""
     if not readings:
         raise ValueError("no readings")
     n = len(readings)
-    mean = math.fsum(readings) / n
+    mean = mean_of(readings)
     if spread.df < 1 or spread.sd == 0:
         return Interval(mean, mean, mean, n, level)
     half = t_quantile(0.5 + level / 2, spread.df) * spread.sd / math.sqrt(n)

@@ -5,32 +5,20 @@ an incumbent re-measurement pooled into the candidate."""
 from __future__ import annotations
 
 import json
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 from report_helpers import submit_and_step
 
-from autoresearch.journal.views import format_score
 from autoresearch.paths import RepoPaths
 from autoresearch.report.collect import run_report
+from autoresearch.supervisor.estimates import text
 from autoresearch.supervisor.handle import load_run, open_journal
 from autoresearch.supervisor.prepare import prepare
 from autoresearch.supervisor.review import finalize
-from helpers import Repo, cli, git, sandbox_text
+from helpers import Repo, cli, git, run_noisy
 
-# value.txt + Gaussian noise (sd 1), seeded by a counter outside the repository
-NOISY_EVAL = textwrap.dedent(
-    """\
-    import json, os, random
-    value = float(open("value.txt").read())
-    state = os.environ["NOISE_STATE"]
-    n = int(open(state).read()) if os.path.exists(state) else 0
-    open(state, "w").write(str(n + 1))
-    print(json.dumps({"pass": True, "score": value + random.Random(n).gauss(0, 1)}))
-    """
-)
 # a `cmd:` agent that sets value.txt to 10 and hands in the commit
 AGENT = textwrap.dedent(
     """\
@@ -51,15 +39,7 @@ RUN = "missions-noisy-n"
 def test_report_kept_table_and_finalize_show_the_numbers_status_shows(
     repo: Repo, tmp_path: Path
 ) -> None:
-    repo.write("scripts/noisy.py", NOISY_EVAL)
-    repo.write("value.txt", "0\n")
-    repo.mission("missions/noisy", sandbox=sandbox_text("python3 scripts/noisy.py"))
-    agent = tmp_path / "agent.py"
-    agent.write_text(AGENT)
-    env = {"NOISE_STATE": str(tmp_path / "noise-counter")}
-    done = cli("run", "missions/noisy", "--agent", f"cmd:{sys.executable} {agent}",
-               "--run-tag", "N", "--max-iterations", "1", "--json",
-               cwd=repo.root, env=env, timeout=300)  # fmt: skip
+    done = run_noisy(repo, tmp_path, AGENT, "--run-tag", "N", "--max-iterations", "1", "--json")
     assert done.returncode == 0, done.stderr
     status = json.loads(cli("status", RUN, "--json", cwd=repo.root).stdout)
     assert status["counts"].get("keep") == 1
@@ -81,9 +61,12 @@ def test_report_kept_table_and_finalize_show_the_numbers_status_shows(
 
     result = finalize(repo.root, RUN, single=True)
     message = git(repo.root, "log", "-1", "--format=%B", result.branches[0].name)
-    assert f"Before: {format_score(baseline)} (" in message
-    assert f"After: {format_score(best)} (" in message
-    assert f"iteration 1: {format_score(baseline)} -> {format_score(best)}" in message
+    # each with its interval: the numbers status prints
+    before = text(baseline, status["baseline_interval"])
+    after = text(best, status["best_interval"])
+    assert "±" in before and "±" in after
+    assert f"Before: {before} (" in message and f"After: {after} (" in message
+    assert f"iteration 1: {before} -> {after}" in message
 
 
 def test_finalize_masks_secrets_in_every_commit_message(

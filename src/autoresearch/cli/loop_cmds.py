@@ -122,8 +122,8 @@ def _drive(
     from autoresearch.agents import make_agent
     from autoresearch.cli import render
     from autoresearch.cli.progress import ProgressPrinter
-    from autoresearch.journal.views import manifest
     from autoresearch.signals import first_signal_stops
+    from autoresearch.supervisor.estimates import interval_dict, manifest
     from autoresearch.supervisor.lanes import run_lanes
     from autoresearch.supervisor.lifecycle import baseline_and_best, run_summary
     from autoresearch.supervisor.loop import (
@@ -134,7 +134,11 @@ def _drive(
 
     config, limits, where = plan.config, plan.limits, plan.where
     refuse_without_comparable_baseline(handle)  # before the header: no session will start
-    printer = ProgressPrinter(handle.run.direction, *baseline_and_best(handle))
+    head = baseline_and_best(handle)
+    printer = ProgressPrinter(
+        handle.run.direction, head.baseline, head.best,
+        interval_dict(head.baseline_interval), interval_dict(head.best_interval),
+    )  # fmt: skip
     printer.header(handle.run_id, config.spec, handle.run.worktree_path, limits.lanes)
     stop = StopSignal()
     try:
@@ -157,7 +161,9 @@ def _drive(
     _write_report(handle)
     if as_json:
         emit_json(
-            {**manifest(handle.run, handle.repo), "loop": summary} if with_manifest else summary
+            {**manifest(handle.journal, handle.run, handle.repo), "loop": summary}
+            if with_manifest
+            else summary
         )
     else:
         render.loop_summary(summary, demo=demo)

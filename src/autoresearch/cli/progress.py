@@ -8,9 +8,9 @@ from typing import Any
 
 from autoresearch.agents.base import AgentResult
 from autoresearch.journal.lanes import LaneRecord
-from autoresearch.journal.views import format_score
 from autoresearch.redact import redact
 from autoresearch.states import DecisionKind, Direction, EvalStatus, LaneState
+from autoresearch.supervisor import estimates
 from autoresearch.supervisor.step import StepResult
 
 _STYLES = {"keep": "bold green", "discard": "yellow", "ambiguous": "yellow", "error": "bold red"}
@@ -42,13 +42,20 @@ class ProgressPrinter:
     """A LoopObserver that renders with rich on stderr (plain lines when not a terminal)."""
 
     def __init__(
-        self, direction: Direction, baseline: float | None, best: float | None = None
+        self,
+        direction: Direction,
+        baseline: float | None,
+        best: float | None = None,
+        baseline_interval: dict[str, Any] | None = None,
+        best_interval: dict[str, Any] | None = None,
     ) -> None:
         from rich.console import Console
 
         self.console = Console(stderr=True, highlight=False, soft_wrap=True)
         self.direction = direction
         self.best = baseline if best is None else best
+        self.best_interval = baseline_interval if best is None else best_interval
+        self.baseline_interval = baseline_interval
         self.baseline = baseline
         self.agent = "agent"
         self.t0 = time.monotonic()
@@ -64,10 +71,10 @@ class ProgressPrinter:
         extra = f"  lanes {lanes}" if lanes else ""
         self._print(f"run {run_id}  agent {agent}{extra}", "bold")
         self._print(f"    worktree {worktree}")
-        base = format_score(self.baseline) or "n/a"
+        base = estimates.text(self.baseline, self.baseline_interval) or "n/a"
         self._print(f"    baseline {base} ({self.direction} is better)")
         if self.best is not None and self.best != self.baseline:  # a resumed run
-            self._print(f"    best so far {format_score(self.best)}")
+            self._print(f"    best so far {estimates.text(self.best, self.best_interval)}")
 
     def session_started(self, iteration: int, lane: int = 0) -> None:
         if lane:
@@ -90,14 +97,15 @@ class ProgressPrinter:
 
         self._stop_spinner()
         score = (result.evaluator or {}).get("score")
-        if result.keep and score is not None:
-            self.best = score
+        if result.keep and result.last_kept_score is not None:
+            self.best = result.last_kept_score  # the kept commit's mean, not its first reading
+            self.best_interval = result.last_kept_interval
         started = self._lane_started.pop(lane, None) if lane else None
         self._doing.pop(lane, None)
         elapsed = time.monotonic() - (started or self._started or self.t0)
         decision = decision_text(result.decision, result.evaluator)
-        score_text = format_score(score) if score is not None else "-"
-        best_text = format_score(self.best) or "n/a"
+        score_text = estimates.row_text(score, result.estimate) or "-"
+        best_text = estimates.text(self.best, self.best_interval) or "n/a"
         line = Text(f"{result.iteration:>5}  ")
         line.append(f"{decision:<{_DECISION_WIDTH}}", style=_STYLES.get(result.decision, "dim"))
         line.append(f" {score_text:>10}  best {best_text:<10} {elapsed:6.1f}s  ")

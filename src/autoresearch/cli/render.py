@@ -9,7 +9,7 @@ import click
 
 from autoresearch.cli.common import say
 from autoresearch.journal.views import format_score
-from autoresearch.supervisor import report
+from autoresearch.supervisor import estimates, report
 
 
 def _short(sha: str | None) -> str:
@@ -57,8 +57,8 @@ def prepared(manifest: dict[str, Any], baseline: dict[str, Any] | None) -> None:
 
 def step_result(result: dict[str, Any]) -> None:
     ev = result.get("evaluator") or {}
-    score = format_score(ev.get("score")) if ev else ""
-    kept = format_score(result.get("last_kept_score")) or "n/a"
+    score = estimates.row_text(ev.get("score"), result.get("estimate")) if ev else ""
+    kept = estimates.text(result.get("last_kept_score"), result.get("last_kept_interval")) or "n/a"
     line = f"iteration {result['iteration']}: {result['decision']} ({result['decision_reason']})"
     if ev:
         line += f"; evaluator {ev.get('status')}" + (f", score {score}" if score else "")
@@ -72,10 +72,8 @@ def step_result(result: dict[str, Any]) -> None:
 
 def resumed(manifest: dict[str, Any], pending: bool) -> None:
     click.echo(f"run {manifest['run_id']} re-armed at iteration {manifest['iteration'] + 1}")
-    click.echo(
-        f"  last kept: {_short(manifest['last_kept_commit'])} "
-        f"score {format_score(manifest['last_kept_score']) or 'n/a'}"
-    )
+    kept = estimates.text(manifest["last_kept_score"], manifest.get("last_kept_interval"))
+    click.echo(f"  last kept: {_short(manifest['last_kept_commit'])} score {kept or 'n/a'}")
     click.echo(f"  instructions: {manifest['instructions_file']}")
     if pending:
         click.echo(f"  candidate.json is waiting: autoresearch step {manifest['run_id']}")
@@ -99,7 +97,7 @@ def loop_summary(s: dict[str, Any], demo: bool = False) -> None:
         ("run", s["run_id"]),
         ("status", f"{s['status']}{reason}"),
         ("iterations", f"{s['iteration']} ({s['sessions']} in this invocation)"),
-        ("baseline", format_score(s["baseline_score"]) or "n/a"),
+        ("baseline", estimates.text(s["baseline_score"], s.get("baseline_interval")) or "n/a"),
         ("best", f"{report.best_text(s)} ({s['direction']} is better)"),
         ("decisions", report.decision_counts(counts, s["totals"])),
         *report.totals_rows(s["totals"]),

@@ -71,7 +71,7 @@ def check(mission_dir: Path, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 def prepare(mission_dir: Path, run_tag: str | None, as_json: bool) -> None:
     """Create the run's branch and worktree, run the baseline, write the run files."""
-    from autoresearch.journal.views import manifest
+    from autoresearch.supervisor.estimates import manifest
     from autoresearch.supervisor.lifecycle import baseline_evaluation
     from autoresearch.supervisor.prepare import prepare as do_prepare
     from autoresearch.supervisor.prepare import uncommitted_note, unknown_key_notes
@@ -82,7 +82,7 @@ def prepare(mission_dir: Path, run_tag: str | None, as_json: bool) -> None:
     for line in unknown_key_notes(mission_dir):
         warn(f"autoresearch: {line}")
     with do_prepare(mission_dir, run_tag) as handle:
-        data = manifest(handle.run, handle.repo)
+        data = manifest(handle.journal, handle.run, handle.repo)
         baseline = baseline_evaluation(handle)
     warn_baseline(data, baseline)
     if as_json:
@@ -187,7 +187,7 @@ def _drive_resumed(
     ctx: click.Context, outcome: Any, limit: IterationLimit | None, options: dict[str, Any]
 ) -> None:
     from autoresearch.cli.loop_cmds import continue_loop
-    from autoresearch.journal.views import manifest
+    from autoresearch.supervisor.estimates import manifest
     from autoresearch.supervisor.options import continuation
 
     with outcome.handle as handle:
@@ -199,7 +199,7 @@ def _drive_resumed(
         if given is not None:
             continue_loop(ctx, handle, given, options["as_json"])
             return
-        data = manifest(handle.run, handle.repo)
+        data = manifest(handle.journal, handle.run, handle.repo)
     if options["as_json"]:
         emit_json(data)
     else:
@@ -290,13 +290,13 @@ def status(ctx: click.Context, run_id: str | None, last: int | None, as_json: bo
 @click.pass_context
 def rebaseline(ctx: click.Context, run_id: str, as_json: bool) -> None:
     """Re-run the baseline on the worktree HEAD (only before the first iteration)."""
-    from autoresearch.journal.views import manifest
+    from autoresearch.supervisor.estimates import manifest
     from autoresearch.supervisor.lifecycle import open_run
     from autoresearch.supervisor.prepare import rebaseline as do_rebaseline
 
     with open_run(repo_root(ctx), run_id) as handle:
         evaluation = do_rebaseline(handle)
-        data = manifest(handle.run, handle.repo)
+        data = manifest(handle.journal, handle.run, handle.repo)
     warn_baseline(data, evaluation)
     if as_json:
         emit_json(data)

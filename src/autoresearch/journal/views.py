@@ -35,8 +35,11 @@ def format_score(value: float | None) -> str:
     return repr(float(value))
 
 
-def manifest(run: RunRecord, repo: RepoPaths) -> dict[str, Any]:
-    """manifest.json: every key of §5, paths absolute."""
+def manifest(
+    run: RunRecord, repo: RepoPaths, kept_interval: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """manifest.json: every key of §5, paths absolute; `last_kept_interval` (additive): the
+    kept commit's estimate – mean, 95 % interval, n – that `last_kept_score` is the mean of."""
     paths = repo.run(run.run_id)
     data: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
@@ -52,6 +55,7 @@ def manifest(run: RunRecord, repo: RepoPaths) -> dict[str, Any]:
         "baseline_commit": run.baseline_commit,
         "last_kept_commit": run.last_kept_commit,
         "last_kept_score": run.last_kept_score,
+        "last_kept_interval": kept_interval,
         "latest_candidate_commit": run.latest_candidate_commit,
         "results_file": str(Path(run.worktree_path) / RESULTS_FILE),
         "instructions_file": str(paths.instructions),
@@ -161,7 +165,9 @@ def append_ledger(path: Path, it: IterationRecord, updated_at: str) -> bool:
     return True
 
 
-def tsv_row(it: IterationRecord) -> str:
+def tsv_row(it: IterationRecord, score: float | None = None) -> str:
+    """One row; `score`: the mean of the commit's readings as of the decision (estimates),
+    else the iteration's own evaluation's score."""
     ev = it.evaluator or {}
     commit = it.candidate_commit or it.kept_commit or it.base_commit or ""
     passed = ev.get("pass")
@@ -169,28 +175,34 @@ def tsv_row(it: IterationRecord) -> str:
         str(it.iteration),
         commit[:7],
         "" if passed is None else ("true" if passed else "false"),
-        format_score(ev.get("score")),
+        format_score(ev.get("score") if score is None else score),
         it.decision or "",
         " ".join(redact(it.description or "").replace("\t", " ").splitlines()),
     ]
     return "\t".join(cells) + "\n"
 
 
-def write_tsv(path: Path, its: list[IterationRecord]) -> None:
-    atomic_write_text(path, TSV_HEADER + "".join(tsv_row(i) for i in its))
+def write_tsv(
+    path: Path, its: list[IterationRecord], scores: dict[int, float] | None = None
+) -> None:
+    scores = scores or {}
+    rows = "".join(tsv_row(i, scores.get(i.iteration)) for i in its)
+    atomic_write_text(path, TSV_HEADER + rows)
 
 
-def append_tsv(path: Path, it: IterationRecord) -> bool:
+def append_tsv(path: Path, it: IterationRecord, score: float | None = None) -> bool:
     """Append one row; False when the file is missing (then it is rebuilt)."""
     if not path.exists():
         return False
     with path.open("a", encoding="utf-8") as handle:
-        handle.write(tsv_row(it))
+        handle.write(tsv_row(it, score))
     return True
 
 
-def write_manifest(run: RunRecord, repo: RepoPaths) -> None:
-    atomic_write_json(repo.run(run.run_id).manifest, manifest(run, repo))
+def write_manifest(
+    run: RunRecord, repo: RepoPaths, kept_interval: dict[str, Any] | None = None
+) -> None:
+    atomic_write_json(repo.run(run.run_id).manifest, manifest(run, repo, kept_interval))
 
 
 def active_run_pointer(

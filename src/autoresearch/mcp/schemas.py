@@ -315,6 +315,10 @@ class RunSummary(_Shape):
         description="The best's 95 % interval: mean, low, high, n (readings), level.",
     )
     baseline_score: float | None
+    baseline_interval: dict[str, float] | None = Field(
+        default=None,
+        description="The baseline's 95 % interval: mean, low, high, n (readings), level.",
+    )
     counts: dict[str, int]
     created_at: str
     updated_at: str

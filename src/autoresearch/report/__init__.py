@@ -46,6 +46,10 @@ class ReportResult:
             "direction": d.direction,
             "baseline": baseline_value(d),
             "best": best_value(d),
+            "baseline_interval": None
+            if d.baseline_estimate is None
+            else d.baseline_estimate.to_dict(),
+            "best_interval": None if d.best_estimate is None else d.best_estimate.to_dict(),
             "improvement": None if found is None else found[0],
             "counts": {o.value: d.count(o) for o in Outcome},
             "kept_commits": [k.commit for k in d.kept],

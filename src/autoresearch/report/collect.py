@@ -21,9 +21,10 @@ from autoresearch.journal import runs, sessions
 from autoresearch.journal.db import Journal
 from autoresearch.journal.runs import IterationRecord, RunRecord
 from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
-from autoresearch.noise import Role
+from autoresearch.noise import Interval as Estimate
+from autoresearch.noise import Role, pooled_difference
 from autoresearch.paths import RepoPaths, session_paths
-from autoresearch.report.model import KeptChange, Link, Outcome, ReportData, Row
+from autoresearch.report.model import Interval, KeptChange, Link, Outcome, ReportData, Row
 from autoresearch.states import (
     MISSION_DEFAULT_DIRECTION,
     DecisionKind,
@@ -32,8 +33,9 @@ from autoresearch.states import (
     RunStatus,
     Verdict,
 )
-from autoresearch.supervisor import measure
+from autoresearch.supervisor import estimates
 from autoresearch.supervisor.certify import certification_lines, read_certification
+from autoresearch.supervisor.estimates import own_commit
 
 # A kept diff larger than this is cut in the report (the commit itself has it all).
 MAX_DIFF_CHARS = 200_000
@@ -60,8 +62,12 @@ def run_report(journal: Journal, repo: RepoPaths, run: RunRecord) -> ReportData:
     readings = _readings(journal, run.run_id, {it.iteration: _own_commit(it) for it in its})
     logs = repo.run(run.run_id).logs
     patches = _patches(logs)
-    rows = tuple(_run_row(it, readings.get(it.iteration, []), patches) for it in its)
-    best, _ = measure.reported_best(journal, run)
+    found = estimates.RunReadings.load(journal, run)
+    rows = tuple(
+        _run_row(it, readings.get(it.iteration, []), patches, found.estimate(own_commit(it)))
+        for it in its
+    )
+    head = estimates.headline(journal, run)
     direction = str(run.evaluator.get("direction", MISSION_DEFAULT_DIRECTION))
     return ReportData(
         kind="run",
@@ -78,9 +84,25 @@ def run_report(journal: Journal, repo: RepoPaths, run: RunRecord) -> ReportData:
         branch=run.branch_name,
         refresh_hint=f"autoresearch report {run.run_id}",
         facts=_run_facts(run, journal) + _certified(repo, run),
-        baseline_score=runs.baseline_score(journal, run.run_id, run.baseline_commit),
-        best_score=best,
+        baseline_score=head.baseline,
+        best_score=head.best,
+        baseline_estimate=head.baseline_interval,
+        best_estimate=head.best_interval,
+        improvement_interval=_improvement(found, run, head),
     )
+
+
+def _improvement(
+    found: estimates.RunReadings, run: RunRecord, head: estimates.Headline
+) -> Interval | None:
+    """best - baseline with a t interval from the run's pooled spread, when the evaluator
+    varies (None: the report falls back to its rows, as for a deterministic evaluator)."""
+    if head.best_interval is None or head.baseline_interval is None or found.spread.sd == 0:
+        return None
+    best = found.scores(run.last_kept_commit)
+    base = found.scores(run.baseline_commit)
+    diff = pooled_difference(best, base, found.spread)
+    return Interval(diff.low, diff.high)
 
 
 def _run_facts(run: RunRecord, journal: Journal) -> tuple[tuple[str, str], ...]:
@@ -153,6 +175,7 @@ def _run_row(
     it: IterationRecord,
     readings: list[tuple[float | None, str | None]],
     patches: dict[int, list[Path]],
+    estimate: Estimate | None = None,
 ) -> Row:
     ev = it.evaluator or {}
     agent = it.agent or {}
@@ -177,6 +200,7 @@ def _run_row(
         seconds=_seconds(agent, ev),
         at=it.created_at,
         links=tuple(links),
+        estimate=estimate,
     )
 
 
@@ -224,27 +248,41 @@ class KeptStep:
     description: str
     before: float | None
     after: float | None
+    before_estimate: Estimate | None = None
+    after_estimate: Estimate | None = None
 
 
 def kept_steps(journal: Journal, run: RunRecord, its: Iterable[IterationRecord]) -> list[KeptStep]:
     """The run's keeps in order, each with the score it improved on: the values `status`
-    reports (the baseline's calibration mean, each kept commit's confirmed mean), never the
-    lucky first reading that won the test."""
+    reports (each kept commit's estimate – the mean of its unselected readings – the baseline's
+    included), never the lucky first reading that won the test."""
+    found = estimates.RunReadings.load(journal, run)
+    head = estimates.headline(journal, run)
     steps: list[KeptStep] = []
     before: float | None = None
+    before_estimate: Estimate | None = None
     for it in its:
         score = (it.evaluator or {}).get("score")
         if it.decision == DecisionKind.BASELINE:
-            before = runs.baseline_score(journal, run.run_id, run.baseline_commit)
+            before, before_estimate = head.baseline, head.baseline_interval
         if it.decision != DecisionKind.KEEP or not it.kept_commit or not it.base_commit:
             continue
-        interval = measure.kept_interval(journal, run, it.kept_commit)
-        score = interval.mean if interval is not None else score
+        estimate = found.estimate(it.kept_commit)
+        score = estimate.mean if estimate is not None else score
         description = " ".join((it.description or "").split())
         steps.append(
-            KeptStep(it.iteration, it.base_commit, it.kept_commit, description, before, score)
+            KeptStep(
+                it.iteration,
+                it.base_commit,
+                it.kept_commit,
+                description,
+                before,
+                score,
+                before_estimate,
+                estimate,
+            )
         )
-        before = score
+        before, before_estimate = score, estimate
     return steps
 
 
@@ -253,7 +291,17 @@ def _kept_changes(repo_root: Path, steps: Iterable[KeptStep]) -> list[KeptChange
     for k in steps:
         diff, cut = _diff(repo_root, k.base, k.commit)
         changes.append(
-            KeptChange(k.iteration, k.commit, k.description, k.before, k.after, diff, cut)
+            KeptChange(
+                k.iteration,
+                k.commit,
+                k.description,
+                k.before,
+                k.after,
+                diff,
+                cut,
+                k.before_estimate,
+                k.after_estimate,
+            )
         )
     return changes
 

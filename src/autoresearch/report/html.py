@@ -13,6 +13,7 @@ from html import escape
 from pathlib import Path
 from urllib.parse import quote
 
+from autoresearch.noise import Interval as Estimate
 from autoresearch.report.model import (
     KeptChange,
     Outcome,
@@ -36,6 +37,13 @@ def num(value: float | None, signed: bool = False) -> str:
         return "–"
     text = f"{value:+.6g}" if signed else f"{value:.6g}"
     return text.replace("-", "−")
+
+
+def estimated(value: float | None, estimate: Estimate | None) -> str:
+    """`9.77 ± 0.47 (n=17)` when the value rests on readings that vary, else `num(value)`."""
+    if estimate is None or estimate.half_width == 0:
+        return num(value)
+    return estimate.text().replace("-", "−")
 
 
 def duration(seconds: float | None) -> str:
@@ -108,7 +116,8 @@ def _summary(data: ReportData) -> str:
     cards = [
         (
             "baseline → best",
-            f"{num(baseline_value(data))} → {num(best_value(data))}",
+            f"{estimated(baseline_value(data), data.baseline_estimate)} → "
+            f"{estimated(best_value(data), data.best_estimate)}",
             f"{data.metric}, {better} is better"
             + (f" · best at #{best.number}" if best is not None else ""),
         ),
@@ -244,6 +253,9 @@ def _row(row: Row, best: float | None, lanes: bool, base: Path, direction: str) 
     score = _score(row)
     delta = None if score is None or best is None else score - best
     readings = f" ({len(row.readings)} readings)" if len(row.readings) > 1 else ""
+    shown = num(score) + readings
+    if row.estimate is not None and row.estimate.half_width > 0:
+        shown = estimated(score, row.estimate)
     why = escape(row.reason)
     if row.notes:
         items = "".join(f"<li>{escape(n)}</li>" for n in row.notes)
@@ -251,7 +263,7 @@ def _row(row: Row, best: float | None, lanes: bool, base: Path, direction: str) 
     cells = [
         _td(str(row.number), row.number),
         f'<td><span class="pill {row.outcome.value}">{escape(row.decision)}</span></td>',
-        _td(num(score) + readings, score),
+        _td(shown, score),
         _td(num(delta, signed=True), delta, _trend(direction, score, best)),
         f'<td class="desc">{escape(row.description)}</td>',
         f'<td class="why">{why}</td>',
@@ -292,8 +304,10 @@ def _kept(kept: tuple[KeptChange, ...]) -> str:
         )
         blocks.append(
             f'<details class="kept" id="kept-{change.number}"><summary><b>#{change.number}</b> '
-            f"<code>{escape(change.commit[:7])}</code> {num(change.score_before)} → "
-            f"{num(change.score_after)} · {escape(change.description)}</summary>{cut}"
+            f"<code>{escape(change.commit[:7])}</code> "
+            f"{escape(estimated(change.score_before, change.before_estimate))} → "
+            f"{escape(estimated(change.score_after, change.after_estimate))} · "
+            f"{escape(change.description)}</summary>{cut}"
             f'<pre class="diff">{_diff_lines(change.diff)}</pre></details>'
         )
     return f"<section><h2>Kept changes ({len(kept)})</h2>{''.join(blocks)}</section>"

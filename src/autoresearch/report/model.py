@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from autoresearch.noise import Interval as Estimate
 from autoresearch.states import Direction
 
 
@@ -54,6 +55,9 @@ class Row:
     seconds: float | None = None
     at: str = ""
     links: tuple[Link, ...] = ()
+    # a supervised run's commit as every view reports it: the mean of its unselected readings
+    # with its interval (supervisor.estimates); None: the row's own readings stand
+    estimate: Estimate | None = None
 
 
 @dataclass(frozen=True)
@@ -67,6 +71,8 @@ class KeptChange:
     score_after: float | None
     diff: str
     truncated: bool = False
+    before_estimate: Estimate | None = None
+    after_estimate: Estimate | None = None
 
 
 @dataclass(frozen=True)
@@ -111,6 +117,10 @@ class ReportData:
     # kept commit's confirmed mean); None: the rows' means stand.
     baseline_score: float | None = None
     best_score: float | None = None
+    baseline_estimate: Estimate | None = None
+    best_estimate: Estimate | None = None
+    # best - baseline from the two commits' estimates (a run whose evaluator varies)
+    improvement_interval: Interval | None = None
 
     @property
     def live(self) -> bool:
@@ -163,7 +173,9 @@ def best_value(data: ReportData) -> float | None:
 
 
 def mean_score(row: Row) -> float:
-    """The row's score: the mean of its readings when it has several."""
+    """The row's score: its commit's estimate, else the mean of its readings."""
+    if row.estimate is not None:
+        return row.estimate.mean
     if len(row.readings) > 1:
         return statistics.fmean(row.readings)
     return row.score if row.score is not None else math.nan
@@ -199,4 +211,6 @@ def improvement(data: ReportData) -> tuple[float, float | None, Interval | None]
         return None
     delta = after - before
     pct = 100.0 * delta / abs(before) if before else None
+    if data.improvement_interval is not None:
+        return delta, pct, data.improvement_interval
     return delta, pct, difference_interval(base.readings, best.readings)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from autoresearch.journal.views import format_score
+from autoresearch.supervisor.estimates import text
 
 if TYPE_CHECKING:
     from autoresearch.report import ReportResult
@@ -22,7 +22,8 @@ def summary_lines(result: ReportResult) -> str:
         ),
         (
             d["metric"],
-            f"{format_score(d['baseline']) or 'n/a'} → {format_score(d['best']) or 'n/a'} "
+            f"{text(d['baseline'], d['baseline_interval']) or 'n/a'} → "
+            f"{text(d['best'], d['best_interval']) or 'n/a'} "
             f"({d['direction']} is better)",
         ),
         (

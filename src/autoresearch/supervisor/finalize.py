@@ -8,9 +8,9 @@ import contextlib
 from autoresearch import git
 from autoresearch.clock import utc_now_iso
 from autoresearch.errors import RefusedError
-from autoresearch.journal import runs, views
+from autoresearch.journal import runs
 from autoresearch.states import RunStatus
-from autoresearch.supervisor import sync
+from autoresearch.supervisor import estimates, sync
 from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.recovery import recover
 
@@ -31,7 +31,7 @@ def finalize_run(h: RunHandle, status: RunStatus, reason: str, note: str | None 
     h.refresh()
     if h.run.views_iteration != h.run.iteration:
         sync.rebuild_views(h)  # an iteration whose reset was refused still gets its rows
-    views.write_manifest(h.run, h.repo)
+    estimates.write_manifest(h.journal, h.run, h.repo)
     sync.write_active_pointer(h, driving=False)
     h.journal.backup()
     if h.incumbent_tree.exists():

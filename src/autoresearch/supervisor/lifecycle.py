@@ -25,7 +25,7 @@ from autoresearch.journal.runs import RunRecord
 from autoresearch.paths import REPORT_FILE, RepoPaths
 from autoresearch.settings import journal_timeout
 from autoresearch.states import TERMINAL_STATUSES, Phase, RunStatus
-from autoresearch.supervisor import measure, prepare, record, sync
+from autoresearch.supervisor import estimates, prepare, record, sync
 from autoresearch.supervisor.finalize import finalize_run
 from autoresearch.supervisor.handle import (
     RunHandle,
@@ -262,7 +262,7 @@ def _rearm(h: RunHandle, save_dirty: bool) -> ResumeOutcome:
             h.refresh()
         sync.write_placeholder(h)
     sync.write_instructions(h)
-    views.write_manifest(h.run, h.repo)
+    estimates.write_manifest(h.journal, h.run, h.repo)
     sync.write_active_pointer(h)
     return ResumeOutcome(h, notes, pending)
 
@@ -352,7 +352,7 @@ def run_details(repo_root: Path, run_id: str, last: int | None = None) -> dict[s
         if run is None:
             raise NotFoundError(f"unknown run: {run_id}")
         data = _summary_of(journal, run)
-        data["manifest"] = views.manifest(run, RepoPaths(repo_root))
+        data["manifest"] = estimates.manifest(journal, run, RepoPaths(repo_root))
         its = (
             runs.all_iterations(journal, run_id)
             if last is None
@@ -360,7 +360,11 @@ def run_details(repo_root: Path, run_id: str, last: int | None = None) -> dict[s
             if last > 0
             else []
         )
-        data["iterations"] = [_with_evaluation(views.ledger_entry(it)) for it in its]
+        found = estimates.RunReadings.load(journal, run)
+        data["iterations"] = [
+            {**_with_evaluation(views.ledger_entry(it)), "estimate": found.estimate_dict(it)}
+            for it in its
+        ]
         data["iterations_total"] = run.iteration + 1 if run.baseline_commit else 0
         data["driver_alive"] = driver_alive(RepoPaths(repo_root), run_id)
         report = RepoPaths(repo_root).run(run_id).report / REPORT_FILE
@@ -415,14 +419,10 @@ def lane_rows(journal: Journal, run_id: str) -> list[dict[str, Any]]:
 
 
 def _summary_of(journal: Journal, run: RunRecord) -> dict[str, Any]:
-    best, interval = measure.reported_best(journal, run)
-    data = _summary(
-        run,
-        runs.decision_counts(journal, run.run_id),
-        best,
-        runs.baseline_score(journal, run.run_id, run.baseline_commit),
-    )
-    data["best_interval"] = interval.to_dict() if interval is not None else None
+    found = estimates.headline(journal, run)
+    data = _summary(run, runs.decision_counts(journal, run.run_id), found.best, found.baseline)
+    data["best_interval"] = estimates.interval_dict(found.best_interval)
+    data["baseline_interval"] = estimates.interval_dict(found.baseline_interval)
     return data
 
 
@@ -456,11 +456,10 @@ def _summary(
     }
 
 
-def baseline_and_best(h: RunHandle) -> tuple[float | None, float | None]:
-    """The run's baseline (the mean of its calibration readings) and its reported best: a
-    resumed run's header names both, never the best as the baseline."""
-    best, _ = measure.reported_best(h.journal, h.run)
-    return runs.baseline_score(h.journal, h.run_id, h.run.baseline_commit), best
+def baseline_and_best(h: RunHandle) -> estimates.Headline:
+    """The run's baseline and its reported best, with their intervals: a resumed run's header
+    names both, never the best as the baseline."""
+    return estimates.headline(h.journal, h.run)
 
 
 def run_summary(h: RunHandle, sessions: int, interrupted: bool) -> dict[str, Any]:

@@ -32,8 +32,8 @@ from autoresearch.noise import (
     reference,
 )
 from autoresearch.repo_state import link_shared_paths
-from autoresearch.states import EvalStatus, best_of
-from autoresearch.supervisor import record
+from autoresearch.states import EvalStatus
+from autoresearch.supervisor import estimates, record
 from autoresearch.supervisor.handle import RunHandle
 
 
@@ -71,26 +71,18 @@ def incumbent_reference(journal: Journal, run_id: str, commit: str) -> list[floa
 def incumbent_interval(journal: Journal, run: runs.RunRecord) -> Interval | None:
     """The reported best: the mean of the kept commit's reference readings, 95 % interval
     (None for a run prepared before readings were recorded)."""
-    commit = run.last_kept_commit
-    return None if commit is None else kept_interval(journal, run, commit)
+    return estimates.commit_estimate(journal, run, run.last_kept_commit)
 
 
 def kept_interval(journal: Journal, run: runs.RunRecord, commit: str) -> Interval | None:
-    """A kept commit's reported value: the mean of its reference readings, 95 % interval
-    (None for a run prepared before readings were recorded)."""
-    if run.sandbox.noise is None:
-        return None
-    scores = incumbent_reference(journal, run.run_id, commit)
-    return mean_interval(scores, run_spread(journal, run.run_id)) if scores else None
+    """A kept commit's reported value (estimates.commit_estimate: the one every view uses)."""
+    return estimates.commit_estimate(journal, run, commit)
 
 
 def reported_best(journal: Journal, run: runs.RunRecord) -> tuple[float | None, Interval | None]:
     """The best `status`, the report and finalize show, with its interval when it has one."""
-    interval = incumbent_interval(journal, run)
-    if interval is not None and run.keep_policy == "score_improvement":
-        # trust.md: the best is the kept commit's mean reading, not the luckiest one ever seen
-        return interval.mean, interval
-    return best_of(run.direction, runs.kept_scores(journal, run.run_id)), interval
+    found = estimates.headline(journal, run)
+    return found.best, found.best_interval
 
 
 def applies(h: RunHandle, first: EvaluationRecord) -> bool:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import statistics
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,7 @@ from autoresearch.fsutil import atomic_write_bytes, private_dir
 from autoresearch.journal import runs
 from autoresearch.journal.runs import IterationRecord, RunRecord
 from autoresearch.mission import Mission, load_mission
-from autoresearch.noise import Role, calibration_note
+from autoresearch.noise import Role, calibration_note, mean_of
 from autoresearch.paths import MISSION_FILE, SANDBOX_FILE, RepoPaths
 from autoresearch.repo_state import ensure_state_dir, link_shared_paths, write_excludes
 from autoresearch.settings import journal_timeout
@@ -313,7 +312,7 @@ def _record_baseline(
         for _ in range(h.noise.baseline_readings - 1):
             readings.append((Role.BASELINE, commit, record.evaluate(h, 0)))
         scores = [r.score for _, _, r in readings if r.status == "pass" and r.score is not None]
-        score = statistics.fmean(scores)
+        score = mean_of(scores)  # the one estimate every view shows (estimates)
         decision = replace(decision, notes=(*decision.notes, calibration_note(h.noise, scores)))
     changes = {"baseline_commit": commit, "last_kept_commit": commit, "last_kept_score": score}
     record.commit_decision(h, it, decision, evaluation, changes, exists=exists, readings=readings)

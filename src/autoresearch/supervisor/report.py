@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from autoresearch.journal.views import NOT_RUN, evaluation_text, format_score
+from autoresearch.supervisor import estimates
 
 
 def columns(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -21,13 +22,13 @@ def _score(value: float | None) -> str:
 
 
 def best_text(d: dict[str, Any]) -> str:
-    """The best score with its 95 % interval when it rests on several readings."""
-    interval = d.get("best_interval")
-    text = _score(d["best_score"])
-    if not interval or interval["high"] == interval["low"]:
-        return text
-    half = (interval["high"] - interval["low"]) / 2
-    return f"{text} ± {half:.2g} (n={interval['n']})"
+    """The best score with its 95 % interval when it rests on readings that vary."""
+    return estimates.text(d["best_score"], d.get("best_interval")) or "-"
+
+
+def baseline_text(d: dict[str, Any]) -> str:
+    """The baseline's mean with its 95 % interval when its readings vary."""
+    return estimates.text(d["baseline_score"], d.get("baseline_interval")) or "-"
 
 
 def run_list(items: Sequence[dict[str, Any]]) -> str:
@@ -48,7 +49,7 @@ def run_list(items: Sequence[dict[str, Any]]) -> str:
                 r["run_id"],
                 state,
                 str(r["iteration"]),
-                _score(r["baseline_score"]),
+                baseline_text(r),
                 best_text(r),
                 str(c.get("keep", 0)),
                 str(c.get("discard", 0) + c.get("ambiguous", 0)),
@@ -78,7 +79,7 @@ def run_details(d: dict[str, Any]) -> str:
         f"worktree:   {d['worktree_path']}  branch {d['branch_name']}"
         + (" (removed by clean)" if d.get("cleaned_at") else ""),
         f"policy:     {d['keep_policy']} ({d['direction']} is better)",
-        f"baseline:   {_score(d['baseline_score'])}   best: {best_text(d)}   "
+        f"baseline:   {baseline_text(d)}   best: {best_text(d)}   "
         f"last kept: {(d['last_kept_commit'] or '')[:7]}",
         f"driver:     {driver}",
         f"iterations: {shown} of {d['iterations_total']} shown",
@@ -92,7 +93,7 @@ def run_details(d: dict[str, Any]) -> str:
                 str(it["iteration"]),
                 it["decision"] or "",
                 _cell(evaluation_text(ev, it["decision"], it.get("decision_reason"))),
-                format_score(ev.get("score")),
+                estimates.row_text(ev.get("score"), it.get("estimate")),
                 (it.get("candidate_commit") or it.get("kept_commit") or "")[:7],
                 " ".join((it.get("description") or "").split())[:70],
             ]

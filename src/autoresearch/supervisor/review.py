@@ -20,12 +20,12 @@ from autoresearch.errors import NotFoundError, RefusedError
 from autoresearch.journal import runs
 from autoresearch.journal.db import journal_present
 from autoresearch.journal.runs import RunRecord
-from autoresearch.journal.views import format_score
 from autoresearch.paths import STATE_DIR, RepoPaths
 from autoresearch.redact import redact
 from autoresearch.report.collect import KeptStep, kept_steps
 from autoresearch.settings import journal_timeout
 from autoresearch.states import MISSION_DEFAULT_DIRECTION
+from autoresearch.supervisor import estimates
 from autoresearch.supervisor.certify import certification_lines, read_certification
 from autoresearch.supervisor.handle import load_run, open_journal
 
@@ -74,6 +74,9 @@ class Keep:
     score_after: float | None
     commits: tuple[str, ...] = ()
     files: tuple[str, ...] = ()
+    # the two scores' estimates (mean, 95 % interval, n) when the evaluator varies
+    before_interval: dict[str, float | int] | None = None
+    after_interval: dict[str, float | int] | None = None
 
 
 @dataclass(frozen=True)
@@ -157,12 +160,13 @@ def evidence(run: RunRecord, branch: Branch, certification: dict[str, Any] | Non
         "autoresearch evidence",
         f"Run: {run.run_id} (branch {run.branch_name})",
         f"Metric: {metric} ({direction} is better)",
-        f"Before: {_score(first.score_before)} (kept state before iteration {first.iteration})",
-        f"After: {_score(last.score_after)} (iteration {last.iteration})",
+        f"Before: {_score(first.score_before, first.before_interval)} "
+        f"(kept state before iteration {first.iteration})",
+        f"After: {_score(last.score_after, last.after_interval)} (iteration {last.iteration})",
         "Steps:",
         *(
-            f"  iteration {k.iteration}: {_score(k.score_before)} -> {_score(k.score_after)}"
-            f"  {k.description}"
+            f"  iteration {k.iteration}: {_score(k.score_before, k.before_interval)} -> "
+            f"{_score(k.score_after, k.after_interval)}  {k.description}"
             for k in branch.keeps
         ),
         *_certification(certification),
@@ -181,8 +185,9 @@ def _certification(data: dict[str, Any] | None) -> list[str]:
     return [f"Certification (whole run, baseline -> final): {first}", *rest]
 
 
-def _score(value: float | None) -> str:
-    return format_score(value) or "n/a"
+def _score(value: float | None, interval: dict[str, float | int] | None) -> str:
+    """The mean ± its half-width (n) when the readings vary; else the value as measured."""
+    return estimates.text(value, interval) or "n/a"
 
 
 def squash_message(branch: Branch) -> str:
@@ -205,6 +210,8 @@ def kept(repo_root: Path, steps: list[KeptStep]) -> list[Keep]:
             k.after,
             tuple(git.commits_between(repo_root, k.base, k.commit)),
             tuple(git.changed_files(repo_root, k.base, k.commit)),
+            estimates.interval_dict(k.before_estimate),
+            estimates.interval_dict(k.after_estimate),
         )
         for k in steps
     ]

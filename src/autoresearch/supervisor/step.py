@@ -30,7 +30,7 @@ from autoresearch.journal import runs
 from autoresearch.journal.runs import IterationRecord
 from autoresearch.noise import Role
 from autoresearch.states import ArtifactStatus, DecisionKind, IterationKind, Phase, RunStatus
-from autoresearch.supervisor import measure, record, sync
+from autoresearch.supervisor import estimates, measure, record, sync
 from autoresearch.supervisor.finalize import honour_stop_request
 from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.recovery import recover
@@ -57,6 +57,9 @@ class StepResult:
     description: str = ""
     candidate_commit: str | None = None
     repaired: list[str] = field(default_factory=list)
+    # the measured commit's estimate as of this decision, and the kept commit's (estimates)
+    estimate: dict[str, Any] | None = None
+    last_kept_interval: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -74,6 +77,8 @@ class StepResult:
             "description": self.description,
             "candidate_commit": self.candidate_commit,
             "repaired": self.repaired,
+            "estimate": self.estimate,
+            "last_kept_interval": self.last_kept_interval,
         }
 
 
@@ -313,6 +318,7 @@ def _record(
     failpoints.hit("step.after_views")
     honour_stop_request(h)
     run = h.run
+    found = estimates.RunReadings.load(h.journal, run)
     return StepResult(
         run_id=run.run_id,
         iteration=applied.iteration,
@@ -327,4 +333,6 @@ def _record(
         last_kept_score=run.last_kept_score,
         description=applied.description,
         candidate_commit=applied.candidate_commit,
+        estimate=found.estimate_dict(applied),
+        last_kept_interval=estimates.interval_dict(found.estimate(run.last_kept_commit)),
     )

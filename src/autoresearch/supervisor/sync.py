@@ -23,7 +23,7 @@ from autoresearch.journal import runs, views
 from autoresearch.journal.runs import IterationRecord
 from autoresearch.redact import redact, redact_value
 from autoresearch.states import RunStatus
-from autoresearch.supervisor import instructions
+from autoresearch.supervisor import estimates, instructions
 from autoresearch.supervisor.handle import RunHandle, pid_host
 
 
@@ -89,7 +89,7 @@ def rebuild_views(h: RunHandle) -> None:
     now = utc_now_iso()
     views.write_ledger(h.paths.ledger, h.run, its, now)
     if h.results_file.parent.is_dir():
-        views.write_tsv(h.results_file, its)
+        views.write_tsv(h.results_file, its, estimates.row_means(h.journal, h.run, its))
     _finish(h, runs.latest_evaluation(h.journal, h.run_id))
 
 
@@ -105,11 +105,12 @@ def sync_after_iteration(
         h.paths.ledger, it, now
     )
     failpoints.hit("views.after_ledger")
-    appended = appended and views.append_tsv(h.results_file, it)
+    score = estimates.row_mean(h.journal, h.run, it)
+    appended = appended and views.append_tsv(h.results_file, it, score)
     if not appended:
         its = runs.all_iterations(h.journal, h.run_id)
         views.write_ledger(h.paths.ledger, h.run, its, now)
-        views.write_tsv(h.results_file, its)
+        views.write_tsv(h.results_file, its, estimates.row_means(h.journal, h.run, its))
     if processed_sha is None or file_sha256(h.paths.candidate) == processed_sha:
         write_placeholder(h)
     failpoints.hit("views.after_placeholder")
@@ -119,7 +120,7 @@ def sync_after_iteration(
 def _finish(h: RunHandle, evaluation: dict[str, Any] | None) -> None:
     if evaluation is not None:
         atomic_write_json(h.paths.latest_evaluator, redact_value(evaluation))
-    views.write_manifest(h.run, h.repo)
+    estimates.write_manifest(h.journal, h.run, h.repo)
     write_instructions(h)
     if not h.pointer_written or h.run.status != RunStatus.RUNNING:
         write_active_pointer(h)
