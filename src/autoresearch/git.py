@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import tempfile
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 
 from autoresearch.errors import GitError, ProcessError
@@ -574,8 +576,9 @@ def commit_info(cwd: Path, commit: str) -> CommitInfo:
 # --- building commits without a checkout (review branches) ---------------------------------
 
 
-def tree_with_patch(cwd: Path, start: str, patch: bytes) -> str | None:
-    """The tree of `start` with `patch` applied, built in a throw-away index.
+def tree_with_patch(cwd: Path, start: str, patch: bytes, *options: str) -> str | None:
+    """The tree of `start` with `patch` applied (`options`: more `git apply` flags), built in
+    a throw-away index.
 
     No working tree is touched. None when the patch does not apply to `start`.
     """
@@ -583,12 +586,67 @@ def tree_with_patch(cwd: Path, start: str, patch: bytes) -> str | None:
         env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
         _run(cwd, ["read-tree", start], env=env)
         if patch:
-            applied = _run(
-                cwd, ["apply", "--cached", "--binary", "-"], env=env, stdin=patch, check=False
-            )
+            args = ["apply", "--cached", "--binary", *options, "-"]
+            applied = _run(cwd, args, env=env, stdin=patch, check=False)
             if applied.returncode != 0:
                 return None
         return _text(_run(cwd, ["write-tree"], env=env))
+
+
+class Removal(StrEnum):
+    """How a change was taken out of a later state (`tree_without`)."""
+
+    REVERSE = "reverse"  # its own diff, reversed, applies as it is
+    MERGE = "3-way"  # a three-way merge, as `git revert` does: later edits near it
+    ZERO_CONTEXT = "zero-context"  # its diff without context lines: later edits next to it
+
+
+def tree_without(cwd: Path, start: str, parent: str, change: str) -> tuple[str, Removal] | None:
+    """The tree of `start` with the change parent..change taken out, and how; None when no
+    way takes it out alone (a later change rewrote its lines).
+
+    Tried in order: the reversed diff; a three-way merge; the reversed diff without context
+    lines, only when each of its hunks removes lines (so each is found by its content, never
+    placed by a line number that later changes may have shifted). Built in a throw-away index.
+    """
+    diff = ["diff", "--no-color", "--no-ext-diff", "--binary", "--full-index", change, parent]
+    reverse = _run(cwd, diff).stdout
+    for options, how in (((), Removal.REVERSE), (("--3way",), Removal.MERGE)):
+        tree = tree_with_patch(cwd, start, reverse, *options)
+        if tree is not None:
+            return tree, how
+    bare = _run(cwd, [*diff[:-2], "-U0", change, parent]).stdout
+    if not every_hunk_removes(bare):
+        return None
+    tree = tree_with_patch(cwd, start, bare, "--unidiff-zero")
+    return None if tree is None else (tree, Removal.ZERO_CONTEXT)
+
+
+def superseded(cwd: Path, tip: str, parent: str, change: str) -> bool:
+    """Whether nothing of the change parent..change is left in `tip`: it only added or
+    rewrote lines (no pure deletion, whose effect no line shows) and `git blame` of `tip`
+    gives none of its commits a line – later changes rewrote every line it wrote."""
+    bare = _run(cwd, ["diff", "--no-color", "--no-ext-diff", "-U0", change, parent]).stdout
+    if not every_hunk_removes(bare):  # the reversed diff: each hunk removes what it added
+        return False
+    commits = {c.encode() for c in commits_between(cwd, parent, change)}
+    for path in changed_files(cwd, parent, change):
+        done = _run(cwd, ["blame", "--porcelain", tip, "--", path], check=False)
+        if done.returncode != 0:
+            continue  # gone from `tip` altogether
+        for line in done.stdout.splitlines():
+            if not line.startswith(b"\t") and line.split(b" ", 1)[0] in commits:
+                return False
+    return True
+
+
+def every_hunk_removes(patch: bytes) -> bool:
+    """Whether every hunk of a text patch removes at least one line (`@@ -a,b …` with b > 0);
+    False for a binary patch or one without hunks."""
+    if b"GIT binary patch" in patch:
+        return False
+    hunks = re.findall(rb"^@@ -\d+(?:,(\d+))? ", patch, flags=re.M)
+    return bool(hunks) and all(count != b"0" for count in hunks)
 
 
 def commit_tree(cwd: Path, tree: str, parent: str, message: str, info: CommitInfo) -> str:

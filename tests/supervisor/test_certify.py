@@ -10,6 +10,7 @@ import pytest
 from sup_helpers import submit_and_step
 from test_noisy_keeps import NOISY_EVAL
 
+from autoresearch import git as gitlib
 from autoresearch.supervisor.prepare import prepare
 from helpers import Repo, cli, git, sandbox_text
 
@@ -88,6 +89,8 @@ def test_certify_ablate_says_what_each_kept_change_is_worth(repo: Repo) -> None:
     by_iteration = {a["iteration"]: a for a in report["ablations"]}
     assert sorted(by_iteration) == [1, 2, 3]
     assert by_iteration[1]["conflict"] is True and by_iteration[1]["worth"] is None
+    assert by_iteration[1]["superseded"] is True  # its one line now says 6, not 5
+    assert report["ablations_measured"] == 2
     assert by_iteration[1]["readings"] == []
     assert by_iteration[2]["worth"]["mean"] == pytest.approx(3.0)
     assert by_iteration[3]["worth"]["mean"] == pytest.approx(1.0)
@@ -107,7 +110,9 @@ def test_certify_ablate_says_what_each_kept_change_is_worth(repo: Repo) -> None:
     again = cli("certify", run_id, "--repeats", "3", "--ablate", cwd=repo.root)
     assert again.returncode == 0, again.stderr
     assert len(certify_rows(repo)) == 12
-    assert "without iteration 1" in again.stdout and "does not revert cleanly" in again.stdout
+    assert (
+        "without iteration 1" in again.stdout and "superseded: later keeps rewrote" in again.stdout
+    )
     assert "without iteration 2" in again.stdout and "worth +3" in again.stdout
 
 
@@ -130,6 +135,11 @@ def test_certify_on_the_demo(tmp_path: Path) -> None:
     assert report["ablations"]  # the demo's offline agent (seed 7) keeps within 4 iterations
     for a in report["ablations"]:
         assert a["conflict"] or len(a["readings"]) == 2
+        assert not a["superseded"] or a["conflict"]  # superseded: never measured
+    measured = sum(1 for a in report["ablations"] if not a["conflict"])
+    assert report["ablations_measured"] == measured >= 1
+    text = cli("certify", status["run_id"], "--repeats", "2", "--ablate", cwd=demo).stdout
+    assert f"ablations: {measured} of {len(report['ablations'])} kept changes measured" in text
 
 
 def test_finalize_evidence_and_the_report_show_the_certification(tmp_path: Path) -> None:
@@ -149,3 +159,79 @@ def test_finalize_evidence_and_the_report_show_the_certification(tmp_path: Path)
     assert report.returncode == 0, report.stderr
     page = Path(json.loads(report.stdout)["report_file"]).read_text()
     assert "certified" in page and "+0.181241" in page
+
+
+# the sum of every `name = value` line of params.py
+PARAMS_EVAL = (
+    "import json, re\n"
+    "text = open('params.py').read()\n"
+    "total = sum(float(v) for v in re.findall(r'^\\w+ = (\\S+)$', text, flags=re.M))\n"
+    "print(json.dumps({'pass': True, 'score': total}))\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("layout", "removed_by"),
+    [
+        # one parameter a line, next to each other (the demo's train.py): the reversed diff's
+        # context and a three-way merge both see the neighbours' edits; without context, each
+        # change is found by its own line
+        ("A = 0\nB = 0\nC = 0\n", ["zero-context", "zero-context", "reverse"]),
+        # each under its comment: a three-way merge takes a change out, as `git revert` does
+        ("# a\nA = 0\n\n# b\nB = 0\n\n# c\nC = 0\n", ["3-way", "3-way", "reverse"]),
+    ],
+)
+def test_certify_ablates_changes_on_neighbouring_lines(
+    repo: Repo, layout: str, removed_by: list[str]
+) -> None:
+    """Kept changes to lines next to each other (a tuning run) each come out of the final state
+    alone and are worth exactly what they added; the report says how each was taken out and
+    that all were measured."""
+    repo.write("scripts/params.py", PARAMS_EVAL)
+    repo.write("params.py", layout)
+    with prepare(repo.mission(sandbox=sandbox_text("python3 scripts/params.py")), run_tag="P") as h:
+        run_id, text = h.run_id, layout
+        for name, value in (("A", "1"), ("B", "2"), ("C", "4")):
+            text = text.replace(f"{name} = 0", f"{name} = {value}")
+            assert submit_and_step(h, {"params.py": text}).decision == "keep"
+    done = cli("certify", run_id, "--repeats", "2", "--ablate", "--json", cwd=repo.root)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert [a["removed_by"] for a in report["ablations"]] == removed_by
+    assert [a["worth"]["mean"] for a in report["ablations"]] == [1, 2, 4]
+    assert report["ablations_measured"] == 3
+    shown = cli("certify", run_id, "--repeats", "2", "--ablate", cwd=repo.root).stdout
+    assert "ablations: 3 of 3 kept changes measured\n" in shown + "\n"
+    assert "does not revert" not in shown
+
+
+def test_a_deleted_line_is_never_put_back_by_line_number_alone(repo: Repo) -> None:
+    """A change that deleted a line, then a later edit of the line next to it: reversed
+    without context the deletion is an insertion placed by line number only, which later
+    edits may have shifted – refused (None), never a tree nobody wrote."""
+    repo.write("params.py", "A = 0\nB = 0\nC = 0\n")
+    parent = repo.commit("three")
+    repo.write("params.py", "A = 0\nC = 0\n")
+    change = repo.commit("B deleted")
+    repo.write("params.py", "A = 5\nC = 0\n")
+    final = repo.commit("A edited")
+    assert gitlib.tree_without(repo.root, final, parent, change) is None
+    assert not gitlib.superseded(repo.root, final, parent, change)  # the deletion stays
+    # taking out the later edit of a line is found by its content
+    taken = gitlib.tree_without(repo.root, final, change, final)
+    assert taken is not None and taken[1] is gitlib.Removal.REVERSE
+
+
+@pytest.mark.parametrize(
+    ("patch", "removes"),
+    [
+        (b"@@ -3 +3 @@\n-a\n+b\n", True),
+        (b"@@ -3,2 +3,0 @@\n-a\n-b\n@@ -9 +7 @@\n-c\n+d\n", True),
+        (b"@@ -3,0 +4 @@\n+a\n", False),
+        (b"@@ -1 +1 @@\n-a\n+b\n@@ -5,0 +6,2 @@\n+c\n+d\n", False),
+        (b"GIT binary patch\nliteral 3\n", False),
+        (b"", False),
+    ],
+)
+def test_every_hunk_removes(patch: bytes, removes: bool) -> None:
+    assert gitlib.every_hunk_removes(patch) is removes

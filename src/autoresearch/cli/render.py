@@ -153,6 +153,7 @@ def cleaned(results: list[Any]) -> None:
 
 def certification(d: dict[str, Any]) -> None:
     """`certify`: each commit's mean with its interval, then the improvement."""
+    from autoresearch.supervisor.certify import ablation_summary
 
     def interval(i: dict[str, Any] | None) -> str:
         if not i:
@@ -185,6 +186,9 @@ def certification(d: dict[str, Any]) -> None:
             )
         else:
             lines.append(f"{head}: no passing reading")
+    summary = ablation_summary(d)
+    if summary:
+        lines.append(f"  {summary}")
     if d["failed_readings"]:
         lines.append(f"  {d['failed_readings']} readings failed and were not counted")
     click.echo("\n".join(lines))

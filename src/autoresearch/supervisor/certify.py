@@ -5,9 +5,11 @@ final state without each kept change in turn, and what each one is worth.
 Every reading is a journal row (role `certify`, iteration -1), written as soon as it is
 taken, so an interrupted certification resumes where it stopped: readings already recorded
 count towards `repeats`. An ablated state is a commit built without a checkout (the final tree
-with the kept change reverse-applied, the final commit's author and dates), so building it
-again gives the same SHA and its recorded readings are found again. The last report is kept in
-the run's scratch folder (`certification.json`), where `review` and `report` find it.
+with the kept change taken out – its diff reversed, else a three-way merge, else its diff
+without context lines: git.tree_without – with the final commit's author and dates), so
+building it again gives the same SHA and its recorded readings are found again. The last
+report is kept in the run's scratch folder (`certification.json`), where `review` and `report`
+find it.
 """
 
 from __future__ import annotations
@@ -33,6 +35,10 @@ from autoresearch.supervisor.record import measuring_env
 
 CERTIFY_ITERATION = -1  # certification readings belong to no iteration
 NOTE_CONFLICT = "does not revert cleanly from the final state: not measured"
+NOTE_SUPERSEDED = (
+    "superseded: later keeps rewrote every line it changed, nothing of it is left in the "
+    "final state: not measured"
+)
 
 
 @dataclass(frozen=True)
@@ -50,6 +56,8 @@ class Ablation:
     parent: str  # the kept commit before it (or the baseline): the change is parent..kept
     description: str
     without: str | None
+    removed_by: git.Removal | None = None  # how the change was taken out of the final state
+    superseded: bool = False  # not taken out: later keeps rewrote all of it
 
     @property
     def subject(self) -> Subject | None:
@@ -109,12 +117,13 @@ def certify(
     data = _report(h, subjects[:2], scores, repeats, failures)
     if ablate:
         data["ablations"] = [_worth(h, a, scores) for a in ablations]
+        data["ablations_measured"] = sum(1 for a in data["ablations"] if not a["conflict"])
     atomic_write_json(h.paths.certification, data)
     return data
 
 
 def ablations_of(h: RunHandle) -> list[Ablation]:
-    """Each kept change of the run (parent..kept), reverse-applied to the final state."""
+    """Each kept change of the run (parent..kept), taken out of the final state."""
     root, final = h.repo.repo_root, str(h.run.last_kept_commit)
     parent = str(h.run.baseline_commit)
     info = git.commit_info(root, final)
@@ -125,12 +134,14 @@ def ablations_of(h: RunHandle) -> list[Ablation]:
             continue
         if kept == parent or not git.is_ancestor(root, kept, final):
             continue  # not part of the final state (a later rebaseline, a rolled-back keep)
-        tree = git.tree_with_patch(root, final, git.diff_between(root, kept, parent))
-        without = None
-        if tree is not None:
+        taken = git.tree_without(root, final, parent, kept)
+        without, how, gone = None, None, False
+        if taken is not None:
             message = f"autoresearch certify: {final[:12]} without {kept[:12]}"
-            without = git.commit_tree(root, tree, final, message, info)
-        found.append(Ablation(it.iteration, kept, parent, it.description, without))
+            without, how = git.commit_tree(root, taken[0], final, message, info), taken[1]
+        else:
+            gone = git.superseded(root, final, parent, kept)
+        found.append(Ablation(it.iteration, kept, parent, it.description, without, how, gone))
         parent = kept
     return found
 
@@ -151,6 +162,22 @@ def read_certification(path: Path, final: str | None) -> dict[str, Any] | None:
     return data if data["final"].get("commit") == final else None
 
 
+def ablation_summary(data: dict[str, Any]) -> str | None:
+    """How many kept changes were measured without (None: no ablation was asked for)."""
+    found = data.get("ablations")
+    if found is None:
+        return None
+    measured = sum(1 for a in found if not a.get("conflict"))
+    gone = sum(1 for a in found if a.get("conflict") and a.get("superseded"))
+    stuck = len(found) - measured - gone
+    text = f"ablations: {measured} of {len(found)} kept changes measured"
+    if gone:
+        text += f"; {gone} superseded (later keeps rewrote all of it)"
+    if stuck:
+        text += f"; {stuck} do not come out of the final state alone (not measured)"
+    return text
+
+
 def certification_lines(data: dict[str, Any]) -> list[str]:
     """A certification in a few lines, for evidence blocks and reports."""
     imp = data.get("improvement")
@@ -162,8 +189,13 @@ def certification_lines(data: dict[str, Any]) -> list[str]:
         f"improvement {imp['mean']:+.6g}, 95 % interval [{imp['low']:+.6g}, {imp['high']:+.6g}]"
         f" ({verdict}; baseline and final re-measured {repeats} times each, interleaved)"
     ]
+    summary = ablation_summary(data)
+    if summary:
+        lines.append(f"  {summary}")
     for a in data.get("ablations") or []:
-        if a.get("conflict"):
+        if a.get("conflict") and a.get("superseded"):
+            lines.append(f"  iteration {a['iteration']}: superseded by later keeps, not measured")
+        elif a.get("conflict"):
             lines.append(f"  iteration {a['iteration']}: does not revert cleanly, not measured")
         elif a.get("worth"):
             w = a["worth"]
@@ -218,13 +250,15 @@ def _worth(h: RunHandle, a: Ablation, scores: dict[str, list[float]]) -> dict[st
         "parent": a.parent,
         "description": a.description,
         "without_commit": a.without,
+        "removed_by": None if a.removed_by is None else str(a.removed_by),
         "conflict": a.without is None,
+        "superseded": a.superseded,
         "readings": [],
         "worth": None,
         "significant": False,
     }
     if a.without is None:
-        data["note"] = NOTE_CONFLICT
+        data["note"] = NOTE_SUPERSEDED if a.superseded else NOTE_CONFLICT
         return data
     final, without = scores[str(h.run.last_kept_commit)], scores[a.without]
     data["readings"] = without
