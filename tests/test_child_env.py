@@ -5,6 +5,7 @@ processes), and no module spells a child variable itself."""
 from __future__ import annotations
 
 import ast
+import ctypes
 import os
 import signal
 import sys
@@ -138,6 +139,27 @@ STRAY = (
     "setsid sh -c 'echo $$ > \"$0\"; exec sleep 60' {pidfile} </dev/null >/dev/null 2>&1 & "
     "while [ ! -s {pidfile} ]; do sleep 0.02; done;"  # the child's group is stopped when it ends
 )
+
+
+@pytest.fixture(autouse=True)
+def _not_a_subreaper() -> Iterator[None]:
+    """An in-process run_loop earlier in this pytest worker made it a subreaper (as a driver
+    must be), and a subreaper stops a door's setsid strays the moment the door's child ends:
+    these tests need them alive to read their environment, whatever ran before them."""
+    if not sys.platform.startswith("linux"):
+        yield
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    was = ctypes.c_int(0)
+    libc.prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(was), 0, 0, 0)
+    libc.prctl(_PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+    try:
+        yield
+    finally:
+        libc.prctl(_PR_SET_CHILD_SUBREAPER, was.value, 0, 0, 0)
+
+
+_PR_SET_CHILD_SUBREAPER, _PR_GET_CHILD_SUBREAPER = 36, 37
 
 
 def _environ(pid: int) -> list[bytes]:
