@@ -60,6 +60,11 @@ class EvaluationRecord:
     def summary(self) -> EvalSummary:
         return EvalSummary(self.status, self.passed, self.score)
 
+    @property
+    def reported_score(self) -> float | None:
+        """The score, unless the evaluation is an error (a crash is never a score)."""
+        return self.score if self.status != EvalStatus.ERROR else None
+
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "command": self.command,
@@ -69,8 +74,8 @@ class EvaluationRecord:
         }
         if self.status != EvalStatus.ERROR and self.passed is not None:
             data["pass"] = self.passed
-        if self.score is not None and self.status != EvalStatus.ERROR:
-            data["score"] = self.score
+        if self.reported_score is not None:
+            data["score"] = self.reported_score
         if self.format == "metric":
             data["metrics"] = dict(self.metrics)
         data.update(exit_code=self.exit_code, timed_out=self.timed_out)

@@ -83,7 +83,7 @@ def test_a_clear_improvement_is_kept_after_an_interleaved_test_and_confirmed(
     assert (h.incumbent_tree / "value.txt").read_text() == "0\n"
     assert not str(h.incumbent_tree).startswith(str(h.worktree))
 
-    summary = lifecycle.run_summary(h, 1, False)
+    summary = lifecycle.run_summary(h, 1, False).to_dict()
     interval = summary["best_interval"]
     assert interval["n"] == 5 and interval["low"] < summary["best_score"] < interval["high"]
     assert summary["best_score"] == pytest.approx(statistics.fmean(confirm))
@@ -145,7 +145,7 @@ def test_a_deterministic_evaluator_costs_one_evaluation_per_iteration(run: RunHa
         "score did not improve",
     )
     assert [len(rows(run, i)) for i in (1, 2)] == [1, 1]
-    assert lifecycle.run_summary(run, 2, False)["best_interval"]["n"] == 1
+    assert lifecycle.run_summary(run, 2, False).to_dict()["best_interval"]["n"] == 1
 
 
 def test_mode_single_is_exactly_the_single_reading_rule(

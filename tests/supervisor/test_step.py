@@ -115,7 +115,7 @@ def test_evaluator_outcomes_discard(
     base = head(run)
     result = submit_and_step(run, {"value.txt": "50\n", "mode.txt": mode + "\n"})
     assert (result.decision, result.decision_reason) == (decision, reason)
-    assert result.evaluator is not None and result.evaluator["status"] == status
+    assert result.evaluator is not None and result.evaluator.status == status
     assert head(run) == base and not (run.worktree / "mode.txt").exists()
     assert run.run.last_kept_score == 1.0
 
@@ -128,7 +128,7 @@ def test_evaluator_timeout_kills_the_group_and_discards(run: RunHandle) -> None:
     run.refresh()
     result = submit_and_step(run, {"value.txt": "50\n", "mode.txt": "hang\n"})
     assert result.decision == "discard" and result.decision_reason == "evaluator error"
-    assert result.evaluator is not None and result.evaluator["timed_out"] is True
+    assert result.evaluator is not None and result.evaluator.timed_out is True
     pid = int((run.worktree / ".autoresearch/evaluator.pid").read_text())
     assert not pid_alive(pid)
     assert runs.children(run.journal, run.run_id) == []

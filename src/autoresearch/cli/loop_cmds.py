@@ -160,10 +160,11 @@ def _drive(
     summary = run_summary(handle, outcome.sessions, outcome.interrupted)
     _write_report(handle)
     if as_json:
+        data = summary.to_dict()
         emit_json(
-            {**manifest(handle.journal, handle.run, handle.repo), "loop": summary}
+            {**manifest(handle.journal, handle.run, handle.repo), "loop": data}
             if with_manifest
-            else summary
+            else data
         )
     else:
         render.loop_summary(summary, demo=demo)

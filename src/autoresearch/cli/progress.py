@@ -96,14 +96,15 @@ class ProgressPrinter:
         from rich.text import Text
 
         self._stop_spinner()
-        score = (result.evaluator or {}).get("score")
+        evaluation = result.evaluator
+        score = evaluation.reported_score if evaluation else None
         if result.keep and result.last_kept_score is not None:
             self.best = result.last_kept_score  # the kept commit's mean, not its first reading
             self.best_interval = result.last_kept_interval
         started = self._lane_started.pop(lane, None) if lane else None
         self._doing.pop(lane, None)
         elapsed = time.monotonic() - (started or self._started or self.t0)
-        decision = decision_text(result.decision, result.evaluator)
+        decision = decision_text(result.decision, evaluation.to_dict() if evaluation else None)
         score_text = estimates.row_text(score, result.estimate) or "-"
         best_text = estimates.text(self.best, self.best_interval) or "n/a"
         line = Text(f"{result.iteration:>5}  ")

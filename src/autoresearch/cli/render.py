@@ -10,6 +10,7 @@ import click
 from autoresearch.cli.common import say
 from autoresearch.journal.views import format_score
 from autoresearch.supervisor import estimates, report
+from autoresearch.supervisor.summary import LoopSummary, RunDetails, RunListing
 
 
 def _short(sha: str | None) -> str:
@@ -79,44 +80,44 @@ def resumed(manifest: dict[str, Any], pending: bool) -> None:
         click.echo(f"  candidate.json is waiting: autoresearch step {manifest['run_id']}")
 
 
-def run_list(items: list[dict[str, Any]]) -> None:
+def run_list(items: list[RunListing]) -> None:
     say(report.run_list(items))
 
 
-def run_details(d: dict[str, Any]) -> None:
+def run_details(d: RunDetails) -> None:
     say(report.run_details(d))
 
 
-def loop_summary(s: dict[str, Any], demo: bool = False) -> None:
+def loop_summary(loop: LoopSummary, demo: bool = False) -> None:
     """The end-of-loop summary: plain aligned lines, so that paths are never truncated."""
-    counts = s["counts"]
-    reason = f" ({s['stop_reason']})" if s["stop_reason"] else ""
-    if s.get("stop_note") and s["stop_reason"]:
-        reason = f" ({s['stop_reason']}: {s['stop_note']})"
+    s = loop.summary
+    reason = f" ({s.stop_reason})" if s.stop_reason else ""
+    if s.stop_note and s.stop_reason:
+        reason = f" ({s.stop_reason}: {s.stop_note})"
     rows = [
-        ("run", s["run_id"]),
-        ("status", f"{s['status']}{reason}"),
-        ("iterations", f"{s['iteration']} ({s['sessions']} in this invocation)"),
-        ("baseline", estimates.text(s["baseline_score"], s.get("baseline_interval")) or "n/a"),
-        ("best", f"{report.best_text(s)} ({s['direction']} is better)"),
-        ("decisions", report.decision_counts(counts, s["totals"])),
-        *report.totals_rows(s["totals"]),
-        ("best commit", f"{_short(s['last_kept_commit'])} on branch {s['branch_name']}"),
-        ("worktree", s["worktree_path"]),
-        ("results", s["results_file"]),
-        ("ledger", s["ledger_file"]),
-        ("logs", s["logs_dir"]),
-        ("report", s["report_file"]),
+        ("run", s.run_id),
+        ("status", f"{s.status}{reason}"),
+        ("iterations", f"{s.iteration} ({loop.sessions} in this invocation)"),
+        ("baseline", estimates.text(s.baseline_score, s.baseline_interval) or "n/a"),
+        ("best", f"{report.best_text(s)} ({s.direction} is better)"),
+        ("decisions", report.decision_counts(s.counts, loop.totals)),
+        *report.totals_rows(loop.totals),
+        ("best commit", f"{_short(s.last_kept_commit)} on branch {s.branch_name}"),
+        ("worktree", s.worktree_path),
+        ("results", loop.results_file),
+        ("ledger", loop.ledger_file),
+        ("logs", loop.logs_dir),
+        ("report", loop.report_file),
     ]
-    if s.get("resume_command"):
-        rows.append(("resume", s["resume_command"]))
+    if s.resume_command:
+        rows.append(("resume", s.resume_command))
     width = max(len(key) for key, _ in rows)
     say("\n".join(f"{key:<{width}}  {value}" for key, value in rows))
-    lanes = report.lane_table(s.get("lanes") or [])
+    lanes = report.lane_table(loop.lanes)
     if lanes:
         say(lanes)
     if demo:  # commands to copy: quoted, so that a path with spaces or quotes still works
-        repo, run, worktree = (shlex.quote(s[k]) for k in ("repo_root", "run_id", "worktree_path"))
+        repo, run, worktree = (shlex.quote(p) for p in (loop.repo_root, s.run_id, s.worktree_path))
         click.echo(
             "\nNext steps:\n"
             f"  git -C {worktree} log --oneline   # the kept commits\n"
@@ -124,7 +125,7 @@ def loop_summary(s: dict[str, Any], demo: bool = False) -> None:
             f"  autoresearch --repo {repo} finalize {run}   # kept commits → branches\n"
             "  README.md: write a mission for your own repository\n"
             f"\nThe report (plot, every iteration, the kept diffs) – open it in a browser:\n"
-            f"  {s['report_file']}"
+            f"  {loop.report_file}"
         )
 
 

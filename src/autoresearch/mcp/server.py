@@ -370,7 +370,7 @@ class Tools:
         with tool_errors():
             root = find_repo(self.start)
             runs = lifecycle.list_runs(root)
-            data = {"repo_root": str(root), "runs": runs}
+            data = {"repo_root": str(root), "runs": [r.to_dict() for r in runs]}
             return reply(report.run_list(runs), s.RunListOutput.model_validate(data))
 
     def run_status(
@@ -386,8 +386,10 @@ class Tools:
         `autoresearch resume RUN_ID`).
         """
         with tool_errors():
-            data = lifecycle.run_details(find_repo(self.start), run_id, last=last_iterations)
-            return reply(report.run_details(data), s.RunDetailsOutput.model_validate(data))
+            details = lifecycle.run_details(find_repo(self.start), run_id, last=last_iterations)
+            return reply(
+                report.run_details(details), s.RunDetailsOutput.model_validate(details.to_dict())
+            )
 
     def run_stop(
         self,

@@ -38,6 +38,13 @@ from autoresearch.supervisor.handle import (
 from autoresearch.supervisor.recovery import finish_interrupted_session, recover
 from autoresearch.supervisor.safety import check_reset_safety, dirty_entries
 from autoresearch.supervisor.step import msg_terminal
+from autoresearch.supervisor.summary import (
+    LaneRow,
+    LoopSummary,
+    RunDetails,
+    RunListing,
+    RunSummary,
+)
 
 NO_ACTIVE_RUN = "no active run to stop"
 
@@ -327,23 +334,22 @@ def _stop_target(journal: Journal, run_id: str | None) -> RunRecord:
     return run
 
 
-def list_runs(repo_root: Path) -> list[dict[str, Any]]:
+def list_runs(repo_root: Path) -> list[RunListing]:
     """Every run of the repository with its headline numbers."""
     if not journal_exists(repo_root):
         return []
     repo = RepoPaths(repo_root)
     with open_journal(repo_root, journal_timeout()) as journal:
-        items = []
-        for run in runs.list_runs(journal):
-            item = _summary_of(journal, run)
-            item["driver_alive"] = run.status == RunStatus.RUNNING and driver_alive(
-                repo, run.run_id
+        return [
+            RunListing(
+                _summary_of(journal, run),
+                run.status == RunStatus.RUNNING and driver_alive(repo, run.run_id),
             )
-            items.append(item)
-        return items
+            for run in runs.list_runs(journal)
+        ]
 
 
-def run_details(repo_root: Path, run_id: str, last: int | None = None) -> dict[str, Any]:
+def run_details(repo_root: Path, run_id: str, last: int | None = None) -> RunDetails:
     """One run with its iteration history (the `last` iterations only, when given)."""
     if not journal_exists(repo_root):
         raise NotFoundError(f"unknown run: {run_id}")
@@ -351,8 +357,6 @@ def run_details(repo_root: Path, run_id: str, last: int | None = None) -> dict[s
         run = runs.get_run(journal, run_id)
         if run is None:
             raise NotFoundError(f"unknown run: {run_id}")
-        data = _summary_of(journal, run)
-        data["manifest"] = estimates.manifest(journal, run, RepoPaths(repo_root))
         its = (
             runs.all_iterations(journal, run_id)
             if last is None
@@ -361,16 +365,19 @@ def run_details(repo_root: Path, run_id: str, last: int | None = None) -> dict[s
             else []
         )
         found = estimates.RunReadings.load(journal, run)
-        data["iterations"] = [
-            {**_with_evaluation(views.ledger_entry(it)), "estimate": found.estimate_dict(it)}
-            for it in its
-        ]
-        data["iterations_total"] = run.iteration + 1 if run.baseline_commit else 0
-        data["driver_alive"] = driver_alive(RepoPaths(repo_root), run_id)
         report = RepoPaths(repo_root).run(run_id).report / REPORT_FILE
-        data["report_file"] = str(report) if report.exists() else None
-        data["lanes"] = lane_rows(journal, run_id)
-        return data
+        return RunDetails(
+            summary=_summary_of(journal, run),
+            manifest=estimates.manifest(journal, run, RepoPaths(repo_root)),
+            iterations=[
+                {**_with_evaluation(views.ledger_entry(it)), "estimate": found.estimate_dict(it)}
+                for it in its
+            ],
+            iterations_total=run.iteration + 1 if run.baseline_commit else 0,
+            driver_alive=driver_alive(RepoPaths(repo_root), run_id),
+            report_file=str(report) if report.exists() else None,
+            lanes=lane_rows(journal, run_id),
+        )
 
 
 def _with_evaluation(entry: dict[str, Any]) -> dict[str, Any]:
@@ -380,7 +387,7 @@ def _with_evaluation(entry: dict[str, Any]) -> dict[str, Any]:
     return entry
 
 
-def lane_rows(journal: Journal, run_id: str) -> list[dict[str, Any]]:
+def lane_rows(journal: Journal, run_id: str) -> list[LaneRow]:
     """Each lane of a `run --lanes K` (none for a run without lanes): what it is doing, its
     last decision (with its reason and what its evaluation came to), what its sessions
     spent."""
@@ -394,66 +401,59 @@ def lane_rows(journal: Journal, run_id: str) -> list[dict[str, Any]]:
             else None
         )
         rows.append(
-            {
-                "lane": lane.lane,
-                "state": lane.state,
-                "detail": lane.detail,
-                "sessions": lane.session,
-                "base_commit": lane.base_commit,
-                "last_iteration": lane.last_iteration,
-                "last_decision": lane.last_decision,
-                "last_reason": last.decision_reason if last else None,
-                "last_evaluation": (
+            LaneRow(
+                lane=lane.lane,
+                state=lane.state,
+                detail=lane.detail,
+                sessions=lane.session,
+                base_commit=lane.base_commit,
+                last_iteration=lane.last_iteration,
+                last_decision=lane.last_decision,
+                last_reason=last.decision_reason if last else None,
+                last_evaluation=(
                     views.evaluation_text(last.evaluator, last.decision, last.decision_reason)
                     if last
                     else None
                 ),
-                "iterations": spent.get("iterations", 0),
-                "keeps": spent.get("keeps", 0),
-                "cost_usd": spent.get("cost_usd"),
-                "tokens": spent.get("tokens", 0),
-                "updated_at": lane.updated_at,
-            }
+                iterations=spent.get("iterations", 0),
+                keeps=spent.get("keeps", 0),
+                cost_usd=spent.get("cost_usd"),
+                tokens=spent.get("tokens", 0),
+                updated_at=lane.updated_at,
+            )
         )
     return rows
 
 
-def _summary_of(journal: Journal, run: RunRecord) -> dict[str, Any]:
+def _summary_of(journal: Journal, run: RunRecord) -> RunSummary:
     found = estimates.headline(journal, run)
-    data = _summary(run, runs.decision_counts(journal, run.run_id), found.best, found.baseline)
-    data["best_interval"] = estimates.interval_dict(found.best_interval)
-    data["baseline_interval"] = estimates.interval_dict(found.baseline_interval)
-    return data
-
-
-def _summary(
-    run: RunRecord, counts: dict[str, int], best: float | None, baseline: float | None
-) -> dict[str, Any]:
-    return {
-        "run_id": run.run_id,
-        "status": run.status,
-        "stop_reason": run.stop_reason,
-        "mission_slug": run.mission_slug,
-        "branch_name": run.branch_name,
-        "worktree_path": run.worktree_path,
-        "iteration": run.iteration,
-        "keep_policy": run.keep_policy,
-        "direction": run.direction,
-        "last_kept_commit": run.last_kept_commit,
-        "last_kept_score": run.last_kept_score,
-        "best_score": best,
-        "baseline_score": baseline,
-        "counts": counts,
-        "created_at": run.created_at,
-        "updated_at": run.updated_at,
-        "completed_at": run.completed_at,
-        "stop_requested": run.stop_requested,
-        "stop_note": run.stop_note,
-        "cleaned_at": run.cleaned_at,
-        "resume_command": f"autoresearch resume {run.run_id}"
+    return RunSummary(
+        run_id=run.run_id,
+        status=run.status,
+        stop_reason=run.stop_reason,
+        mission_slug=run.mission_slug,
+        branch_name=run.branch_name,
+        worktree_path=run.worktree_path,
+        iteration=run.iteration,
+        keep_policy=run.keep_policy,
+        direction=run.direction,
+        last_kept_commit=run.last_kept_commit,
+        last_kept_score=run.last_kept_score,
+        best_score=found.best,
+        baseline_score=found.baseline,
+        counts=runs.decision_counts(journal, run.run_id),
+        created_at=run.created_at,
+        updated_at=run.updated_at,
+        completed_at=run.completed_at,
+        stop_requested=run.stop_requested,
+        stop_note=run.stop_note,
+        cleaned_at=run.cleaned_at,
+        resume_command=f"autoresearch resume {run.run_id}"
         if run.status == RunStatus.RUNNING
         else None,
-    }
+        best_interval=found.best_interval,
+        baseline_interval=found.baseline_interval,
+    )
 
 
 def baseline_and_best(h: RunHandle) -> estimates.Headline:
@@ -462,12 +462,12 @@ def baseline_and_best(h: RunHandle) -> estimates.Headline:
     return estimates.headline(h.journal, h.run)
 
 
-def run_summary(h: RunHandle, sessions: int, interrupted: bool) -> dict[str, Any]:
+def run_summary(h: RunHandle, sessions: int, interrupted: bool) -> LoopSummary:
     """What a finished (or interrupted) loop reports: numbers and where the files are."""
     h.refresh()
     run = h.run
-    data = _summary_of(h.journal, run)
-    data.update(
+    return LoopSummary(
+        summary=_summary_of(h.journal, run),
         repo_root=str(h.repo.repo_root),
         sessions=sessions,
         interrupted=interrupted,
@@ -482,7 +482,6 @@ def run_summary(h: RunHandle, sessions: int, interrupted: bool) -> dict[str, Any
         },
         lanes=lane_rows(h.journal, run.run_id),
     )
-    return data
 
 
 def baseline_evaluation(h: RunHandle) -> dict[str, Any] | None:

@@ -6,7 +6,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from autoresearch.journal.views import NOT_RUN, evaluation_text, format_score
+from autoresearch.states import RunStatus
 from autoresearch.supervisor import estimates
+from autoresearch.supervisor.summary import LaneRow, RunDetails, RunListing, RunSummary
 
 
 def columns(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -21,40 +23,41 @@ def _score(value: float | None) -> str:
     return format_score(value) or "-"
 
 
-def best_text(d: dict[str, Any]) -> str:
+def best_text(s: RunSummary) -> str:
     """The best score with its 95 % interval when it rests on readings that vary."""
-    return estimates.text(d["best_score"], d.get("best_interval")) or "-"
+    return estimates.text(s.best_score, s.best_interval) or "-"
 
 
-def baseline_text(d: dict[str, Any]) -> str:
+def baseline_text(s: RunSummary) -> str:
     """The baseline's mean with its 95 % interval when its readings vary."""
-    return estimates.text(d["baseline_score"], d.get("baseline_interval")) or "-"
+    return estimates.text(s.baseline_score, s.baseline_interval) or "-"
 
 
-def run_list(items: Sequence[dict[str, Any]]) -> str:
+def run_list(items: Sequence[RunListing]) -> str:
     if not items:
         return "no runs yet (autoresearch prepare MISSION_DIR or autoresearch run …)"
     rows = []
     orphans = []
-    for r in items:
-        c = r["counts"]
-        state = r["status"]
-        if state == "running" and not r.get("driver_alive"):
+    for item in items:
+        r = item.summary
+        c = r.counts
+        state = str(r.status)
+        if r.status == RunStatus.RUNNING and not item.driver_alive:
             state = "running, no driver"
-            orphans.append(r["run_id"])
-        elif r.get("cleaned_at"):
+            orphans.append(r.run_id)
+        elif r.cleaned_at:
             state += ", cleaned"
         rows.append(
             [
-                r["run_id"],
+                r.run_id,
                 state,
-                str(r["iteration"]),
+                str(r.iteration),
                 baseline_text(r),
                 best_text(r),
                 str(c.get("keep", 0)),
                 str(c.get("discard", 0) + c.get("ambiguous", 0)),
                 str(c.get("noop", 0)),
-                r["stop_reason"] or "",
+                r.stop_reason or "",
             ]
         )
     header = ["run", "status", "iter", "baseline", "best", "kept", "disc", "noop", "reason"]
@@ -64,29 +67,30 @@ def run_list(items: Sequence[dict[str, Any]]) -> str:
     return table
 
 
-def run_details(d: dict[str, Any]) -> str:
-    reason = f": {d['stop_reason']}" if d["stop_reason"] else ""
-    note = f" – {d['stop_note']}" if d.get("stop_note") else ""
-    driver = "alive" if d["driver_alive"] else "none"
-    if not d["driver_alive"] and d["status"] == "running":
-        driver = f"none – nobody drives this run; continue it: {d['resume_command']}"
-    if d["stop_requested"]:
-        driver += f" (stop requested: {d['stop_requested']})"
-    shown = len(d["iterations"])
-    report = d.get("report_file") or f"not written yet: autoresearch report {d['run_id']}"
+def run_details(details: RunDetails) -> str:
+    d = details.summary
+    reason = f": {d.stop_reason}" if d.stop_reason else ""
+    note = f" – {d.stop_note}" if d.stop_note else ""
+    driver = "alive" if details.driver_alive else "none"
+    if not details.driver_alive and d.status == RunStatus.RUNNING:
+        driver = f"none – nobody drives this run; continue it: {d.resume_command}"
+    if d.stop_requested:
+        driver += f" (stop requested: {d.stop_requested})"
+    shown = len(details.iterations)
+    report = details.report_file or f"not written yet: autoresearch report {d.run_id}"
     lines = [
-        f"run:        {d['run_id']} ({d['status']}{reason}){note}",
-        f"worktree:   {d['worktree_path']}  branch {d['branch_name']}"
-        + (" (removed by clean)" if d.get("cleaned_at") else ""),
-        f"policy:     {d['keep_policy']} ({d['direction']} is better)",
+        f"run:        {d.run_id} ({d.status}{reason}){note}",
+        f"worktree:   {d.worktree_path}  branch {d.branch_name}"
+        + (" (removed by clean)" if d.cleaned_at else ""),
+        f"policy:     {d.keep_policy} ({d.direction} is better)",
         f"baseline:   {baseline_text(d)}   best: {best_text(d)}   "
-        f"last kept: {(d['last_kept_commit'] or '')[:7]}",
+        f"last kept: {(d.last_kept_commit or '')[:7]}",
         f"driver:     {driver}",
-        f"iterations: {shown} of {d['iterations_total']} shown",
+        f"iterations: {shown} of {details.iterations_total} shown",
         f"report:     {report}",
     ]
     rows = []
-    for it in d["iterations"]:
+    for it in details.iterations:
         ev = it.get("evaluator") or {}
         rows.append(
             [
@@ -99,7 +103,7 @@ def run_details(d: dict[str, Any]) -> str:
             ]
         )
     table = columns(["#", "decision", "eval", "score", "commit", "description"], rows)
-    lanes = lane_table(d.get("lanes") or [])
+    lanes = lane_table(details.lanes)
     return "\n".join([*lines, *([lanes] if lanes else []), table])
 
 
@@ -109,27 +113,27 @@ def _cell(text: str, width: int = 40) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
-def lane_table(lanes: list[dict[str, Any]]) -> str:
+def lane_table(lanes: Sequence[LaneRow]) -> str:
     """One row per lane of a `run --lanes K`: what it does, its last decision, its spend."""
     if not lanes:
         return ""
     rows = []
     for lane in lanes:
-        last = lane.get("last_decision")
-        last_text = f"{last} #{lane.get('last_iteration')}" if last else "-"
-        evaluation = lane.get("last_evaluation") or ""
+        last = lane.last_decision
+        last_text = f"{last} #{lane.last_iteration}" if last else "-"
+        evaluation = lane.last_evaluation or ""
         if evaluation.startswith(f"{NOT_RUN}: "):  # a discard without a reading says why
             last_text += f" ({_cell(evaluation.removeprefix(f'{NOT_RUN}: '))})"
-        cost = lane.get("cost_usd")
+        cost = lane.cost_usd
         rows.append(
             [
-                str(lane["lane"]),
-                str(lane["state"]),
+                str(lane.lane),
+                str(lane.state),
                 last_text,
-                f"{lane.get('iterations', 0)} ({lane.get('keeps', 0)} kept)",
+                f"{lane.iterations} ({lane.keeps} kept)",
                 f"${cost:.4f}" if isinstance(cost, int | float) else "-",
-                str(lane.get("tokens") or 0),
-                " ".join(str(lane.get("detail") or "").split())[:60],
+                str(lane.tokens or 0),
+                " ".join(str(lane.detail or "").split())[:60],
             ]
         )
     head = ["lane", "doing", "last decision", "judged", "cost", "tokens", "detail"]

@@ -49,7 +49,7 @@ class StepResult:
     decision_reason: str
     keep: bool
     notes: list[str]
-    evaluator: dict[str, Any] | None
+    evaluator: EvaluationRecord | None
     run_status: RunStatus
     stop_reason: str | None
     last_kept_commit: str | None
@@ -69,7 +69,7 @@ class StepResult:
             "decision_reason": self.decision_reason,
             "keep": self.keep,
             "notes": self.notes,
-            "evaluator": self.evaluator,
+            "evaluator": self.evaluator.to_dict() if self.evaluator else None,
             "run_status": self.run_status,
             "stop_reason": self.stop_reason,
             "last_kept_commit": self.last_kept_commit,
@@ -326,7 +326,7 @@ def _record(
         decision_reason=decision.reason,
         keep=decision.keep,
         notes=[*applied.artifact_notes, *applied.decision_notes],
-        evaluator=evaluation.to_dict() if evaluation else None,
+        evaluator=evaluation,
         run_status=run.status,
         stop_reason=run.stop_reason,
         last_kept_commit=run.last_kept_commit,

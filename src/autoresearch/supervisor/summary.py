@@ -1,0 +1,134 @@
+"""What the supervisor reports of a run, typed: its headline numbers (`status`), its details
+(`status RUN_ID`, MCP run_status), its lanes, and a finished loop's summary (`run`, `resume`).
+
+The renderers (supervisor/report.py, cli/render.py) read these records; `to_dict` is the JSON
+edge (`--json`, the MCP tools' structured output) and keeps the contract's keys and order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+from autoresearch.noise import Interval
+from autoresearch.states import DecisionKind, Direction, LaneState, RunStatus
+
+
+def _plain(record: Any) -> dict[str, Any]:
+    """A record's fields in their order, nested records as their `to_dict`."""
+    data: dict[str, Any] = {}
+    for f in fields(record):
+        value = getattr(record, f.name)
+        if isinstance(value, list):
+            value = [v.to_dict() if hasattr(v, "to_dict") else v for v in value]
+        elif hasattr(value, "to_dict"):
+            value = value.to_dict()
+        data[f.name] = value
+    return data
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """A run's headline: where it stands, its scores and how its iterations were decided."""
+
+    run_id: str
+    status: RunStatus
+    stop_reason: str | None
+    mission_slug: str
+    branch_name: str
+    worktree_path: str
+    iteration: int
+    keep_policy: str
+    direction: Direction
+    last_kept_commit: str | None
+    last_kept_score: float | None
+    best_score: float | None
+    baseline_score: float | None
+    counts: dict[str, int]  # decision → iterations
+    created_at: str
+    updated_at: str
+    completed_at: str | None
+    stop_requested: str | None
+    stop_note: str | None
+    cleaned_at: str | None
+    resume_command: str | None
+    best_interval: Interval | None  # the best's 95 % interval, when it rests on readings
+    baseline_interval: Interval | None  # the baseline's, likewise
+
+    def to_dict(self) -> dict[str, Any]:
+        return _plain(self)
+
+
+@dataclass(frozen=True)
+class RunListing:
+    """One run of `status` without RUN_ID: its headline and whether a driver is alive."""
+
+    summary: RunSummary
+    driver_alive: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.summary.to_dict(), "driver_alive": self.driver_alive}
+
+
+@dataclass(frozen=True)
+class LaneRow:
+    """One lane of a `run --lanes K`: what it is doing, its last decision, what it spent."""
+
+    lane: int
+    state: LaneState
+    detail: str | None
+    sessions: int
+    base_commit: str | None
+    last_iteration: int | None
+    last_decision: DecisionKind | None
+    last_reason: str | None  # the last decision's reason
+    last_evaluation: str | None  # what its evaluation came to (views.evaluation_text)
+    iterations: int
+    keeps: int
+    cost_usd: float | None
+    tokens: int
+    updated_at: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return _plain(self)
+
+
+@dataclass(frozen=True)
+class RunDetails:
+    """One run with its iterations (the ledger's entries, as the ledger file has them)."""
+
+    summary: RunSummary
+    manifest: dict[str, Any]  # the run's manifest.json
+    # ledger entries (journal/views.ledger_entry) with `evaluation` and their commit's `estimate`
+    iterations: list[dict[str, Any]]
+    iterations_total: int
+    driver_alive: bool
+    report_file: str | None
+    lanes: list[LaneRow]
+
+    def to_dict(self) -> dict[str, Any]:
+        rest = _plain(self)
+        del rest["summary"]
+        return {**self.summary.to_dict(), **rest}
+
+
+@dataclass(frozen=True)
+class LoopSummary:
+    """What a finished (or interrupted) loop reports: numbers and where the files are."""
+
+    summary: RunSummary
+    repo_root: str
+    sessions: int  # agent sessions in this invocation
+    interrupted: bool
+    ledger_file: str
+    results_file: str
+    manifest_file: str
+    logs_dir: str
+    report_file: str
+    totals: dict[str, Any]  # journal/runs.run_totals plus wall_seconds
+    lanes: list[LaneRow]
+
+    def to_dict(self) -> dict[str, Any]:
+        rest = _plain(self)
+        del rest["summary"]
+        return {**self.summary.to_dict(), **rest}
