@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from autoresearch.children import ChildEnv, run_tag, spawn_env
+from autoresearch.contracts.check_record import CheckRecord
 from autoresearch.contracts.evaluator_output import (
     MSG_NOT_JSON,
     MSG_NOT_JSON_LONG_LINE,
@@ -59,6 +60,11 @@ class EvaluationRecord:
 
     def summary(self) -> EvalSummary:
         return EvalSummary(self.status, self.passed, self.score)
+
+    @property
+    def process(self) -> ProcessState:
+        """How the measured process ended, whatever its output said (`process_state`)."""
+        return process_state(self.timed_out, self.spawn_error, self.exit_code, self.cancelled)
 
     @property
     def reported_score(self) -> float | None:
@@ -184,9 +190,18 @@ def run_evaluator(
         verdict = parse_json_verdict(collector.text())
         if verdict.parse_error == MSG_NOT_JSON and collector.dropped_long_lines:
             verdict = replace(verdict, parse_error=MSG_NOT_JSON_LONG_LINE)
-    else:
-        verdict = metric_verdict(parsed.metrics, spec.metric or "", outcome.exit_code)
-    return build_record(spec, outcome, verdict)
+        return build_record(spec, outcome, verdict)
+    return metric_record(spec, outcome, parsed.metrics)
+
+
+def metric_record(
+    spec: EvaluatorSpec, outcome: SupervisedOutcome, metrics: dict[str, float]
+) -> EvaluationRecord:
+    """The record of a `format: metric` process (an evaluator, or a session's harness, whose
+    METRIC lines were scanned into `metrics`): pass when it exited 0 with the primary metric."""
+    return build_record(
+        spec, outcome, metric_verdict(metrics, spec.metric or "", outcome.exit_code)
+    )
 
 
 def process_state(
@@ -207,6 +222,18 @@ def outcome_state(outcome: SupervisedOutcome) -> ProcessState:
     """`process_state` of a supervised child."""
     return process_state(
         outcome.timed_out, outcome.spawn_error, outcome.exit_code, outcome.cancelled
+    )
+
+
+def check_record(outcome: SupervisedOutcome, tail: str = "") -> CheckRecord:
+    """How a run of the checks ended, from its process (pure)."""
+    return CheckRecord(
+        state=outcome_state(outcome),
+        exit_code=outcome.exit_code,
+        duration_ms=outcome.duration_ms,
+        log_file=str(outcome.log_path or ""),
+        tail=tail,
+        spawn_error=outcome.spawn_error,
     )
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from autoresearch.contracts.check_record import CheckRecord
 from autoresearch.errors import ContractError, RefusedError
 from autoresearch.experiments.params import LogParams
 from autoresearch.experiments.rules import (
@@ -82,10 +83,13 @@ def test_primary_defaults_to_the_parsed_value_and_asi_is_merged() -> None:
         ({"timed_out": True, "exit_code": -15}, r"did not pass \(timeout\)"),
         ({"exit_code": None, "error": "could not start"}, r"did not pass \(error\)"),
         (
-            {"checks": {"status": "fail"}},
+            {"checks": CheckRecord.from_dict({"status": "fail"})},
             r"cannot keep run #4: the checks failed \(fail\); log it as checks_failed",
         ),
-        ({"checks": {"status": "timeout"}}, r"the checks failed \(timeout\)"),
+        (
+            {"checks": CheckRecord.from_dict({"status": "timeout"})},
+            r"the checks failed \(timeout\)",
+        ),
     ],
 )
 def test_keep_is_refused_after_a_crash_or_failed_checks(

@@ -129,15 +129,15 @@ def test_progress_is_reported_about_once_per_second(session: Repo) -> None:
 def test_checks_run_after_a_passing_benchmark(checked: Repo) -> None:
     report = run(checked.root)
     assert report.checks is not None
-    assert report.checks["status"] == "pass" and report.checks["tail"] == "checks ok"
-    assert Path(report.checks["log_path"]).name == "run-0001-checks.log"
+    assert report.checks.state == "pass" and report.checks.tail == "checks ok"
+    assert Path(report.checks.log_file).name == "run-0001-checks.log"
     log(checked.root, "keep", "baseline")
     checked.write("broken.flag", "")
     checked.write("value.txt", "50\n")
     failed = run(checked.root)
     assert failed.status == "pass" and failed.metric == 50.0
-    assert failed.checks is not None and failed.checks["status"] == "fail"
-    assert failed.checks["tail"] == "1 test failed"
+    assert failed.checks is not None and failed.checks.state == "fail"
+    assert failed.checks.tail == "1 test failed"
     assert failed.suggested_status == "checks_failed"
     with pytest.raises(RefusedError, match="the checks failed"):
         log(checked.root, "keep", "faster but broken")
@@ -157,7 +157,7 @@ def test_checks_have_their_own_timeout(checked: Repo) -> None:
     report = run(checked.root, checks_timeout_seconds=0.5)
     assert time.monotonic() - t0 < 6
     assert report.status == "pass"
-    assert report.checks is not None and report.checks["status"] == "timeout"
+    assert report.checks is not None and report.checks.state == "timeout"
 
 
 def test_a_new_run_abandons_the_unlogged_one_and_says_so(session: Repo) -> None:
@@ -261,7 +261,7 @@ def test_a_run_cancelled_during_its_checks_is_abandoned(checked: Repo, tmp_path:
     checked.write("autoresearch.checks.sh", f"#!/bin/bash\ntouch {started}\nsleep 30\n")
     report = run_experiment(checked.root, RunParams(), should_cancel=started.exists)
     assert report.status == "cancelled"
-    assert report.checks is not None and report.checks["status"] == "cancelled"
+    assert report.checks is not None and report.checks.state == "cancelled"
     assert session_status(checked.root).pending is None
 
 

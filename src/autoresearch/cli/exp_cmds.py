@@ -148,8 +148,7 @@ def run(
     _out(as_json, report, render_run(report))
     if report.status == "cancelled":
         sys.exit(EXIT_CANCELLED)
-    checks = report.checks or {}
-    if report.status != "pass" or checks.get("status", "pass") != "pass":
+    if report.status != "pass" or (report.checks is not None and not report.checks.passed):
         sys.exit(EXIT_RECORDED_FAILURE)
 
 

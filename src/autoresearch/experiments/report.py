@@ -104,7 +104,7 @@ def render_run(report: RunReport) -> str:
         _readings(report.readings, unit),
         f"secondary: {metrics(report.metrics)}" if report.metrics else "",
         f"asi:       {_json(report.asi)}" if report.asi else "",
-        f"checks:    {checks['status']} ({checks['log_path']})" if checks else "",
+        f"checks:    {checks.state} ({checks.log_file})" if checks else "",
         f"baseline:  {ref(report.baseline, unit)}",
         f"best kept: {ref(report.best, unit)}",
         f"progress:  {progress_text(report.progress)} logged",
@@ -113,7 +113,7 @@ def render_run(report: RunReport) -> str:
         f"log:       {report.log_path}",
         "--- tail ---",
         report.tail or "(no output)",
-        f"--- checks tail ---\n{checks['tail']}" if checks and checks["status"] != "pass" else "",
+        f"--- checks tail ---\n{checks.tail}" if checks and not checks.passed else "",
     )
 
 

@@ -79,7 +79,7 @@ def benchmark_state(run: SessionRunRecord) -> ProcessState:
 
 
 def checks_failed(run: SessionRunRecord) -> bool:
-    return run.checks is not None and run.checks.get("status") != ProcessState.PASS
+    return run.checks is not None and not run.checks.passed
 
 
 def plan_log(
@@ -114,7 +114,7 @@ def _refuse_keep(run: SessionRunRecord) -> None:
             f"cannot keep run #{run.number}: the benchmark did not pass ({state}); log it as crash"
         )
     if checks_failed(run):
-        status = (run.checks or {}).get("status")
+        status = run.checks.state if run.checks else None
         raise RefusedError(
             f"cannot keep run #{run.number}: the checks failed ({status}); log it as checks_failed"
         )

@@ -22,9 +22,11 @@ from typing import Any
 
 from autoresearch.children import ChildEnv, ChildTag, harness_tag, register, spawn_env
 from autoresearch.clock import utc_now_iso
+from autoresearch.contracts.check_record import CheckRecord
 from autoresearch.contracts.metric_lines import MetricScanner, ParsedLines
+from autoresearch.contracts.sandbox import EvaluatorSpec
 from autoresearch.errors import ContractError, JournalError, RefusedError
-from autoresearch.evaluate import outcome_state
+from autoresearch.evaluate import EvaluationRecord, check_record, metric_record
 from autoresearch.experiments.confidence import SegmentStats
 from autoresearch.experiments.context import Context, open_context, session_lock
 from autoresearch.experiments.ledger import (
@@ -47,9 +49,9 @@ from autoresearch.journal import children as registry
 from autoresearch.journal import sessions
 from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
 from autoresearch.paths import CHECKS_FILE, HARNESS_FILE
-from autoresearch.proc import SupervisedOutcome, SupervisedSpec, run_supervised
+from autoresearch.proc import SupervisedSpec, run_supervised
 from autoresearch.settings import kill_grace
-from autoresearch.states import ProcessState, Verdict, is_better
+from autoresearch.states import EvalStatus, ProcessState, Verdict, is_better
 from autoresearch.streams import LineSplitter, Tail
 
 MAX_REPEATS = 100
@@ -79,7 +81,7 @@ class RunReport:
     metric: float | None
     metrics: dict[str, float]
     asi: dict[str, Any]
-    checks: dict[str, Any] | None
+    checks: CheckRecord | None
     readings: list[float]  # `repeats` > 1: every reading of the primary (metric: their mean)
     log_path: str
     tail: str
@@ -92,7 +94,8 @@ class RunReport:
     messages: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "messages": list(self.messages)}
+        checks = self.checks.to_dict() if self.checks else None
+        return {**asdict(self), "checks": checks, "messages": list(self.messages)}
 
 
 def run_experiment(
@@ -128,10 +131,11 @@ def run_experiment(
 
 @dataclass
 class _Harness:
-    """What one harness run produced, before it is recorded."""
+    """What one harness run produced, before it is recorded: the evaluation record the
+    supervisor's `format: metric` evaluator makes, its ASI lines and the combined tail."""
 
-    outcome: SupervisedOutcome
-    parsed: ParsedLines
+    evaluation: EvaluationRecord
+    asi: dict[str, Any]
     tail: str
 
 
@@ -150,24 +154,24 @@ def _measure(
     launch = _Launch.of(ctx, session, tag, sealed)
     readings: list[float] = []
     harness = _run_harness(ctx, session, run, launch, params, ticker, 1)
-    duration_ms = harness.outcome.duration_ms
-    while _passed(harness, session) and len(readings) < params.repeats:
-        readings.append(float(harness.parsed.metrics[session.metric]))
+    duration_ms = harness.evaluation.duration_ms
+    while _passed(harness) and len(readings) < params.repeats:
+        readings.append(float(harness.evaluation.score or 0.0))
         if len(readings) < params.repeats:
             harness = _run_harness(ctx, session, run, launch, params, ticker, len(readings) + 1)
-            duration_ms += harness.outcome.duration_ms
+            duration_ms += harness.evaluation.duration_ms
     checks = None
-    if outcome_state(harness.outcome) == ProcessState.PASS and launch.checks is not None:
+    if harness.evaluation.process == ProcessState.PASS and launch.checks is not None:
         log = paths.checks_log(run.number)
         checks = _run_checks(ctx, log, launch, params, ticker.cancelled)
-    cancelled = harness.outcome.cancelled or (checks or {}).get("status") == CANCELLED
+    cancelled = harness.evaluation.cancelled or (checks is not None and checks.state == CANCELLED)
     recorded = _record(ctx, session, run, tag, harness, checks, cancelled, readings, duration_ms)
     return recorded, cancelled
 
 
-def _passed(harness: _Harness, session: SessionRecord) -> bool:
-    passed = outcome_state(harness.outcome) == ProcessState.PASS
-    return passed and session.metric in harness.parsed.metrics
+def _passed(harness: _Harness) -> bool:
+    """Exited 0 with the primary METRIC line (the supervisor's `format: metric` pass)."""
+    return harness.evaluation.status == EvalStatus.PASS
 
 
 @dataclass(frozen=True)
@@ -212,14 +216,14 @@ def _record(
     run: SessionRunRecord,
     tag: ChildTag,
     harness: _Harness,
-    checks: dict[str, Any] | None,
+    checks: CheckRecord | None,
     cancelled: bool,
     readings: list[float],
     duration_ms: int,
 ) -> SessionRunRecord:
-    outcome, parsed = harness.outcome, harness.parsed
-    primary = parsed.metrics.get(session.metric)
-    if len(readings) > 1 and _passed(harness, session):
+    evaluation = harness.evaluation
+    primary = evaluation.metrics.get(session.metric)
+    if len(readings) > 1 and _passed(harness):
         # repeated: the value to log is the mean of the readings, every one of them kept
         primary = statistics.fmean(readings)
     now = utc_now_iso()
@@ -231,15 +235,15 @@ def _record(
             completed_at=None if cancelled else now,
             abandoned_at=now if cancelled else None,
             duration_ms=duration_ms,
-            exit_code=outcome.exit_code,
-            timed_out=outcome.timed_out,
-            error=CANCELLED_NOTE if cancelled else outcome.spawn_error,
+            exit_code=evaluation.exit_code,
+            timed_out=evaluation.timed_out,
+            error=CANCELLED_NOTE if cancelled else evaluation.spawn_error,
             parsed_primary=primary,
-            parsed_metrics={**parsed.metrics, session.metric: primary}
+            parsed_metrics={**evaluation.metrics, session.metric: primary}
             if primary is not None
-            else parsed.metrics,
+            else evaluation.metrics,
             readings=readings if len(readings) > 1 else None,
-            parsed_asi=parsed.asi,
+            parsed_asi=harness.asi,
             checks=checks,
             log_path=str(ctx.session_paths(session).run_log(run.number)),
             tail=harness.tail,
@@ -277,7 +281,9 @@ def _run_harness(
             on_spawn=_registrar(ctx, launch.tag, "harness"),
         )
     )
-    return _Harness(outcome, parsed, clip_tail(combined.text()))
+    spec = EvaluatorSpec(session.command, "metric", metric=session.metric)
+    evaluation = metric_record(spec, outcome, parsed.metrics)
+    return _Harness(evaluation, parsed.asi, clip_tail(combined.text()))
 
 
 def _run_checks(
@@ -286,7 +292,7 @@ def _run_checks(
     launch: _Launch,
     params: RunParams,
     should_cancel: CancelCheck,
-) -> dict[str, Any]:
+) -> CheckRecord:
     """The correctness gate: own timeout, own log; its time is not the benchmark's."""
     assert launch.checks is not None
     combined = Tail(2 * TAIL_BYTES)
@@ -305,13 +311,7 @@ def _run_checks(
             on_spawn=_registrar(ctx, launch.tag, "checks"),
         )
     )
-    return {
-        "status": outcome_state(outcome),
-        "exit_code": outcome.exit_code,
-        "duration_seconds": round(outcome.duration_ms / 1000, 3),
-        "log_path": str(log_path),
-        "tail": clip_tail(combined.text()),
-    }
+    return check_record(outcome, clip_tail(combined.text()))
 
 
 def clip_tail(text: str, lines: int = TAIL_LINES, limit: int = TAIL_BYTES) -> str:

@@ -156,7 +156,7 @@ def pending_line(ctx: Context, session: SessionRecord, run: SessionRunRecord) ->
         "metric": run.parsed_primary,
         "metrics": {k: v for k, v in run.parsed_metrics.items() if k != session.metric},
         "asi": run.parsed_asi,
-        "checks": None if run.checks is None else run.checks.get("status"),
+        "checks": None if run.checks is None else run.checks.state,
         "log_path": run.log_path,
         "tail": run.tail,
     }

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from autoresearch.clock import utc_now_iso
+from autoresearch.contracts.check_record import CheckRecord
 from autoresearch.journal import records
 from autoresearch.journal.db import Journal
 from autoresearch.journal.records import Codec
@@ -73,7 +74,7 @@ class SessionRunRecord:
     parsed_primary: float | None = None
     parsed_metrics: dict[str, float] = field(default_factory=dict)
     parsed_asi: dict[str, Any] = field(default_factory=dict)
-    checks: dict[str, Any] | None = None
+    checks: CheckRecord | None = None
     log_path: str | None = None
     tail: str = ""
     status: Verdict | None = None
@@ -120,7 +121,7 @@ _RUN_JSON = {
 }
 _BOOLS = frozenset({"own_worktree", "timed_out", "flagged"})
 _SESSIONS = Codec(_SESSION_JSON, _BOOLS, frozenset(_SESSION_JSON), enums={"direction": Direction})
-_RUNS = Codec(_RUN_JSON, _BOOLS, enums={"status": Verdict})
+_RUNS = Codec(_RUN_JSON, _BOOLS, enums={"status": Verdict}, typed={"checks": CheckRecord})
 
 
 def _rows(src: Reader, sql: str, params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:

@@ -20,7 +20,7 @@ from autoresearch.clock import utc_now_iso
 from autoresearch.decide import UNCHANGED_CANDIDATE as UNCHANGED
 from autoresearch.decide import Decision
 from autoresearch.errors import RunInterrupted
-from autoresearch.evaluate import EvaluationRecord, evaluator_env, run_evaluator
+from autoresearch.evaluate import EvaluationRecord, check_record, evaluator_env, run_evaluator
 from autoresearch.journal import children as registry
 from autoresearch.journal import runs
 from autoresearch.journal.runs import IterationRecord
@@ -179,11 +179,7 @@ def run_checks(
     )
     if outcome.cancelled:
         _roll_back(h, iteration, "checks")
-    if outcome.spawn_error:
-        return f"could not start ({outcome.spawn_error})"
-    if outcome.timed_out:
-        return f"timed out after {spec.timeout_seconds:g} s"
-    return None if outcome.exit_code == 0 else f"exited {outcome.exit_code}"
+    return check_record(outcome).failure(spec.timeout_seconds)
 
 
 def commit_decision(

@@ -1,0 +1,58 @@
+"""How a mission's checks ran once (the correctness gate beside the benchmark): one record for
+the supervisor's `checks:` of sandbox.md and a session's autoresearch.checks.sh.
+
+`to_dict` / `from_dict` are the JSON edge: the `checks` of a session run (session_runs.
+checks_json, `exp run --json`), keys as experiments.md names them. Built from a process outcome
+by `evaluate.check_record`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from autoresearch.states import ProcessState
+
+
+@dataclass(frozen=True)
+class CheckRecord:
+    """The checks' end (`process_state`), exit code, time, log and the tail of their output."""
+
+    state: ProcessState
+    exit_code: int | None
+    duration_ms: int
+    log_file: str
+    tail: str = ""
+    # why they could not start; read at once by the supervisor, not part of the stored record
+    spawn_error: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.state == ProcessState.PASS
+
+    def failure(self, timeout_seconds: float) -> str | None:
+        """What failed, as a decision's reason names it (None: the checks passed)."""
+        if self.spawn_error:
+            return f"could not start ({self.spawn_error})"
+        if self.state == ProcessState.TIMEOUT:
+            return f"timed out after {timeout_seconds:g} s"
+        return None if self.exit_code == 0 else f"exited {self.exit_code}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "status": self.state,
+            "exit_code": self.exit_code,
+            "duration_seconds": round(self.duration_ms / 1000, 3),
+            "log_path": self.log_file,
+            "tail": self.tail,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CheckRecord:
+        return cls(
+            state=ProcessState(data["status"]),
+            exit_code=data.get("exit_code"),
+            duration_ms=round(float(data.get("duration_seconds") or 0) * 1000),
+            log_file=str(data.get("log_path") or ""),
+            tail=str(data.get("tail") or ""),
+        )
