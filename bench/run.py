@@ -170,7 +170,7 @@ def bench_overhead(buckets: list[int], samples: int) -> list[tuple[int, float, f
                     t0 = time.perf_counter()
                     result = step(h)
                     elapsed = time.perf_counter() - t0
-                    evaluator_s = (result.evaluator or {}).get("duration_ms", 0) / 1000
+                    evaluator_s = (result.evaluator.duration_ms if result.evaluator else 0) / 1000
                     overheads.append(elapsed - evaluator_s)
                     floors.append(git_floor(h, base if not keep else commit, commit, not keep))
                 rows.append((h.run.iteration, median_ms(overheads), median_ms(floors)))
