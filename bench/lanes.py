@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -39,9 +40,10 @@ with open(os.environ["BENCH_EVAL_LOG"], "a") as f:
     f.write(f"{start} {time.time()}\\n")
 print(json.dumps({"pass": True, "score": len(glob.glob("bonus-*.txt"))}))
 """
-# the agent: sleep, add a file of its own, commit, write the artifact
+# the agent: note when it started, sleep, add a file of its own, commit, write the artifact
 AGENT = (
-    'cmd:sleep "$BENCH_AGENT_SECONDS" && f="bonus-$AUTORESEARCH_LANE-$AUTORESEARCH_ITERATION.txt"'
+    'cmd:date +%s.%N >> "$BENCH_AGENT_LOG" && sleep "$BENCH_AGENT_SECONDS" && '
+    'f="bonus-$AUTORESEARCH_LANE-$AUTORESEARCH_ITERATION.txt"'
     ' && echo x > "$f" && git add "$f" && git commit -qm "add $f" && printf '
     '\'{"status": "candidate", "candidate_commit": "%s", "base_commit": "%s", '
     '"description": "add a file", "notes": [], "created_at": "2026-01-01T00:00:00Z"}\' '
@@ -49,7 +51,7 @@ AGENT = (
 )
 SANDBOX = """---
 evaluator:
-  command: python3 eval.py
+  command: {python} eval.py
   format: json
 evaluation:
   slots: 1
@@ -67,7 +69,9 @@ def _repo(root: Path) -> Path:
     _sh(root, "git", "init", "-q", "-b", "main")
     (root / "eval.py").write_text(EVALUATOR)
     (root / "mission.md").write_text("Add files.\n")
-    (root / "sandbox.md").write_text(SANDBOX)
+    # the exact interpreter: a `python3` on PATH may be a version manager's shim that takes
+    # longer to start than the evaluator runs
+    (root / "sandbox.md").write_text(SANDBOX.format(python=shlex.quote(sys.executable)))
     _sh(root, "git", "add", "-A")
     _sh(root, "git", "commit", "-q", "-m", "bench mission")
     return root
@@ -86,15 +90,20 @@ def run_once(
     evaluate: float,
     extra: tuple[str, ...] = (),
     log: Path | None = None,
+    agent_log: Path | None = None,
 ) -> dict[str, float]:
     """One `autoresearch run` (lanes 0: the loop without lanes); iterations per minute from the
-    baseline's decision to the last decision (start-up and prepare left out), and the number of
-    overlapping evaluation pairs."""
+    first session's start to the last decision (prepare, the baseline and the executor's
+    start-up left out; `startup` is the time from the baseline's decision to that start), and
+    the number of overlapping evaluation pairs."""
     root = _repo(work / name)
     log = log or work / f"{name}.evals"
+    agent_log = agent_log or work / f"{name}.agents"
     log.write_text("")
+    agent_log.write_text("")
     env = {**os.environ, **GIT_ENV, "BENCH_AGENT_SECONDS": str(agent),
-           "BENCH_EVAL_SECONDS": str(evaluate), "BENCH_EVAL_LOG": str(log)}  # fmt: skip
+           "BENCH_EVAL_SECONDS": str(evaluate), "BENCH_EVAL_LOG": str(log),
+           "BENCH_AGENT_LOG": str(agent_log)}  # fmt: skip
     argv = [sys.executable, "-m", "autoresearch", "run", ".", "--agent", AGENT, "--json",
             "--max-iterations", str(iterations), "--max-noops", "0"]  # fmt: skip
     if lanes:
@@ -104,21 +113,26 @@ def run_once(
         raise SystemExit(f"bench run failed: {done.stderr[-2000:]}")
     summary = json.loads(done.stdout)
     ledger = json.loads(Path(summary["ledger_file"]).read_text())
-    its = ledger["entries"]
-    wall = _stamp(its[-1]["created_at"]) - _stamp(its[0]["created_at"])
+    its = ledger["entries"]  # the baseline first
+    first = min(float(line) for line in agent_log.read_text().split())
+    wall = _stamp(its[-1]["created_at"]) - first
     spans = sorted(tuple(map(float, line.split())) for line in log.read_text().splitlines())
     overlaps, latest_end = 0, float("-inf")
     for start, end in spans:  # an evaluation that starts before an earlier one ended
         overlaps += start < latest_end
         latest_end = max(latest_end, end)
     return {"per_minute": 60 * (len(its) - 1) / wall, "wall": wall,
+            "startup": first - _stamp(its[0]["created_at"]),
             "evaluations": len(spans) - 1, "overlaps": overlaps}  # fmt: skip
+
+
+HEADER = f"{'lanes':>10} {'iter/min':>9} {'ratio':>6} {'target':>7} {'overlaps':>9} {'start s':>9}"
 
 
 def _table(rows: dict[int, dict[str, float]], one: float) -> None:
     for k, row in rows.items():
         print(f"{k:>10} {row['per_minute']:9.1f} {row['per_minute'] / one:6.2f} "
-              f"{0.9 * k:7.1f} {row['overlaps']:9d}")  # fmt: skip
+              f"{0.9 * k:7.1f} {row['overlaps']:9d} {row['startup']:9.2f}")  # fmt: skip
 
 
 def on_ray(work: Path, per_lane: int, agent: float, evaluate: float) -> None:
@@ -129,9 +143,9 @@ def on_ray(work: Path, per_lane: int, agent: float, evaluate: float) -> None:
         return
     # Ray tasks see the environment the nodes started with: the agent's and evaluator's
     # settings and one evaluation log for every Ray run (emptied before each)
-    log = work / "ray.evals"
+    log, agent_log = work / "ray.evals", work / "ray.agents"
     os.environ.update(GIT_ENV, BENCH_AGENT_SECONDS=str(agent), BENCH_EVAL_SECONDS=str(evaluate),
-                      BENCH_EVAL_LOG=str(log),
+                      BENCH_EVAL_LOG=str(log), BENCH_AGENT_LOG=str(agent_log),
                       AUTORESEARCH_RAY_DIR=str(work / "ray-head"))  # fmt: skip
     try:
         cluster = ray_cost.start_cluster(work / "ray")
@@ -140,13 +154,13 @@ def on_ray(work: Path, per_lane: int, agent: float, evaluate: float) -> None:
         return
     try:
         extra = ("--executor", "ray", "--address", str(cluster.address))
-        rows = {k: run_once(work, f"ray{k}", k, per_lane * k, agent, evaluate, extra, log)
-                for k in (1, 2, 4)}  # fmt: skip
+        rows = {k: run_once(work, f"ray{k}", k, per_lane * k, agent, evaluate, extra, log,
+                            agent_log) for k in (1, 2, 4)}  # fmt: skip
     finally:
         cluster.shutdown()
     print("\nlanes on a two-node Ray cluster on this machine (--executor ray), same agent "
           "and evaluator; ratio to one lane on Ray")  # fmt: skip
-    print(f"{'lanes':>10} {'iter/min':>9} {'ratio':>6} {'target':>7} {'overlaps':>9}")
+    print(HEADER)
     _table(rows, rows[1]["per_minute"])
 
 
@@ -167,7 +181,7 @@ def demo_once(work: Path, lanes: int) -> tuple[float, float, int]:
     return wall, float(summary["last_kept_score"]), readings
 
 
-def run(per_lane: int = 6, agent: float = 2.0, evaluate: float = 0.05) -> None:
+def run(per_lane: int = 6, agent: float = 2.0, evaluate: float = 0.05, demo: bool = True) -> None:
     work = Path(tempfile.mkdtemp(prefix="ar-bench-lanes-", dir="/tmp"))  # short socket paths
     try:
         print(f"\nlanes: agent sleeps {agent:g} s, evaluator {evaluate:g} s, one evaluation slot, "
@@ -175,15 +189,17 @@ def run(per_lane: int = 6, agent: float = 2.0, evaluate: float = 0.05) -> None:
         plain = run_once(work, "plain", 0, per_lane, agent, evaluate)
         rows = {k: run_once(work, f"lanes{k}", k, per_lane * k, agent, evaluate) for k in (1, 2, 4)}
         one = rows[1]["per_minute"]
-        print(f"{'lanes':>10} {'iter/min':>9} {'ratio':>6} {'target':>7} {'overlaps':>9}")
+        print(HEADER)
         print(f"{'no lanes':>10} {plain['per_minute']:9.1f} {plain['per_minute'] / one:6.2f} "
-              f"{'':>7} {plain['overlaps']:9d}")  # fmt: skip
+              f"{'':>7} {plain['overlaps']:9d} {plain['startup']:9.2f}")  # fmt: skip
         _table(rows, one)
         busy = run_once(work, "evalbound", 4, 12, agent / 4, max(evaluate, agent / 2))
         print(f"evaluator-bound, 4 lanes, 1 slot: {busy['evaluations']:.0f} evaluations, "
               f"{busy['overlaps']:.0f} overlapping pairs, {busy['per_minute']:.1f} iter/min "
               f"(one slot allows at most {60 / max(evaluate, agent / 2):.1f})")  # fmt: skip
         on_ray(work, per_lane, agent, evaluate)
+        if not demo:
+            return
         demos = {k: demo_once(work, k) for k in (1, 4)}
         print("\nautoresearch demo --lanes K (mission tune-sgd-lanes, 30 iterations, 2 slots)")
         for k, (wall, best, readings) in demos.items():
@@ -196,8 +212,9 @@ def run(per_lane: int = 6, agent: float = 2.0, evaluate: float = 0.05) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer iterations per lane")
+    parser.add_argument("--no-demo", action="store_true", help="leave out the demo's timing")
     args = parser.parse_args()
-    run(per_lane=3 if args.quick else 6)
+    run(per_lane=3 if args.quick else 6, demo=not args.no_demo)
 
 
 if __name__ == "__main__":
