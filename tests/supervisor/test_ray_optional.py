@@ -41,3 +41,19 @@ def test_executor_ray_without_ray_is_one_line_and_prepares_nothing(repo: Repo) -
         "pip install 'autoresearch[ray]'"
     ]
     assert not (Path(repo.root) / ".autoresearch" / "runs").exists()
+
+
+def test_workers_are_warmed_on_every_live_node_with_cpus_one_per_cpu_up_to_what_is_wanted() -> None:
+    from autoresearch.supervisor.ray_executor import MAX_WARM_PER_NODE, warm_counts
+
+    nodes = [
+        {"NodeID": "a", "Alive": True, "Resources": {"CPU": 2.0}},
+        {"NodeID": "b", "Alive": True, "Resources": {"CPU": 8.0, "GPU": 1.0}},
+        {"NodeID": "dead", "Alive": False, "Resources": {"CPU": 4.0}},
+        {"NodeID": "gpu-only", "Alive": True, "Resources": {"GPU": 4.0}},
+        {"NodeID": "huge", "Alive": True, "Resources": {"CPU": 256.0}},
+    ]
+    assert warm_counts(nodes, 5) == {"a": 2, "b": 5, "huge": 5}
+    assert warm_counts(nodes, 1000) == {"a": 2, "b": 8, "huge": MAX_WARM_PER_NODE}
+    assert warm_counts(nodes, 0) == {}
+    assert warm_counts([], 4) == {}

@@ -214,3 +214,45 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
     if proc.poll() is None:
         os.killpg(proc.pid, 9)
     proc.wait()
+
+
+def test_a_node_fetches_only_the_bundles_past_the_newest_commit_its_cache_has(
+    run: RunHandle, tmp_path: Path
+) -> None:
+    tree = run.worktree
+    c1 = run.run.last_kept_commit or ""
+    commits = [c1]
+    for n in (2, 3):
+        (tree / f"note-{n}.txt").write_text(f"{n}\n")
+        git.commit_all(tree, f"note {n}")
+        commits.append(git.head(tree))
+    c2, c3 = commits[1:]
+    data = {
+        "b1": remote.bundle_of(tree, c1),
+        "b2": remote.bundle_of(tree, c2, [c1]),
+        "b3": remote.bundle_of(tree, c3, [c2]),
+    }
+    loaded: list[str] = []
+
+    def bundle(name: str, head: str) -> tuple[str, remote.BundleLoader]:
+        def load() -> bytes:
+            loaded.append(name)
+            got = data[name]
+            assert got is not None
+            return got
+
+        return head, load
+
+    chain = (bundle("b1", c1), bundle("b2", c2), bundle("b3", c3))
+    node = tmp_path / "node"
+    with remote.scratch(node, run.run_id, "first", remote.Code(c2, chain[:2])) as place:
+        assert git.head(place.tree) == c2
+    assert loaded == ["b1", "b2"]
+    loaded.clear()
+    with remote.scratch(node, run.run_id, "second", remote.Code(c3, chain)) as place:
+        assert git.head(place.tree) == c3
+    assert loaded == ["b3"]  # the cache has c2, hence c1
+    loaded.clear()
+    with remote.scratch(node, run.run_id, "third", remote.Code(c2, chain[:2])) as place:
+        assert git.head(place.tree) == c2
+    assert loaded == []

@@ -149,8 +149,8 @@ def _drive(
 
                 from autoresearch.supervisor.ray_executor import for_run
 
-                executor = for_run(handle, where.address)
                 limits = replace(limits, lanes=max(1, limits.lanes))
+                executor = for_run(handle, where.address, limits.lanes)
             if limits.lanes:
                 outcome = run_lanes(handle, config, limits, executor, printer, stop)
             else:

@@ -57,6 +57,13 @@ STOP_PATIENCE_SECONDS = 30.0
 LOST = "Ray task"  # TaskLost reads "Ray task lost: <why>"
 # A chain of bundles longer than this is replaced by one bundle of the whole history.
 MAX_CHAIN = 8
+# A cold Ray worker takes seconds to start (more on a loaded machine) and every node starts
+# its own: the executor starts a node's workers at once, before the first task, and waits
+# for them up to WARM_SECONDS; each warm-up task lasts WARM_PAUSE so that those of a node
+# overlap (one that ended at once would hand its worker to the next instead).
+WARM_SECONDS = 60.0
+WARM_PAUSE = 0.3
+MAX_WARM_PER_NODE = 16
 
 
 def import_ray() -> ModuleType:
@@ -139,6 +146,23 @@ class _Loader:
         return data
 
 
+def warm_worker(pause: float) -> str:
+    """A Ray task that only readies a worker of a node (it has imported this module)."""
+    time.sleep(pause)
+    return remote.node_name()
+
+
+def warm_counts(nodes: list[dict[str, Any]], wanted: int) -> dict[str, int]:
+    """How many workers to start on each live node (pure): one per CPU, at most `wanted` and
+    MAX_WARM_PER_NODE; nodes without CPUs run none of our tasks."""
+    counts = {}
+    for node in nodes:
+        count = min(int(node.get("Resources", {}).get("CPU", 0)), wanted, MAX_WARM_PER_NODE)
+        if node.get("Alive") and count > 0:
+            counts[str(node["NodeID"])] = count
+    return counts
+
+
 def _node_root(root: str | None) -> Path:
     return Path(root) if root else ray_node_dir()
 
@@ -173,6 +197,7 @@ class RayExecutor:
         slots: int = 1,
         node_dir: Path | None = None,
         agent_resources: dict[str, float] | None = None,
+        warm: int = MAX_WARM_PER_NODE,
     ) -> None:
         self._ray = import_ray()
         self._owns_ray = not self._ray.is_initialized()
@@ -188,6 +213,8 @@ class RayExecutor:
         self._eval_fn = self._ray.remote(evaluation_on_node)
         self._bundles = _BundleChains(self._ray)
         self._lock = threading.Lock()
+        if warm > 0:
+            self._warm_up(warm)
 
     @property
     def slots(self) -> int:
@@ -239,6 +266,22 @@ class RayExecutor:
         if self._owns_ray:
             self._ray.shutdown()
 
+    def _warm_up(self, wanted: int) -> None:
+        """Start up to `wanted` workers on every node and wait (bounded) until they are ready:
+        the workers' start-up is paid once, together, instead of by the first sessions and
+        readings of each node (a reading's would hold the evaluation slot). A node that does
+        not answer in time only starts later; nothing here fails the run."""
+        ray = self._ray
+        strategy = importlib.import_module("ray.util.scheduling_strategies")
+        warm = ray.remote(warm_worker)
+        refs = []
+        for node_id, count in warm_counts(ray.nodes(), wanted).items():
+            place = strategy.NodeAffinitySchedulingStrategy(node_id, soft=False)
+            options = {"num_cpus": 1, "max_retries": 0, "scheduling_strategy": place}
+            refs += [warm.options(**options).remote(WARM_PAUSE) for _ in range(count)]
+        if refs:
+            ray.wait(refs, num_returns=len(refs), timeout=WARM_SECONDS)
+
     def _code(self, repo: Path, commit: str) -> remote.Code:
         with self._lock:
             return self._bundles.code(repo, commit)
@@ -278,11 +321,12 @@ class RayExecutor:
             raise TaskLost(LOST, _lost_detail(exc)) from exc
 
 
-def for_run(h: RunHandle, address: str | None) -> RayExecutor:
+def for_run(h: RunHandle, address: str | None, lanes: int = 1) -> RayExecutor:
     """The executor of `run --executor ray [--address ADDR]`: sandbox.md's evaluation slots
-    bound the evaluations running at once over the whole cluster; their resources place them."""
+    bound the evaluations running at once over the whole cluster; their resources place them.
+    Each node gets workers for as many tasks as the run has at once (`lanes` + slots)."""
     slots = h.run.sandbox.evaluation.slots
-    return RayExecutor(address, slots)
+    return RayExecutor(address, slots, warm=max(1, lanes) + slots)
 
 
 def _lost_detail(exc: Exception) -> str:

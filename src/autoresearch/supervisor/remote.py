@@ -176,9 +176,15 @@ def scratch(
 
 
 def _fetch_code(cache: Path, code: Code, run_root: Path) -> None:
-    for head, load in code.bundles:
-        if git.has_commit(cache, head):
-            continue
+    """Fetch the bundles of the chain past the newest head the cache has (each bundle builds
+    on the one before: the cache has every head before one it has). One git call asks for
+    the commit and every head at once; a cache that has the commit fetches nothing."""
+    heads = [head for head, _ in code.bundles]
+    known = git.resolve_commits(cache, [code.commit, *heads])
+    if known[0] == code.commit:
+        return
+    have = [i for i, (head, got) in enumerate(zip(heads, known[1:], strict=True)) if got == head]
+    for head, load in code.bundles[have[-1] + 1 if have else 0 :]:
         with tempfile.TemporaryDirectory(dir=run_root) as tmp:
             path = Path(tmp) / "code.bundle"
             atomic_write_bytes(path, load())
