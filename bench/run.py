@@ -13,6 +13,7 @@ ratios mean something across machines. Nothing here is a pass/fail test.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import shutil
@@ -33,6 +34,7 @@ from autoresearch import git
 from autoresearch.clock import utc_now_iso
 from autoresearch.journal import runs
 from autoresearch.journal.runs import IterationRecord
+from autoresearch.noise import Role
 from autoresearch.states import DecisionKind, IterationKind, IterationState
 from autoresearch.supervisor import sync
 from autoresearch.supervisor.handle import RunHandle
@@ -101,7 +103,9 @@ def median_ms(values: list[float]) -> float:
 
 
 def synthesize(h: RunHandle, upto: int) -> None:
-    """Bring the run to `upto` recorded iterations with realistic journal rows and views."""
+    """Bring the run to `upto` recorded iterations with realistic journal rows and views: each
+    a discarded candidate of its own commit with one reading, as a run with a deterministic
+    evaluator records it (every view reports from the readings: they must be there)."""
     start = h.run.iteration + 1
     if upto < start:
         return
@@ -111,17 +115,20 @@ def synthesize(h: RunHandle, upto: int) -> None:
               "timed_out": False, "duration_ms": 3, "ran_at": now, "log_file": "x.log"}  # fmt: skip
     with h.journal.tx() as conn:
         for n in range(start, upto + 1):
+            candidate = hashlib.sha1(f"synthetic {n}".encode()).hexdigest()  # discarded: gone
             it = IterationRecord(
                 run_id=h.run_id, iteration=n, kind=IterationKind.ITERATION,
                 state=IterationState.APPLIED,
                 keep_policy=h.run.keep_policy, created_at=now, updated_at=now,
-                candidate_status="candidate", base_commit=kept, candidate_commit=kept,
+                candidate_status="candidate", base_commit=kept, candidate_commit=candidate,
                 description=f"synthetic iteration {n}", decision=DecisionKind.DISCARD,
                 decision_reason="score did not improve", kept_commit=kept,
                 evaluator={k: v for k, v in record.items() if k != "ran_at"},
             )  # fmt: skip
             runs.insert_iteration(conn, it)
-            runs.insert_evaluation(conn, h.run_id, n, "iteration", record)
+            runs.insert_evaluation(
+                conn, h.run_id, n, "iteration", record, Role.CANDIDATE, candidate
+            )
         runs.update_run(conn, h.run_id, iteration=upto)
     h.refresh()
     sync.rebuild_views(h)

@@ -156,16 +156,28 @@ class Spread:
     df: int
 
 
-def pooled_spread(groups: Iterable[Sequence[float]]) -> Spread:
-    """Each group's readings around its own mean, pooled (groups of one add nothing)."""
-    ss, df = 0.0, 0
-    for readings in groups:
-        if len(readings) < 2:
-            continue
-        center = mean_of(readings)  # identical readings: exactly 0 spread, not 1e-17
-        ss += math.fsum((x - center) ** 2 for x in readings)
-        df += len(readings) - 1
+def squared_deviations(readings: Sequence[float]) -> float:
+    """One group's readings around its own mean: the sum of squares (0 for fewer than two)."""
+    if len(readings) < 2:
+        return 0.0
+    center = mean_of(readings)  # identical readings: exactly 0 spread, not 1e-17
+    return math.fsum((x - center) ** 2 for x in readings)
+
+
+def spread_of(ss: float, df: int) -> Spread:
     return Spread(math.sqrt(ss / df) if df else 0.0, df)
+
+
+def pooled_spread(groups: Iterable[Sequence[float]]) -> Spread:
+    """Each group's readings around its own mean, pooled (groups of one add nothing). The
+    groups' sums are added exactly (fsum), so the spread does not depend on their order and a
+    running total (supervisor/estimates.py) comes to the same number."""
+    sums, df = [], 0
+    for readings in groups:
+        if len(readings) >= 2:
+            sums.append(squared_deviations(readings))
+            df += len(readings) - 1
+    return spread_of(math.fsum(sums), df)
 
 
 @dataclass(frozen=True)

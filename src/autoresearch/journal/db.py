@@ -125,6 +125,11 @@ class Journal:
         self._backup_took = self._backup_end - now
         return made
 
+    @property
+    def in_transaction(self) -> bool:
+        """Inside `tx`: what a read sees may still be rolled back."""
+        return self._in_tx
+
     def close(self) -> None:
         self._conn.close()
 

@@ -401,6 +401,28 @@ def readings(journal: Journal, run_id: str, commit: str | None = None) -> list[R
     return [Reading(int(r[0]), str(r[1]), str(r[2]), float(r[3])) for r in rows]
 
 
+def readings_since(journal: Journal, run_id: str, after: int) -> tuple[list[Reading], int]:
+    """The run's passing scored readings with an evaluation id above `after`, oldest first,
+    and the highest evaluation id in the journal (any run's: the next call's `after`).
+
+    Evaluation rows are only ever appended (delete_iteration removes an undecided iteration,
+    which has none), so a caller that keeps what it read asks only for the rows added since:
+    past the first read the rowid range alone finds them (NOT INDEXED: the run_id indexes
+    would walk every row of the run), whatever the run's size."""
+    top = journal.row("SELECT max(id) FROM evaluations")
+    upto = int(top[0]) if top is not None and top[0] is not None else 0
+    if upto <= after:
+        return [], upto
+    table = "evaluations" if after == 0 else "evaluations NOT INDEXED"
+    rows = journal.rows(
+        f"SELECT iteration, role, commit_sha, score FROM {table} WHERE id > ? AND id <= ? "
+        "AND run_id = ? AND status = ? AND score IS NOT NULL AND commit_sha IS NOT NULL "
+        "ORDER BY id",
+        (after, upto, run_id, EvalStatus.PASS),
+    )
+    return [Reading(int(r[0]), str(r[1]), str(r[2]), float(r[3])) for r in rows], upto
+
+
 def latest_evaluation(journal: Journal, run_id: str) -> dict[str, Any] | None:
     row = journal.row(
         "SELECT record_json FROM evaluations WHERE run_id = ? ORDER BY id DESC LIMIT 1",

@@ -11,15 +11,23 @@ zero-width interval, and the views print exactly what they printed before interv
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from functools import cached_property
+from dataclasses import dataclass
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from autoresearch.journal import runs, views
 from autoresearch.journal.db import Journal
 from autoresearch.journal.runs import IterationRecord, RunRecord
 from autoresearch.journal.views import format_score
-from autoresearch.noise import Interval, Spread, mean_interval, mean_of, pooled_spread, reference
+from autoresearch.noise import (
+    Interval,
+    Spread,
+    mean_interval,
+    mean_of,
+    reference,
+    spread_of,
+    squared_deviations,
+)
 from autoresearch.paths import RepoPaths
 from autoresearch.states import IterationKind, best_of
 
@@ -30,32 +38,92 @@ def recorded(run: RunRecord) -> bool:
     return run.sandbox.noise is not None
 
 
-@dataclass(frozen=True)
+# Every finite float is a whole multiple of 2**-1074: in these units a sum of floats is an
+# exact integer, and its one division back to a float is correctly rounded – math.fsum's value.
+_UNIT = 2**1074
+
+
+def _exact(x: float) -> int:
+    numerator, denominator = x.as_integer_ratio()  # the denominator is a power of two
+    return numerator * (_UNIT // denominator)
+
+
 class RunReadings:
-    """Every passing reading of a run (or of some of its commits), read once."""
+    """Every passing reading of a run, grouped by commit, with the run's pooled spread.
 
-    readings: Sequence[runs.Reading] = ()
-    by_commit: dict[str, list[runs.Reading]] = field(default_factory=dict)
+    One driver asks at every step (the decision, results.tsv, the manifest, the step's own
+    result), so `load` keeps the view of each open journal and brings it up to date with the
+    rows added since (one rowid range), and the pooled spread is a running total of each
+    commit's squared deviations, exact: a step costs the same at iteration 10 and 10,000,
+    and every number equals the full recomputation (noise.pooled_spread over the groups)."""
+
+    def __init__(self, readings: Iterable[runs.Reading] = ()) -> None:
+        self.by_commit: dict[str, list[runs.Reading]] = {}
+        # what the running total holds of each commit: its readings and squared deviations
+        self._counted: dict[str, tuple[int, float]] = {}
+        self._total = 0  # the exact sum of the squared deviations, in units of 2**-1074
+        self._df = 0
+        self._upto = 0  # the highest evaluation id read (runs.readings_since)
+        self._extend(readings)
 
     @classmethod
-    def of(cls, readings: Iterable[runs.Reading]) -> RunReadings:
-        rows = list(readings)
-        groups: dict[str, list[runs.Reading]] = {}
-        for r in rows:
-            groups.setdefault(r.commit, []).append(r)
-        return cls(rows, groups)
-
-    @classmethod
-    def load(cls, journal: Journal, run: RunRecord, commit: str | None = None) -> RunReadings:
-        """The run's readings (only `commit`'s: enough for a mean, not for an interval)."""
+    def load(cls, journal: Journal, run: RunRecord) -> RunReadings:
+        """The run's readings as they are in the journal now. A view kept from an earlier
+        load of the same open journal is brought up to date and returned (it stays current
+        until the next write: use it, do not keep it)."""
         if not recorded(run):
             return cls()
-        return cls.of(runs.readings(journal, run.run_id, commit))
+        if journal.in_transaction:  # what this read sees may yet be rolled back: not kept
+            return cls(runs.readings(journal, run.run_id))
+        kept = _LOADED.setdefault(journal, {})
+        found = kept.get(run.run_id)
+        if found is None:
+            found = kept[run.run_id] = cls()
+        found._refresh(journal, run.run_id)
+        return found
 
-    @cached_property
+    def _refresh(self, journal: Journal, run_id: str) -> None:
+        fresh, upto = runs.readings_since(journal, run_id, self._upto)
+        if upto < self._upto:  # rows this view had read are gone (a journal put back): anew
+            self.by_commit, self._counted, self._total, self._df = {}, {}, 0, 0
+            fresh, upto = runs.readings_since(journal, run_id, 0)
+        self._extend(fresh)
+        self._upto = upto
+
+    def _extend(self, readings: Iterable[runs.Reading]) -> None:
+        touched: dict[str, None] = {}
+        for r in readings:
+            self.by_commit.setdefault(r.commit, []).append(r)
+            touched[r.commit] = None
+        for commit in touched:  # each changed group once, however many readings it gained
+            group = self.scores_all(commit)
+            self._total, self._df, squares = self._replaced(commit, group)
+            self._counted[commit] = (len(group), squares)
+
+    def _replaced(self, commit: str, group: Sequence[float]) -> tuple[int, int, float]:
+        """The running total and df were `commit`'s readings `group`, and its squares."""
+        n, squares = self._counted.get(commit, (0, 0.0))
+        now = squared_deviations(group)
+        total = self._total - _exact(squares) + _exact(now)
+        return total, self._df - max(n - 1, 0) + max(len(group) - 1, 0), now
+
+    @property
     def spread(self) -> Spread:
         """The evaluator's spread: each commit's readings around its own mean, pooled."""
-        return pooled_spread([r.score for r in group] for group in self.by_commit.values())
+        return spread_of(self._total / _UNIT, self._df)
+
+    def spread_with(self, more: Mapping[str, Sequence[float]]) -> Spread:
+        """The spread were `more[commit]` (readings not yet recorded) added to each commit's."""
+        total, df = self._total, self._df
+        for commit, scores in more.items():
+            moved_total, moved_df, _ = self._replaced(commit, [*self.scores_all(commit), *scores])
+            total += moved_total - self._total
+            df += moved_df - self._df
+        return spread_of(total / _UNIT, df)
+
+    def scores_all(self, commit: str) -> list[float]:
+        """Every reading of `commit`, whatever its role."""
+        return [r.score for r in self.by_commit.get(commit, ())]
 
     def scores(self, commit: str | None, through: int | None = None) -> list[float]:
         """The readings that stand for `commit` (as of iteration `through`, when given)."""
@@ -78,6 +146,11 @@ class RunReadings:
         return interval_dict(self.estimate(own_commit(it)))
 
 
+# The views kept per open journal and run (RunReadings.load); a journal closed and dropped
+# takes its views with it.
+_LOADED: WeakKeyDictionary[Journal, dict[str, RunReadings]] = WeakKeyDictionary()
+
+
 def own_commit(it: IterationRecord) -> str | None:
     """The commit an iteration measured (None: it measured nothing – noop, refused…)."""
     if not it.evaluator:
@@ -98,7 +171,7 @@ def row_mean(journal: Journal, run: RunRecord, it: IterationRecord) -> float | N
     commit = own_commit(it)
     if commit is None:
         return None
-    return RunReadings.load(journal, run, commit).mean(commit, it.iteration)
+    return RunReadings.load(journal, run).mean(commit, it.iteration)
 
 
 def row_means(journal: Journal, run: RunRecord, its: Sequence[IterationRecord]) -> dict[int, float]:

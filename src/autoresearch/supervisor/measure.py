@@ -17,19 +17,14 @@ from pathlib import Path
 from autoresearch import git
 from autoresearch.decide import Decision, sequential_decision
 from autoresearch.evaluate import EvaluationRecord
-from autoresearch.journal import runs
-from autoresearch.journal.db import Journal
 from autoresearch.noise import (
     Action,
-    Interval,
     Role,
     Spread,
     Verdict,
     confirmations,
     mean_interval,
     next_action,
-    pooled_spread,
-    reference,
 )
 from autoresearch.repo_state import link_shared_paths
 from autoresearch.states import EvalStatus
@@ -51,49 +46,14 @@ def _usable(r: EvaluationRecord) -> bool:
     return r.status == EvalStatus.PASS and r.score is not None
 
 
-def _groups(journal: Journal, run_id: str) -> dict[str, list[float]]:
-    groups: dict[str, list[float]] = {}
-    for r in runs.readings(journal, run_id):
-        groups.setdefault(r.commit, []).append(r.score)
-    return groups
-
-
-def run_spread(journal: Journal, run_id: str) -> Spread:
-    """The evaluator's spread over every reading of the run, each commit around its mean."""
-    return pooled_spread(_groups(journal, run_id).values())
-
-
-def incumbent_reference(journal: Journal, run_id: str, commit: str) -> list[float]:
-    rows = runs.readings(journal, run_id, commit)
-    return reference([(r.role, r.score) for r in rows])
-
-
-def incumbent_interval(journal: Journal, run: runs.RunRecord) -> Interval | None:
-    """The reported best: the mean of the kept commit's reference readings, 95 % interval
-    (None for a run prepared before readings were recorded)."""
-    return estimates.commit_estimate(journal, run, run.last_kept_commit)
-
-
-def kept_interval(journal: Journal, run: runs.RunRecord, commit: str) -> Interval | None:
-    """A kept commit's reported value (estimates.commit_estimate: the one every view uses)."""
-    return estimates.commit_estimate(journal, run, commit)
-
-
-def reported_best(journal: Journal, run: runs.RunRecord) -> tuple[float | None, Interval | None]:
-    """The best `status`, the report and finalize show, with its interval when it has one."""
-    found = estimates.headline(journal, run)
-    return found.best, found.best_interval
-
-
 def applies(h: RunHandle, first: EvaluationRecord) -> bool:
     """Whether this candidate goes through the sequential test (else the single rule)."""
     if h.run.keep_policy != "score_improvement" or h.run.last_kept_score is None:
         return False
     if not _usable(first) or h.run.last_kept_commit is None:
         return False
-    commit = h.run.last_kept_commit
-    spread = run_spread(h.journal, h.run_id)
-    return h.noise.sequential(spread.sd) and bool(incumbent_reference(h.journal, h.run_id, commit))
+    found = estimates.RunReadings.load(h.journal, h.run)
+    return h.noise.sequential(found.spread.sd) and bool(found.scores(h.run.last_kept_commit))
 
 
 def measure(
@@ -106,16 +66,16 @@ def measure(
     """Measure until the test decides; then confirm a keep with fresh readings."""
     policy, direction = h.noise, h.run.direction
     kept = str(h.run.last_kept_commit)
-    incumbent = incumbent_reference(h.journal, h.run_id, kept)
-    groups = _groups(
-        h.journal, h.run_id
-    )  # read once: this iteration's readings are added as they come
-    candidate = groups.setdefault(candidate_commit, [])
-    candidate.append(float(first.score or 0.0))
+    found = estimates.RunReadings.load(h.journal, h.run)
+    incumbent = found.scores(kept)
+    # this iteration's readings, by commit, until they are recorded with the decision
+    taken: dict[str, list[float]] = {candidate_commit: [], kept: []}
+    candidate = [*found.scores_all(candidate_commit), float(first.score or 0.0)]
+    taken[candidate_commit].append(candidate[-1])
     readings: list[record.Reading] = [(Role.CANDIDATE, candidate_commit, first)]
     fresh = 0
     while True:
-        spread = pooled_spread(groups.values())
+        spread = found.spread_with(taken)
         verdict = next_action(policy, direction, spread, incumbent, candidate, fresh)
         if verdict.final:
             break
@@ -135,10 +95,11 @@ def measure(
         score = float(reading.score or 0.0)
         if on_incumbent:
             incumbent.append(score)
-            groups.setdefault(kept, []).append(score)
+            taken[kept].append(score)
             fresh += 1
         else:
             candidate.append(score)
+            taken[candidate_commit].append(score)
     notes = _notes(readings, verdict, spread)
     standing = incumbent
     if verdict.action is Action.KEEP:
@@ -148,10 +109,10 @@ def measure(
             readings.append((Role.CONFIRM, candidate_commit, reading))
             if _usable(reading):
                 confirmed.append(float(reading.score or 0.0))
-                groups[candidate_commit].append(confirmed[-1])
+                taken[candidate_commit].append(confirmed[-1])
         # no usable confirmation: the deciding readings are all there is to report
         standing = confirmed or candidate
-    interval = mean_interval(standing, pooled_spread(groups.values()))
+    interval = mean_interval(standing, found.spread_with(taken))
     notes = (*notes, f"kept commit now at {interval.text()}")
     decision = sequential_decision(verdict.action, notes)
     return Measured(decision, readings, interval.mean, statistics.fmean(incumbent))
