@@ -56,7 +56,9 @@ def main(argv: list[str]) -> None:
     if task == "bench":
         run([str(BIN / "python"), "bench/run.py", *args])
         return
-    paths = [p for p in ("src", "tests", "bench", "examples", "dev.py") if (ROOT / p).exists()]
+    paths = [
+        p for p in ("src", "tests", "bench", "examples", "tools", "dev.py") if (ROOT / p).exists()
+    ]
     run([str(BIN / "ruff"), "check", *paths])
     run([str(BIN / "ruff"), "format", "--check", *paths])
     run([str(BIN / "mypy")])

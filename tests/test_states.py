@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +21,8 @@ from autoresearch.states import (
     best_of,
     is_better,
 )
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.parametrize(
@@ -58,3 +66,64 @@ def test_which_decisions_reset_is_defined_once() -> None:
         # every decision but a keep brings the run branch back (the session may have moved it)
         assert d.needs_git_effect == (kind not in (DecisionKind.KEEP, DecisionKind.BASELINE))
     assert not Decision(DecisionKind.ERROR, STOP_INTERRUPTED_DIRTY).needs_git_effect
+
+
+def test_mypy_reports_a_misspelt_state(tmp_path: Path) -> None:
+    """mypy --strict with the project's configuration (its tools/mypy_states.py plugin) on a
+    snippet: every misspelt status or decision is an error naming it, correct ones are not."""
+    snippet = tmp_path / "snippet.py"
+    snippet.write_text(
+        textwrap.dedent(
+            """\
+            from autoresearch.journal.runs import RunRecord
+            from autoresearch.states import DecisionKind, RunStatus
+
+
+            def misspelt(run: RunRecord, decision: DecisionKind | None) -> list[bool]:
+                return [
+                    run.status == "runing",
+                    "stoped" != run.status,
+                    decision == "kep",
+                    RunStatus.FAILED == "fialed",
+                ]
+
+
+            def spelt(run: RunRecord, decision: DecisionKind | None) -> list[bool]:
+                return [
+                    run.status == RunStatus.RUNNING,
+                    run.status != "stopped",
+                    decision == "keep",
+                ]
+
+
+            def assigned() -> RunStatus:
+                return "runing"  # a str is not a RunStatus, misspelt or not
+            """
+        )
+    )
+    config = ["--config-file", str(ROOT / "pyproject.toml"), "--cache-dir", str(tmp_path / "c")]
+    found = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", *config, str(snippet)],
+        cwd=tmp_path,
+        env={**os.environ, "MYPYPATH": str(ROOT / "src")},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    source = snippet.read_text().splitlines()
+    errors = {  # the source line each error is on → the error
+        source[int(n) - 1].strip(): message
+        for n, message in re.findall(r"snippet\.py:(\d+): error: (.*)", found.stdout)
+    }
+    assert errors == {
+        'run.status == "runing",': '"runing" is not a RunStatus '
+        "(completed, failed, running, stopped)  [state-value]",
+        '"stoped" != run.status,': '"stoped" is not a RunStatus '
+        "(completed, failed, running, stopped)  [state-value]",
+        'decision == "kep",': '"kep" is not a DecisionKind '
+        "(abort, ambiguous, baseline, discard, error, interrupted, keep, noop)  [state-value]",
+        'RunStatus.FAILED == "fialed",': '"fialed" is not a RunStatus '
+        "(completed, failed, running, stopped)  [state-value]",
+        'return "runing"  # a str is not a RunStatus, misspelt or not': "Incompatible return "
+        'value type (got "str", expected "RunStatus")  [return-value]',
+    }, found.stdout
