@@ -5,6 +5,7 @@
     python3 dev.py bench --only trust   # keep decisions under a noisy evaluator
     python3 dev.py bench --only ray     # a task on the Ray executor beside the local one
     python3 dev.py bench --only trust-e2e   # the same end to end through `autoresearch run`
+    python3 dev.py bench --only trust-designs   # which decision designs could meet the targets
 
 Every number is printed beside a reference measured in the same run on the same machine, so
 ratios mean something across machines. Nothing here is a pass/fail test.
@@ -28,6 +29,7 @@ from pathlib import Path
 import lanes  # bench/lanes.py: throughput of run --lanes K, evaluations never overlapping
 import ray_cost  # bench/ray_cost.py: a task on the Ray executor beside the local one
 import trust  # bench/trust.py: keep decisions under noise
+import trust_designs  # bench/trust_designs.py: the designs and bounds behind the targets
 import trust_e2e  # bench/trust_e2e.py: the same through `autoresearch run`
 
 from autoresearch import git
@@ -140,7 +142,7 @@ def scripted_candidate(h: RunHandle, score: float) -> str:
     (h.worktree / "score.json").write_text(json.dumps({"pass": True, "score": score}) + "\n")
     sh(h.worktree, "git", "commit", "-qam", f"score {score}")
     commit = sh(h.worktree, "git", "rev-parse", "HEAD")
-    artifact = {"status": "candidate", "candidate_commit": commit,
+    artifact: dict[str, object] = {"status": "candidate", "candidate_commit": commit,
                 "base_commit": h.run.last_kept_commit, "description": f"score {score}",
                 "notes": [], "created_at": utc_now_iso()}  # fmt: skip
     h.paths.candidate.write_text(json.dumps(artifact))
@@ -260,7 +262,16 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="small buckets, few samples")
     parser.add_argument(
         "--only",
-        choices=["overhead", "startup", "throughput", "trust", "trust-e2e", "ray", "lanes"],
+        choices=[
+            "overhead",
+            "startup",
+            "throughput",
+            "trust",
+            "trust-e2e",
+            "trust-designs",
+            "ray",
+            "lanes",
+        ],
         help="run one section",
     )
     args = parser.parse_args()
@@ -270,7 +281,10 @@ def main() -> None:
         "overhead": lambda: print_overhead(bench_overhead(buckets, 10 if args.quick else 30)),
         "startup": lambda: bench_startup(3 if args.quick else 10),
         "throughput": lambda: bench_throughput(10 if args.quick else 60),
-        "trust": lambda: trust.run(50 if args.quick else 200, 60),
+        "trust": lambda: trust.run(50 if args.quick else 200, 60, sets=1 if args.quick else 5),
+        "trust-designs": lambda: trust_designs.report(
+            50 if args.quick else 200, 1 if args.quick else 5
+        ),
         "ray": lambda: ray_cost.run(5 if args.quick else 20),
         "trust-e2e": lambda: trust_e2e.run(1 if args.quick else 5, 20 if args.quick else 60),
         "lanes": lambda: lanes.run(per_lane=3 if args.quick else 6),

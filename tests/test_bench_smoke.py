@@ -40,3 +40,25 @@ def test_the_end_to_end_trust_bench_prints_both_rules() -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "today (mode: single)" in done.stdout and "noise-aware default" in done.stdout
+
+
+def test_the_trust_benches_print_ranges_over_seed_sets_and_the_design_table() -> None:
+    """bench/trust.py over two tiny seed sets prints each figure's range; bench/trust_designs.py
+    checks its simulator against the real decision code and prints the lower bound and a row
+    for every design (tiny sizes: the numbers themselves are not asserted)."""
+    trust = subprocess.run(
+        [sys.executable, str(BENCH.parent / "trust.py"), "--seeds", "3", "--seed-sets", "2",
+         "--iterations", "5"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert trust.returncode == 0, trust.stderr
+    assert "seeds 0-2:" in trust.stdout and "exact by quadrature" in trust.stdout, trust.stdout
+    designs = subprocess.run(
+        [sys.executable, str(BENCH.parent / "trust_designs.py"), "--seeds", "3", "--seed-sets",
+         "2", "--iterations", "5"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert designs.returncode == 0, designs.stderr
+    out = designs.stdout
+    assert "the same decisions, readings and reported values (15 decisions)" in out, out
+    assert "a = 2.195, b = -0.966" in out and "NS no survival selection" in out, out
