@@ -137,6 +137,7 @@ class Lane:
     at: str | None = None  # the incumbent a judged lane's clean worktree was left at
     attempts: int = 0  # readings taken of the current session's candidate
     pending: _Pending | None = None
+    queued: int = 0  # when its session ended (the driver's count): slots go oldest first
     last_iteration: int | None = None
     last_decision: DecisionKind | None = None
 
@@ -171,6 +172,7 @@ class _Driver:
         self.stopping: tuple[RunStatus, str, str | None] | None = None
         self.run_branch_behind = False
         self.published: list[LaneRecord] = []
+        self.ended = 0  # sessions ended so far: the order waiting candidates get slots in
         self.ahead: dict[str, list[_Ahead]] = {}  # further readings started, by commit
         self.trees_busy: set[int] = set()  # scratch trees of readings in flight
 
@@ -300,6 +302,7 @@ class _Driver:
             )
         if _pending_artifact(lh):
             lane.state, lane.base = LaneState.WAITING, kept
+            self._queue(lane)
             lane.pending = _Pending([NOTE_RESUMED], None, None, True)
             lane.detail = "resumed: its candidate waits to be judged"
             self.observer.note(f"lane {lane.number}: {MSG_PROCESSING_PENDING}")
@@ -412,7 +415,9 @@ class _Driver:
             if lane.state == LaneState.EVALUATING and reading is not None and reading.done():
                 self._reading_back(lane)
         self.h.refresh()
-        for lane in self.lanes:
+        # oldest first: a lane whose session ended earlier must not be starved of slots by
+        # lanes numbered before it (its candidate only grows staler)
+        for lane in sorted(self.lanes, key=lambda x: x.queued):
             if lane.state != LaneState.WAITING:
                 continue
             kept = self.h.run.last_kept_commit or ""  # current: a judgement refreshes it
@@ -441,6 +446,7 @@ class _Driver:
             self._session_over(lane)
             lane.pending = _Pending([str(exc), note], None, None, False)
             lane.state = LaneState.WAITING
+            self._queue(lane)
             return
         result = outcome.result
         if self.h.run.status != RunStatus.RUNNING:
@@ -464,7 +470,12 @@ class _Driver:
             recorded["failure"] = failure
         lane.pending = _Pending(notes, recorded, result, wrote)
         lane.state = LaneState.WAITING
+        self._queue(lane)
         lane.detail = f"session {lane.session} ended; its candidate waits"
+
+    def _queue(self, lane: Lane) -> None:
+        self.ended += 1
+        lane.queued = self.ended
 
     def _prepare_candidate(self, lane: Lane) -> None:
         """Bring the lane's candidate onto the incumbent and start its first reading (or judge
@@ -616,6 +627,15 @@ class _Driver:
         self.sessions += 1
         self._recorded(lane, result, pending)
 
+    def _stop_stale(self) -> None:
+        """A keep makes every first reading in flight on the older incumbent worthless (its
+        candidate is replayed onto the keep and measured again): stop them now, their slots
+        are wanted. `_reading_back` sends the candidate back to waiting."""
+        kept = self.h.run.last_kept_commit or ""
+        for lane in self.lanes:
+            if lane.reading is not None and lane.reading_on != kept:
+                lane.cancel.set()
+
     def signal_set(self) -> bool:
         return self.signal.reason is not None
 
@@ -623,6 +643,8 @@ class _Driver:
         self.h.refresh()
         # the run branch follows the kept lane commit once the lanes were served (_follow)
         self.run_branch_behind = self.run_branch_behind or result.keep
+        if result.keep:
+            self._stop_stale()
         self.observer.step_recorded(result, pending.result, lane=lane.number)
         lane.last_iteration, lane.last_decision = result.iteration, result.decision
         lane.at = result.last_kept_commit if result.run_status == RunStatus.RUNNING else None
