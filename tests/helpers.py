@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import stat
 import subprocess
@@ -261,3 +262,43 @@ def run_noisy(
     command = f"cmd:{sys.executable} {script}"
     return cli("run", "missions/noisy", "--agent", command, *args, cwd=repo.root, env=full_env,
                timeout=timeout)  # fmt: skip
+
+
+_REAL_GIT = shutil.which("git") or "git"
+
+# A `git` first on PATH that kills the whole process group of its caller at the NTH call of
+# subcommand MATCH: `worktree` runs the real `worktree add` without its checkout first (the
+# state a kill mid-checkout leaves: branch and registration made, no index, no files);
+# `commit` takes the index lock first, as the real commit does at its start.
+_GIT_KILLER = f"""#!/bin/sh
+real={_REAL_GIT}
+for a in "$@"; do
+  if [ "$a" = "$KILL_MATCH" ]; then
+    n=$(cat "$KILL_COUNTER" 2>/dev/null || echo 0); n=$((n+1)); echo $n > "$KILL_COUNTER"
+    if [ "$n" = "$KILL_NTH" ]; then
+      if [ "$KILL_MATCH" = worktree ]; then
+        shift 2; "$real" worktree add --no-checkout "$@" >/dev/null 2>&1
+      else
+        : > "$("$real" rev-parse --git-dir)/index.lock"
+      fi
+      kill -9 0
+    fi
+    break
+  fi
+done
+exec "$real" "$@"
+"""
+
+
+def git_killer(tmp: Path, match: str, nth: int) -> dict[str, str]:
+    bindir = tmp / "killer-bin"
+    bindir.mkdir()
+    wrapper = bindir / "git"
+    wrapper.write_text(_GIT_KILLER)
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
+    return {
+        "PATH": f"{bindir}:{os.environ['PATH']}",
+        "KILL_MATCH": match,
+        "KILL_NTH": str(nth),
+        "KILL_COUNTER": str(tmp / "killer-count"),
+    }

@@ -283,7 +283,46 @@ def worktree_problem(path: Path, branch: str) -> str | None:
     return None
 
 
+def unfinished_add(path: Path, branch: str) -> str | None:
+    """The damage of `worktree_problem` that only a `git worktree add` killed half-way leaves,
+    or None: HEAD naming no commit (git writes a zero HEAD first), or no index (the checkout
+    writes it last). A session's own work – staged edits, deleted files, another branch or a
+    detached HEAD – is never taken for it."""
+    if resolve_commits(path, ["HEAD"]) == [None]:
+        return "HEAD does not name a commit"
+    own, _ = git_dirs(path)
+    if not (own / "index").is_file():
+        return "the index is missing"
+    return None
+
+
 # --- worktrees -----------------------------------------------------------------------------
+
+
+def ensure_worktree(
+    repo: Path,
+    path: Path,
+    branch: str,
+    start: str,
+    damaged: Callable[[Path, str], str | None] = worktree_problem,
+) -> bool:
+    """Make `path` a worktree of `repo` with `branch` checked out (created at `start` when it
+    does not exist); whether it had to be (re)built. A registered worktree that `damaged`
+    finds half-built (a kill inside `git worktree add` or a reset: committing there would
+    record the project's files as deleted) and a directory that is no worktree are built
+    anew; the branch, and so every commit on it, is kept. The caller has made `path.parent`."""
+    if is_worktree_of(path, repo):
+        if damaged(path, branch) is None:
+            return False
+        worktree_remove(repo, path)
+    if path.exists():
+        shutil.rmtree(path)  # a half-created directory: nothing of anyone's is in it
+    worktree_remove(repo, path)  # prune a registration without a directory
+    if branch_exists(repo, branch):
+        worktree_add_existing(repo, path, branch)
+    else:
+        worktree_add(repo, path, branch, start)
+    return True
 
 
 def worktree_add(repo: Path, path: Path, branch: str, start: str, replace: bool = False) -> None:

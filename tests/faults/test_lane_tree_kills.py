@@ -14,9 +14,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from helpers import GIT_ENV, Repo, cli, git, kill_tree, sandbox_text
+from autoresearch import git as gitlib
+from helpers import GIT_ENV, Repo, cli, git, git_killer, kill_tree, sandbox_text
 
 AGENT = f"cmd:{sys.executable} {Path(__file__).parent / 'fakes/lane_cut_agent.py'}"
+BONUS_AGENT = f"cmd:{sys.executable} {Path(__file__).parents[1] / 'supervisor/fakes/lane_agent.py'}"
 RUN_ID = "missions-demo-l1"
 SCORE = textwrap.dedent(
     """\
@@ -104,3 +106,37 @@ def test_a_tree_kill_with_k_lanes_in_flight_is_k_interrupted_sessions(
         (patch,) = (logs / lane / "logs").glob("*unfinished-session.patch")
         assert f"bonus-{lane}-1.txt" in patch.read_text(), (lane, commit)
     assert done.stderr.count("was cut off by a crash") == 2, done.stderr
+
+
+def test_a_lane_worktree_half_built_by_a_kill_inside_git_worktree_add_is_rebuilt(
+    repo: Repo, tmp_path: Path
+) -> None:
+    lane_mission(repo)
+    # the driver's git calls with `worktree` in them: the run's worktree (prepare), then per
+    # lane a prune of a stale registration and the add: the 5th is lane 2's `worktree add`,
+    # killed with its branch and registration made, no index and no files
+    env = {**os.environ, **GIT_ENV, **git_killer(tmp_path, "worktree", 5)}
+    argv = [sys.executable, "-m", "autoresearch", "run", "missions/demo", "--agent",
+            BONUS_AGENT, "--run-tag", "L1", "--lanes", "2", "--max-iterations", "2"]  # fmt: skip
+    done = subprocess.run(argv, cwd=repo.root, env=env, capture_output=True, text=True,
+                          timeout=180, start_new_session=True)  # fmt: skip
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    lane = repo.root / ".autoresearch/worktrees/lanes" / RUN_ID / "2"
+    branch = "autoresearch-lanes/missions-demo/l1/2"
+    assert gitlib.worktree_problem(lane, branch) is not None  # what the kill left
+    done = subprocess.run(
+        [sys.executable, "-m", "autoresearch", "resume", RUN_ID, "--json"], cwd=repo.root,
+        env={**os.environ, **GIT_ENV}, capture_output=True, text=True, timeout=180,
+        start_new_session=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    d = assert_lanes_sound(repo.root, RUN_ID, 2)
+    assert gitlib.worktree_problem(lane, branch) is None
+    assert git(lane, "status", "--porcelain") == ""
+    # nothing of the half-built tree was taken for a session's work: no patch deletes the
+    # project's files, no judged candidate lost them
+    patches = (repo.root / ".autoresearch/runs" / RUN_ID / "lanes/2/logs").glob("*.patch")
+    assert not [p.name for p in patches if "deleted file" in p.read_text()]
+    for it in d["iterations"][1:]:
+        files = git(repo.root, "ls-tree", "-r", "--name-only", it["candidate_commit"])
+        assert "value.txt" in files.split("\n"), it

@@ -11,9 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import signal
-import stat
 import subprocess
 import sys
 import time
@@ -23,33 +21,9 @@ import pytest
 
 from autoresearch import git as gitlib
 from autoresearch.errors import GitError
-from helpers import GIT_ENV, Repo, cli, git, run_children, sandbox_text
+from helpers import GIT_ENV, Repo, cli, git, git_killer, run_children, sandbox_text
 
-REAL_GIT = shutil.which("git") or "git"
 HOSTILE = f"cmd:{sys.executable} {Path(__file__).parent / 'fakes/hostile_agent.py'}"
-
-# A `git` first on PATH that kills the whole process group of its caller at the NTH call of
-# subcommand MATCH: `worktree` runs the real `worktree add` without its checkout first (the
-# state a kill mid-checkout leaves: branch and registration made, no index, no files);
-# `commit` takes the index lock first, as the real commit does at its start.
-WRAPPER = f"""#!/bin/sh
-real={REAL_GIT}
-for a in "$@"; do
-  if [ "$a" = "$KILL_MATCH" ]; then
-    n=$(cat "$KILL_COUNTER" 2>/dev/null || echo 0); n=$((n+1)); echo $n > "$KILL_COUNTER"
-    if [ "$n" = "$KILL_NTH" ]; then
-      if [ "$KILL_MATCH" = worktree ]; then
-        shift 2; "$real" worktree add --no-checkout "$@" >/dev/null 2>&1
-      else
-        : > "$("$real" rev-parse --git-dir)/index.lock"
-      fi
-      kill -9 0
-    fi
-    break
-  fi
-done
-exec "$real" "$@"
-"""
 
 
 def driver(args: list[str], cwd: Path, env: dict[str, str] | None = None):
@@ -59,20 +33,6 @@ def driver(args: list[str], cwd: Path, env: dict[str, str] | None = None):
         cwd=cwd, env={**os.environ, **GIT_ENV, **(env or {})}, capture_output=True,
         text=True, timeout=300, start_new_session=True,
     )  # fmt: skip
-
-
-def git_killer(tmp: Path, match: str, nth: int) -> dict[str, str]:
-    bindir = tmp / "killer-bin"
-    bindir.mkdir()
-    wrapper = bindir / "git"
-    wrapper.write_text(WRAPPER)
-    wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
-    return {
-        "PATH": f"{bindir}:{os.environ['PATH']}",
-        "KILL_MATCH": match,
-        "KILL_NTH": str(nth),
-        "KILL_COUNTER": str(tmp / "killer-count"),
-    }
 
 
 def only_run(repo: Path) -> dict:

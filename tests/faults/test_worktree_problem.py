@@ -63,3 +63,26 @@ def test_worktree_problem_names_each_damage(
     else:
         assert found is not None and found.startswith(problem), found
     shutil.rmtree(wt)
+
+
+@pytest.mark.parametrize(
+    ("damage", "half_built"),
+    [
+        (None, False),
+        (_zero_head, True),
+        (_no_index, True),
+        # what a session may leave is its work, never taken for a half-built tree
+        (_detached, False),
+        (_staged, False),
+        (_missing_file, False),
+    ],
+)
+def test_unfinished_add_is_only_what_a_killed_worktree_add_leaves(
+    repo: Repo, tmp_path: Path, damage: Callable[[Path], None] | None, half_built: bool
+) -> None:
+    wt = tmp_path / "wt"
+    git(repo.root, "worktree", "add", "-q", "-b", BRANCH, str(wt))
+    if damage is not None:
+        damage(wt)
+    assert (gitlib.unfinished_add(wt, BRANCH) is not None) == half_built
+    shutil.rmtree(wt)

@@ -34,7 +34,6 @@ half written or complete, the driver never saw it end, and it is no verdict.
 from __future__ import annotations
 
 import contextlib
-import shutil
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -836,18 +835,14 @@ def _no_register(pgid: int) -> None:
 
 
 def _ensure_worktree(h: RunHandle, lh: RunHandle) -> None:
-    path = lh.worktree
-    if git.is_worktree_of(path, h.repo.repo_root):
-        return
-    if path.exists():
-        shutil.rmtree(path)  # half made by a killed driver: a lane's work lives on its branch
-    private_dir(path.parent)
-    git.worktree_remove(h.repo.repo_root, path)
-    if git.branch_exists(h.repo.repo_root, lh.branch_name):
-        git.worktree_add_existing(h.repo.repo_root, path, lh.branch_name)
-    else:
-        git.worktree_add(h.repo.repo_root, path, lh.branch_name, h.run.last_kept_commit or "HEAD")
-    link_shared_paths(h.repo.repo_root, path, h.links)
+    """The lane's worktree on its branch; one a kill inside `git worktree add` left half-built
+    is built anew (its branch keeps the lane's commits). Only that damage: whatever else a
+    session left in the tree is its work, saved by `_arm`."""
+    private_dir(lh.worktree.parent)
+    start = h.run.last_kept_commit or "HEAD"
+    root = h.repo.repo_root
+    if git.ensure_worktree(root, lh.worktree, lh.branch_name, start, git.unfinished_add):
+        link_shared_paths(root, lh.worktree, h.links)
 
 
 def _pending_artifact(lh: RunHandle) -> bool:

@@ -233,24 +233,13 @@ def finish_prepare(h: RunHandle) -> None:
 
 
 def _ensure_worktree(h: RunHandle) -> None:
-    run = h.run
-    path = h.worktree
-    if git.is_worktree_of(path, h.repo.repo_root):
-        # A whole-tree kill inside `git worktree add` leaves a registered worktree with HEAD
-        # unborn, no index or missing files; committing the mission there would delete the
-        # project. Nothing of anyone's is in it yet (prepare runs no session): build it anew.
-        if git.worktree_problem(path, run.branch_name) is None:
-            return
-        git.worktree_remove(h.repo.repo_root, path)
-    if path.exists():
-        shutil.rmtree(path)  # a half-created directory from a killed prepare
-    private_dir(path.parent)
-    git.worktree_remove(h.repo.repo_root, path)  # prune a registration without a directory
-    if git.branch_exists(h.repo.repo_root, run.branch_name):
-        git.worktree_add_existing(h.repo.repo_root, path, run.branch_name)
-    else:
-        start = str(run.sandbox.start_commit)
-        git.worktree_add(h.repo.repo_root, path, run.branch_name, start)
+    # A whole-tree kill inside `git worktree add` leaves a registered worktree with HEAD
+    # unborn, no index or missing files; committing the mission there would delete the
+    # project. Nothing of anyone's is in it yet (prepare runs no session): any damage that
+    # `git.worktree_problem` names gets it built anew.
+    private_dir(h.worktree.parent)
+    start = str(h.run.sandbox.start_commit)
+    git.ensure_worktree(h.repo.repo_root, h.worktree, h.run.branch_name, start)
 
 
 def _materialize_mission(h: RunHandle) -> None:
