@@ -119,21 +119,25 @@ def test_a_signal_with_every_lane_in_flight_saves_each_lane_and_resume_continues
     assert set(_saved_work(repo)) >= set(saved)  # nothing saved before was lost
 
 
-def test_a_second_ctrl_c_interrupts_at_once_and_resume_saves_what_was_left(
-    repo: Repo, tmp_path: Path
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_second_signal_interrupts_at_once_and_resume_saves_what_was_left(
+    repo: Repo, tmp_path: Path, sig: signal.Signals
 ) -> None:
-    # agents that ignore SIGTERM: the first Ctrl-C waits for the kill grace to end them
+    # agents that ignore SIGTERM: the first signal waits for the kill grace to end them
     proc, pids = _start(repo, tmp_path / "marks", "--max-iterations", "3",
                         LANE_IGNORE_TERM="1", AUTORESEARCH_KILL_GRACE_SECONDS="20")  # fmt: skip
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     assert proc.stderr is not None
     until(lambda: "stopping the current session" in proc.stderr.readline(), what="first stop")
     started = time.monotonic()
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     _, err = proc.communicate(timeout=15)
     assert time.monotonic() - started < 10  # not the 20 s kill grace
     assert proc.returncode == 130, err
     assert "autoresearch: interrupted" in err
+    # the sessions live in process groups of their own: the driver stopped them before it
+    # exited (a driver killed by SIGTERM's default action left them running, orphaned)
+    until(lambda: not any(pid_alive(pid) for pid in pids.values()), timeout=5, what="reaped")
     after = _resume_completes(repo, 3)
     assert not any(pid_alive(pid) for pid in pids.values())  # stubborn agents left: reaped
     saved = _saved_work(repo)
