@@ -19,19 +19,25 @@ ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
 @pytest.mark.parametrize(
-    ("decision", "evaluator", "expected"),
+    ("decision", "evaluator", "reason", "expected"),
     [
-        ("discard", {"status": "fail", "timed_out": False}, "discard (fail)"),
-        ("discard", {"status": "error", "timed_out": True}, "discard (timeout)"),
-        ("discard", {"status": "error", "timed_out": False}, "discard (error)"),
-        ("discard", {"status": "pass", "timed_out": False}, "discard"),  # measured, not better
-        ("keep", {"status": "pass"}, "keep"),
-        ("noop", None, "noop"),
-        ("ambiguous", {"status": "pass"}, "ambiguous"),
+        ("discard", {"status": "fail", "timed_out": False}, "x", "discard (fail)"),
+        ("discard", {"status": "error", "timed_out": True}, "x", "discard (timeout)"),
+        ("discard", {"status": "error", "timed_out": False}, "x", "discard (error)"),
+        ("discard", {"status": "pass", "timed_out": False}, "x", "discard"),  # not better
+        # never measured: the pinned reason
+        ("discard", None, "replay conflict", "discard (replay conflict)"),
+        ("discard", None, "harness changed", "discard (harness changed)"),
+        ("discard", None, None, "discard"),
+        ("keep", {"status": "pass"}, "x", "keep"),
+        ("noop", None, "candidate made no change", "noop"),
+        ("ambiguous", {"status": "pass"}, "x", "ambiguous"),
     ],
 )
-def test_decision_text(decision: str, evaluator: dict[str, Any] | None, expected: str) -> None:
-    assert decision_text(decision, evaluator) == expected
+def test_decision_text(
+    decision: str, evaluator: dict[str, Any] | None, reason: str | None, expected: str
+) -> None:
+    assert decision_text(decision, evaluator, reason) == expected
 
 
 def run(repo: Repo, plan: str, **env: str) -> list[str]:

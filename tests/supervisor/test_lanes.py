@@ -50,7 +50,7 @@ def _run(repo: Repo, *args: str, env: dict[str, str] | None = None) -> dict[str,
     done = cli("run", "missions/demo", "--agent", AGENT, "--run-tag", "T1", "--json", *args,
                cwd=repo.root, env=env, timeout=180)  # fmt: skip
     assert done.returncode == 0, done.stderr
-    return dict(json.loads(done.stdout))
+    return {**json.loads(done.stdout), "stderr": done.stderr}
 
 
 def _status(repo: Repo) -> dict[str, Any]:
@@ -73,6 +73,9 @@ def test_conflicting_lanes_discard_with_the_pinned_reason(repo: Repo) -> None:
         ("discard", "replay conflict"),
     ]
     assert its[1]["evaluator"] is None  # never measured
+    # the live line's row says why, not a bare discard with no score
+    (row,) = [line for line in summary["stderr"].splitlines() if line.startswith("    2  ")]
+    assert "discard (replay conflict)" in row, summary["stderr"]
     assert _run_branch_head(repo) == summary["last_kept_commit"] == its[0]["candidate_commit"]
     assert summary["last_kept_score"] == 5.0
     lanes = {lane["lane"]: lane for lane in summary["lanes"]}

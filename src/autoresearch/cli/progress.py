@@ -8,15 +8,17 @@ from typing import Any
 
 from autoresearch.agents.base import AgentResult
 from autoresearch.journal.lanes import LaneRecord
+from autoresearch.journal.views import unmeasured_reason
 from autoresearch.redact import redact
 from autoresearch.states import DecisionKind, Direction, EvalStatus, LaneState
 from autoresearch.supervisor import estimates
 from autoresearch.supervisor.step import StepResult
 
 _STYLES = {"keep": "bold green", "discard": "yellow", "ambiguous": "yellow", "error": "bold red"}
-# "discard (timeout)" is the widest decision cell. On a terminal the description gets the rest
-# of its width (at least _MIN_DESCRIPTION); into a pipe or a log file, where no width exists,
-# at most _LOG_DESCRIPTION characters.
+# "discard (timeout)" is the widest decision cell of a measured candidate (a discard without a
+# reading says its pinned reason, wider: its row shifts rather than every row). On a terminal
+# the description gets the rest of its width (at least _MIN_DESCRIPTION); into a pipe or a log
+# file, where no width exists, at most _LOG_DESCRIPTION characters.
 _DECISION_WIDTH = 17
 _MIN_DESCRIPTION = 20
 _LOG_DESCRIPTION = 120
@@ -32,9 +34,14 @@ def evaluation_label(evaluator: Mapping[str, Any] | None) -> str | None:
     return str(status) if status in (EvalStatus.FAIL, EvalStatus.ERROR) else None
 
 
-def decision_text(decision: str, evaluator: Mapping[str, Any] | None) -> str:
-    """`discard (fail)`: a discard says whether the candidate failed, timed out or crashed."""
+def decision_text(
+    decision: str, evaluator: Mapping[str, Any] | None, reason: str | None = None
+) -> str:
+    """`discard (fail)`: a discard says whether the candidate failed, timed out or crashed, or –
+    never measured – its pinned reason (`discard (replay conflict)`)."""
     label = evaluation_label(evaluator) if decision != DecisionKind.KEEP else None
+    if not evaluator:
+        label = unmeasured_reason(None, decision, reason)
     return f"{decision} ({label})" if label else decision
 
 
@@ -104,7 +111,8 @@ class ProgressPrinter:
         started = self._lane_started.pop(lane, None) if lane else None
         self._doing.pop(lane, None)
         elapsed = time.monotonic() - (started or self._started or self.t0)
-        decision = decision_text(result.decision, evaluation.to_dict() if evaluation else None)
+        evaluated = evaluation.to_dict() if evaluation else None
+        decision = decision_text(result.decision, evaluated, result.decision_reason)
         score_text = estimates.row_text(score, result.estimate) or "-"
         best_text = estimates.text(self.best, self.best_interval) or "n/a"
         line = Text(f"{result.iteration:>5}  ")

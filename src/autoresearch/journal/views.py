@@ -93,7 +93,17 @@ def evaluation_text(
         return str(evaluator.get("status") or "")
     if decision is None or decision == DecisionKind.BASELINE:
         return ""
-    return f"{NOT_RUN}: {reason}" if decision == DecisionKind.DISCARD and reason else NOT_RUN
+    why = unmeasured_reason(evaluator, decision, reason)
+    return f"{NOT_RUN}: {why}" if why else NOT_RUN
+
+
+def unmeasured_reason(
+    evaluator: dict[str, Any] | None, decision: str | None, reason: str | None
+) -> str | None:
+    """The pinned reason of a discard decided without a reading (`replay conflict`), or None."""
+    if evaluator or decision != DecisionKind.DISCARD or not reason:
+        return None
+    return reason
 
 
 def ledger_entry(it: IterationRecord) -> dict[str, Any]:
