@@ -151,6 +151,23 @@ def test_rows_gone_from_under_the_view_are_read_again(run: RunHandle) -> None:
     assert estimates.RunReadings.load(run.journal, mine).scores("c1") == [2.0]
 
 
+def test_a_run_forgotten_and_prepared_again_is_read_anew(run: RunHandle) -> None:
+    """runs.delete_run (a failed prepare) then a new run of the same id: not the old view."""
+    mine = new_run(run)
+    write(run.journal, mine.run_id, [(1, "candidate", 1.0, "pass"), (1, "confirm", 2.0, "pass")])
+    assert estimates.RunReadings.load(run.journal, mine).scores("c1") == [2.0]
+    with run.journal.tx() as conn:
+        runs.delete_run(conn, mine.run_id)
+    other = new_run(run)  # the highest id stays where it was: only the run tells them apart
+    write(run.journal, other.run_id, [(3, "candidate", 5.0, "pass")])
+    again = replace(mine, created_at="2099-01-01T00:00:00Z")
+    with run.journal.tx() as conn:
+        runs.insert_run(conn, again)
+    write(run.journal, again.run_id, [(1, "candidate", 7.0, "pass")])
+    assert estimates.RunReadings.load(run.journal, again).scores("c1") == [7.0]
+    assert_same(run.journal, again)
+
+
 def test_a_read_inside_a_transaction_is_not_kept(run: RunHandle) -> None:
     """What a transaction reads may be rolled back: it must not stay in the kept view."""
     mine = new_run(run)

@@ -76,9 +76,10 @@ class RunReadings:
         if journal.in_transaction:  # what this read sees may yet be rolled back: not kept
             return cls(runs.readings(journal, run.run_id))
         kept = _LOADED.setdefault(journal, {})
-        found = kept.get(run.run_id)
+        key = (run.run_id, run.created_at)  # a run forgotten and prepared again is another
+        found = kept.get(key)
         if found is None:
-            found = kept[run.run_id] = cls()
+            found = kept[key] = cls()
         found._refresh(journal, run.run_id)
         return found
 
@@ -148,7 +149,7 @@ class RunReadings:
 
 # The views kept per open journal and run (RunReadings.load); a journal closed and dropped
 # takes its views with it.
-_LOADED: WeakKeyDictionary[Journal, dict[str, RunReadings]] = WeakKeyDictionary()
+_LOADED: WeakKeyDictionary[Journal, dict[tuple[str, str], RunReadings]] = WeakKeyDictionary()
 
 
 def own_commit(it: IterationRecord) -> str | None:
