@@ -92,3 +92,29 @@ def test_a_damaged_bundle_is_refused_and_writes_no_ref(
     with pytest.raises(GitError):
         git.fetch_bundle(target, bundle, "refs/test/c")
     assert git.refs_under(target, "refs/test/c") == []
+
+
+@pytest.mark.parametrize(
+    ("header", "refs"),
+    [
+        ("# v2 git bundle\n" + "a" * 40 + " refs/x\n", ["a" * 40 + " refs/x"]),
+        (
+            "# v3 git bundle\n@object-format=sha1\n-" + "b" * 40 + " base\n" + "c" * 40 + " r\n",
+            ["c" * 40 + " r"],
+        ),
+        ("# v2 git bundle\n-" + "b" * 40 + "\n", []),
+        ("", []),
+    ],
+)
+def test_a_bundle_header_names_its_refs_and_nothing_else(header: str, refs: list[str]) -> None:
+    assert git.bundle_refs(header) == refs
+
+
+def test_the_head_read_from_the_header_is_the_one_git_lists(tmp_path: Path, source: Repo) -> None:
+    base = source.git("rev-parse", "HEAD")
+    tip = edit_and_commit(source.root, {"value.txt": "2\n"})
+    bundle = tmp_path / "c.bundle"
+    git.create_bundle(source.root, bundle, tip, exclude=[base])
+    listed = source.git("bundle", "list-heads", str(bundle)).splitlines()
+    head = git.bundle_head(source.root, bundle)
+    assert listed == [f"{head.sha} {head.ref}"] and head.sha == tip

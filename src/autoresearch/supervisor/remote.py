@@ -25,7 +25,6 @@ import socket
 import sys
 import tarfile
 import tempfile
-import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -34,16 +33,16 @@ from pathlib import Path
 from autoresearch import git
 from autoresearch.agents import make_agent
 from autoresearch.agents.base import AgentResult
-from autoresearch.children import run_tag
 from autoresearch.errors import ContractError, GitError
 from autoresearch.evaluate import EvaluationRecord, run_evaluator
 from autoresearch.fsutil import atomic_write_bytes, private_dir
-from autoresearch.locks import FileLock, holder_gone
-from autoresearch.proc import kill_marked, spawn_detached
+from autoresearch.locks import FileLock
+from autoresearch.proc import spawn_detached
 from autoresearch.reset import run_dirt
 from autoresearch.supervisor import refs
 from autoresearch.supervisor.executor import AgentOutcome, AgentTask, EvaluationTask
 from autoresearch.supervisor.seal import digest
+from autoresearch.supervisor.watcher import stop_strays
 
 # Loads one bundle's bytes on the node (from the executor's object store, say).
 BundleLoader = Callable[[], bytes]
@@ -169,7 +168,7 @@ def scratch(
         start_watcher(run_id, folder)
         yield place
     finally:
-        _stop_strays(run_id, place.tree)
+        stop_strays(run_id, place.tree)
         with FileLock(run_root / "cache.lock"):
             _remove(place)
             own.release()
@@ -184,6 +183,7 @@ def _fetch_code(cache: Path, code: Code, run_root: Path) -> None:
     if known[0] == code.commit:
         return
     have = [i for i, (head, got) in enumerate(zip(heads, known[1:], strict=True)) if got == head]
+    got = None
     for head, load in code.bundles[have[-1] + 1 if have else 0 :]:
         with tempfile.TemporaryDirectory(dir=run_root) as tmp:
             path = Path(tmp) / "code.bundle"
@@ -191,7 +191,7 @@ def _fetch_code(cache: Path, code: Code, run_root: Path) -> None:
             got = git.fetch_bundle(cache, path, f"refs/autoresearch/have/{head}")
         if got != head:
             raise GitError(f"a bundle for {head[:12]} carried {got[:12]}")
-    if not git.has_commit(cache, code.commit):
+    if got != code.commit and not git.has_commit(cache, code.commit):
         raise GitError(f"no bundle carried commit {code.commit[:12]} to this node")
 
 
@@ -208,17 +208,12 @@ def reap_dead_tasks(root: Path, run_id: str) -> list[str]:
             continue  # a live task
         try:
             place = Scratch(folder, _run_root(root, run_id) / "cache.git")
-            _stop_strays(run_id, place.tree)
+            stop_strays(run_id, place.tree)
             _remove(place)
         finally:
             lock.release()
         cleaned.append(folder.name)
     return cleaned
-
-
-def _stop_strays(run_id: str, tree: Path) -> None:
-    """Every child of a task carries the run's tag with the task's tree in its environment."""
-    kill_marked(run_tag(run_id, tree).markers())
 
 
 def _remove(place: Scratch) -> None:
@@ -374,29 +369,10 @@ def bundle_of(repo: Path, tip: str, exclude: Sequence[str] = ()) -> bytes | None
 
 # --- the watcher: a task's processes do not outlive its worker ----------------------------
 
-WATCH_SECONDS = 0.5
-
 
 def start_watcher(run_id: str, folder: Path) -> None:
-    """A detached process that stops the task's processes if the worker running it dies (a
-    killed Ray worker cannot stop them itself; they run in their own process groups)."""
-    argv = [sys.executable, "-m", "autoresearch.supervisor.remote", "watch", run_id, str(folder)]
+    """A detached process (`watcher.py`) that stops the task's processes if the worker running
+    it dies (a killed Ray worker cannot stop them itself; they run in their own process
+    groups)."""
+    argv = [sys.executable, "-m", "autoresearch.supervisor.watcher", run_id, str(folder)]
     spawn_detached(argv, folder, dict(os.environ), folder / "watch.log")
-
-
-def watch(run_id: str, folder: Path) -> None:
-    """Until the task's folder is gone: when its lock is free, stop its processes."""
-    lock = folder / "task.lock"
-    while True:
-        state = holder_gone(lock)
-        if state is None:
-            return
-        if state:
-            _stop_strays(run_id, folder / "tree")
-            return
-        time.sleep(WATCH_SECONDS)
-
-
-if __name__ == "__main__":
-    if len(sys.argv) == 4 and sys.argv[1] == "watch":
-        watch(sys.argv[2], Path(sys.argv[3]))
