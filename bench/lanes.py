@@ -213,8 +213,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer iterations per lane")
     parser.add_argument("--no-demo", action="store_true", help="leave out the demo's timing")
+    parser.add_argument("--agent", type=float, default=2.0, help="seconds each session sleeps")
     args = parser.parse_args()
-    run(per_lane=3 if args.quick else 6, demo=not args.no_demo)
+    run(per_lane=3 if args.quick else 6, agent=args.agent, demo=not args.no_demo)
 
 
 if __name__ == "__main__":
