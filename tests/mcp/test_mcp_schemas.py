@@ -27,6 +27,7 @@ from autoresearch.experiments import (
 from autoresearch.journal.sessions import SessionRecord
 from autoresearch.mcp import schemas
 from autoresearch.mcp.server import build_server
+from autoresearch.supervisor import summary
 from autoresearch.supervisor.lifecycle import StopOutcome
 
 SNAPSHOT = Path(__file__).with_name("derived_schemas.json")
@@ -41,6 +42,7 @@ DERIVED: list[tuple[type, type[BaseModel]]] = [
     (NotesResult, schemas.NotesOutput),
     (StatusReport, schemas.StatusOutput),
     (StopOutcome, schemas.StopOutput),
+    (summary.RunSummary, schemas.RunHeadline),  # run_list's runs and run_status add driver_alive
 ]
 TOOLS = (
     "init_experiment",
@@ -49,6 +51,8 @@ TOOLS = (
     "update_notes",
     "experiment_status",
     "run_stop",
+    "run_list",
+    "run_status",
 )
 
 

@@ -29,6 +29,7 @@ from autoresearch.experiments import (
     logger,
 )
 from autoresearch.journal.sessions import SessionRecord
+from autoresearch.supervisor import summary
 from autoresearch.supervisor.lifecycle import StopOutcome
 
 
@@ -295,42 +296,37 @@ class StatusOutput(_Shape):
 # --- supervised runs -------------------------------------------------------------------------
 
 
-class RunSummary(_Shape):
+_INTERVAL = dict[str, float] | None  # Interval.to_dict: mean, low, high, n, level
+
+
+@mirrors(
+    summary.RunSummary,
+    fields={
+        "best_interval": Field(
+            default=None,
+            description="The best's 95 % interval: mean, low, high, n (readings), level.",
+        ),
+        "baseline_interval": Field(
+            default=None,
+            description="The baseline's 95 % interval: mean, low, high, n (readings), level.",
+        ),
+        "stop_note": Field(description="The operator's reason given with `stop`."),
+        "cleaned_at": Field(
+            default=None, description="When `autoresearch clean` removed its worktree and branch."
+        ),
+        "resume_command": Field(
+            default=None, description="How to continue a running run (None once it ended)."
+        ),
+    },
+    shapes={"best_interval": _INTERVAL, "baseline_interval": _INTERVAL},
+)
+class RunHeadline(_Shape):
+    """A run's headline numbers, as supervisor/summary.RunSummary has them."""
+
+
+class RunSummary(RunHeadline):
     """One supervised run with its headline numbers."""
 
-    run_id: str
-    status: str
-    stop_reason: str | None
-    mission_slug: str
-    branch_name: str
-    worktree_path: str
-    iteration: int
-    keep_policy: str
-    direction: str
-    last_kept_commit: str | None
-    last_kept_score: float | None
-    best_score: float | None
-    best_interval: dict[str, float] | None = Field(
-        default=None,
-        description="The best's 95 % interval: mean, low, high, n (readings), level.",
-    )
-    baseline_score: float | None
-    baseline_interval: dict[str, float] | None = Field(
-        default=None,
-        description="The baseline's 95 % interval: mean, low, high, n (readings), level.",
-    )
-    counts: dict[str, int]
-    created_at: str
-    updated_at: str
-    completed_at: str | None
-    stop_requested: str | None
-    stop_note: str | None = Field(description="The operator's reason given with `stop`.")
-    cleaned_at: str | None = Field(
-        default=None, description="When `autoresearch clean` removed its worktree and branch."
-    )
-    resume_command: str | None = Field(
-        default=None, description="How to continue a running run (None once it ended)."
-    )
     driver_alive: bool = Field(
         default=False, description="Whether a process is driving the run right now."
     )

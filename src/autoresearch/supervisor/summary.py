@@ -43,7 +43,9 @@ class RunSummary:
     last_kept_commit: str | None
     last_kept_score: float | None
     best_score: float | None
+    best_interval: Interval | None  # the best's 95 % interval, when it rests on readings
     baseline_score: float | None
+    baseline_interval: Interval | None  # the baseline's, likewise
     counts: dict[str, int]  # decision → iterations
     created_at: str
     updated_at: str
@@ -52,11 +54,16 @@ class RunSummary:
     stop_note: str | None
     cleaned_at: str | None
     resume_command: str | None
-    best_interval: Interval | None  # the best's 95 % interval, when it rests on readings
-    baseline_interval: Interval | None  # the baseline's, likewise
 
     def to_dict(self) -> dict[str, Any]:
-        return _plain(self)
+        """The fields in their order (the MCP schema's, mcp/schemas.RunSummary), except that
+        `--json` has always put the two intervals last, after resume_command."""
+        data = _plain(self)
+        last = {k: data.pop(k) for k in _LAST}
+        return {**data, **last}
+
+
+_LAST = ("best_interval", "baseline_interval")
 
 
 @dataclass(frozen=True)
