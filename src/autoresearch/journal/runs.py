@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from autoresearch.clock import utc_now_iso
+from autoresearch.clock import seconds_between, utc_now_iso
 from autoresearch.contracts.frozen import FrozenMission
 from autoresearch.contracts.loop import LoopSettings
 from autoresearch.journal import records
@@ -238,8 +238,24 @@ def decision_counts(journal: Journal, run_id: str) -> dict[str, int]:
     return {str(r[0]): int(r[1]) for r in rows}
 
 
-def run_totals(journal: Journal, run_id: str) -> dict[str, Any]:
-    """Sums over a run's sessions and evaluations: time, tokens, cost, evaluator errors."""
+@dataclass(frozen=True)
+class RunTotals:
+    """Sums over a run's sessions and evaluations, and how long the run has existed."""
+
+    agent_seconds: float
+    evaluator_seconds: float
+    input_tokens: int | None  # None: no session reported tokens
+    output_tokens: int | None
+    cost_usd: float | None  # None: no session reported a cost
+    evaluator_errors: int  # iterations whose evaluator crashed or timed out
+    wall_seconds: float  # since the run was created, until it completed (or now)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def run_totals(journal: Journal, run: RunRecord) -> RunTotals:
+    """Time, tokens, cost and evaluator errors over a run's sessions and evaluations."""
     agent = journal.row(
         "SELECT SUM(json_extract(agent_json, '$.duration_ms')), "
         "SUM(json_extract(agent_json, '$.input_tokens')), "
@@ -247,18 +263,21 @@ def run_totals(journal: Journal, run_id: str) -> dict[str, Any]:
         "SUM(json_extract(agent_json, '$.cost_usd')), "
         "SUM(kind = 'iteration' AND json_extract(evaluator_json, '$.status') = 'error') "
         "FROM iterations WHERE run_id = ? AND state != ?",
-        (run_id, EVALUATING),
+        (run.run_id, EVALUATING),
     )
-    evaluation = journal.row("SELECT SUM(duration_ms) FROM evaluations WHERE run_id = ?", (run_id,))
+    evaluation = journal.row(
+        "SELECT SUM(duration_ms) FROM evaluations WHERE run_id = ?", (run.run_id,)
+    )
     a = tuple(agent) if agent is not None else (None,) * 5
-    return {
-        "agent_seconds": (a[0] or 0) / 1000,
-        "evaluator_seconds": ((evaluation[0] if evaluation else None) or 0) / 1000,
-        "input_tokens": a[1],
-        "output_tokens": a[2],
-        "cost_usd": a[3],
-        "evaluator_errors": int(a[4] or 0),
-    }
+    return RunTotals(
+        agent_seconds=(a[0] or 0) / 1000,
+        evaluator_seconds=((evaluation[0] if evaluation else None) or 0) / 1000,
+        input_tokens=a[1],
+        output_tokens=a[2],
+        cost_usd=a[3],
+        evaluator_errors=int(a[4] or 0),
+        wall_seconds=seconds_between(run.created_at, run.completed_at),
+    )
 
 
 def artifact_judged(journal: Journal, run_id: str, sha256: str) -> bool:
@@ -270,7 +289,17 @@ def artifact_judged(journal: Journal, run_id: str, sha256: str) -> bool:
     return row is not None
 
 
-def lane_totals(journal: Journal, run_id: str) -> dict[int, dict[str, Any]]:
+@dataclass(frozen=True)
+class LaneTotals:
+    """What one lane's recorded sessions came to."""
+
+    iterations: int  # sessions judged
+    keeps: int
+    cost_usd: float | None
+    tokens: int  # input + output
+
+
+def lane_totals(journal: Journal, run_id: str) -> dict[int, LaneTotals]:
     """Per lane: sessions judged, keeps, agent cost and tokens as recorded."""
     rows = journal.rows(
         "SELECT lane, COUNT(*), SUM(decision = 'keep'), "
@@ -280,11 +309,7 @@ def lane_totals(journal: Journal, run_id: str) -> dict[int, dict[str, Any]]:
         "FROM iterations WHERE run_id = ? AND kind = 'iteration' AND state != ? GROUP BY lane",
         (run_id, EVALUATING),
     )
-    return {
-        int(r[0]): {"iterations": int(r[1]), "keeps": int(r[2] or 0), "cost_usd": r[3],
-                    "tokens": int(r[4] or 0)}
-        for r in rows
-    }  # fmt: skip
+    return {int(r[0]): LaneTotals(int(r[1]), int(r[2] or 0), r[3], int(r[4] or 0)) for r in rows}
 
 
 def spend(journal: Journal, run_id: str) -> tuple[float, int]:

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from autoresearch import git
-from autoresearch.clock import seconds_between
 from autoresearch.contracts.candidate import is_placeholder
 from autoresearch.contracts.json_input import load_json
 from autoresearch.contracts.loop import LoopSettings
@@ -394,7 +393,7 @@ def lane_rows(journal: Journal, run_id: str) -> list[LaneRow]:
     totals = runs.lane_totals(journal, run_id)
     rows = []
     for lane in lane_store.lanes_of(journal, run_id):
-        spent = totals.get(lane.lane, {})
+        spent = totals.get(lane.lane, runs.LaneTotals(0, 0, None, 0))
         last = (
             runs.get_iteration(journal, run_id, lane.last_iteration)
             if lane.last_iteration is not None
@@ -415,10 +414,10 @@ def lane_rows(journal: Journal, run_id: str) -> list[LaneRow]:
                     if last
                     else None
                 ),
-                iterations=spent.get("iterations", 0),
-                keeps=spent.get("keeps", 0),
-                cost_usd=spent.get("cost_usd"),
-                tokens=spent.get("tokens", 0),
+                iterations=spent.iterations,
+                keeps=spent.keeps,
+                cost_usd=spent.cost_usd,
+                tokens=spent.tokens,
                 updated_at=lane.updated_at,
             )
         )
@@ -476,10 +475,7 @@ def run_summary(h: RunHandle, sessions: int, interrupted: bool) -> LoopSummary:
         manifest_file=str(h.paths.manifest),
         logs_dir=str(h.paths.logs),
         report_file=str(h.paths.report / REPORT_FILE),
-        totals={
-            **runs.run_totals(h.journal, run.run_id),
-            "wall_seconds": seconds_between(run.created_at, run.completed_at),
-        },
+        totals=runs.run_totals(h.journal, run),
         lanes=lane_rows(h.journal, run.run_id),
     )
 

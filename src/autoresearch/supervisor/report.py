@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from autoresearch.journal.runs import RunTotals
 from autoresearch.journal.views import NOT_RUN, evaluation_text, format_score
 from autoresearch.states import RunStatus
 from autoresearch.supervisor import estimates
@@ -168,10 +169,10 @@ def finalize(d: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def decision_counts(counts: dict[str, int], totals: dict[str, Any]) -> str:
+def decision_counts(counts: dict[str, int], totals: RunTotals) -> str:
     """Every decision of a run in one line; evaluator errors (crash, timeout) are named."""
     discarded = counts.get("discard", 0) + counts.get("ambiguous", 0)
-    errors = totals.get("evaluator_errors", 0)
+    errors = totals.evaluator_errors
     detail = f" ({errors} evaluator error{'s' if errors != 1 else ''})" if errors else ""
     return (
         f"{counts.get('keep', 0)} kept, {discarded} discarded{detail}, "
@@ -189,19 +190,19 @@ def duration(seconds: float) -> str:
     return f"{minutes}m {secs:02d}s" if minutes else f"{seconds:.1f}s"
 
 
-def totals_rows(totals: dict[str, Any]) -> list[tuple[str, str]]:
+def totals_rows(totals: RunTotals) -> list[tuple[str, str]]:
     """Time, tokens and cost of a run, as `(label, value)` rows."""
     rows = [
         (
             "time",
-            f"{duration(totals['wall_seconds'])} since the run was created (agent "
-            f"{duration(totals['agent_seconds'])}, evaluator "
-            f"{duration(totals['evaluator_seconds'])})",
+            f"{duration(totals.wall_seconds)} since the run was created (agent "
+            f"{duration(totals.agent_seconds)}, evaluator "
+            f"{duration(totals.evaluator_seconds)})",
         )
     ]
-    tokens = [totals.get("input_tokens"), totals.get("output_tokens")]
+    tokens = [totals.input_tokens, totals.output_tokens]
     if any(t is not None for t in tokens):
         rows.append(("tokens", f"{tokens[0] or 0} in, {tokens[1] or 0} out"))
-    if totals.get("cost_usd") is not None:
-        rows.append(("cost", f"${totals['cost_usd']:.4f}"))
+    if totals.cost_usd is not None:
+        rows.append(("cost", f"${totals.cost_usd:.4f}"))
     return rows

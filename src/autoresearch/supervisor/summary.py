@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
+from autoresearch.journal.runs import RunTotals
 from autoresearch.noise import Interval
 from autoresearch.states import DecisionKind, Direction, LaneState, RunStatus
 
@@ -132,7 +133,7 @@ class LoopSummary:
     manifest_file: str
     logs_dir: str
     report_file: str
-    totals: dict[str, Any]  # journal/runs.run_totals plus wall_seconds
+    totals: RunTotals
     lanes: list[LaneRow]
 
     def to_dict(self) -> dict[str, Any]:
