@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from autoresearch.states import Isolation, TaskKind
+from autoresearch.contracts.check_record import CheckRecord
+from autoresearch.states import Isolation, ProcessState, TaskKind
 from autoresearch.worker.outcome import CheckResult
 
 __all__ = [  # the kinds a job asks for are states.py's; callers may name them from here
@@ -56,27 +57,32 @@ class CheckSpec:
 
 @dataclass(frozen=True)
 class CheckRun:
-    """How one of a job's checks went (`to_dict`: an entry of the job's `checks` in the journal)."""
+    """How one of a job's checks went (`to_dict`: an entry of the job's `checks` in the journal):
+    the one record of a run of checks (`CheckRecord`, made by `evaluate.check_record` as for a
+    mission's checks), with the check's name and command and the artifact of its whole log."""
 
     name: str
     command: str
-    status: CheckResult
-    exit_code: int | None
-    duration_ms: int
-    timed_out: bool
+    run: CheckRecord
     output: dict[str, Any] | None  # the artifact of its whole log
-    tail: str
+
+    @property
+    def status(self) -> CheckResult:
+        """The job's check result (worker.md) from how its process ended."""
+        if self.run.state is ProcessState.TIMEOUT:
+            return CheckResult.TIMED_OUT
+        return CheckResult.PASSED if self.run.passed else CheckResult.FAILED
 
     def to_dict(self) -> dict[str, object]:
         return {
             "name": self.name,
             "command": self.command,
             "status": self.status.value,
-            "exit_code": self.exit_code,
-            "duration_ms": self.duration_ms,
-            "timed_out": self.timed_out,
+            "exit_code": self.run.exit_code,
+            "duration_ms": self.run.duration_ms,
+            "timed_out": self.run.state is ProcessState.TIMEOUT,
             "output": self.output,
-            "tail": self.tail,
+            "tail": self.run.tail,
         }
 
 

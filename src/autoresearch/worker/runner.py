@@ -24,7 +24,7 @@ from autoresearch.agents.base import AgentResult, SessionRequest
 from autoresearch.clock import utc_now_iso
 from autoresearch.crash import EXIT_INTERNAL_ERROR, internal_error_line, write_crash_log
 from autoresearch.errors import AutoresearchError
-from autoresearch.evaluate import process_state
+from autoresearch.evaluate import check_record
 from autoresearch.fsutil import atomic_write_bytes, atomic_write_text
 from autoresearch.journal import jobs as store
 from autoresearch.journal.db import Journal
@@ -40,12 +40,12 @@ from autoresearch.proc import SupervisedSpec, run_supervised
 from autoresearch.redact import redact
 from autoresearch.repo_state import ensure_state_dir, link_shared_paths
 from autoresearch.settings import journal_timeout, kill_grace, worker_max_jobs
-from autoresearch.states import Isolation, JobState, ProcessState, ResultState
+from autoresearch.states import Isolation, JobState, ResultState
 from autoresearch.worker import evidence as ev
 from autoresearch.worker import liveness
 from autoresearch.worker.bridge import job_bridge
 from autoresearch.worker.model import CheckRun, JobSpec
-from autoresearch.worker.outcome import CheckResult, Executor
+from autoresearch.worker.outcome import Executor
 
 QUEUE_POLL_SECONDS = 0.25
 CANCEL_POLL_SECONDS = 0.25
@@ -172,16 +172,11 @@ class Runner:
                     on_spawn=self._registers("checks"),
                 )
             )
-            status = _check_status(process_state(out.timed_out, out.spawn_error, out.exit_code))
             record = CheckRun(
                 name=check.label,
                 command=check.command,
-                status=status,
-                exit_code=out.exit_code,
-                duration_ms=out.duration_ms,
-                timed_out=out.timed_out,
+                run=check_record(out, ev.log_tail(log)),
                 output=ev.artifact(log, f"check-{index:02d}.log"),
-                tail=ev.log_tail(log),
             )
             done.append(record)
             self._update(checks=[c.to_dict() for c in done], children_ended=True)
@@ -312,13 +307,6 @@ def _state_after_agent(result: AgentResult) -> JobState:
     if result.timed_out:
         return JobState.TIMED_OUT
     return JobState.RUNNING
-
-
-def _check_status(ended: ProcessState) -> CheckResult:
-    """A job's check result (worker.md) from how its process ended (evaluate.process_state)."""
-    if ended is ProcessState.TIMEOUT:
-        return CheckResult.TIMED_OUT
-    return CheckResult.PASSED if ended is ProcessState.PASS else CheckResult.FAILED
 
 
 def _instructions(spec: JobSpec, workdir: Path) -> str:
