@@ -56,14 +56,7 @@ class FileLock:
         """
         if self._fd is not None:
             return False
-        fd = private_fd(self.path, os.O_RDWR)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
-        finally:
-            os.close(fd)  # closing releases the shared lock
-        return False
+        return _held(private_fd(self.path, os.O_RDWR))
 
     def release(self) -> None:
         if self._fd is not None:
@@ -96,10 +89,16 @@ def holder_gone(path: Path) -> bool | None:
         fd = os.open(path, os.O_RDONLY)
     except FileNotFoundError:
         return None
+    return not _held(fd)
+
+
+def _held(fd: int) -> bool:
+    """The one probe: whether someone holds the lock on `fd`'s file. It takes a shared lock
+    for an instant and closes `fd` (closing releases it)."""
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
     except BlockingIOError:
-        return False
+        return True
     finally:
-        os.close(fd)  # closing releases the shared lock
-    return True
+        os.close(fd)
+    return False
