@@ -11,6 +11,7 @@ from typing import Any
 
 from autoresearch.children import harness_tag, reap
 from autoresearch.experiments.confidence import Point, SegmentStats, segment_stats
+from autoresearch.experiments.params import json_shape
 from autoresearch.journal import sessions
 from autoresearch.journal.db import Journal
 from autoresearch.journal.sessions import Reader, SessionRecord, SessionRunRecord
@@ -70,7 +71,4 @@ def abandoned_text(run: SessionRunRecord) -> str:
 
 def session_dict(session: SessionRecord) -> dict[str, Any]:
     """The session as JSON: lists for tuples, everything else as stored."""
-    data = asdict(session)
-    for key in ("secondary", "scope", "off_limits", "constraints"):
-        data[key] = list(data[key])
-    return data
+    return json_shape(session)

@@ -23,7 +23,13 @@ from autoresearch.errors import ContractError, RefusedError
 from autoresearch.experiments.commits import commit_work, untracked_caches
 from autoresearch.experiments.context import Context, open_context, session_lock
 from autoresearch.experiments.ledger import progress, stats
-from autoresearch.experiments.params import LogParams, RunNote, validate_log, validate_notes
+from autoresearch.experiments.params import (
+    LogParams,
+    RunNote,
+    json_shape,
+    validate_log,
+    validate_notes,
+)
 from autoresearch.experiments.rules import (
     LogPlan,
     deviations,
@@ -88,10 +94,7 @@ class LogReport:
     messages: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        for key in ("deviations", "flagged", "justified", "messages"):
-            data[key] = list(data[key])
-        return data
+        return json_shape(self)
 
 
 def log_experiment(start: Path, params: LogParams, door: Door = Door.CLI) -> LogReport:
@@ -322,10 +325,7 @@ class NotesReport:
     messages: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        for key in ("flagged", "justified", "unjustified", "messages"):
-            data[key] = list(data[key])
-        return data
+        return json_shape(self)
 
 
 def annotate_runs(

@@ -44,8 +44,7 @@ class InitParams:
     allow_secrets: bool = False  # commit files that look like secrets in the setup commit
 
     def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = _plain(asdict(self))
-        return data
+        return json_shape(self)
 
     def given(self) -> dict[str, Any]:
         """The session fields this call sets (0 max_iterations clears the limit)."""
@@ -95,16 +94,20 @@ class LogParams:
     force: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = _plain(asdict(self))
-        return data
+        return json_shape(self)
 
 
-def _plain(value: Any) -> Any:
-    """Tuples become lists, recursively: the JSON shape of a dataclass."""
+def json_shape(record: Any) -> dict[str, Any]:
+    """A session record's JSON: its fields (`asdict`), tuples as lists at any depth."""
+    data: dict[str, Any] = _lists(asdict(record))
+    return data
+
+
+def _lists(value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
+        return {k: _lists(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
+        return [_lists(v) for v in value]
     return value
 
 

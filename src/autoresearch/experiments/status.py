@@ -14,7 +14,7 @@ from autoresearch.experiments.confidence import SegmentStats
 from autoresearch.experiments.context import Context, open_context
 from autoresearch.experiments.ledger import progress, session_dict, stats
 from autoresearch.experiments.notes import ideas
-from autoresearch.experiments.params import STATUSES
+from autoresearch.experiments.params import STATUSES, json_shape
 from autoresearch.experiments.rules import (
     FAILURE_STREAK,
     MAX_RESUMED_TURNS,
@@ -50,10 +50,7 @@ class StatusReport:
     hooks: dict[str, Any]  # the auto-resume counters of the host hooks, and their limits
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        for key in ("history", "unjustified", "ideas"):
-            data[key] = list(data[key])
-        return data
+        return json_shape(self)
 
 
 def session_status(start: Path, last: int = DEFAULT_HISTORY, door: Door = Door.CLI) -> StatusReport:
