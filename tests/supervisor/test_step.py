@@ -121,10 +121,12 @@ def test_evaluator_outcomes_discard(
 
 
 def test_evaluator_timeout_kills_the_group_and_discards(run: RunHandle) -> None:
+    from dataclasses import replace
+
     from autoresearch.journal import runs
 
     with run.journal.tx() as conn:  # shorten the frozen timeout for this test
-        runs.update_run(conn, run.run_id, evaluator={**run.run.evaluator, "timeout_seconds": 1})
+        runs.update_run(conn, run.run_id, evaluator=replace(run.run.evaluator, timeout_seconds=1))
     run.refresh()
     result = submit_and_step(run, {"value.txt": "50\n", "mode.txt": "hang\n"})
     assert result.decision == "discard" and result.decision_reason == "evaluator error"

@@ -14,11 +14,11 @@ from typing import Any
 from autoresearch.clock import seconds_between, utc_now_iso
 from autoresearch.contracts.frozen import FrozenMission
 from autoresearch.contracts.loop import LoopSettings
+from autoresearch.contracts.sandbox import EvaluatorSpec
 from autoresearch.journal import records
 from autoresearch.journal.db import Journal
 from autoresearch.journal.records import Codec
 from autoresearch.states import (
-    MISSION_DEFAULT_DIRECTION,
     DecisionKind,
     Direction,
     EvalStatus,
@@ -46,7 +46,7 @@ class RunRecord:
     repo_root: str
     worktree_path: str
     branch_name: str
-    evaluator: dict[str, Any]
+    evaluator: EvaluatorSpec  # as frozen at prepare (JSON only in runs.evaluator_json)
     keep_policy: str
     sandbox: FrozenMission
     status: RunStatus
@@ -69,7 +69,7 @@ class RunRecord:
     @property
     def direction(self) -> Direction:
         """Which way the mission's score improves."""
-        return Direction(self.evaluator.get("direction", MISSION_DEFAULT_DIRECTION))
+        return self.evaluator.direction
 
     @property
     def loop_settings(self) -> LoopSettings:
@@ -106,7 +106,7 @@ class IterationRecord:
 _RUNS = Codec(
     {"evaluator": "evaluator_json", "sandbox": "sandbox_json", "loop": "loop_json"},
     enums={"status": RunStatus, "phase": Phase},
-    typed={"sandbox": FrozenMission, "loop": LoopSettings},
+    typed={"evaluator": EvaluatorSpec, "sandbox": FrozenMission, "loop": LoopSettings},
 )
 _ITERATIONS = Codec(
     {

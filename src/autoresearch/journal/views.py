@@ -63,7 +63,7 @@ def manifest(
         "ledger_file": str(paths.ledger),
         "latest_evaluator_file": str(paths.latest_evaluator),
         "candidate_file": str(paths.candidate),
-        "evaluator": dict(run.evaluator),
+        "evaluator": run.evaluator.to_dict(),
         "keep_policy": run.keep_policy,
         "status": run.status,
         "stop_reason": run.stop_reason,

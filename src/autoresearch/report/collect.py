@@ -26,7 +26,6 @@ from autoresearch.noise import Role, pooled_difference
 from autoresearch.paths import RepoPaths, session_paths
 from autoresearch.report.model import Interval, KeptChange, Link, Outcome, ReportData, Row
 from autoresearch.states import (
-    MISSION_DEFAULT_DIRECTION,
     DecisionKind,
     EvalStatus,
     IterationKind,
@@ -68,12 +67,12 @@ def run_report(journal: Journal, repo: RepoPaths, run: RunRecord) -> ReportData:
         for it in its
     )
     head = estimates.headline(journal, run)
-    direction = str(run.evaluator.get("direction", MISSION_DEFAULT_DIRECTION))
+    direction = str(run.evaluator.direction)
     return ReportData(
         kind="run",
         ident=run.run_id,
         title=f"{run.mission_slug} · run {run.run_tag}",
-        metric=str(run.evaluator.get("metric") or "score"),
+        metric=run.evaluator.metric or "score",
         direction=direction,
         status=run.status + (f" ({run.stop_reason})" if run.stop_reason else ""),
         started_at=run.created_at,
@@ -108,10 +107,10 @@ def _improvement(
 def _run_facts(run: RunRecord, journal: Journal) -> tuple[tuple[str, str], ...]:
     loop = run.loop_settings
     facts = [
-        ("evaluator", str(run.evaluator.get("command", ""))),
+        ("evaluator", run.evaluator.command),
         (
             "keep policy",
-            f"{run.keep_policy} ({run.evaluator.get('direction', 'higher')} is better)",
+            f"{run.keep_policy} ({run.evaluator.direction} is better)",
         ),
         ("branch", run.branch_name),
         ("worktree", run.worktree_path),

@@ -139,7 +139,7 @@ class RunHandle:
 
     @property
     def evaluator(self) -> EvaluatorSpec:
-        return EvaluatorSpec.from_dict(self.run.evaluator)
+        return self.run.evaluator
 
     @property
     def links(self) -> tuple[str, ...]:

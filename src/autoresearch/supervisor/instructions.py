@@ -6,6 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from autoresearch.contracts.sandbox import EvaluatorSpec
 from autoresearch.decide import previous_outcome
 from autoresearch.journal.runs import IterationRecord, RunRecord
 from autoresearch.journal.views import format_score
@@ -65,11 +66,11 @@ def snapshot(run: RunRecord, recent: Sequence[IterationRecord]) -> dict[str, Any
     }
 
 
-def _evaluator_lines(evaluator: dict[str, Any]) -> list[str]:
-    lines = [f"- command: {evaluator['command']}", f"- format: {evaluator['format']}"]
-    if evaluator["format"] == "metric":
+def _evaluator_lines(evaluator: EvaluatorSpec) -> list[str]:
+    lines = [f"- command: {evaluator.command}", f"- format: {evaluator.format}"]
+    if evaluator.format == "metric":
         lines += [
-            f"- required output line: METRIC {evaluator['metric']}=<number> "
+            f"- required output line: METRIC {evaluator.metric}=<number> "
             "(stdout or stderr; exit code 0)",
             "- the primary metric is the score; other METRIC lines are recorded",
         ]
@@ -78,7 +79,7 @@ def _evaluator_lines(evaluator: dict[str, Any]) -> list[str]:
             "- required output field: pass (boolean)",
             "- optional output field: score (number)",
         ]
-    lower = evaluator.get("direction") == Direction.LOWER
+    lower = evaluator.direction == Direction.LOWER
     better = Direction.LOWER if lower else Direction.HIGHER
     lines.append(f"- direction: {better} scores are better")
     return lines

@@ -184,7 +184,7 @@ def _new_run(repo: RepoPaths, mission: Mission, tag: str, loop: LoopSettings | N
         repo_root=str(repo.repo_root),
         worktree_path=str(worktree),
         branch_name=_branch(mission.slug, tag),
-        evaluator=sb.evaluator.to_dict(),
+        evaluator=sb.evaluator,
         keep_policy=sb.evaluator.keep_policy,
         sandbox=FrozenMission(
             body=sb.body,

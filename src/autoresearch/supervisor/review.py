@@ -24,7 +24,6 @@ from autoresearch.paths import STATE_DIR, RepoPaths
 from autoresearch.redact import redact
 from autoresearch.report.collect import KeptStep, kept_steps
 from autoresearch.settings import journal_timeout
-from autoresearch.states import MISSION_DEFAULT_DIRECTION
 from autoresearch.supervisor import estimates
 from autoresearch.supervisor.certify import certification_lines, read_certification
 from autoresearch.supervisor.handle import load_run, open_journal
@@ -153,8 +152,8 @@ def plan(run_id: str, keeps: list[Keep], single: bool) -> list[Branch]:
 def evidence(run: RunRecord, branch: Branch, certification: dict[str, Any] | None = None) -> str:
     """The block the last commit message of a branch ends with; `certification`: the run's
     last `certify` report of its final commit, when there is one."""
-    direction = run.evaluator.get("direction", MISSION_DEFAULT_DIRECTION)
-    metric = run.evaluator.get("metric") or "score"
+    direction = run.evaluator.direction
+    metric = run.evaluator.metric or "score"
     first, last = branch.keeps[0], branch.keeps[-1]
     lines = [
         "autoresearch evidence",
