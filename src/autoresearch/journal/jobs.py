@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from autoresearch.clock import utc_now_iso
+from autoresearch.contracts.job import JobSpec
 from autoresearch.journal import records
 from autoresearch.journal.db import Journal
 from autoresearch.journal.records import Codec
@@ -30,7 +31,7 @@ class JobRecord:
     job_id: str
     seq: int
     state: JobState
-    spec: dict[str, Any]
+    spec: JobSpec  # JSON only in jobs.spec_json
     marker: str
     workdir: str
     created_at: str
@@ -60,7 +61,9 @@ _JSON = {
     "checks": "checks_json",
     "evidence": "evidence_json",
 }
-_CODEC = Codec(_JSON, enums={"state": JobState, "result_state": ResultState})
+_CODEC = Codec(
+    _JSON, enums={"state": JobState, "result_state": ResultState}, typed={"spec": JobSpec}
+)
 
 
 def _rows(src: Reader, sql: str, params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:

@@ -118,7 +118,7 @@ def start(repo_root: Path, req: JobRequest) -> view.JobView:
             store.insert_job(
                 conn,
                 job_id=job_id,
-                spec=spec.to_dict(),
+                spec=spec,
                 marker=children.job_tag(job_id).marker,
                 workdir=spec.cwd,
             )
@@ -257,7 +257,7 @@ def apply(repo_root: Path, job_id: str) -> view.JobView:
     with open_journal(repo_root) as journal:
         job = _pending_result(journal, job_id)
         assert job.patch_path is not None
-        top = git.toplevel(Path(JobSpec.from_dict(job.spec).cwd))
+        top = git.toplevel(Path(job.spec.cwd))
         if top is None:
             raise RefusedError(f"the job's directory is no longer in a git repository: {job_id}")
         git.apply_patch(top, Path(job.patch_path))

@@ -58,7 +58,7 @@ class Runner:
         self.journal = journal
         self.root = repo_root
         self.job_id = job.job_id
-        self.spec = JobSpec.from_dict(job.spec)
+        self.spec = job.spec
         self.paths: JobPaths = job_paths(repo_root, job.job_id)
         self.tag = children.job_tag(job.job_id)
         self.deadline = 0.0

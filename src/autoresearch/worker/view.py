@@ -101,7 +101,7 @@ class JobView:
 
 
 def build(job: JobRecord, now: float | None = None) -> JobView:
-    spec = JobSpec.from_dict(job.spec)
+    spec = job.spec
     outcome = resolve(facts_of(job, spec, time.time() if now is None else now))
     evidence = redact.current().value(evidence_of(job, spec))
     return JobView(job, spec, outcome, evidence)
@@ -164,7 +164,7 @@ def _check_summary(c: dict[str, Any]) -> dict[str, Any]:
 
 
 def _artifacts(job: JobRecord) -> list[dict[str, Any]]:
-    paths = job_paths(Path(job.spec["repo_root"]), job.job_id)
+    paths = job_paths(Path(job.spec.repo_root), job.job_id)
     found = [ev.artifact(paths.agent_log), ev.artifact(paths.changes_patch)]
     found += [ev.artifact(paths.check_log(i)) for i in range(1, len(job.checks or ()) + 1)]
     return [a for a in found if a is not None]

@@ -201,7 +201,7 @@ def job_diff(ws: Workspace, job_id: str) -> JobDiff:
     text = patch.read_bytes().decode("utf-8", "replace") if patch.is_file() else ""
     if not text.strip():
         raise ContractError(f"{job_id} recorded no changes to review")
-    task = str(job.spec.get("prompt") or "")
+    task = job.spec.prompt
     return JobDiff(job_id, task, job.base_commit or "", text)
 
 

@@ -1,0 +1,134 @@
+"""What a delegation job asks for, as a caller gives it (`JobRequest`) and as the journal
+stores it once checked (`JobSpec`, JSON only in jobs.spec_json): the worker's contract
+(worker.md), below the journal so that a job's record carries it typed.
+
+Frozen dataclasses; dicts only at the JSON/SQL edge (`to_dict` / `from_dict`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from autoresearch.states import Isolation, TaskKind
+
+DEFAULT_AGENT = "claude"
+DEFAULT_TIMEOUT_SECONDS = 1800.0
+DEFAULT_CHECK_TIMEOUT_SECONDS = 600.0
+MAX_TIMEOUT_SECONDS = 86400.0
+MAX_PROMPT_CHARS = 200_000
+MAX_CHECKS = 20
+MAX_ALLOWED_DIRS = 20
+MAX_SCOPE_PATHS = 200
+
+
+@dataclass(frozen=True)
+class CheckSpec:
+    """A command run in the job's directory after the agent; it passes with exit code 0."""
+
+    command: str
+    name: str = ""
+    timeout_seconds: float = DEFAULT_CHECK_TIMEOUT_SECONDS
+
+    @property
+    def label(self) -> str:
+        return self.name or self.command
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "command": self.command, "timeout_seconds": self.timeout_seconds}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CheckSpec:
+        return cls(
+            str(data["command"]), str(data.get("name") or ""), float(data["timeout_seconds"])
+        )
+
+
+@dataclass(frozen=True)
+class ScopeSpec:
+    """The paths a modifying job may change and the largest diff it may produce."""
+
+    paths: tuple[str, ...]
+    max_diff_bytes: int | None = None
+
+
+@dataclass(frozen=True)
+class JobRequest:
+    """A job as a caller asks for it (paths not yet checked)."""
+
+    prompt: str
+    allowed_dirs: tuple[str, ...] = ()
+    task_kind: TaskKind | None = None
+    agent: str = DEFAULT_AGENT
+    model: str | None = None
+    scope: ScopeSpec | None = None
+    checks: tuple[CheckSpec, ...] = ()
+    isolation: Isolation = Isolation.IN_PLACE
+    max_turns: int | None = None
+    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
+    include_diff: bool = False
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """A validated job as stored: absolute, sandboxed paths relative to its repository."""
+
+    prompt: str
+    repo_root: str  # the repository whose journal holds the job
+    allowed_dirs: tuple[str, ...]  # absolute; the first is the agent's working directory
+    task_kind: TaskKind | None
+    agent: str
+    model: str | None
+    scope_paths: tuple[str, ...] | None  # absolute, inside the allowed dirs
+    max_diff_bytes: int | None
+    checks: tuple[CheckSpec, ...]
+    isolation: Isolation
+    max_turns: int | None
+    timeout_seconds: float
+    include_diff: bool
+
+    @property
+    def cwd(self) -> str:
+        return self.allowed_dirs[0]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "prompt": self.prompt,
+            "repo_root": self.repo_root,
+            "allowed_dirs": list(self.allowed_dirs),
+            "verification_policy": (
+                None if self.task_kind is None else {"task_kind": self.task_kind.value}
+            ),
+            "agent": self.agent,
+            "model": self.model,
+            "scoped_patch": (
+                None
+                if self.scope_paths is None
+                else {"paths": list(self.scope_paths), "max_diff_bytes": self.max_diff_bytes}
+            ),
+            "checks": [c.to_dict() for c in self.checks],
+            "isolation": self.isolation.value,
+            "max_turns": self.max_turns,
+            "timeout_seconds": self.timeout_seconds,
+            "include_diff": self.include_diff,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> JobSpec:
+        policy = data.get("verification_policy") or {}
+        scope = data.get("scoped_patch")
+        return cls(
+            prompt=str(data["prompt"]),
+            repo_root=str(data["repo_root"]),
+            allowed_dirs=tuple(data["allowed_dirs"]),
+            task_kind=TaskKind(policy["task_kind"]) if policy.get("task_kind") else None,
+            agent=str(data["agent"]),
+            model=data.get("model"),
+            scope_paths=None if scope is None else tuple(scope["paths"]),
+            max_diff_bytes=None if scope is None else scope.get("max_diff_bytes"),
+            checks=tuple(CheckSpec.from_dict(c) for c in data.get("checks") or ()),
+            isolation=Isolation(data["isolation"]),
+            max_turns=data.get("max_turns"),
+            timeout_seconds=float(data["timeout_seconds"]),
+            include_diff=bool(data.get("include_diff")),
+        )
