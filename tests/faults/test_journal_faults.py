@@ -94,6 +94,27 @@ def test_throttled_backups_take_at_most_a_tenth_of_the_time(repo: Repo) -> None:
         assert journal.backup() is not None  # prepare and the end of a run never wait
 
 
+def test_deferred_backups_wait_for_the_driver_and_keep_the_throttle(repo: Repo) -> None:
+    """The lane driver defers the per-iteration backup until it has served the lanes: asked
+    for meanwhile, it is taken by `take_deferred_backup`, throttled as before."""
+    clock = HandClock()
+    with Journal.open(make_journal(repo), clock=clock) as journal:
+        journal.defer_backups()
+        assert journal.take_deferred_backup() is None  # none asked
+        assert journal.backup(throttled=True) is None  # asked: waits
+        assert journal.backup(throttled=True) is None  # asked twice: one backup
+        clock.step = 3600.0  # a backup takes an hour
+        assert journal.take_deferred_backup() is not None
+        clock.step = 0.0
+        assert journal.take_deferred_backup() is None
+        assert journal.backup(throttled=True) is None
+        assert journal.take_deferred_backup() is None  # due only after 9 times its duration
+        assert journal.backup() is not None  # unthrottled ones never wait
+        journal.defer_backups(False)
+        clock.now += 9 * 3600.0
+        assert journal.backup(throttled=True) is not None  # taken when asked again
+
+
 class HandClock:
     """A clock the test moves: `now`, and `step` more after every reading."""
 

@@ -50,6 +50,8 @@ class Journal:
         # when the last backup of this process ended and how long it took (the throttle)
         self._backup_end = 0.0
         self._backup_took = 0.0
+        # None: throttled backups are taken when asked; else whether one was asked meanwhile
+        self._deferred: bool | None = None
         self._busy_timeout = busy_timeout
         self._in_tx = False
         self._file = _file_id(path)
@@ -95,6 +97,23 @@ class Journal:
             raise
         return journal
 
+    def defer_backups(self, on: bool = True) -> None:
+        """While on, a throttled backup asked for waits for `take_deferred_backup`: the lane
+        driver's one thread judges a candidate, serves the lanes, then takes it (a backup is
+        no lane's business, and a safe point stays one after the launches). Off: throttled
+        backups are taken when asked again, one asked meanwhile is dropped (it was optional)."""
+        self._deferred = False if on else None
+
+    def take_deferred_backup(self) -> Path | None:
+        """The throttled backup asked for since the last call, if any."""
+        if not self._deferred:
+            return None
+        self._deferred = None
+        try:
+            return self.backup(throttled=True)
+        finally:
+            self._deferred = False
+
     def _verify(self, expected: str | None) -> None:
         problem = integrity.quick_check(self._conn)
         if problem is not None:
@@ -112,6 +131,9 @@ class Journal:
         backup copies the whole file; the step overhead stays flat with 10,000 iterations).
         The first backup of a process, prepare and the end of a run are never skipped.
         """
+        if throttled and self._deferred is not None:
+            self._deferred = True
+            return None
         now = self._clock.monotonic()
         if throttled and now - self._backup_end < BACKUP_SHARE_INVERSE * self._backup_took:
             return None

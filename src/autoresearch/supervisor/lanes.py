@@ -180,6 +180,7 @@ class _Driver:
     def run(self) -> LoopOutcome:
         refuse_without_comparable_baseline(self.h)
         self.h.measure_with = self._measure
+        self.h.journal.defer_backups()  # taken in `_follow`, once the lanes were served
         for lane in self.lanes:
             lane.h.measure_with = self._measure
             self._arm(lane)
@@ -217,12 +218,15 @@ class _Driver:
                 lane.cancel.set()
             self.executor.shutdown()
             self.h.measure_with = None
+            self.h.journal.defer_backups(False)
 
     def _follow(self) -> None:
-        """The run branch (checked out in the idle run worktree) follows the last keep."""
+        """The run branch (checked out in the idle run worktree) follows the last keep; the
+        journal's backup after a judgement (deferred: `run`) is taken."""
         if self.run_branch_behind:
             self.run_branch_behind = False
             record.advance_run_branch(self.h)
+        self.h.journal.take_deferred_backup()
 
     def signal_wait(self) -> None:
         threading.Event().wait(STOP_POLL_SECONDS)
