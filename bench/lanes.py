@@ -9,7 +9,9 @@ while agents dominate: >= 0.9·K), beside the loop without lanes. A second part 
 evaluator dominate with one evaluation slot and checks from the evaluators' own timestamps that
 no two evaluations ever overlapped. A third runs the same K = 1, 2, 4 with `--executor ray` on a
 two-node Ray cluster started on this machine (when ray is installed), a fourth times
-`autoresearch demo --lanes K` (K = 1, 4) from start to end. Nothing here is a pass/fail test.
+`autoresearch demo --lanes 1` and `--lanes 4` from start to end, in pairs one after the other
+(`--demo-pairs`; the sleep-bound part runs `--rounds` times in turn, medians). Nothing here
+is a pass/fail test.
 """
 
 from __future__ import annotations
@@ -166,7 +168,7 @@ def on_ray(work: Path, per_lane: int, agent: float, evaluate: float) -> None:
 
 def demo_once(work: Path, lanes: int) -> tuple[float, float, int]:
     """`autoresearch demo --lanes K` (its default 30 iterations): wall seconds of the whole
-    command, the best loss, the readings taken."""
+    command, the best loss, the readings started (one a keep made stale and stopped counts)."""
     target = work / f"demo{lanes}"
     argv = [sys.executable, "-m", "autoresearch", "demo", str(target), "--lanes", str(lanes),
             "--json"]  # fmt: skip
@@ -181,30 +183,71 @@ def demo_once(work: Path, lanes: int) -> tuple[float, float, int]:
     return wall, float(summary["last_kept_score"]), readings
 
 
-def run(per_lane: int = 6, agent: float = 2.0, evaluate: float = 0.05, demo: bool = True) -> None:
+def _load() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def sleep_bound(work: Path, per_lane: int, agent: float, evaluate: float, rounds: int) -> None:
+    """K = 1, 2, 4 and the loop without lanes side by side, `rounds` times in turn (the load
+    of a shared machine drifts): each row is that K's median round, the ratio that of the
+    medians, and each round's own 4-lane ratio is printed too."""
+    print(f"\nlanes: agent sleeps {agent:g} s, evaluator {evaluate:g} s, one evaluation slot, "
+          f"{per_lane} iterations per lane, {rounds} round(s)")  # fmt: skip
+    runs: dict[int, list[dict[str, float]]] = {0: [], 1: [], 2: [], 4: []}
+    for r in range(rounds):
+        for k, found in runs.items():
+            found.append(run_once(work, f"r{r}-lanes{k}", k, per_lane * max(k, 1), agent,
+                                  evaluate))  # fmt: skip
+    rows = {k: _median_row(found) for k, found in runs.items()}
+    plain = rows.pop(0)
+    one = rows[1]["per_minute"]
+    print(HEADER)
+    print(f"{'no lanes':>10} {plain['per_minute']:9.1f} {plain['per_minute'] / one:6.2f} "
+          f"{'':>7} {plain['overlaps']:9d} {plain['startup']:9.2f}")  # fmt: skip
+    _table(rows, one)
+    each = [b["per_minute"] / a["per_minute"] for a, b in zip(runs[1], runs[4], strict=True)]
+    print("4 lanes / 1 lane, round by round: " + ", ".join(f"{x:.2f}" for x in each))
+    busy = run_once(work, "evalbound", 4, 12, agent / 4, max(evaluate, agent / 2))
+    print(f"evaluator-bound, 4 lanes, 1 slot: {busy['evaluations']:.0f} evaluations, "
+          f"{busy['overlaps']:.0f} overlapping pairs, {busy['per_minute']:.1f} iter/min "
+          f"(one slot allows at most {60 / max(evaluate, agent / 2):.1f})")  # fmt: skip
+
+
+def _median_row(found: list[dict[str, float]]) -> dict[str, float]:
+    row = dict(sorted(found, key=lambda x: x["per_minute"])[len(found) // 2])
+    row["overlaps"] = max(x["overlaps"] for x in found)  # an overlap in any round shows
+    return row
+
+
+def demo_pairs(work: Path, pairs: int) -> None:
+    """`demo --lanes 1` then `--lanes 4`, `pairs` times: a ratio means something only between
+    neighbours on a shared machine; each pair's ratio, the load before it, the median."""
+    print("\nautoresearch demo --lanes K (mission tune-sgd-lanes, 30 iterations, 2 slots)")
+    print(f"{'pair':>4} {'--lanes 1':>10} {'--lanes 4':>10} {'ratio':>6} {'readings':>9}  load")
+    ratios = []
+    for n in range(1, pairs + 1):
+        load, folder = _load(), work / f"pair{n}"
+        folder.mkdir()
+        one, _, r1 = demo_once(folder, 1)
+        four, _, r4 = demo_once(folder, 4)
+        ratios.append(one / four)
+        print(f"{n:>4} {one:9.1f}s {four:9.1f}s {one / four:6.2f} {r1:>4}/{r4:<4}  {load}")
+    ratios.sort()
+    print(f"median {ratios[len(ratios) // 2]:.2f}x over {pairs} pair(s) "
+          f"(min {ratios[0]:.2f}, max {ratios[-1]:.2f})")  # fmt: skip
+
+
+def run(per_lane: int = 6, agent: float = 2.0, evaluate: float = 0.05, demo: bool = True,
+        rounds: int = 3, pairs: int = 3, sleep: bool = True, ray: bool = True) -> None:  # fmt: skip
     work = Path(tempfile.mkdtemp(prefix="ar-bench-lanes-", dir="/tmp"))  # short socket paths
     try:
-        print(f"\nlanes: agent sleeps {agent:g} s, evaluator {evaluate:g} s, one evaluation slot, "
-              f"{per_lane} iterations per lane")  # fmt: skip
-        plain = run_once(work, "plain", 0, per_lane, agent, evaluate)
-        rows = {k: run_once(work, f"lanes{k}", k, per_lane * k, agent, evaluate) for k in (1, 2, 4)}
-        one = rows[1]["per_minute"]
-        print(HEADER)
-        print(f"{'no lanes':>10} {plain['per_minute']:9.1f} {plain['per_minute'] / one:6.2f} "
-              f"{'':>7} {plain['overlaps']:9d} {plain['startup']:9.2f}")  # fmt: skip
-        _table(rows, one)
-        busy = run_once(work, "evalbound", 4, 12, agent / 4, max(evaluate, agent / 2))
-        print(f"evaluator-bound, 4 lanes, 1 slot: {busy['evaluations']:.0f} evaluations, "
-              f"{busy['overlaps']:.0f} overlapping pairs, {busy['per_minute']:.1f} iter/min "
-              f"(one slot allows at most {60 / max(evaluate, agent / 2):.1f})")  # fmt: skip
-        on_ray(work, per_lane, agent, evaluate)
-        if not demo:
-            return
-        demos = {k: demo_once(work, k) for k in (1, 4)}
-        print("\nautoresearch demo --lanes K (mission tune-sgd-lanes, 30 iterations, 2 slots)")
-        for k, (wall, best, readings) in demos.items():
-            print(f"  --lanes {k}: {wall:5.1f} s, {readings} readings, best {best:.6f}, "
-                  f"{demos[1][0] / wall:.2f}x the speed of --lanes 1")  # fmt: skip
+        print(f"load average {_load()}")
+        if sleep:
+            sleep_bound(work, per_lane, agent, evaluate, rounds)
+        if ray:
+            on_ray(work, per_lane, agent, evaluate)
+        if demo:
+            demo_pairs(work, pairs)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -213,9 +256,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer iterations per lane")
     parser.add_argument("--no-demo", action="store_true", help="leave out the demo's timing")
+    parser.add_argument("--only-demo", action="store_true", help="only the demo's timing")
     parser.add_argument("--agent", type=float, default=2.0, help="seconds each session sleeps")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of K = 1, 2, 4 (medians)")
+    parser.add_argument("--demo-pairs", type=int, default=3, help="demo --lanes 1/4 pairs")
     args = parser.parse_args()
-    run(per_lane=3 if args.quick else 6, agent=args.agent, demo=not args.no_demo)
+    run(per_lane=3 if args.quick else 6, agent=args.agent, demo=not args.no_demo,
+        rounds=max(1, args.rounds),
+        pairs=max(1, args.demo_pairs), sleep=not args.only_demo,
+        ray=not args.only_demo)  # fmt: skip
 
 
 if __name__ == "__main__":
