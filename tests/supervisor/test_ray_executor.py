@@ -25,6 +25,7 @@ from autoresearch import git  # noqa: E402
 from autoresearch.agents import AgentConfig  # noqa: E402
 from autoresearch.demo import create_demo_repo  # noqa: E402
 from autoresearch.errors import ContractError  # noqa: E402
+from autoresearch.paths import RepoPaths  # noqa: E402
 from autoresearch.states import DecisionKind  # noqa: E402
 from autoresearch.supervisor.executor import AgentTask, EvaluationTask, TaskLost  # noqa: E402
 from autoresearch.supervisor.handle import RunHandle  # noqa: E402
@@ -301,3 +302,68 @@ def ray_worker_of(pid: int) -> int:
         if b"ray::" in Path(f"/proc/{pid}/cmdline").read_bytes():
             return pid
     raise AssertionError("no Ray worker above the agent")
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def ray_run(repo: Path, mission: Path, address: str, timeout: float = 300) -> Any:
+    return cli(
+        "run", str(mission), "--agent", f"cmd:FAKE_PLAN=improve {sys.executable} {CMD_AGENT}",
+        "--lanes", "2", "--max-iterations", "1", "--executor", "ray", "--address", address,
+        "--json", cwd=repo, timeout=timeout,
+    )  # fmt: skip
+
+
+def no_active_run(repo: Path, mission: Path) -> None:
+    """A refused run left nothing: the next run (on this machine) is not refused as active."""
+    again = cli("run", str(mission), "--agent", "offline", "--max-iterations", "1", cwd=repo)
+    assert "autoresearch_active_run_exists" not in again.stderr, again.stderr[-2000:]
+
+
+def test_an_unreachable_address_is_refused_at_once_and_leaves_no_run(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    mission = repo.mission(
+        sandbox=sandbox_text(f"touch {tmp_path}/measured; python3 scripts/eval.py")
+    )
+    address = f"127.0.0.1:{free_port()}"  # nothing listens there
+    started = time.monotonic()
+    done = ray_run(repo.root, mission, address, timeout=90)
+    assert time.monotonic() - started < 60
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert f"cannot reach the Ray cluster at {address}" in done.stderr
+    assert not (tmp_path / "measured").exists()  # no baseline was taken
+    no_active_run(repo.root, mission)
+
+
+def test_resources_no_node_offers_are_refused_before_the_baseline(
+    cluster: LocalCluster, tmp_path: Path
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    extra = "evaluation:\n  slots: 1\n  resources: {GPU: 1}\n"
+    sandbox = sandbox_text(f"touch {tmp_path}/measured; python3 scripts/eval.py", extra=extra)
+    mission = repo.mission(sandbox=sandbox)
+    done = ray_run(repo.root, mission, cluster.address)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "no node of the Ray cluster offers GPU: 1" in done.stderr
+    assert not (tmp_path / "measured").exists()  # refused before any reading
+    no_active_run(repo.root, mission)
+
+
+def test_a_ray_runs_baseline_is_measured_on_the_cluster(
+    cluster: LocalCluster, tmp_path: Path
+) -> None:
+    """The baseline's readings come from where every candidate's do: a node of the cluster
+    (the evaluator prints its working directory, which lies in the node's folder)."""
+    repo = make_repo(tmp_path / "repo")
+    mission = repo.mission(sandbox=sandbox_text("pwd; python3 scripts/eval.py"))
+    done = ray_run(repo.root, mission, cluster.address)
+    assert done.returncode == 0, done.stderr[-3000:]
+    run_id = json.loads(done.stdout)["run_id"]
+    log = RepoPaths(repo.root).run(run_id).evaluator_log(0).read_text()
+    assert str(cluster.base / "nodes") in log, log[:2000]

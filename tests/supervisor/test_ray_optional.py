@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from helpers import GIT_ENV, Repo
 
 # Run the real CLI with `import ray` failing, as on a machine without the extra.
@@ -57,3 +59,22 @@ def test_workers_are_warmed_on_every_live_node_with_cpus_one_per_cpu_up_to_what_
     assert warm_counts(nodes, 1000) == {"a": 2, "b": 8, "huge": MAX_WARM_PER_NODE}
     assert warm_counts(nodes, 0) == {}
     assert warm_counts([], 4) == {}
+
+
+@pytest.mark.parametrize(
+    ("address", "endpoint"),
+    [
+        ("127.0.0.1:6379", ("127.0.0.1", 6379)),
+        ("ray://head.example:10001", ("head.example", 10001)),
+        ("[::1]:6379", ("::1", 6379)),
+        ("auto", None),
+        ("head.example", None),
+        ("head.example:port", None),
+    ],
+)
+def test_the_endpoint_a_ray_address_is_probed_at(
+    address: str, endpoint: tuple[str, int] | None
+) -> None:
+    from autoresearch.supervisor.ray_executor import gcs_endpoint
+
+    assert gcs_endpoint(address) == endpoint

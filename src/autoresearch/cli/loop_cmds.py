@@ -20,6 +20,7 @@ from autoresearch.states import ExecutorKind
 
 if TYPE_CHECKING:
     from autoresearch.contracts.loop import LoopSettings
+    from autoresearch.supervisor.executor import Executor
     from autoresearch.supervisor.options import LoopPlan
 
 JSON_HELP = "Print one JSON object on stdout at the end (progress goes to stderr)."
@@ -35,6 +36,7 @@ JSON_HELP = "Print one JSON object on stdout at the end (progress goes to stderr
 @click.pass_context
 def run(ctx: click.Context, /, mission_dir: Path, **options: Any) -> None:
     """Prepare a run, then loop: agent session → artifact → evaluation → decision."""
+    from autoresearch.supervisor.executor import measure_through
     from autoresearch.supervisor.options import new_loop
     from autoresearch.supervisor.prepare import prepare, uncommitted_note, unknown_key_notes
 
@@ -44,8 +46,25 @@ def run(ctx: click.Context, /, mission_dir: Path, **options: Any) -> None:
         warn(f"autoresearch: {note}")
     for line in unknown_key_notes(mission_dir):
         warn(f"autoresearch: {line}")
-    with prepare(mission_dir, options["run_tag"], loop=plan.record()) as handle:
-        _drive(ctx, handle, plan, options["as_json"])
+    executor = _checked_executor(plan, mission_dir)  # a refusal leaves no run behind
+    try:
+        measure = measure_through(executor) if executor is not None else None
+        tag = options["run_tag"]
+        with prepare(mission_dir, tag, loop=plan.record(), measure_with=measure) as handle:
+            _drive(ctx, handle, plan, options["as_json"], executor=executor)
+    finally:
+        if executor is not None:
+            executor.shutdown()
+
+
+def _checked_executor(plan: LoopPlan, mission_dir: Path) -> Executor | None:
+    """A Ray run's executor, connected and checked before the run exists: the baseline is
+    measured through it, where every candidate is."""
+    if plan.where is None or plan.where.executor != ExecutorKind.RAY:
+        return None
+    from autoresearch.supervisor.ray_executor import for_mission
+
+    return for_mission(mission_dir, plan.where.address, max(1, plan.limits.lanes))
 
 
 @click.command()
@@ -118,6 +137,7 @@ def _drive(
     as_json: bool,
     demo: bool = False,
     with_manifest: bool = False,
+    executor: Executor | None = None,
 ) -> None:
     from autoresearch.agents import make_agent
     from autoresearch.cli import render
@@ -143,14 +163,14 @@ def _drive(
     stop = StopSignal()
     try:
         with first_signal_stops(lambda name: _stopping(stop, name)):
-            executor = None
-            if where is not None and where.executor == ExecutorKind.RAY:
-                from dataclasses import replace
-
+            if executor is None and where is not None and where.executor == ExecutorKind.RAY:
                 from autoresearch.supervisor.ray_executor import for_run
 
+                executor = for_run(handle, where.address, max(1, limits.lanes))
+            if executor is not None:  # a Ray run has lanes
+                from dataclasses import replace
+
                 limits = replace(limits, lanes=max(1, limits.lanes))
-                executor = for_run(handle, where.address, limits.lanes)
             if limits.lanes:
                 outcome = run_lanes(handle, config, limits, executor, printer, stop)
             else:

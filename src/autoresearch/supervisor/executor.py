@@ -51,6 +51,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import TimeoutError as FuturesTimeout
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -256,3 +257,32 @@ def run_evaluation_task(
         grace_seconds=task.grace_seconds,
         should_cancel=cancel.is_set,
     )
+
+
+def measure_through(
+    executor: Executor, poll_seconds: float = 1.0
+) -> Callable[[EvaluationTask, Callable[[], bool] | None], EvaluationRecord]:
+    """A `RunHandle.measure_with` that takes each reading as a task of `executor`, waiting for
+    it: a run's baseline is measured where its candidates are (a Ray run: on the cluster, with
+    the sandbox's resources), not on the driver. A lost task is taken again (a reading that
+    never came back was never counted); `should_cancel` stops the task as rule 3 says."""
+
+    def measure(task: EvaluationTask, should_cancel: Callable[[], bool] | None) -> EvaluationRecord:
+        while True:
+            cancel = threading.Event()
+            future = executor.submit_evaluation(task, cancel, _unregistered)
+            try:
+                while True:
+                    try:
+                        return future.result(timeout=poll_seconds)
+                    except FuturesTimeout:
+                        if should_cancel is not None and should_cancel():
+                            cancel.set()
+            except TaskLost:
+                continue
+
+    return measure
+
+
+def _unregistered(pgid: int) -> None:
+    """An executor's children are not registered in the journal (rule 6)."""

@@ -292,14 +292,14 @@ def _record_baseline(
     h: RunHandle, it: IterationRecord, commit: str, exists: bool
 ) -> EvaluationRecord:
     """Evaluate `commit` (the worktree HEAD) and make it the run's baseline and kept state."""
-    evaluation = record.evaluate(h, 0)
+    evaluation = record.evaluate(h, 0, commit=commit)
     decision, score = baseline_decision(evaluation.summary())
     readings: list[record.Reading] = [(Role.BASELINE, commit, evaluation)]
     if score is not None:
         # calibration (trust.md): the spread of repeated baseline readings decides whether
         # candidates need several readings; a failing extra reading is recorded, not used
         for _ in range(h.noise.baseline_readings - 1):
-            readings.append((Role.BASELINE, commit, record.evaluate(h, 0)))
+            readings.append((Role.BASELINE, commit, record.evaluate(h, 0, commit=commit)))
         scores = [r.score for _, _, r in readings if r.status == "pass" and r.score is not None]
         score = mean_of(scores)  # the one estimate every view shows (estimates)
         decision = replace(decision, notes=(*decision.notes, calibration_note(h.noise, scores)))

@@ -23,6 +23,7 @@ Importing this module does not import Ray (`pip install 'autoresearch[ray]'` add
 from __future__ import annotations
 
 import importlib
+import socket
 import threading
 import time
 import uuid
@@ -33,6 +34,7 @@ from types import ModuleType
 from typing import Any
 
 from autoresearch import git
+from autoresearch.contracts.sandbox import EvaluationSlots
 from autoresearch.errors import AutoresearchError, ContractError
 from autoresearch.evaluate import EvaluationRecord
 from autoresearch.settings import ray_node_dir
@@ -62,6 +64,9 @@ MAX_CHAIN = 8
 # for them up to WARM_SECONDS; each warm-up task lasts WARM_PAUSE so that those of a node
 # overlap (one that ended at once would hand its worker to the next instead).
 WARM_SECONDS = 60.0
+# How long the driver waits for the head's GCS port to answer before it refuses the address:
+# Ray's own client retries an unreachable GCS for minutes, printing its errors meanwhile.
+CONNECT_SECONDS = 5.0
 WARM_PAUSE = 0.3
 MAX_WARM_PER_NODE = 16
 
@@ -213,6 +218,7 @@ class RayExecutor:
         self._eval_fn = self._ray.remote(evaluation_on_node)
         self._bundles = _BundleChains(self._ray)
         self._lock = threading.Lock()
+        self._stopped = False
         if warm > 0:
             self._warm_up(warm)
 
@@ -260,7 +266,16 @@ class RayExecutor:
 
         return self._threads.submit(drive)
 
+    def check_resources(self, resources: dict[str, float]) -> None:
+        """Refuse now what no node offers an evaluation (sandbox.md's resources)."""
+        self._checked(ray_options(resources))
+
     def shutdown(self) -> None:
+        """Stop the executor's threads and board (and Ray, if it started it); idempotent: a run
+        stops it on every path, the lane scheduler too."""
+        if self._stopped:
+            return
+        self._stopped = True
         self._threads.shutdown(wait=True, cancel_futures=True)
         self._ray.kill(self._board)
         if self._owns_ray:
@@ -325,8 +340,28 @@ def for_run(h: RunHandle, address: str | None, lanes: int = 1) -> RayExecutor:
     """The executor of `run --executor ray [--address ADDR]`: sandbox.md's evaluation slots
     bound the evaluations running at once over the whole cluster; their resources place them.
     Each node gets workers for as many tasks as the run has at once (`lanes` + slots)."""
-    slots = h.run.sandbox.evaluation.slots
-    return RayExecutor(address, slots, warm=max(1, lanes) + slots)
+    return for_evaluation(h.run.sandbox.evaluation, address, lanes)
+
+
+def for_mission(mission_dir: Path, address: str | None, lanes: int) -> RayExecutor:
+    """The checked executor of a new run of the mission at `mission_dir` (`for_evaluation`)."""
+    from autoresearch.mission import load_mission
+
+    return for_evaluation(load_mission(mission_dir).sandbox.evaluation, address, lanes)
+
+
+def for_evaluation(evaluation: EvaluationSlots, address: str | None, lanes: int) -> RayExecutor:
+    """The executor for a sandbox's `evaluation` settings, checked: a cluster that cannot be
+    reached or that offers no node with the evaluation's resources is refused here, before a
+    run exists (a new run builds it before prepare, and measures its baseline through it)."""
+    slots = evaluation.slots
+    executor = RayExecutor(address, slots, warm=max(1, lanes) + slots)
+    try:
+        executor.check_resources(dict(evaluation.resources))
+    except BaseException:
+        executor.shutdown()
+        raise
+    return executor
 
 
 def _lost_detail(exc: Exception) -> str:
@@ -357,10 +392,35 @@ def _connect(ray: ModuleType, address: str | None) -> None:
     if address is None:
         ray.init(include_dashboard=False, **quiet)
     else:
+        _probe(address)
         try:
             ray.init(address=address, **quiet)
         except (ConnectionError, ValueError, RuntimeError) as exc:
             raise ContractError(f"cannot reach the Ray cluster at {address}: {exc}") from exc
+
+
+def gcs_endpoint(address: str) -> tuple[str, int] | None:
+    """The host and port of a `--address` (pure): `host:port` or `ray://host:port`; None for
+    what Ray resolves itself (`auto`, a bare host)."""
+    rest = address.removeprefix("ray://").rstrip("/")
+    host, sep, port = rest.rpartition(":")
+    if not sep or not host or not port.isdigit():
+        return None
+    return host.strip("[]"), int(port)
+
+
+def _probe(address: str) -> None:
+    """Refuse an address whose port does not answer within CONNECT_SECONDS (bounded: Ray's
+    client would retry for minutes and leave the run waiting)."""
+    endpoint = gcs_endpoint(address)
+    if endpoint is None:
+        return
+    try:
+        socket.create_connection(endpoint, timeout=CONNECT_SECONDS).close()
+    except OSError as exc:
+        raise ContractError(
+            f"cannot reach the Ray cluster at {address}: {exc.strerror or exc}"
+        ) from exc
 
 
 class _BundleChains:
