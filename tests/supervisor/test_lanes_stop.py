@@ -176,3 +176,21 @@ def test_operator_stop_from_another_process_ends_every_lane_and_records_it(
         assert f"+lane {lane} session {session}: unsaved work" in patch
     assert {lane["state"] for lane in summary["lanes"]} == {"stopped"}
     assert all(lane["last_decision"] == "interrupted" for lane in summary["lanes"])
+
+
+def test_a_second_signal_while_the_summary_is_written_still_interrupts_at_once(
+    repo: Repo, tmp_path: Path
+) -> None:
+    # the window after the lanes have stopped: the driver writes the summary and the report
+    # (a second or more on a loaded machine); SIGTERM's default action there killed it (143)
+    proc, _ = _start(repo, tmp_path / "marks", "--max-iterations", "4",
+                     AUTORESEARCH_FAILPOINTS="summary.start:stall")  # fmt: skip
+    proc.send_signal(signal.SIGTERM)
+    assert proc.stderr is not None
+    until(lambda: "failpoint summary.start: stalled" in proc.stderr.readline(), what="summary")
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=20)
+    assert proc.returncode == 130, err
+    assert "autoresearch: interrupted" in err
+    after = _resume_completes(repo, 4)
+    assert after["iterations"][1:], after  # the run went on from what was recorded

@@ -161,8 +161,10 @@ def _drive(
     )  # fmt: skip
     printer.header(handle.run_id, config.spec, handle.run.worktree_path, limits.lanes)
     stop = StopSignal()
-    try:
-        with first_signal_stops(lambda name: _stopping(stop, name)):
+    # The policy holds until the command's last write: a second signal while the summary and
+    # the report are written still interrupts at once (exit 130), never SIGTERM's default.
+    with first_signal_stops(lambda name: _stopping(stop, name)):
+        try:
             if executor is None and where is not None and where.executor == ExecutorKind.RAY:
                 from autoresearch.supervisor.ray_executor import for_run
 
@@ -175,19 +177,19 @@ def _drive(
                 outcome = run_lanes(handle, config, limits, executor, printer, stop)
             else:
                 outcome = run_loop(handle, make_agent(config), limits, printer, stop)
-    finally:
-        printer.close()
-    summary = run_summary(handle, outcome.sessions, outcome.interrupted)
-    _write_report(handle)
-    if as_json:
-        data = summary.to_dict()
-        emit_json(
-            {**manifest(handle.journal, handle.run, handle.repo), "loop": data}
-            if with_manifest
-            else data
-        )
-    else:
-        render.loop_summary(summary, demo=demo)
+        finally:
+            printer.close()
+        summary = run_summary(handle, outcome.sessions, outcome.interrupted)
+        _write_report(handle)
+        if as_json:
+            data = summary.to_dict()
+            emit_json(
+                {**manifest(handle.journal, handle.run, handle.repo), "loop": data}
+                if with_manifest
+                else data
+            )
+        else:
+            render.loop_summary(summary, demo=demo)
     if outcome.interrupted:
         warn(
             f"autoresearch: interrupted; the run is resumable: autoresearch resume {handle.run_id}"

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from autoresearch import git
+from autoresearch import failpoints, git
 from autoresearch.contracts.candidate import is_placeholder
 from autoresearch.contracts.json_input import load_json
 from autoresearch.contracts.loop import LoopSettings
@@ -463,6 +463,7 @@ def baseline_and_best(h: RunHandle) -> estimates.Headline:
 
 def run_summary(h: RunHandle, sessions: int, interrupted: bool) -> LoopSummary:
     """What a finished (or interrupted) loop reports: numbers and where the files are."""
+    failpoints.hit("summary.start")
     h.refresh()
     run = h.run
     return LoopSummary(
