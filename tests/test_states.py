@@ -71,50 +71,34 @@ def test_which_decisions_reset_is_defined_once() -> None:
 def test_mypy_reports_a_misspelt_state(tmp_path: Path) -> None:
     """mypy --strict with the project's configuration (its tools/mypy_states.py plugin) on a
     snippet: every misspelt status or decision is an error naming it, correct ones are not."""
-    snippet = tmp_path / "snippet.py"
-    snippet.write_text(
-        textwrap.dedent(
-            """\
-            from autoresearch.journal.runs import RunRecord
-            from autoresearch.states import DecisionKind, RunStatus
+    errors = _mypy_errors(
+        tmp_path,
+        """\
+        from autoresearch.journal.runs import RunRecord
+        from autoresearch.states import DecisionKind, RunStatus
 
 
-            def misspelt(run: RunRecord, decision: DecisionKind | None) -> list[bool]:
-                return [
-                    run.status == "runing",
-                    "stoped" != run.status,
-                    decision == "kep",
-                    RunStatus.FAILED == "fialed",
-                ]
+        def misspelt(run: RunRecord, decision: DecisionKind | None) -> list[bool]:
+            return [
+                run.status == "runing",
+                "stoped" != run.status,
+                decision == "kep",
+                RunStatus.FAILED == "fialed",
+            ]
 
 
-            def spelt(run: RunRecord, decision: DecisionKind | None) -> list[bool]:
-                return [
-                    run.status == RunStatus.RUNNING,
-                    run.status != "stopped",
-                    decision == "keep",
-                ]
+        def spelt(run: RunRecord, decision: DecisionKind | None) -> list[bool]:
+            return [
+                run.status == RunStatus.RUNNING,
+                run.status != "stopped",
+                decision == "keep",
+            ]
 
 
-            def assigned() -> RunStatus:
-                return "runing"  # a str is not a RunStatus, misspelt or not
-            """
-        )
+        def assigned() -> RunStatus:
+            return "runing"  # a str is not a RunStatus, misspelt or not
+        """,
     )
-    config = ["--config-file", str(ROOT / "pyproject.toml"), "--cache-dir", str(tmp_path / "c")]
-    found = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", *config, str(snippet)],
-        cwd=tmp_path,
-        env={**os.environ, "MYPYPATH": str(ROOT / "src")},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    source = snippet.read_text().splitlines()
-    errors = {  # the source line each error is on → the error
-        source[int(n) - 1].strip(): message
-        for n, message in re.findall(r"snippet\.py:(\d+): error: (.*)", found.stdout)
-    }
     assert errors == {
         'run.status == "runing",': '"runing" is not a RunStatus '
         "(completed, failed, running, stopped)  [state-value]",
@@ -126,4 +110,72 @@ def test_mypy_reports_a_misspelt_state(tmp_path: Path) -> None:
         "(completed, failed, running, stopped)  [state-value]",
         'return "runing"  # a str is not a RunStatus, misspelt or not': "Incompatible return "
         'value type (got "str", expected "RunStatus")  [return-value]',
-    }, found.stdout
+    }
+
+
+def test_mypy_reports_a_misspelt_state_in_a_membership_test(tmp_path: Path) -> None:
+    """`status in ("stoped", "running")`: each misspelt item of a tuple, list or set written
+    out in place (or of a Final tuple) is an error naming it; correct items and a container of
+    members are not. mypy tries `__contains__` with its errors held back, so the plugin reports
+    from the iteration it falls back to."""
+    errors = _mypy_errors(
+        tmp_path,
+        """\
+        from typing import Final
+
+        from autoresearch.journal.runs import RunRecord
+        from autoresearch.states import DecisionKind, RunStatus
+
+        PAIR: Final = ("stoped", "running")
+
+
+        def misspelt(run: RunRecord, decision: DecisionKind) -> list[bool]:
+            return [
+                run.status in ("stoped", "running"),
+                run.status not in ["runing"],
+                decision in {"kep", "discard"},
+                run.status in PAIR,
+            ]
+
+
+        def spelt(run: RunRecord, decision: DecisionKind) -> list[bool]:
+            return [
+                run.status in ("stopped", "running"),
+                run.status in (RunStatus.RUNNING, "failed"),
+                decision not in {"keep", "discard"},
+                "runing" in ("stoped",),  # no state here
+            ]
+        """,
+    )
+    status = "is not a RunStatus (completed, failed, running, stopped)  [state-value]"
+    decision = (
+        "is not a DecisionKind "
+        "(abort, ambiguous, baseline, discard, error, interrupted, keep, noop)  [state-value]"
+    )
+    assert errors == {
+        'run.status in ("stoped", "running"),': f'"stoped" {status}',
+        'run.status not in ["runing"],': f'"runing" {status}',
+        'decision in {"kep", "discard"},': f'"kep" {decision}',
+        "run.status in PAIR,": f'"stoped" {status}',
+    }
+
+
+def _mypy_errors(tmp_path: Path, source: str) -> dict[str, str]:
+    """mypy --strict with the project's configuration (its tools/mypy_states.py plugin) on
+    `source`: the source line each error is on → its errors (joined by " | ")."""
+    snippet = tmp_path / "snippet.py"
+    snippet.write_text(textwrap.dedent(source))
+    config = ["--config-file", str(ROOT / "pyproject.toml"), "--cache-dir", str(tmp_path / "c")]
+    found = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", *config, str(snippet)],
+        cwd=tmp_path,
+        env={**os.environ, "MYPYPATH": str(ROOT / "src")},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    lines = snippet.read_text().splitlines()
+    errors: dict[str, list[str]] = {}
+    for n, message in re.findall(r"snippet\.py:(\d+): error: (.*)", found.stdout):
+        errors.setdefault(lines[int(n) - 1].strip(), []).append(message)
+    return {line: " | ".join(messages) for line, messages in errors.items()}
