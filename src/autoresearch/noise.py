@@ -31,6 +31,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from autoresearch.states import Direction
+
 _NORMAL = statistics.NormalDist()
 # Wald's boundaries ignore the overshoot of the last step and so err far on the safe side;
 # Siegmund's correction moves them in by 0.583 standard deviations of one step's log LR, which
@@ -330,7 +332,7 @@ class Verdict:
 
 def signed(direction: str, value: float) -> float:
     """A score difference with "better" positive."""
-    return -value if direction == "lower" else value
+    return -value if direction == Direction.LOWER else value
 
 
 def next_action(

@@ -133,6 +133,15 @@ class Verdict(StrEnum):
 SCORED_VERDICTS = (Verdict.KEEP, Verdict.DISCARD)
 
 
+class GitAction(StrEnum):
+    """What `exp log` did to the session directory (its `git.action`)."""
+
+    COMMITTED = "committed"
+    NOTHING_TO_COMMIT = "nothing to commit"
+    REVERTED = "reverted"
+    NOTHING_TO_REVERT = "nothing to revert"
+
+
 class ProcessState(StrEnum):
     """How a harness or checks process ended (experiments.md "run")."""
 
@@ -141,6 +150,14 @@ class ProcessState(StrEnum):
     TIMEOUT = "timeout"
     ERROR = "error"
     CANCELLED = "cancelled"
+
+
+class SessionState(StrEnum):
+    """What `exp list` says of a session."""
+
+    ACTIVE = "active"  # open and bound to this checkout's branch
+    OPEN = "open"
+    CLOSED = "closed"
 
 
 class RunState(StrEnum):
@@ -178,6 +195,14 @@ TERMINAL_JOB_STATES = frozenset(
 # A job holds one of the worker's slots while its agent or its checks run.
 ACTIVE_JOB_STATES = (JobState.RUNNING, JobState.CHECKING)
 LIVE_JOB_STATES = (JobState.QUEUED, *ACTIVE_JOB_STATES)
+
+
+class ReviewState(StrEnum):
+    """What `review` did with a review branch."""
+
+    PLANNED = "planned"  # computed (a dry run stops here)
+    CREATED = "created"
+    UNCHANGED = "unchanged"  # the branch already exists with the same tip
 
 
 class ResultState(StrEnum):

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from autoresearch.contracts.tune import ParamSpec
+from autoresearch.states import REJECTS_CANDIDATE, DecisionKind
 
 INITIAL_STEP = 0.2
 MIN_STEP, MAX_STEP = 0.02, 0.5
@@ -58,7 +59,7 @@ class Trial:
     """A past proposal and what the supervisor decided about it."""
 
     values: Mapping[str, float]
-    decision: str
+    decision: DecisionKind
 
 
 @dataclass(frozen=True)
@@ -87,9 +88,9 @@ def step_size(history: Sequence[Trial]) -> float:
     """The 1/5 success rule replayed over the history."""
     step = INITIAL_STEP
     for trial in history:
-        if trial.decision == "keep":
+        if trial.decision == DecisionKind.KEEP:
             step = min(MAX_STEP, step * GROW)
-        elif trial.decision in ("discard", "ambiguous"):
+        elif trial.decision in REJECTS_CANDIDATE:
             step = max(MIN_STEP, step * SHRINK)
     return step
 

@@ -20,6 +20,7 @@ import click
 from autoresearch.cli.common import EXIT_RECORDED_FAILURE, AppGroup, emit_json, say
 from autoresearch.errors import ContractError
 from autoresearch.signals import first_signal_stops
+from autoresearch.states import ProcessState
 
 JSON_HELP = "Print one JSON object on stdout."
 HEARTBEAT_SECONDS = 30.0
@@ -146,9 +147,11 @@ def run(
     if sys.stderr.isatty():
         click.echo("\r\033[K", err=True, nl=False)
     _out(as_json, report, render_run(report))
-    if report.status == "cancelled":
+    if report.status == ProcessState.CANCELLED:
         sys.exit(EXIT_CANCELLED)
-    if report.status != "pass" or (report.checks is not None and not report.checks.passed):
+    if report.status != ProcessState.PASS or (
+        report.checks is not None and not report.checks.passed
+    ):
         sys.exit(EXIT_RECORDED_FAILURE)
 
 

@@ -20,6 +20,7 @@ from autoresearch.cli.common import (
     warn,
     warn_baseline,
 )
+from autoresearch.states import DecisionKind
 
 if TYPE_CHECKING:
     from autoresearch.decide import IterationLimit
@@ -106,7 +107,7 @@ def step(ctx: click.Context, run_id: str, as_json: bool) -> None:
         emit_json(result.to_dict())
     else:
         render.step_result(result.to_dict())
-    if result.decision == "error":
+    if result.decision == DecisionKind.ERROR:
         warn(f"autoresearch: run failed: {result.stop_reason}")
         ctx.exit(EXIT_RECORDED_FAILURE)
 

@@ -44,7 +44,7 @@ from autoresearch.journal import sessions
 from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
 from autoresearch.paths import HARNESS_FILES
 from autoresearch.reset import RuntimeRule, save_then_reset
-from autoresearch.states import Verdict
+from autoresearch.states import GitAction, Verdict
 
 ASI_SUMMARY_KEYS = ("hypothesis", "rollback_reason", "next_action_hint")
 # An untracked harness stays on disk through the reset, so it is not part of the diff; caches
@@ -56,7 +56,7 @@ SESSION_DIRT = RuntimeRule(rooted=HARNESS_FILES)
 class GitEffect:
     """What log did to the session directory."""
 
-    action: str
+    action: GitAction
     commit: str | None
     patch_path: str | None
     kept_commit: str
@@ -165,7 +165,12 @@ def _git_effect(
             params.description, session.metric, plan.metric, plan.metrics, plan.measured
         )
         sha = commit_work(ctx.cwd, message)
-        return GitEffect("committed" if sha else "nothing to commit", sha, None, git.head(ctx.cwd))
+        return GitEffect(
+            GitAction.COMMITTED if sha else GitAction.NOTHING_TO_COMMIT,
+            sha,
+            None,
+            git.head(ctx.cwd),
+        )
     return _revert(ctx, session, run)
 
 
@@ -174,7 +179,7 @@ def _revert(ctx: Context, session: SessionRecord, run: SessionRunRecord) -> GitE
     target = ctx.session_paths(session).patch(run.number)
     saved = save_then_reset(ctx.cwd, session.kept_commit, session.kept_commit, SESSION_DIRT, target)
     path = str(target) if target.exists() else None
-    action = "reverted" if saved else "nothing to revert"
+    action = GitAction.REVERTED if saved else GitAction.NOTHING_TO_REVERT
     return GitEffect(action, None, path, session.kept_commit)
 
 
@@ -291,9 +296,9 @@ def _messages(
     devs: list[str],
 ) -> list[str]:
     out = []
-    if effect.action == "committed" and effect.commit:
+    if effect.action == GitAction.COMMITTED and effect.commit:
         out.append(f"committed {effect.commit[:7]} on {session.branch}")
-    elif effect.action == "nothing to commit":
+    elif effect.action == GitAction.NOTHING_TO_COMMIT:
         out.append("nothing to commit: the kept state is the last kept commit")
     elif effect.patch_path:
         out.append(

@@ -15,7 +15,7 @@ from autoresearch.experiments.ledger import progress_text
 from autoresearch.experiments.rules import max_reached_message
 from autoresearch.experiments.verbs import Door, Verbs, verbs
 from autoresearch.journal.views import format_score
-from autoresearch.states import RunState
+from autoresearch.states import ProcessState, RunState, SessionState
 
 if TYPE_CHECKING:
     from autoresearch.experiments.logger import LogReport, NotesReport
@@ -109,7 +109,9 @@ def render_run(report: RunReport) -> str:
         f"best kept: {ref(report.best, unit)}",
         f"progress:  {progress_text(report.progress)} logged",
         *report.messages,
-        f"suggested: log as {report.suggested_status}" if report.status != "cancelled" else "",
+        f"suggested: log as {report.suggested_status}"
+        if report.status != ProcessState.CANCELLED
+        else "",
         f"log:       {report.log_path}",
         "--- tail ---",
         report.tail or "(no output)",
@@ -175,7 +177,7 @@ def render_sessions(found: SessionList) -> str:
             f"#{s.session_id:<3} {s.state}{when}  '{s.name}' on {s.branch}  "
             f"{s.metric} ({s.direction} is better): {numbers}"
         )
-    closed = [s.session_id for s in found.sessions if s.state == "closed"]
+    closed = [s.session_id for s in found.sessions if s.state == SessionState.CLOSED]
     if closed:
         rows.append(f"reopen a closed session: autoresearch exp reopen {closed[0]}")
     return "\n".join(rows)

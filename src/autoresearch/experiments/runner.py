@@ -72,7 +72,7 @@ class RunReport:
     run: int
     segment: int
     command: str
-    status: str
+    status: ProcessState
     exit_code: int | None
     timed_out: bool
     duration_seconds: float

@@ -26,7 +26,7 @@ from autoresearch.journal import hooks as journal_hooks
 from autoresearch.journal import sessions
 from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
 from autoresearch.locks import FileLock
-from autoresearch.states import RunState
+from autoresearch.states import RunState, SessionState
 
 DEFAULT_HISTORY = 20
 
@@ -174,7 +174,7 @@ class SessionSummary:
     metric: str
     direction: str
     segment: int
-    state: str  # active (bound to this checkout's branch) | open | closed
+    state: SessionState
     logged: int
     baseline: float | None
     best: float | None
@@ -199,9 +199,9 @@ def list_sessions(start: Path, door: Door = Door.CLI) -> SessionList:
         found = []
         for session in sessions.all_sessions(ctx.journal):
             segment = stats(ctx.journal, session)
-            state = "closed" if session.closed_at else "open"
-            if state == "open" and session.branch == ctx.branch:
-                state = "active"
+            state = SessionState.CLOSED if session.closed_at else SessionState.OPEN
+            if state == SessionState.OPEN and session.branch == ctx.branch:
+                state = SessionState.ACTIVE
             found.append(
                 SessionSummary(
                     session_id=session.session_id,

@@ -24,7 +24,15 @@ from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
 from autoresearch.noise import Interval as Estimate
 from autoresearch.noise import Role, pooled_difference
 from autoresearch.paths import RepoPaths, session_paths
-from autoresearch.report.model import Interval, KeptChange, Link, Outcome, ReportData, Row
+from autoresearch.report.model import (
+    Interval,
+    KeptChange,
+    Link,
+    Outcome,
+    ReportData,
+    ReportKind,
+    Row,
+)
 from autoresearch.states import (
     DecisionKind,
     EvalStatus,
@@ -69,7 +77,7 @@ def run_report(journal: Journal, repo: RepoPaths, run: RunRecord) -> ReportData:
     head = estimates.headline(journal, run)
     direction = str(run.evaluator.direction)
     return ReportData(
-        kind="run",
+        kind=ReportKind.RUN,
         ident=run.run_id,
         title=f"{run.mission_slug} · run {run.run_tag}",
         metric=run.evaluator.metric or "score",
@@ -335,7 +343,7 @@ def session_report(journal: Journal, repo_root: Path, session: SessionRecord) ->
     if session.goal:
         facts.insert(0, ("goal", session.goal))
     return ReportData(
-        kind="session",
+        kind=ReportKind.SESSION,
         ident=str(session.session_id),
         title=f"session #{session.session_id} '{session.name}'",
         metric=session.metric,

@@ -18,6 +18,7 @@ from autoresearch.report.model import (
     KeptChange,
     Outcome,
     ReportData,
+    ReportKind,
     Row,
     Spend,
     baseline_value,
@@ -92,7 +93,7 @@ def render(data: ReportData, png: bytes | None, plot_note: str, base: Path) -> s
 
 def _head(data: ReportData) -> str:
     live = ""
-    if data.live and data.kind == "run":
+    if data.live and data.kind == ReportKind.RUN:
         live = (
             '<p class="live">This run is still going: the page shows it as of '
             f"{escape(data.generated_at)}. Rebuild it with "
@@ -123,7 +124,7 @@ def _summary(data: ReportData) -> str:
         ),
         ("improvement", *_improvement(data)),
         (
-            "iterations" if data.kind == "run" else "runs",
+            "iterations" if data.kind == ReportKind.RUN else "runs",
             str(len([r for r in data.rows if r.outcome is not Outcome.BASELINE])),
             f"{data.count(Outcome.KEPT)} kept · {data.count(Outcome.DISCARDED)} discarded · "
             f"{data.count(Outcome.ERROR)} errors · {data.count(Outcome.OTHER)} other",
@@ -231,7 +232,7 @@ def _table(data: ReportData, base: Path) -> str:
         for f in ("all", "kept", "discarded", "error")
     )
     return (
-        f"<section><h2>Every {'iteration' if data.kind == 'run' else 'run'}</h2>"
+        f"<section><h2>Every {'iteration' if data.kind == ReportKind.RUN else 'run'}</h2>"
         f'<p class="filters">show: {filters} <span class="hint">click a column to sort</span></p>'
         f'<table id="iterations"><thead><tr>{ths}</tr></thead><tbody>{body}</tbody></table>'
         "</section>"

@@ -17,6 +17,13 @@ from autoresearch.noise import Interval as Estimate
 from autoresearch.states import Direction
 
 
+class ReportKind(StrEnum):
+    """What a report is of: a supervised run or an experiment session."""
+
+    RUN = "run"
+    SESSION = "session"
+
+
 class Outcome(StrEnum):
     """How a row is drawn: the colour of its dot and its filter in the table."""
 
@@ -97,7 +104,7 @@ class Spend:
 class ReportData:
     """Everything one report shows."""
 
-    kind: str  # "run" or "session"
+    kind: ReportKind
     ident: str
     title: str
     metric: str

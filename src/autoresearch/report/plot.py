@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from autoresearch.report.model import Outcome, ReportData, Row, mean_score
+from autoresearch.report.model import Outcome, ReportData, ReportKind, Row, mean_score
 from autoresearch.states import Direction
 
 WIDTH_IN, HEIGHT_IN, DPI = 13.0, 5.6, 100
@@ -104,7 +104,7 @@ def _draw(ax: Any, data: ReportData, scored: list[Row], log: bool) -> None:
     better = Direction.LOWER if data.direction == Direction.LOWER else Direction.HIGHER
     unit = f" ({data.unit})" if data.unit else ""
     ax.set_title(f"{data.metric} per iteration · {better} is better", loc="left", fontsize=12)
-    ax.set_xlabel("iteration" if data.kind == "run" else "run")
+    ax.set_xlabel("iteration" if data.kind == ReportKind.RUN else "run")
     ax.set_ylabel(f"{data.metric}{unit}" + (" · log scale" if log else ""))
     ax.grid(True, color="#e6e6e6", linewidth=0.8)
     ax.set_axisbelow(True)

@@ -28,7 +28,7 @@ from autoresearch.fsutil import atomic_write_json
 from autoresearch.journal import runs
 from autoresearch.noise import Interval, Role, difference_interval, mean_interval, pooled_spread
 from autoresearch.settings import journal_timeout, kill_grace
-from autoresearch.states import DecisionKind, EvalStatus
+from autoresearch.states import DecisionKind, Direction, EvalStatus
 from autoresearch.supervisor.handle import RunHandle, driver_lock, open_journal
 from autoresearch.supervisor.measure import scratch_checkout
 from autoresearch.supervisor.record import measuring_env
@@ -130,7 +130,7 @@ def ablations_of(h: RunHandle) -> list[Ablation]:
     found: list[Ablation] = []
     for it in runs.all_iterations(h.journal, h.run_id):
         kept = it.kept_commit or it.candidate_commit
-        if it.decision is not DecisionKind.KEEP or it.iteration <= 0 or kept is None:
+        if it.decision != DecisionKind.KEEP or it.iteration <= 0 or kept is None:
             continue
         if kept == parent or not git.is_ancestor(root, kept, final):
             continue  # not part of the final state (a later rebaseline, a rolled-back keep)
@@ -237,7 +237,7 @@ def _measure(h: RunHandle, subject: Subject, n: int) -> EvaluationRecord:
 
 def _better_is_positive(h: RunHandle, after: list[float], before: list[float]) -> Interval:
     diff = difference_interval(after, before)
-    if h.run.direction == "lower":  # "improvement" reads as better-is-positive
+    if h.run.direction == Direction.LOWER:  # "improvement" reads as better-is-positive
         diff = Interval(-diff.mean, -diff.high, -diff.low, diff.n, diff.level)
     return diff
 

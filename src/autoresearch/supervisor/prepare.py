@@ -30,7 +30,7 @@ from autoresearch.noise import Role, calibration_note, mean_of
 from autoresearch.paths import MISSION_FILE, SANDBOX_FILE, RepoPaths
 from autoresearch.repo_state import ensure_state_dir, link_shared_paths, write_excludes
 from autoresearch.settings import journal_timeout
-from autoresearch.states import IterationKind, Phase, RunStatus
+from autoresearch.states import EvalStatus, IterationKind, Phase, RunStatus
 from autoresearch.supervisor import record, seal, sync
 from autoresearch.supervisor.handle import (
     MeasureWith,
@@ -300,7 +300,9 @@ def _record_baseline(
         # candidates need several readings; a failing extra reading is recorded, not used
         for _ in range(h.noise.baseline_readings - 1):
             readings.append((Role.BASELINE, commit, record.evaluate(h, 0, commit=commit)))
-        scores = [r.score for _, _, r in readings if r.status == "pass" and r.score is not None]
+        scores = [
+            r.score for _, _, r in readings if r.status == EvalStatus.PASS and r.score is not None
+        ]
         score = mean_of(scores)  # the one estimate every view shows (estimates)
         decision = replace(decision, notes=(*decision.notes, calibration_note(h.noise, scores)))
     changes = {"baseline_commit": commit, "last_kept_commit": commit, "last_kept_score": score}

@@ -24,6 +24,7 @@ from autoresearch.paths import STATE_DIR, RepoPaths
 from autoresearch.redact import redact
 from autoresearch.report.collect import KeptStep, kept_steps
 from autoresearch.settings import journal_timeout
+from autoresearch.states import ReviewState
 from autoresearch.supervisor import estimates
 from autoresearch.supervisor.certify import certification_lines, read_certification
 from autoresearch.supervisor.handle import load_run, open_journal
@@ -87,7 +88,7 @@ class Branch:
     files: tuple[str, ...]
     squash: bool = False
     head: str | None = None  # the built tip
-    state: str = "planned"  # planned | created | unchanged
+    state: ReviewState = ReviewState.PLANNED
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -244,7 +245,7 @@ def finalize(
     built = [_compare_existing(repo_root, b) for b in built]
     if not dry_run:
         git.create_branches(
-            repo_root, {b.name: b.head or "" for b in built if b.state == "planned"}
+            repo_root, {b.name: b.head or "" for b in built if b.state == ReviewState.PLANNED}
         )
         built = [_created(b) for b in built]
     return FinalizeResult(run_id, start, run.branch_name, dry_run, tuple(built))
@@ -300,8 +301,10 @@ def _compare_existing(repo_root: Path, branch: Branch) -> Branch:
         return branch
     if existing != branch.head:
         raise RefusedError(msg_branch_exists(branch.name))
-    return replace(branch, state="unchanged")
+    return replace(branch, state=ReviewState.UNCHANGED)
 
 
 def _created(branch: Branch) -> Branch:
-    return branch if branch.state != "planned" else replace(branch, state="created")
+    if branch.state != ReviewState.PLANNED:
+        return branch
+    return replace(branch, state=ReviewState.CREATED)

@@ -40,7 +40,7 @@ from autoresearch.proc import SupervisedSpec, run_supervised
 from autoresearch.redact import redact
 from autoresearch.repo_state import ensure_state_dir, link_shared_paths
 from autoresearch.settings import journal_timeout, kill_grace, worker_max_jobs
-from autoresearch.states import Isolation, JobState, ResultState
+from autoresearch.states import Isolation, JobState, ResultState, TaskKind
 from autoresearch.worker import evidence as ev
 from autoresearch.worker import liveness
 from autoresearch.worker.bridge import job_bridge
@@ -313,7 +313,7 @@ def _instructions(spec: JobSpec, workdir: Path) -> str:
     """The agent's prompt: the caller's task, then the rules its result is judged by."""
     lines = [spec.prompt.rstrip(), "", "---", "Rules of this job (checked after you finish):"]
     if spec.task_kind is not None:
-        kind = "read-only: change no file" if spec.task_kind.value == "read_only" else "modifying"
+        kind = "read-only: change no file" if spec.task_kind == TaskKind.READ_ONLY else "modifying"
         lines.append(f"- task: {kind}")
     lines.append(f"- work in {workdir}")
     if spec.scope_paths is not None:
