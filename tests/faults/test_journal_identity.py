@@ -10,8 +10,6 @@ import sqlite3
 import sys
 from pathlib import Path
 
-import pytest
-
 from helpers import cli, git
 
 
@@ -24,22 +22,6 @@ def one_line_refusal(done, needle: str) -> None:
     assert needle in done.stderr, done.stderr
     assert "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
-
-
-@pytest.fixture(scope="module")
-def finished_demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("demo")
-    done = cli("demo", str(root / "demo"), "--iterations", "2", cwd=root)
-    assert done.returncode == 0, done.stderr
-    return root / "demo"
-
-
-@pytest.fixture
-def demo(finished_demo: Path, tmp_path: Path) -> Path:
-    copy = tmp_path / "demo"
-    shutil.copytree(finished_demo, copy, symlinks=True)
-    # the worktree's registration names the original folder: this copy serves the journal tests
-    return copy
 
 
 def journal_of(repo: Path) -> Path:

@@ -25,7 +25,7 @@ from typing import Any
 from autoresearch.clock import SYSTEM_CLOCK, Clock, utc_now_iso
 from autoresearch.errors import AutoresearchError, DiskFullError, JournalError
 from autoresearch.fsutil import make_private, private_fd
-from autoresearch.journal import integrity
+from autoresearch.journal import domains, integrity
 from autoresearch.journal.schema import MIGRATIONS
 
 # Throttled backups wait this many times their own duration: at most ~1/10 of the time.
@@ -115,12 +115,19 @@ class Journal:
             self._deferred = False
 
     def _verify(self, expected: str | None) -> None:
-        problem = integrity.quick_check(self._conn)
+        problem = integrity.damage(self._conn)
         if problem is not None:
             raise JournalError(integrity.msg_refused(f"journal {self.path} is damaged ({problem})"))
         found = integrity.identity_problem(self.path, integrity.read_identity(self._conn), expected)
         if found is not None:
             raise JournalError(integrity.msg_refused(found))
+
+    def json_problem(self) -> str | None:
+        """The deep check of `autoresearch doctor`, too slow for every open on a long run: a
+        JSON value anywhere in the journal that does not parse, in one line (None: none)."""
+        with self._guard():
+            found, total = domains.json_problems(self._conn)
+        return domains.describe_all(found, total) if total else None
 
     def backup(self, *, throttled: bool = False) -> Path | None:
         """A rotating online backup of the journal (a safe point: nothing is in flight).
@@ -178,6 +185,9 @@ class Journal:
         if "disk is full" in text or ("disk I/O error" in text and _nearly_full(self.path)):
             # SQLite reports a full disk under its shared memory or WAL as an I/O error
             return DiskFullError(f"no space left on device for journal {self.path} ({text})")
+        if "malformed JSON" in text:  # SQLite's json functions met a value that does not parse
+            damaged = f"journal {self.path} is damaged (a JSON value does not parse: {text})"
+            return JournalError(integrity.msg_refused(damaged + "; `autoresearch doctor` names it"))
         if "not a database" in text or "malformed" in text or "corrupt" in text:
             return JournalError(
                 f"journal {self.path} is not a valid SQLite database ({text}); nothing was "

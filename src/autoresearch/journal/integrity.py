@@ -6,7 +6,8 @@ there. A journal truncated to nothing, deleted or swapped for another no longer 
 marker, and is refused before anything is written into it.
 
 Integrity: `PRAGMA quick_check` at open: a page overwritten anywhere is found before a write
-could build on it, not only when a query happens to read that page.
+could build on it, not only when a query happens to read that page; then every enum-valued
+column is scanned for values no version wrote (journal/domains.py).
 
 Backups: the SQLite online backup API copies a consistent snapshot while the journal is in
 use, into a temporary file that is checked before it replaces the newest backup; older ones
@@ -25,6 +26,7 @@ from pathlib import Path
 
 from autoresearch.clock import utc_now_iso
 from autoresearch.fsutil import FileRefused, atomic_write_text, private_dir, read_regular
+from autoresearch.journal import domains
 from autoresearch.paths import (
     JOURNAL_BACKUPS_KEPT,
     STATE_DIR,
@@ -101,6 +103,12 @@ def quick_check(conn: sqlite3.Connection) -> str | None:
     if rows == ["ok"]:
         return None
     return "; ".join(rows) or "quick_check returned nothing"
+
+
+def damage(conn: sqlite3.Connection) -> str | None:
+    """What is damaged in the database, or None: its pages (`quick_check`), then its values
+    (an enum column holding what no version wrote, journal/domains.py)."""
+    return quick_check(conn) or domains.enum_problem(conn)
 
 
 def identity_problem(journal: Path, found: Identity | None, expected: str | None) -> str | None:
@@ -205,7 +213,7 @@ def inspect_backup(path: Path, generation: int, journal: Path, expected: str | N
     try:
         conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
         try:
-            problem = quick_check(conn)
+            problem = damage(conn)
             identity = read_identity(conn) if problem is None else None
         finally:
             conn.close()

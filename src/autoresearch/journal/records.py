@@ -16,6 +16,9 @@ from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
+from autoresearch.errors import AutoresearchError, JournalError
+from autoresearch.journal import domains, integrity
+
 
 @dataclass(frozen=True)
 class Codec:
@@ -53,18 +56,36 @@ class Codec:
             column = self.json_columns.get(f.name, f.name)
             if column not in names:
                 continue
-            value = row[column]
-            if column != f.name and value is not None:
-                value = json.loads(value)
-                value = tuple(value) if f.name in self.tuples else value
-                if f.name in self.typed:
-                    value = self.typed[f.name].from_dict(value)
-            elif f.name in self.bools:
-                value = bool(value)
-            elif f.name in self.enums and value is not None:
-                value = self.enums[f.name](value)
-            data[f.name] = value
+            try:
+                data[f.name] = self._field(f.name, column, row[column])
+            except (ValueError, TypeError, KeyError, AutoresearchError) as exc:
+                # A value no version of this code wrote: the journal is damaged (never a crash,
+                # never a guess); domains.py finds the same at open for enum columns.
+                problem = self._damage(f.name, column, row, exc)
+                raise JournalError(integrity.msg_refused(problem)) from exc
         return cls(**data)
+
+    def _field(self, name: str, column: str, value: Any) -> Any:
+        if column != name and value is not None:
+            value = json.loads(value)
+            value = tuple(value) if name in self.tuples else value
+            if name in self.typed:
+                value = self.typed[name].from_dict(value)
+        elif name in self.bools:
+            value = bool(value)
+        elif name in self.enums and value is not None:
+            value = self.enums[name](value)
+        return value
+
+    def _damage(self, name: str, column: str, row: sqlite3.Row, exc: BaseException) -> str:
+        if name in self.enums:
+            expected = domains.one_of(self.enums[name])
+        elif column != name:
+            expected = f"valid JSON of its record ({exc})"
+        else:
+            expected = f"a valid value ({exc})"
+        bad = domains.BadValue("", "", column, row[column], expected)
+        return f"a row of the journal is damaged ({bad.describe()})"
 
 
 def insert(conn: sqlite3.Connection, table: str, cols: Mapping[str, Any]) -> int:

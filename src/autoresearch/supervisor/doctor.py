@@ -1,7 +1,8 @@
 """autoresearch doctor: is the repository's state sound, and the way back when it is not.
 
 Checks, each a finding with what is wrong and the command that fixes it: the journal (whole,
-the one that belongs here, from this version), its backups (whole, the same journal), stale git
+its values each one a version wrote – every enum column, every JSON value –, the one that
+belongs here, from this version), its backups (whole, the same journal), stale git
 locks (no git process running), and runs vs git (a run's worktree missing, worktrees and
 `autoresearch/` branches no run knows). Read-only except for the fixes it is asked for
 (`restore`, `clear_locks`), which never delete: a replaced journal is moved aside.
@@ -88,6 +89,11 @@ def _check_journal(repo: RepoPaths, report: DoctorReport) -> list[runs.RunRecord
         return []
     try:
         with Journal.open(repo.journal, busy_timeout=journal_timeout()) as journal:
+            # the deep check first, so that a bad JSON value is named with its table and row
+            deep = journal.json_problem()
+            if deep is not None:
+                damaged = f"journal {repo.journal} is damaged ({deep})"
+                raise JournalError(integrity.msg_refused(damaged))
             found = runs.list_runs(journal)
             ident = journal.identity
     except JournalError as exc:

@@ -1,0 +1,283 @@
+"""A journal whose pages are whole but whose values are not – a run's status, an iteration's
+decision, a JSON column, hand-edited with sqlite3 – is damaged: found when it is opened (enum
+columns, journal/domains.py) or read (every decoded value, journal/records.py), refused in one
+line and never written; `autoresearch doctor` names the table, row, column and what was
+expected, and exits 1; a backup holding such a value is not restored."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from enum import StrEnum
+from pathlib import Path
+
+import pytest
+
+from autoresearch.errors import JournalError
+from autoresearch.journal import domains, jobs, lanes, records, runs, sessions
+from autoresearch.journal.db import Journal
+from helpers import cli
+
+# Every store's codec and the table it reads.
+CODEC_TABLES = {
+    id(runs._RUNS): "runs",
+    id(runs._ITERATIONS): "iterations",
+    id(sessions._SESSIONS): "sessions",
+    id(sessions._RUNS): "session_runs",
+    id(jobs._CODEC): "jobs",
+    id(lanes._LANES): "run_lanes",
+}
+
+
+def test_every_enum_field_of_every_codec_is_a_checked_domain() -> None:
+    registered = {(d.table, d.column): d.values for d in domains.DOMAINS}
+    codecs = [
+        value
+        for module in (runs, sessions, jobs, lanes)
+        for value in vars(module).values()
+        if isinstance(value, records.Codec)
+    ]
+    assert len(codecs) == len(CODEC_TABLES)  # a new store's codec: name its table above
+    for codec in codecs:
+        table = CODEC_TABLES[id(codec)]
+        for name, enum in codec.enums.items():
+            assert registered.get((table, name)) is enum, (table, name)
+
+
+@contextmanager
+def _db(path: Path) -> Iterator[sqlite3.Connection]:
+    """A raw connection, as `sqlite3` on the command line: committed and closed after (an
+    open one would leave its writes in the WAL for the next opener to move)."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
+def _fresh_journal(tmp_path: Path) -> Path:
+    path = tmp_path / ".autoresearch" / "journal.sqlite3"
+    path.parent.mkdir()
+    Journal.open(path).close()
+    return path
+
+
+def _filler(kind: str, column: str) -> object:
+    if column.endswith("_json"):
+        return "{}"
+    return 1 if "INT" in kind.upper() or "REAL" in kind.upper() else "x"
+
+
+def _insert_valid_row(path: Path, table: str) -> None:
+    """One row in `table` with every required column filled and every enum column valid."""
+    valid = {d.column: next(iter(d.values)).value for d in domains.DOMAINS if d.table == table}
+    with _db(path) as conn:
+        info = conn.execute(f"PRAGMA table_info({table})").fetchall()
+        cols = {
+            str(name): valid.get(str(name), _filler(str(kind), str(name)))
+            for _, name, kind, notnull, default, pk in info
+            if (notnull and default is None) or pk or str(name) in valid
+        }
+        marks = ", ".join("?" for _ in cols)
+        conn.execute(
+            f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({marks})", list(cols.values())
+        )
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize(
+    "domain", domains.DOMAINS, ids=[f"{d.table}.{d.column}" for d in domains.DOMAINS]
+)
+@pytest.mark.parametrize("bad", ["bogus", 7])
+def test_a_value_outside_its_domain_is_refused_at_open(
+    tmp_path: Path, domain: domains.Domain, bad: object
+) -> None:
+    path = _fresh_journal(tmp_path)
+    _insert_valid_row(path, domain.table)
+    Journal.open(path).close()  # whole: every value is a member
+    with _db(path) as conn:
+        conn.execute(f"UPDATE {domain.table} SET {domain.column} = ?", (bad,))
+    before = _sha(path)
+    with pytest.raises(JournalError) as refused:
+        Journal.open(path)
+    message = refused.value.message
+    assert f"journal {path} is damaged (table {domain.table}, row " in message
+    assert f"{domain.column} is {str(bad)!r}, expected {domains.one_of(domain.values)}" in message
+    assert "nothing was written" in message and "\n" not in message
+    assert _sha(path) == before
+
+
+class Colour(StrEnum):
+    RED = "red"
+
+
+@pytest.mark.parametrize(
+    ("found", "shown"),
+    [
+        ([], ""),
+        (
+            [domains.BadValue("runs", "run_id=r", "status", "x" * 100, "one of a")],
+            "table runs, row run_id=r: status is '" + "x" * 56 + "..., expected one of a",
+        ),
+        (
+            [domains.BadValue("", "", "decision", "kepp", domains.one_of(Colour))] * 5,
+            "; ".join(["decision is 'kepp', expected one of red"] * 3) + " (and 2 more)",
+        ),
+    ],
+)
+def test_bad_values_in_one_line(found: list[domains.BadValue], shown: str) -> None:
+    assert domains.describe_all(found) == shown
+
+
+@pytest.mark.parametrize(
+    ("table", "column", "value", "read", "expected"),
+    [
+        ("iterations", "decision", "kepp", "iteration", "one of baseline, keep, discard"),
+        ("iterations", "agent_json", "{bad", "iteration", "valid JSON of its record"),
+        ("runs", "evaluator_json", "{bad", "run", "valid JSON of its record"),
+        ("runs", "evaluator_json", '{"command": "x", "format": "json", "direction": "up"}',
+         "run", "'up' is not a valid Direction"),
+        ("runs", "phase", "half", "run", "one of preparing, ready"),
+    ],
+)  # fmt: skip
+def test_a_value_damaged_while_open_is_refused_when_read(
+    tmp_path: Path, table: str, column: str, value: str, read: str, expected: str
+) -> None:
+    """The scan at open cannot see an edit made afterwards: the codec refuses the same way."""
+    path = _fresh_journal(tmp_path)
+    _insert_valid_row(path, "runs")
+    with _db(path) as conn:
+        conn.execute(
+            "UPDATE runs SET evaluator_json = ?, sandbox_json = ?",
+            (json.dumps({"command": "x", "format": "json"}), json.dumps({"mission": "m"})),
+        )
+        conn.execute("UPDATE runs SET loop_json = NULL")
+        conn.execute(
+            "INSERT INTO iterations (run_id, iteration, kind, state, keep_policy, created_at, "
+            "updated_at) VALUES ('x', 1, 'iteration', 'applied', 'p', 't', 't')"
+        )
+    with Journal.open(path) as journal:
+        assert runs.get_iteration(journal, "x", 1) is not None
+        with _db(path) as other:
+            other.execute(f"UPDATE {table} SET {column} = ?", (value,))
+        with pytest.raises(JournalError) as refused:
+            if read == "run":
+                runs.get_run(journal, "x")
+            else:
+                runs.get_iteration(journal, "x", 1)
+    message = refused.value.message
+    assert message.startswith(f"a row of the journal is damaged ({column} is "), message
+    assert expected in message and "nothing was written" in message and "\n" not in message
+
+
+# --- the CLI, on a real finished demo ---------------------------------------------------------
+
+
+def journal_of(repo: Path) -> Path:
+    return repo / ".autoresearch/journal.sqlite3"
+
+
+def edit(path: Path, sql: str) -> None:
+    with _db(path) as conn:
+        assert conn.execute(sql).rowcount >= 1, sql
+
+
+def run_id_of(repo: Path) -> str:
+    with _db(journal_of(repo)) as conn:
+        return str(conn.execute("SELECT run_id FROM runs").fetchone()[0])
+
+
+def one_line_refusal(done, *needles: str) -> None:
+    assert done.returncode == 2, (done.returncode, done.stdout, done.stderr)
+    assert done.stderr.startswith("autoresearch: "), done.stderr
+    assert "internal error" not in done.stderr and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    for needle in needles:
+        assert needle in done.stderr, done.stderr
+
+
+def doctor(repo: Path) -> tuple[int, dict]:
+    done = cli("--repo", str(repo), "doctor", "--json", cwd=repo)
+    assert "Traceback" not in done.stderr, done.stderr
+    return done.returncode, json.loads(done.stdout)
+
+
+@pytest.mark.parametrize(
+    ("sql", "needles"),
+    [
+        ("UPDATE iterations SET decision = 'kepp' WHERE iteration = 1",
+         ["table iterations, row run_id=", ", iteration=1: decision is 'kepp', expected one of "]),
+        ("UPDATE runs SET status = 'runnin'",
+         ["table runs, row run_id=", ": status is 'runnin', expected one of running, stopped"]),
+        ("UPDATE evaluations SET status = 'passed' WHERE iteration = 2",
+         ["table evaluations, row id=", ": status is 'passed', expected one of pass, fail"]),
+    ],
+)  # fmt: skip
+def test_status_and_doctor_on_a_bad_enum_value(demo: Path, sql: str, needles: list[str]) -> None:
+    journal = journal_of(demo)
+    run_id = run_id_of(demo)
+    edit(journal, sql)
+    before = _sha(journal)
+    for args in (["status"], ["status", "--json"], ["status", run_id]):
+        one_line_refusal(cli("--repo", str(demo), *args, cwd=demo), "is damaged (", *needles)
+    code, report = doctor(demo)
+    assert code == 1 and not report["healthy"], report
+    found = [f for f in report["findings"] if f["check"] == "journal"]
+    assert found[0]["severity"] == "error" and all(n in found[0]["message"] for n in needles)
+    assert "--restore" in found[0]["fix"]
+    assert _sha(journal) == before  # nothing was written
+    # the backups were taken before the edit: the way back, and the run reads whole again
+    assert cli("--repo", str(demo), "doctor", "--restore", cwd=demo).returncode == 0
+    listed = cli("--repo", str(demo), "status", "--json", cwd=demo)
+    assert listed.returncode == 0, listed.stderr
+    assert doctor(demo)[0] in (0, 1)  # the copy's worktree registration names the original
+
+
+def test_doctor_names_a_json_value_that_does_not_parse(demo: Path) -> None:
+    edit(journal_of(demo), "UPDATE runs SET evaluator_json = '{bad'")
+    one_line_refusal(
+        cli("--repo", str(demo), "status", cwd=demo), "evaluator_json is '{bad', expected valid"
+    )
+    code, report = doctor(demo)
+    found = next(f for f in report["findings"] if f["check"] == "journal")
+    assert code == 1 and found["severity"] == "error", report
+    assert "is damaged (table runs, row run_id=" in found["message"]
+    assert "evaluator_json is '{bad', expected valid JSON (" in found["message"]
+
+
+def test_a_backup_with_a_bad_value_is_not_restored(demo: Path) -> None:
+    newest = demo / ".autoresearch/backups/journal.1.sqlite3"
+    for damaged in (journal_of(demo), newest):
+        edit(damaged, "UPDATE iterations SET decision = 'kepp' WHERE iteration = 1")
+    code, report = doctor(demo)
+    assert code == 1
+    journal = next(f for f in report["findings"] if f["check"] == "journal")
+    assert "from journal.2.sqlite3" in journal["fix"], journal
+    unusable = [
+        f for f in report["findings"] if f["check"] == "backups" and "journal.1" in f["message"]
+    ]
+    assert unusable[0]["severity"] == "warning" and "decision is 'kepp'" in unusable[0]["message"]
+    done = cli("--repo", str(demo), "doctor", "--restore", "--json", cwd=demo)
+    assert json.loads(done.stdout)["restored"]["restored_from"].endswith("journal.2.sqlite3")
+    listed = cli("--repo", str(demo), "status", "--json", cwd=demo)
+    assert listed.returncode == 0, listed.stderr
+
+
+def test_sql_over_a_json_value_that_does_not_parse_is_damage(tmp_path: Path) -> None:
+    """The run's spending is summed by SQLite's json functions: a bad value there is the same
+    damaged-journal refusal, not "not a valid SQLite database"."""
+    path = _fresh_journal(tmp_path)
+    _insert_valid_row(path, "iterations")
+    with _db(path) as conn:
+        conn.execute("UPDATE iterations SET run_id = 'x', state = 'applied', agent_json = '{bad'")
+    with Journal.open(path) as journal, pytest.raises(JournalError) as refused:
+        runs.spend(journal, "x")
+    message = refused.value.message
+    assert message.startswith(f"journal {path} is damaged (a JSON value does not parse: ")
+    assert "`autoresearch doctor` names it" in message and "not a valid SQLite" not in message
