@@ -4,6 +4,7 @@
     python3 dev.py bench --quick    # smaller buckets and fewer samples
     python3 dev.py bench --only trust   # keep decisions under a noisy evaluator
     python3 dev.py bench --only ray     # a task on the Ray executor beside the local one
+    python3 dev.py bench --only lane-history   # a lane's history at 10,000 iterations
     python3 dev.py bench --only trust-e2e   # the same end to end through `autoresearch run`
     python3 dev.py bench --only trust-designs   # which decision designs could meet the targets
 
@@ -40,6 +41,7 @@ from autoresearch.noise import Role
 from autoresearch.states import DecisionKind, IterationKind, IterationState
 from autoresearch.supervisor import sync
 from autoresearch.supervisor.handle import RunHandle
+from autoresearch.supervisor.loop import RunHistory, history
 from autoresearch.supervisor.prepare import prepare
 from autoresearch.supervisor.step import step
 
@@ -198,6 +200,35 @@ def print_overhead(rows: list[tuple[int, float, float]]) -> None:
     print(f"target: last bucket <= 1.5x the first        measured: {growth:.2f}x")
 
 
+def bench_lane_history(size: int, samples: int) -> None:
+    """What a lane's session launch pays to ship the run's history at `size` iterations: the
+    whole history read anew (what each launch did before `RunHistory`) beside the cached one
+    after each new iteration (one synthesized iteration recorded between two launches)."""
+    with tempfile.TemporaryDirectory(prefix="ar-bench-") as tmp:
+        mission = make_repo(Path(tmp) / "repo", SANDBOX)
+        with prepare(mission, run_tag="history") as h:
+            synthesize(h, size)
+            anew, cached = [], []
+            past = RunHistory(h)
+            t0 = time.perf_counter()
+            first = past.snapshot()
+            cold = time.perf_counter() - t0
+            for n in range(samples):
+                synthesize(h, size + n + 1)
+                t0 = time.perf_counter()
+                full = tuple(history(h, 0))
+                anew.append(time.perf_counter() - t0)
+                t0 = time.perf_counter()
+                got = past.snapshot()
+                cached.append(time.perf_counter() - t0)
+                assert got == full, "the cached history differs from the journal's"
+    print(f"\nA lane's session launch: the run's history ({size} iterations, {samples} launches)")
+    print(f"{'read anew ms':>13} {'cached ms':>10} {'first read ms':>14} {'ratio':>7}")
+    ratio = median_ms(anew) / median_ms(cached)
+    print(f"{median_ms(anew):>13.2f} {median_ms(cached):>10.2f} {cold * 1000:>14.2f} "
+          f"{ratio:>7.1f}   ({len(first)} iterations at first)")  # fmt: skip
+
+
 # --- 2. CLI start-up ------------------------------------------------------------------------
 
 
@@ -264,6 +295,7 @@ def main() -> None:
         "--only",
         choices=[
             "overhead",
+            "lane-history",
             "startup",
             "throughput",
             "trust",
@@ -279,6 +311,7 @@ def main() -> None:
     buckets = [10, 100, 1000] if args.quick else [10, 100, 1000, 10000]
     sections: dict[str, Callable[[], None]] = {
         "overhead": lambda: print_overhead(bench_overhead(buckets, 10 if args.quick else 30)),
+        "lane-history": lambda: bench_lane_history(buckets[-1], 5 if args.quick else 20),
         "startup": lambda: bench_startup(3 if args.quick else 10),
         "throughput": lambda: bench_throughput(10 if args.quick else 60),
         "trust": lambda: trust.run(50 if args.quick else 200, 60, sets=1 if args.quick else 5),

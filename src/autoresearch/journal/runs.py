@@ -228,6 +228,17 @@ def iterations_after(journal: Journal, run_id: str, after: int) -> list[Iteratio
     return [_ITERATIONS.record(IterationRecord, r) for r in rows]
 
 
+def iteration_rows(journal: Journal, run_id: str, after: int, upto: int) -> int:
+    """How many iteration rows, in any state, are numbered above `after` and up to `upto`
+    (from the primary key's index alone: an incremental reader's cheap check that nothing
+    below its watermark appeared or went away)."""
+    row = journal.row(
+        "SELECT COUNT(*) FROM iterations WHERE run_id = ? AND iteration > ? AND iteration <= ?",
+        (run_id, after, upto),
+    )
+    return int(row[0]) if row is not None else 0
+
+
 def decision_counts(journal: Journal, run_id: str) -> dict[str, int]:
     """How many iterations ended with each decision (the baseline not counted)."""
     rows = journal.rows(

@@ -74,10 +74,10 @@ from autoresearch.supervisor.loop import (
     LoopObserver,
     LoopOutcome,
     LoopState,
+    RunHistory,
     StopSignal,
     after_session,
     budget_stop,
-    history,
     next_action,
     read_artifact,
     refuse_without_comparable_baseline,
@@ -174,6 +174,7 @@ class _Driver:
         self.ended = 0  # sessions ended so far: the order waiting candidates get slots in
         self.ahead: dict[str, list[_Ahead]] = {}  # further readings started, by commit
         self.trees_busy: set[int] = set()  # scratch trees of readings in flight
+        self.history = RunHistory(h)  # what each session is shipped, read incrementally
 
     # --- the loop ---------------------------------------------------------------------------
 
@@ -395,7 +396,7 @@ class _Driver:
             agent=self.config,
             timeout=self.limits.agent_timeout,
             sandbox=h.run.sandbox,
-            history=tuple(history(h, 0)),
+            history=self.history.snapshot(),
             lanes=len(self.lanes),
         )
         lane.cancel = threading.Event()
