@@ -137,8 +137,9 @@ def _table(rows: dict[int, dict[str, float]], one: float) -> None:
               f"{0.9 * k:7.1f} {row['overlaps']:9d} {row['startup']:9.2f}")  # fmt: skip
 
 
-def on_ray(work: Path, per_lane: int, agent: float, evaluate: float) -> None:
-    """K = 1, 2, 4 with `--executor ray` on a head and a second node of 2 CPUs each."""
+def on_ray(work: Path, per_lane: int, agent: float, evaluate: float, rounds: int = 1) -> None:
+    """K = 1, 2, 4 with `--executor ray` on a head and a second node of 2 CPUs each, `rounds`
+    times in turn on one cluster (medians, and each round's ratios)."""
     try:
         import ray_cost  # bench/ray_cost.py: the cluster the tests start
     except ImportError:
@@ -156,14 +157,28 @@ def on_ray(work: Path, per_lane: int, agent: float, evaluate: float) -> None:
         return
     try:
         extra = ("--executor", "ray", "--address", str(cluster.address))
-        rows = {k: run_once(work, f"ray{k}", k, per_lane * k, agent, evaluate, extra, log,
-                            agent_log) for k in (1, 2, 4)}  # fmt: skip
+        runs: dict[int, list[dict[str, float]]] = {1: [], 2: [], 4: []}
+        loads = []
+        for r in range(rounds):
+            loads.append(_load())
+            for k, found in runs.items():
+                found.append(run_once(work, f"ray{r}-{k}", k, per_lane * k, agent, evaluate,
+                                      extra, log, agent_log))  # fmt: skip
     finally:
         cluster.shutdown()
-    print("\nlanes on a two-node Ray cluster on this machine (--executor ray), same agent "
-          "and evaluator; ratio to one lane on Ray")  # fmt: skip
+    print(f"\nlanes on a two-node Ray cluster on this machine (--executor ray), same agent "
+          f"and evaluator, {rounds} round(s); ratio to one lane on Ray")  # fmt: skip
     print(HEADER)
+    rows = {k: _median_row(found) for k, found in runs.items()}
     _table(rows, rows[1]["per_minute"])
+    for k in (2, 4):
+        each = sorted(b["per_minute"] / a["per_minute"] for a, b in zip(runs[1], runs[k],
+                                                                        strict=True))  # fmt: skip
+        print(
+            f"Ray {k} lanes / 1 lane, round by round (sorted): "
+            + ", ".join(f"{x:.2f}" for x in each)
+        )
+    print("load before each round: " + "; ".join(loads))
 
 
 def demo_once(work: Path, lanes: int) -> tuple[float, float, int]:
@@ -238,14 +253,15 @@ def demo_pairs(work: Path, pairs: int) -> None:
 
 
 def run(per_lane: int = 6, agent: float = 2.0, evaluate: float = 0.05, demo: bool = True,
-        rounds: int = 3, pairs: int = 3, sleep: bool = True, ray: bool = True) -> None:  # fmt: skip
+        rounds: int = 3, pairs: int = 3, sleep: bool = True, ray: bool = True,
+        ray_rounds: int = 3) -> None:  # fmt: skip
     work = Path(tempfile.mkdtemp(prefix="ar-bench-lanes-", dir="/tmp"))  # short socket paths
     try:
         print(f"load average {_load()}")
         if sleep:
             sleep_bound(work, per_lane, agent, evaluate, rounds)
         if ray:
-            on_ray(work, per_lane, agent, evaluate)
+            on_ray(work, per_lane, agent, evaluate, ray_rounds)
         if demo:
             demo_pairs(work, pairs)
     finally:
@@ -260,11 +276,14 @@ def main() -> None:
     parser.add_argument("--agent", type=float, default=2.0, help="seconds each session sleeps")
     parser.add_argument("--rounds", type=int, default=3, help="rounds of K = 1, 2, 4 (medians)")
     parser.add_argument("--demo-pairs", type=int, default=3, help="demo --lanes 1/4 pairs")
+    parser.add_argument("--only-ray", action="store_true", help="only the Ray part")
+    parser.add_argument("--ray-rounds", type=int, default=3, help="rounds of K = 1, 2, 4 on Ray")
     args = parser.parse_args()
-    run(per_lane=3 if args.quick else 6, agent=args.agent, demo=not args.no_demo,
-        rounds=max(1, args.rounds),
-        pairs=max(1, args.demo_pairs), sleep=not args.only_demo,
-        ray=not args.only_demo)  # fmt: skip
+    only = args.only_demo or args.only_ray
+    run(per_lane=3 if args.quick else 6, agent=args.agent,
+        demo=not args.no_demo and not args.only_ray, rounds=max(1, args.rounds),
+        pairs=max(1, args.demo_pairs), sleep=not only, ray=not args.only_demo,
+        ray_rounds=max(1, args.ray_rounds))  # fmt: skip
 
 
 if __name__ == "__main__":
