@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from autoresearch import git as gitlib
-from helpers import GIT_ENV, Repo, cli, git, git_killer, kill_tree, sandbox_text
+from helpers import GIT_ENV, Repo, cli, git, git_killer, kill_tree, sandbox_text, until
 
 AGENT = f"cmd:{sys.executable} {Path(__file__).parent / 'fakes/lane_cut_agent.py'}"
 BONUS_AGENT = f"cmd:{sys.executable} {Path(__file__).parents[1] / 'supervisor/fakes/lane_agent.py'}"
@@ -38,6 +38,10 @@ def lane_mission(repo: Repo) -> None:
 def details(repo: Path, run_id: str) -> dict[str, Any]:
     done = cli("status", run_id, "--json", cwd=repo)
     return dict(json.loads(done.stdout))
+
+
+def _lane_states(repo: Path) -> list[str]:
+    return [lane["state"] for lane in details(repo, RUN_ID).get("lanes", [])]
 
 
 def assert_lanes_sound(repo: Path, run_id: str, iterations: int) -> dict[str, Any]:
@@ -84,7 +88,8 @@ def test_a_tree_kill_with_k_lanes_in_flight_is_k_interrupted_sessions(
         while len(list(reports.iterdir())) < 2:  # both sessions reported, neither ended
             assert time.monotonic() < deadline and proc.poll() is None, "no lanes in flight"
             time.sleep(0.05)
-        time.sleep(0.3)  # the driver polls on: neither session has ended
+        # the driver polls on: for it neither session has ended (both lanes in their agent)
+        until(lambda: _lane_states(repo.root) == ["agent", "agent"], what="lanes in session")
     finally:
         kill_tree(proc.pid, repo.root)
         _out, err = proc.communicate(timeout=60)

@@ -21,7 +21,7 @@ import pytest
 
 from autoresearch import git as gitlib
 from autoresearch.errors import GitError
-from helpers import GIT_ENV, Repo, cli, git, git_killer, run_children, sandbox_text
+from helpers import GIT_ENV, Repo, cli, git, git_killer, run_children, sandbox_text, until
 
 HOSTILE = f"cmd:{sys.executable} {Path(__file__).parent / 'fakes/hostile_agent.py'}"
 
@@ -204,8 +204,11 @@ def test_a_tree_kill_that_reaches_the_evaluator_first_measures_the_baseline_agai
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
     )  # fmt: skip
     try:
-        os.killpg(_evaluator_group(repo.root, b"sleep\x0060"), signal.SIGKILL)
-        time.sleep(0.3)  # the sweep reaches the driver next
+        group = _evaluator_group(repo.root, b"sleep\x0060")
+        os.killpg(group, signal.SIGKILL)
+        # the sweep reaches the driver next: once the driver has collected the evaluator's
+        # exit (its leader is gone, not even a zombie), well within the 5 s settle delay
+        until(lambda: not Path(f"/proc/{group}").exists(), timeout=4, what="evaluator reaped")
         os.killpg(proc.pid, signal.SIGKILL)
         _out, err = proc.communicate(timeout=60)
     finally:

@@ -18,7 +18,7 @@ from autoresearch.supervisor.executor import (
     LocalExecutor,
     wait_any,
 )
-from helpers import Repo, git
+from helpers import Repo, git, until
 
 # Sleeps, then prints its start and end time: overlapping evaluations are visible.
 SLEEPY = (
@@ -63,8 +63,9 @@ def test_two_slots_overlap(tmp_path: Path) -> None:
 def test_cancel_stops_the_evaluator(tmp_path: Path) -> None:
     executor = LocalExecutor(lanes=1)
     cancel = threading.Event()
-    future = executor.submit_evaluation(_eval_task(tmp_path, 1, "sleep 30"), cancel, print)
-    time.sleep(0.3)
+    started: list[int] = []  # the evaluator's process group, once it runs
+    future = executor.submit_evaluation(_eval_task(tmp_path, 1, "sleep 30"), cancel, started.append)
+    until(lambda: started, what="the evaluator started")
     cancel.set()
     record = future.result(timeout=10)
     executor.shutdown()

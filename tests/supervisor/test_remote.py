@@ -23,7 +23,8 @@ from autoresearch.supervisor.executor import AgentTask, EvaluationTask
 from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.prepare import prepare
 from autoresearch.supervisor.step import step
-from helpers import Repo, sandbox_text
+from autoresearch.supervisor.watcher import MSG_WATCHING
+from helpers import Repo, sandbox_text, until
 
 CMD_AGENT = f"cmd:{sys.executable} {Path(__file__).parents[1] / 'agents/fakes/cmd_agent.py'}"
 
@@ -176,7 +177,8 @@ def test_the_watcher_stops_a_task_s_processes_when_its_worker_dies(
     stray = _tagged_sleep(run.run_id, folder / "tree")
     try:
         remote.start_watcher(run.run_id, folder)
-        time.sleep(1.0)
+        log = folder / "watch.log"
+        until(lambda: MSG_WATCHING in log.read_text(), what="the watcher saw the lock held")
         assert stray.poll() is None, "the watcher stopped a live task's process"
         worker.kill()
         worker.wait()

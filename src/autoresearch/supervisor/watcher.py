@@ -17,6 +17,7 @@ from autoresearch.locks import holder_gone
 from autoresearch.proc import kill_marked
 
 WATCH_SECONDS = 0.5
+MSG_WATCHING = "watching: the task's worker holds its lock"
 
 
 def stop_strays(run_id: str, tree: Path) -> None:
@@ -27,6 +28,7 @@ def stop_strays(run_id: str, tree: Path) -> None:
 def watch(run_id: str, folder: Path) -> None:
     """Until the task's folder is gone: when its lock is free, stop its processes."""
     lock = folder / "task.lock"
+    said = False
     while True:
         state = holder_gone(lock)
         if state is None:
@@ -34,6 +36,9 @@ def watch(run_id: str, folder: Path) -> None:
         if state:
             stop_strays(run_id, folder / "tree")
             return
+        if not said:  # into the task's watch.log: what a reader (or a test) can wait for
+            print(MSG_WATCHING, flush=True)
+            said = True
         time.sleep(WATCH_SECONDS)
 
 
