@@ -186,11 +186,39 @@ def test_a_second_signal_while_the_summary_is_written_still_interrupts_at_once(
     proc, _ = _start(repo, tmp_path / "marks", "--max-iterations", "4",
                      AUTORESEARCH_FAILPOINTS="summary.start:stall")  # fmt: skip
     proc.send_signal(signal.SIGTERM)
-    assert proc.stderr is not None
-    until(lambda: "failpoint summary.start: stalled" in proc.stderr.readline(), what="summary")
-    proc.send_signal(signal.SIGTERM)
+    _signal_at_the_summary(proc)
     _, err = proc.communicate(timeout=20)
     assert proc.returncode == 130, err
     assert "autoresearch: interrupted" in err
     after = _resume_completes(repo, 4)
     assert after["iterations"][1:], after  # the run went on from what was recorded
+
+
+def test_the_first_signal_after_the_loop_has_ended_says_the_summary_is_still_written(
+    repo: Repo,
+) -> None:
+    # the loop ended on its own (its one iteration done): a signal there stops no session; the
+    # driver says what it still does, does it, and the run stays completed
+    _mission(repo)
+    argv = [sys.executable, "-m", "autoresearch", "run", "missions/demo", "--agent", "cmd:true",
+            "--run-tag", "T1", "--max-iterations", "1", "--json"]  # fmt: skip
+    env = {**os.environ, **GIT_ENV, "AUTORESEARCH_FAILPOINTS": "summary.start:stall"}
+    proc = subprocess.Popen(argv, cwd=repo.root, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    _signal_at_the_summary(proc)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert "autoresearch: the loop has ended; still writing its summary and the report" in err
+    assert "stopping the current session" not in err
+    assert "autoresearch resume" not in err  # nothing was interrupted
+    summary = json.loads(out)
+    assert (summary["status"], summary["interrupted"]) == ("completed", False)
+    assert Path(summary["report_file"]).is_file()
+    assert _status(repo)["status"] == "completed"
+
+
+def _signal_at_the_summary(proc: subprocess.Popen[str]) -> None:
+    """SIGTERM once the driver stalls where the summary starts (`summary.start:stall`)."""
+    assert proc.stderr is not None
+    until(lambda: "failpoint summary.start: stalled" in proc.stderr.readline(), what="summary")
+    proc.send_signal(signal.SIGTERM)

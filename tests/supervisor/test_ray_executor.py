@@ -367,3 +367,61 @@ def test_a_ray_runs_baseline_is_measured_on_the_cluster(
     run_id = json.loads(done.stdout)["run_id"]
     log = RepoPaths(repo.root).run(run_id).evaluator_log(0).read_text()
     assert str(cluster.base / "nodes") in log, log[:2000]
+
+
+def run_state(repo: Path, run_id: str) -> tuple[Any, dict[str, bytes], str]:
+    """All a refused command could have changed: the run as `status` shows it, the run's
+    files, and its worktree (HEAD and what is uncommitted)."""
+    shown = cli("status", run_id, "--json", cwd=repo)
+    assert shown.returncode == 0, shown.stderr
+    folder = RepoPaths(repo).run(run_id).root
+    files = {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    worktree = Path(json.loads(shown.stdout)["manifest"]["worktree_path"])
+    porcelain = ["git", "status", "--porcelain", "--untracked-files=all"]
+    tree = git.head(worktree) + subprocess.run(porcelain, cwd=worktree, capture_output=True,
+                                               text=True, check=True).stdout  # fmt: skip
+    return json.loads(shown.stdout), files, tree
+
+
+def refused_in_one_line(done: Any, message: str) -> None:
+    assert done.returncode == 2, done.stderr[-3000:]
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], done.stderr[-3000:]
+
+
+def test_a_continue_the_cluster_refuses_leaves_the_run_exactly_as_it_was(
+    cluster: LocalCluster, tmp_path: Path
+) -> None:
+    """`continue --executor ray` is connected and its resources checked before the finished
+    run is reopened: refused, the run is still completed, nothing of it touched."""
+    repo = make_repo(tmp_path / "repo")
+    extra = "evaluation:\n  slots: 1\n  resources: {GPU: 1}\n"
+    mission = repo.mission(sandbox=sandbox_text("python3 scripts/eval.py", extra=extra))
+    first = cli("run", str(mission), "--agent", "cmd:true", "--run-tag", "C1",
+                "--max-iterations", "1", "--json", cwd=repo.root)  # fmt: skip
+    assert first.returncode == 0, first.stderr[-3000:]
+    run_id = json.loads(first.stdout)["run_id"]
+    before = run_state(repo.root, run_id)
+    assert before[0]["status"] == "completed"
+    done = cli("continue", run_id, "--max-iterations", "+1", "--executor", "ray",
+               "--address", cluster.address, cwd=repo.root, timeout=120)  # fmt: skip
+    refused_in_one_line(done, "no node of the Ray cluster offers GPU: 1")
+    assert run_state(repo.root, run_id) == before
+
+
+def test_a_resume_on_an_unreachable_cluster_leaves_the_run_exactly_as_it_was(
+    tmp_path: Path,
+) -> None:
+    """`resume --executor ray --address` is connected before the run is re-armed or its loop
+    options recorded: refused in one line, the run as it was."""
+    repo = make_repo(tmp_path / "repo")
+    mission = repo.mission()
+    prepared = cli("prepare", str(mission), "--run-tag", "R1", "--json", cwd=repo.root)
+    assert prepared.returncode == 0, prepared.stderr[-3000:]
+    run_id = json.loads(prepared.stdout)["run_id"]
+    before = run_state(repo.root, run_id)
+    address = f"127.0.0.1:{free_port()}"  # nothing listens there
+    done = cli("resume", run_id, "--agent", "cmd:true", "--max-iterations", "1",
+               "--executor", "ray", "--address", address, cwd=repo.root, timeout=90)  # fmt: skip
+    refused_in_one_line(done, f"cannot reach the Ray cluster at {address}")
+    assert run_state(repo.root, run_id) == before

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
@@ -21,9 +21,6 @@ from autoresearch.cli.common import (
     warn_baseline,
 )
 from autoresearch.states import DecisionKind
-
-if TYPE_CHECKING:
-    from autoresearch.decide import IterationLimit
 
 JSON_HELP = "Print one JSON object on stdout (logs go to stderr)."
 
@@ -144,13 +141,7 @@ def resume(ctx: click.Context, /, run_id: str, **options: Any) -> None:
     With no agent (none given, none recorded) or --max-iterations 0 it only re-arms. A
     stopped or completed run is continued with `autoresearch continue`.
     """
-    from autoresearch.supervisor.lifecycle import resume as do_resume
-
-    limit = _prevalidate(options)
-    outcome = do_resume(
-        repo_root(ctx), run_id, save_dirty=options["save_dirty"], runtime=options["runtime"]
-    )
-    _drive_resumed(ctx, outcome, limit, options)
+    _resume(ctx, run_id, options, reopen=False)
 
 
 @click.command(name="continue")
@@ -164,47 +155,24 @@ def continue_(ctx: click.Context, /, run_id: str, **options: Any) -> None:
     Noop and failure limits count afresh from here. Example: autoresearch continue RUN_ID
     --max-iterations +10
     """
-    from autoresearch.supervisor.lifecycle import continue_run
-
-    limit = _prevalidate(options)
-    outcome = continue_run(
-        repo_root(ctx), run_id, limit, save_dirty=options["save_dirty"], runtime=options["runtime"]
-    )
-    _drive_resumed(ctx, outcome, limit, options)
+    _resume(ctx, run_id, options, reopen=True)
 
 
-def _prevalidate(options: dict[str, Any]) -> IterationLimit | None:
-    """Refuse bad options before anything is re-armed or recorded."""
-    from autoresearch.agents import require_installed, validate_spec
-    from autoresearch.decide import IterationLimit
+def _resume(ctx: click.Context, run_id: str, options: dict[str, Any], reopen: bool) -> None:
+    from autoresearch.cli.loop_cmds import LoopDoor, end_of_loop
+    from autoresearch.supervisor.drive import resume as do_resume
 
-    if options.get("agent_spec") is not None:
-        require_installed(validate_spec(options["agent_spec"]))
-    raw = options.get("max_iterations")
-    return IterationLimit.parse(raw) if raw is not None else None
-
-
-def _drive_resumed(
-    ctx: click.Context, outcome: Any, limit: IterationLimit | None, options: dict[str, Any]
-) -> None:
-    from autoresearch.cli.loop_cmds import continue_loop
-    from autoresearch.supervisor.estimates import manifest
-    from autoresearch.supervisor.options import continuation
-
-    with outcome.handle as handle:
-        for note in outcome.notes:
-            warn(f"autoresearch: {note}")
-        if outcome.pending_artifact:
-            warn("autoresearch: candidate.json holds an unprocessed session artifact")
-        given = continuation(handle.run, loop_settings(options, None), limit)
-        if given is not None:
-            continue_loop(ctx, handle, given, options["as_json"])
-            return
-        data = manifest(handle.journal, handle.run, handle.repo)
-    if options["as_json"]:
-        emit_json(data)
+    result = do_resume(
+        repo_root(ctx), run_id, loop_settings(options, None), options.get("max_iterations"),
+        LoopDoor(options["as_json"], with_manifest=True), reopen=reopen,
+        save_dirty=options["save_dirty"], runtime=options["runtime"],
+    )  # fmt: skip
+    if result.loop is not None:
+        end_of_loop(ctx, result.loop)
+    elif options["as_json"]:
+        emit_json(result.manifest)
     else:
-        render.resumed(data, outcome.pending_artifact)
+        render.resumed(result.manifest or {}, result.pending_artifact)
 
 
 @click.command()

@@ -6,7 +6,7 @@ missing worktree, then reset safety.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ from autoresearch.states import TERMINAL_STATUSES, Phase, RunStatus
 from autoresearch.supervisor import estimates, prepare, record, sync
 from autoresearch.supervisor.finalize import finalize_run
 from autoresearch.supervisor.handle import (
+    MeasureWith,
     RunHandle,
     driver_alive,
     driver_lock,
@@ -114,8 +115,18 @@ class ResumeOutcome:
     pending_artifact: bool = False
 
 
+# Called once a run is known resumable and before anything about it changes (the driver
+# plans its loop and connects its executor there: a refusal leaves the run as it was); it
+# returns how the run takes its readings (`RunHandle.measure_with`; None: right here).
+Ready = Callable[[RunRecord], MeasureWith | None]
+
+
 def resume(
-    repo_root: Path, run_id: str, save_dirty: bool = False, runtime: Sequence[str] = ()
+    repo_root: Path,
+    run_id: str,
+    save_dirty: bool = False,
+    runtime: Sequence[str] = (),
+    ready: Ready | None = None,
 ) -> ResumeOutcome:
     """Re-check and re-arm a run; the returned handle holds the driver lock.
 
@@ -131,6 +142,8 @@ def resume(
         journal.close()
         raise
     try:
+        if ready is not None:
+            handle.measure_with = ready(handle.run)
         notes = _allow_runtime(handle, runtime)
         outcome = _rearm(handle, save_dirty)
         outcome.notes[:0] = notes
@@ -153,6 +166,7 @@ def continue_run(
     limit: IterationLimit | None,
     save_dirty: bool = False,
     runtime: Sequence[str] = (),
+    ready: Ready | None = None,
 ) -> ResumeOutcome:
     """Reopen a stopped or completed run (same branch, worktree, history and frozen contract)
     and re-arm it like `resume`; a run that is still running is simply resumed.
@@ -167,14 +181,16 @@ def continue_run(
         run = load_run(journal, run_id)
         if run.status != RunStatus.RUNNING:
             total = limit.total(run.iteration) if limit else None
-            _reopen(journal, RepoPaths(repo_root), run, total)
-    outcome = resume(repo_root, run_id, save_dirty=save_dirty, runtime=runtime)
+            _reopen(journal, RepoPaths(repo_root), run, total, ready)
+    outcome = resume(repo_root, run_id, save_dirty=save_dirty, runtime=runtime, ready=ready)
     if run.status != RunStatus.RUNNING:
         outcome.notes.insert(0, f"continued the {run.status} run (it ended: {run.stop_reason})")
     return outcome
 
 
-def _reopen(journal: Journal, repo: RepoPaths, run: RunRecord, total: int | None) -> None:
+def _reopen(
+    journal: Journal, repo: RepoPaths, run: RunRecord, total: int | None, ready: Ready | None
+) -> None:
     run_id = run.run_id
     if run.cleaned_at:
         raise RefusedError(
@@ -191,6 +207,8 @@ def _reopen(journal: Journal, repo: RepoPaths, run: RunRecord, total: int | None
         raise RefusedError(msg_continue_limit(run_id, run.iteration))
     if not git.is_worktree_of(Path(run.worktree_path), repo.repo_root):
         raise RefusedError(msg_missing_worktree(run))
+    if ready is not None:
+        ready(run)  # asked again by `resume` below: the same answer
     lock = driver_lock(repo, run_id)
     try:
         with journal.tx() as conn:

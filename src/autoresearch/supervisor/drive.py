@@ -1,0 +1,289 @@
+"""Driving a run's loop: the one core function behind `run`, `demo`, `resume` and `continue`.
+
+It chooses where the loop runs (this machine or a Ray cluster, connected and checked before
+anything about the run exists or changes), runs lanes or the single loop under the one signal
+policy (`signals.first_signal_stops`), and writes the loop's summary and the run's report. A
+front door hands in what it was given and a `Door` (how progress shows, how it says what
+happens) and renders the typed result; MCP or the worker would call the same functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Protocol
+
+from autoresearch.agents import AgentConfig, make_agent, require_installed, validate_spec
+from autoresearch.contracts.loop import LoopSettings
+from autoresearch.decide import IterationLimit
+from autoresearch.errors import AutoresearchError
+from autoresearch.journal.runs import RunRecord
+from autoresearch.signals import first_signal_stops
+from autoresearch.states import Direction, ExecutorKind, RunStatus
+from autoresearch.supervisor import lifecycle
+from autoresearch.supervisor.estimates import Headline, manifest
+from autoresearch.supervisor.executor import Executor, measure_through
+from autoresearch.supervisor.handle import MeasureWith, RunHandle
+from autoresearch.supervisor.lanes import LaneObserver, run_lanes
+from autoresearch.supervisor.loop import (
+    LoopLimits,
+    LoopOutcome,
+    StopSignal,
+    refuse_without_comparable_baseline,
+    run_loop,
+)
+from autoresearch.supervisor.options import LoopPlan, continuation, new_loop, resumed_loop
+from autoresearch.supervisor.prepare import prepare, uncommitted_note, unknown_key_notes
+from autoresearch.supervisor.summary import LoopSummary
+
+MSG_PENDING_ARTIFACT = "candidate.json holds an unprocessed session artifact"
+
+
+class StopMoment(StrEnum):
+    """Where a driver is when the first Ctrl-C or SIGTERM comes: what that signal does."""
+
+    LOOP = "loop"  # sessions may run: they are stopped, their work saved, the run resumable
+    FINISHING = "finishing"  # the loop has ended: the summary and the report are still written
+
+
+class Progress(LaneObserver, Protocol):
+    """The live progress of one loop (the CLI's `ProgressPrinter`)."""
+
+    def header(self, run_id: str, agent: str, worktree: str, lanes: int = 0) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class Door(Protocol):
+    """What a front door gives the drive: how it shows progress and says what happens."""
+
+    def progress(self, direction: Direction, head: Headline) -> Progress: ...
+
+    def note(self, line: str) -> None:
+        """A line worth the user's attention (the CLI: `autoresearch: <line>` on stderr)."""
+
+    def stopping(self, moment: StopMoment) -> None:
+        """The first stop signal came (called from the signal handler)."""
+
+    def finished(self, result: LoopResult) -> None:
+        """The loop's summary, to render while the signal policy still holds (a second signal
+        while it is written interrupts at once, never SIGTERM's default)."""
+
+
+@dataclass(frozen=True)
+class LoopResult:
+    """A driven loop: how it ended and its summary (with the run's manifest after a resume)."""
+
+    outcome: LoopOutcome
+    summary: LoopSummary
+    stop_note: str | None
+    manifest: dict[str, Any] | None = None  # the JSON edge: manifest.json's object
+
+    @property
+    def failed(self) -> bool:
+        return self.outcome.status == RunStatus.FAILED
+
+
+@dataclass(frozen=True)
+class ResumeResult:
+    """A resumed or continued run: its loop's result, or (only re-armed) its manifest."""
+
+    loop: LoopResult | None
+    manifest: dict[str, Any] | None = None
+    pending_artifact: bool = False
+
+
+def start(mission_dir: Path, run_tag: str | None, given: LoopSettings, door: Door) -> LoopResult:
+    """`run`: refuse what cannot run before anything exists (the agent, the placement, a Ray
+    cluster that cannot be reached or has no node for the evaluation), prepare the run (its
+    baseline measured where every candidate will be) and drive its loop."""
+    plan = new_loop(given, mission_dir)
+    note = uncommitted_note(mission_dir)
+    if note:
+        door.note(note)
+    for line in unknown_key_notes(mission_dir):
+        door.note(line)
+    with _placed(plan, mission_dir=mission_dir) as executor:
+        measure = measure_through(executor) if executor is not None else None
+        with prepare(mission_dir, run_tag, loop=plan.record(), measure_with=measure) as handle:
+            return drive(handle, plan, door, executor)
+
+
+def demo_plan(iterations: int, seed: int | None, lanes: int | None) -> LoopPlan:
+    """The demo's loop: the offline agent, the iterations asked, a few noops and failures."""
+    limits = LoopLimits(
+        max_iterations=iterations, max_noops=5, max_agent_failures=3, lanes=lanes or 0
+    )
+    return LoopPlan(AgentConfig("offline", seed=seed), limits)
+
+
+def start_demo(mission_dir: Path, plan: LoopPlan, door: Door) -> LoopResult:
+    """`demo`: prepare the example run and drive it on this machine."""
+    with prepare(mission_dir, None, loop=plan.record()) as handle:
+        return drive(handle, plan, door)
+
+
+def iteration_limit(given_agent: str | None, max_iterations: str | None) -> IterationLimit | None:
+    """Refuse bad `resume`/`continue` options before anything is re-armed or recorded: an
+    agent that is not installed, a malformed `--max-iterations`."""
+    if given_agent is not None:
+        require_installed(validate_spec(given_agent))
+    return IterationLimit.parse(max_iterations) if max_iterations is not None else None
+
+
+def resume(
+    repo_root: Path,
+    run_id: str,
+    given: LoopSettings,
+    max_iterations: str | None,
+    door: Door,
+    *,
+    reopen: bool = False,
+    save_dirty: bool = False,
+    runtime: Sequence[str] = (),
+) -> ResumeResult:
+    """`resume` (`reopen`: `continue`): re-arm the run and drive its loop on with each option
+    given over the recorded one, or only re-arm it (no agent at all, `--max-iterations 0`).
+
+    The loop's placement is planned, and a Ray cluster connected and checked, once the run is
+    known resumable and before anything about it changes: a refusal leaves it as it was."""
+    limit = iteration_limit(given.agent, max_iterations)
+    placed = _Placement(given, limit)
+    try:
+        if reopen:
+            armed = lifecycle.continue_run(
+                repo_root, run_id, limit, save_dirty=save_dirty, runtime=runtime, ready=placed
+            )
+        else:
+            armed = lifecycle.resume(
+                repo_root, run_id, save_dirty=save_dirty, runtime=runtime, ready=placed
+            )
+        with armed.handle as handle:
+            for note in armed.notes:
+                door.note(note)
+            if armed.pending_artifact:
+                door.note(MSG_PENDING_ARTIFACT)
+            settings = continuation(handle.run, given, limit)
+            if settings is not None:
+                plan = resumed_loop(handle.run.loop, settings)
+                lifecycle.record_loop_options(handle, plan.record(handle.run.loop))
+                loop = drive(handle, plan, door, placed.executor, with_manifest=True)
+                return ResumeResult(loop)
+            data = manifest(handle.journal, handle.run, handle.repo)
+        return ResumeResult(None, data, armed.pending_artifact)
+    finally:
+        placed.shutdown()
+
+
+class _Placement:
+    """`lifecycle.resume`'s `ready`: the resumed loop's plan from the run as it is, and its
+    Ray executor connected and checked (asked again, the same one)."""
+
+    def __init__(self, given: LoopSettings, limit: IterationLimit | None) -> None:
+        self._given, self._limit = given, limit
+        self.executor: Executor | None = None
+        self._measure: MeasureWith | None = None
+        self._asked = False
+
+    def __call__(self, run: RunRecord) -> MeasureWith | None:
+        if not self._asked:
+            self._asked = True
+            settings = continuation(run, self._given, self._limit)
+            if settings is not None:
+                plan = resumed_loop(run.loop, settings)  # refuses a bad placement here
+                self.executor = _ray_executor(plan, run=run)
+                if self.executor is not None:
+                    self._measure = measure_through(self.executor)
+        return self._measure
+
+    def shutdown(self) -> None:
+        if self.executor is not None:
+            self.executor.shutdown()
+
+
+@contextmanager
+def _placed(plan: LoopPlan, mission_dir: Path) -> Iterator[Executor | None]:
+    executor = _ray_executor(plan, mission_dir=mission_dir)
+    try:
+        yield executor
+    finally:
+        if executor is not None:
+            executor.shutdown()
+
+
+def _ray_executor(
+    plan: LoopPlan, mission_dir: Path | None = None, run: RunRecord | None = None
+) -> Executor | None:
+    """A Ray loop's executor, connected and its resources checked (None: this machine)."""
+    if plan.where is None or plan.where.executor != ExecutorKind.RAY:
+        return None
+    from autoresearch.supervisor import ray_executor
+
+    lanes = max(1, plan.limits.lanes)
+    if run is not None:
+        return ray_executor.for_evaluation(run.sandbox.evaluation, plan.where.address, lanes)
+    assert mission_dir is not None
+    return ray_executor.for_mission(mission_dir, plan.where.address, lanes)
+
+
+def drive(
+    h: RunHandle,
+    plan: LoopPlan,
+    door: Door,
+    executor: Executor | None = None,
+    with_manifest: bool = False,
+) -> LoopResult:
+    """Run the loop of the open run `h` (lanes, or the single loop) until it ends or a signal
+    stops it, then write its summary and report; `door.finished` renders the summary before
+    the signal policy ends."""
+    config, limits = plan.config, plan.limits
+    refuse_without_comparable_baseline(h)  # before the header: no session will start
+    progress = door.progress(h.run.direction, lifecycle.baseline_and_best(h))
+    progress.header(h.run_id, config.spec, h.run.worktree_path, limits.lanes)
+    stop = StopSignal()
+    moment = StopMoment.LOOP
+
+    def on_signal(name: str) -> None:
+        stop.set(name)
+        door.stopping(moment)
+
+    # The policy holds until the command's last write: a second signal while the summary and
+    # the report are written still interrupts at once (exit 130), never SIGTERM's default.
+    owned = None  # connected here: `start` and `resume` connect before the run changes
+    with first_signal_stops(on_signal):
+        try:
+            if executor is None:
+                executor = owned = _ray_executor(plan, run=h.run)
+            if executor is not None:  # a Ray run has lanes
+                limits = replace(limits, lanes=max(1, limits.lanes))
+            if limits.lanes:
+                outcome = run_lanes(h, config, limits, executor, progress, stop)
+            else:
+                outcome = run_loop(h, make_agent(config), limits, progress, stop)
+        finally:
+            progress.close()
+            if owned is not None:
+                owned.shutdown()
+        moment = StopMoment.FINISHING
+        summary = lifecycle.run_summary(h, outcome.sessions, outcome.interrupted)
+        _write_report(h, door)
+        data = manifest(h.journal, h.run, h.repo) if with_manifest else None
+        result = LoopResult(outcome, summary, h.run.stop_note, data)
+        door.finished(result)
+    return result
+
+
+def _write_report(h: RunHandle, door: Door) -> None:
+    """The summary points to the report: build it (a failure is a note, never the run's)."""
+    from autoresearch.report import build_run_report
+
+    try:
+        built = build_run_report(h.repo.repo_root, h.run_id)
+    except AutoresearchError as exc:
+        door.note(f"report not written: {exc.message}")
+        return
+    if built.warning:
+        door.note(built.warning)
