@@ -31,7 +31,7 @@ def test_two_branches_two_sessions(repo: Repo) -> None:
     alpha = session_status(repo.root)
     assert alpha.session["name"] == "alpha"
     assert [h["description"] for h in alpha.history] == ["alpha baseline", "alpha better"]
-    assert alpha.best is not None and alpha.best["metric"] == 90.0
+    assert alpha.best is not None and alpha.best.metric == 90.0
     assert alpha.ideas == ()
 
     repo.git("checkout", "-q", "main")

@@ -111,12 +111,12 @@ def test_new_segment_starts_a_new_baseline_and_new_counts(session: Repo) -> None
     assert result.session["baseline_commit"] == result.setup_commit
     status = session_status(session.root)
     assert status.segment == 2
-    assert status.progress["logged"] == 0
+    assert status.progress.logged == 0
     assert status.baseline is None and status.best is None
     assert [h["segment"] for h in status.history] == [1, 1]  # history still shows segment 1
     run(session.root)
     report = log(session.root, "keep", "segment 2 baseline")
-    assert report.baseline is not None and report.baseline["metric"] == 90.0
+    assert report.baseline is not None and report.baseline.metric == 90.0
 
 
 def test_worktree_session_leaves_the_main_checkout_alone(repo: Repo, tmp_path: Path) -> None:

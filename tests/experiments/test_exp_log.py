@@ -56,7 +56,7 @@ def test_keep_commits_everything_with_the_result_trailer(session: Repo) -> None:
     }
     assert session.git("status", "--porcelain") == ""
     assert report.delta_pct == pytest.approx(-20.0)
-    assert report.best is not None and (report.best["run"], report.best["metric"]) == (2, 80.0)
+    assert report.best is not None and (report.best.run, report.best.metric) == (2, 80.0)
     assert report.asi == {"hypothesis": "cache hits"}
 
 
@@ -134,7 +134,7 @@ def test_keep_with_nothing_to_commit_is_reported(session: Repo) -> None:
     assert report.git["action"] == "nothing to commit" and report.git["commit"] is None
     assert "nothing to commit" in report.messages[0]
     assert report.baseline is not None
-    assert report.baseline["commit"] == session.git("rev-parse", "HEAD")
+    assert report.baseline.commit == session.git("rev-parse", "HEAD")
 
 
 @pytest.mark.parametrize("status", ["discard", "crash", "checks_failed"])
@@ -280,10 +280,10 @@ def test_flagged_runs_leave_baseline_best_and_confidence(session: Repo) -> None:
     cycle(session, "50", "keep", "too good to be true")
     cycle(session, "98", "discard", "d1")
     report = cycle(session, "97", "keep", "k2")
-    assert report.best is not None and report.best["run"] == 2
+    assert report.best is not None and report.best.run == 2
     flagged = cycle(session, "99", "discard", "d2", flag_runs=(RunNote(2, "the cache was warm"),))
     assert flagged.flagged == (2,)
-    assert flagged.best is not None and flagged.best["run"] == 4
+    assert flagged.best is not None and flagged.best.run == 4
     status = session_status(session.root)
     assert status.history[1]["flagged"] and status.history[1]["flag_reason"] == "the cache was warm"
     # values without the flagged run: 100, 98, 97, 99 → median 98.5, MAD 1.0; |97 − 100| / 1

@@ -178,7 +178,7 @@ def test_max_iterations_stops_the_session(repo: Repo) -> None:
     with pytest.raises(RefusedError, match=r"^Maximum experiments reached \(2\)\. "):
         run(repo.root)
     status = session_status(repo.root)
-    assert status.progress == {"logged": 2, "max": 2, "reached": True}
+    assert status.progress.to_dict() == {"logged": 2, "max": 2, "reached": True}
 
 
 def test_a_killed_exp_run_is_abandoned_and_its_processes_stopped(

@@ -62,6 +62,13 @@ class Ref:
 
 
 @dataclass(frozen=True)
+class BestRef(Ref):
+    """The best kept run with its change against the baseline (log and status show it)."""
+
+    delta_pct: float | None = None
+
+
+@dataclass(frozen=True)
 class Significance:
     """best − baseline (better is +) with a 95 % interval from the spread of repeated runs
     (each run's readings around their own mean, pooled over the segment), or the reason why
@@ -110,6 +117,12 @@ class SegmentStats:
 
     def delta_pct(self, value: float | None) -> float | None:
         return delta_pct(self.baseline.metric if self.baseline else None, value)
+
+    def best_ref(self) -> BestRef | None:
+        """The best kept run with its change against the baseline."""
+        if self.best is None:
+            return None
+        return BestRef(**asdict(self.best), delta_pct=self.delta_pct(self.best.metric))
 
 
 def label(value: float) -> str:

@@ -6,7 +6,7 @@ later log is honoured everywhere from then on.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from autoresearch.children import harness_tag, reap
@@ -23,13 +23,14 @@ class Progress:
 
     logged: int
     max: int | None
+    # a field (derived) so that every report's asdict has it after the two it comes from
+    reached: bool = field(init=False)
 
-    @property
-    def reached(self) -> bool:
-        return self.max is not None and self.logged >= self.max
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "reached", self.max is not None and self.logged >= self.max)
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "reached": self.reached}
+        return asdict(self)
 
 
 def point(run: SessionRunRecord) -> Point:
@@ -44,9 +45,9 @@ def stats(src: Reader, session: SessionRecord) -> SegmentStats:
     return segment_stats([point(r) for r in runs], session.direction)
 
 
-def progress_text(progress: dict[str, Any]) -> str:
-    """`logged/max`, or `logged` without a limit (from Progress.to_dict())."""
-    return f"{progress['logged']}/{progress['max']}" if progress["max"] else f"{progress['logged']}"
+def progress_text(progress: Progress) -> str:
+    """`logged/max`, or `logged` without a limit."""
+    return f"{progress.logged}/{progress.max}" if progress.max else f"{progress.logged}"
 
 
 def progress(src: Reader, session: SessionRecord) -> Progress:

@@ -21,8 +21,9 @@ from autoresearch import failpoints, git
 from autoresearch.clock import utc_now_iso
 from autoresearch.errors import ContractError, RefusedError
 from autoresearch.experiments.commits import commit_work, untracked_caches
+from autoresearch.experiments.confidence import BestRef, Ref
 from autoresearch.experiments.context import Context, open_context, session_lock
-from autoresearch.experiments.ledger import progress, stats
+from autoresearch.experiments.ledger import Progress, progress, stats
 from autoresearch.experiments.params import (
     LogParams,
     RunNote,
@@ -79,8 +80,8 @@ class LogReport:
     metric: float | None
     measured: float | None  # the parsed value, when the logged metric differs from it
     delta_pct: float | None
-    baseline: dict[str, Any] | None
-    best: dict[str, Any] | None
+    baseline: Ref | None
+    best: BestRef | None
     metrics: dict[str, float]
     asi: dict[str, Any]
     confidence: dict[str, Any]
@@ -89,7 +90,7 @@ class LogReport:
     justification: str | None
     flagged: tuple[int, ...]
     justified: tuple[int, ...]
-    progress: dict[str, Any]
+    progress: Progress
     max_reached: bool
     messages: tuple[str, ...]
 
@@ -253,9 +254,6 @@ def _report(
 ) -> LogReport:
     segment = stats(ctx.journal, session)
     done = progress(ctx.journal, session)
-    best = segment.best.to_dict() if segment.best else None
-    if best is not None and segment.best is not None:
-        best["delta_pct"] = segment.delta_pct(segment.best.metric)
     messages = _messages(ctx, session, run, params, plan, effect, devs)
     if done.reached and done.max is not None:
         messages.append(f"{max_reached_message(done.max)} The session accepts no more runs.")
@@ -270,8 +268,8 @@ def _report(
         metric=plan.metric,
         measured=plan.measured,
         delta_pct=segment.delta_pct(plan.metric),
-        baseline=segment.baseline.to_dict() if segment.baseline else None,
-        best=best,
+        baseline=segment.baseline,
+        best=segment.best_ref(),
         metrics=plan.metrics,
         asi={k: plan.asi[k] for k in ASI_SUMMARY_KEYS if k in plan.asi} or dict(plan.asi),
         confidence=segment.confidence.to_dict(),
@@ -280,7 +278,7 @@ def _report(
         justification=params.justification or None,
         flagged=tuple(n.run_id for n in params.flag_runs),
         justified=tuple(n.run_id for n in params.justify_runs),
-        progress=done.to_dict(),
+        progress=done,
         max_reached=done.reached,
         messages=tuple(messages),
     )

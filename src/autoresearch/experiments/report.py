@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from autoresearch.experiments.confidence import BestRef, Ref
 from autoresearch.experiments.ledger import progress_text
 from autoresearch.experiments.rules import max_reached_message
 from autoresearch.experiments.verbs import Door, Verbs, verbs
@@ -36,10 +37,11 @@ def pct(value: float | None) -> str:
     return "" if value is None else f" ({value:+.2f}%)"
 
 
-def ref(data: Mapping[str, Any] | None, unit: str = "") -> str:
+def ref(data: Ref | None, unit: str = "") -> str:
     if data is None:
         return "none yet"
-    return f"#{data['run']} {num(data['metric'], unit)}{pct(data.get('delta_pct'))}"
+    change = data.delta_pct if isinstance(data, BestRef) else None
+    return f"#{data.run} {num(data.metric, unit)}{pct(change)}"
 
 
 def confidence(data: Mapping[str, Any]) -> str:
@@ -205,8 +207,8 @@ def render_status(report: StatusReport, door: Door = Door.CLI) -> str:
         f"best kept:   {ref(report.best, unit)}",
         f"confidence:  {confidence(report.confidence)}",
         f"significance: {significance(report.confidence)}",
-        f"{max_reached_message(prog['max'])} The session accepts no more runs."
-        if prog["reached"]
+        f"{max_reached_message(prog.max)} The session accepts no more runs."
+        if prog.reached and prog.max is not None
         else "",
         _hooks(report.hooks),
         _history(report.history, unit),
@@ -298,7 +300,7 @@ def render_resume(report: StatusReport, door: Door = Door.CLI) -> str:
     if report.unjustified:
         steps.append("- Justify or flag the kept runs with unjustified scope deviations.")
     prog = report.progress
-    cap = f" or until {prog['max']} runs are logged" if prog["max"] else ""
+    cap = f" or until {prog.max} runs are logged" if prog.max else ""
     steps += [
         f"- Keep iterating until interrupted{cap}.",
         "- Preserve correctness and never game the benchmark: leave the harness, the checks and "

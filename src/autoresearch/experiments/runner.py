@@ -27,7 +27,7 @@ from autoresearch.contracts.metric_lines import MetricScanner, ParsedLines
 from autoresearch.contracts.sandbox import EvaluatorSpec
 from autoresearch.errors import ContractError, JournalError, RefusedError
 from autoresearch.evaluate import EvaluationRecord, check_record, metric_record
-from autoresearch.experiments.confidence import SegmentStats
+from autoresearch.experiments.confidence import Ref, SegmentStats
 from autoresearch.experiments.context import Context, open_context, session_lock
 from autoresearch.experiments.ledger import (
     Progress,
@@ -85,10 +85,10 @@ class RunReport:
     readings: list[float]  # `repeats` > 1: every reading of the primary (metric: their mean)
     log_path: str
     tail: str
-    baseline: dict[str, Any] | None
-    best: dict[str, Any] | None
+    baseline: Ref | None
+    best: Ref | None
     delta_pct: float | None
-    progress: dict[str, Any]
+    progress: Progress
     abandoned_run: int | None
     suggested_status: str
     messages: tuple[str, ...]
@@ -383,10 +383,10 @@ def _report(
         readings=list(run.readings or ()),
         log_path=run.log_path or "",
         tail=run.tail,
-        baseline=segment.baseline.to_dict() if segment.baseline else None,
-        best=segment.best.to_dict() if segment.best else None,
+        baseline=segment.baseline,
+        best=segment.best,
         delta_pct=segment.delta_pct(run.parsed_primary),
-        progress=done.to_dict(),
+        progress=done,
         abandoned_run=abandoned[-1].number if abandoned else None,
         suggested_status=suggestion,
         messages=tuple(messages),

@@ -10,9 +10,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from autoresearch.experiments.confidence import SegmentStats
+from autoresearch.experiments.confidence import BestRef, Ref, SegmentStats
 from autoresearch.experiments.context import Context, open_context
-from autoresearch.experiments.ledger import progress, session_dict, stats
+from autoresearch.experiments.ledger import Progress, progress, session_dict, stats
 from autoresearch.experiments.notes import ideas
 from autoresearch.experiments.params import STATUSES, json_shape
 from autoresearch.experiments.rules import (
@@ -38,15 +38,15 @@ class StatusReport:
     session: dict[str, Any]
     segment: int
     counts: dict[str, int]
-    baseline: dict[str, Any] | None
-    best: dict[str, Any] | None
+    baseline: Ref | None
+    best: BestRef | None
     confidence: dict[str, Any]
     history: tuple[dict[str, Any], ...]
     unjustified: tuple[dict[str, Any], ...]
     notes: str
     ideas: tuple[str, ...]
     pending: dict[str, Any] | None
-    progress: dict[str, Any]
+    progress: Progress
     hooks: dict[str, Any]  # the auto-resume counters of the host hooks, and their limits
 
     def to_dict(self) -> dict[str, Any]:
@@ -70,8 +70,8 @@ def build_status(ctx: Context, session: SessionRecord, last: int) -> StatusRepor
         session=session_dict(session),
         segment=session.segment,
         counts=counts,
-        baseline=segment.baseline.to_dict() if segment.baseline else None,
-        best=_best(segment),
+        baseline=segment.baseline,
+        best=segment.best_ref(),
         confidence=segment.confidence.to_dict(),
         history=tuple(run_line(r, segment, session.segment) for r in recent),
         unjustified=tuple(
@@ -81,7 +81,7 @@ def build_status(ctx: Context, session: SessionRecord, last: int) -> StatusRepor
         notes=session.notes,
         ideas=ideas(session.notes),
         pending=None if pending is None else pending_line(ctx, session, pending),
-        progress=progress(ctx.journal, session).to_dict(),
+        progress=progress(ctx.journal, session),
         hooks=hook_status(ctx, session),
     )
 
@@ -98,12 +98,6 @@ def hook_status(ctx: Context, session: SessionRecord) -> dict[str, Any]:
         "failure_streak_limit": FAILURE_STREAK,
         "notice": counters.notice,
     }
-
-
-def _best(segment: SegmentStats) -> dict[str, Any] | None:
-    if segment.best is None:
-        return None
-    return {**segment.best.to_dict(), "delta_pct": segment.delta_pct(segment.best.metric)}
 
 
 def run_line(run: SessionRunRecord, segment: SegmentStats, current: int) -> dict[str, Any]:
