@@ -27,9 +27,10 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from autoresearch.states import Direction
 
@@ -204,6 +205,13 @@ class Interval:
             "n": self.n,
             "level": self.level,
         }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Interval:
+        """The interval `to_dict` wrote (KeyError, TypeError, ValueError: it is not one)."""
+        return cls(
+            float(d["mean"]), float(d["low"]), float(d["high"]), int(d["n"]), float(d["level"])
+        )
 
     def text(self, digits: int = 6) -> str:
         """`0.523 ± 0.031 (n=5)`: mean and half-width to the precision the interval gives

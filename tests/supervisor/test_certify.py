@@ -235,3 +235,63 @@ def test_a_deleted_line_is_never_put_back_by_line_number_alone(repo: Repo) -> No
 )
 def test_every_hunk_removes(patch: bytes, removes: bool) -> None:
     assert gitlib.every_hunk_removes(patch) is removes
+
+
+def _interval(mean: float, n: int) -> dict[str, float | int]:
+    return {"mean": mean, "low": mean, "high": mean, "n": n, "level": 0.95}
+
+
+# a certification.json as `certify --ablate` wrote it before the report was typed: superseded,
+# conflicting and measured ablations
+WRITTEN = {
+    "run_id": "r",
+    "repeats": 2,
+    "direction": "lower",
+    "failed_readings": 1,
+    "spread": 0.0,
+    "baseline": {"commit": "b" * 40, "readings": [0.24, 0.24], "interval": _interval(0.24, 2)},
+    "final": {"commit": "f" * 40, "readings": [], "interval": None},
+    "improvement": _interval(0.18, 4),
+    "significant": True,
+    "same_commit": False,
+    "baseline_mean": 0.24,
+    "ablations": [
+        {
+            "iteration": 2, "commit": "2" * 40, "parent": "b" * 40, "description": "tune A",
+            "without_commit": None, "removed_by": None, "conflict": True, "superseded": True,
+            "readings": [], "worth": None, "significant": False, "note": "superseded: …",
+        },
+        {
+            "iteration": 4, "commit": "4" * 40, "parent": "2" * 40, "description": "",
+            "without_commit": "e" * 40, "removed_by": "reverse", "conflict": False,
+            "superseded": False, "readings": [0.06, 0.06], "worth": _interval(0.0013, 4),
+            "significant": True,
+        },
+    ],
+    "ablations_measured": 1,
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "written",
+    [WRITTEN, {k: v for k, v in WRITTEN.items() if k not in ("ablations", "ablations_measured")}],
+)
+def test_a_certification_reads_back_to_the_same_json(written: dict[str, object]) -> None:
+    """The typed report serializes to the bytes the dict did: same keys, same order, `note`
+    only on an unmeasured ablation, no `ablations` without --ablate."""
+    from autoresearch.supervisor.certify import Certification
+
+    found = Certification.from_json(written)
+    assert json.dumps(found.to_json(), indent=2) == json.dumps(written, indent=2)
+    assert found.ablations_measured == (1 if "ablations" in written else 0)
+
+
+def test_an_unreadable_certification_is_none(tmp_path: Path) -> None:
+    from autoresearch.supervisor.certify import read_certification
+
+    path = tmp_path / "certification.json"
+    for text in ("{", "[]", '{"final": {"commit": "f"}}', json.dumps(WRITTEN)):
+        path.write_text(text)
+        assert read_certification(path, "f" * 40) is None or text == json.dumps(WRITTEN)
+    assert read_certification(path, "f" * 40) is not None
+    assert read_certification(path, "0" * 40) is None  # of another final commit

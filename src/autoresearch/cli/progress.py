@@ -9,6 +9,7 @@ from typing import Any
 from autoresearch.agents.base import AgentResult
 from autoresearch.journal.lanes import LaneRecord
 from autoresearch.journal.views import unmeasured_reason
+from autoresearch.noise import Interval
 from autoresearch.redact import redact
 from autoresearch.states import DecisionKind, Direction, EvalStatus, LaneState
 from autoresearch.supervisor import estimates
@@ -54,7 +55,7 @@ class ProgressPrinter:
         baseline: float | None,
         best: float | None = None,
         baseline_interval: dict[str, Any] | None = None,
-        best_interval: dict[str, Any] | None = None,
+        best_interval: Mapping[str, Any] | Interval | None = None,
     ) -> None:
         from rich.console import Console
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shlex
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -11,6 +11,10 @@ from autoresearch.cli.common import say
 from autoresearch.journal.views import format_score
 from autoresearch.supervisor import estimates, report
 from autoresearch.supervisor.summary import LoopSummary, RunDetails, RunListing
+
+if TYPE_CHECKING:
+    from autoresearch.noise import Interval
+    from autoresearch.supervisor.certify import Certification
 
 
 def _short(sha: str | None) -> str:
@@ -152,44 +156,42 @@ def cleaned(results: list[Any]) -> None:
             click.echo(f"  note: {r.skipped}")
 
 
-def certification(d: dict[str, Any]) -> None:
+def certification(d: Certification) -> None:
     """`certify`: each commit's mean with its interval, then the improvement."""
     from autoresearch.supervisor.certify import ablation_summary
 
-    def interval(i: dict[str, Any] | None) -> str:
+    def interval(i: Interval | None) -> str:
         if not i:
             return "n/a (no passing reading)"
-        half = (i["high"] - i["low"]) / 2
-        return f"{format_score(i['mean'])} ± {half:.3g} (n={i['n']})"
+        return f"{format_score(i.mean)} ± {i.half_width:.3g} (n={i.n})"
 
-    lines = [f"run {d['run_id']}: {d['repeats']} interleaved readings of each commit"]
-    for label in ("baseline", "final"):
-        part = d[label]
-        lines.append(f"  {label:<8} {part['commit'][:12]}  {interval(part['interval'])}")
-    imp = d["improvement"]
+    lines = [f"run {d.run_id}: {d.repeats} interleaved readings of each commit"]
+    for label, part in (("baseline", d.baseline), ("final", d.final)):
+        lines.append(f"  {label:<8} {part.commit[:12]}  {interval(part.interval)}")
+    imp = d.improvement
     if imp:
-        verdict = "significant" if d["significant"] else "not significant"
+        verdict = "significant" if d.significant else "not significant"
         lines.append(
-            f"  improvement {imp['mean']:+.4g}, 95 % interval [{imp['low']:+.4g}, "
-            f"{imp['high']:+.4g}] ({verdict}; {d['direction']} is better)"
+            f"  improvement {imp.mean:+.4g}, 95 % interval [{imp.low:+.4g}, "
+            f"{imp.high:+.4g}] ({verdict}; {d.direction} is better)"
         )
-    for a in d.get("ablations", []):
-        head = f"  without iteration {a['iteration']} ({a['commit'][:12]}"
-        head += f" {a['description']})" if a["description"] else ")"
-        worth = a["worth"]
-        if a["conflict"]:
-            lines.append(f"{head}: {a['note']}")
+    for a in d.ablations or ():
+        head = f"  without iteration {a.iteration} ({a.commit[:12]}"
+        head += f" {a.description})" if a.description else ")"
+        worth = a.worth
+        if a.conflict:
+            lines.append(f"{head}: {a.note}")
         elif worth:
-            verdict = "real" if a["significant"] else "not significant"
+            verdict = "real" if a.significant else "not significant"
             lines.append(
-                f"{head}: worth {worth['mean']:+.4g}, 95 % interval [{worth['low']:+.4g}, "
-                f"{worth['high']:+.4g}] ({verdict})"
+                f"{head}: worth {worth.mean:+.4g}, 95 % interval [{worth.low:+.4g}, "
+                f"{worth.high:+.4g}] ({verdict})"
             )
         else:
             lines.append(f"{head}: no passing reading")
     summary = ablation_summary(d)
     if summary:
         lines.append(f"  {summary}")
-    if d["failed_readings"]:
-        lines.append(f"  {d['failed_readings']} readings failed and were not counted")
+    if d.failed_readings:
+        lines.append(f"  {d.failed_readings} readings failed and were not counted")
     click.echo("\n".join(lines))

@@ -297,6 +297,6 @@ def certify(ctx: click.Context, run_id: str, repeats: int, ablate: bool, as_json
     with open_any_run(repo_root(ctx), run_id) as handle:
         data = do_certify(handle, repeats, progress=lambda line: warn(f"  {line}"), ablate=ablate)
     if as_json:
-        emit_json(data)
+        emit_json(data.to_json())
     else:
         render.certification(data)

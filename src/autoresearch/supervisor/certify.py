@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import json
 import statistics
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +66,148 @@ class Ablation:
         return Subject(f"without-{self.iteration:04d}", self.without)
 
 
+@dataclass(frozen=True)
+class Measured:
+    """One subject's certification readings and their mean with its 95 % interval."""
+
+    commit: str
+    readings: list[float]
+    interval: Interval | None  # None: no passing reading
+
+    def to_json(self) -> dict[str, Any]:
+        interval = self.interval.to_dict() if self.interval else None
+        return {"commit": self.commit, "readings": self.readings, "interval": interval}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Measured:
+        readings, interval = _floats(data.get("readings")), _interval(data.get("interval"))
+        return cls(str(data["commit"]), readings, interval)
+
+
+@dataclass(frozen=True)
+class Worth:
+    """What one kept change is worth: the final state minus the final state without it."""
+
+    iteration: int
+    commit: str
+    parent: str
+    description: str | None
+    without_commit: str | None  # None: it does not come out of the final state alone
+    removed_by: str | None
+    superseded: bool
+    readings: list[float]  # of the final state without it
+    worth: Interval | None
+    significant: bool
+    note: str | None = None  # why it was not measured
+
+    @property
+    def conflict(self) -> bool:
+        return self.without_commit is None
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "iteration": self.iteration,
+            "commit": self.commit,
+            "parent": self.parent,
+            "description": self.description,
+            "without_commit": self.without_commit,
+            "removed_by": self.removed_by,
+            "conflict": self.conflict,
+            "superseded": self.superseded,
+            "readings": self.readings,
+            "worth": self.worth.to_dict() if self.worth else None,
+            "significant": self.significant,
+        }
+        if self.note is not None:
+            data["note"] = self.note
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Worth:
+        return cls(
+            iteration=int(data["iteration"]),
+            commit=str(data["commit"]),
+            parent=str(data.get("parent") or ""),
+            description=data.get("description"),
+            without_commit=data.get("without_commit"),
+            removed_by=data.get("removed_by"),
+            superseded=bool(data.get("superseded")),
+            readings=_floats(data.get("readings")),
+            worth=_interval(data.get("worth")),
+            significant=bool(data.get("significant")),
+            note=data.get("note"),
+        )
+
+
+@dataclass(frozen=True)
+class Certification:
+    """A `certify` report (certification.json, `certify --json`): the baseline and the final
+    commit re-measured, the improvement (better is +) and, with `ablate`, each keep's worth."""
+
+    run_id: str
+    repeats: int
+    direction: Direction
+    failed_readings: int
+    spread: float
+    baseline: Measured
+    final: Measured
+    improvement: Interval | None  # None: no passing reading of one of the two
+    significant: bool
+    same_commit: bool
+    baseline_mean: float | None
+    ablations: tuple[Worth, ...] | None = None  # None: no ablation was asked for
+
+    @property
+    def ablations_measured(self) -> int:
+        return sum(1 for a in self.ablations or () if not a.conflict)
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "run_id": self.run_id,
+            "repeats": self.repeats,
+            "direction": self.direction,
+            "failed_readings": self.failed_readings,
+            "spread": self.spread,
+            "baseline": self.baseline.to_json(),
+            "final": self.final.to_json(),
+            "improvement": self.improvement.to_dict() if self.improvement else None,
+            "significant": self.significant,
+            "same_commit": self.same_commit,
+            "baseline_mean": self.baseline_mean,
+        }
+        if self.ablations is not None:
+            data["ablations"] = [a.to_json() for a in self.ablations]
+            data["ablations_measured"] = self.ablations_measured
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Certification:
+        """The report as written by `to_json` (KeyError, TypeError, ValueError: it is not)."""
+        found = data.get("ablations")
+        return cls(
+            run_id=str(data["run_id"]),
+            repeats=int(data["repeats"]),
+            direction=Direction(data["direction"]),
+            failed_readings=int(data.get("failed_readings") or 0),
+            spread=float(data.get("spread") or 0.0),
+            baseline=Measured.from_json(data["baseline"]),
+            final=Measured.from_json(data["final"]),
+            improvement=_interval(data.get("improvement")),
+            significant=bool(data.get("significant")),
+            same_commit=bool(data.get("same_commit")),
+            baseline_mean=data.get("baseline_mean"),
+            ablations=None if found is None else tuple(Worth.from_json(a) for a in found),
+        )
+
+
+def _floats(values: Any) -> list[float]:
+    return [float(v) for v in values or ()]
+
+
+def _interval(data: Any) -> Interval | None:
+    return Interval.from_dict(data) if data else None
+
+
 def open_any_run(repo_root: Path, run_id: str) -> RunHandle:
     """Lock a run, whatever its status, for work that no driver may do at the same time."""
     from autoresearch.paths import RepoPaths
@@ -88,7 +230,7 @@ def certify(
     repeats: int,
     progress: Callable[[str], None] | None = None,
     ablate: bool = False,
-) -> dict[str, Any]:
+) -> Certification:
     run = h.run
     if run.baseline_commit is None or run.last_kept_commit is None:
         raise RefusedError(f"run {run.run_id} has no baseline yet: nothing to certify")
@@ -114,12 +256,10 @@ def certify(
                 score = "" if reading.score is None else reading.score
                 progress(f"[{done}/{total}] {subject.label} {subject.commit[:12]}: "
                          f"{reading.status} {score}")  # fmt: skip
-    data = _report(h, subjects[:2], scores, repeats, failures)
-    if ablate:
-        data["ablations"] = [_worth(h, a, scores) for a in ablations]
-        data["ablations_measured"] = sum(1 for a in data["ablations"] if not a["conflict"])
-    atomic_write_json(h.paths.certification, data)
-    return data
+    found = tuple(_worth(h, a, scores) for a in ablations) if ablate else None
+    result = _report(h, subjects[:2], scores, repeats, failures, found)
+    atomic_write_json(h.paths.certification, result.to_json())
+    return result
 
 
 def ablations_of(h: RunHandle) -> list[Ablation]:
@@ -146,29 +286,29 @@ def ablations_of(h: RunHandle) -> list[Ablation]:
     return found
 
 
-def last_certification(h: RunHandle) -> dict[str, Any] | None:
+def last_certification(h: RunHandle) -> Certification | None:
     """The last `certify` report of the run, if it has one for its current final commit."""
     return read_certification(h.paths.certification, h.run.last_kept_commit)
 
 
-def read_certification(path: Path, final: str | None) -> dict[str, Any] | None:
+def read_certification(path: Path, final: str | None) -> Certification | None:
+    """certification.json, if it is a readable report of the final commit `final`."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(data, dict) or not isinstance(data.get("final"), dict):
+        found = Certification.from_json(data)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
     # a certification of an earlier final state says nothing about this one
-    return data if data["final"].get("commit") == final else None
+    return found if found.final.commit == final else None
 
 
-def ablation_summary(data: dict[str, Any]) -> str | None:
+def ablation_summary(data: Certification) -> str | None:
     """How many kept changes were measured without (None: no ablation was asked for)."""
-    found = data.get("ablations")
+    found = data.ablations
     if found is None:
         return None
-    measured = sum(1 for a in found if not a.get("conflict"))
-    gone = sum(1 for a in found if a.get("conflict") and a.get("superseded"))
+    measured = data.ablations_measured
+    gone = sum(1 for a in found if a.conflict and a.superseded)
     stuck = len(found) - measured - gone
     text = f"ablations: {measured} of {len(found)} kept changes measured"
     if gone:
@@ -178,31 +318,30 @@ def ablation_summary(data: dict[str, Any]) -> str | None:
     return text
 
 
-def certification_lines(data: dict[str, Any]) -> list[str]:
+def certification_lines(data: Certification) -> list[str]:
     """A certification in a few lines, for evidence blocks and reports."""
-    imp = data.get("improvement")
+    imp = data.improvement
     if not imp:
         return ["no passing readings of the baseline and the final commit"]
-    verdict = "significant" if data.get("significant") else "not significant"
-    repeats = data.get("repeats")
+    verdict = "significant" if data.significant else "not significant"
     lines = [
-        f"improvement {imp['mean']:+.6g}, 95 % interval [{imp['low']:+.6g}, {imp['high']:+.6g}]"
-        f" ({verdict}; baseline and final re-measured {repeats} times each, interleaved)"
+        f"improvement {imp.mean:+.6g}, 95 % interval [{imp.low:+.6g}, {imp.high:+.6g}]"
+        f" ({verdict}; baseline and final re-measured {data.repeats} times each, interleaved)"
     ]
     summary = ablation_summary(data)
     if summary:
         lines.append(f"  {summary}")
-    for a in data.get("ablations") or []:
-        if a.get("conflict") and a.get("superseded"):
-            lines.append(f"  iteration {a['iteration']}: superseded by later keeps, not measured")
-        elif a.get("conflict"):
-            lines.append(f"  iteration {a['iteration']}: does not revert cleanly, not measured")
-        elif a.get("worth"):
-            w = a["worth"]
-            real = "real" if a.get("significant") else "not significant"
+    for a in data.ablations or ():
+        if a.conflict and a.superseded:
+            lines.append(f"  iteration {a.iteration}: superseded by later keeps, not measured")
+        elif a.conflict:
+            lines.append(f"  iteration {a.iteration}: does not revert cleanly, not measured")
+        elif a.worth:
+            w = a.worth
+            real = "real" if a.significant else "not significant"
             lines.append(
-                f"  iteration {a['iteration']}: worth {w['mean']:+.6g} "
-                f"[{w['low']:+.6g}, {w['high']:+.6g}] ({real})"
+                f"  iteration {a.iteration}: worth {w.mean:+.6g} "
+                f"[{w.low:+.6g}, {w.high:+.6g}] ({real})"
             )
     return lines
 
@@ -242,31 +381,27 @@ def _better_is_positive(h: RunHandle, after: list[float], before: list[float]) -
     return diff
 
 
-def _worth(h: RunHandle, a: Ablation, scores: dict[str, list[float]]) -> dict[str, Any]:
+def _worth(h: RunHandle, a: Ablation, scores: dict[str, list[float]]) -> Worth:
     """What a kept change is worth: the final state minus the final state without it."""
-    data: dict[str, Any] = {
-        "iteration": a.iteration,
-        "commit": a.kept,
-        "parent": a.parent,
-        "description": a.description,
-        "without_commit": a.without,
-        "removed_by": None if a.removed_by is None else str(a.removed_by),
-        "conflict": a.without is None,
-        "superseded": a.superseded,
-        "readings": [],
-        "worth": None,
-        "significant": False,
-    }
+    unmeasured = Worth(
+        iteration=a.iteration,
+        commit=a.kept,
+        parent=a.parent,
+        description=a.description,
+        without_commit=a.without,
+        removed_by=None if a.removed_by is None else str(a.removed_by),
+        superseded=a.superseded,
+        readings=[],
+        worth=None,
+        significant=False,
+    )
     if a.without is None:
-        data["note"] = NOTE_SUPERSEDED if a.superseded else NOTE_CONFLICT
-        return data
+        return replace(unmeasured, note=NOTE_SUPERSEDED if a.superseded else NOTE_CONFLICT)
     final, without = scores[str(h.run.last_kept_commit)], scores[a.without]
-    data["readings"] = without
-    if final and without:
-        worth = _better_is_positive(h, final, without)
-        data["worth"] = worth.to_dict()
-        data["significant"] = worth.low > 0
-    return data
+    worth = _better_is_positive(h, final, without) if final and without else None
+    return replace(
+        unmeasured, readings=without, worth=worth, significant=bool(worth and worth.low > 0)
+    )
 
 
 def _report(
@@ -275,26 +410,27 @@ def _report(
     scores: dict[str, list[float]],
     repeats: int,
     failures: int,
-) -> dict[str, Any]:
+    ablations: tuple[Worth, ...] | None,
+) -> Certification:
     spread = pooled_spread([scores[s.commit] for s in subjects])
-    data: dict[str, Any] = {
-        "run_id": h.run_id,
-        "repeats": repeats,
-        "direction": h.run.direction,
-        "failed_readings": failures,
-        "spread": spread.sd,
-    }
-    for s in subjects:
+
+    def measured(s: Subject) -> Measured:
         values = scores[s.commit]
-        data[s.label] = {
-            "commit": s.commit,
-            "readings": values,
-            "interval": mean_interval(values, spread).to_dict() if values else None,
-        }
+        return Measured(s.commit, values, mean_interval(values, spread) if values else None)
+
     base, final = scores[subjects[0].commit], scores[subjects[1].commit]
     improvement = _better_is_positive(h, final, base) if base and final else None
-    data["improvement"] = improvement.to_dict() if improvement else None
-    data["significant"] = bool(improvement and improvement.low > 0)
-    data["same_commit"] = subjects[0].commit == subjects[1].commit
-    data["baseline_mean"] = statistics.fmean(base) if base else None
-    return data
+    return Certification(
+        run_id=h.run_id,
+        repeats=repeats,
+        direction=h.run.direction,
+        failed_readings=failures,
+        spread=spread.sd,
+        baseline=measured(subjects[0]),
+        final=measured(subjects[1]),
+        improvement=improvement,
+        significant=bool(improvement and improvement.low > 0),
+        same_commit=subjects[0].commit == subjects[1].commit,
+        baseline_mean=statistics.fmean(base) if base else None,
+        ablations=ablations,
+    )

@@ -235,15 +235,15 @@ def text(value: float | None, interval: Mapping[str, Any] | Interval | None) -> 
     return interval.text()
 
 
-def row_text(score: float | None, estimate: Mapping[str, Any] | None) -> str:
+def row_text(score: float | None, estimate: Mapping[str, Any] | Interval | None) -> str:
     """An iteration's score cell: its commit's estimate, else its own evaluation's score."""
-    return text(estimate["mean"], estimate) if estimate else format_score(score)
+    if isinstance(estimate, Mapping):
+        return text(estimate["mean"], estimate) if estimate else format_score(score)
+    return text(estimate.mean, estimate) if estimate else format_score(score)
 
 
 def _from_dict(d: Mapping[str, Any]) -> Interval | None:
     try:
-        return Interval(
-            float(d["mean"]), float(d["low"]), float(d["high"]), int(d["n"]), float(d["level"])
-        )
+        return Interval.from_dict(d)
     except (KeyError, TypeError, ValueError):
         return None

@@ -26,7 +26,11 @@ from autoresearch.report.collect import KeptStep, kept_steps
 from autoresearch.settings import journal_timeout
 from autoresearch.states import ReviewState
 from autoresearch.supervisor import estimates
-from autoresearch.supervisor.certify import certification_lines, read_certification
+from autoresearch.supervisor.certify import (
+    Certification,
+    certification_lines,
+    read_certification,
+)
 from autoresearch.supervisor.handle import load_run, open_journal
 
 BRANCH_PREFIX = "autoresearch-review"
@@ -150,7 +154,7 @@ def plan(run_id: str, keeps: list[Keep], single: bool) -> list[Branch]:
     return branches
 
 
-def evidence(run: RunRecord, branch: Branch, certification: dict[str, Any] | None = None) -> str:
+def evidence(run: RunRecord, branch: Branch, certification: Certification | None = None) -> str:
     """The block the last commit message of a branch ends with; `certification`: the run's
     last `certify` report of its final commit, when there is one."""
     direction = run.evaluator.direction
@@ -178,7 +182,7 @@ def evidence(run: RunRecord, branch: Branch, certification: dict[str, Any] | Non
     return "\n".join(lines)
 
 
-def _certification(data: dict[str, Any] | None) -> list[str]:
+def _certification(data: Certification | None) -> list[str]:
     if data is None:
         return ["Certification: none recorded for this run"]
     first, *rest = certification_lines(data)

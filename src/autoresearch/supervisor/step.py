@@ -28,7 +28,7 @@ from autoresearch.errors import RefusedError
 from autoresearch.evaluate import EvaluationRecord
 from autoresearch.journal import runs
 from autoresearch.journal.runs import IterationRecord
-from autoresearch.noise import Role
+from autoresearch.noise import Interval, Role
 from autoresearch.states import ArtifactStatus, DecisionKind, IterationKind, Phase, RunStatus
 from autoresearch.supervisor import estimates, measure, record, sync
 from autoresearch.supervisor.finalize import honour_stop_request
@@ -58,8 +58,8 @@ class StepResult:
     candidate_commit: str | None = None
     repaired: list[str] = field(default_factory=list)
     # the measured commit's estimate as of this decision, and the kept commit's (estimates)
-    estimate: dict[str, Any] | None = None
-    last_kept_interval: dict[str, Any] | None = None
+    estimate: Interval | None = None
+    last_kept_interval: Interval | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -77,8 +77,8 @@ class StepResult:
             "description": self.description,
             "candidate_commit": self.candidate_commit,
             "repaired": self.repaired,
-            "estimate": self.estimate,
-            "last_kept_interval": self.last_kept_interval,
+            "estimate": estimates.interval_dict(self.estimate),
+            "last_kept_interval": estimates.interval_dict(self.last_kept_interval),
         }
 
 
@@ -333,6 +333,6 @@ def _record(
         last_kept_score=run.last_kept_score,
         description=applied.description,
         candidate_commit=applied.candidate_commit,
-        estimate=found.estimate_dict(applied),
-        last_kept_interval=estimates.interval_dict(found.estimate(run.last_kept_commit)),
+        estimate=found.estimate(estimates.own_commit(applied)),
+        last_kept_interval=found.estimate(run.last_kept_commit),
     )
