@@ -11,7 +11,6 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,17 @@ import pytest
 from autoresearch.agents.base import AgentResult, Usage
 from autoresearch.supervisor.loop import LoopLimits, StopSignal, run_loop
 from autoresearch.supervisor.prepare import prepare
-from helpers import GIT_ENV, Repo, artifact, cli, edit_and_commit, git, sandbox_text, write_artifact
+from helpers import (
+    GIT_ENV,
+    Repo,
+    artifact,
+    cli,
+    edit_and_commit,
+    git,
+    sandbox_text,
+    until,
+    write_artifact,
+)
 
 AGENT = f"cmd:{sys.executable} {Path(__file__).parent / 'fakes/lane_agent.py'}"
 RUN_ID = "missions-demo-t1"
@@ -139,14 +148,6 @@ def test_status_and_resume_keep_the_lanes(repo: Repo) -> None:
     assert repo.git("branch", "--list", "autoresearch-lanes/*") == ""
 
 
-def _wait(predicate: Any, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out")
-        time.sleep(0.05)
-
-
 def test_kill_9_with_lanes_in_flight_then_resume(repo: Repo, tmp_path: Path) -> None:
     _mission(repo)
     starts = tmp_path / "agents.log"
@@ -158,8 +159,8 @@ def test_kill_9_with_lanes_in_flight_then_resume(repo: Repo, tmp_path: Path) -> 
                             stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
     try:
         # lane 1 keeps at least once while lanes 2 and 3 are mid-session
-        _wait(lambda: starts.exists() and len(starts.read_text().splitlines()) >= 4)
-        _wait(lambda: _status(repo)["counts"].get("keep", 0) >= 1)
+        until(lambda: starts.exists() and len(starts.read_text().splitlines()) >= 4, 60)
+        until(lambda: _status(repo)["counts"].get("keep", 0) >= 1, 60, "a keep")
     finally:
         os.killpg(proc.pid, signal.SIGKILL)  # the driver and every child it started
         proc.wait()

@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -100,10 +99,7 @@ def start_run(repo: Repo, plan: str, *extra: str) -> subprocess.Popen[str]:
 
 
 def wait_for(path: Path, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while not path.exists():
-        assert time.monotonic() < deadline, f"{path} never appeared"
-        time.sleep(0.05)
+    until(path.exists, timeout, f"{path} appeared")
 
 
 def status(repo: Repo) -> dict:

@@ -425,3 +425,24 @@ def test_a_resume_on_an_unreachable_cluster_leaves_the_run_exactly_as_it_was(
                "--executor", "ray", "--address", address, cwd=repo.root, timeout=90)  # fmt: skip
     refused_in_one_line(done, f"cannot reach the Ray cluster at {address}")
     assert run_state(repo.root, run_id) == before
+
+
+def test_a_ray_run_cut_off_in_prepare_measures_its_baseline_on_the_cluster_on_resume(
+    cluster: LocalCluster, tmp_path: Path
+) -> None:
+    """The driver dies before the baseline: `resume` finishes the prepare, and the baseline's
+    readings come from the cluster the run was started on, as a new run's do."""
+    repo = make_repo(tmp_path / "repo")
+    mission = repo.mission(sandbox=sandbox_text("pwd; python3 scripts/eval.py"))
+    env = {"AUTORESEARCH_FAILPOINTS": "prepare.after_worktree"}
+    cut = cli("run", str(mission), "--agent", f"cmd:FAKE_PLAN=improve {sys.executable} {CMD_AGENT}",
+              "--executor", "ray", "--address", cluster.address, "--max-iterations", "1",
+              "--run-tag", "P1", "--json", cwd=repo.root, env=env, timeout=300)  # fmt: skip
+    assert cut.returncode == -signal.SIGKILL, cut.stderr[-3000:]
+    run_id = "missions-demo-p1"
+    done = cli("resume", run_id, "--json", cwd=repo.root, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "finished the interrupted prepare" in done.stderr
+    assert json.loads(done.stdout)["loop"]["status"] == "completed"
+    log = RepoPaths(repo.root).run(run_id).evaluator_log(0).read_text()
+    assert str(cluster.base / "nodes") in log, log[:2000]

@@ -7,7 +7,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,7 @@ from autoresearch.errors import RefusedError
 from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.lifecycle import resume, stop
 from autoresearch.supervisor.prepare import prepare
-from helpers import GIT_ENV, Repo, cli, edit_and_commit, git, pid_alive
+from helpers import GIT_ENV, Repo, cli, edit_and_commit, git, pid_alive, until
 
 RUN_ID = "missions-demo-t1"
 
@@ -207,9 +206,7 @@ def test_stale_evaluator_of_a_killed_driver_is_stopped(repo: Repo, mission_dir: 
         [sys.executable, "-m", "autoresearch", "step", RUN_ID], cwd=repo.root, env=env,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
-    deadline = time.monotonic() + 30
-    while not pid_file.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    until(pid_file.exists, 30, "the evaluator started")
     evaluator_pid = int(pid_file.read_text())
     driver.kill()
     driver.wait()

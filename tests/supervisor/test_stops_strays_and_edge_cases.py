@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -45,9 +44,7 @@ def test_an_operator_stop_lets_the_evaluation_finish(repo: Repo, mission_dir: Pa
     )  # fmt: skip
     worktree = repo.root / ".autoresearch/worktrees/missions-demo-t1"
     agent_started = worktree / ".autoresearch/agent-1.started"
-    deadline = time.monotonic() + 60
-    while not agent_started.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    until(agent_started.exists, 60, "the agent started")
     # The stop comes while the evaluation runs (its log exists once it has started).
     logs = repo.root / ".autoresearch/runs/missions-demo-t1/logs"
     until(lambda: (logs / "iteration-0001-evaluator.log").exists(), 60, "the evaluation")
@@ -152,9 +149,7 @@ def test_a_driver_killed_during_an_agent_session_resumes_with_no_operator_action
     )  # fmt: skip
     worktree = repo.root / ".autoresearch/worktrees/missions-demo-t1"
     started = worktree / ".autoresearch/agent-2.started"
-    deadline = time.monotonic() + 60
-    while not started.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    until(started.exists, 60, "the second session started")
     until(lambda: (worktree / "value.txt").read_text().strip() == "3", what="the agent's edit")
     agent_pid = int(started.read_text())
     proc.kill()  # the driver dies; its agent is orphaned with an uncommitted edit

@@ -71,13 +71,10 @@ def prepare(mission_dir: Path, run_tag: str | None, as_json: bool) -> None:
     """Create the run's branch and worktree, run the baseline, write the run files."""
     from autoresearch.supervisor.estimates import manifest
     from autoresearch.supervisor.lifecycle import baseline_evaluation
+    from autoresearch.supervisor.prepare import mission_notes
     from autoresearch.supervisor.prepare import prepare as do_prepare
-    from autoresearch.supervisor.prepare import uncommitted_note, unknown_key_notes
 
-    note = uncommitted_note(mission_dir)
-    if note:
-        warn(f"autoresearch: {note}")
-    for line in unknown_key_notes(mission_dir):
+    for line in mission_notes(mission_dir):
         warn(f"autoresearch: {line}")
     with do_prepare(mission_dir, run_tag) as handle:
         data = manifest(handle.journal, handle.run, handle.repo)

@@ -36,7 +36,7 @@ from autoresearch.supervisor.loop import (
     run_loop,
 )
 from autoresearch.supervisor.options import LoopPlan, continuation, new_loop, resumed_loop
-from autoresearch.supervisor.prepare import prepare, uncommitted_note, unknown_key_notes
+from autoresearch.supervisor.prepare import mission_notes, prepare
 from autoresearch.supervisor.summary import LoopSummary
 
 MSG_PENDING_ARTIFACT = "candidate.json holds an unprocessed session artifact"
@@ -101,10 +101,7 @@ def start(mission_dir: Path, run_tag: str | None, given: LoopSettings, door: Doo
     cluster that cannot be reached or has no node for the evaluation), prepare the run (its
     baseline measured where every candidate will be) and drive its loop."""
     plan = new_loop(given, mission_dir)
-    note = uncommitted_note(mission_dir)
-    if note:
-        door.note(note)
-    for line in unknown_key_notes(mission_dir):
+    for line in mission_notes(mission_dir):
         door.note(line)
     with _placed(plan, mission_dir=mission_dir) as executor:
         measure = measure_through(executor) if executor is not None else None

@@ -110,6 +110,13 @@ def unknown_key_notes(mission_dir: Path) -> list[str]:
     ]
 
 
+def mission_notes(mission_dir: Path) -> list[str]:
+    """What to tell the user before a new run of `mission_dir` is prepared (`run`, `prepare`):
+    uncommitted edits it will not see, sandbox.md keys it ignores."""
+    note = uncommitted_note(mission_dir)
+    return ([note] if note else []) + unknown_key_notes(mission_dir)
+
+
 def _register(
     journal: Any,
     repo: RepoPaths,
