@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.helpers import cli
+from helpers import cli
 
 
 def test_the_lanes_demo_keeps_from_several_lanes_without_a_replay_conflict(
