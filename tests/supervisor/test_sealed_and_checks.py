@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from pathlib import Path
 
 import pytest
-from sup_helpers import submit_and_step
+from sup_helpers import submit, submit_and_step
 
 from autoresearch.decide import REASON_CHECKS_FAILED, touched_sealed
-from autoresearch.errors import ContractError
+from autoresearch.errors import ContractError, RefusedError
+from autoresearch.journal import runs
 from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.prepare import prepare
-from helpers import Repo, sandbox_text
+from autoresearch.supervisor.step import step
+from helpers import Repo, cli, edit_and_commit, sandbox_text
 
 
 def evaluations(h: RunHandle, iteration: int) -> int:
@@ -108,3 +111,66 @@ def test_the_sealed_copy_is_out_of_the_agents_reach_and_verified_before_use(
         submit_and_step(h, {"value.txt": "2\n"})
     assert evaluations(h, 1) == 0
     h.close()
+
+
+CHEAT = 'print(\'{"pass": true, "score": 1000}\')\n'
+
+
+def test_step_alone_refuses_an_uncommitted_sealed_edit_and_resets_nothing(
+    sealed_run: RunHandle,
+) -> None:
+    """Outside `run` nobody saved the session's leftovers: the candidate touches the harness,
+    its discard would reset the edit away, so the reset-safety refusal comes first."""
+    h = sealed_run
+    commit = edit_and_commit(h.worktree, {"value.txt": "2\n"}, "a change")
+    (h.worktree / "scripts/eval.py").write_text(CHEAT)
+    submit(h, None, candidate_commit=commit)
+    with pytest.raises(RefusedError, match="autoresearch_reset_requires_clean_worktree:.*eval.py"):
+        step(h)
+    assert (h.worktree / "scripts/eval.py").read_text() == CHEAT and evaluations(h, 1) == 0
+    assert runs.get_iteration(h.journal, h.run_id, 1) is None  # nothing recorded
+    h.close()
+
+
+AGENT = """set -e
+cd "$AUTORESEARCH_WORKTREE"
+echo 2 > value.txt
+git commit -qam two
+{uncommitted}
+printf '{{"status":"candidate","candidate_commit":"%s","base_commit":"%s","description":"d",\
+"notes":[],"created_at":"2026-01-01T00:00:00Z"}}' "$(git rev-parse HEAD)" \
+"$AUTORESEARCH_BASE_COMMIT" > "$AUTORESEARCH_CANDIDATE_FILE"
+"""
+
+
+@pytest.mark.parametrize(
+    "uncommitted",
+    [f"cat > scripts/eval.py <<'EOF'\n{CHEAT}EOF", "echo x > scripts/new.py"],
+    ids=["tracked", "untracked"],
+)
+def test_under_run_uncommitted_sealed_edits_are_saved_and_dropped_before_judging(
+    repo: Repo, tmp_path: Path, uncommitted: str
+) -> None:
+    """What README says of a sealed path: `run` saves what a session left uncommitted as a
+    patch and judges the candidate on its commits alone; the harness edit is never measured
+    and does not discard the candidate (a committed one would: harness changed)."""
+    sandbox = sandbox_text(
+        'python3 "$AUTORESEARCH_SEALED_DIR/scripts/eval.py"', extra="sealed: [scripts]\n"
+    )
+    mission = repo.mission(sandbox=sandbox)
+    agent = tmp_path / "agent.sh"
+    agent.write_text(AGENT.format(uncommitted=uncommitted))
+    done = cli(
+        "run", str(mission), "--agent", f"cmd:sh {agent}", "--max-iterations", "1", "--json",
+        cwd=repo.root,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    entry = json.loads(Path(summary["ledger_file"]).read_text())["entries"][1]
+    assert (entry["decision"], entry["evaluator"]["score"]) == ("keep", 2)
+    assert "uncommitted changes were not evaluated (saved above)" in entry["notes"]
+    patch = next(repo.root.glob(".autoresearch/runs/*/logs/iteration-0001-uncommitted.patch"))
+    assert "scripts/" in patch.read_text()
+    worktree = Path(summary["worktree_path"])
+    assert (worktree / "scripts/eval.py").read_text() != CHEAT
+    assert not (worktree / "scripts/new.py").exists()
