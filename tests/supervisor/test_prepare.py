@@ -167,7 +167,7 @@ def test_baseline_error_is_recorded_and_rebaseline_fixes_it(repo: Repo) -> None:
         (h.worktree / "mode.txt").write_text("ok\n")
         git(h.worktree, "commit", "-qam", "fix evaluator")
         record = rebaseline(h)
-        assert record is not None and record["status"] == "pass"
+        assert record is not None and record.status == "pass"
         assert h.run.last_kept_score == 1.0
         assert h.run.last_kept_commit == git(h.worktree, "rev-parse", "HEAD")
         entry = json.loads(h.paths.ledger.read_text())["entries"][0]

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 import click
 
 from autoresearch.contracts.loop import LoopSettings
+from autoresearch.contracts.stored_evaluation import StoredEvaluation
 from autoresearch.crash import (
     EXIT_INTERNAL_ERROR,
     disk_full_line,
@@ -93,7 +94,7 @@ def warn(message: str) -> None:
     say(message, err=True)
 
 
-def warn_baseline(manifest: dict[str, Any], baseline: dict[str, Any] | None) -> None:
+def warn_baseline(manifest: dict[str, Any], baseline: StoredEvaluation | None) -> None:
     """Say loudly when a score_improvement run can never keep anything (the diagnosis is the
     core's: supervisor/diagnose.py)."""
     from autoresearch.supervisor.diagnose import baseline_warning

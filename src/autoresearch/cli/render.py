@@ -13,6 +13,7 @@ from autoresearch.supervisor import estimates, report
 from autoresearch.supervisor.summary import LoopSummary, RunDetails, RunListing
 
 if TYPE_CHECKING:
+    from autoresearch.contracts.stored_evaluation import StoredEvaluation
     from autoresearch.noise import Interval
     from autoresearch.supervisor.certify import Certification
 
@@ -41,9 +42,9 @@ def mission(data: dict[str, Any]) -> None:
     click.echo("ok: the mission is valid")
 
 
-def prepared(manifest: dict[str, Any], baseline: dict[str, Any] | None) -> None:
-    ev = baseline or {}
-    score = format_score(ev.get("score")) or "n/a"
+def prepared(manifest: dict[str, Any], baseline: StoredEvaluation | None) -> None:
+    score = format_score(baseline.score if baseline else None) or "n/a"
+    status = (baseline.status_text if baseline else "") or "n/a"
     click.echo(
         "\n".join(
             [
@@ -51,7 +52,7 @@ def prepared(manifest: dict[str, Any], baseline: dict[str, Any] | None) -> None:
                 f"branch:        {manifest['branch_name']}",
                 f"worktree:      {manifest['worktree_path']}",
                 f"baseline:      {_short(manifest['baseline_commit'])} "
-                f"status {ev.get('status', 'n/a')}, score {score}",
+                f"status {status}, score {score}",
                 f"instructions:  {manifest['instructions_file']}",
                 f"candidate:     {manifest['candidate_file']}",
                 f"manifest:      {manifest['manifest_file']}",

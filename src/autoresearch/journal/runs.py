@@ -15,6 +15,7 @@ from autoresearch.clock import seconds_between, utc_now_iso
 from autoresearch.contracts.frozen import FrozenMission
 from autoresearch.contracts.loop import LoopSettings
 from autoresearch.contracts.sandbox import EvaluatorSpec
+from autoresearch.contracts.stored_evaluation import StoredEvaluation
 from autoresearch.journal import records
 from autoresearch.journal.db import Journal
 from autoresearch.journal.records import Codec
@@ -98,7 +99,7 @@ class IterationRecord:
     decision_reason: str | None = None
     decision_notes: list[str] = field(default_factory=list)
     kept_commit: str | None = None
-    evaluator: dict[str, Any] | None = None
+    evaluator: StoredEvaluation | None = None
     agent: dict[str, Any] | None = None
     lane: int = 0  # the lane whose session this judged (`run --lanes K`; 0: no lanes)
 
@@ -116,6 +117,7 @@ _ITERATIONS = Codec(
         "agent": "agent_json",
     },
     enums={"kind": IterationKind, "state": IterationState, "decision": DecisionKind},
+    typed={"evaluator": StoredEvaluation},
 )
 
 

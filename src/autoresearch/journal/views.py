@@ -15,6 +15,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from autoresearch.contracts.stored_evaluation import StoredEvaluation
 from autoresearch.fsutil import atomic_write_json, atomic_write_text
 from autoresearch.journal.runs import IterationRecord, RunRecord
 from autoresearch.paths import RESULTS_FILE, RepoPaths
@@ -84,13 +85,13 @@ NOT_RUN = "not run"
 
 
 def evaluation_text(
-    evaluator: dict[str, Any] | None, decision: str | None, reason: str | None
+    evaluator: StoredEvaluation | None, decision: str | None, reason: str | None
 ) -> str:
     """What an iteration's evaluation came to, in one cell (status, MCP run_status): the
     evaluator's status, or – never measured – `not run`, with the pinned reason of a discard
     decided without a reading (`not run: replay conflict`, `not run: harness changed: …`)."""
     if evaluator:
-        return str(evaluator.get("status") or "")
+        return evaluator.status_text
     if decision is None or decision == DecisionKind.BASELINE:
         return ""
     why = unmeasured_reason(evaluator, decision, reason)
@@ -98,7 +99,7 @@ def evaluation_text(
 
 
 def unmeasured_reason(
-    evaluator: dict[str, Any] | None, decision: str | None, reason: str | None
+    evaluator: StoredEvaluation | None, decision: str | None, reason: str | None
 ) -> str | None:
     """The pinned reason of a discard decided without a reading (`replay conflict`), or None."""
     if evaluator or decision != DecisionKind.DISCARD or not reason:
@@ -117,7 +118,7 @@ def ledger_entry(it: IterationRecord) -> dict[str, Any]:
         "candidate_commit": it.candidate_commit,
         "kept_commit": it.kept_commit,
         "keep_policy": it.keep_policy,
-        "evaluator": it.evaluator,
+        "evaluator": it.evaluator.to_dict() if it.evaluator is not None else None,
         "created_at": it.created_at,
         "notes": [*it.artifact_notes, *it.decision_notes],
         "description": it.description,
@@ -178,14 +179,14 @@ def append_ledger(path: Path, it: IterationRecord, updated_at: str) -> bool:
 def tsv_row(it: IterationRecord, score: float | None = None) -> str:
     """One row; `score`: the mean of the commit's readings as of the decision (estimates),
     else the iteration's own evaluation's score."""
-    ev = it.evaluator or {}
+    ev = it.evaluator
     commit = it.candidate_commit or it.kept_commit or it.base_commit or ""
-    passed = ev.get("pass")
+    passed = ev.passed if ev else None
     cells = [
         str(it.iteration),
         commit[:7],
         "" if passed is None else ("true" if passed else "false"),
-        format_score(ev.get("score") if score is None else score),
+        format_score((ev.score if ev else None) if score is None else score),
         it.decision or "",
         " ".join(redact(it.description or "").replace("\t", " ").splitlines()),
     ]

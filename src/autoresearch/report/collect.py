@@ -14,6 +14,7 @@ from typing import Any
 
 from autoresearch import git
 from autoresearch.clock import utc_now_iso
+from autoresearch.contracts.stored_evaluation import StoredEvaluation
 from autoresearch.errors import GitError
 from autoresearch.experiments.confidence import baseline_of
 from autoresearch.experiments.ledger import point, stats
@@ -184,7 +185,7 @@ def _run_row(
     patches: dict[int, list[Path]],
     estimate: Estimate | None = None,
 ) -> Row:
-    ev = it.evaluator or {}
+    ev = it.evaluator
     agent = it.agent or {}
     links = [Link(_log_label(i, len(readings)), log) for i, (_, log) in enumerate(readings) if log]
     if agent.get("log_file"):
@@ -194,7 +195,7 @@ def _run_row(
         number=it.iteration,
         decision=it.decision or "",
         outcome=_outcome(it.decision, ev),
-        score=ev.get("score") if ev.get("status") != EvalStatus.ERROR else None,
+        score=ev.score if ev and ev.status != EvalStatus.ERROR else None,
         description=" ".join((it.description or "").split()),
         reason=it.decision_reason or "",
         notes=(*it.artifact_notes, *it.decision_notes),
@@ -211,8 +212,8 @@ def _run_row(
     )
 
 
-def _outcome(decision: DecisionKind | None, ev: dict[str, Any]) -> Outcome:
-    if ev.get("status") == EvalStatus.ERROR and decision != DecisionKind.KEEP:
+def _outcome(decision: DecisionKind | None, ev: StoredEvaluation | None) -> Outcome:
+    if ev and ev.status == EvalStatus.ERROR and decision != DecisionKind.KEEP:
         return Outcome.ERROR
     return Outcome.OTHER if decision is None else _DECISIONS.get(decision, Outcome.OTHER)
 
@@ -239,8 +240,8 @@ def _tokens(agent: dict[str, Any]) -> int | None:
     return sum(seen) if seen else None
 
 
-def _seconds(agent: dict[str, Any], ev: dict[str, Any]) -> float | None:
-    parts = [x.get("duration_ms") for x in (agent, ev)]
+def _seconds(agent: dict[str, Any], ev: StoredEvaluation | None) -> float | None:
+    parts = [agent.get("duration_ms"), ev.duration_ms if ev else None]
     seen = [p for p in parts if isinstance(p, int | float)]
     return sum(seen) / 1000.0 if seen else None
 
@@ -269,7 +270,7 @@ def kept_steps(journal: Journal, run: RunRecord, its: Iterable[IterationRecord])
     before: float | None = None
     before_estimate: Estimate | None = None
     for it in its:
-        score = (it.evaluator or {}).get("score")
+        score = it.evaluator.score if it.evaluator else None
         if it.decision == DecisionKind.BASELINE:
             before, before_estimate = head.baseline, head.baseline_interval
         if it.decision != DecisionKind.KEEP or not it.kept_commit or not it.base_commit:

@@ -35,7 +35,7 @@ def ledger_summary(recent: Sequence[IterationRecord]) -> list[dict[str, Any]]:
     """The last three ledger entries in the compact form of the snapshot."""
     out = []
     for it in list(recent)[-3:]:
-        ev = it.evaluator or {}
+        ev = it.evaluator
         out.append(
             {
                 "iteration": it.iteration,
@@ -43,8 +43,8 @@ def ledger_summary(recent: Sequence[IterationRecord]) -> list[dict[str, Any]]:
                 "reason": _cap(it.decision_reason or "", REASON_CAP),
                 "kept_commit": it.kept_commit,
                 "candidate_commit": it.candidate_commit,
-                "evaluator_status": ev.get("status"),
-                "evaluator_score": ev.get("score"),
+                "evaluator_status": ev.status if ev else None,
+                "evaluator_score": ev.score if ev else None,
                 "description": _cap(it.description or "", DESCRIPTION_CAP),
             }
         )

@@ -15,12 +15,13 @@ from autoresearch import failpoints, git
 from autoresearch.contracts.candidate import is_placeholder
 from autoresearch.contracts.json_input import load_json
 from autoresearch.contracts.loop import LoopSettings
+from autoresearch.contracts.stored_evaluation import StoredEvaluation
 from autoresearch.decide import STOP_OPERATOR, IterationLimit
 from autoresearch.errors import NotFoundError, RefusedError
 from autoresearch.journal import lanes as lane_store
 from autoresearch.journal import runs, views
 from autoresearch.journal.db import Journal, journal_present
-from autoresearch.journal.runs import RunRecord
+from autoresearch.journal.runs import IterationRecord, RunRecord
 from autoresearch.paths import REPORT_FILE, RepoPaths
 from autoresearch.settings import journal_timeout
 from autoresearch.states import TERMINAL_STATUSES, Phase, RunStatus
@@ -387,8 +388,7 @@ def run_details(repo_root: Path, run_id: str, last: int | None = None) -> RunDet
             summary=_summary_of(journal, run),
             manifest=estimates.manifest(journal, run, RepoPaths(repo_root)),
             iterations=[
-                {**_with_evaluation(views.ledger_entry(it)), "estimate": found.estimate_dict(it)}
-                for it in its
+                {**_with_evaluation(it), "estimate": found.estimate_dict(it)} for it in its
             ],
             iterations_total=run.iteration + 1 if run.baseline_commit else 0,
             driver_alive=driver_alive(RepoPaths(repo_root), run_id),
@@ -397,10 +397,11 @@ def run_details(repo_root: Path, run_id: str, last: int | None = None) -> RunDet
         )
 
 
-def _with_evaluation(entry: dict[str, Any]) -> dict[str, Any]:
+def _with_evaluation(it: IterationRecord) -> dict[str, Any]:
     """A ledger entry as status shows it: with what its evaluation came to (`evaluation`)."""
-    reason = entry.get("decision_reason")
-    entry["evaluation"] = views.evaluation_text(entry.get("evaluator"), entry["decision"], reason)
+    entry = views.ledger_entry(it)
+    reason = entry.get("decision_reason")  # as the entry shows it (redacted)
+    entry["evaluation"] = views.evaluation_text(it.evaluator, it.decision, reason)
     return entry
 
 
@@ -499,7 +500,7 @@ def run_summary(h: RunHandle, sessions: int, interrupted: bool) -> LoopSummary:
     )
 
 
-def baseline_evaluation(h: RunHandle) -> dict[str, Any] | None:
+def baseline_evaluation(h: RunHandle) -> StoredEvaluation | None:
     """The compact evaluation record of iteration 0, if the baseline ran."""
     it = runs.get_iteration(h.journal, h.run_id, 0)
     return it.evaluator if it else None

@@ -19,6 +19,7 @@ from autoresearch.clock import run_tag_now, utc_now_iso
 from autoresearch.contracts.frozen import FrozenMission
 from autoresearch.contracts.loop import LoopSettings
 from autoresearch.contracts.sandbox import unknown_keys
+from autoresearch.contracts.stored_evaluation import StoredEvaluation
 from autoresearch.decide import baseline_decision
 from autoresearch.errors import ContractError, RefusedError
 from autoresearch.evaluate import EvaluationRecord
@@ -330,7 +331,7 @@ def _discard_half_built(h: RunHandle) -> None:
         h.close()
 
 
-def rebaseline(h: RunHandle) -> dict[str, Any] | None:
+def rebaseline(h: RunHandle) -> StoredEvaluation | None:
     """Re-establish the baseline on the worktree HEAD before any session has run.
 
     The way out when the first baseline had no comparable score: fix the evaluator (commit
@@ -352,4 +353,4 @@ def rebaseline(h: RunHandle) -> dict[str, Any] | None:
     evaluation = _record_baseline(h, it, commit, exists=old is not None)
     sync.rebuild_views(h)
     sync.write_placeholder(h)
-    return evaluation.compact()
+    return StoredEvaluation(evaluation.compact())

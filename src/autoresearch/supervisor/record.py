@@ -17,6 +17,7 @@ from typing import Any, NoReturn
 
 from autoresearch import children, failpoints, git, reset
 from autoresearch.clock import utc_now_iso
+from autoresearch.contracts.stored_evaluation import StoredEvaluation
 from autoresearch.decide import UNCHANGED_CANDIDATE as UNCHANGED
 from autoresearch.decide import Decision
 from autoresearch.errors import RunInterrupted
@@ -235,7 +236,7 @@ def commit_decision(
 
 def _compact(
     evaluation: EvaluationRecord | None, readings: Sequence[Reading]
-) -> dict[str, Any] | None:
+) -> StoredEvaluation | None:
     """The iteration's first evaluation, and a line per reading when there were several."""
     if evaluation is None:
         return None
@@ -245,7 +246,7 @@ def _compact(
             {"role": role, "commit": commit, "status": r.status, "score": r.score}
             for role, commit, r in readings
         ]
-    return data
+    return StoredEvaluation(data)
 
 
 def apply_effect(

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from autoresearch.journal.runs import RunTotals
-from autoresearch.journal.views import NOT_RUN, evaluation_text, format_score
+from autoresearch.journal.views import NOT_RUN, format_score
 from autoresearch.states import RunStatus
 from autoresearch.supervisor import estimates
 from autoresearch.supervisor.summary import LaneRow, RunDetails, RunListing, RunSummary
@@ -97,7 +97,7 @@ def run_details(details: RunDetails) -> str:
             [
                 str(it["iteration"]),
                 it["decision"] or "",
-                _cell(evaluation_text(ev, it["decision"], it.get("decision_reason"))),
+                _cell(it["evaluation"]),  # what run_details said the evaluation came to
                 estimates.row_text(ev.get("score"), it.get("estimate")),
                 (it.get("candidate_commit") or it.get("kept_commit") or "")[:7],
                 " ".join((it.get("description") or "").split())[:70],
