@@ -35,6 +35,7 @@ import trust_e2e  # bench/trust_e2e.py: the same through `autoresearch run`
 
 from autoresearch import git
 from autoresearch.clock import utc_now_iso
+from autoresearch.contracts.stored_evaluation import StoredEvaluation
 from autoresearch.journal import runs
 from autoresearch.journal.runs import IterationRecord
 from autoresearch.noise import Role
@@ -127,7 +128,7 @@ def synthesize(h: RunHandle, upto: int) -> None:
                 candidate_status="candidate", base_commit=kept, candidate_commit=candidate,
                 description=f"synthetic iteration {n}", decision=DecisionKind.DISCARD,
                 decision_reason="score did not improve", kept_commit=kept,
-                evaluator={k: v for k, v in record.items() if k != "ran_at"},
+                evaluator=StoredEvaluation({k: v for k, v in record.items() if k != "ran_at"}),
             )  # fmt: skip
             runs.insert_iteration(conn, it)
             runs.insert_evaluation(
