@@ -750,7 +750,10 @@ def create_bundle(cwd: Path, path: Path, tip: str, exclude: Sequence[str] = ()) 
     git bundles only refs, so `tip` is named by a throw-away ref under BUNDLE_REF_PREFIX for
     the moment it takes; the receiver reads the tip back from the bundle's one head.
     """
-    tip_sha = _text(_run(cwd, ["rev-parse", "--verify", f"{tip}^{{commit}}"]))
+    # a full SHA is taken as the commit it names (what every caller passes; `update-ref`
+    # refuses one the repository lacks): one git call less on an evaluation's path
+    full = len(tip) == 40 and all(c in "0123456789abcdef" for c in tip)
+    tip_sha = tip if full else _text(_run(cwd, ["rev-parse", "--verify", f"{tip}^{{commit}}"]))
     if exclude and not _has_commits_beyond(cwd, tip_sha, exclude):
         return False
     ref = f"{BUNDLE_REF_PREFIX}{uuid.uuid4().hex}"  # lanes may bundle one tip at once
@@ -776,11 +779,13 @@ class BundleHead:
     ref: str
 
 
-def bundle_head(cwd: Path, path: Path) -> BundleHead:
-    """Check that the repository at `cwd` has every commit the bundle builds on and that the
-    bundle is whole, and return its head. GitError for a damaged or foreign bundle."""
-    _run(cwd, ["bundle", "verify", "-q", str(path)])
-    heads = bundle_refs(_bundle_header(path))
+def bundle_head(path: Path) -> BundleHead:
+    """The head a bundle names in its header (no git call; `fetch_bundle` checks the rest).
+    GitError for a file whose header names no single head."""
+    try:
+        heads = bundle_refs(_bundle_header(path))
+    except OSError as exc:
+        raise GitError(f"bundle {path} cannot be read: {exc}") from exc
     if len(heads) != 1 or len(heads[0].split(" ")) != 2:
         raise GitError(f"bundle {path} has {len(heads)} heads; one was expected")
     sha, ref = heads[0].split(" ")
@@ -805,14 +810,15 @@ def bundle_refs(header: str) -> list[str]:
 
 
 def fetch_bundle(cwd: Path, path: Path, ref: str) -> str:
-    """Verify the bundle at `path`, fetch its commits into the repository at `cwd` and point
-    `ref` at its head; returns the head's SHA. Idempotent: fetching it again changes nothing."""
-    head = bundle_head(cwd, path)
+    """Fetch the commits of the bundle at `path` into the repository at `cwd` and point `ref`
+    at its head; returns the head's SHA. Idempotent: fetching it again changes nothing.
+
+    One git call: the fetch is the verification. It refuses a bundle whose prerequisites the
+    repository lacks, index-pack checks every object and the pack's checksum, and the ref is
+    written only once all of that passed (a separate `git bundle verify` read the pack twice)."""
+    head = bundle_head(path)
     refspec = f"+{head.ref}:{ref}"  # the fetch points `ref` at the head (one git call less)
     _run(cwd, ["fetch", "-q", "--no-tags", "--no-write-fetch-head", str(path), refspec])
-    got = resolve_commits(cwd, [ref])[0]
-    if got != head.sha:
-        raise GitError(f"bundle {path}: {ref} is {got}, not the bundle's head {head.sha}")
     return head.sha
 
 
