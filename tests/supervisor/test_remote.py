@@ -18,7 +18,7 @@ from autoresearch.agents import AgentConfig
 from autoresearch.children import run_tag
 from autoresearch.errors import ContractError
 from autoresearch.states import DecisionKind
-from autoresearch.supervisor import remote
+from autoresearch.supervisor import remote, watcher
 from autoresearch.supervisor.executor import AgentTask, EvaluationTask
 from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.prepare import prepare
@@ -76,11 +76,13 @@ def test_a_remote_session_lands_in_the_driver_as_if_it_had_run_there(
     outcome = remote.run_session(node, session)
     assert outcome.result.exit_code == 0 and outcome.on_branch
     assert outcome.bundle is not None and outcome.head != session.code.commit
-    # nothing of the task is left on the node but the run's commit cache
+    # nothing of the task is left on the node but the run's commit cache and its watcher
     assert sorted(p.name for p in (node / run.run_id).iterdir()) == [
         "cache.git",
         "cache.lock",
         "tasks",
+        "watch.log",
+        "watcher.lock",
     ]
     assert list((node / run.run_id / "tasks").iterdir()) == []
     landed = remote.land_session(session.task, outcome)
@@ -165,9 +167,10 @@ def test_a_dead_task_s_processes_and_folder_are_gone_before_the_next_task(
 def test_the_watcher_stops_a_task_s_processes_when_its_worker_dies(
     run: RunHandle, tmp_path: Path
 ) -> None:
-    """The task's lock is held by its worker; once it is free the watcher stops the task's
-    processes, without waiting for another task on the node."""
-    folder = tmp_path / "node" / run.run_id / "tasks" / "t1"
+    """The task's lock is held by its worker; once it is free the run's watcher stops the
+    task's processes, without waiting for another task on the node."""
+    run_root = tmp_path / "node" / run.run_id
+    folder = run_root / "tasks" / "t1"
     (folder / "tree").mkdir(parents=True)
     worker = subprocess.Popen(  # stands for the Ray worker: holds the task's lock
         [sys.executable, "-c", LOCK_HOLDER, str(folder / "task.lock")],
@@ -176,8 +179,8 @@ def test_the_watcher_stops_a_task_s_processes_when_its_worker_dies(
     assert worker.stdout is not None and worker.stdout.readline() == b"locked\n"
     stray = _tagged_sleep(run.run_id, folder / "tree")
     try:
-        remote.start_watcher(run.run_id, folder)
-        log = folder / "watch.log"
+        remote.start_watcher(run.run_id, run_root)
+        log = run_root / "watch.log"
         until(lambda: MSG_WATCHING in log.read_text(), what="the watcher saw the lock held")
         assert stray.poll() is None, "the watcher stopped a live task's process"
         worker.kill()
@@ -187,6 +190,44 @@ def test_the_watcher_stops_a_task_s_processes_when_its_worker_dies(
         _kill(stray)
         worker.kill()
         worker.wait()
+
+
+def test_one_watcher_per_run_and_node_and_it_leaves_once_idle(
+    run: RunHandle, tmp_path: Path
+) -> None:
+    """Tasks start a watcher only when none runs; a second one leaves at once, and the
+    watcher leaves once no task folder has existed for its idle time."""
+    run_root = tmp_path / "node" / run.run_id
+    for n in (1, 2):
+        with remote.scratch(tmp_path / "node", run.run_id, f"t{n}", _code(run, _base(run))):
+            until(lambda: watcher.watching(run_root), what="a watcher")
+    watchers = _watchers(run_root)
+    assert len(watchers) == 1, watchers  # the second task found the first one's watcher
+    remote.start_watcher(run.run_id, run_root)  # a second watcher of the run leaves at once
+    until(lambda: len(_watchers(run_root)) == 1, what="the second watcher left")
+    for pid in watchers:
+        os.kill(pid, 9)
+    until(lambda: not watcher.watching(run_root), what="the killed watcher's lock free")
+    remote.start_watcher(run.run_id, run_root, idle_seconds=0.5)  # no task folder: it leaves
+    until(lambda: watcher.watching(run_root), what="the idle watcher started")
+    until(lambda: not watcher.watching(run_root) and not _watchers(run_root), what="it left")
+
+
+def _base(h: RunHandle) -> str:
+    return h.run.last_kept_commit or ""
+
+
+def _watchers(run_root: Path) -> list[int]:
+    """The watcher processes of this run root (their command line names it)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"autoresearch.supervisor.watcher" in argv and str(run_root).encode() in argv:
+            found.append(int(entry.name))
+    return found
 
 
 LOCK_HOLDER = """

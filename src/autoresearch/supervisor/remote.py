@@ -42,7 +42,7 @@ from autoresearch.reset import run_dirt
 from autoresearch.supervisor import refs
 from autoresearch.supervisor.executor import AgentOutcome, AgentTask, EvaluationTask
 from autoresearch.supervisor.seal import digest
-from autoresearch.supervisor.watcher import stop_strays
+from autoresearch.supervisor.watcher import stop_strays, watching
 
 # Loads one bundle's bytes on the node (from the executor's object store, say).
 BundleLoader = Callable[[], bytes]
@@ -158,6 +158,8 @@ def scratch(
         _fetch_code(cache, code, run_root)
         private_dir(folder)
         own.acquire()  # under the cache lock: no reaper sees the folder unlocked
+        if not watching(run_root):  # under the cache lock: a leaving watcher sees the folder
+            start_watcher(run_id, run_root)
         place = Scratch(folder, cache)
         if branch is None:
             git.worktree_add_detached(cache, place.tree, code.commit)
@@ -165,7 +167,6 @@ def scratch(
             git.worktree_add(cache, place.tree, branch, code.commit, replace=True)
     try:
         private_dir(place.files)
-        start_watcher(run_id, folder)
         yield place
     finally:
         stop_strays(run_id, place.tree)
@@ -370,9 +371,11 @@ def bundle_of(repo: Path, tip: str, exclude: Sequence[str] = ()) -> bytes | None
 # --- the watcher: a task's processes do not outlive its worker ----------------------------
 
 
-def start_watcher(run_id: str, folder: Path) -> None:
-    """A detached process (`watcher.py`) that stops the task's processes if the worker running
-    it dies (a killed Ray worker cannot stop them itself; they run in their own process
-    groups)."""
-    argv = [sys.executable, "-m", "autoresearch.supervisor.watcher", run_id, str(folder)]
-    spawn_detached(argv, folder, dict(os.environ), folder / "watch.log")
+def start_watcher(run_id: str, run_root: Path, idle_seconds: float | None = None) -> None:
+    """A detached process (`watcher.py`) that stops the processes of the run's tasks on this
+    node whose worker died (a killed Ray worker cannot stop them itself; they run in their own
+    process groups)."""
+    argv = [sys.executable, "-m", "autoresearch.supervisor.watcher", run_id, str(run_root)]
+    if idle_seconds is not None:
+        argv.append(str(idle_seconds))
+    spawn_detached(argv, run_root, dict(os.environ), run_root / "watch.log")

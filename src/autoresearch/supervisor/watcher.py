@@ -1,9 +1,15 @@
-"""The watcher of one remote task on a node: a task's processes do not outlive its worker.
+"""The watcher of a run's tasks on a node: a task's processes do not outlive its worker.
 
 A killed Ray worker cannot stop its task's processes itself (they run in their own process
-groups), so `remote.scratch` starts this module as a detached process beside each task. It
-imports only what it needs (locks, the child tag, the process killer): it starts with every
-task, on machines whose cores the tasks share.
+groups), so `remote.scratch` makes sure one watcher runs beside the run's tasks on each node:
+a detached process that, every WATCH_SECONDS, stops the processes of every task whose lock
+is free (its holder died). One per run and node, not one per task: a watcher is a Python
+start-up (tens of milliseconds of CPU), and a task started one beside every session and
+every reading, on machines whose cores the tasks share. It holds `watcher.lock` in the run's
+node folder while it runs and leaves once no task folder has existed for IDLE_SECONDS; the
+decision to leave is taken under the run's cache lock, under which every task makes its
+folder and checks for a watcher, so a task never runs unwatched. It imports only what it
+needs (locks, the child tag, the process killer).
 """
 
 from __future__ import annotations
@@ -13,11 +19,13 @@ import time
 from pathlib import Path
 
 from autoresearch.children import run_tag
-from autoresearch.locks import holder_gone
+from autoresearch.locks import FileLock, holder_gone
 from autoresearch.proc import kill_marked
 
 WATCH_SECONDS = 0.5
-MSG_WATCHING = "watching: the task's worker holds its lock"
+IDLE_SECONDS = 60.0
+LOCK_NAME = "watcher.lock"
+MSG_WATCHING = "watching: a task's worker holds its lock"
 
 
 def stop_strays(run_id: str, tree: Path) -> None:
@@ -25,23 +33,47 @@ def stop_strays(run_id: str, tree: Path) -> None:
     kill_marked(run_tag(run_id, tree).markers())
 
 
-def watch(run_id: str, folder: Path) -> None:
-    """Until the task's folder is gone: when its lock is free, stop its processes."""
-    lock = folder / "task.lock"
+def task_folders(run_root: Path) -> list[Path]:
+    tasks = run_root / "tasks"
+    return sorted(p for p in tasks.iterdir() if p.is_dir()) if tasks.is_dir() else []
+
+
+def watching(run_root: Path) -> bool:
+    """Whether a watcher holds the run's watcher lock on this node right now."""
+    return holder_gone(run_root / LOCK_NAME) is False
+
+
+def watch(run_id: str, run_root: Path, idle_seconds: float = IDLE_SECONDS) -> None:
+    """Until no task of the run has had a folder for `idle_seconds`: stop the processes of
+    every task whose lock is free. A second watcher of the run leaves at once."""
+    mine = FileLock(run_root / LOCK_NAME)
+    if not mine.try_acquire():
+        return
+    last_seen = time.monotonic()
     said = False
-    while True:
-        state = holder_gone(lock)
-        if state is None:
-            return
-        if state:
-            stop_strays(run_id, folder / "tree")
-            return
-        if not said:  # into the task's watch.log: what a reader (or a test) can wait for
-            print(MSG_WATCHING, flush=True)
-            said = True
+    while run_root.is_dir():  # a node folder removed whole (`clean`) has nothing to watch
+        folders = task_folders(run_root)
+        for folder in folders:
+            # a free lock: its holder died (a live task holds it from before its first
+            # process until its folder is gone); None: the folder is being made or removed
+            gone = holder_gone(folder / "task.lock")
+            if gone:
+                stop_strays(run_id, folder / "tree")
+            elif gone is False and not said:  # into watch.log: what a reader (or a test) can
+                print(MSG_WATCHING, flush=True)  # wait for
+                said = True
+        now = time.monotonic()
+        if folders:
+            last_seen = now
+        elif now - last_seen >= idle_seconds:
+            with FileLock(run_root / "cache.lock"):
+                if not task_folders(run_root):
+                    mine.release()  # a task that comes now starts a watcher of its own
+                    return
         time.sleep(WATCH_SECONDS)
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 3:
-        watch(sys.argv[1], Path(sys.argv[2]))
+    if len(sys.argv) in (3, 4):
+        idle = float(sys.argv[3]) if len(sys.argv) == 4 else IDLE_SECONDS
+        watch(sys.argv[1], Path(sys.argv[2]), idle)
