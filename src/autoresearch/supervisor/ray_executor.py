@@ -68,6 +68,8 @@ WARM_SECONDS = 60.0
 # Ray's own client retries an unreachable GCS for minutes, printing its errors meanwhile.
 CONNECT_SECONDS = 5.0
 WARM_PAUSE = 0.3
+# How long the cluster's resources, as asked once, are taken as current by `_checked`.
+RESOURCES_SECONDS = 10.0
 MAX_WARM_PER_NODE = 16
 
 
@@ -218,6 +220,7 @@ class RayExecutor:
         self._eval_fn = self._ray.remote(evaluation_on_node)
         self._bundles = _BundleChains(self._ray)
         self._lock = threading.Lock()
+        self._offered: tuple[float, dict[str, float]] | None = None  # (when, resources)
         self._stopped = False
         if warm > 0:
             self._warm_up(warm)
@@ -302,8 +305,16 @@ class RayExecutor:
             return self._bundles.code(repo, commit)
 
     def _checked(self, options: dict[str, Any]) -> dict[str, Any]:
-        """Refuse at submit what no node offers: Ray would wait for it forever."""
-        missing = missing_resources(options, self._ray.cluster_resources())
+        """Refuse at submit what no node offers: Ray would wait for it forever. The cluster's
+        resources are asked at most every RESOURCES_SECONDS (a round trip to its GCS per task
+        otherwise, on the evaluation slot's path), and again after a lost task (its node may
+        be gone: the task's retry is refused if no node left offers what it needs)."""
+        now = time.monotonic()
+        with self._lock:
+            if self._offered is None or now - self._offered[0] > RESOURCES_SECONDS:
+                self._offered = (now, dict(self._ray.cluster_resources()))
+            offered = self._offered[1]
+        missing = missing_resources(options, offered)
         if missing:
             raise ContractError(
                 f"no node of the Ray cluster offers {', '.join(missing)}; start one with "
@@ -333,6 +344,7 @@ class RayExecutor:
                 raise cause from exc
             raise
         except ray.exceptions.RayError as exc:
+            self._offered = None  # a node may have gone with the task: ask the cluster again
             raise TaskLost(LOST, _lost_detail(exc)) from exc
 
 
