@@ -128,6 +128,8 @@ class Lane:
     agent: Future[AgentOutcome] | None = None
     reading: Future[EvaluationRecord] | None = None
     reading_on: str = ""  # the incumbent the candidate under measurement is replayed onto
+    measuring: str = ""  # the commit of that first reading
+    speculated_onto: str | None = None  # the candidate in the slot it was replayed onto
     # a waiting candidate examined against the incumbent `checked_on` (valid, measurable):
     # `ready` is its head once replayed onto it (None: the replay waits for a slot)
     checked_on: str | None = None
@@ -379,6 +381,7 @@ class _Driver:
         note = self._restore(lane, "leftover", kept)
         lane.pending = None
         lane.attempts = 0
+        lane.speculated_onto = None
         if not _placeholder_on(lh, kept):  # the judgement just wrote it, unless a keep came
             sync.write_placeholder(lh)
         sync.write_instructions(lh)
@@ -425,9 +428,14 @@ class _Driver:
             if lane.state != LaneState.WAITING:
                 continue
             kept = self.h.run.last_kept_commit or ""  # current: a judgement refreshes it
-            if lane.checked_on == kept and self._free_slots() <= 0:
+            examined = lane.checked_on is not None and lane.checked_on in (
+                kept,
+                lane.speculated_onto,  # replayed onto the candidate in the slot: it waits too
+            )
+            if examined and self._free_slots() <= 0:
                 continue  # examined already: only a slot is missing
             self._prepare_candidate(lane)
+        self._speculate()
 
     def _free_slots(self) -> int:
         # A first reading is started only into a free slot: queued behind another, it would
@@ -514,7 +522,7 @@ class _Driver:
         )
         lane.cancel = threading.Event()
         lane.reading = self.executor.submit_evaluation(task, lane.cancel, _no_register)
-        lane.reading_on = kept
+        lane.reading_on, lane.measuring = kept, head
         lane.state = LaneState.EVALUATING
         lane.checked_on, lane.ready = None, None
         lane.detail = f"measuring {head[:12]} (session {lane.session})"
@@ -557,6 +565,53 @@ class _Driver:
         lane.ready = head
         return True
 
+    def _speculate(self) -> None:
+        """While the one slot measures a candidate, replay the candidate next in line onto it.
+
+        A keep of the candidate in the slot makes it the incumbent, and the next one's replay
+        onto it is then what `_prepare_candidate` would do first: done now, while the driver
+        only waits, the next reading starts as soon as the slot is free (the replay, a
+        rebase, was on the slot's path after every keep). Anything else (a discard, a
+        conflict, a replay that changes nothing) changes nothing that counts: the candidate
+        is then built on that unjudged commit (its artifact says so) and is replayed from
+        there onto whatever the incumbent is when its turn comes, its own commits only, as
+        any replay; a conflict or an empty replay here is not judged, only not used."""
+        if self._free_slots() > 0 or self.ahead:
+            return
+        kept = self.h.run.last_kept_commit or ""
+        readers = [x for x in self.lanes if x.reading is not None]
+        if len(readers) != 1 or readers[0].reading_on != kept or not readers[0].measuring:
+            return
+        onto = readers[0].measuring
+        waiting = [x for x in self.lanes if x.state == LaneState.WAITING]
+        ready = [x for x in waiting if x.checked_on == kept and x.base_of_candidate]
+        if not ready:
+            return
+        lane = min(ready, key=lambda x: x.queued)
+        if lane.speculated_onto == onto or min(waiting, key=lambda x: x.queued) is not lane:
+            return  # tried onto this one already, or not next in line
+        lane.speculated_onto = onto
+        lh = lane.h
+        data = read_artifact(lh)
+        old = lane.base_of_candidate
+        if not isinstance(data, dict) or old is None:
+            return
+        replayed, _ = git.replay_onto(lh.worktree, old, onto)
+        if replayed is None:
+            return  # a conflict: the branch is back where it was; judged in its turn
+        assert lane.pending is not None
+        lane.pending.notes.append(
+            f"replayed onto {onto[:12]} while it was measured (built on {old[:12]}): "
+            f"{str(data.get('candidate_commit'))[:12]} → {replayed[:12]}"
+        )
+        _rewrite(lh, data, base_commit=onto, candidate_commit=replayed)
+        lane.base_of_candidate = onto
+        lane.checked_on, lane.ready = onto, None
+        if self._changes_something(lane, replayed, onto):
+            lane.ready = replayed
+        else:
+            lane.checked_on = None  # examined afresh in its turn (step judges it then)
+
     def _replay(self, lane: Lane, kept: str) -> bool:
         """Replay the examined candidate onto `kept`: whether it still needs a reading (a
         conflict, or a replay that changes nothing, was judged)."""
@@ -583,13 +638,17 @@ class _Driver:
     def _measurable(self, lane: Lane, head: str, kept: str) -> bool:
         """False (and judged) when the candidate changes nothing or touches the sealed
         harness: step decides those without a reading."""
-        lh = lane.h
-        if git.same_tree(lh.worktree, head, kept) or (
-            lh.sealed and touched_sealed(git.changed_paths(lh.worktree, kept), lh.sealed)
-        ):
+        if not self._changes_something(lane, head, kept):
             self._judge(lane)
             return False
         return True
+
+    def _changes_something(self, lane: Lane, head: str, kept: str) -> bool:
+        lh = lane.h
+        return not (
+            git.same_tree(lh.worktree, head, kept)
+            or bool(lh.sealed and touched_sealed(git.changed_paths(lh.worktree, kept), lh.sealed))
+        )
 
     def _reading_back(self, lane: Lane) -> None:
         future, lane.reading = lane.reading, None
