@@ -196,7 +196,9 @@ def test_one_watcher_per_run_and_node_and_it_leaves_once_idle(
     run: RunHandle, tmp_path: Path
 ) -> None:
     """Tasks start a watcher only when none runs; a second one leaves at once, and the
-    watcher leaves once no task folder has existed for its idle time."""
+    watcher leaves once no live task has held its lock for its idle time (the folder a dead
+    task left, its processes stopped, keeps it no longer: a shut-down cluster leaves no
+    watcher behind)."""
     run_root = tmp_path / "node" / run.run_id
     for n in (1, 2):
         with remote.scratch(tmp_path / "node", run.run_id, f"t{n}", _code(run, _base(run))):
@@ -208,7 +210,10 @@ def test_one_watcher_per_run_and_node_and_it_leaves_once_idle(
     for pid in watchers:
         os.kill(pid, 9)
     until(lambda: not watcher.watching(run_root), what="the killed watcher's lock free")
-    remote.start_watcher(run.run_id, run_root, idle_seconds=0.5)  # no task folder: it leaves
+    dead = run_root / "tasks" / "dead-task"
+    dead.mkdir(parents=True)
+    (dead / "task.lock").touch()  # its holder is gone
+    remote.start_watcher(run.run_id, run_root, idle_seconds=0.5)  # no live task: it leaves
     until(lambda: watcher.watching(run_root), what="the idle watcher started")
     until(lambda: not watcher.watching(run_root) and not _watchers(run_root), what="it left")
 

@@ -6,10 +6,10 @@ a detached process that, every WATCH_SECONDS, stops the processes of every task 
 is free (its holder died). One per run and node, not one per task: a watcher is a Python
 start-up (tens of milliseconds of CPU), and a task started one beside every session and
 every reading, on machines whose cores the tasks share. It holds `watcher.lock` in the run's
-node folder while it runs and leaves once no task folder has existed for IDLE_SECONDS; the
+node folder while it runs and leaves once no live task has held a lock for IDLE_SECONDS; the
 decision to leave is taken under the run's cache lock, under which every task makes its
-folder and checks for a watcher, so a task never runs unwatched. It imports only what it
-needs (locks, the child tag, the process killer).
+folder, takes its lock and checks for a watcher, so a task never runs unwatched. It imports
+only what it needs (locks, the child tag, the process killer).
 """
 
 from __future__ import annotations
@@ -23,7 +23,9 @@ from autoresearch.locks import FileLock, holder_gone
 from autoresearch.proc import kill_marked
 
 WATCH_SECONDS = 0.5
-IDLE_SECONDS = 60.0
+# A node without a live task of the run for this long loses its watcher (the next task starts
+# one): short, so that a cluster shut down leaves no process of ours behind for long.
+IDLE_SECONDS = 3.0
 LOCK_NAME = "watcher.lock"
 MSG_WATCHING = "watching: a task's worker holds its lock"
 
@@ -44,33 +46,39 @@ def watching(run_root: Path) -> bool:
 
 
 def watch(run_id: str, run_root: Path, idle_seconds: float = IDLE_SECONDS) -> None:
-    """Until no task of the run has had a folder for `idle_seconds`: stop the processes of
-    every task whose lock is free. A second watcher of the run leaves at once."""
+    """Until no task of the run has run for `idle_seconds`: stop the processes of every task
+    whose lock is free. A second watcher of the run leaves at once."""
     mine = FileLock(run_root / LOCK_NAME)
     if not mine.try_acquire():
         return
-    last_seen = time.monotonic()
+    last_live = time.monotonic()
     said = False
     while run_root.is_dir():  # a node folder removed whole (`clean`) has nothing to watch
-        folders = task_folders(run_root)
-        for folder in folders:
-            # a free lock: its holder died (a live task holds it from before its first
-            # process until its folder is gone); None: the folder is being made or removed
-            gone = holder_gone(folder / "task.lock")
-            if gone:
-                stop_strays(run_id, folder / "tree")
-            elif gone is False and not said:  # into watch.log: what a reader (or a test) can
-                print(MSG_WATCHING, flush=True)  # wait for
+        if _sweep(run_id, run_root):
+            last_live = time.monotonic()
+            if not said:  # into watch.log: what a reader (or a test) can wait for
+                print(MSG_WATCHING, flush=True)
                 said = True
-        now = time.monotonic()
-        if folders:
-            last_seen = now
-        elif now - last_seen >= idle_seconds:
+        elif time.monotonic() - last_live >= idle_seconds:
+            # under the cache lock a task makes its folder and takes its lock: none can start
+            # between this last look and the release
             with FileLock(run_root / "cache.lock"):
-                if not task_folders(run_root):
+                if not _sweep(run_id, run_root):
                     mine.release()  # a task that comes now starts a watcher of its own
                     return
         time.sleep(WATCH_SECONDS)
+
+
+def _sweep(run_id: str, run_root: Path) -> bool:
+    """Stop the processes of every task whose lock is free (its holder died); whether a live
+    task holds its lock. A folder without a lock file is being made or removed."""
+    live = False
+    for folder in task_folders(run_root):
+        gone = holder_gone(folder / "task.lock")
+        if gone:
+            stop_strays(run_id, folder / "tree")
+        live = live or gone is False
+    return live
 
 
 if __name__ == "__main__":
