@@ -31,14 +31,15 @@ EVALUATOR = textwrap.dedent(
 
 
 def _run(repo: Repo, plan: str) -> list[dict[str, Any]]:
-    """Two lanes, one slot, two iterations: lane 1's reading takes 2 s, lane 2's session ends
-    during it. The recorded iterations (the baseline left out)."""
+    """Two lanes, one slot, two iterations: lane 1's session ends at once and its reading takes
+    2.5 s; lane 2's session sleeps 1 s (a margin either way on a loaded machine) and ends
+    during that reading. The recorded iterations (the baseline left out)."""
     repo.write("scripts/score.py", EVALUATOR)
     extra = "evaluation:\n  slots: 1\n"
     repo.mission(sandbox=sandbox_text("python3 scripts/score.py", extra=extra))
     done = cli("run", "missions/demo", "--agent", AGENT, "--run-tag", "T1", "--json",
                "--lanes", "2", "--max-iterations", "2", cwd=repo.root, timeout=180,
-               env={"LANE_PLAN": plan, "VALUE_SLEEP": "2"})  # fmt: skip
+               env={"LANE_PLAN": plan, "VALUE_SLEEP": "2.5"})  # fmt: skip
     assert done.returncode == 0, done.stderr
     status = json.loads(cli("status", RUN_ID, "--json", cwd=repo.root).stdout)
     its: list[dict[str, Any]] = status["iterations"][1:]
@@ -49,7 +50,7 @@ def _run(repo: Repo, plan: str) -> list[dict[str, Any]]:
 def test_the_next_candidate_is_replayed_onto_the_one_in_the_slot_and_measured_once(
     repo: Repo,
 ) -> None:
-    its = _run(repo, "1:value=5:0,2:bonus:0.3")
+    its = _run(repo, "1:value=5:0,2:bonus:1")
     assert [(it["decision"], it["evaluator"]["score"]) for it in its] == [
         ("keep", 5.0),
         ("keep", 6.0),
@@ -68,7 +69,7 @@ def test_the_next_candidate_is_replayed_onto_the_one_in_the_slot_and_measured_on
 def test_a_candidate_replayed_onto_one_that_is_discarded_is_measured_on_the_incumbent(
     repo: Repo,
 ) -> None:
-    its = _run(repo, "1:value=0:0,2:bonus:0.3")
+    its = _run(repo, "1:value=0:0,2:bonus:1")
     assert [(it["decision"], it["evaluator"]["score"]) for it in its] == [
         ("discard", 0.0),
         ("keep", 2.0),  # value 1 of the baseline and its own bonus file: not lane 1's 0
@@ -82,7 +83,7 @@ def test_a_candidate_replayed_onto_one_that_is_discarded_is_measured_on_the_incu
 def test_a_conflict_with_a_candidate_that_is_discarded_is_no_verdict(repo: Repo) -> None:
     # lane 2 writes value.txt too: it cannot be replayed onto lane 1's candidate, but lane 1
     # is discarded and lane 2 measured on the baseline, where it applies
-    its = _run(repo, "1:value=0:0,2:value=9:0.3")
+    its = _run(repo, "1:value=0:0,2:value=9:1")
     assert [(it["decision"], it["evaluator"]["score"]) for it in its] == [
         ("discard", 0.0),
         ("keep", 9.0),
