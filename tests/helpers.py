@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import os
 import shutil
@@ -12,7 +13,7 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -302,3 +303,24 @@ def git_killer(tmp: Path, match: str, nth: int) -> dict[str, str]:
         "KILL_NTH": str(nth),
         "KILL_COUNTER": str(tmp / "killer-count"),
     }
+
+
+_PR_SET_CHILD_SUBREAPER, _PR_GET_CHILD_SUBREAPER = 36, 37
+
+
+@contextlib.contextmanager
+def not_a_subreaper() -> Iterator[None]:
+    """This pytest worker as a plain parent for the block: an in-process run_loop earlier in the
+    worker made it a subreaper (as a driver must be), and a subreaper stops a door's setsid
+    strays (a detached watcher, say) the moment the door's child ends, whatever ran before."""
+    if not sys.platform.startswith("linux"):
+        yield
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    was = ctypes.c_int(0)
+    libc.prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(was), 0, 0, 0)
+    libc.prctl(_PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+    try:
+        yield
+    finally:
+        libc.prctl(_PR_SET_CHILD_SUBREAPER, was.value, 0, 0, 0)

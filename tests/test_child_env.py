@@ -5,7 +5,6 @@ processes), and no module spells a child variable itself."""
 from __future__ import annotations
 
 import ast
-import ctypes
 import os
 import signal
 import sys
@@ -24,7 +23,7 @@ from autoresearch.experiments import InitParams, RunParams, init_session, run_ex
 from autoresearch.supervisor import record
 from autoresearch.supervisor.executor import EvaluationTask
 from autoresearch.supervisor.prepare import prepare
-from helpers import make_repo, pid_alive, sandbox_text, until
+from helpers import make_repo, not_a_subreaper, pid_alive, sandbox_text, until
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "autoresearch"
 RUN = run_tag("r-1", Path("/wt"))
@@ -143,23 +142,9 @@ STRAY = (
 
 @pytest.fixture(autouse=True)
 def _not_a_subreaper() -> Iterator[None]:
-    """An in-process run_loop earlier in this pytest worker made it a subreaper (as a driver
-    must be), and a subreaper stops a door's setsid strays the moment the door's child ends:
-    these tests need them alive to read their environment, whatever ran before them."""
-    if not sys.platform.startswith("linux"):
+    """These tests need a door's strays alive to read their environment."""
+    with not_a_subreaper():
         yield
-        return
-    libc = ctypes.CDLL(None, use_errno=True)
-    was = ctypes.c_int(0)
-    libc.prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(was), 0, 0, 0)
-    libc.prctl(_PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
-    try:
-        yield
-    finally:
-        libc.prctl(_PR_SET_CHILD_SUBREAPER, was.value, 0, 0, 0)
-
-
-_PR_SET_CHILD_SUBREAPER, _PR_GET_CHILD_SUBREAPER = 36, 37
 
 
 def _environ(pid: int) -> list[bytes]:

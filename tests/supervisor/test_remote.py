@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,7 +25,7 @@ from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.prepare import prepare
 from autoresearch.supervisor.step import step
 from autoresearch.supervisor.watcher import MSG_WATCHING
-from helpers import Repo, sandbox_text, until
+from helpers import Repo, not_a_subreaper, sandbox_text, until
 
 CMD_AGENT = f"cmd:{sys.executable} {Path(__file__).parents[1] / 'agents/fakes/cmd_agent.py'}"
 
@@ -60,6 +61,14 @@ def _session(h: RunHandle, spec: str = CMD_AGENT) -> remote.NodeSession:
         instructions=h.paths.instructions.read_bytes(),
         placeholder=h.paths.candidate.read_bytes(),
     )
+
+
+@pytest.fixture(autouse=True)
+def _not_a_subreaper() -> Iterator[None]:
+    """A node's Ray worker is a plain parent: the detached watcher it starts must outlive the
+    task, which a subreaper test worker (after an in-process run_loop) would prevent."""
+    with not_a_subreaper():
+        yield
 
 
 @pytest.fixture
