@@ -7,6 +7,9 @@ what a user attaches to a bug report). It is written in the repository's `.autor
 else in a folder of this user's own under the temp folder (0700; a symlink or another user's
 folder planted there is never used). Writing it never raises: a crash while reporting a crash
 must still leave the user with the one line.
+
+A reader that left (`autoresearch status | head -1`) is no crash: the command stops quietly with
+141, the code a shell reports for a writer SIGPIPE ended (`output_closed`, `quiet_closed_output`).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import contextlib
 import json
 import os
 import platform
+import select
 import stat
 import sys
 import tempfile
@@ -36,6 +40,11 @@ from autoresearch.paths import ACTIVE_RUN_FILE, CRASH_DIR, RUNS_DIR, STATE_DIR
 from autoresearch.redact import redact
 
 EXIT_INTERNAL_ERROR = 3
+# 128 + SIGPIPE: what a shell shows for `yes | head -1`'s writer, so `set -o pipefail` scripts
+# see a cut-short output as they do for any other tool. Not 0: the output was not all read
+# (`status --json | head -c 10` leaves broken JSON); not 1-3, which are results and crashes.
+EXIT_CLOSED_PIPE = 141
+_OUTPUT_FDS = (1, 2)
 
 
 def crash_dir(start: Path) -> Path:
@@ -112,6 +121,38 @@ def internal_error_line(exc: BaseException, log: Path) -> str:
     """The one line every front door shows for an unexpected error."""
     text = " ".join(str(exc).splitlines()) or "no message"
     return f"internal error ({type(exc).__name__}: {text}) (details in {log})"
+
+
+def output_closed(exc: BaseException, fds: Sequence[int] = _OUTPUT_FDS) -> bool:
+    """True when `exc` is a broken pipe and one of our own outputs (`fds`) has lost its reader.
+
+    A broken pipe to anything else (a child's stdin) is still a crash: only ours is checked, by
+    polling the descriptor (a pipe without a reader polls as an error, a live one as writable).
+    """
+    return isinstance(exc, BrokenPipeError) and any(_reader_gone(fd) for fd in fds)
+
+
+def _reader_gone(fd: int) -> bool:
+    poller = select.poll()
+    try:
+        poller.register(fd, select.POLLOUT)
+        events = poller.poll(0)
+    except (OSError, ValueError):  # closed or not a descriptor: nothing to quiet
+        return False
+    return any(mask & (select.POLLERR | select.POLLHUP) for _, mask in events)
+
+
+def quiet_closed_output(fds: Sequence[int] = _OUTPUT_FDS) -> None:
+    """Point each output whose reader left at /dev/null, so that the interpreter's last flush
+    of what is still buffered does not fail once more ("Exception ignored … BrokenPipeError")."""
+    with contextlib.suppress(OSError):
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            for fd in fds:
+                if _reader_gone(fd):
+                    os.dup2(null, fd)
+        finally:
+            os.close(null)
 
 
 def disk_full_line(exc: BaseException, start: Path | None = None) -> str | None:

@@ -2,7 +2,8 @@
 
 Exit codes: 0 success; 1 a step was recorded but failed the run; 2 nothing was done (invalid
 input or a refused action), printed as one line `autoresearch: <message>` on stderr; 3 an
-internal error, one line too, with a crash log (autoresearch.crash).
+internal error, one line too, with a crash log (autoresearch.crash); 141 the output's reader
+left (`status | head -1`), quietly.
 Heavy modules are imported inside commands so that `--help` and `status` start fast.
 """
 

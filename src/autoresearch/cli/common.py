@@ -2,14 +2,16 @@
 `run`, `resume` and `continue` share (declared once, with each door's own help text).
 
 The handler is the one place that maps failures to exit codes: AutoresearchError → its code
-(2, or 130 for an interrupted run), an unexpected exception → 3 with a crash log.
+(2, or 130 for an interrupted run), an unexpected exception → 3 with a crash log, an output
+whose reader left → 141, quietly (crash.EXIT_CLOSED_PIPE).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -18,9 +20,12 @@ import click
 from autoresearch.contracts.loop import LoopSettings
 from autoresearch.contracts.stored_evaluation import StoredEvaluation
 from autoresearch.crash import (
+    EXIT_CLOSED_PIPE,
     EXIT_INTERNAL_ERROR,
     disk_full_line,
     internal_error_line,
+    output_closed,
+    quiet_closed_output,
     write_crash_log,
 )
 from autoresearch.decide import DEFAULT_MAX_AGENT_FAILURES, DEFAULT_MAX_NOOPS
@@ -34,7 +39,16 @@ EXIT_REFUSED = 2
 class AppGroup(click.Group):
     """A group whose commands report AutoresearchError as one line and an exit code."""
 
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        # `autoresearch --help` and `--version` print while the arguments are parsed
+        with _closed_output_is_quiet():
+            return super().make_context(*args, **kwargs)
+
     def invoke(self, ctx: click.Context) -> Any:
+        with _closed_output_is_quiet():
+            return self._invoke(ctx)
+
+    def _invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except AutoresearchError as exc:
@@ -45,13 +59,29 @@ class AppGroup(click.Group):
             sys.exit(130)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise  # click's own usage errors and exits keep their codes
-        except Exception as exc:  # noqa: BLE001 - the one catch-all, at the edge
+        except Exception as exc:  # the one catch-all, at the edge
+            if output_closed(exc):
+                raise  # not a bug: the reader left (_closed_output_is_quiet)
             start = _repo_option(ctx)
             full = disk_full_line(exc, _start(start))
             if full is not None:  # not a bug: one line and the way on, no crash log
                 fail(full, EXIT_REFUSED)
             log = write_crash_log(exc, ["autoresearch", *sys.argv[1:]], _start(start))
             fail(internal_error_line(exc, log), EXIT_INTERNAL_ERROR)
+
+
+@contextlib.contextmanager
+def _closed_output_is_quiet() -> Iterator[None]:
+    """A reader that left (`status | head -1`) ends the command with 141 and nothing more: no
+    line (stderr may be the same closed pipe), no crash log. Click's own answer is exit 1,
+    which here means a recorded failure."""
+    try:
+        yield
+    except BrokenPipeError as exc:
+        if not output_closed(exc):
+            raise
+        quiet_closed_output()
+        sys.exit(EXIT_CLOSED_PIPE)
 
 
 def _repo_option(ctx: click.Context) -> str | None:

@@ -1,0 +1,105 @@
+"""A reader that leaves early (`autoresearch status | head -1`) is not a crash: the command stops
+quietly with 141, the code a shell reports for a writer ended by SIGPIPE – no line, no
+traceback, no crash log. Real subprocesses writing into a real pipe whose reader has closed."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autoresearch.crash import EXIT_CLOSED_PIPE, output_closed
+from helpers import Repo, sandbox_text
+
+# Far more than a pipe holds (64 KiB on Linux): the command is still writing when its reader
+# leaves, whatever the scheduling.
+LONG_BODY = "Only edit value.txt and mode.txt. " * 10_000
+
+
+def _into_closed_pipe(
+    args: list[str], cwd: Path, tmp: Path, read: int
+) -> subprocess.CompletedProcess[str]:
+    """Run the CLI with stdout into a pipe whose reader takes `read` bytes (0: none, the reader
+    is gone before the command starts), then closes its end; stderr is captured."""
+    reader, writer = os.pipe()
+    if not read:
+        os.close(reader)
+    # Without PYTHONUNBUFFERED, as users run it: an unbuffered stdout (TextIOWrapper straight
+    # over FileIO) drops the rest of a short write silently instead of raising.
+    env = {**os.environ, "TMPDIR": str(tmp)}
+    env.pop("PYTHONUNBUFFERED", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "autoresearch", *args],
+        cwd=cwd, env=env, stdout=writer, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    os.close(writer)
+    if read:
+        got = os.read(reader, read)
+        assert got, "the command wrote nothing"
+        os.close(reader)
+    _, err = proc.communicate(timeout=120)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, "", err)
+
+
+def _no_crash_log(repo: Repo, tmp: Path) -> None:
+    assert not (repo.root / ".autoresearch/crash").exists()
+    assert not (tmp / f"autoresearch-crash-{os.getuid()}").exists()
+
+
+@pytest.fixture
+def long_mission(repo: Repo) -> Repo:
+    repo.mission(sandbox=sandbox_text(body=LONG_BODY))
+    return repo
+
+
+def test_a_reader_that_leaves_mid_output_ends_the_command_quietly(
+    long_mission: Repo, tmp_path: Path
+) -> None:
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    done = _into_closed_pipe(["check", "missions/demo", "--json"], long_mission.root, tmp, 100)
+    assert done.returncode == EXIT_CLOSED_PIPE == 141, done.stderr
+    assert done.stderr == ""
+    _no_crash_log(long_mission, tmp)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--help"],  # click's own output, before any command runs
+        ["--version"],
+        ["status", "--help"],
+        ["status"],
+        ["status", "--json"],
+        ["check", "missions/demo"],
+        ["exp", "--help"],
+    ],
+)
+def test_every_command_into_a_closed_pipe_ends_quietly(
+    long_mission: Repo, tmp_path: Path, args: list[str]
+) -> None:
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    done = _into_closed_pipe(args, long_mission.root, tmp, 0)
+    assert done.returncode == EXIT_CLOSED_PIPE, done.stderr
+    assert done.stderr == ""
+    _no_crash_log(long_mission, tmp)
+
+
+def test_only_our_own_closed_output_is_a_closed_pipe() -> None:
+    """A broken pipe to something else (a child's stdin) stays a crash; so does any other
+    error while our output is closed."""
+    reader, writer = os.pipe()
+    try:
+        assert not output_closed(BrokenPipeError(), (writer,))
+        os.close(reader)
+        reader = -1
+        assert output_closed(BrokenPipeError(), (writer,))
+        assert not output_closed(RuntimeError(), (writer,))
+    finally:
+        os.close(writer)
+        if reader >= 0:
+            os.close(reader)
