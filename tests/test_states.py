@@ -160,6 +160,156 @@ def test_mypy_reports_a_misspelt_state_in_a_membership_test(tmp_path: Path) -> N
     }
 
 
+STATUS = "is not a RunStatus (completed, failed, running, stopped)  [state-value]"
+DECISION = (
+    "is not a DecisionKind "
+    "(abort, ambiguous, baseline, discard, error, interrupted, keep, noop)  [state-value]"
+)
+
+
+def test_mypy_reports_a_misspelt_optional_state_and_frozenset_in_a_membership_test(
+    tmp_path: Path,
+) -> None:
+    """An Optional state in a tuple or set, a frozenset written in place, a Final frozenset or
+    set: each misspelt item is an error (the old plugin saw none of these)."""
+    errors = _mypy_errors(
+        tmp_path,
+        """\
+        from typing import Final
+
+        from autoresearch.journal.runs import RunRecord
+        from autoresearch.states import DecisionKind, RunStatus
+
+        FROZEN: Final = frozenset({"stoped", "running"})
+        SET: Final = {"runing"}
+        LOOSE = frozenset({"runing"})  # not Final: it may be rebound
+
+
+        def misspelt(run: RunRecord, decision: DecisionKind | None) -> list[bool]:
+            return [
+                decision in ("kep", "discard"),
+                decision not in {"discrad"},
+                run.status in frozenset({"stoped", "running"}),
+                run.status in FROZEN,
+                run.status in SET,
+            ]
+
+
+        def spelt(
+            run: RunRecord, decision: DecisionKind | None, mixed: RunStatus | str
+        ) -> list[bool]:
+            return [
+                decision in ("keep", "discard"),
+                run.status in frozenset({"stopped", "running"}),
+                run.status in LOOSE,
+                mixed in ("runing",),  # a str may be anything
+            ]
+        """,
+    )
+    assert errors == {
+        'decision in ("kep", "discard"),': f'"kep" {DECISION}',
+        'decision not in {"discrad"},': f'"discrad" {DECISION}',
+        'run.status in frozenset({"stoped", "running"}),': f'"stoped" {STATUS}',
+        "run.status in FROZEN,": f'"stoped" {STATUS}',
+        "run.status in SET,": f'"runing" {STATUS}',
+    }
+
+
+def test_mypy_reports_a_misspelt_state_taken_out_as_a_string(tmp_path: Path) -> None:
+    """`run.status.value == "runing"`, `str(run.status) != "stoped"` and `.value in (...)`:
+    the string is the state's, checked the same way (the old plugin saw none of these)."""
+    errors = _mypy_errors(
+        tmp_path,
+        """\
+        from autoresearch.journal.runs import RunRecord
+        from autoresearch.states import DecisionKind
+
+
+        def misspelt(run: RunRecord, decision: DecisionKind) -> list[bool]:
+            return [
+                run.status.value == "runing",
+                decision.value != "kep",
+                str(run.status) != "stoped",
+                "fialed" == str(run.status),
+                run.status.value in ("runing", "stopped"),
+                str(decision) not in ["kep"],
+            ]
+
+
+        def spelt(run: RunRecord, decision: DecisionKind, name: str) -> list[bool]:
+            return [
+                run.status.value == "running",
+                str(run.status) != "stopped",
+                decision.value in ("keep", "discard"),
+                str(name) == "runing",  # no state here
+            ]
+        """,
+    )
+    assert errors == {
+        'run.status.value == "runing",': f'"runing" {STATUS}',
+        'decision.value != "kep",': f'"kep" {DECISION}',
+        'str(run.status) != "stoped",': f'"stoped" {STATUS}',
+        '"fialed" == str(run.status),': f'"fialed" {STATUS}',
+        'run.status.value in ("runing", "stopped"),': f'"runing" {STATUS}',
+        'str(decision) not in ["kep"],': f'"kep" {DECISION}',
+    }
+
+
+def test_mypy_reports_a_misspelt_state_in_a_match_pattern(tmp_path: Path) -> None:
+    """Each string pattern of a `match` on a state (an Optional one, an or-pattern, a pattern
+    nested in a sequence or a class) is checked against what is matched there; a match on a
+    plain str is not, and mypy still narrows it by the pattern (the old plugin saw no
+    pattern)."""
+    errors = _mypy_errors(
+        tmp_path,
+        """\
+        from typing import Literal
+
+        from autoresearch.journal.runs import RunRecord
+        from autoresearch.states import DecisionKind, RunStatus
+
+
+        def misspelt(
+            run: RunRecord, decision: DecisionKind | None, pair: tuple[RunStatus, int]
+        ) -> int:
+            match run.status:
+                case "runing":
+                    return 1
+                case "stopped" | "fialed":
+                    return 2
+            match decision:
+                case "kep":
+                    return 3
+            match pair:
+                case ("stoped", 1):
+                    return 4
+            match run:
+                case RunRecord(status="complted"):
+                    return 5
+            return 0
+
+
+        def spelt(run: RunRecord, name: str) -> Literal["a", "b"] | None:
+            match run.status:
+                case "running" | "stopped":
+                    pass
+                case RunStatus.FAILED:
+                    pass
+            match name:
+                case "a" | "b":
+                    return name  # narrowed to the literals, as without the plugin
+            return None
+        """,
+    )
+    assert errors == {
+        'case "runing":': f'"runing" {STATUS}',
+        'case "stopped" | "fialed":': f'"fialed" {STATUS}',
+        'case "kep":': f'"kep" {DECISION}',
+        'case ("stoped", 1):': f'"stoped" {STATUS}',
+        'case RunRecord(status="complted"):': f'"complted" {STATUS}',
+    }
+
+
 def _mypy_errors(tmp_path: Path, source: str) -> dict[str, str]:
     """mypy --strict with the project's configuration (its tools/mypy_states.py plugin) on
     `source`: the source line each error is on → its errors (joined by " | ")."""

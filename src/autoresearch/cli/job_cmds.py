@@ -172,12 +172,13 @@ def start_cmd(
 def wait_cmd(ctx: click.Context, job_id: str, timeout: float, as_json: bool) -> None:
     """Wait for a job to end; exit 0 accepted, 1 another verdict, 124 still running."""
     from autoresearch.worker import jobs
+    from autoresearch.worker.outcome import Status
 
     view = jobs.wait(repo_root(ctx), job_id, timeout)
     _show(view, as_json)
     if not view.state.terminal:
         sys.exit(EXIT_STILL_RUNNING)
-    if view.outcome.status.value != "accepted":
+    if view.outcome.status != Status.ACCEPTED:
         sys.exit(EXIT_RECORDED_FAILURE)
 
 
