@@ -11,10 +11,10 @@ from typing import Any
 
 from autoresearch.children import harness_tag, reap
 from autoresearch.experiments.confidence import Point, SegmentStats, segment_stats
-from autoresearch.experiments.params import json_shape
 from autoresearch.journal import sessions
 from autoresearch.journal.db import Journal
 from autoresearch.journal.sessions import Reader, SessionRecord, SessionRunRecord
+from autoresearch.jsonshape import json_shape
 
 
 @dataclass(frozen=True)

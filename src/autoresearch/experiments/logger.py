@@ -27,7 +27,6 @@ from autoresearch.experiments.ledger import Progress, progress, stats
 from autoresearch.experiments.params import (
     LogParams,
     RunNote,
-    json_shape,
     validate_log,
     validate_notes,
 )
@@ -43,6 +42,7 @@ from autoresearch.experiments.rules import (
 from autoresearch.experiments.verbs import Door
 from autoresearch.journal import sessions
 from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
+from autoresearch.jsonshape import json_shape
 from autoresearch.paths import HARNESS_FILES
 from autoresearch.reset import RuntimeRule, save_then_reset
 from autoresearch.states import GitAction, Verdict

@@ -13,6 +13,7 @@ from typing import Any
 
 from autoresearch.contracts.metric_lines import parse_metric_line
 from autoresearch.errors import ContractError
+from autoresearch.jsonshape import json_shape
 from autoresearch.paths import SESSION_BRANCH_PREFIX, slug
 from autoresearch.states import Direction, Verdict
 
@@ -95,20 +96,6 @@ class LogParams:
 
     def to_dict(self) -> dict[str, Any]:
         return json_shape(self)
-
-
-def json_shape(record: Any) -> dict[str, Any]:
-    """A session record's JSON: its fields (`asdict`), tuples as lists at any depth."""
-    data: dict[str, Any] = _lists(asdict(record))
-    return data
-
-
-def _lists(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _lists(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_lists(v) for v in value]
-    return value
 
 
 # --- validation ----------------------------------------------------------------------------

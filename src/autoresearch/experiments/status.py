@@ -14,7 +14,7 @@ from autoresearch.experiments.confidence import BestRef, Ref, SegmentStats
 from autoresearch.experiments.context import Context, open_context
 from autoresearch.experiments.ledger import Progress, progress, session_dict, stats
 from autoresearch.experiments.notes import ideas
-from autoresearch.experiments.params import STATUSES, json_shape
+from autoresearch.experiments.params import STATUSES
 from autoresearch.experiments.rules import (
     FAILURE_STREAK,
     MAX_RESUMED_TURNS,
@@ -25,6 +25,7 @@ from autoresearch.experiments.verbs import Door
 from autoresearch.journal import hooks as journal_hooks
 from autoresearch.journal import sessions
 from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
+from autoresearch.jsonshape import json_shape
 from autoresearch.locks import FileLock
 from autoresearch.states import RunState, SessionState
 

@@ -7,25 +7,13 @@ edge (`--json`, the MCP tools' structured output) and keeps the contract's keys 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 from autoresearch.journal.runs import RunTotals
+from autoresearch.jsonshape import json_shape
 from autoresearch.noise import Interval
 from autoresearch.states import DecisionKind, Direction, LaneState, RunStatus
-
-
-def _plain(record: Any) -> dict[str, Any]:
-    """A record's fields in their order, nested records as their `to_dict`."""
-    data: dict[str, Any] = {}
-    for f in fields(record):
-        value = getattr(record, f.name)
-        if isinstance(value, list):
-            value = [v.to_dict() if hasattr(v, "to_dict") else v for v in value]
-        elif hasattr(value, "to_dict"):
-            value = value.to_dict()
-        data[f.name] = value
-    return data
 
 
 @dataclass(frozen=True)
@@ -59,7 +47,7 @@ class RunSummary:
     def to_dict(self) -> dict[str, Any]:
         """The fields in their order (the MCP schema's, mcp/schemas.RunSummary), except that
         `--json` has always put the two intervals last, after resume_command."""
-        data = _plain(self)
+        data = json_shape(self)
         last = {k: data.pop(k) for k in _LAST}
         return {**data, **last}
 
@@ -98,7 +86,7 @@ class LaneRow:
     updated_at: str
 
     def to_dict(self) -> dict[str, Any]:
-        return _plain(self)
+        return json_shape(self)
 
 
 @dataclass(frozen=True)
@@ -115,7 +103,7 @@ class RunDetails:
     lanes: list[LaneRow]
 
     def to_dict(self) -> dict[str, Any]:
-        rest = _plain(self)
+        rest = json_shape(self)
         del rest["summary"]
         return {**self.summary.to_dict(), **rest}
 
@@ -137,6 +125,6 @@ class LoopSummary:
     lanes: list[LaneRow]
 
     def to_dict(self) -> dict[str, Any]:
-        rest = _plain(self)
+        rest = json_shape(self)
         del rest["summary"]
         return {**self.summary.to_dict(), **rest}

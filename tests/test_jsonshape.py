@@ -1,0 +1,84 @@
+"""One JSON shape for every record (jsonshape.json_shape): the run summaries and the session
+records answer through it, so a nested record, a tuple or a record inside a dict looks the
+same whichever door or engine prints it."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from autoresearch.experiments.params import LogParams, RunNote
+from autoresearch.jsonshape import json_shape
+from autoresearch.states import DecisionKind, LaneState
+from autoresearch.supervisor.summary import LaneRow
+
+
+@dataclass(frozen=True)
+class Named:
+    """A record with a JSON form of its own."""
+
+    value: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"named": self.value, "pair": (self.value, self.value)}
+
+
+@dataclass(frozen=True)
+class Bare:
+    a: int
+    b: tuple[str, ...] = ("x",)
+
+
+@dataclass(frozen=True)
+class Outer:
+    zeta: int
+    alpha: Named
+    bare: Bare
+    many: tuple[Named, ...]
+    inside: dict[str, Any] = field(default_factory=dict)
+    none: None = None
+
+
+@pytest.mark.parametrize(
+    ("record", "shape"),
+    [
+        (Bare(1), {"a": 1, "b": ["x"]}),
+        (
+            Outer(
+                zeta=1,
+                alpha=Named(2),
+                bare=Bare(3, ("p", "q")),
+                many=(Named(4),),
+                inside={"deep": [Named(5), (6, 7)], "state": DecisionKind.KEEP},
+            ),
+            {
+                "zeta": 1,  # the fields in their order, not sorted
+                "alpha": {"named": 2, "pair": [2, 2]},  # its own to_dict, tuples as lists
+                "bare": {"a": 3, "b": ["p", "q"]},  # no to_dict: its fields
+                "many": [{"named": 4, "pair": [4, 4]}],
+                "inside": {"deep": [{"named": 5, "pair": [5, 5]}, [6, 7]], "state": "keep"},
+                "none": None,
+            },
+        ),
+    ],
+    ids=["tuples", "nested"],
+)
+def test_a_records_json_shape(record: Any, shape: dict[str, Any]) -> None:
+    got = json_shape(record)
+    assert got == shape
+    assert list(got) == list(shape)
+    assert json.dumps(got) == json.dumps(shape)
+
+
+def test_the_supervisor_and_the_sessions_share_it() -> None:
+    """A run's lane row and a session's log parameters, each through its own to_dict."""
+    row = LaneRow(
+        1, LaneState.IDLE, None, 2, "c", 3, DecisionKind.KEEP, "r", "e", 4, 1, None, 9, "t"
+    )
+    assert row.to_dict() == json_shape(row) and list(row.to_dict())[:2] == ["lane", "state"]
+    params = LogParams("keep", "d", flag_runs=(RunNote(1, "why"),))
+    assert params.to_dict()["flag_runs"] == [{"run_id": 1, "reason": "why"}]
+    assert params.to_dict() == json_shape(params)
