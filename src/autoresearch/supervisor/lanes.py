@@ -44,7 +44,6 @@ from autoresearch import children, git, reset
 from autoresearch.agents import AgentConfig, make_agent
 from autoresearch.agents.base import AgentResult
 from autoresearch.contracts import candidate as cand
-from autoresearch.contracts.json_input import load_json
 from autoresearch.decide import replay_conflict, touched_sealed
 from autoresearch.errors import GitError, RunInterrupted
 from autoresearch.evaluate import EvaluationRecord
@@ -914,11 +913,7 @@ def _pending_artifact(lh: RunHandle) -> bool:
     read = sync.read_artifact(lh.paths.candidate)
     if read.sha256 is None or runs.artifact_judged(lh.journal, lh.run_id, read.sha256):
         return False
-    try:
-        data = load_json(read.raw) if read.raw is not None else None
-    except ValueError:
-        return True
-    return data is None or not cand.is_placeholder(data)
+    return read.from_session
 
 
 def _placeholder_on(lh: RunHandle, kept: str) -> bool:

@@ -12,8 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from autoresearch import failpoints, git
-from autoresearch.contracts.candidate import is_placeholder
-from autoresearch.contracts.json_input import load_json
 from autoresearch.contracts.loop import LoopSettings
 from autoresearch.contracts.stored_evaluation import StoredEvaluation
 from autoresearch.decide import STOP_OPERATOR, IterationLimit
@@ -300,11 +298,7 @@ def has_pending_artifact(h: RunHandle) -> bool:
     last = runs.get_iteration(h.journal, h.run_id, h.run.iteration)
     if last is not None and last.artifact_sha256 == read.sha256:
         return False
-    try:
-        data = load_json(read.raw) if read.raw is not None else None
-    except ValueError:
-        return True
-    return data is None or not is_placeholder(data)
+    return read.from_session
 
 
 @dataclass(frozen=True)

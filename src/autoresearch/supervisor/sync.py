@@ -18,6 +18,7 @@ from autoresearch import failpoints
 from autoresearch.clock import utc_now_iso
 from autoresearch.contracts import candidate as cand
 from autoresearch.contracts.candidate import placeholder
+from autoresearch.contracts.json_input import load_json
 from autoresearch.fsutil import FileRefused, atomic_write_json, atomic_write_text, read_regular
 from autoresearch.journal import runs, views
 from autoresearch.journal.runs import IterationRecord
@@ -35,6 +36,18 @@ class ArtifactBytes:
     raw: bytes | None
     refused: str | None
     sha256: str | None
+
+    @property
+    def from_session(self) -> bool:
+        """The file holds what a session wrote, not the supervisor's placeholder: a refused or
+        unparsable one too (judging it is step's work, and fails the run)."""
+        if self.sha256 is None:
+            return False
+        try:
+            data = load_json(self.raw) if self.raw is not None else None
+        except ValueError:
+            return True
+        return data is None or not cand.is_placeholder(data)
 
 
 def read_artifact(path: Path) -> ArtifactBytes:
