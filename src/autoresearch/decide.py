@@ -28,6 +28,10 @@ REASON_NOT_BETTER = "score not significantly better than the incumbent"
 REASON_UNDECIDED = "undecided within max_evals"
 REASON_INCUMBENT_FAILED = "incumbent re-measurement failed"
 REASON_HARNESS_CHANGED = "harness changed"
+# trust.md's code for that refusal (`harness_changed`), noted as `harness_changed:<path>` the
+# way an invalid artifact is noted `validation_error:<message>`: what a script matches on, the
+# reason above being the words for people.
+CODE_HARNESS_CHANGED = "harness_changed"
 REASON_CHECKS_FAILED = "checks failed"
 # A lane's candidate that cannot be replayed onto the incumbent another lane just moved.
 REASON_REPLAY_CONFLICT = "replay conflict"
@@ -266,7 +270,11 @@ def touched_sealed(changed: Iterable[str], sealed: Sequence[str]) -> str | None:
 
 def harness_changed(path: str) -> Decision:
     """A candidate that changed a sealed path: discarded, never evaluated (trust.md)."""
-    return _discard(f"{REASON_HARNESS_CHANGED}: {path}", NOTE_HARNESS_CHANGED)
+    return _discard(
+        f"{REASON_HARNESS_CHANGED}: {path}",
+        NOTE_HARNESS_CHANGED,
+        (f"{CODE_HARNESS_CHANGED}:{path}",),
+    )
 
 
 def replay_conflict(onto: str, detail: str) -> Decision:

@@ -72,6 +72,11 @@ def test_a_candidate_that_touches_a_sealed_file_is_discarded_and_never_evaluated
         "discard",
         "harness changed: scripts/eval.py",
     )
+    # trust.md's code for the refusal, beside the reason text, where a script finds
+    # `validation_error:<message>` too: the step's notes and the ledger entry's
+    assert "harness_changed:scripts/eval.py" in result.notes
+    entry = json.loads(h.paths.ledger.read_text())["entries"][-1]
+    assert "harness_changed:scripts/eval.py" in entry["notes"]
     assert result.evaluator is None and evaluations(h, 1) == 0
     assert (h.worktree / "scripts/eval.py").read_text() != cheat  # reset to the kept commit
 
