@@ -12,11 +12,11 @@ asserted: this prints numbers.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import random
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -95,7 +95,7 @@ def measure(root: Path, runs: int) -> list[dict[str, Any]]:
         for engine in Engine:
             result = search.search(ws, query, engine)
             answers.add((result["total_matches"], result["total_files"]))
-            row[engine.value] = median_ms(lambda e=engine, q=query: search.search(ws, q, e), runs)
+            row[engine.value] = median_ms(functools.partial(search.search, ws, query, engine), runs)
         row["plain_rg"] = median_ms(plain_rg(rg, root, query), runs)
         row["same_answer"] = len(answers) == 1  # every engine found the same matches
         base = row[Engine.RIPGREP.value]
@@ -133,4 +133,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
