@@ -21,30 +21,30 @@ from autoresearch.journal import domains, jobs, lanes, records, runs, sessions
 from autoresearch.journal.db import Journal
 from helpers import cli
 
-# Every store's codec and the table it reads.
-CODEC_TABLES = {
-    id(runs._RUNS): "runs",
-    id(runs._ITERATIONS): "iterations",
-    id(sessions._SESSIONS): "sessions",
-    id(sessions._RUNS): "session_runs",
-    id(jobs._CODEC): "jobs",
-    id(lanes._LANES): "run_lanes",
-}
 
-
-def test_every_enum_field_of_every_codec_is_a_checked_domain() -> None:
-    registered = {(d.table, d.column): d.values for d in domains.DOMAINS}
-    codecs = [
+def _codecs() -> list[records.Codec]:
+    return [
         value
         for module in (runs, sessions, jobs, lanes)
         for value in vars(module).values()
         if isinstance(value, records.Codec)
     ]
-    assert len(codecs) == len(CODEC_TABLES)  # a new store's codec: name its table above
-    for codec in codecs:
-        table = CODEC_TABLES[id(codec)]
-        for name, enum in codec.enums.items():
-            assert registered.get((table, name)) is enum, (table, name)
+
+
+def test_every_codec_names_its_table_and_key_and_checks_its_enums(tmp_path: Path) -> None:
+    """The table and key a codec names (in its messages) are the schema's; every enum field it
+    decodes is a domain the scan at open checks too."""
+    registered = {(d.table, d.column): d.values for d in domains.DOMAINS}
+    codecs = _codecs()
+    assert len({c.table for c in codecs}) == len(codecs) == 6  # one codec a table
+    path = _fresh_journal(tmp_path)
+    with _db(path) as conn:
+        for codec in codecs:
+            info = conn.execute(f"PRAGMA table_info({codec.table})").fetchall()
+            key = tuple(str(r[1]) for r in sorted((r for r in info if r[5]), key=lambda r: r[5]))
+            assert codec.table and codec.keys == key, (codec.table, codec.keys, key)
+            for name, enum in codec.enums.items():
+                assert registered.get((codec.table, name)) is enum, (codec.table, name)
 
 
 @contextmanager
@@ -172,7 +172,10 @@ def test_a_value_damaged_while_open_is_refused_when_read(
             else:
                 runs.get_iteration(journal, "x", 1)
     message = refused.value.message
-    assert message.startswith(f"a row of the journal is damaged ({column} is "), message
+    # named as the scan at open names it: the table, the row's key, the column
+    row = "run_id=x" if read == "run" else "run_id=x, iteration=1"
+    start = f"a row of the journal is damaged (table {table}, row {row}: {column} is "
+    assert message.startswith(start), message
     assert expected in message and "nothing was written" in message and "\n" not in message
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -114,7 +115,8 @@ def _columns(conn: sqlite3.Connection, table: str) -> tuple[set[str], list[str]]
     return {str(r[1]) for r in info}, keys or ["rowid"]
 
 
-def _key(keys: list[str], values: tuple[object, ...]) -> str:
+def row_key(keys: Sequence[str], values: Sequence[object]) -> str:
+    """`run_id=r1, iteration=3`: how a message names a row."""
     return ", ".join(f"{k}={v}" for k, v in zip(keys, values, strict=True))
 
 
@@ -160,7 +162,7 @@ def enum_problems(conn: sqlite3.Connection, limit: int = SHOWN) -> tuple[list[Ba
                 found.append(
                     BadValue(
                         table,
-                        _key(keys, tuple(row)[:-1]),
+                        row_key(keys, tuple(row)[:-1]),
                         domain.column,
                         row[-1],
                         one_of(domain.values),
@@ -198,7 +200,7 @@ def json_problems(conn: sqlite3.Connection, limit: int = SHOWN) -> tuple[list[Ba
                     found.append(
                         BadValue(
                             str(table),
-                            _key(keys, tuple(row)[:-1]),
+                            row_key(keys, tuple(row)[:-1]),
                             column,
                             row[-1],
                             f"valid JSON ({problem})",

@@ -62,7 +62,11 @@ _JSON = {
     "evidence": "evidence_json",
 }
 _CODEC = Codec(
-    _JSON, enums={"state": JobState, "result_state": ResultState}, typed={"spec": JobSpec}
+    _JSON,
+    enums={"state": JobState, "result_state": ResultState},
+    typed={"spec": JobSpec},
+    table="jobs",
+    keys=("job_id",),
 )
 
 

@@ -28,7 +28,12 @@ class LaneRecord:
     last_decision: DecisionKind | None = None
 
 
-_LANES = Codec({}, enums={"state": LaneState, "last_decision": DecisionKind})
+_LANES = Codec(
+    {},
+    enums={"state": LaneState, "last_decision": DecisionKind},
+    table="run_lanes",
+    keys=("run_id", "lane"),
+)
 
 
 def save_lane(conn: sqlite3.Connection, lane: LaneRecord) -> None:

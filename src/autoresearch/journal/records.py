@@ -29,6 +29,10 @@ class Codec:
     tuples: frozenset[str] = frozenset()
     enums: Mapping[str, type[StrEnum]] = field(default_factory=dict)
     typed: Mapping[str, Any] = field(default_factory=dict)
+    # The table and its key columns: a damaged value is named as the scan at open names it
+    # (domains.py), by table, row and column.
+    table: str = ""
+    keys: tuple[str, ...] = ()
 
     def columns(self, values: Mapping[str, Any]) -> dict[str, Any]:
         """Field values → column values."""
@@ -84,7 +88,10 @@ class Codec:
             expected = f"valid JSON of its record ({exc})"
         else:
             expected = f"a valid value ({exc})"
-        bad = domains.BadValue("", "", column, row[column], expected)
+        names = row.keys()
+        keys = [k for k in self.keys if k in names]
+        where = domains.row_key(keys, [row[k] for k in keys])
+        bad = domains.BadValue(self.table, where, column, row[column], expected)
         return f"a row of the journal is damaged ({bad.describe()})"
 
 

@@ -108,6 +108,8 @@ _RUNS = Codec(
     {"evaluator": "evaluator_json", "sandbox": "sandbox_json", "loop": "loop_json"},
     enums={"status": RunStatus, "phase": Phase},
     typed={"evaluator": EvaluatorSpec, "sandbox": FrozenMission, "loop": LoopSettings},
+    table="runs",
+    keys=("run_id",),
 )
 _ITERATIONS = Codec(
     {
@@ -118,6 +120,8 @@ _ITERATIONS = Codec(
     },
     enums={"kind": IterationKind, "state": IterationState, "decision": DecisionKind},
     typed={"evaluator": StoredEvaluation},
+    table="iterations",
+    keys=("run_id", "iteration"),
 )
 
 

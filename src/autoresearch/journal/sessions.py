@@ -120,8 +120,22 @@ _RUN_JSON = {
     "readings": "readings_json",
 }
 _BOOLS = frozenset({"own_worktree", "timed_out", "flagged"})
-_SESSIONS = Codec(_SESSION_JSON, _BOOLS, frozenset(_SESSION_JSON), enums={"direction": Direction})
-_RUNS = Codec(_RUN_JSON, _BOOLS, enums={"status": Verdict}, typed={"checks": CheckRecord})
+_SESSIONS = Codec(
+    _SESSION_JSON,
+    _BOOLS,
+    frozenset(_SESSION_JSON),
+    enums={"direction": Direction},
+    table="sessions",
+    keys=("session_id",),
+)
+_RUNS = Codec(
+    _RUN_JSON,
+    _BOOLS,
+    enums={"status": Verdict},
+    typed={"checks": CheckRecord},
+    table="session_runs",
+    keys=("run_id",),
+)
 
 
 def _rows(src: Reader, sql: str, params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
