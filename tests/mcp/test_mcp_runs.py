@@ -8,6 +8,7 @@ import pytest
 from mcp_helpers import connect
 
 from autoresearch.mcp.server import build_server
+from autoresearch.supervisor.lifecycle import list_runs, stop
 from autoresearch.supervisor.prepare import prepare
 from helpers import Repo
 
@@ -59,3 +60,23 @@ async def test_run_tools_outside_a_repository_say_so(tmp_path: Path) -> None:
     async with connect(build_server(tmp_path)) as t:
         message = await t.error("run_list")
         assert message == f"not inside a git repository: {tmp_path}"
+
+
+async def test_run_list_shows_only_the_newest_runs_when_asked(
+    repo: Repo, mission_dir: Path
+) -> None:
+    """`last` as `status --last N` has it: the newest N, oldest first; 0 none; omitted, all."""
+    ids = []
+    for tag in ("T1", "T2", "T3"):
+        with prepare(mission_dir, run_tag=tag) as handle:
+            ids.append(handle.run_id)
+        stop(repo.root, handle.run_id)
+    async with connect(build_server(repo.root)) as t:
+        every = await t.ok("run_list")
+        assert [r["run_id"] for r in every.data["runs"]] == ids
+        newest = await t.ok("run_list", {"last": 2})
+        assert [r["run_id"] for r in newest.data["runs"]] == ids[1:]
+        assert ids[0] not in newest.text and ids[2] in newest.text
+        assert (await t.ok("run_list", {"last": 0})).data["runs"] == []
+        assert (await t.ok("run_list", {"last": 9})).data["runs"] == every.data["runs"]
+    assert [r.summary.run_id for r in list_runs(repo.root, last=1)] == ids[2:]

@@ -239,10 +239,9 @@ def status(ctx: click.Context, run_id: str | None, last: int | None, as_json: bo
 
     root = repo_root(ctx)
     if run_id is None:
-        items = list_runs(root)
-        shown = items[-last:] if last else [] if last == 0 else items
-        data = {"repo_root": str(root), "runs": [item.to_dict() for item in shown]}
-        emit_json(data) if as_json else render.run_list(shown)
+        items = list_runs(root, last)
+        data = {"repo_root": str(root), "runs": [item.to_dict() for item in items]}
+        emit_json(data) if as_json else render.run_list(items)
         return
     details = run_details(root, run_id, last)
     emit_json(details.to_dict()) if as_json else render.run_details(details)

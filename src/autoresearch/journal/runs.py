@@ -149,8 +149,14 @@ def get_run_in(conn: sqlite3.Connection, run_id: str) -> RunRecord | None:
     return None if row is None else _RUNS.record(RunRecord, row)
 
 
-def list_runs(journal: Journal) -> list[RunRecord]:
-    rows = journal.rows("SELECT * FROM runs ORDER BY created_at, run_id")
+def list_runs(journal: Journal, last: int | None = None) -> list[RunRecord]:
+    """Every run, oldest first; only the newest `last` when given (0: none)."""
+    if last is None:
+        rows = journal.rows("SELECT * FROM runs ORDER BY created_at, run_id")
+    else:
+        rows = journal.rows(
+            "SELECT * FROM runs ORDER BY created_at DESC, run_id DESC LIMIT ?", (last,)
+        )[::-1]
     return [_RUNS.record(RunRecord, r) for r in rows]
 
 

@@ -361,7 +361,13 @@ class Tools:
 
     # --- supervised runs ---------------------------------------------------------------------
 
-    def run_list(self) -> Annotated[CallToolResult, s.RunListOutput]:
+    def run_list(
+        self,
+        last: Annotated[
+            int | None,
+            Field(ge=0, description="Only the newest N runs, oldest first (default: every run)."),
+        ] = None,
+    ) -> Annotated[CallToolResult, s.RunListOutput]:
         """List the supervised runs of this repository with their headline numbers.
 
         Starting and resuming supervised runs stays on the command line (`autoresearch run
@@ -369,7 +375,7 @@ class Tools:
         """
         with tool_errors():
             root = find_repo(self.start)
-            runs = lifecycle.list_runs(root)
+            runs = lifecycle.list_runs(root, last)
             data = {"repo_root": str(root), "runs": [r.to_dict() for r in runs]}
             return reply(report.run_list(runs), s.RunListOutput.model_validate(data))
 

@@ -346,8 +346,9 @@ def _stop_target(journal: Journal, run_id: str | None) -> RunRecord:
     return run
 
 
-def list_runs(repo_root: Path) -> list[RunListing]:
-    """Every run of the repository with its headline numbers."""
+def list_runs(repo_root: Path, last: int | None = None) -> list[RunListing]:
+    """Every run of the repository with its headline numbers, oldest first (the newest `last`
+    only, when given: `status --last N`, MCP run_list's `last`)."""
     if not journal_exists(repo_root):
         return []
     repo = RepoPaths(repo_root)
@@ -357,7 +358,7 @@ def list_runs(repo_root: Path) -> list[RunListing]:
                 _summary_of(journal, run),
                 run.status == RunStatus.RUNNING and driver_alive(repo, run.run_id),
             )
-            for run in runs.list_runs(journal)
+            for run in runs.list_runs(journal, last)
         ]
 
 
