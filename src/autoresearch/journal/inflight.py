@@ -61,3 +61,9 @@ def get_lane(journal: Journal, run_id: str, lane: int) -> InflightSession | None
         (run_id, lane),
     )
     return InflightSession(int(row[0]), str(row[1])) if row else None
+
+
+def lanes_in_flight(journal: Journal, run_id: str) -> list[int]:
+    """The lanes whose session a crash cut off, whatever lane count their driver had."""
+    rows = journal.rows("SELECT lane FROM lane_inflight WHERE run_id = ? ORDER BY lane", (run_id,))
+    return [int(row[0]) for row in rows]

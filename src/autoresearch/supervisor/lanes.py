@@ -28,7 +28,11 @@ session left as a patch under the lane's logs and restarts it; `recovery.recover
 decided iteration in its lane and brings the run branch to the kept commit. A session is
 unfinished while its lane's `lane_inflight` row exists (written before it starts, deleted once
 the driver has made its artifact consistent): whatever such a session left in candidate.json,
-half written or complete, the driver never saw it end, and it is no verdict.
+half written or complete, the driver never saw it end, and it is no verdict. That recovery
+covers the previous driver's layout, whatever `--lanes` the run is resumed with: a single
+loop's pending iteration is judged in the run worktree first, and lanes beyond the new count
+are armed like the others, never given a session, and stopped once their work is judged
+(`_Driver.run`).
 """
 
 from __future__ import annotations
@@ -65,6 +69,7 @@ from autoresearch.supervisor.executor import (
 )
 from autoresearch.supervisor.finalize import finalize_run
 from autoresearch.supervisor.handle import RunHandle
+from autoresearch.supervisor.lifecycle import has_pending_artifact
 from autoresearch.supervisor.loop import (
     MSG_NO_ARTIFACT,
     MSG_PROCESSING_PENDING,
@@ -140,6 +145,9 @@ class Lane:
     queued: int = 0  # when its session ended (the driver's count): slots go oldest first
     last_iteration: int | None = None
     last_decision: DecisionKind | None = None
+    # a lane of the previous driver beyond this layout (`resume --lanes` fewer): recovered
+    # like every lane, never given a session, and stopped once its work is judged (`_retire`)
+    retiring: bool = False
 
     @property
     def busy(self) -> bool:
@@ -166,6 +174,7 @@ class _Driver:
         self.executor, self.observer, self.signal = executor, observer, signal
         self.from_git = make_agent(config).artifact_from_git
         self.lanes = [Lane(k, h.for_lane(k)) for k in range(1, limits.lanes + 1)]
+        self.lanes += [Lane(k, h.for_lane(k), retiring=True) for k in _earlier_lanes(h, limits)]
         self.sessions = 0
         self.failures = 0
         self.last_failure: str | None = None
@@ -180,14 +189,20 @@ class _Driver:
     # --- the loop ---------------------------------------------------------------------------
 
     def run(self) -> LoopOutcome:
+        """The previous driver's work in flight is recovered before this layout starts,
+        whatever its lane count (the single loop's included): the single loop's iteration is
+        judged, then every lane of either layout is armed (strays stopped, a cut session's
+        work saved, a finished candidate queued to be judged) before any session starts."""
         refuse_without_comparable_baseline(self.h)
         self.h.measure_with = self._measure
         self.h.journal.defer_backups()  # taken in `_follow`, once the lanes were served
-        for lane in self.lanes:
-            lane.h.measure_with = self._measure
-            self._arm(lane)
-        self._publish()
         try:
+            if not self._judge_single_loop():
+                return self._outcome(True)
+            for lane in self.lanes:
+                lane.h.measure_with = self._measure
+                self._arm(lane)
+            self._publish()
             while True:
                 if self.signal.reason is not None:
                     return self._interrupt()
@@ -203,7 +218,8 @@ class _Driver:
                     return self._ended()
                 if self.stopping is None:
                     for lane in self.lanes:
-                        if lane.state == LaneState.IDLE and self._may_launch():
+                        idle = lane.state == LaneState.IDLE and not lane.retiring
+                        if idle and self._may_launch():
                             self._launch(lane)
                 self._follow()  # bookkeeping no lane waits for comes after the launches
                 self._publish()
@@ -223,12 +239,45 @@ class _Driver:
             self.h.journal.defer_backups(False)
 
     def _follow(self) -> None:
-        """The run branch (checked out in the idle run worktree) follows the last keep; the
-        journal's backup after a judgement (deferred: `run`) is taken."""
+        """The run branch (checked out in the idle run worktree) follows the last keep; lanes
+        beyond the layout whose work was judged go; the journal's backup after a judgement
+        (deferred: `run`) is taken."""
         if self.run_branch_behind:
             self.run_branch_behind = False
             record.advance_run_branch(self.h)
+        for lane in [x for x in self.lanes if x.retiring and not x.busy]:
+            self._retire(lane)
         self.h.journal.take_deferred_backup()
+
+    def _judge_single_loop(self) -> bool:
+        """A single loop's iteration that its killed driver left (recovery made its artifact
+        consistent: a cut session's says interrupted) is judged in the run's own worktree,
+        as the single loop would, before a lane starts from the incumbent. False: a signal
+        interrupted it (its artifact stays for the next resume)."""
+        h = self.h
+        if not has_pending_artifact(h):
+            return True
+        self.observer.note(MSG_PROCESSING_PENDING)
+        self.observer.evaluation_started(h.run.iteration + 1)
+        try:
+            result = step(h, should_cancel=self.signal_set)
+        except RunInterrupted as exc:
+            self.observer.note(str(exc))
+            return False
+        finally:
+            self._drop_ahead()
+        self.observer.step_recorded(result, None)
+        return True
+
+    def _retire(self, lane: Lane) -> None:
+        """A lane of the previous driver beyond this layout, its work judged: stopped, and
+        the driver no longer looks at it. Its row stays (status shows what it did, and a later
+        `--lanes` that has it again numbers its sessions on, never over its saved patches),
+        and so do its worktree and branch, at an incumbent (`clean` removes them)."""
+        lane.state = LaneState.STOPPED
+        lane.detail = f"not in the layout: the run was resumed with --lanes {self.limits.lanes}"
+        self._publish()
+        self.lanes.remove(lane)
 
     def signal_wait(self) -> None:
         threading.Event().wait(STOP_POLL_SECONDS)
@@ -335,7 +384,7 @@ class _Driver:
         if git.head_branch(lh.worktree) != record.branch_ref(lh):
             return  # the session left HEAD elsewhere: step says so
         path = lh.paths.session_patch(lane.session, "unfinished-replay")
-        reset.save_patch(lh.worktree, resolved, lh.dirt, path, keep_empty=True)
+        reset.save_patch(lh.worktree, resolved, lh.dirt, path, keep_empty=False)
         git.checkout_branch_at(lh.worktree, lh.branch_name, resolved)
 
     def _restore(self, lane: Lane, label: str, base: str) -> str | None:
@@ -361,11 +410,11 @@ class _Driver:
     def _save(self, lane: Lane, label: str, base: str, reset_to: str | None) -> str:
         lh = lane.h
         path = lh.paths.session_patch(lane.session, label)
-        reset.save_patch(lh.worktree, base, lh.dirt, path, keep_empty=True)
+        changed = reset.save_patch(lh.worktree, base, lh.dirt, path, keep_empty=False)
         target = reset_to or self.h.run.last_kept_commit or base
         branch = lh.branch_name if reset_to is None else None
         reset.reset_tree(lh.worktree, target, lh.dirt, branch=branch)
-        return f"changes past {base[:12]} saved to {path}"
+        return record.patch_note(changed, base, path)
 
     def _session_over(self, lane: Lane) -> None:
         """The lane's session ended and the driver made its artifact consistent."""
@@ -399,7 +448,7 @@ class _Driver:
             timeout=self.limits.agent_timeout,
             sandbox=h.run.sandbox,
             history=self.history.snapshot(),
-            lanes=len(self.lanes),
+            lanes=self.limits.lanes,
         )
         lane.cancel = threading.Event()
         with h.journal.tx() as conn:
@@ -890,6 +939,17 @@ def run_lanes(
 def local_executor(h: RunHandle, lanes: int) -> LocalExecutor:
     slots = h.run.sandbox.evaluation.slots
     return LocalExecutor(max(1, lanes), slots)
+
+
+def _earlier_lanes(h: RunHandle, limits: LoopLimits) -> list[int]:
+    """The lanes a previous driver of the run had beyond `limits.lanes` that may hold work in
+    flight (a session, a candidate) and strays, whatever lane count the run is resumed with:
+    every one not stopped (a stopped lane's work ended with its run, or was retired)."""
+    known = {
+        r.lane for r in lane_store.lanes_of(h.journal, h.run_id) if r.state != LaneState.STOPPED
+    }
+    known.update(inflight.lanes_in_flight(h.journal, h.run_id))
+    return sorted(k for k in known if k > limits.lanes)
 
 
 def _no_register(pgid: int) -> None:

@@ -346,10 +346,19 @@ def dirty_tracked(h: RunHandle) -> bool:
 
 def save_patch(h: RunHandle, iteration: int, label: str, base: str) -> str:
     """Save everything in the worktree past `base` (commits, edits, staged and new files) as a
-    patch; the note that says where."""
+    patch; the note that says where (or that there was nothing to save)."""
     path = h.paths.patch(iteration, label)
-    reset.save_patch(h.worktree, base, h.dirt, path, keep_empty=True)
-    return f"changes past {base[:12]} saved to {path}"
+    changed = reset.save_patch(h.worktree, base, h.dirt, path, keep_empty=False)
+    return patch_note(changed, base, path)
+
+
+def patch_note(changed: bool, base: str, path: Path) -> str:
+    """The note of a save past `base` into `path`. Nothing changed: no empty patch is written
+    and the note says so; a patch an earlier attempt wrote (a save repeated after a crash that
+    came after the reset) is still named, never reported as nothing."""
+    if changed or path.exists():
+        return f"changes past {base[:12]} saved to {path}"
+    return f"no changes past {base[:12]} to save"
 
 
 def save_and_reset(
