@@ -23,14 +23,14 @@ def test_two_branches_two_sessions(repo: Repo) -> None:
     update_notes(repo.root, append_idea="beta idea")
 
     beta = session_status(repo.root)
-    assert beta.session["name"] == "beta" and beta.session["direction"] == "higher"
-    assert [h["description"] for h in beta.history] == ["beta baseline"]
+    assert beta.session.name == "beta" and beta.session.direction == "higher"
+    assert [h.description for h in beta.history] == ["beta baseline"]
     assert beta.ideas == ("beta idea",)
 
     repo.git("checkout", "-q", a.branch)
     alpha = session_status(repo.root)
-    assert alpha.session["name"] == "alpha"
-    assert [h["description"] for h in alpha.history] == ["alpha baseline", "alpha better"]
+    assert alpha.session.name == "alpha"
+    assert [h.description for h in alpha.history] == ["alpha baseline", "alpha better"]
     assert alpha.best is not None and alpha.best.metric == 90.0
     assert alpha.ideas == ()
 

@@ -57,18 +57,18 @@ def test_the_cli_names_cli_commands_and_the_mcp_names_tools(repo: Repo) -> None:
 def test_justify_and_flag_need_no_pending_run(repo: Repo) -> None:
     kept_with_deviations(repo)
     cli("exp", "log", "--status", "keep", "-d", "sneaky", cwd=repo.root)
-    assert [u["run"] for u in session_status(repo.root).unjustified] == [2]
+    assert [u.run for u in session_status(repo.root).unjustified] == [2]
     done = cli("exp", "log", "--justify", "2:the README documents it", "--json", cwd=repo.root)
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert (out["justified"], out["unjustified"], out["flagged"]) == ([2], [], [])
     status = session_status(repo.root)
     assert status.unjustified == () and status.pending is None
-    assert status.history[1]["justification"] == "the README documents it"
+    assert status.history[1].justification == "the README documents it"
 
     flagged = cli("exp", "log", "--flag", "2:warm cache", cwd=repo.root)
     assert flagged.returncode == 0 and "flagged run #2" in flagged.stdout
-    assert session_status(repo.root).history[1]["flagged"]
+    assert session_status(repo.root).history[1].flagged
 
 
 @pytest.mark.parametrize(

@@ -346,3 +346,25 @@ def test_status_shows_the_hook_counters(session: Repo) -> None:
     }
     text = cli("exp", "status", cwd=session.root).stdout
     assert "auto-resume: 1/200 resumed turns, failure streak 1 (stops above 20)" in text
+
+
+def test_the_compaction_summary_cannot_tell_running_from_interrupted(session: Repo) -> None:
+    """Only the journal is read: an unfinished pending run is neither running nor interrupted
+    there, while `status` (which looks at the run's lock) says interrupted."""
+    from autoresearch.experiments import session_status
+    from autoresearch.experiments.report import render_status
+    from autoresearch.journal import sessions
+    from autoresearch.journal.db import Journal
+
+    cycle(session, "100", "keep", "baseline")
+    run(session.root)
+    with Journal.open(session.root / ".autoresearch" / "journal.sqlite3") as journal:
+        pending = sessions.pending_run(journal, 1)
+        assert pending is not None
+        with journal.tx() as conn:  # as if its `exp run` had been killed mid-benchmark
+            sessions.update_run(conn, pending.run_id, completed_at=None)
+    summary = compaction_summary(session.root)
+    assert summary is not None
+    assert "pending run: #2 not completed (running or interrupted)\n" in summary
+    assert "never logged" not in summary
+    assert "pending run: #2 interrupted\n" in render_status(session_status(session.root))

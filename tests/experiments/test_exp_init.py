@@ -44,7 +44,7 @@ def test_init_creates_the_branch_and_commits_the_harness(repo: Repo) -> None:
     }
     assert repo.git("status", "--porcelain") == ""  # the journal is never part of the work
     assert result.setup_commit == repo.git("rev-parse", "HEAD")
-    s = result.session
+    s = result.to_dict()["session"]
     assert (s["goal"], s["direction"], s["command"], s["max_iterations"]) == (
         "faster",
         "lower",
@@ -79,7 +79,7 @@ def test_clean_tree_means_no_setup_commit(repo: Repo) -> None:
     head = repo.git("rev-parse", "HEAD")
     result = init(repo.root)
     assert result.setup_commit is None
-    assert result.session["baseline_commit"] == head
+    assert result.session.baseline_commit == head
 
 
 def test_reinit_keeps_omitted_fields_and_abandons_the_pending_run(repo: Repo) -> None:
@@ -90,7 +90,7 @@ def test_reinit_keeps_omitted_fields_and_abandons_the_pending_run(repo: Repo) ->
     assert again.updated == ("goal", "max_iterations")
     assert again.abandoned_run == 1
     assert "abandoned run #1 (completed, never logged)" in again.messages
-    s = again.session
+    s = again.to_dict()["session"]
     assert (s["name"], s["metric"], s["unit"], s["goal"]) == ("speed up", "score", "ms", "g2")
     assert (s["secondary"], s["scope"], s["max_iterations"]) == (["mem"], ["src"], None)
     assert session_status(repo.root).pending is None
@@ -108,12 +108,12 @@ def test_new_segment_starts_a_new_baseline_and_new_counts(session: Repo) -> None
     result = init_session(session.root, InitParams(new_segment=True))
     assert result.segment == 2 and result.new_segment
     assert result.setup_commit == session.git("rev-parse", "HEAD")
-    assert result.session["baseline_commit"] == result.setup_commit
+    assert result.session.baseline_commit == result.setup_commit
     status = session_status(session.root)
     assert status.segment == 2
     assert status.progress.logged == 0
     assert status.baseline is None and status.best is None
-    assert [h["segment"] for h in status.history] == [1, 1]  # history still shows segment 1
+    assert [h.segment for h in status.history] == [1, 1]  # history still shows segment 1
     run(session.root)
     report = log(session.root, "keep", "segment 2 baseline")
     assert report.baseline is not None and report.baseline.metric == 90.0

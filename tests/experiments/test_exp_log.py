@@ -41,7 +41,7 @@ def test_keep_commits_everything_with_the_result_trailer(session: Repo) -> None:
         session.root, "keep", "Cache the table", asi={"hypothesis": "cache hits"}, force=True
     )
     head = session.git("rev-parse", "HEAD")
-    assert report.git == {
+    assert report.git.to_dict() == {
         "action": "committed",
         "commit": head,
         "patch_path": None,
@@ -88,7 +88,7 @@ def test_keep_leaves_untracked_python_caches_out_of_the_commit(repo: Repo) -> No
     repo.git("rm", "-q", ".gitignore")  # a staged deletion
     run(repo.root)
     report = log(repo.root, "keep", "faster")
-    assert report.git["action"] == "committed"
+    assert report.git.action == "committed"
     changed = repo.git("show", "--name-status", "--no-renames", "--format=", "HEAD")
     assert sorted(changed.splitlines()) == [
         "A\tpkg/mod.py",
@@ -107,10 +107,10 @@ def test_keep_leaves_untracked_python_caches_out_of_the_commit(repo: Repo) -> No
     repo.write("__pycache__/top.cpython-311.pyc", "new bytecode")
     run(repo.root)
     only_caches = log(repo.root, "keep", "caches only")
-    assert only_caches.git["action"] == "nothing to commit"
+    assert only_caches.git.action == "nothing to commit"
     repo.git("rm", "-q", "pkg/mod.py")  # only a staged deletion besides the caches
     run(repo.root)
-    assert log(repo.root, "keep", "drop mod").git["action"] == "committed"
+    assert log(repo.root, "keep", "drop mod").git.action == "committed"
     assert "pkg/mod.py" not in repo.git("ls-tree", "-r", "--name-only", "HEAD").split()
 
 
@@ -123,15 +123,15 @@ def test_caches_are_neither_deviations_nor_part_of_a_discarded_patch(repo: Repo)
     run(repo.root)
     report = log(repo.root, "discard", "worse")
     assert report.deviations == ()
-    patch = Path(report.git["patch_path"]).read_text()
+    patch = Path(report.git.patch_path).read_text()
     assert "value.txt" in patch and "__pycache__" not in patch and ".pyc" not in patch
-    assert session_status(repo.root).history[-1]["deviations"] == []
+    assert session_status(repo.root).history[-1].deviations == []
 
 
 def test_keep_with_nothing_to_commit_is_reported(session: Repo) -> None:
     run(session.root)
     report = log(session.root, "keep", "baseline")
-    assert report.git["action"] == "nothing to commit" and report.git["commit"] is None
+    assert report.git.action == "nothing to commit" and report.git.commit is None
     assert "nothing to commit" in report.messages[0]
     assert report.baseline is not None
     assert report.baseline.commit == session.git("rev-parse", "HEAD")
@@ -161,9 +161,9 @@ def test_reverting_statuses_save_the_diff_then_reset(session: Repo, status: str)
     assert (session.root / "data.cache").read_text() == "ignored output\n"
     assert (session.root / "autoresearch.sh").exists()
     # the saved patch brings the experiment back exactly
-    patch = Path(report.git["patch_path"])
+    patch = Path(report.git.patch_path)
     assert patch == session.root / ".autoresearch/sessions/1/run-0003-discarded.patch"
-    assert report.git["action"] == "reverted"
+    assert report.git.action == "reverted"
     subprocess.run(["git", "apply", str(patch)], cwd=session.root, check=True)
     assert tree(session.root) == tried
 
@@ -178,7 +178,7 @@ def test_a_staged_new_file_is_saved_in_the_patch_before_the_reset(session: Repo)
     tried = tree(session.root)
     report = log(session.root, "discard", "staged idea")
     assert not (session.root / "idea.py").exists()
-    patch = Path(report.git["patch_path"])
+    patch = Path(report.git.patch_path)
     assert "idea.py" in patch.read_text()
     subprocess.run(["git", "apply", str(patch)], cwd=session.root, check=True)
     assert tree(session.root) == tried
@@ -192,7 +192,7 @@ def test_reverting_keeps_commits_the_agent_made_itself_in_the_patch(session: Rep
     run(session.root)
     report = log(session.root, "discard", "no good")
     assert session.git("rev-parse", "HEAD") == kept
-    assert "+90" in Path(report.git["patch_path"]).read_text()
+    assert "+90" in Path(report.git.patch_path).read_text()
 
 
 def test_an_untracked_harness_survives_and_stays_out_of_the_patch(session: Repo) -> None:
@@ -202,14 +202,14 @@ def test_an_untracked_harness_survives_and_stays_out_of_the_patch(session: Repo)
     run(session.root)
     report = log(session.root, "discard", "no good")
     assert (session.root / "autoresearch.checks.sh").exists()
-    assert "autoresearch.checks.sh" not in Path(report.git["patch_path"]).read_text()
+    assert "autoresearch.checks.sh" not in Path(report.git.patch_path).read_text()
 
 
 def test_nothing_to_revert(session: Repo) -> None:
     cycle(session, "100", "keep", "baseline")
     run(session.root)
     report = log(session.root, "discard", "same")
-    assert report.git["action"] == "nothing to revert" and report.git["patch_path"] is None
+    assert report.git.action == "nothing to revert" and report.git.patch_path is None
 
 
 def test_keep_is_refused_after_a_crashed_benchmark(session: Repo) -> None:
@@ -219,7 +219,7 @@ def test_keep_is_refused_after_a_crashed_benchmark(session: Repo) -> None:
         log(session.root, "keep", "x", metric=1.0)
     assert (session.root / "crash.flag").exists()  # a refused log changes nothing
     report = log(session.root, "crash", "it crashed", asi={"rollback_reason": "segfault"})
-    assert report.metric is None and report.git["action"] == "reverted"
+    assert report.metric is None and report.git.action == "reverted"
     assert not (session.root / "crash.flag").exists()
 
 
@@ -256,14 +256,14 @@ def test_scope_deviations_are_listed_until_justified_or_flagged(repo: Repo) -> N
     for _ in range(2):  # shown in every later status
         cycle(repo, "95", "discard", "meh")
         unjustified = session_status(repo.root).unjustified
-        assert [(u["run"], u["deviations"]) for u in unjustified] == [
+        assert [(u.run, u.deviations) for u in unjustified] == [
             (2, ["README.md", "scripts/eval.py"])
         ]
     run(repo.root)
     log(repo.root, "discard", "meh", justify_runs=(RunNote(2, "README typo fix is harmless"),))
     status = session_status(repo.root)
     assert status.unjustified == ()
-    assert status.history[1]["justification"] == "README typo fix is harmless"
+    assert status.history[1].justification == "README typo fix is harmless"
 
 
 def test_a_justified_keep_is_not_listed(repo: Repo) -> None:
@@ -285,10 +285,10 @@ def test_flagged_runs_leave_baseline_best_and_confidence(session: Repo) -> None:
     assert flagged.flagged == (2,)
     assert flagged.best is not None and flagged.best.run == 4
     status = session_status(session.root)
-    assert status.history[1]["flagged"] and status.history[1]["flag_reason"] == "the cache was warm"
+    assert status.history[1].flagged and status.history[1].flag_reason == "the cache was warm"
     # values without the flagged run: 100, 98, 97, 99 → median 98.5, MAD 1.0; |97 − 100| / 1
-    assert status.confidence["value"] == pytest.approx(3.0)
-    assert status.confidence["label"] == "likely real"
+    assert status.confidence.value == pytest.approx(3.0)
+    assert status.confidence.label == "likely real"
     with pytest.raises(ContractError, match="run #42 is not a logged run"):
         cycle(session, "99", "discard", "x", flag_runs=(RunNote(42, "no such run"),))
 
@@ -337,7 +337,7 @@ def test_a_discard_killed_between_its_reset_and_its_record_is_finished_honestly(
         log(session.root, "keep", "claims a reset run")
     assert "already reset and its diff saved" in err.value.message
     report = log(session.root, "discard", "no")
-    patch = Path(report.git["patch_path"])
+    patch = Path(report.git.patch_path)
     subprocess.run(["git", "apply", str(patch)], cwd=session.root, check=True)
     assert tree(session.root) == tried
 
@@ -352,5 +352,5 @@ def test_a_keep_killed_between_its_commit_and_its_record_is_finished_honestly(
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     commit = session.git("rev-parse", "HEAD")
     report = log(session.root, "keep", "ok")
-    assert report.git["action"] == "nothing to commit" and report.git["kept_commit"] == commit
+    assert report.git.action == "nothing to commit" and report.git.kept_commit == commit
     assert report.metric == 90.0

@@ -61,7 +61,7 @@ def test_a_passing_run_reports_metrics_tail_and_log(session: Repo) -> None:
     assert log_text == "METRIC score=100\nMETRIC mem=12\ndone\n"
     assert Path(report.log_path).parent == session.root / ".autoresearch" / "sessions" / "1"
     pending = session_status(session.root).pending
-    assert pending is not None and (pending["run"], pending["state"]) == (1, "completed")
+    assert pending is not None and (pending.run, pending.state) == (1, "completed")
 
 
 def test_metric_at_the_top_of_more_than_1_mb_of_output(session: Repo) -> None:
@@ -166,7 +166,7 @@ def test_a_new_run_abandons_the_unlogged_one_and_says_so(session: Repo) -> None:
     assert second.run == 2 and second.abandoned_run == 1
     assert "abandoned run #1 (completed, never logged)" in second.messages
     pending = session_status(session.root).pending
-    assert pending is not None and pending["run"] == 2
+    assert pending is not None and pending.run == 2
 
 
 def test_max_iterations_stops_the_session(repo: Repo) -> None:
@@ -202,7 +202,7 @@ def test_a_killed_exp_run_is_abandoned_and_its_processes_stopped(
     pids = [int(p) for p in pidfile.read_text().split()]
     assert all(pid_alive(p) for p in pids)  # the harness outlived its driver
     pending = session_status(session.root).pending
-    assert pending is not None and pending["state"] == "interrupted"
+    assert pending is not None and pending.state == "interrupted"
     with pytest.raises(RefusedError, match="run #1 never completed"):
         log(session.root, "crash", "killed")
     (session.root / "slow.flag").unlink()

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
-from exp_helpers import cycle
+from exp_helpers import cycle, init, run
 
 from autoresearch.errors import NotFoundError
 from autoresearch.experiments import resume_message, session_status
@@ -34,5 +37,61 @@ def test_history_is_in_run_order_whatever_the_timestamps_say(session: Repo) -> N
                 stamp = "2024-01-01T00:00:00Z" if run.number < 3 else "2023-01-01T00:00:00Z"
                 sessions.update_run(conn, run.run_id, started_at=stamp, logged_at=stamp)
     status = session_status(session.root, last=2)
-    assert [h["run"] for h in status.history] == [2, 3]
-    assert [h["run"] for h in session_status(session.root).history] == [1, 2, 3]
+    assert [h.run for h in status.history] == [2, 3]
+    assert [h.run for h in session_status(session.root).history] == [1, 2, 3]
+
+
+HISTORY_KEYS = [
+    "run", "segment", "status", "metric", "measured", "delta_pct", "metrics", "description",
+    "hypothesis", "next_action_hint", "rollback_reason", "deviations", "justification",
+    "flagged", "flag_reason", "commit", "patch_path", "log_path",
+]  # fmt: skip
+PENDING_KEYS = [
+    "run", "state", "started_at", "benchmark", "metric", "metrics", "asi", "checks", "log_path",
+    "tail",
+]  # fmt: skip
+HOOK_KEYS = [
+    "resumed_turns",
+    "max_resumed_turns",
+    "failure_streak",
+    "failure_streak_limit",
+    "notice",
+]
+
+
+@pytest.mark.parametrize(
+    ("part", "keys"),
+    [
+        (lambda d: d, [
+            "session", "segment", "counts", "baseline", "best", "confidence", "history",
+            "unjustified", "notes", "ideas", "pending", "progress", "hooks",
+        ]),
+        (lambda d: d["session"], [
+            "session_id", "name", "metric", "direction", "command", "branch", "directory",
+            "baseline_commit", "kept_commit", "created_at", "updated_at", "goal", "unit",
+            "own_worktree", "segment", "max_iterations", "secondary", "scope", "off_limits",
+            "constraints", "notes", "closed_at",
+        ]),
+        (lambda d: d["confidence"], ["value", "label", "mad", "runs", "reason", "significance"]),
+        (lambda d: d["history"][0], HISTORY_KEYS),
+        (lambda d: d["history"][-1], HISTORY_KEYS),
+        (lambda d: d["unjustified"][0], ["run", "description", "deviations"]),
+        (lambda d: d["pending"], PENDING_KEYS),
+        (lambda d: d["hooks"], HOOK_KEYS),
+    ],
+)  # fmt: skip
+def test_status_json_keeps_every_key_in_its_order(
+    repo: Repo, part: Callable[[dict[str, Any]], dict[str, Any]], keys: list[str]
+) -> None:
+    """`exp status --json` and MCP's StatusOutput are the typed report's to_dict: no part of
+    it may lose, rename or reorder a key on its way from a record."""
+    init(repo.root, scope=("value.txt",))
+    cycle(repo, "100", "keep", "baseline", asi={"hypothesis": "measure first"})
+    repo.write("README.md", "outside the scope\n")
+    cycle(repo, "90", "keep", "sneaky")
+    run(repo.root)
+    data = json.loads(json.dumps(session_status(repo.root).to_dict()))
+    assert list(part(data)) == keys
+    assert data["history"][0]["hypothesis"] == "measure first"
+    assert data["pending"]["state"] == "completed" and data["pending"]["benchmark"] == "pass"
+    assert data["unjustified"][0]["deviations"] == ["README.md"]

@@ -106,9 +106,9 @@ def test_repeats_record_every_reading_and_status_says_whether_it_is_significant(
     noisy.write("value.txt", "101\n")
     better = run(noisy.root, repeats=3)
     logged = log(noisy.root, "keep", "one more")
-    sig = logged.confidence["significance"]
-    assert sig["significant"] is True and sig["df"] == 4
-    assert sig["low"] < better.metric - base.metric < sig["high"]
+    sig = logged.confidence.significance
+    assert sig is not None and sig.significant is True and sig.df == 4
+    assert sig.low < better.metric - base.metric < sig.high
 
     # the CLI: --repeats, and significance in status and log
     noisy.write("value.txt", "101.01\n")
@@ -130,6 +130,6 @@ def test_without_repeats_significance_says_how_to_get_it(noisy: Repo) -> None:
     noisy.write("value.txt", "101\n")
     run(noisy.root)
     logged = log(noisy.root, "keep", "better")
-    assert logged.confidence["significance"]["reason"] == (
+    assert logged.confidence.significance.reason == (
         "no repeated run yet: exp run --repeats N measures the spread"
     )

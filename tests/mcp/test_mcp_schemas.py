@@ -23,6 +23,7 @@ from autoresearch.experiments import (
     StatusReport,
     confidence,
     logger,
+    status,
 )
 from autoresearch.journal.sessions import SessionRecord
 from autoresearch.mcp import schemas
@@ -40,6 +41,10 @@ DERIVED: list[tuple[type, type[BaseModel]]] = [
     (RunReport, schemas.RunOutput),
     (LogReport, schemas.LogOutput),
     (NotesResult, schemas.NotesOutput),
+    (status.HistoryLine, schemas.HistoryEntry),
+    (status.UnjustifiedKeep, schemas.Unjustified),
+    (status.PendingRun, schemas.Pending),
+    (status.HookStatus, schemas.HookCounts),
     (StatusReport, schemas.StatusOutput),
     (StopOutcome, schemas.StopOutput),
     (summary.RunSummary, schemas.RunHeadline),  # run_list's runs and run_status add driver_alive

@@ -43,7 +43,6 @@ from autoresearch.journal import hooks as journal_hooks
 from autoresearch.journal import sessions
 from autoresearch.journal.hooks import HookCounters
 from autoresearch.paths import STATE_DIR
-from autoresearch.states import RunState
 
 HOOK_BUDGET_SECONDS = 20.0  # well inside the timeout the installed entries give the host
 HOOK_TIMEOUT_SECONDS = 30
@@ -243,17 +242,14 @@ def render_summary(report: StatusReport) -> str:
     process is alive is not in the journal, so an unfinished run reads as not completed."""
     from autoresearch.experiments.report import render_resume
 
-    pending = report.pending
-    if pending is not None and pending["state"] != RunState.COMPLETED:
-        pending = {**pending, "state": "not completed (running or interrupted)"}
     s = report.session
     head = (
-        f"Context compacted: this is the autoresearch experiment session #{s['session_id']} "
-        f"'{s['name']}', rebuilt from the journal with no model call. The journal "
+        f"Context compacted: this is the autoresearch experiment session #{s.session_id} "
+        f"'{s.name}', rebuilt from the journal with no model call. The journal "
         "(.autoresearch/journal.sqlite3) is the source of truth: `autoresearch exp status` "
         "shows the live state; trust it over anything remembered from before the compaction."
     )
-    return head + "\n\n" + render_resume(replace(report, pending=pending))
+    return head + "\n\n" + render_resume(report, live=False)
 
 
 # --- the safe entry point --------------------------------------------------------------------

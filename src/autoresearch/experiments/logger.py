@@ -21,7 +21,7 @@ from autoresearch import failpoints, git
 from autoresearch.clock import utc_now_iso
 from autoresearch.errors import ContractError, RefusedError
 from autoresearch.experiments.commits import commit_work, untracked_caches
-from autoresearch.experiments.confidence import BestRef, Ref
+from autoresearch.experiments.confidence import BestRef, Confidence, Ref
 from autoresearch.experiments.context import Context, open_context, session_lock
 from autoresearch.experiments.ledger import Progress, progress, stats
 from autoresearch.experiments.params import (
@@ -84,8 +84,8 @@ class LogReport:
     best: BestRef | None
     metrics: dict[str, float]
     asi: dict[str, Any]
-    confidence: dict[str, Any]
-    git: dict[str, Any]
+    confidence: Confidence
+    git: GitEffect
     deviations: tuple[str, ...]
     justification: str | None
     flagged: tuple[int, ...]
@@ -272,8 +272,8 @@ def _report(
         best=segment.best_ref(),
         metrics=plan.metrics,
         asi={k: plan.asi[k] for k in ASI_SUMMARY_KEYS if k in plan.asi} or dict(plan.asi),
-        confidence=segment.confidence.to_dict(),
-        git=effect.to_dict(),
+        confidence=segment.confidence,
+        git=effect,
         deviations=tuple(devs),
         justification=params.justification or None,
         flagged=tuple(n.run_id for n in params.flag_runs),
@@ -324,7 +324,7 @@ class NotesReport:
     flagged: tuple[int, ...]
     justified: tuple[int, ...]
     unjustified: tuple[int, ...]  # kept runs whose deviations still wait for a reason
-    confidence: dict[str, Any]
+    confidence: Confidence
     messages: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
@@ -347,7 +347,7 @@ def annotate_runs(
                 _apply_notes(conn, session, flag_runs, justify_runs)
             waiting = sessions.unjustified_keeps(ctx.journal, session.session_id)
             left = tuple(r.number for r in waiting)
-            confidence = stats(ctx.journal, session).confidence.to_dict()
+            confidence = stats(ctx.journal, session).confidence
     flagged = tuple(n.run_id for n in flag_runs)
     justified = tuple(n.run_id for n in justify_runs)
     messages = [f"flagged run #{n}: excluded from baseline, best and confidence" for n in flagged]

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from autoresearch.experiments.confidence import BestRef, Ref
+from autoresearch.experiments.confidence import BestRef, Confidence, Ref
 from autoresearch.experiments.ledger import progress_text
 from autoresearch.experiments.rules import max_reached_message
 from autoresearch.experiments.verbs import Door, Verbs, verbs
@@ -23,7 +23,14 @@ if TYPE_CHECKING:
     from autoresearch.experiments.notes import NotesResult
     from autoresearch.experiments.runner import RunReport
     from autoresearch.experiments.session import CloseResult, InitResult, ReopenResult
-    from autoresearch.experiments.status import SessionList, StatusReport
+    from autoresearch.experiments.status import (
+        HistoryLine,
+        HookStatus,
+        PendingRun,
+        SessionList,
+        StatusReport,
+        UnjustifiedKeep,
+    )
 
 
 def num(value: float | None, unit: str = "") -> str:
@@ -44,22 +51,22 @@ def ref(data: Ref | None, unit: str = "") -> str:
     return f"#{data.run} {num(data.metric, unit)}{pct(change)}"
 
 
-def confidence(data: Mapping[str, Any]) -> str:
-    if data.get("value") is None:
-        return f"n/a ({data.get('reason')})"
-    return f"{data['value']:.2f} × MAD ({data['label']})"
+def confidence(data: Confidence) -> str:
+    if data.value is None:
+        return f"n/a ({data.reason})"
+    return f"{data.value:.2f} × MAD ({data.label})"
 
 
-def significance(data: Mapping[str, Any]) -> str:
-    """The `significance` of a confidence dict: best − baseline against repeated runs' noise."""
-    sig = data.get("significance") or {}
-    if sig.get("significant") is None:
-        return f"n/a ({sig.get('reason') or 'not computed'})"
-    verdict = "significant" if sig["significant"] else "not significant"
+def significance(data: Confidence) -> str:
+    """The `significance` of a confidence: best − baseline against repeated runs' noise."""
+    sig = data.significance
+    if sig is None or sig.significant is None:
+        return f"n/a ({(sig.reason if sig else None) or 'not computed'})"
+    verdict = "significant" if sig.significant else "not significant"
     return (
-        f"{verdict}: best − baseline {sig['difference']:+.4g}, 95 % interval "
-        f"[{sig['low']:+.4g}, {sig['high']:+.4g}] (better is +; spread {sig['spread']:.3g}, "
-        f"df {sig['df']})"
+        f"{verdict}: best − baseline {sig.difference:+.4g}, 95 % interval "
+        f"[{sig.low:+.4g}, {sig.high:+.4g}] (better is +; spread {sig.spread:.3g}, "
+        f"df {sig.df})"
     )
 
 
@@ -78,12 +85,12 @@ def _lines(*parts: str) -> str:
 def render_init(result: InitResult) -> str:
     s = result.session
     kind = "started" if result.created else "updated"
-    head = f"session #{result.session_id} {kind}: '{s['name']}' on {result.branch}"
-    limit = f", max {s['max_iterations']} runs" if s["max_iterations"] else ""
+    head = f"session #{result.session_id} {kind}: '{s.name}' on {result.branch}"
+    limit = f", max {s.max_iterations} runs" if s.max_iterations else ""
     return _lines(
         head,
-        f"metric:    {s['metric']} ({s['direction']} is better{limit}), segment {s['segment']}",
-        f"command:   {s['command']}",
+        f"metric:    {s.metric} ({s.direction} is better{limit}), segment {s.segment}",
+        f"command:   {s.command}",
         f"directory: {result.directory}",
         *result.messages,
     )
@@ -139,7 +146,7 @@ def render_log(report: LogReport) -> str:
         f"asi:        {_json(report.asi)}" if report.asi else "",
         f"confidence: {confidence(report.confidence)}",
         f"significance: {significance(report.confidence)}",
-        f"git:        {g['action']}" + (f" ({g['commit'][:7]})" if g["commit"] else ""),
+        f"git:        {g.action}" + (f" ({g.commit[:7]})" if g.commit else ""),
         f"flagged:    {', '.join(f'#{n}' for n in report.flagged)}" if report.flagged else "",
         f"justified:  {', '.join(f'#{n}' for n in report.justified)}" if report.justified else "",
         f"progress:   {progress_text(report.progress)}",
@@ -185,23 +192,23 @@ def render_sessions(found: SessionList) -> str:
     return "\n".join(rows)
 
 
-def render_status(report: StatusReport, door: Door = Door.CLI) -> str:
+def render_status(report: StatusReport, door: Door = Door.CLI, live: bool = True) -> str:
+    """`live`: whether a pending run's lock was looked at (False: from the journal alone, an
+    unfinished run reads as not completed)."""
     s = report.session
-    unit = s["unit"]
+    unit = s.unit
     counts = ", ".join(f"{k} {v}" for k, v in report.counts.items())
     prog = report.progress
     return _lines(
-        f"session #{s['session_id']} '{s['name']}' on {s['branch']} (segment {report.segment})",
-        f"goal:        {s['goal']}" if s["goal"] else "",
-        f"metric:      {s['metric']}"
-        + (f" ({unit})" if unit else "")
-        + f", {s['direction']} is better",
-        f"secondary:   {', '.join(s['secondary'])}" if s["secondary"] else "",
-        f"command:     {s['command']}",
-        f"directory:   {s['directory']}",
-        f"scope:       {', '.join(s['scope'])}" if s["scope"] else "",
-        f"off limits:  {', '.join(s['off_limits'])}" if s["off_limits"] else "",
-        f"constraints: {'; '.join(s['constraints'])}" if s["constraints"] else "",
+        f"session #{s.session_id} '{s.name}' on {s.branch} (segment {report.segment})",
+        f"goal:        {s.goal}" if s.goal else "",
+        f"metric:      {s.metric}" + (f" ({unit})" if unit else "") + f", {s.direction} is better",
+        f"secondary:   {', '.join(s.secondary)}" if s.secondary else "",
+        f"command:     {s.command}",
+        f"directory:   {s.directory}",
+        f"scope:       {', '.join(s.scope)}" if s.scope else "",
+        f"off limits:  {', '.join(s.off_limits)}" if s.off_limits else "",
+        f"constraints: {'; '.join(s.constraints)}" if s.constraints else "",
         f"runs:        {progress_text(prog)} logged ({counts})",
         f"baseline:    {ref(report.baseline, unit)}",
         f"best kept:   {ref(report.best, unit)}",
@@ -213,66 +220,72 @@ def render_status(report: StatusReport, door: Door = Door.CLI) -> str:
         _hooks(report.hooks),
         _history(report.history, unit),
         _unjustified(report.unjustified, verbs(door)),
-        _pending(report.pending, unit),
+        _pending(report.pending, unit, live),
         f"notes:\n{_indent(report.notes)}" if report.notes.strip() else "notes:       (none)",
     )
 
 
-def _hooks(hooks: Mapping[str, Any]) -> str:
+def _hooks(hooks: HookStatus) -> str:
     """The auto-resume line, once a host hook has resumed the agent or stopped the loop."""
-    if not hooks["resumed_turns"] and not hooks["notice"]:
+    if not hooks.resumed_turns and not hooks.notice:
         return ""
     line = (
-        f"auto-resume: {hooks['resumed_turns']}/{hooks['max_resumed_turns']} resumed turns, "
-        f"failure streak {hooks['failure_streak']} (stops above {hooks['failure_streak_limit']})"
+        f"auto-resume: {hooks.resumed_turns}/{hooks.max_resumed_turns} resumed turns, "
+        f"failure streak {hooks.failure_streak} (stops above {hooks.failure_streak_limit})"
     )
-    return line + (f"\n  stopped: {hooks['notice']}" if hooks["notice"] else "")
+    return line + (f"\n  stopped: {hooks.notice}" if hooks.notice else "")
 
 
-def _history(history: tuple[dict[str, Any], ...], unit: str) -> str:
+def _history(history: tuple[HistoryLine, ...], unit: str) -> str:
     if not history:
         return "last runs:   none logged yet"
     rows = ["last runs:"]
     for h in history:
-        flag = f"  FLAGGED: {h['flag_reason']}" if h["flagged"] else ""
+        flag = f"  FLAGGED: {h.flag_reason}" if h.flagged else ""
         rows.append(
-            f"  #{h['run']:<3} {h['status']:<13} {num(h['metric'], unit)}{pct(h['delta_pct'])}"
-            f"  {h['description']}{flag}"
+            f"  #{h.run:<3} {h.status:<13} {num(h.metric, unit)}{pct(h.delta_pct)}"
+            f"  {h.description}{flag}"
         )
-        if h.get("measured") is not None:
-            rows.append(f"       measured: {num(h['measured'], unit)} (the logged value differs)")
-        for key, label in (
-            ("hypothesis", "hypothesis"),
-            ("next_action_hint", "next"),
-            ("rollback_reason", "rollback"),
+        if h.measured is not None:
+            rows.append(f"       measured: {num(h.measured, unit)} (the logged value differs)")
+        for value, label in (
+            (h.hypothesis, "hypothesis"),
+            (h.next_action_hint, "next"),
+            (h.rollback_reason, "rollback"),
         ):
-            if h.get(key):
-                rows.append(f"       {label}: {h[key]}")
-        if h["deviations"]:
-            justified = f" (justified: {h['justification']})" if h["justification"] else ""
-            rows.append(f"       deviations: {', '.join(h['deviations'])}{justified}")
+            if value:
+                rows.append(f"       {label}: {value}")
+        if h.deviations:
+            justified = f" (justified: {h.justification})" if h.justification else ""
+            rows.append(f"       deviations: {', '.join(h.deviations)}{justified}")
     return "\n".join(rows)
 
 
-def _unjustified(items: tuple[dict[str, Any], ...], say: Verbs) -> str:
+def _unjustified(items: tuple[UnjustifiedKeep, ...], say: Verbs) -> str:
     if not items:
         return ""
-    n = items[0]["run"]
+    n = items[0].run
     rows = [f"unjustified deviations (justify: {say.justify_run(n)}; or flag: {say.flag_run(n)}):"]
-    rows += [f"  #{i['run']} {i['description']}: {', '.join(i['deviations'])}" for i in items]
+    rows += [f"  #{i.run} {i.description}: {', '.join(i.deviations)}" for i in items]
     return "\n".join(rows)
 
 
-def _pending(pending: dict[str, Any] | None, unit: str) -> str:
+# How a pending run reads when only the journal is known: whether its process is alive is not
+# in the journal (the compaction summary is rebuilt from it alone).
+UNKNOWN_LIVENESS = "not completed (running or interrupted)"
+
+
+def _pending(pending: PendingRun | None, unit: str, live: bool = True) -> str:
     if pending is None:
         return "pending run: none"
-    head = f"pending run: #{pending['run']} {pending['state']}"
-    if pending["state"] != RunState.COMPLETED:
+    state = pending.state if live or pending.state == RunState.COMPLETED else UNKNOWN_LIVENESS
+    head = f"pending run: #{pending.run} {state}"
+    if pending.state != RunState.COMPLETED:
         return head
-    checks = f", checks {pending['checks']}" if pending["checks"] else ""
+    checks = f", checks {pending.checks}" if pending.checks else ""
     return (
-        f"{head} (benchmark {pending['benchmark']}{checks}), "
-        f"metric {num(pending['metric'], unit)}: log it before the next run"
+        f"{head} (benchmark {pending.benchmark}{checks}), "
+        f"metric {num(pending.metric, unit)}: log it before the next run"
     )
 
 
@@ -280,14 +293,14 @@ def _indent(text: str) -> str:
     return "\n".join(f"  {line}" for line in text.rstrip().split("\n"))
 
 
-def render_resume(report: StatusReport, door: Door = Door.CLI) -> str:
-    """The status plus the instructions of the resume message."""
+def render_resume(report: StatusReport, door: Door = Door.CLI, live: bool = True) -> str:
+    """The status plus the instructions of the resume message (`live`: as render_status)."""
     say = verbs(door)
     steps = ["Continue the autoresearch loop now."]
     pending = report.pending
-    if pending is not None and pending["state"] == RunState.COMPLETED:
+    if pending is not None and pending.state == RunState.COMPLETED:
         steps.append(
-            f"- Run #{pending['run']} completed but was never logged. Log it first "
+            f"- Run #{pending.run} completed but was never logged. Log it first "
             f"({say.log}) before starting a new run."
         )
     steps += [
@@ -306,7 +319,7 @@ def render_resume(report: StatusReport, door: Door = Door.CLI) -> str:
         "- Preserve correctness and never game the benchmark: leave the harness, the checks and "
         "the workload alone.",
     ]
-    return render_status(report, door) + "\n\n" + "\n".join(steps)
+    return render_status(report, door, live) + "\n\n" + "\n".join(steps)
 
 
 def resume_message(start: Path, door: Door = Door.CLI) -> str:

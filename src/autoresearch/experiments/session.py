@@ -70,13 +70,14 @@ class InitResult:
     new_segment: bool
     updated: tuple[str, ...]
     abandoned_run: int | None
-    session: dict[str, Any]
+    session: SessionRecord
     messages: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["updated"], data["messages"] = list(self.updated), list(self.messages)
         data["setup_files"] = list(self.setup_files)
+        data["session"] = session_dict(self.session)
         return data
 
 
@@ -102,11 +103,13 @@ class ReopenResult:
     segment: int
     new_segment: bool  # the branch had moved: a new baseline at its head
     worktree_restored: bool
-    session: dict[str, Any]
+    session: SessionRecord
     messages: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "messages": list(self.messages)}
+        data = {**asdict(self), "messages": list(self.messages)}
+        data["session"] = session_dict(self.session)
+        return data
 
 
 def init_session(start: Path, params: InitParams, door: Door = Door.CLI) -> InitResult:
@@ -320,7 +323,7 @@ def _result(
         new_segment=new_segment,
         updated=updated,
         abandoned_run=abandoned,
-        session=session_dict(record),
+        session=record,
         messages=tuple(messages),
     )
 
@@ -368,7 +371,7 @@ def reopen_session(start: Path, session_id: int, door: Door = Door.CLI) -> Reope
         messages.append(f"the session acts on branch {session.branch}: {hint}")
     return ReopenResult(
         session_id, record.branch, record.directory, record.segment, moved, restored,
-        session_dict(record), tuple(messages),
+        record, tuple(messages),
     )  # fmt: skip
 
 

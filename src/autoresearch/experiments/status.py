@@ -10,9 +10,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from autoresearch.experiments.confidence import BestRef, Ref, SegmentStats
+from autoresearch.experiments.confidence import BestRef, Confidence, Ref, SegmentStats
 from autoresearch.experiments.context import Context, open_context
-from autoresearch.experiments.ledger import Progress, progress, session_dict, stats
+from autoresearch.experiments.ledger import Progress, progress, stats
 from autoresearch.experiments.notes import ideas
 from autoresearch.experiments.params import STATUSES
 from autoresearch.experiments.rules import (
@@ -27,28 +27,92 @@ from autoresearch.journal import sessions
 from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
 from autoresearch.jsonshape import json_shape
 from autoresearch.locks import FileLock
-from autoresearch.states import RunState, SessionState
+from autoresearch.states import ProcessState, RunState, SessionState, Verdict
 
 DEFAULT_HISTORY = 20
+
+
+# The parts of a status are records, their JSON (field names and order) is the contract of
+# `exp status --json` and the MCP StatusOutput: `to_dict` is `json_shape`, asdict at any depth.
+
+
+@dataclass(frozen=True)
+class HistoryLine:
+    """One logged run as the history shows it."""
+
+    run: int
+    segment: int
+    status: Verdict | None
+    metric: float | None
+    measured: float | None  # the parsed value, when the logged metric differs from it
+    delta_pct: float | None  # against the baseline, in the current segment only
+    metrics: dict[str, float]
+    description: str
+    hypothesis: Any  # the run's ASI values, whatever JSON the agent gave
+    next_action_hint: Any
+    rollback_reason: Any
+    deviations: list[str]
+    justification: str | None
+    flagged: bool
+    flag_reason: str | None
+    commit: str | None
+    patch_path: str | None
+    log_path: str | None
+
+
+@dataclass(frozen=True)
+class UnjustifiedKeep:
+    """A kept run whose scope deviations still wait for a justification (or a flag)."""
+
+    run: int
+    description: str | None
+    deviations: list[str]
+
+
+@dataclass(frozen=True)
+class PendingRun:
+    """The unlogged run: running now, interrupted, or completed and waiting for its log."""
+
+    run: int
+    state: RunState
+    started_at: str
+    benchmark: ProcessState | None  # how the benchmark ended, once it completed
+    metric: float | None
+    metrics: dict[str, float]  # the secondary metrics it measured
+    asi: dict[str, Any]  # free-form, as the harness printed it
+    checks: ProcessState | None  # how its checks ended, when it ran them
+    log_path: str | None
+    tail: str
+
+
+@dataclass(frozen=True)
+class HookStatus:
+    """The auto-resume counters of the host hooks in this segment, and their limits."""
+
+    resumed_turns: int
+    max_resumed_turns: int
+    failure_streak: int
+    failure_streak_limit: int
+    notice: str | None
 
 
 @dataclass(frozen=True)
 class StatusReport:
     """Goal, numbers, recent runs, open problems, notes and the pending run of a session."""
 
-    session: dict[str, Any]
+    session: SessionRecord
     segment: int
     counts: dict[str, int]
     baseline: Ref | None
     best: BestRef | None
-    confidence: dict[str, Any]
-    history: tuple[dict[str, Any], ...]
-    unjustified: tuple[dict[str, Any], ...]
+    confidence: Confidence
+    history: tuple[HistoryLine, ...]
+    unjustified: tuple[UnjustifiedKeep, ...]
     notes: str
     ideas: tuple[str, ...]
-    pending: dict[str, Any] | None
+    pending: PendingRun | None
     progress: Progress
-    hooks: dict[str, Any]  # the auto-resume counters of the host hooks, and their limits
+    hooks: HookStatus
 
     def to_dict(self) -> dict[str, Any]:
         return json_shape(self)
@@ -68,15 +132,15 @@ def build_status(ctx: Context, session: SessionRecord, last: int) -> StatusRepor
     recent = sessions.recent_runs(ctx.journal, session.session_id, max(last, 0))
     pending = sessions.pending_run(ctx.journal, session.session_id)
     return StatusReport(
-        session=session_dict(session),
+        session=session,
         segment=session.segment,
         counts=counts,
         baseline=segment.baseline,
         best=segment.best_ref(),
-        confidence=segment.confidence.to_dict(),
+        confidence=segment.confidence,
         history=tuple(run_line(r, segment, session.segment) for r in recent),
         unjustified=tuple(
-            {"run": r.number, "description": r.description, "deviations": r.deviations or []}
+            UnjustifiedKeep(r.number, r.description, r.deviations or [])
             for r in sessions.unjustified_keeps(ctx.journal, session.session_id)
         ),
         notes=session.notes,
@@ -87,51 +151,51 @@ def build_status(ctx: Context, session: SessionRecord, last: int) -> StatusRepor
     )
 
 
-def hook_status(ctx: Context, session: SessionRecord) -> dict[str, Any]:
+def hook_status(ctx: Context, session: SessionRecord) -> HookStatus:
     """What the Stop hook counted in this segment (journal rows; zeros before any hook ran)."""
     sid, segment = session.session_id, session.segment
     counters = journal_hooks.counters(ctx.journal, sid, segment)
     latest = journal_hooks.latest_statuses(ctx.journal, sid, segment, FAILURE_STREAK + 1)
-    return {
-        "resumed_turns": counters.resumed_turns,
-        "max_resumed_turns": MAX_RESUMED_TURNS,
-        "failure_streak": failure_streak(latest),
-        "failure_streak_limit": FAILURE_STREAK,
-        "notice": counters.notice,
-    }
+    return HookStatus(
+        resumed_turns=counters.resumed_turns,
+        max_resumed_turns=MAX_RESUMED_TURNS,
+        failure_streak=failure_streak(latest),
+        failure_streak_limit=FAILURE_STREAK,
+        notice=counters.notice,
+    )
 
 
-def run_line(run: SessionRunRecord, segment: SegmentStats, current: int) -> dict[str, Any]:
+def run_line(run: SessionRunRecord, segment: SegmentStats, current: int) -> HistoryLine:
     """One logged run as the history shows it."""
     asi = run.asi or {}
-    return {
-        "run": run.number,
-        "segment": run.segment,
-        "status": run.status,
-        "metric": run.metric,
+    return HistoryLine(
+        run=run.number,
+        segment=run.segment,
+        status=run.status,
+        metric=run.metric,
         # the parsed value, shown when the logged metric differs from what was measured
-        "measured": run.parsed_primary
+        measured=run.parsed_primary
         if run.metric is not None
         and run.parsed_primary is not None
         and run.metric != run.parsed_primary
         else None,
-        "delta_pct": segment.delta_pct(run.metric) if run.segment == current else None,
-        "metrics": run.metrics or {},
-        "description": run.description or "",
-        "hypothesis": asi.get("hypothesis"),
-        "next_action_hint": asi.get("next_action_hint"),
-        "rollback_reason": asi.get("rollback_reason"),
-        "deviations": run.deviations or [],
-        "justification": run.justification,
-        "flagged": run.flagged,
-        "flag_reason": run.flag_reason,
-        "commit": run.commit_sha,
-        "patch_path": run.patch_path,
-        "log_path": run.log_path,
-    }
+        delta_pct=segment.delta_pct(run.metric) if run.segment == current else None,
+        metrics=run.metrics or {},
+        description=run.description or "",
+        hypothesis=asi.get("hypothesis"),
+        next_action_hint=asi.get("next_action_hint"),
+        rollback_reason=asi.get("rollback_reason"),
+        deviations=run.deviations or [],
+        justification=run.justification,
+        flagged=run.flagged,
+        flag_reason=run.flag_reason,
+        commit=run.commit_sha,
+        patch_path=run.patch_path,
+        log_path=run.log_path,
+    )
 
 
-def pending_line(ctx: Context, session: SessionRecord, run: SessionRunRecord) -> dict[str, Any]:
+def pending_line(ctx: Context, session: SessionRecord, run: SessionRunRecord) -> PendingRun:
     """The unlogged run: running now, interrupted, or completed and waiting for its log."""
     state = (
         RunState.COMPLETED
@@ -140,18 +204,18 @@ def pending_line(ctx: Context, session: SessionRecord, run: SessionRunRecord) ->
         if _busy(ctx, session)
         else RunState.INTERRUPTED
     )
-    return {
-        "run": run.number,
-        "state": state,
-        "started_at": run.started_at,
-        "benchmark": benchmark_state(run) if run.completed else None,
-        "metric": run.parsed_primary,
-        "metrics": {k: v for k, v in run.parsed_metrics.items() if k != session.metric},
-        "asi": run.parsed_asi,
-        "checks": None if run.checks is None else run.checks.state,
-        "log_path": run.log_path,
-        "tail": run.tail,
-    }
+    return PendingRun(
+        run=run.number,
+        state=state,
+        started_at=run.started_at,
+        benchmark=benchmark_state(run) if run.completed else None,
+        metric=run.parsed_primary,
+        metrics={k: v for k, v in run.parsed_metrics.items() if k != session.metric},
+        asi=run.parsed_asi,
+        checks=None if run.checks is None else run.checks.state,
+        log_path=run.log_path,
+        tail=run.tail,
+    )
 
 
 def _busy(ctx: Context, session: SessionRecord) -> bool:

@@ -27,6 +27,7 @@ from autoresearch.experiments import (
     StatusReport,
     confidence,
     logger,
+    status,
 )
 from autoresearch.journal.sessions import SessionRecord
 from autoresearch.supervisor import summary
@@ -157,50 +158,28 @@ class Session(_Shape):
     """The session's stored fields."""
 
 
+@mirrors(
+    status.HistoryLine,
+    fields={
+        "measured": Field(
+            default=None, description="The parsed value, when the logged metric differs from it."
+        )
+    },
+)
 class HistoryEntry(_Shape):
     """One logged run as experiment_status shows it."""
 
-    run: int
-    segment: int
-    status: str | None
-    metric: float | None
-    measured: float | None = Field(
-        default=None, description="The parsed value, when the logged metric differs from it."
-    )
-    delta_pct: float | None
-    metrics: dict[str, float]
-    description: str
-    hypothesis: Any
-    next_action_hint: Any
-    rollback_reason: Any
-    deviations: list[str]
-    justification: str | None
-    flagged: bool
-    flag_reason: str | None
-    commit: str | None
-    patch_path: str | None
-    log_path: str | None
 
-
+@mirrors(status.UnjustifiedKeep)
 class Unjustified(_Shape):
-    run: int
-    description: str | None
-    deviations: list[str]
+    pass
 
 
+@mirrors(
+    status.PendingRun, fields={"state": Field(description="running | interrupted | completed")}
+)
 class Pending(_Shape):
     """The unlogged run: running, interrupted, or completed and waiting for log_experiment."""
-
-    run: int
-    state: str = Field(description="running | interrupted | completed")
-    started_at: str
-    benchmark: str | None
-    metric: float | None
-    metrics: dict[str, float]
-    asi: dict[str, Any]
-    checks: str | None
-    log_path: str | None
-    tail: str
 
 
 # --- the experiment results ------------------------------------------------------------------
@@ -212,7 +191,6 @@ class Pending(_Shape):
         "directory": Field(description="Where the session's files live (edit here)."),
         "setup_files": Field(description="The files the setup commit took."),
     },
-    shapes={"session": Session},
 )
 class InitOutput(_Shape):
     """What init_experiment did: a new session or an update of the active one."""
@@ -248,13 +226,7 @@ class RunOutput(_Shape):
             default=None, description="The parsed value, when the logged metric differs from it."
         )
     },
-    shapes={
-        "baseline": Ref | None,
-        "best": Ref | None,
-        "confidence": Confidence,
-        "git": GitEffect,
-        "progress": Progress,
-    },
+    shapes={"baseline": Ref | None, "best": Ref | None, "progress": Progress},
 )
 class LogOutput(_Shape):
     """The verdict as recorded, with the segment's numbers after it."""
@@ -265,29 +237,21 @@ class NotesOutput(_Shape):
     pass
 
 
+@mirrors(
+    status.HookStatus,
+    fields={
+        "failure_streak": Field(description="Latest results that failed in a row."),
+        "failure_streak_limit": Field(description="Auto-resume stops above this streak."),
+        "notice": Field(description="Why auto-resume last stopped at a limit."),
+    },
+)
 class HookCounts(_Shape):
     """The auto-resume counters of the host hooks (`exp hooks install`) in this segment."""
-
-    resumed_turns: int
-    max_resumed_turns: int
-    failure_streak: int = Field(description="Latest results that failed in a row.")
-    failure_streak_limit: int = Field(description="Auto-resume stops above this streak.")
-    notice: str | None = Field(description="Why auto-resume last stopped at a limit.")
 
 
 @mirrors(
     StatusReport,
-    shapes={
-        "session": Session,
-        "baseline": Ref | None,
-        "best": Ref | None,
-        "confidence": Confidence,
-        "history": list[HistoryEntry],
-        "unjustified": list[Unjustified],
-        "pending": Pending | None,
-        "progress": Progress,
-        "hooks": HookCounts,
-    },
+    shapes={"baseline": Ref | None, "best": Ref | None, "progress": Progress},
 )
 class StatusOutput(_Shape):
     """The context an agent needs at the start of every turn."""
