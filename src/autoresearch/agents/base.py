@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from autoresearch.children import ChildEnv, run_tag, spawn_env
+from autoresearch.contracts.agent_record import AgentRecord
 from autoresearch.contracts.frozen import FrozenMission
 from autoresearch.states import DecisionKind
 
@@ -133,29 +134,35 @@ class AgentResult:
     def failed(self) -> bool:
         return self.failure_reason is not None
 
-    def to_dict(self) -> dict[str, Any]:
+    def record(self, lane: int | None = None, failure: str | None = None) -> AgentRecord:
+        """What an iteration records of this session (`lane`: of `run --lanes K`; `failure`:
+        autoresearch's reason the session failed, beside the agent's self-report)."""
         u = self.usage
-        data: dict[str, Any] = {
-            "agent": self.agent,
-            "exit_code": self.exit_code,
-            "duration_ms": self.duration_ms,
-            "timed_out": self.timed_out,
-            "cancelled": self.cancelled,
-            "success": u.success,
-            "input_tokens": u.input_tokens,
-            "output_tokens": u.output_tokens,
-            "cached_tokens": u.cached_tokens,
-            "cache_write_tokens": u.cache_write_tokens,
-            "reasoning_tokens": u.reasoning_tokens,
-            "cost_usd": u.cost_usd,
-            "turns": u.turns,
-            "session_id": u.session_id,
-            "model": u.model,
-            "error": u.error or self.spawn_error,
-            "log_file": self.log_file,
-            "denials": u.denials or None,
-        }
-        return {k: v for k, v in data.items() if v is not None}
+        return AgentRecord(
+            agent=self.agent,
+            exit_code=self.exit_code,
+            duration_ms=self.duration_ms,
+            timed_out=self.timed_out,
+            cancelled=self.cancelled,
+            success=u.success,
+            input_tokens=u.input_tokens,
+            output_tokens=u.output_tokens,
+            cached_tokens=u.cached_tokens,
+            cache_write_tokens=u.cache_write_tokens,
+            reasoning_tokens=u.reasoning_tokens,
+            cost_usd=u.cost_usd,
+            turns=u.turns,
+            session_id=u.session_id,
+            model=u.model,
+            error=u.error or self.spawn_error,
+            log_file=self.log_file,
+            denials=tuple(u.denials) or None,
+            lane=lane,
+            failure=failure,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.record().to_dict()
 
 
 ShouldCancel = Callable[[], bool]

@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from autoresearch.clock import seconds_between, utc_now_iso
+from autoresearch.contracts.agent_record import AgentRecord
 from autoresearch.contracts.frozen import FrozenMission
 from autoresearch.contracts.loop import LoopSettings
 from autoresearch.contracts.sandbox import EvaluatorSpec
@@ -100,7 +101,7 @@ class IterationRecord:
     decision_notes: list[str] = field(default_factory=list)
     kept_commit: str | None = None
     evaluator: StoredEvaluation | None = None
-    agent: dict[str, Any] | None = None
+    agent: AgentRecord | None = None  # the session's end (JSON only in agent_json)
     lane: int = 0  # the lane whose session this judged (`run --lanes K`; 0: no lanes)
 
 
@@ -119,7 +120,7 @@ _ITERATIONS = Codec(
         "agent": "agent_json",
     },
     enums={"kind": IterationKind, "state": IterationState, "decision": DecisionKind},
-    typed={"evaluator": StoredEvaluation},
+    typed={"evaluator": StoredEvaluation, "agent": AgentRecord},
     table="iterations",
     keys=("run_id", "iteration"),
 )

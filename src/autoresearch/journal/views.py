@@ -124,7 +124,7 @@ def ledger_entry(it: IterationRecord) -> dict[str, Any]:
         "description": it.description,
     }
     if it.agent:
-        entry["agent"] = it.agent
+        entry["agent"] = it.agent.to_dict()
     return dict(redact_value(entry))
 
 

@@ -10,10 +10,10 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from autoresearch import git
 from autoresearch.clock import utc_now_iso
+from autoresearch.contracts.agent_record import AgentRecord
 from autoresearch.contracts.stored_evaluation import StoredEvaluation
 from autoresearch.errors import GitError
 from autoresearch.experiments.confidence import baseline_of
@@ -186,10 +186,10 @@ def _run_row(
     estimate: Estimate | None = None,
 ) -> Row:
     ev = it.evaluator
-    agent = it.agent or {}
+    agent = it.agent if it.agent is not None else AgentRecord()
     links = [Link(_log_label(i, len(readings)), log) for i, (_, log) in enumerate(readings) if log]
-    if agent.get("log_file"):
-        links.append(Link("agent log", str(agent["log_file"])))
+    if agent.log_file:
+        links.append(Link("agent log", str(agent.log_file)))
     links += [Link(p.name.split("-", 2)[-1], str(p)) for p in patches.get(it.iteration, [])]
     return Row(
         number=it.iteration,
@@ -204,7 +204,7 @@ def _run_row(
         agent=_agent_name(agent),
         lane=_lane(it, agent),
         tokens=_tokens(agent),
-        cost_usd=agent.get("cost_usd"),
+        cost_usd=agent.cost_usd,
         seconds=_seconds(agent, ev),
         at=it.created_at,
         links=tuple(links),
@@ -222,26 +222,26 @@ def _log_label(index: int, count: int) -> str:
     return "evaluator log" if count == 1 else f"evaluator log {index + 1}"
 
 
-def _agent_name(agent: dict[str, Any]) -> str | None:
-    name = agent.get("agent")
+def _agent_name(agent: AgentRecord) -> str | None:
+    name = agent.agent
     if not name:
         return None
-    return f"{name} ({agent['model']})" if agent.get("model") else str(name)
+    return f"{name} ({agent.model})" if agent.model else str(name)
 
 
-def _lane(it: IterationRecord, agent: dict[str, Any]) -> str | None:
-    lane = agent.get("lane", getattr(it, "lane", None))
-    return None if lane is None else str(lane)
+def _lane(it: IterationRecord, agent: AgentRecord) -> str | None:
+    lane = agent.lane if agent.lane is not None else it.lane
+    return str(lane)
 
 
-def _tokens(agent: dict[str, Any]) -> int | None:
-    parts = [agent.get(k) for k in ("input_tokens", "output_tokens")]
+def _tokens(agent: AgentRecord) -> int | None:
+    parts = [agent.input_tokens, agent.output_tokens]
     seen = [int(p) for p in parts if isinstance(p, int)]
     return sum(seen) if seen else None
 
 
-def _seconds(agent: dict[str, Any], ev: StoredEvaluation | None) -> float | None:
-    parts = [agent.get("duration_ms"), ev.duration_ms if ev else None]
+def _seconds(agent: AgentRecord, ev: StoredEvaluation | None) -> float | None:
+    parts = [agent.duration_ms, ev.duration_ms if ev else None]
     seen = [p for p in parts if isinstance(p, int | float)]
     return sum(seen) / 1000.0 if seen else None
 

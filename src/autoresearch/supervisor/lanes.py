@@ -48,6 +48,7 @@ from autoresearch import children, git, reset
 from autoresearch.agents import AgentConfig, make_agent
 from autoresearch.agents.base import AgentResult
 from autoresearch.contracts import candidate as cand
+from autoresearch.contracts.agent_record import AgentRecord
 from autoresearch.decide import replay_conflict, touched_sealed
 from autoresearch.errors import GitError, RunInterrupted
 from autoresearch.evaluate import EvaluationRecord
@@ -71,7 +72,6 @@ from autoresearch.supervisor.finalize import finalize_run
 from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.lifecycle import has_pending_artifact
 from autoresearch.supervisor.loop import (
-    MSG_NO_ARTIFACT,
     MSG_PROCESSING_PENDING,
     STOP_POLL_SECONDS,
     LoopLimits,
@@ -86,6 +86,7 @@ from autoresearch.supervisor.loop import (
     read_artifact,
     refuse_without_comparable_baseline,
     session_failure,
+    session_record,
     write_artifact,
 )
 from autoresearch.supervisor.measure import scratch_checkout
@@ -106,7 +107,7 @@ class _Pending:
     """A finished session waiting to be judged."""
 
     notes: list[str]
-    agent: dict[str, Any] | None
+    agent: AgentRecord | None
     result: AgentResult | None
     wrote: bool
 
@@ -523,12 +524,7 @@ class _Driver:
         notes = after_session(lh, self.from_git, result, lane.session, lane.base, save)
         self._session_over(lane)  # its artifact is consistent: judged, even after a crash
         wrote = not cand.is_placeholder(read_artifact(lh)) or self.from_git
-        recorded = result.to_dict()
-        recorded["lane"] = lane.number
-        failure = result.failure_reason or (None if wrote else MSG_NO_ARTIFACT)
-        if failure and not result.cancelled:
-            recorded["failure"] = failure
-        lane.pending = _Pending(notes, recorded, result, wrote)
+        lane.pending = _Pending(notes, session_record(result, wrote, lane.number), result, wrote)
         lane.state = LaneState.WAITING
         self._queue(lane)
         lane.detail = f"session {lane.session} ended; its candidate waits"

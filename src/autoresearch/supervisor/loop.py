@@ -17,6 +17,7 @@ from autoresearch import children, failpoints, git, proc
 from autoresearch.agents.base import Agent, AgentResult, PastIteration, SessionRequest
 from autoresearch.clock import seconds_between, utc_now_iso
 from autoresearch.contracts import candidate as cand
+from autoresearch.contracts.agent_record import AgentRecord
 from autoresearch.contracts.json_input import load_json
 from autoresearch.decide import (
     DEFAULT_MAX_AGENT_FAILURES,
@@ -230,6 +231,13 @@ def session_failure(
     return None if wrote_artifact else MSG_NO_ARTIFACT
 
 
+def session_record(result: AgentResult, wrote: bool, lane: int | None = None) -> AgentRecord:
+    """What the iteration records of a session: its end, and what autoresearch concluded
+    beside the agent's self-report (a failure; a stop by an operator or a signal is none)."""
+    failure = result.failure_reason or (None if wrote else MSG_NO_ARTIFACT)
+    return result.record(lane, failure if failure and not result.cancelled else None)
+
+
 def refuse_without_comparable_baseline(h: RunHandle) -> None:
     run = h.run
     if run.status != RunStatus.RUNNING or run.keep_policy != "score_improvement":
@@ -332,11 +340,8 @@ def _session(
     notes += after_session(h, agent.artifact_from_git, result, iteration, base)
     # An evaluation is cut short only by a signal: an operator's stop lets it finish, so the
     # candidate is judged and the branch never ends on an unevaluated commit.
-    recorded = result.to_dict()
-    failure = result.failure_reason or (None if wrote else MSG_NO_ARTIFACT)
-    if failure and not result.cancelled:  # what autoresearch concluded, beside the self-report
-        recorded["failure"] = failure
     observer.evaluation_started(iteration)
+    recorded = session_record(result, wrote)
     outcome = step(h, extra_notes=notes, agent=recorded, should_cancel=cancel.by_signal)
     return outcome, result, wrote
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from autoresearch import failpoints, git
 from autoresearch.contracts import candidate as cand
+from autoresearch.contracts.agent_record import AgentRecord
 from autoresearch.contracts.candidate import ArtifactError, CandidateArtifact
 from autoresearch.contracts.json_input import load_json
 from autoresearch.decide import (
@@ -89,7 +90,7 @@ def msg_terminal(run_id: str, status: RunStatus) -> str:
 def step(
     h: RunHandle,
     extra_notes: list[str] | None = None,
-    agent: dict[str, Any] | None = None,
+    agent: AgentRecord | None = None,
     should_cancel: Callable[[], bool] | None = None,
     first: EvaluationRecord | None = None,
     forced: Decision | None = None,

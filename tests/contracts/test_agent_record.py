@@ -1,0 +1,90 @@
+"""An iteration's agent record (contracts/agent_record.AgentRecord): the JSON it stores in
+iterations.agent_json, and what the ledger shows of it, keep every key, in order, byte for
+byte; a record read back from JSON writes the same JSON again."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from autoresearch.agents.base import AgentResult, Usage
+from autoresearch.contracts.agent_record import AgentRecord
+from autoresearch.supervisor.loop import MSG_NO_ARTIFACT, session_record
+
+FULL = Usage(1, 2, 3, 4, 5, 0.25, 6, "s", "m", True, "err", ["Write: x"])
+
+
+@pytest.mark.parametrize(
+    ("result", "expected"),
+    [
+        (
+            AgentResult("codex", 0, 1200),
+            '{"agent": "codex", "exit_code": 0, "duration_ms": 1200, "timed_out": false, '
+            '"cancelled": false}',
+        ),
+        (
+            AgentResult("claude", 1, 5, True, True, spawn_error="boom", log_file="/l"),
+            '{"agent": "claude", "exit_code": 1, "duration_ms": 5, "timed_out": true, '
+            '"cancelled": true, "error": "boom", "log_file": "/l"}',
+        ),
+        (
+            AgentResult("claude", 0, 7, usage=FULL, log_file="/x"),
+            '{"agent": "claude", "exit_code": 0, "duration_ms": 7, "timed_out": false, '
+            '"cancelled": false, "success": true, "input_tokens": 1, "output_tokens": 2, '
+            '"cached_tokens": 3, "cache_write_tokens": 4, "reasoning_tokens": 5, '
+            '"cost_usd": 0.25, "turns": 6, "session_id": "s", "model": "m", "error": "err", '
+            '"log_file": "/x", "denials": ["Write: x"]}',
+        ),
+        (
+            AgentResult("aider", None, 0, usage=Usage(success=False, error="")),
+            '{"agent": "aider", "duration_ms": 0, "timed_out": false, "cancelled": false, '
+            '"success": false}',
+        ),
+    ],
+)
+def test_a_session_is_recorded_as_it_always_was(result: AgentResult, expected: str) -> None:
+    # the JSON the versions before the typed record wrote (AgentResult.to_dict), byte for byte
+    assert json.dumps(result.record().to_dict()) == expected == json.dumps(result.to_dict())
+    again = AgentRecord.from_dict(json.loads(expected))
+    assert again == result.record() and json.dumps(again.to_dict()) == expected
+
+
+@pytest.mark.parametrize(
+    ("result", "wrote", "lane", "tail"),
+    [
+        (AgentResult("codex", 0, 9), True, None, {}),
+        (AgentResult("codex", 0, 9), False, None, {"failure": MSG_NO_ARTIFACT}),
+        (AgentResult("codex", 0, 9), False, 2, {"lane": 2, "failure": MSG_NO_ARTIFACT}),
+        (AgentResult("codex", 3, 9), True, 1, {"lane": 1, "failure": "agent exited with code 3"}),
+        (AgentResult("codex", 3, 9, cancelled=True), False, 1, {"lane": 1}),  # a stop: no failure
+    ],
+)
+def test_lane_and_failure_follow_the_session_keys(
+    result: AgentResult, wrote: bool, lane: int | None, tail: dict[str, Any]
+) -> None:
+    data = session_record(result, wrote, lane).to_dict()
+    assert data == {**result.to_dict(), **tail}
+    assert list(data) == [*result.to_dict(), *tail]
+    assert AgentRecord.from_dict(json.loads(json.dumps(data))).to_dict() == data
+
+
+@pytest.mark.parametrize(
+    "stored",
+    [
+        {},  # nothing known: an empty record, as falsy as no record
+        {"agent": "offline"},  # an older row without the keys this version writes
+        {"agent": "x", "exit_code": 0, "future_key": {"a": 1}, "lane": 3},  # unknown key kept
+        {"agent": "x", "model": None},  # a null a writer left in: kept, not dropped
+    ],
+)
+def test_a_stored_record_loses_no_key_when_read_and_written_again(stored: dict[str, Any]) -> None:
+    record = AgentRecord.from_dict(stored)
+    assert record.to_dict() == stored
+    assert bool(record) == bool(stored)
+
+
+def test_a_record_that_is_not_an_object_is_refused() -> None:
+    with pytest.raises(TypeError, match="an agent record is an object, not list"):
+        AgentRecord.from_dict([1])  # type: ignore[arg-type]
