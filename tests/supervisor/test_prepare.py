@@ -215,3 +215,30 @@ def test_concurrent_prepares_have_one_winner(repo: Repo, mission_dir: Path) -> N
     assert sorted(r.split()[0] for r in results) == sorted(
         [winners[0]] + [f"autoresearch_active_run_exists:{winner}"] * 5
     )
+
+
+MANIFEST_ORDER = [
+    "schema_version", "run_id", "run_tag", "mission_dir", "mission_file", "sandbox_file",
+    "repo_root", "worktree_path", "mission_slug", "branch_name", "baseline_commit",
+    "last_kept_commit", "last_kept_score", "last_kept_interval", "latest_candidate_commit",
+    "results_file", "instructions_file", "manifest_file", "ledger_file", "latest_evaluator_file",
+    "candidate_file", "evaluator", "keep_policy", "status", "stop_reason", "stop_note",
+    "iteration", "created_at", "updated_at", "completed_at", "source_mission_dir",
+    "journal_file", "logs_dir", "agent",
+]  # fmt: skip
+
+
+def test_the_manifest_record_writes_every_key_in_its_order(run: RunHandle) -> None:
+    """The doors get a typed RunManifest; manifest.json, `prepare --json` and MCP's
+    run_status are its to_dict: no key lost, renamed or moved on the way."""
+    from autoresearch.supervisor.estimates import manifest
+
+    record = manifest(run.journal, run.run, run.repo)
+    data = record.to_dict()
+    assert list(data) == MANIFEST_ORDER
+    written = json.loads(run.paths.manifest.read_text())
+    assert list(written) == MANIFEST_ORDER and written == json.loads(json.dumps(data))
+    assert data["instructions_file"] == str(record.paths.instructions)
+    assert data["evaluator"] == record.run.evaluator.to_dict()
+    kept = record.kept_interval
+    assert data["last_kept_interval"] == (None if kept is None else kept.to_dict())

@@ -13,7 +13,7 @@ import json
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -31,6 +31,9 @@ from autoresearch.crash import (
 from autoresearch.decide import DEFAULT_MAX_AGENT_FAILURES, DEFAULT_MAX_NOOPS
 from autoresearch.errors import AutoresearchError
 from autoresearch.states import ExecutorKind
+
+if TYPE_CHECKING:
+    from autoresearch.journal.views import RunManifest
 
 EXIT_RECORDED_FAILURE = 1
 EXIT_REFUSED = 2
@@ -124,12 +127,12 @@ def warn(message: str) -> None:
     say(message, err=True)
 
 
-def warn_baseline(manifest: dict[str, Any], baseline: StoredEvaluation | None) -> None:
+def warn_baseline(manifest: RunManifest, baseline: StoredEvaluation | None) -> None:
     """Say loudly when a score_improvement run can never keep anything (the diagnosis is the
     core's: supervisor/diagnose.py)."""
     from autoresearch.supervisor.diagnose import baseline_warning
 
-    text = baseline_warning(manifest, baseline)
+    text = baseline_warning(manifest.to_dict(), baseline)
     if text:
         warn(text)
 

@@ -124,7 +124,8 @@ class LoopDoor:
             render.loop_summary(result.summary, demo=self.demo)
             return
         data = result.summary.to_dict()
-        emit_json({**(result.manifest or {}), "loop": data} if self.with_manifest else data)
+        manifest = result.manifest.to_dict() if result.manifest is not None else {}
+        emit_json({**manifest, "loop": data} if self.with_manifest else data)
 
 
 def end_of_loop(ctx: click.Context, result: LoopResult) -> None:

@@ -14,75 +14,79 @@ from autoresearch.supervisor.summary import LoopSummary, RunDetails, RunListing
 
 if TYPE_CHECKING:
     from autoresearch.contracts.stored_evaluation import StoredEvaluation
+    from autoresearch.journal.views import RunManifest
+    from autoresearch.mission import Mission
     from autoresearch.noise import Interval
     from autoresearch.supervisor.certify import Certification
+    from autoresearch.supervisor.step import StepResult
 
 
 def _short(sha: str | None) -> str:
     return (sha or "")[:7]
 
 
-def mission(data: dict[str, Any]) -> None:
-    ev = data["evaluator"]
+def mission(m: Mission) -> None:
+    ev, sb = m.sandbox.evaluator, m.sandbox
     lines = [
-        f"mission:      {data['mission_dir']}",
-        f"repository:   {data['repo_root']}",
-        f"slug:         {data['mission_slug']}",
-        f"evaluator:    {ev['command']}",
-        f"format:       {ev['format']}" + (f" (metric {ev['metric']})" if ev.get("metric") else ""),
-        f"keep policy:  {ev['keep_policy']} ({ev['direction']} is better)",
-        f"timeout:      {format_score(ev['timeout_seconds'])} s",
+        f"mission:      {m.mission_dir}",
+        f"repository:   {m.repo_root}",
+        f"slug:         {m.slug}",
+        f"evaluator:    {ev.command}",
+        f"format:       {ev.format}" + (f" (metric {ev.metric})" if ev.metric else ""),
+        f"keep policy:  {ev.keep_policy} ({ev.direction} is better)",
+        f"timeout:      {format_score(ev.timeout_seconds)} s",
     ]
-    if data["worktree"]["link"] or data["worktree"]["runtime"]:
-        lines.append(f"worktree:     {data['worktree']}")
-    if data.get("tune"):
-        names = ", ".join(data["tune"]["parameters"])
-        lines.append(f"tune:         {names}")
+    if sb.links or sb.runtime:
+        shown = {"link": list(sb.links), "runtime": list(sb.runtime)}  # as `check` always showed
+        lines.append(f"worktree:     {shown}")
+    if sb.tune:
+        lines.append(f"tune:         {', '.join(p.name for p in sb.tune.parameters)}")
     click.echo("\n".join(lines))
     click.echo("ok: the mission is valid")
 
 
-def prepared(manifest: dict[str, Any], baseline: StoredEvaluation | None) -> None:
+def prepared(manifest: RunManifest, baseline: StoredEvaluation | None) -> None:
+    run, paths = manifest.run, manifest.paths
     score = format_score(baseline.score if baseline else None) or "n/a"
     status = (baseline.status_text if baseline else "") or "n/a"
-    click.echo(
+    say(
         "\n".join(
             [
-                f"run:           {manifest['run_id']}",
-                f"branch:        {manifest['branch_name']}",
-                f"worktree:      {manifest['worktree_path']}",
-                f"baseline:      {_short(manifest['baseline_commit'])} "
-                f"status {status}, score {score}",
-                f"instructions:  {manifest['instructions_file']}",
-                f"candidate:     {manifest['candidate_file']}",
-                f"manifest:      {manifest['manifest_file']}",
+                f"run:           {run.run_id}",
+                f"branch:        {run.branch_name}",
+                f"worktree:      {run.worktree_path}",
+                f"baseline:      {_short(run.baseline_commit)} status {status}, score {score}",
+                f"instructions:  {paths.instructions}",
+                f"candidate:     {paths.candidate}",
+                f"manifest:      {paths.manifest}",
             ]
         )
     )
 
 
-def step_result(result: dict[str, Any]) -> None:
-    ev = result.get("evaluator") or {}
-    score = estimates.row_text(ev.get("score"), result.get("estimate")) if ev else ""
-    kept = estimates.text(result.get("last_kept_score"), result.get("last_kept_interval")) or "n/a"
-    line = f"iteration {result['iteration']}: {result['decision']} ({result['decision_reason']})"
+def step_result(result: StepResult) -> None:
+    ev = result.evaluator
+    score = estimates.row_text(ev.reported_score, result.estimate) if ev else ""
+    kept = estimates.text(result.last_kept_score, result.last_kept_interval) or "n/a"
+    line = f"iteration {result.iteration}: {result.decision} ({result.decision_reason})"
     if ev:
-        line += f"; evaluator {ev.get('status')}" + (f", score {score}" if score else "")
-    line += f"; last kept score {kept}; run {result['run_status']}"
-    if result.get("stop_reason"):
-        line += f" ({result['stop_reason']})"
+        line += f"; evaluator {ev.status}" + (f", score {score}" if score else "")
+    line += f"; last kept score {kept}; run {result.run_status}"
+    if result.stop_reason:
+        line += f" ({result.stop_reason})"
     click.echo(line)
-    for note in result.get("repaired") or []:
+    for note in result.repaired:
         click.echo(f"  repaired: {note}")
 
 
-def resumed(manifest: dict[str, Any], pending: bool) -> None:
-    click.echo(f"run {manifest['run_id']} re-armed at iteration {manifest['iteration'] + 1}")
-    kept = estimates.text(manifest["last_kept_score"], manifest.get("last_kept_interval"))
-    click.echo(f"  last kept: {_short(manifest['last_kept_commit'])} score {kept or 'n/a'}")
-    click.echo(f"  instructions: {manifest['instructions_file']}")
+def resumed(manifest: RunManifest, pending: bool) -> None:
+    run = manifest.run
+    say(f"run {run.run_id} re-armed at iteration {run.iteration + 1}")
+    kept = estimates.text(run.last_kept_score, manifest.kept_interval)
+    say(f"  last kept: {_short(run.last_kept_commit)} score {kept or 'n/a'}")
+    say(f"  instructions: {manifest.paths.instructions}")
     if pending:
-        click.echo(f"  candidate.json is waiting: autoresearch step {manifest['run_id']}")
+        say(f"  candidate.json is waiting: autoresearch step {run.run_id}")
 
 
 def run_list(items: list[RunListing]) -> None:

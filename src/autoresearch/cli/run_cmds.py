@@ -60,7 +60,7 @@ def check(mission_dir: Path, as_json: bool) -> None:
     if as_json:
         emit_json(mission.to_dict())
     else:
-        render.mission(mission.to_dict())
+        render.mission(mission)
 
 
 @click.command()
@@ -81,7 +81,7 @@ def prepare(mission_dir: Path, run_tag: str | None, as_json: bool) -> None:
         baseline = baseline_evaluation(handle)
     warn_baseline(data, baseline)
     if as_json:
-        emit_json(data)
+        emit_json(data.to_dict())
     else:
         render.prepared(data, baseline)
 
@@ -100,7 +100,7 @@ def step(ctx: click.Context, run_id: str, as_json: bool) -> None:
     if as_json:
         emit_json(result.to_dict())
     else:
-        render.step_result(result.to_dict())
+        render.step_result(result)
     if result.decision == DecisionKind.ERROR:
         warn(f"autoresearch: run failed: {result.stop_reason}")
         ctx.exit(EXIT_RECORDED_FAILURE)
@@ -166,10 +166,12 @@ def _resume(ctx: click.Context, run_id: str, options: dict[str, Any], reopen: bo
     )  # fmt: skip
     if result.loop is not None:
         end_of_loop(ctx, result.loop)
-    elif options["as_json"]:
-        emit_json(result.manifest)
+        return
+    assert result.manifest is not None  # without a loop, the re-armed run's manifest
+    if options["as_json"]:
+        emit_json(result.manifest.to_dict())
     else:
-        render.resumed(result.manifest or {}, result.pending_artifact)
+        render.resumed(result.manifest, result.pending_artifact)
 
 
 @click.command()
@@ -262,7 +264,7 @@ def rebaseline(ctx: click.Context, run_id: str, as_json: bool) -> None:
         data = manifest(handle.journal, handle.run, handle.repo)
     warn_baseline(data, evaluation)
     if as_json:
-        emit_json(data)
+        emit_json(data.to_dict())
     else:
         render.prepared(data, evaluation)
 

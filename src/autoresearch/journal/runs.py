@@ -472,12 +472,13 @@ def readings_since(journal: Journal, run_id: str, after: int) -> tuple[list[Read
     return [Reading(int(r[0]), str(r[1]), str(r[2]), float(r[3])) for r in rows], upto
 
 
-def latest_evaluation(journal: Journal, run_id: str) -> dict[str, Any] | None:
+def latest_evaluation(journal: Journal, run_id: str) -> StoredEvaluation | None:
+    """The run's last evaluation record, whole (latest-evaluator-result.json), as written."""
     row = journal.row(
         "SELECT record_json FROM evaluations WHERE run_id = ? ORDER BY id DESC LIMIT 1",
         (run_id,),
     )
-    return None if row is None else dict(json.loads(row[0]))
+    return None if row is None else StoredEvaluation.from_dict(json.loads(row[0]))
 
 
 # The children of a run are in the one registry of every door (journal/children.py).

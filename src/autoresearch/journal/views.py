@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from autoresearch.contracts.stored_evaluation import StoredEvaluation
 from autoresearch.fsutil import atomic_write_json, atomic_write_text
 from autoresearch.journal.runs import IterationRecord, RunRecord
-from autoresearch.paths import RESULTS_FILE, RepoPaths
+from autoresearch.noise import Interval
+from autoresearch.paths import RESULTS_FILE, RepoPaths, RunPaths
 from autoresearch.redact import redact, redact_value
 from autoresearch.states import DecisionKind, RunStatus
 
@@ -36,49 +38,60 @@ def format_score(value: float | None) -> str:
     return repr(float(value))
 
 
-def manifest(
-    run: RunRecord, repo: RepoPaths, kept_interval: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    """manifest.json: every key of §5, paths absolute; `last_kept_interval` (additive): the
-    kept commit's estimate – mean, 95 % interval, n – that `last_kept_score` is the mean of."""
-    paths = repo.run(run.run_id)
-    data: dict[str, Any] = {
-        "schema_version": SCHEMA_VERSION,
-        "run_id": run.run_id,
-        "run_tag": run.run_tag,
-        "mission_dir": run.mission_dir,
-        "mission_file": run.mission_file,
-        "sandbox_file": run.sandbox_file,
-        "repo_root": run.repo_root,
-        "worktree_path": run.worktree_path,
-        "mission_slug": run.mission_slug,
-        "branch_name": run.branch_name,
-        "baseline_commit": run.baseline_commit,
-        "last_kept_commit": run.last_kept_commit,
-        "last_kept_score": run.last_kept_score,
-        "last_kept_interval": kept_interval,
-        "latest_candidate_commit": run.latest_candidate_commit,
-        "results_file": str(Path(run.worktree_path) / RESULTS_FILE),
-        "instructions_file": str(paths.instructions),
-        "manifest_file": str(paths.manifest),
-        "ledger_file": str(paths.ledger),
-        "latest_evaluator_file": str(paths.latest_evaluator),
-        "candidate_file": str(paths.candidate),
-        "evaluator": run.evaluator.to_dict(),
-        "keep_policy": run.keep_policy,
-        "status": run.status,
-        "stop_reason": run.stop_reason,
-        "stop_note": run.stop_note,
-        "iteration": run.iteration,
-        "created_at": run.created_at,
-        "updated_at": run.updated_at,
-        "completed_at": run.completed_at,
-        "source_mission_dir": run.source_mission_dir,
-        "journal_file": str(repo.journal),
-        "logs_dir": str(paths.logs),
-        "agent": run.loop.to_dict() if run.loop is not None else None,
-    }
-    return dict(redact_value(data))
+@dataclass(frozen=True)
+class RunManifest:
+    """manifest.json of a run, as of its record: what a door shows of a prepared or resumed
+    run, and (`to_dict`, the JSON edge) every key of §5, paths absolute, secrets masked;
+    `last_kept_interval` (additive): the kept commit's estimate – mean, 95 % interval, n –
+    that `last_kept_score` is the mean of."""
+
+    run: RunRecord
+    repo: RepoPaths
+    kept_interval: Interval | None = None
+
+    @property
+    def paths(self) -> RunPaths:
+        return self.repo.run(self.run.run_id)
+
+    def to_dict(self) -> dict[str, Any]:
+        run, paths, kept = self.run, self.paths, self.kept_interval
+        data: dict[str, Any] = {
+            "schema_version": SCHEMA_VERSION,
+            "run_id": run.run_id,
+            "run_tag": run.run_tag,
+            "mission_dir": run.mission_dir,
+            "mission_file": run.mission_file,
+            "sandbox_file": run.sandbox_file,
+            "repo_root": run.repo_root,
+            "worktree_path": run.worktree_path,
+            "mission_slug": run.mission_slug,
+            "branch_name": run.branch_name,
+            "baseline_commit": run.baseline_commit,
+            "last_kept_commit": run.last_kept_commit,
+            "last_kept_score": run.last_kept_score,
+            "last_kept_interval": None if kept is None else kept.to_dict(),
+            "latest_candidate_commit": run.latest_candidate_commit,
+            "results_file": str(Path(run.worktree_path) / RESULTS_FILE),
+            "instructions_file": str(paths.instructions),
+            "manifest_file": str(paths.manifest),
+            "ledger_file": str(paths.ledger),
+            "latest_evaluator_file": str(paths.latest_evaluator),
+            "candidate_file": str(paths.candidate),
+            "evaluator": run.evaluator.to_dict(),
+            "keep_policy": run.keep_policy,
+            "status": run.status,
+            "stop_reason": run.stop_reason,
+            "stop_note": run.stop_note,
+            "iteration": run.iteration,
+            "created_at": run.created_at,
+            "updated_at": run.updated_at,
+            "completed_at": run.completed_at,
+            "source_mission_dir": run.source_mission_dir,
+            "journal_file": str(self.repo.journal),
+            "logs_dir": str(paths.logs),
+            "agent": run.loop.to_dict() if run.loop is not None else None,
+        }
+        return dict(redact_value(data))
 
 
 NOT_RUN = "not run"
@@ -210,10 +223,8 @@ def append_tsv(path: Path, it: IterationRecord, score: float | None = None) -> b
     return True
 
 
-def write_manifest(
-    run: RunRecord, repo: RepoPaths, kept_interval: dict[str, Any] | None = None
-) -> None:
-    atomic_write_json(repo.run(run.run_id).manifest, manifest(run, repo, kept_interval))
+def write_manifest(manifest: RunManifest) -> None:
+    atomic_write_json(manifest.paths.manifest, manifest.to_dict())
 
 
 def active_run_pointer(

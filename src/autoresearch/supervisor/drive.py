@@ -14,13 +14,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from autoresearch.agents import AgentConfig, make_agent, require_installed, validate_spec
 from autoresearch.contracts.loop import LoopSettings
 from autoresearch.decide import IterationLimit
 from autoresearch.errors import AutoresearchError
 from autoresearch.journal.runs import RunRecord
+from autoresearch.journal.views import RunManifest
 from autoresearch.signals import first_signal_stops
 from autoresearch.states import Direction, ExecutorKind, RunStatus
 from autoresearch.supervisor import lifecycle
@@ -80,7 +81,7 @@ class LoopResult:
     outcome: LoopOutcome
     summary: LoopSummary
     stop_note: str | None
-    manifest: dict[str, Any] | None = None  # the JSON edge: manifest.json's object
+    manifest: RunManifest | None = None
 
     @property
     def failed(self) -> bool:
@@ -92,7 +93,7 @@ class ResumeResult:
     """A resumed or continued run: its loop's result, or (only re-armed) its manifest."""
 
     loop: LoopResult | None
-    manifest: dict[str, Any] | None = None
+    manifest: RunManifest | None = None
     pending_artifact: bool = False
 
 

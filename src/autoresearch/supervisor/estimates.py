@@ -210,15 +210,13 @@ def headline(journal: Journal, run: RunRecord) -> Headline:
     )
 
 
-def manifest(journal: Journal, run: RunRecord, repo: RepoPaths) -> dict[str, Any]:
+def manifest(journal: Journal, run: RunRecord, repo: RepoPaths) -> views.RunManifest:
     """manifest.json with the kept commit's estimate (`last_kept_interval`)."""
-    kept = commit_estimate(journal, run, run.last_kept_commit)
-    return views.manifest(run, repo, interval_dict(kept))
+    return views.RunManifest(run, repo, commit_estimate(journal, run, run.last_kept_commit))
 
 
 def write_manifest(journal: Journal, run: RunRecord, repo: RepoPaths) -> None:
-    kept = commit_estimate(journal, run, run.last_kept_commit)
-    views.write_manifest(run, repo, interval_dict(kept))
+    views.write_manifest(manifest(journal, run, repo))
 
 
 def interval_dict(interval: Interval | None) -> dict[str, float | int] | None:

@@ -313,7 +313,7 @@ def _record(
         h, it, decision, evaluation, changes, exists, readings=readings or ()
     )
     applied = record.apply_effect(h, decided, known_head=head, safety_checked=safety_checked)
-    sync.sync_after_iteration(h, applied, evaluation.to_dict() if evaluation else None, sha)
+    sync.sync_after_iteration(h, applied, evaluation, sha)
     # a safe point: the iteration is recorded, applied and in the views
     h.journal.backup(throttled=True)
     failpoints.hit("step.after_views")

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from autoresearch.journal.runs import RunTotals
+from autoresearch.journal.views import RunManifest
 from autoresearch.jsonshape import json_shape
 from autoresearch.noise import Interval
 from autoresearch.states import DecisionKind, Direction, LaneState, RunStatus
@@ -94,7 +95,7 @@ class RunDetails:
     """One run with its iterations (the ledger's entries, as the ledger file has them)."""
 
     summary: RunSummary
-    manifest: dict[str, Any]  # the run's manifest.json
+    manifest: RunManifest  # the run's manifest.json
     # ledger entries (journal/views.ledger_entry) with `evaluation` and their commit's `estimate`
     iterations: list[dict[str, Any]]
     iterations_total: int

@@ -12,13 +12,14 @@ import hashlib
 import shutil
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from autoresearch import failpoints
 from autoresearch.clock import utc_now_iso
 from autoresearch.contracts import candidate as cand
 from autoresearch.contracts.candidate import placeholder
 from autoresearch.contracts.json_input import load_json
+from autoresearch.contracts.stored_evaluation import StoredEvaluation
+from autoresearch.evaluate import EvaluationRecord
 from autoresearch.fsutil import FileRefused, atomic_write_json, atomic_write_text, read_regular
 from autoresearch.journal import runs, views
 from autoresearch.journal.runs import IterationRecord
@@ -109,7 +110,7 @@ def rebuild_views(h: RunHandle) -> None:
 def sync_after_iteration(
     h: RunHandle,
     it: IterationRecord,
-    evaluation: dict[str, Any] | None,
+    evaluation: EvaluationRecord | None,
     processed_sha: str | None,
 ) -> None:
     """Update the views after iteration `it` was recorded and applied (h.run is current)."""
@@ -130,9 +131,9 @@ def sync_after_iteration(
     _finish(h, evaluation)
 
 
-def _finish(h: RunHandle, evaluation: dict[str, Any] | None) -> None:
+def _finish(h: RunHandle, evaluation: EvaluationRecord | StoredEvaluation | None) -> None:
     if evaluation is not None:
-        atomic_write_json(h.paths.latest_evaluator, redact_value(evaluation))
+        atomic_write_json(h.paths.latest_evaluator, redact_value(evaluation.to_dict()))
     estimates.write_manifest(h.journal, h.run, h.repo)
     write_instructions(h)
     if not h.pointer_written or h.run.status != RunStatus.RUNNING:
