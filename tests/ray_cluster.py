@@ -59,6 +59,18 @@ class LocalCluster:
         return {"AUTORESEARCH_RAY_DIR": str(self.node_dir(name))}
 
 
+def stop_boards(job_id: str | None = None) -> dict[str, dict[str, Any]]:
+    """The live stop boards of the cluster (from its GCS), by actor id; those of one job (a
+    driver) when `job_id` is given."""
+    return {
+        actor_id: actor
+        for actor_id, actor in ray._private.state.actors().items()
+        if actor.get("ActorClassName") == "StopBoard"
+        and actor["State"] == "ALIVE"
+        and job_id in (None, actor["JobID"])
+    }
+
+
 def ray_processes(base: Path) -> list[str]:
     """The command lines of this cluster's Ray processes still running (they name its folder)."""
     found = []

@@ -33,7 +33,7 @@ from autoresearch.supervisor.prepare import prepare  # noqa: E402
 from autoresearch.supervisor.ray_executor import RayExecutor  # noqa: E402
 from autoresearch.supervisor.step import step  # noqa: E402
 from helpers import GIT_ENV, cli, make_repo, pid_alive, sandbox_text  # noqa: E402
-from ray_cluster import LocalCluster, start_cluster  # noqa: E402
+from ray_cluster import LocalCluster, start_cluster, stop_boards  # noqa: E402
 
 pytestmark = pytest.mark.ray
 T = TypeVar("T")
@@ -135,6 +135,44 @@ def test_an_evaluation_runs_where_its_resources_are(
     assert record.stdout.startswith(str(cluster.node_dir(node)))
     assert record.log_file == str(run.paths.evaluator_log(1, 9))
     assert "progress line" in Path(record.log_file).read_text()
+
+
+def test_a_stop_reaches_a_reading_through_a_restarted_board(
+    cluster: LocalCluster, run: RunHandle
+) -> None:
+    """The stop board's process dies while a reading runs: Ray restarts it where the driver
+    is, the reading goes on meanwhile (a board that cannot answer says nothing), and a stop
+    the driver asks afterwards reaches it: its evaluator is stopped, the reading comes back
+    cancelled (not lost, not after the patience that kills a worker)."""
+    (run.worktree / "mode.txt").write_text("hang\n")  # the test evaluator sleeps a minute
+    for argv in (["add", "mode.txt"], ["commit", "-qm", "hang"]):
+        subprocess.run(["git", *argv], cwd=run.worktree, env={**os.environ, **GIT_ENV}, check=True)
+    executor = RayExecutor(cluster.address)
+    cancel = threading.Event()
+    try:
+        future = executor.submit_evaluation(
+            evaluation_task(run, git.head(run.worktree), {}), cancel, lambda _: None
+        )
+        pid_file = wait_for(
+            lambda: next(
+                cluster.base.glob(f"nodes/*/{run.run_id}/tasks/*/tree/.autoresearch/evaluator.pid"),
+                None,
+            )
+        )
+        evaluator = int(wait_for(pid_file.read_text))
+        job = ray.get_runtime_context().get_job_id()
+        ((board_id, board),) = stop_boards(job).items()
+        os.kill(int(board["Pid"]), signal.SIGKILL)
+        restarted = wait_for(
+            lambda: stop_boards(job).get(board_id, {}).get("Pid") not in (None, board["Pid"])
+        )
+        assert restarted and pid_alive(evaluator)  # no stop was asked: the reading goes on
+        cancel.set()
+        record = future.result(timeout=60)
+    finally:
+        executor.shutdown()
+    assert record.cancelled
+    wait_for(lambda: not pid_alive(evaluator))
 
 
 def test_resources_no_node_offers_are_refused_at_once(

@@ -15,6 +15,9 @@ evaluation counted twice, an agent paid twice). A task whose node or worker died
 `TaskLost` on its future; the lane scheduler restarts it or records it interrupted.
 Cancelling is cooperative: the task polls a small stop board (a Ray actor) and stops its
 process group as a local session would, so an interrupted session still returns its work.
+The board is no single point of failure: it lives on the driver's node (it dies only with the
+driver), Ray restarts it if its process dies, and a board a task cannot reach says nothing
+(only its "stop" stops a task; the driver repeats a stop until the task has ended).
 Evaluations take one of `slots` permits on the driver before they are submitted.
 
 Importing this module does not import Ray (`pip install 'autoresearch[ray]'` adds it).
@@ -22,6 +25,7 @@ Importing this module does not import Ray (`pip install 'autoresearch[ray]'` add
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import socket
 import threading
@@ -121,23 +125,53 @@ class StopBoard:
         return task_id in self._stopped
 
 
+def _pinned_board(ray: ModuleType) -> Any:
+    """The executor's stop board, on the driver's own node and restarted by Ray if its
+    process dies. Placed anywhere (Ray's default), it sat on any node, and that node's death
+    took it: every task then read "stop" (see `_BoardPoll`) and a run never ended. On the
+    driver's node it dies only with the driver, whose tasks Ray ends anyway (their job ends
+    with it). A restarted board has forgotten its stops: `RayExecutor._await` repeats them."""
+    strategy = importlib.import_module("ray.util.scheduling_strategies")
+    here = strategy.NodeAffinitySchedulingStrategy(
+        ray.get_runtime_context().get_node_id(), soft=False
+    )
+    actor = ray.remote(StopBoard).options(
+        num_cpus=0, scheduling_strategy=here, max_restarts=-1, max_task_retries=-1
+    )
+    return actor.remote()
+
+
 class _BoardPoll:
-    """`should_cancel` on a node: asks the board at most once per STOP_POLL_SECONDS. A board
-    that cannot be reached means the driver is gone: stop."""
+    """`should_cancel` on a node: asks the board at most once per STOP_POLL_SECONDS, without
+    waiting for the answer (the task's process is watched meanwhile).
+
+    Only the board's "yes" stops the task. A board that has not answered yet, or cannot be
+    reached, says nothing: it lives on the driver's node (`_pinned_board`), so it is either
+    restarting (its calls are retried on the new one) or gone with the driver, whose tasks Ray
+    ends itself (the node's watcher stops their processes). Reading "unreachable" as "stop"
+    made every task after a board's loss stop at once, and a stopped reading is taken again:
+    lanes measured the same candidate for ever."""
 
     def __init__(self, board: Any, task_id: str) -> None:
         self._board, self._task_id = board, task_id
         self._next, self._stop = 0.0, False
+        self._asked: Any = None  # the question in flight (an ObjectRef)
 
     def __call__(self) -> bool:
+        if self._stop:
+            return True
+        ray = import_ray()
+        if self._asked is not None:
+            ready, _ = ray.wait([self._asked], timeout=0)
+            if not ready:
+                return False
+            asked, self._asked = self._asked, None
+            with contextlib.suppress(ray.exceptions.RayError):  # no board just now: no stop
+                self._stop = bool(ray.get(asked))
         now = time.monotonic()
         if not self._stop and now >= self._next:
             self._next = now + STOP_POLL_SECONDS
-            ray = import_ray()
-            try:
-                self._stop = bool(ray.get(self._board.stopped.remote(self._task_id), timeout=10))
-            except ray.exceptions.RayError:
-                self._stop = True
+            self._asked = self._board.stopped.remote(self._task_id)
         return self._stop
 
 
@@ -215,7 +249,7 @@ class RayExecutor:
         self._root = str(node_dir) if node_dir else None
         self._agent_resources = dict(agent_resources or {})
         self._threads = ThreadPoolExecutor(64, thread_name_prefix="ray-task")
-        self._board = self._ray.remote(num_cpus=0)(StopBoard).remote()
+        self._board = _pinned_board(self._ray)
         self._agent_fn = self._ray.remote(agent_on_node)
         self._eval_fn = self._ray.remote(evaluation_on_node)
         self._bundles = _BundleChains(self._ray)
@@ -326,14 +360,18 @@ class RayExecutor:
         """The task's result; TaskLost when its node or worker went away or it would not stop."""
         ray = self._ray
         asked_at: float | None = None
+        told_at = 0.0
         while True:
             ready, _ = ray.wait([ref], timeout=0.2)
             if ready:
                 break
-            if cancel.is_set() and asked_at is None:
-                asked_at = time.monotonic()
+            now = time.monotonic()
+            if cancel.is_set() and now - told_at >= STOP_POLL_SECONDS:
+                # told again each poll until it ends: a board restarted meanwhile forgot it
+                asked_at = now if asked_at is None else asked_at
+                told_at = now
                 self._board.stop.remote(task_id)
-            if asked_at is not None and time.monotonic() - asked_at > STOP_PATIENCE_SECONDS:
+            if asked_at is not None and now - asked_at > STOP_PATIENCE_SECONDS:
                 ray.cancel(ref, force=True)
                 raise TaskLost(LOST, "it did not stop when asked; its worker was killed")
         try:
