@@ -161,7 +161,8 @@ def test_a_stop_reaches_a_reading_through_a_restarted_board(
         )
         evaluator = int(wait_for(pid_file.read_text))
         job = ray.get_runtime_context().get_job_id()
-        ((board_id, board),) = stop_boards(job).items()
+        # the board is made at once but its process may start after a warm worker's reading
+        ((board_id, board),) = wait_for(lambda: list(stop_boards(job).items()))
         os.kill(int(board["Pid"]), signal.SIGKILL)
         restarted = wait_for(
             lambda: stop_boards(job).get(board_id, {}).get("Pid") not in (None, board["Pid"])

@@ -132,6 +132,7 @@ def test_the_stop_board_dying_mid_run_neither_stops_nor_hangs_the_run(
     driver = start_run(repo, mission, cluster.address, "board")
     try:
         held(gate)
+        until(stop_boards, timeout=60, what="the run's board is alive")
         live = stop_boards()
         assert len(live) == 1, live
         board_id, board = next(iter(live.items()))
