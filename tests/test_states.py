@@ -310,6 +310,51 @@ def test_mypy_reports_a_misspelt_state_in_a_match_pattern(tmp_path: Path) -> Non
     }
 
 
+def test_mypy_reports_a_misspelt_policy_action_role_or_purpose(tmp_path: Path) -> None:
+    """A run's keep policy, the loop's next action, a child's role and an evaluation's purpose
+    were plain strings: any spelling passed."""
+    errors = _mypy_errors(
+        tmp_path,
+        """\
+        import sqlite3
+
+        from autoresearch.journal import children, runs
+        from autoresearch.journal.runs import RunRecord
+        from autoresearch.supervisor.loop import Action
+
+
+        def misspelt(run: RunRecord, action: Action, child: children.Child) -> list[bool]:
+            return [
+                run.keep_policy == "score_improvment",
+                action.kind != "finsh",
+                child.role == "agnet",
+            ]
+
+
+        def spelt(run: RunRecord, action: Action, child: children.Child) -> list[bool]:
+            return [
+                run.keep_policy == "pass_only",
+                action.kind == "process_pending",
+                child.role == "harness",
+            ]
+
+
+        def written(conn: sqlite3.Connection) -> int:
+            return runs.insert_evaluation(conn, "r", 1, "certfy", {})
+        """,
+    )
+    assert errors == {
+        'run.keep_policy == "score_improvment",': '"score_improvment" is not a KeepPolicy '
+        "(pass_only, score_improvement)  [state-value]",
+        'action.kind != "finsh",': '"finsh" is not a ActionKind '
+        "(exit, finish, launch, process_pending)  [state-value]",
+        'child.role == "agnet",': '"agnet" is not a ChildRole '
+        "(agent, certify, checks, evaluator, harness)  [state-value]",
+        'return runs.insert_evaluation(conn, "r", 1, "certfy", {})': "Argument 4 to "
+        '"insert_evaluation" has incompatible type "str"; expected "EvalPurpose"  [arg-type]',
+    }
+
+
 def _mypy_errors(tmp_path: Path, source: str) -> dict[str, str]:
     """mypy --strict with the project's configuration (its tools/mypy_states.py plugin) on
     `source`: the source line each error is on → its errors (joined by " | ")."""

@@ -37,6 +37,7 @@ from autoresearch.settings import (
     ENV_SEALED_DIR,
     ENV_WORKTREE,
 )
+from autoresearch.states import ChildRole
 
 
 @dataclass(frozen=True)
@@ -127,10 +128,10 @@ class Reaped:
     """A process group `reap` stopped; `role` is None for one nobody had registered."""
 
     pgid: int
-    role: str | None
+    role: ChildRole | None
 
 
-def register(journal: Journal, tag: ChildTag, pgid: int, role: str) -> None:
+def register(journal: Journal, tag: ChildTag, pgid: int, role: ChildRole) -> None:
     with journal.tx() as conn:
         registry.add_child(conn, tag.owner, pgid, role, tag.marker)
 

@@ -16,6 +16,7 @@ from autoresearch.states import (
     DecisionKind,
     Direction,
     EvalStatus,
+    KeepPolicy,
     RunStatus,
     is_better,
 )
@@ -181,7 +182,7 @@ class Decision:
 
 
 def decide(
-    policy: str,
+    policy: KeepPolicy,
     direction: Direction,
     last_kept_score: float | None,
     artifact_status: ArtifactStatus,
@@ -221,7 +222,10 @@ def unchanged_candidate() -> Decision:
 
 
 def _decide_candidate(
-    policy: str, direction: Direction, last_kept_score: float | None, evaluation: EvalSummary
+    policy: KeepPolicy,
+    direction: Direction,
+    last_kept_score: float | None,
+    evaluation: EvalSummary,
 ) -> Decision:
     if evaluation.status == EvalStatus.ERROR:
         return _discard(
@@ -231,7 +235,7 @@ def _decide_candidate(
         return _discard(
             "evaluator reported failure", "candidate discarded because evaluator pass=false"
         )
-    if policy == "pass_only":
+    if policy == KeepPolicy.PASS_ONLY:
         return Decision(
             DecisionKind.KEEP,
             "pass_only keep policy accepted evaluator pass=true",
@@ -301,7 +305,7 @@ def sequential_decision(
     if failed is not None and on_incumbent:
         return _discard(REASON_INCUMBENT_FAILED, NOTE_INCUMBENT_FAILED, notes)
     if failed is not None:
-        first = _decide_candidate("score_improvement", Direction.HIGHER, 0.0, failed)
+        first = _decide_candidate(KeepPolicy.SCORE_IMPROVEMENT, Direction.HIGHER, 0.0, failed)
         return Decision(first.decision, first.reason, (*first.notes, *notes))
     if action is Action.KEEP:
         return Decision(DecisionKind.KEEP, REASON_SIGNIFICANT, (NOTE_SIGNIFICANT, *notes))

@@ -42,6 +42,26 @@ class IterationKind(StrEnum):
     ITERATION = "iteration"
 
 
+class EvalPurpose(StrEnum):
+    """Why a run's evaluation was taken (the `purpose` of its journal row): the iteration's
+    kind, or `autoresearch certify`."""
+
+    BASELINE = "baseline"  # an IterationKind's value (string literals: the mypy plugin reads them)
+    ITERATION = "iteration"
+    CERTIFY = "certify"
+
+
+class ChildRole(StrEnum):
+    """What a registered child process group is (the `role` of its journal row, named when a
+    stale one is stopped)."""
+
+    AGENT = "agent"  # an agent session (a run's or a job's)
+    EVALUATOR = "evaluator"  # a run's evaluator
+    CERTIFY = "certify"  # an evaluator reading of `autoresearch certify`
+    CHECKS = "checks"  # the checks of a run, a session or a job
+    HARNESS = "harness"  # a session's benchmark (`exp run`)
+
+
 class ArtifactStatus(StrEnum):
     """The `status` of candidate.json (supervisor.md §4)."""
 
@@ -84,6 +104,13 @@ class ExecutorKind(StrEnum):
 
     LOCAL = "local"  # threads and child processes on this machine (the default)
     RAY = "ray"  # Ray tasks on a cluster's nodes (supervisor/ray_executor.py)
+
+
+class KeepPolicy(StrEnum):
+    """How a run decides to keep a candidate (sandbox.md `evaluator.keep_policy`, §3)."""
+
+    SCORE_IMPROVEMENT = "score_improvement"  # the default: a better score than the kept one
+    PASS_ONLY = "pass_only"  # whatever the evaluator passes
 
 
 class EvalStatus(StrEnum):

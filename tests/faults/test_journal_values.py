@@ -284,3 +284,86 @@ def test_sql_over_a_json_value_that_does_not_parse_is_damage(tmp_path: Path) -> 
     message = refused.value.message
     assert message.startswith(f"journal {path} is damaged (a JSON value does not parse: ")
     assert "`autoresearch doctor` names it" in message and "not a valid SQLite" not in message
+
+
+# --- a run's keep policy, an evaluation's purpose, a child's role ----------------------------
+
+
+@pytest.mark.parametrize(
+    ("sql", "needles"),
+    [
+        ("UPDATE runs SET keep_policy = 'pass-only'",
+         ["table runs, row run_id=", ": keep_policy is 'pass-only', expected one of "
+          "score_improvement, pass_only"]),
+        ("UPDATE evaluations SET purpose = 'rebaseline' WHERE iteration = 1",
+         ["table evaluations, row id=", ": purpose is 'rebaseline', expected one of baseline, "
+          "iteration, certify"]),
+        ("INSERT INTO children (pgid, owner, role, marker, started_at) "
+         "VALUES (7, 'r', 'agnet', 'm', 't')",
+         ["table children, row owner=r, pgid=7: role is 'agnet', expected one of agent, "
+          "evaluator, certify, checks, harness"]),
+    ],
+)  # fmt: skip
+def test_a_bad_policy_purpose_or_role_is_damage(demo: Path, sql: str, needles: list[str]) -> None:
+    """These columns were free text: a hand-edited value was read as it was (a keep policy
+    that is neither made every candidate a score_improvement one)."""
+    journal = journal_of(demo)
+    edit(journal, sql)
+    before = _sha(journal)
+    one_line_refusal(cli("--repo", str(demo), "status", cwd=demo), "is damaged (", *needles)
+    code, report = doctor(demo)
+    assert code == 1 and not report["healthy"], report
+    found = [f for f in report["findings"] if f["check"] == "journal"]
+    assert found[0]["severity"] == "error" and all(n in found[0]["message"] for n in needles)
+    assert _sha(journal) == before  # nothing was written
+
+
+def test_a_child_role_damaged_while_open_is_refused_when_read(tmp_path: Path) -> None:
+    """The registry's rows are decoded like the other stores': a role edited after the scan at
+    open is the one-line damage refusal, not a crash in the reaper."""
+    from autoresearch.journal import children
+    from autoresearch.states import ChildRole
+
+    path = _fresh_journal(tmp_path)
+    with Journal.open(path) as journal:
+        with journal.tx() as conn:
+            children.add_child(conn, "r", 7, ChildRole.AGENT, "m")
+        assert children.children(journal, "r") == [children.Child(7, ChildRole.AGENT, "m")]
+        with _db(path) as other:
+            other.execute("UPDATE children SET role = 'agnet'")
+        with pytest.raises(JournalError) as refused:
+            children.children(journal, "r")
+    message = refused.value.message
+    assert message.startswith("a row of the journal is damaged (role is 'agnet', expected one of ")
+    assert "nothing was written" in message and "\n" not in message
+
+
+def test_a_keep_policy_no_version_wrote_is_refused_when_read(tmp_path: Path) -> None:
+    """The run's column and its frozen evaluator both hold the policy: either one damaged is
+    refused when the run is read."""
+    path = _fresh_journal(tmp_path)
+    _insert_valid_row(path, "runs")
+    evaluator = {"command": "x", "format": "json", "keep_policy": "score_improvement"}
+    with _db(path) as conn:
+        conn.execute(
+            "UPDATE runs SET run_id = 'x', keep_policy = 'pass_only', evaluator_json = ?, "
+            "sandbox_json = ?, loop_json = NULL",
+            (json.dumps(evaluator), json.dumps({"mission": "m"})),
+        )
+    with Journal.open(path) as journal:
+        assert runs.get_run(journal, "x") is not None
+        whole = json.dumps(evaluator)
+        for column, policy, frozen, expected in [
+            ("evaluator_json", "pass_only", json.dumps({**evaluator, "keep_policy": "always"}),
+             "'always' is not a valid KeepPolicy"),
+            ("keep_policy", "always", whole, "one of score_improvement, pass_only"),
+        ]:  # fmt: skip
+            with _db(path) as other:
+                other.execute(
+                    "UPDATE runs SET keep_policy = ?, evaluator_json = ?", (policy, frozen)
+                )
+            with pytest.raises(JournalError) as refused:
+                runs.get_run(journal, "x")
+            message = refused.value.message
+            assert message.startswith(f"a row of the journal is damaged ({column} is "), message
+            assert expected in message and "\n" not in message

@@ -19,9 +19,9 @@ from autoresearch.contracts.tune import TUNE_KEYS, TuneSpec, is_relative_path, p
 from autoresearch.errors import ContractError
 from autoresearch.noise import NoiseMode, NoisePolicy
 from autoresearch.paths import slug
-from autoresearch.states import MISSION_DEFAULT_DIRECTION, Direction
+from autoresearch.states import MISSION_DEFAULT_DIRECTION, Direction, KeepPolicy
 
-KEEP_POLICIES = ("score_improvement", "pass_only")
+KEEP_POLICIES = tuple(KeepPolicy)
 FORMATS = ("json", "metric")
 DIRECTIONS = tuple(Direction)
 DEFAULT_TIMEOUT_SECONDS = 3600.0
@@ -78,7 +78,7 @@ class EvaluatorSpec:
 
     command: str
     format: str
-    keep_policy: str = "score_improvement"
+    keep_policy: KeepPolicy = KeepPolicy.SCORE_IMPROVEMENT
     metric: str | None = None
     direction: Direction = MISSION_DEFAULT_DIRECTION
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
@@ -101,7 +101,7 @@ class EvaluatorSpec:
         return cls(
             command=str(data["command"]),
             format=str(data["format"]),
-            keep_policy=str(data.get("keep_policy", "score_improvement")),
+            keep_policy=KeepPolicy(data.get("keep_policy", KeepPolicy.SCORE_IMPROVEMENT)),
             metric=data.get("metric"),
             direction=Direction(data.get("direction", MISSION_DEFAULT_DIRECTION)),
             timeout_seconds=float(data.get("timeout_seconds", DEFAULT_TIMEOUT_SECONDS)),
@@ -332,7 +332,7 @@ def parse_evaluator(block: object) -> EvaluatorSpec:
     """Validate the `evaluator` mapping in the order of the spec."""
     if not isinstance(block, dict):
         raise ContractError(MSG_NO_EVALUATOR)
-    policy = _normalized(block.get("keep_policy", "score_improvement"))
+    policy = _normalized(block.get("keep_policy", KeepPolicy.SCORE_IMPROVEMENT))
     if policy not in KEEP_POLICIES:
         raise ContractError(MSG_BAD_POLICY.format(policies=", ".join(KEEP_POLICIES)))
     command = block.get("command")
@@ -355,7 +355,7 @@ def parse_evaluator(block: object) -> EvaluatorSpec:
     return EvaluatorSpec(
         command=command.strip(),
         format=fmt,
-        keep_policy=policy,
+        keep_policy=KeepPolicy(policy),
         metric=metric.strip() if isinstance(metric, str) else None,
         direction=Direction(direction),
         timeout_seconds=_timeout(block.get("timeout_seconds", DEFAULT_TIMEOUT_SECONDS)),

@@ -51,7 +51,7 @@ from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
 from autoresearch.paths import CHECKS_FILE, HARNESS_FILE
 from autoresearch.proc import SupervisedSpec, run_supervised
 from autoresearch.settings import kill_grace
-from autoresearch.states import EvalStatus, ProcessState, Verdict, is_better
+from autoresearch.states import ChildRole, EvalStatus, ProcessState, Verdict, is_better
 from autoresearch.streams import LineSplitter, Tail
 
 MAX_REPEATS = 100
@@ -198,7 +198,7 @@ class _Launch:
         return cls(tag, harness, checks, env)
 
 
-def _registrar(ctx: Context, tag: ChildTag, role: str) -> Callable[[int], None]:
+def _registrar(ctx: Context, tag: ChildTag, role: ChildRole) -> Callable[[int], None]:
     """`on_spawn`: record the child's group so that a later `exp run` can stop it."""
 
     def on_spawn(pgid: int) -> None:
@@ -278,7 +278,7 @@ def _run_harness(
             stdout_consumers=[MetricScanner(parsed), combined, ticker.lines()],
             stderr_consumers=[MetricScanner(parsed), combined, ticker.lines()],
             should_cancel=ticker.tick,
-            on_spawn=_registrar(ctx, launch.tag, "harness"),
+            on_spawn=_registrar(ctx, launch.tag, ChildRole.HARNESS),
         )
     )
     spec = EvaluatorSpec(session.command, "metric", metric=session.metric)
@@ -308,7 +308,7 @@ def _run_checks(
             stdout_consumers=[combined],
             stderr_consumers=[combined],
             should_cancel=should_cancel,
-            on_spawn=_registrar(ctx, launch.tag, "checks"),
+            on_spawn=_registrar(ctx, launch.tag, ChildRole.CHECKS),
         )
     )
     return check_record(outcome, clip_tail(combined.text()))

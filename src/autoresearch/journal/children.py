@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 from autoresearch.clock import utc_now_iso
 from autoresearch.journal.db import Journal
+from autoresearch.journal.records import Codec
+from autoresearch.states import ChildRole
 
 
 @dataclass(frozen=True)
@@ -20,11 +22,16 @@ class Child:
     """One registered process group."""
 
     pgid: int
-    role: str
+    role: ChildRole
     marker: str
 
 
-def add_child(conn: sqlite3.Connection, owner: str, pgid: int, role: str, marker: str) -> None:
+_CHILDREN = Codec({}, enums={"role": ChildRole})
+
+
+def add_child(
+    conn: sqlite3.Connection, owner: str, pgid: int, role: ChildRole, marker: str
+) -> None:
     conn.execute(
         "INSERT OR REPLACE INTO children (pgid, owner, role, marker, started_at) "
         "VALUES (?, ?, ?, ?, ?)",
@@ -42,4 +49,4 @@ def children(journal: Journal | sqlite3.Connection, owner: str) -> list[Child]:
         rows = journal.rows(sql, (owner,))
     else:
         rows = journal.execute(sql, (owner,)).fetchall()
-    return [Child(int(r[0]), str(r[1]), str(r[2])) for r in rows]
+    return [_CHILDREN.record(Child, r) for r in rows]

@@ -24,12 +24,15 @@ from enum import StrEnum
 
 from autoresearch.noise import Role
 from autoresearch.states import (
+    ChildRole,
     DecisionKind,
     Direction,
+    EvalPurpose,
     EvalStatus,
     IterationKind,
     IterationState,
     JobState,
+    KeepPolicy,
     LaneState,
     Phase,
     ResultState,
@@ -55,17 +58,20 @@ class Domain:
 DOMAINS: tuple[Domain, ...] = (
     Domain("runs", "status", RunStatus),
     Domain("runs", "phase", Phase),
+    Domain("runs", "keep_policy", KeepPolicy),
     Domain("iterations", "kind", IterationKind),
     Domain("iterations", "state", IterationState),
     Domain("iterations", "decision", DecisionKind),
     Domain("evaluations", "status", EvalStatus),
     Domain("evaluations", "role", Role),
+    Domain("evaluations", "purpose", EvalPurpose),
     Domain("sessions", "direction", Direction),
     Domain("session_runs", "status", Verdict),
     Domain("jobs", "state", JobState),
     Domain("jobs", "result_state", ResultState),
     Domain("run_lanes", "state", LaneState),
     Domain("run_lanes", "last_decision", DecisionKind),
+    Domain("children", "role", ChildRole),
 )
 
 

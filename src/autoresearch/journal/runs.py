@@ -23,9 +23,11 @@ from autoresearch.journal.records import Codec
 from autoresearch.states import (
     DecisionKind,
     Direction,
+    EvalPurpose,
     EvalStatus,
     IterationKind,
     IterationState,
+    KeepPolicy,
     Phase,
     RunStatus,
 )
@@ -49,7 +51,7 @@ class RunRecord:
     worktree_path: str
     branch_name: str
     evaluator: EvaluatorSpec  # as frozen at prepare (JSON only in runs.evaluator_json)
-    keep_policy: str
+    keep_policy: KeepPolicy
     sandbox: FrozenMission
     status: RunStatus
     phase: Phase
@@ -107,7 +109,7 @@ class IterationRecord:
 
 _RUNS = Codec(
     {"evaluator": "evaluator_json", "sandbox": "sandbox_json", "loop": "loop_json"},
-    enums={"status": RunStatus, "phase": Phase},
+    enums={"status": RunStatus, "phase": Phase, "keep_policy": KeepPolicy},
     typed={"evaluator": EvaluatorSpec, "sandbox": FrozenMission, "loop": LoopSettings},
     table="runs",
     keys=("run_id",),
@@ -397,7 +399,7 @@ def insert_evaluation(
     conn: sqlite3.Connection,
     run_id: str,
     iteration: int,
-    purpose: str,
+    purpose: EvalPurpose,
     record: dict[str, Any],
     role: str | None = None,
     commit: str | None = None,

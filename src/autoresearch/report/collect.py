@@ -36,6 +36,7 @@ from autoresearch.report.model import (
 )
 from autoresearch.states import (
     DecisionKind,
+    EvalPurpose,
     EvalStatus,
     IterationKind,
     RunStatus,
@@ -48,7 +49,7 @@ from autoresearch.supervisor.estimates import own_commit
 # A kept diff larger than this is cut in the report (the commit itself has it all).
 MAX_DIFF_CHARS = 200_000
 # Evaluations that measure the iteration's own tree (not the incumbent, not a certification).
-OWN_PURPOSES = frozenset({IterationKind.BASELINE, IterationKind.ITERATION})
+OWN_PURPOSES = frozenset({EvalPurpose.BASELINE, EvalPurpose.ITERATION})
 # Readings of the iteration's own commit (an incumbent reading belongs to the kept commit).
 OWN_ROLES = frozenset({Role.BASELINE, Role.CANDIDATE, Role.CONFIRM})
 _DECISIONS = {

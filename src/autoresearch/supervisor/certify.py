@@ -28,7 +28,7 @@ from autoresearch.fsutil import atomic_write_json
 from autoresearch.journal import runs
 from autoresearch.noise import Interval, Role, difference_interval, mean_interval, pooled_spread
 from autoresearch.settings import journal_timeout, kill_grace
-from autoresearch.states import DecisionKind, Direction, EvalStatus
+from autoresearch.states import ChildRole, DecisionKind, Direction, EvalPurpose, EvalStatus
 from autoresearch.supervisor.handle import RunHandle, driver_lock, open_journal
 from autoresearch.supervisor.measure import scratch_checkout
 from autoresearch.supervisor.record import measuring_env
@@ -356,7 +356,7 @@ def _measure(h: RunHandle, subject: Subject, n: int) -> EvaluationRecord:
     env = measuring_env(h, CERTIFY_ITERATION, tree, mission_dir)
 
     def register(pgid: int) -> None:
-        children.register(h.journal, h.tag, pgid, "certify")
+        children.register(h.journal, h.tag, pgid, ChildRole.CERTIFY)
 
     reading = run_evaluator(
         h.evaluator,
@@ -368,7 +368,7 @@ def _measure(h: RunHandle, subject: Subject, n: int) -> EvaluationRecord:
     )
     with h.journal.tx() as conn:
         runs.insert_evaluation(
-            conn, h.run_id, CERTIFY_ITERATION, "certify", reading.to_dict(), Role.CERTIFY,
+            conn, h.run_id, CERTIFY_ITERATION, EvalPurpose.CERTIFY, reading.to_dict(), Role.CERTIFY,
             subject.commit,
         )  # fmt: skip
     return reading

@@ -5,12 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from autoresearch.contracts.stored_evaluation import StoredEvaluation
-from autoresearch.states import EvalStatus
+from autoresearch.states import EvalStatus, KeepPolicy
 
 
 def baseline_warning(manifest: dict[str, Any], baseline: StoredEvaluation | None) -> str | None:
     """The loud warning for a score_improvement run that can never keep anything, or None."""
-    if manifest["keep_policy"] != "score_improvement" or manifest["last_kept_score"] is not None:
+    if (
+        manifest["keep_policy"] != KeepPolicy.SCORE_IMPROVEMENT
+        or manifest["last_kept_score"] is not None
+    ):
         return None
     detail = baseline_problem(baseline)
     log = baseline.log_file if baseline and baseline.log_file is not None else "n/a"

@@ -29,7 +29,7 @@ from autoresearch.noise import (
     squared_deviations,
 )
 from autoresearch.paths import RepoPaths
-from autoresearch.states import IterationKind, best_of
+from autoresearch.states import IterationKind, KeepPolicy, best_of
 
 
 def recorded(run: RunRecord) -> bool:
@@ -201,7 +201,7 @@ def headline(journal: Journal, run: RunRecord) -> Headline:
         baseline: float | None = base.mean
     else:  # a run recorded before readings had roles: its first passing baseline evaluation
         baseline = runs.baseline_score(journal, run.run_id, run.baseline_commit)
-    if kept is not None and run.keep_policy == "score_improvement":
+    if kept is not None and run.keep_policy == KeepPolicy.SCORE_IMPROVEMENT:
         # trust.md: the best is the kept commit's mean reading, not the luckiest one ever seen
         return Headline(baseline, base, kept.mean, kept)
     # pass_only keeps whatever passes: its best is the best kept reading, which has no interval

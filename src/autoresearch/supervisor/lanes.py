@@ -74,6 +74,7 @@ from autoresearch.supervisor.lifecycle import has_pending_artifact
 from autoresearch.supervisor.loop import (
     MSG_PROCESSING_PENDING,
     STOP_POLL_SECONDS,
+    ActionKind,
     LoopLimits,
     LoopObserver,
     LoopOutcome,
@@ -308,7 +309,7 @@ class _Driver:
             budget_stop=budget_stop(h, self.limits),
         )
         action = next_action(state, self.limits)
-        if action.kind != "finish":
+        if action.kind != ActionKind.FINISH:
             return
         status = action.status or RunStatus.STOPPED
         self.stopping = (status, action.reason or "", action.note)

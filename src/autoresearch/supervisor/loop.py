@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Protocol
 
 from autoresearch import children, failpoints, git, proc
@@ -33,7 +34,14 @@ from autoresearch.errors import RefusedError, RunInterrupted
 from autoresearch.fsutil import atomic_write_json
 from autoresearch.journal import children as registry
 from autoresearch.journal import inflight, runs
-from autoresearch.states import REJECTS_CANDIDATE, ArtifactStatus, DecisionKind, RunStatus
+from autoresearch.states import (
+    REJECTS_CANDIDATE,
+    ArtifactStatus,
+    ChildRole,
+    DecisionKind,
+    KeepPolicy,
+    RunStatus,
+)
 from autoresearch.supervisor import diagnose, record, sync
 from autoresearch.supervisor.finalize import finalize_run
 from autoresearch.supervisor.handle import RunHandle
@@ -75,9 +83,18 @@ class LoopState:
     budget_stop: str | None = None  # `budget exhausted (<which>)` once a budget is spent
 
 
+class ActionKind(StrEnum):
+    """What the loop does next (`next_action`)."""
+
+    EXIT = "exit"  # the run is no longer running: leave it as it is
+    FINISH = "finish"  # end the run with `Action.status`
+    PROCESS_PENDING = "process_pending"  # step the artifact the previous session left
+    LAUNCH = "launch"  # start an agent session
+
+
 @dataclass(frozen=True)
 class Action:
-    kind: str  # "finish" | "process_pending" | "launch" | "exit"
+    kind: ActionKind
     status: RunStatus | None = None
     reason: str | None = None
     note: str | None = None
@@ -86,23 +103,25 @@ class Action:
 def next_action(state: LoopState, limits: LoopLimits) -> Action:
     """The loop's transition table."""
     if state.status != RunStatus.RUNNING:
-        return Action("exit")
+        return Action(ActionKind.EXIT)
     if state.stop_requested:
-        return Action("finish", RunStatus.STOPPED, state.stop_requested)
+        return Action(ActionKind.FINISH, RunStatus.STOPPED, state.stop_requested)
     if state.pending_artifact:
-        return Action("process_pending")
+        return Action(ActionKind.PROCESS_PENDING)
     if state.budget_stop:
-        return Action("finish", RunStatus.STOPPED, state.budget_stop)
+        return Action(ActionKind.FINISH, RunStatus.STOPPED, state.budget_stop)
     if limits.max_iterations is not None and state.iteration >= limits.max_iterations:
-        return Action("finish", RunStatus.COMPLETED, stop_max_iterations(limits.max_iterations))
+        return Action(
+            ActionKind.FINISH, RunStatus.COMPLETED, stop_max_iterations(limits.max_iterations)
+        )
     # failed sessions also record noops: the failure limit is checked first, so that a broken
     # agent ends the run as failed instead of looking like an agent without ideas
     if limits.max_agent_failures > 0 and state.agent_failures >= limits.max_agent_failures:
         reason = stop_agent_failures(limits.max_agent_failures)
-        return Action("finish", RunStatus.FAILED, reason, state.last_failure)
+        return Action(ActionKind.FINISH, RunStatus.FAILED, reason, state.last_failure)
     if limits.max_noops > 0 and state.trailing_noops >= limits.max_noops:
-        return Action("finish", RunStatus.STOPPED, stop_noop_limit(limits.max_noops))
-    return Action("launch")
+        return Action(ActionKind.FINISH, RunStatus.STOPPED, stop_noop_limit(limits.max_noops))
+    return Action(ActionKind.LAUNCH)
 
 
 class LoopObserver(Protocol):
@@ -184,14 +203,14 @@ def run_loop(
         h.refresh()
         state = _state(h, failures, limits, last_failure)
         action = next_action(state, limits)
-        if action.kind == "exit":
+        if action.kind == ActionKind.EXIT:
             return _outcome(h, False, sessions)
-        if action.kind == "finish":
+        if action.kind == ActionKind.FINISH:
             finalize_run(h, action.status or RunStatus.STOPPED, action.reason or "", action.note)
             return _outcome(h, False, sessions)
         cancel = _CancelPoll(h, signal)
         try:
-            if action.kind == "process_pending":
+            if action.kind == ActionKind.PROCESS_PENDING:
                 observer.note(MSG_PROCESSING_PENDING)
                 observer.evaluation_started(h.run.iteration + 1)
                 observer.step_recorded(step(h, should_cancel=cancel.by_signal), None)
@@ -240,7 +259,7 @@ def session_record(result: AgentResult, wrote: bool, lane: int | None = None) ->
 
 def refuse_without_comparable_baseline(h: RunHandle) -> None:
     run = h.run
-    if run.status != RunStatus.RUNNING or run.keep_policy != "score_improvement":
+    if run.status != RunStatus.RUNNING or run.keep_policy != KeepPolicy.SCORE_IMPROVEMENT:
         return
     if run.last_kept_score is not None:
         return
@@ -383,7 +402,7 @@ class RunHistory:
 
 
 def _register(h: RunHandle, pgid: int) -> None:
-    children.register(h.journal, h.tag, pgid, "agent")
+    children.register(h.journal, h.tag, pgid, ChildRole.AGENT)
 
 
 def _restore_base(h: RunHandle, iteration: int, base: str) -> list[str]:

@@ -27,7 +27,7 @@ from autoresearch.noise import (
     next_action,
 )
 from autoresearch.repo_state import link_shared_paths
-from autoresearch.states import EvalStatus
+from autoresearch.states import EvalStatus, KeepPolicy
 from autoresearch.supervisor import estimates, record
 from autoresearch.supervisor.handle import RunHandle
 
@@ -48,7 +48,7 @@ def _usable(r: EvaluationRecord) -> bool:
 
 def applies(h: RunHandle, first: EvaluationRecord) -> bool:
     """Whether this candidate goes through the sequential test (else the single rule)."""
-    if h.run.keep_policy != "score_improvement" or h.run.last_kept_score is None:
+    if h.run.keep_policy != KeepPolicy.SCORE_IMPROVEMENT or h.run.last_kept_score is None:
         return False
     if not _usable(first) or h.run.last_kept_commit is None:
         return False

@@ -30,6 +30,8 @@ from autoresearch.settings import kill_grace
 from autoresearch.states import (
     REJECTS_CANDIDATE,
     TERMINAL_STATUSES,
+    ChildRole,
+    EvalPurpose,
     IterationKind,
     IterationState,
 )
@@ -85,7 +87,7 @@ def evaluate(
         attempt += 1  # an earlier, interrupted attempt keeps its log
 
     def register(pgid: int) -> None:
-        children.register(h.journal, h.tag, pgid, "evaluator")
+        children.register(h.journal, h.tag, pgid, ChildRole.EVALUATOR)
         failpoints.hit("evaluate.after_spawn")
 
     cwd, mission_dir = h.worktree, h.mission_dir
@@ -163,7 +165,7 @@ def run_checks(
         return None
 
     def register(pgid: int) -> None:
-        children.register(h.journal, h.tag, pgid, "checks")
+        children.register(h.journal, h.tag, pgid, ChildRole.CHECKS)
 
     env = measuring_env(h, iteration, h.worktree, h.mission_dir)
     outcome = run_supervised(
@@ -197,6 +199,7 @@ def commit_decision(
     # a baseline is recorded where it stands (an operator may commit a fix, then rebaseline)
     needs_effect = decision.needs_git_effect and it.kind != IterationKind.BASELINE
     record = evaluation.to_dict() if evaluation else None
+    purpose = EvalPurpose(it.kind)  # an evaluation row says which kind of iteration took it
     decided = replace(
         it,
         state=IterationState.DECIDED if needs_effect else IterationState.APPLIED,
@@ -223,10 +226,10 @@ def commit_decision(
         if readings:
             for role, commit, reading in readings:
                 runs.insert_evaluation(
-                    conn, h.run_id, it.iteration, it.kind, reading.to_dict(), role, commit
+                    conn, h.run_id, it.iteration, purpose, reading.to_dict(), role, commit
                 )
         elif record is not None:
-            runs.insert_evaluation(conn, h.run_id, it.iteration, it.kind, record)
+            runs.insert_evaluation(conn, h.run_id, it.iteration, purpose, record)
         registry.clear_children(conn, h.run_id)
         runs.update_run(conn, h.run_id, **changes)
     h.run = replace(h.run, **changes)  # exactly what was written: no need to read it back

@@ -14,7 +14,7 @@ from autoresearch.journal.runs import RunTotals
 from autoresearch.journal.views import RunManifest
 from autoresearch.jsonshape import json_shape
 from autoresearch.noise import Interval
-from autoresearch.states import DecisionKind, Direction, LaneState, RunStatus
+from autoresearch.states import DecisionKind, Direction, KeepPolicy, LaneState, RunStatus
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ class RunSummary:
     branch_name: str
     worktree_path: str
     iteration: int
-    keep_policy: str
+    keep_policy: KeepPolicy
     direction: Direction
     last_kept_commit: str | None
     last_kept_score: float | None

@@ -40,7 +40,7 @@ from autoresearch.proc import SupervisedSpec, run_supervised
 from autoresearch.redact import redact
 from autoresearch.repo_state import ensure_state_dir, link_shared_paths
 from autoresearch.settings import journal_timeout, kill_grace, worker_max_jobs
-from autoresearch.states import Isolation, JobState, ResultState, TaskKind
+from autoresearch.states import ChildRole, Isolation, JobState, ResultState, TaskKind
 from autoresearch.worker import evidence as ev
 from autoresearch.worker import liveness
 from autoresearch.worker.bridge import job_bridge
@@ -147,7 +147,7 @@ class Runner:
                 timeout=self._remaining(),
                 extra_env=bridged.env,
             )
-            result = agent.run(request, self.cancel_requested, self._registers("agent"))
+            result = agent.run(request, self.cancel_requested, self._registers(ChildRole.AGENT))
         executor = {**result.to_dict(), "status": _executor(result).value}
         if bridged.spend is not None:
             executor.update(bridged.spend.executor_fields(executor.get("cost_usd")))
@@ -169,7 +169,7 @@ class Runner:
                     timeout=limit,
                     grace_seconds=kill_grace(),
                     should_cancel=self.cancel_requested,
-                    on_spawn=self._registers("checks"),
+                    on_spawn=self._registers(ChildRole.CHECKS),
                 )
             )
             record = CheckRun(
@@ -263,7 +263,7 @@ class Runner:
             self._cancel_seen = job is None or job.cancel_requested_at is not None
         return self._cancel_seen
 
-    def _registers(self, role: str) -> Callable[[int], None]:
+    def _registers(self, role: ChildRole) -> Callable[[int], None]:
         """A spawn callback: the child's group goes into the one registry (children.py)."""
 
         def register(pgid: int) -> None:
