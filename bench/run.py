@@ -39,7 +39,7 @@ from autoresearch.contracts.stored_evaluation import StoredEvaluation
 from autoresearch.journal import runs
 from autoresearch.journal.runs import IterationRecord
 from autoresearch.noise import Role
-from autoresearch.states import DecisionKind, IterationKind, IterationState
+from autoresearch.states import DecisionKind, EvalPurpose, IterationKind, IterationState
 from autoresearch.supervisor import sync
 from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.loop import RunHistory, history
@@ -132,7 +132,7 @@ def synthesize(h: RunHandle, upto: int) -> None:
             )  # fmt: skip
             runs.insert_iteration(conn, it)
             runs.insert_evaluation(
-                conn, h.run_id, n, "iteration", record, Role.CANDIDATE, candidate
+                conn, h.run_id, n, EvalPurpose.ITERATION, record, Role.CANDIDATE, candidate
             )
         runs.update_run(conn, h.run_id, iteration=upto)
     h.refresh()

@@ -35,7 +35,7 @@ from autoresearch.noise import (
     next_action,
     pooled_spread,
 )
-from autoresearch.states import ArtifactStatus, Direction, EvalStatus
+from autoresearch.states import ArtifactStatus, Direction, EvalStatus, KeepPolicy
 
 TARGETS = {"false": 0.05, "true": 0.80, "evals": 8.0, "bias": 0.3}
 
@@ -96,7 +96,9 @@ def today(seed: int, iterations: int, p_real: float, effect: float, sigma: float
         summary = EvalSummary(EvalStatus.PASS, True, noise.gauss(value, sigma))
         t.evaluations += 1
         t.count(real, "candidate")
-        d = decide("score_improvement", Direction.HIGHER, kept, ArtifactStatus.CANDIDATE, summary)
+        d = decide(
+            KeepPolicy.SCORE_IMPROVEMENT, Direction.HIGHER, kept, ArtifactStatus.CANDIDATE, summary
+        )
         kept = kept_score_after(d, summary, kept) or kept
         if d.keep:
             truth = value
