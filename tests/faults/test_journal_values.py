@@ -365,5 +365,5 @@ def test_a_keep_policy_no_version_wrote_is_refused_when_read(tmp_path: Path) -> 
             with pytest.raises(JournalError) as refused:
                 runs.get_run(journal, "x")
             message = refused.value.message
-            assert message.startswith(f"a row of the journal is damaged ({column} is "), message
-            assert expected in message and "\n" not in message
+            assert message.startswith("a row of the journal is damaged ("), message
+            assert f"{column} is " in message and expected in message and "\n" not in message
