@@ -145,3 +145,31 @@ def test_a_lane_worktree_half_built_by_a_kill_inside_git_worktree_add_is_rebuilt
     for it in d["iterations"][1:]:
         files = git(repo.root, "ls-tree", "-r", "--name-only", it["candidate_commit"])
         assert "value.txt" in files.split("\n"), it
+
+
+def test_a_keep_the_run_branch_had_not_followed_when_killed_is_followed_on_resume(
+    repo: Repo,
+) -> None:
+    """Killed with a lane's keep recorded, before the run branch followed it, and with the run
+    worktree's index written by a checkout the kill cut off: resume moves the run branch to the
+    kept commit (a resume is the first repair after a crashed driver, though it stopped the
+    driver's strays before recovering)."""
+    lane_mission(repo)
+    # the 2nd decision is lane 1's first keep (the 1st is the baseline's)
+    env = {**os.environ, **GIT_ENV, "AUTORESEARCH_FAILPOINTS": "step.after_decided@2"}
+    argv = [sys.executable, "-m", "autoresearch", "run", "missions/demo", "--agent",
+            BONUS_AGENT, "--run-tag", "L1", "--lanes", "1", "--max-iterations", "2"]  # fmt: skip
+    done = subprocess.run(argv, cwd=repo.root, env=env, capture_output=True, text=True,
+                          timeout=180, start_new_session=True)  # fmt: skip
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    d = details(repo.root, RUN_ID)
+    kept, branch = d["last_kept_commit"], d["branch_name"]
+    assert git(repo.root, "rev-parse", f"refs/heads/{branch}") != kept  # what the kill left
+    git(Path(d["manifest"]["worktree_path"]), "read-tree", kept)
+    done = subprocess.run(
+        [sys.executable, "-m", "autoresearch", "resume", RUN_ID, "--max-iterations", "0"],
+        cwd=repo.root, env={**os.environ, **GIT_ENV}, capture_output=True, text=True,
+        timeout=180, start_new_session=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert git(repo.root, "rev-parse", f"refs/heads/{branch}") == kept

@@ -99,11 +99,15 @@ class RunHandle:
     # How a run with lanes takes a reading: through its executor, in an evaluation slot
     # (None: the evaluator runs right here, as a run without lanes does).
     measure_with: MeasureWith | None = None
+    # recovery.recover ran on this handle: only its first run follows a crashed driver.
+    # Separate from `reaped`, which resume sets first (strays stop before the tree is looked
+    # at), so that a resume still counts as the first repair.
+    recovered: bool = False
 
     def for_lane(self, lane: int) -> RunHandle:
         """The same run seen from lane `lane` (the same journal and lock: one driver)."""
         return RunHandle(
-            self.journal, self.repo, self.run, self.lock, True, True, lane, self.measure_with
+            self.journal, self.repo, self.run, self.lock, True, True, lane, self.measure_with, True
         )
 
     @property

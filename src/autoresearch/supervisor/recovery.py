@@ -17,7 +17,8 @@ from autoresearch.supervisor.handle import RunHandle
 
 def recover(h: RunHandle) -> list[str]:
     """Repair the run; returns one note per repair made."""
-    first = not h.reaped  # the first repair of this handle: a crashed driver came before
+    first = not h.recovered  # the first repair of this handle: a crashed driver came before
+    h.recovered = True
     notes = record.reap_stale_children(h)
     notes += finish_interrupted_session(h)
     for it in runs.unfinished_iterations(h.journal, h.run_id):
