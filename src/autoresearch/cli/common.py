@@ -132,7 +132,7 @@ def warn_baseline(manifest: RunManifest, baseline: StoredEvaluation | None) -> N
     core's: supervisor/diagnose.py)."""
     from autoresearch.supervisor.diagnose import baseline_warning
 
-    text = baseline_warning(manifest.to_dict(), baseline)
+    text = baseline_warning(manifest.run, baseline)
     if text:
         warn(text)
 

@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from autoresearch.contracts.stored_evaluation import StoredEvaluation
+from autoresearch.journal.runs import RunRecord
 from autoresearch.states import EvalStatus, KeepPolicy
 
 
-def baseline_warning(manifest: dict[str, Any], baseline: StoredEvaluation | None) -> str | None:
+def baseline_warning(run: RunRecord, baseline: StoredEvaluation | None) -> str | None:
     """The loud warning for a score_improvement run that can never keep anything, or None."""
-    if (
-        manifest["keep_policy"] != KeepPolicy.SCORE_IMPROVEMENT
-        or manifest["last_kept_score"] is not None
-    ):
+    if run.keep_policy != KeepPolicy.SCORE_IMPROVEMENT or run.last_kept_score is not None:
         return None
     detail = baseline_problem(baseline)
     log = baseline.log_file if baseline and baseline.log_file is not None else "n/a"
@@ -23,8 +19,8 @@ def baseline_warning(manifest: dict[str, Any], baseline: StoredEvaluation | None
         "  Under keep_policy score_improvement nothing can be kept until the evaluator "
         "produces a numeric score.\n"
         "  Fix the evaluator (commit the fix in the worktree "
-        f"{manifest['worktree_path']}), then run:\n"
-        f"    autoresearch rebaseline {manifest['run_id']}"
+        f"{run.worktree_path}), then run:\n"
+        f"    autoresearch rebaseline {run.run_id}"
     )
 
 
