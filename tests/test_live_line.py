@@ -6,11 +6,16 @@ import json
 import re
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from autoresearch.cli.progress import decision_text
+from autoresearch.cli.loop_cmds import LoopDoor
+from autoresearch.cli.progress import ProgressPrinter, decision_text
+from autoresearch.evaluate import EvaluationRecord
+from autoresearch.noise import Interval
+from autoresearch.states import DecisionKind, Direction, EvalStatus, RunStatus
+from autoresearch.supervisor.estimates import Headline
+from autoresearch.supervisor.step import StepResult
 from helpers import Repo, cli, sandbox_text
 
 CMD_AGENT = f"cmd:{sys.executable} {Path(__file__).parent / 'agents/fakes/cmd_agent.py'}"
@@ -18,26 +23,34 @@ LONG = "tighten the inner loop of the tokenizer so that every batch " * 3
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
+def evaluation(
+    score: float, status: EvalStatus = EvalStatus.PASS, timed_out: bool = False
+) -> EvaluationRecord:
+    return EvaluationRecord("python eval.py", "json", "2026-01-01T00:00:00Z", 10, status,
+                            status == EvalStatus.PASS, score, 0, timed_out, "", "", "eval.log")  # fmt: skip
+
+
 @pytest.mark.parametrize(
-    ("decision", "evaluator", "reason", "expected"),
+    ("decision", "evaluated", "reason", "expected"),
     [
-        ("discard", {"status": "fail", "timed_out": False}, "x", "discard (fail)"),
-        ("discard", {"status": "error", "timed_out": True}, "x", "discard (timeout)"),
-        ("discard", {"status": "error", "timed_out": False}, "x", "discard (error)"),
-        ("discard", {"status": "pass", "timed_out": False}, "x", "discard"),  # not better
+        ("discard", (EvalStatus.FAIL, False), "x", "discard (fail)"),
+        ("discard", (EvalStatus.ERROR, True), "x", "discard (timeout)"),
+        ("discard", (EvalStatus.ERROR, False), "x", "discard (error)"),
+        ("discard", (EvalStatus.PASS, False), "x", "discard"),  # not better
         # never measured: the pinned reason
         ("discard", None, "replay conflict", "discard (replay conflict)"),
         ("discard", None, "harness changed", "discard (harness changed)"),
         ("discard", None, None, "discard"),
-        ("keep", {"status": "pass"}, "x", "keep"),
+        ("keep", (EvalStatus.PASS, False), "x", "keep"),
         ("noop", None, "candidate made no change", "noop"),
-        ("ambiguous", {"status": "pass"}, "x", "ambiguous"),
+        ("ambiguous", (EvalStatus.PASS, False), "x", "ambiguous"),
     ],
 )
 def test_decision_text(
-    decision: str, evaluator: dict[str, Any] | None, reason: str | None, expected: str
+    decision: str, evaluated: tuple[EvalStatus, bool] | None, reason: str | None, expected: str
 ) -> None:
-    assert decision_text(decision, evaluator, reason) == expected
+    record = evaluation(1.0, *evaluated) if evaluated else None
+    assert decision_text(decision, record, reason) == expected
 
 
 def run(repo: Repo, plan: str, **env: str) -> list[str]:
@@ -83,3 +96,66 @@ def test_a_continued_run_names_its_baseline_not_its_best(repo: Repo) -> None:
     (best,) = [line.split()[-1] for line in later if line.strip().startswith("best so far ")]
     status = cli("status", "--json", cwd=repo.root).stdout
     assert best != base.split()[1] and best in status
+
+
+def printed(capsys: pytest.CaptureFixture[str]) -> str:
+    """What the printer wrote to stderr, its elapsed seconds (the one timing) as `N.Ns`."""
+    return re.sub(r" +\d+\.\ds  ", " N.Ns  ", ANSI.sub("", capsys.readouterr().err))
+
+
+def test_the_header_and_a_row_print_the_estimates_intervals(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # a resumed noisy run: its baseline and best rest on readings that vary (the CLI's door
+    # hands the printer the run's headline)
+    base, best = Interval(0.1, 0.05, 0.15, 3), Interval(10.3, 10.0, 10.6, 5)
+    printer = LoopDoor(as_json=False).progress(Direction.HIGHER, Headline(0.1, base, 10.3, best))
+    assert isinstance(printer, ProgressPrinter)
+    printer.header("r1", "cmd:python agent.py --fast", "/tmp/wt", lanes=2)
+    kept = Interval(11.25, 11.0, 11.5, 4)
+    printer.step_recorded(
+        StepResult("r1", 3, DecisionKind.KEEP, "better", True, [], evaluation(11.4),
+                   RunStatus.RUNNING, None, "abc", 11.25, description="tune the lr",
+                   estimate=Interval(11.25, 11.0, 11.5, 4), last_kept_interval=kept),
+        None,
+    )  # fmt: skip
+    printer.step_recorded(
+        StepResult("r1", 4, DecisionKind.DISCARD, "worse", False, [], evaluation(9.0),
+                   RunStatus.RUNNING, None, "abc", 11.25, description="a worse lr"),
+        None,
+    )  # fmt: skip
+    printer.step_recorded(
+        StepResult("r1", 5, DecisionKind.DISCARD, "failed", False, [],
+                   evaluation(1.0, EvalStatus.FAIL), RunStatus.RUNNING, None, "abc", 11.25,
+                   description="broke it"),
+        None,
+    )  # fmt: skip
+    printer.close()
+    assert printed(capsys) == (
+        "run r1  agent cmd:python agent.py --fast  lanes 2\n"
+        "    worktree /tmp/wt\n"
+        "    baseline 0.100 ± 0.050 (n=3) (higher is better)\n"
+        "    best so far 10.30 ± 0.30 (n=5)\n"
+        "    3  keep              11.25 ± 0.25 (n=4)  best 11.25 ± 0.25 (n=4) N.Ns  tune the lr\n"
+        "    4  discard                    9  best 11.25 ± 0.25 (n=4) N.Ns  a worse lr\n"
+        "    5  discard (fail)             1  best 11.25 ± 0.25 (n=4) N.Ns  broke it\n"
+    )
+
+
+def test_a_new_runs_header_has_its_baseline_and_no_best(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # no best of its own: the baseline (and its interval) is the best so far
+    printer = ProgressPrinter(Direction.LOWER, 2.5, None, Interval(2.5, 2.0, 3.0, 3), None)
+    printer.header("r2", "claude", "/tmp/wt2")
+    printer.step_recorded(
+        StepResult("r2", 1, DecisionKind.DISCARD, "worse", False, [], evaluation(3.5),
+                   RunStatus.RUNNING, None, None, None, description="x"),
+        None,
+    )  # fmt: skip
+    assert printed(capsys) == (
+        "run r2  agent claude\n"
+        "    worktree /tmp/wt2\n"
+        "    baseline 2.50 ± 0.50 (n=3) (lower is better)\n"
+        "    1  discard                  3.5  best 2.50 ± 0.50 (n=3) N.Ns  x\n"
+    )

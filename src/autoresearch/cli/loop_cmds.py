@@ -96,12 +96,10 @@ class LoopDoor:
 
     def progress(self, direction: Direction, head: Headline) -> Progress:
         from autoresearch.cli.progress import ProgressPrinter
-        from autoresearch.supervisor.estimates import interval_dict
 
         return ProgressPrinter(
-            direction, head.baseline, head.best,
-            interval_dict(head.baseline_interval), interval_dict(head.best_interval),
-        )  # fmt: skip
+            direction, head.baseline, head.best, head.baseline_interval, head.best_interval
+        )
 
     def note(self, line: str) -> None:
         warn(f"autoresearch: {line}")

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
 from typing import Any
 
 from autoresearch.agents.base import AgentResult
+from autoresearch.evaluate import EvaluationRecord
 from autoresearch.journal.lanes import LaneRecord
 from autoresearch.journal.views import unmeasured_reason
 from autoresearch.noise import Interval
@@ -25,23 +25,23 @@ _MIN_DESCRIPTION = 20
 _LOG_DESCRIPTION = 120
 
 
-def evaluation_label(evaluator: Mapping[str, Any] | None) -> str | None:
+def evaluation_label(evaluator: EvaluationRecord | None) -> str | None:
     """Why an evaluation did not pass, as the live line shows it: fail, timeout or error."""
-    if not evaluator:
+    if evaluator is None:
         return None
-    if evaluator.get("timed_out"):
+    if evaluator.timed_out:
         return "timeout"
-    status = evaluator.get("status")
+    status = evaluator.status
     return str(status) if status in (EvalStatus.FAIL, EvalStatus.ERROR) else None
 
 
 def decision_text(
-    decision: str, evaluator: Mapping[str, Any] | None, reason: str | None = None
+    decision: str, evaluator: EvaluationRecord | None, reason: str | None = None
 ) -> str:
     """`discard (fail)`: a discard says whether the candidate failed, timed out or crashed, or –
     never measured – its pinned reason (`discard (replay conflict)`)."""
     label = evaluation_label(evaluator) if decision != DecisionKind.KEEP else None
-    if not evaluator:
+    if evaluator is None:
         label = unmeasured_reason(None, decision, reason)
     return f"{decision} ({label})" if label else decision
 
@@ -54,8 +54,8 @@ class ProgressPrinter:
         direction: Direction,
         baseline: float | None,
         best: float | None = None,
-        baseline_interval: dict[str, Any] | None = None,
-        best_interval: Mapping[str, Any] | Interval | None = None,
+        baseline_interval: Interval | None = None,
+        best_interval: Interval | None = None,
     ) -> None:
         from rich.console import Console
 
@@ -112,8 +112,7 @@ class ProgressPrinter:
         started = self._lane_started.pop(lane, None) if lane else None
         self._doing.pop(lane, None)
         elapsed = time.monotonic() - (started or self._started or self.t0)
-        evaluated = evaluation.to_dict() if evaluation else None
-        decision = decision_text(result.decision, evaluated, result.decision_reason)
+        decision = decision_text(result.decision, evaluation, result.decision_reason)
         score_text = estimates.row_text(score, result.estimate) or "-"
         best_text = estimates.text(self.best, self.best_interval) or "n/a"
         line = Text(f"{result.iteration:>5}  ")
