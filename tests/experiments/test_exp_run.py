@@ -121,7 +121,9 @@ def test_progress_is_reported_about_once_per_second(session: Repo) -> None:
         session.root, RunParams(), on_progress=lambda t, line: calls.append((t, line))
     )
     assert report.metric == 1.0
-    assert 1 <= len(calls) <= 3
+    # no upper count: a loaded machine stretches the 1.6 s harness, and the spacing below is
+    # what bounds the rate whatever the load
+    assert len(calls) >= 1
     assert all(b[0] - a[0] >= 0.9 for a, b in itertools.pairwise(calls))
     assert calls[0][1].startswith("step ")
 

@@ -14,15 +14,9 @@ from shlex import quote as shell_quote
 from autoresearch import git
 from autoresearch.errors import RefusedError
 from autoresearch.paths import RUNTIME_FILES
-from autoresearch.reset import RuntimeRule, blocking
+from autoresearch.reset import blocking, run_dirt
 
 MAX_LINES_SHOWN = 20
-
-
-def runtime_rule(links: Iterable[str] = (), runtime: Iterable[str] = ()) -> RuntimeRule:
-    """The supervisor's runtime dirt: results.tsv, run.log, the links and the sandbox's globs
-    (caches and `.autoresearch/` are runtime dirt for every door, see reset.RuntimeRule)."""
-    return RuntimeRule(RUNTIME_FILES, tuple(links), tuple(runtime))
 
 
 def runtime_exclude_patterns() -> list[str]:
@@ -32,19 +26,19 @@ def runtime_exclude_patterns() -> list[str]:
 
 def runtime_clean_patterns(links: Iterable[str], runtime: Iterable[str]) -> list[str]:
     """`git clean -e` patterns that spare exactly what `is_runtime_path` allows."""
-    return runtime_rule(links, runtime).clean_patterns()
+    return run_dirt(links, runtime).clean_patterns()
 
 
 def is_runtime_path(path: str, links: Iterable[str], runtime: Iterable[str]) -> bool:
     """True for an untracked path that may be present without blocking a reset."""
-    return runtime_rule(links, runtime).spares(path)
+    return run_dirt(links, runtime).spares(path)
 
 
 def blocking_entries(
     entries: Sequence[git.StatusEntry], links: Iterable[str] = (), runtime: Iterable[str] = ()
 ) -> list[git.StatusEntry]:
     """The status entries that forbid a reset."""
-    return blocking(entries, runtime_rule(links, runtime))
+    return blocking(entries, run_dirt(links, runtime))
 
 
 def reset_error(
