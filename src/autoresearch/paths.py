@@ -188,6 +188,13 @@ class RunPaths:
     def session_patch(self, session: int, label: str) -> Path:
         return self.logs / f"session-{session:04d}-{label}.patch"
 
+    def cut_patch(self, number: int) -> Path:
+        """The work of a session a crash cut off: the single loop's by its iteration, a lane's
+        by its session (README: `lanes/<k>/logs/session-NNNN-unfinished-session.patch`)."""
+        if self.lane:
+            return self.session_patch(number, "unfinished-session")
+        return self.patch(number, "interrupted")
+
     def reading_log(self, session: int, attempt: int) -> Path:
         """A lane candidate's first reading, taken before the journal numbers its iteration."""
         return self.logs / f"session-{session:04d}-evaluator-{attempt}.log"

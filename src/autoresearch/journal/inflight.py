@@ -29,11 +29,18 @@ def start(conn: sqlite3.Connection, run_id: str, iteration: int, base_commit: st
     )
 
 
-def finish(conn: sqlite3.Connection, run_id: str) -> None:
+def finish(conn: sqlite3.Connection, run_id: str, lane: int = 0) -> None:
+    """The session ended (lane 0: the single loop's; else that lane's)."""
+    if lane:
+        finish_lane(conn, run_id, lane)
+        return
     conn.execute("DELETE FROM session_inflight WHERE run_id = ?", (run_id,))
 
 
-def get(journal: Journal, run_id: str) -> InflightSession | None:
+def get(journal: Journal, run_id: str, lane: int = 0) -> InflightSession | None:
+    """The session a crash cut off (lane 0: the single loop's; else that lane's), or None."""
+    if lane:
+        return get_lane(journal, run_id, lane)
     row = journal.row(
         "SELECT iteration, base_commit FROM session_inflight WHERE run_id = ?", (run_id,)
     )

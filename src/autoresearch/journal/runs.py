@@ -206,6 +206,16 @@ def get_iteration(journal: Journal, run_id: str, iteration: int) -> IterationRec
     return None if row is None else _ITERATIONS.record(IterationRecord, row)
 
 
+def last_of_lane(journal: Journal, run_id: str, lane: int) -> IterationRecord | None:
+    """The last iteration judged in `lane` (a lanes run), or None."""
+    row = journal.row(
+        "SELECT * FROM iterations WHERE run_id = ? AND lane = ? AND kind = 'iteration' "
+        "AND state != ? ORDER BY iteration DESC LIMIT 1",
+        (run_id, lane, EVALUATING),
+    )
+    return None if row is None else _ITERATIONS.record(IterationRecord, row)
+
+
 def unfinished_iterations(journal: Journal, run_id: str) -> list[IterationRecord]:
     # the literal matches the partial index iterations_unfinished
     rows = journal.rows(

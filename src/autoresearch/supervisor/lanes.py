@@ -24,10 +24,12 @@ branch following a keep), and what would go stale waits for the slot (replays).
 Crash safety: nothing about a lane in flight is in the journal until it is judged. After a
 kill -9, `resume` reaps the lanes' processes, judges every artifact a finished session left (a
 reading that finished but was not judged is taken again), saves whatever an unfinished
-session left as a patch under the lane's logs and restarts it; `recovery.recover` finishes a
-decided iteration in its lane and brings the run branch to the kept commit. A session is
-unfinished while its lane's `lane_inflight` row exists (written before it starts, deleted once
-the driver has made its artifact consistent): whatever such a session left in candidate.json,
+session left as a patch under the lane's logs, records it `interrupted` as the single loop's
+(`recovery.finish_interrupted_session`, one rule for both) and restarts the lane;
+`recovery.recover` finishes a decided iteration in its lane and brings the run branch to the
+kept commit. A session is unfinished while its lane's `lane_inflight` row exists (written
+before it starts, deleted once the driver has made its artifact consistent, or once recovery
+made it `interrupted`): whatever such a session left in candidate.json,
 half written or complete, the driver never saw it end, and it is no verdict. That recovery
 covers the previous driver's layout, whatever `--lanes` the run is resumed with: a single
 loop's pending iteration is judged in the run worktree first, and lanes beyond the new count
@@ -91,6 +93,7 @@ from autoresearch.supervisor.loop import (
     write_artifact,
 )
 from autoresearch.supervisor.measure import scratch_checkout
+from autoresearch.supervisor.recovery import cut_artifact, finish_interrupted_session
 from autoresearch.supervisor.safety import dirty_entries
 from autoresearch.supervisor.step import StepResult, step
 
@@ -336,8 +339,11 @@ class _Driver:
         known = {r.lane: r for r in lane_store.lanes_of(h.journal, h.run_id)}
         if lane.number in known:
             lane.session = known[lane.number].session
-            lane.last_iteration = known[lane.number].last_iteration
-            lane.last_decision = known[lane.number].last_decision
+        # from the journal: a driver killed after a judgement, before it published its lanes,
+        # left the lane's row behind it
+        last = runs.last_of_lane(h.journal, h.run_id, lane.number)
+        if last is not None:
+            lane.last_iteration, lane.last_decision = last.iteration, last.decision
         _ensure_worktree(h, lh)
         for reaped in children.reap(h.journal, lh.tag):
             self.observer.note(f"lane {lane.number}: stopped a stray process group ({reaped.pgid})")
@@ -348,18 +354,19 @@ class _Driver:
         if git.rebase_in_progress(lh.worktree):
             git.abort_rebase(lh.worktree)  # a replay the killed driver left half-done
         cut = inflight.get_lane(h.journal, h.run_id, lane.number)
-        if cut is not None:  # a session the crash cut off: its work saved, then a fresh one
+        if cut is not None:
             lane.session = max(lane.session, cut.iteration)
-            saved = self._save(lane, "unfinished-session", cut.base_commit, None)
-            sync.write_placeholder(lh)
-            self._session_over(lane)
-            self.observer.note(
-                f"lane {lane.number}: session {cut.iteration} was cut off by a crash: {saved}"
-            )
+        # a session the crash cut off: its work saved, its artifact `interrupted`, judged
+        # below as the single loop's is; then the lane starts a fresh one
+        lh.refresh()
+        for line in finish_interrupted_session(lh):
+            self.observer.note(f"lane {lane.number}: {line}")
         if _pending_artifact(lh):
             lane.state, lane.base = LaneState.WAITING, kept
             self._queue(lane)
-            lane.pending = _Pending([NOTE_RESUMED], None, None, True)
+            # a cut session's artifact never ended as a session: no note says it did
+            notes = [] if cut_artifact(read_artifact(lh)) else [NOTE_RESUMED]
+            lane.pending = _Pending(notes, None, None, True)
             lane.detail = "resumed: its candidate waits to be judged"
             self.observer.note(f"lane {lane.number}: {MSG_PROCESSING_PENDING}")
             self._back_to_candidate(lane)

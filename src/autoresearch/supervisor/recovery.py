@@ -6,6 +6,7 @@ Idempotent: running it on a healthy run changes nothing.
 
 from __future__ import annotations
 
+from autoresearch import failpoints, reset
 from autoresearch.clock import utc_now_iso
 from autoresearch.contracts import candidate as cand
 from autoresearch.fsutil import atomic_write_json
@@ -13,6 +14,8 @@ from autoresearch.journal import inflight, runs
 from autoresearch.states import ArtifactStatus, IterationState, Phase
 from autoresearch.supervisor import record, sync
 from autoresearch.supervisor.handle import RunHandle
+
+CUT_DESCRIPTION = "agent session interrupted by a crash"
 
 
 def recover(h: RunHandle) -> list[str]:
@@ -54,22 +57,46 @@ def _resync_views(h: RunHandle) -> None:
 
 def finish_interrupted_session(h: RunHandle) -> list[str]:
     """A session that a crash cut off (the driver, the agent and its git killed at once): its
-    work is saved as a patch, the run's branch is back at the base, and the artifact says
+    work is saved as a patch, the branch is back at the incumbent, and the artifact says
     `interrupted` – a half-written candidate.json, or one the driver never saw the session
-    finish, is not a verdict. Call with stale children reaped and git locks cleared."""
-    found = inflight.get(h.journal, h.run_id)
+    finish, is not a verdict; judged, it is the `interrupted` iteration whose notes name the
+    patch. `h` is the run's (the single loop's session) or a lane's (that lane's session,
+    numbered by the lane): one rule for both. Call with stale children reaped and git locks
+    cleared. Idempotent: a recovery killed half-way is finished by the next."""
+    found = inflight.get(h.journal, h.run_id, h.lane)
     if found is None:
         return []
-    note = record.save_and_reset(h, found.iteration, "interrupted", found.base_commit)
+    note = _save_cut_work(h, found)
+    failpoints.hit("recovery.after_cut_saved")
     data = cand.artifact(
         ArtifactStatus.INTERRUPTED,
         None,
         found.base_commit,
-        "agent session interrupted by a crash",
+        CUT_DESCRIPTION,
         [note],
         utc_now_iso(),
     )
     atomic_write_json(h.paths.candidate, data)
     with h.journal.tx() as conn:
-        inflight.finish(conn, h.run_id)
-    return [f"the session of iteration {found.iteration} was cut off by a crash: {note}"]
+        inflight.finish(conn, h.run_id, h.lane)
+    who = f"session {found.iteration}" if h.lane else f"the session of iteration {found.iteration}"
+    return [f"{who} was cut off by a crash: {note}"]
+
+
+def cut_artifact(data: object) -> bool:
+    """Whether an artifact is the one `finish_interrupted_session` wrote (no session ended)."""
+    return isinstance(data, dict) and data.get("description") == CUT_DESCRIPTION
+
+
+def _save_cut_work(h: RunHandle, found: inflight.InflightSession) -> str:
+    """Save the session's work past its base, then check the branch out at the incumbent (a
+    lane's may have moved on while the session ran). Saved once: the first save, taken with
+    the session's processes stopped, holds all of its work; a repeat after a kill during or
+    after the reset would see a half-reset tree or, in a lane, the commits other lanes kept
+    meanwhile, and must not overwrite it."""
+    path = h.paths.cut_patch(found.iteration)
+    base = found.base_commit
+    changed = not path.exists() and reset.save_patch(h.worktree, base, h.dirt, path, False)
+    kept = h.run.last_kept_commit or base
+    reset.reset_tree(h.worktree, kept, h.dirt, branch=h.branch_name)
+    return record.patch_note(changed, base, path)
