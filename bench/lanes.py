@@ -137,9 +137,13 @@ def _table(rows: dict[int, dict[str, float]], one: float) -> None:
               f"{0.9 * k:7.1f} {row['overlaps']:9d} {row['startup']:9.2f}")  # fmt: skip
 
 
-def on_ray(work: Path, per_lane: int, agent: float, evaluate: float, rounds: int = 1) -> None:
+def on_ray(work: Path, per_lane: int, agent: float, evaluate: float, rounds: int = 1,
+           reference: Path | None = None) -> None:  # fmt: skip
     """K = 1, 2, 4 with `--executor ray` on a head and a second node of 2 CPUs each, `rounds`
-    times in turn on one cluster (medians, and each round's ratios)."""
+    times in turn (medians, and each round's ratios). With a `reference` (the src/ folder of
+    another build, e.g. `git archive main | tar -x -C DIR`), each round runs it and then this
+    build, each on a fresh cluster whose workers import it: an A/B side by side under the same
+    load, with Ray's K = 1 lane cost of this build against the reference's."""
     try:
         import ray_cost  # bench/ray_cost.py: the cluster the tests start
     except ImportError:
@@ -150,35 +154,56 @@ def on_ray(work: Path, per_lane: int, agent: float, evaluate: float, rounds: int
     os.environ.update(GIT_ENV, BENCH_AGENT_SECONDS=str(agent), BENCH_EVAL_SECONDS=str(evaluate),
                       BENCH_EVAL_LOG=str(log), BENCH_AGENT_LOG=str(agent_log),
                       AUTORESEARCH_RAY_DIR=str(work / "ray-head"))  # fmt: skip
+    builds: dict[str, str | None] = {"this build": None}
+    if reference is not None:
+        builds = {f"reference {reference}": str(reference.resolve()), "this build": None}
+    runs: dict[str, dict[int, list[dict[str, float]]]] = {n: {1: [], 2: [], 4: []} for n in builds}
+    loads = []
+    before = os.environ.get("PYTHONPATH")
     try:
-        cluster = ray_cost.start_cluster(work / "ray")
-    except ImportError:
-        print("\nlanes on Ray: skipped (pip install 'autoresearch[ray]')")
-        return
-    try:
-        extra = ("--executor", "ray", "--address", str(cluster.address))
-        runs: dict[int, list[dict[str, float]]] = {1: [], 2: [], 4: []}
-        loads = []
         for r in range(rounds):
             loads.append(_load())
-            for k, found in runs.items():
-                found.append(run_once(work, f"ray{r}-{k}", k, per_lane * k, agent, evaluate,
-                                      extra, log, agent_log))  # fmt: skip
+            for b, (name, src) in enumerate(builds.items()):
+                _python_path(src, before)  # the driver's and every node's workers'
+                try:
+                    cluster = ray_cost.start_cluster(work / f"ray{r}-{b}")
+                except ImportError:
+                    print("\nlanes on Ray: skipped (pip install 'autoresearch[ray]')")
+                    return
+                try:
+                    extra = ("--executor", "ray", "--address", str(cluster.address))
+                    for k, found in runs[name].items():
+                        found.append(run_once(work, f"ray{r}-{b}-{k}", k, per_lane * k, agent,
+                                              evaluate, extra, log, agent_log))  # fmt: skip
+                finally:
+                    cluster.shutdown()
     finally:
-        cluster.shutdown()
+        _python_path(before, None)
     print(f"\nlanes on a two-node Ray cluster on this machine (--executor ray), same agent "
           f"and evaluator, {rounds} round(s); ratio to one lane on Ray")  # fmt: skip
-    print(HEADER)
-    rows = {k: _median_row(found) for k, found in runs.items()}
-    _table(rows, rows[1]["per_minute"])
-    for k in (2, 4):
-        each = sorted(b["per_minute"] / a["per_minute"] for a, b in zip(runs[1], runs[k],
-                                                                        strict=True))  # fmt: skip
-        print(
-            f"Ray {k} lanes / 1 lane, round by round (sorted): "
-            + ", ".join(f"{x:.2f}" for x in each)
-        )
+    for name, found_k in runs.items():
+        if len(builds) > 1:
+            print(f"-- {name}")
+        print(HEADER)
+        rows = {k: _median_row(found) for k, found in found_k.items()}
+        _table(rows, rows[1]["per_minute"])
+        for k in (2, 4):
+            each = sorted(b["per_minute"] / a["per_minute"]
+                          for a, b in zip(found_k[1], found_k[k], strict=True))  # fmt: skip
+            print(
+                f"Ray {k} lanes / 1 lane, round by round (sorted): "
+                + ", ".join(f"{x:.2f}" for x in each)
+            )
     print("load before each round: " + "; ".join(loads))
+
+
+def _python_path(src: str | None, rest: str | None) -> None:
+    """Import autoresearch from `src` (None: this build) in the processes started from now."""
+    value = os.pathsep.join(p for p in (src, rest) if p)
+    if value:
+        os.environ["PYTHONPATH"] = value
+    else:
+        os.environ.pop("PYTHONPATH", None)
 
 
 def demo_once(work: Path, lanes: int) -> tuple[float, float, int]:
@@ -254,14 +279,14 @@ def demo_pairs(work: Path, pairs: int) -> None:
 
 def run(per_lane: int = 6, agent: float = 2.0, evaluate: float = 0.05, demo: bool = True,
         rounds: int = 3, pairs: int = 3, sleep: bool = True, ray: bool = True,
-        ray_rounds: int = 3) -> None:  # fmt: skip
+        ray_rounds: int = 3, reference: Path | None = None) -> None:  # fmt: skip
     work = Path(tempfile.mkdtemp(prefix="ar-bench-lanes-", dir="/tmp"))  # short socket paths
     try:
         print(f"load average {_load()}")
         if sleep:
             sleep_bound(work, per_lane, agent, evaluate, rounds)
         if ray:
-            on_ray(work, per_lane, agent, evaluate, ray_rounds)
+            on_ray(work, per_lane, agent, evaluate, ray_rounds, reference)
         if demo:
             demo_pairs(work, pairs)
     finally:
@@ -278,12 +303,14 @@ def main() -> None:
     parser.add_argument("--demo-pairs", type=int, default=3, help="demo --lanes 1/4 pairs")
     parser.add_argument("--only-ray", action="store_true", help="only the Ray part")
     parser.add_argument("--ray-rounds", type=int, default=3, help="rounds of K = 1, 2, 4 on Ray")
+    parser.add_argument("--reference", type=Path, help="another build's src/: the Ray part "
+                        "runs it and this build in turn, each round (A/B)")  # fmt: skip
     args = parser.parse_args()
     only = args.only_demo or args.only_ray
     run(per_lane=3 if args.quick else 6, agent=args.agent,
         demo=not args.no_demo and not args.only_ray, rounds=max(1, args.rounds),
         pairs=max(1, args.demo_pairs), sleep=not only, ray=not args.only_demo,
-        ray_rounds=max(1, args.ray_rounds))  # fmt: skip
+        ray_rounds=max(1, args.ray_rounds), reference=args.reference)  # fmt: skip
 
 
 if __name__ == "__main__":

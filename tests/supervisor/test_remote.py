@@ -23,6 +23,7 @@ from autoresearch.supervisor import remote, watcher
 from autoresearch.supervisor.executor import AgentTask, EvaluationTask
 from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.prepare import prepare
+from autoresearch.supervisor.ray_executor import BundleChains
 from autoresearch.supervisor.step import step
 from autoresearch.supervisor.watcher import MSG_WATCHING
 from helpers import Repo, not_a_subreaper, sandbox_text, until
@@ -315,3 +316,40 @@ def test_a_node_fetches_only_the_bundles_past_the_newest_commit_its_cache_has(
     with remote.scratch(node, run.run_id, "third", remote.Code(c2, chain[:2])) as place:
         assert git.head(place.tree) == c2
     assert loaded == []
+
+
+def test_the_driver_s_bundles_cost_a_node_at_most_two_fetches_whatever_it_lacks(
+    run: RunHandle, tmp_path: Path
+) -> None:
+    """The driver's chains (ray_executor.BundleChains, its object store replaced by a list):
+    a node that has only the run's first commit gets any of the next eight in one bundle, a
+    node with nothing in two; a bundle each past the one before cost a node one fetch per
+    commit it lacked."""
+    tree = run.worktree
+    commits = [run.run.last_kept_commit or ""]
+    for n in range(2, 10):
+        (tree / f"note-{n}.txt").write_text(f"{n}\n")
+        git.commit_all(tree, f"note {n}")
+        commits.append(git.head(tree))
+    loaded: list[int] = []
+
+    def store(data: bytes) -> remote.BundleLoader:
+        number = len(stored)
+        stored.append(data)
+        return lambda: loaded.append(number) or stored[number]
+
+    stored: list[bytes] = []
+    chains = BundleChains(store)
+    codes = [chains.code(tree, c) for c in commits]  # each bundled as a task would ask
+    node = tmp_path / "node"
+    with remote.scratch(node, run.run_id, "first", codes[0]) as place:
+        assert git.head(place.tree) == commits[0]
+    for n in (4, 8):  # past the first commit: one bundle each
+        loaded.clear()
+        with remote.scratch(node, run.run_id, f"to-{n}", codes[n]) as place:
+            assert git.head(place.tree) == commits[n]
+        assert len(loaded) == 1
+    loaded.clear()
+    with remote.scratch(tmp_path / "empty-node", run.run_id, "cold", codes[8]) as place:
+        assert git.head(place.tree) == commits[8]
+    assert len(loaded) == 2
