@@ -185,6 +185,11 @@ class Executor(Protocol):
         self, task: EvaluationTask, cancel: threading.Event, on_spawn: OnSpawn
     ) -> Future[EvaluationRecord]: ...
 
+    def stage(self, tree: Path, commit: str) -> None:
+        """`commit` (of the repository at `tree`) is likely to be measured next: a remote
+        executor may ship it now, while the slot is busy, instead of on the slot's path."""
+        ...
+
     def shutdown(self) -> None:
         """Release the workers; tasks still running were cancelled by the driver first."""
         ...
@@ -226,6 +231,9 @@ class LocalExecutor:
     ) -> Future[EvaluationRecord]:
         # the pool has `slots` threads: a queued evaluation waits for a free slot
         return self._evals.submit(run_evaluation_task, task, cancel, on_spawn)
+
+    def stage(self, tree: Path, commit: str) -> None:
+        """Nothing to ship: a reading here runs on the driver's own checkout."""
 
     def shutdown(self) -> None:
         self._agents.shutdown(wait=True, cancel_futures=True)

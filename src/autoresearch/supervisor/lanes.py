@@ -661,6 +661,7 @@ class _Driver:
         lane.checked_on, lane.ready = onto, None
         if self._changes_something(lane, replayed, onto):
             lane.ready = replayed
+            self.executor.stage(lh.worktree, replayed)  # shipped while the slot is busy
         else:
             lane.checked_on = None  # examined afresh in its turn (step judges it then)
 
