@@ -144,6 +144,8 @@ def test_bad_values_in_one_line(found: list[domains.BadValue], shown: str) -> No
         ("runs", "evaluator_json", '{"command": "x", "format": "json", "direction": "up"}',
          "run", "'up' is not a valid Direction"),
         ("runs", "phase", "half", "run", "one of preparing, ready"),
+        ("iterations", "keep_policy", "pass-only", "iteration",
+         "one of score_improvement, pass_only"),
     ],
 )  # fmt: skip
 def test_a_value_damaged_while_open_is_refused_when_read(
@@ -160,7 +162,8 @@ def test_a_value_damaged_while_open_is_refused_when_read(
         conn.execute("UPDATE runs SET loop_json = NULL")
         conn.execute(
             "INSERT INTO iterations (run_id, iteration, kind, state, keep_policy, created_at, "
-            "updated_at) VALUES ('x', 1, 'iteration', 'applied', 'p', 't', 't')"
+            "updated_at) VALUES ('x', 1, 'iteration', 'applied', 'score_improvement', "
+            "'t', 't')"
         )
     with Journal.open(path) as journal:
         assert runs.get_iteration(journal, "x", 1) is not None
@@ -286,7 +289,7 @@ def test_sql_over_a_json_value_that_does_not_parse_is_damage(tmp_path: Path) -> 
     assert "`autoresearch doctor` names it" in message and "not a valid SQLite" not in message
 
 
-# --- a run's keep policy, an evaluation's purpose, a child's role ----------------------------
+# --- a run's and an iteration's keep policy, an evaluation's purpose, a child's role ---------
 
 
 @pytest.mark.parametrize(
@@ -295,6 +298,9 @@ def test_sql_over_a_json_value_that_does_not_parse_is_damage(tmp_path: Path) -> 
         ("UPDATE runs SET keep_policy = 'pass-only'",
          ["table runs, row run_id=", ": keep_policy is 'pass-only', expected one of "
           "score_improvement, pass_only"]),
+        ("UPDATE iterations SET keep_policy = 'pass-only' WHERE iteration = 1",
+         ["table iterations, row run_id=", ", iteration=1: keep_policy is 'pass-only', "
+          "expected one of score_improvement, pass_only"]),
         ("UPDATE evaluations SET purpose = 'rebaseline' WHERE iteration = 1",
          ["table evaluations, row id=", ": purpose is 'rebaseline', expected one of baseline, "
           "iteration, certify"]),
@@ -306,7 +312,8 @@ def test_sql_over_a_json_value_that_does_not_parse_is_damage(tmp_path: Path) -> 
 )  # fmt: skip
 def test_a_bad_policy_purpose_or_role_is_damage(demo: Path, sql: str, needles: list[str]) -> None:
     """These columns were free text: a hand-edited value was read as it was (a keep policy
-    that is neither made every candidate a score_improvement one)."""
+    that is neither made every candidate a score_improvement one). An iteration's copy of the
+    policy (what it was decided under, in its ledger line) is the run's, so the same set."""
     journal = journal_of(demo)
     edit(journal, sql)
     before = _sha(journal)

@@ -62,6 +62,7 @@ DOMAINS: tuple[Domain, ...] = (
     Domain("iterations", "kind", IterationKind),
     Domain("iterations", "state", IterationState),
     Domain("iterations", "decision", DecisionKind),
+    Domain("iterations", "keep_policy", KeepPolicy),
     Domain("evaluations", "status", EvalStatus),
     Domain("evaluations", "role", Role),
     Domain("evaluations", "purpose", EvalPurpose),

@@ -89,7 +89,7 @@ class IterationRecord:
     iteration: int
     kind: IterationKind
     state: IterationState
-    keep_policy: str
+    keep_policy: KeepPolicy  # the run's, as the iteration was decided under it
     created_at: str
     updated_at: str
     candidate_status: str | None = None  # an ArtifactStatus, or what an invalid artifact said
@@ -121,7 +121,12 @@ _ITERATIONS = Codec(
         "evaluator": "evaluator_json",
         "agent": "agent_json",
     },
-    enums={"kind": IterationKind, "state": IterationState, "decision": DecisionKind},
+    enums={
+        "kind": IterationKind,
+        "state": IterationState,
+        "decision": DecisionKind,
+        "keep_policy": KeepPolicy,
+    },
     typed={"evaluator": StoredEvaluation, "agent": AgentRecord},
     table="iterations",
     keys=("run_id", "iteration"),
