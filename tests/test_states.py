@@ -217,7 +217,8 @@ def test_mypy_reports_a_misspelt_optional_state_and_frozenset_in_a_membership_te
 
 def test_mypy_reports_a_misspelt_state_taken_out_as_a_string(tmp_path: Path) -> None:
     """`run.status.value == "runing"`, `str(run.status) != "stoped"` and `.value in (...)`:
-    the string is the state's, checked the same way (the old plugin saw none of these)."""
+    the string is the state's, checked the same way (the old plugin saw none of these), the
+    string first too (`"runing" == run.status.value`: the plugin before this saw none)."""
     errors = _mypy_errors(
         tmp_path,
         """\
@@ -233,6 +234,9 @@ def test_mypy_reports_a_misspelt_state_taken_out_as_a_string(tmp_path: Path) -> 
                 "fialed" == str(run.status),
                 run.status.value in ("runing", "stopped"),
                 str(decision) not in ["kep"],
+                "stoped" == run.status.value,
+                "kep" != decision.value,
+                "runing" == run.status._value_,
             ]
 
 
@@ -241,7 +245,10 @@ def test_mypy_reports_a_misspelt_state_taken_out_as_a_string(tmp_path: Path) -> 
                 run.status.value == "running",
                 str(run.status) != "stopped",
                 decision.value in ("keep", "discard"),
+                "stopped" == run.status.value,
+                "keep" != decision.value,
                 str(name) == "runing",  # no state here
+                "runing" == name,
             ]
         """,
     )
@@ -252,6 +259,9 @@ def test_mypy_reports_a_misspelt_state_taken_out_as_a_string(tmp_path: Path) -> 
         '"fialed" == str(run.status),': f'"fialed" {STATUS}',
         'run.status.value in ("runing", "stopped"),': f'"runing" {STATUS}',
         'str(decision) not in ["kep"],': f'"kep" {DECISION}',
+        '"stoped" == run.status.value,': f'"stoped" {STATUS}',
+        '"kep" != decision.value,': f'"kep" {DECISION}',
+        '"runing" == run.status._value_,': f'"runing" {STATUS}',
     }
 
 

@@ -7,12 +7,16 @@ equality accepts `run.status == "runing"`: a str subclass overlaps every str. Th
 either) with a string literal that is none of its values, in either order
 (`"runing" == run.status`); the code compares with members (`run.status == RunStatus.RUNNING`).
 A state's string taken out first (`run.status.value == "runing"`, `str(run.status) == ...`) is
-the same state, except a string before a `.value` (`"runing" == run.status.value`): mypy tries
-that comparison reversed too, on the union of the values, which calls no hook, and that try
-passing drops the error. A membership test in a tuple, list, set or frozenset written out in place
-(`run.status in ("stoped", "running")`, `in frozenset({...})`), or in a module's `Final`
-constant bound to one, is checked the same way, item by item; so is each string pattern of a
-`match` (`case "runing":`). Assigning, passing or returning a string where a state is
+the same state, in either order too. A string before a `.value` (`"runing" == run.status.value`)
+mypy checks reversed first, as the method of the `.value`'s type, the union of the values'
+literal types; a union has no class to name the method by, so mypy asks for the hook of
+`__eq__ of str` (its callable's name), and the plugin answers that one too: without it the
+reversed try passed unchecked and mypy never tried the forward one.
+
+A membership test in a tuple, list, set or frozenset written out in place (`run.status in
+("stoped", "running")`, `in frozenset({...})`), or in a module's `Final` constant bound to
+one, is checked the same way, item by item; so is each string pattern of a `match`
+(`case "runing":`). Assigning, passing or returning a string where a state is
 expected, and a misspelt member, mypy reports without help.
 
 mypy checks `x in container` by trying `container.__contains__(x)` with its errors held back,
@@ -85,6 +89,9 @@ from mypy.types import (
 
 PACKAGE = "autoresearch."
 _COMPARISONS = ("__eq__", "__ne__")
+# the same methods called on a union, which has no class to name them by: mypy names them by
+# their callable (a StrEnum's `.value` is the union of its values' literal types)
+_UNION_COMPARISONS = tuple(f"{method} of str" for method in _COMPARISONS)
 _CONTAINERS = ("builtins.tuple", "builtins.list", "builtins.set", "builtins.frozenset")
 # an enum member's string, taken out of it
 _VALUE_ATTRIBUTES = ("value", "_value_")
@@ -358,6 +365,8 @@ class StatesPlugin(Plugin):
     def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:
         owner, _, method = fullname.rpartition(".")
         if method in _COMPARISONS and (owner.startswith(PACKAGE) or owner == "builtins.str"):
+            return _check
+        if fullname in _UNION_COMPARISONS:
             return _check
         if owner in _CONTAINERS and method == "__contains__":
             return self._contains
