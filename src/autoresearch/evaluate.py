@@ -30,7 +30,7 @@ from autoresearch.contracts.metric_lines import MetricScanner, ParsedLines
 from autoresearch.contracts.sandbox import EvaluatorSpec
 from autoresearch.decide import EvalSummary
 from autoresearch.proc import SupervisedOutcome, SupervisedSpec, run_supervised
-from autoresearch.states import EvalStatus, ProcessState
+from autoresearch.states import EvalFormat, EvalStatus, ProcessState
 from autoresearch.streams import LineSplitter
 
 JSON_HEAD_LIMIT = 1 << 20
@@ -41,7 +41,7 @@ class EvaluationRecord:
     """One evaluation; `to_dict` is the record of §2 (latest-evaluator-result.json)."""
 
     command: str
-    format: str
+    format: EvalFormat
     ran_at: str
     duration_ms: int
     status: EvalStatus
@@ -82,7 +82,7 @@ class EvaluationRecord:
             data["pass"] = self.passed
         if self.reported_score is not None:
             data["score"] = self.reported_score
-        if self.format == "metric":
+        if self.format == EvalFormat.METRIC:
             data["metrics"] = dict(self.metrics)
         data.update(exit_code=self.exit_code, timed_out=self.timed_out)
         data.update(stdout=self.stdout, stderr=self.stderr)
@@ -170,7 +170,7 @@ def run_evaluator(
     collector = JsonStdoutCollector()
     parsed = ParsedLines()
     stdout_consumers: list[Any] = [MetricScanner(parsed)]
-    if spec.format == "json":
+    if spec.format == EvalFormat.JSON:
         stdout_consumers.append(collector)
     outcome = run_supervised(
         SupervisedSpec(
@@ -186,7 +186,7 @@ def run_evaluator(
             should_cancel=should_cancel,
         )
     )
-    if spec.format == "json":
+    if spec.format == EvalFormat.JSON:
         verdict = parse_json_verdict(collector.text())
         if verdict.parse_error == MSG_NOT_JSON and collector.dropped_long_lines:
             verdict = replace(verdict, parse_error=MSG_NOT_JSON_LONG_LINE)

@@ -113,6 +113,14 @@ class KeepPolicy(StrEnum):
     PASS_ONLY = "pass_only"  # whatever the evaluator passes
 
 
+class EvalFormat(StrEnum):
+    """How an evaluator reports (sandbox.md `evaluator.format`, §1): a JSON verdict on stdout,
+    or METRIC lines (a session's harness is always `metric`)."""
+
+    JSON = "json"
+    METRIC = "metric"
+
+
 class EvalStatus(StrEnum):
     """An evaluation's outcome; `error` carries no score (crash is an outcome, never a score)."""
 

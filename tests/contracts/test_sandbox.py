@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from autoresearch.contracts.sandbox import mission_slug, parse_sandbox, unknown_keys
+from autoresearch.contracts.sandbox import (
+    EvaluatorSpec,
+    mission_slug,
+    parse_sandbox,
+    unknown_keys,
+)
 from autoresearch.errors import ContractError
 from autoresearch.noise import NoiseMode, NoisePolicy
+from autoresearch.states import EvalFormat
 
 NO_FM = (
     "sandbox.md must start with YAML frontmatter containing evaluator.command and "
@@ -95,7 +103,7 @@ def test_crlf_and_normalized_policy_and_unknown_keys() -> None:
         "  keep_policy: '  SCORE_IMPROVEMENT  '\r\n  future_key: 7\r\nother: 1\r\n---\r\nbody\r\n"
     )
     sb = parse_sandbox(text)
-    assert sb.evaluator.format == "json"
+    assert sb.evaluator.format is EvalFormat.JSON  # parsed at the edge: the member, not a str
     assert sb.evaluator.keep_policy == "score_improvement"
     assert sb.evaluator.extra == {"future_key": 7}
     assert sb.evaluator.to_dict()["future_key"] == 7
@@ -117,6 +125,10 @@ def test_metric_format_with_direction_lower() -> None:
         12.5,
     )
     assert ev.keep_policy == "pass_only"
+    assert ev.format is EvalFormat.METRIC
+    # frozen into the journal as its string, read back as the member
+    assert json.loads(json.dumps(ev.to_dict()))["format"] == "metric"
+    assert EvaluatorSpec.from_dict(json.loads(json.dumps(ev.to_dict()))) == ev
 
 
 def test_worktree_links_and_runtime() -> None:

@@ -143,6 +143,8 @@ def test_bad_values_in_one_line(found: list[domains.BadValue], shown: str) -> No
         ("runs", "evaluator_json", "{bad", "run", "valid JSON of its record"),
         ("runs", "evaluator_json", '{"command": "x", "format": "json", "direction": "up"}',
          "run", "'up' is not a valid Direction"),
+        ("runs", "evaluator_json", '{"command": "x", "format": "yaml"}',
+         "run", "'yaml' is not a valid EvalFormat"),
         ("runs", "phase", "half", "run", "one of preparing, ready"),
         ("iterations", "keep_policy", "pass-only", "iteration",
          "one of score_improvement, pass_only"),

@@ -19,10 +19,10 @@ from autoresearch.contracts.tune import TUNE_KEYS, TuneSpec, is_relative_path, p
 from autoresearch.errors import ContractError
 from autoresearch.noise import NoiseMode, NoisePolicy
 from autoresearch.paths import slug
-from autoresearch.states import MISSION_DEFAULT_DIRECTION, Direction, KeepPolicy
+from autoresearch.states import MISSION_DEFAULT_DIRECTION, Direction, EvalFormat, KeepPolicy
 
 KEEP_POLICIES = tuple(KeepPolicy)
-FORMATS = ("json", "metric")
+FORMATS = tuple(EvalFormat)
 DIRECTIONS = tuple(Direction)
 DEFAULT_TIMEOUT_SECONDS = 3600.0
 EVALUATOR_KEYS = ("command", "format", "keep_policy", "metric", "direction", "timeout_seconds")
@@ -77,7 +77,7 @@ class EvaluatorSpec:
     """The evaluator contract, frozen into the manifest at prepare."""
 
     command: str
-    format: str
+    format: EvalFormat
     keep_policy: KeepPolicy = KeepPolicy.SCORE_IMPROVEMENT
     metric: str | None = None
     direction: Direction = MISSION_DEFAULT_DIRECTION
@@ -100,7 +100,7 @@ class EvaluatorSpec:
     def from_dict(cls, data: dict[str, Any]) -> EvaluatorSpec:
         return cls(
             command=str(data["command"]),
-            format=str(data["format"]),
+            format=EvalFormat(data["format"]),
             keep_policy=KeepPolicy(data.get("keep_policy", KeepPolicy.SCORE_IMPROVEMENT)),
             metric=data.get("metric"),
             direction=Direction(data.get("direction", MISSION_DEFAULT_DIRECTION)),
@@ -347,14 +347,14 @@ def parse_evaluator(block: object) -> EvaluatorSpec:
     if fmt not in FORMATS:
         raise ContractError(MSG_BAD_FORMAT)
     metric = block.get("metric")
-    if fmt == "metric" and (not isinstance(metric, str) or not metric.strip()):
+    if fmt == EvalFormat.METRIC and (not isinstance(metric, str) or not metric.strip()):
         raise ContractError(MSG_NO_METRIC)
     direction = _normalized(block.get("direction", MISSION_DEFAULT_DIRECTION))
     if direction not in DIRECTIONS:
         raise ContractError(MSG_BAD_DIRECTION)
     return EvaluatorSpec(
         command=command.strip(),
-        format=fmt,
+        format=EvalFormat(fmt),
         keep_policy=KeepPolicy(policy),
         metric=metric.strip() if isinstance(metric, str) else None,
         direction=Direction(direction),

@@ -51,7 +51,7 @@ from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
 from autoresearch.paths import CHECKS_FILE, HARNESS_FILE
 from autoresearch.proc import SupervisedSpec, run_supervised
 from autoresearch.settings import kill_grace
-from autoresearch.states import ChildRole, EvalStatus, ProcessState, Verdict, is_better
+from autoresearch.states import ChildRole, EvalFormat, EvalStatus, ProcessState, Verdict, is_better
 from autoresearch.streams import LineSplitter, Tail
 
 MAX_REPEATS = 100
@@ -281,7 +281,7 @@ def _run_harness(
             on_spawn=_registrar(ctx, launch.tag, ChildRole.HARNESS),
         )
     )
-    spec = EvaluatorSpec(session.command, "metric", metric=session.metric)
+    spec = EvaluatorSpec(session.command, EvalFormat.METRIC, metric=session.metric)
     evaluation = metric_record(spec, outcome, parsed.metrics)
     return _Harness(evaluation, parsed.asi, clip_tail(combined.text()))
 

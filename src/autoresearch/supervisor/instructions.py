@@ -10,7 +10,7 @@ from autoresearch.contracts.sandbox import EvaluatorSpec
 from autoresearch.decide import previous_outcome
 from autoresearch.journal.runs import IterationRecord, RunRecord
 from autoresearch.journal.views import format_score
-from autoresearch.states import Direction, IterationKind
+from autoresearch.states import Direction, EvalFormat, IterationKind
 
 MISSION_CAP = 4000
 SANDBOX_CAP = 4000
@@ -68,7 +68,7 @@ def snapshot(run: RunRecord, recent: Sequence[IterationRecord]) -> dict[str, Any
 
 def _evaluator_lines(evaluator: EvaluatorSpec) -> list[str]:
     lines = [f"- command: {evaluator.command}", f"- format: {evaluator.format}"]
-    if evaluator.format == "metric":
+    if evaluator.format == EvalFormat.METRIC:
         lines += [
             f"- required output line: METRIC {evaluator.metric}=<number> "
             "(stdout or stderr; exit code 0)",
