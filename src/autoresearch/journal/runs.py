@@ -20,6 +20,7 @@ from autoresearch.contracts.stored_evaluation import StoredEvaluation
 from autoresearch.journal import records
 from autoresearch.journal.db import Journal
 from autoresearch.journal.records import Codec
+from autoresearch.noise import Role
 from autoresearch.states import (
     DecisionKind,
     Direction,
@@ -272,9 +273,9 @@ def iteration_rows(journal: Journal, run_id: str, after: int, upto: int) -> int:
 def decision_counts(journal: Journal, run_id: str) -> dict[str, int]:
     """How many iterations ended with each decision (the baseline not counted)."""
     rows = journal.rows(
-        "SELECT decision, COUNT(*) FROM iterations WHERE run_id = ? AND kind = 'iteration' "
+        "SELECT decision, COUNT(*) FROM iterations WHERE run_id = ? AND kind = ? "
         "AND state != ? GROUP BY decision",
-        (run_id, EVALUATING),
+        (run_id, IterationKind.ITERATION, EVALUATING),
     )
     return {str(r[0]): int(r[1]) for r in rows}
 
@@ -302,9 +303,9 @@ def run_totals(journal: Journal, run: RunRecord) -> RunTotals:
         "SUM(json_extract(agent_json, '$.input_tokens')), "
         "SUM(json_extract(agent_json, '$.output_tokens')), "
         "SUM(json_extract(agent_json, '$.cost_usd')), "
-        "SUM(kind = 'iteration' AND json_extract(evaluator_json, '$.status') = 'error') "
+        "SUM(kind = ? AND json_extract(evaluator_json, '$.status') = ?) "
         "FROM iterations WHERE run_id = ? AND state != ?",
-        (run.run_id, EVALUATING),
+        (IterationKind.ITERATION, EvalStatus.ERROR, run.run_id, EVALUATING),
     )
     evaluation = journal.row(
         "SELECT SUM(duration_ms) FROM evaluations WHERE run_id = ?", (run.run_id,)
@@ -343,12 +344,12 @@ class LaneTotals:
 def lane_totals(journal: Journal, run_id: str) -> dict[int, LaneTotals]:
     """Per lane: sessions judged, keeps, agent cost and tokens as recorded."""
     rows = journal.rows(
-        "SELECT lane, COUNT(*), SUM(decision = 'keep'), "
+        "SELECT lane, COUNT(*), SUM(decision = ?), "
         "SUM(json_extract(agent_json, '$.cost_usd')), "
         "SUM(COALESCE(json_extract(agent_json, '$.input_tokens'), 0) + "
         "COALESCE(json_extract(agent_json, '$.output_tokens'), 0)) "
-        "FROM iterations WHERE run_id = ? AND kind = 'iteration' AND state != ? GROUP BY lane",
-        (run_id, EVALUATING),
+        "FROM iterations WHERE run_id = ? AND kind = ? AND state != ? GROUP BY lane",
+        (DecisionKind.KEEP, run_id, IterationKind.ITERATION, EVALUATING),
     )
     return {int(r[0]): LaneTotals(int(r[1]), int(r[2] or 0), r[3], int(r[4] or 0)) for r in rows}
 
@@ -370,9 +371,9 @@ def trailing_decisions(
 ) -> list[DecisionKind]:
     """Decisions of the last `limit` iterations numbered above `after`, newest first."""
     rows = journal.rows(
-        "SELECT decision FROM iterations WHERE run_id = ? AND kind = 'iteration' AND state != ? "
+        "SELECT decision FROM iterations WHERE run_id = ? AND kind = ? AND state != ? "
         "AND iteration > ? ORDER BY iteration DESC LIMIT ?",
-        (run_id, EVALUATING, after, limit),
+        (run_id, IterationKind.ITERATION, EVALUATING, after, limit),
     )
     return [DecisionKind(r[0]) for r in rows]
 
@@ -394,15 +395,15 @@ def baseline_score(journal: Journal, run_id: str, commit: str | None = None) -> 
     had roles: its first passing baseline evaluation)."""
     row = journal.row(
         "SELECT avg(score) FROM evaluations WHERE run_id = ? AND iteration = 0 "
-        "AND status = 'pass' AND role = 'baseline' AND commit_sha = ?",
-        (run_id, commit),
+        "AND status = ? AND role = ? AND commit_sha = ?",
+        (run_id, EvalStatus.PASS, Role.BASELINE, commit),
     )
     if row is not None and row[0] is not None:
         return float(row[0])
     row = journal.row(
-        "SELECT score FROM evaluations WHERE run_id = ? AND iteration = 0 AND status = 'pass' "
+        "SELECT score FROM evaluations WHERE run_id = ? AND iteration = 0 AND status = ? "
         "ORDER BY id LIMIT 1",
-        (run_id,),
+        (run_id, EvalStatus.PASS),
     )
     return None if row is None or row[0] is None else float(row[0])
 

@@ -290,9 +290,9 @@ def unjustified_keeps(src: Reader, session_id: int) -> list[SessionRunRecord]:
     """Kept runs with scope deviations, no justification and no flag (shown until settled)."""
     rows = _rows(
         src,
-        "SELECT * FROM session_runs WHERE session_id = ? AND status = 'keep' AND flagged = 0 "
+        "SELECT * FROM session_runs WHERE session_id = ? AND status = ? AND flagged = 0 "
         "AND (justification IS NULL OR justification = '') "
         "AND deviations_json IS NOT NULL AND deviations_json != '[]' ORDER BY number",
-        (session_id,),
+        (session_id, Verdict.KEEP),
     )
     return [_RUNS.record(SessionRunRecord, r) for r in rows]

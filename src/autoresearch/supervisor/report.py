@@ -7,7 +7,7 @@ from typing import Any
 
 from autoresearch.journal.runs import RunTotals
 from autoresearch.journal.views import NOT_RUN, format_score
-from autoresearch.states import RunStatus
+from autoresearch.states import DecisionKind, RunStatus
 from autoresearch.supervisor import estimates
 from autoresearch.supervisor.summary import LaneRow, RunDetails, RunListing, RunSummary
 
@@ -171,13 +171,14 @@ def finalize(d: dict[str, Any]) -> str:
 
 def decision_counts(counts: dict[str, int], totals: RunTotals) -> str:
     """Every decision of a run in one line; evaluator errors (crash, timeout) are named."""
-    discarded = counts.get("discard", 0) + counts.get("ambiguous", 0)
+    discarded = counts.get(DecisionKind.DISCARD, 0) + counts.get(DecisionKind.AMBIGUOUS, 0)
     errors = totals.evaluator_errors
     detail = f" ({errors} evaluator error{'s' if errors != 1 else ''})" if errors else ""
     return (
-        f"{counts.get('keep', 0)} kept, {discarded} discarded{detail}, "
-        f"{counts.get('noop', 0)} noop, {counts.get('interrupted', 0)} interrupted, "
-        f"{counts.get('abort', 0)} abort, {counts.get('error', 0)} error"
+        f"{counts.get(DecisionKind.KEEP, 0)} kept, {discarded} discarded{detail}, "
+        f"{counts.get(DecisionKind.NOOP, 0)} noop, "
+        f"{counts.get(DecisionKind.INTERRUPTED, 0)} interrupted, "
+        f"{counts.get(DecisionKind.ABORT, 0)} abort, {counts.get(DecisionKind.ERROR, 0)} error"
     )
 
 

@@ -37,6 +37,7 @@ from autoresearch.errors import (
 )
 from autoresearch.fsutil import atomic_write_text
 from autoresearch.worker.tools.base import Workspace
+from autoresearch.worker.tools.shell import FailureKind
 
 CIRCUITS_FILE = "circuits.json"
 VERSION = 1
@@ -84,7 +85,7 @@ def classify_exception(exc: BaseException) -> ErrorClass | None:
 def classify_result(result: dict[str, Any]) -> ErrorClass | None:
     """The error class of an answered call: only a shell timeout is the tool's failure (a
     failing test is the code's, a missing command the caller's)."""
-    return ErrorClass.TIMEOUT if result.get("failure_kind") == "timeout" else None
+    return ErrorClass.TIMEOUT if result.get("failure_kind") == FailureKind.TIMEOUT else None
 
 
 @dataclass

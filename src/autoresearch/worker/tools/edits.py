@@ -21,6 +21,7 @@ import re
 import secrets
 import stat
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,13 @@ from autoresearch.worker.tools.base import Receipt, Workspace, finish
 EDITS_DIR = "edits"
 MAX_EDITS = 200
 CODE_COUNT = "autoresearch_edit_count_mismatch"
+
+
+class BatchState(StrEnum):
+    """A batch's manifest `state` (the order above): what `recover` does with its files."""
+
+    STAGING = "staging"  # rolled back: the staged files go, the targets are untouched
+    COMMIT = "commit"  # rolled forward: every staged file replaces its target
 
 
 @dataclass(frozen=True)
@@ -104,11 +112,11 @@ def _commit(ws: Workspace, new: dict[Path, str]) -> None:
     entries = [
         {"target": str(p), "staged": str(p.with_name(f".{p.name}.{batch}.edit"))} for p in new
     ]
-    atomic_write_json(manifest, {"state": "staging", "entries": entries})
+    atomic_write_json(manifest, {"state": BatchState.STAGING, "entries": entries})
     for path, entry in zip(new, entries, strict=True):
         _stage(Path(entry["staged"]), new[path], path)
         failpoints.hit("apply_edits.staged")
-    atomic_write_json(manifest, {"state": "commit", "entries": entries})
+    atomic_write_json(manifest, {"state": BatchState.COMMIT, "entries": entries})
     for entry in entries:
         os.replace(entry["staged"], entry["target"])
         failpoints.hit("apply_edits.replaced")
@@ -139,11 +147,12 @@ def recover(ws: Workspace) -> list[str]:
             staged = Path(entry["staged"])
             if not staged.exists():
                 continue
-            if state == "commit":
+            if state == BatchState.COMMIT:
                 os.replace(staged, entry["target"])
             else:
                 with contextlib.suppress(FileNotFoundError):
                     staged.unlink()
         manifest.unlink()
-        done.append(f"{manifest.stem}: {'rolled forward' if state == 'commit' else 'rolled back'}")
+        forward = state == BatchState.COMMIT
+        done.append(f"{manifest.stem}: {'rolled forward' if forward else 'rolled back'}")
     return done

@@ -25,6 +25,7 @@ from autoresearch.errors import AutoresearchError, RefusedError
 from autoresearch.fsutil import private_open
 from autoresearch.redact import redact_value
 from autoresearch.worker.tools.base import Workspace
+from autoresearch.worker.tools.shell import FailureKind
 
 METRICS_FILE = "metrics.jsonl"
 
@@ -97,7 +98,9 @@ def measured(
     receipt = result.get("receipt", {})
     row.update(
         status=Status.OK,
-        error_kind=result.get("failure_kind") if result.get("failure_kind") != "none" else None,
+        error_kind=(
+            result.get("failure_kind") if result.get("failure_kind") != FailureKind.NONE else None
+        ),
         bytes_read=receipt.get("bytes_read", 0),
         bytes_returned=receipt.get("bytes_returned", 0),
         artifacts=receipt.get("artifacts", []),
