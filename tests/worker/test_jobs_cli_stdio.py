@@ -83,9 +83,10 @@ def test_cli_wait_timeout_does_not_cancel_and_cancel_leaves_no_process(
     assert group_members(pgid) == []
 
 
-def test_stdio_server_restarted_mid_job_loses_nothing(repo: Repo) -> None:
+def test_stdio_server_restarted_mid_job_loses_nothing(repo: Repo, tmp_path: Path) -> None:
     import anyio
 
+    gate = tmp_path / "finish"
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "autoresearch", "mcp"],
@@ -95,7 +96,7 @@ def test_stdio_server_restarted_mid_job_loses_nothing(repo: Repo) -> None:
     args = {
         "prompt": "Set VALUE to 2.",
         "verification_policy": {"task_kind": "modifying"},
-        "agent": agent("slow", "2", "src/app.py", "VALUE = 2"),
+        "agent": agent("wait", str(gate), "src/app.py", "VALUE = 2"),
         "scoped_patch": {"paths": ["src"]},
         "checks": [{"command": CHECK}],
     }
@@ -113,6 +114,7 @@ def test_stdio_server_restarted_mid_job_loses_nothing(repo: Repo) -> None:
     job_id = anyio.run(first)  # the server exits with its client, mid-job
     midway = json.loads(cli("job", "get", job_id, "--json", cwd=repo.root).stdout)
     assert midway["state"] in ("queued", "running"), midway
+    gate.touch()
     data = anyio.run(second, job_id)
     assert data["state"] == "completed" and data["outcome"]["status"] == "accepted", data
 

@@ -253,12 +253,13 @@ async def test_paths_outside_the_repository_are_refused(repo: Repo, tmp_path: Pa
 
 
 async def test_jobs_beyond_the_limit_queue_and_run_in_order(
-    repo: Repo, monkeypatch: pytest.MonkeyPatch
+    repo: Repo, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("AUTORESEARCH_WORKER_MAX_JOBS", "1")
+    gate = tmp_path / "finish"
     async with connect(build_server(repo.root)) as t:
         first = await t.ok(
-            "job_start", modifying(agent=agent("slow", "3", "src/a.py", "a"), checks=None)
+            "job_start", modifying(agent=agent("wait", str(gate), "src/a.py", "a"), checks=None)
         )
         second = await t.ok(
             "job_start", modifying(agent=agent("edit", "src/b.py", "b"), checks=None)
@@ -277,6 +278,7 @@ async def test_jobs_beyond_the_limit_queue_and_run_in_order(
             second.data["job_id"],
             first.data["job_id"],
         ]
+        gate.touch()
         done_b = await t.ok("job_wait", {"job_id": second.data["job_id"], "timeout_ms": 30_000})
         done_a = await t.ok("job_get", {"job_id": first.data["job_id"]})
     assert done_a.data["finished_at"] <= done_b.data["started_at"]

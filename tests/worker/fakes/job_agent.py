@@ -2,7 +2,8 @@
 
 edit PATH TEXT [PATH TEXT …]  write files (relative to the working directory), exit 0
 fail PATH TEXT                 write a file, then exit 3 (the session broke)
-slow SECONDS PATH TEXT         sleep, then write a file (restart tests)
+wait GATE PATH TEXT           wait (up to 120 s) until the file GATE exists, then write a file:
+                               the test, not the clock, says when the job may finish
 hang PIDFILE                   start a grandchild (same process group), record
                                "agent_pid grandchild_pid pgid" in PIDFILE, then sleep forever
 """
@@ -33,8 +34,13 @@ def main(argv: list[str]) -> int:
         write_pairs(args)
         print("giving up", flush=True)
         return 3
-    if action == "slow":
-        time.sleep(float(args[0]))
+    if action == "wait":
+        gate, deadline = Path(args[0]), time.monotonic() + 120
+        while not gate.exists():
+            if time.monotonic() > deadline:
+                print("the gate never opened", flush=True)
+                return 4
+            time.sleep(0.02)
         write_pairs(args[1:])
         return 0
     if action == "hang":
