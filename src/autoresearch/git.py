@@ -269,11 +269,8 @@ def worktree_problem(path: Path, branch: str) -> str | None:
     ref = _run(path, ["symbolic-ref", "-q", "HEAD"], check=False)
     if ref.returncode != 0 or _text(ref) != f"refs/heads/{branch}":
         return f"HEAD is not on {branch}"
-    if resolve_commits(path, ["HEAD"]) == [None]:
-        return "HEAD does not name a commit"
-    own, _ = git_dirs(path)
-    if not (own / "index").is_file():
-        return "the index is missing"
+    if (half_built := unfinished_add(path, branch)) is not None:
+        return half_built
     staged = _run(path, ["diff-index", "--cached", "--quiet", "HEAD", "--"], check=False)
     if staged.returncode != 0:
         return "the index differs from HEAD"
