@@ -116,6 +116,15 @@ def test_certify_ablate_says_what_each_kept_change_is_worth(repo: Repo) -> None:
     assert "without iteration 2" in again.stdout and "worth +3" in again.stdout
 
 
+def test_certify_an_unknown_run_makes_no_journal(repo: Repo) -> None:
+    # the same refusal as step's, and like every read path it leaves a repository without
+    # a journal as it was
+    done = cli("certify", "nope", cwd=repo.root)
+    assert (done.returncode, done.stderr) == (2, "autoresearch: unknown run: nope\n")
+    assert not (repo.root / ".autoresearch/journal.sqlite3").exists()
+    assert cli("step", "nope", cwd=repo.root).stderr == "autoresearch: unknown run: nope\n"
+
+
 def test_certify_on_the_demo(tmp_path: Path) -> None:
     """The README walkthrough: `autoresearch demo`, then `certify --ablate` on its run."""
     demo = tmp_path / "demo"

@@ -22,14 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from autoresearch import children, git
-from autoresearch.errors import NotFoundError, RefusedError
+from autoresearch.errors import RefusedError
 from autoresearch.evaluate import EvaluationRecord, run_evaluator
 from autoresearch.fsutil import atomic_write_json
 from autoresearch.journal import runs
 from autoresearch.noise import Interval, Role, difference_interval, mean_interval, pooled_spread
-from autoresearch.settings import journal_timeout, kill_grace
+from autoresearch.settings import kill_grace
 from autoresearch.states import ChildRole, DecisionKind, Direction, EvalPurpose, EvalStatus
-from autoresearch.supervisor.handle import RunHandle, driver_lock, open_journal
+from autoresearch.supervisor.handle import RunHandle, lock_run
 from autoresearch.supervisor.measure import scratch_checkout
 from autoresearch.supervisor.record import measuring_env
 
@@ -210,19 +210,7 @@ def _interval(data: Any) -> Interval | None:
 
 def open_any_run(repo_root: Path, run_id: str) -> RunHandle:
     """Lock a run, whatever its status, for work that no driver may do at the same time."""
-    from autoresearch.paths import RepoPaths
-
-    journal = open_journal(repo_root, journal_timeout())
-    try:
-        run = runs.get_run(journal, run_id)
-        if run is None:
-            raise NotFoundError(f"unknown run: {run_id}")
-        repo = RepoPaths(repo_root)
-        lock = driver_lock(repo, run_id)
-    except BaseException:
-        journal.close()
-        raise
-    return RunHandle(journal, repo, run, lock)
+    return lock_run(repo_root, run_id)
 
 
 def certify(

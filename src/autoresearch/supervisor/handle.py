@@ -17,7 +17,7 @@ from autoresearch.contracts.sandbox import ChecksSpec, EvaluatorSpec
 from autoresearch.errors import ContractError, NotFoundError
 from autoresearch.evaluate import EvaluationRecord
 from autoresearch.journal import runs
-from autoresearch.journal.db import DEFAULT_BUSY_TIMEOUT, Journal
+from autoresearch.journal.db import DEFAULT_BUSY_TIMEOUT, Journal, journal_present
 from autoresearch.locks import FileLock, take_or_refuse
 from autoresearch.noise import NoisePolicy
 from autoresearch.paths import (
@@ -26,6 +26,7 @@ from autoresearch.paths import (
     RunPaths,
 )
 from autoresearch.reset import RuntimeRule, run_dirt
+from autoresearch.settings import journal_timeout
 from autoresearch.supervisor.executor import EvaluationTask
 
 
@@ -76,6 +77,27 @@ def load_run(journal: Journal, run_id: str) -> runs.RunRecord:
 def driver_lock(repo: RepoPaths, run_id: str) -> FileLock:
     """Take the run's driver lock or refuse with `autoresearch_active_run_exists:<id>`."""
     return take_or_refuse(repo.run(run_id).driver_lock, msg_active_run(run_id))
+
+
+def lock_run(
+    repo_root: Path, run_id: str, admit: Callable[[runs.RunRecord], None] | None = None
+) -> RunHandle:
+    """The run's handle with its driver lock taken, refused in this order: an unknown run
+    (a repository without a journal has none, and gets none made), what `admit` refuses of the
+    run as recorded, another live driver."""
+    repo = RepoPaths(repo_root)
+    if not journal_present(repo.journal):
+        raise NotFoundError(f"unknown run: {run_id}")
+    journal = open_journal(repo_root, journal_timeout())
+    try:
+        run = load_run(journal, run_id)
+        if admit is not None:
+            admit(run)
+        lock = driver_lock(repo, run_id)
+    except BaseException:
+        journal.close()
+        raise
+    return RunHandle(journal, repo, run, lock)
 
 
 def driver_alive(repo: RepoPaths, run_id: str) -> bool:

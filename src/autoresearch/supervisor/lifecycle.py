@@ -31,6 +31,7 @@ from autoresearch.supervisor.handle import (
     driver_alive,
     driver_lock,
     load_run,
+    lock_run,
     msg_active_run,
     open_journal,
 )
@@ -88,23 +89,14 @@ def msg_missing_worktree(run: RunRecord) -> str:
 
 def open_run(repo_root: Path, run_id: str) -> RunHandle:
     """Lock a running run for one driver action (step)."""
-    if not journal_exists(repo_root):
-        raise NotFoundError(f"unknown run: {run_id}")
-    journal = open_journal(repo_root, journal_timeout())
-    try:
-        run = runs.get_run(journal, run_id)
-        if run is None:
-            raise NotFoundError(f"unknown run: {run_id}")
-        if run.status != RunStatus.RUNNING:
-            raise RefusedError(msg_terminal(run_id, run.status))
-        repo = RepoPaths(repo_root)
-        lock = driver_lock(repo, run_id)
-    except BaseException:
-        journal.close()
-        raise
-    handle = RunHandle(journal, repo, run, lock)
+    handle = lock_run(repo_root, run_id, admit=_running)
     handle.refresh()  # another driver may have changed the run before we took the lock
     return handle
+
+
+def _running(run: RunRecord) -> None:
+    if run.status != RunStatus.RUNNING:
+        raise RefusedError(msg_terminal(run.run_id, run.status))
 
 
 @dataclass
