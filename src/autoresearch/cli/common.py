@@ -12,6 +12,7 @@ import contextlib
 import json
 import sys
 from collections.abc import Callable, Iterator, Mapping
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -140,6 +141,12 @@ def warn_baseline(manifest: RunManifest, baseline: StoredEvaluation | None) -> N
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def enum_choice(kind: type[StrEnum]) -> click.Choice[str]:
+    """A click choice of an enum's values in the enum's order, so an option offers exactly the
+    values the core accepts."""
+    return click.Choice([member.value for member in kind])
+
+
 def stacked(*options: Callable[[Any], Any]) -> Callable[[F], F]:
     """Click options applied as if written one above the other, first on top (the order
     `--help` lists them)."""
@@ -221,7 +228,7 @@ lane_options = stacked(
     ),
     click.option(
         "--executor",
-        type=click.Choice([kind.value for kind in ExecutorKind]),
+        type=enum_choice(ExecutorKind),
         help="Where sessions and evaluations run: this machine (default) or the "
         "nodes of a Ray cluster (pip install 'autoresearch[ray]'); resume/continue "
         "reuse the recorded one.",

@@ -17,10 +17,10 @@ from typing import Any
 
 import click
 
-from autoresearch.cli.common import EXIT_RECORDED_FAILURE, AppGroup, emit_json, say
+from autoresearch.cli.common import EXIT_RECORDED_FAILURE, AppGroup, emit_json, enum_choice, say
 from autoresearch.errors import ContractError
 from autoresearch.signals import first_signal_stops
-from autoresearch.states import ProcessState
+from autoresearch.states import Direction, ProcessState, Verdict
 
 JSON_HELP = "Print one JSON object on stdout."
 HEARTBEAT_SECONDS = 30.0
@@ -61,7 +61,7 @@ def _tuple(values: tuple[str, ...]) -> tuple[str, ...] | None:
 @click.option("--unit", help="Unit of the primary metric, for display.")
 @click.option(
     "--direction",
-    type=click.Choice(["lower", "higher"]),
+    type=enum_choice(Direction),
     help="Which way the metric improves (default: lower).",
 )
 @click.option("--secondary", multiple=True, help="A secondary metric name (repeatable).")
@@ -173,7 +173,7 @@ def _progress_printer() -> Any:
 @exp.command("log")
 @click.option(
     "--status",
-    type=click.Choice(["keep", "discard", "crash", "checks_failed"]),
+    type=enum_choice(Verdict),
     help="The verdict on the pending run (with --description).",
 )
 @click.option("--description", "-d", help="One line: what this run tried (with --status).")

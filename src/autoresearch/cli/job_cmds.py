@@ -14,7 +14,15 @@ from typing import Any
 
 import click
 
-from autoresearch.cli.common import EXIT_RECORDED_FAILURE, AppGroup, emit_json, repo_root, say
+from autoresearch.cli.common import (
+    EXIT_RECORDED_FAILURE,
+    AppGroup,
+    emit_json,
+    enum_choice,
+    repo_root,
+    say,
+)
+from autoresearch.states import Isolation, TaskKind
 
 JSON_HELP = "Print one JSON object on stdout."
 EXIT_STILL_RUNNING = 124
@@ -58,7 +66,7 @@ def _absolute(paths: tuple[str, ...]) -> tuple[str, ...]:
 )
 @click.option(
     "--task-kind",
-    type=click.Choice(["read_only", "modifying"]),
+    type=enum_choice(TaskKind),
     help="The verification policy; without it the verdict cannot accept.",
 )
 @click.option(
@@ -91,8 +99,8 @@ def _absolute(paths: tuple[str, ...]) -> tuple[str, ...]:
 )
 @click.option(
     "--isolation",
-    type=click.Choice(["in_place", "worktree"]),
-    default="in_place",
+    type=enum_choice(Isolation),
+    default=Isolation.IN_PLACE.value,
     show_default=True,
     help="worktree: work on a new branch in its own worktree.",
 )
@@ -131,7 +139,7 @@ def start_cmd(
     """
     from autoresearch.errors import ContractError
     from autoresearch.worker import jobs
-    from autoresearch.worker.model import CheckSpec, Isolation, JobRequest, ScopeSpec, TaskKind
+    from autoresearch.worker.model import CheckSpec, JobRequest, ScopeSpec
 
     text = prompt_file.read() if prompt_file is not None else prompt
     if not text or (prompt is not None and prompt_file is not None):
