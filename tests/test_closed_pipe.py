@@ -99,6 +99,11 @@ def test_only_our_own_closed_output_is_a_closed_pipe() -> None:
         reader = -1
         assert output_closed(BrokenPipeError(), (writer,))
         assert not output_closed(RuntimeError(), (writer,))
+        # the MCP server's tasks raise a group: quiet only when all it holds are broken pipes
+        nested = ExceptionGroup("inner", [BrokenPipeError()])
+        assert output_closed(ExceptionGroup("tasks", [BrokenPipeError(), nested]), (writer,))
+        mixed = ExceptionGroup("tasks", [BrokenPipeError(), RuntimeError("a bug")])
+        assert not output_closed(mixed, (writer,))
     finally:
         os.close(writer)
         if reader >= 0:

@@ -128,8 +128,16 @@ def output_closed(exc: BaseException, fds: Sequence[int] = _OUTPUT_FDS) -> bool:
 
     A broken pipe to anything else (a child's stdin) is still a crash: only ours is checked, by
     polling the descriptor (a pipe without a reader polls as an error, a live one as writable).
+    An exception group counts when all it holds are broken pipes: the MCP server's stdio
+    transport raises the one its writer task met as a group, when the host stops reading.
     """
-    return isinstance(exc, BrokenPipeError) and any(_reader_gone(fd) for fd in fds)
+    return _broken_pipes(exc) and any(_reader_gone(fd) for fd in fds)
+
+
+def _broken_pipes(exc: BaseException) -> bool:
+    if isinstance(exc, BaseExceptionGroup):
+        return all(_broken_pipes(inner) for inner in exc.exceptions)
+    return isinstance(exc, BrokenPipeError)
 
 
 def _reader_gone(fd: int) -> bool:

@@ -81,7 +81,7 @@ def _closed_output_is_quiet() -> Iterator[None]:
     which here means a recorded failure."""
     try:
         yield
-    except BrokenPipeError as exc:
+    except (BrokenPipeError, BaseExceptionGroup) as exc:  # a group: the MCP server's tasks
         if not output_closed(exc):
             raise
         quiet_closed_output()
