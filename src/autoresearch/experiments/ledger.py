@@ -12,8 +12,8 @@ from typing import Any
 from autoresearch.children import harness_tag, reap
 from autoresearch.experiments.confidence import Point, SegmentStats, segment_stats
 from autoresearch.journal import sessions
-from autoresearch.journal.db import Journal
-from autoresearch.journal.sessions import Reader, SessionRecord, SessionRunRecord
+from autoresearch.journal.db import Journal, Reader
+from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
 from autoresearch.jsonshape import json_shape
 
 

@@ -12,7 +12,7 @@ import sqlite3
 from dataclasses import dataclass
 
 from autoresearch.clock import utc_now_iso
-from autoresearch.journal.db import Journal
+from autoresearch.journal.db import Reader, read_rows
 from autoresearch.journal.records import Codec
 from autoresearch.states import ChildRole
 
@@ -43,10 +43,7 @@ def clear_children(conn: sqlite3.Connection, owner: str) -> None:
     conn.execute("DELETE FROM children WHERE owner = ?", (owner,))
 
 
-def children(journal: Journal | sqlite3.Connection, owner: str) -> list[Child]:
+def children(journal: Reader, owner: str) -> list[Child]:
     sql = "SELECT pgid, role, marker FROM children WHERE owner = ? ORDER BY started_at, pgid"
-    if isinstance(journal, Journal):
-        rows = journal.rows(sql, (owner,))
-    else:
-        rows = journal.execute(sql, (owner,)).fetchall()
+    rows = read_rows(journal, sql, (owner,))
     return [_CHILDREN.record(Child, r) for r in rows]

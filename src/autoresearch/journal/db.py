@@ -264,6 +264,18 @@ def _nearly_full(path: Path) -> bool:
     return info.f_bavail * info.f_frsize < 1 << 20
 
 
+# What a store's read takes: the journal (each read under its guard), or the connection of a
+# transaction the caller holds open (to read what it has just written).
+Reader = Journal | sqlite3.Connection
+
+
+def read_rows(src: Reader, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+    """The rows of one query, through the journal or inside the caller's transaction."""
+    if isinstance(src, Journal):
+        return src.rows(sql, params)
+    return list(src.execute(sql, params).fetchall())
+
+
 def journal_present(path: Path) -> bool:
     """Whether a journal is (or was) here: the file, or the marker of one that was deleted.
     Read paths that answer "no runs" without a journal ask this, not `path.exists()`."""

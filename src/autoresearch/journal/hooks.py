@@ -9,7 +9,7 @@ import sqlite3
 from dataclasses import dataclass
 
 from autoresearch.clock import utc_now_iso
-from autoresearch.journal.sessions import Reader, _rows
+from autoresearch.journal.db import Reader, read_rows
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,7 @@ class HookCounters:
 
 
 def counters(src: Reader, session_id: int, segment: int) -> HookCounters:
-    rows = _rows(
+    rows = read_rows(
         src,
         "SELECT resumed_turns, last_logged_run, last_pending_run, notice FROM session_hooks "
         "WHERE session_id = ? AND segment = ?",
@@ -59,7 +59,7 @@ def save_counters(
 
 def newest_logged_number(src: Reader, session_id: int) -> int:
     """The highest run number logged in the session (0: none)."""
-    rows = _rows(
+    rows = read_rows(
         src,
         "SELECT COALESCE(MAX(number), 0) FROM session_runs "
         "WHERE session_id = ? AND status IS NOT NULL",
@@ -70,7 +70,7 @@ def newest_logged_number(src: Reader, session_id: int) -> int:
 
 def latest_statuses(src: Reader, session_id: int, segment: int, limit: int) -> tuple[str, ...]:
     """The statuses of the segment's latest `limit` logged runs, newest first."""
-    rows = _rows(
+    rows = read_rows(
         src,
         "SELECT status FROM session_runs WHERE session_id = ? AND segment = ? "
         "AND status IS NOT NULL ORDER BY number DESC LIMIT ?",

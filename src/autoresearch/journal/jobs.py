@@ -15,11 +15,10 @@ from typing import Any
 from autoresearch.clock import utc_now_iso
 from autoresearch.contracts.job import JobSpec
 from autoresearch.journal import records
-from autoresearch.journal.db import Journal
+from autoresearch.journal.db import Reader, read_rows
 from autoresearch.journal.records import Codec
 from autoresearch.states import ACTIVE_JOB_STATES, LIVE_JOB_STATES, JobState, ResultState
 
-Reader = Journal | sqlite3.Connection
 ACTIVE_STATES = tuple(s.value for s in ACTIVE_JOB_STATES)
 LIVE_STATES = tuple(s.value for s in LIVE_JOB_STATES)
 
@@ -70,12 +69,6 @@ _CODEC = Codec(
 )
 
 
-def _rows(src: Reader, sql: str, params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
-    if isinstance(src, Journal):
-        return src.rows(sql, params)
-    return list(src.execute(sql, params).fetchall())
-
-
 def insert_job(conn: sqlite3.Connection, **values: Any) -> JobRecord:
     """Queue a job (columns by record name) behind every earlier one."""
     row = conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM jobs").fetchone()
@@ -94,14 +87,14 @@ def update_job(conn: sqlite3.Connection, job_id: str, **changes: Any) -> None:
 
 
 def get_job(src: Reader, job_id: str) -> JobRecord | None:
-    rows = _rows(src, "SELECT * FROM jobs WHERE job_id = ?", (job_id,))
+    rows = read_rows(src, "SELECT * FROM jobs WHERE job_id = ?", (job_id,))
     return _CODEC.record(JobRecord, rows[0]) if rows else None
 
 
 def list_jobs(src: Reader, limit: int, live_only: bool = False) -> list[JobRecord]:
     """The newest `limit` jobs, newest first."""
     where = f"WHERE state IN {LIVE_STATES!r}" if live_only else ""
-    rows = _rows(src, f"SELECT * FROM jobs {where} ORDER BY seq DESC LIMIT ?", (limit,))
+    rows = read_rows(src, f"SELECT * FROM jobs {where} ORDER BY seq DESC LIMIT ?", (limit,))
     return [_CODEC.record(JobRecord, r) for r in rows]
 
 

@@ -18,11 +18,10 @@ from typing import Any
 from autoresearch.clock import utc_now_iso
 from autoresearch.contracts.check_record import CheckRecord
 from autoresearch.journal import records
-from autoresearch.journal.db import Journal
+from autoresearch.journal.db import Reader, read_rows
 from autoresearch.journal.records import Codec
 from autoresearch.states import Direction, Verdict
 
-Reader = Journal | sqlite3.Connection
 LOGGED_STATUSES = tuple(Verdict)
 
 
@@ -138,12 +137,6 @@ _RUNS = Codec(
 )
 
 
-def _rows(src: Reader, sql: str, params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
-    if isinstance(src, Journal):
-        return src.rows(sql, params)
-    return list(src.execute(sql, params).fetchall())
-
-
 # --- sessions ------------------------------------------------------------------------------
 
 
@@ -162,13 +155,13 @@ def update_session(conn: sqlite3.Connection, session_id: int, **changes: Any) ->
 
 
 def get_session(src: Reader, session_id: int) -> SessionRecord | None:
-    rows = _rows(src, "SELECT * FROM sessions WHERE session_id = ?", (session_id,))
+    rows = read_rows(src, "SELECT * FROM sessions WHERE session_id = ?", (session_id,))
     return _SESSIONS.record(SessionRecord, rows[0]) if rows else None
 
 
 def active_session(src: Reader, branch: str) -> SessionRecord | None:
     """The newest unclosed session bound to `branch`."""
-    rows = _rows(
+    rows = read_rows(
         src,
         "SELECT * FROM sessions WHERE branch = ? AND closed_at IS NULL "
         "ORDER BY session_id DESC LIMIT 1",
@@ -179,13 +172,13 @@ def active_session(src: Reader, branch: str) -> SessionRecord | None:
 
 def open_sessions(src: Reader) -> list[SessionRecord]:
     """Every unclosed session, newest first (one per branch is the active one)."""
-    rows = _rows(src, "SELECT * FROM sessions WHERE closed_at IS NULL ORDER BY session_id DESC")
+    rows = read_rows(src, "SELECT * FROM sessions WHERE closed_at IS NULL ORDER BY session_id DESC")
     return [_SESSIONS.record(SessionRecord, r) for r in rows]
 
 
 def all_sessions(src: Reader) -> list[SessionRecord]:
     """Every session, open or closed, newest first."""
-    rows = _rows(src, "SELECT * FROM sessions ORDER BY session_id DESC")
+    rows = read_rows(src, "SELECT * FROM sessions ORDER BY session_id DESC")
     return [_SESSIONS.record(SessionRecord, r) for r in rows]
 
 
@@ -217,12 +210,12 @@ def update_run(conn: sqlite3.Connection, run_id: int, **changes: Any) -> None:
 
 
 def get_run(src: Reader, run_id: int) -> SessionRunRecord | None:
-    rows = _rows(src, "SELECT * FROM session_runs WHERE run_id = ?", (run_id,))
+    rows = read_rows(src, "SELECT * FROM session_runs WHERE run_id = ?", (run_id,))
     return _RUNS.record(SessionRunRecord, rows[0]) if rows else None
 
 
 def run_by_number(src: Reader, session_id: int, number: int) -> SessionRunRecord | None:
-    rows = _rows(
+    rows = read_rows(
         src,
         "SELECT * FROM session_runs WHERE session_id = ? AND number = ?",
         (session_id, number),
@@ -231,7 +224,7 @@ def run_by_number(src: Reader, session_id: int, number: int) -> SessionRunRecord
 
 
 def pending_runs(src: Reader, session_id: int) -> list[SessionRunRecord]:
-    rows = _rows(
+    rows = read_rows(
         src,
         "SELECT * FROM session_runs WHERE session_id = ? AND status IS NULL "
         "AND abandoned_at IS NULL ORDER BY number",
@@ -256,7 +249,7 @@ def abandon_pending(conn: sqlite3.Connection, session_id: int) -> list[SessionRu
 
 def logged_runs(src: Reader, session_id: int, segment: int) -> list[SessionRunRecord]:
     """The segment's logged runs, in order."""
-    rows = _rows(
+    rows = read_rows(
         src,
         "SELECT * FROM session_runs WHERE session_id = ? AND segment = ? "
         "AND status IS NOT NULL ORDER BY number",
@@ -266,7 +259,7 @@ def logged_runs(src: Reader, session_id: int, segment: int) -> list[SessionRunRe
 
 
 def logged_count(src: Reader, session_id: int, segment: int) -> int:
-    rows = _rows(
+    rows = read_rows(
         src,
         "SELECT COUNT(*) FROM session_runs WHERE session_id = ? AND segment = ? "
         "AND status IS NOT NULL",
@@ -277,7 +270,7 @@ def logged_count(src: Reader, session_id: int, segment: int) -> int:
 
 def recent_runs(src: Reader, session_id: int, limit: int) -> list[SessionRunRecord]:
     """The last `limit` logged runs of every segment, oldest first."""
-    rows = _rows(
+    rows = read_rows(
         src,
         "SELECT * FROM session_runs WHERE session_id = ? AND status IS NOT NULL "
         "ORDER BY number DESC LIMIT ?",
@@ -288,7 +281,7 @@ def recent_runs(src: Reader, session_id: int, limit: int) -> list[SessionRunReco
 
 def unjustified_keeps(src: Reader, session_id: int) -> list[SessionRunRecord]:
     """Kept runs with scope deviations, no justification and no flag (shown until settled)."""
-    rows = _rows(
+    rows = read_rows(
         src,
         "SELECT * FROM session_runs WHERE session_id = ? AND status = ? AND flagged = 0 "
         "AND (justification IS NULL OR justification = '') "
