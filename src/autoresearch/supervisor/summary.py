@@ -64,7 +64,7 @@ class RunListing:
     driver_alive: bool
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.summary.to_dict(), "driver_alive": self.driver_alive}
+        return _summary_first(self)
 
 
 @dataclass(frozen=True)
@@ -104,9 +104,7 @@ class RunDetails:
     lanes: list[LaneRow]
 
     def to_dict(self) -> dict[str, Any]:
-        rest = json_shape(self)
-        del rest["summary"]
-        return {**self.summary.to_dict(), **rest}
+        return _summary_first(self)
 
 
 @dataclass(frozen=True)
@@ -126,6 +124,12 @@ class LoopSummary:
     lanes: list[LaneRow]
 
     def to_dict(self) -> dict[str, Any]:
-        rest = json_shape(self)
-        del rest["summary"]
-        return {**self.summary.to_dict(), **rest}
+        return _summary_first(self)
+
+
+def _summary_first(record: RunListing | RunDetails | LoopSummary) -> dict[str, Any]:
+    """A record around a run's summary answers as one object: the summary's keys, then its own
+    fields in their order."""
+    rest = json_shape(record)
+    del rest["summary"]
+    return {**record.summary.to_dict(), **rest}
