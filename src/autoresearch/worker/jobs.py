@@ -23,7 +23,7 @@ from autoresearch.clock import utc_now_iso
 from autoresearch.errors import ContractError, NotFoundError, ProcessError, RefusedError
 from autoresearch.fsutil import private_dir
 from autoresearch.journal import jobs as store
-from autoresearch.journal.db import Journal, journal_present
+from autoresearch.journal.db import Journal, Reader, journal_present
 from autoresearch.paths import STATE_DIR, RepoPaths, job_paths
 from autoresearch.proc import kill_stale_group, spawn_detached
 from autoresearch.repo_state import ensure_state_dir
@@ -137,15 +137,19 @@ def start(repo_root: Path, req: JobRequest) -> view.JobView:
 # --- reading ---------------------------------------------------------------------------------
 
 
-def _load(journal: Journal, job_id: str) -> view.JobView:
-    job = store.get_job(journal, job_id)
+def _job(src: Reader, job_id: str) -> store.JobRecord:
+    job = store.get_job(src, job_id)
     if job is None:
         raise NotFoundError(f"autoresearch_job_not_found: {job_id}")
+    return job
+
+
+def _load(journal: Journal, job_id: str) -> view.JobView:
+    job = _job(journal, job_id)
     if not job.state.terminal and not liveness.runner_alive(job):
         liveness.stop_processes(journal, job)
         liveness.end_dead(journal, job_id)
-        job = store.get_job(journal, job_id)
-        assert job is not None
+        job = _job(journal, job_id)
     return view.build(job)
 
 
@@ -214,9 +218,7 @@ def cancel(repo_root: Path, job_id: str, wait_seconds: float | None = None) -> v
     limit = kill_grace() + 10.0 if wait_seconds is None else wait_seconds
     with open_journal(repo_root) as journal:
         with journal.tx() as conn:
-            job = store.get_job(conn, job_id)
-            if job is None:
-                raise NotFoundError(f"autoresearch_job_not_found: {job_id}")
+            job = _job(conn, job_id)
             if job.state.terminal:
                 return view.build(job)
             if job.cancel_requested_at is None:
@@ -270,9 +272,7 @@ def apply(repo_root: Path, job_id: str) -> view.JobView:
 def discard(repo_root: Path, job_id: str) -> view.JobView:
     """Remove a job's worktree and branch; the patch stays under .autoresearch/jobs/."""
     with open_journal(repo_root) as journal:
-        job = store.get_job(journal, job_id)
-        if job is None:
-            raise NotFoundError(f"autoresearch_job_not_found: {job_id}")
+        job = _job(journal, job_id)
         if not job.state.terminal:
             raise RefusedError(f"job {job_id} is still {job.state}: cancel it first")
         if job.worktree_path is None:
@@ -286,9 +286,7 @@ def discard(repo_root: Path, job_id: str) -> view.JobView:
 
 
 def _pending_result(journal: Journal, job_id: str) -> store.JobRecord:
-    job = store.get_job(journal, job_id)
-    if job is None:
-        raise NotFoundError(f"autoresearch_job_not_found: {job_id}")
+    job = _job(journal, job_id)
     if job.result_state is not ResultState.PENDING or job.patch_path is None:
         why = (
             "ran in place" if job.worktree_path is None else f"has result state {job.result_state}"

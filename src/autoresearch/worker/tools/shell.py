@@ -14,6 +14,7 @@ import os
 import re
 import secrets
 import shlex
+from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -134,13 +135,17 @@ def _program(words: list[str]) -> list[str]:
     return words
 
 
-def destructive(command: str) -> str | None:
-    """Why `command` is destructive, or None (pure)."""
+def _programs(command: str) -> Iterator[tuple[str, list[str]]]:
+    """Each program a shell line runs, looked through its launcher: its name and its words."""
     for raw in words_of(command):
         words = _program(raw)
-        if not words:
-            continue
-        name = os.path.basename(words[0])
+        if words:
+            yield os.path.basename(words[0]), words
+
+
+def destructive(command: str) -> str | None:
+    """Why `command` is destructive, or None (pure)."""
+    for name, words in _programs(command):
         if name in _DESTRUCTIVE_WORDS:
             return name
         if name == "git":
@@ -163,11 +168,7 @@ def _git_subcommand(args: list[str]) -> list[str]:
 def tool_kind(command: str) -> FailureKind:
     """Which failure a non-zero exit of `command` means, from the last tool it runs (pure)."""
     kind = FailureKind.COMMAND_FAILED
-    for raw in words_of(command):
-        words = _program(raw)
-        if not words:
-            continue
-        name = os.path.basename(words[0])
+    for name, words in _programs(command):
         sub = _SUBCOMMANDS.get((name, words[1] if len(words) > 1 else ""))
         found = sub or next((k for k, names in _TOOLS.items() if name in names), None)
         if found is not None:
