@@ -26,10 +26,11 @@ from autoresearch.experiments import (
     status,
 )
 from autoresearch.journal.sessions import SessionRecord
-from autoresearch.mcp import schemas
+from autoresearch.mcp import job_tools, schemas
 from autoresearch.mcp.server import build_server
 from autoresearch.supervisor import summary
 from autoresearch.supervisor.lifecycle import StopOutcome
+from autoresearch.worker import jobs
 
 SNAPSHOT = Path(__file__).with_name("derived_schemas.json")
 DERIVED: list[tuple[type, type[BaseModel]]] = [
@@ -48,6 +49,7 @@ DERIVED: list[tuple[type, type[BaseModel]]] = [
     (StatusReport, schemas.StatusOutput),
     (StopOutcome, schemas.StopOutput),
     (summary.RunSummary, schemas.RunHeadline),  # run_list's runs and run_status add driver_alive
+    (jobs.Tail, job_tools.TailOutput),
 ]
 TOOLS = (
     "init_experiment",
@@ -58,6 +60,7 @@ TOOLS = (
     "run_stop",
     "run_list",
     "run_status",
+    "job_tail",
 )
 
 

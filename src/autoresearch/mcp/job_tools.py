@@ -19,6 +19,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult
 from pydantic import BaseModel, ConfigDict, Field
 
+from autoresearch.mcp.schemas import mirrors
 from autoresearch.mcp.support import DESTRUCTIVE, READ_ONLY, WRITES, add_tools, reply, tool_errors
 from autoresearch.supervisor.handle import find_repo
 from autoresearch.worker import jobs
@@ -115,11 +116,9 @@ class JobListOutput(_Shape):
     jobs: list[JobOutput]
 
 
+@mirrors(jobs.Tail)
 class TailOutput(_Shape):
-    job_id: str
-    log: str
-    path: str
-    text: str
+    pass
 
 
 JobId = Annotated[str, Field(min_length=1, max_length=100, description="From job_start.")]
