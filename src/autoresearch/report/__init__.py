@@ -13,13 +13,11 @@ from typing import Any
 from autoresearch.errors import NotFoundError
 from autoresearch.fsutil import atomic_write_bytes, atomic_write_text
 from autoresearch.journal import sessions
-from autoresearch.journal.db import journal_present
 from autoresearch.paths import PLOT_FILE, REPORT_FILE, RepoPaths, session_paths
 from autoresearch.redact import current
 from autoresearch.report import collect, html, plot
 from autoresearch.report.model import Outcome, ReportData, baseline_value, best_value, improvement
-from autoresearch.settings import journal_timeout
-from autoresearch.supervisor.handle import load_run, open_journal
+from autoresearch.supervisor.handle import read_run
 
 
 @dataclass(frozen=True)
@@ -65,10 +63,9 @@ def run_report_file(repo_root: Path, run_id: str) -> Path:
 def build_run_report(repo_root: Path, run_id: str, out: Path | None = None) -> ReportResult:
     """Write the report of a supervised run (running or finished)."""
     repo = RepoPaths(repo_root)
-    if not journal_present(repo.journal):
-        raise NotFoundError(f"unknown run: {run_id}")
-    with open_journal(repo_root, journal_timeout()) as journal:
-        data = collect.run_report(journal, repo, load_run(journal, run_id))
+    journal, run = read_run(repo_root, run_id)
+    with journal:
+        data = collect.run_report(journal, repo, run)
     return write(data, out or repo.run(run_id).report)
 
 

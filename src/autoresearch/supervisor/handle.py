@@ -79,25 +79,33 @@ def driver_lock(repo: RepoPaths, run_id: str) -> FileLock:
     return take_or_refuse(repo.run(run_id).driver_lock, msg_active_run(run_id))
 
 
+def read_run(repo_root: Path, run_id: str) -> tuple[Journal, runs.RunRecord]:
+    """The journal, open (the caller closes it), and the run's record; an unknown run is
+    refused, and a repository without a journal has none and gets none made."""
+    if not journal_present(RepoPaths(repo_root).journal):
+        raise NotFoundError(f"unknown run: {run_id}")
+    journal = open_journal(repo_root, journal_timeout())
+    try:
+        return journal, load_run(journal, run_id)
+    except BaseException:
+        journal.close()
+        raise
+
+
 def lock_run(
     repo_root: Path, run_id: str, admit: Callable[[runs.RunRecord], None] | None = None
 ) -> RunHandle:
     """The run's handle with its driver lock taken, refused in this order: an unknown run
-    (a repository without a journal has none, and gets none made), what `admit` refuses of the
-    run as recorded, another live driver."""
-    repo = RepoPaths(repo_root)
-    if not journal_present(repo.journal):
-        raise NotFoundError(f"unknown run: {run_id}")
-    journal = open_journal(repo_root, journal_timeout())
+    (`read_run`), what `admit` refuses of the run as recorded, another live driver."""
+    journal, run = read_run(repo_root, run_id)
     try:
-        run = load_run(journal, run_id)
         if admit is not None:
             admit(run)
-        lock = driver_lock(repo, run_id)
+        lock = driver_lock(RepoPaths(repo_root), run_id)
     except BaseException:
         journal.close()
         raise
-    return RunHandle(journal, repo, run, lock)
+    return RunHandle(journal, RepoPaths(repo_root), run, lock)
 
 
 def driver_alive(repo: RepoPaths, run_id: str) -> bool:

@@ -30,10 +30,10 @@ from autoresearch.supervisor.handle import (
     RunHandle,
     driver_alive,
     driver_lock,
-    load_run,
     lock_run,
     msg_active_run,
     open_journal,
+    read_run,
 )
 from autoresearch.supervisor.recovery import finish_interrupted_session, recover
 from autoresearch.supervisor.safety import check_reset_safety, dirty_entries
@@ -166,10 +166,8 @@ def continue_run(
     least one more iteration. Loop limits that count trailing outcomes (noops, agent
     failures) start counting afresh from here.
     """
-    if not journal_exists(repo_root):
-        raise NotFoundError(f"unknown run: {run_id}")
-    with open_journal(repo_root, journal_timeout()) as journal:
-        run = load_run(journal, run_id)
+    journal, run = read_run(repo_root, run_id)
+    with journal:
         if run.status != RunStatus.RUNNING:
             total = limit.total(run.iteration) if limit else None
             _reopen(journal, RepoPaths(repo_root), run, total, ready)
@@ -356,12 +354,8 @@ def list_runs(repo_root: Path, last: int | None = None) -> list[RunListing]:
 
 def run_details(repo_root: Path, run_id: str, last: int | None = None) -> RunDetails:
     """One run with its iteration history (the `last` iterations only, when given)."""
-    if not journal_exists(repo_root):
-        raise NotFoundError(f"unknown run: {run_id}")
-    with open_journal(repo_root, journal_timeout()) as journal:
-        run = runs.get_run(journal, run_id)
-        if run is None:
-            raise NotFoundError(f"unknown run: {run_id}")
+    journal, run = read_run(repo_root, run_id)
+    with journal:
         its = (
             runs.all_iterations(journal, run_id)
             if last is None

@@ -16,14 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from autoresearch import git
-from autoresearch.errors import NotFoundError, RefusedError
+from autoresearch.errors import RefusedError
 from autoresearch.journal import runs
-from autoresearch.journal.db import journal_present
 from autoresearch.journal.runs import RunRecord
 from autoresearch.paths import STATE_DIR, RepoPaths
 from autoresearch.redact import redact
 from autoresearch.report.collect import KeptStep, kept_steps
-from autoresearch.settings import journal_timeout
 from autoresearch.states import ReviewState
 from autoresearch.supervisor import estimates
 from autoresearch.supervisor.certify import (
@@ -31,7 +29,7 @@ from autoresearch.supervisor.certify import (
     certification_lines,
     read_certification,
 )
-from autoresearch.supervisor.handle import load_run, open_journal
+from autoresearch.supervisor.handle import read_run
 
 BRANCH_PREFIX = "autoresearch-review"
 HONEST_NOTE = (
@@ -233,11 +231,8 @@ def finalize(
 ) -> FinalizeResult:
     """Plan the review branches of `run_id`, build their commits and (unless `dry_run`) create
     them all in one ref transaction."""
-    repo = RepoPaths(repo_root)
-    if not journal_present(repo.journal):
-        raise NotFoundError(f"unknown run: {run_id}")
-    with open_journal(repo_root, journal_timeout()) as journal:
-        run = load_run(journal, run_id)
+    journal, run = read_run(repo_root, run_id)
+    with journal:
         steps = kept_steps(journal, run, runs.all_iterations(journal, run_id))
     keeps = kept(repo_root, steps)
     if not keeps:
