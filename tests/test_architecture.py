@@ -1,4 +1,5 @@
-"""The layering of ARCHITECTURE.md, checked: no import circles anywhere in the package, no core
+"""The layering of ARCHITECTURE.md, checked: every import follows its layer table (read from the
+document, every module in one layer), no import circles anywhere in the package, no core
 module imports a front door (cli/, mcp/), the doors only parse, call the core and render (no
 SQLite, subprocess, git, process or reset code, the journal only through record types and
 views), the two engines never import each other, agents reach neither an engine nor the
@@ -94,6 +95,73 @@ def test_the_core_never_imports_a_front_door() -> None:
             continue
         doors = sorted(d for d in deps if d.startswith(DOORS))
         assert not doors, f"{name} imports {doors}"
+
+
+# Not in a layer: the package itself (its version), `python -m autoresearch`, and the demo's
+# template, copied out as a file and never imported.
+UNLAYERED = ("autoresearch", "autoresearch.__main__", "autoresearch.demo_template")
+
+
+def _layers() -> list[tuple[str, tuple[str, ...]]]:
+    """(layer, its modules as prefixes) from ARCHITECTURE.md's layer table, top layer first."""
+    table = DOC.read_text().split("## Layers", 1)[1].split("\n## ", 1)[0]
+    layers = []
+    for line in table.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 3 or cells[0] in ("layer", "---"):
+            continue
+        names = re.findall(r"`([\w/]+/|\w+\.py)`", cells[1])
+        layers.append(
+            (
+                cells[0],
+                tuple(
+                    "autoresearch." + n.removesuffix(".py").strip("/").replace("/", ".")
+                    for n in names
+                ),
+            )
+        )
+    assert len(layers) >= 7, "the layer table of ARCHITECTURE.md was not found"
+    return layers
+
+
+def _layer_violations(
+    graph: dict[str, set[str]], layers: list[tuple[str, tuple[str, ...]]]
+) -> list[str]:
+    def rank(module: str) -> int | None:
+        for i, (_, prefixes) in enumerate(layers):
+            if any(module == p or module.startswith(p + ".") for p in prefixes):
+                return i
+        return None
+
+    bad = []
+    for name, deps in sorted(graph.items()):
+        if name in UNLAYERED or name.startswith(tuple(m + "." for m in UNLAYERED[1:])):
+            continue
+        mine = rank(name)
+        if mine is None:
+            bad.append(f"{name} is in no layer of ARCHITECTURE.md")
+            continue
+        for dep in sorted(deps):
+            theirs = rank(dep)
+            if theirs is not None and theirs < mine:
+                bad.append(f"{name} ({layers[mine][0]}) imports {dep} ({layers[theirs][0]})")
+    return bad
+
+
+def test_every_import_follows_the_layer_table() -> None:
+    bad = _layer_violations(_graph(), _layers())
+    assert not bad, "\n".join(bad)
+
+
+def test_an_import_from_a_layer_above_is_caught() -> None:
+    layers = [("top", ("autoresearch.cli",)), ("low", ("autoresearch.git",))]
+    graph = {"autoresearch.cli.x": {"autoresearch.git"}, "autoresearch.git": {"autoresearch.cli.x"}}
+    assert _layer_violations(graph, layers) == [
+        "autoresearch.git (low) imports autoresearch.cli.x (top)"
+    ]
+    assert _layer_violations({"autoresearch.stray": set()}, layers) == [
+        "autoresearch.stray is in no layer of ARCHITECTURE.md"
+    ]
 
 
 FORBIDDEN = {

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from autoresearch import git
-from autoresearch.agents.tuning import read_value
 from autoresearch.contracts.sandbox import (
     MAX_SANDBOX_BYTES,
     Sandbox,
@@ -20,6 +19,7 @@ from autoresearch.contracts.sandbox import (
     parse_sandbox,
     unknown_keys,
 )
+from autoresearch.contracts.tune import read_value
 from autoresearch.errors import ContractError
 from autoresearch.fsutil import FileRefused, read_regular
 from autoresearch.paths import MISSION_FILE, SANDBOX_FILE

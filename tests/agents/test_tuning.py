@@ -8,14 +8,11 @@ from autoresearch.agents.tuning import (
     INITIAL_STEP,
     MIN_STEP,
     Trial,
-    format_value,
     lane_share,
     propose,
-    read_value,
     step_size,
-    write_value,
 )
-from autoresearch.contracts.tune import ParamSpec
+from autoresearch.contracts.tune import ParamSpec, format_value, read_value, write_value
 
 LR = ParamSpec("LR", 1e-4, 1.0, integer=False, log=True, file="train.py")
 BATCH = ParamSpec("BATCH", 1, 256, integer=True, log=True, file="train.py")

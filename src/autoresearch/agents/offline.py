@@ -20,12 +20,10 @@ from autoresearch.agents.tuning import (
     Trial,
     lane_share,
     propose,
-    read_value,
-    write_value,
 )
 from autoresearch.clock import utc_now_iso
 from autoresearch.contracts.candidate import artifact
-from autoresearch.contracts.tune import ParamSpec
+from autoresearch.contracts.tune import ParamSpec, read_value, write_value
 from autoresearch.errors import ContractError
 from autoresearch.fsutil import atomic_write_json, atomic_write_text
 from autoresearch.states import ArtifactStatus

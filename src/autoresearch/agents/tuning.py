@@ -1,5 +1,5 @@
-"""Pure pieces of the offline agent: reading and writing `NAME = <number>` assignments, and a
-seeded proposal rule.
+"""Pure pieces of the offline agent: a seeded proposal rule (the `NAME = <number>` assignments
+it edits are read and written by contracts/tune.py).
 
 The proposal is a (1+1) evolution strategy in the unit cube (log-scaled where declared): perturb
 one or two parameters of the incumbent with a Gaussian step whose size follows the 1/5 success
@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import math
 import random
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from autoresearch.contracts.tune import ParamSpec
+from autoresearch.contracts.tune import ParamSpec, format_value
 from autoresearch.states import REJECTS_CANDIDATE, DecisionKind
 
 INITIAL_STEP = 0.2
@@ -23,35 +22,6 @@ MIN_STEP, MAX_STEP = 0.02, 0.5
 GROW, SHRINK = 1.5, 1.5**-0.25
 EXPLORE_PROBABILITY = 0.15
 MAX_DRAWS = 30
-
-_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
-
-
-def _assignment(name: str) -> re.Pattern[str]:
-    return re.compile(
-        rf"^(?P<head>[ \t]*(?:export[ \t]+)?{re.escape(name)}[ \t]*[:=][ \t]*)"
-        rf"(?P<value>{_NUMBER})",
-        re.M,
-    )
-
-
-def read_value(text: str, name: str) -> float | None:
-    """The first `NAME = <number>` (or `NAME: <number>`) in a file, else None."""
-    match = _assignment(name).search(text)
-    return float(match["value"]) if match else None
-
-
-def format_value(value: float, integer: bool) -> str:
-    if integer:
-        return str(round(value))
-    text = format(value, ".6g")
-    return text if any(c in text for c in ".e") else text + ".0"
-
-
-def write_value(text: str, name: str, value: float, integer: bool) -> str:
-    """Replace the first assignment of `name`; the rest of the file is untouched."""
-    pattern = _assignment(name)
-    return pattern.sub(lambda m: m["head"] + format_value(value, integer), text, count=1)
 
 
 @dataclass(frozen=True)

@@ -63,6 +63,38 @@ class TuneSpec:
         }
 
 
+# The assignment a parameter names in its file: `NAME = <number>` or `NAME: <number>`, read by
+# `check` (mission.py) and edited by the offline agent.
+_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+
+
+def _assignment(name: str) -> re.Pattern[str]:
+    return re.compile(
+        rf"^(?P<head>[ \t]*(?:export[ \t]+)?{re.escape(name)}[ \t]*[:=][ \t]*)"
+        rf"(?P<value>{_NUMBER})",
+        re.M,
+    )
+
+
+def read_value(text: str, name: str) -> float | None:
+    """The first `NAME = <number>` (or `NAME: <number>`) in a file, else None."""
+    match = _assignment(name).search(text)
+    return float(match["value"]) if match else None
+
+
+def format_value(value: float, integer: bool) -> str:
+    if integer:
+        return str(round(value))
+    text = format(value, ".6g")
+    return text if any(c in text for c in ".e") else text + ".0"
+
+
+def write_value(text: str, name: str, value: float, integer: bool) -> str:
+    """Replace the first assignment of `name`; the rest of the file is untouched."""
+    pattern = _assignment(name)
+    return pattern.sub(lambda m: m["head"] + format_value(value, integer), text, count=1)
+
+
 def _fail(what: str) -> ContractError:
     return ContractError(MSG_TUNE.format(what=what))
 

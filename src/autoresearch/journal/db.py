@@ -27,11 +27,10 @@ from autoresearch.errors import AutoresearchError, DiskFullError, JournalError
 from autoresearch.fsutil import make_private, private_fd
 from autoresearch.journal import domains, integrity
 from autoresearch.journal.schema import MIGRATIONS
+from autoresearch.settings import DEFAULT_BUSY_TIMEOUT
 
 # Throttled backups wait this many times their own duration: at most ~1/10 of the time.
 BACKUP_SHARE_INVERSE = 9.0
-
-DEFAULT_BUSY_TIMEOUT = 10.0
 
 
 class Journal:

@@ -17,7 +17,7 @@ from autoresearch.contracts.sandbox import ChecksSpec, EvaluatorSpec
 from autoresearch.errors import ContractError, NotFoundError
 from autoresearch.evaluate import EvaluationRecord
 from autoresearch.journal import runs
-from autoresearch.journal.db import DEFAULT_BUSY_TIMEOUT, Journal, journal_present
+from autoresearch.journal.db import Journal, journal_present
 from autoresearch.locks import FileLock, take_or_refuse
 from autoresearch.noise import NoisePolicy
 from autoresearch.paths import (
@@ -26,7 +26,7 @@ from autoresearch.paths import (
     RunPaths,
 )
 from autoresearch.reset import RuntimeRule, run_dirt
-from autoresearch.settings import journal_timeout
+from autoresearch.settings import DEFAULT_BUSY_TIMEOUT, journal_timeout
 from autoresearch.supervisor.executor import EvaluationTask
 
 
