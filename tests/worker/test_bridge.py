@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from autoresearch.contracts.job_result import GatewaySpend
 from autoresearch.worker import bridge
 from autoresearch.worker.bridge import Bridge, StreamTranslator, Usage, to_chat, to_message
 from autoresearch.worker.gateway import Endpoint, GatewayConfig
@@ -348,6 +349,4 @@ def test_spend_adds_up_what_was_priced() -> None:
     spend.add(Usage(100, 20, 0), 0.00014)
     spend.add(Usage(50, 5, 0), 0.00000001)
     assert spend.cost_usd == 0.00014001 and spend.prompt_tokens == 250 and spend.cached_tokens == 10
-    assert spend.executor_fields(3.5) == {
-        "cost_usd": 0.00014001, "agent_cost_usd": 3.5, "gateway_requests": 3,
-    }  # fmt: skip
+    assert spend.gateway() == GatewaySpend(0.00014001, 3)

@@ -14,6 +14,7 @@ from typing import Any
 
 from autoresearch.clock import utc_now_iso
 from autoresearch.contracts.job import JobSpec
+from autoresearch.contracts.job_result import CheckRun, ExecutorRecord, JobChecks, JobEvidence
 from autoresearch.journal import records
 from autoresearch.journal.db import Reader, read_rows
 from autoresearch.journal.records import Codec
@@ -43,15 +44,22 @@ class JobRecord:
     runner_pid: int | None = None
     deadline: float | None = None
     cancel_requested_at: str | None = None
-    executor: dict[str, Any] | None = None
-    checks: list[dict[str, Any]] | None = None
-    evidence: dict[str, Any] | None = None
+    # what the runner recorded (contracts/job_result.py), JSON only in executor_json,
+    # checks_json and evidence_json; None: not recorded yet
+    executor: ExecutorRecord | None = None
+    checks: JobChecks | None = None
+    evidence: JobEvidence | None = None
     result_state: ResultState = ResultState.NONE
     result_commit: str | None = None
     patch_path: str | None = None
     error: str | None = None
     started_at: str | None = None
     finished_at: str | None = None
+
+    @property
+    def check_runs(self) -> tuple[CheckRun, ...]:
+        """The checks that ran, in order (none recorded: none ran)."""
+        return () if self.checks is None else self.checks.runs
 
 
 _JSON = {
@@ -63,7 +71,12 @@ _JSON = {
 _CODEC = Codec(
     _JSON,
     enums={"state": JobState, "result_state": ResultState},
-    typed={"spec": JobSpec},
+    typed={
+        "spec": JobSpec,
+        "executor": ExecutorRecord,
+        "checks": JobChecks,
+        "evidence": JobEvidence,
+    },
     table="jobs",
     keys=("job_id",),
 )

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from autoresearch.clock import utc_now_iso
+from autoresearch.contracts.job_result import GatewaySpend
 from autoresearch.redact import redact
 from autoresearch.worker import gateway
 
@@ -479,13 +480,9 @@ class Spend:
         if cost is not None:
             self.cost_usd = round((self.cost_usd or 0.0) + cost, 8)
 
-    def executor_fields(self, agent_cost: Any) -> dict[str, Any]:
+    def gateway(self) -> GatewaySpend:
         """What replaces the agent's own figures in a job's executor record."""
-        return {
-            "cost_usd": self.cost_usd,
-            "agent_cost_usd": agent_cost,
-            "gateway_requests": self.requests,
-        }
+        return GatewaySpend(self.cost_usd, self.requests)
 
 
 class Bridge:

@@ -12,11 +12,11 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from autoresearch import git
+from autoresearch.contracts.job_result import Artifact, Snapshot
 from autoresearch.errors import GitError
 
 MAX_LISTED_FILES = 500
@@ -24,33 +24,6 @@ TAIL_LINES = 20
 TAIL_CHARS = 2000
 DIFF_INLINE_MAX = 20_000
 _ABSENT = "absent"
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """The workspace when the job started: its repository, commit and pre-existing changes."""
-
-    repo: str | None
-    base_commit: str | None
-    preexisting: dict[str, str] = field(default_factory=dict)  # path → content digest
-    error: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "repo": self.repo,
-            "base_commit": self.base_commit,
-            "preexisting": self.preexisting,
-            "error": self.error,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Snapshot:
-        return cls(
-            data.get("repo"),
-            data.get("base_commit"),
-            dict(data.get("preexisting") or {}),
-            data.get("error"),
-        )
 
 
 @dataclass(frozen=True)
@@ -148,18 +121,13 @@ def relative_prefixes(paths: Sequence[str], repo: str) -> list[str] | None:
     return found
 
 
-def artifact(path: Path, name: str | None = None) -> dict[str, Any] | None:
+def artifact(path: Path, name: str | None = None) -> Artifact | None:
     """A reference to a file the job left: name, path, size and sha256 (None if missing)."""
     try:
         data = path.read_bytes()
     except OSError:
         return None
-    return {
-        "name": name or path.name,
-        "path": str(path),
-        "bytes": len(data),
-        "sha256": hashlib.sha256(data).hexdigest(),
-    }
+    return Artifact(name or path.name, str(path), len(data), hashlib.sha256(data).hexdigest())
 
 
 def log_tail(path: Path, lines: int = TAIL_LINES, chars: int = TAIL_CHARS) -> str:

@@ -205,7 +205,7 @@ def tail(repo_root: Path, job_id: str, lines: int = 50, log: str = "agent") -> T
     paths = job_paths(repo_root, job_id)
     path = {"agent": paths.agent_log, "runner": paths.runner_log}.get(log)
     if path is None:
-        path = paths.check_log(max(1, len(job.checks or ())))
+        path = paths.check_log(max(1, len(job.check_runs)))
     text = redact.redact(ev.log_tail(path, lines=lines, chars=64 * 1024))
     return Tail(job_id, log, str(path), text)
 

@@ -13,7 +13,19 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from autoresearch.contracts.job_result import CheckResult, Executor
 from autoresearch.states import JobState, TaskKind
+
+__all__ = [  # the executor's and a check's results are the job's records' (contracts/)
+    "CONTRACT_VERSION",
+    "CheckResult",
+    "Executor",
+    "Facts",
+    "Outcome",
+    "Reason",
+    "Status",
+    "resolve",
+]
 
 CONTRACT_VERSION = "outcome.v1"
 
@@ -51,27 +63,6 @@ class Reason(StrEnum):
     JOB_QUEUED = "job_queued"
     JOB_RUNNING = "job_running"
     JOB_CANCELLED = "job_cancelled"
-
-
-class Executor(StrEnum):
-    """How the agent session went."""
-
-    PENDING = "pending"  # queued or still working
-    PASSED = "passed"
-    FAILED = "failed"  # non-zero exit, an error result, could not start
-    LOST = "lost"  # its runner died: nothing is known about how it ended
-    NOT_RUN = "not_run"  # cancelled or timed out before or while it ran
-
-
-class CheckResult(StrEnum):
-    PASSED = "passed"
-    FAILED = "failed"
-    TIMED_OUT = "timed_out"
-    SKIPPED = "skipped"  # not run: the agent failed, or the job was cancelled first
-
-    @property
-    def bad(self) -> bool:
-        return self in (CheckResult.FAILED, CheckResult.TIMED_OUT)
 
 
 @dataclass(frozen=True)

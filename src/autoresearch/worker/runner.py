@@ -22,6 +22,15 @@ from autoresearch import children, git
 from autoresearch.agents import AgentConfig, make_agent
 from autoresearch.agents.base import AgentResult, SessionRequest
 from autoresearch.clock import utc_now_iso
+from autoresearch.contracts.job_result import (
+    CheckRun,
+    Executor,
+    ExecutorRecord,
+    JobChecks,
+    JobEvidence,
+    Snapshot,
+    Workspace,
+)
 from autoresearch.crash import EXIT_INTERNAL_ERROR, internal_error_line, write_crash_log
 from autoresearch.errors import AutoresearchError
 from autoresearch.evaluate import check_record
@@ -44,8 +53,7 @@ from autoresearch.states import ChildRole, Isolation, JobState, ResultState, Tas
 from autoresearch.worker import evidence as ev
 from autoresearch.worker import liveness
 from autoresearch.worker.bridge import job_bridge
-from autoresearch.worker.model import CheckRun, JobSpec
-from autoresearch.worker.outcome import Executor
+from autoresearch.worker.model import JobSpec
 
 QUEUE_POLL_SECONDS = 0.25
 CANCEL_POLL_SECONDS = 0.25
@@ -95,36 +103,41 @@ class Runner:
                     return True
             time.sleep(QUEUE_POLL_SECONDS)
 
-    def _prepare(self) -> tuple[Path, ev.Snapshot]:
+    def _prepare(self) -> tuple[Path, Snapshot]:
         cwd = Path(self.spec.cwd)
-        changes: dict[str, Any] = {}
+        tree: Path | None = None
         if self.spec.isolation is Isolation.WORKTREE:
-            cwd, changes = self._make_worktree(cwd)
+            cwd, tree = self._make_worktree(cwd)
         snap = ev.take_snapshot(cwd)
         self._update(
             workdir=str(cwd),
             base_commit=snap.base_commit,
-            evidence={"snapshot": snap.to_dict()},
-            **changes,
+            evidence=JobEvidence(snap),
+            worktree_path=None if tree is None else str(tree),
+            branch=None if tree is None else self._branch,
         )
         atomic_write_text(self.paths.prompt, _instructions(self.spec, cwd))
         return cwd, snap
 
-    def _make_worktree(self, cwd: Path) -> tuple[Path, dict[str, Any]]:
+    @property
+    def _branch(self) -> str:
+        return f"{JOB_BRANCH_PREFIX}{self.job_id}"
+
+    def _make_worktree(self, cwd: Path) -> tuple[Path, Path]:
+        """The job's worktree on its own branch: the directory to work in, and the worktree."""
         top = git.toplevel(cwd)
         if top is None:
             raise AutoresearchError(
                 f"isolation worktree needs a git repository: {cwd} is not in one"
             )
-        tree, branch = job_worktree(self.root, self.job_id), f"{JOB_BRANCH_PREFIX}{self.job_id}"
+        tree = job_worktree(self.root, self.job_id)
         ensure_state_dir(RepoPaths(self.root))
         if not git.is_worktree_of(tree, top):
-            git.worktree_add(top, tree, branch, git.head(top))
+            git.worktree_add(top, tree, self._branch, git.head(top))
         link_shared_paths(top, tree, DEFAULT_SHARED_LINKS)
-        workdir = tree / os.path.relpath(os.path.realpath(cwd), top)
-        return workdir, {"worktree_path": str(tree), "branch": branch}
+        return tree / os.path.relpath(os.path.realpath(cwd), top), tree
 
-    def _agent(self, workdir: Path, snap: ev.Snapshot) -> AgentResult:
+    def _agent(self, workdir: Path, snap: Snapshot) -> AgentResult:
         config = AgentConfig(
             self.spec.agent, self.spec.model, session_grants(self.spec), self.spec.max_turns
         )
@@ -132,7 +145,7 @@ class Runner:
             agent = make_agent(config)
         except AutoresearchError as exc:
             result = AgentResult(self.spec.agent, None, 0, spawn_error=exc.message)
-            self._update(executor={**result.to_dict(), "status": Executor.FAILED.value})
+            self._update(executor=ExecutorRecord(Executor.FAILED, result.record()))
             return result
         # A claude job on the OpenAI-compatible gateway: the bridge lives as long as the agent.
         with job_bridge(self.spec.agent, self.root, self.job_id) as bridged:
@@ -148,9 +161,8 @@ class Runner:
                 extra_env=bridged.env,
             )
             result = agent.run(request, self.cancel_requested, self._registers(ChildRole.AGENT))
-        executor = {**result.to_dict(), "status": _executor(result).value}
-        if bridged.spend is not None:
-            executor.update(bridged.spend.executor_fields(executor.get("cost_usd")))
+        gateway = None if bridged.spend is None else bridged.spend.gateway()
+        executor = ExecutorRecord(_executor(result), result.record(), gateway)
         self._update(executor=executor, children_ended=True)
         return result
 
@@ -179,7 +191,7 @@ class Runner:
                 output=ev.artifact(log, f"check-{index:02d}.log"),
             )
             done.append(record)
-            self._update(checks=[c.to_dict() for c in done], children_ended=True)
+            self._update(checks=JobChecks(tuple(done)), children_ended=True)
             if out.cancelled:
                 return done, JobState.CANCELLED
             if out.timed_out and limit < check.timeout_seconds:
@@ -187,45 +199,48 @@ class Runner:
         return done, JobState.CHECKING
 
     def _finish(
-        self, state: JobState, snap: ev.Snapshot, workdir: Path, checks: list[CheckRun]
+        self, state: JobState, snap: Snapshot, workdir: Path, checks: list[CheckRun]
     ) -> None:
         changes = ev.changes_since(snap)
         patch = self._save_patch(snap)
-        result: dict[str, Any] = {}
+        commit = None
         if self.spec.isolation is Isolation.WORKTREE and snap.repo is not None:
-            result = self._commit_worktree(Path(snap.repo), bool(changes.files))
-        evidence = {
-            "snapshot": snap.to_dict(),
-            **self._scope_evidence(changes),
-            "changed_files": list(changes.files),
-            "preexisting_files": list(changes.preexisting),
-            "unattributed_files": list(changes.unattributed),
-            "workspace_complete": changes.complete,
-            "workspace_note": changes.note,
-            "diff_bytes": None if patch is None else patch.stat().st_size,
-            "patch": None if patch is None else ev.artifact(patch),
-        }
+            commit = self._commit_worktree(Path(snap.repo), bool(changes.files))
+        outside, allowed_outside_repo = self._out_of_scope(changes)
+        workspace = Workspace(
+            changed_files=changes.files,
+            preexisting_files=changes.preexisting,
+            unattributed_files=changes.unattributed,
+            out_of_scope_files=outside,
+            allowed_outside_repo=allowed_outside_repo,
+            complete=changes.complete,
+            note=changes.note,
+            diff_bytes=None if patch is None else patch.stat().st_size,
+            patch=None if patch is None else ev.artifact(patch),
+        )
         self._update(
             state=state,
             finished_at=utc_now_iso(),
-            evidence=evidence,
-            checks=[c.to_dict() for c in checks],
-            **result,
+            evidence=JobEvidence(snap, workspace),
+            checks=JobChecks(tuple(checks)),
+            result_state=ResultState.NONE if commit is None else ResultState.PENDING,
+            result_commit=commit,
+            patch_path=None if commit is None else str(self.paths.changes_patch),
         )
 
-    def _scope_evidence(self, changes: ev.Changes) -> dict[str, Any]:
-        """Which changed files lie outside the allowed dirs or the declared scope."""
+    def _out_of_scope(self, changes: ev.Changes) -> tuple[tuple[str, ...], bool]:
+        """Which changed files lie outside the allowed dirs or the declared scope; and whether
+        an allowed dir lies outside the repository (its changes cannot be seen)."""
         top = git.toplevel(Path(self.spec.cwd))
         allowed = None if top is None else ev.relative_prefixes(self.spec.allowed_dirs, str(top))
         scope = None
         if top is not None and self.spec.scope_paths is not None:
             scope = ev.relative_prefixes(self.spec.scope_paths, str(top))
         if allowed is None:
-            return {"out_of_scope_files": [], "allowed_outside_repo": True}
-        outside = ev.out_of_scope(changes.files, allowed, scope)
-        return {"out_of_scope_files": outside, "allowed_outside_repo": False}
+            return (), True
+        return tuple(ev.out_of_scope(changes.files, allowed, scope)), False
 
-    def _save_patch(self, snap: ev.Snapshot) -> Path | None:
+    def _save_patch(self, snap: Snapshot) -> Path | None:
         if snap.repo is None or snap.base_commit is None:
             return None
         try:
@@ -235,17 +250,14 @@ class Runner:
         atomic_write_bytes(self.paths.changes_patch, data)
         return self.paths.changes_patch
 
-    def _commit_worktree(self, tree: Path, changed: bool) -> dict[str, Any]:
-        """Keep the job's result on its branch: one commit over whatever the agent left."""
+    def _commit_worktree(self, tree: Path, changed: bool) -> str | None:
+        """Keep the job's result on its branch: one commit over whatever the agent left (its
+        id; None: the agent left nothing to keep)."""
         if not changed:
-            return {"result_state": ResultState.NONE}
+            return None
         message = f"autoresearch job {self.job_id}\n\n{self.spec.prompt[:2000]}\n"
         git.commit_all(tree, message)
-        return {
-            "result_state": ResultState.PENDING,
-            "result_commit": git.head(tree),
-            "patch_path": str(self.paths.changes_patch),
-        }
+        return git.head(tree)
 
     def _end_unstarted(self, state: JobState) -> None:
         self._update(state=state, finished_at=utc_now_iso())

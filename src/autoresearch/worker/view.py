@@ -9,41 +9,58 @@ from pathlib import Path
 from typing import Any
 
 from autoresearch import redact
+from autoresearch.contracts.job_result import CheckRun, ExecutorRecord, Workspace
 from autoresearch.journal.jobs import JobRecord
 from autoresearch.paths import job_paths
 from autoresearch.states import JobState, ResultState
 from autoresearch.worker import evidence as ev
 from autoresearch.worker.model import JobSpec
-from autoresearch.worker.outcome import CheckResult, Executor, Facts, Outcome, resolve
+from autoresearch.worker.outcome import Executor, Facts, Outcome, resolve
 
 # A runner records a timeout within its kill grace; past the deadline by this much a job that
 # still looks live is reported as timed out.
 DEADLINE_SLACK_SECONDS = 30.0
 
+# The workspace of a job whose end is not recorded yet: nothing seen, so nothing complete.
+NOT_GATHERED = Workspace(
+    changed_files=(),
+    preexisting_files=(),
+    unattributed_files=(),
+    out_of_scope_files=(),
+    allowed_outside_repo=False,
+    complete=False,
+    note=None,
+    diff_bytes=None,
+    patch=None,
+)
+
+
+def workspace_of(job: JobRecord) -> Workspace:
+    """What the job's end recorded of its workspace (`NOT_GATHERED` before)."""
+    e = job.evidence
+    return NOT_GATHERED if e is None or e.workspace is None else e.workspace
+
 
 def facts_of(job: JobRecord, spec: JobSpec, now: float) -> Facts:
-    """The verdict's inputs, read from what the runner recorded."""
-    state = job.state
-    e = job.evidence or {}
-    changed = list(e.get("changed_files") or ())
-    checks = tuple(CheckResult(c["status"]) for c in job.checks or ())
-    diff_bytes, limit = e.get("diff_bytes"), spec.max_diff_bytes
+    """The verdict's inputs, read from what the runner recorded (pure)."""
+    state, w = job.state, workspace_of(job)
+    limit = spec.max_diff_bytes
     late = job.deadline is not None and now > job.deadline + DEADLINE_SLACK_SECONDS
     return Facts(
         state=state,
         deadline_passed=not state.terminal and late,
         task_kind=spec.task_kind,
         executor=_executor(job, state),
-        changed_files=len(changed),
-        out_of_scope=len(e.get("out_of_scope_files") or ()),
-        diff_too_large=limit is not None and diff_bytes is not None and diff_bytes > limit,
+        changed_files=len(w.changed_files),
+        out_of_scope=len(w.out_of_scope_files),
+        diff_too_large=limit is not None and w.diff_bytes is not None and w.diff_bytes > limit,
         scope_declared=spec.scope_paths is not None,
-        checks=checks,
+        checks=tuple(c.status for c in job.check_runs),
         checks_declared=len(spec.checks),
-        evidence_truncated=len(changed) > ev.MAX_LISTED_FILES,
-        preexisting_unattributed=bool(e.get("unattributed_files")),
-        workspace_complete=bool(e.get("workspace_complete", False))
-        and not e.get("allowed_outside_repo", False),
+        evidence_truncated=len(w.changed_files) > ev.MAX_LISTED_FILES,
+        preexisting_unattributed=bool(w.unattributed_files),
+        # changes in an allowed dir outside the repository cannot be seen
+        workspace_complete=w.complete and not w.allowed_outside_repo,
     )
 
 
@@ -54,7 +71,7 @@ def _executor(job: JobRecord, state: JobState) -> Executor:
         return Executor.FAILED
     if job.executor is None:
         return Executor.NOT_RUN if state.terminal else Executor.PENDING
-    return Executor(job.executor.get("status", Executor.FAILED.value))
+    return job.executor.status
 
 
 @dataclass(frozen=True)
@@ -108,31 +125,33 @@ def build(job: JobRecord, now: float | None = None) -> JobView:
 
 
 def evidence_of(job: JobRecord, spec: JobSpec) -> dict[str, Any]:
-    """Changed files, checks, the executor's summary and artifact references."""
-    e = job.evidence or {}
-    files, cut = ev.listed(list(e.get("changed_files") or ()))
+    """Changed files, checks, the executor's summary and artifact references (the JSON edge)."""
+    w = workspace_of(job)
+    files, cut = ev.listed(w.changed_files)
     out: dict[str, Any] = {
         "changed_files": files,
-        "changed_files_total": len(e.get("changed_files") or ()),
+        "changed_files_total": len(w.changed_files),
         "changed_files_truncated": cut,
-        "preexisting_files": ev.listed(list(e.get("preexisting_files") or ()))[0],
-        "unattributed_files": list(e.get("unattributed_files") or ()),
-        "out_of_scope_files": list(e.get("out_of_scope_files") or ()),
-        "diff_bytes": e.get("diff_bytes"),
+        "preexisting_files": ev.listed(w.preexisting_files)[0],
+        "unattributed_files": list(w.unattributed_files),
+        "out_of_scope_files": list(w.out_of_scope_files),
+        "diff_bytes": w.diff_bytes,
         "max_diff_bytes": spec.max_diff_bytes,
-        "workspace_note": e.get("workspace_note"),
+        "workspace_note": w.note,
         "executor": _executor_summary(job.executor),
-        "checks": [_check_summary(c) for c in job.checks or ()],
+        "checks": [_check_summary(c) for c in job.check_runs],
         "artifacts": _artifacts(job),
     }
     if spec.include_diff:
-        out["diff"], out["diff_truncated"] = _inline_diff(e, spec)
+        out["diff"], out["diff_truncated"] = _inline_diff(w, spec)
     return out
 
 
-def _executor_summary(data: dict[str, Any] | None) -> dict[str, Any] | None:
-    if data is None:
+def _executor_summary(executor: ExecutorRecord | None) -> dict[str, Any] | None:
+    """The stored record's keys the caller gets: a key the agent did not report stays out."""
+    if executor is None:
         return None
+    data = executor.to_dict()
     keys = ("status", "agent", "exit_code", "duration_ms", "timed_out", "cancelled", "error")
     more = (
         "turns",
@@ -148,34 +167,33 @@ def _executor_summary(data: dict[str, Any] | None) -> dict[str, Any] | None:
     return {k: data.get(k) for k in (*keys, *more) if k in data}
 
 
-def _check_summary(c: dict[str, Any]) -> dict[str, Any]:
-    output = c.get("output") or {}
+def _check_summary(c: CheckRun) -> dict[str, Any]:
+    output = c.output
     return {
-        "name": c.get("name"),
-        "command": c.get("command"),
-        "status": c.get("status"),
-        "exit_code": c.get("exit_code"),
-        "duration_ms": c.get("duration_ms"),
-        "output_sha256": output.get("sha256"),
-        "output_bytes": output.get("bytes"),
-        "log": output.get("path"),
-        "tail": c.get("tail", ""),
+        "name": c.name,
+        "command": c.command,
+        "status": c.status.value,
+        "exit_code": c.run.exit_code,
+        "duration_ms": c.run.duration_ms,
+        "output_sha256": None if output is None else output.sha256,
+        "output_bytes": None if output is None else output.bytes,
+        "log": None if output is None else output.path,
+        "tail": c.run.tail,
     }
 
 
 def _artifacts(job: JobRecord) -> list[dict[str, Any]]:
     paths = job_paths(Path(job.spec.repo_root), job.job_id)
     found = [ev.artifact(paths.agent_log), ev.artifact(paths.changes_patch)]
-    found += [ev.artifact(paths.check_log(i)) for i in range(1, len(job.checks or ()) + 1)]
-    return [a for a in found if a is not None]
+    found += [ev.artifact(paths.check_log(i)) for i in range(1, len(job.check_runs) + 1)]
+    return [a.to_dict() for a in found if a is not None]
 
 
-def _inline_diff(e: dict[str, Any], spec: JobSpec) -> tuple[str, bool]:
-    patch = (e.get("patch") or {}).get("path")
-    if not patch:
+def _inline_diff(w: Workspace, spec: JobSpec) -> tuple[str, bool]:
+    if w.patch is None or not w.patch.path:
         return "", False
     try:
-        data = Path(patch).read_bytes()
+        data = Path(w.patch.path).read_bytes()
     except OSError:
         return "", False
     limit = min(ev.DIFF_INLINE_MAX, spec.max_diff_bytes or ev.DIFF_INLINE_MAX)
