@@ -78,3 +78,67 @@ def test_the_endpoint_a_ray_address_is_probed_at(
     from autoresearch.supervisor.ray_executor import gcs_endpoint
 
     assert gcs_endpoint(address) == endpoint
+
+
+NODES = [
+    {"NodeID": "a", "Alive": True, "Resources": {"CPU": 2.0}},
+    {"NodeID": "b", "Alive": True, "Resources": {"CPU": 8.0, "GPU": 1.0}},
+    {"NodeID": "dead", "Alive": False, "Resources": {"CPU": 4.0, "GPU": 8.0}},
+    {"NodeID": "gpu-only", "Alive": True, "Resources": {"GPU": 4.0, "fpga": 1.0}},
+]
+
+
+@pytest.mark.parametrize(
+    ("resources", "able"),
+    [
+        ({}, ("a", "b")),  # one CPU, as every task of ours asks by default
+        ({"GPU": 1}, ("b",)),
+        ({"GPU": 2}, ()),  # the dead node's GPUs do not count
+        ({"CPU": 4}, ("b",)),
+        ({"CPU": 0, "fpga": 1}, ("gpu-only",)),
+        ({"fpga": 1}, ()),  # and one CPU: never both on one node
+    ],
+)
+def test_an_evaluation_goes_only_to_a_live_node_with_all_it_asks(
+    resources: dict[str, float], able: tuple[str, ...]
+) -> None:
+    from autoresearch.supervisor.ray_executor import able_nodes, live_offers, ray_options
+
+    assert able_nodes(ray_options(resources), live_offers(NODES)) == able
+
+
+@pytest.mark.parametrize(
+    ("resources", "named"),
+    [
+        ({"GPU": 16}, ["GPU: 16"]),
+        ({"GPU": 2}, ["CPU: 1", "GPU: 2"]),  # gpu-only has the GPUs, b the CPU and 1 GPU
+        ({"fpga": 1}, ["CPU: 1", "fpga: 1"]),  # each is somewhere, never both on one node
+        ({"CPU": 2, "tpu": 1}, ["tpu: 1"]),
+    ],
+)
+def test_a_refused_ask_names_what_no_node_has(
+    resources: dict[str, float], named: list[str]
+) -> None:
+    from autoresearch.supervisor.ray_executor import live_offers, ray_options, unoffered
+
+    assert unoffered(ray_options(resources), live_offers(NODES)) == named
+
+
+@pytest.mark.parametrize(
+    ("busy", "slots", "picked"),
+    [
+        ({}, 1, "a"),  # all free: the first
+        ({"a": 1}, 1, "b"),  # a's one slot is taken
+        ({"a": 1, "b": 1}, 1, None),  # every node's: wait
+        ({"a": 1}, 2, "b"),  # the one running fewest
+        ({"a": 1, "b": 1}, 2, "a"),  # a tie: the first
+        ({"a": 2, "b": 1}, 2, "b"),
+        ({"b": 5, "gone": 1}, 2, "a"),  # a node no longer able counts for nothing
+    ],
+)
+def test_an_evaluation_takes_a_slot_on_the_able_node_running_fewest(
+    busy: dict[str, int], slots: int, picked: str | None
+) -> None:
+    from autoresearch.supervisor.ray_executor import pick_node
+
+    assert pick_node(("a", "b"), busy, slots) == picked

@@ -129,7 +129,8 @@ class Sandbox:
 @dataclass(frozen=True)
 class EvaluationSlots:
     """How many evaluations may run at once per machine (timed benchmarks must not share
-    one), and what each needs from the machine that runs it (`{GPU: 1}`)."""
+    one; on a Ray cluster: on each node), and what each needs from the machine that runs it
+    (`{GPU: 1}`; on a cluster only a node that has it all gets the evaluation)."""
 
     slots: int = 1
     resources: dict[str, float] = field(default_factory=dict)

@@ -14,10 +14,12 @@ Rules every executor keeps (the driver relies on them):
 1. `submit_*` never blocks on the work: it queues and returns a future at once. The driver
    waits with `wait_any`, which is `concurrent.futures.wait(FIRST_COMPLETED)`; a Ray
    `ObjectRef.future()` is such a future.
-2. Evaluation slots: at most `slots` evaluations run at once (sandbox.md `evaluation.slots`,
-   default 1 per machine: timed benchmarks never overlap). Each evaluation task also says
-   what it needs (`resources`, e.g. `{"GPU": 1}`); a remote executor schedules on it, the local
-   one has no GPUs to hand out and only enforces the slots. Agents are not slot-bound.
+2. Evaluation slots: at most sandbox.md's `evaluation.slots` evaluations run at once on one
+   machine (default 1: timed benchmarks never overlap there); the executor's `slots` is that
+   over all its machines (the local one has one, `RayExecutor` counts each node). Each
+   evaluation task also says what it needs (`resources`, e.g. `{"GPU": 1}`); a remote executor
+   runs it only on a machine that has it, the local one has no GPUs to hand out and only
+   enforces the slots. Agents are not slot-bound.
 3. Cancelling: every task comes with a `threading.Event` (`cancel`). When it is set, the
    session or evaluator is stopped as `run_supervised` stops it (process group, grace) and the
    future resolves normally with `cancelled=True` in the result. A remote executor watches the
@@ -174,7 +176,8 @@ class Executor(Protocol):
 
     @property
     def slots(self) -> int:
-        """How many evaluations run at once, over all machines."""
+        """How many evaluations run at once, over all machines (sandbox.md's slots on each
+        machine that can run one; the driver starts at most that many)."""
         ...
 
     def submit_agent(

@@ -19,7 +19,14 @@ process group as a local session would, so an interrupted session still returns 
 The board is no single point of failure: it lives on the driver's node (it dies only with the
 driver), Ray restarts it if its process dies, and a board a task cannot reach says nothing
 (only its "stop" stops a task; the driver repeats a stop until the task has ended).
-Evaluations take one of `slots` permits on the driver before they are submitted.
+Evaluation slots are per node: the driver counts the evaluations running on each live node
+and sends one only to a node whose resources cover what it asks (`ray.nodes()`) and that runs
+fewer than `slots` of them, pinned there (`NodeAffinitySchedulingStrategy`, not soft: a pinned
+task never spills onto a node whose slot is taken, and one pinned to a node that died fails and
+is taken again). Ray's own means do not fit: a custom resource per slot is fixed when a node
+starts (`ray start --resources`), and a placement group per node holds the evaluation's
+resources for the whole run (sessions could not use them) and, rescheduled after a node's
+loss, may land beside another on one node.
 
 Importing this module does not import Ray (`pip install 'autoresearch[ray]'` adds it).
 """
@@ -32,7 +39,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,8 +82,10 @@ WARM_SECONDS = 60.0
 # Ray's own client retries an unreachable GCS for minutes, printing its errors meanwhile.
 CONNECT_SECONDS = 5.0
 WARM_PAUSE = 0.3
-# How long the cluster's resources, as asked once, are taken as current by `_checked`.
+# How long the cluster's nodes, as asked once, are taken as current (`RayExecutor._offers`);
+# an evaluation waiting for a slot asks again every SLOT_WAIT_SECONDS: a node may have joined.
 RESOURCES_SECONDS = 10.0
+SLOT_WAIT_SECONDS = 1.0
 MAX_WARM_PER_NODE = 16
 
 
@@ -105,11 +114,50 @@ def ray_options(resources: dict[str, float], default_cpus: float = 1.0) -> dict[
     return options
 
 
-def missing_resources(asked: dict[str, Any], offered: dict[str, float]) -> list[str]:
-    """The resources of `ray_options` that no node of the cluster has as much of (pure)."""
+def missing_resources(asked: dict[str, Any], offered: Mapping[str, float]) -> list[str]:
+    """The resources of `ray_options` that `offered` (a node's) has less of (pure)."""
     wanted = {"CPU": asked.get("num_cpus", 0.0), "GPU": asked.get("num_gpus", 0.0)}
     wanted.update(asked.get("resources", {}))
     return sorted(f"{k}: {v:g}" for k, v in wanted.items() if v and offered.get(k, 0.0) < v)
+
+
+@dataclass(frozen=True)
+class NodeOffer:
+    """A live node of the cluster and the resources it has in all (not what is free now)."""
+
+    node_id: str
+    resources: Mapping[str, float]
+
+
+def live_offers(nodes: list[dict[str, Any]]) -> tuple[NodeOffer, ...]:
+    """The live nodes of `ray.nodes()`, in its order (pure)."""
+    return tuple(
+        NodeOffer(str(n["NodeID"]), {k: float(v) for k, v in n.get("Resources", {}).items()})
+        for n in nodes
+        if n.get("Alive")
+    )
+
+
+def able_nodes(asked: dict[str, Any], offers: Sequence[NodeOffer]) -> tuple[str, ...]:
+    """The nodes that have all a task of `ray_options` asks: no other ever runs it (pure)."""
+    return tuple(o.node_id for o in offers if not missing_resources(asked, o.resources))
+
+
+def unoffered(asked: dict[str, Any], offers: Sequence[NodeOffer]) -> list[str]:
+    """What to name when no node is able (pure): the asks no node has as much of, else (each
+    is somewhere, never all on one node) every ask."""
+    most: dict[str, float] = {}
+    for offer in offers:
+        for name, amount in offer.resources.items():
+            most[name] = max(most.get(name, 0.0), amount)
+    return missing_resources(asked, most) or missing_resources(asked, {})
+
+
+def pick_node(able: Sequence[str], busy: Mapping[str, int], slots: int) -> str | None:
+    """The node an evaluation takes a slot on (pure): of the able nodes running fewer than
+    `slots` evaluations, the one running fewest (the first on a tie); None when all are full."""
+    free = [node for node in able if busy.get(node, 0) < slots]
+    return min(free, key=lambda node: busy.get(node, 0), default=None)
 
 
 # --- what runs on a node -------------------------------------------------------------------
@@ -134,14 +182,18 @@ def _pinned_board(ray: ModuleType) -> Any:
     took it: every task then read "stop" (see `_BoardPoll`) and a run never ended. On the
     driver's node it dies only with the driver, whose tasks Ray ends anyway (their job ends
     with it). A restarted board has forgotten its stops: `RayExecutor._await` repeats them."""
-    strategy = importlib.import_module("ray.util.scheduling_strategies")
-    here = strategy.NodeAffinitySchedulingStrategy(
-        ray.get_runtime_context().get_node_id(), soft=False
-    )
+    here = _pinned(ray.get_runtime_context().get_node_id())
     actor = ray.remote(StopBoard).options(
         num_cpus=0, scheduling_strategy=here, max_restarts=-1, max_task_retries=-1
     )
     return actor.remote()
+
+
+def _pinned(node_id: str) -> Any:
+    """Ray's strategy that runs a task or actor on the node `node_id` or fails it: never on
+    another node, not even when that one is gone."""
+    strategy = importlib.import_module("ray.util.scheduling_strategies")
+    return strategy.NodeAffinitySchedulingStrategy(node_id, soft=False)
 
 
 class _BoardPoll:
@@ -242,13 +294,17 @@ class RayExecutor:
         node_dir: Path | None = None,
         agent_resources: dict[str, float] | None = None,
         warm: int = MAX_WARM_PER_NODE,
+        evaluation_resources: dict[str, float] | None = None,
     ) -> None:
         self._ray = import_ray()
         self._owns_ray = not self._ray.is_initialized()
         if self._owns_ray:
             _connect(self._ray, address)
-        self._slots = max(1, slots)
-        self._permits = threading.Semaphore(self._slots)
+        self._slots = max(1, slots)  # on each node
+        # what the run's evaluations ask: the nodes that count for `slots`
+        self._eval_options = ray_options(dict(evaluation_resources or {}))
+        self._busy: dict[str, int] = {}  # node id -> evaluations of ours running there
+        self._freed = threading.Condition()  # a slot was given back
         self._root = str(node_dir) if node_dir else None
         self._agent_resources = dict(agent_resources or {})
         self._threads = ThreadPoolExecutor(64, thread_name_prefix="ray-task")
@@ -257,19 +313,26 @@ class RayExecutor:
         self._eval_fn = self._ray.remote(evaluation_on_node)
         self._bundles = BundleChains(self._put)
         self._lock = threading.Lock()
-        self._offered: tuple[float, dict[str, float]] | None = None  # (when, resources)
+        self._offered: tuple[float, tuple[NodeOffer, ...]] | None = None  # (when, nodes)
+        self._offered_lock = threading.Lock()  # not `_lock`: no wait behind a bundle's making
         self._stopped = False
         if warm > 0:
             self._warm_up(warm)
 
     @property
     def slots(self) -> int:
-        return self._slots
+        """Evaluations at once over the cluster: `slots` on each live node able to run the
+        run's evaluations (the lane scheduler starts that many; each still waits here for a
+        slot on its node). At least one node's worth: with none able, a reading is submitted
+        and refused (`_checked`) instead of waited for."""
+        able = able_nodes(self._eval_options, self._offers(RESOURCES_SECONDS))
+        return self._slots * max(1, len(able))
 
     def submit_agent(
         self, task: AgentTask, cancel: threading.Event, on_spawn: OnSpawn
     ) -> Future[AgentOutcome]:
-        options = self._checked(ray_options(self._agent_resources))
+        options = ray_options(self._agent_resources)
+        self._checked(options)
         options["scheduling_strategy"] = "SPREAD"  # sessions at once go to different nodes
         session = remote.NodeSession(
             task=task,
@@ -289,7 +352,8 @@ class RayExecutor:
     def submit_evaluation(
         self, task: EvaluationTask, cancel: threading.Event, on_spawn: OnSpawn
     ) -> Future[EvaluationRecord]:
-        options = self._checked(ray_options(task.resources))
+        options = ray_options(task.resources)
+        self._checked(options)
         sealed = remote.pack_sealed(task.sealed_dir) if task.sealed_dir is not None else None
         evaluation = remote.NodeEvaluation(
             task=task,
@@ -299,9 +363,15 @@ class RayExecutor:
         )
 
         def drive() -> EvaluationRecord:
-            with self._permits:  # a free evaluation slot first, then the cluster
-                ref = self._eval_fn.options(**options).remote(evaluation, self._board, self._root)
+            node = self._take_slot(options)  # a free slot on an able node first
+            try:
+                place = {"scheduling_strategy": _pinned(node)}
+                ref = self._eval_fn.options(**options, **place).remote(
+                    evaluation, self._board, self._root
+                )
                 outcome: remote.EvaluationOutcome = self._await(ref, evaluation.task_id, cancel)
+            finally:
+                self._give_slot(node)
             return remote.land_evaluation(outcome, task.log_path)
 
         return self._threads.submit(drive)
@@ -332,12 +402,10 @@ class RayExecutor:
         readings of each node (a reading's would hold the evaluation slot). A node that does
         not answer in time only starts later; nothing here fails the run."""
         ray = self._ray
-        strategy = importlib.import_module("ray.util.scheduling_strategies")
         warm = ray.remote(warm_worker)
         refs = []
         for node_id, count in warm_counts(ray.nodes(), wanted).items():
-            place = strategy.NodeAffinitySchedulingStrategy(node_id, soft=False)
-            options = {"num_cpus": 1, "max_retries": 0, "scheduling_strategy": place}
+            options = {"num_cpus": 1, "max_retries": 0, "scheduling_strategy": _pinned(node_id)}
             refs += [warm.options(**options).remote(WARM_PAUSE) for _ in range(count)]
         if refs:
             ray.wait(refs, num_returns=len(refs), timeout=WARM_SECONDS)
@@ -349,23 +417,54 @@ class RayExecutor:
     def _put(self, data: bytes) -> remote.BundleLoader:
         return _Loader([self._ray.put(data)])
 
-    def _checked(self, options: dict[str, Any]) -> dict[str, Any]:
-        """Refuse at submit what no node offers: Ray would wait for it forever. The cluster's
-        resources are asked at most every RESOURCES_SECONDS (a round trip to its GCS per task
-        otherwise, on the evaluation slot's path), and again after a lost task (its node may
-        be gone: the task's retry is refused if no node left offers what it needs)."""
+    def _offers(self, max_age: float) -> tuple[NodeOffer, ...]:
+        """The cluster's live nodes, asked again when the answer is older than `max_age` (a
+        round trip to its GCS per task otherwise, on the evaluation slot's path) or after a
+        lost task (its node may be gone)."""
         now = time.monotonic()
-        with self._lock:
-            if self._offered is None or now - self._offered[0] > RESOURCES_SECONDS:
-                self._offered = (now, dict(self._ray.cluster_resources()))
-            offered = self._offered[1]
-        missing = missing_resources(options, offered)
-        if missing:
+        with self._offered_lock:
+            if self._offered is None or now - self._offered[0] > max_age:
+                self._offered = (now, live_offers(self._ray.nodes()))
+            return self._offered[1]
+
+    def _checked(self, options: dict[str, Any]) -> None:
+        """Refuse at submit a task of `options` no live node can run: Ray would wait for it
+        forever (a task's retry after its node's loss is refused if no node left can run it)."""
+        offers = self._offers(RESOURCES_SECONDS)
+        if not able_nodes(options, offers):
             raise ContractError(
-                f"no node of the Ray cluster offers {', '.join(missing)}; start one with "
-                f"`ray start --address ... --resources ...` or change sandbox.md's resources"
+                f"no node of the Ray cluster offers {', '.join(unoffered(options, offers))}; "
+                f"start one with `ray start --address ... --resources ...` or change "
+                f"sandbox.md's resources"
             )
-        return options
+
+    def _take_slot(self, options: dict[str, Any]) -> str:
+        """A slot on a node able to run the evaluation: the node's id, once one is free. While
+        every able node's slots are taken, the cluster is asked again each SLOT_WAIT_SECONDS:
+        a node that joined offers its slots, one that left (no task of ours lost yet) stops
+        counting. With no able node left the evaluation is lost: the driver's retry is then
+        refused at submit (`_checked`), as after a node's loss mid-reading."""
+        max_age = RESOURCES_SECONDS
+        while True:
+            able = able_nodes(options, self._offers(max_age))
+            if not able:
+                raise TaskLost(LOST, "no node of the cluster left can run it")
+            with self._freed:
+                node = pick_node(able, self._busy, self._slots)
+                if node is not None:
+                    self._busy[node] = self._busy.get(node, 0) + 1
+                    return node
+                self._freed.wait(SLOT_WAIT_SECONDS)
+            max_age = SLOT_WAIT_SECONDS
+
+    def _give_slot(self, node: str) -> None:
+        """The evaluation on `node` ended (or was lost: its node died, or its worker and the
+        worker's processes with it)."""
+        with self._freed:
+            self._busy[node] -= 1
+            if not self._busy[node]:
+                del self._busy[node]
+            self._freed.notify_all()
 
     def _await(self, ref: Any, task_id: str, cancel: threading.Event) -> Any:
         """The task's result; TaskLost when its node or worker went away or it would not stop."""
@@ -399,7 +498,7 @@ class RayExecutor:
 
 def for_run(h: RunHandle, address: str | None, lanes: int = 1) -> RayExecutor:
     """The executor of `run --executor ray [--address ADDR]`: sandbox.md's evaluation slots
-    bound the evaluations running at once over the whole cluster; their resources place them.
+    bound the evaluations running at once on each node; their resources say which nodes.
     Each node gets workers for as many tasks as the run has at once (`lanes` + slots)."""
     return for_evaluation(h.run.sandbox.evaluation, address, lanes)
 
@@ -415,10 +514,12 @@ def for_evaluation(evaluation: EvaluationSlots, address: str | None, lanes: int)
     """The executor for a sandbox's `evaluation` settings, checked: a cluster that cannot be
     reached or that offers no node with the evaluation's resources is refused here, before a
     run exists (a new run builds it before prepare, and measures its baseline through it)."""
-    slots = evaluation.slots
-    executor = RayExecutor(address, slots, warm=max(1, lanes) + slots)
+    slots, resources = evaluation.slots, dict(evaluation.resources)
+    executor = RayExecutor(
+        address, slots, warm=max(1, lanes) + slots, evaluation_resources=resources
+    )
     try:
-        executor.check_resources(dict(evaluation.resources))
+        executor.check_resources(resources)
     except BaseException:
         executor.shutdown()
         raise
