@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -236,6 +237,50 @@ def test_status_last_n(repo: Repo, mission_dir: Path) -> None:
     assert [it["iteration"] for it in its] == [2, 3]
     text = cli("status", RUN_ID, "--last", "1", cwd=repo.root).stdout
     assert "iterations: 1 of 4 shown" in text
+
+
+def test_status_rows_show_each_iteration_as_the_ledger_does(repo: Repo, mission_dir: Path) -> None:
+    # the rows (text and --json) of `status RUN_ID`: decision, what the evaluation came to,
+    # score, commit and description, with the secrets of the description masked in both
+    secret = {"AUTORESEARCH_REDACT": r"ACME-\d{4}"}
+    done = cli(
+        "run", "missions/demo", "--agent", CMD_AGENT, "--run-tag", "T1", "--max-iterations", "5",
+        cwd=repo.root, env={"FAKE_PLAN": "improve,eval:fail,evalcrash,worse,noop",
+                            "FAKE_DESCRIPTION": "try   ACME-1234 here", **secret},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    its = json.loads(cli("status", RUN_ID, "--json", cwd=repo.root, env=secret).stdout)[
+        "iterations"
+    ]
+    assert [list(it) for it in its] == [
+        ["iteration", "kind", "decision", "decision_reason", "candidate_status", "base_commit",
+         "candidate_commit", "kept_commit", "keep_policy", "evaluator", "created_at", "notes",
+         "description", *(["agent"] if it["iteration"] else []), "evaluation", "estimate"]
+        for it in its
+    ]  # fmt: skip
+
+    def point(value: float, n: int) -> dict[str, float | int]:  # a deterministic evaluator
+        return {"mean": value, "low": value, "high": value, "n": n, "level": 0.95}
+
+    assert [(it["decision"], it["evaluation"], it["estimate"]) for it in its] == [
+        ("baseline", "pass", point(1.0, 3)), ("keep", "pass", point(2.0, 1)),
+        ("discard", "fail", None), ("discard", "error", None),
+        ("discard", "pass", point(1.5, 1)), ("noop", "not run", None),
+    ]  # fmt: skip
+    assert [it["description"] for it in its][1:4] == ["try   [REDACTED] here"] * 3
+    text = cli("status", RUN_ID, cwd=repo.root, env=secret).stdout.splitlines()
+    table = text[text.index(next(line for line in text if line.startswith("#  "))) :]
+    cells = [re.split(r"\s{2,}", line) for line in table]
+    commit = [(it["candidate_commit"] or it["kept_commit"] or "")[:7] for it in its]
+    assert cells == [
+        ["#", "decision", "eval", "score", "commit", "description"],
+        ["0", "baseline", "pass", "1", commit[0], "initial baseline evaluation"],
+        ["1", "keep", "pass", "2", commit[1], "try [REDACTED] here"],
+        ["2", "discard", "fail", "3", commit[2], "try [REDACTED] here"],
+        ["3", "discard", "error", commit[3], "try [REDACTED] here"],  # no score: one gap
+        ["4", "discard", "pass", "1.5", commit[4], "try [REDACTED] here"],
+        ["5", "noop", "not run", commit[5], "nothing"],
+    ]
 
 
 def test_summary_counts_evaluator_errors_aborts_and_time(repo: Repo, mission_dir: Path) -> None:

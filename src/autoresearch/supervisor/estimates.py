@@ -142,10 +142,6 @@ class RunReadings:
         scores = self.scores(commit, through)
         return mean_of(scores) if scores else None
 
-    def estimate_dict(self, it: IterationRecord) -> dict[str, float | int] | None:
-        """An iteration's row in `status`: its commit's estimate now (None: not measured)."""
-        return interval_dict(self.estimate(own_commit(it)))
-
 
 # The views kept per open journal and run (RunReadings.load); a journal closed and dropped
 # takes its views with it.

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from autoresearch import failpoints, git
 from autoresearch.contracts.loop import LoopSettings
@@ -21,6 +20,7 @@ from autoresearch.journal import runs, views
 from autoresearch.journal.db import Journal, journal_present
 from autoresearch.journal.runs import IterationRecord, RunRecord
 from autoresearch.paths import REPORT_FILE, RepoPaths
+from autoresearch.redact import redact
 from autoresearch.settings import journal_timeout
 from autoresearch.states import TERMINAL_STATUSES, Phase, RunStatus
 from autoresearch.supervisor import estimates, prepare, record, sync
@@ -39,6 +39,7 @@ from autoresearch.supervisor.recovery import finish_interrupted_session, recover
 from autoresearch.supervisor.safety import check_reset_safety, dirty_entries
 from autoresearch.supervisor.step import msg_terminal
 from autoresearch.supervisor.summary import (
+    IterationRow,
     LaneRow,
     LoopSummary,
     RunDetails,
@@ -369,7 +370,8 @@ def run_details(repo_root: Path, run_id: str, last: int | None = None) -> RunDet
             summary=_summary_of(journal, run),
             manifest=estimates.manifest(journal, run, RepoPaths(repo_root)),
             iterations=[
-                {**_with_evaluation(it), "estimate": found.estimate_dict(it)} for it in its
+                IterationRow(it, _evaluation(it), found.estimate(estimates.own_commit(it)))
+                for it in its
             ],
             iterations_total=run.iteration + 1 if run.baseline_commit else 0,
             driver_alive=driver_alive(RepoPaths(repo_root), run_id),
@@ -378,12 +380,11 @@ def run_details(repo_root: Path, run_id: str, last: int | None = None) -> RunDet
         )
 
 
-def _with_evaluation(it: IterationRecord) -> dict[str, Any]:
-    """A ledger entry as status shows it: with what its evaluation came to (`evaluation`)."""
-    entry = views.ledger_entry(it)
-    reason = entry.get("decision_reason")  # as the entry shows it (redacted)
-    entry["evaluation"] = views.evaluation_text(it.evaluator, it.decision, reason)
-    return entry
+def _evaluation(it: IterationRecord) -> str:
+    """What an iteration's evaluation came to, as status shows it (with the reason of a
+    discard decided without a reading as its ledger entry shows it: secrets masked)."""
+    reason = it.decision_reason and redact(it.decision_reason)
+    return views.evaluation_text(it.evaluator, it.decision, reason)
 
 
 def lane_rows(journal: Journal, run_id: str) -> list[LaneRow]:

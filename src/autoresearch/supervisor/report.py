@@ -7,6 +7,7 @@ from typing import Any
 
 from autoresearch.journal.runs import RunTotals
 from autoresearch.journal.views import NOT_RUN, format_score
+from autoresearch.redact import redact
 from autoresearch.states import DecisionKind, RunStatus
 from autoresearch.supervisor import estimates
 from autoresearch.supervisor.summary import LaneRow, RunDetails, RunListing, RunSummary
@@ -91,16 +92,17 @@ def run_details(details: RunDetails) -> str:
         f"report:     {report}",
     ]
     rows = []
-    for it in details.iterations:
-        ev = it.get("evaluator") or {}
+    for row in details.iterations:
+        it = row.record
+        commit = it.candidate_commit or it.kept_commit or ""
         rows.append(
             [
-                str(it["iteration"]),
-                it["decision"] or "",
-                _cell(it["evaluation"]),  # what run_details said the evaluation came to
-                estimates.row_text(ev.get("score"), it.get("estimate")),
-                (it.get("candidate_commit") or it.get("kept_commit") or "")[:7],
-                " ".join((it.get("description") or "").split())[:70],
+                str(it.iteration),
+                it.decision or "",
+                _cell(row.evaluation),  # what run_details said the evaluation came to
+                estimates.row_text(it.evaluator.score if it.evaluator else None, row.estimate),
+                redact(commit)[:7],  # every cell as the ledger entry shows it: secrets masked
+                " ".join(redact(it.description).split())[:70],
             ]
         )
     table = columns(["#", "decision", "eval", "score", "commit", "description"], rows)

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from autoresearch.journal.runs import RunTotals
-from autoresearch.journal.views import RunManifest
+from autoresearch.journal.runs import IterationRecord, RunTotals
+from autoresearch.journal.views import RunManifest, ledger_entry
 from autoresearch.jsonshape import json_shape
 from autoresearch.noise import Interval
 from autoresearch.states import DecisionKind, Direction, KeepPolicy, LaneState, RunStatus
@@ -91,13 +91,27 @@ class LaneRow:
 
 
 @dataclass(frozen=True)
+class IterationRow:
+    """One iteration of `status RUN_ID` (MCP run_status): the journal's record, what its
+    evaluation came to and its commit's estimate now. Secrets are masked where it is shown:
+    `to_dict` is its ledger entry (journal/views.ledger_entry, masked) with the two added."""
+
+    record: IterationRecord
+    evaluation: str  # views.evaluation_text, of the masked reason: pass, fail, `not run: …`
+    estimate: Interval | None  # its commit's mean, 95 % interval and n now (estimates)
+
+    def to_dict(self) -> dict[str, Any]:
+        estimate = None if self.estimate is None else self.estimate.to_dict()
+        return {**ledger_entry(self.record), "evaluation": self.evaluation, "estimate": estimate}
+
+
+@dataclass(frozen=True)
 class RunDetails:
-    """One run with its iterations (the ledger's entries, as the ledger file has them)."""
+    """One run with its iterations (each as the ledger file has it, in `to_dict`)."""
 
     summary: RunSummary
     manifest: RunManifest  # the run's manifest.json
-    # ledger entries (journal/views.ledger_entry) with `evaluation` and their commit's `estimate`
-    iterations: list[dict[str, Any]]
+    iterations: list[IterationRow]
     iterations_total: int
     driver_alive: bool
     report_file: str | None
