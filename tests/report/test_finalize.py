@@ -195,3 +195,31 @@ def test_the_demos_keeps_become_a_branch_that_merges_into_main(tmp_path: Path) -
     assert branch["files"] == ["train.py"] and len(branch["iterations"]) >= 2
     git(demo, "merge", "-q", "--no-edit", branch["name"])  # main is the demo's start point
     assert git(demo, "diff", made["run_branch"], "HEAD", "--", "train.py") == ""
+
+
+def test_the_text_names_each_branch_with_its_keeps_and_files(summed: Repo) -> None:
+    root = summed.root
+    start = git(root, "rev-parse", "main")[:7]
+    head = f"review branches of {RUN}, cut from {start} (the run branch autoresearch/missions-sum/t is unchanged):"
+    rows = [
+        ("1-a-txt", "iterations 1, 3; files a.txt"),
+        ("2-b-txt", "iteration 2; files b.txt"),
+        ("3-c-txt", "iterations 5, 6; files c.txt, d.txt"),
+    ]
+
+    def text(verb: str) -> list[str]:
+        return [head, *(line for name, what in rows
+                        for line in (f"  {verb:<12} {PREFIX}/{name}", f"               {what}"))]  # fmt: skip
+
+    done = cli("finalize", RUN, "--dry-run", cwd=root)
+    assert (done.returncode, done.stdout) == (0, "\n".join(text("would create")) + "\n")
+    done = cli("finalize", RUN, cwd=root)
+    review = f"review one: git log -p {start}..{PREFIX}/1-a-txt"
+    assert (done.returncode, done.stdout) == (0, "\n".join([*text("created"), review]) + "\n")
+    done = cli("finalize", RUN, cwd=root)
+    assert (done.returncode, done.stdout) == (0, "\n".join([*text("unchanged"), review]) + "\n")
+    done = cli("finalize", RUN, "--single", "--dry-run", cwd=root)
+    assert done.stdout.splitlines()[1:] == [
+        f"  would create {PREFIX}/all",
+        "               squashed 1, 2, 3, 5, 6; files a.txt, b.txt, c.txt, d.txt",
+    ]

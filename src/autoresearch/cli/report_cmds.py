@@ -82,4 +82,4 @@ def finalize(ctx: click.Context, run_id: str, single: bool, dry_run: bool, as_js
     if as_json:
         emit_json(result.to_dict())
     else:
-        say(text.finalize(result.to_dict()))
+        say(text.finalize(result))

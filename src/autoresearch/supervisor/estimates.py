@@ -221,7 +221,8 @@ def interval_dict(interval: Interval | None) -> dict[str, float | int] | None:
 
 def text(value: float | None, interval: Mapping[str, Any] | Interval | None) -> str:
     """`18.98 ± 0.88 (n=5)` when the value rests on readings that vary; otherwise the value
-    exactly as it always printed (format_score); empty for no value."""
+    exactly as it always printed (format_score); empty for no value. (An interval as a
+    mapping: the report's text, report/text.py, renders from the report's JSON.)"""
     if isinstance(interval, Mapping):
         interval = _from_dict(interval)
     if interval is None or interval.half_width == 0:
@@ -229,10 +230,8 @@ def text(value: float | None, interval: Mapping[str, Any] | Interval | None) -> 
     return interval.text()
 
 
-def row_text(score: float | None, estimate: Mapping[str, Any] | Interval | None) -> str:
+def row_text(score: float | None, estimate: Interval | None) -> str:
     """An iteration's score cell: its commit's estimate, else its own evaluation's score."""
-    if isinstance(estimate, Mapping):
-        return text(estimate["mean"], estimate) if estimate else format_score(score)
     return text(estimate.mean, estimate) if estimate else format_score(score)
 
 

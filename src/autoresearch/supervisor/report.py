@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from autoresearch.journal.runs import RunTotals
 from autoresearch.journal.views import NOT_RUN, format_score
@@ -11,6 +11,9 @@ from autoresearch.redact import redact
 from autoresearch.states import DecisionKind, RunStatus
 from autoresearch.supervisor import estimates
 from autoresearch.supervisor.summary import LaneRow, RunDetails, RunListing, RunSummary
+
+if TYPE_CHECKING:  # finalize's result; the module itself (git, the journal) is not needed here
+    from autoresearch.supervisor.review import FinalizeResult
 
 
 def columns(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -153,21 +156,23 @@ def stop(run_id: str, stop_reason: str, note: str | None, requested: bool) -> st
     return f"{run_id}: stopped ({stop_reason})" + (f" – {note}" if note else "")
 
 
-def finalize(d: dict[str, Any]) -> str:
+def finalize(result: FinalizeResult) -> str:
     """The review branches `finalize` made (or, with --dry-run, would make)."""
-    verb = {"planned": "would create" if d["dry_run"] else "planned", "created": "created"}
+    verb = {"planned": "would create" if result.dry_run else "planned", "created": "created"}
+    start = result.start_commit[:7]
     lines = [
-        f"review branches of {d['run_id']}, cut from {d['start_commit'][:7]} "
-        f"(the run branch {d['run_branch']} is unchanged):"
+        f"review branches of {result.run_id}, cut from {start} "
+        f"(the run branch {result.run_branch} is unchanged):"
     ]
-    for b in d["branches"]:
-        its = ", ".join(str(i) for i in b["iterations"])
-        files = ", ".join(b["files"][:4]) + (" …" if len(b["files"]) > 4 else "")
-        kind = "squashed" if b["squash"] else f"iteration{'s' if len(b['iterations']) > 1 else ''}"
-        lines.append(f"  {verb.get(b['state'], b['state']):<12} {b['name']}")
+    for b in result.branches:
+        numbers = [k.iteration for k in b.keeps]
+        its = ", ".join(str(i) for i in numbers)
+        files = ", ".join(b.files[:4]) + (" …" if len(b.files) > 4 else "")
+        kind = "squashed" if b.squash else f"iteration{'s' if len(numbers) > 1 else ''}"
+        lines.append(f"  {verb.get(b.state, b.state):<12} {b.name}")
         lines.append(f"               {kind} {its}; files {files}")
-    if not d["dry_run"] and d["branches"]:
-        lines.append(f"review one: git log -p {d['start_commit'][:7]}..{d['branches'][0]['name']}")
+    if not result.dry_run and result.branches:
+        lines.append(f"review one: git log -p {start}..{result.branches[0].name}")
     return "\n".join(lines)
 
 

@@ -19,6 +19,7 @@ from autoresearch import git
 from autoresearch.errors import RefusedError
 from autoresearch.journal import runs
 from autoresearch.journal.runs import RunRecord
+from autoresearch.noise import Interval
 from autoresearch.paths import STATE_DIR, RepoPaths
 from autoresearch.redact import redact
 from autoresearch.report.collect import KeptStep, kept_steps
@@ -77,8 +78,8 @@ class Keep:
     commits: tuple[str, ...] = ()
     files: tuple[str, ...] = ()
     # the two scores' estimates (mean, 95 % interval, n) when the evaluator varies
-    before_interval: dict[str, float | int] | None = None
-    after_interval: dict[str, float | int] | None = None
+    before_interval: Interval | None = None
+    after_interval: Interval | None = None
 
 
 @dataclass(frozen=True)
@@ -187,7 +188,7 @@ def _certification(data: Certification | None) -> list[str]:
     return [f"Certification (whole run, baseline -> final): {first}", *rest]
 
 
-def _score(value: float | None, interval: dict[str, float | int] | None) -> str:
+def _score(value: float | None, interval: Interval | None) -> str:
     """The mean ± its half-width (n) when the readings vary; else the value as measured."""
     return estimates.text(value, interval) or "n/a"
 
@@ -212,8 +213,8 @@ def kept(repo_root: Path, steps: list[KeptStep]) -> list[Keep]:
             k.after,
             tuple(git.commits_between(repo_root, k.base, k.commit)),
             tuple(git.changed_files(repo_root, k.base, k.commit)),
-            estimates.interval_dict(k.before_estimate),
-            estimates.interval_dict(k.after_estimate),
+            k.before_estimate,
+            k.after_estimate,
         )
         for k in steps
     ]
