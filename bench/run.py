@@ -36,10 +36,11 @@ import trust_e2e  # bench/trust_e2e.py: the same through `autoresearch run`
 from autoresearch import git
 from autoresearch.clock import utc_now_iso
 from autoresearch.contracts.stored_evaluation import StoredEvaluation
+from autoresearch.evaluate import EvaluationRecord
 from autoresearch.journal import runs
 from autoresearch.journal.runs import IterationRecord
 from autoresearch.noise import Role
-from autoresearch.states import DecisionKind, EvalPurpose, IterationKind, IterationState
+from autoresearch.states import DecisionKind, EvalPurpose, EvalStatus, IterationKind, IterationState
 from autoresearch.supervisor import sync
 from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.loop import RunHistory, history
@@ -118,6 +119,9 @@ def synthesize(h: RunHandle, upto: int) -> None:
     now = utc_now_iso()
     record = {"status": "pass", "pass": True, "score": -1.0, "exit_code": 0,
               "timed_out": False, "duration_ms": 3, "ran_at": now, "log_file": "x.log"}  # fmt: skip
+    reading = EvaluationRecord(command="true", format=h.evaluator.format, ran_at=now, duration_ms=3,
+        status=EvalStatus.PASS, passed=True, score=-1.0, exit_code=0, timed_out=False,
+        stdout="", stderr="", log_file="x.log")  # fmt: skip
     with h.journal.tx() as conn:
         for n in range(start, upto + 1):
             candidate = hashlib.sha1(f"synthetic {n}".encode()).hexdigest()  # discarded: gone
@@ -132,7 +136,7 @@ def synthesize(h: RunHandle, upto: int) -> None:
             )  # fmt: skip
             runs.insert_iteration(conn, it)
             runs.insert_evaluation(
-                conn, h.run_id, n, EvalPurpose.ITERATION, record, Role.CANDIDATE, candidate
+                conn, h.run_id, n, EvalPurpose.ITERATION, reading, Role.CANDIDATE, candidate
             )
         runs.update_run(conn, h.run_id, iteration=upto)
     h.refresh()

@@ -328,8 +328,10 @@ def test_mypy_reports_a_misspelt_policy_action_role_or_purpose(tmp_path: Path) -
         """\
         import sqlite3
 
+        from autoresearch.evaluate import EvaluationRecord
         from autoresearch.journal import children, runs
         from autoresearch.journal.runs import RunRecord
+        from autoresearch.states import EvalPurpose
         from autoresearch.supervisor.loop import Action
 
 
@@ -349,8 +351,15 @@ def test_mypy_reports_a_misspelt_policy_action_role_or_purpose(tmp_path: Path) -
             ]
 
 
-        def written(conn: sqlite3.Connection) -> int:
-            return runs.insert_evaluation(conn, "r", 1, "certfy", {})
+        def written(conn: sqlite3.Connection, record: EvaluationRecord) -> int:
+            return runs.insert_evaluation(conn, "r", 1, "certfy", record)
+
+
+        def roles(conn: sqlite3.Connection, record: EvaluationRecord, r: runs.Reading) -> list[object]:
+            return [
+                runs.insert_evaluation(conn, "r", 1, EvalPurpose.CERTIFY, record, "certfy"),
+                r.role == "candidat",
+            ]
         """,
     )
     assert errors == {
@@ -360,8 +369,13 @@ def test_mypy_reports_a_misspelt_policy_action_role_or_purpose(tmp_path: Path) -
         "(exit, finish, launch, process_pending)  [state-value]",
         'child.role == "agnet",': '"agnet" is not a ChildRole '
         "(agent, certify, checks, evaluator, harness)  [state-value]",
-        'return runs.insert_evaluation(conn, "r", 1, "certfy", {})': "Argument 4 to "
+        'return runs.insert_evaluation(conn, "r", 1, "certfy", record)': "Argument 4 to "
         '"insert_evaluation" has incompatible type "str"; expected "EvalPurpose"  [arg-type]',
+        # an evaluation row's role and a reading's (they were plain strings too)
+        'runs.insert_evaluation(conn, "r", 1, EvalPurpose.CERTIFY, record, "certfy"),': "Argument "
+        '6 to "insert_evaluation" has incompatible type "str"; expected "Role | None"  [arg-type]',
+        'r.role == "candidat",': '"candidat" is not a Role '
+        "(baseline, candidate, certify, confirm, incumbent)  [state-value]",
     }
 
 

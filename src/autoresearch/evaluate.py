@@ -71,6 +71,11 @@ class EvaluationRecord:
         """The score, unless the evaluation is an error (a crash is never a score)."""
         return self.score if self.status != EvalStatus.ERROR else None
 
+    @property
+    def reported_pass(self) -> bool | None:
+        """The evaluator's pass, unless the evaluation is an error (nothing it said counts)."""
+        return self.passed if self.status != EvalStatus.ERROR else None
+
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "command": self.command,
@@ -78,8 +83,8 @@ class EvaluationRecord:
             "duration_ms": self.duration_ms,
             "status": self.status,
         }
-        if self.status != EvalStatus.ERROR and self.passed is not None:
-            data["pass"] = self.passed
+        if self.reported_pass is not None:
+            data["pass"] = self.reported_pass
         if self.reported_score is not None:
             data["score"] = self.reported_score
         if self.format == EvalFormat.METRIC:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import random
+import sqlite3
 import uuid
 from dataclasses import replace
 from typing import Any
@@ -15,10 +16,12 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from autoresearch.evaluate import EvaluationRecord
 from autoresearch.journal import runs
 from autoresearch.journal.db import Journal
 from autoresearch.journal.runs import RunRecord
-from autoresearch.noise import Spread, pooled_spread, reference
+from autoresearch.noise import Role, Spread, pooled_spread, reference
+from autoresearch.states import EvalPurpose, EvalStatus
 from autoresearch.supervisor import estimates
 from autoresearch.supervisor.handle import RunHandle
 
@@ -45,12 +48,28 @@ def new_run(h: RunHandle) -> RunRecord:
     return run
 
 
+def evaluation(status: str, score: float) -> EvaluationRecord:
+    return EvaluationRecord(
+        command="", format="json", ran_at="", duration_ms=0, status=EvalStatus(status),
+        passed=status == "pass", score=score, exit_code=0, timed_out=False, stdout="",
+        stderr="", log_file="",
+    )  # fmt: skip
+
+
+def insert(
+    conn: sqlite3.Connection, run_id: str, n: int, reading: tuple[str, str, float, str]
+) -> None:
+    sha, role, score, status = reading
+    runs.insert_evaluation(
+        conn, run_id, n, EvalPurpose.ITERATION, evaluation(status, score), Role(role), sha or None
+    )
+
+
 def write(journal: Journal, run_id: str, rows: list[tuple[int, str, float, str]]) -> None:
     with journal.tx() as conn:
         for n, (commit, role, score, status) in enumerate(rows):
-            record = {"status": status, "pass": status == "pass", "score": score}
-            sha = None if commit == 5 else f"c{commit}"
-            runs.insert_evaluation(conn, run_id, n, "iteration", record, role, sha)
+            sha = "" if commit == 5 else f"c{commit}"
+            insert(conn, run_id, n, (sha, role, score, status))
 
 
 def full(journal: Journal, run: RunRecord) -> tuple[Spread, dict[str, list[tuple[str, float]]]]:
@@ -127,10 +146,8 @@ def test_a_long_noisy_run_in_many_steps(run: RunHandle) -> None:
             rows += [(commit, "confirm", rng.gauss(true[commit], 1), "pass") for _ in range(3)]
             kept = commit
         with run.journal.tx() as conn:
-            for role_row in rows:
-                c, role, score, status = role_row
-                record = {"status": status, "pass": True, "score": score}
-                runs.insert_evaluation(conn, mine.run_id, n, "iteration", record, role, f"c{c}")
+            for c, role, score, status in rows:
+                insert(conn, mine.run_id, n, (f"c{c}", role, score, status))
         if n % 37 == 0 or n == 399:
             assert_same(run.journal, mine)
         else:  # the driver's loads in between: each brings the kept view up to date
@@ -174,8 +191,7 @@ def test_a_read_inside_a_transaction_is_not_kept(run: RunHandle) -> None:
     write(run.journal, mine.run_id, [(1, "candidate", 1.0, "pass")])
     try:
         with run.journal.tx() as conn:
-            record = {"status": "pass", "pass": True, "score": 9.0}
-            runs.insert_evaluation(conn, mine.run_id, 1, "iteration", record, "confirm", "c1")
+            insert(conn, mine.run_id, 1, ("c1", "confirm", 9.0, "pass"))
             assert estimates.RunReadings.load(run.journal, mine).scores("c1") == [9.0]
             raise RuntimeError("rolled back")
     except RuntimeError:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from autoresearch.clock import seconds_between, utc_now_iso
 from autoresearch.contracts.agent_record import AgentRecord
@@ -32,6 +32,9 @@ from autoresearch.states import (
     Phase,
     RunStatus,
 )
+
+if TYPE_CHECKING:  # the storage only reads the record's fields (evaluate.py sits above it)
+    from autoresearch.evaluate import EvaluationRecord
 
 # `resume` finishes or rolls back any iteration that is not `applied`.
 EVALUATING = IterationState.EVALUATING
@@ -416,10 +419,13 @@ def insert_evaluation(
     run_id: str,
     iteration: int,
     purpose: EvalPurpose,
-    record: dict[str, Any],
-    role: str | None = None,
+    record: EvaluationRecord,
+    role: Role | None = None,
     commit: str | None = None,
 ) -> int:
+    """One evaluation row: its columns are the record's §2 values (an error's pass and score
+    are NULL, as its to_dict leaves them out), record_json its to_dict."""
+    passed = record.reported_pass
     cur = conn.execute(
         "INSERT INTO evaluations (run_id, iteration, purpose, status, pass, score, exit_code, "
         "timed_out, duration_ms, log_file, record_json, created_at, role, commit_sha) "
@@ -428,14 +434,14 @@ def insert_evaluation(
             run_id,
             iteration,
             purpose,
-            record["status"],
-            None if record.get("pass") is None else int(bool(record["pass"])),
-            record.get("score"),
-            record.get("exit_code"),
-            int(bool(record.get("timed_out"))),
-            int(record.get("duration_ms", 0)),
-            record.get("log_file"),
-            json.dumps(record),
+            record.status,
+            None if passed is None else int(passed),
+            record.reported_score,
+            record.exit_code,
+            int(record.timed_out),
+            int(record.duration_ms),
+            record.log_file,
+            json.dumps(record.to_dict()),
             utc_now_iso(),
             role,
             commit,
@@ -449,7 +455,7 @@ class Reading:
     """One passing, scored evaluation as the statistics see it."""
 
     iteration: int
-    role: str
+    role: Role
     commit: str
     score: float
 
@@ -465,7 +471,7 @@ def readings(journal: Journal, run_id: str, commit: str | None = None) -> list[R
         sql += " AND commit_sha = ?"
         args += (commit,)
     rows = journal.rows(sql + " ORDER BY id", args)
-    return [Reading(int(r[0]), str(r[1]), str(r[2]), float(r[3])) for r in rows]
+    return [Reading(int(r[0]), Role(r[1]), str(r[2]), float(r[3])) for r in rows]
 
 
 def readings_since(journal: Journal, run_id: str, after: int) -> tuple[list[Reading], int]:
@@ -487,7 +493,7 @@ def readings_since(journal: Journal, run_id: str, after: int) -> tuple[list[Read
         "ORDER BY id",
         (after, upto, run_id, EvalStatus.PASS),
     )
-    return [Reading(int(r[0]), str(r[1]), str(r[2]), float(r[3])) for r in rows], upto
+    return [Reading(int(r[0]), Role(r[1]), str(r[2]), float(r[3])) for r in rows], upto
 
 
 def latest_evaluation(journal: Journal, run_id: str) -> StoredEvaluation | None:

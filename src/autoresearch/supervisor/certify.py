@@ -356,7 +356,7 @@ def _measure(h: RunHandle, subject: Subject, n: int) -> EvaluationRecord:
     )
     with h.journal.tx() as conn:
         runs.insert_evaluation(
-            conn, h.run_id, CERTIFY_ITERATION, EvalPurpose.CERTIFY, reading.to_dict(), Role.CERTIFY,
+            conn, h.run_id, CERTIFY_ITERATION, EvalPurpose.CERTIFY, reading, Role.CERTIFY,
             subject.commit,
         )  # fmt: skip
     return reading

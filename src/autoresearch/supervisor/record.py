@@ -25,6 +25,7 @@ from autoresearch.evaluate import EvaluationRecord, check_record, evaluator_env,
 from autoresearch.journal import children as registry
 from autoresearch.journal import runs
 from autoresearch.journal.runs import IterationRecord
+from autoresearch.noise import Role
 from autoresearch.proc import SupervisedSpec, run_supervised
 from autoresearch.settings import kill_grace
 from autoresearch.states import (
@@ -41,7 +42,7 @@ from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.safety import check_reset_safety
 
 # One reading to record: its role in the decision, the commit measured, the evaluation.
-Reading = tuple[str, str | None, EvaluationRecord]
+Reading = tuple[Role, str | None, EvaluationRecord]
 
 
 def new_iteration(
@@ -198,7 +199,6 @@ def commit_decision(
     iteration with its role and commit; else the one `evaluation`) and the run's new state."""
     # a baseline is recorded where it stands (an operator may commit a fix, then rebaseline)
     needs_effect = decision.needs_git_effect and it.kind != IterationKind.BASELINE
-    record = evaluation.to_dict() if evaluation else None
     purpose = EvalPurpose(it.kind)  # an evaluation row says which kind of iteration took it
     decided = replace(
         it,
@@ -225,11 +225,9 @@ def commit_decision(
             runs.insert_iteration(conn, decided)
         if readings:
             for role, commit, reading in readings:
-                runs.insert_evaluation(
-                    conn, h.run_id, it.iteration, purpose, reading.to_dict(), role, commit
-                )
-        elif record is not None:
-            runs.insert_evaluation(conn, h.run_id, it.iteration, purpose, record)
+                runs.insert_evaluation(conn, h.run_id, it.iteration, purpose, reading, role, commit)
+        elif evaluation is not None:
+            runs.insert_evaluation(conn, h.run_id, it.iteration, purpose, evaluation)
         registry.clear_children(conn, h.run_id)
         runs.update_run(conn, h.run_id, **changes)
     h.run = replace(h.run, **changes)  # exactly what was written: no need to read it back
