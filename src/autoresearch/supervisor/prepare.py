@@ -313,7 +313,7 @@ def _record_baseline(
         ]
         score = mean_of(scores)  # the one estimate every view shows (estimates)
         decision = replace(decision, notes=(*decision.notes, calibration_note(h.noise, scores)))
-    changes = {"baseline_commit": commit, "last_kept_commit": commit, "last_kept_score": score}
+    changes = record.RunChanges(baseline_commit=commit, last_kept_commit=commit).scored(score)
     record.commit_decision(h, it, decision, evaluation, changes, exists=exists, readings=readings)
     return evaluation
 

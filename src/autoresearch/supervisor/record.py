@@ -11,7 +11,7 @@ An iteration moves through `evaluating` → `decided` → `applied`:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -43,6 +43,34 @@ from autoresearch.supervisor.safety import check_reset_safety
 
 # One reading to record: its role in the decision, the commit measured, the evaluation.
 Reading = tuple[Role, str | None, EvaluationRecord]
+
+
+@dataclass(frozen=True)
+class RunChanges:
+    """What a decision changes of its run's record (commit_decision adds the iteration and, when
+    the run ends, its status): a commit left None keeps its column; the kept score is written
+    only when `rescored`, since None is a score a run may keep (a baseline without one)."""
+
+    latest_candidate_commit: str | None = None
+    baseline_commit: str | None = None
+    last_kept_commit: str | None = None
+    last_kept_score: float | None = None
+    rescored: bool = False
+
+    def scored(self, score: float | None) -> RunChanges:
+        return replace(self, last_kept_score=score, rescored=True)
+
+    def columns(self) -> dict[str, Any]:
+        """The run's columns to write, by their record name (runs.update_run's edge)."""
+        commits = {
+            "latest_candidate_commit": self.latest_candidate_commit,
+            "baseline_commit": self.baseline_commit,
+            "last_kept_commit": self.last_kept_commit,
+        }
+        found: dict[str, Any] = {k: v for k, v in commits.items() if v is not None}
+        if self.rescored:
+            found["last_kept_score"] = self.last_kept_score
+        return found
 
 
 def new_iteration(
@@ -191,7 +219,7 @@ def commit_decision(
     it: IterationRecord,
     decision: Decision,
     evaluation: EvaluationRecord | None,
-    run_changes: dict[str, Any],
+    run_changes: RunChanges,
     exists: bool,
     readings: Sequence[Reading] = (),
 ) -> IterationRecord:
@@ -206,11 +234,11 @@ def commit_decision(
         decision=decision.decision,
         decision_reason=decision.reason,
         decision_notes=[*it.decision_notes, *decision.notes],
-        kept_commit=run_changes.get("last_kept_commit", h.run.last_kept_commit),
+        kept_commit=run_changes.last_kept_commit or h.run.last_kept_commit,
         evaluator=_compact(evaluation, readings),
         updated_at=utc_now_iso(),
     )
-    changes = dict(run_changes)
+    changes = run_changes.columns()
     changes.update(iteration=it.iteration, updated_at=utc_now_iso())
     if decision.run_status in TERMINAL_STATUSES:
         changes.update(

@@ -83,6 +83,10 @@ class StepResult:
         }
 
 
+# a decision that measured nothing changes none of the run's kept state
+KEEPS_RUN = record.RunChanges()
+
+
 def msg_terminal(run_id: str, status: RunStatus) -> str:
     return f"autoresearch_run_terminal:{run_id}:{status}"
 
@@ -125,7 +129,7 @@ def step(
             artifact = _validate(h, raw)
     except ArtifactError as exc:
         it = _invalid_iteration(h, raw, base)
-        result = _record(h, it, validation_failure(str(exc)), None, {}, sha)
+        result = _record(h, it, validation_failure(str(exc)), None, KEEPS_RUN, sha)
     else:
         it = record.new_iteration(
             h,
@@ -142,7 +146,7 @@ def step(
         )
         if forced is not None:
             checked = _refuse_unsafe_reset(h, it)
-            result = _record(h, it, forced, None, {}, sha, safety_checked=checked)
+            result = _record(h, it, forced, None, KEEPS_RUN, sha, safety_checked=checked)
         else:
             result = _process(h, it, artifact, sha, should_cancel, first)
     return replace(result, repaired=repaired)
@@ -236,28 +240,30 @@ def _process(
         decision = decide(
             run.keep_policy, spec.direction, run.last_kept_score, artifact.status, None, dirty
         )
-        return _record(h, it, decision, None, {}, sha)
+        return _record(h, it, decision, None, KEEPS_RUN, sha)
     if artifact.candidate_commit and git.same_tree(
         h.worktree, artifact.candidate_commit, run.last_kept_commit or ""
     ):
         checked = _refuse_unsafe_reset(h, it)
-        return _record(h, it, unchanged_candidate(), None, {}, sha, safety_checked=checked)
+        return _record(h, it, unchanged_candidate(), None, KEEPS_RUN, sha, safety_checked=checked)
     touched = h.sealed and touched_sealed(
         git.changed_paths(h.worktree, run.last_kept_commit or ""), h.sealed
     )
     if touched:
         checked = _refuse_unsafe_reset(h, it)
-        return _record(h, it, harness_changed(touched), None, {}, sha, safety_checked=checked)
+        return _record(
+            h, it, harness_changed(touched), None, KEEPS_RUN, sha, safety_checked=checked
+        )
     record.start_evaluation(h, it)
     commit = artifact.candidate_commit
     evaluation = first or record.evaluate(h, it.iteration, should_cancel, commit=commit)
     incumbent_score = run.last_kept_score
-    changes: dict[str, Any] = {"latest_candidate_commit": commit}
+    changes = record.RunChanges(latest_candidate_commit=commit)
     readings: list[record.Reading] = [(Role.CANDIDATE, commit, evaluation)]
     if commit is not None and measure.applies(h, evaluation):
         measured = measure.measure(h, it.iteration, commit, evaluation, should_cancel)
         decision, readings = measured.decision, measured.readings
-        changes["last_kept_score"] = measured.kept_score
+        changes = changes.scored(measured.kept_score)
         incumbent_score = measured.incumbent_score
     else:
         decision = decide(
@@ -268,16 +274,16 @@ def _process(
             evaluation.summary(),
         )
         if decision.keep:
-            changes["last_kept_score"] = kept_score_after(
-                decision, evaluation.summary(), run.last_kept_score
+            changes = changes.scored(
+                kept_score_after(decision, evaluation.summary(), run.last_kept_score)
             )
     failed = decision.keep and record.run_checks(h, it.iteration, should_cancel)
     if failed:
         decision = checks_failed(failed, str(h.paths.checks_log(it.iteration)))
-        changes["last_kept_score"] = incumbent_score
+        changes = changes.scored(incumbent_score)
     checked = decision.reset and _refuse_unsafe_reset(h, it)
     if decision.keep:
-        changes["last_kept_commit"] = commit
+        changes = replace(changes, last_kept_commit=commit)
     # the validated candidate is the worktree HEAD: the reset needs not ask git for it
     return _record(
         h, it, decision, evaluation, changes, sha, exists=True,
@@ -302,7 +308,7 @@ def _record(
     it: IterationRecord,
     decision: Decision,
     evaluation: EvaluationRecord | None,
-    changes: dict[str, Any],
+    changes: record.RunChanges,
     sha: str | None,
     exists: bool = False,
     head: str | None = None,
