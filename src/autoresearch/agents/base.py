@@ -26,6 +26,8 @@ class PastIteration:
     decision: DecisionKind | None
     description: str
     notes: tuple[str, ...]  # the notes the session's artifact carried
+    # the tune block's values its candidate tried, as its notes say (contracts/tune.tried_values)
+    tried: Mapping[str, float] | None = None
 
 
 # The recorded iterations numbered above `after`, oldest first (read incrementally: O(new)).

@@ -22,13 +22,13 @@ from autoresearch.agents.tuning import (
     propose,
 )
 from autoresearch.clock import utc_now_iso
+from autoresearch.contracts import tune
 from autoresearch.contracts.candidate import artifact
 from autoresearch.contracts.tune import ParamSpec, read_value, write_value
 from autoresearch.errors import ContractError
 from autoresearch.fsutil import atomic_write_json, atomic_write_text
 from autoresearch.states import ArtifactStatus
 
-NOTE_PREFIX = "offline-agent: "
 AUTHOR = ("autoresearch offline agent", "offline-agent@autoresearch.localhost")
 
 
@@ -82,7 +82,7 @@ class OfflineAgent:
             ), log
         commit = apply_proposal(req.worktree, spec.parameters, proposal)
         log.append(f"proposal {json.dumps(proposal.values)} -> {commit}")
-        notes = [NOTE_PREFIX + json.dumps(proposal.values, sort_keys=True)]
+        notes = [tune.tried_note(proposal.values)]
         return _artifact(req, ArtifactStatus.CANDIDATE, commit, proposal.description, notes), log
 
     def _history(self, req: SessionRequest) -> list[Trial]:
@@ -93,9 +93,8 @@ class OfflineAgent:
             self._run_id, self._trials, self._seen = req.run_id, [], 0
         for it in req.history(self._seen):
             self._seen = it.iteration
-            values = _proposal_from_notes(it.notes)
-            if values is not None and it.decision is not None:
-                self._trials.append(Trial(values, it.decision))
+            if it.tried is not None and it.decision is not None:
+                self._trials.append(Trial(it.tried, it.decision))
         return self._trials
 
 
@@ -125,17 +124,6 @@ def apply_proposal(worktree: Path, params: tuple[ParamSpec, ...], proposal: Prop
     failpoints.hit("offline.after_edit")
     commit = git.commit_all(worktree, proposal.description, pathspec=list(files), author=AUTHOR)
     return commit or git.head(worktree)
-
-
-def _proposal_from_notes(notes: tuple[str, ...]) -> dict[str, float] | None:
-    for note in notes:
-        if note.startswith(NOTE_PREFIX):
-            try:
-                data = json.loads(note[len(NOTE_PREFIX) :])
-            except ValueError:
-                return None
-            return {str(k): float(v) for k, v in data.items()}
-    return None
 
 
 def _artifact(

@@ -14,8 +14,10 @@ tune:
 
 from __future__ import annotations
 
+import json
 import math
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +26,9 @@ from autoresearch.errors import ContractError
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 MSG_TUNE = "sandbox.md frontmatter tune{what}"
 TUNE_KEYS = ("file", "seed", "split_lanes", "parameters")
+# The artifact note that says which values of the tune block a candidate tried (the offline
+# agent writes it; a run's history hands it back decoded, `PastIteration.tried`).
+TRIED_PREFIX = "offline-agent: "
 
 
 @dataclass(frozen=True)
@@ -162,3 +167,23 @@ def is_relative_path(value: object) -> bool:
         and not value.startswith("/")
         and ".." not in value.split("/")
     )
+
+
+def tried_note(values: Mapping[str, float]) -> str:
+    """The note of the values a candidate tried (what `tried_values` reads back)."""
+    return TRIED_PREFIX + json.dumps(dict(values), sort_keys=True)
+
+
+def tried_values(notes: Sequence[str]) -> dict[str, float] | None:
+    """The values the first `tried_note` among a candidate's notes says it tried; None when
+    there is none or it is not an object of numbers (notes are whatever an agent wrote)."""
+    for note in notes:
+        if note.startswith(TRIED_PREFIX):
+            try:
+                data = json.loads(note[len(TRIED_PREFIX) :])
+                if not isinstance(data, dict):
+                    return None
+                return {str(k): float(v) for k, v in data.items()}
+            except (ValueError, TypeError):
+                return None
+    return None

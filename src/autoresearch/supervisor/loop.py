@@ -20,6 +20,7 @@ from autoresearch.clock import seconds_between, utc_now_iso
 from autoresearch.contracts import candidate as cand
 from autoresearch.contracts.agent_record import AgentRecord
 from autoresearch.contracts.json_input import load_json
+from autoresearch.contracts.tune import tried_values
 from autoresearch.decide import (
     DEFAULT_MAX_AGENT_FAILURES,
     DEFAULT_MAX_NOOPS,
@@ -368,7 +369,13 @@ def _session(
 def history(h: RunHandle, after: int) -> list[PastIteration]:
     """What an agent may know of the run: its recorded iterations, never the journal."""
     return [
-        PastIteration(it.iteration, it.decision, it.description, tuple(it.artifact_notes))
+        PastIteration(
+            it.iteration,
+            it.decision,
+            it.description,
+            tuple(it.artifact_notes),
+            tried_values(it.artifact_notes),
+        )
         for it in runs.iterations_after(h.journal, h.run_id, after)
     ]
 
