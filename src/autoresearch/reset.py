@@ -87,14 +87,19 @@ def save_patch(cwd: Path, base: str, rule: RuntimeRule, target: Path, keep_empty
     return bool(patch)
 
 
-def reset_tree(cwd: Path, target: str, rule: RuntimeRule, branch: str | None = None) -> None:
+def reset_tree(
+    cwd: Path, target: str, rule: RuntimeRule, branch: str | None = None, clean: bool = True
+) -> None:
     """Reset to `target` and remove untracked work, sparing runtime dirt. With `branch`, that
-    branch is pointed at `target` and checked out, wherever HEAD was (detached, another ref)."""
+    branch is pointed at `target` and checked out, wherever HEAD was (detached, another ref).
+    `clean=False` leaves untracked files in place (applying a decision: they are the next
+    session's clean-up, or its caller saved them first)."""
     if branch is None:
         git.reset_hard(cwd, target)
     else:
         git.checkout_branch_at(cwd, branch, target)
-    git.clean_untracked(cwd, keep=rule.clean_patterns())
+    if clean:
+        git.clean_untracked(cwd, keep=rule.clean_patterns())
 
 
 def save_then_reset(

@@ -339,10 +339,9 @@ def restore_branch(
     if label is not None:
         notes.append(save_patch(h, iteration, label, target))
     failpoints.hit("apply.before_reset")
-    if on_branch:
-        git.reset_hard(h.worktree, target)
-    else:
-        git.checkout_branch_at(h.worktree, h.branch_name, target)
+    branch = None if on_branch else h.branch_name
+    reset.reset_tree(h.worktree, target, h.dirt, branch=branch, clean=False)
+    if not on_branch:
         notes.append(
             f"the session left HEAD off the run branch; {h.branch_name} was checked out "
             f"again at {target[:12]}"
