@@ -324,3 +324,18 @@ def not_a_subreaper() -> Iterator[None]:
         yield
     finally:
         libc.prctl(_PR_SET_CHILD_SUBREAPER, was.value, 0, 0, 0)
+
+
+class QuietLanes:
+    """A lanes observer that shows nothing (supervisor.lanes.LaneObserver), for tests that
+    drive the lanes in process."""
+
+    def session_started(self, iteration: int, lane: int = 0) -> None: ...
+
+    def evaluation_started(self, iteration: int, lane: int = 0) -> None: ...
+
+    def step_recorded(self, result: Any, agent: Any, lane: int = 0) -> None: ...
+
+    def note(self, message: str) -> None: ...
+
+    def lanes_changed(self, lanes: list[Any]) -> None: ...

@@ -11,21 +11,19 @@ import textwrap
 import threading
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from autoresearch.agents import AgentConfig
 from autoresearch.agents.base import PastIteration
 from autoresearch.decide import IterationLimit
-from autoresearch.journal.lanes import LaneRecord
 from autoresearch.supervisor.executor import AgentOutcome, AgentTask, LocalExecutor, OnSpawn
 from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.lanes import run_lanes
 from autoresearch.supervisor.lifecycle import continue_run
 from autoresearch.supervisor.loop import LoopLimits, RunHistory, StopSignal, history
 from autoresearch.supervisor.prepare import prepare
-from helpers import Repo, sandbox_text
+from helpers import QuietLanes, Repo, sandbox_text
 
 AGENT = f"cmd:{sys.executable} {Path(__file__).parent / 'fakes/lane_agent.py'}"
 EVALUATOR = textwrap.dedent(
@@ -37,18 +35,6 @@ EVALUATOR = textwrap.dedent(
 )
 # lane 1 is quick, lane 2 slow: lane 1's iterations are recorded while lane 2's session runs
 PLAN = "1:bonus:0.2,2:bonus:1"
-
-
-class _Quiet:
-    def session_started(self, iteration: int, lane: int = 0) -> None: ...
-
-    def evaluation_started(self, iteration: int, lane: int = 0) -> None: ...
-
-    def step_recorded(self, result: Any, agent: Any, lane: int = 0) -> None: ...
-
-    def note(self, message: str) -> None: ...
-
-    def lanes_changed(self, lanes: list[LaneRecord]) -> None: ...
 
 
 class _Recording(LocalExecutor):
@@ -71,7 +57,7 @@ class _Recording(LocalExecutor):
 def _drive(h: RunHandle, total: int) -> _Recording:
     executor = _Recording(h, 2)
     limits = LoopLimits(max_iterations=total, max_noops=0, lanes=2)
-    run_lanes(h, AgentConfig(AGENT), limits, executor, _Quiet(), StopSignal())
+    run_lanes(h, AgentConfig(AGENT), limits, executor, QuietLanes(), StopSignal())
     return executor
 
 

@@ -9,18 +9,16 @@ import textwrap
 import threading
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from autoresearch.agents import AgentConfig
 from autoresearch.evaluate import EvaluationRecord
-from autoresearch.journal.lanes import LaneRecord
 from autoresearch.supervisor.executor import EvaluationTask, LocalExecutor, OnSpawn
 from autoresearch.supervisor.lanes import run_lanes
 from autoresearch.supervisor.loop import LoopLimits, StopSignal
 from autoresearch.supervisor.prepare import prepare
-from helpers import Repo, sandbox_text
+from helpers import QuietLanes, Repo, sandbox_text
 
 AGENT = f"cmd:{sys.executable} {Path(__file__).parent / 'fakes/lane_agent.py'}"
 # lane 1's candidate (value 5) is measured for 2.5 s; lane 2's session (1 s) ends meanwhile
@@ -33,18 +31,6 @@ EVALUATOR = textwrap.dedent(
     print(json.dumps({"pass": True, "score": value + len(bonus)}))
     """
 )
-
-
-class _Quiet:
-    def session_started(self, iteration: int, lane: int = 0) -> None: ...
-
-    def evaluation_started(self, iteration: int, lane: int = 0) -> None: ...
-
-    def step_recorded(self, result: Any, agent: Any, lane: int = 0) -> None: ...
-
-    def note(self, message: str) -> None: ...
-
-    def lanes_changed(self, lanes: list[LaneRecord]) -> None: ...
 
 
 class _Staging(LocalExecutor):
@@ -74,7 +60,7 @@ def test_the_candidate_next_in_line_is_staged_before_its_reading(
     executor = _Staging()
     with prepare(mission, run_tag="T1") as h:
         limits = LoopLimits(max_iterations=2, max_noops=0, lanes=2)
-        run_lanes(h, AgentConfig(AGENT), limits, executor, _Quiet(), StopSignal())
+        run_lanes(h, AgentConfig(AGENT), limits, executor, QuietLanes(), StopSignal())
         h.refresh()
         kept = h.run.last_kept_commit
     measured = [commit for kind, commit in executor.events if kind == "measure"]
