@@ -54,7 +54,7 @@ def test_decision_text(
 
 
 def run(repo: Repo, plan: str, **env: str) -> list[str]:
-    repo.mission(sandbox=sandbox_text(extra="  timeout_seconds: 1\n"))
+    repo.mission(sandbox=sandbox_text(extra="  timeout_seconds: 5\n"))
     iterations = str(len(plan.split(",")))
     done = cli("run", "missions/demo", "--agent", CMD_AGENT, "--max-iterations", iterations,
                cwd=repo.root, env={"FAKE_PLAN": plan, "FAKE_DESCRIPTION": LONG, "COLUMNS": "100",
