@@ -97,6 +97,7 @@ def assert_recorded_interrupted(repo: Path, lanes: int, cut: dict[int, str]) -> 
         assert not [o for o in others if o in text], text  # and nothing else
         (it,) = [it for it in judged if str(patch) in " ".join(it["notes"])]  # linked once
         assert it["notes"] == [f"changes past {base[:12]} saved to {patch}"], it["notes"]
+        assert it.get("agent", {}).get("lane") == lane, it  # the lane it was cut off in
         by_lane[lane] = it["iteration"]
     assert d["counts"].get("interrupted") == lanes, d["counts"]
     for row in d["lanes"]:
@@ -122,8 +123,8 @@ def assert_every_door_shows_it(repo: Path, d: dict[str, Any]) -> None:
     mcp_text, mcp_data = anyio.run(mcp, backend="asyncio")
     assert mcp_data["lanes"] == d["lanes"]
     assert mcp_data["counts"] == d["counts"]
-    assert [it["decision"] for it in mcp_data["iterations"]] == [
-        it["decision"] for it in d["iterations"]
+    assert [(it["decision"], it.get("agent", {}).get("lane")) for it in mcp_data["iterations"]] == [
+        (it["decision"], it.get("agent", {}).get("lane")) for it in d["iterations"]
     ]
     text = cli("status", RUN_ID, cwd=repo).stdout
     for table in (text, mcp_text):

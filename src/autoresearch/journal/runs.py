@@ -110,6 +110,14 @@ class IterationRecord:
     agent: AgentRecord | None = None  # the session's end (JSON only in agent_json)
     lane: int = 0  # the lane whose session this judged (`run --lanes K`; 0: no lanes)
 
+    def shown_agent(self) -> AgentRecord | None:
+        """The session's record as the views show it: a lane's iteration names its lane even
+        when no session reported one (a session cut off by a crash or lost with its node,
+        a candidate a restarted driver judged): the lane is the journal's column."""
+        if not self.lane or (self.agent is not None and self.agent.lane is not None):
+            return self.agent
+        return replace(self.agent or AgentRecord(), lane=self.lane)
+
 
 _RUNS = Codec(
     {"evaluator": "evaluator_json", "sandbox": "sandbox_json", "loop": "loop_json"},

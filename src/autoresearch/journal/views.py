@@ -136,8 +136,9 @@ def ledger_entry(it: IterationRecord) -> dict[str, Any]:
         "notes": [*it.artifact_notes, *it.decision_notes],
         "description": it.description,
     }
-    if it.agent:
-        entry["agent"] = it.agent.to_dict()
+    agent = it.shown_agent()
+    if agent:
+        entry["agent"] = agent.to_dict()
     return dict(redact_value(entry))
 
 
