@@ -12,6 +12,12 @@ from autoresearch.clock import utc_now_iso
 from autoresearch.journal import records
 from autoresearch.journal.db import Journal
 from autoresearch.journal.records import Codec
+from autoresearch.journal.runs import (
+    LANE_TOTALS_PARAMS,
+    LANE_TOTALS_SQL,
+    LaneTotals,
+    lane_totals_of,
+)
 from autoresearch.states import DecisionKind, LaneState
 
 
@@ -46,6 +52,20 @@ def save_lane(conn: sqlite3.Connection, lane: LaneRecord) -> None:
 def lanes_of(journal: Journal, run_id: str) -> list[LaneRecord]:
     rows = journal.rows("SELECT * FROM run_lanes WHERE run_id = ? ORDER BY lane", (run_id,))
     return [_LANES.record(LaneRecord, r) for r in rows]
+
+
+def lanes_judged(journal: Journal, run_id: str) -> list[tuple[LaneRecord, LaneTotals]]:
+    """Each lane's row with what the journal judged of it (its counts, spend and last judged
+    iteration), read in one statement: one snapshot of the journal, so a judgement committed
+    meanwhile is either in both or in neither."""
+    decision, kind, state = LANE_TOTALS_PARAMS
+    rows = journal.rows(
+        f"SELECT l.*, t.judged, t.keeps, t.cost_usd, t.tokens, t.last_judged "
+        f"FROM run_lanes AS l LEFT JOIN ({LANE_TOTALS_SQL}) AS t ON t.lane = l.lane "
+        "WHERE l.run_id = ? ORDER BY l.lane",
+        (decision, run_id, kind, state, run_id),
+    )
+    return [(_LANES.record(LaneRecord, r), lane_totals_of(r)) for r in rows]
 
 
 def delete_lanes(conn: sqlite3.Connection, run_id: str) -> None:

@@ -350,19 +350,29 @@ class LaneTotals:
     keeps: int
     cost_usd: float | None
     tokens: int  # input + output
+    last_iteration: int | None = None  # the last one judged (the journal's, never a copy)
 
 
-def lane_totals(journal: Journal, run_id: str) -> dict[int, LaneTotals]:
-    """Per lane: sessions judged, keeps, agent cost and tokens as recorded."""
-    rows = journal.rows(
-        "SELECT lane, COUNT(*), SUM(decision = ?), "
-        "SUM(json_extract(agent_json, '$.cost_usd')), "
-        "SUM(COALESCE(json_extract(agent_json, '$.input_tokens'), 0) + "
-        "COALESCE(json_extract(agent_json, '$.output_tokens'), 0)) "
-        "FROM iterations WHERE run_id = ? AND kind = ? AND state != ? GROUP BY lane",
-        (DecisionKind.KEEP, run_id, IterationKind.ITERATION, EVALUATING),
-    )
-    return {int(r[0]): LaneTotals(int(r[1]), int(r[2] or 0), r[3], int(r[4] or 0)) for r in rows}
+# Per lane of a run: sessions judged, keeps, agent cost and tokens, the last judged; the
+# parameters are (run_id, kind, state) after KEEP (journal/lanes.lanes_judged joins it).
+LANE_TOTALS_SQL = (
+    "SELECT lane, COUNT(*) AS judged, SUM(decision = ?) AS keeps, "
+    "SUM(json_extract(agent_json, '$.cost_usd')) AS cost_usd, "
+    "SUM(COALESCE(json_extract(agent_json, '$.input_tokens'), 0) + "
+    "COALESCE(json_extract(agent_json, '$.output_tokens'), 0)) AS tokens, "
+    "MAX(iteration) AS last_judged "
+    "FROM iterations WHERE run_id = ? AND kind = ? AND state != ? GROUP BY lane"
+)
+LANE_TOTALS_PARAMS = (DecisionKind.KEEP, IterationKind.ITERATION, EVALUATING)
+
+
+def lane_totals_of(row: sqlite3.Row) -> LaneTotals:
+    """A row of LANE_TOTALS_SQL's columns (NULL where a lane has judged nothing)."""
+    last = row["last_judged"]
+    return LaneTotals(
+        int(row["judged"] or 0), int(row["keeps"] or 0), row["cost_usd"],
+        int(row["tokens"] or 0), None if last is None else int(last),
+    )  # fmt: skip
 
 
 def spend(journal: Journal, run_id: str) -> tuple[float, int]:

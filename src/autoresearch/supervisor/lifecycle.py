@@ -45,6 +45,7 @@ from autoresearch.supervisor.summary import (
     RunDetails,
     RunListing,
     RunSummary,
+    lane_now,
 )
 
 NO_ACTIVE_RUN = "no active run to stop"
@@ -366,6 +367,7 @@ def run_details(repo_root: Path, run_id: str, last: int | None = None) -> RunDet
         )
         found = estimates.RunReadings.load(journal, run)
         report = RepoPaths(repo_root).run(run_id).report / REPORT_FILE
+        alive = driver_alive(RepoPaths(repo_root), run_id)
         return RunDetails(
             summary=_summary_of(journal, run),
             manifest=estimates.manifest(journal, run, RepoPaths(repo_root)),
@@ -374,9 +376,9 @@ def run_details(repo_root: Path, run_id: str, last: int | None = None) -> RunDet
                 for it in its
             ],
             iterations_total=run.iteration + 1 if run.baseline_commit else 0,
-            driver_alive=driver_alive(RepoPaths(repo_root), run_id),
+            driver_alive=alive,
             report_file=str(report) if report.exists() else None,
-            lanes=lane_rows(journal, run_id),
+            lanes=lane_rows(journal, run, alive),
         )
 
 
@@ -387,28 +389,28 @@ def _evaluation(it: IterationRecord) -> str:
     return views.evaluation_text(it.evaluator, it.decision, reason)
 
 
-def lane_rows(journal: Journal, run_id: str) -> list[LaneRow]:
+def lane_rows(journal: Journal, run: RunRecord, driver_alive: bool) -> list[LaneRow]:
     """Each lane of a `run --lanes K` (none for a run without lanes): what it is doing, its
     last decision (with its reason and what its evaluation came to), what its sessions
-    spent."""
-    totals = runs.lane_totals(journal, run_id)
+    spent. The decision and the counts are the journal's, read with the row in one snapshot,
+    and what the lane is doing never contradicts them (`summary.lane_now`)."""
     rows = []
-    for lane in lane_store.lanes_of(journal, run_id):
-        spent = totals.get(lane.lane, runs.LaneTotals(0, 0, None, 0))
-        last = (
-            runs.get_iteration(journal, run_id, lane.last_iteration)
-            if lane.last_iteration is not None
-            else None
-        )
+    for lane, spent in lane_store.lanes_judged(journal, run.run_id):
+        number = spent.last_iteration
+        last = runs.get_iteration(journal, run.run_id, number) if number is not None else None
+        state, detail = lane_now(
+            lane.state, lane.detail, lane.last_iteration, number, driver_alive,
+            run.status in TERMINAL_STATUSES,
+        )  # fmt: skip
         rows.append(
             LaneRow(
                 lane=lane.lane,
-                state=lane.state,
-                detail=lane.detail,
+                state=state,
+                detail=detail,
                 sessions=lane.session,
                 base_commit=lane.base_commit,
-                last_iteration=lane.last_iteration,
-                last_decision=lane.last_decision,
+                last_iteration=number,
+                last_decision=last.decision if last else None,
                 last_reason=last.decision_reason if last else None,
                 last_evaluation=(
                     views.evaluation_text(last.evaluator, last.decision, last.decision_reason)
@@ -478,7 +480,7 @@ def run_summary(h: RunHandle, sessions: int, interrupted: bool) -> LoopSummary:
         logs_dir=str(h.paths.logs),
         report_file=str(h.paths.report / REPORT_FILE),
         totals=runs.run_totals(h.journal, run),
-        lanes=lane_rows(h.journal, run.run_id),
+        lanes=lane_rows(h.journal, run, True),  # this process drives it
     )
 
 

@@ -90,6 +90,39 @@ class LaneRow:
         return json_shape(self)
 
 
+# a lane whose session or reading a dead driver left in flight (`lane_now`)
+MSG_LANE_CUT = "no driver: resume takes it up (it was {was})"
+MSG_LANE_ENDED = "no driver: the run ended while it was {was}"
+
+
+def lane_now(
+    published: LaneState,
+    detail: str | None,
+    published_last: int | None,
+    judged_last: int | None,
+    driver_alive: bool,
+    run_ended: bool,
+) -> tuple[LaneState, str | None]:
+    """What a lane is doing now, from its row (what its driver last published: `published`,
+    `detail`, `published_last`) and the journal, never contradicting the journal.
+
+    The driver publishes its lanes after a judgement, in a transaction of their own: a
+    judgement past the row's (`judged_last`: committed, not yet published, or never, the
+    driver killed in between) means the lane's candidate was judged and the lane is between
+    sessions. With no live driver, nothing of a lane runs: a session or a reading in flight
+    was cut off, and waits for `resume` as a lane a clean interrupt stopped does (`waiting`),
+    or, once the run is over, is over with it."""
+    state = published
+    if judged_last != published_last and state != LaneState.STOPPED:
+        state, detail = LaneState.IDLE, None
+    if driver_alive or state not in (LaneState.AGENT, LaneState.EVALUATING):
+        return state, detail
+    was = f"{state}: {detail}" if detail else str(state)
+    if run_ended:
+        return LaneState.STOPPED, MSG_LANE_ENDED.format(was=was)
+    return LaneState.WAITING, MSG_LANE_CUT.format(was=was)
+
+
 @dataclass(frozen=True)
 class IterationRow:
     """One iteration of `status RUN_ID` (MCP run_status): the journal's record, what its
