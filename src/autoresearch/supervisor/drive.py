@@ -18,15 +18,17 @@ from typing import Protocol
 
 from autoresearch.agents import AgentConfig, make_agent, require_installed, validate_spec
 from autoresearch.contracts.loop import LoopSettings
+from autoresearch.contracts.sandbox import EvaluationSlots
 from autoresearch.decide import IterationLimit
 from autoresearch.errors import AutoresearchError
 from autoresearch.journal.runs import RunRecord
 from autoresearch.journal.views import RunManifest
+from autoresearch.mission import load_mission
 from autoresearch.signals import first_signal_stops
 from autoresearch.states import Direction, ExecutorKind, RunStatus
 from autoresearch.supervisor import lifecycle
 from autoresearch.supervisor.estimates import Headline, manifest
-from autoresearch.supervisor.executor import Executor, measure_through
+from autoresearch.supervisor.executor import Executor, measure_through, unscheduled_resources
 from autoresearch.supervisor.handle import MeasureWith, RunHandle
 from autoresearch.supervisor.lanes import LaneObserver, run_lanes
 from autoresearch.supervisor.loop import (
@@ -104,6 +106,8 @@ def start(mission_dir: Path, run_tag: str | None, given: LoopSettings, door: Doo
     plan = new_loop(given, mission_dir)
     for line in mission_notes(mission_dir):
         door.note(line)
+    if _here(plan):  # said before the baseline is measured
+        _note_resources(load_mission(mission_dir).sandbox.evaluation, door)
     with _placed(plan, mission_dir=mission_dir) as executor:
         measure = measure_through(executor) if executor is not None else None
         with prepare(mission_dir, run_tag, loop=plan.record(), measure_with=measure) as handle:
@@ -168,6 +172,8 @@ def resume(
             if settings is not None:
                 plan = resumed_loop(handle.run.loop, settings)
                 lifecycle.record_loop_options(handle, plan.record(handle.run.loop))
+                if _here(plan):
+                    _note_resources(handle.run.sandbox.evaluation, door)
                 loop = drive(handle, plan, door, placed.executor, with_manifest=True)
                 return ResumeResult(loop)
             data = manifest(handle.journal, handle.run, handle.repo)
@@ -216,7 +222,7 @@ def _ray_executor(
     plan: LoopPlan, mission_dir: Path | None = None, run: RunRecord | None = None
 ) -> Executor | None:
     """A Ray loop's executor, connected and its resources checked (None: this machine)."""
-    if plan.where is None or plan.where.executor != ExecutorKind.RAY:
+    if _here(plan) or plan.where is None:
         return None
     from autoresearch.supervisor import ray_executor
 
@@ -225,6 +231,17 @@ def _ray_executor(
         return ray_executor.for_evaluation(run.sandbox.evaluation, plan.where.address, lanes)
     assert mission_dir is not None
     return ray_executor.for_mission(mission_dir, plan.where.address, lanes)
+
+
+def _here(plan: LoopPlan) -> bool:
+    """Whether the loop's sessions and evaluations run on this machine (the local executor)."""
+    return plan.where is None or plan.where.executor != ExecutorKind.RAY
+
+
+def _note_resources(evaluation: EvaluationSlots, door: Door) -> None:
+    note = unscheduled_resources(evaluation)
+    if note is not None:
+        door.note(note)
 
 
 def drive(

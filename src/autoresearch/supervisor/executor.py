@@ -62,7 +62,7 @@ from autoresearch import git
 from autoresearch.agents import AgentConfig, make_agent
 from autoresearch.agents.base import AgentResult, PastIteration, SessionRequest
 from autoresearch.contracts.frozen import FrozenMission
-from autoresearch.contracts.sandbox import EvaluatorSpec
+from autoresearch.contracts.sandbox import EvaluationSlots, EvaluatorSpec
 from autoresearch.errors import GitError
 from autoresearch.evaluate import EvaluationRecord, evaluator_env, run_evaluator
 from autoresearch.states import ExecutorKind
@@ -202,6 +202,24 @@ def wait_any(futures: Iterable[Future[Any]], timeout: float | None) -> set[Futur
     """The futures that are done, waiting up to `timeout` for the first one."""
     done, _ = wait(list(futures), timeout=timeout, return_when=FIRST_COMPLETED)
     return done
+
+
+# Said once when a loop's evaluations run on this machine although sandbox.md asks for
+# resources: nothing here hands them out (rule 2), a user counting on `{GPU: 1}` must know.
+MSG_RESOURCES_UNSCHEDULED = (
+    "sandbox.md's evaluation.resources {resources} are not scheduled by the local executor: "
+    "every evaluation runs on this machine, at most {slots} at once, whatever it has; "
+    "`--executor ray` runs each only where they are"
+)
+
+
+def unscheduled_resources(evaluation: EvaluationSlots) -> str | None:
+    """The note for a loop on this machine whose sandbox asks each evaluation for resources
+    (None: it asks for none)."""
+    if not evaluation.resources:
+        return None
+    asked = ", ".join(f"{name}: {amount:g}" for name, amount in evaluation.resources.items())
+    return MSG_RESOURCES_UNSCHEDULED.format(resources=f"{{{asked}}}", slots=evaluation.slots)
 
 
 class LocalExecutor:
