@@ -51,6 +51,7 @@ from autoresearch.agents import AgentConfig, make_agent
 from autoresearch.agents.base import AgentResult
 from autoresearch.contracts import candidate as cand
 from autoresearch.contracts.agent_record import AgentRecord
+from autoresearch.contracts.candidate import ArtifactError, CandidateArtifact
 from autoresearch.decide import replay_conflict, touched_sealed
 from autoresearch.errors import GitError, RunInterrupted
 from autoresearch.evaluate import EvaluationRecord
@@ -380,11 +381,11 @@ class _Driver:
         the lane branch at the replayed commit: put it back at the artifact's commit (what lay
         past it saved), so the candidate is replayed afresh instead of failing validation."""
         lh = lane.h
-        data = read_artifact(lh)
-        if not isinstance(data, dict) or data.get("status") != ArtifactStatus.CANDIDATE:
+        artifact = _candidate(lh)
+        if artifact is None or artifact.status != ArtifactStatus.CANDIDATE:
             return
-        commit = data.get("candidate_commit")
-        if not isinstance(commit, str):
+        commit = artifact.candidate_commit
+        if commit is None:
             return
         resolved = git.resolve_commits(lh.worktree, [commit])[0]
         head = _head(lh)
@@ -585,20 +586,18 @@ class _Driver:
         artifact, its commits, and – built on `kept` already – what it changes."""
         lh = lane.h
         lh.refresh()
-        data = read_artifact(lh)
-        if not isinstance(data, dict):
+        artifact = _candidate(lh)
+        if artifact is None:
             self._judge(lane)  # step records the invalid artifact as it would without lanes
             return False
-        status = data.get("status")
-        base = data.get("base_commit")
-        commit = data.get("candidate_commit")
-        if status != ArtifactStatus.CANDIDATE:
+        base, commit = artifact.base_commit, artifact.candidate_commit
+        if artifact.status != ArtifactStatus.CANDIDATE:
             if base != kept:
-                _rewrite(lh, data, base_commit=kept)
+                _rewrite(lh, artifact, kept)
             self._judge(lane)
             return False
-        if not isinstance(commit, str) or not isinstance(base, str):
-            self._judge(lane)
+        if commit is None:
+            self._judge(lane)  # step says a candidate needs its commit
             return False
         try:
             resolved = git.resolve_commits(lh.worktree, [commit, base, "HEAD"])
@@ -644,9 +643,9 @@ class _Driver:
             return  # tried onto this one already, or not next in line
         lane.speculated_onto = onto
         lh = lane.h
-        data = read_artifact(lh)
+        artifact = _candidate(lh)
         old = lane.base_of_candidate
-        if not isinstance(data, dict) or old is None:
+        if artifact is None or old is None:
             return
         replayed, _ = git.replay_onto(lh.worktree, old, onto)
         if replayed is None:
@@ -654,9 +653,9 @@ class _Driver:
         assert lane.pending is not None
         lane.pending.notes.append(
             f"replayed onto {onto[:12]} while it was measured (built on {old[:12]}): "
-            f"{str(data.get('candidate_commit'))[:12]} → {replayed[:12]}"
+            f"{str(artifact.candidate_commit)[:12]} → {replayed[:12]}"
         )
-        _rewrite(lh, data, base_commit=onto, candidate_commit=replayed)
+        _rewrite(lh, artifact, onto, replayed)
         lane.base_of_candidate = onto
         lane.checked_on, lane.ready = onto, None
         if self._changes_something(lane, replayed, onto):
@@ -670,19 +669,19 @@ class _Driver:
         conflict, or a replay that changes nothing, was judged)."""
         lh = lane.h
         old = lane.base_of_candidate
-        data = read_artifact(lh)
-        assert isinstance(data, dict) and old is not None
-        head = data.get("candidate_commit")
+        artifact = _candidate(lh)
+        assert artifact is not None and old is not None
+        head = artifact.candidate_commit
         replayed, detail = git.replay_onto(lh.worktree, old, kept)
         if replayed is None:
-            _rewrite(lh, data, base_commit=kept)
+            _rewrite(lh, artifact, kept)
             self._judge(lane, replay_conflict(kept, detail))
             return False
         assert lane.pending is not None
         lane.pending.notes.append(
             f"replayed onto {kept[:12]} (built on {old[:12]}): {str(head)[:12]} → {replayed[:12]}"
         )
-        _rewrite(lh, data, base_commit=kept, candidate_commit=replayed)
+        _rewrite(lh, artifact, kept, replayed)
         if not self._measurable(lane, replayed, kept):
             return False
         lane.ready = replayed
@@ -993,7 +992,24 @@ def _head(lh: RunHandle) -> str | None:
         return None
 
 
-def _rewrite(lh: RunHandle, data: dict[str, Any], **changes: Any) -> dict[str, Any]:
-    updated = {**data, **changes}
-    atomic_write_json(lh.paths.candidate, updated)
-    return updated
+def _candidate(lh: RunHandle) -> CandidateArtifact | None:
+    """The lane's artifact as the record step reads, None when it is not one (missing, not
+    JSON, not schema-valid): step then judges it, with the message the single loop gives."""
+    raw = sync.read_artifact(lh.paths.candidate).raw
+    if raw is None:
+        return None
+    try:
+        return cand.parse_artifact(raw.decode("utf-8", "replace"))
+    except ArtifactError:
+        return None
+
+
+def _rewrite(
+    lh: RunHandle, artifact: CandidateArtifact, base: str, commit: str | None = None
+) -> None:
+    """The artifact as built on `base` (replayed there as `commit`, when given); the session's
+    other fields stay as it wrote them, in the contract's JSON (`CandidateArtifact.to_dict`)."""
+    moved = replace(
+        artifact, base_commit=base, candidate_commit=commit or artifact.candidate_commit
+    )
+    atomic_write_json(lh.paths.candidate, moved.to_dict())

@@ -1,7 +1,8 @@
 """A `cmd:` agent for lane tests: what it does depends on its lane (AUTORESEARCH_LANE).
 
 LANE_PLAN is `lane:action:seconds,…`; actions: value=N (write N to value.txt: lanes doing this
-conflict on purpose), bonus (add bonus-<lane>-<session>.txt: never conflicts), noop.
+conflict on purpose), bonus (add bonus-<lane>-<session>.txt: never conflicts), noop, nobase
+(a noop artifact without its required base_commit).
 A lane missing from the plan does `bonus`. The agent sleeps `seconds` before it commits.
 """
 
@@ -42,8 +43,13 @@ def artifact(status: str, commit: str | None, description: str) -> None:
         )
 
 
-if action == "noop":
+if action in ("noop", "nobase"):
     artifact("noop", None, "nothing to try")
+    if action == "nobase":
+        written = Path(os.environ["AUTORESEARCH_CANDIDATE_FILE"])
+        data = json.loads(written.read_text())
+        del data["base_commit"]
+        written.write_text(json.dumps(data))
     raise SystemExit(0)
 if action.startswith("value="):
     Path("value.txt").write_text(action.split("=", 1)[1] + "\n")
