@@ -13,7 +13,15 @@ from typing import Any
 import pytest
 
 from autoresearch.agents.base import AgentResult, Usage
-from autoresearch.supervisor.loop import Action, LoopLimits, LoopState, next_action, session_failure
+from autoresearch.states import DecisionKind
+from autoresearch.supervisor.loop import (
+    Action,
+    LoopLimits,
+    LoopState,
+    next_action,
+    session_failure,
+    trailing_noops,
+)
 from helpers import GIT_ENV, Repo, cli, git, pid_alive, until
 
 CMD_AGENT = f"cmd:{sys.executable} {Path(__file__).parents[1] / 'agents/fakes/cmd_agent.py'}"
@@ -53,6 +61,29 @@ def state(**kw: object) -> LoopState:
 )  # fmt: skip
 def test_next_action(kw: dict, limits: LoopLimits, expected: Action) -> None:
     assert next_action(state(**kw), limits) == expected
+
+
+NOOP, KEEP, DISCARD, INTERRUPTED = (DecisionKind.NOOP, DecisionKind.KEEP, DecisionKind.DISCARD,
+                                     DecisionKind.INTERRUPTED)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("newest_first", "expected"),
+    [
+        ([], 0),
+        ([NOOP], 1),
+        ([NOOP, NOOP, NOOP], 3),
+        ([KEEP, NOOP, NOOP], 0),  # the latest session changed something: counted afresh
+        ([NOOP, NOOP, DISCARD, NOOP], 2),
+        ([NOOP, INTERRUPTED, NOOP], 1),  # an interrupted session is no noop
+    ],
+)
+def test_trailing_noops_counts_the_latest_noops_in_a_row(
+    newest_first: list[DecisionKind], expected: int
+) -> None:
+    """The one count the single loop and the lanes give the noop limit (`loop_state`)."""
+    assert trailing_noops(newest_first) == expected
+    assert trailing_noops(iter(newest_first)) == expected
 
 
 def agent_result(**kw: Any) -> AgentResult:

@@ -81,11 +81,10 @@ from autoresearch.supervisor.loop import (
     LoopLimits,
     LoopObserver,
     LoopOutcome,
-    LoopState,
     RunHistory,
     StopSignal,
     after_session,
-    budget_stop,
+    loop_state,
     next_action,
     read_artifact,
     refuse_without_comparable_baseline,
@@ -295,23 +294,8 @@ class _Driver:
             return
         h = self.h
         in_flight = sum(1 for x in self.lanes if x.busy)
-        trailing = 0
-        since = h.run.loop_settings.counts_from or 0
-        window = max(self.limits.max_noops, 1)
-        for decision in runs.trailing_decisions(h.journal, h.run_id, window, since):
-            if decision != DecisionKind.NOOP:
-                break
-            trailing += 1
-        state = LoopState(
-            status=h.run.status,
-            stop_requested=h.run.stop_requested,
-            iteration=h.run.iteration,
-            trailing_noops=trailing,
-            agent_failures=self.failures,
-            pending_artifact=False,
-            last_failure=self.last_failure,
-            budget_stop=budget_stop(h, self.limits),
-        )
+        # the lanes judge a waiting artifact themselves: none is pending for the table
+        state = loop_state(h, self.limits, self.failures, self.last_failure, False)
         action = next_action(state, self.limits)
         if action.kind != ActionKind.FINISH:
             return

@@ -8,8 +8,9 @@ under the run's logs before the worktree is reset.
 
 from __future__ import annotations
 
+import itertools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
@@ -202,7 +203,7 @@ def run_loop(
     reset_by_step = False  # the last step reset the tree: it is at the base, checked clean
     while True:
         h.refresh()
-        state = _state(h, failures, limits, last_failure)
+        state = loop_state(h, limits, failures, last_failure, has_pending_artifact(h))
         action = next_action(state, limits)
         if action.kind == ActionKind.EXIT:
             return _outcome(h, False, sessions)
@@ -272,23 +273,32 @@ def refuse_without_comparable_baseline(h: RunHandle) -> None:
     )
 
 
-def _state(
-    h: RunHandle, failures: int, limits: LoopLimits, last_failure: str | None = None
+def trailing_noops(decisions: Iterable[DecisionKind]) -> int:
+    """How many of the latest decisions (newest first) are noops, up to the first that is not:
+    what the noop limit counts."""
+    return sum(1 for _ in itertools.takewhile(lambda d: d == DecisionKind.NOOP, decisions))
+
+
+def loop_state(
+    h: RunHandle,
+    limits: LoopLimits,
+    failures: int,
+    last_failure: str | None,
+    pending_artifact: bool,
 ) -> LoopState:
-    trailing = 0
+    """The run's facts for `next_action`, read from the journal; the loop's own counts (failed
+    sessions in a row, the latest failure) and whether an artifact waits come from the driver,
+    the single loop's or the lanes'."""
     # a continued run counts its noops afresh from where it was continued
     since = h.run.loop_settings.counts_from or 0
-    for decision in runs.trailing_decisions(h.journal, h.run_id, max(limits.max_noops, 1), since):
-        if decision != DecisionKind.NOOP:
-            break
-        trailing += 1
+    window = max(limits.max_noops, 1)
     return LoopState(
         status=h.run.status,
         stop_requested=h.run.stop_requested,
         iteration=h.run.iteration,
-        trailing_noops=trailing,
+        trailing_noops=trailing_noops(runs.trailing_decisions(h.journal, h.run_id, window, since)),
         agent_failures=failures,
-        pending_artifact=has_pending_artifact(h),
+        pending_artifact=pending_artifact,
         last_failure=last_failure,
         budget_stop=budget_stop(h, limits),
     )
