@@ -410,7 +410,24 @@ def reap_stale_children(h: RunHandle) -> list[str]:
         return []
     h.reaped = True
     notes = [_reaped_note(r) for r in children.reap(h.journal, h.tag)]
+    for tree in scratch_trees(h):
+        notes += [
+            _reaped_note(r) for r in children.reap(h.journal, children.run_tag(h.run_id, tree))
+        ]
     return notes + clear_stale_git_locks(h)
+
+
+def scratch_trees(h: RunHandle) -> list[Path]:
+    """The run's scratch checkouts (the incumbent's, the lanes' further readings' under
+    `ahead/`, certify's): an evaluator in one carries that tree in its tag, not the run's
+    worktree, and a lanes driver registers none of its children, so each tree's tag is
+    reaped too. Else an evaluator a killed driver left running there goes on beside the
+    next driver's readings: more evaluations at once than sandbox.md's `slots`."""
+    folder = h.paths.scratch
+    if not folder.is_dir():
+        return []
+    found = [p.parent for p in folder.glob("*/.git")] + [p.parent for p in folder.glob("*/*/.git")]
+    return sorted(found)
 
 
 def clear_stale_git_locks(h: RunHandle) -> list[str]:
