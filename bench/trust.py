@@ -130,7 +130,7 @@ def noise_aware(
         fresh = 0
         while True:
             verdict = next_action(
-                policy, "higher", pooled_spread(groups), incumbent, candidate, fresh
+                policy, Direction.HIGHER, pooled_spread(groups), incumbent, candidate, fresh
             )
             if verdict.action is Action.MEASURE_CANDIDATE:
                 candidate.append(rng.gauss(value, sigma))

@@ -398,3 +398,110 @@ def _mypy_errors(tmp_path: Path, source: str) -> dict[str, str]:
     for n, message in re.findall(r"snippet\.py:(\d+): error: (.*)", found.stdout):
         errors.setdefault(lines[int(n) - 1].strip(), []).append(message)
     return {line: " | ".join(messages) for line, messages in errors.items()}
+
+
+def test_mypy_reports_a_misspelt_verdict_direction_or_status_of_a_report(tmp_path: Path) -> None:
+    """These fields and parameters were plain strings (issue #9's audit): a session's verdict
+    (`exp log --status`) as logged and as its statistics see it, a session's direction, the
+    status a stop and a clean report, a report's decisions, status and direction, and the
+    direction of the noise arithmetic. Any spelling passed; now a misspelt one is an error."""
+    errors = _mypy_errors(
+        tmp_path,
+        """\
+        from autoresearch.experiments.confidence import Point
+        from autoresearch.experiments.logger import LogReport
+        from autoresearch.decide import previous_outcome
+        from autoresearch.experiments.params import InitParams, LogParams
+        from autoresearch.experiments.rules import failure_streak
+        from autoresearch.experiments.status import SessionSummary
+        from autoresearch.noise import signed
+        from autoresearch.states import is_better
+        from autoresearch.report.model import ReportData, Row
+        from autoresearch.supervisor.clean import CleanResult
+        from autoresearch.supervisor.lifecycle import StopOutcome
+
+
+        def misspelt(
+            log: LogParams,
+            logged: LogReport,
+            point: Point,
+            init: InitParams,
+            listed: SessionSummary,
+            stopped: StopOutcome,
+            cleaned: CleanResult,
+            row: Row,
+            report: ReportData,
+        ) -> list[object]:
+            return [
+                log.status == "kep",
+                logged.status != "discrad",
+                point.status == "crahs",
+                init.direction == "hihger",
+                listed.direction == "lowr",
+                stopped.status == "stoped",
+                cleaned.status == "complete",
+                row.decision == "kep",
+                report.direction == "up",
+                report.status == "runing",
+                row.decision in ("crash", "discrad"),
+                signed("higer", 1.0),
+                is_better("lowre", 1.0, 2.0),
+                previous_outcome("kep", None),
+                failure_streak(("crash", "crahs")),
+            ]
+
+
+        def matched(row: Row) -> int:
+            match row.decision:
+                case "keep" | "checks_failed":
+                    return 1
+                case "abrot":
+                    return 2
+            return 0
+
+
+        def spelt(
+            log: LogParams, point: Point, row: Row, report: ReportData, stopped: StopOutcome
+        ) -> list[bool]:
+            return [
+                log.status == "checks_failed",
+                point.status == "keep",
+                row.decision == "baseline",  # a run's decision
+                row.decision == "crash",  # a session's verdict
+                report.status == "closed",  # a session's
+                report.direction == "lower",
+                stopped.status == "running",
+                row.decision in ("crash", "interrupted"),
+            ]
+        """,
+    )
+    verdict = "is not a Verdict (checks_failed, crash, discard, keep)  [state-value]"
+    direction = "is not a Direction (higher, lower)  [state-value]"
+    # a union of states: a string any of them may equal passes
+    decision_or_verdict = (
+        "is not a DecisionKind (abort, ambiguous, baseline, discard, error, interrupted, keep, "
+        "noop) or a Verdict (checks_failed, crash, discard, keep)  [state-value]"
+    )
+    assert errors == {
+        'log.status == "kep",': f'"kep" {verdict}',
+        'logged.status != "discrad",': f'"discrad" {verdict}',
+        'point.status == "crahs",': f'"crahs" {verdict}',
+        'init.direction == "hihger",': f'"hihger" {direction}',
+        'listed.direction == "lowr",': f'"lowr" {direction}',
+        'stopped.status == "stoped",': f'"stoped" {STATUS}',
+        'cleaned.status == "complete",': f'"complete" {STATUS}',
+        'row.decision == "kep",': f'"kep" {decision_or_verdict}',
+        'report.direction == "up",': f'"up" {direction}',
+        'report.status == "runing",': '"runing" is not a RunStatus (completed, failed, running, '
+        "stopped) or a SessionState (active, closed, open)  [state-value]",
+        'row.decision in ("crash", "discrad"),': f'"discrad" {decision_or_verdict}',
+        'case "abrot":': f'"abrot" {decision_or_verdict}',
+        'signed("higer", 1.0),': 'Argument 1 to "signed" has incompatible type "str"; '
+        'expected "Direction"  [arg-type]',
+        'is_better("lowre", 1.0, 2.0),': 'Argument 1 to "is_better" has incompatible type '
+        '"str"; expected "Direction"  [arg-type]',
+        'previous_outcome("kep", None),': 'Argument 1 to "previous_outcome" has incompatible '
+        'type "str"; expected "DecisionKind | None"  [arg-type]',
+        'failure_streak(("crash", "crahs")),': 'Argument 1 to "failure_streak" has '
+        'incompatible type "tuple[str, str]"; expected "Sequence[Verdict]"  [arg-type]',
+    }

@@ -98,19 +98,23 @@ _VALUE_ATTRIBUTES = ("value", "_value_")
 STATE_VALUE = ErrorCode("state-value", "A state compared with a string it never equals", "General")
 
 
-def _state(t: Type) -> TypeInfo | None:
-    """The state enum `t` is (or one of whose members it is, or an Optional of either), if any.
-    A union with anything else (a str, another enum) is none: a string may equal that."""
+def _state(t: Type) -> tuple[TypeInfo, ...]:
+    """The state enums `t` is (or one of whose members it is, or an Optional of either): one,
+    or each of a union of states (a report's row holds a run's decision or a session's
+    verdict). A union with anything else (a str, an enum of no package) is none: a string may
+    equal that."""
     p = get_proper_type(t)
     if isinstance(p, UnionType):
         items = [i for i in p.items if not isinstance(get_proper_type(i), NoneType)]
-        found = {_state(item) for item in items}
-        return found.pop() if len(found) == 1 else None
+        found = [_state(item) for item in items]
+        if not found or not all(found):
+            return ()
+        return tuple(dict.fromkeys(info for states in found for info in states))
     if isinstance(p, LiteralType):
         p = p.fallback
     if isinstance(p, Instance) and p.type.is_enum and p.type.module_name.startswith(PACKAGE):
-        return p.type
-    return None
+        return (p.type,)
+    return ()
 
 
 def _text(t: Type) -> str | None:
@@ -135,14 +139,18 @@ def _values(info: TypeInfo) -> set[str] | None:
     return values
 
 
-def _misspelt(state: TypeInfo | None, text: str | None) -> str | None:
-    """The error for comparing `state` with `text`, if `text` is none of its values."""
-    if state is None or text is None:
+def _misspelt(states: tuple[TypeInfo, ...], text: str | None) -> str | None:
+    """The error for comparing a value of `states` with `text`, if `text` is none of their
+    values."""
+    if not states or text is None:
         return None
-    values = _values(state)
-    if values is None or text in values:
-        return None
-    return f'"{text}" is not a {state.name} ({", ".join(sorted(values))})'
+    named = []
+    for state in states:
+        values = _values(state)
+        if values is None or text in values:
+            return None
+        named.append(f"{state.name} ({', '.join(sorted(values))})")
+    return f'"{text}" is not a ' + " or a ".join(named)
 
 
 def _unwrapped(expr: Expression | None) -> Expression | None:
@@ -160,11 +168,11 @@ def _unwrapped(expr: Expression | None) -> Expression | None:
     return None
 
 
-def _state_of(ctx: MethodContext, t: Type, expr: Expression | None) -> TypeInfo | None:
+def _state_of(ctx: MethodContext, t: Type, expr: Expression | None) -> tuple[TypeInfo, ...]:
     """The state an operand of type `t` (the expression `expr`) is, or whose string it is."""
     state = _state(t)
     inner = _unwrapped(expr)
-    if state is None and inner is not None:
+    if not state and inner is not None:
         state = _state(ctx.api.get_expression_type(inner))
     return state
 
@@ -187,12 +195,25 @@ def _taken_out(ctx: MethodContext, comparison: ComparisonExpr) -> list[str]:
     return [m for m in messages if m is not None]
 
 
+def _whole(ctx: MethodContext, states: tuple[TypeInfo, ...]) -> tuple[TypeInfo, ...]:
+    """`states` widened to the union of states an operand of the comparison is: mypy checks a
+    union's `==` one item at a time, and a string may equal a value of another item."""
+    if not isinstance(ctx.context, ComparisonExpr) or not states:
+        return states
+    for operand in ctx.context.operands:
+        whole = _state(ctx.api.get_expression_type(operand))
+        if set(states) < set(whole):
+            return whole
+    return states
+
+
 def _check(ctx: MethodContext) -> Type:
     messages = []
     if ctx.arg_types and ctx.arg_types[0]:
         other = ctx.arg_types[0][0]
-        messages += [_misspelt(_state(ctx.type), _text(other))]
-        messages += [_misspelt(_state(other), _text(ctx.type))]
+        for state, text in ((_state(ctx.type), _text(other)), (_state(other), _text(ctx.type))):
+            if _misspelt(state, text) is not None:
+                messages += [_misspelt(_whole(ctx, state), text)]
     if isinstance(ctx.context, ComparisonExpr):
         messages += _taken_out(ctx, ctx.context)
     for message in dict.fromkeys(messages):

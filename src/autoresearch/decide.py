@@ -348,7 +348,7 @@ def baseline_decision(evaluation: EvalSummary) -> tuple[Decision, float | None]:
     return Decision(DecisionKind.BASELINE, "baseline established"), score
 
 
-def previous_outcome(decision: str | None, reason: str | None) -> str:
+def previous_outcome(decision: DecisionKind | None, reason: str | None) -> str:
     """`<decision>:<reason>` for the instructions snapshot, or `none yet`."""
     if decision is None:
         return "none yet"

@@ -338,14 +338,14 @@ class Verdict:
         return self.action in (Action.KEEP, Action.DISCARD, Action.UNDECIDED)
 
 
-def signed(direction: str, value: float) -> float:
+def signed(direction: Direction, value: float) -> float:
     """A score difference with "better" positive."""
     return -value if direction == Direction.LOWER else value
 
 
 def next_action(
     policy: NoisePolicy,
-    direction: str,
+    direction: Direction,
     spread: Spread,
     incumbent: Sequence[float],
     candidate: Sequence[float],

@@ -142,12 +142,12 @@ MISSION_DEFAULT_DIRECTION = Direction.HIGHER
 SESSION_DEFAULT_DIRECTION = Direction.LOWER
 
 
-def is_better(direction: Direction | str, candidate: float, incumbent: float) -> bool:
+def is_better(direction: Direction, candidate: float, incumbent: float) -> bool:
     """Strictly better in `direction`: the one comparison of scores in the tool."""
     return candidate < incumbent if direction == Direction.LOWER else candidate > incumbent
 
 
-def best_of(direction: Direction | str, scores: list[float]) -> float | None:
+def best_of(direction: Direction, scores: list[float]) -> float | None:
     """The best of `scores` in `direction` (None for none)."""
     best: float | None = None
     for score in scores:

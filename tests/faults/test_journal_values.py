@@ -376,3 +376,28 @@ def test_a_keep_policy_no_version_wrote_is_refused_when_read(tmp_path: Path) -> 
             message = refused.value.message
             assert message.startswith("a row of the journal is damaged ("), message
             assert f"{column} is " in message and expected in message and "\n" not in message
+
+
+def test_a_verdict_damaged_while_open_is_refused_by_the_failure_streak(tmp_path: Path) -> None:
+    """The Stop hook's failure streak reads the segment's latest verdicts on their own (not
+    as records); they were plain strings, so a verdict edited after the scan at open was
+    counted as a success that ended the streak. It is the one-line damage refusal."""
+    from autoresearch.states import Verdict
+
+    path = _fresh_journal(tmp_path)
+    _insert_valid_row(path, "sessions")
+    _insert_valid_row(path, "session_runs")
+    with _db(path) as conn:
+        conn.execute("UPDATE session_runs SET status = 'crash', segment = 1, session_id = 1")
+    with Journal.open(path) as journal:
+        assert sessions.latest_statuses(journal, 1, 1, 21) == (Verdict.CRASH,)
+        with _db(path) as other:
+            other.execute("UPDATE session_runs SET status = 'crashed'")
+        with pytest.raises(JournalError) as refused:
+            sessions.latest_statuses(journal, 1, 1, 21)
+    message = refused.value.message
+    assert message.startswith(
+        "a row of the journal is damaged (table session_runs, row run_id=1: status is "
+        "'crashed', expected one of keep, discard, crash, checks_failed)"
+    ), message
+    assert "nothing was written" in message and "\n" not in message

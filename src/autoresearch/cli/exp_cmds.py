@@ -98,6 +98,8 @@ def init(ctx: click.Context, /, **opts: Any) -> None:
     as_json = opts.pop("as_json")
     for key in ("secondary", "scope", "off_limits", "constraints"):
         opts[key] = _tuple(opts[key])
+    if opts["direction"] is not None:
+        opts["direction"] = Direction(opts["direction"])  # a value the option's choice admitted
     result = init_session(_start(ctx), InitParams(**opts))
     _out(as_json, result, render_init(result))
 
@@ -215,7 +217,7 @@ def log(ctx: click.Context, /, **opts: Any) -> None:
     if opts["status"] is None or opts["description"] is None:
         raise click.UsageError("--status and --description go together (the pending run's log)")
     params = LogParams(
-        status=opts["status"],
+        status=Verdict(opts["status"]),  # a value the option's choice admitted
         description=opts["description"],
         metric=opts["metric"],
         metrics=_json_object("--metrics", opts["metrics"]),

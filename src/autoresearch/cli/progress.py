@@ -36,7 +36,7 @@ def evaluation_label(evaluator: EvaluationRecord | None) -> str | None:
 
 
 def decision_text(
-    decision: str, evaluator: EvaluationRecord | None, reason: str | None = None
+    decision: DecisionKind, evaluator: EvaluationRecord | None, reason: str | None = None
 ) -> str:
     """`discard (fail)`: a discard says whether the candidate failed, timed out or crashed, or –
     never measured – its pinned reason (`discard (replay conflict)`)."""

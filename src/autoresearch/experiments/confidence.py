@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from autoresearch.noise import pooled_difference, pooled_spread, signed
-from autoresearch.states import Verdict, is_better
+from autoresearch.states import Direction, Verdict, is_better
 
 LIKELY_REAL, MARGINAL, WITHIN_NOISE = "likely real", "marginal", "within noise"
 SIGNIFICANT, NOT_SIGNIFICANT = "significant", "not significant"
@@ -26,7 +26,7 @@ class Point:
     """One logged run as the statistics see it."""
 
     number: int
-    status: str
+    status: Verdict | None  # None: a pending run (a segment's statistics read logged ones)
     metric: float | None
     flagged: bool = False
     commit: str | None = None
@@ -139,7 +139,7 @@ def baseline_of(points: Sequence[Point]) -> Ref | None:
     return None
 
 
-def best_of(points: Sequence[Point], direction: str) -> Ref | None:
+def best_of(points: Sequence[Point], direction: Direction) -> Ref | None:
     """The best non-flagged keep by direction; the earliest wins a tie."""
     best: Ref | None = None
     for p in points:
@@ -150,13 +150,13 @@ def best_of(points: Sequence[Point], direction: str) -> Ref | None:
     return best
 
 
-def confidence(points: Sequence[Point], direction: str) -> Confidence:
+def confidence(points: Sequence[Point], direction: Direction) -> Confidence:
     """The contract's formula over one segment's logged runs, with the significance."""
     found = _mad_confidence(points, direction)
     return replace(found, significance=significance(points, direction))
 
 
-def _mad_confidence(points: Sequence[Point], direction: str) -> Confidence:
+def _mad_confidence(points: Sequence[Point], direction: Direction) -> Confidence:
     values = [p.metric for p in points if p.scored and p.metric is not None]
     if len(values) < 3:
         return Confidence(None, None, None, len(values), "fewer than 3 comparable runs")
@@ -173,7 +173,7 @@ def _mad_confidence(points: Sequence[Point], direction: str) -> Confidence:
     return Confidence(value, label(value), mad, len(values))
 
 
-def significance(points: Sequence[Point], direction: str) -> Significance:
+def significance(points: Sequence[Point], direction: Direction) -> Significance:
     """Whether the best kept run beats the baseline beyond the noise that repeated runs show."""
     base, best = baseline_of(points), best_of(points, direction)
     if base is None:
@@ -189,7 +189,7 @@ def significance(points: Sequence[Point], direction: str) -> Significance:
     return Significance(low > 0, signed(direction, diff.mean), low, high, spread.sd, spread.df)
 
 
-def segment_stats(points: Sequence[Point], direction: str) -> SegmentStats:
+def segment_stats(points: Sequence[Point], direction: Direction) -> SegmentStats:
     return SegmentStats(
         baseline_of(points), best_of(points, direction), confidence(points, direction)
     )

@@ -43,6 +43,7 @@ from autoresearch.journal import hooks as journal_hooks
 from autoresearch.journal import sessions
 from autoresearch.journal.hooks import HookCounters
 from autoresearch.paths import STATE_DIR
+from autoresearch.states import Verdict
 
 HOOK_BUDGET_SECONDS = 20.0  # well inside the timeout the installed entries give the host
 HOOK_TIMEOUT_SECONDS = 30
@@ -81,7 +82,7 @@ class StopFacts:
     resumed_turns: int
     newest_logged: int
     last_logged: int
-    latest_statuses: tuple[str, ...] = ()  # newest first
+    latest_statuses: tuple[Verdict, ...] = ()  # newest first
     pending_completed: int | None = None
     last_pending: int | None = None
     max_iterations: int | None = None
@@ -182,7 +183,7 @@ def _stop(ctx: Context) -> HookAnswer:
             resumed_turns=before.resumed_turns,
             newest_logged=journal_hooks.newest_logged_number(conn, sid),
             last_logged=before.last_logged_run,
-            latest_statuses=journal_hooks.latest_statuses(conn, sid, segment, FAILURE_STREAK + 1),
+            latest_statuses=sessions.latest_statuses(conn, sid, segment, FAILURE_STREAK + 1),
             pending_completed=_pending_completed(conn, sid),
             last_pending=before.last_pending_run,
             max_iterations=prog.max,

@@ -37,7 +37,7 @@ def point(run: SessionRunRecord) -> Point:
     readings = tuple(run.readings or ())
     if readings and run.metric != run.parsed_primary:
         readings = ()  # logged with another value than measured: that value is what counts
-    return Point(run.number, run.status or "", run.metric, run.flagged, run.commit_sha, readings)
+    return Point(run.number, run.status, run.metric, run.flagged, run.commit_sha, readings)
 
 
 def stats(src: Reader, session: SessionRecord) -> SegmentStats:

@@ -73,7 +73,7 @@ class LogReport:
     session_id: int
     run: int
     segment: int
-    status: str
+    status: Verdict
     description: str
     metric_name: str
     unit: str

@@ -32,7 +32,7 @@ class InitParams:
     goal: str | None = None
     metric: str | None = None
     unit: str | None = None
-    direction: str | None = None
+    direction: Direction | None = None
     secondary: tuple[str, ...] | None = None
     scope: tuple[str, ...] | None = None
     off_limits: tuple[str, ...] | None = None
@@ -84,7 +84,7 @@ class RunNote:
 class LogParams:
     """`log`: the verdict on the pending run."""
 
-    status: str
+    status: Verdict
     description: str
     metric: float | None = None
     metrics: Mapping[str, float] | None = None

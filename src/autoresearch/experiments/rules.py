@@ -42,7 +42,7 @@ FAILURE_STREAK = 20
 FAILED_VERDICTS = frozenset({Verdict.DISCARD, Verdict.CRASH, Verdict.CHECKS_FAILED})
 
 
-def failure_streak(statuses_newest_first: Sequence[str]) -> int:
+def failure_streak(statuses_newest_first: Sequence[Verdict]) -> int:
     """How many of the latest results, newest first, failed in a row."""
     count = 0
     for status in statuses_newest_first:

@@ -27,7 +27,7 @@ from autoresearch.journal import sessions
 from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
 from autoresearch.jsonshape import json_shape
 from autoresearch.locks import FileLock
-from autoresearch.states import ProcessState, RunState, SessionState, Verdict
+from autoresearch.states import Direction, ProcessState, RunState, SessionState, Verdict
 
 DEFAULT_HISTORY = 20
 
@@ -155,7 +155,7 @@ def hook_status(ctx: Context, session: SessionRecord) -> HookStatus:
     """What the Stop hook counted in this segment (journal rows; zeros before any hook ran)."""
     sid, segment = session.session_id, session.segment
     counters = journal_hooks.counters(ctx.journal, sid, segment)
-    latest = journal_hooks.latest_statuses(ctx.journal, sid, segment, FAILURE_STREAK + 1)
+    latest = sessions.latest_statuses(ctx.journal, sid, segment, FAILURE_STREAK + 1)
     return HookStatus(
         resumed_turns=counters.resumed_turns,
         max_resumed_turns=MAX_RESUMED_TURNS,
@@ -231,7 +231,7 @@ class SessionSummary:
     branch: str
     directory: str
     metric: str
-    direction: str
+    direction: Direction
     segment: int
     state: SessionState
     logged: int

@@ -66,14 +66,3 @@ def newest_logged_number(src: Reader, session_id: int) -> int:
         (session_id,),
     )
     return int(rows[0][0])
-
-
-def latest_statuses(src: Reader, session_id: int, segment: int, limit: int) -> tuple[str, ...]:
-    """The statuses of the segment's latest `limit` logged runs, newest first."""
-    rows = read_rows(
-        src,
-        "SELECT status FROM session_runs WHERE session_id = ? AND segment = ? "
-        "AND status IS NOT NULL ORDER BY number DESC LIMIT ?",
-        (session_id, segment, limit),
-    )
-    return tuple(str(r[0]) for r in rows)

@@ -57,17 +57,20 @@ class Codec:
         data: dict[str, Any] = {}
         names = row.keys()
         for f in fields(cls):
-            column = self.json_columns.get(f.name, f.name)
-            if column not in names:
-                continue
-            try:
-                data[f.name] = self._field(f.name, column, row[column])
-            except (ValueError, TypeError, KeyError, AutoresearchError) as exc:
-                # A value no version of this code wrote: the journal is damaged (never a crash,
-                # never a guess); domains.py finds the same at open for enum columns.
-                problem = self._damage(f.name, column, row, exc)
-                raise JournalError(integrity.msg_refused(problem)) from exc
+            if self.json_columns.get(f.name, f.name) in names:
+                data[f.name] = self.value(f.name, row)
         return cls(**data)
+
+    def value(self, name: str, row: sqlite3.Row) -> Any:
+        """Field `name` of a row (which holds its column and the table's key columns)."""
+        column = self.json_columns.get(name, name)
+        try:
+            return self._field(name, column, row[column])
+        except (ValueError, TypeError, KeyError, AutoresearchError) as exc:
+            # A value no version of this code wrote: the journal is damaged (never a crash,
+            # never a guess); domains.py finds the same at open for enum columns.
+            problem = self._damage(name, column, row, exc)
+            raise JournalError(integrity.msg_refused(problem)) from exc
 
     def _field(self, name: str, column: str, value: Any) -> Any:
         if column != name and value is not None:

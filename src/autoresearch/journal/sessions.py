@@ -268,6 +268,17 @@ def logged_count(src: Reader, session_id: int, segment: int) -> int:
     return int(rows[0][0])
 
 
+def latest_statuses(src: Reader, session_id: int, segment: int, limit: int) -> tuple[Verdict, ...]:
+    """The verdicts of the segment's latest `limit` logged runs, newest first."""
+    rows = read_rows(
+        src,
+        "SELECT run_id, status FROM session_runs WHERE session_id = ? AND segment = ? "
+        "AND status IS NOT NULL ORDER BY number DESC LIMIT ?",
+        (session_id, segment, limit),
+    )
+    return tuple(_RUNS.value("status", r) for r in rows)
+
+
 def recent_runs(src: Reader, session_id: int, limit: int) -> list[SessionRunRecord]:
     """The last `limit` logged runs of every segment, oldest first."""
     rows = read_rows(

@@ -98,7 +98,7 @@ NOT_RUN = "not run"
 
 
 def evaluation_text(
-    evaluator: StoredEvaluation | None, decision: str | None, reason: str | None
+    evaluator: StoredEvaluation | None, decision: DecisionKind | None, reason: str | None
 ) -> str:
     """What an iteration's evaluation came to, in one cell (status, MCP run_status): the
     evaluator's status, or – never measured – `not run`, with the pinned reason of a discard
@@ -112,7 +112,7 @@ def evaluation_text(
 
 
 def unmeasured_reason(
-    evaluator: StoredEvaluation | None, decision: str | None, reason: str | None
+    evaluator: StoredEvaluation | None, decision: DecisionKind | None, reason: str | None
 ) -> str | None:
     """The pinned reason of a discard decided without a reading (`replay conflict`), or None."""
     if evaluator or decision != DecisionKind.DISCARD or not reason:

@@ -52,6 +52,7 @@ from autoresearch.mcp.support import (
     reply,
     tool_errors,
 )
+from autoresearch.states import Direction, Verdict
 from autoresearch.supervisor import lifecycle, report
 from autoresearch.supervisor.handle import find_repo
 
@@ -185,7 +186,7 @@ class Tools:
             goal=goal,
             metric=metric,
             unit=unit,
-            direction=direction,
+            direction=None if direction is None else Direction(direction),
             secondary=_tuple(secondary),
             scope=_tuple(scope),
             off_limits=_tuple(off_limits),
@@ -306,7 +307,7 @@ class Tools:
         run_experiment. Reports baseline, this run (Δ%), best kept, confidence and the git action.
         """
         params = LogParams(
-            status=status,
+            status=Verdict(status),
             description=description,
             metric=metric,
             metrics=metrics,

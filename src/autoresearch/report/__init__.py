@@ -35,7 +35,7 @@ class ReportResult:
         return {
             "kind": d.kind,
             "id": d.ident,
-            "status": d.status,
+            "status": d.status_line,
             "live": d.live,
             "report_file": str(self.report_file),
             "plot_file": None if self.plot_file is None else str(self.plot_file),

@@ -40,6 +40,7 @@ from autoresearch.states import (
     EvalStatus,
     IterationKind,
     RunStatus,
+    SessionState,
     Verdict,
 )
 from autoresearch.supervisor import estimates
@@ -77,14 +78,14 @@ def run_report(journal: Journal, repo: RepoPaths, run: RunRecord) -> ReportData:
         for it in its
     )
     head = estimates.headline(journal, run)
-    direction = str(run.evaluator.direction)
     return ReportData(
         kind=ReportKind.RUN,
         ident=run.run_id,
         title=f"{run.mission_slug} · run {run.run_tag}",
         metric=run.evaluator.metric or "score",
-        direction=direction,
-        status=run.status + (f" ({run.stop_reason})" if run.stop_reason else ""),
+        direction=run.evaluator.direction,
+        status=run.status,
+        stop_reason=run.stop_reason,
         started_at=run.created_at,
         ended_at=run.completed_at if run.status != RunStatus.RUNNING else None,
         generated_at=utc_now_iso(),
@@ -194,7 +195,7 @@ def _run_row(
     links += [Link(p.name.split("-", 2)[-1], str(p)) for p in patches.get(it.iteration, [])]
     return Row(
         number=it.iteration,
-        decision=it.decision or "",
+        decision=it.decision,
         outcome=_outcome(it.decision, ev),
         score=ev.score if ev and ev.status != EvalStatus.ERROR else None,
         description=" ".join((it.description or "").split()),
@@ -351,7 +352,7 @@ def session_report(journal: Journal, repo_root: Path, session: SessionRecord) ->
         metric=session.metric,
         unit=session.unit,
         direction=session.direction,
-        status="closed" if session.closed_at else "open",
+        status=SessionState.CLOSED if session.closed_at else SessionState.OPEN,
         started_at=session.created_at,
         ended_at=session.closed_at,
         generated_at=utc_now_iso(),
@@ -385,7 +386,7 @@ def _session_row(run: SessionRunRecord, baseline: int | None) -> Row:
         links.append(Link("discarded patch", run.patch_path))
     return Row(
         number=run.number,
-        decision=run.status or "",
+        decision=run.status,
         outcome=_session_outcome(run, baseline),
         score=run.metric if run.status not in UNSCORED else None,
         description=" ".join((run.description or "").split()),

@@ -106,20 +106,19 @@ def _head(data: ReportData) -> str:
         f"<script>{SCRIPT}</script></head><body><main>"
         f"<header><h1>{escape(data.title)}</h1>"
         f'<p class="sub">{escape(data.kind)} <code>{escape(data.ident)}</code> · '
-        f'<span class="status">{escape(data.status)}</span> · report of '
+        f'<span class="status">{escape(data.status_line)}</span> · report of '
         f"{escape(data.generated_at)}</p>{live}</header>"
     )
 
 
 def _summary(data: ReportData) -> str:
     best = data.best
-    better = Direction.LOWER if data.direction == Direction.LOWER else Direction.HIGHER
     cards = [
         (
             "baseline → best",
             f"{estimated(baseline_value(data), data.baseline_estimate)} → "
             f"{estimated(best_value(data), data.best_estimate)}",
-            f"{data.metric}, {better} is better"
+            f"{data.metric}, {data.direction} is better"
             + (f" · best at #{best.number}" if best is not None else ""),
         ),
         ("improvement", *_improvement(data)),
@@ -250,7 +249,7 @@ def _with_best_before(data: ReportData) -> list[tuple[Row, float | None]]:
     return out
 
 
-def _row(row: Row, best: float | None, lanes: bool, base: Path, direction: str) -> str:
+def _row(row: Row, best: float | None, lanes: bool, base: Path, direction: Direction) -> str:
     score = _score(row)
     delta = None if score is None or best is None else score - best
     readings = f" ({len(row.readings)} readings)" if len(row.readings) > 1 else ""
@@ -263,7 +262,7 @@ def _row(row: Row, best: float | None, lanes: bool, base: Path, direction: str) 
         why += f"<details><summary>notes ({len(row.notes)})</summary><ul>{items}</ul></details>"
     cells = [
         _td(str(row.number), row.number),
-        f'<td><span class="pill {row.outcome.value}">{escape(row.decision)}</span></td>',
+        f'<td><span class="pill {row.outcome.value}">{escape(row.decision or "")}</span></td>',
         _td(shown, score),
         _td(num(delta, signed=True), delta, _trend(direction, score, best)),
         f'<td class="desc">{escape(row.description)}</td>',
@@ -288,7 +287,7 @@ def _td(text: str, value: float | None, extra: str = "") -> str:
     return f'<td class="n{extra}"{sort}>{escape(text)}</td>'
 
 
-def _trend(direction: str, score: float | None, best: float | None) -> str:
+def _trend(direction: Direction, score: float | None, best: float | None) -> str:
     """A class that colours a change: better than the best before it, or worse."""
     if score is None or best is None or score == best:
         return ""

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from autoresearch.noise import Interval as Estimate
-from autoresearch.states import Direction
+from autoresearch.states import DecisionKind, Direction, RunStatus, SessionState, Verdict
 
 
 class ReportKind(StrEnum):
@@ -47,7 +47,7 @@ class Row:
     """One iteration of a run (or one logged run of a session)."""
 
     number: int
-    decision: str
+    decision: DecisionKind | Verdict | None  # a run's decision or a session's verdict
     outcome: Outcome
     score: float | None
     description: str = ""
@@ -108,14 +108,15 @@ class ReportData:
     ident: str
     title: str
     metric: str
-    direction: str
-    status: str
+    direction: Direction
+    status: RunStatus | SessionState  # a session's is open or closed
     started_at: str
     ended_at: str | None
     generated_at: str
     rows: tuple[Row, ...]
     kept: tuple[KeptChange, ...] = ()
     unit: str = ""
+    stop_reason: str | None = None  # a run's, shown after its status
     branch: str = ""
     detail: str = ""
     refresh_hint: str = ""
@@ -128,6 +129,11 @@ class ReportData:
     best_estimate: Estimate | None = None
     # best - baseline from the two commits' estimates (a run whose evaluator varies)
     improvement_interval: Interval | None = None
+
+    @property
+    def status_line(self) -> str:
+        """The status as a report shows it: `stopped (max iterations)`."""
+        return self.status + (f" ({self.stop_reason})" if self.stop_reason else "")
 
     @property
     def live(self) -> bool:

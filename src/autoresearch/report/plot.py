@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from autoresearch.report.model import Outcome, ReportData, ReportKind, Row, mean_score
-from autoresearch.states import Direction
 
 WIDTH_IN, HEIGHT_IN, DPI = 13.0, 5.6, 100
 COLOURS = {
@@ -101,9 +100,10 @@ def render(data: ReportData) -> PlotImage:
 def _draw(ax: Any, data: ReportData, scored: list[Row], log: bool) -> None:
     if log:
         ax.set_yscale("log")
-    better = Direction.LOWER if data.direction == Direction.LOWER else Direction.HIGHER
     unit = f" ({data.unit})" if data.unit else ""
-    ax.set_title(f"{data.metric} per iteration · {better} is better", loc="left", fontsize=12)
+    ax.set_title(
+        f"{data.metric} per iteration · {data.direction} is better", loc="left", fontsize=12
+    )
     ax.set_xlabel("iteration" if data.kind == ReportKind.RUN else "run")
     ax.set_ylabel(f"{data.metric}{unit}" + (" · log scale" if log else ""))
     ax.grid(True, color="#e6e6e6", linewidth=0.8)

@@ -23,7 +23,7 @@ from autoresearch.journal.db import journal_present
 from autoresearch.journal.runs import RunRecord
 from autoresearch.paths import RepoPaths
 from autoresearch.settings import journal_timeout
-from autoresearch.states import TERMINAL_STATUSES
+from autoresearch.states import TERMINAL_STATUSES, RunStatus
 from autoresearch.supervisor import record, refs
 from autoresearch.supervisor.handle import RunHandle, driver_lock, open_journal
 from autoresearch.supervisor.safety import dirty_entries
@@ -34,7 +34,7 @@ class CleanResult:
     """What `clean` did (or, with dry_run, would do) for one run."""
 
     run_id: str
-    status: str
+    status: RunStatus
     dry_run: bool
     worktree: str | None = None  # the worktree removed
     branch: str | None = None  # the branch deleted

@@ -296,7 +296,7 @@ def has_pending_artifact(h: RunHandle) -> bool:
 @dataclass(frozen=True)
 class StopOutcome:
     run_id: str
-    status: str
+    status: RunStatus  # the run's after the stop (a live driver's run is still running)
     stop_reason: str
     note: str | None
     requested: bool  # True when a live driver was asked to stop instead
