@@ -34,12 +34,15 @@ GIT_ENV = {
     "GIT_COMMITTER_NAME": "bench",
     "GIT_COMMITTER_EMAIL": "bench@example.com",
 }
+# the evaluator notes its machine: on Ray the node's folder (each node of the bench's cluster
+# has its own), so that overlaps are counted per node, where slots count
 EVALUATOR = """\
 import glob, json, os, time
 start = time.time()
 time.sleep(float(os.environ["BENCH_EVAL_SECONDS"]))
+machine = os.environ.get("AUTORESEARCH_RAY_DIR") or "local"
 with open(os.environ["BENCH_EVAL_LOG"], "a") as f:
-    f.write(f"{start} {time.time()}\\n")
+    f.write(f"{start} {time.time()} {machine}\\n")
 print(json.dumps({"pass": True, "score": len(glob.glob("bonus-*.txt"))}))
 """
 # the agent: note when it started, sleep, add a file of its own, commit, write the artifact
@@ -96,8 +99,10 @@ def run_once(
 ) -> dict[str, float]:
     """One `autoresearch run` (lanes 0: the loop without lanes); iterations per minute from the
     first session's start to the last decision (prepare, the baseline and the executor's
-    start-up left out; `startup` is the time from the baseline's decision to that start), and
-    the number of overlapping evaluation pairs."""
+    start-up left out; `startup` is the time from the baseline's decision to that start), the
+    number of evaluations that started before an earlier one on the same machine (Ray: node)
+    ended, `overlaps` (with one slot: a violation), and those on different nodes, `across`
+    (legal: slots count per node)."""
     root = _repo(work / name)
     log = log or work / f"{name}.evals"
     agent_log = agent_log or work / f"{name}.agents"
@@ -118,23 +123,43 @@ def run_once(
     its = ledger["entries"]  # the baseline first
     first = min(float(line) for line in agent_log.read_text().split())
     wall = _stamp(its[-1]["created_at"]) - first
-    spans = sorted(tuple(map(float, line.split())) for line in log.read_text().splitlines())
-    overlaps, latest_end = 0, float("-inf")
-    for start, end in spans:  # an evaluation that starts before an earlier one ended
-        overlaps += start < latest_end
-        latest_end = max(latest_end, end)
+    spans = [line.split() for line in log.read_text().splitlines()]
+    overlaps, across = count_overlaps([(float(s), float(e), where) for s, e, where in spans])
     return {"per_minute": 60 * (len(its) - 1) / wall, "wall": wall,
             "startup": first - _stamp(its[0]["created_at"]),
-            "evaluations": len(spans) - 1, "overlaps": overlaps}  # fmt: skip
+            "evaluations": len(spans) - 1, "overlaps": overlaps, "across": across}  # fmt: skip
 
 
-HEADER = f"{'lanes':>10} {'iter/min':>9} {'ratio':>6} {'target':>7} {'overlaps':>9} {'start s':>9}"
+def count_overlaps(spans: list[tuple[float, float, str]]) -> tuple[int, int]:
+    """(evaluations that started before an earlier one on their machine ended, evaluations
+    that overlapped only ones on other machines) of (start, end, machine) spans."""
+    same = across = 0
+    latest: dict[str, float] = {}  # machine -> the latest end so far
+    for start, end, where in sorted(spans):
+        if start < latest.get(where, float("-inf")):
+            same += 1
+        elif any(start < t for w, t in latest.items() if w != where):
+            across += 1
+        latest[where] = max(latest.get(where, float("-inf")), end)
+    return same, across
+
+
+HEADER = (
+    f"{'lanes':>10} {'iter/min':>9} {'ratio':>6} {'target':>7} {'overlaps':>9} {'across':>7} "
+    f"{'start s':>9}"
+)
+OVERLAPS = (
+    "overlaps: evaluations that started while another ran on the same machine (on Ray: the "
+    "same node), a violation of one slot; across: ones that overlapped only evaluations on "
+    "other nodes (allowed: slots count per node)"
+)
 
 
 def _table(rows: dict[int, dict[str, float]], one: float) -> None:
     for k, row in rows.items():
         print(f"{k:>10} {row['per_minute']:9.1f} {row['per_minute'] / one:6.2f} "
-              f"{0.9 * k:7.1f} {row['overlaps']:9d} {row['startup']:9.2f}")  # fmt: skip
+              f"{0.9 * k:7.1f} {row['overlaps']:9d} {row['across']:7d} "
+              f"{row['startup']:9.2f}")  # fmt: skip
 
 
 def on_ray(work: Path, per_lane: int, agent: float, evaluate: float, rounds: int = 1,
@@ -180,7 +205,9 @@ def on_ray(work: Path, per_lane: int, agent: float, evaluate: float, rounds: int
     finally:
         _python_path(before, None)
     print(f"\nlanes on a two-node Ray cluster on this machine (--executor ray), same agent "
-          f"and evaluator, {rounds} round(s); ratio to one lane on Ray")  # fmt: skip
+          f"and evaluator, one slot per node, {rounds} round(s); ratio to one lane on "
+          f"Ray")  # fmt: skip
+    print(OVERLAPS)
     for name, found_k in runs.items():
         if len(builds) > 1:
             print(f"-- {name}")
@@ -241,21 +268,24 @@ def sleep_bound(work: Path, per_lane: int, agent: float, evaluate: float, rounds
     rows = {k: _median_row(found) for k, found in runs.items()}
     plain = rows.pop(0)
     one = rows[1]["per_minute"]
+    print(OVERLAPS)
     print(HEADER)
     print(f"{'no lanes':>10} {plain['per_minute']:9.1f} {plain['per_minute'] / one:6.2f} "
-          f"{'':>7} {plain['overlaps']:9d} {plain['startup']:9.2f}")  # fmt: skip
+          f"{'':>7} {plain['overlaps']:9d} {plain['across']:7d} "
+          f"{plain['startup']:9.2f}")  # fmt: skip
     _table(rows, one)
     each = [b["per_minute"] / a["per_minute"] for a, b in zip(runs[1], runs[4], strict=True)]
     print("4 lanes / 1 lane, round by round: " + ", ".join(f"{x:.2f}" for x in each))
     busy = run_once(work, "evalbound", 4, 12, agent / 4, max(evaluate, agent / 2))
     print(f"evaluator-bound, 4 lanes, 1 slot: {busy['evaluations']:.0f} evaluations, "
-          f"{busy['overlaps']:.0f} overlapping pairs, {busy['per_minute']:.1f} iter/min "
+          f"{busy['overlaps']:.0f} overlapping, {busy['per_minute']:.1f} iter/min "
           f"(one slot allows at most {60 / max(evaluate, agent / 2):.1f})")  # fmt: skip
 
 
 def _median_row(found: list[dict[str, float]]) -> dict[str, float]:
     row = dict(sorted(found, key=lambda x: x["per_minute"])[len(found) // 2])
     row["overlaps"] = max(x["overlaps"] for x in found)  # an overlap in any round shows
+    row["across"] = max(x["across"] for x in found)
     return row
 
 

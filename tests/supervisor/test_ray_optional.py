@@ -142,3 +142,30 @@ def test_an_evaluation_takes_a_slot_on_the_able_node_running_fewest(
     from autoresearch.supervisor.ray_executor import pick_node
 
     assert pick_node(("a", "b"), busy, slots) == picked
+
+
+@pytest.mark.parametrize(
+    ("busy", "slots", "ready", "picked"),
+    [
+        ({}, 1, {"b"}, "b"),  # a's CPUs are held (by sessions): b has its ask free now
+        ({}, 1, set(), "a"),  # none free now: the slot alone decides
+        ({"b": 1}, 1, {"b"}, "a"),  # b is ready but its one slot is taken: never two there
+        ({"a": 1}, 2, {"a"}, "a"),  # free now beats running fewest
+        ({}, 1, {"a", "b"}, "a"),  # both: the first
+        ({}, 1, {"gone"}, "a"),  # a node not able counts for nothing
+    ],
+)
+def test_of_the_nodes_with_a_free_slot_one_with_the_ask_free_now_goes_first(
+    busy: dict[str, int], slots: int, ready: set[str], picked: str | None
+) -> None:
+    from autoresearch.supervisor.ray_executor import pick_node
+
+    assert pick_node(("a", "b"), busy, slots, ready) == picked
+
+
+def test_a_node_is_ready_when_its_free_resources_cover_the_ask() -> None:
+    from autoresearch.supervisor.ray_executor import ray_options, ready_nodes
+
+    free = {"a": {"CPU": 0.0}, "b": {"CPU": 1.0}, "c": {"CPU": 2.0, "GPU": 1.0}, "d": {}}
+    assert ready_nodes(ray_options({}), free) == {"b", "c"}
+    assert ready_nodes(ray_options({"GPU": 1}), free) == {"c"}

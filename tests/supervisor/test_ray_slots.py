@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import textwrap
 import threading
+import time
 from collections.abc import Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
@@ -26,9 +27,9 @@ from autoresearch.evaluate import EvaluationRecord  # noqa: E402
 from autoresearch.supervisor.executor import EvaluationTask, TaskLost  # noqa: E402
 from autoresearch.supervisor.handle import RunHandle  # noqa: E402
 from autoresearch.supervisor.prepare import prepare  # noqa: E402
-from autoresearch.supervisor.ray_executor import RayExecutor  # noqa: E402
+from autoresearch.supervisor.ray_executor import RayExecutor, live_offers  # noqa: E402
 from helpers import make_repo, pid_alive, sandbox_text, until  # noqa: E402
-from ray_cluster import LocalCluster, start_cluster  # noqa: E402
+from ray_cluster import NODE_CPUS, LocalCluster, start_cluster  # noqa: E402
 
 pytestmark = pytest.mark.ray
 
@@ -222,3 +223,46 @@ def test_a_node_that_joins_gets_the_waiting_evaluation_and_a_lost_one_gets_no_mo
         assert all(f.result(timeout=PATIENCE).status == "pass" for f in after)
         assert executor.slots == 1
     assert [d["node"] for d in readings(folder)] == ["node-b"] * 3
+
+
+def free_cpus(node_id: str) -> float:
+    state = ray._private.state.available_resources_per_node()
+    return float(state.get(node_id, {}).get("CPU", 0.0))
+
+
+def test_a_reading_goes_to_a_free_slot_whose_node_has_its_cpu_free_not_behind_held_cpus(
+    cluster: LocalCluster, run: tuple[RunHandle, Path]
+) -> None:
+    """Every CPU of the node a slot was given on first (the first live node) is held, as four
+    lanes' sessions held both CPUs of a node in the lanes bench; the other node has both free
+    and its slot too. The reading starts there while the CPUs stay held. Before, it was pinned
+    to the first node (its slot was free, it ran fewest) and waited there for a CPU: the test
+    timed out waiting for it."""
+    h, folder = run
+    (folder / "release").touch()  # the readings themselves do not hold
+    names = {cluster.cluster.head_node.node_id: "head"}
+    names.update({node.node_id: name for name, node in cluster.nodes.items()})
+    first = live_offers(ray.nodes())[0].node_id
+    freed = folder / "cpus-freed"
+
+    def hold_cpus(until_exists: str) -> None:  # by value to the node: tests are not importable
+        deadline = time.monotonic() + PATIENCE
+        while not Path(until_exists).exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+    strategy = ray.util.scheduling_strategies.NodeAffinitySchedulingStrategy(first, soft=False)
+    held = (
+        ray.remote(hold_cpus)
+        .options(num_cpus=NODE_CPUS, max_retries=0, scheduling_strategy=strategy)
+        .remote(str(freed))
+    )
+    try:
+        with executor_of(cluster, folder) as executor:
+            until(lambda: free_cpus(first) == 0, timeout=PATIENCE, what="the CPUs held")
+            (reading,) = submit(executor, h, 1, {})
+            assert reading.result(timeout=PATIENCE).status == "pass"
+            assert not ray.wait([held], timeout=0)[0]  # it ran while the CPUs were held
+    finally:
+        freed.touch()
+        ray.get(held, timeout=PATIENCE)
+    assert [d["node"] for d in readings(folder)] == [n for i, n in names.items() if i != first]

@@ -23,8 +23,11 @@ Evaluation slots are per node: the driver counts the evaluations running on each
 and sends one only to a node whose resources cover what it asks (`ray.nodes()`) and that runs
 fewer than `slots` of them, pinned there (`NodeAffinitySchedulingStrategy`, not soft: a pinned
 task never spills onto a node whose slot is taken, and one pinned to a node that died fails and
-is taken again). Ray's own means do not fit: a custom resource per slot is fixed when a node
-starts (`ray start --resources`), and a placement group per node holds the evaluation's
+is taken again). Of the nodes with a free slot, one whose CPUs (and the rest of the ask) are
+free now goes first: a pinned task waits for its own node, and four lanes' sessions on two
+2-CPU nodes left readings pinned behind two sessions while the other node had a CPU free.
+Ray's own means do not fit: a custom resource per slot is fixed when a node starts
+(`ray start --resources`), and a placement group per node holds the evaluation's
 resources for the whole run (sessions could not use them) and, rescheduled after a node's
 loss, may land beside another on one node.
 
@@ -39,7 +42,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -153,11 +156,23 @@ def unoffered(asked: dict[str, Any], offers: Sequence[NodeOffer]) -> list[str]:
     return missing_resources(asked, most) or missing_resources(asked, {})
 
 
-def pick_node(able: Sequence[str], busy: Mapping[str, int], slots: int) -> str | None:
+def pick_node(
+    able: Sequence[str], busy: Mapping[str, int], slots: int, ready: Collection[str] = ()
+) -> str | None:
     """The node an evaluation takes a slot on (pure): of the able nodes running fewer than
-    `slots` evaluations, the one running fewest (the first on a tie); None when all are full."""
+    `slots` evaluations, one that has what it asks free now (`ready`) first, then the one
+    running fewest (the first on a tie); None when all are full. A pinned task waits for its
+    node's resources: sent to a node whose CPUs the sessions hold while another node's were
+    free, a reading waited for a session to end there (up to a session's length)."""
     free = [node for node in able if busy.get(node, 0) < slots]
-    return min(free, key=lambda node: busy.get(node, 0), default=None)
+    return min(free, key=lambda node: (node not in ready, busy.get(node, 0)), default=None)
+
+
+def ready_nodes(
+    asked: dict[str, Any], available: Mapping[str, Mapping[str, float]]
+) -> frozenset[str]:
+    """The nodes whose free resources (`available`, by node id) cover the ask (pure)."""
+    return frozenset(node for node, free in available.items() if not missing_resources(asked, free))
 
 
 # --- what runs on a node -------------------------------------------------------------------
@@ -439,7 +454,8 @@ class RayExecutor:
             )
 
     def _take_slot(self, options: dict[str, Any]) -> str:
-        """A slot on a node able to run the evaluation: the node's id, once one is free. While
+        """A slot on a node able to run the evaluation: the node's id, once one is free; of the
+        free ones, one that has the evaluation's resources free now (`pick_node`). While
         every able node's slots are taken, the cluster is asked again each SLOT_WAIT_SECONDS:
         a node that joined offers its slots, one that left (no task of ours lost yet) stops
         counting. With no able node left the evaluation is lost: the driver's retry is then
@@ -449,13 +465,25 @@ class RayExecutor:
             able = able_nodes(options, self._offers(max_age))
             if not able:
                 raise TaskLost(LOST, "no node of the cluster left can run it")
+            ready = ready_nodes(options, self._available())  # asked outside the lock
             with self._freed:
-                node = pick_node(able, self._busy, self._slots)
+                node = pick_node(able, self._busy, self._slots, ready)
                 if node is not None:
                     self._busy[node] = self._busy.get(node, 0) + 1
                     return node
                 self._freed.wait(SLOT_WAIT_SECONDS)
             max_age = SLOT_WAIT_SECONDS
+
+    def _available(self) -> Mapping[str, Mapping[str, float]]:
+        """What each node has free now, as the cluster's GCS last heard (a raylet reports
+        about every 0.1 s; ~1 ms to ask). Ray has it only as a developer API: without it (a
+        Ray that moved it) no node counts as free and the slot alone decides, as before."""
+        try:
+            state = importlib.import_module("ray._private.state")
+            found: dict[str, dict[str, float]] = state.available_resources_per_node()
+        except (ImportError, AttributeError):
+            return {}
+        return found
 
     def _give_slot(self, node: str) -> None:
         """The evaluation on `node` ended (or was lost: its node died, or its worker and the
