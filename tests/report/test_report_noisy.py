@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from report_helpers import submit_and_step
 
+from autoresearch.noise import Interval
 from autoresearch.paths import RepoPaths
 from autoresearch.report.collect import run_report
 from autoresearch.supervisor.estimates import text
@@ -62,8 +63,8 @@ def test_report_kept_table_and_finalize_show_the_numbers_status_shows(
     result = finalize(repo.root, RUN, single=True)
     message = git(repo.root, "log", "-1", "--format=%B", result.branches[0].name)
     # each with its interval: the numbers status prints
-    before = text(baseline, status["baseline_interval"])
-    after = text(best, status["best_interval"])
+    before = text(baseline, Interval.from_dict(status["baseline_interval"]))
+    after = text(best, Interval.from_dict(status["best_interval"]))
     assert "±" in before and "±" in after
     assert f"Before: {before} (" in message and f"After: {after} (" in message
     assert f"iteration 1: {before} -> {after}" in message

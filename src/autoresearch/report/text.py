@@ -1,35 +1,31 @@
-"""The few lines `autoresearch report` prints (pure)."""
+"""The few lines `autoresearch report` prints (pure), from the report's model."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from autoresearch.report.model import Outcome, baseline_value, best_value
 from autoresearch.supervisor.estimates import text
 
 if TYPE_CHECKING:
     from autoresearch.report import ReportResult
 
+LIVE_HINT = "  (live: run the command again to refresh)"
+
 
 def summary_lines(result: ReportResult) -> str:
-    d = result.to_dict()
-    counts = d["counts"]
+    d = result.data
+    baseline = text(baseline_value(d), d.baseline_estimate) or "n/a"
+    best = text(best_value(d), d.best_estimate) or "n/a"
     rows = [
-        ("report", d["report_file"]),
-        ("plot", d["plot_file"] or "(none)"),
-        (
-            "status",
-            d["status"] + ("  (live: run the command again to refresh)" if d["live"] else ""),
-        ),
-        (
-            d["metric"],
-            f"{text(d['baseline'], d['baseline_interval']) or 'n/a'} → "
-            f"{text(d['best'], d['best_interval']) or 'n/a'} "
-            f"({d['direction']} is better)",
-        ),
+        ("report", str(result.report_file)),
+        ("plot", "(none)" if result.plot_file is None else str(result.plot_file)),
+        ("status", f"{d.status}{LIVE_HINT if d.live else ''}"),
+        (d.metric, f"{baseline} → {best} ({d.direction} is better)"),
         (
             "outcomes",
-            f"{counts['kept']} kept, {counts['discarded']} discarded, {counts['error']} error, "
-            f"{counts['other']} other",
+            f"{d.count(Outcome.KEPT)} kept, {d.count(Outcome.DISCARDED)} discarded, "
+            f"{d.count(Outcome.ERROR)} error, {d.count(Outcome.OTHER)} other",
         ),
     ]
     width = max(len(k) for k, _ in rows)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 from weakref import WeakKeyDictionary
 
 from autoresearch.journal import runs, views
@@ -219,12 +218,9 @@ def interval_dict(interval: Interval | None) -> dict[str, float | int] | None:
     return None if interval is None else interval.to_dict()
 
 
-def text(value: float | None, interval: Mapping[str, Any] | Interval | None) -> str:
+def text(value: float | None, interval: Interval | None) -> str:
     """`18.98 ± 0.88 (n=5)` when the value rests on readings that vary; otherwise the value
-    exactly as it always printed (format_score); empty for no value. (An interval as a
-    mapping: the report's text, report/text.py, renders from the report's JSON.)"""
-    if isinstance(interval, Mapping):
-        interval = _from_dict(interval)
+    exactly as it always printed (format_score); empty for no value."""
     if interval is None or interval.half_width == 0:
         return format_score(value)
     return interval.text()
@@ -233,10 +229,3 @@ def text(value: float | None, interval: Mapping[str, Any] | Interval | None) -> 
 def row_text(score: float | None, estimate: Interval | None) -> str:
     """An iteration's score cell: its commit's estimate, else its own evaluation's score."""
     return text(estimate.mean, estimate) if estimate else format_score(score)
-
-
-def _from_dict(d: Mapping[str, Any]) -> Interval | None:
-    try:
-        return Interval.from_dict(d)
-    except (KeyError, TypeError, ValueError):
-        return None
