@@ -11,7 +11,9 @@ import pytest
 
 from autoresearch.cli.loop_cmds import LoopDoor
 from autoresearch.cli.progress import ProgressPrinter, decision_text
+from autoresearch.contracts.stored_evaluation import StoredEvaluation
 from autoresearch.evaluate import EvaluationRecord
+from autoresearch.journal.views import decision_label
 from autoresearch.noise import Interval
 from autoresearch.states import DecisionKind, Direction, EvalStatus, RunStatus
 from autoresearch.supervisor.estimates import Headline
@@ -50,7 +52,30 @@ def test_decision_text(
     decision: str, evaluated: tuple[EvalStatus, bool] | None, reason: str | None, expected: str
 ) -> None:
     record = evaluation(1.0, *evaluated) if evaluated else None
-    assert decision_text(decision, record, reason) == expected
+    assert decision_text(DecisionKind(decision), record, reason) == expected
+
+
+@pytest.mark.parametrize(
+    ("decision", "status", "timed_out", "expected"),
+    [
+        (DecisionKind.DISCARD, EvalStatus.FAIL, False, "fail"),
+        (DecisionKind.DISCARD, EvalStatus.ERROR, True, "timeout"),
+        (DecisionKind.DISCARD, EvalStatus.ERROR, False, "error"),
+        (DecisionKind.DISCARD, EvalStatus.PASS, False, None),
+        (DecisionKind.AMBIGUOUS, EvalStatus.PASS, False, None),
+        (DecisionKind.KEEP, EvalStatus.PASS, False, None),
+        (DecisionKind.INTERRUPTED, EvalStatus.ERROR, False, "error"),
+    ],
+)
+def test_one_label_rule_for_a_steps_record_and_the_journals(
+    decision: DecisionKind, status: EvalStatus, timed_out: bool, expected: str | None
+) -> None:
+    """The live line's word is the core's (views.decision_label), the same for the record a
+    step returns and the one the journal stores (what status reads)."""
+    record = evaluation(1.0, status, timed_out)
+    stored = StoredEvaluation.from_dict(record.to_dict())
+    assert decision_label(record, decision, "x") == decision_label(stored, decision, "x")
+    assert decision_label(record, decision, "x") == expected
 
 
 def run(repo: Repo, plan: str, **env: str) -> list[str]:

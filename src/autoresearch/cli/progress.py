@@ -8,14 +8,19 @@ from typing import Any
 from autoresearch.agents.base import AgentResult
 from autoresearch.evaluate import EvaluationRecord
 from autoresearch.journal.lanes import LaneRecord
-from autoresearch.journal.views import unmeasured_reason
+from autoresearch.journal.views import decision_label
 from autoresearch.noise import Interval
 from autoresearch.redact import redact
-from autoresearch.states import DecisionKind, Direction, EvalStatus, LaneState
+from autoresearch.states import DecisionKind, Direction, LaneState
 from autoresearch.supervisor import estimates
 from autoresearch.supervisor.step import StepResult
 
-_STYLES = {"keep": "bold green", "discard": "yellow", "ambiguous": "yellow", "error": "bold red"}
+_STYLES = {
+    DecisionKind.KEEP: "bold green",
+    DecisionKind.DISCARD: "yellow",
+    DecisionKind.AMBIGUOUS: "yellow",
+    DecisionKind.ERROR: "bold red",
+}
 # "discard (timeout)" is the widest decision cell of a measured candidate (a discard without a
 # reading says its pinned reason, wider: its row shifts rather than every row). On a terminal
 # the description gets the rest of its width (at least _MIN_DESCRIPTION); into a pipe or a log
@@ -25,25 +30,13 @@ _MIN_DESCRIPTION = 20
 _LOG_DESCRIPTION = 120
 
 
-def evaluation_label(evaluator: EvaluationRecord | None) -> str | None:
-    """Why an evaluation did not pass, as the live line shows it: fail, timeout or error."""
-    if evaluator is None:
-        return None
-    if evaluator.timed_out:
-        return "timeout"
-    status = evaluator.status
-    return str(status) if status in (EvalStatus.FAIL, EvalStatus.ERROR) else None
-
-
 def decision_text(
     decision: DecisionKind, evaluator: EvaluationRecord | None, reason: str | None = None
 ) -> str:
     """`discard (fail)`: a discard says whether the candidate failed, timed out or crashed, or –
-    never measured – its pinned reason (`discard (replay conflict)`)."""
-    label = evaluation_label(evaluator) if decision != DecisionKind.KEEP else None
-    if evaluator is None:
-        label = unmeasured_reason(None, decision, reason)
-    return f"{decision} ({label})" if label else decision
+    never measured – its pinned reason (`discard (replay conflict)`): views.decision_label."""
+    label = decision_label(evaluator, decision, reason)
+    return f"{decision} ({label})" if label else str(decision)
 
 
 class ProgressPrinter:

@@ -14,7 +14,7 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from autoresearch.contracts.stored_evaluation import StoredEvaluation
 from autoresearch.fsutil import atomic_write_json, atomic_write_text
@@ -22,7 +22,7 @@ from autoresearch.journal.runs import IterationRecord, RunRecord
 from autoresearch.noise import Interval
 from autoresearch.paths import RESULTS_FILE, RepoPaths, RunPaths
 from autoresearch.redact import redact, redact_value
-from autoresearch.states import DecisionKind, RunStatus
+from autoresearch.states import DecisionKind, EvalStatus, ProcessState, RunStatus
 
 SCHEMA_VERSION = 1
 TSV_HEADER = "iteration\tcommit\tpass\tscore\tstatus\tdescription\n"
@@ -109,6 +109,33 @@ def evaluation_text(
         return ""
     why = unmeasured_reason(evaluator, decision, reason)
     return f"{NOT_RUN}: {why}" if why else NOT_RUN
+
+
+class Measured(Protocol):
+    """What `decision_label` reads of an evaluation: a step's record (evaluate.EvaluationRecord)
+    or the journal's (StoredEvaluation)."""
+
+    @property
+    def status(self) -> EvalStatus | None: ...
+
+    @property
+    def timed_out(self) -> bool: ...
+
+
+def decision_label(
+    evaluator: Measured | None, decision: DecisionKind | None, reason: str | None
+) -> str | None:
+    """Why a decision came out as it did, in a word (the live line's `discard (timeout)`): a
+    candidate not kept whose evaluation did not pass, `fail`, `timeout` or `error`; one never
+    measured, the pinned reason of its discard (`unmeasured_reason`); else None."""
+    if not evaluator:
+        return unmeasured_reason(None, decision, reason)
+    if decision == DecisionKind.KEEP:
+        return None
+    if evaluator.timed_out:
+        return str(ProcessState.TIMEOUT)
+    status = evaluator.status
+    return str(status) if status in (EvalStatus.FAIL, EvalStatus.ERROR) else None
 
 
 def unmeasured_reason(
