@@ -3,9 +3,11 @@ process groups and run on) while a further reading runs in a scratch checkout of
 (`lanes._read_ahead`: scratch/ahead/N, not the lane's worktree): the resumed driver must not
 start an evaluation until that reading is gone. Else the machine runs more evaluations at
 once than sandbox.md's `slots` – timed benchmarks contaminating each other – for as long as
-the stray runs. Every reading appends `start`/`end` lines with its pid and its tree; the
-stray's `end` is written by its SIGTERM handler (the reaper's first signal) or when it
-finishes by itself."""
+the stray runs. Every reading appends `start`/`end` lines with its pid, its ancestors' pids and
+its tree; the stray's `end` is written by its SIGTERM handler (the reaper's first signal) or
+when it finishes by itself. A reading is the resumed driver's when that driver is among its
+ancestors: the killed driver may have spawned one just before the kill that logs its start
+only after it (a start time cannot tell them apart)."""
 
 from __future__ import annotations
 
@@ -28,9 +30,20 @@ NOISY = textwrap.dedent(
     import glob, json, os, random, signal, sys, time
     log, tree = os.environ["EVAL_LOG"], os.environ["AUTORESEARCH_WORKTREE"]
 
+    def ancestors():
+        pids, pid = [], os.getppid()
+        while pid > 1:
+            pids.append(str(pid))
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    pid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except OSError:
+                break
+        return ",".join(pids) or "-"
+
     def line(what):
         with open(log, "a") as f:
-            f.write(f"{what} {os.getpid()} {time.time()} {tree}\\n")
+            f.write(f"{what} {os.getpid()} {time.time()} {ancestors()} {tree}\\n")
 
     def stopped(signum, frame):
         line("end")
@@ -55,10 +68,21 @@ def _spans(log: Path) -> dict[int, list[float]]:
     """Each reading's pid → [start, end] (end missing while it runs)."""
     spans: dict[int, list[float]] = {}
     for row in log.read_text().splitlines():
-        what, pid, at, _tree = row.split(" ", 3)
+        what, pid, at, _ancestors, _tree = row.split(" ", 4)
         if what in ("start", "end"):
             spans.setdefault(int(pid), []).append(float(at))
     return spans
+
+
+def _started_under(log: Path, driver: int) -> dict[int, str]:
+    """The readings `driver` spawned (it is among their ancestors at their start) → tree."""
+    return {
+        int(pid): tree
+        for what, pid, _at, ancestors, tree in (
+            r.split(" ", 4) for r in log.read_text().splitlines()
+        )
+        if what == "start" and str(driver) in ancestors.split(",")
+    }
 
 
 def test_a_resumed_driver_waits_for_the_killed_drivers_read_ahead_evaluator(
@@ -93,19 +117,22 @@ def test_a_resumed_driver_waits_for_the_killed_drivers_read_ahead_evaluator(
         (stray_pid,) = [
             int(r.split()[1]) for r in log.read_text().splitlines() if r.startswith("stray")
         ]
-        killed_at = max(s[0] for s in _spans(log).values())
-        done = subprocess.run(
+        resume = subprocess.Popen(
             [sys.executable, "-m", "autoresearch", "resume", RUN_ID, "--json"], cwd=repo.root,
-            env=env, capture_output=True, text=True, timeout=240, start_new_session=True,
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            start_new_session=True,
         )  # fmt: skip
-        assert done.returncode == 0, done.stderr
+        _out, err = resume.communicate(timeout=240)
+        assert resume.returncode == 0, err
         spans = _spans(log)
         assert len(spans[stray_pid]) == 2, "the stray reading still runs after the resume"
         stray_end = spans[stray_pid][1]
-        resumed = [s[0] for s in spans.values() if s[0] > killed_at]
+        resumed = _started_under(log, resume.pid)
         assert resumed, "the resume took no reading"
+        assert stray_pid not in resumed
         # no evaluation of the resumed driver ran beside the killed driver's reading
-        assert min(resumed) >= stray_end, (min(resumed), stray_end)
+        first = min(resumed, key=lambda pid: spans[pid][0])
+        assert spans[first][0] >= stray_end, (spans[first][0], stray_end, resumed[first])
     finally:
         for pid in run_children(repo.root):
             with contextlib.suppress(OSError):
