@@ -232,8 +232,10 @@ def _agent_name(agent: AgentRecord) -> str | None:
 
 
 def _lane(it: IterationRecord, agent: AgentRecord) -> str | None:
+    """The lane of `run --lanes K` whose session this was; None for a run without lanes
+    (the journal's lane 0), so its report has no lane column and no spend per lane."""
     lane = agent.lane if agent.lane is not None else it.lane
-    return str(lane)
+    return str(lane) if lane else None
 
 
 def _tokens(agent: AgentRecord) -> int | None:
