@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatch
 from pathlib import Path
 
-from autoresearch import git
+from autoresearch import failpoints, git
 from autoresearch.fsutil import atomic_write_bytes
 from autoresearch.paths import RUNTIME_DIR_NAMES, RUNTIME_FILES, STATE_DIR
 
@@ -109,10 +109,23 @@ def save_then_reset(
     rule: RuntimeRule,
     patch_path: Path,
     keep_empty: bool = False,
+    *,
+    branch: str | None = None,
+    clean: bool = True,
+    once: bool = False,
+    failpoint: str | None = None,
 ) -> bool:
-    """Save what is past `base` as a patch, then reset to `reset_to`; True when it saved."""
-    saved = save_patch(cwd, base, rule, patch_path, keep_empty)
-    reset_tree(cwd, reset_to, rule)
+    """Save what is past `base` as a patch, then reset to `reset_to` (`reset_tree`'s `branch`
+    and `clean`); True when it saved.
+
+    `once`: a patch already at `patch_path` is kept as it is and nothing is saved (the first
+    save, taken before a kill, held all the work; the tree it would see now may be half-reset).
+    `failpoint` is hit between the save and the reset, for the fault suite."""
+    kept_first = once and patch_path.exists()
+    saved = False if kept_first else save_patch(cwd, base, rule, patch_path, keep_empty)
+    if failpoint is not None:
+        failpoints.hit(failpoint)
+    reset_tree(cwd, reset_to, rule, branch, clean)
     return saved
 
 

@@ -259,7 +259,8 @@ def _rearm(h: RunHandle, save_dirty: bool) -> ResumeOutcome:
         and dirty_entries(h.worktree, h.links, h.runtime)
     ):
         kept = h.run.last_kept_commit or "HEAD"
-        notes.append(record.save_and_reset(h, h.run.iteration + 1, "dirty", kept, "HEAD"))
+        path = h.paths.patch(h.run.iteration + 1, "dirty")
+        notes.append(record.save_and_reset(h, path, kept, "HEAD"))
     notes += recover(h)
     if h.run.phase == Phase.PREPARING:
         prepare.finish_prepare(h)

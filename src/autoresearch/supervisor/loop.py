@@ -429,7 +429,7 @@ def _restore_base(h: RunHandle, iteration: int, base: str) -> list[str]:
     clean = on_branch and git.head(h.worktree) == base
     if clean and not dirty_entries(h.worktree, h.links, h.runtime):
         return []
-    note = record.save_and_reset(h, iteration, "leftover", base)
+    note = record.save_and_reset(h, h.paths.patch(iteration, "leftover"), base)
     return [f"a previous session left changes behind: {note}"]
 
 
@@ -453,7 +453,7 @@ def after_session(
     def saved(label: str, since: str, reset_to: str | None = None) -> str:
         if save is not None:
             return save(label, since, reset_to)
-        return record.save_and_reset(h, iteration, label, since, reset_to)
+        return record.save_and_reset(h, h.paths.patch(iteration, label), since, reset_to)
 
     notes = _agent_notes(result)
     if result.timed_out or result.cancelled:

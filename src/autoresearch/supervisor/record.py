@@ -316,6 +316,9 @@ def branch_ref(h: RunHandle) -> str:
     return f"refs/heads/{h.branch_name}"
 
 
+_BEFORE_RESET = "apply.before_reset"  # the fault suite kills a decision's effect here
+
+
 def restore_branch(
     h: RunHandle,
     iteration: int,
@@ -336,11 +339,15 @@ def restore_branch(
     if on_branch and head == target and not dirty:
         return []
     notes = []
-    if label is not None:
-        notes.append(save_patch(h, iteration, label, target))
-    failpoints.hit("apply.before_reset")
-    branch = None if on_branch else h.branch_name
-    reset.reset_tree(h.worktree, target, h.dirt, branch=branch, clean=False)
+    if label is None:  # recorded by its SHA: nothing to save
+        failpoints.hit(_BEFORE_RESET)
+        branch = None if on_branch else h.branch_name
+        reset.reset_tree(h.worktree, target, h.dirt, branch=branch, clean=False)
+    else:
+        path, reset_to = h.paths.patch(iteration, label), target if on_branch else None
+        notes.append(
+            save_and_reset(h, path, target, reset_to, clean=False, failpoint=_BEFORE_RESET)
+        )
     if not on_branch:
         notes.append(
             f"the session left HEAD off the run branch; {h.branch_name} was checked out "
@@ -361,9 +368,11 @@ def advance_run_branch(h: RunHandle) -> list[str]:
     if head == kept and git.head_branch(run.worktree) == branch_ref(run):
         return []
     notes = []
-    if dirty_tracked(run):
-        notes.append(save_patch(run, run.run.iteration, "run-worktree", head))
-    git.checkout_branch_at(run.worktree, run.branch_name, kept)
+    if dirty_tracked(run):  # untracked files stay where they are, unsaved: no session's work
+        path = run.paths.patch(run.run.iteration, "run-worktree")
+        notes.append(save_and_reset(run, path, head, at=kept, clean=False))
+    else:
+        reset.reset_tree(run.worktree, kept, run.dirt, branch=run.branch_name, clean=False)
     notes.append(f"run branch {run.branch_name} now at the kept commit {kept[:12]}")
     return notes
 
@@ -390,14 +399,35 @@ def patch_note(changed: bool, base: str, path: Path) -> str:
 
 
 def save_and_reset(
-    h: RunHandle, iteration: int, label: str, base: str, reset_to: str | None = None
+    h: RunHandle,
+    path: Path,
+    base: str,
+    reset_to: str | None = None,
+    *,
+    at: str | None = None,
+    clean: bool = True,
+    once: bool = False,
+    failpoint: str | None = None,
 ) -> str:
-    """`save_patch`, then reset to `reset_to` sparing runtime dirt. By default the run's own
-    branch is checked out again at `base`, wherever the session left HEAD."""
-    note = save_patch(h, iteration, label, base)
+    """Save everything in the worktree past `base` into `path` (as `save_patch`), then reset
+    sparing runtime dirt: to `reset_to` on whatever HEAD is on, or by default with the run's
+    own branch checked out again at `at` (default `base`), wherever the session left HEAD.
+    `clean`, `once` and `failpoint` are `reset.save_then_reset`'s. The note that says where
+    it saved (`patch_note`)."""
     branch = h.branch_name if reset_to is None else None
-    reset.reset_tree(h.worktree, reset_to or base, h.dirt, branch=branch)
-    return note
+    target = reset_to or at or base
+    changed = reset.save_then_reset(
+        h.worktree,
+        base,
+        target,
+        h.dirt,
+        path,
+        branch=branch,
+        clean=clean,
+        once=once,
+        failpoint=failpoint,
+    )
+    return patch_note(changed, base, path)
 
 
 def reap_stale_children(h: RunHandle) -> list[str]:

@@ -6,7 +6,7 @@ Idempotent: running it on a healthy run changes nothing.
 
 from __future__ import annotations
 
-from autoresearch import failpoints, reset
+from autoresearch import failpoints
 from autoresearch.clock import utc_now_iso
 from autoresearch.contracts import candidate as cand
 from autoresearch.fsutil import atomic_write_json
@@ -94,9 +94,5 @@ def _save_cut_work(h: RunHandle, found: inflight.InflightSession) -> str:
     the session's processes stopped, holds all of its work; a repeat after a kill during or
     after the reset would see a half-reset tree or, in a lane, the commits other lanes kept
     meanwhile, and must not overwrite it."""
-    path = h.paths.cut_patch(found.iteration)
-    base = found.base_commit
-    changed = not path.exists() and reset.save_patch(h.worktree, base, h.dirt, path, False)
-    kept = h.run.last_kept_commit or base
-    reset.reset_tree(h.worktree, kept, h.dirt, branch=h.branch_name)
-    return record.patch_note(changed, base, path)
+    path, base = h.paths.cut_patch(found.iteration), found.base_commit
+    return record.save_and_reset(h, path, base, at=h.run.last_kept_commit or base, once=True)
