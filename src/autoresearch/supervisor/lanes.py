@@ -330,10 +330,8 @@ class _Driver:
         if last is not None:
             lane.last_iteration, lane.last_decision = last.iteration, last.decision
         _ensure_worktree(h, lh)
-        for reaped in children.reap(h.journal, lh.tag):
-            self.observer.note(f"lane {lane.number}: stopped a stray process group ({reaped.pgid})")
-        for lock in git.clear_stale_locks(lh.worktree):  # a git the crash killed (reaped above)
-            self.observer.note(f"lane {lane.number}: removed the stale git lock {lock}")
+        for line in record.reap_strays(lh, lh.tag):  # its strays, then a killed git's locks
+            self.observer.note(f"lane {lane.number}: {line}")
         private_dir(lh.paths.logs)
         kept = h.run.last_kept_commit or ""
         if git.rebase_in_progress(lh.worktree):
@@ -378,8 +376,7 @@ class _Driver:
         if git.head_branch(lh.worktree) != record.branch_ref(lh):
             return  # the session left HEAD elsewhere: step says so
         path = lh.paths.session_patch(lane.session, "unfinished-replay")
-        reset.save_patch(lh.worktree, resolved, lh.dirt, path, keep_empty=False)
-        git.checkout_branch_at(lh.worktree, lh.branch_name, resolved)
+        record.save_and_reset(lh, path, resolved, clean=False)
 
     def _restore(self, lane: Lane, label: str, base: str) -> str | None:
         """The lane's branch at `base` on a clean tree; what lay past it saved as a patch.
@@ -397,18 +394,16 @@ class _Driver:
         movable = on_branch and (head == base or at is not None)
         if movable and not dirty_entries(lh.worktree, lh.links, lh.runtime):
             if head != base:
-                git.checkout_branch_at(lh.worktree, lh.branch_name, base)
+                reset.reset_tree(lh.worktree, base, lh.dirt, branch=lh.branch_name, clean=False)
             return None
         return self._save(lane, label, base, None)
 
     def _save(self, lane: Lane, label: str, base: str, reset_to: str | None) -> str:
+        """`record.save_and_reset` into the lane's session patch `label`; by default the lane
+        branch is checked out again at the incumbent (another lane's keep may have moved it)."""
         lh = lane.h
-        path = lh.paths.session_patch(lane.session, label)
-        changed = reset.save_patch(lh.worktree, base, lh.dirt, path, keep_empty=False)
-        target = reset_to or self.h.run.last_kept_commit or base
-        branch = lh.branch_name if reset_to is None else None
-        reset.reset_tree(lh.worktree, target, lh.dirt, branch=branch)
-        return record.patch_note(changed, base, path)
+        path, at = lh.paths.session_patch(lane.session, label), self.h.run.last_kept_commit
+        return record.save_and_reset(lh, path, base, reset_to, at=at or base)
 
     def _session_over(self, lane: Lane) -> None:
         """The lane's session ended and the driver made its artifact consistent."""

@@ -431,7 +431,8 @@ def save_and_reset(
 
 
 def reap_stale_children(h: RunHandle) -> list[str]:
-    """Stop process groups that a crashed driver of this run left running.
+    """Stop process groups that a crashed driver of this run left running (`reap_strays`:
+    the run's own, and any in its scratch trees).
 
     Done once per handle: while this process holds the driver lock, no other driver can leave
     children behind.
@@ -439,11 +440,15 @@ def reap_stale_children(h: RunHandle) -> list[str]:
     if h.reaped:
         return []
     h.reaped = True
-    notes = [_reaped_note(r) for r in children.reap(h.journal, h.tag)]
-    for tree in scratch_trees(h):
-        notes += [
-            _reaped_note(r) for r in children.reap(h.journal, children.run_tag(h.run_id, tree))
-        ]
+    scratch = [children.run_tag(h.run_id, tree) for tree in scratch_trees(h)]
+    return reap_strays(h, h.tag, *scratch)
+
+
+def reap_strays(h: RunHandle, *tags: children.ChildTag) -> list[str]:
+    """Stop the process groups a crashed driver left carrying `tags` (registered or not), then
+    remove the locks of a git killed with it (`clear_stale_git_locks`); a note for each. A
+    lanes driver reaps each lane with its lane's tag when it arms it."""
+    notes = [_reaped_note(r) for tag in tags for r in children.reap(h.journal, tag)]
     return notes + clear_stale_git_locks(h)
 
 
