@@ -124,6 +124,25 @@ def test_chat_answer_to_message(answer: dict[str, Any], content: list, stop: str
 
 
 @pytest.mark.parametrize(
+    ("usage", "messages_usage"),
+    [
+        (Usage(100, 7, 40), (60, 40, 7)),
+        (Usage(10, 3, 0), (10, 0, 3)),
+        (Usage(5, 1, 9), (0, 9, 1)),  # more cached than prompt: no negative fresh input
+        (Usage(), (0, 0, 0)),
+    ],
+)
+def test_gateway_usage_as_messages_usage(
+    usage: Usage, messages_usage: tuple[int, int, int]
+) -> None:
+    fresh, cached, output = messages_usage
+    assert bridge.anthropic_usage(usage) == {
+        "input_tokens": fresh, "cache_read_input_tokens": cached,
+        "cache_creation_input_tokens": 0, "output_tokens": output,
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
     ("finish", "tools", "reason"),
     [("stop", False, "end_turn"), ("length", False, "max_tokens"), ("tool_calls", True, "tool_use"),
      (None, True, "tool_use"), (None, False, "end_turn"), ("weird", False, "end_turn")],

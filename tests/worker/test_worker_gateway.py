@@ -20,7 +20,7 @@ from worker_helpers import job_repo
 
 from autoresearch.mcp.server import build_server
 from autoresearch.worker import gateway
-from autoresearch.worker.gateway import Endpoint, GatewayConfig, GatewayError, Price
+from autoresearch.worker.gateway import Endpoint, GatewayConfig, GatewayError, Price, Usage
 from autoresearch.worker.tools import circuits
 from helpers import Repo, cli
 
@@ -62,6 +62,32 @@ def test_cost_of() -> None:
     assert gateway.cost_of(Price(1.0, 2.0, 0.1), 1_000_000, 500_000, 400_000) == pytest.approx(
         0.6 + 1.0 + 0.04
     )
+
+
+@pytest.mark.parametrize(
+    ("usage", "counts"),
+    [
+        ({"prompt_tokens": 100, "completion_tokens": 7,
+          "prompt_tokens_details": {"cached_tokens": 40}}, (100, 7, 40)),
+        ({"prompt_tokens": 10, "completion_tokens": 3}, (10, 3, 0)),
+        ({"prompt_tokens": None, "prompt_tokens_details": None}, (0, 0, 0)),
+        ({"prompt_tokens": 5, "prompt_tokens_details": [1]}, (5, 0, 0)),
+        ({}, (0, 0, 0)),
+        (None, (0, 0, 0)),
+        ([1, 2], (0, 0, 0)),
+    ],
+)  # fmt: skip
+def test_usage_of_an_answer(usage: object, counts: tuple[int, int, int]) -> None:
+    found = Usage.of(usage)
+    assert (found.prompt, found.completion, found.cached) == counts
+
+
+def test_usage_cost_is_cost_of_its_counts() -> None:
+    price = Price(1.0, 2.0, 0.1)
+    assert Usage(1_000_000, 500_000, 400_000).cost(price) == gateway.cost_of(
+        price, 1_000_000, 500_000, 400_000
+    )
+    assert Usage(1000, 100, 0).cost(None) is None
 
 
 def dead_url() -> str:

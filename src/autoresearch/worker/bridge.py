@@ -42,6 +42,7 @@ from autoresearch.clock import utc_now_iso
 from autoresearch.contracts.job_result import GatewaySpend
 from autoresearch.redact import redact
 from autoresearch.worker import gateway
+from autoresearch.worker.gateway import Usage
 
 DEFAULT_MAX_REQUESTS = 2000  # per job: far above what max_turns allows, still a bound
 MAX_BODY_BYTES = 32 * 1024 * 1024
@@ -198,31 +199,15 @@ def to_chat(body: Mapping[str, Any], model: str) -> dict[str, Any]:
 # --- Chat Completions answer → Messages answer (pure) --------------------------------------
 
 
-@dataclass
-class Usage:
-    prompt: int = 0
-    completion: int = 0
-    cached: int = 0
-
-    @classmethod
-    def of(cls, usage: Any) -> Usage:
-        if not isinstance(usage, dict):
-            return cls()
-        details = usage.get("prompt_tokens_details") or {}
-        return cls(
-            int(usage.get("prompt_tokens") or 0),
-            int(usage.get("completion_tokens") or 0),
-            int(details.get("cached_tokens") or 0) if isinstance(details, dict) else 0,
-        )
-
-    def anthropic(self) -> dict[str, int]:
-        """Anthropic counts cache reads apart from the fresh input tokens."""
-        return {
-            "input_tokens": max(self.prompt - self.cached, 0),
-            "cache_read_input_tokens": self.cached,
-            "cache_creation_input_tokens": 0,
-            "output_tokens": self.completion,
-        }
+def anthropic_usage(usage: Usage) -> dict[str, int]:
+    """The gateway's counts as a Messages `usage`: Anthropic counts cache reads apart from the
+    fresh input tokens (pure)."""
+    return {
+        "input_tokens": max(usage.prompt - usage.cached, 0),
+        "cache_read_input_tokens": usage.cached,
+        "cache_creation_input_tokens": 0,
+        "output_tokens": usage.completion,
+    }
 
 
 def tool_input(arguments: Any) -> dict[str, Any]:
@@ -272,7 +257,7 @@ def to_message(data: Mapping[str, Any], model: str, message_id: str) -> dict[str
         "content": content,
         "stop_reason": stop_reason(choice.get("finish_reason"), has_tools),
         "stop_sequence": None,
-        "usage": Usage.of(data.get("usage")).anthropic(),
+        "usage": anthropic_usage(Usage.of(data.get("usage"))),
     }
 
 
@@ -325,7 +310,7 @@ class StreamTranslator:
         message: dict[str, Any] = {
             "id": self.message_id, "type": "message", "role": "assistant", "model": self.model,
             "content": [], "stop_reason": None, "stop_sequence": None,
-            "usage": Usage().anthropic(),
+            "usage": anthropic_usage(Usage()),
         }  # fmt: skip
         return [{"type": "message_start", "message": message}]
 
@@ -405,7 +390,7 @@ class StreamTranslator:
             {
                 "type": "message_delta",
                 "delta": {"stop_reason": reason, "stop_sequence": None},
-                "usage": self.usage.anthropic(),
+                "usage": anthropic_usage(self.usage),
             },
             {"type": "message_stop"},
         ]
@@ -534,12 +519,9 @@ class Bridge:
             return self.requests <= self.max_requests
 
     def record(self, exchange: Exchange) -> None:
-        u = exchange.usage
-        cost = gateway.cost_of(
-            self.config.prices.get(exchange.model), u.prompt, u.completion, u.cached
-        )
+        cost = exchange.usage.cost(self.config.prices.get(exchange.model))
         with self._lock:
-            self.spend.add(u, cost)
+            self.spend.add(exchange.usage, cost)
         if self.on_exchange is not None:
             # metrics must never break the agent's request
             with contextlib.suppress(Exception):
@@ -721,9 +703,7 @@ def metrics_recorder(
                 "prompt_tokens": u.prompt,
                 "completion_tokens": u.completion,
                 "cached_tokens": u.cached,
-                "cost": gateway.cost_of(
-                    config.prices.get(x.model), u.prompt, u.completion, u.cached
-                ),
+                "cost": u.cost(config.prices.get(x.model)),
             },
         )
 

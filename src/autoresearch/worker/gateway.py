@@ -63,6 +63,32 @@ class Price:
 
 
 @dataclass(frozen=True)
+class Usage:
+    """An answer's token counts, read from its Chat Completions `usage` object: the one
+    reading of the gateway's usage, for `complete()`'s attempts and the bridge's requests."""
+
+    prompt: int = 0
+    completion: int = 0
+    cached: int = 0  # of the prompt tokens, those the gateway served from its cache
+
+    @classmethod
+    def of(cls, usage: Any) -> Usage:
+        """The counts of a `usage` object (pure); absent or malformed parts count 0."""
+        if not isinstance(usage, dict):
+            return cls()
+        details = usage.get("prompt_tokens_details") or {}
+        return cls(
+            int(usage.get("prompt_tokens") or 0),
+            int(usage.get("completion_tokens") or 0),
+            int(details.get("cached_tokens") or 0) if isinstance(details, dict) else 0,
+        )
+
+    def cost(self, price: Price | None) -> float | None:
+        """Dollars for these tokens at `price` (None: the model has no price)."""
+        return cost_of(price, self.prompt, self.completion, self.cached)
+
+
+@dataclass(frozen=True)
 class Endpoint:
     label: str
     url: str
@@ -274,15 +300,12 @@ def _post(
     try:
         data = json.loads(raw)
         text = str(data["choices"][0]["message"]["content"] or "")
-        usage = data.get("usage") or {}
+        raw_usage = data.get("usage")
     except (ValueError, KeyError, IndexError, TypeError):
         return attempt("bad_response"), None, 502, None
+    usage = Usage.of(raw_usage)
     done = attempt("200")
-    done.prompt_tokens = int(usage.get("prompt_tokens") or 0)
-    done.completion_tokens = int(usage.get("completion_tokens") or 0)
-    details = usage.get("prompt_tokens_details") or {}
-    done.cached_tokens = int(details.get("cached_tokens") or 0)
-    done.cost = cost_of(
-        config.prices.get(model), done.prompt_tokens, done.completion_tokens, done.cached_tokens
-    )
+    done.prompt_tokens, done.completion_tokens = usage.prompt, usage.completion
+    done.cached_tokens = usage.cached
+    done.cost = usage.cost(config.prices.get(model))
     return done, text, 200, None
