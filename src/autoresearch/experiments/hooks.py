@@ -33,9 +33,9 @@ from autoresearch.errors import NotFoundError
 from autoresearch.experiments.context import Context, open_context
 from autoresearch.experiments.ledger import progress
 from autoresearch.experiments.rules import (
-    FAILED_VERDICTS,
     FAILURE_STREAK,
     MAX_RESUMED_TURNS,
+    failure_streak,
     max_reached_message,
 )
 from autoresearch.experiments.status import DEFAULT_HISTORY, StatusReport, build_status
@@ -107,10 +107,11 @@ def decide_stop(facts: StopFacts) -> StopDecision:
             "prompt the agent to go on."
         )
         return StopDecision(StopAction.STOP, StopReason.MAX_RESUMES, notice)
-    streak = facts.latest_statuses[: FAILURE_STREAK + 1]
-    if len(streak) > FAILURE_STREAK and all(s in FAILED_VERDICTS for s in streak):
+    # status's rule (rules.failure_streak), counted no further than the limit it stops above
+    streak = failure_streak(facts.latest_statuses[: FAILURE_STREAK + 1])
+    if streak > FAILURE_STREAK:
         notice = (
-            f"Auto-resume stopped: the latest {len(streak)} results of the segment are all "
+            f"Auto-resume stopped: the latest {streak} results of the segment are all "
             "discard/crash/checks_failed; rethink the approach before going on."
         )
         return StopDecision(StopAction.STOP, StopReason.FAILURE_STREAK, notice)
