@@ -7,6 +7,8 @@ import json
 import shutil
 from pathlib import Path
 
+from autoresearch.locks import FileLock
+from autoresearch.paths import RepoPaths
 from helpers import Repo, cli, git
 
 
@@ -79,3 +81,17 @@ def test_lane_worktrees_belong_to_their_run(repo: Repo, mission_dir: Path) -> No
     assert [f["message"] for f in findings(report, "worktrees")] == [
         f"worktree {ghost} belongs to no run in the journal"
     ]
+
+
+def test_restore_is_refused_while_a_run_is_driven(repo: Repo, mission_dir: Path) -> None:
+    assert cli("prepare", "missions/demo", "--run-tag", "d1", cwd=repo.root).returncode == 0
+    driver = FileLock(RepoPaths(repo.root).run("missions-demo-d1").driver_lock)
+    driver.acquire()  # a driver of the run, as `run` holds it
+    try:
+        done = cli("--repo", str(repo.root), "doctor", "--restore", "--force", cwd=repo.root)
+    finally:
+        driver.release()
+    assert done.returncode == 2, done.stderr
+    assert "run missions-demo-d1 is being driven right now" in done.stderr
+    done = cli("--repo", str(repo.root), "doctor", "--restore", "--force", cwd=repo.root)
+    assert "being driven" not in done.stderr, done.stderr

@@ -20,10 +20,10 @@ from autoresearch import git
 from autoresearch.errors import AutoresearchError, JournalError, NotFoundError, RefusedError
 from autoresearch.journal import integrity, runs
 from autoresearch.journal.db import Journal
-from autoresearch.locks import FileLock
 from autoresearch.paths import LANES_DIR, RUNS_DIR, RepoPaths
 from autoresearch.settings import journal_timeout
 from autoresearch.states import Phase, RunStatus
+from autoresearch.supervisor.handle import driver_alive
 
 BRANCH_PREFIX = "autoresearch/"
 
@@ -296,7 +296,7 @@ def _journal_healthy(repo: RepoPaths) -> bool:
 def _refuse_while_driven(repo: RepoPaths) -> None:
     folder = repo.state_dir / RUNS_DIR
     for run_dir in sorted(folder.iterdir()) if folder.is_dir() else []:
-        if FileLock(repo.run(run_dir.name).driver_lock).held_elsewhere():
+        if driver_alive(repo, run_dir.name):
             raise RefusedError(
                 f"run {run_dir.name} is being driven right now; stop it "
                 f"(autoresearch stop {run_dir.name}) before restoring the journal"
