@@ -17,12 +17,11 @@ from autoresearch import git
 from autoresearch.errors import ContractError, NotFoundError
 from autoresearch.experiments.verbs import Door, Verbs, verbs
 from autoresearch.journal import sessions
-from autoresearch.journal.db import Journal, journal_present
+from autoresearch.journal.db import Journal, journal_present, open_journal
 from autoresearch.journal.sessions import SessionRecord
 from autoresearch.locks import take_or_refuse
 from autoresearch.paths import HARNESS_FILE, RepoPaths, SessionPaths, session_paths
 from autoresearch.repo_state import ensure_state_dir
-from autoresearch.settings import journal_timeout
 
 # create: init (makes the journal); write: run, log, notes, off; read: status, resume.
 Mode = Literal["create", "write", "read"]
@@ -95,7 +94,7 @@ def open_context(start: Path, mode: Mode = "write", door: Door = Door.CLI) -> It
         raise NotFoundError(no_session_message(branch, [], verbs(door)))
     if mode != "read":
         ensure_state_dir(repo)
-    journal = Journal.open(repo.journal, busy_timeout=journal_timeout())
+    journal = open_journal(root)
     try:
         yield Context(root, cwd, branch, journal, door)
     finally:

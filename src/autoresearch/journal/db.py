@@ -27,7 +27,8 @@ from autoresearch.errors import AutoresearchError, DiskFullError, JournalError
 from autoresearch.fsutil import make_private, private_fd
 from autoresearch.journal import domains, integrity
 from autoresearch.journal.schema import MIGRATIONS
-from autoresearch.settings import DEFAULT_BUSY_TIMEOUT
+from autoresearch.paths import RepoPaths
+from autoresearch.settings import DEFAULT_BUSY_TIMEOUT, journal_timeout
 
 # Throttled backups wait this many times their own duration: at most ~1/10 of the time.
 BACKUP_SHARE_INVERSE = 9.0
@@ -273,6 +274,14 @@ def read_rows(src: Reader, sql: str, params: Sequence[Any] = ()) -> list[sqlite3
     if isinstance(src, Journal):
         return src.rows(sql, params)
     return list(src.execute(sql, params).fetchall())
+
+
+def open_journal(repo_root: Path, busy_timeout: float | None = None) -> Journal:
+    """The repository's journal, opened (`Journal.open`: made, verified, migrated): the one way
+    every engine opens it. A busy journal is waited for `busy_timeout` seconds, by default
+    `settings.journal_timeout()` (AUTORESEARCH_JOURNAL_TIMEOUT)."""
+    timeout = journal_timeout() if busy_timeout is None else busy_timeout
+    return Journal.open(RepoPaths(repo_root).journal, busy_timeout=timeout)
 
 
 def journal_present(path: Path) -> bool:

@@ -19,13 +19,12 @@ from autoresearch.clock import utc_now_iso
 from autoresearch.errors import NotFoundError, RefusedError
 from autoresearch.journal import lanes as lane_store
 from autoresearch.journal import runs
-from autoresearch.journal.db import journal_present
+from autoresearch.journal.db import journal_present, open_journal
 from autoresearch.journal.runs import RunRecord
 from autoresearch.paths import RepoPaths
-from autoresearch.settings import journal_timeout
 from autoresearch.states import TERMINAL_STATUSES, RunStatus
 from autoresearch.supervisor import record, refs
-from autoresearch.supervisor.handle import RunHandle, driver_lock, open_journal
+from autoresearch.supervisor.handle import RunHandle, driver_lock
 from autoresearch.supervisor.safety import dirty_entries
 
 
@@ -66,7 +65,7 @@ def clean(
         if run_ids:
             raise NotFoundError(f"unknown run: {run_ids[0]}")
         return []
-    with open_journal(repo_root, journal_timeout()) as journal:
+    with open_journal(repo_root) as journal:
         targets = _targets(journal, list(run_ids))
         results = []
         for run in targets:

@@ -19,9 +19,8 @@ from typing import Any
 from autoresearch import git
 from autoresearch.errors import AutoresearchError, JournalError, NotFoundError, RefusedError
 from autoresearch.journal import integrity, runs
-from autoresearch.journal.db import Journal
+from autoresearch.journal.db import open_journal
 from autoresearch.paths import LANES_DIR, RUNS_DIR, RepoPaths
-from autoresearch.settings import journal_timeout
 from autoresearch.states import Phase, RunStatus
 from autoresearch.supervisor.handle import driver_alive
 
@@ -88,7 +87,7 @@ def _check_journal(repo: RepoPaths, report: DoctorReport) -> list[runs.RunRecord
         report.add("journal", Severity.OK, f"no journal yet at {repo.journal} (no runs)")
         return []
     try:
-        with Journal.open(repo.journal, busy_timeout=journal_timeout()) as journal:
+        with open_journal(repo.repo_root) as journal:
             # the deep check first, so that a bad JSON value is named with its table and row
             deep = journal.json_problem()
             if deep is not None:
@@ -287,7 +286,7 @@ def _journal_healthy(repo: RepoPaths) -> bool:
     if not integrity.has_content(repo.journal):
         return False
     try:
-        Journal.open(repo.journal, busy_timeout=journal_timeout()).close()
+        open_journal(repo.repo_root).close()
     except AutoresearchError:
         return False
     return True

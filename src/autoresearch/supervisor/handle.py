@@ -17,7 +17,7 @@ from autoresearch.contracts.sandbox import ChecksSpec, EvaluatorSpec
 from autoresearch.errors import ContractError, NotFoundError
 from autoresearch.evaluate import EvaluationRecord
 from autoresearch.journal import runs
-from autoresearch.journal.db import Journal, journal_present
+from autoresearch.journal.db import Journal, journal_present, open_journal
 from autoresearch.locks import FileLock, take_or_refuse
 from autoresearch.noise import NoisePolicy
 from autoresearch.paths import (
@@ -26,7 +26,6 @@ from autoresearch.paths import (
     RunPaths,
 )
 from autoresearch.reset import RuntimeRule, run_dirt
-from autoresearch.settings import DEFAULT_BUSY_TIMEOUT, journal_timeout
 from autoresearch.supervisor.executor import EvaluationTask
 
 
@@ -63,10 +62,6 @@ def find_repo(start: Path) -> Path:
     return root
 
 
-def open_journal(repo_root: Path, busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> Journal:
-    return Journal.open(RepoPaths(repo_root).journal, busy_timeout=busy_timeout)
-
-
 def load_run(journal: Journal, run_id: str) -> runs.RunRecord:
     run = runs.get_run(journal, run_id)
     if run is None:
@@ -84,7 +79,7 @@ def read_run(repo_root: Path, run_id: str) -> tuple[Journal, runs.RunRecord]:
     refused, and a repository without a journal has none and gets none made."""
     if not journal_present(RepoPaths(repo_root).journal):
         raise NotFoundError(f"unknown run: {run_id}")
-    journal = open_journal(repo_root, journal_timeout())
+    journal = open_journal(repo_root)
     try:
         return journal, load_run(journal, run_id)
     except BaseException:

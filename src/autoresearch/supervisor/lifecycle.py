@@ -17,11 +17,10 @@ from autoresearch.decide import STOP_OPERATOR, IterationLimit
 from autoresearch.errors import NotFoundError, RefusedError
 from autoresearch.journal import lanes as lane_store
 from autoresearch.journal import runs, views
-from autoresearch.journal.db import Journal, journal_present
+from autoresearch.journal.db import Journal, journal_present, open_journal
 from autoresearch.journal.runs import IterationRecord, RunRecord
 from autoresearch.paths import REPORT_FILE, RepoPaths
 from autoresearch.redact import redact
-from autoresearch.settings import journal_timeout
 from autoresearch.states import TERMINAL_STATUSES, Phase, RunStatus
 from autoresearch.supervisor import estimates, prepare, record, sync
 from autoresearch.supervisor.finalize import finalize_run
@@ -32,7 +31,6 @@ from autoresearch.supervisor.handle import (
     driver_lock,
     lock_run,
     msg_active_run,
-    open_journal,
     read_run,
 )
 from autoresearch.supervisor.recovery import finish_interrupted_session, recover
@@ -128,7 +126,7 @@ def resume(
     """
     if not journal_exists(repo_root):
         raise RefusedError(msg_manifest_missing(run_id))
-    journal = open_journal(repo_root, journal_timeout())
+    journal = open_journal(repo_root)
     try:
         handle = _lock_for_resume(journal, RepoPaths(repo_root), run_id)
     except BaseException:
@@ -312,14 +310,14 @@ def stop(repo_root: Path, run_id: str | None, reason: str | None = None) -> Stop
     if run_id is not None and not journal_present(repo.journal):
         raise NotFoundError(f"unknown run: {run_id}")
     _require_journal(repo)
-    with open_journal(repo_root, journal_timeout()) as journal:
+    with open_journal(repo_root) as journal:
         run = _stop_target(journal, run_id)
         if driver_alive(repo, run.run_id):
             with journal.tx() as conn:
                 runs.update_run(conn, run.run_id, stop_requested=STOP_OPERATOR, stop_note=reason)
             return StopOutcome(run.run_id, run.status, STOP_OPERATOR, reason, requested=True)
         lock = driver_lock(repo, run.run_id)
-    with RunHandle(open_journal(repo_root, journal_timeout()), repo, run, lock) as h:
+    with RunHandle(open_journal(repo_root), repo, run, lock) as h:
         h.refresh()
         finalize_run(h, RunStatus.STOPPED, STOP_OPERATOR, note=reason)
         return StopOutcome(h.run_id, h.run.status, STOP_OPERATOR, reason, requested=False)
@@ -345,7 +343,7 @@ def list_runs(repo_root: Path, last: int | None = None) -> list[RunListing]:
     if not journal_exists(repo_root):
         return []
     repo = RepoPaths(repo_root)
-    with open_journal(repo_root, journal_timeout()) as journal:
+    with open_journal(repo_root) as journal:
         return [
             RunListing(
                 _summary_of(journal, run),

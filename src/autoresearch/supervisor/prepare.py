@@ -25,12 +25,12 @@ from autoresearch.errors import ContractError, RefusedError
 from autoresearch.evaluate import EvaluationRecord
 from autoresearch.fsutil import atomic_write_bytes, private_dir
 from autoresearch.journal import runs
+from autoresearch.journal.db import open_journal
 from autoresearch.journal.runs import IterationRecord, RunRecord
 from autoresearch.mission import Mission, load_mission
 from autoresearch.noise import Role, calibration_note, mean_of
 from autoresearch.paths import MISSION_FILE, SANDBOX_FILE, RepoPaths
 from autoresearch.repo_state import ensure_state_dir, link_shared_paths, write_excludes
-from autoresearch.settings import journal_timeout
 from autoresearch.states import EvalStatus, IterationKind, Phase, RunStatus
 from autoresearch.supervisor import record, seal, sync
 from autoresearch.supervisor.handle import (
@@ -39,7 +39,6 @@ from autoresearch.supervisor.handle import (
     driver_alive,
     driver_lock,
     msg_active_run,
-    open_journal,
 )
 from autoresearch.supervisor.safety import check_reset_safety, runtime_exclude_patterns
 
@@ -65,7 +64,7 @@ def prepare(
         )
     repo = RepoPaths(mission.repo_root)
     ensure_state_dir(repo)
-    journal = open_journal(repo.repo_root, journal_timeout())
+    journal = open_journal(repo.repo_root)
     try:
         handle = _register(journal, repo, mission, run_tag, loop)
         handle.measure_with = measure_with

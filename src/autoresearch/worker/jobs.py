@@ -23,11 +23,11 @@ from autoresearch.clock import utc_now_iso
 from autoresearch.errors import ContractError, NotFoundError, ProcessError, RefusedError
 from autoresearch.fsutil import private_dir
 from autoresearch.journal import jobs as store
-from autoresearch.journal.db import Journal, Reader, journal_present
+from autoresearch.journal.db import Journal, Reader, journal_present, open_journal
 from autoresearch.paths import STATE_DIR, RepoPaths, job_paths
 from autoresearch.proc import kill_stale_group, spawn_detached
 from autoresearch.repo_state import ensure_state_dir
-from autoresearch.settings import journal_timeout, kill_grace
+from autoresearch.settings import kill_grace
 from autoresearch.states import JobState, ResultState
 from autoresearch.worker import evidence as ev
 from autoresearch.worker import liveness, sandbox, view
@@ -43,10 +43,6 @@ from autoresearch.worker.model import (
 
 POLL_SECONDS = 0.2
 LOG_NAMES = ("agent", "checks", "runner")
-
-
-def open_journal(repo_root: Path) -> Journal:
-    return Journal.open(RepoPaths(repo_root).journal, busy_timeout=journal_timeout())
 
 
 # --- start -----------------------------------------------------------------------------------
