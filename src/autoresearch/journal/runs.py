@@ -353,13 +353,20 @@ class LaneTotals:
     last_iteration: int | None = None  # the last one judged (the journal's, never a copy)
 
 
+# What sessions spent, summed over the iterations a query selects: the agents' recorded cost
+# (NULL when none reported one) and input + output tokens (a session that reported none counts
+# 0). The budget (`spend`) and the lanes' totals (LANE_TOTALS_SQL) sum the same way.
+COST_SQL = "SUM(json_extract(agent_json, '$.cost_usd'))"
+TOKENS_SQL = (
+    "SUM(COALESCE(json_extract(agent_json, '$.input_tokens'), 0) + "
+    "COALESCE(json_extract(agent_json, '$.output_tokens'), 0))"
+)
+
 # Per lane of a run: sessions judged, keeps, agent cost and tokens, the last judged; the
 # parameters are (run_id, kind, state) after KEEP (journal/lanes.lanes_judged joins it).
 LANE_TOTALS_SQL = (
     "SELECT lane, COUNT(*) AS judged, SUM(decision = ?) AS keeps, "
-    "SUM(json_extract(agent_json, '$.cost_usd')) AS cost_usd, "
-    "SUM(COALESCE(json_extract(agent_json, '$.input_tokens'), 0) + "
-    "COALESCE(json_extract(agent_json, '$.output_tokens'), 0)) AS tokens, "
+    f"{COST_SQL} AS cost_usd, {TOKENS_SQL} AS tokens, "
     "MAX(iteration) AS last_judged "
     "FROM iterations WHERE run_id = ? AND kind = ? AND state != ? GROUP BY lane"
 )
@@ -378,10 +385,7 @@ def lane_totals_of(row: sqlite3.Row) -> LaneTotals:
 def spend(journal: Journal, run_id: str) -> tuple[float, int]:
     """(agent cost in USD, input + output tokens) over the run's recorded sessions."""
     row = journal.row(
-        "SELECT SUM(json_extract(agent_json, '$.cost_usd')), "
-        "SUM(COALESCE(json_extract(agent_json, '$.input_tokens'), 0) + "
-        "COALESCE(json_extract(agent_json, '$.output_tokens'), 0)) "
-        "FROM iterations WHERE run_id = ? AND state != ?",
+        f"SELECT {COST_SQL}, {TOKENS_SQL} FROM iterations WHERE run_id = ? AND state != ?",
         (run_id, EVALUATING),
     )
     return (float(row[0] or 0.0), int(row[1] or 0)) if row is not None else (0.0, 0)
