@@ -44,6 +44,19 @@ def test_slug(text: str, expected: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "limit", "expected"),
+    [
+        ("x" * 60, 40, "x" * 40),
+        ("a" * 39 + " b", 40, "a" * 39),  # the same rule at another length: no trailing `-`
+        ("ab", 40, "ab"),
+        ("!!!", 40, "fb"),
+    ],
+)
+def test_slug_at_another_length(text: str, limit: int, expected: str) -> None:
+    assert slug(text, "fb", limit) == expected
+
+
+@pytest.mark.parametrize(
     ("text", "mission", "branch"),
     [
         ("missions/demo", "missions-demo", "autoresearch/missions-demo-20261201"),

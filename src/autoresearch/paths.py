@@ -307,14 +307,15 @@ def job_worktree(repo_root: Path, job_id: str) -> Path:
 SLUG_MAX = 48
 
 
-def slug(text: str, fallback: str) -> str:
+def slug(text: str, fallback: str, limit: int = SLUG_MAX) -> str:
     """The one slug rule, for mission slugs and session branches, exactly as supervisor.md §1
     states it (a contract: users match on run ids): lowercased, every run outside `[a-z0-9]`
     becomes one `-` (so `Café` → `caf`), no `-` at either end, at most 48 characters,
-    `fallback` when nothing is left.
+    `fallback` when nothing is left. `limit`: another length, for a word that is no run id
+    (a review branch's topic).
 
     A slug names a run or a branch only when it is made: run ids, branches and worktree paths
     are read back from the journal, so a change of this rule never renames an existing run.
     """
     out = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-    return out[:SLUG_MAX].rstrip("-") or fallback
+    return out[:limit].rstrip("-") or fallback

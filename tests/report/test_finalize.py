@@ -10,6 +10,7 @@ import pytest
 from report_helpers import drive
 
 from autoresearch.errors import RefusedError
+from autoresearch.paths import slug
 from autoresearch.supervisor.prepare import prepare
 from autoresearch.supervisor.review import Keep, finalize, group_keeps, topic
 from helpers import Repo, cli, git, sandbox_text
@@ -182,6 +183,20 @@ def test_branch_topics_are_safe_ref_words() -> None:
     assert topic(["src/Parser.py"]) == "src-parser-py"
     assert topic(["weird name ~^:?.txt"]) == "weird-name-txt"
     assert topic([]) == "change"
+
+
+@pytest.mark.parametrize(
+    ("first", "word"),
+    [
+        ("a" * 39 + "/b.py", "a" * 39),  # cut at 40, then no trailing `-` (paths.slug)
+        ("Src/" + "x" * 50, "src-" + "x" * 36),
+        ("???", "change"),
+        ("Café.py", "caf-py"),  # paths.slug: no folding
+    ],
+)
+def test_a_branch_topic_is_the_one_slug_of_its_first_file(first: str, word: str) -> None:
+    assert topic([first, "later.py"]) == word
+    assert topic([first]) == slug(first, "change", limit=40)
 
 
 def test_the_demos_keeps_become_a_branch_that_merges_into_main(tmp_path: Path) -> None:

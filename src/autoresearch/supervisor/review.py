@@ -10,7 +10,6 @@ their author and dates, so building the same plan twice gives the same SHAs.
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ from autoresearch.errors import RefusedError
 from autoresearch.journal import runs
 from autoresearch.journal.runs import RunRecord
 from autoresearch.noise import Interval
-from autoresearch.paths import STATE_DIR, RepoPaths
+from autoresearch.paths import STATE_DIR, RepoPaths, slug
 from autoresearch.redact import redact
 from autoresearch.report.collect import KeptStep, kept_steps
 from autoresearch.states import ReviewState
@@ -135,10 +134,13 @@ def group_keeps(keeps: list[Keep]) -> list[list[Keep]]:
     return sorted((g[1] for g in groups), key=lambda ks: ks[0].iteration)
 
 
+TOPIC_MAX = 40
+
+
 def topic(files: list[str]) -> str:
-    """A branch-name word for a group: its first file, as letters, digits and dashes."""
-    first = files[0] if files else "change"
-    return re.sub(r"[^A-Za-z0-9]+", "-", first).strip("-").lower()[:40] or "change"
+    """A branch-name word for a group: its first file, slugged (`paths.slug`, at most
+    TOPIC_MAX characters)."""
+    return slug(files[0], "change", TOPIC_MAX) if files else "change"
 
 
 def plan(run_id: str, keeps: list[Keep], single: bool) -> list[Branch]:
