@@ -22,9 +22,11 @@ from autoresearch.noise import (
     next_action,
     pooled_difference,
     pooled_spread,
+    signed,
+    signed_interval,
     t_quantile,
 )
-from autoresearch.states import EvalStatus
+from autoresearch.states import Direction, EvalStatus
 
 DEFAULT = NoisePolicy()
 NOISY = Spread(1.0, 40)
@@ -262,3 +264,19 @@ def test_sequential_decisions_and_their_contract_reasons(
     assert made.notes[-1] == "stats"
     assert made.keep == (decision == "keep")
     assert made.reset == (decision != "keep")
+
+
+@pytest.mark.parametrize(
+    ("direction", "diff", "better"),
+    [
+        (Direction.HIGHER, Interval(0.5, 0.2, 0.8, 6), Interval(0.5, 0.2, 0.8, 6)),
+        (Direction.LOWER, Interval(0.5, 0.2, 0.8, 6), Interval(-0.5, -0.8, -0.2, 6)),
+        (Direction.LOWER, Interval(-1.0, -3.0, 0.5, 4, 0.9), Interval(1.0, -0.5, 3.0, 4, 0.9)),
+        (Direction.LOWER, Interval(2.0, 2.0, 2.0, 2), Interval(-2.0, -2.0, -2.0, 2)),
+    ],
+)
+def test_signed_interval(direction: Direction, diff: Interval, better: Interval) -> None:
+    found = signed_interval(direction, diff)
+    assert found == better
+    assert found.low <= found.mean <= found.high
+    assert found.mean == signed(direction, diff.mean)

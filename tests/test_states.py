@@ -18,6 +18,7 @@ from autoresearch.states import (
     DecisionKind,
     Direction,
     RunStatus,
+    best_by,
     best_of,
     is_better,
 )
@@ -50,6 +51,23 @@ def test_is_better(direction: Direction, candidate: float, incumbent: float, bet
 )
 def test_best_of(direction: Direction, scores: list[float], best: float | None) -> None:
     assert best_of(direction, scores) == best
+
+
+@pytest.mark.parametrize(
+    ("direction", "items", "best"),
+    [
+        (Direction.HIGHER, [], None),
+        (Direction.HIGHER, [("a", 1.0), ("b", 3.0), ("c", 2.0)], "b"),
+        (Direction.LOWER, [("a", 1.0), ("b", 3.0), ("c", 0.5)], "c"),
+        (Direction.LOWER, [("a", 2.0), ("b", 1.0), ("c", 1.0)], "b"),  # the earliest of equals
+        (Direction.HIGHER, [("a", 2.0), ("b", 2.0)], "a"),
+        (Direction.HIGHER, [("a", -1.0)], "a"),
+    ],
+)
+def test_best_by(direction: Direction, items: list[tuple[str, float]], best: str | None) -> None:
+    found = best_by(direction, items, lambda item: item[1])
+    assert (found[0] if found else None) == best
+    assert best_of(direction, [v for _, v in items]) == (found[1] if found else None)
 
 
 def test_members_are_the_contract_strings() -> None:

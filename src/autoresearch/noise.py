@@ -343,6 +343,13 @@ def signed(direction: Direction, value: float) -> float:
     return -value if direction == Direction.LOWER else value
 
 
+def signed_interval(direction: Direction, diff: Interval) -> Interval:
+    """An interval of a score difference with "better" positive (`signed` of each end)."""
+    if direction != Direction.LOWER:
+        return diff
+    return Interval(-diff.mean, -diff.high, -diff.low, diff.n, diff.level)
+
+
 def next_action(
     policy: NoisePolicy,
     direction: Direction,

@@ -7,7 +7,11 @@ turned into members by the journal's codecs.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from enum import StrEnum
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 class RunStatus(StrEnum):
@@ -149,11 +153,18 @@ def is_better(direction: Direction, candidate: float, incumbent: float) -> bool:
 
 def best_of(direction: Direction, scores: list[float]) -> float | None:
     """The best of `scores` in `direction` (None for none)."""
-    best: float | None = None
-    for score in scores:
-        if best is None or is_better(direction, score, best):
-            best = score
-    return best
+    return best_by(direction, scores, float)
+
+
+def best_by(direction: Direction, items: Iterable[T], score: Callable[[T], float]) -> T | None:
+    """The item whose `score` is best in `direction`, the earliest of equals (None for none):
+    `best_of` for records (a report's rows, a session's kept runs)."""
+    best: list[tuple[T, float]] = []  # empty until the first item
+    for item in items:
+        value = score(item)
+        if not best or is_better(direction, value, best[0][1]):
+            best = [(item, value)]
+    return best[0][0] if best else None
 
 
 class Verdict(StrEnum):

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from autoresearch.noise import pooled_difference, pooled_spread, signed
-from autoresearch.states import Direction, Verdict, is_better
+from autoresearch.noise import pooled_difference, pooled_spread, signed_interval
+from autoresearch.states import Direction, Verdict, best_by
 
 LIKELY_REAL, MARGINAL, WITHIN_NOISE = "likely real", "marginal", "within noise"
 SIGNIFICANT, NOT_SIGNIFICANT = "significant", "not significant"
@@ -141,13 +141,12 @@ def baseline_of(points: Sequence[Point]) -> Ref | None:
 
 def best_of(points: Sequence[Point], direction: Direction) -> Ref | None:
     """The best non-flagged keep by direction; the earliest wins a tie."""
-    best: Ref | None = None
-    for p in points:
-        if p.status != Verdict.KEEP or not p.scored or p.metric is None:
-            continue
-        if best is None or is_better(direction, p.metric, best.metric):
-            best = Ref(p.number, p.metric, p.commit)
-    return best
+    kept = [
+        Ref(p.number, p.metric, p.commit)
+        for p in points
+        if p.status == Verdict.KEEP and p.scored and p.metric is not None
+    ]
+    return best_by(direction, kept, lambda r: r.metric)
 
 
 def confidence(points: Sequence[Point], direction: Direction) -> Confidence:
@@ -185,8 +184,8 @@ def significance(points: Sequence[Point], direction: Direction) -> Significance:
         return Significance(None, reason=NO_SPREAD)
     by_run = {p.number: p.values for p in points}
     diff = pooled_difference(by_run[best.run], by_run[base.run], spread)
-    low, high = sorted((signed(direction, diff.low), signed(direction, diff.high)))
-    return Significance(low > 0, signed(direction, diff.mean), low, high, spread.sd, spread.df)
+    better = signed_interval(direction, diff)
+    return Significance(better.low > 0, better.mean, better.low, better.high, spread.sd, spread.df)
 
 
 def segment_stats(points: Sequence[Point], direction: Direction) -> SegmentStats:

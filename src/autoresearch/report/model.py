@@ -14,7 +14,14 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from autoresearch.noise import Interval as Estimate
-from autoresearch.states import DecisionKind, Direction, RunStatus, SessionState, Verdict
+from autoresearch.states import (
+    DecisionKind,
+    Direction,
+    RunStatus,
+    SessionState,
+    Verdict,
+    best_by,
+)
 
 
 class ReportKind(StrEnum):
@@ -153,8 +160,7 @@ class ReportData:
         candidates = [r for r in self.rows if r.outcome in measured and r.score is not None]
         if not candidates:
             return None
-        pick = min if self.direction == Direction.LOWER else max
-        return pick(candidates, key=lambda r: mean_score(r))
+        return best_by(self.direction, candidates, mean_score)
 
     def spend_by(self, attribute: str) -> tuple[Spend, ...]:
         """Spend grouped by `agent` or `lane`; rows without that attribute are left out."""

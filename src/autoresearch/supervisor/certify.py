@@ -26,7 +26,14 @@ from autoresearch.errors import RefusedError
 from autoresearch.evaluate import EvaluationRecord, run_evaluator
 from autoresearch.fsutil import atomic_write_json
 from autoresearch.journal import runs
-from autoresearch.noise import Interval, Role, difference_interval, mean_interval, pooled_spread
+from autoresearch.noise import (
+    Interval,
+    Role,
+    difference_interval,
+    mean_interval,
+    pooled_spread,
+    signed_interval,
+)
 from autoresearch.settings import kill_grace
 from autoresearch.states import ChildRole, DecisionKind, Direction, EvalPurpose, EvalStatus
 from autoresearch.supervisor.handle import RunHandle, lock_run
@@ -363,10 +370,8 @@ def _measure(h: RunHandle, subject: Subject, n: int) -> EvaluationRecord:
 
 
 def _better_is_positive(h: RunHandle, after: list[float], before: list[float]) -> Interval:
-    diff = difference_interval(after, before)
-    if h.run.direction == Direction.LOWER:  # "improvement" reads as better-is-positive
-        diff = Interval(-diff.mean, -diff.high, -diff.low, diff.n, diff.level)
-    return diff
+    # "improvement" reads as better-is-positive
+    return signed_interval(h.run.direction, difference_interval(after, before))
 
 
 def _worth(h: RunHandle, a: Ablation, scores: dict[str, list[float]]) -> Worth:
