@@ -165,6 +165,22 @@ def cli(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float
     )
 
 
+def resume_detached(
+    repo: Path, run_id: str, env: dict[str, str] | None = None, timeout: float = 180
+) -> subprocess.CompletedProcess[str]:
+    """`autoresearch resume RUN --json` after a kill, in a session of its own (as a user's
+    shell would start it: a tree kill the test sends later never reaches it)."""
+    return subprocess.run(
+        [sys.executable, "-m", "autoresearch", "resume", run_id, "--json"],
+        cwd=repo,
+        env={**os.environ, **GIT_ENV, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        start_new_session=True,
+    )
+
+
 def pid_alive(pid: int) -> bool:
     """True while `pid` runs (a zombie waiting for a reaper counts as gone)."""
     try:

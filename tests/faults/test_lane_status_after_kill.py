@@ -19,7 +19,7 @@ import anyio
 from test_lane_tree_kills import BONUS_AGENT, assert_lanes_sound, details, lane_mission
 
 from autoresearch.mcp.server import build_server
-from helpers import GIT_ENV, Repo, cli, run_children
+from helpers import GIT_ENV, Repo, cli, resume_detached, run_children
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp"))
 
@@ -73,11 +73,7 @@ def test_status_of_lanes_whose_driver_was_killed_after_a_keep_agrees_with_the_jo
         for pid in run_children(repo.root):  # lane 2's agent outlives its killed driver
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
-    done = subprocess.run(
-        [sys.executable, "-m", "autoresearch", "resume", RUN_ID, "--json"], cwd=repo.root,
-        env={**os.environ, **GIT_ENV}, capture_output=True, text=True, timeout=180,
-        start_new_session=True,
-    )  # fmt: skip
+    done = resume_detached(repo.root, RUN_ID)
     assert done.returncode == 0, done.stderr
     d = assert_lanes_sound(repo.root, RUN_ID, 2)
     assert [it["decision"] for it in d["iterations"]] == ["baseline", "keep", "interrupted"]

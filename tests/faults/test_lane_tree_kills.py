@@ -15,7 +15,17 @@ from pathlib import Path
 from typing import Any
 
 from autoresearch import git as gitlib
-from helpers import GIT_ENV, Repo, cli, git, git_killer, kill_tree, sandbox_text, until
+from helpers import (
+    GIT_ENV,
+    Repo,
+    cli,
+    git,
+    git_killer,
+    kill_tree,
+    resume_detached,
+    sandbox_text,
+    until,
+)
 
 AGENT = f"cmd:{sys.executable} {Path(__file__).parent / 'fakes/lane_cut_agent.py'}"
 BONUS_AGENT = f"cmd:{sys.executable} {Path(__file__).parents[1] / 'supervisor/fakes/lane_agent.py'}"
@@ -96,10 +106,7 @@ def test_a_tree_kill_with_k_lanes_in_flight_is_k_interrupted_sessions(
     assert proc.returncode == -signal.SIGKILL, err
     cut = {p.name: p.read_text() for p in reports.iterdir()}
     flag.unlink()
-    done = subprocess.run(
-        [sys.executable, "-m", "autoresearch", "resume", RUN_ID, "--json"], cwd=repo.root,
-        env=env, capture_output=True, text=True, timeout=180, start_new_session=True,
-    )  # fmt: skip
+    done = resume_detached(repo.root, RUN_ID, env)
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     d = assert_lanes_sound(repo.root, RUN_ID, 3)
@@ -129,11 +136,7 @@ def test_a_lane_worktree_half_built_by_a_kill_inside_git_worktree_add_is_rebuilt
     lane = repo.root / ".autoresearch/worktrees/lanes" / RUN_ID / "2"
     branch = "autoresearch-lanes/missions-demo/l1/2"
     assert gitlib.worktree_problem(lane, branch) is not None  # what the kill left
-    done = subprocess.run(
-        [sys.executable, "-m", "autoresearch", "resume", RUN_ID, "--json"], cwd=repo.root,
-        env={**os.environ, **GIT_ENV}, capture_output=True, text=True, timeout=180,
-        start_new_session=True,
-    )  # fmt: skip
+    done = resume_detached(repo.root, RUN_ID)
     assert done.returncode == 0, done.stderr
     d = assert_lanes_sound(repo.root, RUN_ID, 2)
     assert gitlib.worktree_problem(lane, branch) is None
