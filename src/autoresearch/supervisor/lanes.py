@@ -16,6 +16,12 @@ starts from the current incumbent. Sessions and readings run on an `Executor`; t
   the noise-aware test also go through the executor, each in a slot, spread over the free
   ones: `_measure`). When the incumbent moved meanwhile, the candidate is replayed again and
   measured again: a keep is always a keep of the commit the run branch then points to.
+* With more than one slot, a first reading may start while others are in flight. It is
+  taken on the incumbent, or – when the run's keeps so far make that the better bet
+  (`measure_on_tip`) – on the candidate in flight, the candidate replayed onto it (`_onto`):
+  a keep of that one makes the reading one of the new incumbent's, judged as it is; a reading
+  back before that one is judged waits for its verdict (`_settle`), and any other verdict
+  makes it stale, taken again after a replay onto the real incumbent.
 
 The driver's own work is serial; what no lane waits for comes after the launches (the run
 branch following a keep), and what would go stale waits for the slot (replays).
@@ -44,6 +50,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from typing import Any, Protocol
 
 from autoresearch import children, git, reset
@@ -138,6 +145,9 @@ class Lane:
     reading: Future[EvaluationRecord] | None = None
     reading_on: str = ""  # the incumbent the candidate under measurement is replayed onto
     measuring: str = ""  # the commit of that first reading
+    # that reading, back before the candidate it was replayed onto (`reading_on`) was judged:
+    # judged once that one is kept, stale once it is not (`_Driver._settle`)
+    held: EvaluationRecord | None = None
     speculated_onto: str | None = None  # the candidate in the slot it was replayed onto
     # a waiting candidate examined against the incumbent `checked_on` (valid, measurable):
     # `ready` is its head once replayed onto it (None: the replay waits for a slot)
@@ -190,6 +200,10 @@ class _Driver:
         self.ahead: dict[str, list[_Ahead]] = {}  # further readings started, by commit
         self.trees_busy: set[int] = set()  # scratch trees of readings in flight
         self.history = RunHistory(h)  # what each session is shipped, read incrementally
+        # candidates judged with a first reading of the driver's, and how many were kept: the
+        # odds `_onto` bets on
+        self.judged = 0
+        self.kept = 0
 
     # --- the loop ---------------------------------------------------------------------------
 
@@ -459,6 +473,7 @@ class _Driver:
             if lane.state == LaneState.EVALUATING and reading is not None and reading.done():
                 self._reading_back(lane)
         self.h.refresh()
+        self._settle()
         # oldest first: a lane whose session ended earlier must not be starved of slots by
         # lanes numbered before it (its candidate only grows staler)
         for lane in sorted(self.lanes, key=lambda x: x.queued):
@@ -530,14 +545,23 @@ class _Driver:
         against an incumbent is not examined again (`checked_on`, `ready`)."""
         h, lh = self.h, lane.h
         kept = h.run.last_kept_commit or ""
-        if lane.checked_on != kept:
+        onto = self._onto()
+        if lane.checked_on != kept and (onto is None or lane.checked_on != onto):
             lane.checked_on, lane.ready = None, None
             if not self._examine(lane, kept):
                 return  # judged
         if self._free_slots() <= 0:
             lane.detail = "waits for an evaluation slot"
             return
-        if lane.ready is None and not self._replay(lane, kept):
+        base = kept
+        if onto is not None and self._ready_onto(lane, onto):
+            base = onto  # measured on the candidate in flight: judged once it is kept
+        elif lane.checked_on != kept:
+            # not measurable there (a conflict, nothing changed): on the incumbent after all
+            lane.checked_on, lane.ready = None, None
+            if not self._examine(lane, kept):
+                return  # judged
+        if base == kept and lane.ready is None and not self._replay(lane, kept):
             return  # judged
         head = lane.ready
         assert head is not None
@@ -554,7 +578,7 @@ class _Driver:
         )
         lane.cancel = threading.Event()
         lane.reading = self.executor.submit_evaluation(task, lane.cancel, _no_register)
-        lane.reading_on, lane.measuring = kept, head
+        lane.reading_on, lane.measuring = base, head
         lane.state = LaneState.EVALUATING
         lane.checked_on, lane.ready = None, None
         lane.detail = f"measuring {head[:12]} (session {lane.session})"
@@ -620,15 +644,68 @@ class _Driver:
         lane = min(ready, key=lambda x: x.queued)
         if lane.speculated_onto == onto or min(waiting, key=lambda x: x.queued) is not lane:
             return  # tried onto this one already, or not next in line
+        if self._replay_onto_unjudged(lane, onto):
+            assert lane.ready is not None
+            self.executor.stage(lane.h.worktree, lane.ready)  # shipped while the slot is busy
+
+    def _onto(self) -> str | None:
+        """The candidate in flight a first reading starting now is better taken on, replayed
+        onto it (None: on the incumbent).
+
+        The candidates in flight (measured or waiting for a verdict) built one on another from
+        the incumbent, each measured on the one before, form a chain; a reading on its tip is
+        of use when every one of them is kept, one on the incumbent when the first is not
+        (`measure_on_tip` weighs the two). Two measured on one commit are no chain: whichever
+        is judged first decides what the other's reading is worth, so a reading starting
+        then goes on the incumbent, as with no chain."""
+        kept = self.h.run.last_kept_commit or ""
+        built_on: dict[str, list[str]] = {}
+        for lane in self.lanes:
+            if _in_flight(lane):
+                built_on.setdefault(lane.reading_on, []).append(lane.measuring)
+        tip, depth = kept, 0
+        while depth < len(self.lanes) and len(built_on.get(tip, [])) == 1:
+            tip, depth = built_on[tip][0], depth + 1
+        if built_on.get(tip) or not measure_on_tip(self.kept, self.judged, depth):
+            return None
+        return tip
+
+    def _live(self) -> set[str]:
+        """The incumbent and the candidates in flight built on it, one on another: the commits
+        a first reading may be on and still be judged."""
+        live = {self.h.run.last_kept_commit or ""}
+        grown = True
+        while grown:
+            more = {x.measuring for x in self.lanes if _in_flight(x) and x.reading_on in live}
+            grown = not more <= live
+            live |= more
+        return live
+
+    def _ready_onto(self, lane: Lane, onto: str) -> bool:
+        """Whether the waiting candidate, examined against the incumbent, is ready to be
+        measured replayed onto `onto`, a candidate in flight (replayed there now, unless a
+        try onto it failed before)."""
+        if lane.checked_on == onto and lane.ready is not None:
+            return True  # replayed there while the slots were busy (`_speculate`)
+        kept = self.h.run.last_kept_commit or ""
+        if lane.checked_on != kept or lane.speculated_onto == onto:
+            return False
+        return self._replay_onto_unjudged(lane, onto)
+
+    def _replay_onto_unjudged(self, lane: Lane, onto: str) -> bool:
+        """Replay the waiting candidate, examined against the incumbent, onto `onto`, a
+        candidate not yet judged: whether it is ready to be measured there (`lane.ready`).
+        A conflict leaves it as it was; a replay that changes nothing leaves it built on
+        `onto`, to be examined afresh. Neither is a verdict: `onto` may yet be discarded."""
         lane.speculated_onto = onto
         lh = lane.h
         artifact = _candidate(lh)
         old = lane.base_of_candidate
         if artifact is None or old is None:
-            return
+            return False
         replayed, _ = git.replay_onto(lh.worktree, old, onto)
         if replayed is None:
-            return  # a conflict: the branch is back where it was; judged in its turn
+            return False  # a conflict: the branch is back where it was; judged in its turn
         assert lane.pending is not None
         lane.pending.notes.append(
             f"replayed onto {onto[:12]} while it was measured (built on {old[:12]}): "
@@ -639,9 +716,9 @@ class _Driver:
         lane.checked_on, lane.ready = onto, None
         if self._changes_something(lane, replayed, onto):
             lane.ready = replayed
-            self.executor.stage(lh.worktree, replayed)  # shipped while the slot is busy
-        else:
-            lane.checked_on = None  # examined afresh in its turn (step judges it then)
+            return True
+        lane.checked_on = None  # examined afresh in its turn (step judges it then)
+        return False
 
     def _replay(self, lane: Lane, kept: str) -> bool:
         """Replay the examined candidate onto `kept`: whether it still needs a reading (a
@@ -694,10 +771,14 @@ class _Driver:
             lane.state = LaneState.WAITING  # interrupted: the artifact stays for resume
             return
         self.h.refresh()
-        if (self.h.run.last_kept_commit or "") != lane.reading_on:
+        if (self.h.run.last_kept_commit or "") == lane.reading_on:
+            self._judge(lane, first=reading)
+        elif lane.reading_on in self._live():
+            # measured on a candidate in flight: judged once that one is kept (`_settle`)
+            lane.held = reading
+            lane.detail = f"measured {lane.measuring[:12]}; waits for {lane.reading_on[:12]}"
+        else:
             lane.state = LaneState.WAITING  # another lane kept meanwhile: replay, measure again
-            return
-        self._judge(lane, first=reading)
 
     def _judge(self, lane: Lane, forced: Any = None, first: EvaluationRecord | None = None) -> None:
         lh = lane.h
@@ -719,16 +800,32 @@ class _Driver:
         finally:
             self._drop_ahead()
         self.sessions += 1
+        if first is not None:
+            self.judged += 1
+            self.kept += result.keep
         self._recorded(lane, result, pending)
 
-    def _stop_stale(self) -> None:
-        """A keep makes every first reading in flight on the older incumbent worthless (its
-        candidate is replayed onto the keep and measured again): stop them now, their slots
-        are wanted. `_reading_back` sends the candidate back to waiting."""
-        kept = self.h.run.last_kept_commit or ""
-        for lane in self.lanes:
-            if lane.reading is not None and lane.reading_on != kept:
-                lane.cancel.set()
+    def _settle(self) -> None:
+        """After the readings that came back: a first reading on a candidate that became the
+        incumbent is judged (one whose reading waited for it too, in turn); one on a commit
+        that is neither the incumbent nor a candidate in flight is worthless (a keep moved the
+        incumbent past it, or that candidate was not kept): a reading back goes, its candidate
+        waits to be replayed and measured again, and one in flight is stopped now, its slot is
+        wanted (`_reading_back` sends its candidate back to waiting)."""
+        while True:  # a judgement refreshes the run (`_recorded`)
+            kept = self.h.run.last_kept_commit or ""
+            live = self._live()
+            judge = [x for x in self.lanes if x.held is not None and x.reading_on == kept]
+            for lane in self.lanes:
+                if lane.held is not None and lane.reading_on not in live:
+                    lane.held, lane.state = None, LaneState.WAITING
+                if lane.reading is not None and lane.reading_on not in live:
+                    lane.cancel.set()
+            if not judge:
+                return
+            lane = judge[0]
+            reading, lane.held = lane.held, None
+            self._judge(lane, first=reading)
 
     def signal_set(self) -> bool:
         return self.signal.reason is not None
@@ -737,8 +834,6 @@ class _Driver:
         self.h.refresh()
         # the run branch follows the kept lane commit once the lanes were served (_follow)
         self.run_branch_behind = self.run_branch_behind or result.keep
-        if result.keep:
-            self._stop_stale()
         self.observer.step_recorded(result, pending.result, lane=lane.number)
         lane.last_iteration, lane.last_decision = result.iteration, result.decision
         lane.at = result.last_kept_commit if result.run_status == RunStatus.RUNNING else None
@@ -847,9 +942,10 @@ class _Driver:
                     after_session(lh, self.from_git, outcome.result, lane.session, lane.base, save)
                     self._session_over(lane)
                 lane.state, lane.detail = LaneState.WAITING, "interrupted; judged on resume"
-            if lane.reading is not None:
-                lane.reading.result()
-                lane.reading = None
+            if lane.reading is not None or lane.held is not None:
+                if lane.reading is not None:
+                    lane.reading.result()
+                lane.reading, lane.held = None, None
                 lane.state, lane.detail = LaneState.WAITING, "interrupted; measured on resume"
         self._publish()
         return self._outcome(True)
@@ -882,6 +978,7 @@ class _Driver:
                 with contextlib.suppress(TaskLost):
                     lane.reading.result()
                 lane.reading = None
+            lane.held = None
             if lane.state != LaneState.WAITING:
                 lane.state = LaneState.STOPPED
             lane.detail = None
@@ -933,6 +1030,29 @@ def _earlier_lanes(h: RunHandle, limits: LoopLimits) -> list[int]:
     }
     known.update(inflight.lanes_in_flight(h.journal, h.run_id))
     return sorted(k for k in known if k > limits.lanes)
+
+
+def measure_on_tip(kept: int, judged: int, depth: int) -> bool:
+    """Whether a first reading is better taken on the tip of a chain of `depth` candidates in
+    flight (each built on the one before, the first on the incumbent) than on the incumbent,
+    after `judged` candidates measured by the run's lanes of which `kept` were kept.
+
+    A reading on the tip is of use when all `depth` are kept, one on the incumbent when the
+    first of them is not; the other reading is taken again after a replay. With the keep
+    rate p = (kept + 1) / (judged + 2) (none judged yet: even odds), the tip is the better bet
+    when p ** depth > 1 - p; a tie goes to the incumbent, which needs no bet."""
+    if depth < 1:
+        return False
+    p = Fraction(kept + 1, judged + 2)
+    return p**depth > 1 - p
+
+
+def _in_flight(lane: Lane) -> bool:
+    """The lane's candidate is measured (its first reading running, not stopped) or was, its
+    reading waiting for the verdict on the candidate it was replayed onto."""
+    if lane.state != LaneState.EVALUATING or not lane.measuring:
+        return False
+    return lane.held is not None or (lane.reading is not None and not lane.cancel.is_set())
 
 
 def _no_register(pgid: int) -> None:

@@ -4,6 +4,8 @@ LANE_PLAN is `lane:action:seconds,…`; actions: value=N (write N to value.txt: 
 conflict on purpose), bonus (add bonus-<lane>-<session>.txt: never conflicts), noop, nobase
 (a noop artifact without its required base_commit).
 A lane missing from the plan does `bonus`. The agent sleeps `seconds` before it commits.
+LANE_WAIT is `lane:path`: that lane's agent first waits (at most 60 s) until `path` exists, so a
+test can end a session at a point of another lane's work instead of after a guessed time.
 """
 
 from __future__ import annotations
@@ -25,6 +27,11 @@ log = os.environ.get("LANE_LOG")
 if log:
     with open(log, "a") as handle:
         handle.write(f"start {lane} {session} {time.time()}\n")
+wait = os.environ.get("LANE_WAIT", "")
+if wait and int(wait.split(":", 1)[0]) == lane:
+    deadline = time.monotonic() + 60
+    while not Path(wait.split(":", 1)[1]).exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
 time.sleep(seconds)
 
 
