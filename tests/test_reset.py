@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from autoresearch.paths import HARNESS_FILES, RUNTIME_FILES
-from autoresearch.reset import RuntimeRule, save_then_reset
+from autoresearch.reset import CACHE_DIRT, RuntimeRule, save_then_reset, work_patch
 from helpers import git, make_repo
 
 SUPERVISOR = RuntimeRule(RUNTIME_FILES, (".venv",), ("data/*.bin",))
@@ -36,6 +36,36 @@ SESSION = RuntimeRule(HARNESS_FILES)
 def test_the_runtime_rule(path: str, supervisor: bool, session: bool) -> None:
     assert SUPERVISOR.spares(path) is supervisor
     assert SESSION.spares(path) is session
+
+
+@pytest.mark.parametrize(
+    ("path", "spared"),
+    [
+        ("pkg/__pycache__/m.cpython-311.pyc", True),
+        ("old.pyc", True),
+        ("pkg/mod.pyo", True),
+        (".autoresearch/journal.sqlite3", True),
+        ("autoresearch.sh", False),  # a session's setup commit takes its harness
+        ("results.tsv", False),
+        (".results.tsv.x1.tmp", False),
+        (".venv/bin/python", False),
+        ("notes.md", False),
+    ],
+)
+def test_the_cache_rule(path: str, spared: bool) -> None:
+    assert CACHE_DIRT.spares(path) is spared
+
+
+def test_a_work_patch_leaves_out_what_the_rule_spares(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r")
+    repo.write(".gitignore", "")  # caches not ignored: only the rule keeps them out
+    repo.write("pkg/__pycache__/m.cpython-311.pyc", "bytecode\n")
+    repo.write("results.tsv", "runtime\n")
+    repo.write("notes.md", "work\n")
+    patch = work_patch(repo.root, "HEAD", CACHE_DIRT).decode()
+    assert "notes.md" in patch and "results.tsv" in patch and ".gitignore" in patch
+    assert "m.cpython-311.pyc" not in patch
+    assert "results.tsv" not in work_patch(repo.root, "HEAD", SUPERVISOR).decode()
 
 
 def test_clean_patterns_spare_what_the_rule_spares(tmp_path: Path) -> None:

@@ -69,10 +69,22 @@ class RuntimeRule:
         ]
 
 
+# A tree with no runtime names of its own: only caches and `.autoresearch/` are dirt. A session's
+# commits (its harness files are committed by the setup commit like any work), the files a new
+# session worktree carries over, a delegation job's patch.
+CACHE_DIRT = RuntimeRule()
+
+
 def run_dirt(links: Iterable[str], runtime: Iterable[str]) -> RuntimeRule:
     """A supervised run's rule (its worktree, or a remote node's copy of it): the results files
     at the root, its shared links and its sandbox's `worktree.runtime` globs."""
     return RuntimeRule(RUNTIME_FILES, tuple(links), tuple(runtime))
+
+
+def work_patch(cwd: Path, base: str, rule: RuntimeRule) -> bytes:
+    """Every change of `cwd` past `base` as one binary patch (commits, tracked edits, staged and
+    untracked files), what `rule` spares left out."""
+    return git.diff_patch(cwd, base, keep_untracked=lambda p: not rule.spares(p))
 
 
 def save_patch(cwd: Path, base: str, rule: RuntimeRule, target: Path, keep_empty: bool) -> bool:
@@ -81,7 +93,7 @@ def save_patch(cwd: Path, base: str, rule: RuntimeRule, target: Path, keep_empty
     An empty patch is written only with `keep_empty`, and never over an existing one (a
     repeated save after a crash must not erase the first).
     """
-    patch = git.diff_patch(cwd, base, keep_untracked=lambda p: not rule.spares(p))
+    patch = work_patch(cwd, base, rule)
     if patch or (keep_empty and not target.exists()):
         atomic_write_bytes(target, patch)
     return bool(patch)

@@ -1,9 +1,9 @@
 """The session's own commits: every changed path of the session directory, except caches.
 
 Untracked `__pycache__/` folders and `*.pyc` / `*.pyo` files that the project does not ignore
-are runtime output, never work: a keep (or the setup commit of init) leaves them out, the scope
-audit does not count them and a discarded diff does not save them. Tracked files are always
-the project's choice and are committed like any other.
+are runtime output, never work (the rule `reset.CACHE_DIRT`): a keep (or the setup commit of init)
+leaves them out, the scope audit does not count them and a discarded diff does not save them.
+Tracked files are always the project's choice and are committed like any other.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from autoresearch import git
-from autoresearch.reset import is_cache
+from autoresearch.reset import CACHE_DIRT
 
 STAGED_DELETION = "D "
 
@@ -39,4 +39,4 @@ def commit_work(cwd: Path, message: str) -> str | None:
 
 
 def _cache(entry: git.StatusEntry) -> bool:
-    return entry.untracked and is_cache(entry.path)
+    return entry.untracked and CACHE_DIRT.spares(entry.path)

@@ -41,7 +41,7 @@ from autoresearch.paths import (
     slug,
 )
 from autoresearch.repo_state import link_shared_paths
-from autoresearch.reset import is_cache
+from autoresearch.reset import CACHE_DIRT, work_patch
 from autoresearch.secret_files import likely_secrets
 from autoresearch.states import SESSION_DEFAULT_DIRECTION
 
@@ -256,7 +256,7 @@ def _new_branch_name(ctx: Context, params: InitParams) -> str:
 def _make_worktree(ctx: Context, branch: str) -> Path:
     """A new worktree for `branch` at this checkout's HEAD, carrying its dirty files over."""
     path = session_worktree(ctx.root, branch)
-    patch = git.diff_patch(ctx.cwd, "HEAD", keep_untracked=lambda p: not is_cache(p))
+    patch = work_patch(ctx.cwd, "HEAD", CACHE_DIRT)
     git.worktree_add(ctx.root, path, branch, git.head(ctx.cwd))
     if patch:
         with tempfile.TemporaryDirectory(prefix="autoresearch-init-") as tmp:

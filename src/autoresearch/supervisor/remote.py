@@ -38,7 +38,7 @@ from autoresearch.evaluate import EvaluationRecord, run_evaluator
 from autoresearch.fsutil import atomic_write_bytes, private_dir
 from autoresearch.locks import FileLock
 from autoresearch.proc import spawn_detached
-from autoresearch.reset import run_dirt
+from autoresearch.reset import run_dirt, work_patch
 from autoresearch.supervisor import refs
 from autoresearch.supervisor.executor import AgentOutcome, AgentTask, EvaluationTask
 from autoresearch.supervisor.seal import digest
@@ -256,10 +256,9 @@ def _collect(task: AgentTask, place: Scratch, result: AgentResult) -> SessionOut
     bundled = head is not None and git.create_bundle(
         tree, bundle_path, head, exclude=[task.base_commit]
     )
-    rule = run_dirt(task.sandbox.shared_links, task.sandbox.runtime)
     patch = b""
-    if head is not None:
-        patch = git.diff_patch(tree, head, keep_untracked=lambda p: not rule.spares(p))
+    if head is not None:  # what the worktree's reset would spare stays out, as on the driver
+        patch = work_patch(tree, head, run_dirt(task.sandbox.shared_links, task.sandbox.runtime))
     return SessionOutcome(
         result=result,
         head=head,
