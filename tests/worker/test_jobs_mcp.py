@@ -3,6 +3,8 @@ server, fake `cmd:` agents that behave like real ones (edit, stray, fail, hang).
 
 from __future__ import annotations
 
+import shlex
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -230,6 +232,29 @@ async def test_worktree_job_keeps_its_branch_until_applied_or_discarded(repo: Re
     assert discarded.data["result"]["state"] == "discarded"
     assert repo.git("branch", "--list", other.data["result"]["branch"]) == ""
     assert (repo.root / "src/app.py").read_text() == "VALUE = 2\n"
+
+
+COMPILE_APP = f"{shlex.quote(sys.executable)} -m py_compile src/app.py"  # writes src/__pycache__/
+
+
+async def test_a_worktree_jobs_patch_leaves_caches_out_and_applies_over_the_users(
+    repo: Repo,
+) -> None:
+    repo.write(".gitignore", "")  # a project that does not ignore Python's caches
+    repo.commit("no ignores")
+    subprocess.run(COMPILE_APP, shell=True, cwd=repo.root, check=True)  # the user ran it too
+    users_cache = next((repo.root / "src/__pycache__").iterdir())
+    users_bytes = users_cache.read_bytes()
+    compiled = {"name": "compiles", "command": COMPILE_APP, "timeout_seconds": 30}
+    async with connect(build_server(repo.root)) as t:
+        done = await run_job(t, modifying(isolation="worktree", checks=[CHECK_VALUE, compiled]))
+        assert done.data["outcome"]["status"] == "accepted", done.text
+        patch = Path(done.data["result"]["patch"]).read_text()
+        assert "src/app.py" in patch and "__pycache__" not in patch
+        applied = await t.ok("job_apply", {"job_id": done.data["job_id"]})
+    assert applied.data["result"]["state"] == "applied"
+    assert (repo.root / "src/app.py").read_text() == "VALUE = 2\n"
+    assert users_cache.read_bytes() == users_bytes  # the user's own cache is left as it was
 
 
 async def test_paths_outside_the_repository_are_refused(repo: Repo, tmp_path: Path) -> None:

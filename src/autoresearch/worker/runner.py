@@ -48,6 +48,7 @@ from autoresearch.paths import (
 from autoresearch.proc import SupervisedSpec, run_supervised
 from autoresearch.redact import redact
 from autoresearch.repo_state import ensure_state_dir, link_shared_paths
+from autoresearch.reset import CACHE_DIRT, work_patch
 from autoresearch.settings import journal_timeout, kill_grace, worker_max_jobs
 from autoresearch.states import ChildRole, Isolation, JobState, ResultState, TaskKind
 from autoresearch.worker import evidence as ev
@@ -241,10 +242,12 @@ class Runner:
         return tuple(ev.out_of_scope(changes.files, allowed, scope)), False
 
     def _save_patch(self, snap: Snapshot) -> Path | None:
+        """The job's work past its base as a patch, caches left out: `job apply` puts it into
+        the user's tree, where the same cache file may stand already (git apply refuses all)."""
         if snap.repo is None or snap.base_commit is None:
             return None
         try:
-            data = git.diff_patch(Path(snap.repo), snap.base_commit)
+            data = work_patch(Path(snap.repo), snap.base_commit, CACHE_DIRT)
         except AutoresearchError:
             return None
         atomic_write_bytes(self.paths.changes_patch, data)
