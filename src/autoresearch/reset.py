@@ -58,11 +58,16 @@ class RuntimeRule:
         names = "|".join(re.escape(name) for name in self.rooted)
         return bool(names) and re.match(rf"^\.(?:{names})\..+\.tmp$", path) is not None
 
+    def rooted_patterns(self) -> list[str]:
+        """Anchored git patterns of the names at the root and their torn atomic writes (what
+        info/exclude keeps out of a worktree's status)."""
+        return [*(f"/{name}" for name in self.rooted), *(f"/.{name}.*.tmp" for name in self.rooted)]
+
     def clean_patterns(self) -> list[str]:
         """`git clean -e` patterns that spare exactly what `spares` allows."""
         return [
-            *(f"/{name}" for name in (*self.rooted, STATE_DIR, *self.links)),
-            *(f"/.{name}.*.tmp" for name in self.rooted),
+            *self.rooted_patterns(),
+            *(f"/{name}" for name in (STATE_DIR, *self.links)),
             *RUNTIME_DIR_NAMES,
             *(f"*{suffix}" for suffix in CACHE_SUFFIXES),
             *self.globs,

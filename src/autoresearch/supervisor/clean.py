@@ -121,7 +121,7 @@ def _clean_one(
         if h.run.status not in TERMINAL_STATUSES:
             raise RefusedError(msg_clean_running(run.run_id))
         saved = None
-        if has_worktree and dirty_entries(worktree, h.links, h.runtime):
+        if has_worktree and dirty_entries(worktree, h.dirt):
             saved = record.save_patch(h, h.run.iteration + 1, "clean", "HEAD")
         if keep_result and h.run.last_kept_commit:
             git.update_ref(root, kept_ref, h.run.last_kept_commit)
@@ -153,7 +153,7 @@ def _clean_lanes(h: RunHandle) -> list[str]:
     for lane in lane_store.lanes_of(h.journal, h.run_id):
         lh = h.for_lane(lane.lane)
         if git.is_worktree_of(lh.worktree, root):
-            if git.head(lh.worktree) != kept or dirty_entries(lh.worktree, lh.links, lh.runtime):
+            if git.head(lh.worktree) != kept or dirty_entries(lh.worktree, lh.dirt):
                 notes.append(record.save_patch(lh, h.run.iteration + 1, "clean", kept))
             git.worktree_remove(root, lh.worktree)
         if git.branch_exists(root, lh.branch_name):

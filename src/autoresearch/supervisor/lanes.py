@@ -406,7 +406,7 @@ class _Driver:
             on_branch = git.head_branch(lh.worktree) == record.branch_ref(lh)
             head = git.head(lh.worktree) if on_branch else ""
         movable = on_branch and (head == base or at is not None)
-        if movable and not dirty_entries(lh.worktree, lh.links, lh.runtime):
+        if movable and not dirty_entries(lh.worktree, lh.dirt):
             if head != base:
                 reset.reset_tree(lh.worktree, base, lh.dirt, branch=lh.branch_name, clean=False)
             return None

@@ -251,11 +251,7 @@ def _rearm(h: RunHandle, save_dirty: bool) -> ResumeOutcome:
     # A crashed driver's agent may still be editing: stop it before looking at the tree.
     notes = record.reap_stale_children(h)
     notes += finish_interrupted_session(h)
-    if (
-        save_dirty
-        and h.run.phase != Phase.PREPARING
-        and dirty_entries(h.worktree, h.links, h.runtime)
-    ):
+    if save_dirty and h.run.phase != Phase.PREPARING and dirty_entries(h.worktree, h.dirt):
         kept = h.run.last_kept_commit or "HEAD"
         path = h.paths.patch(h.run.iteration + 1, "dirty")
         notes.append(record.save_and_reset(h, path, kept, "HEAD"))
@@ -263,7 +259,7 @@ def _rearm(h: RunHandle, save_dirty: bool) -> ResumeOutcome:
     if h.run.phase == Phase.PREPARING:
         prepare.finish_prepare(h)
         notes.append("finished the interrupted prepare (worktree, mission, baseline)")
-    check_reset_safety(h.worktree, h.links, h.runtime, h.run_id)
+    check_reset_safety(h.worktree, h.dirt, h.run_id)
     pending = has_pending_artifact(h)
     if not pending:
         kept = h.run.last_kept_commit or ""

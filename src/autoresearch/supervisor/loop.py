@@ -427,7 +427,7 @@ def _restore_base(h: RunHandle, iteration: int, base: str) -> list[str]:
     tree; leftovers are saved."""
     on_branch = git.head_branch(h.worktree) == record.branch_ref(h)
     clean = on_branch and git.head(h.worktree) == base
-    if clean and not dirty_entries(h.worktree, h.links, h.runtime):
+    if clean and not dirty_entries(h.worktree, h.dirt):
         return []
     note = record.save_and_reset(h, h.paths.patch(iteration, "leftover"), base)
     return [f"a previous session left changes behind: {note}"]
@@ -469,7 +469,7 @@ def after_session(
         write_artifact(h, ArtifactStatus.NOOP, None, base, MSG_NO_ARTIFACT, [])
         return [*notes, MSG_NO_ARTIFACT]
     status = artifact.get("status") if isinstance(artifact, dict) else None
-    if status == ArtifactStatus.CANDIDATE and dirty_entries(h.worktree, h.links, h.runtime):
+    if status == ArtifactStatus.CANDIDATE and dirty_entries(h.worktree, h.dirt):
         head = git.head(h.worktree)
         notes.append(saved("uncommitted", head, head))
         notes.append("uncommitted changes were not evaluated (saved above)")
@@ -499,7 +499,7 @@ def _artifact_from_git(h: RunHandle, iteration: int, base: str) -> list[str]:
     """For agents that cannot write the artifact: changes → a candidate commit, none → noop."""
     message = f"autoresearch: {h.run.mission_slug} iteration {iteration} (agent edits)"
     paths: list[str] = []
-    for entry in dirty_entries(h.worktree, h.links, h.runtime):  # runtime files stay out
+    for entry in dirty_entries(h.worktree, h.dirt):  # runtime files stay out
         paths += [entry.path, *([entry.orig_path] if entry.orig_path else [])]
     commit = git.commit_all(h.worktree, message, pathspec=paths) if paths else None
     head = commit or git.head(h.worktree)

@@ -133,6 +133,9 @@ def scratch_checkout(h: RunHandle, tree: Path, commit: str) -> Path:
     else:
         git.clear_stale_locks(tree)  # a measurement killed mid-checkout left its lock
         git.checkout_detached(tree, commit)
+    # Not the runtime-dirt rule (h.dirt): no reset of work, so nothing is spared but the
+    # environment links; caches, results and `worktree.runtime` outputs of an earlier
+    # reading of another commit go, so a reading (and certify's) sees `commit` alone.
     git.clean_untracked(tree, keep=h.links)
     link_shared_paths(h.repo.repo_root, tree, h.links)
     return tree

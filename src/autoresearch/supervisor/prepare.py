@@ -40,7 +40,7 @@ from autoresearch.supervisor.handle import (
     driver_lock,
     msg_active_run,
 )
-from autoresearch.supervisor.safety import check_reset_safety, runtime_exclude_patterns
+from autoresearch.supervisor.safety import check_reset_safety
 
 _TAG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
@@ -225,8 +225,8 @@ def finish_prepare(h: RunHandle) -> None:
     _materialize_mission(h)
     seal.seal(h)
     link_shared_paths(h.repo.repo_root, h.worktree, h.links)
-    write_excludes(h.repo.repo_root, runtime_exclude_patterns())
-    check_reset_safety(h.worktree, h.links, h.runtime, h.run_id)
+    write_excludes(h.repo.repo_root, h.dirt.rooted_patterns())
+    check_reset_safety(h.worktree, h.dirt, h.run_id)
     if runs.get_iteration(h.journal, run.run_id, 0) is None:
         _baseline(h)
         failpoints.hit("prepare.after_baseline")
@@ -344,7 +344,7 @@ def rebaseline(h: RunHandle) -> StoredEvaluation | None:
             f"run {h.run_id} already recorded {h.run.iteration} iterations; a baseline can "
             "only be re-run before the first one (stop this run and prepare a new one)"
         )
-    check_reset_safety(h.worktree, h.links, h.runtime, h.run_id)
+    check_reset_safety(h.worktree, h.dirt, h.run_id)
     old = runs.get_iteration(h.journal, h.run_id, 0)
     commit = git.head(h.worktree)
     notes = [*(old.decision_notes if old else []), f"baseline re-run on {commit[:12]}"]

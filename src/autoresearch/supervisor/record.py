@@ -302,7 +302,7 @@ def apply_effect(
         # else a session left is saved as a patch
         by_sha = it.decision in REJECTS_CANDIDATE or it.decision_reason == UNCHANGED
         if by_sha and not safety_checked:
-            check_reset_safety(h.worktree, h.links, h.runtime, h.run_id)
+            check_reset_safety(h.worktree, h.dirt, h.run_id)
         label = None if by_sha else it.decision or "reset"
         notes += restore_branch(h, it.iteration, label, kept, known_head=known_head)
     applied = replace(it, state=IterationState.APPLIED, decision_notes=notes)

@@ -2,7 +2,8 @@
 
 Only untracked runtime files may be present: results.tsv, run.log, the shared-path links,
 anything under `.autoresearch/`, Python caches, and the sandbox's `worktree.runtime` globs (the
-rule itself is reset.RuntimeRule, shared with the sessions). Tracked modifications always block.
+rule itself is reset.RuntimeRule, shared with the sessions; every check here takes the run's,
+`RunHandle.dirt`, and builds none). Tracked modifications always block.
 """
 
 from __future__ import annotations
@@ -13,32 +14,16 @@ from shlex import quote as shell_quote
 
 from autoresearch import git
 from autoresearch.errors import RefusedError
-from autoresearch.paths import RUNTIME_FILES
-from autoresearch.reset import blocking, run_dirt
+from autoresearch.reset import RuntimeRule, blocking, run_dirt
 
 MAX_LINES_SHOWN = 20
-
-
-def runtime_exclude_patterns() -> list[str]:
-    """info/exclude entries that keep a worktree's runtime files out of git."""
-    return [*(f"/{name}" for name in RUNTIME_FILES), *(f"/.{name}.*.tmp" for name in RUNTIME_FILES)]
-
-
-def runtime_clean_patterns(links: Iterable[str], runtime: Iterable[str]) -> list[str]:
-    """`git clean -e` patterns that spare exactly what `is_runtime_path` allows."""
-    return run_dirt(links, runtime).clean_patterns()
+# A run's rule with nothing declared (no links, no runtime globs): its results files only.
+BARE_RUN = run_dirt((), ())
 
 
 def is_runtime_path(path: str, links: Iterable[str], runtime: Iterable[str]) -> bool:
     """True for an untracked path that may be present without blocking a reset."""
     return run_dirt(links, runtime).spares(path)
-
-
-def blocking_entries(
-    entries: Sequence[git.StatusEntry], links: Iterable[str] = (), runtime: Iterable[str] = ()
-) -> list[git.StatusEntry]:
-    """The status entries that forbid a reset."""
-    return blocking(entries, run_dirt(links, runtime))
 
 
 def reset_error(
@@ -75,19 +60,15 @@ def reset_hint(blocking: Sequence[git.StatusEntry], run_id: str | None) -> str:
     return "; ".join(hints)
 
 
-def dirty_entries(
-    worktree: Path, links: Iterable[str] = (), runtime: Iterable[str] = ()
-) -> list[git.StatusEntry]:
-    return blocking_entries(git.status(worktree), links, runtime)
+def dirty_entries(worktree: Path, rule: RuntimeRule = BARE_RUN) -> list[git.StatusEntry]:
+    """The status entries of `worktree` that forbid a reset under `rule` (`RunHandle.dirt`)."""
+    return blocking(git.status(worktree), rule)
 
 
 def check_reset_safety(
-    worktree: Path,
-    links: Iterable[str] = (),
-    runtime: Iterable[str] = (),
-    run_id: str | None = None,
+    worktree: Path, rule: RuntimeRule = BARE_RUN, run_id: str | None = None
 ) -> None:
     """Raise `autoresearch_reset_requires_clean_worktree:…` when a reset would lose work."""
-    blocking = dirty_entries(worktree, links, runtime)
+    blocking = dirty_entries(worktree, rule)
     if blocking:
         raise reset_error(worktree, blocking, run_id)

@@ -235,7 +235,7 @@ def _process(
     spec = h.evaluator
     if artifact.status != ArtifactStatus.CANDIDATE:
         dirty = artifact.status == ArtifactStatus.INTERRUPTED and bool(
-            dirty_entries(h.worktree, h.links, h.runtime)
+            dirty_entries(h.worktree, h.dirt)
         )
         decision = decide(
             run.keep_policy, spec.direction, run.last_kept_score, artifact.status, None, dirty
@@ -295,7 +295,7 @@ def _refuse_unsafe_reset(h: RunHandle, it: IterationRecord) -> bool:
     """Check reset safety before the decision is committed, so that a refusal records nothing:
     the evaluation is rolled back and the artifact stays for the next step or resume.
     True when the check passed (the reset needs not repeat it)."""
-    blocking = dirty_entries(h.worktree, h.links, h.runtime)
+    blocking = dirty_entries(h.worktree, h.dirt)
     if not blocking:
         return True
     with h.journal.tx() as conn:
