@@ -118,11 +118,13 @@ def task(h: RunHandle, number: int, resources: dict[str, float]) -> EvaluationTa
 
 
 def submit(
-    executor: RayExecutor, h: RunHandle, count: int, resources: dict[str, float]
+    executor: RayExecutor, h: RunHandle, count: int, resources: dict[str, float], first: int = 0
 ) -> list[Future[EvaluationRecord]]:
+    """`count` readings at once (numbered from `first`): which of them takes a free slot
+    first is the threads' race, not the submit order."""
     return [
         executor.submit_evaluation(task(h, n, resources), threading.Event(), lambda _: None)
-        for n in range(count)
+        for n in range(first, first + count)
     ]
 
 
@@ -201,9 +203,12 @@ def test_a_node_that_joins_gets_the_waiting_evaluation_and_a_lost_one_gets_no_mo
     next readings all go to node-b, the node left."""
     h, folder = run
     with executor_of(cluster, folder, {"pin": 1}) as executor:
-        first, second = submit(executor, h, 2, {"pin": 1})
+        # one at a time: submitted together, either could take node-b's slot (the test then
+        # waited for the holding one as if it were the lost one, till its 60 s hold ended)
+        (first,) = submit(executor, h, 1, {"pin": 1})
         until(lambda: len(list((folder / "started").iterdir())) == 1, timeout=PATIENCE,
               what="the first reading started")  # fmt: skip
+        (second,) = submit(executor, h, 1, {"pin": 1}, first=1)
         cluster.add_node("node-c", {"pin": 4})
         until(lambda: executor.slots == 2, timeout=PATIENCE, what="the new node is counted")
         until(
