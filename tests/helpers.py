@@ -355,3 +355,49 @@ class QuietLanes:
     def note(self, message: str) -> None: ...
 
     def lanes_changed(self, lanes: list[Any]) -> None: ...
+
+
+# what a cut-off session leaves in its tree, by how: committed past its base, edited, staged,
+# untracked (leave_work); and runtime dirt, which a save-then-reset spares
+LEFT_WORK = {
+    "past.txt": "committed past the base\n",
+    "value.txt": "7\n",
+    "staged.txt": "staged, never committed\n",
+    "notes/untracked.md": "untracked\n",
+}
+RUNTIME_LITTER = ("results.tsv", "pkg/__pycache__/m.cpython-311.pyc", "old.pyc")
+
+
+def leave_work(tree: Path) -> None:
+    """Leave LEFT_WORK in `tree` as a session would (one commit, an edit, a staged file, an
+    untracked one), and RUNTIME_LITTER beside it."""
+    edit_and_commit(tree, {"past.txt": LEFT_WORK["past.txt"]}, "the session's commit")
+    (tree / "value.txt").write_text(LEFT_WORK["value.txt"])
+    (tree / "staged.txt").write_text(LEFT_WORK["staged.txt"])
+    git(tree, "add", "staged.txt")
+    (tree / "notes").mkdir()
+    (tree / "notes/untracked.md").write_text(LEFT_WORK["notes/untracked.md"])
+    for rel in RUNTIME_LITTER:
+        (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tree / rel).write_text("runtime\n")
+
+
+def applied_patch(tree: Path, base: str, patch: Path, scratch: Path) -> dict[str, str]:
+    """The files `patch` changes, as they are once it is applied to `base` (in a worktree of
+    `tree`'s repository at `scratch`)."""
+    git(tree, "worktree", "add", "-q", "--detach", str(scratch), base)
+    git(scratch, "apply", "--binary", "--index", str(patch))
+    names = git(scratch, "diff", "--cached", "--name-only", base).splitlines()
+    return {name: (scratch / name).read_text() for name in names}
+
+
+def assert_work_reset(tree: Path, branch: str, at: str) -> None:
+    """After leave_work was saved and reset: on `branch` at `at` with a clean index and
+    tracked files; only RUNTIME_LITTER is left."""
+    assert git(tree, "rev-parse", "HEAD") == at
+    assert git(tree, "symbolic-ref", "-q", "HEAD") == f"refs/heads/{branch}"
+    assert (tree / "value.txt").read_text() == "1\n"
+    assert not any((tree / rel).exists() for rel in ("past.txt", "staged.txt", "notes"))
+    assert all((tree / rel).read_text() == "runtime\n" for rel in RUNTIME_LITTER)
+    left = git(tree, "status", "--porcelain", "--untracked-files=all").splitlines()
+    assert left and all(x.startswith("?? ") and x[3:] in RUNTIME_LITTER for x in left), left

@@ -11,50 +11,10 @@ import json
 import re
 from pathlib import Path
 
-from autoresearch import git as g
 from autoresearch.journal import inflight, runs
 from autoresearch.supervisor import recovery
 from autoresearch.supervisor.handle import RunHandle
-from helpers import edit_and_commit, git
-
-# what the session leaves, by how: committed past its base, edited, staged, untracked
-WORK = {
-    "past.txt": "committed past the base\n",
-    "value.txt": "7\n",
-    "staged.txt": "staged, never committed\n",
-    "notes/untracked.md": "untracked\n",
-}
-RUNTIME = ("results.tsv", "pkg/__pycache__/m.cpython-311.pyc", "old.pyc")
-
-
-def _leave_work(tree: Path) -> None:
-    edit_and_commit(tree, {"past.txt": WORK["past.txt"]}, "the session's commit")
-    (tree / "value.txt").write_text(WORK["value.txt"])
-    (tree / "staged.txt").write_text(WORK["staged.txt"])
-    git(tree, "add", "staged.txt")
-    (tree / "notes").mkdir()
-    (tree / "notes/untracked.md").write_text(WORK["notes/untracked.md"])
-    for rel in RUNTIME:
-        (tree / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tree / rel).write_text("runtime\n")
-
-
-def _applied(tree: Path, base: str, patch: Path, scratch: Path) -> dict[str, str]:
-    """The files the patch changes, as they are once it is applied to `base`."""
-    git(tree, "worktree", "add", "-q", "--detach", str(scratch), base)
-    git(scratch, "apply", "--binary", "--index", str(patch))
-    names = git(scratch, "diff", "--cached", "--name-only", base).splitlines()
-    return {name: (scratch / name).read_text() for name in names}
-
-
-def _assert_reset(tree: Path, branch: str, at: str) -> None:
-    """On `branch` at `at` with a clean index and tracked files; only runtime dirt is left."""
-    assert g.head(tree) == at and g.head_branch(tree) == f"refs/heads/{branch}"
-    assert (tree / "value.txt").read_text() == "1\n"
-    assert not any((tree / rel).exists() for rel in ("past.txt", "staged.txt", "notes"))
-    assert all((tree / rel).read_text() == "runtime\n" for rel in RUNTIME)
-    left = git(tree, "status", "--porcelain", "--untracked-files=all").splitlines()
-    assert left and all(x.startswith("?? ") and x[3:] in RUNTIME for x in left), left
+from helpers import LEFT_WORK, applied_patch, assert_work_reset, edit_and_commit, git, leave_work
 
 
 def test_the_single_loops_cut_session_is_saved_whole_then_reset(
@@ -64,15 +24,15 @@ def test_the_single_loops_cut_session_is_saved_whole_then_reset(
     base = h.run.last_kept_commit or ""
     with h.journal.tx() as conn:
         inflight.start(conn, h.run_id, 1, base)
-    _leave_work(h.worktree)
+    leave_work(h.worktree)
 
     notes = recovery.finish_interrupted_session(h)
 
     patch = h.paths.patch(1, "interrupted")
     note = f"changes past {base[:12]} saved to {patch}"
     assert notes == [f"the session of iteration 1 was cut off by a crash: {note}"]
-    assert _applied(h.worktree, base, patch, tmp_path / "applied") == WORK
-    _assert_reset(h.worktree, h.branch_name, base)
+    assert applied_patch(h.worktree, base, patch, tmp_path / "applied") == LEFT_WORK
+    assert_work_reset(h.worktree, h.branch_name, base)
     assert inflight.get(h.journal, h.run_id) is None
     assert recovery.cut_artifact(json.loads(h.paths.candidate.read_text()))
     assert recovery.finish_interrupted_session(h) == []  # idempotent: nothing in flight
@@ -100,13 +60,15 @@ def test_a_lanes_cut_session_is_saved_past_its_base_and_reset_to_the_moved_incum
         runs.update_run(conn, h.run_id, last_kept_commit=kept)
         inflight.start_lane(conn, h.run_id, 1, 3, base)
     lh.refresh()
-    _leave_work(lh.worktree)
+    leave_work(lh.worktree)
 
     notes = recovery.finish_interrupted_session(lh)
 
     patch = lh.paths.session_patch(3, "unfinished-session")
     assert re.fullmatch(r".*/lanes/1/logs/session-0003-unfinished-session\.patch", str(patch))
     assert notes == [f"session 3 was cut off by a crash: changes past {base[:12]} saved to {patch}"]
-    assert _applied(lh.worktree, base, patch, tmp_path / "applied") == WORK  # not kept.txt
-    _assert_reset(lh.worktree, lh.branch_name, kept)
+    assert (
+        applied_patch(lh.worktree, base, patch, tmp_path / "applied") == LEFT_WORK
+    )  # not kept.txt
+    assert_work_reset(lh.worktree, lh.branch_name, kept)
     assert (lh.worktree / "kept.txt").exists()

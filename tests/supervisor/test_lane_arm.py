@@ -20,10 +20,19 @@ from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.lanes import run_lanes
 from autoresearch.supervisor.loop import LoopLimits, StopSignal
 from autoresearch.supervisor.prepare import prepare
-from helpers import QuietLanes, artifact, edit_and_commit, git, write_artifact
+from helpers import (
+    LEFT_WORK,
+    QuietLanes,
+    applied_patch,
+    artifact,
+    assert_work_reset,
+    edit_and_commit,
+    git,
+    leave_work,
+    write_artifact,
+)
 
 AGENT = f"cmd:{sys.executable} {Path(__file__).parent / 'fakes/lane_agent.py'}"
-RUNTIME = ("results.tsv", "pkg/__pycache__/m.cpython-311.pyc", "old.pyc")
 
 
 class _Notes(QuietLanes):
@@ -44,26 +53,6 @@ def _arm(h: RunHandle) -> list[str]:
     return observer.notes
 
 
-def _leave_work(tree: Path) -> None:
-    edit_and_commit(tree, {"past.txt": "committed past the incumbent\n"}, "the session's commit")
-    (tree / "value.txt").write_text("7\n")
-    (tree / "staged.txt").write_text("staged, never committed\n")
-    git(tree, "add", "staged.txt")
-    (tree / "notes").mkdir()
-    (tree / "notes/untracked.md").write_text("untracked\n")
-    for rel in RUNTIME:
-        (tree / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tree / rel).write_text("runtime\n")
-
-
-def _applied(tree: Path, base: str, patch: Path, scratch: Path) -> dict[str, str]:
-    """The files the patch changes, as they are once it is applied to `base`."""
-    git(tree, "worktree", "add", "-q", "--detach", str(scratch), base)
-    git(scratch, "apply", "--binary", "--index", str(patch))
-    names = git(scratch, "diff", "--cached", "--name-only", base).splitlines()
-    return {name: (scratch / name).read_text() for name in names}
-
-
 def test_work_left_in_a_lane_is_saved_then_the_lane_is_reset_to_the_incumbent(
     mission_dir: Path, tmp_path: Path
 ) -> None:
@@ -73,8 +62,8 @@ def test_work_left_in_a_lane_is_saved_then_the_lane_is_reset_to_the_incumbent(
         lanes = [h.for_lane(1), h.for_lane(2)]
         for lh in lanes:
             assert g.head(lh.worktree) == kept
-        _leave_work(lanes[0].worktree)
-        _leave_work(lanes[1].worktree)
+        leave_work(lanes[0].worktree)
+        leave_work(lanes[1].worktree)
         git(lanes[1].worktree, "checkout", "-q", "--detach")  # HEAD off the lane branch
 
         notes = _arm(h)
@@ -84,21 +73,9 @@ def test_work_left_in_a_lane_is_saved_then_the_lane_is_reset_to_the_incumbent(
             f"lane {k}: changes past {kept[:12]} saved to {patch}"
             for k, patch in enumerate(patches, 1)
         ]
-        work = {
-            "past.txt": "committed past the incumbent\n",
-            "value.txt": "7\n",
-            "staged.txt": "staged, never committed\n",
-            "notes/untracked.md": "untracked\n",
-        }
         for k, (lh, patch) in enumerate(zip(lanes, patches, strict=True)):
-            assert _applied(lh.worktree, kept, patch, tmp_path / f"applied-{k}") == work
-            tree = lh.worktree
-            assert g.head(tree) == kept and g.head_branch(tree) == f"refs/heads/{lh.branch_name}"
-            assert (tree / "value.txt").read_text() == "1\n"
-            assert not any((tree / rel).exists() for rel in ("past.txt", "staged.txt", "notes"))
-            assert all((tree / rel).read_text() == "runtime\n" for rel in RUNTIME)
-            left = git(tree, "status", "--porcelain", "--untracked-files=all").splitlines()
-            assert left and all(x.startswith("?? ") and x[3:] in RUNTIME for x in left), left
+            assert applied_patch(lh.worktree, kept, patch, tmp_path / f"applied-{k}") == LEFT_WORK
+            assert_work_reset(lh.worktree, lh.branch_name, kept)
         assert _arm(h) == []  # done: a lane at the incumbent on a clean tree stays
 
 
