@@ -247,7 +247,7 @@ def test_tracked_modification_blocks(run: RunHandle) -> None:
 
     (run.worktree / "value.txt").write_text("changed\n")
     with pytest.raises(RefusedError, match=r":\s?M value.txt – nothing was reset; commit or"):
-        check_reset_safety(run.worktree)
+        check_reset_safety(run.worktree, run.dirt)
 
 
 def test_ledger_appends_match_a_full_rebuild(run: RunHandle) -> None:

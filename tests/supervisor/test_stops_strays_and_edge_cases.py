@@ -13,10 +13,10 @@ import pytest
 from sup_helpers import submit
 
 from autoresearch import git as arg
+from autoresearch.reset import run_dirt
 from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.lifecycle import stop
 from autoresearch.supervisor.prepare import prepare
-from autoresearch.supervisor.safety import is_runtime_path
 from autoresearch.supervisor.step import step
 from helpers import GIT_ENV, Repo, cli, git, make_repo, sandbox_text, until
 
@@ -127,7 +127,7 @@ def test_removing_a_run_worktree_keeps_other_worktree_registrations(
      ("src/.results.tsv.x.tmp", False)],
 )  # fmt: skip
 def test_a_torn_atomic_write_is_runtime(path: str, runtime: bool) -> None:
-    assert is_runtime_path(path, (), ()) is runtime
+    assert run_dirt((), ()).spares(path) is runtime
 
 
 def test_resume_with_an_unknown_agent_records_nothing(repo: Repo, mission_dir: Path) -> None:

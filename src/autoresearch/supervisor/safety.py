@@ -8,22 +8,15 @@ rule itself is reset.RuntimeRule, shared with the sessions; every check here tak
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from shlex import quote as shell_quote
 
 from autoresearch import git
 from autoresearch.errors import RefusedError
-from autoresearch.reset import RuntimeRule, blocking, run_dirt
+from autoresearch.reset import RuntimeRule, blocking
 
 MAX_LINES_SHOWN = 20
-# A run's rule with nothing declared (no links, no runtime globs): its results files only.
-BARE_RUN = run_dirt((), ())
-
-
-def is_runtime_path(path: str, links: Iterable[str], runtime: Iterable[str]) -> bool:
-    """True for an untracked path that may be present without blocking a reset."""
-    return run_dirt(links, runtime).spares(path)
 
 
 def reset_error(
@@ -60,14 +53,12 @@ def reset_hint(blocking: Sequence[git.StatusEntry], run_id: str | None) -> str:
     return "; ".join(hints)
 
 
-def dirty_entries(worktree: Path, rule: RuntimeRule = BARE_RUN) -> list[git.StatusEntry]:
+def dirty_entries(worktree: Path, rule: RuntimeRule) -> list[git.StatusEntry]:
     """The status entries of `worktree` that forbid a reset under `rule` (`RunHandle.dirt`)."""
     return blocking(git.status(worktree), rule)
 
 
-def check_reset_safety(
-    worktree: Path, rule: RuntimeRule = BARE_RUN, run_id: str | None = None
-) -> None:
+def check_reset_safety(worktree: Path, rule: RuntimeRule, run_id: str | None = None) -> None:
     """Raise `autoresearch_reset_requires_clean_worktree:…` when a reset would lose work."""
     blocking = dirty_entries(worktree, rule)
     if blocking:
