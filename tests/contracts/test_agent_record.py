@@ -110,6 +110,7 @@ def test_lane_and_failure_follow_the_session_keys(
         {"agent": "offline"},  # an older row without the keys this version writes
         {"agent": "x", "exit_code": 0, "future_key": {"a": 1}, "lane": 3},  # unknown key kept
         {"agent": "x", "model": None},  # a null a writer left in: kept, not dropped
+        {"agent": "x", "denials": []},  # none refused, written by another writer: kept
     ],
 )
 def test_a_stored_record_loses_no_key_when_read_and_written_again(stored: dict[str, Any]) -> None:

@@ -454,7 +454,7 @@ def _ws(**changes: Any) -> Workspace:
         ("read-only edit", _job(spec=_spec(ROOT, task_kind=TaskKind.READ_ONLY)),
          replace(GOOD, task_kind=TaskKind.READ_ONLY), Status.REJECTED),
         ("executor failed",
-         _job(executor=ExecutorRecord(Executor.FAILED, AgentRecord(error="boom"))),
+         _job(executor=ExecutorRecord(Executor.FAILED, AgentRecord(usage=Usage(error="boom")))),
          replace(GOOD, executor=Executor.FAILED), Status.FAILED),
         ("no executor recorded", _job(executor=None), replace(GOOD, executor=Executor.NOT_RUN),
          Status.FAILED),

@@ -8,12 +8,13 @@ cost) is recorded but never decides.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
 from autoresearch.children import ChildEnv, run_tag, spawn_env
 from autoresearch.contracts.agent_record import AgentRecord
+from autoresearch.contracts.agent_record import Usage as Usage  # what a back-end fills
 from autoresearch.contracts.frozen import FrozenMission
 from autoresearch.states import DecisionKind
 
@@ -68,39 +69,9 @@ class SessionRequest:
         )
 
 
-@dataclass
-class Usage:
-    """Tokens and cost as the agent reported them (None when it reported nothing)."""
-
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    cached_tokens: int | None = None
-    cache_write_tokens: int | None = None
-    reasoning_tokens: int | None = None
-    cost_usd: float | None = None
-    turns: int | None = None
-    session_id: str | None = None
-    model: str | None = None
-    success: bool | None = None
-    error: str | None = None
-    # what the agent's own permission layer refused (tool and target), in order
-    denials: list[str] = field(default_factory=list)
-
-    def add_tokens(self, inp: int | None, out: int | None, cached: int | None = None) -> None:
-        self.input_tokens = _add(self.input_tokens, inp)
-        self.output_tokens = _add(self.output_tokens, out)
-        self.cached_tokens = _add(self.cached_tokens, cached)
-
-
 def json_int(value: object) -> int | None:
     """An integer from an agent's JSON event (booleans are not counts)."""
     return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _add(a: int | None, b: int | None) -> int | None:
-    if b is None:
-        return a
-    return (a or 0) + b
 
 
 @dataclass(frozen=True)
@@ -146,19 +117,9 @@ class AgentResult:
             duration_ms=self.duration_ms,
             timed_out=self.timed_out,
             cancelled=self.cancelled,
-            success=u.success,
-            input_tokens=u.input_tokens,
-            output_tokens=u.output_tokens,
-            cached_tokens=u.cached_tokens,
-            cache_write_tokens=u.cache_write_tokens,
-            reasoning_tokens=u.reasoning_tokens,
-            cost_usd=u.cost_usd,
-            turns=u.turns,
-            session_id=u.session_id,
-            model=u.model,
-            error=u.error or self.spawn_error,
+            # a copy: the record keeps what the session reported, whatever the result's does
+            usage=replace(u, error=u.error or self.spawn_error, denials=list(u.denials)),
             log_file=self.log_file,
-            denials=tuple(u.denials) or None,
             lane=lane,
             failure=failure,
         )

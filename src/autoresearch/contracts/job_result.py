@@ -145,7 +145,7 @@ class ExecutorRecord:
         if self.gateway is not None:
             # in place of the agent's figure: where it stood, else after the status
             data["cost_usd"] = self.gateway.cost_usd
-            data["agent_cost_usd"] = self.agent.cost_usd
+            data["agent_cost_usd"] = self.agent.usage.cost_usd
             data["gateway_requests"] = self.gateway.requests
         return data
 

@@ -206,7 +206,7 @@ def _run_row(
         agent=_agent_name(agent),
         lane=_lane(it, agent),
         tokens=_tokens(agent),
-        cost_usd=agent.cost_usd,
+        cost_usd=agent.usage.cost_usd,
         seconds=_seconds(agent, ev),
         at=it.created_at,
         links=tuple(links),
@@ -228,7 +228,7 @@ def _agent_name(agent: AgentRecord) -> str | None:
     name = agent.agent
     if not name:
         return None
-    return f"{name} ({agent.model})" if agent.model else str(name)
+    return f"{name} ({agent.usage.model})" if agent.usage.model else str(name)
 
 
 def _lane(it: IterationRecord, agent: AgentRecord) -> str | None:
@@ -239,7 +239,7 @@ def _lane(it: IterationRecord, agent: AgentRecord) -> str | None:
 
 
 def _tokens(agent: AgentRecord) -> int | None:
-    parts = [agent.input_tokens, agent.output_tokens]
+    parts = [agent.usage.input_tokens, agent.usage.output_tokens]
     seen = [int(p) for p in parts if isinstance(p, int)]
     return sum(seen) if seen else None
 
