@@ -295,6 +295,15 @@ for a in "$@"; do
     if [ "$n" = "$KILL_NTH" ]; then
       if [ "$KILL_MATCH" = worktree ]; then
         shift 2; "$real" worktree add --no-checkout "$@" >/dev/null 2>&1
+      elif [ "$KILL_MATCH" = rebase ]; then
+        # a rebase killed inside its checkout of --onto: that commit's files written into the
+        # tree, the index never updated (so they read as edits and untracked files)
+        onto=; prev=
+        for b in "$@"; do [ "$prev" = --onto ] && onto=$b; prev=$b; done
+        "$real" diff --name-only --no-renames --diff-filter=AM HEAD "$onto" | while read -r p; do
+          mkdir -p "$(dirname "$p")"; "$real" show "$onto:$p" > "$p"
+        done
+        : > "$("$real" rev-parse --git-dir)/index.lock"
       else
         : > "$("$real" rev-parse --git-dir)/index.lock"
       fi

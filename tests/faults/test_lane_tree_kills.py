@@ -176,3 +176,66 @@ def test_a_keep_the_run_branch_had_not_followed_when_killed_is_followed_on_resum
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert git(repo.root, "rev-parse", f"refs/heads/{branch}") == kept
+
+
+def _killed_run(repo: Repo, env: dict[str, str]) -> None:
+    """`run --lanes 2 --max-iterations 2` with lane 1 adding a file quickly and lane 2
+    finishing later, so that lane 2's candidate is replayed onto lane 1's keep; `env` kills
+    the driver's tree there."""
+    lane_mission(repo)
+    argv = [sys.executable, "-m", "autoresearch", "run", "missions/demo", "--agent",
+            BONUS_AGENT, "--run-tag", "L1", "--lanes", "2", "--max-iterations", "2"]  # fmt: skip
+    done = subprocess.run(argv, cwd=repo.root, env={**os.environ, **GIT_ENV, **env},
+                          capture_output=True, text=True, timeout=180,
+                          start_new_session=True)  # fmt: skip
+    assert done.returncode == -signal.SIGKILL, done.stderr
+
+
+def test_a_replay_killed_inside_its_checkout_leaves_nothing_for_an_operator(
+    repo: Repo, tmp_path: Path
+) -> None:
+    """The campaign's seed-11 failure, made deterministic: a kill inside lane 2's `git rebase
+    --onto` (replaying its candidate onto lane 1's keep) leaves the keep's new file in the lane
+    worktree as an untracked file and a stale index lock. Resume saves what the kill left,
+    replays the candidate afresh (not a `replay conflict` that blames the candidate) and
+    completes; before, it refused with autoresearch_reset_requires_clean_worktree, then failed
+    the run on the artifact its refused judgement had rewritten."""
+    plan = {"LANE_PLAN": "1:bonus:0.1,2:bonus:1.5"}
+    _killed_run(repo, {**plan, **git_killer(tmp_path, "rebase", 1)})
+    lane = repo.root / ".autoresearch/worktrees/lanes" / RUN_ID / "2"
+    assert "?? bonus-1-1.txt" in git(lane, "status", "--porcelain")  # what the kill left
+    done = resume_detached(repo.root, RUN_ID, plan)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    d = assert_lanes_sound(repo.root, RUN_ID, 2)
+    its = d["iterations"][1:]
+    assert [(it["decision"], it["evaluator"]["score"]) for it in its] == [
+        ("keep", 2.0),
+        ("keep", 3.0),
+    ], its
+    assert any("replayed onto" in n for n in its[1]["notes"]), its[1]["notes"]
+    (patch,) = (repo.root / ".autoresearch/runs" / RUN_ID / "lanes/2/logs").glob(
+        "*unfinished-replay.patch"
+    )
+    assert "bonus-1-1.txt" in patch.read_text()  # nothing removed unsaved
+
+
+def test_a_driver_killed_between_a_replay_conflict_and_its_judgement_judges_it_on_resume(
+    repo: Repo,
+) -> None:
+    """Killed after lane 2's replay failed on a real conflict, before the discard was
+    recorded: resume replays again and discards it `replay conflict`, the artifact as the
+    session wrote it (before, it had been rewritten as built on the keep, and resume
+    measured it and failed the run: `candidate_commit … does not descend from last kept
+    commit …`)."""
+    plan = {"LANE_PLAN": "1:value=5:0.1,2:value=9:1.5"}
+    _killed_run(repo, {**plan, "AUTORESEARCH_FAILPOINTS": "lanes.after_replay_conflict"})
+    done = resume_detached(repo.root, RUN_ID, plan)
+    assert done.returncode == 0, done.stderr
+    d = assert_lanes_sound(repo.root, RUN_ID, 2)
+    its = d["iterations"][1:]
+    assert [(it["decision"], it["decision_reason"]) for it in its] == [
+        ("keep", "score improved over last kept score"),
+        ("discard", "replay conflict"),
+    ], its
+    assert its[1]["evaluator"] is None  # never measured

@@ -5,8 +5,8 @@ driver stops before any session. Pins the save-then-reset and the reaping there:
   file, an untracked file; HEAD anywhere) is saved as a patch past the incumbent, then the lane
   branch is checked out at it and the untracked work removed, runtime dirt spared;
 * a lane whose branch is past its finished candidate's commit (a driver killed between a replay
-  and rewriting the artifact) is put back at that commit, what lay past it saved, untracked
-  files left in place;
+  and rewriting the artifact), or whose tree is dirty at it (killed inside the replay's
+  checkout), is put back at that commit on a clean tree, what lay past it saved;
 * a stale git lock in a lane's worktree is removed, and said so."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from autoresearch import git as g
 from autoresearch.agents import AgentConfig
 from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.lanes import run_lanes
-from autoresearch.supervisor.loop import LoopLimits, StopSignal
+from autoresearch.supervisor.loop import MSG_PROCESSING_PENDING, LoopLimits, StopSignal
 from autoresearch.supervisor.prepare import prepare
 from helpers import (
     LEFT_WORK,
@@ -94,16 +94,55 @@ def test_a_lane_past_its_candidates_commit_is_put_back_with_what_lay_past_saved(
         (tree / "value.txt").write_text("6\n")
         (tree / "untracked.txt").write_text("untracked\n")
 
-        _arm(h)
+        notes = _arm(h)
 
         patch = lh.paths.session_patch(0, "unfinished-replay")
+        assert notes == [
+            f"lane 1: {MSG_PROCESSING_PENDING}",
+            f"lane 1: changes past {candidate[:12]} saved to {patch}",
+        ]
         saved = patch.read_text()
         assert "replayed.txt" in saved and "+6" in saved and "untracked.txt" in saved
         assert "+5" not in saved  # the candidate itself is not past its commit
         assert g.head(tree) == candidate and g.head_branch(tree) == f"refs/heads/{lh.branch_name}"
         assert (tree / "value.txt").read_text() == "5\n" and not (tree / "replayed.txt").exists()
-        assert git(tree, "status", "--porcelain") == "?? untracked.txt"  # not cleaned here
+        assert git(tree, "status", "--porcelain") == ""
         assert git(tree, "cat-file", "-t", replayed) == "commit"
+
+
+def test_a_lane_at_its_candidate_with_a_dirty_tree_is_cleaned_with_the_dirt_saved(
+    mission_dir: Path, tmp_path: Path
+) -> None:
+    """What a replay killed inside its checkout leaves (the incumbent's files written, the
+    index and HEAD not moved): saved, then removed, so the replay and the reset after its
+    verdict find a clean tree; runtime dirt stays."""
+    with prepare(mission_dir, run_tag="T1") as h:
+        _arm(h)
+        kept = h.run.last_kept_commit or ""
+        lh = h.for_lane(2)
+        tree = lh.worktree
+        candidate = edit_and_commit(tree, {"value.txt": "5\n"}, "the session's candidate")
+        data = artifact(candidate_commit=candidate, base_commit=kept, description="five")
+        write_artifact(lh.paths.candidate, data)
+        (tree / "bonus-1-1.txt").write_text("the incumbent's new file\n")
+        (tree / "value.txt").write_text("7\n")
+        (tree / "__pycache__").mkdir()
+        (tree / "__pycache__/score.pyc").write_bytes(b"runtime")
+
+        notes = _arm(h)
+
+        patch = lh.paths.session_patch(0, "unfinished-replay")
+        assert notes == [
+            f"lane 2: {MSG_PROCESSING_PENDING}",
+            f"lane 2: changes past {candidate[:12]} saved to {patch}",
+        ]
+        saved = patch.read_text()
+        assert "bonus-1-1.txt" in saved and "+7" in saved and "score.pyc" not in saved
+        assert g.head(tree) == candidate and g.head_branch(tree) == f"refs/heads/{lh.branch_name}"
+        assert (tree / "value.txt").read_text() == "5\n"
+        assert git(tree, "status", "--porcelain") == ""
+        assert (tree / "__pycache__/score.pyc").exists()
+        assert _arm(h) == [f"lane 2: {MSG_PROCESSING_PENDING}"]  # clean: nothing to save
 
 
 def test_a_stale_git_lock_in_a_lane_is_removed(mission_dir: Path) -> None:

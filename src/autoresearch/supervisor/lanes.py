@@ -53,7 +53,7 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any, Protocol
 
-from autoresearch import children, git, reset
+from autoresearch import children, failpoints, git, reset
 from autoresearch.agents import AgentConfig, make_agent
 from autoresearch.agents.base import AgentResult
 from autoresearch.contracts import candidate as cand
@@ -374,8 +374,12 @@ class _Driver:
 
     def _back_to_candidate(self, lane: Lane) -> None:
         """A driver killed between replaying a candidate and rewriting its artifact leaves
-        the lane branch at the replayed commit: put it back at the artifact's commit (what lay
-        past it saved), so the candidate is replayed afresh instead of failing validation."""
+        the lane branch at the replayed commit; one killed inside the replay's checkout leaves
+        the new incumbent's files in the tree (edits and untracked files the aborted rebase
+        does not take back). Put the lane back at the artifact's commit on a clean tree (what
+        lay past it saved), so the candidate is replayed afresh instead of failing validation,
+        conflicting with those files or blocking its discard's reset. Nothing in the tree is
+        the session's: `after_session` saved what it left before the candidate waited."""
         lh = lane.h
         artifact = _candidate(lh)
         if artifact is None or artifact.status != ArtifactStatus.CANDIDATE:
@@ -385,12 +389,15 @@ class _Driver:
             return
         resolved = git.resolve_commits(lh.worktree, [commit])[0]
         head = _head(lh)
-        if resolved is None or head is None or head == resolved:
+        if resolved is None or head is None:
+            return
+        if head == resolved and not dirty_entries(lh.worktree, lh.dirt):
             return
         if git.head_branch(lh.worktree) != record.branch_ref(lh):
             return  # the session left HEAD elsewhere: step says so
         path = lh.paths.session_patch(lane.session, "unfinished-replay")
-        record.save_and_reset(lh, path, resolved, clean=False)
+        note = record.save_and_reset(lh, path, resolved)
+        self.observer.note(f"lane {lane.number}: {note}")
 
     def _restore(self, lane: Lane, label: str, base: str) -> str | None:
         """The lane's branch at `base` on a clean tree; what lay past it saved as a patch.
@@ -730,7 +737,10 @@ class _Driver:
         head = artifact.candidate_commit
         replayed, detail = git.replay_onto(lh.worktree, old, kept)
         if replayed is None:
-            _rewrite(lh, artifact, kept)
+            # judged as the session left it, built on `old`: an artifact rewritten as built on
+            # `kept` whose commit is not, read by a driver killed before the discard was
+            # recorded, would be measured and fail the run (`MSG_COMMIT_NOT_DESCENDANT`)
+            failpoints.hit("lanes.after_replay_conflict")
             self._judge(lane, replay_conflict(kept, detail))
             return False
         assert lane.pending is not None
