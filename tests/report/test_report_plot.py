@@ -141,8 +141,9 @@ def test_several_readings_give_the_improvement_an_interval() -> None:
     delta, _, interval = improvement(_data([base, best])) or (None, None, None)
     assert delta == pytest.approx(-2.0)
     assert interval is not None and interval.low < -2.0 < interval.high < 0
+    # Welch's t (noise.difference_interval): se sqrt(0.16/3 + 0.04/3), df floor(2.94) = 2
     spread = math.sqrt(0.16 / 3 + 0.04 / 3)
-    assert interval.high == pytest.approx(-2.0 + 1.96 * spread)
+    assert interval.high == pytest.approx(-2.0 + 4.302653 * spread)
     assert difference_interval([1.0], [2.0, 3.0]) is None
 
 

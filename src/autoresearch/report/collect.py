@@ -26,7 +26,6 @@ from autoresearch.noise import Interval as Estimate
 from autoresearch.noise import Role, pooled_difference
 from autoresearch.paths import RepoPaths, session_paths
 from autoresearch.report.model import (
-    Interval,
     KeptChange,
     Link,
     Outcome,
@@ -104,15 +103,14 @@ def run_report(journal: Journal, repo: RepoPaths, run: RunRecord) -> ReportData:
 
 def _improvement(
     found: estimates.RunReadings, run: RunRecord, head: estimates.Headline
-) -> Interval | None:
+) -> Estimate | None:
     """best - baseline with a t interval from the run's pooled spread, when the evaluator
     varies (None: the report falls back to its rows, as for a deterministic evaluator)."""
     if head.best_interval is None or head.baseline_interval is None or found.spread.sd == 0:
         return None
     best = found.scores(run.last_kept_commit)
     base = found.scores(run.baseline_commit)
-    diff = pooled_difference(best, base, found.spread)
-    return Interval(diff.low, diff.high)
+    return pooled_difference(best, base, found.spread)
 
 
 def _run_facts(run: RunRecord, journal: Journal) -> tuple[tuple[str, str], ...]:

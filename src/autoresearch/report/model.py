@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from autoresearch.noise import Interval as Estimate
+from autoresearch.noise import difference_interval as difference_interval_of
 from autoresearch.states import (
     DecisionKind,
     Direction,
@@ -90,14 +91,6 @@ class KeptChange:
 
 
 @dataclass(frozen=True)
-class Interval:
-    """A 95 % interval of a difference of means (normal approximation)."""
-
-    low: float
-    high: float
-
-
-@dataclass(frozen=True)
 class Spend:
     """Sessions, tokens and cost of one agent or one lane (None: never reported)."""
 
@@ -135,7 +128,7 @@ class ReportData:
     baseline_estimate: Estimate | None = None
     best_estimate: Estimate | None = None
     # best - baseline from the two commits' estimates (a run whose evaluator varies)
-    improvement_interval: Interval | None = None
+    improvement_interval: Estimate | None = None
 
     @property
     def status_line(self) -> str:
@@ -211,18 +204,15 @@ def total_tokens(rows: Iterable[Row]) -> int | None:
     return None if found is None else int(found)
 
 
-def difference_interval(before: Sequence[float], after: Sequence[float]) -> Interval | None:
-    """95 % interval of mean(after) - mean(before); None without two readings on each side."""
+def difference_interval(before: Sequence[float], after: Sequence[float]) -> Estimate | None:
+    """95 % interval of mean(after) - mean(before), noise.py's Welch interval (the one the
+    certification reports); None without two readings on each side, whose spread is unknown."""
     if len(before) < 2 or len(after) < 2:
         return None
-    spread = math.sqrt(
-        statistics.variance(before) / len(before) + statistics.variance(after) / len(after)
-    )
-    delta = statistics.fmean(after) - statistics.fmean(before)
-    return Interval(delta - 1.96 * spread, delta + 1.96 * spread)
+    return difference_interval_of(after, before)
 
 
-def improvement(data: ReportData) -> tuple[float, float | None, Interval | None] | None:
+def improvement(data: ReportData) -> tuple[float, float | None, Estimate | None] | None:
     """(best - baseline, the same in % of the baseline, its interval), signed as measured."""
     base, best = data.baseline, data.best
     before, after = baseline_value(data), best_value(data)
