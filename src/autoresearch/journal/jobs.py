@@ -95,8 +95,7 @@ def insert_job(conn: sqlite3.Connection, **values: Any) -> JobRecord:
 
 def update_job(conn: sqlite3.Connection, job_id: str, **changes: Any) -> None:
     """Update columns of a job (JSON fields by their record name); stamps updated_at."""
-    changes.setdefault("updated_at", utc_now_iso())
-    records.update(conn, "jobs", {"job_id": job_id}, _CODEC.columns(changes))
+    records.stamped_update(conn, _CODEC, (job_id,), changes)
 
 
 def get_job(src: Reader, job_id: str) -> JobRecord | None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
+from autoresearch.clock import utc_now_iso
 from autoresearch.errors import AutoresearchError, JournalError
 from autoresearch.journal import domains, integrity
 
@@ -114,3 +115,15 @@ def update(
         f"UPDATE {table} SET {assignments} WHERE {condition}",
         [*cols.values(), *where.values()],
     )
+
+
+def stamped_update(
+    conn: sqlite3.Connection, codec: Codec, key: tuple[Any, ...], changes: Mapping[str, Any]
+) -> None:
+    """Update one row of `codec.table`, found by its key columns, with field values (JSON
+    fields by their record name), stamping updated_at now unless `changes` names it (a write
+    that must leave the stamp as it was, supervisor/sync.py's)."""
+    values = {**changes}
+    values.setdefault("updated_at", utc_now_iso())
+    where = dict(zip(codec.keys, key, strict=True))
+    update(conn, codec.table, where, codec.columns(values))

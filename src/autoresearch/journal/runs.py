@@ -154,8 +154,7 @@ def insert_run(conn: sqlite3.Connection, run: RunRecord) -> None:
 
 def update_run(conn: sqlite3.Connection, run_id: str, **changes: Any) -> None:
     """Update columns of a run (JSON fields by their record name); stamps updated_at."""
-    changes.setdefault("updated_at", utc_now_iso())
-    records.update(conn, "runs", {"run_id": run_id}, _RUNS.columns(changes))
+    records.stamped_update(conn, _RUNS, (run_id,), changes)
 
 
 def get_run(journal: Journal, run_id: str) -> RunRecord | None:

@@ -150,8 +150,7 @@ def insert_session(conn: sqlite3.Connection, **values: Any) -> int:
 
 def update_session(conn: sqlite3.Connection, session_id: int, **changes: Any) -> None:
     """Update columns of a session (JSON fields by their record name); stamps updated_at."""
-    changes.setdefault("updated_at", utc_now_iso())
-    records.update(conn, "sessions", {"session_id": session_id}, _SESSIONS.columns(changes))
+    records.stamped_update(conn, _SESSIONS, (session_id,), changes)
 
 
 def get_session(src: Reader, session_id: int) -> SessionRecord | None:
