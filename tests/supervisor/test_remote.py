@@ -204,6 +204,34 @@ def test_the_watcher_stops_a_task_s_processes_when_its_worker_dies(
         worker.wait()
 
 
+def test_a_lost_task_is_reaped_gone_only_once_its_processes_and_its_worker_are(
+    run: RunHandle, tmp_path: Path
+) -> None:
+    """`reap_task` (the driver's reaper of a lost evaluation on a live node) stops the task's
+    processes at once, but says they are gone only once no worker holds the task's lock
+    either (a live one could start another); a task without a folder is gone."""
+    node = tmp_path / "node"
+    folder = node / run.run_id / "tasks" / "lost"
+    (folder / "tree").mkdir(parents=True)
+    worker = subprocess.Popen(  # stands for the Ray worker: holds the task's lock
+        [sys.executable, "-c", LOCK_HOLDER, str(folder / "task.lock")],
+        stdout=subprocess.PIPE,
+    )
+    assert worker.stdout is not None and worker.stdout.readline() == b"locked\n"
+    stray = _tagged_sleep(run.run_id, folder / "tree")
+    try:
+        assert remote.reap_task(node, run.run_id, "lost", patience=0.3) is False
+        _wait_exit(stray)  # stopped even so: the driver gave the task up
+        worker.kill()
+        worker.wait()
+        assert remote.reap_task(node, run.run_id, "lost", patience=5.0) is True
+        assert remote.reap_task(node, run.run_id, "never-started", patience=0.0) is True
+    finally:
+        _kill(stray)
+        worker.kill()
+        worker.wait()
+
+
 def test_one_watcher_per_run_and_node_and_it_leaves_once_idle(
     run: RunHandle, tmp_path: Path
 ) -> None:

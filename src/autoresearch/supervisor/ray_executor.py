@@ -13,7 +13,9 @@ returns plain data (`supervisor/remote.py`). What moves where:
 
 Every task is submitted with `max_retries=0`: Ray never re-runs one behind our back (an
 evaluation counted twice, an agent paid twice). A task whose node or worker died raises
-`TaskLost` on its future; the lane scheduler restarts it or records it interrupted.
+`TaskLost` on its future; the lane scheduler restarts it or records it interrupted. A lost
+evaluation's evaluator outlives its worker (it runs in its own process group): its slot, and
+the loss, wait until it is gone (`RayExecutor._settle_lost`), or the retry would run beside it.
 Cancelling is cooperative: the task polls a small stop board (a Ray actor) and stops its
 process group as a local session would, so an interrupted session still returns its work.
 The board is no single point of failure: it lives on the driver's node (it dies only with the
@@ -90,6 +92,15 @@ WARM_PAUSE = 0.3
 RESOURCES_SECONDS = 10.0
 SLOT_WAIT_SECONDS = 1.0
 MAX_WARM_PER_NODE = 16
+# A lost evaluation keeps its slot until its evaluator is known gone (`_settle_lost`). On a
+# live node a reaper task stops it and says so: REAP_PATIENCE_SECONDS there (each stop is a
+# SIGTERM, at most 2 s, then SIGKILL), REAP_SECONDS in all (a worker may have to start first).
+# A dead node cannot be asked: its watcher stops its tasks' processes once their worker is
+# gone (the worker leaves with its raylet), within WATCH_SECONDS (0.5 s) and one stop (≤ 4 s);
+# LOST_NODE_SECONDS is that with a margin for a loaded machine.
+REAP_PATIENCE_SECONDS = 20.0
+REAP_SECONDS = 60.0
+LOST_NODE_SECONDS = 10.0
 
 
 def import_ray() -> ModuleType:
@@ -286,6 +297,11 @@ def agent_on_node(
     return remote.run_session(_node_root(root), session, poll)
 
 
+def reap_on_node(root: str | None, run_id: str, task_id: str) -> bool:
+    """The Ray task that reaps a lost evaluation on its node (`remote.reap_task`)."""
+    return remote.reap_task(_node_root(root), run_id, task_id, REAP_PATIENCE_SECONDS)
+
+
 def evaluation_on_node(
     evaluation: remote.NodeEvaluation, board: Any, root: str | None
 ) -> remote.EvaluationOutcome:
@@ -326,6 +342,7 @@ class RayExecutor:
         self._board = _pinned_board(self._ray)
         self._agent_fn = self._ray.remote(agent_on_node)
         self._eval_fn = self._ray.remote(evaluation_on_node)
+        self._reap_fn = self._ray.remote(reap_on_node)
         self._bundles = BundleChains(self._put)
         self._lock = threading.Lock()
         self._offered: tuple[float, tuple[NodeOffer, ...]] | None = None  # (when, nodes)
@@ -384,7 +401,13 @@ class RayExecutor:
                 ref = self._eval_fn.options(**options, **place).remote(
                     evaluation, self._board, self._root
                 )
-                outcome: remote.EvaluationOutcome = self._await(ref, evaluation.task_id, cancel)
+                try:
+                    outcome: remote.EvaluationOutcome = self._await(ref, evaluation.task_id, cancel)
+                except TaskLost:
+                    # its evaluator may run on (its worker died, not it): the slot, and the
+                    # loss that starts the retry, wait until it is gone
+                    self._settle_lost(node, task.run_id, evaluation.task_id)
+                    raise
             finally:
                 self._give_slot(node)
             return remote.land_evaluation(outcome, task.log_path)
@@ -474,6 +497,25 @@ class RayExecutor:
                 self._freed.wait(SLOT_WAIT_SECONDS)
             max_age = SLOT_WAIT_SECONDS
 
+    def _settle_lost(self, node: str, run_id: str, task_id: str) -> None:
+        """Return once the lost evaluation `task_id`'s processes on `node` are gone: confirmed
+        by a reaper task there while the node lives, else (the node is dead, or its reaper
+        did not answer) after LOST_NODE_SECONDS from the loss, the time the node's watcher
+        takes to stop them. Which of the two it was cannot always be known from here: a node
+        the cluster declared dead may still be running (its raylet stalled rather than
+        killed); then its worker and evaluator live on and only that node's own end stops
+        them, and the retry runs on another node, whose slot it is."""
+        ray = self._ray
+        since = time.monotonic()
+        self._offered = None  # a node may have gone with the task: ask the cluster again
+        if node in {offer.node_id for offer in self._offers(0.0)}:
+            options = {"num_cpus": 0, "max_retries": 0, "scheduling_strategy": _pinned(node)}
+            reaper = self._reap_fn.options(**options).remote(self._root, run_id, task_id)
+            with contextlib.suppress(ray.exceptions.RayError):
+                if ray.get(reaper, timeout=REAP_SECONDS):
+                    return
+        time.sleep(max(0.0, LOST_NODE_SECONDS - (time.monotonic() - since)))
+
     def _available(self) -> Mapping[str, Mapping[str, float]]:
         """What each node has free now, as the cluster's GCS last heard (a raylet reports
         about every 0.1 s; ~1 ms to ask). Ray has it only as a developer API: without it (a
@@ -486,8 +528,8 @@ class RayExecutor:
         return found
 
     def _give_slot(self, node: str) -> None:
-        """The evaluation on `node` ended (or was lost: its node died, or its worker and the
-        worker's processes with it)."""
+        """The evaluation on `node` ended, or was lost and its processes are gone
+        (`_settle_lost`)."""
         with self._freed:
             self._busy[node] -= 1
             if not self._busy[node]:

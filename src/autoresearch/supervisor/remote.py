@@ -13,7 +13,9 @@ Invariants on a node:
 * a task holds the lock of its folder while it runs. A folder whose lock is free belongs to a
   task whose process died (a killed worker): before the next task of the run starts on the
   node, that task's processes are stopped (by their environment tag) and its folder removed;
-* when a task returns, none of its processes runs and its folder is gone.
+* when a task returns, none of its processes runs and its folder is gone;
+* a task the driver lost while its node lives is reaped there before its slot is free
+  (`reap_task`): its evaluator never runs beside the retry.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import socket
 import sys
 import tarfile
 import tempfile
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -33,11 +36,12 @@ from pathlib import Path
 from autoresearch import git
 from autoresearch.agents import make_agent
 from autoresearch.agents.base import AgentResult
+from autoresearch.children import run_tag
 from autoresearch.errors import ContractError, GitError
 from autoresearch.evaluate import EvaluationRecord, run_evaluator
 from autoresearch.fsutil import atomic_write_bytes, private_dir
-from autoresearch.locks import FileLock
-from autoresearch.proc import spawn_detached
+from autoresearch.locks import FileLock, holder_gone
+from autoresearch.proc import kill_marked, spawn_detached
 from autoresearch.reset import run_dirt, work_patch
 from autoresearch.supervisor import refs
 from autoresearch.supervisor.executor import AgentOutcome, AgentTask, EvaluationTask
@@ -47,6 +51,8 @@ from autoresearch.supervisor.watcher import stop_strays, watching
 # Loads one bundle's bytes on the node (from the executor's object store, say).
 BundleLoader = Callable[[], bytes]
 ShouldCancel = Callable[[], bool]
+# How often `reap_task` looks again for a lost task's processes and its worker.
+REAP_POLL_SECONDS = 0.1
 
 
 def _never() -> bool:
@@ -215,6 +221,25 @@ def reap_dead_tasks(root: Path, run_id: str) -> list[str]:
             lock.release()
         cleaned.append(folder.name)
     return cleaned
+
+
+def reap_task(root: Path, run_id: str, task_id: str, patience: float) -> bool:
+    """Stop the processes of one lost task of the run on this node; whether they are known
+    gone within `patience` seconds: none of them is left and no live worker holds the task's
+    lock (one still running it could start another). Its folder goes with the next task's
+    `reap_dead_tasks`. The driver gives a lost evaluation's slot back only after this: the
+    node's watcher would stop its evaluator too, but seconds later (SIGTERM, then SIGKILL)."""
+    run_root = _run_root(root, run_id)
+    place = Scratch(run_root / "tasks" / task_id, run_root / "cache.git")
+    markers = run_tag(run_id, place.tree).markers()
+    deadline = time.monotonic() + patience
+    while True:
+        found = kill_marked(markers)  # each found group stopped, and waited for
+        if not found and holder_gone(place.folder / "task.lock") is not False:
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(REAP_POLL_SECONDS)
 
 
 def _remove(place: Scratch) -> None:
