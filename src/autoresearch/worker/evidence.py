@@ -18,6 +18,7 @@ from pathlib import Path
 from autoresearch import git
 from autoresearch.contracts.job_result import Artifact, Snapshot
 from autoresearch.errors import GitError
+from autoresearch.reset import CACHE_DIRT
 
 MAX_LISTED_FILES = 500
 TAIL_LINES = 20
@@ -53,10 +54,18 @@ def take_snapshot(cwd: Path) -> Snapshot:
 def _dirty_paths(top: Path) -> list[str]:
     paths: list[str] = []
     for entry in git.status(top):
+        if entry.untracked and CACHE_DIRT.spares(entry.path):
+            continue  # caches: output, never work (the one runtime-dirt rule)
         paths.append(entry.path)
         if entry.orig_path:
             paths.append(entry.orig_path)
     return sorted(set(paths))
+
+
+def _caches(top: Path) -> set[str]:
+    """The untracked caches in the tree (`reset.CACHE_DIRT`): a job's output, never its change,
+    as for every other door."""
+    return {e.path for e in git.status(top) if e.untracked and CACHE_DIRT.spares(e.path)}
 
 
 def changes_since(snap: Snapshot) -> Changes:
@@ -65,7 +74,7 @@ def changes_since(snap: Snapshot) -> Changes:
         return Changes(complete=False, note=snap.error)
     top = Path(snap.repo)
     try:
-        now = set(git.changed_paths(top, snap.base_commit))
+        now = set(git.changed_paths(top, snap.base_commit)) - _caches(top)
     except GitError as exc:
         return Changes(complete=False, note=exc.message)
     files, kept, mixed = [], [], []

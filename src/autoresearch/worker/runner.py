@@ -36,7 +36,7 @@ from autoresearch.errors import AutoresearchError
 from autoresearch.evaluate import check_record
 from autoresearch.fsutil import atomic_write_bytes, atomic_write_text
 from autoresearch.journal import jobs as store
-from autoresearch.journal.db import Journal
+from autoresearch.journal.db import Journal, open_journal
 from autoresearch.paths import (
     DEFAULT_SHARED_LINKS,
     JOB_BRANCH_PREFIX,
@@ -49,7 +49,7 @@ from autoresearch.proc import SupervisedSpec, run_supervised
 from autoresearch.redact import redact
 from autoresearch.repo_state import ensure_state_dir, link_shared_paths
 from autoresearch.reset import CACHE_DIRT, work_patch
-from autoresearch.settings import journal_timeout, kill_grace, worker_max_jobs
+from autoresearch.settings import kill_grace, worker_max_jobs
 from autoresearch.states import ChildRole, Isolation, JobState, ResultState, TaskKind
 from autoresearch.worker import evidence as ev
 from autoresearch.worker import liveness
@@ -206,7 +206,7 @@ class Runner:
         patch = self._save_patch(snap)
         commit = None
         if self.spec.isolation is Isolation.WORKTREE and snap.repo is not None:
-            commit = self._commit_worktree(Path(snap.repo), bool(changes.files))
+            commit = self._commit_worktree(Path(snap.repo), changes.files)
         outside, allowed_outside_repo = self._out_of_scope(changes)
         workspace = Workspace(
             changed_files=changes.files,
@@ -253,13 +253,13 @@ class Runner:
         atomic_write_bytes(self.paths.changes_patch, data)
         return self.paths.changes_patch
 
-    def _commit_worktree(self, tree: Path, changed: bool) -> str | None:
-        """Keep the job's result on its branch: one commit over whatever the agent left (its
-        id; None: the agent left nothing to keep)."""
+    def _commit_worktree(self, tree: Path, changed: tuple[str, ...]) -> str | None:
+        """Keep the job's result on its branch: one commit of the files it changed, caches
+        left out as from its evidence (its id; None: the agent left nothing to keep)."""
         if not changed:
             return None
         message = f"autoresearch job {self.job_id}\n\n{self.spec.prompt[:2000]}\n"
-        git.commit_all(tree, message)
+        git.commit_all(tree, message, pathspec=changed)
         return git.head(tree)
 
     def _end_unstarted(self, state: JobState) -> None:
@@ -341,7 +341,7 @@ def _instructions(spec: JobSpec, workdir: Path) -> str:
 def main(argv: list[str]) -> int:
     """`python -m autoresearch.worker.runner REPO_ROOT JOB_ID`."""
     root, job_id = Path(argv[0]), argv[1]
-    with Journal.open(RepoPaths(root).journal, busy_timeout=journal_timeout()) as journal:
+    with open_journal(root) as journal:
         job = store.get_job(journal, job_id)
         if job is None or job.state is not JobState.QUEUED:
             return 0  # started twice, or already ended: nothing to do
