@@ -54,18 +54,22 @@ def take_snapshot(cwd: Path) -> Snapshot:
 def _dirty_paths(top: Path) -> list[str]:
     paths: list[str] = []
     for entry in git.status(top):
-        if entry.untracked and CACHE_DIRT.spares(entry.path):
-            continue  # caches: output, never work (the one runtime-dirt rule)
+        if _cache(entry):
+            continue
         paths.append(entry.path)
         if entry.orig_path:
             paths.append(entry.orig_path)
     return sorted(set(paths))
 
 
+def _cache(entry: git.StatusEntry) -> bool:
+    """An untracked cache (`reset.CACHE_DIRT`, the one runtime-dirt rule): a job's output,
+    never its change, as for every other door."""
+    return entry.untracked and CACHE_DIRT.spares(entry.path)
+
+
 def _caches(top: Path) -> set[str]:
-    """The untracked caches in the tree (`reset.CACHE_DIRT`): a job's output, never its change,
-    as for every other door."""
-    return {e.path for e in git.status(top) if e.untracked and CACHE_DIRT.spares(e.path)}
+    return {e.path for e in git.status(top) if _cache(e)}
 
 
 def changes_since(snap: Snapshot) -> Changes:
