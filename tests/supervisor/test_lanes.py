@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from autoresearch.agents.base import AgentResult, Usage
+from autoresearch.supervisor import lifecycle
 from autoresearch.supervisor.loop import LoopLimits, StopSignal, run_loop
 from autoresearch.supervisor.prepare import prepare
 from helpers import (
@@ -91,6 +92,21 @@ def test_conflicting_lanes_discard_with_the_pinned_reason(repo: Repo) -> None:
     assert lanes[1]["last_decision"] == "keep" and lanes[2]["last_decision"] == "discard"
     # the conflicting candidate stays reachable and is named in the ledger
     assert repo.git("cat-file", "-t", its[1]["candidate_commit"]) == "commit"
+
+
+def test_a_lanes_evaluation_cell_is_masked_as_its_iteration_row_is(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A lane's last evaluation is the iteration row's cell, built by one rule
+    (`lifecycle._evaluation`): a discard's reason is masked in the core, not only by a door."""
+    _mission(repo)
+    plan = "1:value=5:0.2,2:value=9:1.5"
+    _run(repo, "--lanes", "2", "--max-iterations", "2", env={"LANE_PLAN": plan})
+    monkeypatch.setenv("AUTORESEARCH_REDACT", "conflict")  # a user's own pattern
+    details = lifecycle.run_details(repo.root, RUN_ID)
+    cell = details.iterations[-1].evaluation
+    assert cell == "not run: replay [REDACTED]"
+    assert {row.lane: row.last_evaluation for row in details.lanes} == {1: "pass", 2: cell}
 
 
 def test_a_replayed_candidate_is_measured_as_replayed(repo: Repo) -> None:

@@ -407,11 +407,7 @@ def lane_rows(journal: Journal, run: RunRecord, driver_alive: bool) -> list[Lane
                 last_iteration=number,
                 last_decision=last.decision if last else None,
                 last_reason=last.decision_reason if last else None,
-                last_evaluation=(
-                    views.evaluation_text(last.evaluator, last.decision, last.decision_reason)
-                    if last
-                    else None
-                ),
+                last_evaluation=_evaluation(last) if last else None,
                 iterations=spent.iterations,
                 keeps=spent.keeps,
                 cost_usd=spent.cost_usd,
