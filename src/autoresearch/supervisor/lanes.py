@@ -787,6 +787,8 @@ class _Driver:
             # measured on a candidate in flight: judged once that one is kept (`_settle`)
             lane.held = reading
             lane.detail = f"measured {lane.measuring[:12]}; waits for {lane.reading_on[:12]}"
+            # a finished reading only the driver's memory holds: a kill now must lose nothing
+            failpoints.hit("lanes.reading_held")
         else:
             lane.state = LaneState.WAITING  # another lane kept meanwhile: replay, measure again
 
