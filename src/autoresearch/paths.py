@@ -200,6 +200,70 @@ class RunPaths:
         return self.logs / f"session-{session:04d}-evaluator-{attempt}.log"
 
 
+# --- a Ray node's folder (settings.ray_node_dir(): the far end of `--executor ray`) ----------
+
+
+@dataclass(frozen=True)
+class NodeTask:
+    """A task's folder on a node: its lock (held while the task runs), its checkout (`tree`)
+    of the run's cache and its private files."""
+
+    folder: Path
+    cache: Path
+
+    @property
+    def lock(self) -> Path:
+        return self.folder / "task.lock"
+
+    @property
+    def tree(self) -> Path:
+        return self.folder / "tree"
+
+    @property
+    def files(self) -> Path:
+        return self.folder / "run"
+
+    @property
+    def sealed(self) -> Path:
+        return self.folder / "sealed"
+
+
+@dataclass(frozen=True)
+class NodeRun:
+    """A run's folder on a node (`<node dir>/<run-id>`): the bare cache the code's bundles
+    grow, the locks the run's tasks and its watcher share, and one folder per task. The
+    node side (supervisor/remote.py) and the watcher (supervisor/watcher.py) both read it."""
+
+    root: Path
+
+    @property
+    def cache(self) -> Path:
+        return self.root / "cache.git"
+
+    @property
+    def cache_lock(self) -> Path:
+        return self.root / "cache.lock"
+
+    @property
+    def watcher_lock(self) -> Path:
+        return self.root / "watcher.lock"
+
+    @property
+    def watch_log(self) -> Path:
+        return self.root / "watch.log"
+
+    @property
+    def tasks(self) -> Path:
+        return self.root / "tasks"
+
+    def task(self, task_id: str) -> NodeTask:
+        return NodeTask(self.tasks / task_id, self.cache)
+
+
+def node_run(node_dir: Path, run_id: str) -> NodeRun:
+    return NodeRun(node_dir / run_id)
+
+
 # --- experiment sessions (experiments.md) ---------------------------------------------------
 
 HARNESS_FILE = "autoresearch.sh"

@@ -88,7 +88,7 @@ def test_a_remote_session_lands_in_the_driver_as_if_it_had_run_there(
     assert outcome.bundle is not None and outcome.head != session.code.commit
     # nothing of the task is left on the node but the run's commit cache and its watcher (a
     # detached process: its lock file appears when it starts, which may be after the task)
-    until(lambda: (node / run.run_id / watcher.LOCK_NAME).exists(), what="the run's watcher")
+    until(lambda: (node / run.run_id / "watcher.lock").exists(), what="the run's watcher")
     assert sorted(p.name for p in (node / run.run_id).iterdir()) == [
         "cache.git",
         "cache.lock",

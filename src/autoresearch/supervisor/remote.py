@@ -41,12 +41,13 @@ from autoresearch.errors import ContractError, GitError
 from autoresearch.evaluate import EvaluationRecord, run_evaluator
 from autoresearch.fsutil import atomic_write_bytes, private_dir
 from autoresearch.locks import FileLock, holder_gone
+from autoresearch.paths import NodeRun, NodeTask, node_run
 from autoresearch.proc import kill_marked, spawn_detached
 from autoresearch.reset import run_dirt, work_patch
 from autoresearch.supervisor import refs
 from autoresearch.supervisor.executor import AgentOutcome, AgentTask, EvaluationTask
 from autoresearch.supervisor.seal import digest
-from autoresearch.supervisor.watcher import stop_strays, watching
+from autoresearch.supervisor.watcher import stop_strays, task_folders, watching
 
 # Loads one bundle's bytes on the node (from the executor's object store, say).
 BundleLoader = Callable[[], bytes]
@@ -124,59 +125,38 @@ def node_name() -> str:
     return socket.gethostname()
 
 
-# --- the node's folders -------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Scratch:
-    """A task's folder on a node: its checkout (`tree`) and its private files."""
-
-    folder: Path
-    cache: Path
-
-    @property
-    def tree(self) -> Path:
-        return self.folder / "tree"
-
-    @property
-    def files(self) -> Path:
-        return self.folder / "run"
-
-
-def _run_root(root: Path, run_id: str) -> Path:
-    return root / run_id
+# --- the node's folders (paths.NodeRun, paths.NodeTask) ----------------------------------
 
 
 @contextmanager
 def scratch(
     root: Path, run_id: str, task_id: str, code: Code, branch: str | None = None
-) -> Iterator[Scratch]:
+) -> Iterator[NodeTask]:
     """A checkout of `code.commit` (on `branch`, else detached) for one task; removed with
     everything it started when the task ends, however it ends."""
-    run_root = private_dir(_run_root(root, run_id))
-    cache = run_root / "cache.git"
-    folder = run_root / "tasks" / task_id
-    own = FileLock(folder / "task.lock")
-    with FileLock(run_root / "cache.lock"):
+    node = node_run(root, run_id)
+    run_root = private_dir(node.root)
+    place = node.task(task_id)
+    own = FileLock(place.lock)
+    with FileLock(node.cache_lock):
         reap_dead_tasks(root, run_id)
-        if not (cache / "HEAD").exists():
-            git.init_bare(cache)
-        _fetch_code(cache, code, run_root)
-        private_dir(folder)
+        if not (place.cache / "HEAD").exists():
+            git.init_bare(place.cache)
+        _fetch_code(place.cache, code, run_root)
+        private_dir(place.folder)
         own.acquire()  # under the cache lock: no reaper sees the folder unlocked
         if not watching(run_root):  # under the cache lock: a leaving watcher sees the folder
             start_watcher(run_id, run_root)
-        place = Scratch(folder, cache)
         if branch is None:
-            git.worktree_add_detached(cache, place.tree, code.commit)
+            git.worktree_add_detached(place.cache, place.tree, code.commit)
         else:
-            git.worktree_add(cache, place.tree, branch, code.commit, replace=True)
+            git.worktree_add(place.cache, place.tree, branch, code.commit, replace=True)
     try:
         private_dir(place.files)
         yield place
     finally:
         stop_strays(run_id, place.tree)
-        with FileLock(run_root / "cache.lock"):
+        with FileLock(node.cache_lock):
             _remove(place)
             own.release()
 
@@ -205,16 +185,14 @@ def _fetch_code(cache: Path, code: Code, run_root: Path) -> None:
 def reap_dead_tasks(root: Path, run_id: str) -> list[str]:
     """Stop the processes of this run's tasks whose worker died and remove their folders; the
     task ids cleaned. Called under the run's cache lock."""
-    tasks = _run_root(root, run_id) / "tasks"
-    if not tasks.is_dir():
-        return []
+    node = node_run(root, run_id)
     cleaned = []
-    for folder in sorted(p for p in tasks.iterdir() if p.is_dir()):
-        lock = FileLock(folder / "task.lock")
+    for folder in task_folders(node.root):
+        place = node.task(folder.name)
+        lock = FileLock(place.lock)
         if not lock.try_acquire():
             continue  # a live task
         try:
-            place = Scratch(folder, _run_root(root, run_id) / "cache.git")
             stop_strays(run_id, place.tree)
             _remove(place)
         finally:
@@ -229,20 +207,19 @@ def reap_task(root: Path, run_id: str, task_id: str, patience: float) -> bool:
     lock (one still running it could start another). Its folder goes with the next task's
     `reap_dead_tasks`. The driver gives a lost evaluation's slot back only after this: the
     node's watcher would stop its evaluator too, but seconds later (SIGTERM, then SIGKILL)."""
-    run_root = _run_root(root, run_id)
-    place = Scratch(run_root / "tasks" / task_id, run_root / "cache.git")
+    place = node_run(root, run_id).task(task_id)
     markers = run_tag(run_id, place.tree).markers()
     deadline = time.monotonic() + patience
     while True:
         found = kill_marked(markers)  # each found group stopped, and waited for
-        if not found and holder_gone(place.folder / "task.lock") is not False:
+        if not found and holder_gone(place.lock) is not False:
             return True
         if time.monotonic() >= deadline:
             return False
         time.sleep(REAP_POLL_SECONDS)
 
 
-def _remove(place: Scratch) -> None:
+def _remove(place: NodeTask) -> None:
     if place.tree.exists() and (place.cache / "HEAD").exists():
         git.worktree_remove(place.cache, place.tree)
     shutil.rmtree(place.folder, ignore_errors=True)
@@ -271,7 +248,7 @@ def run_session(
         return _collect(here, place, result)
 
 
-def _collect(task: AgentTask, place: Scratch, result: AgentResult) -> SessionOutcome:
+def _collect(task: AgentTask, place: NodeTask, result: AgentResult) -> SessionOutcome:
     tree = place.tree
     try:
         head: str | None = git.head(tree)
@@ -315,7 +292,7 @@ def run_evaluation(
     with scratch(root, task.run_id, evaluation.task_id, evaluation.code) as place:
         sealed = None
         if evaluation.sealed is not None:
-            sealed = unpack_sealed(evaluation.sealed, place.folder)
+            sealed = unpack_sealed(evaluation.sealed, place.sealed)
         log_path = place.files / "evaluator.log"
         record = run_evaluator(
             task.evaluator,
@@ -339,9 +316,10 @@ def pack_sealed(sealed_dir: Path) -> SealedCopy:
     return SealedCopy(buffer.getvalue(), {name: digest(sealed_dir / name) for name in entries})
 
 
-def unpack_sealed(copy: SealedCopy, folder: Path) -> Path:
-    """Unpack the sealed harness into `folder/sealed` and check it against prepare's digests."""
-    target = private_dir(folder / "sealed")
+def unpack_sealed(copy: SealedCopy, target: Path) -> Path:
+    """Unpack the sealed harness into `target` (a task's `sealed` folder) and check it
+    against prepare's digests."""
+    private_dir(target)
     with tarfile.open(fileobj=io.BytesIO(copy.archive), mode="r:gz") as tar:
         tar.extractall(target, filter="data")
     for rel, expected in copy.digests.items():
@@ -402,4 +380,4 @@ def start_watcher(run_id: str, run_root: Path, idle_seconds: float | None = None
     argv = [sys.executable, "-m", "autoresearch.supervisor.watcher", run_id, str(run_root)]
     if idle_seconds is not None:
         argv.append(str(idle_seconds))
-    spawn_detached(argv, run_root, dict(os.environ), run_root / "watch.log")
+    spawn_detached(argv, run_root, dict(os.environ), NodeRun(run_root).watch_log)

@@ -20,13 +20,13 @@ from pathlib import Path
 
 from autoresearch.children import run_tag
 from autoresearch.locks import FileLock, holder_gone
+from autoresearch.paths import NodeRun
 from autoresearch.proc import kill_marked
 
 WATCH_SECONDS = 0.5
 # A node without a live task of the run for this long loses its watcher (the next task starts
 # one): short, so that a cluster shut down leaves no process of ours behind for long.
 IDLE_SECONDS = 3.0
-LOCK_NAME = "watcher.lock"
 MSG_WATCHING = "watching: a task's worker holds its lock"
 
 
@@ -36,19 +36,20 @@ def stop_strays(run_id: str, tree: Path) -> None:
 
 
 def task_folders(run_root: Path) -> list[Path]:
-    tasks = run_root / "tasks"
+    tasks = NodeRun(run_root).tasks
     return sorted(p for p in tasks.iterdir() if p.is_dir()) if tasks.is_dir() else []
 
 
 def watching(run_root: Path) -> bool:
     """Whether a watcher holds the run's watcher lock on this node right now."""
-    return holder_gone(run_root / LOCK_NAME) is False
+    return holder_gone(NodeRun(run_root).watcher_lock) is False
 
 
 def watch(run_id: str, run_root: Path, idle_seconds: float = IDLE_SECONDS) -> None:
     """Until no task of the run has run for `idle_seconds`: stop the processes of every task
     whose lock is free. A second watcher of the run leaves at once."""
-    mine = FileLock(run_root / LOCK_NAME)
+    node = NodeRun(run_root)
+    mine = FileLock(node.watcher_lock)
     if not mine.try_acquire():
         return
     last_live = time.monotonic()
@@ -62,7 +63,7 @@ def watch(run_id: str, run_root: Path, idle_seconds: float = IDLE_SECONDS) -> No
         elif time.monotonic() - last_live >= idle_seconds:
             # under the cache lock a task makes its folder and takes its lock: none can start
             # between this last look and the release
-            with FileLock(run_root / "cache.lock"):
+            with FileLock(node.cache_lock):
                 if not _sweep(run_id, run_root):
                     mine.release()  # a task that comes now starts a watcher of its own
                     return
@@ -73,10 +74,12 @@ def _sweep(run_id: str, run_root: Path) -> bool:
     """Stop the processes of every task whose lock is free (its holder died); whether a live
     task holds its lock. A folder without a lock file is being made or removed."""
     live = False
+    node = NodeRun(run_root)
     for folder in task_folders(run_root):
-        gone = holder_gone(folder / "task.lock")
+        task = node.task(folder.name)
+        gone = holder_gone(task.lock)
         if gone:
-            stop_strays(run_id, folder / "tree")
+            stop_strays(run_id, task.tree)
         live = live or gone is False
     return live
 
