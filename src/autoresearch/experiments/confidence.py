@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+from autoresearch.jsonshape import json_shape
 from autoresearch.noise import pooled_difference, pooled_spread, signed_interval
 from autoresearch.states import Direction, Verdict, best_by
 
@@ -58,7 +59,7 @@ class Ref:
     commit: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return json_shape(self)
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,7 @@ class Confidence:
     significance: Significance | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return json_shape(self)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ later log is honoured everywhere from then on.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from autoresearch.children import harness_tag, reap
@@ -23,14 +23,14 @@ class Progress:
 
     logged: int
     max: int | None
-    # a field (derived) so that every report's asdict has it after the two it comes from
+    # a field (derived) so that every report's JSON has it after the two it comes from
     reached: bool = field(init=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "reached", self.max is not None and self.logged >= self.max)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return json_shape(self)
 
 
 def point(run: SessionRunRecord) -> Point:
@@ -68,8 +68,3 @@ def abandon_pending(journal: Journal, session: SessionRecord) -> list[SessionRun
 def abandoned_text(run: SessionRunRecord) -> str:
     state = "completed, never logged" if run.completed else "interrupted before it completed"
     return f"abandoned run #{run.number} ({state})"
-
-
-def session_dict(session: SessionRecord) -> dict[str, Any]:
-    """The session as JSON: lists for tuples, everything else as stored."""
-    return json_shape(session)

@@ -13,7 +13,7 @@ can no longer be kept (tests/experiments/test_exp_log.py, killed at `log.after_g
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +63,7 @@ class GitEffect:
     kept_commit: str
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return json_shape(self)
 
 
 @dataclass(frozen=True)

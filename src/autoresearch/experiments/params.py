@@ -66,7 +66,7 @@ class RunParams:
     repeats: int = 1  # readings of the benchmark in this run (their mean is the value)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return json_shape(self)
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ class RunNote:
     reason: str
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return json_shape(self)
 
 
 @dataclass(frozen=True)

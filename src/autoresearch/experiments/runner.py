@@ -16,7 +16,7 @@ import contextlib
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +48,7 @@ from autoresearch.experiments.verbs import Door
 from autoresearch.journal import children as registry
 from autoresearch.journal import sessions
 from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
+from autoresearch.jsonshape import json_shape
 from autoresearch.paths import CHECKS_FILE, HARNESS_FILE
 from autoresearch.proc import SupervisedSpec, run_supervised
 from autoresearch.settings import kill_grace
@@ -94,8 +95,7 @@ class RunReport:
     messages: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        checks = self.checks.to_dict() if self.checks else None
-        return {**asdict(self), "checks": checks, "messages": list(self.messages)}
+        return json_shape(self)
 
 
 def run_experiment(

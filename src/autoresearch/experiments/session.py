@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import shlex
 import tempfile
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ from autoresearch.clock import today_compact, utc_now_iso
 from autoresearch.errors import NotFoundError, RefusedError
 from autoresearch.experiments.commits import commit_work, work_paths
 from autoresearch.experiments.context import Context, open_context, session_lock
-from autoresearch.experiments.ledger import abandon_pending, abandoned_text, session_dict
+from autoresearch.experiments.ledger import abandon_pending, abandoned_text
 from autoresearch.experiments.params import (
     DEFAULT_COMMAND,
     InitParams,
@@ -32,6 +32,7 @@ from autoresearch.experiments.sealed import seal_harness
 from autoresearch.experiments.verbs import Door
 from autoresearch.journal import sessions
 from autoresearch.journal.sessions import SessionRecord
+from autoresearch.jsonshape import json_shape
 from autoresearch.paths import (
     CHECKS_FILE,
     DEFAULT_SHARED_LINKS,
@@ -74,11 +75,7 @@ class InitResult:
     messages: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["updated"], data["messages"] = list(self.updated), list(self.messages)
-        data["setup_files"] = list(self.setup_files)
-        data["session"] = session_dict(self.session)
-        return data
+        return json_shape(self)
 
 
 @dataclass(frozen=True)
@@ -90,7 +87,7 @@ class CloseResult:
     messages: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "messages": list(self.messages)}
+        return json_shape(self)
 
 
 @dataclass(frozen=True)
@@ -107,9 +104,7 @@ class ReopenResult:
     messages: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        data = {**asdict(self), "messages": list(self.messages)}
-        data["session"] = session_dict(self.session)
-        return data
+        return json_shape(self)
 
 
 def init_session(start: Path, params: InitParams, door: Door = Door.CLI) -> InitResult:

@@ -6,7 +6,7 @@ repository without a journal has no session, and is told so).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,8 @@ DEFAULT_HISTORY = 20
 
 
 # The parts of a status are records, their JSON (field names and order) is the contract of
-# `exp status --json` and the MCP StatusOutput: `to_dict` is `json_shape`, asdict at any depth.
+# `exp status --json` and the MCP StatusOutput: `to_dict` is `json_shape`
+# (a nested record as its own to_dict, tuples as lists).
 
 
 @dataclass(frozen=True)
@@ -241,7 +242,7 @@ class SessionSummary:
     closed_at: str | None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return json_shape(self)
 
 
 @dataclass(frozen=True)

@@ -153,7 +153,7 @@ class GitEffect(_Shape):
     """What log_experiment did to the session directory."""
 
 
-@mirrors(SessionRecord, required=True)  # session_dict: every key, tuples as lists
+@mirrors(SessionRecord, required=True)  # json_shape: every key, tuples as lists
 class Session(_Shape):
     """The session's stored fields."""
 
