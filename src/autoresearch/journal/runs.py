@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from autoresearch.clock import seconds_between, utc_now_iso
@@ -20,6 +20,7 @@ from autoresearch.contracts.stored_evaluation import StoredEvaluation
 from autoresearch.journal import records
 from autoresearch.journal.db import Journal
 from autoresearch.journal.records import Codec
+from autoresearch.jsonshape import json_shape
 from autoresearch.noise import Role
 from autoresearch.states import (
     DecisionKind,
@@ -303,7 +304,7 @@ class RunTotals:
     wall_seconds: float  # since the run was created, until it completed (or now)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return json_shape(self)
 
 
 def run_totals(journal: Journal, run: RunRecord) -> RunTotals:

@@ -10,7 +10,7 @@ the last kept commit, so the run's result survives `git gc` until the user drops
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from autoresearch.journal import lanes as lane_store
 from autoresearch.journal import runs
 from autoresearch.journal.db import journal_present, open_journal
 from autoresearch.journal.runs import RunRecord
+from autoresearch.jsonshape import json_shape
 from autoresearch.paths import RepoPaths
 from autoresearch.states import TERMINAL_STATUSES, RunStatus
 from autoresearch.supervisor import record, refs
@@ -43,7 +44,7 @@ class CleanResult:
     skipped: str | None = None  # why nothing was done
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return json_shape(self)
 
 
 def msg_clean_running(run_id: str) -> str:

@@ -10,7 +10,7 @@ their author and dates, so building the same plan twice gives the same SHAs.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ from autoresearch import git
 from autoresearch.errors import RefusedError
 from autoresearch.journal import runs
 from autoresearch.journal.runs import RunRecord
+from autoresearch.jsonshape import json_shape
 from autoresearch.noise import Interval
 from autoresearch.paths import STATE_DIR, RepoPaths, slug
 from autoresearch.redact import redact
@@ -93,7 +94,7 @@ class Branch:
     state: ReviewState = ReviewState.PLANNED
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        data = json_shape(self)
         data["iterations"] = [k.iteration for k in self.keeps]
         return data
 

@@ -29,11 +29,12 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from autoresearch.errors import AutoresearchError, ContractError
+from autoresearch.jsonshape import json_shape
 
 ENV_PREFIX = "AUTORESEARCH_GATEWAY_"
 CONFIG_FILE = "gateway.json"
@@ -119,7 +120,7 @@ class Attempt:
     waited_s: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return json_shape(self)
 
 
 @dataclass

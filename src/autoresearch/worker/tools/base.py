@@ -12,12 +12,13 @@ import hashlib
 import json
 import os
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from autoresearch.errors import ContractError, NotFoundError
 from autoresearch.fsutil import atomic_write_text
+from autoresearch.jsonshape import json_shape
 from autoresearch.paths import STATE_DIR
 from autoresearch.redact import redact, redact_value
 from autoresearch.worker import sandbox
@@ -41,7 +42,7 @@ class Receipt:
     truncated: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return json_shape(self)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ import json
 import math
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ from typing import Any
 from autoresearch.clock import utc_now_iso
 from autoresearch.errors import AutoresearchError, RefusedError
 from autoresearch.fsutil import private_open
+from autoresearch.jsonshape import json_shape
 from autoresearch.redact import redact_value
 from autoresearch.worker.tools.base import Workspace
 from autoresearch.worker.tools.shell import FailureKind
@@ -142,7 +143,7 @@ class ToolStats:
         return self.errors / self.calls if self.calls else 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        data = json_shape(self)
         del data["latencies"]
         data["error_rate"] = round(self.error_rate, 4)
         data["latency_p50_ms"] = percentile(self.latencies, 50)
