@@ -23,7 +23,7 @@ ray = pytest.importorskip("ray")
 
 from autoresearch import git  # noqa: E402
 from autoresearch.agents import AgentConfig  # noqa: E402
-from autoresearch.demo import create_demo_repo  # noqa: E402
+from autoresearch.demo import DEMO_MISSION, LANES_MISSION, create_demo_repo  # noqa: E402
 from autoresearch.errors import ContractError  # noqa: E402
 from autoresearch.paths import RepoPaths  # noqa: E402
 from autoresearch.states import DecisionKind  # noqa: E402
@@ -243,10 +243,12 @@ def wait_for(probe: Callable[[], T | None], patience: float = 60.0) -> T:
     raise AssertionError("timed out waiting")
 
 
-def demo_on_ray(cluster: LocalCluster, tmp_path: Path, *limits: str) -> tuple[Path, Any]:
+def demo_on_ray(
+    cluster: LocalCluster, tmp_path: Path, *limits: str, mission_name: str = DEMO_MISSION
+) -> tuple[Path, Any]:
     """`run --executor ray --address` on a fresh demo repository: the repository and the
     summary."""
-    mission = create_demo_repo(tmp_path / "demo")
+    mission = create_demo_repo(tmp_path / "demo", mission_name)
     repo = mission.parents[1]
     done = cli(
         "run", str(mission), "--agent", "offline", "--executor", "ray",
@@ -259,13 +261,17 @@ def demo_on_ray(cluster: LocalCluster, tmp_path: Path, *limits: str) -> tuple[Pa
 def test_the_demo_mission_runs_on_the_two_node_cluster_from_the_cli(
     cluster: LocalCluster, tmp_path: Path
 ) -> None:
-    """The issue's "done when": `run --executor ray --address` drives the demo mission with
-    two lanes whose sessions and readings run on the cluster's nodes."""
-    summary = demo_on_ray(cluster, tmp_path, "--lanes", "2", "--max-iterations", "4")[1]
+    """The issue's "done when": `run --executor ray --address` drives the mission of
+    `demo --lanes 4` with four lanes, as the README's two-node recipe does, its sessions and
+    readings on the cluster's nodes."""
+    summary = demo_on_ray(
+        cluster, tmp_path, "--lanes", "4", "--max-iterations", "8", mission_name=LANES_MISSION
+    )[1]
     assert summary["status"] == "completed", summary
     ledger = json.loads(Path(summary["ledger_file"]).read_text())["entries"]
     numbers = [e["iteration"] for e in ledger]
-    assert numbers == list(range(len(numbers))) and numbers[-1] == 4  # each one once
+    assert numbers == list(range(len(numbers))) and numbers[-1] == 8  # each one once
+    assert {row["lane"] for row in summary["lanes"]} == {1, 2, 3, 4}
     assert all(e["decision"] for e in ledger[1:])
     # sessions spread over both machines: each node has the run's commit cache
     run_id = summary["run_id"]
