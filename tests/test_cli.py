@@ -69,6 +69,16 @@ def test_realpath_comparison_through_a_symlink(
     assert data["mission_relative_dir"] == "missions/demo"
 
 
+def test_repo_that_does_not_exist_is_named_not_blamed_on_git(tmp_path: Path) -> None:
+    # A missing --repo folder used to read "command not found: git": git was there, the
+    # working directory was not (subprocess raises the same FileNotFoundError for both).
+    missing = tmp_path / "no-such-repo"
+    done = cli("--repo", str(missing), "status", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "command not found" not in done.stderr
+    assert f"working directory does not exist: {missing}" in done.stderr
+
+
 def test_prepare_step_status_stop_cycle(repo: Repo, mission_dir: Path) -> None:
     done = cli("prepare", "missions/demo", "--run-tag", "T1", "--json", cwd=repo.root)
     assert done.returncode == 0, done.stderr

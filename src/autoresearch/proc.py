@@ -113,6 +113,10 @@ def run_capture(
             umask=child_umask(cwd) if umask is None else umask,
         )
     except FileNotFoundError as exc:
+        # subprocess raises the same error for a missing cwd as for a missing program: name
+        # the one that is missing (a wrong --repo is no missing git).
+        if cwd is not None and str(exc.filename) == str(cwd):
+            raise ProcessError(f"working directory does not exist: {cwd}") from exc
         raise ProcessError(f"command not found: {argv[0]}") from exc
     except subprocess.TimeoutExpired as exc:
         raise ProcessError(f"command timed out after {timeout}s: {' '.join(argv)}") from exc
