@@ -164,3 +164,14 @@ def test_repeated_readings_show_as_a_bar_through_the_dot() -> None:
     probe = (y1 + ten) // 2  # halfway between 6 and 10: inside the bar of #1 only
     assert LOOKS[Outcome.DISCARDED](*_rgb(pixels, x1, probe)), _rgb(pixels, x1, probe)
     assert _close(_rgb(pixels, x2, probe), (255, 255, 255), 30), _rgb(pixels, x2, probe)
+
+
+def test_a_plot_with_nothing_measured_draws_without_a_warning() -> None:
+    # A reopened session's new segment has no run yet: matplotlib used to warn "No artists with
+    # labels found to put in legend" on the user's terminal (`exp report`).
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        image = plot.render(_data([]))
+    assert image.png[:8] == PNG_SIGNATURE

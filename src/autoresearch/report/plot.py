@@ -199,10 +199,15 @@ def _annotate(ax: Any, kept: list[Row]) -> None:
 
 def _panel(fig: Any, ax: Any, data: ReportData, kept: list[Row]) -> None:
     """The legend, then every kept change with its score and description, right of the plot."""
-    legend = ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=9, frameon=False)
-    fig.canvas.draw()
-    box = legend.get_window_extent().transformed(fig.transFigure.inverted())
-    x, y = box.x0 + 0.005, box.y0 - 0.03
+    handles, _ = ax.get_legend_handles_labels()
+    if handles:
+        legend = ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=9, frameon=False)
+        fig.canvas.draw()
+        box = legend.get_window_extent().transformed(fig.transFigure.inverted())
+        x, y = box.x0 + 0.005, box.y0 - 0.03
+    else:  # nothing drawn yet (an empty segment): an empty legend only makes matplotlib warn
+        box = ax.get_position()
+        x, y = box.x1 + 0.02 * box.width + 0.005, box.y1 - 0.03
     fig.text(x, y, f"kept changes ({len(kept)})", fontsize=9, fontweight="bold", va="top")
     shown = kept if len(kept) <= PANEL_LINES else kept[: PANEL_LINES - 1]
     lines = [f"#{r.number:<4} {num(mean_score(r)):>9}  {short(r.description)}" for r in shown]
