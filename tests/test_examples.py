@@ -51,6 +51,19 @@ def test_demo_into_a_non_empty_directory_is_refused(tmp_path: Path) -> None:
     assert done.stderr.strip() == f"autoresearch: demo directory is not empty: {tmp_path / 'taken'}"
 
 
+@pytest.mark.parametrize("where", ["a-file", "a-file/sub"])
+def test_demo_where_a_file_stands_is_refused_not_a_crash(tmp_path: Path, where: str) -> None:
+    # A file in the way is the user's input, not a bug: it used to be an internal error
+    # (NotADirectoryError, exit 3, a crash log).
+    (tmp_path / "a-file").write_text("x")
+    done = cli("demo", str(tmp_path / where), cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(
+        f"autoresearch: cannot make the demo directory {tmp_path / where}: "
+    )
+    assert "internal error" not in done.stderr
+
+
 def test_demo_makes_visible_progress(tmp_path: Path) -> None:
     done = cli("demo", str(tmp_path / "demo"), "--iterations", "12", "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr

@@ -32,9 +32,12 @@ def _target(directory: Path | None) -> Path:
     if directory is None:
         return Path(tempfile.mkdtemp(prefix="autoresearch-demo-")).resolve()
     root = directory.expanduser().resolve()
-    if root.exists() and any(root.iterdir()):
-        raise ContractError(f"demo directory is not empty: {root}")
-    root.mkdir(parents=True, exist_ok=True)
+    try:
+        if root.exists() and any(root.iterdir()):
+            raise ContractError(f"demo directory is not empty: {root}")
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a file in the way, a place we may not write: input, not a bug
+        raise ContractError(f"cannot make the demo directory {root}: {exc.strerror}") from exc
     return root
 
 
