@@ -57,6 +57,13 @@ def state(**kw: object) -> LoopState:
         ({"agent_failures": 2, "trailing_noops": 3}, LoopLimits(),
          Action("finish", "stopped", "repeated noop limit reached (3)")),
         ({"agent_failures": 5}, LoopLimits(max_agent_failures=0), Action("launch")),
+        # the last of --max-iterations sessions failed too: a broken agent is no completed run
+        ({"iteration": 3, "agent_failures": 3, "last_failure": "agent exited with code 2"},
+         LoopLimits(max_iterations=3),
+         Action("finish", "failed", "repeated agent failure limit reached (3)",
+                "agent exited with code 2")),
+        ({"iteration": 3, "agent_failures": 2}, LoopLimits(max_iterations=3),
+         Action("finish", "completed", "max iterations reached (3)")),
     ],
 )  # fmt: skip
 def test_next_action(kw: dict, limits: LoopLimits, expected: Action) -> None:

@@ -112,15 +112,16 @@ def next_action(state: LoopState, limits: LoopLimits) -> Action:
         return Action(ActionKind.PROCESS_PENDING)
     if state.budget_stop:
         return Action(ActionKind.FINISH, RunStatus.STOPPED, state.budget_stop)
+    # failed sessions also record noops and count as iterations: the failure limit is checked
+    # first, so that a broken agent ends the run as failed instead of looking like an agent
+    # without ideas, or like a run that completed its iterations (exit 0)
+    if limits.max_agent_failures > 0 and state.agent_failures >= limits.max_agent_failures:
+        reason = stop_agent_failures(limits.max_agent_failures)
+        return Action(ActionKind.FINISH, RunStatus.FAILED, reason, state.last_failure)
     if limits.max_iterations is not None and state.iteration >= limits.max_iterations:
         return Action(
             ActionKind.FINISH, RunStatus.COMPLETED, stop_max_iterations(limits.max_iterations)
         )
-    # failed sessions also record noops: the failure limit is checked first, so that a broken
-    # agent ends the run as failed instead of looking like an agent without ideas
-    if limits.max_agent_failures > 0 and state.agent_failures >= limits.max_agent_failures:
-        reason = stop_agent_failures(limits.max_agent_failures)
-        return Action(ActionKind.FINISH, RunStatus.FAILED, reason, state.last_failure)
     if limits.max_noops > 0 and state.trailing_noops >= limits.max_noops:
         return Action(ActionKind.FINISH, RunStatus.STOPPED, stop_noop_limit(limits.max_noops))
     return Action(ActionKind.LAUNCH)
