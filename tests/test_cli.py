@@ -116,7 +116,11 @@ def test_prepare_step_status_stop_cycle(repo: Repo, mission_dir: Path) -> None:
     assert done.returncode == 0 and "stopped (operator stop)" in done.stdout
     refused = cli("step", RUN_ID, cwd=repo.root)
     assert refused.returncode == 2
-    assert refused.stderr == f"autoresearch: autoresearch_run_terminal:{RUN_ID}:stopped\n"
+    assert refused.stderr == (
+        f"autoresearch: autoresearch_run_terminal:{RUN_ID}:stopped – the run is stopped and is "
+        f"not processed again; to give it more iterations: autoresearch continue {RUN_ID} "
+        "--max-iterations +N\n"
+    )
 
 
 def test_step_that_fails_the_run_exits_1(repo: Repo, mission_dir: Path) -> None:

@@ -88,7 +88,17 @@ KEEPS_RUN = record.RunChanges()
 
 
 def msg_terminal(run_id: str, status: RunStatus) -> str:
-    return f"autoresearch_run_terminal:{run_id}:{status}"
+    # the code first (scripts match on it), then the way on, as every refusal gives one
+    code = f"autoresearch_run_terminal:{run_id}:{status}"
+    if status == RunStatus.FAILED:
+        return (
+            f"{code} – the run failed and is not processed again; see what happened "
+            f"(autoresearch status {run_id}) and start a new run"
+        )
+    return (
+        f"{code} – the run is {status} and is not processed again; to give it more "
+        f"iterations: autoresearch continue {run_id} --max-iterations +N"
+    )
 
 
 def step(
