@@ -212,3 +212,22 @@ def test_session_commands_write_nothing_in_a_repository_without_a_session(tmp_pa
     assert fresh.git("status", "--porcelain", "--ignored") == ""
     assert not (fresh.root / ".autoresearch").exists()
     assert (exclude.read_text() if exclude.exists() else None) == before
+
+
+def test_reinit_with_only_seal_or_new_segment_never_says_the_session_is_unchanged(
+    repo: Repo,
+) -> None:
+    """Sealing and a new segment change the session: the text says what changed, never the
+    'no field given: the session is unchanged' line (`exp init --seal` used to print both)."""
+    assert cli("exp", "init", "--name", "n", "--metric", "score", cwd=repo.root).returncode == 0
+    unchanged = "no field given: the session is unchanged"
+    sealed = cli("exp", "init", "--seal", cwd=repo.root)
+    assert sealed.returncode == 0, sealed.stderr
+    assert "sealed autoresearch.sh: `autoresearch exp run` measures nothing" in sealed.stdout
+    assert unchanged not in sealed.stdout, sealed.stdout
+    segment = cli("exp", "init", "--new-segment", cwd=repo.root)
+    assert segment.returncode == 0, segment.stderr
+    assert "started segment 2: new baseline" in segment.stdout
+    assert unchanged not in segment.stdout, segment.stdout
+    nothing = cli("exp", "init", cwd=repo.root)
+    assert nothing.returncode == 0 and unchanged in nothing.stdout

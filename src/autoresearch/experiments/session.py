@@ -281,9 +281,10 @@ def _reinit(ctx: Context, active: SessionRecord, params: InitParams) -> InitResu
     if params.seal:
         _seal(ctx, record, messages)
     updated = tuple(params.given())
-    messages.append(
-        f"updated {', '.join(updated)}" if updated else "no field given: the session is unchanged"
-    )
+    if updated:
+        messages.append(f"updated {', '.join(updated)}")
+    elif not (params.seal or params.new_segment):  # sealing and a new segment are changes too
+        messages.append("no field given: the session is unchanged")
     messages += _setup_messages(setup, files)
     if params.new_segment:
         messages.append(
