@@ -280,6 +280,9 @@ async def test_a_worktree_session_is_followed_by_the_server(repo: Repo) -> None:
         worktree = Path(init.data["worktree"])
         assert worktree != repo.root and init.data["directory"] == str(worktree)
         assert git(repo.root, "branch", "--show-current") == "main"
+        # an MCP caller cannot `cd`: the text says that this server now acts in the worktree
+        assert f"in the worktree {worktree}: this server's tools act there" in init.text
+        assert "cd " not in init.text, init.text
         (worktree / "value.txt").write_text("42\n")
         run = await t.ok("run_experiment", {})
         assert run.data["metric"] == 42

@@ -192,7 +192,8 @@ def _create(ctx: Context, params: InitParams) -> InitResult:
         directory = _make_worktree(ctx, branch)
         created_branch = True
         messages.append(
-            f"created branch {branch} in the worktree {directory}: cd {shlex.quote(str(directory))}"
+            f"created branch {branch} in the worktree {directory}: "
+            f"{ctx.verbs.into_worktree(directory)}"
         )
     elif is_session_branch(ctx.branch):
         assert ctx.branch is not None

@@ -8,8 +8,10 @@ wording (`no pending run available. Run run_experiment first.`).
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import Path
 
 
 class Door(StrEnum):
@@ -36,6 +38,10 @@ class Verbs:
     status: str
     off: str
     list: str
+    enter_worktree: str  # how to work in a new session worktree (`{path}` is its path)
+
+    def into_worktree(self, path: Path) -> str:
+        return self.enter_worktree.format(path=shlex.quote(str(path)))
 
     def justify_run(self, number: int) -> str:
         return self.justify.format(n=number)
@@ -58,6 +64,7 @@ _CLI = Verbs(
     status="`autoresearch exp status`",
     off="`autoresearch exp off`",
     list="`autoresearch exp list`",
+    enter_worktree="cd {path}",
 )
 _MCP = Verbs(
     init="init_experiment",
@@ -73,6 +80,8 @@ _MCP = Verbs(
     status="experiment_status",
     off="`autoresearch exp off` (CLI; no tool closes a session)",
     list="`autoresearch exp list` (CLI)",
+    # the server follows the worktree (mcp/server.py, Tools._follow): there is nothing to cd
+    enter_worktree="this server's tools act there from now on (edit the files there)",
 )
 
 
