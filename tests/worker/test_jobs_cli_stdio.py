@@ -68,6 +68,24 @@ def test_cli_start_wait_get_list_tail(repo: Repo) -> None:
     assert missing.returncode == 2 and "autoresearch_job_not_found" in missing.stderr
 
 
+def test_cli_apply_says_where_the_change_is_not_a_removed_branch(repo: Repo) -> None:
+    edit = agent("edit", "src/app.py", "VALUE = 2")
+    job_id = start(repo, "--task-kind", "modifying", "--agent", edit, "--isolation", "worktree")
+    assert cli("job", "wait", job_id, cwd=repo.root).returncode in (0, 1)
+    result = json.loads(cli("job", "get", job_id, "--json", cwd=repo.root).stdout)["result"]
+    assert f"  result: pending on branch {result['branch']}" in (
+        cli("job", "get", job_id, cwd=repo.root).stdout
+    )
+    applied = cli("job", "apply", job_id, cwd=repo.root)
+    assert applied.returncode == 0, applied.stderr
+    assert repo.git("branch", "--list", result["branch"]) == ""
+    assert f"on branch {result['branch']}" not in applied.stdout, applied.stdout
+    assert (
+        f"  result: applied – the changes of {result['commit'][:12]} are uncommitted edits in "
+        f"{repo.root} now; branch {result['branch']} and its worktree are removed"
+    ) in applied.stdout, applied.stdout
+
+
 def test_cli_wait_timeout_does_not_cancel_and_cancel_leaves_no_process(
     repo: Repo, tmp_path: Path
 ) -> None:

@@ -223,6 +223,13 @@ async def test_worktree_job_keeps_its_branch_until_applied_or_discarded(repo: Re
         assert repo.git("branch", "--list", result["branch"]) == ""
         assert not Path(result["worktree"]).exists()
         assert Path(result["patch"]).is_file()  # the patch is kept
+        # the text says where the change is now, never a branch that apply removed
+        commit = result["commit"][:12]
+        assert (
+            f"  result: applied – the changes of {commit} are uncommitted edits in {repo.root} "
+            f"now; branch {result['branch']} and its worktree are removed (the patch stays at "
+            f"{result['patch']})"
+        ) in applied.text, applied.text
         again = await t.error("job_apply", {"job_id": done.data["job_id"]})
         assert "nothing to apply" in again
         other = await run_job(
@@ -230,6 +237,11 @@ async def test_worktree_job_keeps_its_branch_until_applied_or_discarded(repo: Re
         )
         discarded = await t.ok("job_discard", {"job_id": other.data["job_id"]})
     assert discarded.data["result"]["state"] == "discarded"
+    gone = discarded.data["result"]
+    assert (
+        f"  result: discarded – branch {gone['branch']} and its worktree are removed (commit "
+        f"{gone['commit'][:12]} is on no branch now; the patch stays at {gone['patch']})"
+    ) in discarded.text, discarded.text
     assert repo.git("branch", "--list", other.data["result"]["branch"]) == ""
     assert (repo.root / "src/app.py").read_text() == "VALUE = 2\n"
 

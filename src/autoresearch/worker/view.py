@@ -226,10 +226,25 @@ def render(view: JobView) -> str:
             f"  check {c['name']}: {c['status']} (exit {c['exit_code']}, {c['duration_ms']} ms)"
         )
     if j.result_state is not ResultState.NONE:
-        lines.append(
-            f"  result: {j.result_state} on branch {j.branch} ({(j.result_commit or '')[:12]})"
-        )
+        lines.append(f"  result: {_result_text(j, view.spec)}")
     return "\n".join(lines)
+
+
+def _result_text(j: JobRecord, spec: JobSpec) -> str:
+    """Where a worktree job's change is now: apply and discard remove its branch and worktree
+    (jobs.apply / jobs.discard), so only a pending result is still on the branch."""
+    commit = (j.result_commit or "")[:12]
+    if j.result_state is ResultState.PENDING:
+        return f"{j.result_state} on branch {j.branch} ({commit})"
+    kept = f"the patch stays at {j.patch_path}" if j.patch_path else "no patch was saved"
+    removed = f"branch {j.branch} and its worktree are removed"
+    if j.result_state is ResultState.APPLIED:
+        return (
+            f"{j.result_state} – the changes of {commit} are uncommitted edits in {spec.cwd} "
+            f"now; {removed} ({kept})"
+        )
+    on_no_branch = f"commit {commit} is on no branch now; " if commit else ""
+    return f"{j.result_state} – {removed} ({on_no_branch}{kept})"
 
 
 def render_list(views: list[JobView]) -> str:
