@@ -5,6 +5,9 @@ What is masked (each occurrence becomes `[REDACTED]`):
   `*_SECRET`, `*_PASSWORD`, `*_CREDENTIALS`, `*_KEY`, … anywhere in the name – see
   `SECRET_NAME`), when the value is at least `MIN_SECRET_LENGTH` characters long (shorter values
   such as `1` or `true` are flags, and masking them would mangle ordinary text);
+* the value a secret-named variable is given in the text itself (`NAME=value`, `NAME: value`,
+  `"name": "value"`), in this environment or not, when it is a token of `MIN_SECRET_LENGTH`
+  characters or more with a digit in it (so code such as `token = get_token()` stays);
 * well-known key shapes wherever they appear: `sk-…` (OpenAI, Anthropic), `Bearer …`, GitHub
   (`ghp_…`, `github_pat_…`), Slack (`xox?-…`), AWS access key ids (`AKIA…`);
 * the user's own regular expressions, one per line (blank lines and lines starting with `#`
@@ -58,6 +61,22 @@ BUILTIN_PATTERNS: tuple[str, ...] = (
 )
 # `Bearer <token>`: the scheme word stays, so a reader still sees what was there.
 _BEARER = re.compile(r"\b(Bearer)(\s+)[A-Za-z0-9._~+/=\-]{8,}", re.IGNORECASE)
+# A secret-named variable given a value in the text itself (`AWS_SECRET_ACCESS_KEY=…` of a
+# `.env` an agent printed, `"api_key": "…"`), whether or not this process has that variable.
+# The value is a token (the Bearer charset) with a digit in it, not followed by `(` or `[`:
+# code such as `api_key = os.environ[…]`, `token = get_token()` or `password = self.password`
+# stays readable in diffs and reports.
+_ASSIGNED = re.compile(
+    r"""\b(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?P<sep>["']?[ \t]*[=:][ \t]*["']?)"""
+    rf"(?P<value>[A-Za-z0-9._~+/=\-]{{{MIN_SECRET_LENGTH},}})(?![A-Za-z0-9._~+/=\-(\[])"
+)
+
+
+def _assigned(m: re.Match[str]) -> str:
+    value = m.group("value")
+    if is_secret_name(m.group("name")) and any(c.isdigit() for c in value):
+        return f"{m.group('name')}{m.group('sep')}{MASK}"
+    return m.group(0)
 
 
 def is_secret_name(name: str) -> bool:
@@ -114,7 +133,8 @@ class Redactor:
             return text
         if self._combined is not None:
             text = self._combined.sub(MASK, text)
-        return _BEARER.sub(lambda m: f"{m.group(1)}{m.group(2)}{MASK}", text)
+        text = _BEARER.sub(lambda m: f"{m.group(1)}{m.group(2)}{MASK}", text)
+        return _ASSIGNED.sub(_assigned, text)
 
     def value(self, value: Any) -> Any:
         """A JSON-like value with every string in it (keys too) redacted; a new object."""

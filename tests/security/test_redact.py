@@ -78,6 +78,33 @@ def test_text(text: str, expected: str) -> None:
     assert build(ENV).text(text) == expected
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a secret-named variable given a value in the text (a `.env` an agent printed), with
+        # no such variable in this environment
+        ("AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+         f"AWS_SECRET_ACCESS_KEY={MASK}"),
+        ('export DB_PASSWORD="s3cretpassw0rd"', f'export DB_PASSWORD="{MASK}"'),
+        ('{"api_key": "abcd1234efgh"}', f'{{"api_key": "{MASK}"}}'),
+        ("  STRIPE_KEY: rk_live_51Habcdefgh", f"  STRIPE_KEY: {MASK}"),
+        ("HF_TOKEN=hf_abcdefgh12345 next", f"HF_TOKEN={MASK} next"),
+        ("session_token=abc.def.123", f"session_token={MASK}"),
+        # code and ordinary assignments stay readable
+        ("api_key = os.environ['OPENAI_API_KEY']", "api_key = os.environ['OPENAI_API_KEY']"),
+        ("token = get_token(1234567890)", "token = get_token(1234567890)"),
+        ("password = self.password", "password = self.password"),
+        ("GITHUB_TOKEN: ${{ secrets.GITHUB_TOKEN }}", "GITHUB_TOKEN: ${{ secrets.GITHUB_TOKEN }}"),
+        ("max_tokens=4096000 sha256=abcdef0123456789", "max_tokens=4096000 sha256=abcdef0123456789"),
+        ("TOKENIZERS_PARALLELISM=false1234", "TOKENIZERS_PARALLELISM=false1234"),
+        ("DB_PASSWORD=short1", "DB_PASSWORD=short1"),  # below the length floor
+        (f"DB_PASSWORD={MASK}", f"DB_PASSWORD={MASK}"),  # masked once, stays so
+    ],
+)  # fmt: skip
+def test_a_value_assigned_to_a_secret_name_in_the_text(text: str, expected: str) -> None:
+    assert build({}).text(text) == expected
+
+
 def test_longest_value_wins() -> None:
     r = build({"A_TOKEN": "abcdefgh", "B_TOKEN": "abcdefgh-and-more"})
     assert r.text("x abcdefgh-and-more y abcdefgh") == f"x {MASK} y {MASK}"
