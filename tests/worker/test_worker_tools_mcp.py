@@ -104,6 +104,26 @@ async def test_every_tool_answers_with_its_receipt(repo: Repo) -> None:
         receipt_ok(log.data)
 
 
+async def test_the_text_content_carries_the_structured_result_as_json(repo: Repo) -> None:
+    """A host that shows the model only text content (no structuredContent) sees the data too:
+    the text is the result serialized as JSON, as the MCP spec asks of a tool with an output
+    schema (it was a one-line summary, `{} (read N B, returned M B)` for read_pack)."""
+    async with connect(build_server(repo.root)) as t:
+        replies = [
+            await t.ok("search", {"pattern": "VALUE", "mode": "lines"}),
+            await t.ok("read_pack", {"files": ["src/lib.py"], "symbols": ["Thing"]}),
+            await t.ok("history", {"path": "src/lib.py"}),
+            await t.ok("shell", {"command": "git status --short"}),
+        ]
+        (repo.root / "src/app.py").write_text("VALUE = 3\n")  # a change to digest
+        digest = await t.ok("diff_digest", {})
+        replies.append(digest)
+        ref = digest.data["receipt"]["artifacts"][0]
+        replies.append(await t.ok("get_artifact", {"ref": ref, "offset": 0, "length": 10}))
+    for reply in replies:
+        assert json.loads(reply.text) == reply.data, reply.text
+
+
 async def test_shell_failure_kinds_and_destructive_refusal(repo: Repo) -> None:
     async with connect(build_server(repo.root)) as t:
         ok = await t.ok("shell", {"command": "echo hi"})

@@ -168,26 +168,11 @@ class EditInput(_Shape):
 Paths = Annotated[list[str] | None, Field(max_length=100, description="Inside the repository.")]
 
 
-def _summary(data: dict[str, Any]) -> str:
-    r = data["receipt"]
-    head = {
-        k: v
-        for k, v in data.items()
-        if k
-        in (
-            "mode",
-            "engine",
-            "failure_kind",
-            "exit_code",
-            "applied",
-            "highest_risk",
-            "total_matches",
-        )
-    }
-    tail = f"read {r['bytes_read']} B, returned {r['bytes_returned']} B" + (
-        ", truncated" if r["truncated"] else ""
-    )
-    return f"{json.dumps(head)} ({tail})"
+def _as_text(structured: BaseModel) -> str:
+    """The result serialized as JSON, as the MCP spec asks of a tool with an output schema: a
+    host that gives the model only text content sees the data too (Claude Code, Codex and
+    Copilot give it the structured content instead, so this costs them nothing)."""
+    return json.dumps(structured.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":"))
 
 
 class WorkerTools:
@@ -229,8 +214,10 @@ class WorkerTools:
             ws = Workspace(find_repo(self._start()))
             fallback = None if degrade is None else (lambda: degrade(ws))
             data = measured(ws, tool, lambda: work(ws), category=category, degrade=fallback)
-            text = data["answer"] if isinstance(data.get("answer"), str) else _summary(data)
-            return reply(text, model.model_validate(data))
+            structured = model.model_validate(data)
+            answer = data.get("answer")
+            text = answer if isinstance(answer, str) else _as_text(structured)
+            return reply(text, structured)
 
     async def _model_call(
         self,
