@@ -18,7 +18,8 @@ starts from the current incumbent. Sessions and readings run on an `Executor`; t
   measured again: a keep is always a keep of the commit the run branch then points to.
 * With more than one slot, a first reading may start while others are in flight. It is
   taken on the incumbent, or – when the run's keeps so far make that the better bet
-  (`measure_on_tip`) – on the candidate in flight, the candidate replayed onto it (`_onto`):
+  (`measure_on_tip`, over the run's record, `keep_record`, so a resumed driver bets as
+  before) – on the candidate in flight, the candidate replayed onto it (`_onto`):
   a keep of that one makes the reading one of the new incumbent's, judged as it is; a reading
   back before that one is judged waits for its verdict (`_settle`), and any other verdict
   makes it stale, taken again after a replay onto the real incumbent.
@@ -47,7 +48,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
@@ -55,7 +56,7 @@ from typing import Any, Protocol
 
 from autoresearch import children, failpoints, git, reset
 from autoresearch.agents import AgentConfig, make_agent
-from autoresearch.agents.base import AgentResult
+from autoresearch.agents.base import AgentResult, PastIteration
 from autoresearch.contracts import candidate as cand
 from autoresearch.contracts.agent_record import AgentRecord
 from autoresearch.contracts.candidate import ArtifactError, CandidateArtifact
@@ -200,10 +201,9 @@ class _Driver:
         self.ahead: dict[str, list[_Ahead]] = {}  # further readings started, by commit
         self.trees_busy: set[int] = set()  # scratch trees of readings in flight
         self.history = RunHistory(h)  # what each session is shipped, read incrementally
-        # candidates judged with a first reading of the driver's, and how many were kept: the
-        # odds `_onto` bets on
-        self.judged = 0
-        self.kept = 0
+        # candidates judged, and how many were kept: the odds `_onto` bets on, from the run's
+        # record (so a resumed or continued driver bets as the one before it), then counted on
+        self.kept, self.judged = keep_record(self.history.snapshot())
 
     # --- the loop ---------------------------------------------------------------------------
 
@@ -1042,6 +1042,13 @@ def _earlier_lanes(h: RunHandle, limits: LoopLimits) -> list[int]:
     }
     known.update(inflight.lanes_in_flight(h.journal, h.run_id))
     return sorted(k for k in known if k > limits.lanes)
+
+
+def keep_record(past: Sequence[PastIteration]) -> tuple[int, int]:
+    """(kept, judged) of a run's recorded candidates (keeps and discards; a noop or an
+    interrupted session judged nothing): the keep rate `measure_on_tip` is given."""
+    judged = [p.decision for p in past if p.decision in (DecisionKind.KEEP, DecisionKind.DISCARD)]
+    return judged.count(DecisionKind.KEEP), len(judged)
 
 
 def measure_on_tip(kept: int, judged: int, depth: int) -> bool:
