@@ -72,9 +72,17 @@ _ASSIGNED = re.compile(
 )
 
 
+_TOKEN = re.compile(rf"[A-Za-z0-9._~+/=\-]{{{MIN_SECRET_LENGTH},}}")
+
+
+def _is_assigned_secret(name: str, value: str) -> bool:
+    """Whether `value`, given to the variable or key `name`, is masked: the rule `_ASSIGNED`
+    applies in text, and `Redactor.value` to a key of JSON-like data and its value alike."""
+    return is_secret_name(name) and bool(_TOKEN.fullmatch(value)) and any(map(str.isdigit, value))
+
+
 def _assigned(m: re.Match[str]) -> str:
-    value = m.group("value")
-    if is_secret_name(m.group("name")) and any(c.isdigit() for c in value):
+    if _is_assigned_secret(m.group("name"), m.group("value")):
         return f"{m.group('name')}{m.group('sep')}{MASK}"
     return m.group(0)
 
@@ -142,7 +150,12 @@ class Redactor:
             return self.text(value)
         if isinstance(value, dict):
             return {
-                (self.text(k) if isinstance(k, str) else k): self.value(v) for k, v in value.items()
+                (self.text(k) if isinstance(k, str) else k): (
+                    MASK
+                    if isinstance(k, str) and isinstance(v, str) and _is_assigned_secret(k, v)
+                    else self.value(v)
+                )
+                for k, v in value.items()
             }
         if isinstance(value, list):
             return [self.value(v) for v in value]

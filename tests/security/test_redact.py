@@ -105,6 +105,20 @@ def test_a_value_assigned_to_a_secret_name_in_the_text(text: str, expected: str)
     assert build({}).text(text) == expected
 
 
+def test_a_secret_named_key_and_its_value_in_data_are_masked_as_in_text() -> None:
+    # the same rule as `NAME=value` in text, so a tool's JSON text and its structured content
+    # (the two halves of an MCP reply) agree
+    data = {"api_key": "abcd1234efgh", "api_key_env": "OPENAI_API_KEY", "model": "gpt4-mini-24",
+            "nested": [{"DB_PASSWORD": "s3cretpassw0rd"}], "prompt_tokens": "12345678"}  # fmt: skip
+    assert build({}).value(data) == {
+        "api_key": MASK,
+        "api_key_env": "OPENAI_API_KEY",  # a name, no digit: no secret
+        "model": "gpt4-mini-24",
+        "nested": [{"DB_PASSWORD": MASK}],
+        "prompt_tokens": "12345678",  # TOKENS is no TOKEN segment
+    }
+
+
 def test_longest_value_wins() -> None:
     r = build({"A_TOKEN": "abcdefgh", "B_TOKEN": "abcdefgh-and-more"})
     assert r.text("x abcdefgh-and-more y abcdefgh") == f"x {MASK} y {MASK}"
