@@ -59,8 +59,10 @@ BUILTIN_PATTERNS: tuple[str, ...] = (
     r"\bxox[abposr]-[A-Za-z0-9\-]{10,}",
     r"\bAKIA[0-9A-Z]{16}\b",
 )
+# The characters of a token (RFC 6750's b64token): what Bearer and an assigned secret may hold.
+_TOKEN_CHARS = r"A-Za-z0-9._~+/=\-"
 # `Bearer <token>`: the scheme word stays, so a reader still sees what was there.
-_BEARER = re.compile(r"\b(Bearer)(\s+)[A-Za-z0-9._~+/=\-]{8,}", re.IGNORECASE)
+_BEARER = re.compile(rf"\b(Bearer)(\s+)[{_TOKEN_CHARS}]{{{MIN_SECRET_LENGTH},}}", re.IGNORECASE)
 # A secret-named variable given a value in the text itself (`AWS_SECRET_ACCESS_KEY=…` of a
 # `.env` an agent printed, `"api_key": "…"`), whether or not this process has that variable.
 # The value is a token (the Bearer charset) with a digit in it, not followed by `(` or `[`:
@@ -68,11 +70,11 @@ _BEARER = re.compile(r"\b(Bearer)(\s+)[A-Za-z0-9._~+/=\-]{8,}", re.IGNORECASE)
 # stays readable in diffs and reports.
 _ASSIGNED = re.compile(
     r"""\b(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?P<sep>["']?[ \t]*[=:][ \t]*["']?)"""
-    rf"(?P<value>[A-Za-z0-9._~+/=\-]{{{MIN_SECRET_LENGTH},}})(?![A-Za-z0-9._~+/=\-(\[])"
+    rf"(?P<value>[{_TOKEN_CHARS}]{{{MIN_SECRET_LENGTH},}})(?![{_TOKEN_CHARS}(\[])"
 )
 
 
-_TOKEN = re.compile(rf"[A-Za-z0-9._~+/=\-]{{{MIN_SECRET_LENGTH},}}")
+_TOKEN = re.compile(rf"[{_TOKEN_CHARS}]{{{MIN_SECRET_LENGTH},}}")
 
 
 def _is_assigned_secret(name: str, value: str) -> bool:
