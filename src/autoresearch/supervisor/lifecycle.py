@@ -35,7 +35,7 @@ from autoresearch.supervisor.handle import (
 )
 from autoresearch.supervisor.recovery import finish_interrupted_session, recover
 from autoresearch.supervisor.safety import check_reset_safety, dirty_entries
-from autoresearch.supervisor.step import msg_terminal
+from autoresearch.supervisor.step import msg_terminal, way_on_after_end
 from autoresearch.supervisor.summary import (
     IterationRow,
     LaneRow,
@@ -68,15 +68,13 @@ def msg_manifest_missing(run_id: str) -> str:
 
 def msg_resume_terminal(run: RunRecord) -> str:
     code = f"autoresearch_resume_terminal_run:{run.run_id}"
+    way_on = way_on_after_end(run.run_id, run.status)
     if run.status == RunStatus.FAILED:
         return (
             f"{code} – the run failed ({run.stop_reason}) and cannot be resumed or continued; "
-            f"see what happened (autoresearch status {run.run_id}) and start a new run"
+            f"{way_on}"
         )
-    return (
-        f"{code} – the run is {run.status} ({run.stop_reason}); to give it more iterations: "
-        f"autoresearch continue {run.run_id} --max-iterations +N"
-    )
+    return f"{code} – the run is {run.status} ({run.stop_reason}); {way_on}"
 
 
 def msg_missing_worktree(run: RunRecord) -> str:

@@ -87,18 +87,20 @@ class StepResult:
 KEEPS_RUN = record.RunChanges()
 
 
+def way_on_after_end(run_id: str, status: RunStatus) -> str:
+    """What a user does with a run that ended: a failed one is looked at and replaced, a
+    completed or stopped one can be continued (step's and resume's refusals alike)."""
+    if status == RunStatus.FAILED:
+        return f"see what happened (autoresearch status {run_id}) and start a new run"
+    return f"to give it more iterations: autoresearch continue {run_id} --max-iterations +N"
+
+
 def msg_terminal(run_id: str, status: RunStatus) -> str:
     # the code first (scripts match on it), then the way on, as every refusal gives one
     code = f"autoresearch_run_terminal:{run_id}:{status}"
-    if status == RunStatus.FAILED:
-        return (
-            f"{code} – the run failed and is not processed again; see what happened "
-            f"(autoresearch status {run_id}) and start a new run"
-        )
-    return (
-        f"{code} – the run is {status} and is not processed again; to give it more "
-        f"iterations: autoresearch continue {run_id} --max-iterations +N"
-    )
+    ended = "failed" if status == RunStatus.FAILED else f"is {status}"
+    way_on = way_on_after_end(run_id, status)
+    return f"{code} – the run {ended} and is not processed again; {way_on}"
 
 
 def step(
