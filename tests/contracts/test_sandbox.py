@@ -16,10 +16,12 @@ from autoresearch.errors import ContractError
 from autoresearch.noise import NoiseMode, NoisePolicy
 from autoresearch.states import EvalFormat
 
-NO_FM = (
+# supervisor.md §2's exact sentence, then a hint (the contract allows one after it)
+SPEC_NO_FM = (
     "sandbox.md must start with YAML frontmatter containing evaluator.command and "
-    "evaluator.format=json (or evaluator.format=metric with evaluator.metric)."
+    "evaluator.format=json."
 )
+NO_FM = SPEC_NO_FM + " (evaluator.format=metric with evaluator.metric works too.)"
 NO_EVAL = "sandbox.md frontmatter must define an evaluator block."
 BAD_POLICY = (
     "sandbox.md frontmatter evaluator.keep_policy must be one of: score_improvement, pass_only."
@@ -304,3 +306,9 @@ def test_evaluation_slots_and_budget_keys() -> None:
 def test_bad_evaluation_and_budget_keys(extra: str, message: str) -> None:
     with pytest.raises(ContractError, match="^" + message.replace(".", r"\.")):
         parse_sandbox(fm(EVAL + extra))
+
+
+def test_the_missing_frontmatter_message_is_the_spec_sentence_then_a_hint() -> None:
+    with pytest.raises(ContractError) as caught:
+        parse_sandbox("no frontmatter here\n")
+    assert str(caught.value).startswith(SPEC_NO_FM + " ")

@@ -27,9 +27,10 @@ DIRECTIONS = tuple(Direction)
 DEFAULT_TIMEOUT_SECONDS = 3600.0
 EVALUATOR_KEYS = ("command", "format", "keep_policy", "metric", "direction", "timeout_seconds")
 
+# supervisor.md §2's exact sentence first (users match on it), then the metric format's hint
 MSG_NO_FRONTMATTER = (
     "sandbox.md must start with YAML frontmatter containing evaluator.command and "
-    "evaluator.format=json (or evaluator.format=metric with evaluator.metric)."
+    "evaluator.format=json. (evaluator.format=metric with evaluator.metric works too.)"
 )
 MSG_BAD_YAML = "sandbox.md frontmatter is not valid YAML: {detail}"
 MSG_NUL_COMMAND = "sandbox.md frontmatter evaluator.command must not contain a NUL character."
