@@ -96,3 +96,26 @@ def test_check_catches_what_the_run_would_trip_on(repo: Repo) -> None:
 def test_check_passes_a_clean_mission(repo: Repo) -> None:
     mission = repo.mission()
     assert cli("check", str(mission), cwd=repo.root).returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("frontmatter", "message"),
+    [
+        (
+            "evaluatr:\n  command: x\n  format: json\n",
+            "sandbox.md frontmatter must define an evaluator block."
+            " (did you mean evaluator? sandbox.md has evaluatr:)",
+        ),
+        (
+            "Evaluator:\n  command: x\n",
+            "sandbox.md frontmatter must define an evaluator block."
+            " (did you mean evaluator? sandbox.md has Evaluator:)",
+        ),
+        # nothing close: the spec's message alone
+        ("foo: 1\n", "sandbox.md frontmatter must define an evaluator block."),
+    ],
+)
+def test_a_misspelt_evaluator_block_is_named(frontmatter: str, message: str) -> None:
+    with pytest.raises(ContractError) as caught:
+        parse_sandbox(fm(frontmatter))
+    assert str(caught.value) == message

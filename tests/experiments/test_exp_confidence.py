@@ -98,6 +98,14 @@ def test_confidence_cases(
         assert result.label == label(value)
 
 
+def test_a_ratio_of_two_is_labelled_as_printed_despite_float_noise() -> None:
+    # |0.2 - 0.3| / MAD 0.05 is 1.9999999999999996 in floats; every view prints 2.00
+    points = pts(("keep", 0.3), ("discard", 0.1), ("discard", 0.15), ("keep", 0.2))
+    result = confidence(points, "lower")
+    assert result.value == 2.0
+    assert result.label == LIKELY_REAL
+
+
 def test_mad_uses_median_of_absolute_deviations() -> None:
     # values 1, 2, 3, 4, 100: median 3, deviations 2, 1, 0, 1, 97 → MAD 1
     points = pts(("keep", 3), ("discard", 1), ("discard", 2), ("discard", 100), ("keep", 4))

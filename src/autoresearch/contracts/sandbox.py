@@ -231,6 +231,8 @@ def parse_sandbox(text: str) -> Sandbox:
     if not isinstance(data, dict):
         kind = "empty" if data is None else type(data).__name__
         raise ContractError(MSG_BAD_YAML.format(detail=f"expected a mapping, got {kind}"))
+    if "evaluator" not in data:
+        _refuse_missing_evaluator(data)
     evaluator = parse_evaluator(data.get("evaluator"))
     links, runtime = _parse_worktree(data.get("worktree"))
     return Sandbox(
@@ -246,6 +248,14 @@ def parse_sandbox(text: str) -> Sandbox:
         evaluation=parse_evaluation(data.get("evaluation")),
         budget=parse_budget(data.get("budget")),
     )
+
+
+def _refuse_missing_evaluator(data: dict[str, Any]) -> None:
+    """The spec's message, then the misspelt key that was probably meant (`evaluatr:`)."""
+    typed = [str(key) for key in data]
+    close = difflib.get_close_matches("evaluator", typed, n=1, cutoff=0.7)
+    hint = f" (did you mean evaluator? sandbox.md has {close[0]}:)" if close else ""
+    raise ContractError(MSG_NO_EVALUATOR + hint)
 
 
 def _block(value: object, name: str, keys: tuple[str, ...]) -> dict[str, Any]:

@@ -169,7 +169,9 @@ def _mad_confidence(points: Sequence[Point], direction: Direction) -> Confidence
         return Confidence(None, None, mad, len(values), "no baseline (no kept run)")
     if best is None or best.metric == base.metric:
         return Confidence(None, None, mad, len(values), "best equals the baseline")
-    value = abs(best.metric - base.metric) / mad
+    # rounded as every view prints it (`2.00 × MAD`), so that float noise (1.9999999999999996
+    # for a ratio of exactly 2) cannot label a shown 2.00 `marginal`
+    value = round(abs(best.metric - base.metric) / mad, 2)
     return Confidence(value, label(value), mad, len(values))
 
 
