@@ -13,7 +13,7 @@ from autoresearch.cli.loop_cmds import LoopDoor
 from autoresearch.cli.progress import ProgressPrinter, decision_text
 from autoresearch.contracts.stored_evaluation import StoredEvaluation
 from autoresearch.evaluate import EvaluationRecord
-from autoresearch.journal.views import decision_label
+from autoresearch.journal.views import decision_label, evaluation_text
 from autoresearch.noise import Interval
 from autoresearch.states import DecisionKind, Direction, EvalStatus, RunStatus
 from autoresearch.supervisor.estimates import Headline
@@ -184,3 +184,18 @@ def test_a_new_runs_header_has_its_baseline_and_no_best(
         "    baseline 2.50 ± 0.50 (n=3) (lower is better)\n"
         "    1  discard                  3.5  best 2.50 ± 0.50 (n=3) N.Ns  x\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("data", "cell"),
+    [
+        ({"status": "pass", "pass": True, "score": 1.0}, "pass"),
+        ({"status": "fail", "pass": False}, "fail"),
+        ({"status": "error", "exit_code": 1}, "error"),
+        # a timeout is recorded as status error; status's cell says what happened
+        ({"status": "error", "exit_code": None, "timed_out": True}, "timeout"),
+    ],
+)
+def test_the_evaluation_cell_names_a_timeout(data: dict[str, object], cell: str) -> None:
+    stored = StoredEvaluation.from_dict(data)
+    assert evaluation_text(stored, DecisionKind.DISCARD, "x") == cell

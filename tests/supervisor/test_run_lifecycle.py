@@ -236,7 +236,8 @@ def test_status_last_n(repo: Repo, mission_dir: Path) -> None:
     its = status(repo, "--last", "2")["iterations"]
     assert [it["iteration"] for it in its] == [2, 3]
     text = cli("status", RUN_ID, "--last", "1", cwd=repo.root).stdout
-    assert "iterations: 1 of 4 shown" in text
+    # the baseline is row 0: three iterations are four rows, and the line says so
+    assert "iterations: 1 of 4 rows shown (the baseline and 3 iterations)\n" in text
 
 
 def test_status_rows_show_each_iteration_as_the_ledger_does(repo: Repo, mission_dir: Path) -> None:

@@ -104,7 +104,9 @@ def evaluation_text(
     evaluator's status, or – never measured – `not run`, with the pinned reason of a discard
     decided without a reading (`not run: replay conflict`, `not run: harness changed: …`)."""
     if evaluator:
-        return evaluator.status_text
+        # a timeout is recorded as status error (the contract's three statuses); the cell
+        # names what happened, as the live line's `discard (timeout)` does
+        return str(ProcessState.TIMEOUT) if evaluator.timed_out else evaluator.status_text
     if decision is None or decision == DecisionKind.BASELINE:
         return ""
     why = unmeasured_reason(evaluator, decision, reason)

@@ -91,7 +91,7 @@ def run_details(details: RunDetails) -> str:
         f"baseline:   {baseline_text(d)}   best: {best_text(d)}   "
         f"last kept: {(d.last_kept_commit or '')[:7]}",
         f"driver:     {driver}",
-        f"iterations: {shown} of {details.iterations_total} shown",
+        f"iterations: {_rows_shown(shown, details.iterations_total)}",
         f"report:     {report}",
     ]
     rows = []
@@ -214,3 +214,11 @@ def totals_rows(totals: RunTotals) -> list[tuple[str, str]]:
     if totals.cost_usd is not None:
         rows.append(("cost", f"${totals.cost_usd:.4f}"))
     return rows
+
+
+def _rows_shown(shown: int, total: int) -> str:
+    """How many of the rows are listed; the baseline is row 0, so 15 iterations are 16 rows."""
+    if total == 0:
+        return "none yet (no baseline)"
+    iterations = "1 iteration" if total == 2 else f"{total - 1} iterations"
+    return f"{shown} of {total} rows shown (the baseline and {iterations})"
