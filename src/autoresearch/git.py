@@ -135,8 +135,19 @@ def same_tree(cwd: Path, a: str, b: str) -> bool:
 
 
 def head(cwd: Path) -> str:
-    """The full SHA of HEAD in `cwd`."""
-    return _text(_run(cwd, ["rev-parse", "--verify", "HEAD^{commit}"]))
+    """The full SHA of HEAD in `cwd`; a repository with no commit yet is named as such, not
+    with git's 'Needed a single revision'."""
+    args = ["rev-parse", "--verify", "HEAD^{commit}"]
+    done = _run(cwd, args, check=False)
+    if done.returncode == 0:
+        return _text(done)
+    if _run(cwd, ["symbolic-ref", "-q", "HEAD"], check=False).returncode == 0:
+        # HEAD names a branch that does not exist yet: an unborn branch, nothing committed
+        raise GitError(
+            f"the repository has no commits yet: commit your project in {cwd} first "
+            "(git add -A && git commit -m 'initial')"
+        )
+    raise GitError(_failure(args, done))
 
 
 def current_branch(cwd: Path) -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ from autoresearch import git as g
 from autoresearch.clock import today_compact
 from autoresearch.errors import NotFoundError, RefusedError
 from autoresearch.experiments import InitParams, init_session, session_status
-from helpers import Repo
+from helpers import Repo, cli
 
 
 def branch_name(slug: str = "speed-up") -> str:
@@ -28,6 +29,20 @@ def test_init_without_harness_explains_phase_1(repo: Repo) -> None:
         assert words in message
     assert "\n" not in message
     assert repo.git("branch", "--show-current") == "main"
+
+
+def test_init_in_a_repository_without_commits_says_so_in_one_line(tmp_path: Path) -> None:
+    # git's own 'Needed a single revision' after a raw rev-parse was all a user got
+    root = tmp_path / "fresh"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
+    (root / "autoresearch.sh").write_text("#!/bin/sh\necho METRIC m=1\n")
+    done = cli("exp", "init", "--name", "x", "--metric", "m", cwd=root)
+    assert done.returncode == 2
+    assert done.stderr == (
+        f"autoresearch: the repository has no commits yet: commit your project in {root} "
+        "first (git add -A && git commit -m 'initial')\n"
+    )
 
 
 def test_init_creates_the_branch_and_commits_the_harness(repo: Repo) -> None:
