@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import shlex
+import shutil
+import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -127,15 +130,28 @@ def loop_summary(loop: LoopSummary, demo: bool = False) -> None:
         say(lanes)
     if demo:  # commands to copy: quoted, so that a path with spaces or quotes still works
         repo, run, worktree = (shlex.quote(p) for p in (loop.repo_root, s.run_id, s.worktree_path))
+        me = this_program()
         click.echo(
             "\nNext steps:\n"
             f"  git -C {worktree} log --oneline   # the kept commits\n"
-            f"  autoresearch --repo {repo} status {run}   # every iteration\n"
-            f"  autoresearch --repo {repo} finalize {run}   # kept commits → branches\n"
+            f"  {me} --repo {repo} status {run}   # every iteration\n"
+            f"  {me} --repo {repo} finalize {run}   # kept commits → branches\n"
             "  README.md: write a mission for your own repository\n"
             f"\nThe report (plot, every iteration, the kept diffs) – open it in a browser:\n"
             f"  {loop.report_file}"
         )
+
+
+def this_program() -> str:
+    """How a new shell calls this installation: the bare name when PATH finds it, else its
+    full path (`python3 dev.py demo` runs .venv/bin/autoresearch, which no shell has on PATH)."""
+    script = Path(sys.executable).parent / "autoresearch"
+    found = shutil.which("autoresearch")
+    if found is not None and script.exists() and Path(found).samefile(script):
+        return "autoresearch"
+    if script.exists():
+        return shlex.quote(str(script))
+    return f"{shlex.quote(sys.executable)} -m autoresearch"
 
 
 def cleaned(results: list[Any]) -> None:
