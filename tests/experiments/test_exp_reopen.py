@@ -26,7 +26,15 @@ def test_list_and_reopen_a_closed_session(session: Repo) -> None:
     ]
     text = cli("exp", "list", cwd=session.root).stdout
     assert "#1   closed" in text and "reopen a closed session: autoresearch exp reopen 1" in text
-    assert cli("exp", "status", cwd=session.root).returncode == 2  # closed: no active session
+    closed = cli("exp", "status", cwd=session.root)  # closed: no active session
+    assert closed.returncode == 2
+    # the harness is there: the way on is reopen (or a new session), not 'write autoresearch.sh'
+    branch = session.git("branch", "--show-current")
+    assert closed.stderr == (
+        f"autoresearch: no active experiment session on branch {branch}: session #1 'speed up' "
+        "was closed; `autoresearch exp reopen 1` goes on with it, `autoresearch exp init --name "
+        "<name> --metric <metric>` starts a new one\n"
+    )
 
     reopened = exp(session, "reopen", "1")
     assert (reopened["segment"], reopened["new_segment"]) == (1, False)

@@ -51,17 +51,33 @@ class Context:
         """The active session of the current branch, or NotFoundError saying where one lives."""
         found = self.active()
         if found is None:
-            raise NotFoundError(
-                no_session_message(self.branch, sessions.open_sessions(self.journal), self.verbs)
-            )
+            others = sessions.open_sessions(self.journal)
+            closed = self.closed_here()
+            raise NotFoundError(no_session_message(self.branch, others, self.verbs, closed))
         return found
+
+    def closed_here(self) -> SessionRecord | None:
+        """The newest closed session of the current branch: the one a user most likely means."""
+        if self.branch is None:
+            return None
+        mine = [s for s in sessions.all_sessions(self.journal) if s.branch == self.branch]
+        return mine[0] if mine and mine[0].closed_at else None
 
 
 def no_session_message(
-    branch: str | None, others: list[SessionRecord], say: Verbs | None = None
+    branch: str | None,
+    others: list[SessionRecord],
+    say: Verbs | None = None,
+    closed: SessionRecord | None = None,
 ) -> str:
     say = say or verbs(Door.CLI)
     here = f"branch {branch}" if branch else "a detached HEAD"
+    if closed is not None:  # its harness is there: writing it again is not the way on
+        return (
+            f"no active experiment session on {here}: session #{closed.session_id} "
+            f"'{closed.name}' was closed; {say.reopen_session(closed.session_id)} goes on "
+            f"with it, {say.init_new} starts a new one"
+        )
     if not others:
         return f"no active experiment session on {here}: write {HARNESS_FILE}, then {say.init_new}"
 

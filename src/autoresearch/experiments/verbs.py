@@ -38,6 +38,7 @@ class Verbs:
     status: str
     off: str
     list: str
+    reopen: str  # reopen closed session N (`{n}` is its number)
     enter_worktree: str  # how to work in a new session worktree (`{path}` is its path)
 
     def into_worktree(self, path: Path) -> str:
@@ -48,6 +49,9 @@ class Verbs:
 
     def flag_run(self, number: int) -> str:
         return self.flag.format(n=number)
+
+    def reopen_session(self, number: int) -> str:
+        return self.reopen.format(n=number)
 
 
 _CLI = Verbs(
@@ -64,6 +68,7 @@ _CLI = Verbs(
     status="`autoresearch exp status`",
     off="`autoresearch exp off`",
     list="`autoresearch exp list`",
+    reopen="`autoresearch exp reopen {n}`",
     enter_worktree="cd {path}",
 )
 _MCP = Verbs(
@@ -80,6 +85,7 @@ _MCP = Verbs(
     status="experiment_status",
     off="`autoresearch exp off` (CLI; no tool closes a session)",
     list="`autoresearch exp list` (CLI)",
+    reopen="`autoresearch exp reopen {n}` (CLI; no tool reopens a session)",
     # the server follows the worktree (mcp/server.py, Tools._follow): there is nothing to cd
     enter_worktree="this server's tools act there from now on (edit the files there)",
 )
