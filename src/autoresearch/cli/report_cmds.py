@@ -47,19 +47,24 @@ def show(result: Any, as_json: bool, open_it: bool) -> None:
 
 
 @click.command()
-@click.argument("run_id")
+@click.argument("run_id", required=False)
 @out_option
 @open_option
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.pass_context
-def report(ctx: click.Context, run_id: str, out: Path | None, open_it: bool, as_json: bool) -> None:
-    """Write RUN_ID's report: progress.png and a self-contained report.html.
+def report(
+    ctx: click.Context, run_id: str | None, out: Path | None, open_it: bool, as_json: bool
+) -> None:
+    """Write RUN_ID's report (default: the newest run): progress.png and a self-contained
+    report.html. RUN_ID may be any unique start of the id.
 
     Built from the journal, so it also works while the run is going (run it again to refresh).
     """
     from autoresearch.report import build_run_report
+    from autoresearch.supervisor.run_ids import resolve_run_id
 
-    show(build_run_report(repo_root(ctx), run_id, out), as_json, open_it)
+    root = repo_root(ctx)
+    show(build_run_report(root, resolve_run_id(root, run_id), out), as_json, open_it)
 
 
 @click.command()
@@ -77,8 +82,10 @@ def finalize(ctx: click.Context, run_id: str, single: bool, dry_run: bool, as_js
     """
     from autoresearch.supervisor import report as text
     from autoresearch.supervisor.review import finalize as do_finalize
+    from autoresearch.supervisor.run_ids import resolve_run_id
 
-    result = do_finalize(repo_root(ctx), run_id, single=single, dry_run=dry_run)
+    root = repo_root(ctx)
+    result = do_finalize(root, resolve_run_id(root, run_id), single=single, dry_run=dry_run)
     if as_json:
         emit_json(result.to_dict())
     else:

@@ -245,7 +245,9 @@ def status(ctx: click.Context, run_id: str | None, last: int | None, as_json: bo
         data = {"repo_root": str(root), "runs": [item.to_dict() for item in items]}
         emit_json(data) if as_json else render.run_list(items)
         return
-    details = run_details(root, run_id, last)
+    from autoresearch.supervisor.run_ids import resolve_run_id
+
+    details = run_details(root, resolve_run_id(root, run_id), last)
     emit_json(details.to_dict()) if as_json else render.run_details(details)
 
 
@@ -291,8 +293,10 @@ def certify(ctx: click.Context, run_id: str, repeats: int, ablate: bool, as_json
     Every reading is recorded; an interrupted certification resumes where it stopped."""
     from autoresearch.supervisor.certify import certify as do_certify
     from autoresearch.supervisor.certify import open_any_run
+    from autoresearch.supervisor.run_ids import resolve_run_id
 
-    with open_any_run(repo_root(ctx), run_id) as handle:
+    root = repo_root(ctx)
+    with open_any_run(root, resolve_run_id(root, run_id)) as handle:
         data = do_certify(handle, repeats, progress=lambda line: warn(f"  {line}"), ablate=ablate)
     if as_json:
         emit_json(data.to_json())
