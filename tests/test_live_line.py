@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from autoresearch.cli.loop_cmds import LoopDoor
-from autoresearch.cli.progress import ProgressPrinter, decision_text
+from autoresearch.cli.progress import Columns, ProgressPrinter, Ticking, decision_text
 from autoresearch.contracts.stored_evaluation import StoredEvaluation
 from autoresearch.evaluate import EvaluationRecord
 from autoresearch.journal.views import decision_label, evaluation_text
@@ -162,8 +162,9 @@ def test_the_header_and_a_row_print_the_estimates_intervals(
         "    baseline 0.100 ± 0.050 (n=3) (higher is better)\n"
         "    best so far 10.30 ± 0.30 (n=5)\n"
         "    3  keep              11.25 ± 0.25 (n=4)  best 11.25 ± 0.25 (n=4) N.Ns  tune the lr\n"
-        "    4  discard                    9  best 11.25 ± 0.25 (n=4) N.Ns  a worse lr\n"
-        "    5  discard (fail)             1  best 11.25 ± 0.25 (n=4) N.Ns  broke it\n"
+        # the score column grew to the interval of row 3 and stays there: rows stay aligned
+        "    4  discard                            9  best 11.25 ± 0.25 (n=4) N.Ns  a worse lr\n"
+        "    5  discard (fail)                     1  best 11.25 ± 0.25 (n=4) N.Ns  broke it\n"
     )
 
 
@@ -199,3 +200,19 @@ def test_a_new_runs_header_has_its_baseline_and_no_best(
 def test_the_evaluation_cell_names_a_timeout(data: dict[str, object], cell: str) -> None:
     stored = StoredEvaluation.from_dict(data)
     assert evaluation_text(stored, DecisionKind.DISCARD, "x") == cell
+
+
+def test_columns_grow_to_the_widest_cell_and_never_shrink() -> None:
+    columns = Columns()
+    assert (columns.decision, columns.score, columns.best) == (17, 10, 10)
+    columns.fit(decision="discard (replay conflict)", score="103 ± 4.1 (n=5)", best="n/a")
+    assert (columns.decision, columns.score, columns.best) == (25, 15, 10)
+    columns.fit(decision="keep", score="9", best="99.5 ± 0.25 (n=12)")
+    assert (columns.decision, columns.score, columns.best) == (25, 15, 18)
+
+
+def test_the_spinner_text_counts_the_seconds() -> None:
+    clock = iter([100.0, 100.4, 163.0])
+    ticking = Ticking("iteration 3: agent claude running…", now=lambda: next(clock))
+    assert ticking.__rich__() == "iteration 3: agent claude running… 0s"
+    assert ticking.__rich__() == "iteration 3: agent claude running… 63s"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from autoresearch.agents.base import AgentResult
@@ -28,6 +30,34 @@ _STYLES = {
 _DECISION_WIDTH = 17
 _MIN_DESCRIPTION = 20
 _LOG_DESCRIPTION = 120
+
+
+@dataclass
+class Columns:
+    """The widths of the live line's columns: each grows to the widest cell seen and never
+    shrinks, so that one `discard (replay conflict)` or `103 ± 4.1 (n=5)` moves the columns once,
+    not every row after it back and forth."""
+
+    decision: int = _DECISION_WIDTH
+    score: int = 10
+    best: int = 10
+
+    def fit(self, decision: str, score: str, best: str) -> Columns:
+        self.decision = max(self.decision, len(decision))
+        self.score = max(self.score, len(score))
+        self.best = max(self.best, len(best))
+        return self
+
+
+class Ticking:
+    """The spinner's text with the seconds since it started, re-rendered at every refresh
+    (rich asks a renderable's __rich__ anew each time), so a long session shows it is alive."""
+
+    def __init__(self, text: str, now: Callable[[], float] = time.monotonic) -> None:
+        self.text, self.now, self.started = text, now, now()
+
+    def __rich__(self) -> str:
+        return f"{self.text} {self.now() - self.started:.0f}s"
 
 
 def decision_text(
@@ -66,6 +96,7 @@ class ProgressPrinter:
         self._lanes: list[LaneRecord] = []
         self._doing: dict[int, tuple[LaneState, str]] = {}
         self._lane_started: dict[int, float] = {}
+        self._columns = Columns()
 
     def header(self, run_id: str, agent: str, worktree: str, lanes: int = 0) -> None:
         self.agent = agent.split(":", 1)[0]  # the kind (claude, cmd…), not a long command line
@@ -108,9 +139,12 @@ class ProgressPrinter:
         decision = decision_text(result.decision, evaluation, result.decision_reason)
         score_text = estimates.row_text(score, result.estimate) or "-"
         best_text = estimates.text(self.best, self.best_interval) or "n/a"
+        widths = self._columns.fit(decision=decision, score=score_text, best=best_text)
         line = Text(f"{result.iteration:>5}  ")
-        line.append(f"{decision:<{_DECISION_WIDTH}}", style=_STYLES.get(result.decision, "dim"))
-        line.append(f" {score_text:>10}  best {best_text:<10} {elapsed:6.1f}s  ")
+        line.append(f"{decision:<{widths.decision}}", style=_STYLES.get(result.decision, "dim"))
+        line.append(
+            f" {score_text:>{widths.score}}  best {best_text:<{widths.best}} {elapsed:6.1f}s  "
+        )
         room = _LOG_DESCRIPTION
         if self.console.is_terminal:
             room = max(self.console.width - line.cell_len, _MIN_DESCRIPTION)
@@ -165,7 +199,7 @@ class ProgressPrinter:
 
     def _spin(self, text: str) -> None:
         self._stop_spinner()
-        self._status = self.console.status(text)
+        self._status = self.console.status(Ticking(text))
         self._status.start()
 
     def _stop_spinner(self) -> None:
