@@ -4,6 +4,7 @@ traceback, no crash log. Real subprocesses writing into a real pipe whose reader
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from autoresearch.crash import EXIT_CLOSED_PIPE, output_closed
-from helpers import Repo, sandbox_text
+from helpers import Repo, cli, sandbox_text
 
 # Far more than a pipe holds (64 KiB on Linux): the command is still writing when its reader
 # leaves, whatever the scheduling.
@@ -108,3 +109,40 @@ def test_only_our_own_closed_output_is_a_closed_pipe() -> None:
         os.close(writer)
         if reader >= 0:
             os.close(reader)
+
+
+def test_a_run_whose_reader_leaves_stops_cleanly_and_resumes(
+    repo: Repo, mission_dir: Path, tmp_path: Path
+) -> None:
+    """`autoresearch run … 2>&1 | head -3`: rich's own answer to the closed stderr was exit 1
+    from wherever the loop printed, the run left behind as if it had failed. Now the loop
+    stops as a first SIGTERM stops it, quietly, with 141; the run resumes to its end."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    agent = f"cmd:{sys.executable} {Path(__file__).parent / 'agents/fakes/cmd_agent.py'}"
+    reader, writer = os.pipe()
+    env = {**os.environ, "TMPDIR": str(tmp), "FAKE_PLAN": "improve,improve,improve,improve"}
+    env.pop("PYTHONUNBUFFERED", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "autoresearch", "run", "missions/demo", "--agent", agent,
+         "--run-tag", "T1", "--max-iterations", "4"],
+        cwd=repo.root, env=env, stdout=writer, stderr=writer,
+    )  # fmt: skip
+    os.close(writer)
+    seen = b""
+    while b"    1  " not in seen:  # the first iteration's line: then the reader leaves
+        chunk = os.read(reader, 4096)
+        assert chunk, seen
+        seen += chunk
+    os.close(reader)
+    assert proc.wait(timeout=120) == EXIT_CLOSED_PIPE
+    _no_crash_log(repo, tmp)
+    run = json.loads(cli("status", "missions-demo-t1", "--json", cwd=repo.root).stdout)
+    assert run["status"] == "running" and run["driver_alive"] is False
+    assert 1 <= run["iteration"] < 4
+    resumed = cli(
+        "resume", "missions-demo-t1", "--json", cwd=repo.root, env={"FAKE_PLAN": "improve"}
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    final = json.loads(cli("status", "missions-demo-t1", "--json", cwd=repo.root).stdout)
+    assert (final["status"], final["iteration"]) == ("completed", 4)

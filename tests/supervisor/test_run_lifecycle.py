@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -313,3 +314,28 @@ def test_prepare_says_uncommitted_edits_are_not_part_of_the_run(
     assert "2 uncommitted changes" in done.stderr and "not part of the run" in done.stderr
     assert "value.txt" in done.stderr and "new_idea.py" in done.stderr
     assert (worktree(repo) / "value.txt").read_text() == "1\n"  # it really is not
+
+
+def test_a_run_given_no_limit_completes_after_the_default_and_says_so(
+    repo: Repo, mission_dir: Path
+) -> None:
+    # 58 iterations of a paid agent before a Ctrl-C was what 'no limit' meant; now the default
+    # cap is recorded with the run (resume keeps it) and named on stderr
+    done = run(repo, "noop", "--max-noops", "1")
+    assert done.returncode == 0, done.stderr
+    assert (
+        "autoresearch: the run completes after 100 iterations "
+        "(--max-iterations N to choose, 0 for no limit)\n"
+    ) in done.stderr
+    journal = repo.root / ".autoresearch/journal.sqlite3"
+    with sqlite3.connect(journal) as conn:
+        (loop_json,) = conn.execute("SELECT loop_json FROM runs").fetchone()
+    assert json.loads(loop_json)["max_iterations"] == 100
+    unlimited = cli(
+        "run", "missions/demo", "--agent", CMD_AGENT, "--run-tag", "T2", "--max-iterations", "0",
+        "--max-noops", "1", cwd=repo.root, env={"FAKE_PLAN": "noop"},
+    )  # fmt: skip
+    assert unlimited.returncode == 0 and "completes after" not in unlimited.stderr
+    with sqlite3.connect(journal) as conn:
+        rows = conn.execute("SELECT run_id, loop_json FROM runs ORDER BY run_id").fetchall()
+    assert json.loads(rows[1][1]).get("max_iterations") is None

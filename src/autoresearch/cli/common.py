@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
 EXIT_RECORDED_FAILURE = 1
 EXIT_REFUSED = 2
+EXIT_INTERRUPTED = 130  # a signal stopped the command (or the loop it drove)
 
 
 class AppGroup(click.Group):
@@ -60,7 +61,7 @@ class AppGroup(click.Group):
             fail(full or exc.message, exc.exit_code)
         except KeyboardInterrupt:
             click.echo("autoresearch: interrupted", err=True)
-            sys.exit(130)
+            sys.exit(EXIT_INTERRUPTED)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise  # click's own usage errors and exits keep their codes
         except Exception as exc:  # the one catch-all, at the edge
@@ -159,6 +160,8 @@ def stacked(*options: Callable[[Any], Any]) -> Callable[[F], F]:
     return apply
 
 
+# a run given no limit stops here: with a paid agent and no budget, 'forever' is never meant
+DEFAULT_MAX_ITERATIONS = 100
 MAX_ITERATIONS_HELP = (
     "The run's total number of iterations (not N more: a run at iteration 10 given 12 runs 2 "
     "more); +N runs N more than the run has now. Default: the recorded limit."
@@ -194,8 +197,8 @@ def limit_options(resumed: bool) -> Callable[[F], F]:
         if resumed
         else click.option(
             "--max-iterations",
-            type=click.IntRange(min=1),
-            help="Complete after N iterations.",
+            type=click.IntRange(min=0),
+            help=f"Complete after N iterations (default {DEFAULT_MAX_ITERATIONS}; 0: no limit).",
         ),
         limit(
             "--max-noops",

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from autoresearch.cli.common import (
+    DEFAULT_MAX_ITERATIONS,
+    EXIT_INTERRUPTED,
     EXIT_RECORDED_FAILURE,
     agent_options,
     emit_json,
@@ -16,6 +19,7 @@ from autoresearch.cli.common import (
     loop_settings,
     warn,
 )
+from autoresearch.crash import EXIT_CLOSED_PIPE
 
 if TYPE_CHECKING:
     from autoresearch.states import Direction
@@ -37,9 +41,16 @@ def run(ctx: click.Context, /, mission_dir: Path, **options: Any) -> None:
     """Prepare a run, then loop: agent session → artifact → evaluation → decision."""
     from autoresearch.supervisor.drive import start
 
-    given = loop_settings(options, options["max_iterations"])
-    result = start(mission_dir, options["run_tag"], given, LoopDoor(options["as_json"]))
-    end_of_loop(ctx, result)
+    limit = options["max_iterations"]
+    if limit is None:
+        limit = DEFAULT_MAX_ITERATIONS
+        warn(
+            f"autoresearch: the run completes after {limit} iterations "
+            "(--max-iterations N to choose, 0 for no limit)"
+        )
+    given = loop_settings(options, limit or None)
+    door = LoopDoor(options["as_json"])
+    end_of_loop(ctx, start(mission_dir, options["run_tag"], given, door), door)
 
 
 @click.command()
@@ -80,10 +91,8 @@ def demo(
 
     mission_dir = create_demo_repo(directory, LANES_MISSION if lanes else DEMO_MISSION)
     warn(f"demo repository: {mission_dir.parent.parent}")
-    result = start_demo(
-        mission_dir, demo_plan(iterations, seed, lanes), LoopDoor(as_json, demo=True)
-    )
-    end_of_loop(ctx, result)
+    door = LoopDoor(as_json, demo=True)
+    end_of_loop(ctx, start_demo(mission_dir, demo_plan(iterations, seed, lanes), door), door)
 
 
 class LoopDoor:
@@ -93,20 +102,32 @@ class LoopDoor:
 
     def __init__(self, as_json: bool, demo: bool = False, with_manifest: bool = False) -> None:
         self.as_json, self.demo, self.with_manifest = as_json, demo, with_manifest
+        self.reader_left = False  # the progress's reader left (`run … 2>&1 | head`)
 
     def progress(self, direction: Direction, head: Headline) -> Progress:
         from autoresearch.cli.progress import ProgressPrinter
 
         return ProgressPrinter(
-            direction, head.baseline, head.best, head.baseline_interval, head.best_interval
-        )
+            direction, head.baseline, head.best, head.baseline_interval, head.best_interval,
+            on_reader_left=self._reader_left,
+        )  # fmt: skip
+
+    def _reader_left(self) -> None:
+        """Nobody reads the progress any more: stop as a first SIGTERM does (the session
+        stopped, its work saved, the run resumable) rather than die mid-iteration, as the
+        console's own answer (exit 1) did, leaving the run 'running, no driver'."""
+        self.reader_left = True
+        signal.raise_signal(signal.SIGTERM)
 
     def note(self, line: str) -> None:
-        warn(f"autoresearch: {line}")
+        if not self.reader_left:
+            warn(f"autoresearch: {line}")
 
     def stopping(self, moment: StopMoment) -> None:
         from autoresearch.supervisor.drive import StopMoment
 
+        if self.reader_left:  # stderr is gone: nothing to say, nobody to say it to
+            return
         if moment == StopMoment.FINISHING:
             warn(
                 "autoresearch: the loop has ended; still writing its summary and the report "
@@ -126,13 +147,17 @@ class LoopDoor:
         emit_json({**manifest, "loop": data} if self.with_manifest else data)
 
 
-def end_of_loop(ctx: click.Context, result: LoopResult) -> None:
-    """What the user does next: resume an interrupted run; a failed one exits 1."""
+def end_of_loop(ctx: click.Context, result: LoopResult, door: LoopDoor) -> None:
+    """What the user does next: resume an interrupted run (exit 130, as a script must tell a
+    stop from `completed`; 141 when the output's reader left); a failed one exits 1."""
     outcome = result.outcome
+    if door.reader_left:
+        ctx.exit(EXIT_CLOSED_PIPE)
     if outcome.interrupted:
         warn(
             f"autoresearch: interrupted; the run is resumable: autoresearch resume {outcome.run_id}"
         )
+        ctx.exit(EXIT_INTERRUPTED)
     if result.failed:
         note = result.stop_note
         warn(f"autoresearch: run failed: {outcome.stop_reason}" + (f": {note}" if note else ""))

@@ -5,9 +5,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from autoresearch.agents.base import AgentResult
+from autoresearch.crash import quiet_closed_output
 from autoresearch.evaluate import EvaluationRecord
 from autoresearch.journal.lanes import LaneRecord
 from autoresearch.journal.views import decision_label
@@ -16,6 +17,9 @@ from autoresearch.redact import redact
 from autoresearch.states import DecisionKind, Direction, LaneState
 from autoresearch.supervisor import estimates
 from autoresearch.supervisor.step import StepResult
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 _STYLES = {
     DecisionKind.KEEP: "bold green",
@@ -60,6 +64,18 @@ class Ticking:
         return f"{self.text} {self.now() - self.started:.0f}s"
 
 
+def _console(on_broken_pipe: Callable[[], None]) -> Console:
+    """rich's Console, whose answer to a closed stderr (dup stdout to /dev/null, then
+    SystemExit(1) from wherever the loop printed) is replaced by `on_broken_pipe`."""
+    from rich.console import Console
+
+    class LoopConsole(Console):
+        def on_broken_pipe(self) -> None:
+            on_broken_pipe()
+
+    return LoopConsole(stderr=True, highlight=False, soft_wrap=True)
+
+
 def decision_text(
     decision: DecisionKind, evaluator: EvaluationRecord | None, reason: str | None = None
 ) -> str:
@@ -79,10 +95,10 @@ class ProgressPrinter:
         best: float | None = None,
         baseline_interval: Interval | None = None,
         best_interval: Interval | None = None,
+        on_reader_left: Callable[[], None] | None = None,
     ) -> None:
-        from rich.console import Console
-
-        self.console = Console(stderr=True, highlight=False, soft_wrap=True)
+        self.console = _console(self._reader_left)
+        self.on_reader_left = on_reader_left
         self.direction = direction
         self.best = baseline if best is None else best
         self.best_interval = baseline_interval if best is None else best_interval
@@ -156,6 +172,15 @@ class ProgressPrinter:
             self._print(f"       {redact(agent.failure_reason)}", "red")
         if result.stop_reason:
             self._print(f"       run {result.run_status}: {redact(result.stop_reason)}")
+
+    def _reader_left(self) -> None:
+        """stderr's reader left: go quiet for good (stderr now writes to /dev/null, so that no
+        later line or flush fails) and say so once."""
+        quiet_closed_output()
+        self.console.quiet = True
+        if self.on_reader_left is not None:
+            callback, self.on_reader_left = self.on_reader_left, None
+            callback()
 
     def lanes_changed(self, lanes: list[LaneRecord]) -> None:
         """The spinner line says what every lane does and how its last candidate ended."""

@@ -159,13 +159,13 @@ def _resume(ctx: click.Context, run_id: str, options: dict[str, Any], reopen: bo
     from autoresearch.cli.loop_cmds import LoopDoor, end_of_loop
     from autoresearch.supervisor.drive import resume as do_resume
 
+    door = LoopDoor(options["as_json"], with_manifest=True)
     result = do_resume(
         repo_root(ctx), run_id, loop_settings(options, None), options.get("max_iterations"),
-        LoopDoor(options["as_json"], with_manifest=True), reopen=reopen,
-        save_dirty=options["save_dirty"], runtime=options["runtime"],
+        door, reopen=reopen, save_dirty=options["save_dirty"], runtime=options["runtime"],
     )  # fmt: skip
     if result.loop is not None:
-        end_of_loop(ctx, result.loop)
+        end_of_loop(ctx, result.loop, door)
         return
     assert result.manifest is not None  # without a loop, the re-armed run's manifest
     if options["as_json"]:
