@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from autoresearch.noise import Interval
     from autoresearch.supervisor.certify import Certification
     from autoresearch.supervisor.step import StepResult
+    from autoresearch.supervisor.trial import TrialResult
 
 
 def _short(sha: str | None) -> str:
@@ -46,6 +47,27 @@ def mission(m: Mission) -> None:
         lines.append(f"tune:         {', '.join(p.name for p in sb.tune.parameters)}")
     click.echo("\n".join(lines))
     click.echo("ok: the mission is valid")
+
+
+def trial(result: TrialResult) -> None:
+    """`check --try`: what the evaluator's one reading came to, then one line per problem."""
+    ev = result.evaluation
+    read = f"status {ev.status}"
+    if ev.reported_pass is not None:
+        read += f", pass {str(ev.reported_pass).lower()}"
+    if ev.reported_score is not None:
+        read += f", score {format_score(ev.reported_score)}"
+    if ev.metrics:
+        read += ", metrics " + ", ".join(f"{k}={format_score(v)}" for k, v in ev.metrics.items())
+    lines = [
+        f"tried:        {_short(result.commit)} in a scratch checkout "
+        f"({ev.duration_ms / 1000:.1f} s)",
+        f"read:         {read}",
+    ]
+    lines += [f"problem:      {line}" for line in result.problems]
+    click.echo("\n".join(lines))
+    if result.ok:
+        click.echo("ok: the evaluator ran and a run can start from this")
 
 
 def prepared(manifest: RunManifest, baseline: StoredEvaluation | None) -> None:

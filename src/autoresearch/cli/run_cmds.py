@@ -10,6 +10,7 @@ import click
 from autoresearch.cli import render
 from autoresearch.cli.common import (
     EXIT_RECORDED_FAILURE,
+    EXIT_REFUSED,
     agent_options,
     emit_json,
     lane_options,
@@ -47,9 +48,17 @@ def register(app: click.Group) -> None:
 
 @click.command()
 @click.argument("mission_dir", type=click.Path(path_type=Path))
+@click.option(
+    "--try",
+    "try_it",
+    is_flag=True,
+    help="Also run the evaluator once on HEAD in a scratch checkout (nothing is recorded) and "
+    "say what it read and what would trip a run.",
+)
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
-def check(mission_dir: Path, as_json: bool) -> None:
-    """Validate MISSION_DIR and print the parsed contract."""
+@click.pass_context
+def check(ctx: click.Context, mission_dir: Path, try_it: bool, as_json: bool) -> None:
+    """Validate MISSION_DIR and print the parsed contract (--try: and run its evaluator once)."""
     from autoresearch.errors import ContractError
     from autoresearch.mission import load_mission, mission_problems
 
@@ -57,10 +66,18 @@ def check(mission_dir: Path, as_json: bool) -> None:
     problems = mission_problems(mission)
     if problems:
         raise ContractError("; ".join(problems))
-    if as_json:
-        emit_json(mission.to_dict())
-    else:
+    if not try_it:
+        emit_json(mission.to_dict()) if as_json else render.mission(mission)
+        return
+    from autoresearch.supervisor.trial import try_mission
+
+    if not as_json:
         render.mission(mission)
+        warn("autoresearch: running the evaluator once on HEAD in a scratch checkout …")
+    trial = try_mission(mission_dir)
+    emit_json({**mission.to_dict(), "try": trial.to_dict()}) if as_json else render.trial(trial)
+    if not trial.ok:
+        ctx.exit(EXIT_REFUSED)
 
 
 @click.command()

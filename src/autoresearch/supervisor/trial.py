@@ -1,0 +1,159 @@
+"""`check --try`: run a mission's evaluator once, as a run's baseline would, and record nothing.
+
+A scratch checkout of HEAD (outside the agent's and the user's trees) gets the mission folder
+copied in and the shared links, exactly as `prepare` builds a run's worktree; the evaluator
+runs there once with its timeout. What it printed, what the contract read of it and whatever
+would trip a run later – a command that cannot run, a wrong metric name, no score for a
+score-improvement run, files a reset would refuse – come back as one line each. The scratch
+checkout is removed afterwards, whatever happened; no journal is opened or made.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from autoresearch import git
+from autoresearch.contracts.sandbox import EvaluatorSpec
+from autoresearch.evaluate import EvaluationRecord, evaluator_env, run_evaluator
+from autoresearch.mission import Mission, load_mission
+from autoresearch.paths import MISSION_FILE, SANDBOX_FILE
+from autoresearch.repo_state import link_shared_paths
+from autoresearch.reset import blocking, run_dirt
+from autoresearch.states import EvalFormat, EvalStatus, KeepPolicy
+
+TRIAL_RUN_ID = "check-try"
+COMMAND_NOT_FOUND = 127  # what `sh -c` exits with when the program does not exist
+
+
+@dataclass(frozen=True)
+class TrialResult:
+    """One evaluation of the mission's evaluator on HEAD, and what would trip a run."""
+
+    mission_dir: str
+    commit: str
+    evaluation: EvaluationRecord
+    left_behind: tuple[str, ...]  # untracked paths the evaluator wrote that block a reset
+    problems: tuple[str, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "mission_dir": self.mission_dir,
+            "commit": self.commit,
+            "ok": self.ok,
+            "problems": list(self.problems),
+            "left_behind": list(self.left_behind),
+            "evaluation": self.evaluation.compact(),
+        }
+
+
+def try_mission(mission_dir: Path) -> TrialResult:
+    """Evaluate `mission_dir`'s evaluator once in a scratch checkout of HEAD."""
+    mission = load_mission(mission_dir)
+    root = mission.worktree_root
+    commit = git.head(root)
+    with tempfile.TemporaryDirectory(prefix="autoresearch-try-") as scratch:
+        tree = Path(scratch) / "tree"
+        git.worktree_add_detached(mission.repo_root, tree, commit)
+        try:
+            evaluation, left = _evaluate_in(mission, tree, Path(scratch) / "evaluator.log")
+        finally:
+            git.worktree_remove(mission.repo_root, tree)
+    spec = mission.sandbox.evaluator
+    problems = trial_problems(spec, evaluation, left)
+    return TrialResult(str(mission.mission_dir), commit, evaluation, left, tuple(problems))
+
+
+def _evaluate_in(
+    mission: Mission, tree: Path, log: Path
+) -> tuple[EvaluationRecord, tuple[str, ...]]:
+    """The evaluator's one reading in `tree` and the paths it left that a reset would refuse."""
+    target = _copy_mission(mission, tree)
+    sandbox = mission.sandbox
+    link_shared_paths(mission.repo_root, tree, sandbox.links)
+    rule = run_dirt(sandbox.links, sandbox.runtime)
+    before = {entry.path for entry in git.status(tree)}
+    env = evaluator_env(TRIAL_RUN_ID, 0, tree, mission_dir=target)
+    evaluation = run_evaluator(sandbox.evaluator, tree, env, log)
+    left = tuple(e.path for e in blocking(git.status(tree), rule) if e.path not in before)
+    return evaluation, left
+
+
+def _copy_mission(mission: Mission, tree: Path) -> Path:
+    """The mission folder inside `tree`, as `prepare` materializes it: the folder's files,
+    committed or not, with their modes (an evaluator script stays executable)."""
+    target = tree if mission.relative_dir == "." else tree / mission.relative_dir
+    names = git.list_files(mission.mission_dir) if mission.relative_dir != "." else []
+    for rel in {*names, MISSION_FILE, SANDBOX_FILE}:
+        (target / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(mission.mission_dir / rel, target / rel)
+    return target
+
+
+def trial_problems(
+    spec: EvaluatorSpec, evaluation: EvaluationRecord, left_behind: tuple[str, ...] = ()
+) -> list[str]:
+    """What in one evaluation would trip a run, one line each (pure)."""
+    problems = _process_problem(spec, evaluation)
+    if not problems:
+        problems = _output_problems(spec, evaluation)
+    if left_behind:
+        shown = ", ".join(left_behind[:5]) + (" …" if len(left_behind) > 5 else "")
+        problems.append(
+            f"the evaluator left files a run's reset would refuse: {shown}; git-ignore them "
+            "or list them under worktree.runtime in sandbox.md"
+        )
+    return problems
+
+
+def _process_problem(spec: EvaluatorSpec, evaluation: EvaluationRecord) -> list[str]:
+    last = _last_line(evaluation)
+    if evaluation.timed_out:
+        return [
+            f"the evaluator timed out after {spec.timeout_seconds:g} s "
+            "(evaluator.timeout_seconds in sandbox.md)"
+        ]
+    if evaluation.spawn_error is not None:
+        return [f"the evaluator could not start: {evaluation.spawn_error}"]
+    if evaluation.exit_code == COMMAND_NOT_FOUND:
+        return [f"the evaluator's program was not found (exit 127): {last}"]
+    # a metric evaluator that exits non-zero with its METRIC line is a failing candidate (its
+    # score stands, pass false); one that printed nothing usable could not run at all
+    nothing_read = spec.format == EvalFormat.JSON or evaluation.score is None
+    if evaluation.exit_code not in (0, None) and nothing_read:
+        return [f"the evaluator exited {evaluation.exit_code}: {last}"]
+    return []
+
+
+def _output_problems(spec: EvaluatorSpec, evaluation: EvaluationRecord) -> list[str]:
+    if spec.format == EvalFormat.METRIC and evaluation.score is None:
+        seen = ", ".join(sorted(evaluation.metrics)) or "none"
+        return [f"no METRIC line named {spec.metric}; the METRIC names it printed: {seen}"]
+    if evaluation.parse_error is not None:
+        return [f"the evaluator's output was not understood: {evaluation.parse_error}"]
+    problems = []
+    if evaluation.status == EvalStatus.FAIL:
+        problems.append(
+            f"the evaluator says the current code does not pass (exit {evaluation.exit_code}): "
+            "the baseline would be a failure"
+        )
+    if spec.keep_policy == KeepPolicy.SCORE_IMPROVEMENT and evaluation.score is None:
+        problems.append(
+            "the evaluator printed no score: a score_improvement run could never keep anything"
+        )
+    return problems
+
+
+def _last_line(evaluation: EvaluationRecord) -> str:
+    for text in (evaluation.stderr, evaluation.stdout):
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        if lines:
+            return lines[-1][:200]
+    return "no output"
