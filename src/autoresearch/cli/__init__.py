@@ -18,6 +18,7 @@ from autoresearch.cli.common import AppGroup
 from autoresearch.cli.doctor_cmd import doctor
 from autoresearch.cli.exp_cmds import exp
 from autoresearch.cli.hook_cmds import register as register_hook_commands
+from autoresearch.cli.init_cmd import init
 from autoresearch.cli.job_cmds import job
 from autoresearch.cli.mcp_cmd import mcp_command
 from autoresearch.cli.report_cmds import register as register_report_commands
@@ -53,6 +54,7 @@ app.add_command(mcp_command)
 app.add_command(job)
 app.add_command(worker)
 app.add_command(doctor)
+app.add_command(init)
 
 
 def main() -> None:

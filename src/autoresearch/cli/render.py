@@ -65,6 +65,7 @@ def trial(result: TrialResult) -> None:
         f"read:         {read}",
     ]
     lines += [f"problem:      {line}" for line in result.problems]
+    lines += [f"{line}" for line in result.notes]
     click.echo("\n".join(lines))
     if result.ok:
         click.echo("ok: the evaluator ran and a run can start from this")

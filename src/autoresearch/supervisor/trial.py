@@ -24,6 +24,7 @@ from autoresearch.paths import MISSION_FILE, SANDBOX_FILE
 from autoresearch.repo_state import link_shared_paths
 from autoresearch.reset import blocking, run_dirt
 from autoresearch.states import EvalFormat, EvalStatus, KeepPolicy
+from autoresearch.supervisor.prepare import uncommitted_note
 
 TRIAL_RUN_ID = "check-try"
 COMMAND_NOT_FOUND = 127  # what `sh -c` exits with when the program does not exist
@@ -38,6 +39,7 @@ class TrialResult:
     evaluation: EvaluationRecord
     left_behind: tuple[str, ...]  # untracked paths the evaluator wrote that block a reset
     problems: tuple[str, ...]
+    notes: tuple[str, ...] = ()  # what a run would not see (uncommitted changes)
 
     @property
     def ok(self) -> bool:
@@ -50,6 +52,7 @@ class TrialResult:
             "ok": self.ok,
             "problems": list(self.problems),
             "left_behind": list(self.left_behind),
+            "notes": list(self.notes),
             "evaluation": self.evaluation.compact(),
         }
 
@@ -68,7 +71,10 @@ def try_mission(mission_dir: Path) -> TrialResult:
             git.worktree_remove(mission.repo_root, tree)
     spec = mission.sandbox.evaluator
     problems = trial_problems(spec, evaluation, left)
-    return TrialResult(str(mission.mission_dir), commit, evaluation, left, tuple(problems))
+    note = uncommitted_note(mission_dir)
+    return TrialResult(
+        str(mission.mission_dir), commit, evaluation, left, tuple(problems), (note,) if note else ()
+    )
 
 
 def _evaluate_in(
