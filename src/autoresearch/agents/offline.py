@@ -14,7 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from autoresearch import failpoints, git
-from autoresearch.agents.base import AgentResult, OnSpawn, SessionRequest, ShouldCancel, Usage
+from autoresearch.agents.base import (
+    AgentResult,
+    Backend,
+    OnSpawn,
+    SessionRequest,
+    ShouldCancel,
+    Usage,
+)
 from autoresearch.agents.tuning import (
     Proposal,
     Trial,
@@ -134,3 +141,7 @@ def _artifact(
     notes: list[str] | None = None,
 ) -> dict[str, Any]:
     return artifact(status, commit, req.base_commit, description, notes or [], utc_now_iso())
+
+
+# the `offline` entry point of autoresearch.agents (pyproject.toml); it starts no program
+BACKEND = Backend(make=lambda config: OfflineAgent(seed=config.seed))
