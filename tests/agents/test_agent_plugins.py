@@ -13,10 +13,12 @@ import base64
 import hashlib
 import json
 import os
+import re
 import site
 import subprocess
 import sys
 import textwrap
+import tomllib
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,6 +63,8 @@ SCRIBE = textwrap.dedent(
     '''
 )
 BROKEN = "raise RuntimeError('the plugin has a bug')\n"
+README = Path(__file__).resolve().parents[2] / "README.md"
+AGENTS = "autoresearch.agents"
 
 
 @dataclass(frozen=True)
@@ -70,7 +74,7 @@ class Dist:
     name: str
     module: str
     source: str
-    agent: str
+    agent: str  # the entry point's name: what `--agent` takes
 
     def wheel(self, folder: Path) -> Path:
         """The distribution as a wheel in `folder` (the format pip installs)."""
@@ -80,9 +84,7 @@ class Dist:
             f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {self.name}\nVersion: 1.0\n",
             f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n"
             "Tag: py3-none-any\n",
-            f"{info}/entry_points.txt": (
-                f"[autoresearch.agents]\n{self.agent} = {self.module}:BACKEND\n"
-            ),
+            f"{info}/entry_points.txt": (f"[{AGENTS}]\n{self.agent} = {self.module}:BACKEND\n"),
         }
         record = [
             f"{path},sha256={_digest(text)},{len(text.encode())}" for path, text in files.items()
@@ -100,10 +102,22 @@ def _digest(text: str) -> str:
     return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
 
 
+def readme_plugin() -> Dist:
+    """The README's example back-end and its pyproject.toml line."""
+    text = README.read_text().split("**Add a back-end as a plugin.**", 1)[1].split("\n**", 1)[0]
+    (source,) = re.findall(r"```python\n(.*?)```", text, re.S)
+    (toml,) = re.findall(r"```toml\n(.*?)```", text, re.S)
+    ((agent, target),) = tomllib.loads(toml)["project"]["entry-points"][AGENTS].items()
+    module, attribute = target.split(":")
+    assert attribute == "BACKEND"
+    return Dist("my-agent", module, source, agent)
+
+
 PLUGINS = (
     Dist("throwaway-scribe", "throwaway_scribe", SCRIBE, "scribe"),
     Dist("throwaway-broken", "throwaway_broken", BROKEN, "broken"),
     Dist("throwaway-odd", "throwaway_odd", "BACKEND = 42\n", "odd"),
+    readme_plugin(),
 )
 
 
@@ -161,7 +175,7 @@ def test_an_installed_plugin_runs_as_an_agent(python: Path, tmp_path: Path) -> N
 def test_the_plugins_are_named_by_help_and_by_the_unknown_agent_message(
     python: Path, tmp_path: Path
 ) -> None:
-    agents = "aider, broken, claude, codex, odd, offline, scribe or cmd:<shell command>"
+    agents = "aider, broken, claude, codex, mine, odd, offline, scribe or cmd:<shell command>"
     shown = autoresearch(python, "run", "--help", cwd=tmp_path)
     assert " ".join(agents.replace(", ", " | ").replace(" or ", " | ").split()) in " ".join(
         shown.stdout.split()
@@ -208,3 +222,16 @@ def test_starting_the_cli_imports_no_metadata_and_help_no_back_end() -> None:
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     lines = done.stdout.splitlines()
     assert (lines[0], lines[-1]) == ("False", "['autoresearch.agents.base']")
+
+
+def test_the_readme_plugin_loads_and_needs_its_program(python: Path, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    repo.mission()
+    done = subprocess.run(
+        [python, "-m", "autoresearch", "run", "missions/demo", "--agent", "mine"],
+        cwd=repo.root, env={**os.environ, **GIT_ENV, "PATH": "/usr/bin:/bin"},
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert (done.returncode, done.stderr) == (
+        2, "autoresearch: agent mine is not installed: no 'mine' executable on PATH (/usr/bin:/bin)\n",
+    )  # fmt: skip

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -43,7 +44,11 @@ def installed() -> dict[str, Plugin]:
 
 def spec_choices(separator: str = ", ", last: str = " or ") -> str:
     """The specs a user may give: `aider, claude, codex, offline or cmd:<shell command>`."""
-    names = list(installed())
+    return choices_text(list(installed()), separator, last)
+
+
+def choices_text(names: Sequence[str], separator: str = ", ", last: str = " or ") -> str:
+    """`names` and the command form, as a user may write them."""
     return f"{separator.join(names)}{last}{COMMAND_FORM}" if names else COMMAND_FORM
 
 
@@ -58,13 +63,15 @@ def validate_spec(spec: str) -> str:
     spec = spec.strip()
     if is_command(spec) or spec in installed():
         return spec
-    raise _unknown(spec)
+    raise unknown_agent(spec, installed())
 
 
-def _unknown(spec: str) -> ContractError:
-    own = any(p.distribution == OWN_DISTRIBUTION for p in installed().values())
-    hint = "" if own else HINT_NONE_OWN
-    return ContractError(MSG_UNKNOWN.format(spec=spec, choices=spec_choices()) + hint)
+def unknown_agent(spec: str, known: Mapping[str, Plugin]) -> ContractError:
+    """The refusal of a spec that is none of `known` (the installed back-ends): it lists them,
+    and says so when autoresearch's own are missing (metadata older than the code)."""
+    own = any(plugin.distribution == OWN_DISTRIBUTION for plugin in known.values())
+    message = MSG_UNKNOWN.format(spec=spec, choices=choices_text(list(known)))
+    return ContractError(message + ("" if own else HINT_NONE_OWN))
 
 
 def backend(name: str) -> Backend:
@@ -72,9 +79,10 @@ def backend(name: str) -> Backend:
     Backend, is a one-line ContractError naming it."""
     from autoresearch import plugins
 
-    plugin = installed().get(name)
+    known = installed()
+    plugin = known.get(name)
     if plugin is None:
-        raise _unknown(name)
+        raise unknown_agent(name, known)
     loaded = plugins.load(plugin)
     if not isinstance(loaded, Backend):
         raise ContractError(
