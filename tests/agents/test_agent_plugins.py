@@ -63,6 +63,20 @@ SCRIBE = textwrap.dedent(
     '''
 )
 BROKEN = "raise RuntimeError('the plugin has a bug')\n"
+# a back-end that refuses every mission before a run is prepared
+PICKY = textwrap.dedent(
+    """\
+    from autoresearch.agents.base import Backend
+    from autoresearch.errors import ContractError
+
+
+    def refuse(sandbox):
+        raise ContractError(f"picky refuses a mission evaluated by {sandbox.evaluator.command}")
+
+
+    BACKEND = Backend(make=lambda config: None, check_mission=refuse)
+    """
+)
 README = Path(__file__).resolve().parents[2] / "README.md"
 AGENTS = "autoresearch.agents"
 
@@ -117,6 +131,7 @@ PLUGINS = (
     Dist("throwaway-scribe", "throwaway_scribe", SCRIBE, "scribe"),
     Dist("throwaway-broken", "throwaway_broken", BROKEN, "broken"),
     Dist("throwaway-odd", "throwaway_odd", "BACKEND = 42\n", "odd"),
+    Dist("throwaway-picky", "throwaway_picky", PICKY, "picky"),
     readme_plugin(),
 )
 
@@ -175,7 +190,9 @@ def test_an_installed_plugin_runs_as_an_agent(python: Path, tmp_path: Path) -> N
 def test_the_plugins_are_named_by_help_and_by_the_unknown_agent_message(
     python: Path, tmp_path: Path
 ) -> None:
-    agents = "aider, broken, claude, codex, mine, odd, offline, scribe or cmd:<shell command>"
+    agents = (
+        "aider, broken, claude, codex, mine, odd, offline, picky, scribe or cmd:<shell command>"
+    )
     shown = autoresearch(python, "run", "--help", cwd=tmp_path)
     assert " ".join(agents.replace(", ", " | ").replace(" or ", " | ").split()) in " ".join(
         shown.stdout.split()
@@ -195,9 +212,10 @@ def test_the_plugins_are_named_by_help_and_by_the_unknown_agent_message(
                    "load: RuntimeError: the plugin has a bug"),
         ("odd", "plugin 'odd' (throwaway_odd:BACKEND from throwaway-odd) is no agent back-end "
                 "(an autoresearch.agents.base.Backend): it names a value of type int"),
+        ("picky", "picky refuses a mission evaluated by python3 scripts/eval.py"),
     ],
 )  # fmt: skip
-def test_a_plugin_that_cannot_load_is_one_line(
+def test_a_plugin_that_cannot_load_or_refuses_the_mission_is_one_line(
     python: Path, tmp_path: Path, agent: str, message: str
 ) -> None:
     repo = make_repo(tmp_path / "repo")

@@ -17,6 +17,7 @@ from autoresearch.children import ChildEnv, run_tag, spawn_env
 from autoresearch.contracts.agent_record import AgentRecord
 from autoresearch.contracts.agent_record import Usage as Usage  # what a back-end fills
 from autoresearch.contracts.frozen import FrozenMission
+from autoresearch.contracts.sandbox import Sandbox
 from autoresearch.states import DecisionKind
 
 
@@ -182,8 +183,10 @@ class Agent(Protocol):
 @dataclass(frozen=True)
 class Backend:
     """An agent back-end as its entry point names it (`--agent NAME`, NAME the entry point's):
-    how to build its Agent from the run's agent options, and the program it starts, which must
-    be on PATH before a run is prepared (None: it starts none, or checks for itself)."""
+    how to build its Agent from the run's agent options; the program it starts, which must be
+    on PATH before a run is prepared (None: it starts none, or checks for itself); and, when it
+    cannot work on every mission, a check that refuses one (a ContractError) before then."""
 
     make: Callable[[AgentConfig], Agent]
     executable: str | None = None
+    check_mission: Callable[[Sandbox], None] | None = None
