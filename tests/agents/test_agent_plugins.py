@@ -9,6 +9,7 @@ virtual environment sees the test interpreter's packages, autoresearch's include
 
 from __future__ import annotations
 
+import ast
 import base64
 import hashlib
 import json
@@ -239,7 +240,8 @@ def test_starting_the_cli_imports_no_metadata_and_help_no_back_end() -> None:
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     lines = done.stdout.splitlines()
-    assert (lines[0], lines[-1]) == ("False", "['autoresearch.agents.base']")
+    imported = set(ast.literal_eval(lines[-1]))
+    assert lines[0] == "False" and imported <= {"autoresearch.agents.base"}
 
 
 def test_the_readme_plugin_loads_and_needs_its_program(python: Path, tmp_path: Path) -> None:
