@@ -100,7 +100,7 @@ def test_unknown_agent_is_refused_before_anything_happens(repo: Repo, mission_di
     done = cli("run", "missions/demo", "--agent", "gpt", cwd=repo.root)
     assert done.returncode == 2
     assert done.stderr.strip() == (
-        "autoresearch: unknown agent 'gpt': use codex, claude, aider, offline or cmd:<shell command>"
+        "autoresearch: unknown agent 'gpt': use aider, claude, codex, offline or cmd:<shell command>"
     )
     assert not (repo.root / ".autoresearch/worktrees").exists()
 

@@ -1,67 +1,104 @@
-"""Agent back-ends behind one interface (`agents.base.Agent`), chosen by an `--agent` spec."""
+"""Agent back-ends behind one interface (`agents.base.Agent`), chosen by an `--agent` spec: the
+name of an installed back-end or `cmd:<shell command>`.
+
+A back-end is an entry point of the group `autoresearch.agents` naming a `base.Backend`; the
+built-ins register the same way in pyproject.toml, so a new one is its module and one line
+there. Naming the back-ends reads package metadata only, and `importlib.metadata` itself is
+imported only then: starting the CLI reads nothing, and a back-end's module is imported when a
+run uses it (one that fails to import is a one-line ContractError naming it).
+"""
 
 from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
-from autoresearch.agents.base import Agent
+from autoresearch.agents.base import Agent, Backend
+from autoresearch.agents.base import AgentConfig as AgentConfig
 from autoresearch.errors import ContractError
 
-AGENT_NAMES = ("codex", "claude", "aider", "offline")
-MSG_UNKNOWN = "unknown agent {spec!r}: use codex, claude, aider, offline or cmd:<shell command>"
+if TYPE_CHECKING:
+    from autoresearch.plugins import Plugin
+
+COMMAND_PREFIX = "cmd:"
+COMMAND_FORM = "cmd:<shell command>"
+MSG_UNKNOWN = "unknown agent {spec!r}: use {choices}"
+# the distribution whose back-ends are the built-ins
+OWN_DISTRIBUTION = "autoresearch"
+HINT_NONE_OWN = (
+    " (autoresearch's own back-ends are not registered: its package metadata is out of date; "
+    "reinstall it, e.g. pip install -e .)"
+)
 
 
-@dataclass(frozen=True)
-class AgentConfig:
-    """An agent spec and its options, as recorded in the journal for `resume`."""
+def installed() -> dict[str, Plugin]:
+    """The installed back-ends by name, not imported, in name order (packaging keeps no
+    order of its own: one stable list for help and messages, built-ins and plugins alike)."""
+    from autoresearch import plugins
 
-    spec: str
-    model: str | None = None
-    args: tuple[str, ...] = ()
-    max_turns: int | None = None
-    seed: int | None = None
+    return dict(sorted(plugins.discover(plugins.AGENTS).items()))
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "agent": self.spec,
-            "model": self.model,
-            "agent_args": list(self.args),
-            "max_turns": self.max_turns,
-            "seed": self.seed,
-        }
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> AgentConfig:
-        return cls(
-            spec=str(data["agent"]),
-            model=data.get("model"),
-            args=tuple(data.get("agent_args") or ()),
-            max_turns=data.get("max_turns"),
-            seed=data.get("seed"),
-        )
+def spec_choices(separator: str = ", ", last: str = " or ") -> str:
+    """The specs a user may give: `aider, claude, codex, offline or cmd:<shell command>`."""
+    return choices_text(list(installed()), separator, last)
+
+
+def choices_text(names: Sequence[str], separator: str = ", ", last: str = " or ") -> str:
+    """`names` and the command form, as a user may write them."""
+    return f"{separator.join(names)}{last}{COMMAND_FORM}" if names else COMMAND_FORM
+
+
+def is_command(spec: str) -> bool:
+    """Whether `spec` is the `cmd:<shell command>` form (a command after the prefix)."""
+    return spec.startswith(COMMAND_PREFIX) and bool(spec.removeprefix(COMMAND_PREFIX).strip())
 
 
 def validate_spec(spec: str) -> str:
+    """The spec, stripped, when it names an installed back-end or a command (nothing is
+    imported); else a ContractError listing the installed ones."""
     spec = spec.strip()
-    if spec.startswith("cmd:") and spec[4:].strip():
+    if is_command(spec) or spec in installed():
         return spec
-    if spec in AGENT_NAMES:
-        return spec
-    raise ContractError(MSG_UNKNOWN.format(spec=spec))
+    raise unknown_agent(spec, installed())
 
 
-# the program each CLI back-end starts (cmd: runs through the shell, offline in-process)
-EXECUTABLES = {"codex": "codex", "claude": "claude", "aider": "aider"}
+def unknown_agent(spec: str, known: Mapping[str, Plugin]) -> ContractError:
+    """The refusal of a spec that is none of `known` (the installed back-ends): it lists them,
+    and says so when autoresearch's own are missing (metadata older than the code)."""
+    own = any(plugin.distribution == OWN_DISTRIBUTION for plugin in known.values())
+    message = MSG_UNKNOWN.format(spec=spec, choices=choices_text(list(known)))
+    return ContractError(message + ("" if own else HINT_NONE_OWN))
+
+
+def backend(name: str) -> Backend:
+    """The installed back-end `name`, imported now; one that fails to import, or names no
+    Backend, is a one-line ContractError naming it."""
+    from autoresearch import plugins
+
+    known = installed()
+    plugin = known.get(name)
+    if plugin is None:
+        raise unknown_agent(name, known)
+    loaded = plugins.load(plugin)
+    if not isinstance(loaded, Backend):
+        raise ContractError(
+            f"plugin {plugin.name!r} ({plugin.origin}) is no agent back-end (an "
+            f"autoresearch.agents.base.Backend): it names a value of type {type(loaded).__name__}"
+        )
+    return loaded
 
 
 def require_installed(spec: str) -> None:
-    """Refuse, before anything is prepared, an agent whose program is not on PATH: a session
-    that cannot start would only record failures."""
-    program = EXECUTABLES.get(spec)
+    """Refuse, before anything is prepared, an agent that cannot start: a back-end that fails
+    to import, or whose program is not on PATH (a session that cannot start would only record
+    failures)."""
+    if is_command(spec):
+        return
+    program = backend(spec).executable
     if program is None:
         return
     path = os.environ.get("PATH", "")
@@ -72,25 +109,10 @@ def require_installed(spec: str) -> None:
 
 
 def make_agent(config: AgentConfig) -> Agent:
-    """Build the back-end for a validated config."""
+    """Build the back-end for a config (its spec checked again: a journal may be older)."""
     spec = validate_spec(config.spec)
-    args: Sequence[str] = config.args
-    if spec.startswith("cmd:"):
+    if is_command(spec):
         from autoresearch.agents.command import command_agent
 
-        return command_agent(spec[4:].strip(), args)
-    if spec == "codex":
-        from autoresearch.agents.codex import codex_agent
-
-        return codex_agent(config.model, args)
-    if spec == "claude":
-        from autoresearch.agents.claude import claude_agent
-
-        return claude_agent(config.model, args, config.max_turns)
-    if spec == "aider":
-        from autoresearch.agents.aider import aider_agent
-
-        return aider_agent(config.model, args)
-    from autoresearch.agents.offline import OfflineAgent
-
-    return OfflineAgent(seed=config.seed)
+        return command_agent(spec.removeprefix(COMMAND_PREFIX).strip(), config.args)
+    return backend(spec).make(replace(config, spec=spec))

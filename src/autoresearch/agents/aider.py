@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from autoresearch.agents.base import SessionRequest, Usage
+from autoresearch.agents.base import Backend, SessionRequest, Usage
 from autoresearch.agents.external import ExternalAgent, with_extra
 
 _TOKENS = re.compile(
@@ -67,3 +67,7 @@ def aider_agent(model: str | None = None, extra: Sequence[str] = ()) -> External
         model=model,
         scratch=SCRATCH,
     )
+
+
+# the `aider` entry point of autoresearch.agents (pyproject.toml)
+BACKEND = Backend(make=lambda config: aider_agent(config.model, config.args), executable="aider")

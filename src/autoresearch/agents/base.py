@@ -1,8 +1,9 @@
-"""The one small interface every agent back-end implements.
+"""The one small interface every agent back-end implements, and what a back-end registers.
 
 An agent runs one short-lived session per iteration in the run's worktree. The candidate
 artifact is the contract; what the agent reports about itself (exit status, success, tokens,
-cost) is recorded but never decides.
+cost) is recorded but never decides. A back-end is a `Backend` named by an entry point of the
+group `autoresearch.agents` (the built-ins register the same way, in pyproject.toml).
 """
 
 from __future__ import annotations
@@ -16,7 +17,38 @@ from autoresearch.children import ChildEnv, run_tag, spawn_env
 from autoresearch.contracts.agent_record import AgentRecord
 from autoresearch.contracts.agent_record import Usage as Usage  # what a back-end fills
 from autoresearch.contracts.frozen import FrozenMission
+from autoresearch.contracts.sandbox import Sandbox
 from autoresearch.states import DecisionKind
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    """An agent spec and its options, as recorded in the journal for `resume`."""
+
+    spec: str
+    model: str | None = None
+    args: tuple[str, ...] = ()
+    max_turns: int | None = None
+    seed: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "agent": self.spec,
+            "model": self.model,
+            "agent_args": list(self.args),
+            "max_turns": self.max_turns,
+            "seed": self.seed,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> AgentConfig:
+        return cls(
+            spec=str(data["agent"]),
+            model=data.get("model"),
+            args=tuple(data.get("agent_args") or ()),
+            max_turns=data.get("max_turns"),
+            seed=data.get("seed"),
+        )
 
 
 @dataclass(frozen=True)
@@ -146,3 +178,15 @@ class Agent(Protocol):
     def run(
         self, request: SessionRequest, should_cancel: ShouldCancel, on_spawn: OnSpawn
     ) -> AgentResult: ...
+
+
+@dataclass(frozen=True)
+class Backend:
+    """An agent back-end as its entry point names it (`--agent NAME`, NAME the entry point's):
+    how to build its Agent from the run's agent options; the program it starts, which must be
+    on PATH before a run is prepared (None: it starts none, or checks for itself); and, when it
+    cannot work on every mission, a check that refuses one (a ContractError) before then."""
+
+    make: Callable[[AgentConfig], Agent]
+    executable: str | None = None
+    check_mission: Callable[[Sandbox], None] | None = None

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from autoresearch.agents.base import SessionRequest, Usage, json_int
+from autoresearch.agents.base import Backend, SessionRequest, Usage, json_int
 from autoresearch.agents.external import ExternalAgent, with_extra
 
 ALLOWED_TOOLS = ("Bash(git add:*)", "Bash(git commit:*)")
@@ -111,3 +111,10 @@ def claude_agent(
         stdin_from_instructions=True,
         model=model,
     )
+
+
+# the `claude` entry point of autoresearch.agents (pyproject.toml)
+BACKEND = Backend(
+    make=lambda config: claude_agent(config.model, config.args, config.max_turns),
+    executable="claude",
+)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from autoresearch import git
-from autoresearch.agents.base import SessionRequest, Usage, json_int
+from autoresearch.agents.base import Backend, SessionRequest, Usage, json_int
 from autoresearch.agents.external import ExternalAgent, with_extra
 
 # a user's own sandbox choice replaces ours (codex refuses `--sandbox` twice)
@@ -99,3 +99,7 @@ def codex_agent(model: str | None = None, extra: Sequence[str] = ()) -> External
         stdin_from_instructions=True,
         model=model,
     )
+
+
+# the `codex` entry point of autoresearch.agents (pyproject.toml)
+BACKEND = Backend(make=lambda config: codex_agent(config.model, config.args), executable="codex")

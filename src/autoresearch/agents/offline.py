@@ -14,7 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from autoresearch import failpoints, git
-from autoresearch.agents.base import AgentResult, OnSpawn, SessionRequest, ShouldCancel, Usage
+from autoresearch.agents.base import (
+    AgentResult,
+    Backend,
+    OnSpawn,
+    SessionRequest,
+    ShouldCancel,
+    Usage,
+)
 from autoresearch.agents.tuning import (
     Proposal,
     Trial,
@@ -24,12 +31,17 @@ from autoresearch.agents.tuning import (
 from autoresearch.clock import utc_now_iso
 from autoresearch.contracts import tune
 from autoresearch.contracts.candidate import artifact
+from autoresearch.contracts.sandbox import Sandbox
 from autoresearch.contracts.tune import ParamSpec, read_value, write_value
 from autoresearch.errors import ContractError
 from autoresearch.fsutil import atomic_write_json, atomic_write_text
 from autoresearch.states import ArtifactStatus
 
 AUTHOR = ("autoresearch offline agent", "offline-agent@autoresearch.localhost")
+MSG_NEEDS_TUNE = (
+    "the offline agent needs a `tune:` block in sandbox.md naming the numeric "
+    "parameters to tune (see README: Write your own mission)"
+)
 
 
 @dataclass
@@ -134,3 +146,13 @@ def _artifact(
     notes: list[str] | None = None,
 ) -> dict[str, Any]:
     return artifact(status, commit, req.base_commit, description, notes or [], utc_now_iso())
+
+
+def require_tune(sandbox: Sandbox) -> None:
+    """The offline agent tunes the mission's `tune:` block: refuse a mission without one."""
+    if sandbox.tune is None:
+        raise ContractError(MSG_NEEDS_TUNE)
+
+
+# the `offline` entry point of autoresearch.agents (pyproject.toml); it starts no program
+BACKEND = Backend(make=lambda config: OfflineAgent(seed=config.seed), check_mission=require_tune)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -162,6 +162,39 @@ def stacked(*options: Callable[[Any], Any]) -> Callable[[F], F]:
 
 # a run given no limit stops here: with a paid agent and no budget, 'forever' is never meant
 DEFAULT_MAX_ITERATIONS = 100
+
+
+class AgentOption(click.Option):
+    """`--agent`, whose help names the installed back-ends (`help_of` writes it): read when
+    help is shown, since reading package metadata at every start would slow every command."""
+
+    def __init__(
+        self, param_decls: Sequence[str], *, help_of: Callable[[], str], **attrs: Any
+    ) -> None:
+        self.help_of = help_of
+        super().__init__(param_decls, **attrs)
+
+    @property
+    def help(self) -> str:
+        return self.help_of()
+
+    @help.setter
+    def help(self, _given: str | None) -> None:
+        """click's own assignment: the text is `help_of`'s."""
+
+
+def agent_option(help_of: Callable[[], str], *decls: str, **attrs: Any) -> Callable[[F], F]:
+    """An `--agent` option whose help `help_of` writes when it is shown."""
+    return click.option("--agent", *decls, cls=AgentOption, help_of=help_of, **attrs)
+
+
+def run_agent_help() -> str:
+    """`run --agent`'s help: `aider | claude | codex | offline | cmd:<shell command>`."""
+    from autoresearch.agents import spec_choices
+
+    return spec_choices(" | ", " | ")
+
+
 MAX_ITERATIONS_HELP = (
     "The run's total number of iterations (not N more: a run at iteration 10 given 12 runs 2 "
     "more); +N runs N more than the run has now. Default: the recorded limit."
@@ -187,12 +220,11 @@ def limit_options(resumed: bool) -> Callable[[F], F]:
         click.option(
             "--agent",
             "agent_spec",
-            required=not resumed,
             help="Agent to continue with (default: the recorded one; a different agent "
-            "does not inherit the recorded model, arguments, turns or seed)."
-            if resumed
-            else "codex | claude | aider | offline | cmd:<shell command>",
-        ),
+            "does not inherit the recorded model, arguments, turns or seed).",
+        )
+        if resumed
+        else agent_option(run_agent_help, "agent_spec", required=True),
         click.option("--max-iterations", "max_iterations", help=MAX_ITERATIONS_HELP)
         if resumed
         else click.option(

@@ -17,6 +17,7 @@ import click
 from autoresearch.cli.common import (
     EXIT_RECORDED_FAILURE,
     AppGroup,
+    agent_option,
     emit_json,
     enum_choice,
     repo_root,
@@ -26,6 +27,13 @@ from autoresearch.states import Isolation, TaskKind
 
 JSON_HELP = "Print one JSON object on stdout."
 EXIT_STILL_RUNNING = 124
+
+
+def job_agent_help() -> str:
+    """`job run --agent`'s help: `aider, claude, codex, offline or cmd:<shell command>.`"""
+    from autoresearch.agents import spec_choices
+
+    return spec_choices() + "."
 
 
 @click.group("job", cls=AppGroup)
@@ -69,12 +77,7 @@ def _absolute(paths: tuple[str, ...]) -> tuple[str, ...]:
     type=enum_choice(TaskKind),
     help="The verification policy; without it the verdict cannot accept.",
 )
-@click.option(
-    "--agent",
-    default="claude",
-    show_default=True,
-    help="claude, codex, aider or cmd:<shell command>.",
-)
+@agent_option(job_agent_help, default="claude", show_default=True)
 @click.option("--model", help="The agent's model.")
 @click.option(
     "--scope", multiple=True, help="A path the job may change (repeat): the scoped patch."

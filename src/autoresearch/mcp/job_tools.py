@@ -19,6 +19,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult
 from pydantic import BaseModel, ConfigDict, Field
 
+from autoresearch.agents import spec_choices
 from autoresearch.mcp.schemas import mirrors
 from autoresearch.mcp.support import DESTRUCTIVE, READ_ONLY, WRITES, add_tools, reply, tool_errors
 from autoresearch.supervisor.handle import find_repo
@@ -167,7 +168,7 @@ class JobTools:
             VerificationPolicy | None, Field(description="Without it the verdict can't accept.")
         ] = None,
         agent: Annotated[
-            str, Field(description="claude | codex | aider | cmd:<shell command>")
+            str, Field(description=spec_choices(" | ", " | "))  # the installed back-ends
         ] = DEFAULT_AGENT,
         model: Annotated[str | None, Field(description="The agent's model.")] = None,
         scoped_patch: Annotated[

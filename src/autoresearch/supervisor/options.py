@@ -11,18 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from autoresearch.agents import AgentConfig, require_installed, validate_spec
+from autoresearch.agents import AgentConfig, backend, is_command, require_installed, validate_spec
 from autoresearch.contracts.loop import LoopSettings
 from autoresearch.decide import DEFAULT_MAX_AGENT_FAILURES, DEFAULT_MAX_NOOPS, IterationLimit
 from autoresearch.errors import ContractError
 from autoresearch.journal.runs import RunRecord
 from autoresearch.states import ExecutorKind
 from autoresearch.supervisor.loop import LoopLimits
-
-MSG_OFFLINE_NEEDS_TUNE = (
-    "the offline agent needs a `tune:` block in sandbox.md naming the numeric "
-    "parameters to tune (see README: Write your own mission)"
-)
 
 
 @dataclass(frozen=True)
@@ -140,14 +135,15 @@ def check_executor(where: Where | None) -> None:
         import_ray()
 
 
-def check_offline_mission(spec: str, mission_dir: Path) -> None:
-    """The offline agent tunes the mission's `tune:` block: refuse a mission without one."""
-    if spec != "offline":
+def check_mission(spec: str, mission_dir: Path) -> None:
+    """Refuse a mission the agent cannot work on (the offline agent's needs a `tune:` block:
+    its back-end's `check_mission`)."""
+    check = None if is_command(spec) else backend(spec).check_mission
+    if check is None:
         return
     from autoresearch.mission import load_mission
 
-    if load_mission(mission_dir).sandbox.tune is None:
-        raise ContractError(MSG_OFFLINE_NEEDS_TUNE)
+    check(load_mission(mission_dir).sandbox)
 
 
 def new_loop(given: LoopSettings, mission_dir: Path) -> LoopPlan:
@@ -155,7 +151,7 @@ def new_loop(given: LoopSettings, mission_dir: Path) -> LoopPlan:
     placement, defaults for the rest; refused before anything is prepared."""
     require_installed(validate_spec(given.agent or ""))
     config = agent_config(given)
-    check_offline_mission(config.spec, mission_dir)
+    check_mission(config.spec, mission_dir)
     where = where_from(given.executor, given.address)
     check_executor(where)
     return LoopPlan(config, limits_from(given), where)
