@@ -42,14 +42,14 @@ def run(ctx: click.Context, /, mission_dir: Path, **options: Any) -> None:
     from autoresearch.supervisor.drive import start
 
     limit = options["max_iterations"]
-    if limit is None:
+    door = LoopDoor(options["as_json"])
+    if limit is None:  # said once the run exists: a refusal stays the one line it always was
         limit = DEFAULT_MAX_ITERATIONS
-        warn(
-            f"autoresearch: the run completes after {limit} iterations "
+        door.notes.append(
+            f"the run completes after {limit} iterations "
             "(--max-iterations N to choose, 0 for no limit)"
         )
     given = loop_settings(options, limit or None)
-    door = LoopDoor(options["as_json"])
     end_of_loop(ctx, start(mission_dir, options["run_tag"], given, door), door)
 
 
@@ -103,9 +103,13 @@ class LoopDoor:
     def __init__(self, as_json: bool, demo: bool = False, with_manifest: bool = False) -> None:
         self.as_json, self.demo, self.with_manifest = as_json, demo, with_manifest
         self.reader_left = False  # the progress's reader left (`run … 2>&1 | head`)
+        self.notes: list[str] = []  # said when the loop starts, before its progress
 
     def progress(self, direction: Direction, head: Headline) -> Progress:
         from autoresearch.cli.progress import ProgressPrinter
+
+        for line in self.notes:
+            self.note(line)
 
         return ProgressPrinter(
             direction, head.baseline, head.best, head.baseline_interval, head.best_interval,
