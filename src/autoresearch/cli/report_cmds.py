@@ -13,11 +13,6 @@ from autoresearch.cli.common import emit_json, repo_root, say, warn
 JSON_HELP = "Print one JSON object on stdout."
 
 
-def register(app: click.Group) -> None:
-    app.add_command(report)
-    app.add_command(finalize)
-
-
 def open_option(func: Any) -> Any:
     return click.option("--open", "open_it", is_flag=True, help="Open the report in a browser.")(
         func
