@@ -43,3 +43,19 @@ def open_umask() -> Iterator[None]:
         yield
     finally:
         os.umask(old)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark `unit` every test that asks for no fixture of its own (parameters aside): with no
+    tmp_path, repository or run to build, it exercises code, not the machine. `python3 dev.py
+    test --quick` runs only these (README: how long each selection takes)."""
+    unit = pytest.mark.unit
+    for item in items:
+        if not _own_fixtures(item):
+            item.add_marker(unit)
+
+
+def _own_fixtures(item: pytest.Item) -> list[str]:
+    info = getattr(item, "_fixtureinfo", None)
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return [name for name in getattr(info, "argnames", ()) if name not in params]
