@@ -1,11 +1,13 @@
 from __future__ import annotations
 
+import compileall
 import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+import autoresearch
 from helpers import GIT_ENV, Repo, make_repo
 
 
@@ -33,6 +35,15 @@ def mission_dir(repo: Repo) -> Path:
 
 def pytest_configure(config: pytest.Config) -> None:
     os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+    if not hasattr(config, "workerinput"):  # once, in the process that starts xdist's workers
+        _compile_the_package()
+
+
+def _compile_the_package() -> None:
+    """Compile autoresearch's modules once, before the tests: under PYTHONDONTWRITEBYTECODE no
+    `autoresearch` child a test starts writes what it compiles, so without this each compiled
+    every module it imports anew (~0.3 s of CPU for `status`, hundreds of children a suite)."""
+    compileall.compile_dir(Path(autoresearch.__file__).parent, quiet=2)
 
 
 @pytest.fixture
