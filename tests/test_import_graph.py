@@ -69,3 +69,18 @@ def test_help_imports_no_command_module() -> None:
 def test_the_probe_sees_a_heavy_import() -> None:
     # `status` reads the journal: were the probe blind, the tests above would pass vacuously
     assert "autoresearch.journal.views" in heavy(imported_by("status", "--help"))
+
+
+@pytest.mark.parametrize(
+    ("args", "offered"),
+    [(("stauts",), "Did you mean 'status'?"), (("exp", "hok"), "'hook', 'hooks'")],
+)
+def test_a_mistyped_command_is_offered_one_not_imported_yet(
+    args: tuple[str, ...], offered: str
+) -> None:
+    # in a fresh interpreter: no command module imported before the typo is resolved
+    done = subprocess.run(
+        [sys.executable, "-m", "autoresearch", *args], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 2
+    assert offered in done.stderr.splitlines()[-1]
