@@ -9,6 +9,7 @@ time is printed beside it, with the load average when the row started.
 
 from __future__ import annotations
 
+import compileall
 import json
 import os
 import resource
@@ -93,6 +94,9 @@ def row(label: str, pairs: list[tuple[Sample, Sample]], loadavg: str) -> str:
 def run(repo: Path, run_id: str, repeat: int) -> None:
     """Print the start-up of the light commands beside `python -c pass` and importing click."""
     exe = shutil.which("autoresearch") or str(Path(sys.executable).parent / "autoresearch")
+    import autoresearch  # its bytecode compiled, as an install has it: start-up, not compiling
+
+    compileall.compile_dir(Path(autoresearch.__file__).parent, quiet=2)
     click = [sys.executable, "-c", "import click"]
     commands: list[tuple[str, list[str], bytes]] = [
         ("python -c pass", [sys.executable, "-c", "pass"], b""),
