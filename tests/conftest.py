@@ -57,16 +57,17 @@ def open_umask() -> Iterator[None]:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark `unit` every test that asks for no fixture of its own (parameters aside): with no
-    tmp_path, repository or run to build, it exercises code, not the machine. `python3 dev.py
-    test --quick` runs only these (README: how long each selection takes)."""
+    """Mark `unit` every test that asks for no fixture of its own (parameters aside) and gets
+    none from its module (an autouse one): with no tmp_path, repository or run to build, it
+    exercises code, not the machine. `python3 dev.py test --quick` runs only these (README:
+    how long each selection takes)."""
     unit = pytest.mark.unit
     for item in items:
-        if not _own_fixtures(item):
+        params = set(getattr(getattr(item, "callspec", None), "params", {}))
+        own = set(getattr(getattr(item, "_fixtureinfo", None), "argnames", ())) - params
+        if not own and set(getattr(item, "fixturenames", ())) - params <= AMBIENT:
             item.add_marker(unit)
 
 
-def _own_fixtures(item: pytest.Item) -> list[str]:
-    info = getattr(item, "_fixtureinfo", None)
-    params = getattr(getattr(item, "callspec", None), "params", {})
-    return [name for name in getattr(info, "argnames", ()) if name not in params]
+# what every test gets: _hermetic_env above and the fixtures it uses
+AMBIENT = {"_hermetic_env", "monkeypatch", "request", "tmp_path", "tmp_path_factory"}
