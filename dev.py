@@ -3,6 +3,7 @@
 
 python3 dev.py demo [ARGS]   install, then run `autoresearch demo`
 python3 dev.py test          install, then lint, type-check and run the test suite
+python3 dev.py test --quick  the same with only the unit tests (no fixture: no repo, no run)
 python3 dev.py bench [ARGS]  install, then run the benchmarks
 """
 
@@ -62,7 +63,14 @@ def main(argv: list[str]) -> None:
     run([str(BIN / "ruff"), "check", *paths])
     run([str(BIN / "ruff"), "format", "--check", *paths])
     run([str(BIN / "mypy")])
-    run([str(BIN / "python"), "-m", "pytest", "-n", "auto", "-q", *args])
+    run([str(BIN / "python"), "-m", "pytest", "-n", "auto", "-q", *pytest_args(args)])
+
+
+def pytest_args(args: list[str]) -> list[str]:
+    """--quick selects the tests tests/conftest.py marks `unit`; the rest goes to pytest."""
+    if "--quick" not in args:
+        return args
+    return ["-m", "unit and not slow", *(arg for arg in args if arg != "--quick")]
 
 
 if __name__ == "__main__":

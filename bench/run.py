@@ -3,6 +3,7 @@
     python3 dev.py bench            # full run (a few minutes)
     python3 dev.py bench --quick    # smaller buckets and fewer samples
     python3 dev.py bench --only trust   # keep decisions under a noisy evaluator
+    python3 dev.py bench --only cli     # start-up of --help, hooks, status, mcp vs import click
     python3 dev.py bench --only ray     # a task on the Ray executor beside the local one
     python3 dev.py bench --only lane-history   # a lane's history at 10,000 iterations
     python3 dev.py bench --only trust-e2e   # the same end to end through `autoresearch run`
@@ -27,6 +28,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import cli_start  # bench/cli_start.py: the light commands beside `import click`
 import lanes  # bench/lanes.py: throughput of run --lanes K, evaluations never overlapping
 import ray_cost  # bench/ray_cost.py: a task on the Ray executor beside the local one
 import trust  # bench/trust.py: keep decisions under noise
@@ -237,33 +239,14 @@ def bench_lane_history(size: int, samples: int) -> None:
 # --- 2. CLI start-up ------------------------------------------------------------------------
 
 
-def time_command(argv: list[str], cwd: Path, repeat: int) -> float:
-    samples = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        subprocess.run(argv, cwd=cwd, capture_output=True, check=False)
-        samples.append(time.perf_counter() - t0)
-    return statistics.median(samples)
-
-
-def bench_startup(repeat: int) -> None:
-    exe = shutil.which("autoresearch") or str(Path(sys.executable).parent / "autoresearch")
+def bench_cli(repeat: int) -> None:
+    """bench/cli_start.py in a repository with a run of 1,000 recorded iterations."""
     with tempfile.TemporaryDirectory(prefix="ar-bench-") as tmp:
         mission = make_repo(Path(tmp) / "repo", SANDBOX)
-        repo = mission.parent.parent
         with prepare(mission, run_tag="startup") as h:
             synthesize(h, 1000)
-        floor = time_command([sys.executable, "-c", "pass"], repo, repeat)
-        print("\nCLI start-up (median wall time; reference: a bare `python -c pass`)")
-        print(f"{'command':<34} {'seconds':>8} {'vs python':>10}")
-        print(f"{'python -c pass':<34} {floor:>8.3f} {1.0:>10.2f}")
-        for argv in (["--help"], ["status"], ["status", "bench-startup"]):
-            label = "autoresearch " + " ".join(argv)
-            if argv[-1] == "bench-startup":
-                label = "autoresearch status RUN (1000 its)"
-            seconds = time_command([exe, *argv], repo, repeat)
-            print(f"{label:<34} {seconds:>8.3f} {seconds / floor:>10.2f}")
-        print("target: <= 0.300 s")
+            run_id = h.run_id
+        cli_start.run(mission.parent.parent, run_id, repeat)
 
 
 # --- 3. end-to-end throughput ---------------------------------------------------------------
@@ -301,7 +284,7 @@ def main() -> None:
         choices=[
             "overhead",
             "lane-history",
-            "startup",
+            "cli",
             "throughput",
             "trust",
             "trust-e2e",
@@ -317,7 +300,7 @@ def main() -> None:
     sections: dict[str, Callable[[], None]] = {
         "overhead": lambda: print_overhead(bench_overhead(buckets, 10 if args.quick else 30)),
         "lane-history": lambda: bench_lane_history(buckets[-1], 5 if args.quick else 20),
-        "startup": lambda: bench_startup(3 if args.quick else 10),
+        "cli": lambda: bench_cli(3 if args.quick else 10),
         "throughput": lambda: bench_throughput(10 if args.quick else 60),
         "trust": lambda: trust.run(50 if args.quick else 200, 60, sets=1 if args.quick else 5),
         "trust-designs": lambda: trust_designs.report(

@@ -17,10 +17,20 @@ _INVOCATION = re.compile(r"^autoresearch((?: (?:--repo \S+ )?[a-z][a-z-]*)+)(.*)
 def _command(path: list[str]) -> click.Command | None:
     command: click.Command = app
     for name in path:
-        if not isinstance(command, click.Group) or name not in command.commands:
+        found = _subcommands(command).get(name)
+        if found is None:
             return None
-        command = command.commands[name]
+        command = found
     return command
+
+
+def _subcommands(command: click.Command) -> dict[str, click.Command]:
+    """A group's commands (those of a LazyGroup imported here); none for a plain command."""
+    if not isinstance(command, click.Group):
+        return {}
+    ctx = click.Context(command)
+    found = {name: command.get_command(ctx, name) for name in command.list_commands(ctx)}
+    return {name: sub for name, sub in found.items() if sub is not None}
 
 
 def _options(command: click.Command) -> set[str]:
@@ -80,7 +90,7 @@ def test_readme_quickstart_matches_dev_script() -> None:
 def _all_options(command: click.Command) -> set[str]:
     opts = _options(command)
     if isinstance(command, click.Group):
-        for sub in command.commands.values():
+        for sub in _subcommands(command).values():
             opts |= _all_options(sub)
     return opts
 

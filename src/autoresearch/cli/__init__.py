@@ -14,19 +14,114 @@ import sys
 import click
 
 from autoresearch import __version__
-from autoresearch.cli.common import AppGroup
-from autoresearch.cli.doctor_cmd import doctor
-from autoresearch.cli.exp_cmds import exp
-from autoresearch.cli.hook_cmds import register as register_hook_commands
-from autoresearch.cli.init_cmd import init
-from autoresearch.cli.job_cmds import job
-from autoresearch.cli.mcp_cmd import mcp_command
-from autoresearch.cli.report_cmds import register as register_report_commands
-from autoresearch.cli.run_cmds import register as register_run_commands
-from autoresearch.cli.worker_cmds import worker
+from autoresearch.cli.lazy import LazyCommand, LazyGroup
+
+_RUN = "autoresearch.cli.run_cmds"
+_LOOP = "autoresearch.cli.loop_cmds"
+_REPORT = "autoresearch.cli.report_cmds"
+
+# Each command's module is imported only when it runs; the summaries are the first paragraph
+# of each command's help, as `--help` lists it (tests/test_help.py holds them to the commands).
+COMMANDS = {
+    "certify": LazyCommand(
+        _RUN,
+        "certify",
+        "Re-measure RUN_ID's baseline and final kept commit, interleaved, in scratch "
+        "checkouts, and report the improvement with a 95 % interval (--ablate: and each kept "
+        "change's worth).",
+    ),
+    "check": LazyCommand(
+        _RUN,
+        "check",
+        "Validate MISSION_DIR and print the parsed contract (--try: and run its evaluator once).",
+    ),
+    "clean": LazyCommand(
+        _RUN,
+        "clean",
+        "Remove the worktrees and branches of finished runs: each RUN_ID, or all of them.",
+    ),
+    "continue": LazyCommand(
+        _RUN, "continue_", "Continue a stopped or completed run with new limits."
+    ),
+    "demo": LazyCommand(
+        _LOOP,
+        "demo",
+        "Create an example repository and run the loop on it with the offline agent.",
+    ),
+    "doctor": LazyCommand(
+        "autoresearch.cli.doctor_cmd",
+        "doctor",
+        "Check the journal, its backups, git locks and runs against git.",
+    ),
+    "exp": LazyCommand(
+        "autoresearch.cli.exp_cmds",
+        "exp",
+        "Experiment sessions: tools a long-lived agent calls itself.",
+    ),
+    "finalize": LazyCommand(
+        _REPORT,
+        "finalize",
+        "Turn RUN_ID's kept commits into review branches cut from the run's start point.",
+    ),
+    "init": LazyCommand(
+        "autoresearch.cli.init_cmd",
+        "init",
+        "Write a new mission (mission.md, sandbox.md) from a few answers, then run its "
+        "evaluator once as `check --try` does.",
+    ),
+    "job": LazyCommand(
+        "autoresearch.cli.job_cmds",
+        "job",
+        "Delegation jobs: hand a coding task to a background agent, get a verdict back.",
+    ),
+    "mcp": LazyCommand(
+        "autoresearch.cli.mcp_cmd",
+        "mcp_command",
+        "Serve the experiment tools and supervised-run control over MCP.",
+    ),
+    "prepare": LazyCommand(
+        _RUN,
+        "prepare",
+        "Create the run's branch and worktree, run the baseline, write the run files.",
+    ),
+    "rebaseline": LazyCommand(
+        _RUN,
+        "rebaseline",
+        "Re-run the baseline on the worktree HEAD (only before the first iteration).",
+    ),
+    "report": LazyCommand(
+        _REPORT,
+        "report",
+        "Write RUN_ID's report: progress.png and a self-contained report.html.",
+    ),
+    "resume": LazyCommand(
+        _RUN,
+        "resume",
+        "Re-check and re-arm a running run; continue its loop with the given or recorded agent.",
+    ),
+    "run": LazyCommand(
+        _LOOP,
+        "run",
+        "Prepare a run, then loop: agent session → artifact → evaluation → decision.",
+    ),
+    "status": LazyCommand(
+        _RUN, "status", "All runs (without RUN_ID), or run RUN_ID with its iterations."
+    ),
+    "step": LazyCommand(_RUN, "step", "Process the run's candidate.json once (one decision)."),
+    "stop": LazyCommand(
+        _RUN,
+        "stop",
+        "Finalize a run as stopped (`operator stop`); a live driver is asked to stop.",
+    ),
+    "worker": LazyCommand(
+        "autoresearch.cli.worker_cmds",
+        "worker",
+        "The delegation worker's zero-model tools: metrics and their gate.",
+    ),
+}
 
 
-@click.group(cls=AppGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=LazyGroup, lazy=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="autoresearch")
 @click.option(
     "--repo",
@@ -44,17 +139,6 @@ def app(ctx: click.Context, repo: str | None) -> None:
     recorded in .autoresearch/journal.sqlite3.
     """
     ctx.obj = {"repo": repo}
-
-
-register_run_commands(app)
-register_report_commands(app)
-register_hook_commands(exp)
-app.add_command(exp)
-app.add_command(mcp_command)
-app.add_command(job)
-app.add_command(worker)
-app.add_command(doctor)
-app.add_command(init)
 
 
 def main() -> None:

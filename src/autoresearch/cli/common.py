@@ -18,22 +18,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from autoresearch.contracts.loop import LoopSettings
-from autoresearch.contracts.stored_evaluation import StoredEvaluation
-from autoresearch.crash import (
-    EXIT_CLOSED_PIPE,
-    EXIT_INTERNAL_ERROR,
-    disk_full_line,
-    internal_error_line,
-    output_closed,
-    quiet_closed_output,
-    write_crash_log,
-)
-from autoresearch.decide import DEFAULT_MAX_AGENT_FAILURES, DEFAULT_MAX_NOOPS
 from autoresearch.errors import AutoresearchError
 from autoresearch.states import ExecutorKind
 
+# imported where used, so that `--help` starts without them (tests/test_import_graph.py)
 if TYPE_CHECKING:
+    from autoresearch.contracts.loop import LoopSettings
+    from autoresearch.contracts.stored_evaluation import StoredEvaluation
     from autoresearch.journal.views import RunManifest
 
 EXIT_RECORDED_FAILURE = 1
@@ -57,6 +48,8 @@ class AppGroup(click.Group):
         try:
             return super().invoke(ctx)
         except AutoresearchError as exc:
+            from autoresearch.crash import disk_full_line
+
             full = disk_full_line(exc, _start(_repo_option(ctx)))
             fail(full or exc.message, exc.exit_code)
         except KeyboardInterrupt:
@@ -65,14 +58,28 @@ class AppGroup(click.Group):
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise  # click's own usage errors and exits keep their codes
         except Exception as exc:  # the one catch-all, at the edge
-            if output_closed(exc):
-                raise  # not a bug: the reader left (_closed_output_is_quiet)
-            start = _repo_option(ctx)
-            full = disk_full_line(exc, _start(start))
-            if full is not None:  # not a bug: one line and the way on, no crash log
-                fail(full, EXIT_REFUSED)
-            log = write_crash_log(exc, ["autoresearch", *sys.argv[1:]], _start(start))
-            fail(internal_error_line(exc, log), EXIT_INTERNAL_ERROR)
+            _fail_unexpected(ctx, exc)
+            raise  # not a bug: the reader left (_closed_output_is_quiet)
+
+
+def _fail_unexpected(ctx: click.Context, exc: Exception) -> None:
+    """Exit 3 with a crash log, or 2 on a full disk; return only when the output's reader left."""
+    from autoresearch.crash import (
+        EXIT_INTERNAL_ERROR,
+        disk_full_line,
+        internal_error_line,
+        output_closed,
+        write_crash_log,
+    )
+
+    if output_closed(exc):
+        return
+    start = _repo_option(ctx)
+    full = disk_full_line(exc, _start(start))
+    if full is not None:  # not a bug: one line and the way on, no crash log
+        fail(full, EXIT_REFUSED)
+    log = write_crash_log(exc, ["autoresearch", *sys.argv[1:]], _start(start))
+    fail(internal_error_line(exc, log), EXIT_INTERNAL_ERROR)
 
 
 @contextlib.contextmanager
@@ -83,6 +90,8 @@ def _closed_output_is_quiet() -> Iterator[None]:
     try:
         yield
     except (BrokenPipeError, BaseExceptionGroup) as exc:  # a group: the MCP server's tasks
+        from autoresearch.crash import EXIT_CLOSED_PIPE, output_closed, quiet_closed_output
+
         if not output_closed(exc):
             raise
         quiet_closed_output()
@@ -204,6 +213,8 @@ MAX_ITERATIONS_HELP = (
 def limit_options(resumed: bool) -> Callable[[F], F]:
     """The agent and the loop's limits: `run` chooses them (defaults shown), `resume` and
     `continue` replace the recorded ones with those given (none shown: the recorded stays)."""
+    from autoresearch.decide import DEFAULT_MAX_AGENT_FAILURES, DEFAULT_MAX_NOOPS
+
     recorded = "; default: the recorded limit" if resumed else ""
     defaults: Mapping[str, Any] = (
         {}
@@ -305,6 +316,8 @@ agent_options = stacked(
 
 def loop_settings(options: Mapping[str, Any], max_iterations: int | None) -> LoopSettings:
     """What the loop options of `run`, `resume` or `continue` gave (None: not given)."""
+    from autoresearch.contracts.loop import LoopSettings
+
     return LoopSettings(
         agent=options.get("agent_spec"),
         model=options.get("model"),

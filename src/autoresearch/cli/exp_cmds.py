@@ -17,7 +17,8 @@ from typing import Any
 
 import click
 
-from autoresearch.cli.common import EXIT_RECORDED_FAILURE, AppGroup, emit_json, enum_choice, say
+from autoresearch.cli.common import EXIT_RECORDED_FAILURE, emit_json, enum_choice, say
+from autoresearch.cli.lazy import LazyCommand, LazyGroup
 from autoresearch.errors import ContractError
 from autoresearch.signals import first_signal_stops
 from autoresearch.states import Direction, ProcessState, Verdict
@@ -27,7 +28,23 @@ HEARTBEAT_SECONDS = 30.0
 EXIT_CANCELLED = 130
 
 
-@click.group(cls=AppGroup)
+HOOK_COMMANDS = {
+    "hook": LazyCommand(
+        "autoresearch.cli.hook_cmds",
+        "hook",
+        "Answer a Claude Code or Codex hook (JSON on stdin; both speak the same protocol): "
+        "`stop` resumes the experiment loop after a turn that logged an experiment; "
+        "`session-start` adds the session summary after a compaction.",
+    ),
+    "hooks": LazyCommand(
+        "autoresearch.cli.hook_cmds",
+        "hooks",
+        "Install or remove the host hooks that keep an experiment session going.",
+    ),
+}
+
+
+@click.group(cls=LazyGroup, lazy=HOOK_COMMANDS)
 def exp() -> None:
     """Experiment sessions: tools a long-lived agent calls itself.
 

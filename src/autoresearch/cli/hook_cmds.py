@@ -19,11 +19,6 @@ CLAUDE_HELP = "Claude Code: .claude/settings.local.json (kept out of git)."
 CODEX_HELP = "Codex: .codex/hooks.json (kept out of git; the project and its hooks trusted)."
 
 
-def register(exp: click.Group) -> None:
-    exp.add_command(hook)
-    exp.add_command(hooks)
-
-
 @click.command("hook")
 @click.argument("event", type=click.Choice(["stop", "session-start"]))
 @click.pass_context

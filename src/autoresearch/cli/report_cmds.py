@@ -13,11 +13,6 @@ from autoresearch.cli.common import emit_json, repo_root, say, warn
 JSON_HELP = "Print one JSON object on stdout."
 
 
-def register(app: click.Group) -> None:
-    app.add_command(report)
-    app.add_command(finalize)
-
-
 def open_option(func: Any) -> Any:
     return click.option("--open", "open_it", is_flag=True, help="Open the report in a browser.")(
         func
@@ -55,10 +50,10 @@ def show(result: Any, as_json: bool, open_it: bool) -> None:
 def report(
     ctx: click.Context, run_id: str | None, out: Path | None, open_it: bool, as_json: bool
 ) -> None:
-    """Write RUN_ID's report (default: the newest run): progress.png and a self-contained
-    report.html. RUN_ID may be any unique start of the id.
+    """Write RUN_ID's report: progress.png and a self-contained report.html.
 
-    Built from the journal, so it also works while the run is going (run it again to refresh).
+    Without RUN_ID, the newest run's; RUN_ID may be any unique start of the id. Built from
+    the journal, so it also works while the run is going (run it again to refresh).
     """
     from autoresearch.report import build_run_report
     from autoresearch.supervisor.run_ids import resolve_run_id

@@ -26,26 +26,6 @@ from autoresearch.states import DecisionKind
 JSON_HELP = "Print one JSON object on stdout (logs go to stderr)."
 
 
-def register(app: click.Group) -> None:
-    for command in (
-        check,
-        prepare,
-        step,
-        resume,
-        continue_,
-        stop,
-        status,
-        rebaseline,
-        clean,
-        certify,
-    ):
-        app.add_command(command)
-    from autoresearch.cli.loop_cmds import demo, run
-
-    app.add_command(run)
-    app.add_command(demo)
-
-
 @click.command()
 @click.argument("mission_dir", type=click.Path(path_type=Path))
 @click.option(
