@@ -12,11 +12,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from autoresearch import git, policies
+from autoresearch import git
 from autoresearch.errors import ContractError
 from autoresearch.evaluate import EvaluationRecord
 from autoresearch.noise import Role
-from autoresearch.policies import Checks, Final, Need, Observations, Reading, Request, Situation
+from autoresearch.policies import (
+    Checks,
+    Final,
+    Need,
+    Observations,
+    Policy,
+    Reading,
+    Request,
+    Situation,
+)
 from autoresearch.repo_state import link_shared_paths
 from autoresearch.supervisor import estimates, record
 from autoresearch.supervisor.handle import RunHandle
@@ -54,14 +63,15 @@ class _Measuring:
 
 def judge(
     h: RunHandle,
+    rule: Policy,
     iteration: int,
     commit: str,
     first: EvaluationRecord | None = None,
     should_cancel: Callable[[], bool] | None = None,
 ) -> Judged:
-    """Ask the run's keep policy until it decides, carrying out each of its requests (`first`:
-    the candidate's reading a lane took already, the answer to its first request of one)."""
-    rule = policies.policy(h.run.keep_policy)
+    """Ask the run's keep policy `rule` until it decides, carrying out each of its requests
+    (`first`: the candidate's reading a lane took already, the answer to its first request of
+    one)."""
     found = estimates.RunReadings.load(h.journal, h.run)
     measuring = _Measuring(h, iteration, commit, found, should_cancel, first)
     seen = Observations(situation(h, found, commit))

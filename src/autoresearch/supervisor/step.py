@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from autoresearch import failpoints, git
+from autoresearch import failpoints, git, policies
 from autoresearch.contracts import candidate as cand
 from autoresearch.contracts.agent_record import AgentRecord
 from autoresearch.contracts.candidate import ArtifactError, CandidateArtifact
@@ -264,9 +264,10 @@ def _process(
         return _record(
             h, it, harness_changed(touched), None, KEEPS_RUN, sha, safety_checked=checked
         )
+    rule = policies.policy(run.keep_policy)  # a plugin that fails to load records nothing
     record.start_evaluation(h, it)
     commit = str(artifact.candidate_commit)  # validated: a candidate names its commit
-    judged = measure.judge(h, it.iteration, commit, first, should_cancel)
+    judged = measure.judge(h, rule, it.iteration, commit, first, should_cancel)
     decision = judged.final.decision
     changes = record.RunChanges(latest_candidate_commit=commit)
     if judged.final.rescore:

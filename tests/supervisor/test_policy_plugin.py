@@ -1,0 +1,101 @@
+"""A keep policy from a throwaway distribution (a dist-info folder with its entry point on
+sys.path, no edit of the project): sandbox.md names it, a run is prepared, stepped, stored and
+read under it; one that fails to import is one line and records nothing."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sup_helpers import submit, submit_and_step
+
+from autoresearch.contracts import sandbox as sb
+from autoresearch.errors import ContractError
+from autoresearch.journal import runs
+from autoresearch.journal.db import Journal
+from autoresearch.supervisor.prepare import prepare
+from autoresearch.supervisor.step import step
+from helpers import Repo, sandbox_text
+
+# keeps whatever passes its checks, however it scored: not a rule any built-in has
+POLICY = textwrap.dedent(
+    """\
+    from autoresearch.decide import Decision
+    from autoresearch.policies import Final, Need, Request
+    from autoresearch.states import DecisionKind
+
+    class KeepAnything:
+        def next(self, seen):
+            first = seen.taken(Need.CANDIDATE)
+            if not first:
+                return Request(Need.CANDIDATE)
+            if seen.checks is None:
+                return Request(Need.CHECKS)
+            kept = Decision(DecisionKind.KEEP, "the plugin keeps anything")
+            return Final(kept, rescore=True, kept_score=first[0].result.score)
+    """
+)
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Iterator[Path]:
+    """A folder on sys.path holding a distribution that registers two keep policies."""
+    folder = tmp_path / "site"
+    dist = folder / "keep_anything-1.0.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: keep-anything\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text(
+        "[autoresearch.policies]\nkeep_anything = keep_anything_policy:KeepAnything\n"
+        "broken_policy = keep_anything_broken:Nothing\n"
+    )
+    (folder / "keep_anything_policy.py").write_text(POLICY)
+    (folder / "keep_anything_broken.py").write_text("raise RuntimeError('cannot start')\n")
+    sys.path.insert(0, str(folder))
+    try:
+        yield folder
+    finally:
+        sys.path.remove(str(folder))
+        for name in ("keep_anything_policy", "keep_anything_broken"):
+            sys.modules.pop(name, None)
+
+
+def policy_sandbox(name: str) -> str:
+    return sandbox_text(extra=f"  keep_policy: {name}\n")
+
+
+def test_a_plugin_policy_is_named_in_the_error_and_accepted(site: Path) -> None:
+    with pytest.raises(ContractError) as refused:
+        sb.parse_sandbox(policy_sandbox("nope"))
+    assert str(refused.value) == (
+        "sandbox.md frontmatter evaluator.keep_policy must be one of: score_improvement, "
+        "pass_only, broken_policy, keep_anything."
+    )
+    assert sb.parse_sandbox(policy_sandbox("keep_anything")).evaluator.keep_policy == (
+        "keep_anything"
+    )
+
+
+def test_a_run_under_a_plugin_policy_keeps_what_it_decides(site: Path, repo: Repo) -> None:
+    with prepare(repo.mission(sandbox=policy_sandbox("keep_anything")), run_tag="PLG") as h:
+        worse = submit_and_step(h, {"value.txt": "0\n"})
+        assert (worse.decision, worse.decision_reason) == ("keep", "the plugin keeps anything")
+        assert h.run.last_kept_score == 0.0
+        run_id, journal = h.run_id, h.repo.journal
+    with Journal.open(journal) as opened:  # stored, scanned and read back under its name
+        run = runs.get_run(opened, run_id)
+        assert run is not None and run.keep_policy == "keep_anything"
+
+
+def test_a_plugin_policy_that_fails_to_import_is_one_line(site: Path, repo: Repo) -> None:
+    with prepare(repo.mission(sandbox=policy_sandbox("broken_policy")), run_tag="BRK") as h:
+        submit(h, {"value.txt": "5\n"})
+        with pytest.raises(ContractError) as refused:
+            step(h)
+        assert str(refused.value) == (
+            "plugin 'broken_policy' (keep_anything_broken:Nothing from keep-anything) failed "
+            "to load: RuntimeError: cannot start"
+        )
+        assert h.run.iteration == 0 and h.paths.candidate.exists()  # nothing was recorded
