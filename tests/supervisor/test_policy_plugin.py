@@ -1,11 +1,17 @@
 """A keep policy from a throwaway distribution (a dist-info folder with its entry point on
 sys.path, no edit of the project): sandbox.md names it, a run is prepared, stepped, stored and
-read under it; one that fails to import is one line and records nothing."""
+read under it, and `autoresearch run` from a fresh virtual environment with the plugin
+installed keeps what it decides; one that fails to import is one line and records nothing."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 import sys
+import sysconfig
 import textwrap
+import venv
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,7 +24,7 @@ from autoresearch.journal import runs
 from autoresearch.journal.db import Journal
 from autoresearch.supervisor.prepare import prepare
 from autoresearch.supervisor.step import step
-from helpers import Repo, sandbox_text
+from helpers import GIT_ENV, Repo, sandbox_text
 
 # keeps whatever passes its checks, however it scored: not a rule any built-in has
 POLICY = textwrap.dedent(
@@ -40,19 +46,25 @@ POLICY = textwrap.dedent(
 )
 
 
+ENTRY_POINTS = "[autoresearch.policies]\nkeep_anything = keep_anything_policy:KeepAnything\n"
+BROKEN = "broken_policy = keep_anything_broken:Nothing\n"
+
+
+def install_plugin(site_packages: Path, entry_points: str = ENTRY_POINTS) -> None:
+    """What installing the plugin's wheel writes: its modules and its dist-info."""
+    dist = site_packages / "keep_anything-1.0.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: keep-anything\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text(entry_points)
+    (site_packages / "keep_anything_policy.py").write_text(POLICY)
+    (site_packages / "keep_anything_broken.py").write_text("raise RuntimeError('cannot start')\n")
+
+
 @pytest.fixture
 def site(tmp_path: Path) -> Iterator[Path]:
     """A folder on sys.path holding a distribution that registers two keep policies."""
     folder = tmp_path / "site"
-    dist = folder / "keep_anything-1.0.dist-info"
-    dist.mkdir(parents=True)
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: keep-anything\nVersion: 1.0\n")
-    (dist / "entry_points.txt").write_text(
-        "[autoresearch.policies]\nkeep_anything = keep_anything_policy:KeepAnything\n"
-        "broken_policy = keep_anything_broken:Nothing\n"
-    )
-    (folder / "keep_anything_policy.py").write_text(POLICY)
-    (folder / "keep_anything_broken.py").write_text("raise RuntimeError('cannot start')\n")
+    install_plugin(folder, ENTRY_POINTS + BROKEN)
     sys.path.insert(0, str(folder))
     try:
         yield folder
@@ -99,3 +111,33 @@ def test_a_plugin_policy_that_fails_to_import_is_one_line(site: Path, repo: Repo
             "to load: RuntimeError: cannot start"
         )
         assert h.run.iteration == 0 and h.paths.candidate.exists()  # nothing was recorded
+
+
+def test_a_plugin_installed_in_a_fresh_venv_is_run_by_the_cli(tmp_path: Path, repo: Repo) -> None:
+    """`autoresearch run` from a new virtual environment that sees autoresearch (as this
+    interpreter does) and has the plugin installed: the run keeps what the plugin decides."""
+    home = tmp_path / "venv"
+    venv.create(home, with_pip=False)
+    python = str(home / "bin" / "python")
+    where = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    site_packages = Path(subprocess.check_output([python, "-c", where], text=True).strip())
+    ours = sysconfig.get_paths()["purelib"]  # autoresearch and its dependencies, as installed
+    (site_packages / "host.pth").write_text(f"import site; site.addsitedir({ours!r})\n")
+    install_plugin(site_packages)
+    repo.mission(sandbox=policy_sandbox("keep_anything"))
+    agent = Path(__file__).parents[1] / "agents/fakes/cmd_agent.py"
+    done = subprocess.run(
+        [python, "-m", "autoresearch", "run", "missions/demo", "--agent",
+         f"cmd:{sys.executable} {agent}", "--max-iterations", "1", "--run-tag", "V1", "--json"],
+        cwd=repo.root, env={**os.environ, **GIT_ENV, "FAKE_PLAN": "worse"},
+        capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert (summary["keep_policy"], summary["counts"]) == ("keep_anything", {"keep": 1})
+    assert summary["last_kept_score"] == 0.5  # worse than the baseline's 1, and kept
+    last = json.loads(Path(summary["ledger_file"]).read_text())["entries"][-1]
+    assert (last["decision_reason"], last["keep_policy"]) == (
+        "the plugin keeps anything",
+        "keep_anything",
+    )
