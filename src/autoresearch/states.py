@@ -11,8 +11,6 @@ from collections.abc import Callable, Iterable
 from enum import StrEnum
 from typing import TypeVar
 
-from autoresearch import plugins
-
 T = TypeVar("T")
 
 
@@ -123,6 +121,9 @@ class KeepPolicy(StrEnum):
 
     @classmethod
     def _missing_(cls, value: object) -> KeepPolicy | None:
+        # imported here: importlib.metadata costs every command's start-up, a plugin's name few
+        from autoresearch import plugins
+
         if not isinstance(value, str) or value not in plugins.discover(plugins.POLICIES):
             return None  # Enum's own error: "'x' is not a valid KeepPolicy"
         made = str.__new__(cls, value)
@@ -132,6 +133,8 @@ class KeepPolicy(StrEnum):
     @classmethod
     def registered(cls) -> tuple[str, ...]:
         """Every name a run may be under: the built-ins, then each plugin's (sorted)."""
+        from autoresearch import plugins
+
         builtin = tuple(member.value for member in cls)
         found = plugins.discover(plugins.POLICIES)
         return (*builtin, *sorted(set(found) - set(builtin)))
