@@ -185,11 +185,7 @@ class Sequential:
             return Request(Need.CANDIDATE)
         incumbent = [*seen.situation.incumbent, *_scores(tested, Need.INCUMBENT)]
         if not tested[-1].usable:
-            failed, last = tested[-1], tested[-1].need
-            decision = sequential_decision(
-                Action.DISCARD, _notes(tested), failed.result, last is Need.INCUMBENT
-            )
-            return Final(decision, True, statistics.fmean(incumbent))
+            return _failed(tested, incumbent)
         candidate = [*seen.situation.candidate, *_scores(tested, Need.CANDIDATE)]
         known, spread = seen.situation, tested[-1].spread
         fresh = len(seen.taken(Need.INCUMBENT))
@@ -212,6 +208,15 @@ class Sequential:
         if not first or not first[0].usable:
             return False
         return known.noise.sequential(known.spread.sd)
+
+
+def _failed(tested: list[Reading], incumbent: list[float]) -> Final:
+    """A later reading failed: the candidate goes as if its first had, and a failed reading of
+    the incumbent leaves nothing to compare with; the incumbent stays at its mean."""
+    failed = tested[-1]
+    on_incumbent = failed.need is Need.INCUMBENT
+    decision = sequential_decision(Action.DISCARD, _notes(tested), failed.result, on_incumbent)
+    return Final(decision, True, statistics.fmean(incumbent))
 
 
 def _confirmed(
