@@ -123,7 +123,9 @@ class Observations:
 
 @runtime_checkable
 class Policy(Protocol):
-    """A keep policy: what it needs next, or its decision. It must do no I/O."""
+    """A keep policy: what it needs next, or its decision. It must do no I/O and keep no
+    state: one object answers for every candidate of a process, and everything it may
+    decide on is in the observations it is shown."""
 
     def next(self, seen: Observations) -> Request | Final: ...
 

@@ -264,9 +264,22 @@ def _process(
         return _record(
             h, it, harness_changed(touched), None, KEEPS_RUN, sha, safety_checked=checked
         )
-    rule = policies.policy(run.keep_policy)  # a plugin that fails to load records nothing
-    record.start_evaluation(h, it)
     commit = str(artifact.candidate_commit)  # validated: a candidate names its commit
+    return _measured(h, it, commit, sha, should_cancel, first)
+
+
+def _measured(
+    h: RunHandle,
+    it: IterationRecord,
+    commit: str,
+    sha: str | None,
+    should_cancel: Callable[[], bool] | None,
+    first: EvaluationRecord | None,
+) -> StepResult:
+    """A candidate judged by the run's keep policy: the readings and checks it asks for are
+    taken (supervisor/measure.judge), then recorded with its decision in one transaction."""
+    rule = policies.policy(h.run.keep_policy)  # a plugin that fails to load records nothing
+    record.start_evaluation(h, it)
     judged = measure.judge(h, rule, it.iteration, commit, first, should_cancel)
     decision = judged.final.decision
     changes = record.RunChanges(latest_candidate_commit=commit)
