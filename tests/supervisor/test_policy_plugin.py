@@ -42,12 +42,19 @@ POLICY = textwrap.dedent(
                 return Request(Need.CHECKS)
             kept = Decision(DecisionKind.KEEP, "the plugin keeps anything")
             return Final(kept, rescore=True, kept_score=first[0].result.score)
+
+    class NeverDecides:
+        def next(self, seen):
+            return Request(Need.CANDIDATE)
     """
 )
 
 
 ENTRY_POINTS = "[autoresearch.policies]\nkeep_anything = keep_anything_policy:KeepAnything\n"
-BROKEN = "broken_policy = keep_anything_broken:Nothing\n"
+BROKEN = (
+    "broken_policy = keep_anything_broken:Nothing\n"
+    "never_decides = keep_anything_policy:NeverDecides\n"
+)
 
 
 def install_plugin(site_packages: Path, entry_points: str = ENTRY_POINTS) -> None:
@@ -83,7 +90,7 @@ def test_a_plugin_policy_is_named_in_the_error_and_accepted(site: Path) -> None:
         sb.parse_sandbox(policy_sandbox("nope"))
     assert str(refused.value) == (
         "sandbox.md frontmatter evaluator.keep_policy must be one of: score_improvement, "
-        "pass_only, broken_policy, keep_anything."
+        "pass_only, broken_policy, keep_anything, never_decides."
     )
     assert sb.parse_sandbox(policy_sandbox("keep_anything")).evaluator.keep_policy == (
         "keep_anything"
@@ -141,3 +148,16 @@ def test_a_plugin_installed_in_a_fresh_venv_is_run_by_the_cli(tmp_path: Path, re
         "the plugin keeps anything",
         "keep_anything",
     )
+
+
+def test_a_plugin_policy_that_never_decides_is_stopped(site: Path, repo: Repo) -> None:
+    noise = "noise:\n  mode: sequential\n  max_evals: 3\n  confirm: 1\n"
+    sandbox = sandbox_text(extra="  keep_policy: never_decides\n" + noise)
+    with prepare(repo.mission(sandbox=sandbox), run_tag="END") as h:
+        submit(h, {"value.txt": "5\n"})
+        with pytest.raises(ContractError) as refused:
+            step(h)
+        assert str(refused.value) == (
+            "keep policy 'never_decides' asked for over 8 readings of one candidate without "
+            "deciding; fix or uninstall the plugin that provides it"
+        )

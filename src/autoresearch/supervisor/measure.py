@@ -95,12 +95,29 @@ def situation(h: RunHandle, found: estimates.RunReadings, commit: str) -> Situat
     )
 
 
+def readings_allowed(h: RunHandle) -> int:
+    """The most readings a policy may ask of one candidate: twice what the built-in test can
+    take (its cap, then its confirmations), so that a plugin that never decides ends."""
+    return 2 * (h.noise.max_evals + h.noise.confirm)
+
+
 def _carry_out(m: _Measuring, asked: Request, seen: Observations) -> Observations:
+    _refuse_endless(m, asked, seen)
     if asked.need is Need.CHECKS:
         failure = record.run_checks(m.h, m.iteration, m.should_cancel)
         return replace(seen, checks=Checks(failure, str(m.h.paths.checks_log(m.iteration))))
     taken = tuple(_reading(m, asked.need) for _ in range(max(asked.count, 1)))
     return replace(seen, readings=(*seen.readings, *taken))
+
+
+def _refuse_endless(m: _Measuring, asked: Request, seen: Observations) -> None:
+    again = asked.need is Need.CHECKS and seen.checks is not None
+    if again or len(m.readings) + max(asked.count, 1) > readings_allowed(m.h):
+        what = "the checks twice" if again else f"over {readings_allowed(m.h)} readings"
+        raise ContractError(
+            f"keep policy {str(m.h.run.keep_policy)!r} asked for {what} of one candidate "
+            "without deciding; fix or uninstall the plugin that provides it"
+        )
 
 
 def _reading(m: _Measuring, need: Need) -> Reading:
@@ -123,7 +140,7 @@ def _evaluate(m: _Measuring, need: Need) -> tuple[str, EvaluationRecord]:
     kept = h.run.last_kept_commit
     if kept is None:
         raise ContractError(
-            f"keep policy {h.run.keep_policy!r} asked for a reading of the incumbent, "
+            f"keep policy {str(h.run.keep_policy)!r} asked for a reading of the incumbent, "
             "but the run has kept no commit"
         )
     tree = incumbent_checkout(h, kept)
