@@ -108,18 +108,6 @@ def test_a_run_under_a_plugin_policy_keeps_what_it_decides(site: Path, repo: Rep
         assert run is not None and run.keep_policy == "keep_anything"
 
 
-def test_a_plugin_policy_that_fails_to_import_is_one_line(site: Path, repo: Repo) -> None:
-    with prepare(repo.mission(sandbox=policy_sandbox("broken_policy")), run_tag="BRK") as h:
-        submit(h, {"value.txt": "5\n"})
-        with pytest.raises(ContractError) as refused:
-            step(h)
-        assert str(refused.value) == (
-            "plugin 'broken_policy' (keep_anything_broken:Nothing from keep-anything) failed "
-            "to load: RuntimeError: cannot start"
-        )
-        assert h.run.iteration == 0 and h.paths.candidate.exists()  # nothing was recorded
-
-
 def test_a_plugin_installed_in_a_fresh_venv_is_run_by_the_cli(tmp_path: Path, repo: Repo) -> None:
     """`autoresearch run` from a new virtual environment that sees autoresearch (as this
     interpreter does) and has the plugin installed: the run keeps what the plugin decides."""
@@ -150,14 +138,28 @@ def test_a_plugin_installed_in_a_fresh_venv_is_run_by_the_cli(tmp_path: Path, re
     )
 
 
-def test_a_plugin_policy_that_never_decides_is_stopped(site: Path, repo: Repo) -> None:
-    noise = "noise:\n  mode: sequential\n  max_evals: 3\n  confirm: 1\n"
-    sandbox = sandbox_text(extra="  keep_policy: never_decides\n" + noise)
-    with prepare(repo.mission(sandbox=sandbox), run_tag="END") as h:
+NOISE = "noise:\n  mode: sequential\n  max_evals: 3\n  confirm: 1\n"
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("broken_policy", "plugin 'broken_policy' (keep_anything_broken:Nothing from "
+         "keep-anything) failed to load: RuntimeError: cannot start"),
+        ("never_decides", "keep policy 'never_decides' asked for over 8 readings of one "
+         "candidate without deciding; fix or uninstall the plugin that provides it"),
+    ],
+)  # fmt: skip
+def test_a_plugin_policy_that_cannot_decide_is_one_line(
+    site: Path, repo: Repo, name: str, message: str
+) -> None:
+    """One that fails to import records nothing; one that asks for readings without end is
+    stopped (max_evals 3 and confirm 1 allow 8)."""
+    sandbox = sandbox_text(extra=f"  keep_policy: {name}\n{NOISE}")
+    with prepare(repo.mission(sandbox=sandbox), run_tag="BAD") as h:
         submit(h, {"value.txt": "5\n"})
         with pytest.raises(ContractError) as refused:
             step(h)
-        assert str(refused.value) == (
-            "keep policy 'never_decides' asked for over 8 readings of one candidate without "
-            "deciding; fix or uninstall the plugin that provides it"
-        )
+        assert str(refused.value) == message
+        if name == "broken_policy":
+            assert h.run.iteration == 0 and h.paths.candidate.exists()  # nothing recorded
