@@ -111,10 +111,33 @@ class ExecutorKind(StrEnum):
 
 
 class KeepPolicy(StrEnum):
-    """How a run decides to keep a candidate (sandbox.md `evaluator.keep_policy`, §3)."""
+    """How a run decides to keep a candidate (sandbox.md `evaluator.keep_policy`, §3): the
+    built-ins are its members; the name of a keep policy a plugin registers (an entry point
+    of `autoresearch.policies`) is a value too, made when it is first read (`_missing_`), so a
+    run under it is stored and read like any other. Iterating gives the built-ins only."""
 
     SCORE_IMPROVEMENT = "score_improvement"  # the default: a better score than the kept one
     PASS_ONLY = "pass_only"  # whatever the evaluator passes
+
+    @classmethod
+    def _missing_(cls, value: object) -> KeepPolicy | None:
+        # imported here: importlib.metadata costs every command's start-up, a plugin's name few
+        from autoresearch import plugins
+
+        if not isinstance(value, str) or value not in plugins.discover(plugins.POLICIES):
+            return None  # Enum's own error: "'x' is not a valid KeepPolicy"
+        made = str.__new__(cls, value)
+        made._name_, made._value_ = value, value
+        return cls._value2member_map_.setdefault(value, made)  # type: ignore[return-value]
+
+    @classmethod
+    def registered(cls) -> tuple[str, ...]:
+        """Every name a run may be under: the built-ins, then each plugin's (sorted)."""
+        from autoresearch import plugins
+
+        builtin = tuple(member.value for member in cls)
+        found = plugins.discover(plugins.POLICIES)
+        return (*builtin, *sorted(set(found) - set(builtin)))
 
 
 class EvalFormat(StrEnum):

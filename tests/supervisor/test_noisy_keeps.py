@@ -12,6 +12,7 @@ import pytest
 from sup_helpers import submit_and_step
 
 from autoresearch.decide import (
+    REASON_CHECKS_FAILED,
     REASON_INCUMBENT_FAILED,
     REASON_NOT_BETTER,
     REASON_SIGNIFICANT,
@@ -162,3 +163,24 @@ def test_mode_single_is_exactly_the_single_reading_rule(
         assert len(rows(h, 1)) == 1
         expected = "keep" if rows(h, 1)[0][3] > first else "discard"
         assert result.decision == expected
+
+
+def test_a_candidate_that_fails_its_checks_spends_no_confirmation_reading(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Checks are asked for before confirmations: a clear improvement the test accepts but
+    whose checks fail costs no confirmation reading, and the incumbent stays as it was."""
+    monkeypatch.setenv("NOISE_STATE", str(tmp_path / "noise-counter"))
+    repo.write("scripts/noisy.py", NOISY_EVAL)
+    repo.write("scripts/check.sh", 'test "$(cat value.txt)" != 10 || exit 1\n')
+    repo.write("value.txt", "0\n")
+    sandbox = sandbox_text("python3 scripts/noisy.py", extra="checks: sh scripts/check.sh\n")
+    with prepare(repo.mission(sandbox=sandbox), run_tag="NCHK") as h:
+        result = submit_and_step(h, {"value.txt": "10\n"})
+        assert (result.decision, result.decision_reason) == ("discard", REASON_CHECKS_FAILED)
+        roles = [r[1] for r in rows(h, 1)]
+        assert "confirm" not in roles and "incumbent" in roles
+        # the incumbent stays, reported at the mean of its readings, fresh ones included
+        assert h.run.last_kept_score == pytest.approx(
+            statistics.fmean(r[3] for r in rows(h) if r[1] in ("baseline", "incumbent"))
+        )

@@ -21,7 +21,7 @@ from autoresearch.noise import NoiseMode, NoisePolicy
 from autoresearch.paths import slug
 from autoresearch.states import MISSION_DEFAULT_DIRECTION, Direction, EvalFormat, KeepPolicy
 
-KEEP_POLICIES = tuple(KeepPolicy)
+KEEP_POLICIES = tuple(KeepPolicy)  # the built-ins, in supervisor.md §2's order
 FORMATS = tuple(EvalFormat)
 DIRECTIONS = tuple(Direction)
 DEFAULT_TIMEOUT_SECONDS = 3600.0
@@ -345,8 +345,9 @@ def parse_evaluator(block: object) -> EvaluatorSpec:
     if not isinstance(block, dict):
         raise ContractError(MSG_NO_EVALUATOR)
     policy = _normalized(block.get("keep_policy", KeepPolicy.SCORE_IMPROVEMENT))
-    if policy not in KEEP_POLICIES:
-        raise ContractError(MSG_BAD_POLICY.format(policies=", ".join(KEEP_POLICIES)))
+    # a plugin's policy is known by its entry point (states.KeepPolicy), the built-ins first
+    if policy not in KEEP_POLICIES and policy not in (known := KeepPolicy.registered()):
+        raise ContractError(MSG_BAD_POLICY.format(policies=", ".join(known)))
     command = block.get("command")
     if not isinstance(command, str) or not command.strip():
         raise ContractError(MSG_NO_COMMAND)

@@ -127,9 +127,13 @@ def row_key(keys: Sequence[str], values: Sequence[object]) -> str:
     return ", ".join(f"{k}={v}" for k, v in zip(keys, values, strict=True))
 
 
-def _outside(domain: Domain) -> tuple[str, list[str]]:
-    """The SQL condition "this row's value is outside the domain", and its parameters."""
+def _outside(domain: Domain, plugins_too: bool = False) -> tuple[str, list[str]]:
+    """The SQL condition "this row's value is outside the domain", and its parameters. With
+    `plugins_too`, a keep policy may also be one a plugin registered (asked only once a value
+    is outside the built-ins: reading the installed metadata costs more than the scan)."""
     allowed = [member.value for member in domain.values]
+    if plugins_too and domain.values is KeepPolicy:
+        allowed = list(KeepPolicy.registered())
     column = _quoted(domain.column)
     # `typeof` too: an integer 1 is not the text '1' of a member
     marks = ", ".join("?" for _ in allowed)
@@ -157,6 +161,7 @@ def enum_problems(conn: sqlite3.Connection, limit: int = SHOWN) -> tuple[list[Ba
             f"SELECT 1 FROM {_quoted(table)} WHERE {anywhere} LIMIT 1", params
         ).fetchone():
             continue
+        tests = [_outside(d, plugins_too=True) for d in here]
         picked = ", ".join(_quoted(k) for k in keys)
         for domain, (condition, allowed) in zip(here, tests, strict=True):
             sql = f"FROM {_quoted(table)} WHERE {condition}"

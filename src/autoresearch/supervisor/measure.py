@@ -1,121 +1,150 @@
-"""Several readings per iteration (trust.md): the sequential test of a candidate against the
-incumbent, driven by noise.next_action.
+"""Carrying out a keep policy's requests (policies.py): readings of the candidate in the run's
+worktree, of the incumbent (the last kept commit) in a scratch checkout outside it, so the
+agent's tree is never moved, the candidate's checks and its confirmation readings.
 
-The candidate is measured in the run's worktree; the incumbent (the last kept commit) in a
-scratch checkout outside it, so the agent's tree is never moved. Readings are kept in memory
-and written with the decision in one transaction: an iteration interrupted half-way is rolled
-back whole and measured again, never half-counted.
+Readings are kept in memory and written with the decision in one transaction: an iteration
+interrupted half-way is rolled back whole and measured again, never half-counted.
 """
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from autoresearch import git
-from autoresearch.decide import Decision, sequential_decision
+from autoresearch.errors import ContractError
 from autoresearch.evaluate import EvaluationRecord
-from autoresearch.noise import (
-    Action,
-    Role,
-    Spread,
-    Verdict,
-    confirmations,
-    mean_interval,
-    next_action,
+from autoresearch.noise import Role
+from autoresearch.policies import (
+    Checks,
+    Final,
+    Need,
+    Observations,
+    Policy,
+    Reading,
+    Request,
+    Situation,
 )
 from autoresearch.repo_state import link_shared_paths
-from autoresearch.states import EvalStatus, KeepPolicy
 from autoresearch.supervisor import estimates, record
 from autoresearch.supervisor.handle import RunHandle
 
+ROLES = {Need.CANDIDATE: Role.CANDIDATE, Need.INCUMBENT: Role.INCUMBENT, Need.CONFIRM: Role.CONFIRM}
+
 
 @dataclass
-class Measured:
-    """What the readings of one iteration decided."""
+class Judged:
+    """What a policy decided of one candidate, and the readings it took to decide."""
 
-    decision: Decision
+    final: Final
     readings: list[record.Reading] = field(default_factory=list)
-    kept_score: float | None = None  # the reference mean of whatever is kept afterwards
-    incumbent_score: float | None = None  # the incumbent's, should the keep be refused
+
+    @property
+    def evaluation(self) -> EvaluationRecord | None:
+        """The candidate's first reading: the iteration's own evaluation."""
+        return next((r for role, _, r in self.readings if role == Role.CANDIDATE), None)
 
 
-def _usable(r: EvaluationRecord) -> bool:
-    return r.status == EvalStatus.PASS and r.score is not None
+@dataclass
+class _Measuring:
+    """One candidate's measurement under way: the run's readings, this iteration's."""
+
+    h: RunHandle
+    iteration: int
+    commit: str
+    found: estimates.RunReadings
+    should_cancel: Callable[[], bool] | None
+    first: EvaluationRecord | None
+    readings: list[record.Reading] = field(default_factory=list)
+    # this iteration's passing readings by commit, until they are recorded with the decision
+    taken: dict[str, list[float]] = field(default_factory=dict)
 
 
-def applies(h: RunHandle, first: EvaluationRecord) -> bool:
-    """Whether this candidate goes through the sequential test (else the single rule)."""
-    if h.run.keep_policy != KeepPolicy.SCORE_IMPROVEMENT or h.run.last_kept_score is None:
-        return False
-    if not _usable(first) or h.run.last_kept_commit is None:
-        return False
-    found = estimates.RunReadings.load(h.journal, h.run)
-    return h.noise.sequential(found.spread.sd) and bool(found.scores(h.run.last_kept_commit))
-
-
-def measure(
+def judge(
     h: RunHandle,
+    rule: Policy,
     iteration: int,
-    candidate_commit: str,
-    first: EvaluationRecord,
+    commit: str,
+    first: EvaluationRecord | None = None,
     should_cancel: Callable[[], bool] | None = None,
-) -> Measured:
-    """Measure until the test decides; then confirm a keep with fresh readings."""
-    policy, direction = h.noise, h.run.direction
-    kept = str(h.run.last_kept_commit)
+) -> Judged:
+    """Ask the run's keep policy `rule` until it decides, carrying out each of its requests
+    (`first`: the candidate's reading a lane took already, the answer to its first request of
+    one)."""
     found = estimates.RunReadings.load(h.journal, h.run)
-    incumbent = found.scores(kept)
-    # this iteration's readings, by commit, until they are recorded with the decision
-    taken: dict[str, list[float]] = {candidate_commit: [], kept: []}
-    candidate = [*found.scores_all(candidate_commit), float(first.score or 0.0)]
-    taken[candidate_commit].append(candidate[-1])
-    readings: list[record.Reading] = [(Role.CANDIDATE, candidate_commit, first)]
-    fresh = 0
+    measuring = _Measuring(h, iteration, commit, found, should_cancel, first)
+    seen = Observations(situation(h, found, commit))
     while True:
-        spread = found.spread_with(taken)
-        verdict = next_action(policy, direction, spread, incumbent, candidate, fresh)
-        if verdict.final:
-            break
-        on_incumbent = verdict.action is Action.MEASURE_INCUMBENT
-        if on_incumbent:
-            tree = incumbent_checkout(h, kept)
-            reading = record.evaluate(h, iteration, should_cancel, tree=tree, commit=kept)
-            readings.append((Role.INCUMBENT, kept, reading))
-        else:
-            reading = record.evaluate(h, iteration, should_cancel, commit=candidate_commit)
-            readings.append((Role.CANDIDATE, candidate_commit, reading))
-        if not _usable(reading):
-            decision = sequential_decision(
-                verdict.action, _notes(readings), reading.summary(), on_incumbent
-            )
-            return Measured(decision, readings, *[statistics.fmean(incumbent)] * 2)
-        score = float(reading.score or 0.0)
-        if on_incumbent:
-            incumbent.append(score)
-            taken[kept].append(score)
-            fresh += 1
-        else:
-            candidate.append(score)
-            taken[candidate_commit].append(score)
-    notes = _notes(readings, verdict, spread)
-    standing = incumbent
-    if verdict.action is Action.KEEP:
-        confirmed: list[float] = []
-        for _ in range(confirmations(policy, spread)):
-            reading = record.evaluate(h, iteration, should_cancel, commit=candidate_commit)
-            readings.append((Role.CONFIRM, candidate_commit, reading))
-            if _usable(reading):
-                confirmed.append(float(reading.score or 0.0))
-                taken[candidate_commit].append(confirmed[-1])
-        # no usable confirmation: the deciding readings are all there is to report
-        standing = confirmed or candidate
-    interval = mean_interval(standing, found.spread_with(taken))
-    notes = (*notes, f"kept commit now at {interval.text()}")
-    decision = sequential_decision(verdict.action, notes)
-    return Measured(decision, readings, interval.mean, statistics.fmean(incumbent))
+        answer = rule.next(seen)
+        if isinstance(answer, Final):
+            return Judged(answer, measuring.readings)
+        seen = _carry_out(measuring, answer, seen)
+
+
+def situation(h: RunHandle, found: estimates.RunReadings, commit: str) -> Situation:
+    """What the run knows before the candidate `commit` is measured."""
+    kept = h.run.last_kept_commit
+    return Situation(
+        direction=h.run.direction,
+        last_kept_score=h.run.last_kept_score,
+        noise=h.noise,
+        spread=found.spread,
+        incumbent=tuple(found.scores(kept)) if kept else (),
+        candidate=tuple(found.scores_all(commit)),
+    )
+
+
+def readings_allowed(h: RunHandle) -> int:
+    """The most readings a policy may ask of one candidate: twice what the built-in test can
+    take (its cap, then its confirmations), so that a plugin that never decides ends."""
+    return 2 * (h.noise.max_evals + h.noise.confirm)
+
+
+def _carry_out(m: _Measuring, asked: Request, seen: Observations) -> Observations:
+    _refuse_endless(m, asked, seen)
+    if asked.need is Need.CHECKS:
+        failure = record.run_checks(m.h, m.iteration, m.should_cancel)
+        return replace(seen, checks=Checks(failure, str(m.h.paths.checks_log(m.iteration))))
+    taken = tuple(_reading(m, asked.need) for _ in range(max(asked.count, 1)))
+    return replace(seen, readings=(*seen.readings, *taken))
+
+
+def _refuse_endless(m: _Measuring, asked: Request, seen: Observations) -> None:
+    again = asked.need is Need.CHECKS and seen.checks is not None
+    if again or len(m.readings) + max(asked.count, 1) > readings_allowed(m.h):
+        what = "the checks twice" if again else f"over {readings_allowed(m.h)} readings"
+        raise ContractError(
+            f"keep policy {str(m.h.run.keep_policy)!r} asked for {what} of one candidate "
+            "without deciding; fix or uninstall the plugin that provides it"
+        )
+
+
+def _reading(m: _Measuring, need: Need) -> Reading:
+    """One reading `need` asks for, kept with the run's pooled spread as of it."""
+    commit, result = _evaluate(m, need)
+    m.readings.append((ROLES[need], commit, result))
+    taken = Reading(need, result.summary())
+    if taken.usable:
+        m.taken.setdefault(commit, []).append(taken.score)
+    return replace(taken, spread=m.found.spread_with(m.taken))
+
+
+def _evaluate(m: _Measuring, need: Need) -> tuple[str, EvaluationRecord]:
+    h, iteration, cancel = m.h, m.iteration, m.should_cancel
+    if need is not Need.INCUMBENT:
+        if m.first is not None:  # a lane's reading answers the first request of one
+            first, m.first = m.first, None
+            return m.commit, first
+        return m.commit, record.evaluate(h, iteration, cancel, commit=m.commit)
+    kept = h.run.last_kept_commit
+    if kept is None:
+        raise ContractError(
+            f"keep policy {str(h.run.keep_policy)!r} asked for a reading of the incumbent, "
+            "but the run has kept no commit"
+        )
+    tree = incumbent_checkout(h, kept)
+    return kept, record.evaluate(h, iteration, cancel, tree=tree, commit=kept)
 
 
 def incumbent_checkout(h: RunHandle, commit: str) -> Path:
@@ -139,19 +168,3 @@ def scratch_checkout(h: RunHandle, tree: Path, commit: str) -> Path:
     git.clean_untracked(tree, keep=h.links)
     link_shared_paths(h.repo.repo_root, tree, h.links)
     return tree
-
-
-def _notes(
-    readings: list[record.Reading], verdict: Verdict | None = None, spread: Spread | None = None
-) -> tuple[str, ...]:
-    counts = {role: sum(1 for r, _, _ in readings if r == role) for role in Role}
-    line = (
-        f"readings: {counts[Role.CANDIDATE]} candidate, {counts[Role.INCUMBENT]} incumbent "
-        "(this iteration)"
-    )
-    if verdict is None or verdict.difference is None or spread is None:
-        return (line,)
-    stats = f"difference {verdict.difference:+.4g} (better is +), spread {spread.sd:.3g}"
-    if verdict.llr is not None:
-        stats += f", log likelihood ratio {verdict.llr:.2f}"
-    return (line, stats)

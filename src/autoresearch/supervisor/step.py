@@ -10,17 +10,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from autoresearch import failpoints, git
+from autoresearch import failpoints, git, policies
 from autoresearch.contracts import candidate as cand
 from autoresearch.contracts.agent_record import AgentRecord
 from autoresearch.contracts.candidate import ArtifactError, CandidateArtifact
 from autoresearch.contracts.json_input import load_json
 from autoresearch.decide import (
     Decision,
-    checks_failed,
     decide,
     harness_changed,
-    kept_score_after,
     touched_sealed,
     unchanged_candidate,
     validation_failure,
@@ -29,7 +27,7 @@ from autoresearch.errors import RefusedError
 from autoresearch.evaluate import EvaluationRecord
 from autoresearch.journal import runs
 from autoresearch.journal.runs import IterationRecord
-from autoresearch.noise import Interval, Role
+from autoresearch.noise import Interval
 from autoresearch.states import ArtifactStatus, DecisionKind, IterationKind, Phase, RunStatus
 from autoresearch.supervisor import estimates, measure, record, sync
 from autoresearch.supervisor.finalize import honour_stop_request
@@ -266,40 +264,34 @@ def _process(
         return _record(
             h, it, harness_changed(touched), None, KEEPS_RUN, sha, safety_checked=checked
         )
+    commit = str(artifact.candidate_commit)  # validated: a candidate names its commit
+    return _measured(h, it, commit, sha, should_cancel, first)
+
+
+def _measured(
+    h: RunHandle,
+    it: IterationRecord,
+    commit: str,
+    sha: str | None,
+    should_cancel: Callable[[], bool] | None,
+    first: EvaluationRecord | None,
+) -> StepResult:
+    """A candidate judged by the run's keep policy: the readings and checks it asks for are
+    taken (supervisor/measure.judge), then recorded with its decision in one transaction."""
+    rule = policies.policy(h.run.keep_policy)  # a plugin that fails to load records nothing
     record.start_evaluation(h, it)
-    commit = artifact.candidate_commit
-    evaluation = first or record.evaluate(h, it.iteration, should_cancel, commit=commit)
-    incumbent_score = run.last_kept_score
+    judged = measure.judge(h, rule, it.iteration, commit, first, should_cancel)
+    decision = judged.final.decision
     changes = record.RunChanges(latest_candidate_commit=commit)
-    readings: list[record.Reading] = [(Role.CANDIDATE, commit, evaluation)]
-    if commit is not None and measure.applies(h, evaluation):
-        measured = measure.measure(h, it.iteration, commit, evaluation, should_cancel)
-        decision, readings = measured.decision, measured.readings
-        changes = changes.scored(measured.kept_score)
-        incumbent_score = measured.incumbent_score
-    else:
-        decision = decide(
-            run.keep_policy,
-            spec.direction,
-            run.last_kept_score,
-            ArtifactStatus.CANDIDATE,
-            evaluation.summary(),
-        )
-        if decision.keep:
-            changes = changes.scored(
-                kept_score_after(decision, evaluation.summary(), run.last_kept_score)
-            )
-    failed = decision.keep and record.run_checks(h, it.iteration, should_cancel)
-    if failed:
-        decision = checks_failed(failed, str(h.paths.checks_log(it.iteration)))
-        changes = changes.scored(incumbent_score)
+    if judged.final.rescore:
+        changes = changes.scored(judged.final.kept_score)
     checked = decision.reset and _refuse_unsafe_reset(h, it)
     if decision.keep:
         changes = replace(changes, last_kept_commit=commit)
     # the validated candidate is the worktree HEAD: the reset needs not ask git for it
     return _record(
-        h, it, decision, evaluation, changes, sha, exists=True,
-        head=commit, safety_checked=checked, readings=readings,
+        h, it, decision, judged.evaluation, changes, sha, exists=True,
+        head=commit, safety_checked=checked, readings=judged.readings,
     )  # fmt: skip
 
 
