@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from autoresearch.errors import ContractError
 from autoresearch.states import Isolation, TaskKind
 
 DEFAULT_AGENT = "claude"
@@ -20,6 +21,37 @@ MAX_PROMPT_CHARS = 200_000
 MAX_CHECKS = 20
 MAX_ALLOWED_DIRS = 20
 MAX_SCOPE_PATHS = 200
+# The source's request shapes (ide-super-worker), accepted verbatim: its policy version and
+# the one Claude Code permission mode a job runs with.
+POLICY_VERSION = 1
+PERMISSION_MODE = "acceptEdits"
+
+
+def check_policy_version(version: int | None) -> None:
+    """Refuse a `verification_policy.version` other than the one this contract speaks."""
+    if version is not None and version != POLICY_VERSION:
+        raise ContractError(
+            f"verification_policy.version {version} is not supported: use "
+            f"{POLICY_VERSION} or leave it out"
+        )
+
+
+def check_permission_mode(mode: str | None) -> None:
+    """Refuse a permission mode other than the one every job's claude session runs with."""
+    if mode is not None and mode != PERMISSION_MODE:
+        raise ContractError(
+            f"permission_mode {mode} is not supported: jobs run with {PERMISSION_MODE} "
+            "(leave it out)"
+        )
+
+
+def check_timeout(label: str, seconds: float | None, milliseconds: float | None) -> float:
+    """A check's timeout in seconds, given in either unit (the source's is `timeout_ms`)."""
+    if seconds is not None and milliseconds is not None:
+        raise ContractError(f"check {label!r}: give timeout_ms or timeout_seconds, not both")
+    if milliseconds is not None:
+        return milliseconds / 1000
+    return DEFAULT_CHECK_TIMEOUT_SECONDS if seconds is None else seconds
 
 
 @dataclass(frozen=True)
@@ -67,6 +99,8 @@ class JobRequest:
     max_turns: int | None = None
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
     include_diff: bool = False
+    policy_version: int | None = None  # verification_policy.version, checked, not stored
+    permission_mode: str | None = None  # checked, not stored: every job runs acceptEdits
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from autoresearch.worker.model import (
     JobRequest,
     ScopeSpec,
     TaskKind,
+    check_timeout,
 )
 from autoresearch.worker.view import JobView, render, render_list
 
@@ -45,6 +46,9 @@ class _Shape(BaseModel):
 
 
 class VerificationPolicy(_Shape):
+    version: int | None = Field(
+        default=None, description="1 (the source's shape); any other version is refused."
+    )
     task_kind: Literal["read_only", "modifying"] = Field(
         description="read_only: the job must change no file; modifying: it must change files "
         "inside scoped_patch and pass the checks."
@@ -63,9 +67,21 @@ class ScopedPatch(_Shape):
 class CheckInput(_Shape):
     command: str = Field(min_length=1, description="Shell command run in the job's directory.")
     name: str = Field(default="", max_length=200)
-    timeout_seconds: float = Field(
-        default=DEFAULT_CHECK_TIMEOUT_SECONDS, gt=0, le=MAX_TIMEOUT_SECONDS
+    timeout_seconds: float | None = Field(
+        default=None,
+        gt=0,
+        le=MAX_TIMEOUT_SECONDS,
+        description=f"Default {DEFAULT_CHECK_TIMEOUT_SECONDS:g}.",
     )
+    timeout_ms: int | None = Field(
+        default=None, gt=0, le=int(MAX_TIMEOUT_SECONDS * 1000), description="Or in milliseconds."
+    )
+
+    def spec(self) -> CheckSpec:
+        label = self.name or self.command
+        return CheckSpec(
+            self.command, self.name, check_timeout(label, self.timeout_seconds, self.timeout_ms)
+        )
 
 
 class JobResult(_Shape):
@@ -188,6 +204,10 @@ class JobTools:
         include_diff: Annotated[
             bool, Field(description="Put a trimmed diff in the evidence.")
         ] = False,
+        permission_mode: Annotated[
+            str | None,
+            Field(description="acceptEdits (the only mode a job runs with), or leave it out."),
+        ] = None,
     ) -> Annotated[CallToolResult, JobOutput]:
         """Start a coding job for a background agent; returns its job_id at once (queued).
 
@@ -199,27 +219,35 @@ class JobTools:
         rejected. With isolation=worktree the result stays on its own branch until job_apply or
         job_discard. Poll with job_wait or job_get; job_cancel stops it.
         """
-        request = JobRequest(
-            prompt=prompt,
-            allowed_dirs=tuple(allowed_dirs or ()),
-            task_kind=None
-            if verification_policy is None
-            else TaskKind(verification_policy.task_kind),
-            agent=agent,
-            model=model,
-            scope=None
-            if scoped_patch is None
-            else ScopeSpec(tuple(scoped_patch.paths), scoped_patch.max_diff_bytes),
-            checks=tuple(CheckSpec(c.command, c.name, c.timeout_seconds) for c in checks or ()),
-            isolation=Isolation(isolation),
-            max_turns=max_turns,
-            timeout_seconds=timeout_seconds,
-            include_diff=include_diff,
-        )
         with tool_errors():
+            request = JobRequest(
+                prompt=prompt,
+                allowed_dirs=tuple(allowed_dirs or ()),
+                task_kind=None
+                if verification_policy is None
+                else TaskKind(verification_policy.task_kind),
+                agent=agent,
+                model=model,
+                scope=None
+                if scoped_patch is None
+                else ScopeSpec(tuple(scoped_patch.paths), scoped_patch.max_diff_bytes),
+                checks=tuple(c.spec() for c in checks or ()),
+                isolation=Isolation(isolation),
+                max_turns=max_turns,
+                timeout_seconds=timeout_seconds,
+                include_diff=include_diff,
+                policy_version=None if verification_policy is None else verification_policy.version,
+                permission_mode=permission_mode,
+            )
             return _out(jobs.start(self._root(), request))
 
-    def job_get(self, job_id: JobId) -> Annotated[CallToolResult, JobOutput]:
+    def job_get(
+        self,
+        job_id: JobId,
+        verbose: Annotated[
+            bool, Field(description="The source's flag; the answer is always the whole record.")
+        ] = False,
+    ) -> Annotated[CallToolResult, JobOutput]:
         """A job's state, its outcome.v1 verdict and compact evidence.
 
         outcome.status: running (queued or working), accepted, needs_evidence, failed,

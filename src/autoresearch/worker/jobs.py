@@ -39,6 +39,8 @@ from autoresearch.worker.model import (
     MAX_TIMEOUT_SECONDS,
     JobRequest,
     JobSpec,
+    check_permission_mode,
+    check_policy_version,
 )
 
 POLL_SECONDS = 0.2
@@ -60,6 +62,8 @@ def validate(repo_root: Path, req: JobRequest) -> JobSpec:
         raise ContractError(f"at most {MAX_CHECKS} checks and {MAX_ALLOWED_DIRS} allowed_dirs")
     if req.max_turns is not None and req.max_turns < 1:
         raise ContractError("max_turns must be at least 1")
+    check_policy_version(req.policy_version)
+    check_permission_mode(req.permission_mode)
     for check in req.checks:
         if not check.command.strip() or not 0 < check.timeout_seconds <= MAX_TIMEOUT_SECONDS:
             raise ContractError(f"check {check.label!r}: a command and a timeout in (0, 86400]")

@@ -20,6 +20,9 @@ from autoresearch.contracts.job import (
     JobRequest,
     JobSpec,
     ScopeSpec,
+    check_permission_mode,
+    check_policy_version,
+    check_timeout,
 )
 from autoresearch.contracts.job_result import CheckRun
 from autoresearch.states import Isolation, TaskKind
@@ -40,4 +43,7 @@ __all__ = [  # the job's contract and records are contracts/', its kinds states.
     "JobSpec",
     "ScopeSpec",
     "TaskKind",
+    "check_permission_mode",
+    "check_policy_version",
+    "check_timeout",
 ]
