@@ -15,6 +15,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -301,9 +302,10 @@ class Runner:
 def session_grants(spec: JobSpec) -> tuple[str, ...]:
     """Extra agent arguments so the session may run the job's own checks.
 
-    Claude Code in acceptEdits mode denies every Bash command nobody granted (a denial fails
-    the session); the checks are what the job will be judged by, so the agent may run exactly
-    those. Codex's workspace-write sandbox already lets it run commands in its directory.
+    Claude Code in acceptEdits mode denies every Bash command nobody granted; the checks are
+    what the job will be judged by, so the agent may run exactly those (Claude Code may still
+    refuse a command its rule syntax cannot hold: that denial is evidence, not a failure).
+    Codex's workspace-write sandbox already lets it run commands in its directory.
     """
     if spec.agent != "claude" or not spec.checks:
         return ()
@@ -311,9 +313,14 @@ def session_grants(spec: JobSpec) -> tuple[str, ...]:
 
 
 def _executor(result: AgentResult) -> Executor:
+    """How the session ended, judged apart from its permission denials: a session that ended
+    normally after a refused tool call did its work (or not: its checks, run by the worker,
+    say so). A denied check command must not fail a right change; the denials stay in the
+    record as evidence."""
     if result.cancelled or result.timed_out:
         return Executor.NOT_RUN
-    return Executor.FAILED if result.failed else Executor.PASSED
+    undenied = replace(result, usage=replace(result.usage, denials=[]))
+    return Executor.FAILED if undenied.failed else Executor.PASSED
 
 
 def _state_after_agent(result: AgentResult) -> JobState:
