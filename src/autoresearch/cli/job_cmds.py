@@ -22,6 +22,7 @@ from autoresearch.cli.common import (
     repo_root,
     say,
 )
+from autoresearch.contracts.job import SemanticGate
 from autoresearch.states import Isolation, TaskKind
 
 JSON_HELP = "Print one JSON object on stdout."
@@ -113,6 +114,13 @@ def _absolute(paths: tuple[str, ...]) -> tuple[str, ...]:
     help="Seconds the whole job may take.",
 )
 @click.option("--include-diff", is_flag=True, help="Put a trimmed diff in the evidence.")
+@click.option(
+    "--semantic-gate",
+    type=enum_choice(SemanticGate),
+    default=SemanticGate.OFF.value,
+    show_default=True,
+    help="A reviewer model judges the change against the prompt: warn or required (fails closed).",
+)
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.pass_context
 def start_cmd(
@@ -131,6 +139,7 @@ def start_cmd(
     max_turns: int | None,
     timeout: float,
     include_diff: bool,
+    semantic_gate: str,
     as_json: bool,
 ) -> None:
     """Start a job; prints its id at once (the job runs in the background).
@@ -158,6 +167,7 @@ def start_cmd(
         max_turns=max_turns,
         timeout_seconds=timeout,
         include_diff=include_diff,
+        semantic_gate=SemanticGate(semantic_gate),
     )
     view = jobs.start(repo_root(ctx), request)
     if as_json:

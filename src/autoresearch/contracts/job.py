@@ -8,6 +8,7 @@ Frozen dataclasses; dicts only at the JSON/SQL edge (`to_dict` / `from_dict`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from autoresearch.errors import ContractError
@@ -52,6 +53,15 @@ def check_timeout(label: str, seconds: float | None, milliseconds: float | None)
     if milliseconds is not None:
         return milliseconds / 1000
     return DEFAULT_CHECK_TIMEOUT_SECONDS if seconds is None else seconds
+
+
+class SemanticGate(StrEnum):
+    """Whether a dedicated reviewer model judges the job's change against its prompt: `warn`
+    reports its doubt beside the verdict, `required` fails closed on it."""
+
+    OFF = "off"
+    WARN = "warn"
+    REQUIRED = "required"
 
 
 @dataclass(frozen=True)
@@ -99,6 +109,7 @@ class JobRequest:
     max_turns: int | None = None
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
     include_diff: bool = False
+    semantic_gate: SemanticGate = SemanticGate.OFF
     policy_version: int | None = None  # verification_policy.version, checked, not stored
     permission_mode: str | None = None  # checked, not stored: every job runs acceptEdits
 
@@ -120,6 +131,7 @@ class JobSpec:
     max_turns: int | None
     timeout_seconds: float
     include_diff: bool
+    semantic_gate: SemanticGate = SemanticGate.OFF
 
     @property
     def cwd(self) -> str:
@@ -145,6 +157,7 @@ class JobSpec:
             "max_turns": self.max_turns,
             "timeout_seconds": self.timeout_seconds,
             "include_diff": self.include_diff,
+            "semantic_gate": self.semantic_gate.value,
         }
 
     @classmethod
@@ -165,4 +178,5 @@ class JobSpec:
             max_turns=data.get("max_turns"),
             timeout_seconds=float(data["timeout_seconds"]),
             include_diff=bool(data.get("include_diff")),
+            semantic_gate=SemanticGate(data.get("semantic_gate") or SemanticGate.OFF.value),
         )

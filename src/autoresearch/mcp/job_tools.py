@@ -32,6 +32,7 @@ from autoresearch.worker.model import (
     Isolation,
     JobRequest,
     ScopeSpec,
+    SemanticGate,
     TaskKind,
     check_timeout,
 )
@@ -208,6 +209,14 @@ class JobTools:
             str | None,
             Field(description="acceptEdits (the only mode a job runs with), or leave it out."),
         ] = None,
+        semantic_gate: Annotated[
+            Literal["off", "warn", "required"],
+            Field(
+                description="A dedicated reviewer model judges the change against the prompt "
+                "once the checks pass: warn adds semantic_warning, required fails closed "
+                "(semantic_failed; no verdict: needs_evidence)."
+            ),
+        ] = "off",
     ) -> Annotated[CallToolResult, JobOutput]:
         """Start a coding job for a background agent; returns its job_id at once (queued).
 
@@ -238,6 +247,7 @@ class JobTools:
                 include_diff=include_diff,
                 policy_version=None if verification_policy is None else verification_policy.version,
                 permission_mode=permission_mode,
+                semantic_gate=SemanticGate(semantic_gate),
             )
             return _out(jobs.start(self._root(), request))
 

@@ -18,7 +18,8 @@ whose keys are the variables' lower-case names without the prefix, plus `prices`
 `AUTORESEARCH_GATEWAY_CLAUDE_JOBS` (1: `claude` jobs run on the gateway through the bridge),
 `AUTORESEARCH_GATEWAY_QUALITY_MODELS` (the models of `quality_mode: high`'s main, independent,
 red-team and arbiter calls, in that order, on the primary endpoint; a short list repeats its
-last; default: the primary's first model).
+last; default: the primary's first model), `AUTORESEARCH_GATEWAY_SEMANTIC_MODEL` (the dedicated
+reviewer of a job's `semantic_gate`; none: the gate's evidence is missing).
 `prices` maps a model to `{"prompt": $, "completion": $, "cached": $}` per million tokens.
 """
 
@@ -27,12 +28,13 @@ from __future__ import annotations
 import email.utils
 import json
 import os
+import re
 import socket
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -109,6 +111,13 @@ class GatewayConfig:
     backoff_base: float = BACKOFF_BASE
     prices: Mapping[str, Price] = field(default_factory=dict)
     quality_models: tuple[str, ...] = ()
+    semantic_model: str | None = None
+
+    def pinned(self, model: str) -> GatewayConfig:
+        """This config asking `model` on the first endpoint and nothing else: no other model
+        or endpoint may answer in its place."""
+        first = replace(self.endpoints[0], models=(model,))
+        return replace(self, endpoints=(first,))
 
 
 @dataclass
@@ -193,6 +202,14 @@ def cost_of(price: Price | None, prompt: int, completion: int, cached: int) -> f
     return round(total / 1_000_000, 8)
 
 
+def model_matches(asked: str, answered_by: str | None) -> bool:
+    """The answering model is the one asked for, or its dated snapshot (gpt-4o-2024-08-06);
+    an unreported model cannot be verified, so it does not match."""
+    if answered_by is None:
+        return False
+    return re.fullmatch(re.escape(asked) + r"(-\d{4}-?\d{2}-?\d{2})?", answered_by) is not None
+
+
 def load_config(environ: Mapping[str, str] | None = None) -> GatewayConfig:
     env = dict(os.environ if environ is None else environ)
     file_values = _file_values(env)
@@ -222,7 +239,12 @@ def load_config(environ: Mapping[str, str] | None = None) -> GatewayConfig:
         raise ContractError(f"{ENV_PREFIX}TIMEOUT / MAX_ATTEMPTS must be numbers") from None
     quality = tuple(m.strip() for m in get("quality_models").split(",") if m.strip())
     return GatewayConfig(
-        tuple(endpoints), timeout, max(attempts, 1), prices=prices, quality_models=quality
+        tuple(endpoints),
+        timeout,
+        max(attempts, 1),
+        prices=prices,
+        quality_models=quality,
+        semantic_model=get("semantic_model").strip() or None,
     )
 
 

@@ -82,6 +82,7 @@ def validate(repo_root: Path, req: JobRequest) -> JobSpec:
         max_turns=req.max_turns,
         timeout_seconds=req.timeout_seconds,
         include_diff=req.include_diff,
+        semantic_gate=req.semantic_gate,
     )
 
 

@@ -23,12 +23,15 @@ from autoresearch import children, git
 from autoresearch.agents import AgentConfig, make_agent
 from autoresearch.agents.base import AgentResult, SessionRequest
 from autoresearch.clock import utc_now_iso
+from autoresearch.contracts.job import SemanticGate
 from autoresearch.contracts.job_result import (
+    CheckResult,
     CheckRun,
     Executor,
     ExecutorRecord,
     JobChecks,
     JobEvidence,
+    SemanticReview,
     Snapshot,
     Workspace,
 )
@@ -53,7 +56,7 @@ from autoresearch.reset import CACHE_DIRT, work_patch
 from autoresearch.settings import kill_grace, worker_max_jobs
 from autoresearch.states import ChildRole, Isolation, JobState, ResultState, TaskKind
 from autoresearch.worker import evidence as ev
-from autoresearch.worker import liveness
+from autoresearch.worker import liveness, semantic
 from autoresearch.worker.bridge import job_bridge
 from autoresearch.worker.model import JobSpec
 
@@ -205,6 +208,7 @@ class Runner:
     ) -> None:
         changes = ev.changes_since(snap)
         patch = self._save_patch(snap)
+        review = self._semantic_review(state, checks, patch)
         commit = None
         if self.spec.isolation is Isolation.WORKTREE and snap.repo is not None:
             commit = self._commit_worktree(Path(snap.repo), changes.files)
@@ -223,12 +227,26 @@ class Runner:
         self._update(
             state=state,
             finished_at=utc_now_iso(),
-            evidence=JobEvidence(snap, workspace),
+            evidence=JobEvidence(snap, workspace, review),
             checks=JobChecks(tuple(checks)),
             result_state=ResultState.NONE if commit is None else ResultState.PENDING,
             result_commit=commit,
             patch_path=None if commit is None else str(self.paths.changes_patch),
         )
+
+    def _semantic_review(
+        self, state: JobState, checks: list[CheckRun], patch: Path | None
+    ) -> SemanticReview | None:
+        """The reviewer's verdict when the job asked for one and its checks all passed (a
+        failed check already decides the verdict: no model call for it)."""
+        if self.spec.semantic_gate is SemanticGate.OFF or state is not JobState.COMPLETED:
+            return None
+        if any(c.status is not CheckResult.PASSED for c in checks):
+            return None
+        if patch is None:
+            return semantic.missing("no diff of the job's change to review")
+        text = patch.read_bytes().decode("utf-8", "replace")
+        return semantic.review_change(self.spec.prompt, text)
 
     def _out_of_scope(self, changes: ev.Changes) -> tuple[tuple[str, ...], bool]:
         """Which changed files lie outside the allowed dirs or the declared scope; and whether

@@ -21,6 +21,7 @@ from enum import StrEnum
 from typing import Any
 
 from autoresearch.worker import gateway
+from autoresearch.worker.gateway import model_matches
 
 CONTRACT_VERSION = "quality.v1"
 MAX_ANSWER_TOKENS = 1024
@@ -133,14 +134,6 @@ class Verdict:
 
 
 # --- pure checks -----------------------------------------------------------------------------
-
-
-def model_matches(asked: str, answered_by: str | None) -> bool:
-    """The answering model is the one asked for, or its dated snapshot (gpt-4o-2024-08-06);
-    an unreported model cannot be verified, so it does not match."""
-    if answered_by is None:
-        return False
-    return re.fullmatch(re.escape(asked) + r"(-\d{4}-?\d{2}-?\d{2})?", answered_by) is not None
 
 
 def invalid_citations(text: str, citable: Mapping[str, int | None]) -> list[str]:
@@ -290,12 +283,6 @@ def role_models(config: gateway.GatewayConfig) -> dict[Role, str]:
     return {role: chosen[min(i, len(chosen) - 1)] for i, role in enumerate(roles)}
 
 
-def _only(config: gateway.GatewayConfig, model: str) -> gateway.GatewayConfig:
-    """The config that asks `model` on the first endpoint and nothing else."""
-    first = replace(config.endpoints[0], models=(model,))
-    return replace(config, endpoints=(first,))
-
-
 def _ask(
     config: gateway.GatewayConfig,
     role: Role,
@@ -306,7 +293,7 @@ def _ask(
 ) -> Said:
     system, user = messages
     done = gateway.complete(
-        _only(config, model),
+        config.pinned(model),
         [{"role": "system", "content": system}, {"role": "user", "content": user}],
         max_tokens=MAX_ANSWER_TOKENS,
         on_attempt=on_attempt,
