@@ -84,3 +84,17 @@ async def test_an_unknown_shape_is_refused_in_one_line(
     async with connect(build_server(repo.root)) as t:
         message = await t.error("job_start", source_example(**change))
     assert message == expected
+
+
+async def test_the_source_example_with_its_semantic_gate_runs_as_written(repo: Repo) -> None:
+    """The example asks for semantic_gate required; without a reviewer model configured the
+    gate fails closed instead of refusing the request."""
+    async with connect(build_server(repo.root)) as t:
+        started = await t.ok("job_start", source_example(semantic_gate="required"))
+        done = await t.ok("job_wait", {"job_id": started.data["job_id"], "timeout_ms": 30_000})
+    outcome = done.data["outcome"]
+    assert (outcome["status"], outcome["reason_codes"]) == (
+        "needs_evidence",
+        ["semantic_evidence_missing"],
+    )
+    assert outcome["verification"]["semantic"] == "missing"
