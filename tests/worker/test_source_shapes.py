@@ -12,6 +12,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp"))
 
+from gateway_server import Gateway, Step
 from mcp_helpers import connect
 from worker_helpers import agent, job_repo
 
@@ -98,3 +99,22 @@ async def test_the_source_example_with_its_semantic_gate_runs_as_written(repo: R
         ["semantic_evidence_missing"],
     )
     assert outcome["verification"]["semantic"] == "missing"
+
+
+async def test_analyze_takes_the_sources_bounded_globs(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo.write("src/extra.py", "EXTRA = 1\n")
+    repo.write("src/deep/more.py", "MORE = 1\n")
+    with Gateway([Step(text="two files")]) as gw:
+        monkeypatch.setenv("AUTORESEARCH_GATEWAY_URL", gw.url)
+        monkeypatch.setenv("AUTORESEARCH_GATEWAY_MODELS", "cheap")
+        async with connect(build_server(repo.root)) as t:
+            await t.ok("analyze", {"question": "What is set?", "files": ["src/*.py"]})
+            none = await t.error("analyze", {"question": "?", "files": ["lib/**/*.rs"]})
+            out = await t.error("analyze", {"question": "?", "files": ["../*.py"]})
+    sent = gw.requests[0]["messages"][1]["content"]
+    assert "== src/app.py ==" in sent and "== src/extra.py ==" in sent
+    assert "src/deep/more.py" not in sent  # * is one level, ** goes deeper
+    assert none == "analyze: no file matches lib/**/*.rs"
+    assert out == "analyze: a glob is relative to the repository: ../*.py"

@@ -273,7 +273,13 @@ class WorkerTools:
         self,
         question: Annotated[str, Field(min_length=1, description="What to find out.")],
         files: Annotated[
-            list[str], Field(min_length=1, max_length=50, description="Inside the repository.")
+            list[str],
+            Field(
+                min_length=1,
+                max_length=50,
+                description="Inside the repository; a glob (src/**/*.py) stands for the files "
+                "it matches, 50 in all at most.",
+            ),
         ],
         quality_mode: QualityModeArg = "standard",
     ) -> Annotated[CallToolResult, ModelOutput]:

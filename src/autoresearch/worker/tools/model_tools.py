@@ -13,12 +13,13 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import Path
 from typing import Any
 
 from autoresearch import git
 from autoresearch.clock import utc_now_iso
 from autoresearch.errors import AutoresearchError, ContractError
-from autoresearch.paths import job_paths
+from autoresearch.paths import STATE_DIR, job_paths
 from autoresearch.redact import redact
 from autoresearch.worker import gateway
 from autoresearch.worker.tools import reading
@@ -29,6 +30,9 @@ CONTEXT_LIMIT = 48 * 1024
 MAX_ANSWER_TOKENS = 1024
 TASK_LIMIT = 4 * 1024  # of the job's prompt, sent beside its diff
 CODE_JOB_RUNNING = "autoresearch_job_running"
+MAX_ANALYZE_FILES = 50
+_GLOB_CHARS = frozenset("*?[")
+_NEVER_READ = (".git", STATE_DIR)  # a glob never reaches git's data or the tool's own state
 ANALYZE_VERDICTS = ("supported", "unsupported")  # the files answer the question, or not
 REVIEW_VERDICTS = ("ship", "fix_first")
 _DIFF_PATH = re.compile(r"^(?:\+\+\+ b|--- a)/(.+)$", re.M)
@@ -145,7 +149,7 @@ def analyze(
     if not question.strip() or not files:
         raise ContractError("analyze: a question and at least one file")
     receipt = Receipt()
-    context, counts = _files_text(ws, files, receipt)
+    context, counts = _files_text(ws, expand_files(ws, files), receipt)
     system = (
         "Answer the question from the files given only, citing path:line. Say so when "
         "the files do not answer it. Be brief."
@@ -155,10 +159,38 @@ def analyze(
     return _answer(ws, task, receipt, config, mode)
 
 
+def expand_files(ws: Workspace, names: list[str]) -> list[str]:
+    """The files named, a glob (`src/**/*.py`, the source's bounded wildcards) standing for the
+    files it matches in the repository; more than MAX_ANALYZE_FILES in all is refused, never
+    cut, and a glob that matches nothing is an error."""
+    found: list[str] = []
+    for name in names:
+        found += _glob(ws, name) if _GLOB_CHARS & set(name) else [name]
+    unique = list(dict.fromkeys(found))
+    if len(unique) > MAX_ANALYZE_FILES:
+        raise ContractError(
+            f"analyze: {len(unique)} files match; at most {MAX_ANALYZE_FILES}: narrow the globs"
+        )
+    return unique
+
+
+def _glob(ws: Workspace, pattern: str) -> list[str]:
+    if Path(pattern).is_absolute() or ".." in Path(pattern).parts:
+        raise ContractError(f"analyze: a glob is relative to the repository: {pattern}")
+    hits = sorted(
+        ws.rel(path)
+        for path in ws.root.glob(pattern)
+        if path.is_file() and Path(ws.rel(path)).parts[0] not in _NEVER_READ
+    )
+    if not hits:
+        raise ContractError(f"analyze: no file matches {pattern}")
+    return [ws.rel(ws.path(hit)) for hit in hits]  # sandboxed: no symlink out
+
+
 def analyze_locally(ws: Workspace, question: str, files: list[str]) -> dict[str, Any]:
     """What `analyze` answers when its circuit is open: windows around the question's words."""
     words = sorted({w for w in _WORD.findall(question)}, key=str.lower)[:10]
-    pack = reading.read_pack(ws, files, words, [], 2)
+    pack = reading.read_pack(ws, expand_files(ws, files), words, [], 2)
     return _degraded(pack, {"pack": pack["pack"], "files": pack["files"]})
 
 
