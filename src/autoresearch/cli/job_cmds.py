@@ -22,7 +22,7 @@ from autoresearch.cli.common import (
     repo_root,
     say,
 )
-from autoresearch.contracts.job import SemanticGate
+from autoresearch.contracts.job import MAX_REVISE_PASSES, SemanticGate
 from autoresearch.states import Isolation, TaskKind
 
 JSON_HELP = "Print one JSON object on stdout."
@@ -121,6 +121,14 @@ def _absolute(paths: tuple[str, ...]) -> tuple[str, ...]:
     show_default=True,
     help="A reviewer model judges the change against the prompt: warn or required (fails closed).",
 )
+@click.option(
+    "--revise-passes",
+    type=click.IntRange(0, MAX_REVISE_PASSES),
+    default=0,
+    show_default=True,
+    help="auto_revise: after failed checks, run the agent again with a failure digest, at "
+    "most this many times.",
+)
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.pass_context
 def start_cmd(
@@ -140,6 +148,7 @@ def start_cmd(
     timeout: float,
     include_diff: bool,
     semantic_gate: str,
+    revise_passes: int,
     as_json: bool,
 ) -> None:
     """Start a job; prints its id at once (the job runs in the background).
@@ -168,6 +177,7 @@ def start_cmd(
         timeout_seconds=timeout,
         include_diff=include_diff,
         semantic_gate=SemanticGate(semantic_gate),
+        revise_passes=revise_passes,
     )
     view = jobs.start(repo_root(ctx), request)
     if as_json:

@@ -22,6 +22,7 @@ MAX_PROMPT_CHARS = 200_000
 MAX_CHECKS = 20
 MAX_ALLOWED_DIRS = 20
 MAX_SCOPE_PATHS = 200
+MAX_REVISE_PASSES = 3  # auto_revise: agent sessions after the first, each after failed checks
 # The source's request shapes (ide-super-worker), accepted verbatim: its policy version and
 # the one Claude Code permission mode a job runs with.
 POLICY_VERSION = 1
@@ -110,6 +111,7 @@ class JobRequest:
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
     include_diff: bool = False
     semantic_gate: SemanticGate = SemanticGate.OFF
+    revise_passes: int = 0  # auto_revise: at most this many revise sessions
     policy_version: int | None = None  # verification_policy.version, checked, not stored
     permission_mode: str | None = None  # checked, not stored: every job runs acceptEdits
 
@@ -132,6 +134,7 @@ class JobSpec:
     timeout_seconds: float
     include_diff: bool
     semantic_gate: SemanticGate = SemanticGate.OFF
+    revise_passes: int = 0
 
     @property
     def cwd(self) -> str:
@@ -158,6 +161,7 @@ class JobSpec:
             "timeout_seconds": self.timeout_seconds,
             "include_diff": self.include_diff,
             "semantic_gate": self.semantic_gate.value,
+            "revise_passes": self.revise_passes,
         }
 
     @classmethod
@@ -179,4 +183,5 @@ class JobSpec:
             timeout_seconds=float(data["timeout_seconds"]),
             include_diff=bool(data.get("include_diff")),
             semantic_gate=SemanticGate(data.get("semantic_gate") or SemanticGate.OFF.value),
+            revise_passes=int(data.get("revise_passes") or 0),
         )

@@ -337,11 +337,14 @@ class JobEvidence:
     snapshot: Snapshot
     workspace: Workspace | None = None  # None: not gathered yet
     semantic: SemanticReview | None = None  # None: not asked for, or not run
+    revisions: int = 0  # auto_revise: the sessions after the first
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"snapshot": self.snapshot.to_dict()}
         if self.semantic is not None:
             data["semantic"] = self.semantic.to_dict()
+        if self.revisions:
+            data["revisions"] = self.revisions
         w = self.workspace
         if w is not None:
             data.update(
@@ -362,8 +365,9 @@ class JobEvidence:
         d = _object(data, "a job's evidence")
         snapshot = Snapshot.from_dict(d["snapshot"])
         semantic = SemanticReview.maybe(d.get("semantic"))
-        if d.keys() <= {"snapshot", "semantic"}:
-            return cls(snapshot, None, semantic)
+        revisions = _opt_int(d, "revisions") or 0
+        if d.keys() <= {"snapshot", "semantic", "revisions"}:
+            return cls(snapshot, None, semantic, revisions)
         workspace = Workspace(
             changed_files=_strs(d, "changed_files"),
             preexisting_files=_strs(d, "preexisting_files"),
@@ -375,4 +379,4 @@ class JobEvidence:
             diff_bytes=_opt_int(d, "diff_bytes"),
             patch=Artifact.maybe(d.get("patch")),
         )
-        return cls(snapshot, workspace, semantic)
+        return cls(snapshot, workspace, semantic, revisions)

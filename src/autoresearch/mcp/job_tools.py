@@ -27,6 +27,7 @@ from autoresearch.worker.model import (
     DEFAULT_AGENT,
     DEFAULT_CHECK_TIMEOUT_SECONDS,
     DEFAULT_TIMEOUT_SECONDS,
+    MAX_REVISE_PASSES,
     MAX_TIMEOUT_SECONDS,
     CheckSpec,
     Isolation,
@@ -217,6 +218,16 @@ class JobTools:
                 "(semantic_failed; no verdict: needs_evidence)."
             ),
         ] = "off",
+        auto_revise: Annotated[
+            bool,
+            Field(
+                description="After failed checks, run the agent again with a failure digest "
+                "(each failed check's command, exit code, output tail), then the checks."
+            ),
+        ] = False,
+        revise_passes: Annotated[
+            int, Field(ge=1, le=MAX_REVISE_PASSES, description="With auto_revise: at most.")
+        ] = 1,
     ) -> Annotated[CallToolResult, JobOutput]:
         """Start a coding job for a background agent; returns its job_id at once (queued).
 
@@ -248,6 +259,7 @@ class JobTools:
                 policy_version=None if verification_policy is None else verification_policy.version,
                 permission_mode=permission_mode,
                 semantic_gate=SemanticGate(semantic_gate),
+                revise_passes=revise_passes if auto_revise else 0,
             )
             return _out(jobs.start(self._root(), request))
 

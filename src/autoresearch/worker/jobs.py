@@ -35,6 +35,7 @@ from autoresearch.worker.model import (
     MAX_ALLOWED_DIRS,
     MAX_CHECKS,
     MAX_PROMPT_CHARS,
+    MAX_REVISE_PASSES,
     MAX_SCOPE_PATHS,
     MAX_TIMEOUT_SECONDS,
     JobRequest,
@@ -62,6 +63,8 @@ def validate(repo_root: Path, req: JobRequest) -> JobSpec:
         raise ContractError(f"at most {MAX_CHECKS} checks and {MAX_ALLOWED_DIRS} allowed_dirs")
     if req.max_turns is not None and req.max_turns < 1:
         raise ContractError("max_turns must be at least 1")
+    if not 0 <= req.revise_passes <= MAX_REVISE_PASSES:
+        raise ContractError(f"revise passes must be in 0..{MAX_REVISE_PASSES}")
     check_policy_version(req.policy_version)
     check_permission_mode(req.permission_mode)
     for check in req.checks:
@@ -83,6 +86,7 @@ def validate(repo_root: Path, req: JobRequest) -> JobSpec:
         timeout_seconds=req.timeout_seconds,
         include_diff=req.include_diff,
         semantic_gate=req.semantic_gate,
+        revise_passes=req.revise_passes,
     )
 
 

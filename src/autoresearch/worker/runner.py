@@ -84,16 +84,36 @@ class Runner:
         if not self._wait_for_slot():
             return
         workdir, snap = self._prepare()
-        result = self._agent(workdir, snap)
-        executor = _executor(result)
-        state = _state_after_agent(result)
-        checks: list[CheckRun] = []
-        if state is JobState.RUNNING and executor is Executor.PASSED:
-            self._update(state=JobState.CHECKING)
-            checks, state = self._checks(workdir)
+        checks, state = self._session(workdir, snap, self.paths.prompt, 1)
+        revisions = 0
+        while revisions < self.spec.revise_passes and _revisable(state, checks):
+            revisions += 1
+            digest = self._write_revise(workdir, revisions, checks)
+            checks, state = self._session(workdir, snap, digest, revisions + 1)
         if state in (JobState.RUNNING, JobState.CHECKING):
             state = JobState.COMPLETED
-        self._finish(state, snap, workdir, checks)
+        self._finish(state, snap, workdir, checks, revisions)
+
+    def _session(
+        self, workdir: Path, snap: Snapshot, instructions: Path, number: int
+    ) -> tuple[list[CheckRun], JobState]:
+        """One agent session, then the checks when it ended well."""
+        result = self._agent(workdir, snap, instructions, number)
+        state = _state_after_agent(result)
+        if state is not JobState.RUNNING or _executor(result) is not Executor.PASSED:
+            return [], state
+        self._update(state=JobState.CHECKING)
+        return self._checks(workdir)
+
+    def _write_revise(self, workdir: Path, number: int, checks: list[CheckRun]) -> Path:
+        """The next session's instructions: the task and its rules, then the failure digest
+        (each failed check's command, exit and output tail), kept beside the prompt."""
+        path = self.paths.root / f"revise-{number:02d}.md"
+        text = _instructions(self.spec, workdir) + revise_digest(
+            number, self.spec.revise_passes, checks
+        )
+        atomic_write_text(path, redact(text))
+        return path
 
     def _wait_for_slot(self) -> bool:
         while True:
@@ -142,7 +162,7 @@ class Runner:
         link_shared_paths(top, tree, DEFAULT_SHARED_LINKS)
         return tree / os.path.relpath(os.path.realpath(cwd), top), tree
 
-    def _agent(self, workdir: Path, snap: Snapshot) -> AgentResult:
+    def _agent(self, workdir: Path, snap: Snapshot, instructions: Path, number: int) -> AgentResult:
         config = AgentConfig(
             self.spec.agent, self.spec.model, session_grants(self.spec), self.spec.max_turns
         )
@@ -156,9 +176,9 @@ class Runner:
         with job_bridge(self.spec.agent, self.root, self.job_id) as bridged:
             request = SessionRequest(
                 run_id=self.job_id,
-                iteration=1,
+                iteration=number,
                 worktree=workdir,
-                instructions_file=self.paths.prompt,
+                instructions_file=instructions,
                 candidate_file=self.paths.candidate,
                 base_commit=snap.base_commit or "",
                 log_path=self.paths.agent_log,
@@ -204,7 +224,12 @@ class Runner:
         return done, JobState.CHECKING
 
     def _finish(
-        self, state: JobState, snap: Snapshot, workdir: Path, checks: list[CheckRun]
+        self,
+        state: JobState,
+        snap: Snapshot,
+        workdir: Path,
+        checks: list[CheckRun],
+        revisions: int = 0,
     ) -> None:
         changes = ev.changes_since(snap)
         patch = self._save_patch(snap)
@@ -227,7 +252,7 @@ class Runner:
         self._update(
             state=state,
             finished_at=utc_now_iso(),
-            evidence=JobEvidence(snap, workspace, review),
+            evidence=JobEvidence(snap, workspace, review, revisions),
             checks=JobChecks(tuple(checks)),
             result_state=ResultState.NONE if commit is None else ResultState.PENDING,
             result_commit=commit,
@@ -328,6 +353,33 @@ def session_grants(spec: JobSpec) -> tuple[str, ...]:
     if spec.agent != "claude" or not spec.checks:
         return ()
     return ("--allowedTools", ",".join(f"Bash({c.command})" for c in spec.checks))
+
+
+def _revisable(state: JobState, checks: list[CheckRun]) -> bool:
+    """Whether a revise pass may help: every check ran and one of them did not pass (a
+    cancelled or timed-out job, or a session that failed, is not revised)."""
+    return state is JobState.CHECKING and any(c.status is not CheckResult.PASSED for c in checks)
+
+
+REVISE_TAIL_LINES = 40
+
+
+def revise_digest(number: int, limit: int, checks: list[CheckRun]) -> str:
+    """What a revise pass is told: which checks failed and how, the tail of their output."""
+    lines = [
+        "",
+        f"--- Revise pass {number} of {limit}: the checks below failed after your last "
+        "session. Fix the change so that they pass; do not change the checks.",
+    ]
+    for check in checks:
+        if check.status is CheckResult.PASSED:
+            continue
+        run = check.run
+        lines.append(f"- `{check.command}`: {check.status.value}, exit code {run.exit_code}")
+        tail = "\n".join(run.tail.splitlines()[-REVISE_TAIL_LINES:])
+        if tail.strip():
+            lines += ["```", tail, "```"]
+    return "\n".join(lines) + "\n"
 
 
 def _executor(result: AgentResult) -> Executor:

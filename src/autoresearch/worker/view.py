@@ -150,6 +150,8 @@ def evidence_of(job: JobRecord, spec: JobSpec) -> dict[str, Any]:
     semantic = None if job.evidence is None else job.evidence.semantic
     if semantic is not None:
         out["semantic"] = semantic.to_dict()
+    if spec.revise_passes:
+        out["revisions"] = 0 if job.evidence is None else job.evidence.revisions
     return out
 
 
