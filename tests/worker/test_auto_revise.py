@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -90,3 +92,28 @@ def test_the_digest_names_only_the_failed_checks() -> None:
     assert "Revise pass 1 of 2" in text and "ruff check" not in text
     assert "- `pytest -q`: failed, exit code 1" in text
     assert "line 59" not in text and "line 60" in text and "line 99" in text  # the last 40
+
+
+REVISE_BIN = Path(__file__).resolve().parent / "fakes" / "revise_bin"
+
+
+@pytest.mark.anyio
+async def test_the_last_revise_pass_runs_on_the_escalation_model(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    argv_log = tmp_path / "argv.jsonl"
+    monkeypatch.setenv("PATH", f"{REVISE_BIN}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_ARGV_LOG", str(argv_log))
+    args = job("", "", agent="claude", model="cheap", auto_revise=True, escalate_model="strong")
+    _, outcome = await run(repo, args)
+    assert outcome["status"] == "accepted" and outcome["evidence"]["revisions"] == 1
+    sessions = [json.loads(line) for line in argv_log.read_text().splitlines()]
+    models = [argv[argv.index("--model") + 1] for argv in sessions]
+    assert models == ["cheap", "strong"]
+
+
+@pytest.mark.anyio
+async def test_an_escalation_model_without_auto_revise_is_refused(repo: Repo) -> None:
+    async with connect(build_server(repo.root)) as t:
+        message = await t.error("job_start", job("a", "b", escalate_model="strong"))
+    assert message == "escalate_model is the last revise pass's model: it needs auto_revise"

@@ -129,6 +129,7 @@ def _absolute(paths: tuple[str, ...]) -> tuple[str, ...]:
     help="auto_revise: after failed checks, run the agent again with a failure digest, at "
     "most this many times.",
 )
+@click.option("--escalate-model", help="With --revise-passes: the last revise pass's model.")
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.pass_context
 def start_cmd(
@@ -149,6 +150,7 @@ def start_cmd(
     include_diff: bool,
     semantic_gate: str,
     revise_passes: int,
+    escalate_model: str | None,
     as_json: bool,
 ) -> None:
     """Start a job; prints its id at once (the job runs in the background).
@@ -178,6 +180,7 @@ def start_cmd(
         include_diff=include_diff,
         semantic_gate=SemanticGate(semantic_gate),
         revise_passes=revise_passes,
+        escalate_model=escalate_model,
     )
     view = jobs.start(repo_root(ctx), request)
     if as_json:

@@ -112,6 +112,7 @@ class JobRequest:
     include_diff: bool = False
     semantic_gate: SemanticGate = SemanticGate.OFF
     revise_passes: int = 0  # auto_revise: at most this many revise sessions
+    escalate_model: str | None = None  # the model of the last revise pass
     policy_version: int | None = None  # verification_policy.version, checked, not stored
     permission_mode: str | None = None  # checked, not stored: every job runs acceptEdits
 
@@ -135,10 +136,17 @@ class JobSpec:
     include_diff: bool
     semantic_gate: SemanticGate = SemanticGate.OFF
     revise_passes: int = 0
+    escalate_model: str | None = None
 
     @property
     def cwd(self) -> str:
         return self.allowed_dirs[0]
+
+    def model_of(self, revision: int) -> str | None:
+        """The agent's model for session `revision` (0: the first): the escalation model for
+        the last revise pass – the hard one, after cheaper passes failed – when one is given."""
+        last = self.revise_passes > 0 and revision == self.revise_passes
+        return self.escalate_model if last and self.escalate_model else self.model
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -162,6 +170,7 @@ class JobSpec:
             "include_diff": self.include_diff,
             "semantic_gate": self.semantic_gate.value,
             "revise_passes": self.revise_passes,
+            "escalate_model": self.escalate_model,
         }
 
     @classmethod
@@ -184,4 +193,5 @@ class JobSpec:
             include_diff=bool(data.get("include_diff")),
             semantic_gate=SemanticGate(data.get("semantic_gate") or SemanticGate.OFF.value),
             revise_passes=int(data.get("revise_passes") or 0),
+            escalate_model=data.get("escalate_model"),
         )

@@ -228,6 +228,10 @@ class JobTools:
         revise_passes: Annotated[
             int, Field(ge=1, le=MAX_REVISE_PASSES, description="With auto_revise: at most.")
         ] = 1,
+        escalate_model: Annotated[
+            str | None,
+            Field(description="With auto_revise: a stronger model for the last revise pass."),
+        ] = None,
     ) -> Annotated[CallToolResult, JobOutput]:
         """Start a coding job for a background agent; returns its job_id at once (queued).
 
@@ -260,6 +264,7 @@ class JobTools:
                 permission_mode=permission_mode,
                 semantic_gate=SemanticGate(semantic_gate),
                 revise_passes=revise_passes if auto_revise else 0,
+                escalate_model=escalate_model,
             )
             return _out(jobs.start(self._root(), request))
 

@@ -65,6 +65,8 @@ def validate(repo_root: Path, req: JobRequest) -> JobSpec:
         raise ContractError("max_turns must be at least 1")
     if not 0 <= req.revise_passes <= MAX_REVISE_PASSES:
         raise ContractError(f"revise passes must be in 0..{MAX_REVISE_PASSES}")
+    if req.escalate_model and not req.revise_passes:
+        raise ContractError("escalate_model is the last revise pass's model: it needs auto_revise")
     check_policy_version(req.policy_version)
     check_permission_mode(req.permission_mode)
     for check in req.checks:
@@ -87,6 +89,7 @@ def validate(repo_root: Path, req: JobRequest) -> JobSpec:
         include_diff=req.include_diff,
         semantic_gate=req.semantic_gate,
         revise_passes=req.revise_passes,
+        escalate_model=req.escalate_model,
     )
 
 

@@ -84,21 +84,21 @@ class Runner:
         if not self._wait_for_slot():
             return
         workdir, snap = self._prepare()
-        checks, state = self._session(workdir, snap, self.paths.prompt, 1)
+        checks, state = self._session(workdir, snap, self.paths.prompt, 0)
         revisions = 0
         while revisions < self.spec.revise_passes and _revisable(state, checks):
             revisions += 1
             digest = self._write_revise(workdir, revisions, checks)
-            checks, state = self._session(workdir, snap, digest, revisions + 1)
+            checks, state = self._session(workdir, snap, digest, revisions)
         if state in (JobState.RUNNING, JobState.CHECKING):
             state = JobState.COMPLETED
         self._finish(state, snap, workdir, checks, revisions)
 
     def _session(
-        self, workdir: Path, snap: Snapshot, instructions: Path, number: int
+        self, workdir: Path, snap: Snapshot, instructions: Path, revision: int
     ) -> tuple[list[CheckRun], JobState]:
-        """One agent session, then the checks when it ended well."""
-        result = self._agent(workdir, snap, instructions, number)
+        """One agent session (`revision` 0: the first), then the checks when it ended well."""
+        result = self._agent(workdir, snap, instructions, revision)
         state = _state_after_agent(result)
         if state is not JobState.RUNNING or _executor(result) is not Executor.PASSED:
             return [], state
@@ -162,10 +162,11 @@ class Runner:
         link_shared_paths(top, tree, DEFAULT_SHARED_LINKS)
         return tree / os.path.relpath(os.path.realpath(cwd), top), tree
 
-    def _agent(self, workdir: Path, snap: Snapshot, instructions: Path, number: int) -> AgentResult:
-        config = AgentConfig(
-            self.spec.agent, self.spec.model, session_grants(self.spec), self.spec.max_turns
-        )
+    def _agent(
+        self, workdir: Path, snap: Snapshot, instructions: Path, revision: int
+    ) -> AgentResult:
+        model = self.spec.model_of(revision)
+        config = AgentConfig(self.spec.agent, model, session_grants(self.spec), self.spec.max_turns)
         try:
             agent = make_agent(config)
         except AutoresearchError as exc:
@@ -176,7 +177,7 @@ class Runner:
         with job_bridge(self.spec.agent, self.root, self.job_id) as bridged:
             request = SessionRequest(
                 run_id=self.job_id,
-                iteration=number,
+                iteration=revision + 1,
                 worktree=workdir,
                 instructions_file=instructions,
                 candidate_file=self.paths.candidate,
