@@ -46,7 +46,7 @@ DERIVED: list[tuple[type, type[BaseModel]]] = [
     (status.UnjustifiedKeep, schemas.Unjustified),
     (status.PendingRun, schemas.Pending),
     (status.HookStatus, schemas.HookCounts),
-    (StatusReport, schemas.StatusOutput),
+    (StatusReport, schemas.SessionStatus),  # experiment_status adds resume_message
     (StopOutcome, schemas.StopOutput),
     (summary.RunSummary, schemas.RunHeadline),  # run_list's runs and run_status add driver_alive
     (jobs.Tail, job_tools.TailOutput),

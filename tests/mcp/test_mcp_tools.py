@@ -299,7 +299,7 @@ async def test_a_worktree_session_is_followed_by_the_server(repo: Repo) -> None:
         (RunReport, schemas.RunOutput),
         (LogReport, schemas.LogOutput),
         (NotesResult, schemas.NotesOutput),
-        (StatusReport, schemas.StatusOutput),
+        (StatusReport, schemas.SessionStatus),  # experiment_status adds resume_message
         (StopOutcome, schemas.StopOutput),
     ],
 )

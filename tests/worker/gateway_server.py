@@ -1,12 +1,14 @@
 """A scripted OpenAI-compatible gateway on 127.0.0.1: each request takes the next step of a
 script (an error status with headers, a hang past the client's timeout, or a completion with
-usage). Bounded: after the script it answers 400; stopped on exit."""
+usage), or the step a `route` picks for the request (the quality tests script each role by its
+system prompt). Bounded: after the script it answers 400; stopped on exit."""
 
 from __future__ import annotations
 
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -18,6 +20,8 @@ class Step:
     headers: dict[str, str] = field(default_factory=dict)
     text: str = "an answer"
     hang: float = 0.0  # seconds to sleep before answering (a timeout when > client's)
+    finish_reason: str = "stop"  # "length": the answer was cut at max_tokens
+    model: str | None = None  # the model the answer names (default: the one asked for)
     usage: dict[str, Any] = field(
         default_factory=lambda: {
             "prompt_tokens": 1000,
@@ -28,7 +32,9 @@ class Step:
 
 
 class Gateway:
-    def __init__(self, script: list[Step]) -> None:
+    def __init__(
+        self, script: list[Step], route: Callable[[dict[str, Any]], Step] | None = None
+    ) -> None:
         self.script = list(script)
         self.requests: list[dict[str, Any]] = []
         self.times: list[float] = []
@@ -45,14 +51,22 @@ class Gateway:
                     owner.requests.append(body)
                     owner.times.append(time.monotonic())
                     owner.auth.append(self.headers.get("Authorization"))
-                    step = owner.script.pop(0) if owner.script else Step(400)
+                    if route is not None:
+                        step = route(body)
+                    else:
+                        step = owner.script.pop(0) if owner.script else Step(400)
                 if step.hang:
                     time.sleep(step.hang)
                 payload = (
                     {
-                        "choices": [{"message": {"role": "assistant", "content": step.text}}],
+                        "choices": [
+                            {
+                                "message": {"role": "assistant", "content": step.text},
+                                "finish_reason": step.finish_reason,
+                            }
+                        ],
                         "usage": step.usage,
-                        "model": body["model"],
+                        "model": step.model or body["model"],
                     }
                     if step.status == 200
                     else {"error": {"message": f"scripted {step.status}"}}

@@ -23,6 +23,7 @@ from autoresearch.cli.common import (
     repo_root,
     say,
 )
+from autoresearch.contracts.job import MAX_REVISE_PASSES, SemanticGate
 from autoresearch.states import Isolation, TaskKind
 
 JSON_HELP = "Print one JSON object on stdout."
@@ -116,6 +117,22 @@ def _absolute(paths: tuple[str, ...]) -> tuple[str, ...]:
     help="Seconds the whole job may take.",
 )
 @click.option("--include-diff", is_flag=True, help="Put a trimmed diff in the evidence.")
+@click.option(
+    "--semantic-gate",
+    type=enum_choice(SemanticGate),
+    default=SemanticGate.OFF.value,
+    show_default=True,
+    help="A reviewer model judges the change against the prompt: warn or required (fails closed).",
+)
+@click.option(
+    "--revise-passes",
+    type=click.IntRange(0, MAX_REVISE_PASSES),
+    default=0,
+    show_default=True,
+    help="auto_revise: after failed checks, run the agent again with a failure digest, at "
+    "most this many times.",
+)
+@click.option("--escalate-model", help="With --revise-passes: the last revise pass's model.")
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.pass_context
 def start_cmd(
@@ -134,6 +151,9 @@ def start_cmd(
     max_turns: int | None,
     timeout: float,
     include_diff: bool,
+    semantic_gate: str,
+    revise_passes: int,
+    escalate_model: str | None,
     as_json: bool,
 ) -> None:
     """Start a job; prints its id at once (the job runs in the background).
@@ -161,6 +181,9 @@ def start_cmd(
         max_turns=max_turns,
         timeout_seconds=timeout,
         include_diff=include_diff,
+        semantic_gate=SemanticGate(semantic_gate),
+        revise_passes=revise_passes,
+        escalate_model=escalate_model,
     )
     view = jobs.start(repo_root(ctx), request)
     if as_json:

@@ -8,8 +8,10 @@ Frozen dataclasses; dicts only at the JSON/SQL edge (`to_dict` / `from_dict`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
+from autoresearch.errors import ContractError
 from autoresearch.states import Isolation, TaskKind
 
 DEFAULT_AGENT = "claude"
@@ -20,6 +22,47 @@ MAX_PROMPT_CHARS = 200_000
 MAX_CHECKS = 20
 MAX_ALLOWED_DIRS = 20
 MAX_SCOPE_PATHS = 200
+MAX_REVISE_PASSES = 3  # auto_revise: agent sessions after the first, each after failed checks
+# The source's request shapes (ide-super-worker), accepted verbatim: its policy version and
+# the one Claude Code permission mode a job runs with.
+POLICY_VERSION = 1
+PERMISSION_MODE = "acceptEdits"
+
+
+def check_policy_version(version: int | None) -> None:
+    """Refuse a `verification_policy.version` other than the one this contract speaks."""
+    if version is not None and version != POLICY_VERSION:
+        raise ContractError(
+            f"verification_policy.version {version} is not supported: use "
+            f"{POLICY_VERSION} or leave it out"
+        )
+
+
+def check_permission_mode(mode: str | None) -> None:
+    """Refuse a permission mode other than the one every job's claude session runs with."""
+    if mode is not None and mode != PERMISSION_MODE:
+        raise ContractError(
+            f"permission_mode {mode} is not supported: jobs run with {PERMISSION_MODE} "
+            "(leave it out)"
+        )
+
+
+def check_timeout(label: str, seconds: float | None, milliseconds: float | None) -> float:
+    """A check's timeout in seconds, given in either unit (the source's is `timeout_ms`)."""
+    if seconds is not None and milliseconds is not None:
+        raise ContractError(f"check {label!r}: give timeout_ms or timeout_seconds, not both")
+    if milliseconds is not None:
+        return milliseconds / 1000
+    return DEFAULT_CHECK_TIMEOUT_SECONDS if seconds is None else seconds
+
+
+class SemanticGate(StrEnum):
+    """Whether a dedicated reviewer model judges the job's change against its prompt: `warn`
+    reports its doubt beside the verdict, `required` fails closed on it."""
+
+    OFF = "off"
+    WARN = "warn"
+    REQUIRED = "required"
 
 
 @dataclass(frozen=True)
@@ -67,6 +110,11 @@ class JobRequest:
     max_turns: int | None = None
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
     include_diff: bool = False
+    semantic_gate: SemanticGate = SemanticGate.OFF
+    revise_passes: int = 0  # auto_revise: at most this many revise sessions
+    escalate_model: str | None = None  # the model of the last revise pass
+    policy_version: int | None = None  # verification_policy.version, checked, not stored
+    permission_mode: str | None = None  # checked, not stored: every job runs acceptEdits
 
 
 @dataclass(frozen=True)
@@ -86,10 +134,19 @@ class JobSpec:
     max_turns: int | None
     timeout_seconds: float
     include_diff: bool
+    semantic_gate: SemanticGate = SemanticGate.OFF
+    revise_passes: int = 0
+    escalate_model: str | None = None
 
     @property
     def cwd(self) -> str:
         return self.allowed_dirs[0]
+
+    def model_of(self, revision: int) -> str | None:
+        """The agent's model for session `revision` (0: the first): the escalation model for
+        the last revise pass – the hard one, after cheaper passes failed – when one is given."""
+        last = self.revise_passes > 0 and revision == self.revise_passes
+        return self.escalate_model if last and self.escalate_model else self.model
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -111,6 +168,9 @@ class JobSpec:
             "max_turns": self.max_turns,
             "timeout_seconds": self.timeout_seconds,
             "include_diff": self.include_diff,
+            "semantic_gate": self.semantic_gate.value,
+            "revise_passes": self.revise_passes,
+            "escalate_model": self.escalate_model,
         }
 
     @classmethod
@@ -131,4 +191,7 @@ class JobSpec:
             max_turns=data.get("max_turns"),
             timeout_seconds=float(data["timeout_seconds"]),
             include_diff=bool(data.get("include_diff")),
+            semantic_gate=SemanticGate(data.get("semantic_gate") or SemanticGate.OFF.value),
+            revise_passes=int(data.get("revise_passes") or 0),
+            escalate_model=data.get("escalate_model"),
         )

@@ -45,6 +45,14 @@ class CheckResult(StrEnum):
 # --- reading stored JSON: a value of the wrong type is damage, never a guess ------------------
 
 
+class SemanticStatus(StrEnum):
+    """What the semantic reviewer said of the change against the job's prompt."""
+
+    PASSED = "passed"
+    FAILED = "failed"  # it does not do what the prompt asked
+    MISSING = "missing"  # no verdict could be had: no reviewer model, a broken answer, …
+
+
 def _object(data: Any, what: str) -> Mapping[str, Any]:
     if not isinstance(data, dict):
         raise TypeError(f"{what} is an object, not {type(data).__name__}")
@@ -296,14 +304,47 @@ class Workspace:
 
 
 @dataclass(frozen=True)
+class SemanticReview:
+    """The dedicated reviewer model's verdict on a job's change (`semantic_gate`)."""
+
+    status: SemanticStatus
+    reason: str
+    model: str | None = None  # the model asked for
+    answered_by: str | None = None  # the model the gateway says answered
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "status": self.status.value,
+            "reason": self.reason,
+            "model": self.model,
+            "answered_by": self.answered_by,
+        }
+
+    @classmethod
+    def maybe(cls, data: Any) -> SemanticReview | None:
+        if data is None:
+            return None
+        d = _object(data, "a semantic review")
+        status = SemanticStatus(_str(d, "status"))
+        return cls(status, _str(d, "reason"), _opt_str(d, "model"), _opt_str(d, "answered_by"))
+
+
+@dataclass(frozen=True)
 class JobEvidence:
-    """A job's evidence: its snapshot from the start, its workspace once it has ended."""
+    """A job's evidence: its snapshot from the start, its workspace once it has ended, and the
+    semantic reviewer's verdict when the job asked for one."""
 
     snapshot: Snapshot
     workspace: Workspace | None = None  # None: not gathered yet
+    semantic: SemanticReview | None = None  # None: not asked for, or not run
+    revisions: int = 0  # auto_revise: the sessions after the first
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"snapshot": self.snapshot.to_dict()}
+        if self.semantic is not None:
+            data["semantic"] = self.semantic.to_dict()
+        if self.revisions:
+            data["revisions"] = self.revisions
         w = self.workspace
         if w is not None:
             data.update(
@@ -323,8 +364,10 @@ class JobEvidence:
     def from_dict(cls, data: Any) -> JobEvidence:
         d = _object(data, "a job's evidence")
         snapshot = Snapshot.from_dict(d["snapshot"])
-        if d.keys() == {"snapshot"}:
-            return cls(snapshot)
+        semantic = SemanticReview.maybe(d.get("semantic"))
+        revisions = _opt_int(d, "revisions") or 0
+        if d.keys() <= {"snapshot", "semantic", "revisions"}:
+            return cls(snapshot, None, semantic, revisions)
         workspace = Workspace(
             changed_files=_strs(d, "changed_files"),
             preexisting_files=_strs(d, "preexisting_files"),
@@ -336,4 +379,4 @@ class JobEvidence:
             diff_bytes=_opt_int(d, "diff_bytes"),
             patch=Artifact.maybe(d.get("patch")),
         )
-        return cls(snapshot, workspace)
+        return cls(snapshot, workspace, semantic, revisions)

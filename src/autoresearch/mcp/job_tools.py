@@ -28,12 +28,15 @@ from autoresearch.worker.model import (
     DEFAULT_AGENT,
     DEFAULT_CHECK_TIMEOUT_SECONDS,
     DEFAULT_TIMEOUT_SECONDS,
+    MAX_REVISE_PASSES,
     MAX_TIMEOUT_SECONDS,
     CheckSpec,
     Isolation,
     JobRequest,
     ScopeSpec,
+    SemanticGate,
     TaskKind,
+    check_timeout,
 )
 from autoresearch.worker.view import JobView, render, render_list
 
@@ -46,6 +49,9 @@ class _Shape(BaseModel):
 
 
 class VerificationPolicy(_Shape):
+    version: int | None = Field(
+        default=None, description="1 (the source's shape); any other version is refused."
+    )
     task_kind: Literal["read_only", "modifying"] = Field(
         description="read_only: the job must change no file; modifying: it must change files "
         "inside scoped_patch and pass the checks."
@@ -64,9 +70,21 @@ class ScopedPatch(_Shape):
 class CheckInput(_Shape):
     command: str = Field(min_length=1, description="Shell command run in the job's directory.")
     name: str = Field(default="", max_length=200)
-    timeout_seconds: float = Field(
-        default=DEFAULT_CHECK_TIMEOUT_SECONDS, gt=0, le=MAX_TIMEOUT_SECONDS
+    timeout_seconds: float | None = Field(
+        default=None,
+        gt=0,
+        le=MAX_TIMEOUT_SECONDS,
+        description=f"Default {DEFAULT_CHECK_TIMEOUT_SECONDS:g}.",
     )
+    timeout_ms: int | None = Field(
+        default=None, gt=0, le=int(MAX_TIMEOUT_SECONDS * 1000), description="Or in milliseconds."
+    )
+
+    def spec(self) -> CheckSpec:
+        label = self.name or self.command
+        return CheckSpec(
+            self.command, self.name, check_timeout(label, self.timeout_seconds, self.timeout_ms)
+        )
 
 
 class JobResult(_Shape):
@@ -189,6 +207,32 @@ class JobTools:
         include_diff: Annotated[
             bool, Field(description="Put a trimmed diff in the evidence.")
         ] = False,
+        permission_mode: Annotated[
+            str | None,
+            Field(description="acceptEdits (the only mode a job runs with), or leave it out."),
+        ] = None,
+        semantic_gate: Annotated[
+            Literal["off", "warn", "required"],
+            Field(
+                description="A dedicated reviewer model judges the change against the prompt "
+                "once the checks pass: warn adds semantic_warning, required fails closed "
+                "(semantic_failed; no verdict: needs_evidence)."
+            ),
+        ] = "off",
+        auto_revise: Annotated[
+            bool,
+            Field(
+                description="After failed checks, run the agent again with a failure digest "
+                "(each failed check's command, exit code, output tail), then the checks."
+            ),
+        ] = False,
+        revise_passes: Annotated[
+            int, Field(ge=1, le=MAX_REVISE_PASSES, description="With auto_revise: at most.")
+        ] = 1,
+        escalate_model: Annotated[
+            str | None,
+            Field(description="With auto_revise: a stronger model for the last revise pass."),
+        ] = None,
     ) -> Annotated[CallToolResult, JobOutput]:
         """Start a coding job for a background agent; returns its job_id at once (queued).
 
@@ -200,27 +244,38 @@ class JobTools:
         rejected. With isolation=worktree the result stays on its own branch until job_apply or
         job_discard. Poll with job_wait or job_get; job_cancel stops it.
         """
-        request = JobRequest(
-            prompt=prompt,
-            allowed_dirs=tuple(allowed_dirs or ()),
-            task_kind=None
-            if verification_policy is None
-            else TaskKind(verification_policy.task_kind),
-            agent=agent,
-            model=model,
-            scope=None
-            if scoped_patch is None
-            else ScopeSpec(tuple(scoped_patch.paths), scoped_patch.max_diff_bytes),
-            checks=tuple(CheckSpec(c.command, c.name, c.timeout_seconds) for c in checks or ()),
-            isolation=Isolation(isolation),
-            max_turns=max_turns,
-            timeout_seconds=timeout_seconds,
-            include_diff=include_diff,
-        )
         with tool_errors():
+            request = JobRequest(
+                prompt=prompt,
+                allowed_dirs=tuple(allowed_dirs or ()),
+                task_kind=None
+                if verification_policy is None
+                else TaskKind(verification_policy.task_kind),
+                agent=agent,
+                model=model,
+                scope=None
+                if scoped_patch is None
+                else ScopeSpec(tuple(scoped_patch.paths), scoped_patch.max_diff_bytes),
+                checks=tuple(c.spec() for c in checks or ()),
+                isolation=Isolation(isolation),
+                max_turns=max_turns,
+                timeout_seconds=timeout_seconds,
+                include_diff=include_diff,
+                policy_version=None if verification_policy is None else verification_policy.version,
+                permission_mode=permission_mode,
+                semantic_gate=SemanticGate(semantic_gate),
+                revise_passes=revise_passes if auto_revise else 0,
+                escalate_model=escalate_model,
+            )
             return _out(jobs.start(self._root(), request))
 
-    def job_get(self, job_id: JobId) -> Annotated[CallToolResult, JobOutput]:
+    def job_get(
+        self,
+        job_id: JobId,
+        verbose: Annotated[
+            bool, Field(description="The source's flag; the answer is always the whole record.")
+        ] = False,
+    ) -> Annotated[CallToolResult, JobOutput]:
         """A job's state, its outcome.v1 verdict and compact evidence.
 
         outcome.status: running (queued or working), accepted, needs_evidence, failed,

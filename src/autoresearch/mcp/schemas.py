@@ -253,8 +253,19 @@ class HookCounts(_Shape):
     StatusReport,
     shapes={"baseline": Ref | None, "best": Ref | None, "progress": Progress},
 )
-class StatusOutput(_Shape):
+class SessionStatus(_Shape):
     """The context an agent needs at the start of every turn."""
+
+
+class StatusOutput(SessionStatus):
+    """The context an agent needs at the start of every turn (and, asked for, what next)."""
+
+    # Claude Code and codex hand the model the structured content, not the text: the resume
+    # message must be here to reach it.
+    resume_message: str | None = Field(
+        default=None,
+        description="With resume=true: the status text followed by what to do next.",
+    )
 
 
 # --- supervised runs -------------------------------------------------------------------------

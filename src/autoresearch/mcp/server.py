@@ -358,7 +358,8 @@ class Tools:
         with tool_errors():
             report = session_status(self.start, last=last, door=Door.MCP)
             text = render_resume(report, Door.MCP) if resume else render_status(report, Door.MCP)
-            return reply(text, s.StatusOutput.model_validate(report.to_dict()))
+            data = {**report.to_dict(), "resume_message": text if resume else None}
+            return reply(text, s.StatusOutput.model_validate(data))
 
     # --- supervised runs ---------------------------------------------------------------------
 

@@ -25,6 +25,7 @@ from autoresearch.worker.tools import edits as edit_ops
 from autoresearch.worker.tools import model_tools, reading, search, shell
 from autoresearch.worker.tools.base import Workspace
 from autoresearch.worker.tools.metrics import Category, measured
+from autoresearch.worker.tools.quality import QualityMode
 
 # Reads only, but talks to the gateway: the open world.
 READ_ONLY_MODEL = ToolAnnotations(
@@ -146,6 +147,27 @@ class AttemptOut(_Shape):
     waited_s: float = Field(description="The wait before this attempt (Retry-After, backoff).")
 
 
+class QualityRole(_Shape):
+    role: str = Field(description="main | independent | red_team | arbiter")
+    model: str = Field(description="The model asked for.")
+    answered_by: str | None = Field(description="The model the gateway says answered.")
+    finish_reason: str | None
+    verdict: str | None
+    issues: list[str]
+    answer: str | None = Field(description="The role's answer when a direct review is needed.")
+
+
+class QualityOut(_Shape):
+    contract_version: str = Field(description="quality.v1")
+    mode: str
+    status: str = Field(description="passed | needs_direct_review | failed")
+    reason_codes: list[str]
+    verdict: str | None = Field(description="The arbiter's verdict.")
+    agreement: str | None = Field(description="agree | resolved | unresolved (the arbiter's)")
+    roles: list[QualityRole]
+    model_calls: int
+
+
 class ModelOutput(_Shape):
     answer: str | None
     degraded: bool = Field(description="True: the circuit is open; evidence is local, no model.")
@@ -154,7 +176,21 @@ class ModelOutput(_Shape):
     attempts: list[AttemptOut]
     cost: float | None
     evidence: dict[str, Any] | None
+    quality: QualityOut | None = Field(
+        default=None,
+        description="quality_mode high: the quality.v1 verdict; answer is set "
+        "only when its status is passed.",
+    )
     receipt: ReceiptOut
+
+
+QualityModeArg = Annotated[
+    Literal["standard", "high"],
+    Field(
+        description="high: three role branches (main, independent, red team) and an arbiter, "
+        "4 model calls; fails closed (quality.status needs_direct_review or failed)."
+    ),
+]
 
 
 class EditInput(_Shape):
@@ -224,26 +260,38 @@ class WorkerTools:
         tool: str,
         work: Callable[[Workspace], Any],
         degrade: Callable[[Workspace], Any] | None = None,
+        mode: str = "standard",
     ) -> CallToolResult:
+        # High quality never falls back to local evidence: an open circuit refuses instead.
+        fallback = degrade if mode == "standard" else None
         # Gateway calls wait on the network (and on Retry-After): off the event loop.
         return await anyio.to_thread.run_sync(
-            lambda: self._call(tool, ModelOutput, work, degrade, Category.MODEL)
+            lambda: self._call(tool, ModelOutput, work, fallback, Category.MODEL)
         )
 
     async def analyze(
         self,
         question: Annotated[str, Field(min_length=1, description="What to find out.")],
         files: Annotated[
-            list[str], Field(min_length=1, max_length=50, description="Inside the repository.")
+            list[str],
+            Field(
+                min_length=1,
+                max_length=50,
+                description="Inside the repository; a glob (src/**/*.py) stands for the files "
+                "it matches, 50 in all at most.",
+            ),
         ],
+        quality_mode: QualityModeArg = "standard",
     ) -> Annotated[CallToolResult, ModelOutput]:
         """Ask the gateway's cheap model a read-only question over files (at most 48 KB sent,
         secrets redacted). When its circuit is open, answers with keyword windows instead
-        (degraded)."""
+        (degraded), except with quality_mode high, which fails closed."""
+        mode = QualityMode(quality_mode)
         return await self._model_call(
             "analyze",
-            lambda ws: model_tools.analyze(ws, question, files),
+            lambda ws: model_tools.analyze(ws, question, files, mode=mode),
             lambda ws: model_tools.analyze_locally(ws, question, files),
+            quality_mode,
         )
 
     async def review(
@@ -254,21 +302,26 @@ class WorkerTools:
             str | None,
             Field(min_length=1, description="Review this finished job's recorded diff instead."),
         ] = None,
+        quality_mode: QualityModeArg = "standard",
     ) -> Annotated[CallToolResult, ModelOutput]:
         """A cheap model's review of the working tree's diff against base (bugs, risks, a
         verdict), or with job_id of the diff a finished job recorded, judged against its
         prompt. At most 48 KB sent, secrets redacted. When its circuit is open, answers with
-        the diff digest instead (degraded)."""
+        the diff digest instead (degraded), except with quality_mode high, which fails
+        closed."""
+        mode = QualityMode(quality_mode)
         if job_id is not None:
             return await self._model_call(
                 "review",
-                lambda ws: model_tools.review_job(ws, job_id, base, files),
+                lambda ws: model_tools.review_job(ws, job_id, base, files, mode=mode),
                 lambda ws: model_tools.review_job_locally(ws, job_id),
+                quality_mode,
             )
         return await self._model_call(
             "review",
-            lambda ws: model_tools.review(ws, base, files),
+            lambda ws: model_tools.review(ws, base, files, mode=mode),
             lambda ws: model_tools.review_locally(ws, base, files),
+            quality_mode,
         )
 
     async def draft(

@@ -15,7 +15,11 @@ whose keys are the variables' lower-case names without the prefix, plus `prices`
 `AUTORESEARCH_GATEWAY_FALLBACK_URL`, `…_FALLBACK_API_KEY`, `…_FALLBACK_MODELS`,
 `AUTORESEARCH_GATEWAY_TIMEOUT` (seconds per attempt, default 60),
 `AUTORESEARCH_GATEWAY_MAX_ATTEMPTS` (per model, default 3),
-`AUTORESEARCH_GATEWAY_CLAUDE_JOBS` (1: `claude` jobs run on the gateway through the bridge).
+`AUTORESEARCH_GATEWAY_CLAUDE_JOBS` (1: `claude` jobs run on the gateway through the bridge),
+`AUTORESEARCH_GATEWAY_QUALITY_MODELS` (the models of `quality_mode: high`'s main, independent,
+red-team and arbiter calls, in that order, on the primary endpoint; a short list repeats its
+last; default: the primary's first model), `AUTORESEARCH_GATEWAY_SEMANTIC_MODEL` (the dedicated
+reviewer of a job's `semantic_gate`; none: the gate's evidence is missing).
 `prices` maps a model to `{"prompt": $, "completion": $, "cached": $}` per million tokens.
 """
 
@@ -24,12 +28,13 @@ from __future__ import annotations
 import email.utils
 import json
 import os
+import re
 import socket
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -105,6 +110,14 @@ class GatewayConfig:
     retry_after_cap: float = RETRY_AFTER_CAP
     backoff_base: float = BACKOFF_BASE
     prices: Mapping[str, Price] = field(default_factory=dict)
+    quality_models: tuple[str, ...] = ()
+    semantic_model: str | None = None
+
+    def pinned(self, model: str) -> GatewayConfig:
+        """This config asking `model` on the first endpoint and nothing else: no other model
+        or endpoint may answer in its place."""
+        first = replace(self.endpoints[0], models=(model,))
+        return replace(self, endpoints=(first,))
 
 
 @dataclass
@@ -123,12 +136,23 @@ class Attempt:
         return json_shape(self)
 
 
+@dataclass(frozen=True)
+class Reply:
+    """What one answer said besides its text: why it stopped and which model it names."""
+
+    text: str
+    finish_reason: str | None = None  # "stop", "length" (cut at max_tokens), …
+    model: str | None = None  # the answering model as the gateway reports it
+
+
 @dataclass
 class Completion:
     text: str
     endpoint: str
-    model: str
+    model: str  # the model asked for
     attempts: list[Attempt]
+    finish_reason: str | None = None
+    answered_by: str | None = None  # the model the gateway says answered
 
     @property
     def cost(self) -> float | None:
@@ -178,6 +202,14 @@ def cost_of(price: Price | None, prompt: int, completion: int, cached: int) -> f
     return round(total / 1_000_000, 8)
 
 
+def model_matches(asked: str, answered_by: str | None) -> bool:
+    """The answering model is the one asked for, or its dated snapshot (gpt-4o-2024-08-06);
+    an unreported model cannot be verified, so it does not match."""
+    if answered_by is None:
+        return False
+    return re.fullmatch(re.escape(asked) + r"(-\d{4}-?\d{2}-?\d{2})?", answered_by) is not None
+
+
 def load_config(environ: Mapping[str, str] | None = None) -> GatewayConfig:
     env = dict(os.environ if environ is None else environ)
     file_values = _file_values(env)
@@ -205,7 +237,15 @@ def load_config(environ: Mapping[str, str] | None = None) -> GatewayConfig:
         attempts = int(get("max_attempts") or DEFAULT_ATTEMPTS)
     except ValueError:
         raise ContractError(f"{ENV_PREFIX}TIMEOUT / MAX_ATTEMPTS must be numbers") from None
-    return GatewayConfig(tuple(endpoints), timeout, max(attempts, 1), prices=prices)
+    quality = tuple(m.strip() for m in get("quality_models").split(",") if m.strip())
+    return GatewayConfig(
+        tuple(endpoints),
+        timeout,
+        max(attempts, 1),
+        prices=prices,
+        quality_models=quality,
+        semantic_model=get("semantic_model").strip() or None,
+    )
 
 
 def claude_jobs(environ: Mapping[str, str]) -> bool:
@@ -245,15 +285,22 @@ def complete(
         for model in endpoint.models:
             waited = 0.0
             for number in range(config.max_attempts):
-                attempt, text, status, retry_after = _post(
+                attempt, answer, status, retry_after = _post(
                     config, endpoint, model, messages, max_tokens
                 )
                 attempt.waited_s = waited
                 attempts.append(attempt)
                 if on_attempt is not None:
                     on_attempt(attempt)
-                if text is not None:
-                    return Completion(text, endpoint.label, model, attempts)
+                if answer is not None:
+                    return Completion(
+                        answer.text,
+                        endpoint.label,
+                        model,
+                        attempts,
+                        answer.finish_reason,
+                        answer.model,
+                    )
                 if number + 1 == config.max_attempts:
                     break
                 delay = retry_delay(
@@ -273,7 +320,7 @@ def _post(
     model: str,
     messages: list[dict[str, str]],
     max_tokens: int,
-) -> tuple[Attempt, str | None, int | None, str | None]:
+) -> tuple[Attempt, Reply | None, int | None, str | None]:
     body = json.dumps({"model": model, "messages": messages, "max_tokens": max_tokens}).encode()
     headers = {"Content-Type": "application/json"}
     if endpoint.api_key:
@@ -300,7 +347,11 @@ def _post(
         return attempt(status), None, None, None
     try:
         data = json.loads(raw)
-        text = str(data["choices"][0]["message"]["content"] or "")
+        choice = data["choices"][0]
+        text = str(choice["message"]["content"] or "")
+        answer = Reply(
+            text, _str_or_none(choice.get("finish_reason")), _str_or_none(data.get("model"))
+        )
         raw_usage = data.get("usage")
     except (ValueError, KeyError, IndexError, TypeError):
         return attempt("bad_response"), None, 502, None
@@ -309,4 +360,8 @@ def _post(
     done.prompt_tokens, done.completion_tokens = usage.prompt, usage.completion
     done.cached_tokens = usage.cached
     done.cost = usage.cost(config.prices.get(model))
-    return done, text, 200, None
+    return done, answer, 200, None
+
+
+def _str_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None

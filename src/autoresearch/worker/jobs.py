@@ -35,10 +35,13 @@ from autoresearch.worker.model import (
     MAX_ALLOWED_DIRS,
     MAX_CHECKS,
     MAX_PROMPT_CHARS,
+    MAX_REVISE_PASSES,
     MAX_SCOPE_PATHS,
     MAX_TIMEOUT_SECONDS,
     JobRequest,
     JobSpec,
+    check_permission_mode,
+    check_policy_version,
 )
 
 POLL_SECONDS = 0.2
@@ -60,6 +63,12 @@ def validate(repo_root: Path, req: JobRequest) -> JobSpec:
         raise ContractError(f"at most {MAX_CHECKS} checks and {MAX_ALLOWED_DIRS} allowed_dirs")
     if req.max_turns is not None and req.max_turns < 1:
         raise ContractError("max_turns must be at least 1")
+    if not 0 <= req.revise_passes <= MAX_REVISE_PASSES:
+        raise ContractError(f"revise passes must be in 0..{MAX_REVISE_PASSES}")
+    if req.escalate_model and not req.revise_passes:
+        raise ContractError("escalate_model is the last revise pass's model: it needs auto_revise")
+    check_policy_version(req.policy_version)
+    check_permission_mode(req.permission_mode)
     for check in req.checks:
         if not check.command.strip() or not 0 < check.timeout_seconds <= MAX_TIMEOUT_SECONDS:
             raise ContractError(f"check {check.label!r}: a command and a timeout in (0, 86400]")
@@ -78,6 +87,9 @@ def validate(repo_root: Path, req: JobRequest) -> JobSpec:
         max_turns=req.max_turns,
         timeout_seconds=req.timeout_seconds,
         include_diff=req.include_diff,
+        semantic_gate=req.semantic_gate,
+        revise_passes=req.revise_passes,
+        escalate_model=req.escalate_model,
     )
 
 

@@ -14,12 +14,17 @@ from autoresearch.contracts.job import (
     MAX_ALLOWED_DIRS,
     MAX_CHECKS,
     MAX_PROMPT_CHARS,
+    MAX_REVISE_PASSES,
     MAX_SCOPE_PATHS,
     MAX_TIMEOUT_SECONDS,
     CheckSpec,
     JobRequest,
     JobSpec,
     ScopeSpec,
+    SemanticGate,
+    check_permission_mode,
+    check_policy_version,
+    check_timeout,
 )
 from autoresearch.contracts.job_result import CheckRun
 from autoresearch.states import Isolation, TaskKind
@@ -31,6 +36,7 @@ __all__ = [  # the job's contract and records are contracts/', its kinds states.
     "MAX_ALLOWED_DIRS",
     "MAX_CHECKS",
     "MAX_PROMPT_CHARS",
+    "MAX_REVISE_PASSES",
     "MAX_SCOPE_PATHS",
     "MAX_TIMEOUT_SECONDS",
     "CheckRun",
@@ -39,5 +45,9 @@ __all__ = [  # the job's contract and records are contracts/', its kinds states.
     "JobRequest",
     "JobSpec",
     "ScopeSpec",
+    "SemanticGate",
     "TaskKind",
+    "check_permission_mode",
+    "check_policy_version",
+    "check_timeout",
 ]

@@ -1,10 +1,12 @@
 """The verdict `outcome.v1` (worker.md): a pure function from a job's facts to its status.
 
 The order of the rules is the contract: deadline → running → cancelled → read-only job that
-changed files → scope violation → executor failed → check failed → missing evidence →
-accepted. The first rule that matches decides the status; the missing-evidence rule lists every
-piece that is missing. A modifying job is accepted only with a scope and at least one passing
-check. Nothing here reads a clock, a file or the journal.
+changed files → scope violation → executor failed → check failed → semantic reviewer says no
+(`semantic_gate: required`) → missing evidence (a required gate's verdict too) → accepted (with
+`semantic_warning` when a `warn` gate did not pass). The first rule that matches decides the
+status; the missing-evidence rule lists every piece that is missing. A modifying job is
+accepted only with a scope and at least one passing check. Nothing here reads a clock, a file
+or the journal.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from autoresearch.contracts.job_result import CheckResult, Executor
+from autoresearch.contracts.job import SemanticGate
+from autoresearch.contracts.job_result import CheckResult, Executor, SemanticStatus
 from autoresearch.states import JobState, TaskKind
 
 __all__ = [  # the executor's and a check's results are the job's records' (contracts/)
@@ -58,6 +61,10 @@ class Reason(StrEnum):
     PREEXISTING_CHANGES_UNATTRIBUTED = "preexisting_changes_unattributed"
     WORKSPACE_EVIDENCE_INCOMPLETE = "workspace_evidence_incomplete"
     VERIFICATION_PASSED = "verification_passed"
+    # semantic_gate (part 3): the reviewer's no, its missing verdict, a warn gate's doubt
+    SEMANTIC_FAILED = "semantic_failed"
+    SEMANTIC_EVIDENCE_MISSING = "semantic_evidence_missing"
+    SEMANTIC_WARNING = "semantic_warning"
     # The states the spec names without a code.
     DEADLINE_EXCEEDED = "deadline_exceeded"
     JOB_QUEUED = "job_queued"
@@ -82,6 +89,8 @@ class Facts:
     evidence_truncated: bool = False
     preexisting_unattributed: bool = False
     workspace_complete: bool = True
+    semantic_gate: SemanticGate = SemanticGate.OFF
+    semantic: SemanticStatus | None = None  # None: the reviewer did not run
 
 
 @dataclass(frozen=True)
@@ -133,9 +142,14 @@ def _rule(f: Facts) -> tuple[Status, tuple[Reason, ...]]:
         return Status.FAILED, (Reason.EXECUTOR_FAILED,)
     if any(c.bad for c in f.checks):
         return Status.FAILED, (Reason.CHECK_FAILED,)
+    required = f.semantic_gate is SemanticGate.REQUIRED
+    if required and f.semantic is SemanticStatus.FAILED:
+        return Status.FAILED, (Reason.SEMANTIC_FAILED,)
     missing = _missing(f)
     if missing:
         return Status.NEEDS_EVIDENCE, missing
+    if f.semantic_gate is SemanticGate.WARN and f.semantic is not SemanticStatus.PASSED:
+        return Status.ACCEPTED, (Reason.VERIFICATION_PASSED, Reason.SEMANTIC_WARNING)
     return Status.ACCEPTED, (Reason.VERIFICATION_PASSED,)
 
 
@@ -156,6 +170,8 @@ def _missing(f: Facts) -> tuple[Reason, ...]:
         found.append(Reason.PREEXISTING_CHANGES_UNATTRIBUTED)
     if not f.workspace_complete:
         found.append(Reason.WORKSPACE_EVIDENCE_INCOMPLETE)
+    if f.semantic_gate is SemanticGate.REQUIRED and f.semantic is not SemanticStatus.PASSED:
+        found.append(Reason.SEMANTIC_EVIDENCE_MISSING)
     return tuple(found)
 
 
@@ -170,12 +186,21 @@ def _policy(f: Facts) -> dict[str, Any]:
 
 
 def _verification(f: Facts) -> dict[str, str]:
-    return {
+    found = {
         "executor": f.executor.value,
         "scope": _scope_state(f),
         "checks": _checks_state(f),
         "workspace": "complete" if f.workspace_complete else "incomplete",
     }
+    if f.semantic_gate is not SemanticGate.OFF:
+        found["semantic"] = _semantic_state(f)
+    return found
+
+
+def _semantic_state(f: Facts) -> str:
+    if f.semantic is not None:
+        return f.semantic.value
+    return "pending" if not f.state.terminal else "not_run"
 
 
 def _scope_state(f: Facts) -> str:

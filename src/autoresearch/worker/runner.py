@@ -15,6 +15,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,12 +23,15 @@ from autoresearch import children, git
 from autoresearch.agents import AgentConfig, make_agent
 from autoresearch.agents.base import AgentResult, SessionRequest
 from autoresearch.clock import utc_now_iso
+from autoresearch.contracts.job import SemanticGate
 from autoresearch.contracts.job_result import (
+    CheckResult,
     CheckRun,
     Executor,
     ExecutorRecord,
     JobChecks,
     JobEvidence,
+    SemanticReview,
     Snapshot,
     Workspace,
 )
@@ -52,7 +56,7 @@ from autoresearch.reset import CACHE_DIRT, work_patch
 from autoresearch.settings import kill_grace, worker_max_jobs
 from autoresearch.states import ChildRole, Isolation, JobState, ResultState, TaskKind
 from autoresearch.worker import evidence as ev
-from autoresearch.worker import liveness
+from autoresearch.worker import liveness, semantic
 from autoresearch.worker.bridge import job_bridge
 from autoresearch.worker.model import JobSpec
 
@@ -80,16 +84,36 @@ class Runner:
         if not self._wait_for_slot():
             return
         workdir, snap = self._prepare()
-        result = self._agent(workdir, snap)
-        executor = _executor(result)
-        state = _state_after_agent(result)
-        checks: list[CheckRun] = []
-        if state is JobState.RUNNING and executor is Executor.PASSED:
-            self._update(state=JobState.CHECKING)
-            checks, state = self._checks(workdir)
+        checks, state = self._session(workdir, snap, self.paths.prompt, 0)
+        revisions = 0
+        while revisions < self.spec.revise_passes and _revisable(state, checks):
+            revisions += 1
+            digest = self._write_revise(workdir, revisions, checks)
+            checks, state = self._session(workdir, snap, digest, revisions)
         if state in (JobState.RUNNING, JobState.CHECKING):
             state = JobState.COMPLETED
-        self._finish(state, snap, workdir, checks)
+        self._finish(state, snap, workdir, checks, revisions)
+
+    def _session(
+        self, workdir: Path, snap: Snapshot, instructions: Path, revision: int
+    ) -> tuple[list[CheckRun], JobState]:
+        """One agent session (`revision` 0: the first), then the checks when it ended well."""
+        result = self._agent(workdir, snap, instructions, revision)
+        state = _state_after_agent(result)
+        if state is not JobState.RUNNING or _executor(result) is not Executor.PASSED:
+            return [], state
+        self._update(state=JobState.CHECKING)
+        return self._checks(workdir)
+
+    def _write_revise(self, workdir: Path, number: int, checks: list[CheckRun]) -> Path:
+        """The next session's instructions: the task and its rules, then the failure digest
+        (each failed check's command, exit and output tail), kept beside the prompt."""
+        path = self.paths.root / f"revise-{number:02d}.md"
+        text = _instructions(self.spec, workdir) + revise_digest(
+            number, self.spec.revise_passes, checks
+        )
+        atomic_write_text(path, redact(text))
+        return path
 
     def _wait_for_slot(self) -> bool:
         while True:
@@ -138,10 +162,11 @@ class Runner:
         link_shared_paths(top, tree, DEFAULT_SHARED_LINKS)
         return tree / os.path.relpath(os.path.realpath(cwd), top), tree
 
-    def _agent(self, workdir: Path, snap: Snapshot) -> AgentResult:
-        config = AgentConfig(
-            self.spec.agent, self.spec.model, session_grants(self.spec), self.spec.max_turns
-        )
+    def _agent(
+        self, workdir: Path, snap: Snapshot, instructions: Path, revision: int
+    ) -> AgentResult:
+        model = self.spec.model_of(revision)
+        config = AgentConfig(self.spec.agent, model, session_grants(self.spec), self.spec.max_turns)
         try:
             agent = make_agent(config)
         except AutoresearchError as exc:
@@ -152,9 +177,9 @@ class Runner:
         with job_bridge(self.spec.agent, self.root, self.job_id) as bridged:
             request = SessionRequest(
                 run_id=self.job_id,
-                iteration=1,
+                iteration=revision + 1,
                 worktree=workdir,
-                instructions_file=self.paths.prompt,
+                instructions_file=instructions,
                 candidate_file=self.paths.candidate,
                 base_commit=snap.base_commit or "",
                 log_path=self.paths.agent_log,
@@ -200,10 +225,16 @@ class Runner:
         return done, JobState.CHECKING
 
     def _finish(
-        self, state: JobState, snap: Snapshot, workdir: Path, checks: list[CheckRun]
+        self,
+        state: JobState,
+        snap: Snapshot,
+        workdir: Path,
+        checks: list[CheckRun],
+        revisions: int = 0,
     ) -> None:
         changes = ev.changes_since(snap)
         patch = self._save_patch(snap)
+        review = self._semantic_review(state, checks, patch)
         commit = None
         if self.spec.isolation is Isolation.WORKTREE and snap.repo is not None:
             commit = self._commit_worktree(Path(snap.repo), changes.files)
@@ -222,12 +253,26 @@ class Runner:
         self._update(
             state=state,
             finished_at=utc_now_iso(),
-            evidence=JobEvidence(snap, workspace),
+            evidence=JobEvidence(snap, workspace, review, revisions),
             checks=JobChecks(tuple(checks)),
             result_state=ResultState.NONE if commit is None else ResultState.PENDING,
             result_commit=commit,
             patch_path=None if commit is None else str(self.paths.changes_patch),
         )
+
+    def _semantic_review(
+        self, state: JobState, checks: list[CheckRun], patch: Path | None
+    ) -> SemanticReview | None:
+        """The reviewer's verdict when the job asked for one and its checks all passed (a
+        failed check already decides the verdict: no model call for it)."""
+        if self.spec.semantic_gate is SemanticGate.OFF or state is not JobState.COMPLETED:
+            return None
+        if any(c.status is not CheckResult.PASSED for c in checks):
+            return None
+        if patch is None:
+            return semantic.missing("no diff of the job's change to review")
+        text = patch.read_bytes().decode("utf-8", "replace")
+        return semantic.review_change(self.spec.prompt, text)
 
     def _out_of_scope(self, changes: ev.Changes) -> tuple[tuple[str, ...], bool]:
         """Which changed files lie outside the allowed dirs or the declared scope; and whether
@@ -301,19 +346,52 @@ class Runner:
 def session_grants(spec: JobSpec) -> tuple[str, ...]:
     """Extra agent arguments so the session may run the job's own checks.
 
-    Claude Code in acceptEdits mode denies every Bash command nobody granted (a denial fails
-    the session); the checks are what the job will be judged by, so the agent may run exactly
-    those. Codex's workspace-write sandbox already lets it run commands in its directory.
+    Claude Code in acceptEdits mode denies every Bash command nobody granted; the checks are
+    what the job will be judged by, so the agent may run exactly those (Claude Code may still
+    refuse a command its rule syntax cannot hold: that denial is evidence, not a failure).
+    Codex's workspace-write sandbox already lets it run commands in its directory.
     """
     if spec.agent != "claude" or not spec.checks:
         return ()
     return ("--allowedTools", ",".join(f"Bash({c.command})" for c in spec.checks))
 
 
+def _revisable(state: JobState, checks: list[CheckRun]) -> bool:
+    """Whether a revise pass may help: every check ran and one of them did not pass (a
+    cancelled or timed-out job, or a session that failed, is not revised)."""
+    return state is JobState.CHECKING and any(c.status is not CheckResult.PASSED for c in checks)
+
+
+REVISE_TAIL_LINES = 40
+
+
+def revise_digest(number: int, limit: int, checks: list[CheckRun]) -> str:
+    """What a revise pass is told: which checks failed and how, the tail of their output."""
+    lines = [
+        "",
+        f"--- Revise pass {number} of {limit}: the checks below failed after your last "
+        "session. Fix the change so that they pass; do not change the checks.",
+    ]
+    for check in checks:
+        if check.status is CheckResult.PASSED:
+            continue
+        run = check.run
+        lines.append(f"- `{check.command}`: {check.status.value}, exit code {run.exit_code}")
+        tail = "\n".join(run.tail.splitlines()[-REVISE_TAIL_LINES:])
+        if tail.strip():
+            lines += ["```", tail, "```"]
+    return "\n".join(lines) + "\n"
+
+
 def _executor(result: AgentResult) -> Executor:
+    """How the session ended, judged apart from its permission denials: a session that ended
+    normally after a refused tool call did its work (or not: its checks, run by the worker,
+    say so). A denied check command must not fail a right change; the denials stay in the
+    record as evidence."""
     if result.cancelled or result.timed_out:
         return Executor.NOT_RUN
-    return Executor.FAILED if result.failed else Executor.PASSED
+    undenied = replace(result, usage=replace(result.usage, denials=[]))
+    return Executor.FAILED if undenied.failed else Executor.PASSED
 
 
 def _state_after_agent(result: AgentResult) -> JobState:

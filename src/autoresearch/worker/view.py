@@ -44,6 +44,7 @@ def workspace_of(job: JobRecord) -> Workspace:
 def facts_of(job: JobRecord, spec: JobSpec, now: float) -> Facts:
     """The verdict's inputs, read from what the runner recorded (pure)."""
     state, w = job.state, workspace_of(job)
+    semantic = None if job.evidence is None else job.evidence.semantic
     limit = spec.max_diff_bytes
     late = job.deadline is not None and now > job.deadline + DEADLINE_SLACK_SECONDS
     return Facts(
@@ -61,6 +62,8 @@ def facts_of(job: JobRecord, spec: JobSpec, now: float) -> Facts:
         preexisting_unattributed=bool(w.unattributed_files),
         # changes in an allowed dir outside the repository cannot be seen
         workspace_complete=w.complete and not w.allowed_outside_repo,
+        semantic_gate=spec.semantic_gate,
+        semantic=None if semantic is None else semantic.status,
     )
 
 
@@ -144,6 +147,11 @@ def evidence_of(job: JobRecord, spec: JobSpec) -> dict[str, Any]:
     }
     if spec.include_diff:
         out["diff"], out["diff_truncated"] = _inline_diff(w, spec)
+    semantic = None if job.evidence is None else job.evidence.semantic
+    if semantic is not None:
+        out["semantic"] = semantic.to_dict()
+    if spec.revise_passes:
+        out["revisions"] = 0 if job.evidence is None else job.evidence.revisions
     return out
 
 

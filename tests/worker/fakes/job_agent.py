@@ -4,6 +4,7 @@ edit PATH TEXT [PATH TEXT …]  write files (relative to the working directory),
 fail PATH TEXT                 write a file, then exit 3 (the session broke)
 wait GATE PATH TEXT           wait (up to 120 s) until the file GATE exists, then write a file:
                                the test, not the clock, says when the job may finish
+revise PATH FIRST AGAIN        write FIRST, or AGAIN when the instructions are a revise pass's
 hang PIDFILE                   start a grandchild (same process group), record
                                "agent_pid grandchild_pid pgid" in PIDFILE, then sleep forever
 """
@@ -42,6 +43,11 @@ def main(argv: list[str]) -> int:
                 return 4
             time.sleep(0.02)
         write_pairs(args[1:])
+        return 0
+    if action == "revise":
+        instructions = Path(os.environ["AUTORESEARCH_INSTRUCTIONS_FILE"]).read_text()
+        again = "--- Revise pass" in instructions
+        write_pairs([args[0], args[2] if again else args[1]])
         return 0
     if action == "hang":
         child = subprocess.Popen(["sleep", "300"])

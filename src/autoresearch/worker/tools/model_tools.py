@@ -13,21 +13,29 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import Path
 from typing import Any
 
 from autoresearch import git
 from autoresearch.clock import utc_now_iso
-from autoresearch.errors import ContractError
-from autoresearch.paths import job_paths
+from autoresearch.errors import AutoresearchError, ContractError
+from autoresearch.paths import STATE_DIR, job_paths
 from autoresearch.redact import redact
 from autoresearch.worker import gateway
 from autoresearch.worker.tools import reading
 from autoresearch.worker.tools.base import Receipt, Workspace, bounded, finish
+from autoresearch.worker.tools.quality import QualityMode, Task, run_high
 
 CONTEXT_LIMIT = 48 * 1024
 MAX_ANSWER_TOKENS = 1024
 TASK_LIMIT = 4 * 1024  # of the job's prompt, sent beside its diff
 CODE_JOB_RUNNING = "autoresearch_job_running"
+MAX_ANALYZE_FILES = 50
+_GLOB_CHARS = frozenset("*?[")
+_NEVER_READ = (".git", STATE_DIR)  # a glob never reaches git's data or the tool's own state
+ANALYZE_VERDICTS = ("supported", "unsupported")  # the files answer the question, or not
+REVIEW_VERDICTS = ("ship", "fix_first")
+_DIFF_PATH = re.compile(r"^(?:\+\+\+ b|--- a)/(.+)$", re.M)
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
 
 
@@ -96,35 +104,93 @@ def _ask(
     }
 
 
-def _files_text(ws: Workspace, files: list[str], receipt: Receipt) -> str:
-    parts = []
+def _ask_high(
+    ws: Workspace, task: Task, receipt: Receipt, config: gateway.GatewayConfig | None
+) -> dict[str, Any]:
+    """`_ask` in quality mode high: the same bounded, redacted material to every role."""
+    cfg = config or gateway.load_config()
+    material, cut = bounded(redact(task.material), CONTEXT_LIMIT)
+    receipt.truncated |= cut
+    task = Task(task.tool, task.ask, material, task.verdicts, task.citable)
+    return run_high(cfg, task, cut, _record_attempts(ws, task.tool))
+
+
+def _answer(
+    ws: Workspace,
+    task: Task,
+    receipt: Receipt,
+    config: gateway.GatewayConfig | None,
+    mode: QualityMode,
+) -> dict[str, Any]:
+    if mode is QualityMode.HIGH:
+        return finish(receipt, _ask_high(ws, task, receipt, config))
+    return finish(receipt, _ask(ws, task.tool, task.ask, task.material, receipt, config))
+
+
+def _files_text(ws: Workspace, files: list[str], receipt: Receipt) -> tuple[str, dict[str, int]]:
+    """The files numbered by line, and each one's line count (what may be cited)."""
+    parts, counts = [], {}
     for name in files:
         path = ws.path(name)
         lines = ws.read_text(path, receipt).splitlines()
         numbered = "\n".join(f"{i:>5}: {line}" for i, line in enumerate(lines, 1))
         parts.append(f"== {ws.rel(path)} ==\n{numbered}")
-    return "\n".join(parts)
+        counts[ws.rel(path)] = len(lines)
+    return "\n".join(parts), counts
 
 
 def analyze(
-    ws: Workspace, question: str, files: list[str], config: gateway.GatewayConfig | None = None
+    ws: Workspace,
+    question: str,
+    files: list[str],
+    config: gateway.GatewayConfig | None = None,
+    mode: QualityMode = QualityMode.STANDARD,
 ) -> dict[str, Any]:
     if not question.strip() or not files:
         raise ContractError("analyze: a question and at least one file")
     receipt = Receipt()
-    context = _files_text(ws, files, receipt)
+    context, counts = _files_text(ws, expand_files(ws, files), receipt)
     system = (
         "Answer the question from the files given only, citing path:line. Say so when "
         "the files do not answer it. Be brief."
     )
-    out = _ask(ws, "analyze", system, f"Question: {question}\n\n{context}", receipt, config)
-    return finish(receipt, out)
+    material = f"Question: {question}\n\n{context}"
+    task = Task("analyze", system, material, ANALYZE_VERDICTS, counts)
+    return _answer(ws, task, receipt, config, mode)
+
+
+def expand_files(ws: Workspace, names: list[str]) -> list[str]:
+    """The files named, a glob (`src/**/*.py`, the source's bounded wildcards) standing for the
+    files it matches in the repository; more than MAX_ANALYZE_FILES in all is refused, never
+    cut, and a glob that matches nothing is an error."""
+    found: list[str] = []
+    for name in names:
+        found += _glob(ws, name) if _GLOB_CHARS & set(name) else [name]
+    unique = list(dict.fromkeys(found))
+    if len(unique) > MAX_ANALYZE_FILES:
+        raise ContractError(
+            f"analyze: {len(unique)} files match; at most {MAX_ANALYZE_FILES}: narrow the globs"
+        )
+    return unique
+
+
+def _glob(ws: Workspace, pattern: str) -> list[str]:
+    if Path(pattern).is_absolute() or ".." in Path(pattern).parts:
+        raise ContractError(f"analyze: a glob is relative to the repository: {pattern}")
+    hits = sorted(
+        ws.rel(path)
+        for path in ws.root.glob(pattern)
+        if path.is_file() and Path(ws.rel(path)).parts[0] not in _NEVER_READ
+    )
+    if not hits:
+        raise ContractError(f"analyze: no file matches {pattern}")
+    return [ws.rel(ws.path(hit)) for hit in hits]  # sandboxed: no symlink out
 
 
 def analyze_locally(ws: Workspace, question: str, files: list[str]) -> dict[str, Any]:
     """What `analyze` answers when its circuit is open: windows around the question's words."""
     words = sorted({w for w in _WORD.findall(question)}, key=str.lower)[:10]
-    pack = reading.read_pack(ws, files, words, [], 2)
+    pack = reading.read_pack(ws, expand_files(ws, files), words, [], 2)
     return _degraded(pack, {"pack": pack["pack"], "files": pack["files"]})
 
 
@@ -153,11 +219,29 @@ def _diff(ws: Workspace, base: str, files: list[str] | None, receipt: Receipt) -
     return text
 
 
+def diff_citable(ws: Workspace, diff: str, in_tree: bool) -> dict[str, int | None]:
+    """The files a diff touches, each with its line count in the working tree when the diff is
+    of the working tree (`in_tree`); else the path alone may be cited."""
+    found: dict[str, int | None] = {}
+    for rel in _DIFF_PATH.findall(diff):
+        found[rel] = _line_count(ws, rel) if in_tree else None
+    return found
+
+
+def _line_count(ws: Workspace, rel: str) -> int | None:
+    try:
+        path = ws.path(rel)  # sandboxed: a symlink out of the repository is not read
+        return len(ws.read_text(path, Receipt()).splitlines())
+    except AutoresearchError:
+        return None  # deleted, binary or outside: the path alone may be cited
+
+
 def review(
     ws: Workspace,
     base: str = "HEAD",
     files: list[str] | None = None,
     config: gateway.GatewayConfig | None = None,
+    mode: QualityMode = QualityMode.STANDARD,
 ) -> dict[str, Any]:
     receipt = Receipt()
     diff = _diff(ws, base, files, receipt)
@@ -165,7 +249,8 @@ def review(
         "Review this diff as a careful senior engineer: list concrete bugs and risks "
         "with path:line, then a one-line verdict (ship / fix first). Be brief."
     )
-    return finish(receipt, _ask(ws, "review", system, diff, receipt, config))
+    task = Task("review", system, diff, REVIEW_VERDICTS, diff_citable(ws, diff, in_tree=True))
+    return _answer(ws, task, receipt, config, mode)
 
 
 def review_locally(
@@ -211,6 +296,7 @@ def review_job(
     base: str = "HEAD",
     files: list[str] | None = None,
     config: gateway.GatewayConfig | None = None,
+    mode: QualityMode = QualityMode.STANDARD,
 ) -> dict[str, Any]:
     """A cheap model's review of a job's recorded diff against the task it was given."""
     if base != "HEAD" or files:
@@ -225,7 +311,10 @@ def review_job(
         "then a one-line verdict (ship / fix first). Be brief."
     )
     user = f"Task given to the agent:\n{task}\n\nIts diff:\n{found.patch}"
-    return finish(receipt, _ask(ws, "review", system, user, receipt, config))
+    citable = diff_citable(ws, found.patch, in_tree=False)
+    return _answer(
+        ws, Task("review", system, user, REVIEW_VERDICTS, citable), receipt, config, mode
+    )
 
 
 def review_job_locally(ws: Workspace, job_id: str) -> dict[str, Any]:

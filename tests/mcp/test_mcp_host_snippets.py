@@ -1,0 +1,31 @@
+"""The README's MCP host snippets say what headless hosts need (F3 of issue 37): every Codex
+`[mcp_servers.autoresearch]` block is valid TOML with `default_tools_approval_mode =
+"approve"` (else `codex exec` refuses every destructive tool: "requires approval, but approval
+policy is never"), and headless Claude Code is shown with `--allowedTools mcp__autoresearch`."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def codex_blocks() -> list[dict[str, object]]:
+    blocks = re.findall(r"```toml\n(.*?)```", README.read_text(), re.S)
+    tables = [tomllib.loads(b) for b in blocks if "[mcp_servers.autoresearch]" in b]
+    return [t["mcp_servers"]["autoresearch"] for t in tables]  # type: ignore[index]
+
+
+def test_every_codex_server_block_approves_the_tools() -> None:
+    blocks = codex_blocks()
+    assert len(blocks) >= 2
+    for block in blocks:
+        assert block["default_tools_approval_mode"] == "approve", block
+
+
+def test_headless_claude_is_shown_with_the_servers_tools_allowed() -> None:
+    text = README.read_text()
+    headless = [line for line in text.splitlines() if line.startswith("claude -p ")]
+    assert headless and all("--allowedTools mcp__autoresearch" in line for line in headless)
