@@ -241,7 +241,9 @@ def main() -> None:
 
 
 # The first noise-aware release, for comparison: candidate readings by a fixed interleave only.
-FIRST_RELEASE = NoisePolicy(power=0.85, max_evals=24, confirm=6, reuse=0.0)
+FIRST_RELEASE = NoisePolicy(power=0.85, max_evals=24, confirm=6, reuse=0.0, blocked=False)
+# The default before #34: the candidate against every reference reading of the incumbent.
+POOLED = NoisePolicy(blocked=False)
 
 
 def simulate(
@@ -264,6 +266,7 @@ def run(
     rules: dict[str, NoisePolicy | None] = {
         "today (single reading)": None,
         "first noise-aware release": FIRST_RELEASE,
+        "pooled default (before #34)": POOLED,
         "noise-aware default": default,
     }
     groups = seed_sets(seeds, sets)
