@@ -39,8 +39,8 @@ from autoresearch.noise import (
     confirmations,
     difference_interval,
     next_action,
-    paired_interval,
 )
+from autoresearch.paired import paired_interval
 from autoresearch.states import Direction
 
 RUN_READINGS = 600  # about a run's readings: a ramp spans them

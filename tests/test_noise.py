@@ -20,13 +20,13 @@ from autoresearch.noise import (
     information,
     mean_interval,
     next_action,
-    paired_interval,
     pooled_difference,
     pooled_spread,
     signed,
     signed_interval,
     t_quantile,
 )
+from autoresearch.paired import paired_interval
 from autoresearch.robust import huber_mean, local_reference
 from autoresearch.states import Direction, EvalStatus
 

@@ -21,16 +21,13 @@ pooled spread, which outliers inflate: heavy tails make the test conservative, n
 Pairing every candidate reading with an incumbent one (drift-proof by construction) was
 measured and rejected: a paired difference has twice a reading's variance and serves one test,
 so ≥ 80 % true keeps cost ~17 evaluations per iteration against ~10 (bench/drift.py). The
-improvement a user reads comes from readings taken together (`paired_interval`). Runs frozen
+improvement a user reads comes from readings taken together (paired.paired_interval). Runs frozen
 before (`blocked` false) compare with every reference reading since the incumbent was kept.
 
-The log LR is a Brownian motion in the test's *information* (1 / variance of the difference),
-whichever commit a reading is of, so the boundaries hold however readings are allocated. Each
-reading goes where it adds the most information, an incumbent reading counting `reuse` times
-(it also serves every later test against the same incumbent): a poorly known incumbent is
-re-measured rather than measuring a candidate against a number that more candidate readings
-cannot make more certain. A deterministic evaluator (the calibration readings agree exactly) is
-measured once per iteration and decided by today's rule.
+The boundaries hold however readings are allocated (the log LR is a Brownian motion in the
+test's information), so each reading goes where it adds the most information, an incumbent
+reading counting `reuse` times (it serves later tests too). A deterministic evaluator (the
+calibration readings agree exactly) is measured once per iteration and decided by today's rule.
 """
 
 from __future__ import annotations
@@ -229,13 +226,28 @@ class Interval:
             float(d["mean"]), float(d["low"]), float(d["high"]), int(d["n"]), float(d["level"])
         )
 
+    @property
+    def decimals(self) -> int | None:
+        """The decimals the interval gives its numbers (two significant digits of the
+        half-width); None for a point or an unbounded interval."""
+        if self.half_width == 0 or not math.isfinite(self.half_width):
+            return None
+        return min(max(1 - math.floor(math.log10(self.half_width)), 0), 15)
+
     def text(self, digits: int = 6) -> str:
         """`0.523 ± 0.031 (n=5)`: mean and half-width to the precision the interval gives
-        them (two significant digits of the half-width); a point prints with `digits`."""
-        if self.half_width == 0 or not math.isfinite(self.half_width):
+        them; a point prints with `digits`."""
+        if (places := self.decimals) is None:
             return f"{self.mean:.{digits}g}"
-        decimals = min(max(1 - math.floor(math.log10(self.half_width)), 0), 15)
-        return f"{self.mean:.{decimals}f} ± {self.half_width:.{decimals}f} (n={self.n})"
+        return f"{self.mean:.{places}f} ± {self.half_width:.{places}f} (n={self.n})"
+
+    def signed_text(self) -> str:
+        """`+46.99, 95 % interval [+20.1, +73.9]` (a difference), to the same precision."""
+        places = self.decimals
+        if places is None:
+            return f"{self.mean:+.6g}, 95 % interval [{self.low:+.6g}, {self.high:+.6g}]"
+        low, high = f"{self.low:+.{places}f}", f"{self.high:+.{places}f}"
+        return f"{self.mean:+.{places}f}, 95 % interval [{low}, {high}]"
 
 
 def t_quantile(p: float, df: int) -> float:
@@ -312,23 +324,6 @@ def pooled_difference(
     se = spread.sd * math.sqrt(1 / len(after) + 1 / len(before))
     half = t_quantile(0.5 + level / 2, spread.df) * se
     return Interval(diff, diff - half, diff + half, n, level)
-
-
-def paired_interval(differences: Sequence[float], level: float = 0.95) -> Interval:
-    """The mean of paired differences (each pair read next to each other, so drift cancels)
-    with a t interval from their own spread; `n` counts the pairs. One pair says nothing about
-    spread: its interval is unbounded. Valid under heavy tails of finite variance (the mean of
-    the pairs is nearly normal by the central limit theorem; t with n − 1 df is conservative
-    for short tails and close for t-like ones)."""
-    if not differences:
-        raise ValueError("no readings")
-    n = len(differences)
-    mean = mean_of(differences)
-    if n < 2:
-        return Interval(mean, -math.inf, math.inf, n, level)
-    sd = math.sqrt(squared_deviations(differences) / (n - 1))
-    half = t_quantile(0.5 + level / 2, n - 1) * sd / math.sqrt(n)
-    return Interval(mean, mean - half, mean + half, n, level)
 
 
 def calibration_note(policy: NoisePolicy, scores: Sequence[float]) -> str:

@@ -24,6 +24,7 @@ from autoresearch.noise import (
     mean_interval,
     mean_of,
     reference,
+    signed,
     spread_of,
     squared_deviations,
 )
@@ -203,6 +204,14 @@ def headline(journal: Journal, run: RunRecord) -> Headline:
     return Headline(
         baseline, base, best_of(run.direction, runs.kept_scores(journal, run.run_id)), None
     )
+
+
+def claimed_improvement(journal: Journal, run: RunRecord) -> float | None:
+    """What the run claims: best − baseline, better is + (None: nothing to compare)."""
+    head = headline(journal, run)
+    if head.best is None or head.baseline is None:
+        return None
+    return signed(run.direction, head.best - head.baseline)
 
 
 def manifest(journal: Journal, run: RunRecord, repo: RepoPaths) -> views.RunManifest:
