@@ -228,10 +228,10 @@ def line(model: str, name: str, t: Tally) -> str:
     )
 
 
-def run(seeds: int, iterations: int, models: tuple[str, ...] = MODELS) -> None:
+def run(seeds: int, iterations: int, models: tuple[str, ...] = MODELS, first: int = 0) -> None:
     print(
-        f"\nKeep decisions on a drifting, heavy-tailed machine: {seeds} seeds x {iterations} "
-        "iterations per model, 30 % of changes +1σ"
+        f"\nKeep decisions on a drifting, heavy-tailed machine: {seeds} seeds ({first}-"
+        f"{first + seeds - 1}) x {iterations} iterations per model, 30 % of changes +1σ"
     )
     print(
         f"{'model':<14} {'rule':<18} {'false':>6} {'true':>6} {'evals/it':>8} {'end':>6} "
@@ -239,7 +239,8 @@ def run(seeds: int, iterations: int, models: tuple[str, ...] = MODELS) -> None:
     )
     for model in models:
         for name, policy in POLICIES.items():
-            print(line(model, name, simulate(policy, model, range(seeds), iterations)), flush=True)
+            missions = range(first, first + seeds)
+            print(line(model, name, simulate(policy, model, missions, iterations)), flush=True)
     print(
         "  end: readings of the end-of-run paired comparison per run (the blocked rule's "
         "report); rep-true: reported − true improvement (σ), mean and sd over runs"
@@ -287,10 +288,11 @@ def deterministic_mission(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=200)
+    parser.add_argument("--first-seed", type=int, default=0, help="seeds first .. first+seeds-1")
     parser.add_argument("--iterations", type=int, default=60)
     parser.add_argument("--models", nargs="*", default=list(MODELS), choices=MODELS)
     args = parser.parse_args()
-    run(args.seeds, args.iterations, tuple(args.models))
+    run(args.seeds, args.iterations, tuple(args.models), args.first_seed)
 
 
 if __name__ == "__main__":
