@@ -4,6 +4,10 @@ readings it rests on. Every view of a supervised run asks here – status, the s
 manifest, results.tsv, the report, the review evidence – so that they can never disagree, and
 the number is always recomputable from the journal's readings.
 
+What pooled readings cannot say (#34) is here too: the drift the run saw (`level_drift`: a
+commit's first readings against its latest) and the improvement from certify's paired rounds
+(`certified_improvement`), which drift does not touch.
+
 A deterministic evaluator's readings agree exactly: its estimate is the reading itself with a
 zero-width interval, and the views print exactly what they printed before intervals existed.
 """
