@@ -8,6 +8,7 @@
     python3 dev.py bench --only lane-history   # a lane's history at 10,000 iterations
     python3 dev.py bench --only trust-e2e   # the same end to end through `autoresearch run`
     python3 dev.py bench --only trust-designs   # which decision designs could meet the targets
+    python3 dev.py bench --only drift   # keep decisions on a drifting, heavy-tailed machine
 
 Every number is printed beside a reference measured in the same run on the same machine, so
 ratios mean something across machines. Nothing here is a pass/fail test.
@@ -29,6 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import cli_start  # bench/cli_start.py: the light commands beside `import click`
+import drift  # bench/drift.py: keeps and reports under drift and heavy tails
 import lanes  # bench/lanes.py: throughput of run --lanes K, evaluations never overlapping
 import ray_cost  # bench/ray_cost.py: a task on the Ray executor beside the local one
 import trust  # bench/trust.py: keep decisions under noise
@@ -289,6 +291,7 @@ def main() -> None:
             "trust",
             "trust-e2e",
             "trust-designs",
+            "drift",
             "ray",
             "lanes",
         ],
@@ -306,6 +309,7 @@ def main() -> None:
         "trust-designs": lambda: trust_designs.report(
             50 if args.quick else 200, 1 if args.quick else 5
         ),
+        "drift": lambda: drift.run(40 if args.quick else 200, 60),
         "ray": lambda: ray_cost.run(5 if args.quick else 20),
         "trust-e2e": lambda: trust_e2e.run(1 if args.quick else 5, 20 if args.quick else 60),
         "lanes": lambda: lanes.run(per_lane=3 if args.quick else 6),

@@ -37,7 +37,7 @@ from autoresearch.noise import (
 )
 from autoresearch.states import ArtifactStatus, Direction, EvalStatus, KeepPolicy
 
-TARGETS = {"false": 0.05, "true": 0.80, "evals": 8.0, "bias": 0.3}
+TARGETS = {"false": 0.05, "true": 0.80, "evals": 10.5, "bias": 0.3}  # evals: #34, after #13
 
 
 @dataclass
@@ -241,7 +241,9 @@ def main() -> None:
 
 
 # The first noise-aware release, for comparison: candidate readings by a fixed interleave only.
-FIRST_RELEASE = NoisePolicy(power=0.85, max_evals=24, confirm=6, reuse=0.0)
+FIRST_RELEASE = NoisePolicy(power=0.85, max_evals=24, confirm=6, reuse=0.0, blocked=False)
+# The default before #34: the candidate against every reference reading of the incumbent.
+POOLED = NoisePolicy(blocked=False)
 
 
 def simulate(
@@ -264,6 +266,7 @@ def run(
     rules: dict[str, NoisePolicy | None] = {
         "today (single reading)": None,
         "first noise-aware release": FIRST_RELEASE,
+        "pooled default (before #34)": POOLED,
         "noise-aware default": default,
     }
     groups = seed_sets(seeds, sets)

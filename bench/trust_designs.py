@@ -412,7 +412,7 @@ def same_as_real_code(seeds: range, iterations: int) -> tuple[bool, int]:
     same reported bias."""
     t = trust.Tally()
     for seed in seeds:
-        trust.noise_aware(NoisePolicy(), seed, iterations, 0.3, 1.0, 1.0, t)
+        trust.noise_aware(P, seed, iterations, 0.3, 1.0, 1.0, t)
     r = run(Sequential(), seeds, iterations)
     # the reported means agree up to rounding (a running sum here, fmean of the list there)
     close = all(math.isclose(a, b, abs_tol=1e-9) for a, b in zip(t.bias, r.bias, strict=True))
@@ -491,7 +491,7 @@ class Recording(Sequential):
 
 # --- the table -------------------------------------------------------------------------------
 
-P = NoisePolicy()
+P = NoisePolicy(blocked=False)  # the pooled rule this study is of (#13)
 
 
 def _p(**changes: float) -> NoisePolicy:

@@ -26,9 +26,12 @@ from autoresearch.noise import (
     signed_interval,
     t_quantile,
 )
+from autoresearch.paired import paired_interval
+from autoresearch.robust import huber_mean, local_reference
 from autoresearch.states import Direction, EvalStatus
 
 DEFAULT = NoisePolicy()
+POOLED = NoisePolicy(blocked=False)  # the rule of the releases before #34
 NOISY = Spread(1.0, 40)
 
 
@@ -150,7 +153,7 @@ def test_single_mode_ignores_noise() -> None:
 def test_sequential_test(
     direction: str, incumbent: list[float], candidate: list[float], fresh: int, action: Action
 ) -> None:
-    verdict = next_action(DEFAULT, direction, NOISY, incumbent, candidate, fresh)
+    verdict = next_action(POOLED, direction, NOISY, incumbent, candidate, fresh)
     assert verdict.action is action
     assert verdict.final == (action in (Action.KEEP, Action.DISCARD, Action.UNDECIDED))
 
@@ -180,9 +183,9 @@ def test_information_is_one_over_the_variance_of_the_difference() -> None:
 
 def test_a_poorly_known_incumbent_is_re_measured() -> None:
     unclear = [0.5, 0.4]
-    reused = next_action(DEFAULT, "higher", NOISY, [0.0, 0.0], unclear, 1)
+    reused = next_action(POOLED, "higher", NOISY, [0.0, 0.0], unclear, 1)
     assert reused.action is Action.MEASURE_INCUMBENT
-    classic = NoisePolicy(reuse=0.0)
+    classic = NoisePolicy(reuse=0.0, blocked=False)
     assert next_action(classic, "higher", NOISY, [0.0, 0.0], unclear, 1).action is (
         Action.MEASURE_CANDIDATE
     )
@@ -211,6 +214,8 @@ def test_policy_round_trips_and_old_runs_keep_their_rule() -> None:
     assert NoisePolicy.from_dict(custom.to_dict()) == custom
     assert NoisePolicy.from_dict(DEFAULT.to_dict()) == DEFAULT
     assert NoisePolicy.from_dict(None).mode is NoiseMode.SINGLE  # a run prepared before
+    before_34 = {k: v for k, v in DEFAULT.to_dict().items() if k != "blocked"}
+    assert NoisePolicy.from_dict(before_34).blocked is False  # it keeps its pooled rule
 
 
 @pytest.mark.parametrize("effect", [0.0, 1.0])
@@ -280,3 +285,96 @@ def test_signed_interval(direction: Direction, diff: Interval, better: Interval)
     assert found == better
     assert found.low <= found.mean <= found.high
     assert found.mean == signed(direction, diff.mean)
+
+
+# The machine's level rose by 4σ after the incumbent's first ten readings: the two fresh
+# incumbent readings and a candidate that changes nothing read 4 higher. Against the pooled
+# readings the candidate looks 3.3σ better (the rule before #34 kept it); against the readings
+# since the level changed it is no better.
+STEPPED = [0.0, 0.1, -0.1, 0.05, -0.05, 0.0, 0.1, -0.1, 0.05, -0.05, 4.0, 4.1]
+
+
+LATER = [*STEPPED, 3.9, 4.05, 3.95]  # three more incumbent readings at the new level
+NULL = [4.0, 3.9, 4.1, 4.05, 3.95, 4.0]  # a candidate that changes nothing, at the new level
+
+
+@pytest.mark.parametrize(
+    ("policy", "direction", "incumbent", "candidate", "fresh", "kept"),
+    [
+        (POOLED, "higher", STEPPED, NULL[:3], 2, True),  # today's rule: fooled by the drift
+        (DEFAULT, "higher", STEPPED, NULL[:3], 2, False),
+        (DEFAULT, "higher", LATER, NULL, 5, False),
+        (POOLED, "lower", [-x for x in STEPPED], [-x for x in NULL[:3]], 2, True),
+        (DEFAULT, "lower", [-x for x in LATER], [-x for x in NULL], 5, False),
+        # a real gain of 2σ is still found against the readings at today's level
+        (DEFAULT, "higher", LATER, [x + 2 for x in NULL], 5, True),
+    ],
+)
+def test_a_drifting_level_does_not_pass_for_an_improvement(
+    policy: NoisePolicy,
+    direction: str,
+    incumbent: list[float],
+    candidate: list[float],
+    fresh: int,
+    kept: bool,
+) -> None:
+    verdict = next_action(policy, direction, NOISY, incumbent, candidate, fresh)
+    assert (verdict.action is Action.KEEP) is kept
+
+
+CALM = [0.0, 0.1, -0.1, 0.05, -0.05, 0.0, 0.1, -0.1, 0.05, 0.02]
+
+
+@pytest.mark.parametrize(
+    ("policy", "candidate", "action"),
+    [
+        # one wild candidate reading (6σ) against an incumbent read this iteration too
+        (POOLED, [6.0], Action.KEEP),  # today's rule: one reading of each side decides
+        (DEFAULT, [6.0], Action.MEASURE_CANDIDATE),
+        # one wild reading among three: the plain mean is +2σ, the robust one +0.7σ
+        (POOLED, [6.0, 0.1, -0.1], Action.KEEP),
+        (DEFAULT, [6.0, 0.1, -0.1], Action.MEASURE_CANDIDATE),
+        # three readings that agree on +3σ: kept
+        (DEFAULT, [3.0, 3.1, 2.9], Action.KEEP),
+    ],
+)
+def test_one_outlier_does_not_decide_a_keep(
+    policy: NoisePolicy, candidate: list[float], action: Action
+) -> None:
+    assert next_action(policy, "higher", NOISY, CALM, candidate, 1).action is action
+
+
+@pytest.mark.parametrize(
+    ("readings", "sigma", "kept"),
+    [
+        (CALM, 1.0, 10),  # no change: every reading
+        (STEPPED, 1.0, 2),  # a 4σ step: the readings after it
+        (STEPPED, 10.0, 12),  # the same numbers on a noisier evaluator: no significant step
+        ([float(x) for x in range(40)], 100.0, 24),  # at most the latest LOCAL_READINGS
+        ([1.0], 1.0, 1),
+    ],
+)
+def test_the_local_reference_is_the_readings_since_the_level_changed(
+    readings: list[float], sigma: float, kept: int
+) -> None:
+    found = local_reference(readings, sigma)
+    assert list(found) == readings[len(readings) - kept :]
+
+
+@pytest.mark.parametrize(
+    ("values", "scale", "center"),
+    [
+        ([1.0, 2.0, 3.0], 10.0, 2.0),  # nothing far: the mean
+        ([0.0, 0.0, 0.0, 100.0], 1.0, 2 / 3),  # the wild value clipped to 2 scales off
+        ([5.0], 1.0, 5.0),
+    ],
+)
+def test_huber_mean_bounds_an_outlier(values: list[float], scale: float, center: float) -> None:
+    assert huber_mean(values, scale) == pytest.approx(center)
+
+
+def test_paired_interval_is_a_t_interval_of_the_differences() -> None:
+    found = paired_interval([1.0, 2.0, 3.0])
+    assert found.mean == 2.0 and found.n == 3
+    assert found.half_width == pytest.approx(4.303 / math.sqrt(3), rel=3e-3)
+    assert math.isinf(paired_interval([1.0]).half_width)

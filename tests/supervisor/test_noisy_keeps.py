@@ -89,8 +89,8 @@ def test_a_clear_improvement_is_kept_after_an_interleaved_test_and_confirmed(
     assert interval["n"] == 5 and interval["low"] < summary["best_score"] < interval["high"]
     assert summary["best_score"] == pytest.approx(statistics.fmean(confirm))
 
-    # a change too small to matter is not kept; the incumbent is re-measured meanwhile
-    same = submit_and_step(h, {"value.txt": "10.3\n"}, description="about the same")
+    # a change that does nothing is not kept; the incumbent is re-measured meanwhile
+    same = submit_and_step(h, {"value.txt": "10.0\n"}, description="the same")
     assert same.decision == "discard"
     assert same.decision_reason in (REASON_NOT_BETTER, REASON_UNDECIDED)
     fresh = [r[3] for r in rows(h, 2) if r[1] == "incumbent"]
@@ -117,7 +117,7 @@ def test_an_agent_cannot_tamper_with_the_incumbent_checkout(noisy: RunHandle) ->
     assert not tree.is_relative_to(h.paths.root) and not tree.is_relative_to(h.worktree)
     # something re-measured the kept commit already? make sure the checkout exists, then
     # plant a much worse tracked value in it, as an unsandboxed agent could
-    same = submit_and_step(h, {"value.txt": "10.3\n"}, description="about the same")
+    same = submit_and_step(h, {"value.txt": "10.0\n"}, description="the same")
     assert same.decision == "discard" and tree.exists()
     (tree / "value.txt").write_text("-50\n")
     # the next re-measurement reads the kept commit as committed, whatever the decision

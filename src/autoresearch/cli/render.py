@@ -207,7 +207,7 @@ def certification(d: Certification) -> None:
     def interval(i: Interval | None) -> str:
         if not i:
             return "n/a (no passing reading)"
-        return f"{format_score(i.mean)} ± {i.half_width:.3g} (n={i.n})"
+        return i.text() if i.half_width else f"{format_score(i.mean)} (n={i.n})"
 
     lines = [f"run {d.run_id}: {d.repeats} interleaved readings of each commit"]
     for label, part in (("baseline", d.baseline), ("final", d.final)):
@@ -216,9 +216,10 @@ def certification(d: Certification) -> None:
     if imp:
         verdict = "significant" if d.significant else "not significant"
         lines.append(
-            f"  improvement {imp.mean:+.4g}, 95 % interval [{imp.low:+.4g}, "
-            f"{imp.high:+.4g}] ({verdict}; {d.direction} is better)"
+            f"  improvement {imp.signed_text()} ({verdict}; better is +, {d.direction} is better)"
         )
+    if d.resolution:
+        lines.append(f"  {d.resolution}")
     for a in d.ablations or ():
         head = f"  without iteration {a.iteration} ({a.commit[:12]}"
         head += f" {a.description})" if a.description else ")"
@@ -227,10 +228,7 @@ def certification(d: Certification) -> None:
             lines.append(f"{head}: {a.note}")
         elif worth:
             verdict = "real" if a.significant else "not significant"
-            lines.append(
-                f"{head}: worth {worth.mean:+.4g}, 95 % interval [{worth.low:+.4g}, "
-                f"{worth.high:+.4g}] ({verdict})"
-            )
+            lines.append(f"{head}: worth {worth.signed_text()} ({verdict})")
         else:
             lines.append(f"{head}: no passing reading")
     summary = ablation_summary(d)

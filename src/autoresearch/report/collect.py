@@ -23,7 +23,7 @@ from autoresearch.journal.db import Journal
 from autoresearch.journal.runs import IterationRecord, RunRecord
 from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
 from autoresearch.noise import Interval as Estimate
-from autoresearch.noise import Role, pooled_difference
+from autoresearch.noise import Role, pooled_difference, signed_interval
 from autoresearch.paths import RepoPaths, session_paths
 from autoresearch.report.model import (
     KeptChange,
@@ -92,22 +92,27 @@ def run_report(journal: Journal, repo: RepoPaths, run: RunRecord) -> ReportData:
         kept=tuple(_kept_changes(repo.repo_root, kept_steps(journal, run, its))),
         branch=run.branch_name,
         refresh_hint=f"autoresearch report {run.run_id}",
-        facts=_run_facts(run, journal) + _certified(repo, run),
+        facts=_run_facts(run, journal) + _certified(repo, run) + _drift(journal, run),
         baseline_score=head.baseline,
         best_score=head.best,
         baseline_estimate=head.baseline_interval,
         best_estimate=head.best_interval,
-        improvement_interval=_improvement(found, run, head),
+        improvement_interval=_improvement(journal, found, run, head),
     )
 
 
 def _improvement(
-    found: estimates.RunReadings, run: RunRecord, head: estimates.Headline
+    journal: Journal, found: estimates.RunReadings, run: RunRecord, head: estimates.Headline
 ) -> Estimate | None:
-    """best - baseline with a t interval from the run's pooled spread, when the evaluator
-    varies (None: the report falls back to its rows, as for a deterministic evaluator)."""
+    """best - baseline: certify's paired rounds when the final commit was certified (drift
+    cancels in them; better is +, as model.improvement then leaves it), else a t interval
+    from the run's pooled spread, when the evaluator varies (None: the report falls back to
+    its rows, as for a deterministic evaluator)."""
     if head.best_interval is None or head.baseline_interval is None or found.spread.sd == 0:
         return None
+    paired = estimates.certified_improvement(journal, run)
+    if paired is not None:  # model.improvement signs it: hand it over as measured
+        return signed_interval(run.direction, paired)
     best = found.scores(run.last_kept_commit)
     base = found.scores(run.baseline_commit)
     return pooled_difference(best, base, found.spread)
@@ -129,6 +134,11 @@ def _run_facts(run: RunRecord, journal: Journal) -> tuple[tuple[str, str], ...]:
     if run.status == RunStatus.RUNNING and run.phase:
         facts.append(("now", f"iteration {run.iteration + 1} ({run.phase})"))
     return tuple(facts)
+
+
+def _drift(journal: Journal, run: RunRecord) -> tuple[tuple[str, str], ...]:
+    """The drift the run saw (estimates.level_drift): a commit read at two moments."""
+    return tuple(("drift", d.text()) for d in estimates.level_drift(journal, run))
 
 
 def _certified(repo: RepoPaths, run: RunRecord) -> tuple[tuple[str, str], ...]:

@@ -15,6 +15,7 @@ from enum import StrEnum
 
 from autoresearch.noise import Interval as Estimate
 from autoresearch.noise import difference_interval as difference_interval_of
+from autoresearch.noise import signed, signed_interval
 from autoresearch.states import (
     DecisionKind,
     Direction,
@@ -213,13 +214,13 @@ def difference_interval(before: Sequence[float], after: Sequence[float]) -> Esti
 
 
 def improvement(data: ReportData) -> tuple[float, float | None, Estimate | None] | None:
-    """(best - baseline, the same in % of the baseline, its interval), signed as measured."""
+    """(best - baseline, the same in % of the baseline, its interval), better is + (as
+    certify's: noise.signed)."""
     base, best = data.baseline, data.best
     before, after = baseline_value(data), best_value(data)
     if base is None or best is None or before is None or after is None:
         return None
-    delta = after - before
+    delta = signed(data.direction, after - before)
     pct = 100.0 * delta / abs(before) if before else None
-    if data.improvement_interval is not None:
-        return delta, pct, data.improvement_interval
-    return delta, pct, difference_interval(base.readings, best.readings)
+    found = data.improvement_interval or difference_interval(base.readings, best.readings)
+    return delta, pct, None if found is None else signed_interval(data.direction, found)

@@ -34,8 +34,10 @@ from autoresearch.noise import (
     pooled_spread,
     signed_interval,
 )
+from autoresearch.paired import paired_differences, paired_interval, pairs_to_resolve
 from autoresearch.settings import kill_grace
 from autoresearch.states import ChildRole, DecisionKind, Direction, EvalPurpose, EvalStatus
+from autoresearch.supervisor import estimates
 from autoresearch.supervisor.handle import RunHandle, lock_run
 from autoresearch.supervisor.measure import scratch_checkout
 from autoresearch.supervisor.record import measuring_env
@@ -163,6 +165,7 @@ class Certification:
     same_commit: bool
     baseline_mean: float | None
     ablations: tuple[Worth, ...] | None = None  # None: no ablation was asked for
+    resolution: str | None = None  # why the interval cannot resolve the run's claimed effect
 
     @property
     def ablations_measured(self) -> int:
@@ -185,6 +188,8 @@ class Certification:
         if self.ablations is not None:
             data["ablations"] = [a.to_json() for a in self.ablations]
             data["ablations_measured"] = self.ablations_measured
+        if self.resolution is not None:
+            data["resolution"] = self.resolution
         return data
 
     @classmethod
@@ -204,6 +209,7 @@ class Certification:
             same_commit=bool(data.get("same_commit")),
             baseline_mean=data.get("baseline_mean"),
             ablations=None if found is None else tuple(Worth.from_json(a) for a in found),
+            resolution=data.get("resolution"),
         )
 
 
@@ -233,26 +239,21 @@ def certify(
     ablations = ablations_of(h) if ablate else []
     subjects += [a.subject for a in ablations if a.subject is not None]
     scores = {s.commit: _recorded(h, s.commit) for s in subjects}
-    failures = 0
-    total = repeats * len(subjects)
+    rounds = Rounds(h, scores, repeats * len(subjects), progress)
     # interleaved: baseline, final, (each ablated state,) baseline, final … so that drift
-    # affects all alike
+    # affects all alike, and each round's baseline and final readings are a pair
     for round_ in range(repeats):
-        for subject in subjects:
-            if len(scores[subject.commit]) > round_:
-                continue
-            reading = _measure(h, subject, len(scores[subject.commit]) + failures + 1)
-            if reading.status == EvalStatus.PASS and reading.score is not None:
-                scores[subject.commit].append(reading.score)
-            else:
-                failures += 1
-            if progress:
-                done = sum(min(len(v), repeats) for v in scores.values())
-                score = "" if reading.score is None else reading.score
-                progress(f"[{done}/{total}] {subject.label} {subject.commit[:12]}: "
-                         f"{reading.status} {score}")  # fmt: skip
+        rounds.take(subjects, round_)
+    claimed = estimates.claimed_improvement(h.journal, h.run)
+    done = repeats
+    while done < (wanted := rounds_to_resolve(h.run.direction, scores, subjects, claimed)):
+        rounds.total = repeats * len(subjects) + 2 * (wanted - repeats)
+        rounds.take(subjects[:2], done)
+        done += 1
+    failures = rounds.failures
     found = tuple(_worth(h, a, scores) for a in ablations) if ablate else None
-    result = _report(h, subjects[:2], scores, repeats, failures, found)
+    result = _report(h, subjects[:2], scores, done, failures, found)
+    result = replace(result, resolution=_resolution(result, claimed, scores))
     atomic_write_json(h.paths.certification, result.to_json())
     return result
 
@@ -320,9 +321,11 @@ def certification_lines(data: Certification) -> list[str]:
         return ["no passing readings of the baseline and the final commit"]
     verdict = "significant" if data.significant else "not significant"
     lines = [
-        f"improvement {imp.mean:+.6g}, 95 % interval [{imp.low:+.6g}, {imp.high:+.6g}]"
+        f"improvement {imp.signed_text()}"
         f" ({verdict}; baseline and final re-measured {data.repeats} times each, interleaved)"
     ]
+    if data.resolution:
+        lines.append(f"  {data.resolution}")
     summary = ablation_summary(data)
     if summary:
         lines.append(f"  {summary}")
@@ -334,11 +337,73 @@ def certification_lines(data: Certification) -> list[str]:
         elif a.worth:
             w = a.worth
             real = "real" if a.significant else "not significant"
-            lines.append(
-                f"  iteration {a.iteration}: worth {w.mean:+.6g} "
-                f"[{w.low:+.6g}, {w.high:+.6g}] ({real})"
-            )
+            lines.append(f"  iteration {a.iteration}: worth {w.signed_text()} ({real})")
     return lines
+
+
+class Rounds:
+    """Takes certify's interleaved rounds: one reading of each subject that has fewer than the
+    round's number (readings already recorded count), progress reported as it goes."""
+
+    def __init__(
+        self,
+        h: RunHandle,
+        scores: dict[str, list[float]],
+        total: int,
+        progress: Callable[[str], None] | None,
+    ) -> None:
+        self.h, self.scores, self.total, self.progress = h, scores, total, progress
+        self.failures = 0
+
+    def take(self, subjects: list[Subject], round_: int) -> None:
+        for subject in subjects:
+            got = self.scores[subject.commit]
+            if len(got) > round_:
+                continue
+            reading = _measure(self.h, subject, len(got) + self.failures + 1)
+            if reading.status == EvalStatus.PASS and reading.score is not None:
+                got.append(reading.score)
+            else:
+                self.failures += 1
+            if self.progress:
+                done = sum(min(len(v), round_ + 1) for v in self.scores.values())
+                score = "" if reading.score is None else reading.score
+                self.progress(f"[{done}/{self.total}] {subject.label} {subject.commit[:12]}: "
+                              f"{reading.status} {score}")  # fmt: skip
+
+
+# Extra rounds certify may take to resolve the claimed improvement, beyond those asked for.
+MAX_ROUNDS = 30
+
+
+def rounds_to_resolve(
+    direction: Direction,
+    scores: Mapping[str, list[float]],
+    subjects: list[Subject],
+    claimed: float | None,
+) -> int:
+    """Rounds whose interval would resolve the claimed improvement (noise.pairs_to_resolve),
+    from the spread of the baseline and final pairs so far; at most MAX_ROUNDS."""
+    pairs = paired_differences(direction, scores[subjects[1].commit], scores[subjects[0].commit])
+    wanted = pairs_to_resolve(pairs, claimed or 0.0)
+    return len(pairs) if wanted == len(pairs) else min(wanted, MAX_ROUNDS)
+
+
+def _resolution(
+    data: Certification, claimed: float | None, scores: Mapping[str, list[float]]
+) -> str | None:
+    """Why the interval cannot confirm or refute the run's claim (None: it can)."""
+    imp = data.improvement
+    if imp is None or not claimed or imp.half_width <= abs(claimed) / 2:
+        return None
+    pairs = paired_differences(
+        data.direction, scores[data.final.commit], scores[data.baseline.commit]
+    )
+    return (
+        f"the interval (± {imp.half_width:.2g}) is too wide to resolve the run's claimed "
+        f"improvement ({claimed:+.3g}): about {pairs_to_resolve(pairs, claimed)} readings of "
+        "each would"
+    )
 
 
 def _recorded(h: RunHandle, commit: str) -> list[float]:
@@ -370,7 +435,11 @@ def _measure(h: RunHandle, subject: Subject, n: int) -> EvaluationRecord:
 
 
 def _better_is_positive(h: RunHandle, after: list[float], before: list[float]) -> Interval:
-    # "improvement" reads as better-is-positive
+    """after − before, better is +: the paired interval of each round's two readings (taken
+    together: drift cancels); with fewer than two pairs, Welch's of the means."""
+    pairs = paired_differences(h.run.direction, after, before)
+    if len(pairs) >= 2:
+        return paired_interval(pairs)
     return signed_interval(h.run.direction, difference_interval(after, before))
 
 

@@ -4,6 +4,10 @@ readings it rests on. Every view of a supervised run asks here – status, the s
 manifest, results.tsv, the report, the review evidence – so that they can never disagree, and
 the number is always recomputable from the journal's readings.
 
+What pooled readings cannot say (#34) is here too: the drift the run saw (`level_drift`: a
+commit's first readings against its latest) and the improvement from certify's paired rounds
+(`certified_improvement`), which drift does not touch.
+
 A deterministic evaluator's readings agree exactly: its estimate is the reading itself with a
 zero-width interval, and the views print exactly what they printed before intervals existed.
 """
@@ -20,13 +24,16 @@ from autoresearch.journal.runs import IterationRecord, RunRecord
 from autoresearch.journal.views import format_score
 from autoresearch.noise import (
     Interval,
+    Role,
     Spread,
     mean_interval,
     mean_of,
     reference,
+    signed,
     spread_of,
     squared_deviations,
 )
+from autoresearch.paired import paired_differences, paired_interval
 from autoresearch.paths import RepoPaths
 from autoresearch.states import IterationKind, KeepPolicy, best_of
 
@@ -203,6 +210,85 @@ def headline(journal: Journal, run: RunRecord) -> Headline:
     return Headline(
         baseline, base, best_of(run.direction, runs.kept_scores(journal, run.run_id)), None
     )
+
+
+def claimed_improvement(journal: Journal, run: RunRecord) -> float | None:
+    """What the run claims: best − baseline, better is + (None: nothing to compare)."""
+    head = headline(journal, run)
+    if head.best is None or head.baseline is None:
+        return None
+    return signed(run.direction, head.best - head.baseline)
+
+
+# Readings of a commit that sum up its level at one time: its first, and its latest.
+LEVEL_READINGS = 3
+
+
+@dataclass(frozen=True)
+class LevelDrift:
+    """How one commit read at first and how it reads now: the same code, so any difference is
+    the machine's (its load, its clocks), which pooled readings would have mixed."""
+
+    label: str  # "baseline", "kept commit"
+    then: Interval
+    now: Interval
+    since: int  # the iteration of its first readings (0: prepare)
+
+    @property
+    def significant(self) -> bool:
+        """Whether the two intervals do not overlap (a conservative test of a difference)."""
+        return self.now.low > self.then.high or self.now.high < self.then.low
+
+    def text(self) -> str:
+        """`the baseline now reads 100 ± 4 (n=3), it read 131 ± 5 (n=3) at iteration 0`."""
+        when = "at prepare" if self.since <= 0 else f"at iteration {self.since}"
+        tail = "" if self.significant else " (within the noise)"
+        return (
+            f"the {self.label} now reads {self.now.text()}, it read {self.then.text()} {when}{tail}"
+        )
+
+
+def level_drift(journal: Journal, run: RunRecord) -> tuple[LevelDrift, ...]:
+    """The drift the run saw: the baseline's and the kept commit's first readings against
+    their latest (certify's included), when each has readings from two moments apart."""
+    found = RunReadings.load(journal, run)
+    seen = []
+    for label, commit in (("baseline", run.baseline_commit), ("kept commit", run.last_kept_commit)):
+        rows = found.by_commit.get(commit or "", [])
+        if commit is None or (label == "kept commit" and commit == run.baseline_commit):
+            continue
+        drift = _drift_of(label, rows, found.spread)
+        if drift is not None:
+            seen.append(drift)
+    return tuple(seen)
+
+
+def _drift_of(label: str, rows: Sequence[runs.Reading], spread: Spread) -> LevelDrift | None:
+    usable = [r for r in rows if r.role != Role.CANDIDATE]  # those that won a keep: selected
+    if len(usable) < 2 * LEVEL_READINGS or spread.sd == 0:
+        return None
+    first, last = usable[:LEVEL_READINGS], usable[-LEVEL_READINGS:]
+    if {r.iteration for r in first} == {r.iteration for r in last}:
+        return None  # read at one moment: nothing to compare
+    then = mean_interval([r.score for r in first], spread)
+    now = mean_interval([r.score for r in last], spread)
+    return LevelDrift(label, then, now, first[0].iteration)
+
+
+def certified_improvement(journal: Journal, run: RunRecord) -> Interval | None:
+    """final − baseline (better is +) from certify's interleaved rounds of the run's current
+    baseline and final commits, paired round by round (drift cancels); None: not certified."""
+    if run.baseline_commit is None or run.last_kept_commit is None:
+        return None
+    found = RunReadings.load(journal, run)
+
+    def certify_scores(commit: str) -> list[float]:
+        return [r.score for r in found.by_commit.get(commit, []) if r.role == Role.CERTIFY]
+
+    pairs = paired_differences(
+        run.direction, certify_scores(run.last_kept_commit), certify_scores(run.baseline_commit)
+    )
+    return paired_interval(pairs) if len(pairs) >= 2 else None
 
 
 def manifest(journal: Journal, run: RunRecord, repo: RepoPaths) -> views.RunManifest:

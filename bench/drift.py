@@ -1,0 +1,299 @@
+"""Benchmark: keep decisions on a machine that drifts and has heavy tails (#34), the pooled rule
+of the releases before it beside the blocked default, on the same missions.
+
+    .venv/bin/python bench/drift.py                  (200 seeds x 60 iterations per model)
+    .venv/bin/python bench/drift.py --seeds 20       (quicker)
+
+A ground-truth mission as in bench/trust.py (30 % of changes +1σ, the rest exact nulls), read by
+an evaluator whose readings are the commit's true value + the machine's level at that moment
++ noise. Noise models: Gaussian; a step of the level (1-3σ, either way, at a random reading);
+a slow ramp (1-3σ over the run, either way); Student t with 3 degrees of freedom (scaled to
+sd σ); Gaussian with 5 % outliers at ±5σ. The real decision code (noise.next_action) decides.
+
+Printed per model and rule: false keeps (null kept / null proposed), true keeps, evaluations per
+iteration (candidate + incumbent + confirmation readings), the reported improvement minus the
+true one (σ; mean and spread over runs), and the share of runs whose reported 95 % interval
+covers the true improvement. The pooled rule reports what status showed (the kept commit's
+reference mean minus the baseline's, a Welch interval); the blocked default reports a paired
+end-of-run comparison of the final commit with the baseline (`END_PAIRS` pairs read
+alternately, a t interval on their differences; no keep: exactly 0), its readings counted
+apart. Nothing here is a pass/fail test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import statistics
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import trust  # bench/trust.py: the tally of keeps
+
+from autoresearch.noise import (
+    Action,
+    NoiseMode,
+    NoisePolicy,
+    Spread,
+    confirmations,
+    difference_interval,
+    next_action,
+)
+from autoresearch.paired import paired_interval
+from autoresearch.states import Direction
+
+RUN_READINGS = 600  # about a run's readings: a ramp spans them
+END_PAIRS = 8
+TARGETS = {"false": 0.05, "coverage": 0.90, "true": 0.80, "evals": 10.5}
+
+
+@dataclass
+class Machine:
+    """The evaluator: a reading of a commit of true value v at reading number t."""
+
+    rng: random.Random
+    level: Callable[[int], float]
+    draw: Callable[[random.Random], float]
+    t: int = 0
+
+    def read(self, value: float) -> float:
+        self.t += 1
+        return value + self.level(self.t) + self.draw(self.rng)
+
+
+def gaussian(rng: random.Random) -> float:
+    return rng.gauss(0.0, 1.0)
+
+
+def student3(rng: random.Random) -> float:
+    # t with 3 df has variance 3: scaled to sd 1 so that min_effect means the same
+    chi = sum(rng.gauss(0.0, 1.0) ** 2 for _ in range(3))
+    return rng.gauss(0.0, 1.0) / math.sqrt(chi / 3) / math.sqrt(3)
+
+
+def outliers(rng: random.Random) -> float:
+    if rng.random() < 0.05:
+        return rng.choice((-5.0, 5.0))
+    return rng.gauss(0.0, 1.0)
+
+
+def flat(_: int) -> float:
+    return 0.0
+
+
+def machine(model: str, seed: int) -> Machine:
+    shape = random.Random(seed + 2_000_003)
+    size = shape.uniform(1.0, 3.0) * shape.choice((-1.0, 1.0))
+    noise = random.Random(seed + 1_000_003)
+    if model == "step":
+        at = shape.randrange(RUN_READINGS)
+        return Machine(noise, lambda t: size if t >= at else 0.0, gaussian)
+    if model == "ramp":
+        return Machine(noise, lambda t: size * min(t, RUN_READINGS) / RUN_READINGS, gaussian)
+    if model == "student-t 3":
+        return Machine(noise, flat, student3)
+    if model == "5 % outliers":
+        return Machine(noise, flat, outliers)
+    return Machine(noise, flat, gaussian)
+
+
+MODELS = ("gaussian", "step", "ramp", "student-t 3", "5 % outliers")
+
+
+@dataclass
+class Groups:
+    """Each commit's readings with Welford sums: the run's pooled spread, kept current."""
+
+    moments: dict[int, tuple[int, float, float]] = field(default_factory=dict)
+    ss: float = 0.0
+    df: int = 0
+
+    def add(self, commit: int, x: float) -> None:
+        n, mean, m2 = self.moments.get(commit, (0, 0.0, 0.0))
+        n += 1
+        delta = x - mean
+        mean += delta / n
+        grown = delta * (x - mean)
+        self.moments[commit] = (n, mean, m2 + grown)
+        self.ss += grown
+        self.df += n > 1
+
+    @property
+    def spread(self) -> Spread:
+        return Spread(math.sqrt(max(self.ss, 0.0) / self.df) if self.df else 0.0, self.df)
+
+
+@dataclass
+class Tally(trust.Tally):
+    """bench/trust.py's tally, with what the report said."""
+
+    end_evaluations: int = 0  # readings of the end-of-run paired comparisons
+    errors: list[float] = field(default_factory=list)  # reported − true improvement (σ)
+    covered: int = 0  # runs whose reported interval covers the true improvement
+
+
+def mission(policy: NoisePolicy, model: str, seed: int, iterations: int, t: Tally) -> None:
+    """One run: calibration, `iterations` proposals decided by next_action, then the report."""
+    proposals, evaluator = random.Random(seed), machine(model, seed)
+    groups = Groups()
+    truth, commit = 0.0, 0
+    incumbent = [evaluator.read(truth) for _ in range(policy.baseline_readings)]
+    baseline = list(incumbent)
+    for x in incumbent:
+        groups.add(0, x)
+    for i in range(1, iterations + 1):
+        real = proposals.random() < 0.3
+        value = truth + (1.0 if real else 0.0)
+        candidate: list[float] = []
+        fresh = 0
+        while True:
+            verdict = next_action(
+                policy, Direction.HIGHER, groups.spread, incumbent, candidate, fresh
+            )
+            if verdict.action is Action.MEASURE_CANDIDATE:
+                candidate.append(evaluator.read(value))
+                groups.add(i, candidate[-1])
+            elif verdict.action is Action.MEASURE_INCUMBENT:
+                incumbent.append(evaluator.read(truth))
+                groups.add(commit, incumbent[-1])
+                fresh += 1
+                if commit == 0:
+                    baseline.append(incumbent[-1])
+            else:
+                break
+        t.evaluations += len(candidate) + fresh
+        kept = verdict.action is Action.KEEP
+        if kept:
+            truth, commit = value, i
+            confirmed = [evaluator.read(value) for _ in range(confirmations(policy, groups.spread))]
+            for x in confirmed:
+                groups.add(i, x)
+            t.evaluations += len(confirmed)
+            incumbent = confirmed or candidate
+        t.add(real, kept)
+        t.iterations += 1
+    report(policy, evaluator, baseline, incumbent, (truth, commit), t)
+
+
+def report(
+    policy: NoisePolicy,
+    evaluator: Machine,
+    baseline: list[float],
+    final: list[float],
+    kept: tuple[float, int],
+    t: Tally,
+) -> None:
+    """The reported improvement and whether its interval covers the truth."""
+    truth, commit = kept
+    if commit == 0:
+        low = high = estimate = 0.0  # nothing kept: the final state is the baseline
+    elif policy.blocked:
+        pairs = []
+        for k in range(END_PAIRS):
+            first, second = (truth, 0.0) if k % 2 == 0 else (0.0, truth)
+            a, b = evaluator.read(first), evaluator.read(second)
+            pairs.append(a - b if k % 2 == 0 else b - a)
+        t.end_evaluations += 2 * END_PAIRS
+        interval = paired_interval(pairs)
+        estimate, low, high = interval.mean, interval.low, interval.high
+    else:
+        interval = difference_interval(final, baseline)
+        estimate, low, high = interval.mean, interval.low, interval.high
+    t.errors.append(estimate - truth)
+    t.covered += low <= truth <= high
+
+
+POLICIES = {
+    "pooled (before)": NoisePolicy(blocked=False),
+    "blocked (default)": NoisePolicy(),
+}
+
+
+def simulate(policy: NoisePolicy, model: str, seeds: range, iterations: int) -> Tally:
+    t = Tally()
+    for seed in seeds:
+        mission(policy, model, seed, iterations, t)
+    return t
+
+
+def line(model: str, name: str, t: Tally) -> str:
+    false, true, per_it = t.false_rate, t.true_rate, t.per_iteration
+    end = t.end_evaluations / max(1, len(t.errors))
+    bias, spread = statistics.fmean(t.errors), statistics.pstdev(t.errors)
+    cover = t.covered / max(1, len(t.errors))
+    return (
+        f"{model:<14} {name:<18} {false:>6.1%} {true:>6.1%} {per_it:>8.2f} {end:>6.1f} "
+        f"{bias:>+8.2f} {spread:>6.2f} {cover:>7.1%}"
+    )
+
+
+def run(seeds: int, iterations: int, models: tuple[str, ...] = MODELS, first: int = 0) -> None:
+    print(
+        f"\nKeep decisions on a drifting, heavy-tailed machine: {seeds} seeds ({first}-"
+        f"{first + seeds - 1}) x {iterations} iterations per model, 30 % of changes +1σ"
+    )
+    print(
+        f"{'model':<14} {'rule':<18} {'false':>6} {'true':>6} {'evals/it':>8} {'end':>6} "
+        f"{'rep-true':>8} {'sd':>6} {'covers':>7}"
+    )
+    for model in models:
+        for name, policy in POLICIES.items():
+            missions = range(first, first + seeds)
+            print(line(model, name, simulate(policy, model, missions, iterations)), flush=True)
+    print(
+        "  end: readings of the end-of-run paired comparison per run (the blocked rule's "
+        "report); rep-true: reported − true improvement (σ), mean and sd over runs"
+    )
+    deterministic(min(seeds, 50), iterations)
+
+
+def deterministic(seeds: int, iterations: int) -> None:
+    """σ = 0: one reading per iteration, the same decisions as the single-reading rule."""
+    rows = {}
+    for name, policy in {"single": NoisePolicy(mode=NoiseMode.SINGLE), **POLICIES}.items():
+        t = Tally()
+        for seed in range(seeds):
+            exact = Machine(random.Random(seed), flat, lambda _: 0.0)
+            deterministic_mission(policy, exact, seed, iterations, t)
+        rows[name] = t
+    same = rows["blocked (default)"].decisions == rows["single"].decisions
+    t = rows["blocked (default)"]
+    print(
+        f"deterministic evaluator: {t.evaluations / t.iterations:.2f} evaluations per iteration, "
+        f"decisions identical to the single-reading rule: {'yes' if same else 'NO'} "
+        f"({len(t.decisions)})"
+    )
+
+
+def deterministic_mission(
+    policy: NoisePolicy, evaluator: Machine, seed: int, iterations: int, t: Tally
+) -> None:
+    proposals = random.Random(seed)
+    truth = 0.0
+    incumbent = [evaluator.read(truth) for _ in range(policy.baseline_readings)]
+    for _ in range(iterations):
+        real = proposals.random() < 0.3
+        value = truth + (proposals.choice((1.0, -1.0)) if real else 0.0)
+        candidate = [evaluator.read(value)]
+        verdict = next_action(policy, Direction.HIGHER, Spread(0.0, 2), incumbent, candidate, 0)
+        t.evaluations += 1
+        kept = verdict.action is Action.KEEP
+        if kept:
+            truth, incumbent = value, candidate
+        t.add(real, kept)
+        t.iterations += 1
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=200)
+    parser.add_argument("--first-seed", type=int, default=0, help="seeds first .. first+seeds-1")
+    parser.add_argument("--iterations", type=int, default=60)
+    parser.add_argument("--models", nargs="*", default=list(MODELS), choices=MODELS)
+    args = parser.parse_args()
+    run(args.seeds, args.iterations, tuple(args.models), args.first_seed)
+
+
+if __name__ == "__main__":
+    main()
