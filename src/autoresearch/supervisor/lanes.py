@@ -41,7 +41,7 @@ half written or complete, the driver never saw it end, and it is no verdict. Tha
 covers the previous driver's layout, whatever `--lanes` the run is resumed with: a single
 loop's pending iteration is judged in the run worktree first, and lanes beyond the new count
 are armed like the others, never given a session, and stopped once their work is judged
-(`_Driver.run`).
+(`Lanes.open`).
 """
 
 from __future__ import annotations
@@ -79,24 +79,20 @@ from autoresearch.supervisor.executor import (
     TaskLost,
     wait_any,
 )
-from autoresearch.supervisor.finalize import finalize_run
 from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.lifecycle import has_pending_artifact
 from autoresearch.supervisor.loop import (
     MSG_PROCESSING_PENDING,
     STOP_POLL_SECONDS,
-    ActionKind,
+    Driver,
     LoopLimits,
     LoopObserver,
     LoopOutcome,
     RunHistory,
     StopSignal,
+    Tally,
     after_session,
-    loop_state,
-    next_action,
     read_artifact,
-    refuse_without_comparable_baseline,
-    session_failure,
     session_record,
     write_artifact,
 )
@@ -104,6 +100,7 @@ from autoresearch.supervisor.measure import scratch_checkout
 from autoresearch.supervisor.recovery import cut_artifact, finish_interrupted_session
 from autoresearch.supervisor.safety import dirty_entries
 from autoresearch.supervisor.step import StepResult, step
+from autoresearch.supervisor.strategy import SearchStrategy, Start, strategy_named
 
 NOTE_RESUMED = "judged after a restart of the driver: the session ended before it stopped"
 
@@ -147,7 +144,7 @@ class Lane:
     reading_on: str = ""  # the incumbent the candidate under measurement is replayed onto
     measuring: str = ""  # the commit of that first reading
     # that reading, back before the candidate it was replayed onto (`reading_on`) was judged:
-    # judged once that one is kept, stale once it is not (`_Driver._settle`)
+    # judged once that one is kept, stale once it is not (`Lanes._settle`)
     held: EvaluationRecord | None = None
     speculated_onto: str | None = None  # the candidate in the slot it was replayed onto
     # a waiting candidate examined against the incumbent `checked_on` (valid, measurable):
@@ -176,7 +173,10 @@ class Lane:
         )  # fmt: skip
 
 
-class _Driver:
+class Lanes:
+    """The lanes' layout of the one driver (`loop.Driver`): K sessions at once, each in its
+    lane, their candidates judged one at a time by this (the driver's) thread."""
+
     def __init__(
         self,
         h: RunHandle,
@@ -185,19 +185,18 @@ class _Driver:
         executor: Executor,
         observer: LaneObserver,
         signal: StopSignal,
+        strategy: SearchStrategy,
     ) -> None:
         self.h, self.config, self.limits = h, config, limits
         self.executor, self.observer, self.signal = executor, observer, signal
+        self.strategy = strategy
         self.from_git = make_agent(config).artifact_from_git
         self.lanes = [Lane(k, h.for_lane(k)) for k in range(1, limits.lanes + 1)]
         self.lanes += [Lane(k, h.for_lane(k), retiring=True) for k in _earlier_lanes(h, limits)]
-        self.sessions = 0
-        self.failures = 0
-        self.last_failure: str | None = None
-        self.stopping: tuple[RunStatus, str, str | None] | None = None
+        self.tally = Tally()  # the driver's, given at `open`
         self.run_branch_behind = False
         self.published: list[LaneRecord] = []
-        self.ended = 0  # sessions ended so far: the order waiting candidates get slots in
+        self.queued_count = 0  # sessions ended so far: the order waiting ones get slots in
         self.ahead: dict[str, list[_Ahead]] = {}  # further readings started, by commit
         self.trees_busy: set[int] = set()  # scratch trees of readings in flight
         self.history = RunHistory(h)  # what each session is shipped, read incrementally
@@ -205,57 +204,75 @@ class _Driver:
         # record (so a resumed or continued driver bets as the one before it), then counted on
         self.kept, self.judged = keep_record(self.history.snapshot())
 
-    # --- the loop ---------------------------------------------------------------------------
+    # --- the driver's turns -----------------------------------------------------------------
 
-    def run(self) -> LoopOutcome:
+    def open(self, tally: Tally) -> bool:
         """The previous driver's work in flight is recovered before this layout starts,
         whatever its lane count (the single loop's included): the single loop's iteration is
         judged, then every lane of either layout is armed (strays stopped, a cut session's
         work saved, a finished candidate queued to be judged) before any session starts."""
-        refuse_without_comparable_baseline(self.h)
+        self.tally = tally
         self.h.measure_with = self._measure
         self.h.journal.defer_backups()  # taken in `_follow`, once the lanes were served
-        try:
-            if not self._judge_single_loop():
-                return self._outcome(True)
-            for lane in self.lanes:
-                lane.h.measure_with = self._measure
-                self._arm(lane)
-            self._publish()
-            while True:
-                if self.signal.reason is not None:
-                    return self._interrupt()
-                self._advance()
-                self.h.refresh()
-                if self.h.run.status != RunStatus.RUNNING:
-                    return self._ended()
-                self._plan()
-                if self.stopping is not None and not any(x.busy for x in self.lanes):
-                    self._follow()
-                    status, reason, note = self.stopping
-                    finalize_run(self.h, status, reason, note)
-                    return self._ended()
-                if self.stopping is None:
-                    for lane in self.lanes:
-                        idle = lane.state == LaneState.IDLE and not lane.retiring
-                        if idle and self._may_launch():
-                            self._launch(lane)
-                self._follow()  # bookkeeping no lane waits for comes after the launches
-                self._publish()
-                futures = [f for x in self.lanes for f in (x.agent, x.reading) if f is not None]
-                waiting = any(x.state == LaneState.WAITING for x in self.lanes)
-                if waiting and self._free_slots() > 0:
-                    continue  # a candidate can move on at once
-                wait_any(futures, STOP_POLL_SECONDS) if futures else self.signal_wait()
-        except KeyboardInterrupt:
-            self._abort()
-            raise
-        finally:
-            for lane in self.lanes:
+        if not self._judge_single_loop():
+            return False
+        for lane in self.lanes:
+            lane.h.measure_with = self._measure
+            self._arm(lane)
+        self._publish()
+        return True
+
+    def pending_artifact(self) -> bool:
+        return False  # the lanes judge a waiting artifact themselves (`open`, `_advance`)
+
+    def process_pending(self) -> None:
+        """Never asked: `pending_artifact` is False."""
+
+    def advance(self) -> None:
+        self._advance()
+
+    def in_flight(self) -> int:
+        return sum(1 for x in self.lanes if x.busy)
+
+    def idle_lanes(self) -> list[int]:
+        return [x.number for x in self.lanes if x.state == LaneState.IDLE and not x.retiring]
+
+    def launch(self, lane: int, start: Start) -> None:
+        self._launch(next(x for x in self.lanes if x.number == lane), start.parent)
+
+    def cancel_sessions(self) -> None:
+        for lane in self.lanes:
+            if lane.state == LaneState.AGENT:
                 lane.cancel.set()
-            self.executor.shutdown()
-            self.h.measure_with = None
-            self.h.journal.defer_backups(False)
+
+    def follow(self) -> None:
+        self._follow()
+
+    def publish(self) -> None:
+        self._publish()
+
+    def wait(self) -> None:
+        futures = [f for x in self.lanes for f in (x.agent, x.reading) if f is not None]
+        waiting = any(x.state == LaneState.WAITING for x in self.lanes)
+        if waiting and self._free_slots() > 0:
+            return  # a candidate can move on at once
+        wait_any(futures, STOP_POLL_SECONDS) if futures else self.signal_wait()
+
+    def interrupted(self) -> None:
+        self._interrupt()
+
+    def ended(self) -> None:
+        self._ended()
+
+    def abort(self) -> None:
+        self._abort()
+
+    def close(self) -> None:
+        for lane in self.lanes:
+            lane.cancel.set()
+        self.executor.shutdown()
+        self.h.measure_with = None
+        self.h.journal.defer_backups(False)
 
     def _follow(self) -> None:
         """The run branch (checked out in the idle run worktree) follows the last keep; lanes
@@ -300,35 +317,6 @@ class _Driver:
 
     def signal_wait(self) -> None:
         threading.Event().wait(STOP_POLL_SECONDS)
-
-    def _plan(self) -> None:
-        """Whether to start more sessions: the loop's transition table over the run's state,
-        counting the sessions in flight toward the iteration limit."""
-        if self.stopping is not None:
-            return
-        h = self.h
-        in_flight = sum(1 for x in self.lanes if x.busy)
-        # the lanes judge a waiting artifact themselves: none is pending for the table
-        state = loop_state(h, self.limits, self.failures, self.last_failure, False)
-        action = next_action(state, self.limits)
-        if action.kind != ActionKind.FINISH:
-            return
-        status = action.status or RunStatus.STOPPED
-        self.stopping = (status, action.reason or "", action.note)
-        limit = self.limits.max_iterations
-        if action.reason and limit is not None and state.iteration >= limit:
-            return  # every session in flight was started within the limit: let them finish
-        if status == RunStatus.STOPPED and action.reason and in_flight:
-            # an operator's stop or a spent budget: end the sessions (their work is saved and
-            # recorded as interrupted); readings in progress finish and are judged
-            for lane in self.lanes:
-                if lane.state == LaneState.AGENT:
-                    lane.cancel.set()
-
-    def _may_launch(self) -> bool:
-        limit = self.limits.max_iterations
-        in_flight = sum(1 for x in self.lanes if x.busy)
-        return limit is None or self.h.run.iteration + in_flight < limit
 
     # --- one lane ---------------------------------------------------------------------------
 
@@ -431,9 +419,10 @@ class _Driver:
         with self.h.journal.tx() as conn:
             inflight.finish_lane(conn, self.h.run_id, lane.number)
 
-    def _launch(self, lane: Lane) -> None:
+    def _launch(self, lane: Lane, kept: str) -> None:
+        """A session in `lane` from `kept` (the strategy's parent: greedy's is the incumbent;
+        a candidate built on another is replayed onto the incumbent before it is measured)."""
         h, lh = self.h, lane.h
-        kept = h.run.last_kept_commit or ""
         lh.refresh()
         lane.session += 1
         note = self._restore(lane, "leftover", kept)
@@ -457,7 +446,7 @@ class _Driver:
             agent=self.config,
             timeout=self.limits.agent_timeout,
             sandbox=h.run.sandbox,
-            history=self.history.snapshot(),
+            history=self.strategy.shown(self.history.snapshot()),
             lanes=self.limits.lanes,
         )
         lane.cancel = threading.Event()
@@ -540,8 +529,8 @@ class _Driver:
         lane.detail = f"session {lane.session} ended; its candidate waits"
 
     def _queue(self, lane: Lane) -> None:
-        self.ended += 1
-        lane.queued = self.ended
+        self.queued_count += 1
+        lane.queued = self.queued_count
 
     def _prepare_candidate(self, lane: Lane) -> None:
         """Bring the lane's candidate onto the incumbent and start its first reading (or judge
@@ -811,7 +800,7 @@ class _Driver:
             return
         finally:
             self._drop_ahead()
-        self.sessions += 1
+        self.tally.sessions += 1
         if first is not None:
             self.judged += 1
             self.kept += result.keep
@@ -851,9 +840,7 @@ class _Driver:
         lane.at = result.last_kept_commit if result.run_status == RunStatus.RUNNING else None
         lane.state, lane.pending, lane.detail = LaneState.IDLE, None, None
         if pending.result is not None:
-            failure = session_failure(pending.result, result.decision, pending.wrote)
-            self.failures = self.failures + 1 if failure else 0
-            self.last_failure = failure or self.last_failure
+            self.tally.session_judged(pending.result, result.decision, pending.wrote)
 
     # --- readings through the executor ------------------------------------------------------
 
@@ -932,7 +919,7 @@ class _Driver:
 
     # --- endings ----------------------------------------------------------------------------
 
-    def _interrupt(self) -> LoopOutcome:
+    def _interrupt(self) -> None:
         """A signal: stop every session and reading; finished sessions are judged on resume."""
         for lane in self.lanes:
             lane.cancel.set()
@@ -960,7 +947,6 @@ class _Driver:
                 lane.reading, lane.held = None, None
                 lane.state, lane.detail = LaneState.WAITING, "interrupted; measured on resume"
         self._publish()
-        return self._outcome(True)
 
     def _abort(self) -> None:
         """A second Ctrl-C interrupts at once, as without lanes: the sessions and readings are
@@ -970,7 +956,7 @@ class _Driver:
             lane.cancel.set()
             children.reap(self.h.journal, lane.h.tag)
 
-    def _ended(self) -> LoopOutcome:
+    def _ended(self) -> None:
         self._follow()
         self._remove_ahead_trees()
         for lane in self.lanes:
@@ -995,12 +981,6 @@ class _Driver:
                 lane.state = LaneState.STOPPED
             lane.detail = None
         self._publish()
-        return self._outcome(False)
-
-    def _outcome(self, interrupted: bool) -> LoopOutcome:
-        h = self.h
-        h.refresh()
-        return LoopOutcome(h.run_id, h.run.status, h.run.stop_reason, interrupted, self.sessions)
 
     def _publish(self) -> None:
         records = [lane.to_record() for lane in self.lanes]
@@ -1019,13 +999,16 @@ def run_lanes(
     executor: Executor | None,
     observer: LaneObserver,
     signal: StopSignal,
+    strategy: SearchStrategy | None = None,
 ) -> LoopOutcome:
-    """Drive the run with `limits.lanes` lanes until the loop's table says it is over or a
-    signal interrupts it (the same outcomes as `loop.run_loop`). Without an `executor`, the
-    work runs on this machine with sandbox.md's evaluation slots."""
+    """The one driver (`loop.Driver`) with `limits.lanes` lanes, until the loop's table says
+    the run is over or a signal interrupts it (the same outcomes as `loop.run_loop`). Without
+    an `executor`, the work runs on this machine with sandbox.md's evaluation slots."""
     if executor is None:
         executor = local_executor(h, limits.lanes)
-    return _Driver(h, config, limits, executor, observer, signal).run()
+    search = strategy or strategy_named()
+    layout = Lanes(h, config, limits, executor, observer, signal, search)
+    return Driver(h, layout, limits, signal, search).run()
 
 
 def local_executor(h: RunHandle, lanes: int) -> LocalExecutor:

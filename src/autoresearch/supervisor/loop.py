@@ -50,6 +50,7 @@ from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.lifecycle import has_pending_artifact
 from autoresearch.supervisor.safety import dirty_entries
 from autoresearch.supervisor.step import StepResult, step
+from autoresearch.supervisor.strategy import SearchStrategy, SearchView, Start, strategy_named
 
 STOP_POLL_SECONDS = 1.0
 MSG_NO_ARTIFACT = "agent session wrote no candidate artifact"
@@ -83,6 +84,7 @@ class LoopState:
     pending_artifact: bool
     last_failure: str | None = None  # why the latest failed session failed (the stop note)
     budget_stop: str | None = None  # `budget exhausted (<which>)` once a budget is spent
+    search_stop: str | None = None  # the search strategy's reason to end the run (a plateau)
 
 
 class ActionKind(StrEnum):
@@ -122,6 +124,8 @@ def next_action(state: LoopState, limits: LoopLimits) -> Action:
         return Action(
             ActionKind.FINISH, RunStatus.COMPLETED, stop_max_iterations(limits.max_iterations)
         )
+    if state.search_stop:
+        return Action(ActionKind.FINISH, RunStatus.COMPLETED, state.search_stop)
     if limits.max_noops > 0 and state.trailing_noops >= limits.max_noops:
         return Action(ActionKind.FINISH, RunStatus.STOPPED, stop_noop_limit(limits.max_noops))
     return Action(ActionKind.LAUNCH)
@@ -185,56 +189,275 @@ class _CancelPoll:
         return self.stop_reason is not None
 
 
+@dataclass
+class Tally:
+    """What the driver counts itself, for this process only: the sessions it saw end, the
+    failed sessions in a row and the latest failure (the failure limit's count and note)."""
+
+    sessions: int = 0
+    failures: int = 0
+    last_failure: str | None = None
+
+    def session_judged(self, result: AgentResult, decision: DecisionKind, wrote: bool) -> None:
+        failure = session_failure(result, decision, wrote)
+        self.failures = self.failures + 1 if failure else 0
+        self.last_failure = failure or self.last_failure
+
+
+class Layout(Protocol):
+    """Where and how the driver's sessions run: the single loop's one session at a time in the
+    run's worktree (`SingleLane`), or K lanes at once (`supervisor/lanes.Lanes`). The driver
+    decides when; a layout carries out, and judges every candidate through `step`."""
+
+    def open(self, tally: Tally) -> bool:
+        """Recover what a previous driver left in flight; False: a signal interrupted that."""
+
+    def pending_artifact(self) -> bool:
+        """An artifact waits that the transition table should have judged first."""
+
+    def process_pending(self) -> None: ...
+
+    def advance(self) -> None:
+        """Move on what ended since the last turn (sessions, readings)."""
+
+    def in_flight(self) -> int:
+        """Sessions and candidates started and not yet judged."""
+
+    def idle_lanes(self) -> list[int]:
+        """The lanes that may be given a session now, in order."""
+
+    def launch(self, lane: int, start: Start) -> None: ...
+
+    def cancel_sessions(self) -> None:
+        """Stop the agent sessions running (an operator's stop, a spent budget)."""
+
+    def follow(self) -> None:
+        """Bookkeeping no session waits for (the run branch after a lanes keep)."""
+
+    def publish(self) -> None: ...
+
+    def wait(self) -> None:
+        """Until something in flight ends (or the poll interval)."""
+
+    def interrupted(self) -> None: ...
+
+    def ended(self) -> None: ...
+
+    def abort(self) -> None:
+        """A second Ctrl-C: kill what runs now."""
+
+    def close(self) -> None: ...
+
+
+class Driver:
+    """The one driver (issue 32): every iteration of a run goes through `run`, the single loop
+    (one lane) and `run --lanes K` alike. The transition table (`next_action`) decides, the
+    search strategy says where sessions start and may end the run, the layout runs them."""
+
+    def __init__(
+        self,
+        h: RunHandle,
+        layout: Layout,
+        limits: LoopLimits,
+        signal: StopSignal,
+        strategy: SearchStrategy,
+    ) -> None:
+        self.h, self.layout, self.limits = h, layout, limits
+        self.signal, self.strategy = signal, strategy
+        self.tally = Tally()
+        self.stopping: Action | None = None  # the table said FINISH: once nothing is in flight
+        self._history: RunHistory | None = None  # read only for a strategy that reads it
+
+    def run(self) -> LoopOutcome:
+        """Drive the run until the table says it is over or a signal interrupts it.
+
+        Refuses before the first session when nothing could ever be kept (a
+        score_improvement run whose baseline has no comparable score)."""
+        refuse_without_comparable_baseline(self.h)
+        try:
+            if not self.layout.open(self.tally):
+                return self._outcome(True)
+            return self._turns()
+        except KeyboardInterrupt:
+            self.layout.abort()
+            raise
+        finally:
+            self.layout.close()
+
+    def _turns(self) -> LoopOutcome:
+        layout = self.layout
+        while True:
+            if self.signal.reason is not None:
+                layout.interrupted()
+                return self._outcome(True)
+            layout.advance()
+            self.h.refresh()
+            if self.h.run.status != RunStatus.RUNNING:
+                layout.ended()
+                return self._outcome(False)
+            if self._plan():
+                layout.process_pending()
+                continue
+            if self.stopping is not None and not layout.in_flight():
+                return self._finish(self.stopping)
+            if self.stopping is None:
+                self._launch()
+            layout.follow()  # bookkeeping no lane waits for comes after the launches
+            layout.publish()
+            layout.wait()
+
+    def _plan(self) -> bool:
+        """The transition table over the run's state, counting the sessions in flight toward
+        the iteration limit; True: an artifact waits to be judged first."""
+        if self.stopping is not None:
+            return False
+        tally, in_flight = self.tally, self.layout.in_flight()
+        pending = self.layout.pending_artifact()
+        search = self.strategy.stop(self._view())
+        state = loop_state(self.h, self.limits, tally.failures, tally.last_failure, pending, search)
+        action = next_action(state, self.limits)
+        if action.kind == ActionKind.PROCESS_PENDING:
+            return True
+        if action.kind != ActionKind.FINISH:
+            return False
+        self.stopping = action
+        limit = self.limits.max_iterations
+        if action.reason and limit is not None and state.iteration >= limit:
+            return False  # every session in flight was started within the limit: they finish
+        if action.status == RunStatus.STOPPED and action.reason and in_flight:
+            # an operator's stop or a spent budget: end the sessions (their work is saved and
+            # recorded as interrupted); readings in progress finish and are judged
+            self.layout.cancel_sessions()
+        return False
+
+    def _launch(self) -> None:
+        for lane in self.layout.idle_lanes():
+            if self._may_launch():
+                self.layout.launch(lane, self.strategy.start(self._view(), lane))
+
+    def _may_launch(self) -> bool:
+        limit = self.limits.max_iterations
+        return limit is None or self.h.run.iteration + self.layout.in_flight() < limit
+
+    def _view(self) -> SearchView:
+        run = self.h.run
+        if self.strategy.reads_history and self._history is None:
+            self._history = RunHistory(self.h)
+        past = self._history.snapshot() if self._history is not None else ()
+        return SearchView((run.last_kept_commit or "",), run.iteration, past)
+
+    def _finish(self, action: Action) -> LoopOutcome:
+        self.layout.follow()
+        finalize_run(self.h, action.status or RunStatus.STOPPED, action.reason or "", action.note)
+        self.layout.ended()
+        return self._outcome(False)
+
+    def _outcome(self, interrupted: bool) -> LoopOutcome:
+        h = self.h
+        h.refresh()
+        return LoopOutcome(
+            h.run_id, h.run.status, h.run.stop_reason, interrupted, self.tally.sessions
+        )
+
+
+class SingleLane:
+    """The single loop's layout: one session at a time in the run's own worktree, run to its
+    end with its step inside `launch`; nothing is ever in flight between two turns."""
+
+    def __init__(
+        self,
+        h: RunHandle,
+        agent: Agent,
+        limits: LoopLimits,
+        observer: LoopObserver,
+        signal: StopSignal,
+        strategy: SearchStrategy,
+    ) -> None:
+        self.h, self.agent, self.limits = h, agent, limits
+        self.observer, self.signal, self.strategy = observer, signal, strategy
+        self.tally = Tally()
+        self.reset_by_step = False  # the last step reset the tree: at the base, checked clean
+
+    def open(self, tally: Tally) -> bool:
+        self.tally = tally
+        proc.become_subreaper()  # what escapes a session with setsid is reaped when it ends
+        return True
+
+    def pending_artifact(self) -> bool:
+        return has_pending_artifact(self.h)
+
+    def process_pending(self) -> None:
+        h, cancel = self.h, _CancelPoll(self.h, self.signal)
+        self.observer.note(MSG_PROCESSING_PENDING)
+        self.observer.evaluation_started(h.run.iteration + 1)
+        try:
+            result = step(h, should_cancel=cancel.by_signal)
+        except RunInterrupted as exc:
+            self.observer.note(str(exc))  # a signal ends the next turn; a stop finalizes
+            return
+        self.observer.step_recorded(result, None)
+        self.reset_by_step = False
+
+    def launch(self, lane: int, start: Start) -> None:
+        cancel = _CancelPoll(self.h, self.signal)
+        clean = self.reset_by_step and start.parent == (self.h.run.last_kept_commit or "")
+        try:
+            result, agent_result, wrote = _session(self, cancel, clean, start.parent)
+        except RunInterrupted as exc:
+            self.observer.note(str(exc))
+            return
+        self.tally.sessions += 1
+        self.observer.step_recorded(result, agent_result)
+        self.reset_by_step = result.decision in REJECTS_CANDIDATE
+        self.tally.session_judged(agent_result, result.decision, wrote)
+
+    def in_flight(self) -> int:
+        return 0
+
+    def idle_lanes(self) -> list[int]:
+        return [0]
+
+    def advance(self) -> None:
+        """Nothing runs between turns."""
+
+    def cancel_sessions(self) -> None:
+        """Nothing runs between turns."""
+
+    def follow(self) -> None:
+        """The run branch is the worktree's own: nothing to follow."""
+
+    def publish(self) -> None:
+        """No lanes to show."""
+
+    def wait(self) -> None:
+        """Nothing to wait for: the next session starts at once."""
+
+    def interrupted(self) -> None:
+        """The session and its step were stopped inside `launch`."""
+
+    def ended(self) -> None:
+        """Nothing outlives a turn."""
+
+    def abort(self) -> None:
+        """The session's children die with the process group."""
+
+    def close(self) -> None:
+        """Nothing held."""
+
+
 def run_loop(
     h: RunHandle,
     agent: Agent,
     limits: LoopLimits,
     observer: LoopObserver,
     signal: StopSignal,
+    strategy: SearchStrategy | None = None,
 ) -> LoopOutcome:
-    """Drive the run until `next_action` says it is over or a signal interrupts it.
-
-    Refuses before the first session when nothing could ever be kept (a score_improvement run
-    whose baseline has no comparable score): sessions would be spent for nothing.
-    """
-    refuse_without_comparable_baseline(h)
-    proc.become_subreaper()  # what escapes a session with setsid is reaped when it ends
-    failures = sessions = 0
-    last_failure: str | None = None
-    reset_by_step = False  # the last step reset the tree: it is at the base, checked clean
-    while True:
-        h.refresh()
-        state = loop_state(h, limits, failures, last_failure, has_pending_artifact(h))
-        action = next_action(state, limits)
-        if action.kind == ActionKind.EXIT:
-            return _outcome(h, False, sessions)
-        if action.kind == ActionKind.FINISH:
-            finalize_run(h, action.status or RunStatus.STOPPED, action.reason or "", action.note)
-            return _outcome(h, False, sessions)
-        cancel = _CancelPoll(h, signal)
-        try:
-            if action.kind == ActionKind.PROCESS_PENDING:
-                observer.note(MSG_PROCESSING_PENDING)
-                observer.evaluation_started(h.run.iteration + 1)
-                observer.step_recorded(step(h, should_cancel=cancel.by_signal), None)
-                reset_by_step = False
-                continue
-            result, agent_result, wrote_artifact = _session(
-                h, agent, limits, observer, cancel, reset_by_step
-            )
-        except RunInterrupted as exc:
-            observer.note(str(exc))
-            if signal.reason is None:
-                continue  # an operator stop: the next turn finalizes the run
-            return _outcome(h, True, sessions)
-        sessions += 1
-        observer.step_recorded(result, agent_result)
-        reset_by_step = result.decision in REJECTS_CANDIDATE
-        failure = session_failure(agent_result, result.decision, wrote_artifact)
-        failures = failures + 1 if failure else 0
-        last_failure = failure or last_failure
-        if signal.reason is not None:
-            return _outcome(h, True, sessions)
+    """The single loop: the driver with one lane, the run's own worktree (greedy unless a
+    strategy is given)."""
+    search = strategy or strategy_named()
+    layout = SingleLane(h, agent, limits, observer, signal, search)
+    return Driver(h, layout, limits, signal, search).run()
 
 
 def session_failure(
@@ -286,6 +509,7 @@ def loop_state(
     failures: int,
     last_failure: str | None,
     pending_artifact: bool,
+    search_stop: str | None = None,
 ) -> LoopState:
     """The run's facts for `next_action`, read from the journal; the loop's own counts (failed
     sessions in a row, the latest failure) and whether an artifact waits come from the driver,
@@ -302,6 +526,7 @@ def loop_state(
         pending_artifact=pending_artifact,
         last_failure=last_failure,
         budget_stop=budget_stop(h, limits),
+        search_stop=search_stop,
     )
 
 
@@ -326,23 +551,13 @@ def budget_stop(h: RunHandle, limits: LoopLimits) -> str | None:
     return budget_exhausted(budget, run_spend(h)) if budget.limited else None
 
 
-def _outcome(h: RunHandle, interrupted: bool, sessions: int) -> LoopOutcome:
-    h.refresh()
-    return LoopOutcome(h.run_id, h.run.status, h.run.stop_reason, interrupted, sessions)
-
-
 def _session(
-    h: RunHandle,
-    agent: Agent,
-    limits: LoopLimits,
-    observer: LoopObserver,
-    cancel: _CancelPoll,
-    base_is_clean: bool = False,
+    single: SingleLane, cancel: _CancelPoll, base_is_clean: bool, base: str
 ) -> tuple[StepResult, AgentResult, bool]:
-    """One agent session and the step that judges it; True when the session wrote an artifact
-    (or, for an agent that cannot, its changes were read from git)."""
+    """One agent session from `base` and the step that judges it; True when the session wrote
+    an artifact (or, for an agent that cannot, its changes were read from git)."""
+    h, agent, observer = single.h, single.agent, single.observer
     iteration = h.run.iteration + 1
-    base = h.run.last_kept_commit or ""
     notes = [] if base_is_clean else _restore_base(h, iteration, base)
     # placeholder and instructions are already current: prepare, resume and every step
     # write them after recording
@@ -355,9 +570,9 @@ def _session(
         candidate_file=h.paths.candidate,
         base_commit=base,
         log_path=h.paths.agent_log(iteration),
-        timeout=limits.agent_timeout,
+        timeout=single.limits.agent_timeout,
         sandbox=h.run.sandbox,
-        history=lambda after: history(h, after),
+        history=lambda after: single.strategy.shown(history(h, after)),
     )
     failpoints.hit("loop.before_agent")
     with h.journal.tx() as conn:
