@@ -7,7 +7,7 @@ starts from the current incumbent. Sessions and readings run on an `Executor`; t
 
     idle → agent → waiting → evaluating → (judged) → idle
 
-* waiting: the session ended and its artifact is consistent (`loop.after_session`). When
+* waiting: the session ended and its artifact is consistent (`session.after_session`). When
   another lane moved the incumbent meanwhile, the candidate's commits are replayed onto it
   (`git.replay_onto`) once a slot is free (sooner, a keep in that slot would make the replay
   stale); a conflict is a discard, `replay conflict`, never evaluated.
@@ -79,7 +79,7 @@ from autoresearch.supervisor.executor import (
     TaskLost,
     wait_any,
 )
-from autoresearch.supervisor.handle import RunHandle
+from autoresearch.supervisor.handle import RunContext, RunHandle
 from autoresearch.supervisor.lifecycle import has_pending_artifact
 from autoresearch.supervisor.loop import (
     MSG_PROCESSING_PENDING,
@@ -88,17 +88,19 @@ from autoresearch.supervisor.loop import (
     LoopLimits,
     LoopObserver,
     LoopOutcome,
-    RunHistory,
     StopSignal,
     Tally,
+)
+from autoresearch.supervisor.measure import scratch_checkout
+from autoresearch.supervisor.recovery import cut_artifact, finish_interrupted_session
+from autoresearch.supervisor.safety import dirty_entries
+from autoresearch.supervisor.session import (
+    RunHistory,
     after_session,
     read_artifact,
     session_record,
     write_artifact,
 )
-from autoresearch.supervisor.measure import scratch_checkout
-from autoresearch.supervisor.recovery import cut_artifact, finish_interrupted_session
-from autoresearch.supervisor.safety import dirty_entries
 from autoresearch.supervisor.step import StepResult, step
 from autoresearch.supervisor.strategy import SearchStrategy, Start, strategy_named
 
@@ -346,11 +348,11 @@ class Lanes:
         lh.refresh()
         for line in finish_interrupted_session(lh):
             self.observer.note(f"lane {lane.number}: {line}")
-        if _pending_artifact(lh):
+        if _pending_artifact(lh.context):
             lane.state, lane.base = LaneState.WAITING, kept
             self._queue(lane)
             # a cut session's artifact never ended as a session: no note says it did
-            notes = [] if cut_artifact(read_artifact(lh)) else [NOTE_RESUMED]
+            notes = [] if cut_artifact(read_artifact(lh.context)) else [NOTE_RESUMED]
             lane.pending = _Pending(notes, None, None, True)
             lane.detail = "resumed: its candidate waits to be judged"
             self.observer.note(f"lane {lane.number}: {MSG_PROCESSING_PENDING}")
@@ -369,14 +371,14 @@ class Lanes:
         conflicting with those files or blocking its discard's reset. Nothing in the tree is
         the session's: `after_session` saved what it left before the candidate waited."""
         lh = lane.h
-        artifact = _candidate(lh)
+        artifact = _candidate(lh.context)
         if artifact is None or artifact.status != ArtifactStatus.CANDIDATE:
             return
         commit = artifact.candidate_commit
         if commit is None:
             return
         resolved = git.resolve_commits(lh.worktree, [commit])[0]
-        head = _head(lh)
+        head = _head(lh.context)
         if resolved is None or head is None:
             return
         if head == resolved and not dirty_entries(lh.worktree, lh.dirt):
@@ -429,7 +431,7 @@ class Lanes:
         lane.pending = None
         lane.attempts = 0
         lane.speculated_onto = None
-        if not _placeholder_on(lh, kept):  # the judgement just wrote it, unless a keep came
+        if not _placeholder_on(lh.context, kept):  # the judgement just wrote it, unless a keep came
             sync.write_placeholder(lh)
         sync.write_instructions(lh)
         task = AgentTask(
@@ -502,7 +504,7 @@ class Lanes:
         except TaskLost as exc:
             note = self._save(lane, "lost", lane.base, None)
             text = f"agent session {exc}"
-            write_artifact(lh, ArtifactStatus.INTERRUPTED, None, lane.base, text, [note])
+            write_artifact(lh.context, ArtifactStatus.INTERRUPTED, None, lane.base, text, [note])
             self._session_over(lane)
             lane.pending = _Pending([str(exc), note], None, None, False)
             lane.state = LaneState.WAITING
@@ -522,7 +524,7 @@ class Lanes:
 
         notes = after_session(lh, self.from_git, result, lane.session, lane.base, save)
         self._session_over(lane)  # its artifact is consistent: judged, even after a crash
-        wrote = not cand.is_placeholder(read_artifact(lh)) or self.from_git
+        wrote = not cand.is_placeholder(read_artifact(lh.context)) or self.from_git
         lane.pending = _Pending(notes, session_record(result, wrote, lane.number), result, wrote)
         lane.state = LaneState.WAITING
         self._queue(lane)
@@ -585,14 +587,14 @@ class Lanes:
         artifact, its commits, and – built on `kept` already – what it changes."""
         lh = lane.h
         lh.refresh()
-        artifact = _candidate(lh)
+        artifact = _candidate(lh.context)
         if artifact is None:
             self._judge(lane)  # step records the invalid artifact as it would without lanes
             return False
         base, commit = artifact.base_commit, artifact.candidate_commit
         if artifact.status != ArtifactStatus.CANDIDATE:
             if base != kept:
-                _rewrite(lh, artifact, kept)
+                _rewrite(lh.context, artifact, kept)
             self._judge(lane)
             return False
         if commit is None:
@@ -695,7 +697,7 @@ class Lanes:
         `onto`, to be examined afresh. Neither is a verdict: `onto` may yet be discarded."""
         lane.speculated_onto = onto
         lh = lane.h
-        artifact = _candidate(lh)
+        artifact = _candidate(lh.context)
         old = lane.base_of_candidate
         if artifact is None or old is None:
             return False
@@ -707,7 +709,7 @@ class Lanes:
             f"replayed onto {onto[:12]} while it was measured (built on {old[:12]}): "
             f"{str(artifact.candidate_commit)[:12]} → {replayed[:12]}"
         )
-        _rewrite(lh, artifact, onto, replayed)
+        _rewrite(lh.context, artifact, onto, replayed)
         lane.base_of_candidate = onto
         lane.checked_on, lane.ready = onto, None
         if self._changes_something(lane, replayed, onto):
@@ -721,7 +723,7 @@ class Lanes:
         conflict, or a replay that changes nothing, was judged)."""
         lh = lane.h
         old = lane.base_of_candidate
-        artifact = _candidate(lh)
+        artifact = _candidate(lh.context)
         assert artifact is not None and old is not None
         head = artifact.candidate_commit
         replayed, detail = git.replay_onto(lh.worktree, old, kept)
@@ -736,7 +738,7 @@ class Lanes:
         lane.pending.notes.append(
             f"replayed onto {kept[:12]} (built on {old[:12]}): {str(head)[:12]} → {replayed[:12]}"
         )
-        _rewrite(lh, artifact, kept, replayed)
+        _rewrite(lh.context, artifact, kept, replayed)
         if not self._measurable(lane, replayed, kept):
             return False
         lane.ready = replayed
@@ -1073,30 +1075,30 @@ def _ensure_worktree(h: RunHandle, lh: RunHandle) -> None:
         link_shared_paths(root, lh.worktree, h.links)
 
 
-def _pending_artifact(lh: RunHandle) -> bool:
+def _pending_artifact(lane: RunContext) -> bool:
     """The lane's candidate.json holds a session's artifact no step has judged."""
-    read = sync.read_artifact(lh.paths.candidate)
-    if read.sha256 is None or runs.artifact_judged(lh.journal, lh.run_id, read.sha256):
+    read = sync.read_artifact(lane.paths.candidate)
+    if read.sha256 is None or runs.artifact_judged(lane.journal, lane.run_id, read.sha256):
         return False
     return read.from_session
 
 
-def _placeholder_on(lh: RunHandle, kept: str) -> bool:
-    data = read_artifact(lh)
+def _placeholder_on(lane: RunContext, kept: str) -> bool:
+    data = read_artifact(lane)
     return cand.is_placeholder(data) and isinstance(data, dict) and data.get("base_commit") == kept
 
 
-def _head(lh: RunHandle) -> str | None:
+def _head(lane: RunContext) -> str | None:
     try:
-        return git.head(lh.worktree)
+        return git.head(lane.worktree)
     except GitError:  # a session may leave HEAD unborn or the worktree broken
         return None
 
 
-def _candidate(lh: RunHandle) -> CandidateArtifact | None:
+def _candidate(lane: RunContext) -> CandidateArtifact | None:
     """The lane's artifact as the record step reads, None when it is not one (missing, not
     JSON, not schema-valid): step then judges it, with the message the single loop gives."""
-    raw = sync.read_artifact(lh.paths.candidate).raw
+    raw = sync.read_artifact(lane.paths.candidate).raw
     if raw is None:
         return None
     try:
@@ -1106,11 +1108,11 @@ def _candidate(lh: RunHandle) -> CandidateArtifact | None:
 
 
 def _rewrite(
-    lh: RunHandle, artifact: CandidateArtifact, base: str, commit: str | None = None
+    lane: RunContext, artifact: CandidateArtifact, base: str, commit: str | None = None
 ) -> None:
     """The artifact as built on `base` (replayed there as `commit`, when given); the session's
     other fields stay as it wrote them, in the contract's JSON (`CandidateArtifact.to_dict`)."""
     moved = replace(
         artifact, base_commit=base, candidate_commit=commit or artifact.candidate_commit
     )
-    atomic_write_json(lh.paths.candidate, moved.to_dict())
+    atomic_write_json(lane.paths.candidate, moved.to_dict())

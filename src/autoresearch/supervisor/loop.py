@@ -1,27 +1,25 @@
 """The loop (supervisor.md §9): placeholder → instructions → agent session → artifact → step,
-until a limit, an abort, a failure or an operator stops it.
+until a limit, an abort, a failure, the search strategy or an operator stops it.
 
-What to do next is a pure function of the run's state (`next_action`). Work is never lost: a
-session that timed out, was interrupted, or left uncommitted changes has them saved as a patch
-under the run's logs before the worktree is reset.
+What to do next is a pure function of the run's state (`next_action`). One driver (`Driver`)
+runs every iteration, for the single loop (the one-lane layout `SingleLane`, here) and for
+`run --lanes K` (`supervisor/lanes.Lanes`) alike; what a session leaves is made consistent,
+losing nothing, by `supervisor/session.after_session`.
 """
 
 from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
 from autoresearch import children, failpoints, git, proc
-from autoresearch.agents.base import Agent, AgentResult, PastIteration, SessionRequest
+from autoresearch.agents.base import Agent, AgentResult, SessionRequest
 from autoresearch.clock import seconds_between, utc_now_iso
 from autoresearch.contracts import candidate as cand
-from autoresearch.contracts.agent_record import AgentRecord
-from autoresearch.contracts.json_input import load_json
-from autoresearch.contracts.tune import tried_values
 from autoresearch.decide import (
     DEFAULT_MAX_AGENT_FAILURES,
     DEFAULT_MAX_NOOPS,
@@ -33,27 +31,30 @@ from autoresearch.decide import (
     stop_noop_limit,
 )
 from autoresearch.errors import RefusedError, RunInterrupted
-from autoresearch.fsutil import atomic_write_json
 from autoresearch.journal import children as registry
 from autoresearch.journal import inflight, runs
 from autoresearch.states import (
     REJECTS_CANDIDATE,
-    ArtifactStatus,
     ChildRole,
     DecisionKind,
     KeepPolicy,
     RunStatus,
 )
-from autoresearch.supervisor import diagnose, record, sync
+from autoresearch.supervisor import diagnose, record
 from autoresearch.supervisor.finalize import finalize_run
-from autoresearch.supervisor.handle import RunHandle
+from autoresearch.supervisor.handle import RunContext, RunHandle
 from autoresearch.supervisor.lifecycle import has_pending_artifact
 from autoresearch.supervisor.safety import dirty_entries
+from autoresearch.supervisor.session import MSG_NO_ARTIFACT as MSG_NO_ARTIFACT
+from autoresearch.supervisor.session import RunHistory as RunHistory
+from autoresearch.supervisor.session import after_session, read_artifact
+from autoresearch.supervisor.session import history as history
+from autoresearch.supervisor.session import session_failure as session_failure
+from autoresearch.supervisor.session import session_record as session_record
 from autoresearch.supervisor.step import StepResult, step
 from autoresearch.supervisor.strategy import SearchStrategy, SearchView, Start, strategy_named
 
 STOP_POLL_SECONDS = 1.0
-MSG_NO_ARTIFACT = "agent session wrote no candidate artifact"
 MSG_PROCESSING_PENDING = "processing the artifact the previous session left"
 
 
@@ -460,29 +461,6 @@ def run_loop(
     return Driver(h, layout, limits, signal, search).run()
 
 
-def session_failure(
-    result: AgentResult, decision: DecisionKind, wrote_artifact: bool
-) -> str | None:
-    """Why a session counts toward the agent failure limit, or None.
-
-    A session that broke (could not start, crashed, reported an error, was denied) or wrote
-    no artifact counts unless it still produced a candidate that was judged."""
-    if decision not in (DecisionKind.NOOP, DecisionKind.INTERRUPTED):
-        return None
-    if result.cancelled:
-        return None
-    if result.failure_reason:
-        return result.failure_reason
-    return None if wrote_artifact else MSG_NO_ARTIFACT
-
-
-def session_record(result: AgentResult, wrote: bool, lane: int | None = None) -> AgentRecord:
-    """What the iteration records of a session: its end, and what autoresearch concluded
-    beside the agent's self-report (a failure; a stop by an operator or a signal is none)."""
-    failure = result.failure_reason or (None if wrote else MSG_NO_ARTIFACT)
-    return result.record(lane, failure if failure and not result.cancelled else None)
-
-
 def refuse_without_comparable_baseline(h: RunHandle) -> None:
     run = h.run
     if run.status != RunStatus.RUNNING or run.keep_policy != KeepPolicy.SCORE_IMPROVEMENT:
@@ -577,12 +555,12 @@ def _session(
     failpoints.hit("loop.before_agent")
     with h.journal.tx() as conn:
         inflight.start(conn, h.run_id, iteration, base)
-    result = agent.run(request, cancel, lambda pgid: _register(h, pgid))
+    result = agent.run(request, cancel, lambda pgid: _register(h.context, pgid))
     with h.journal.tx() as conn:
         registry.clear_children(conn, h.run_id)
         inflight.finish(conn, h.run_id)
     failpoints.hit("loop.after_agent")
-    wrote = not cand.is_placeholder(read_artifact(h)) or agent.artifact_from_git
+    wrote = not cand.is_placeholder(read_artifact(h.context)) or agent.artifact_from_git
     notes += after_session(h, agent.artifact_from_git, result, iteration, base)
     # An evaluation is cut short only by a signal: an operator's stop lets it finish, so the
     # candidate is judged and the branch never ends on an unevaluated commit.
@@ -592,50 +570,8 @@ def _session(
     return outcome, result, wrote
 
 
-def history(h: RunHandle, after: int) -> list[PastIteration]:
-    """What an agent may know of the run: its recorded iterations, never the journal."""
-    return [
-        PastIteration(
-            it.iteration,
-            it.decision,
-            it.description,
-            tuple(it.artifact_notes),
-            tried_values(it.artifact_notes),
-        )
-        for it in runs.iterations_after(h.journal, h.run_id, after)
-    ]
-
-
-class RunHistory:
-    """`history(h, 0)` as a tuple, kept current by reading only the iterations recorded since
-    the last call (a lane ships the whole history with every session; read anew it cost
-    0.76 s at 10,000 iterations).
-
-    Appending is exact because what an agent sees of a recorded iteration never changes: an
-    iteration is invisible while it is evaluating (and only then rolled back), becomes
-    visible with its decision, and afterwards only its state and decision notes are written;
-    iterations are recorded in increasing numbers, one at a time. That is checked, not
-    assumed: when the journal's count of iteration rows up to the newest one held (in any
-    state: an evaluating row below it would be a surprise too) differs from what is held,
-    the history is read anew."""
-
-    def __init__(self, h: RunHandle) -> None:
-        self._h = h
-        self._past: tuple[PastIteration, ...] = ()
-
-    def snapshot(self) -> tuple[PastIteration, ...]:
-        h, past = self._h, self._past
-        last = past[-1].iteration if past else 0
-        if past and runs.iteration_rows(h.journal, h.run_id, 0, last) != len(past):
-            past, last = (), 0
-        new = history(h, last)
-        if new or not past:
-            self._past = (*past, *new)
-        return self._past
-
-
-def _register(h: RunHandle, pgid: int) -> None:
-    children.register(h.journal, h.tag, pgid, ChildRole.AGENT)
+def _register(run: RunContext, pgid: int) -> None:
+    children.register(run.journal, run.tag, pgid, ChildRole.AGENT)
 
 
 def _restore_base(h: RunHandle, iteration: int, base: str) -> list[str]:
@@ -647,94 +583,3 @@ def _restore_base(h: RunHandle, iteration: int, base: str) -> list[str]:
         return []
     note = record.save_and_reset(h, h.paths.patch(iteration, "leftover"), base)
     return [f"a previous session left changes behind: {note}"]
-
-
-# Save what a session left past a base, then reset: (label, base, reset_to) → the ledger note.
-Saver = Callable[[str, str, str | None], str]
-
-
-def after_session(
-    h: RunHandle,
-    from_git: bool,
-    result: AgentResult,
-    iteration: int,
-    base: str,
-    save: Saver | None = None,
-) -> list[str]:
-    """Make the artifact and the worktree consistent after a session ended, losing nothing.
-
-    `from_git`: the agent cannot write the artifact (Agent.artifact_from_git). `save` names
-    the patches (default: by `iteration`; a lane names them by its session)."""
-
-    def saved(label: str, since: str, reset_to: str | None = None) -> str:
-        if save is not None:
-            return save(label, since, reset_to)
-        return record.save_and_reset(h, h.paths.patch(iteration, label), since, reset_to)
-
-    notes = _agent_notes(result)
-    if result.timed_out or result.cancelled:
-        label = "timed-out" if result.timed_out else "interrupted"
-        notes.append(saved(label, base))
-        write_artifact(h, ArtifactStatus.INTERRUPTED, None, base, f"agent session {label}", notes)
-        return []
-    artifact = read_artifact(h)
-    if cand.is_placeholder(artifact):
-        if from_git:
-            return notes + _artifact_from_git(h, iteration, base)
-        # the placeholder's own text would read as the agent's: say what happened instead
-        write_artifact(h, ArtifactStatus.NOOP, None, base, MSG_NO_ARTIFACT, [])
-        return [*notes, MSG_NO_ARTIFACT]
-    status = artifact.get("status") if isinstance(artifact, dict) else None
-    if status == ArtifactStatus.CANDIDATE and dirty_entries(h.worktree, h.dirt):
-        head = git.head(h.worktree)
-        notes.append(saved("uncommitted", head, head))
-        notes.append("uncommitted changes were not evaluated (saved above)")
-    return notes
-
-
-def _agent_notes(result: AgentResult) -> list[str]:
-    if result.cancelled and not result.timed_out:
-        return ["agent session was stopped"]
-    reason = result.failure_reason
-    notes = [reason] if reason else []
-    denied = "agent was denied: " + "; ".join(result.usage.denials)
-    if result.usage.denials and reason != denied:  # a crash that was also denied: both
-        notes.append(denied)
-    return notes
-
-
-def read_artifact(h: RunHandle) -> object:
-    raw = sync.read_artifact(h.paths.candidate).raw
-    try:
-        return load_json(raw) if raw is not None else None
-    except ValueError:
-        return None
-
-
-def _artifact_from_git(h: RunHandle, iteration: int, base: str) -> list[str]:
-    """For agents that cannot write the artifact: changes → a candidate commit, none → noop."""
-    message = f"autoresearch: {h.run.mission_slug} iteration {iteration} (agent edits)"
-    paths: list[str] = []
-    for entry in dirty_entries(h.worktree, h.dirt):  # runtime files stay out
-        paths += [entry.path, *([entry.orig_path] if entry.orig_path else [])]
-    commit = git.commit_all(h.worktree, message, pathspec=paths) if paths else None
-    head = commit or git.head(h.worktree)
-    if head == base:
-        write_artifact(h, ArtifactStatus.NOOP, None, base, "agent made no changes", [])
-        return []
-    write_artifact(
-        h, ArtifactStatus.CANDIDATE, head, base, git.commit_message(h.worktree, head), []
-    )
-    return ["artifact derived from git: the agent's changes were committed by autoresearch"]
-
-
-def write_artifact(
-    h: RunHandle,
-    status: ArtifactStatus,
-    commit: str | None,
-    base: str,
-    description: str,
-    notes: list[str],
-) -> None:
-    data = cand.artifact(status, commit, base, description, notes, utc_now_iso())
-    atomic_write_json(h.paths.candidate, data)
