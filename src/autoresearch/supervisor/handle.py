@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from autoresearch import git
 from autoresearch.children import ChildTag, run_tag
+from autoresearch.contracts.frozen import FrozenMission
 from autoresearch.contracts.sandbox import ChecksSpec, EvaluatorSpec
 from autoresearch.errors import ContractError, NotFoundError
 from autoresearch.evaluate import EvaluationRecord
@@ -108,84 +109,79 @@ def driver_alive(repo: RepoPaths, run_id: str) -> bool:
     return FileLock(repo.run(run_id).driver_lock).held_elsewhere()
 
 
-@dataclass
-class RunHandle:
-    """A run this process drives."""
+@dataclass(frozen=True)
+class RunContext:
+    """A run as one of its lanes sees it, fixed while a driver holds it: its journal, where
+    its files are and the mission frozen at prepare. What changes (the run's status, its
+    iteration, the incumbent) is the record a `RunHandle` reads anew; what a process did (its
+    pointer, its reaps, how it takes readings) is the handle's, never the context's."""
 
     journal: Journal
     repo: RepoPaths
-    run: runs.RunRecord
-    lock: FileLock
-    pointer_written: bool = False  # active-run.json names this driver already
-    reaped: bool = False  # a crashed driver's children were looked for (once per lock)
+    run_id: str
+    run_worktree: Path  # the run's own worktree (a lane's is `worktree`)
+    run_branch: str
+    run_mission_dir: Path
+    mission_slug: str
+    evaluator: EvaluatorSpec
+    sandbox: FrozenMission
     # A lane (1..K) of `run --lanes K`: its own worktree, branch, handoff files and logs; the
     # journal, the lock and the run record are the run's (supervisor/lanes.py).
     lane: int = 0
-    # How a run with lanes takes a reading: through its executor, in an evaluation slot
-    # (None: the evaluator runs right here, as a run without lanes does).
-    measure_with: MeasureWith | None = None
-    # recovery.recover ran on this handle: only its first run follows a crashed driver.
-    # Separate from `reaped`, which resume sets first (strays stop before the tree is looked
-    # at), so that a resume still counts as the first repair.
-    recovered: bool = False
 
-    def for_lane(self, lane: int) -> RunHandle:
-        """The same run seen from lane `lane` (the same journal and lock: one driver)."""
-        return RunHandle(
-            self.journal, self.repo, self.run, self.lock, True, True, lane, self.measure_with, True
-        )
+    @classmethod
+    def of(
+        cls, journal: Journal, repo: RepoPaths, run: runs.RunRecord, lane: int = 0
+    ) -> RunContext:
+        return cls(
+            journal, repo, run.run_id, Path(run.worktree_path), run.branch_name,
+            Path(run.mission_dir), run.mission_slug, run.evaluator, run.sandbox, lane,
+        )  # fmt: skip
 
-    @property
-    def run_id(self) -> str:
-        return self.run.run_id
+    def for_lane(self, lane: int) -> RunContext:
+        return replace(self, lane=lane)
 
     @property
     def paths(self) -> RunPaths:
-        paths = self.repo.run(self.run.run_id)
+        paths = self.repo.run(self.run_id)
         return RunPaths(paths.root, self.lane) if self.lane else paths
 
     @property
     def worktree(self) -> Path:
-        if self.lane:
-            return self.repo.lane_worktree(self.run.run_id, self.lane)
-        return Path(self.run.worktree_path)
+        return self.repo.lane_worktree(self.run_id, self.lane) if self.lane else self.run_worktree
 
     @property
     def branch_name(self) -> str:
         """The branch checked out in `worktree`: the run's, or the lane's."""
-        return lane_branch(self.run.branch_name, self.lane) if self.lane else self.run.branch_name
+        return lane_branch(self.run_branch, self.lane) if self.lane else self.run_branch
 
     @property
     def mission_dir(self) -> Path:
         """The mission folder inside `worktree`."""
         if not self.lane:
-            return Path(self.run.mission_dir)
-        return self.worktree / self.run.sandbox.relative_dir
+            return self.run_mission_dir
+        return self.worktree / self.sandbox.relative_dir
 
     @property
     def results_file(self) -> Path:
-        return Path(self.run.worktree_path) / RESULTS_FILE  # the run's, whichever lane writes
-
-    @property
-    def evaluator(self) -> EvaluatorSpec:
-        return self.run.evaluator
+        return self.run_worktree / RESULTS_FILE  # the run's, whichever lane writes
 
     @property
     def links(self) -> tuple[str, ...]:
-        return self.run.sandbox.shared_links
+        return self.sandbox.shared_links
 
     @property
     def noise(self) -> NoisePolicy:
         """The noise policy frozen at prepare (a run prepared before it: the single rule)."""
-        return self.run.sandbox.noise_policy
+        return self.sandbox.noise_policy
 
     @property
     def sealed(self) -> tuple[str, ...]:
-        return self.run.sandbox.sealed
+        return self.sandbox.sealed
 
     @property
     def checks(self) -> ChecksSpec | None:
-        return self.run.sandbox.checks
+        return self.sandbox.checks
 
     @property
     def incumbent_tree(self) -> Path:
@@ -194,7 +190,7 @@ class RunHandle:
 
     @property
     def runtime(self) -> tuple[str, ...]:
-        return self.run.sandbox.runtime
+        return self.sandbox.runtime
 
     @property
     def dirt(self) -> RuntimeRule:
@@ -204,7 +200,106 @@ class RunHandle:
     @property
     def tag(self) -> ChildTag:
         """What every child of this run carries in its environment (to find strays safely)."""
-        return run_tag(self.run.run_id, self.worktree)
+        return run_tag(self.run_id, self.worktree)
+
+
+@dataclass
+class RunHandle:
+    """A run this process drives: its record as last read (`refresh`), the driver lock, and
+    what this process did to it; what the run is, fixed, is its `context`."""
+
+    journal: Journal
+    repo: RepoPaths
+    run: runs.RunRecord
+    lock: FileLock
+    pointer_written: bool = False  # active-run.json names this driver already
+    reaped: bool = False  # a crashed driver's children were looked for (once per lock)
+    lane: int = 0  # the lane (1..K) this handle sees the run from (`RunContext.lane`)
+    # How a run with lanes takes a reading: through its executor, in an evaluation slot
+    # (None: the evaluator runs right here, as a run without lanes does).
+    measure_with: MeasureWith | None = None
+    # recovery.recover ran on this handle: only its first run follows a crashed driver.
+    # Separate from `reaped`, which resume sets first (strays stop before the tree is looked
+    # at), so that a resume still counts as the first repair.
+    recovered: bool = False
+    _context: RunContext | None = field(default=None, init=False, repr=False, compare=False)
+    _context_of: runs.RunRecord | None = field(default=None, init=False, repr=False, compare=False)
+
+    def for_lane(self, lane: int) -> RunHandle:
+        """The same run seen from lane `lane` (the same journal and lock: one driver)."""
+        return RunHandle(
+            self.journal, self.repo, self.run, self.lock, True, True, lane, self.measure_with, True
+        )
+
+    @property
+    def context(self) -> RunContext:
+        """The run's fixed facts, made anew only when the record was read or replaced (a
+        resume may have changed its runtime globs)."""
+        ctx = self._context
+        if ctx is None or self._context_of is not self.run:
+            ctx = self._context = RunContext.of(self.journal, self.repo, self.run, self.lane)
+            self._context_of = self.run
+        return ctx
+
+    @property
+    def run_id(self) -> str:
+        return self.run.run_id
+
+    @property
+    def paths(self) -> RunPaths:
+        return self.context.paths
+
+    @property
+    def worktree(self) -> Path:
+        return self.context.worktree
+
+    @property
+    def branch_name(self) -> str:
+        return self.context.branch_name
+
+    @property
+    def mission_dir(self) -> Path:
+        return self.context.mission_dir
+
+    @property
+    def results_file(self) -> Path:
+        return self.context.results_file
+
+    @property
+    def evaluator(self) -> EvaluatorSpec:
+        return self.run.evaluator
+
+    @property
+    def links(self) -> tuple[str, ...]:
+        return self.context.links
+
+    @property
+    def noise(self) -> NoisePolicy:
+        return self.context.noise
+
+    @property
+    def sealed(self) -> tuple[str, ...]:
+        return self.context.sealed
+
+    @property
+    def checks(self) -> ChecksSpec | None:
+        return self.context.checks
+
+    @property
+    def incumbent_tree(self) -> Path:
+        return self.context.incumbent_tree
+
+    @property
+    def runtime(self) -> tuple[str, ...]:
+        return self.context.runtime
+
+    @property
+    def dirt(self) -> RuntimeRule:
+        return self.context.dirt
+
+    @property
+    def tag(self) -> ChildTag:
+        return self.context.tag
 
     def refresh(self) -> runs.RunRecord:
         self.run = load_run(self.journal, self.run.run_id)

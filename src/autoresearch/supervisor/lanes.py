@@ -7,7 +7,7 @@ starts from the current incumbent. Sessions and readings run on an `Executor`; t
 
     idle → agent → waiting → evaluating → (judged) → idle
 
-* waiting: the session ended and its artifact is consistent (`loop.after_session`). When
+* waiting: the session ended and its artifact is consistent (`session.after_session`). When
   another lane moved the incumbent meanwhile, the candidate's commits are replayed onto it
   (`git.replay_onto`) once a slot is free (sooner, a keep in that slot would make the replay
   stale); a conflict is a discard, `replay conflict`, never evaluated.
@@ -41,7 +41,7 @@ half written or complete, the driver never saw it end, and it is no verdict. Tha
 covers the previous driver's layout, whatever `--lanes` the run is resumed with: a single
 loop's pending iteration is judged in the run worktree first, and lanes beyond the new count
 are armed like the others, never given a session, and stopped once their work is judged
-(`_Driver.run`).
+(`Lanes.open`).
 """
 
 from __future__ import annotations
@@ -79,31 +79,30 @@ from autoresearch.supervisor.executor import (
     TaskLost,
     wait_any,
 )
-from autoresearch.supervisor.finalize import finalize_run
-from autoresearch.supervisor.handle import RunHandle
+from autoresearch.supervisor.handle import RunContext, RunHandle
 from autoresearch.supervisor.lifecycle import has_pending_artifact
 from autoresearch.supervisor.loop import (
     MSG_PROCESSING_PENDING,
     STOP_POLL_SECONDS,
-    ActionKind,
+    Driver,
     LoopLimits,
     LoopObserver,
     LoopOutcome,
-    RunHistory,
     StopSignal,
-    after_session,
-    loop_state,
-    next_action,
-    read_artifact,
-    refuse_without_comparable_baseline,
-    session_failure,
-    session_record,
-    write_artifact,
+    Tally,
 )
 from autoresearch.supervisor.measure import scratch_checkout
 from autoresearch.supervisor.recovery import cut_artifact, finish_interrupted_session
 from autoresearch.supervisor.safety import dirty_entries
+from autoresearch.supervisor.session import (
+    RunHistory,
+    after_session,
+    read_artifact,
+    session_record,
+    write_artifact,
+)
 from autoresearch.supervisor.step import StepResult, step
+from autoresearch.supervisor.strategy import SearchStrategy, Start, strategy_named
 
 NOTE_RESUMED = "judged after a restart of the driver: the session ended before it stopped"
 
@@ -147,7 +146,7 @@ class Lane:
     reading_on: str = ""  # the incumbent the candidate under measurement is replayed onto
     measuring: str = ""  # the commit of that first reading
     # that reading, back before the candidate it was replayed onto (`reading_on`) was judged:
-    # judged once that one is kept, stale once it is not (`_Driver._settle`)
+    # judged once that one is kept, stale once it is not (`Lanes._settle`)
     held: EvaluationRecord | None = None
     speculated_onto: str | None = None  # the candidate in the slot it was replayed onto
     # a waiting candidate examined against the incumbent `checked_on` (valid, measurable):
@@ -176,7 +175,10 @@ class Lane:
         )  # fmt: skip
 
 
-class _Driver:
+class Lanes:
+    """The lanes' layout of the one driver (`loop.Driver`): K sessions at once, each in its
+    lane, their candidates judged one at a time by this (the driver's) thread."""
+
     def __init__(
         self,
         h: RunHandle,
@@ -185,19 +187,18 @@ class _Driver:
         executor: Executor,
         observer: LaneObserver,
         signal: StopSignal,
+        strategy: SearchStrategy,
     ) -> None:
         self.h, self.config, self.limits = h, config, limits
         self.executor, self.observer, self.signal = executor, observer, signal
+        self.strategy = strategy
         self.from_git = make_agent(config).artifact_from_git
         self.lanes = [Lane(k, h.for_lane(k)) for k in range(1, limits.lanes + 1)]
         self.lanes += [Lane(k, h.for_lane(k), retiring=True) for k in _earlier_lanes(h, limits)]
-        self.sessions = 0
-        self.failures = 0
-        self.last_failure: str | None = None
-        self.stopping: tuple[RunStatus, str, str | None] | None = None
+        self.tally = Tally()  # the driver's, given at `open`
         self.run_branch_behind = False
         self.published: list[LaneRecord] = []
-        self.ended = 0  # sessions ended so far: the order waiting candidates get slots in
+        self.queued_count = 0  # sessions ended so far: the order waiting ones get slots in
         self.ahead: dict[str, list[_Ahead]] = {}  # further readings started, by commit
         self.trees_busy: set[int] = set()  # scratch trees of readings in flight
         self.history = RunHistory(h)  # what each session is shipped, read incrementally
@@ -205,57 +206,75 @@ class _Driver:
         # record (so a resumed or continued driver bets as the one before it), then counted on
         self.kept, self.judged = keep_record(self.history.snapshot())
 
-    # --- the loop ---------------------------------------------------------------------------
+    # --- the driver's turns -----------------------------------------------------------------
 
-    def run(self) -> LoopOutcome:
+    def open(self, tally: Tally) -> bool:
         """The previous driver's work in flight is recovered before this layout starts,
         whatever its lane count (the single loop's included): the single loop's iteration is
         judged, then every lane of either layout is armed (strays stopped, a cut session's
         work saved, a finished candidate queued to be judged) before any session starts."""
-        refuse_without_comparable_baseline(self.h)
+        self.tally = tally
         self.h.measure_with = self._measure
         self.h.journal.defer_backups()  # taken in `_follow`, once the lanes were served
-        try:
-            if not self._judge_single_loop():
-                return self._outcome(True)
-            for lane in self.lanes:
-                lane.h.measure_with = self._measure
-                self._arm(lane)
-            self._publish()
-            while True:
-                if self.signal.reason is not None:
-                    return self._interrupt()
-                self._advance()
-                self.h.refresh()
-                if self.h.run.status != RunStatus.RUNNING:
-                    return self._ended()
-                self._plan()
-                if self.stopping is not None and not any(x.busy for x in self.lanes):
-                    self._follow()
-                    status, reason, note = self.stopping
-                    finalize_run(self.h, status, reason, note)
-                    return self._ended()
-                if self.stopping is None:
-                    for lane in self.lanes:
-                        idle = lane.state == LaneState.IDLE and not lane.retiring
-                        if idle and self._may_launch():
-                            self._launch(lane)
-                self._follow()  # bookkeeping no lane waits for comes after the launches
-                self._publish()
-                futures = [f for x in self.lanes for f in (x.agent, x.reading) if f is not None]
-                waiting = any(x.state == LaneState.WAITING for x in self.lanes)
-                if waiting and self._free_slots() > 0:
-                    continue  # a candidate can move on at once
-                wait_any(futures, STOP_POLL_SECONDS) if futures else self.signal_wait()
-        except KeyboardInterrupt:
-            self._abort()
-            raise
-        finally:
-            for lane in self.lanes:
+        if not self._judge_single_loop():
+            return False
+        for lane in self.lanes:
+            lane.h.measure_with = self._measure
+            self._arm(lane)
+        self._publish()
+        return True
+
+    def pending_artifact(self) -> bool:
+        return False  # the lanes judge a waiting artifact themselves (`open`, `_advance`)
+
+    def process_pending(self) -> None:
+        """Never asked: `pending_artifact` is False."""
+
+    def advance(self) -> None:
+        self._advance()
+
+    def in_flight(self) -> int:
+        return sum(1 for x in self.lanes if x.busy)
+
+    def idle_lanes(self) -> list[int]:
+        return [x.number for x in self.lanes if x.state == LaneState.IDLE and not x.retiring]
+
+    def launch(self, lane: int, start: Start) -> None:
+        self._launch(next(x for x in self.lanes if x.number == lane), start.parent)
+
+    def cancel_sessions(self) -> None:
+        for lane in self.lanes:
+            if lane.state == LaneState.AGENT:
                 lane.cancel.set()
-            self.executor.shutdown()
-            self.h.measure_with = None
-            self.h.journal.defer_backups(False)
+
+    def follow(self) -> None:
+        self._follow()
+
+    def publish(self) -> None:
+        self._publish()
+
+    def wait(self) -> None:
+        futures = [f for x in self.lanes for f in (x.agent, x.reading) if f is not None]
+        waiting = any(x.state == LaneState.WAITING for x in self.lanes)
+        if waiting and self._free_slots() > 0:
+            return  # a candidate can move on at once
+        wait_any(futures, STOP_POLL_SECONDS) if futures else self.signal_wait()
+
+    def interrupted(self) -> None:
+        self._interrupt()
+
+    def ended(self) -> None:
+        self._ended()
+
+    def abort(self) -> None:
+        self._abort()
+
+    def close(self) -> None:
+        for lane in self.lanes:
+            lane.cancel.set()
+        self.executor.shutdown()
+        self.h.measure_with = None
+        self.h.journal.defer_backups(False)
 
     def _follow(self) -> None:
         """The run branch (checked out in the idle run worktree) follows the last keep; lanes
@@ -301,35 +320,6 @@ class _Driver:
     def signal_wait(self) -> None:
         threading.Event().wait(STOP_POLL_SECONDS)
 
-    def _plan(self) -> None:
-        """Whether to start more sessions: the loop's transition table over the run's state,
-        counting the sessions in flight toward the iteration limit."""
-        if self.stopping is not None:
-            return
-        h = self.h
-        in_flight = sum(1 for x in self.lanes if x.busy)
-        # the lanes judge a waiting artifact themselves: none is pending for the table
-        state = loop_state(h, self.limits, self.failures, self.last_failure, False)
-        action = next_action(state, self.limits)
-        if action.kind != ActionKind.FINISH:
-            return
-        status = action.status or RunStatus.STOPPED
-        self.stopping = (status, action.reason or "", action.note)
-        limit = self.limits.max_iterations
-        if action.reason and limit is not None and state.iteration >= limit:
-            return  # every session in flight was started within the limit: let them finish
-        if status == RunStatus.STOPPED and action.reason and in_flight:
-            # an operator's stop or a spent budget: end the sessions (their work is saved and
-            # recorded as interrupted); readings in progress finish and are judged
-            for lane in self.lanes:
-                if lane.state == LaneState.AGENT:
-                    lane.cancel.set()
-
-    def _may_launch(self) -> bool:
-        limit = self.limits.max_iterations
-        in_flight = sum(1 for x in self.lanes if x.busy)
-        return limit is None or self.h.run.iteration + in_flight < limit
-
     # --- one lane ---------------------------------------------------------------------------
 
     def _arm(self, lane: Lane) -> None:
@@ -358,11 +348,11 @@ class _Driver:
         lh.refresh()
         for line in finish_interrupted_session(lh):
             self.observer.note(f"lane {lane.number}: {line}")
-        if _pending_artifact(lh):
+        if _pending_artifact(lh.context):
             lane.state, lane.base = LaneState.WAITING, kept
             self._queue(lane)
             # a cut session's artifact never ended as a session: no note says it did
-            notes = [] if cut_artifact(read_artifact(lh)) else [NOTE_RESUMED]
+            notes = [] if cut_artifact(read_artifact(lh.context)) else [NOTE_RESUMED]
             lane.pending = _Pending(notes, None, None, True)
             lane.detail = "resumed: its candidate waits to be judged"
             self.observer.note(f"lane {lane.number}: {MSG_PROCESSING_PENDING}")
@@ -381,14 +371,14 @@ class _Driver:
         conflicting with those files or blocking its discard's reset. Nothing in the tree is
         the session's: `after_session` saved what it left before the candidate waited."""
         lh = lane.h
-        artifact = _candidate(lh)
+        artifact = _candidate(lh.context)
         if artifact is None or artifact.status != ArtifactStatus.CANDIDATE:
             return
         commit = artifact.candidate_commit
         if commit is None:
             return
         resolved = git.resolve_commits(lh.worktree, [commit])[0]
-        head = _head(lh)
+        head = _head(lh.context)
         if resolved is None or head is None:
             return
         if head == resolved and not dirty_entries(lh.worktree, lh.dirt):
@@ -431,16 +421,17 @@ class _Driver:
         with self.h.journal.tx() as conn:
             inflight.finish_lane(conn, self.h.run_id, lane.number)
 
-    def _launch(self, lane: Lane) -> None:
+    def _launch(self, lane: Lane, kept: str) -> None:
+        """A session in `lane` from `kept` (the strategy's parent: greedy's is the incumbent;
+        a candidate built on another is replayed onto the incumbent before it is measured)."""
         h, lh = self.h, lane.h
-        kept = h.run.last_kept_commit or ""
         lh.refresh()
         lane.session += 1
         note = self._restore(lane, "leftover", kept)
         lane.pending = None
         lane.attempts = 0
         lane.speculated_onto = None
-        if not _placeholder_on(lh, kept):  # the judgement just wrote it, unless a keep came
+        if not _placeholder_on(lh.context, kept):  # the judgement just wrote it, unless a keep came
             sync.write_placeholder(lh)
         sync.write_instructions(lh)
         task = AgentTask(
@@ -457,7 +448,7 @@ class _Driver:
             agent=self.config,
             timeout=self.limits.agent_timeout,
             sandbox=h.run.sandbox,
-            history=self.history.snapshot(),
+            history=self.strategy.shown(self.history.snapshot()),
             lanes=self.limits.lanes,
         )
         lane.cancel = threading.Event()
@@ -513,7 +504,7 @@ class _Driver:
         except TaskLost as exc:
             note = self._save(lane, "lost", lane.base, None)
             text = f"agent session {exc}"
-            write_artifact(lh, ArtifactStatus.INTERRUPTED, None, lane.base, text, [note])
+            write_artifact(lh.context, ArtifactStatus.INTERRUPTED, None, lane.base, text, [note])
             self._session_over(lane)
             lane.pending = _Pending([str(exc), note], None, None, False)
             lane.state = LaneState.WAITING
@@ -533,15 +524,15 @@ class _Driver:
 
         notes = after_session(lh, self.from_git, result, lane.session, lane.base, save)
         self._session_over(lane)  # its artifact is consistent: judged, even after a crash
-        wrote = not cand.is_placeholder(read_artifact(lh)) or self.from_git
+        wrote = not cand.is_placeholder(read_artifact(lh.context)) or self.from_git
         lane.pending = _Pending(notes, session_record(result, wrote, lane.number), result, wrote)
         lane.state = LaneState.WAITING
         self._queue(lane)
         lane.detail = f"session {lane.session} ended; its candidate waits"
 
     def _queue(self, lane: Lane) -> None:
-        self.ended += 1
-        lane.queued = self.ended
+        self.queued_count += 1
+        lane.queued = self.queued_count
 
     def _prepare_candidate(self, lane: Lane) -> None:
         """Bring the lane's candidate onto the incumbent and start its first reading (or judge
@@ -596,14 +587,14 @@ class _Driver:
         artifact, its commits, and – built on `kept` already – what it changes."""
         lh = lane.h
         lh.refresh()
-        artifact = _candidate(lh)
+        artifact = _candidate(lh.context)
         if artifact is None:
             self._judge(lane)  # step records the invalid artifact as it would without lanes
             return False
         base, commit = artifact.base_commit, artifact.candidate_commit
         if artifact.status != ArtifactStatus.CANDIDATE:
             if base != kept:
-                _rewrite(lh, artifact, kept)
+                _rewrite(lh.context, artifact, kept)
             self._judge(lane)
             return False
         if commit is None:
@@ -706,7 +697,7 @@ class _Driver:
         `onto`, to be examined afresh. Neither is a verdict: `onto` may yet be discarded."""
         lane.speculated_onto = onto
         lh = lane.h
-        artifact = _candidate(lh)
+        artifact = _candidate(lh.context)
         old = lane.base_of_candidate
         if artifact is None or old is None:
             return False
@@ -718,7 +709,7 @@ class _Driver:
             f"replayed onto {onto[:12]} while it was measured (built on {old[:12]}): "
             f"{str(artifact.candidate_commit)[:12]} → {replayed[:12]}"
         )
-        _rewrite(lh, artifact, onto, replayed)
+        _rewrite(lh.context, artifact, onto, replayed)
         lane.base_of_candidate = onto
         lane.checked_on, lane.ready = onto, None
         if self._changes_something(lane, replayed, onto):
@@ -732,7 +723,7 @@ class _Driver:
         conflict, or a replay that changes nothing, was judged)."""
         lh = lane.h
         old = lane.base_of_candidate
-        artifact = _candidate(lh)
+        artifact = _candidate(lh.context)
         assert artifact is not None and old is not None
         head = artifact.candidate_commit
         replayed, detail = git.replay_onto(lh.worktree, old, kept)
@@ -747,7 +738,7 @@ class _Driver:
         lane.pending.notes.append(
             f"replayed onto {kept[:12]} (built on {old[:12]}): {str(head)[:12]} → {replayed[:12]}"
         )
-        _rewrite(lh, artifact, kept, replayed)
+        _rewrite(lh.context, artifact, kept, replayed)
         if not self._measurable(lane, replayed, kept):
             return False
         lane.ready = replayed
@@ -811,7 +802,7 @@ class _Driver:
             return
         finally:
             self._drop_ahead()
-        self.sessions += 1
+        self.tally.sessions += 1
         if first is not None:
             self.judged += 1
             self.kept += result.keep
@@ -851,9 +842,7 @@ class _Driver:
         lane.at = result.last_kept_commit if result.run_status == RunStatus.RUNNING else None
         lane.state, lane.pending, lane.detail = LaneState.IDLE, None, None
         if pending.result is not None:
-            failure = session_failure(pending.result, result.decision, pending.wrote)
-            self.failures = self.failures + 1 if failure else 0
-            self.last_failure = failure or self.last_failure
+            self.tally.session_judged(pending.result, result.decision, pending.wrote)
 
     # --- readings through the executor ------------------------------------------------------
 
@@ -932,7 +921,7 @@ class _Driver:
 
     # --- endings ----------------------------------------------------------------------------
 
-    def _interrupt(self) -> LoopOutcome:
+    def _interrupt(self) -> None:
         """A signal: stop every session and reading; finished sessions are judged on resume."""
         for lane in self.lanes:
             lane.cancel.set()
@@ -960,7 +949,6 @@ class _Driver:
                 lane.reading, lane.held = None, None
                 lane.state, lane.detail = LaneState.WAITING, "interrupted; measured on resume"
         self._publish()
-        return self._outcome(True)
 
     def _abort(self) -> None:
         """A second Ctrl-C interrupts at once, as without lanes: the sessions and readings are
@@ -970,7 +958,7 @@ class _Driver:
             lane.cancel.set()
             children.reap(self.h.journal, lane.h.tag)
 
-    def _ended(self) -> LoopOutcome:
+    def _ended(self) -> None:
         self._follow()
         self._remove_ahead_trees()
         for lane in self.lanes:
@@ -995,12 +983,6 @@ class _Driver:
                 lane.state = LaneState.STOPPED
             lane.detail = None
         self._publish()
-        return self._outcome(False)
-
-    def _outcome(self, interrupted: bool) -> LoopOutcome:
-        h = self.h
-        h.refresh()
-        return LoopOutcome(h.run_id, h.run.status, h.run.stop_reason, interrupted, self.sessions)
 
     def _publish(self) -> None:
         records = [lane.to_record() for lane in self.lanes]
@@ -1019,13 +1001,16 @@ def run_lanes(
     executor: Executor | None,
     observer: LaneObserver,
     signal: StopSignal,
+    strategy: SearchStrategy | None = None,
 ) -> LoopOutcome:
-    """Drive the run with `limits.lanes` lanes until the loop's table says it is over or a
-    signal interrupts it (the same outcomes as `loop.run_loop`). Without an `executor`, the
-    work runs on this machine with sandbox.md's evaluation slots."""
+    """The one driver (`loop.Driver`) with `limits.lanes` lanes, until the loop's table says
+    the run is over or a signal interrupts it (the same outcomes as `loop.run_loop`). Without
+    an `executor`, the work runs on this machine with sandbox.md's evaluation slots."""
     if executor is None:
         executor = local_executor(h, limits.lanes)
-    return _Driver(h, config, limits, executor, observer, signal).run()
+    search = strategy or strategy_named()
+    layout = Lanes(h, config, limits, executor, observer, signal, search)
+    return Driver(h, layout, limits, signal, search).run()
 
 
 def local_executor(h: RunHandle, lanes: int) -> LocalExecutor:
@@ -1090,30 +1075,30 @@ def _ensure_worktree(h: RunHandle, lh: RunHandle) -> None:
         link_shared_paths(root, lh.worktree, h.links)
 
 
-def _pending_artifact(lh: RunHandle) -> bool:
+def _pending_artifact(lane: RunContext) -> bool:
     """The lane's candidate.json holds a session's artifact no step has judged."""
-    read = sync.read_artifact(lh.paths.candidate)
-    if read.sha256 is None or runs.artifact_judged(lh.journal, lh.run_id, read.sha256):
+    read = sync.read_artifact(lane.paths.candidate)
+    if read.sha256 is None or runs.artifact_judged(lane.journal, lane.run_id, read.sha256):
         return False
     return read.from_session
 
 
-def _placeholder_on(lh: RunHandle, kept: str) -> bool:
-    data = read_artifact(lh)
+def _placeholder_on(lane: RunContext, kept: str) -> bool:
+    data = read_artifact(lane)
     return cand.is_placeholder(data) and isinstance(data, dict) and data.get("base_commit") == kept
 
 
-def _head(lh: RunHandle) -> str | None:
+def _head(lane: RunContext) -> str | None:
     try:
-        return git.head(lh.worktree)
+        return git.head(lane.worktree)
     except GitError:  # a session may leave HEAD unborn or the worktree broken
         return None
 
 
-def _candidate(lh: RunHandle) -> CandidateArtifact | None:
+def _candidate(lane: RunContext) -> CandidateArtifact | None:
     """The lane's artifact as the record step reads, None when it is not one (missing, not
     JSON, not schema-valid): step then judges it, with the message the single loop gives."""
-    raw = sync.read_artifact(lh.paths.candidate).raw
+    raw = sync.read_artifact(lane.paths.candidate).raw
     if raw is None:
         return None
     try:
@@ -1123,11 +1108,11 @@ def _candidate(lh: RunHandle) -> CandidateArtifact | None:
 
 
 def _rewrite(
-    lh: RunHandle, artifact: CandidateArtifact, base: str, commit: str | None = None
+    lane: RunContext, artifact: CandidateArtifact, base: str, commit: str | None = None
 ) -> None:
     """The artifact as built on `base` (replayed there as `commit`, when given); the session's
     other fields stay as it wrote them, in the contract's JSON (`CandidateArtifact.to_dict`)."""
     moved = replace(
         artifact, base_commit=base, candidate_commit=commit or artifact.candidate_commit
     )
-    atomic_write_json(lh.paths.candidate, moved.to_dict())
+    atomic_write_json(lane.paths.candidate, moved.to_dict())

@@ -1,27 +1,25 @@
 """The loop (supervisor.md §9): placeholder → instructions → agent session → artifact → step,
-until a limit, an abort, a failure or an operator stops it.
+until a limit, an abort, a failure, the search strategy or an operator stops it.
 
-What to do next is a pure function of the run's state (`next_action`). Work is never lost: a
-session that timed out, was interrupted, or left uncommitted changes has them saved as a patch
-under the run's logs before the worktree is reset.
+What to do next is a pure function of the run's state (`next_action`). One driver (`Driver`)
+runs every iteration, for the single loop (the one-lane layout `SingleLane`, here) and for
+`run --lanes K` (`supervisor/lanes.Lanes`) alike; what a session leaves is made consistent,
+losing nothing, by `supervisor/session.after_session`.
 """
 
 from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
 from autoresearch import children, failpoints, git, proc
-from autoresearch.agents.base import Agent, AgentResult, PastIteration, SessionRequest
+from autoresearch.agents.base import Agent, AgentResult, SessionRequest
 from autoresearch.clock import seconds_between, utc_now_iso
 from autoresearch.contracts import candidate as cand
-from autoresearch.contracts.agent_record import AgentRecord
-from autoresearch.contracts.json_input import load_json
-from autoresearch.contracts.tune import tried_values
 from autoresearch.decide import (
     DEFAULT_MAX_AGENT_FAILURES,
     DEFAULT_MAX_NOOPS,
@@ -33,26 +31,30 @@ from autoresearch.decide import (
     stop_noop_limit,
 )
 from autoresearch.errors import RefusedError, RunInterrupted
-from autoresearch.fsutil import atomic_write_json
 from autoresearch.journal import children as registry
 from autoresearch.journal import inflight, runs
 from autoresearch.states import (
     REJECTS_CANDIDATE,
-    ArtifactStatus,
     ChildRole,
     DecisionKind,
     KeepPolicy,
     RunStatus,
 )
-from autoresearch.supervisor import diagnose, record, sync
+from autoresearch.supervisor import diagnose, record
 from autoresearch.supervisor.finalize import finalize_run
-from autoresearch.supervisor.handle import RunHandle
+from autoresearch.supervisor.handle import RunContext, RunHandle
 from autoresearch.supervisor.lifecycle import has_pending_artifact
 from autoresearch.supervisor.safety import dirty_entries
+from autoresearch.supervisor.session import MSG_NO_ARTIFACT as MSG_NO_ARTIFACT
+from autoresearch.supervisor.session import RunHistory as RunHistory
+from autoresearch.supervisor.session import after_session, read_artifact
+from autoresearch.supervisor.session import history as history
+from autoresearch.supervisor.session import session_failure as session_failure
+from autoresearch.supervisor.session import session_record as session_record
 from autoresearch.supervisor.step import StepResult, step
+from autoresearch.supervisor.strategy import SearchStrategy, SearchView, Start, strategy_named
 
 STOP_POLL_SECONDS = 1.0
-MSG_NO_ARTIFACT = "agent session wrote no candidate artifact"
 MSG_PROCESSING_PENDING = "processing the artifact the previous session left"
 
 
@@ -83,6 +85,7 @@ class LoopState:
     pending_artifact: bool
     last_failure: str | None = None  # why the latest failed session failed (the stop note)
     budget_stop: str | None = None  # `budget exhausted (<which>)` once a budget is spent
+    search_stop: str | None = None  # the search strategy's reason to end the run (a plateau)
 
 
 class ActionKind(StrEnum):
@@ -122,6 +125,8 @@ def next_action(state: LoopState, limits: LoopLimits) -> Action:
         return Action(
             ActionKind.FINISH, RunStatus.COMPLETED, stop_max_iterations(limits.max_iterations)
         )
+    if state.search_stop:
+        return Action(ActionKind.FINISH, RunStatus.COMPLETED, state.search_stop)
     if limits.max_noops > 0 and state.trailing_noops >= limits.max_noops:
         return Action(ActionKind.FINISH, RunStatus.STOPPED, stop_noop_limit(limits.max_noops))
     return Action(ActionKind.LAUNCH)
@@ -185,79 +190,275 @@ class _CancelPoll:
         return self.stop_reason is not None
 
 
+@dataclass
+class Tally:
+    """What the driver counts itself, for this process only: the sessions it saw end, the
+    failed sessions in a row and the latest failure (the failure limit's count and note)."""
+
+    sessions: int = 0
+    failures: int = 0
+    last_failure: str | None = None
+
+    def session_judged(self, result: AgentResult, decision: DecisionKind, wrote: bool) -> None:
+        failure = session_failure(result, decision, wrote)
+        self.failures = self.failures + 1 if failure else 0
+        self.last_failure = failure or self.last_failure
+
+
+class Layout(Protocol):
+    """Where and how the driver's sessions run: the single loop's one session at a time in the
+    run's worktree (`SingleLane`), or K lanes at once (`supervisor/lanes.Lanes`). The driver
+    decides when; a layout carries out, and judges every candidate through `step`."""
+
+    def open(self, tally: Tally) -> bool:
+        """Recover what a previous driver left in flight; False: a signal interrupted that."""
+
+    def pending_artifact(self) -> bool:
+        """An artifact waits that the transition table should have judged first."""
+
+    def process_pending(self) -> None: ...
+
+    def advance(self) -> None:
+        """Move on what ended since the last turn (sessions, readings)."""
+
+    def in_flight(self) -> int:
+        """Sessions and candidates started and not yet judged."""
+
+    def idle_lanes(self) -> list[int]:
+        """The lanes that may be given a session now, in order."""
+
+    def launch(self, lane: int, start: Start) -> None: ...
+
+    def cancel_sessions(self) -> None:
+        """Stop the agent sessions running (an operator's stop, a spent budget)."""
+
+    def follow(self) -> None:
+        """Bookkeeping no session waits for (the run branch after a lanes keep)."""
+
+    def publish(self) -> None: ...
+
+    def wait(self) -> None:
+        """Until something in flight ends (or the poll interval)."""
+
+    def interrupted(self) -> None: ...
+
+    def ended(self) -> None: ...
+
+    def abort(self) -> None:
+        """A second Ctrl-C: kill what runs now."""
+
+    def close(self) -> None: ...
+
+
+class Driver:
+    """The one driver (issue 32): every iteration of a run goes through `run`, the single loop
+    (one lane) and `run --lanes K` alike. The transition table (`next_action`) decides, the
+    search strategy says where sessions start and may end the run, the layout runs them."""
+
+    def __init__(
+        self,
+        h: RunHandle,
+        layout: Layout,
+        limits: LoopLimits,
+        signal: StopSignal,
+        strategy: SearchStrategy,
+    ) -> None:
+        self.h, self.layout, self.limits = h, layout, limits
+        self.signal, self.strategy = signal, strategy
+        self.tally = Tally()
+        self.stopping: Action | None = None  # the table said FINISH: once nothing is in flight
+        self._history: RunHistory | None = None  # read only for a strategy that reads it
+
+    def run(self) -> LoopOutcome:
+        """Drive the run until the table says it is over or a signal interrupts it.
+
+        Refuses before the first session when nothing could ever be kept (a
+        score_improvement run whose baseline has no comparable score)."""
+        refuse_without_comparable_baseline(self.h)
+        try:
+            if not self.layout.open(self.tally):
+                return self._outcome(True)
+            return self._turns()
+        except KeyboardInterrupt:
+            self.layout.abort()
+            raise
+        finally:
+            self.layout.close()
+
+    def _turns(self) -> LoopOutcome:
+        layout = self.layout
+        while True:
+            if self.signal.reason is not None:
+                layout.interrupted()
+                return self._outcome(True)
+            layout.advance()
+            self.h.refresh()
+            if self.h.run.status != RunStatus.RUNNING:
+                layout.ended()
+                return self._outcome(False)
+            if self._plan():
+                layout.process_pending()
+                continue
+            if self.stopping is not None and not layout.in_flight():
+                return self._finish(self.stopping)
+            if self.stopping is None:
+                self._launch()
+            layout.follow()  # bookkeeping no lane waits for comes after the launches
+            layout.publish()
+            layout.wait()
+
+    def _plan(self) -> bool:
+        """The transition table over the run's state, counting the sessions in flight toward
+        the iteration limit; True: an artifact waits to be judged first."""
+        if self.stopping is not None:
+            return False
+        tally, in_flight = self.tally, self.layout.in_flight()
+        pending = self.layout.pending_artifact()
+        search = self.strategy.stop(self._view())
+        state = loop_state(self.h, self.limits, tally.failures, tally.last_failure, pending, search)
+        action = next_action(state, self.limits)
+        if action.kind == ActionKind.PROCESS_PENDING:
+            return True
+        if action.kind != ActionKind.FINISH:
+            return False
+        self.stopping = action
+        limit = self.limits.max_iterations
+        if action.reason and limit is not None and state.iteration >= limit:
+            return False  # every session in flight was started within the limit: they finish
+        if action.status == RunStatus.STOPPED and action.reason and in_flight:
+            # an operator's stop or a spent budget: end the sessions (their work is saved and
+            # recorded as interrupted); readings in progress finish and are judged
+            self.layout.cancel_sessions()
+        return False
+
+    def _launch(self) -> None:
+        for lane in self.layout.idle_lanes():
+            if self._may_launch():
+                self.layout.launch(lane, self.strategy.start(self._view(), lane))
+
+    def _may_launch(self) -> bool:
+        limit = self.limits.max_iterations
+        return limit is None or self.h.run.iteration + self.layout.in_flight() < limit
+
+    def _view(self) -> SearchView:
+        run = self.h.run
+        if self.strategy.reads_history and self._history is None:
+            self._history = RunHistory(self.h)
+        past = self._history.snapshot() if self._history is not None else ()
+        return SearchView((run.last_kept_commit or "",), run.iteration, past)
+
+    def _finish(self, action: Action) -> LoopOutcome:
+        self.layout.follow()
+        finalize_run(self.h, action.status or RunStatus.STOPPED, action.reason or "", action.note)
+        self.layout.ended()
+        return self._outcome(False)
+
+    def _outcome(self, interrupted: bool) -> LoopOutcome:
+        h = self.h
+        h.refresh()
+        return LoopOutcome(
+            h.run_id, h.run.status, h.run.stop_reason, interrupted, self.tally.sessions
+        )
+
+
+class SingleLane:
+    """The single loop's layout: one session at a time in the run's own worktree, run to its
+    end with its step inside `launch`; nothing is ever in flight between two turns."""
+
+    def __init__(
+        self,
+        h: RunHandle,
+        agent: Agent,
+        limits: LoopLimits,
+        observer: LoopObserver,
+        signal: StopSignal,
+        strategy: SearchStrategy,
+    ) -> None:
+        self.h, self.agent, self.limits = h, agent, limits
+        self.observer, self.signal, self.strategy = observer, signal, strategy
+        self.tally = Tally()
+        self.reset_by_step = False  # the last step reset the tree: at the base, checked clean
+
+    def open(self, tally: Tally) -> bool:
+        self.tally = tally
+        proc.become_subreaper()  # what escapes a session with setsid is reaped when it ends
+        return True
+
+    def pending_artifact(self) -> bool:
+        return has_pending_artifact(self.h)
+
+    def process_pending(self) -> None:
+        h, cancel = self.h, _CancelPoll(self.h, self.signal)
+        self.observer.note(MSG_PROCESSING_PENDING)
+        self.observer.evaluation_started(h.run.iteration + 1)
+        try:
+            result = step(h, should_cancel=cancel.by_signal)
+        except RunInterrupted as exc:
+            self.observer.note(str(exc))  # a signal ends the next turn; a stop finalizes
+            return
+        self.observer.step_recorded(result, None)
+        self.reset_by_step = False
+
+    def launch(self, lane: int, start: Start) -> None:
+        cancel = _CancelPoll(self.h, self.signal)
+        clean = self.reset_by_step and start.parent == (self.h.run.last_kept_commit or "")
+        try:
+            result, agent_result, wrote = _session(self, cancel, clean, start.parent)
+        except RunInterrupted as exc:
+            self.observer.note(str(exc))
+            return
+        self.tally.sessions += 1
+        self.observer.step_recorded(result, agent_result)
+        self.reset_by_step = result.decision in REJECTS_CANDIDATE
+        self.tally.session_judged(agent_result, result.decision, wrote)
+
+    def in_flight(self) -> int:
+        return 0
+
+    def idle_lanes(self) -> list[int]:
+        return [0]
+
+    def advance(self) -> None:
+        """Nothing runs between turns."""
+
+    def cancel_sessions(self) -> None:
+        """Nothing runs between turns."""
+
+    def follow(self) -> None:
+        """The run branch is the worktree's own: nothing to follow."""
+
+    def publish(self) -> None:
+        """No lanes to show."""
+
+    def wait(self) -> None:
+        """Nothing to wait for: the next session starts at once."""
+
+    def interrupted(self) -> None:
+        """The session and its step were stopped inside `launch`."""
+
+    def ended(self) -> None:
+        """Nothing outlives a turn."""
+
+    def abort(self) -> None:
+        """The session's children die with the process group."""
+
+    def close(self) -> None:
+        """Nothing held."""
+
+
 def run_loop(
     h: RunHandle,
     agent: Agent,
     limits: LoopLimits,
     observer: LoopObserver,
     signal: StopSignal,
+    strategy: SearchStrategy | None = None,
 ) -> LoopOutcome:
-    """Drive the run until `next_action` says it is over or a signal interrupts it.
-
-    Refuses before the first session when nothing could ever be kept (a score_improvement run
-    whose baseline has no comparable score): sessions would be spent for nothing.
-    """
-    refuse_without_comparable_baseline(h)
-    proc.become_subreaper()  # what escapes a session with setsid is reaped when it ends
-    failures = sessions = 0
-    last_failure: str | None = None
-    reset_by_step = False  # the last step reset the tree: it is at the base, checked clean
-    while True:
-        h.refresh()
-        state = loop_state(h, limits, failures, last_failure, has_pending_artifact(h))
-        action = next_action(state, limits)
-        if action.kind == ActionKind.EXIT:
-            return _outcome(h, False, sessions)
-        if action.kind == ActionKind.FINISH:
-            finalize_run(h, action.status or RunStatus.STOPPED, action.reason or "", action.note)
-            return _outcome(h, False, sessions)
-        cancel = _CancelPoll(h, signal)
-        try:
-            if action.kind == ActionKind.PROCESS_PENDING:
-                observer.note(MSG_PROCESSING_PENDING)
-                observer.evaluation_started(h.run.iteration + 1)
-                observer.step_recorded(step(h, should_cancel=cancel.by_signal), None)
-                reset_by_step = False
-                continue
-            result, agent_result, wrote_artifact = _session(
-                h, agent, limits, observer, cancel, reset_by_step
-            )
-        except RunInterrupted as exc:
-            observer.note(str(exc))
-            if signal.reason is None:
-                continue  # an operator stop: the next turn finalizes the run
-            return _outcome(h, True, sessions)
-        sessions += 1
-        observer.step_recorded(result, agent_result)
-        reset_by_step = result.decision in REJECTS_CANDIDATE
-        failure = session_failure(agent_result, result.decision, wrote_artifact)
-        failures = failures + 1 if failure else 0
-        last_failure = failure or last_failure
-        if signal.reason is not None:
-            return _outcome(h, True, sessions)
-
-
-def session_failure(
-    result: AgentResult, decision: DecisionKind, wrote_artifact: bool
-) -> str | None:
-    """Why a session counts toward the agent failure limit, or None.
-
-    A session that broke (could not start, crashed, reported an error, was denied) or wrote
-    no artifact counts unless it still produced a candidate that was judged."""
-    if decision not in (DecisionKind.NOOP, DecisionKind.INTERRUPTED):
-        return None
-    if result.cancelled:
-        return None
-    if result.failure_reason:
-        return result.failure_reason
-    return None if wrote_artifact else MSG_NO_ARTIFACT
-
-
-def session_record(result: AgentResult, wrote: bool, lane: int | None = None) -> AgentRecord:
-    """What the iteration records of a session: its end, and what autoresearch concluded
-    beside the agent's self-report (a failure; a stop by an operator or a signal is none)."""
-    failure = result.failure_reason or (None if wrote else MSG_NO_ARTIFACT)
-    return result.record(lane, failure if failure and not result.cancelled else None)
+    """The single loop: the driver with one lane, the run's own worktree (greedy unless a
+    strategy is given)."""
+    search = strategy or strategy_named()
+    layout = SingleLane(h, agent, limits, observer, signal, search)
+    return Driver(h, layout, limits, signal, search).run()
 
 
 def refuse_without_comparable_baseline(h: RunHandle) -> None:
@@ -286,6 +487,7 @@ def loop_state(
     failures: int,
     last_failure: str | None,
     pending_artifact: bool,
+    search_stop: str | None = None,
 ) -> LoopState:
     """The run's facts for `next_action`, read from the journal; the loop's own counts (failed
     sessions in a row, the latest failure) and whether an artifact waits come from the driver,
@@ -302,6 +504,7 @@ def loop_state(
         pending_artifact=pending_artifact,
         last_failure=last_failure,
         budget_stop=budget_stop(h, limits),
+        search_stop=search_stop,
     )
 
 
@@ -326,23 +529,13 @@ def budget_stop(h: RunHandle, limits: LoopLimits) -> str | None:
     return budget_exhausted(budget, run_spend(h)) if budget.limited else None
 
 
-def _outcome(h: RunHandle, interrupted: bool, sessions: int) -> LoopOutcome:
-    h.refresh()
-    return LoopOutcome(h.run_id, h.run.status, h.run.stop_reason, interrupted, sessions)
-
-
 def _session(
-    h: RunHandle,
-    agent: Agent,
-    limits: LoopLimits,
-    observer: LoopObserver,
-    cancel: _CancelPoll,
-    base_is_clean: bool = False,
+    single: SingleLane, cancel: _CancelPoll, base_is_clean: bool, base: str
 ) -> tuple[StepResult, AgentResult, bool]:
-    """One agent session and the step that judges it; True when the session wrote an artifact
-    (or, for an agent that cannot, its changes were read from git)."""
+    """One agent session from `base` and the step that judges it; True when the session wrote
+    an artifact (or, for an agent that cannot, its changes were read from git)."""
+    h, agent, observer = single.h, single.agent, single.observer
     iteration = h.run.iteration + 1
-    base = h.run.last_kept_commit or ""
     notes = [] if base_is_clean else _restore_base(h, iteration, base)
     # placeholder and instructions are already current: prepare, resume and every step
     # write them after recording
@@ -355,19 +548,19 @@ def _session(
         candidate_file=h.paths.candidate,
         base_commit=base,
         log_path=h.paths.agent_log(iteration),
-        timeout=limits.agent_timeout,
+        timeout=single.limits.agent_timeout,
         sandbox=h.run.sandbox,
-        history=lambda after: history(h, after),
+        history=lambda after: single.strategy.shown(history(h, after)),
     )
     failpoints.hit("loop.before_agent")
     with h.journal.tx() as conn:
         inflight.start(conn, h.run_id, iteration, base)
-    result = agent.run(request, cancel, lambda pgid: _register(h, pgid))
+    result = agent.run(request, cancel, lambda pgid: _register(h.context, pgid))
     with h.journal.tx() as conn:
         registry.clear_children(conn, h.run_id)
         inflight.finish(conn, h.run_id)
     failpoints.hit("loop.after_agent")
-    wrote = not cand.is_placeholder(read_artifact(h)) or agent.artifact_from_git
+    wrote = not cand.is_placeholder(read_artifact(h.context)) or agent.artifact_from_git
     notes += after_session(h, agent.artifact_from_git, result, iteration, base)
     # An evaluation is cut short only by a signal: an operator's stop lets it finish, so the
     # candidate is judged and the branch never ends on an unevaluated commit.
@@ -377,50 +570,8 @@ def _session(
     return outcome, result, wrote
 
 
-def history(h: RunHandle, after: int) -> list[PastIteration]:
-    """What an agent may know of the run: its recorded iterations, never the journal."""
-    return [
-        PastIteration(
-            it.iteration,
-            it.decision,
-            it.description,
-            tuple(it.artifact_notes),
-            tried_values(it.artifact_notes),
-        )
-        for it in runs.iterations_after(h.journal, h.run_id, after)
-    ]
-
-
-class RunHistory:
-    """`history(h, 0)` as a tuple, kept current by reading only the iterations recorded since
-    the last call (a lane ships the whole history with every session; read anew it cost
-    0.76 s at 10,000 iterations).
-
-    Appending is exact because what an agent sees of a recorded iteration never changes: an
-    iteration is invisible while it is evaluating (and only then rolled back), becomes
-    visible with its decision, and afterwards only its state and decision notes are written;
-    iterations are recorded in increasing numbers, one at a time. That is checked, not
-    assumed: when the journal's count of iteration rows up to the newest one held (in any
-    state: an evaluating row below it would be a surprise too) differs from what is held,
-    the history is read anew."""
-
-    def __init__(self, h: RunHandle) -> None:
-        self._h = h
-        self._past: tuple[PastIteration, ...] = ()
-
-    def snapshot(self) -> tuple[PastIteration, ...]:
-        h, past = self._h, self._past
-        last = past[-1].iteration if past else 0
-        if past and runs.iteration_rows(h.journal, h.run_id, 0, last) != len(past):
-            past, last = (), 0
-        new = history(h, last)
-        if new or not past:
-            self._past = (*past, *new)
-        return self._past
-
-
-def _register(h: RunHandle, pgid: int) -> None:
-    children.register(h.journal, h.tag, pgid, ChildRole.AGENT)
+def _register(run: RunContext, pgid: int) -> None:
+    children.register(run.journal, run.tag, pgid, ChildRole.AGENT)
 
 
 def _restore_base(h: RunHandle, iteration: int, base: str) -> list[str]:
@@ -432,94 +583,3 @@ def _restore_base(h: RunHandle, iteration: int, base: str) -> list[str]:
         return []
     note = record.save_and_reset(h, h.paths.patch(iteration, "leftover"), base)
     return [f"a previous session left changes behind: {note}"]
-
-
-# Save what a session left past a base, then reset: (label, base, reset_to) → the ledger note.
-Saver = Callable[[str, str, str | None], str]
-
-
-def after_session(
-    h: RunHandle,
-    from_git: bool,
-    result: AgentResult,
-    iteration: int,
-    base: str,
-    save: Saver | None = None,
-) -> list[str]:
-    """Make the artifact and the worktree consistent after a session ended, losing nothing.
-
-    `from_git`: the agent cannot write the artifact (Agent.artifact_from_git). `save` names
-    the patches (default: by `iteration`; a lane names them by its session)."""
-
-    def saved(label: str, since: str, reset_to: str | None = None) -> str:
-        if save is not None:
-            return save(label, since, reset_to)
-        return record.save_and_reset(h, h.paths.patch(iteration, label), since, reset_to)
-
-    notes = _agent_notes(result)
-    if result.timed_out or result.cancelled:
-        label = "timed-out" if result.timed_out else "interrupted"
-        notes.append(saved(label, base))
-        write_artifact(h, ArtifactStatus.INTERRUPTED, None, base, f"agent session {label}", notes)
-        return []
-    artifact = read_artifact(h)
-    if cand.is_placeholder(artifact):
-        if from_git:
-            return notes + _artifact_from_git(h, iteration, base)
-        # the placeholder's own text would read as the agent's: say what happened instead
-        write_artifact(h, ArtifactStatus.NOOP, None, base, MSG_NO_ARTIFACT, [])
-        return [*notes, MSG_NO_ARTIFACT]
-    status = artifact.get("status") if isinstance(artifact, dict) else None
-    if status == ArtifactStatus.CANDIDATE and dirty_entries(h.worktree, h.dirt):
-        head = git.head(h.worktree)
-        notes.append(saved("uncommitted", head, head))
-        notes.append("uncommitted changes were not evaluated (saved above)")
-    return notes
-
-
-def _agent_notes(result: AgentResult) -> list[str]:
-    if result.cancelled and not result.timed_out:
-        return ["agent session was stopped"]
-    reason = result.failure_reason
-    notes = [reason] if reason else []
-    denied = "agent was denied: " + "; ".join(result.usage.denials)
-    if result.usage.denials and reason != denied:  # a crash that was also denied: both
-        notes.append(denied)
-    return notes
-
-
-def read_artifact(h: RunHandle) -> object:
-    raw = sync.read_artifact(h.paths.candidate).raw
-    try:
-        return load_json(raw) if raw is not None else None
-    except ValueError:
-        return None
-
-
-def _artifact_from_git(h: RunHandle, iteration: int, base: str) -> list[str]:
-    """For agents that cannot write the artifact: changes → a candidate commit, none → noop."""
-    message = f"autoresearch: {h.run.mission_slug} iteration {iteration} (agent edits)"
-    paths: list[str] = []
-    for entry in dirty_entries(h.worktree, h.dirt):  # runtime files stay out
-        paths += [entry.path, *([entry.orig_path] if entry.orig_path else [])]
-    commit = git.commit_all(h.worktree, message, pathspec=paths) if paths else None
-    head = commit or git.head(h.worktree)
-    if head == base:
-        write_artifact(h, ArtifactStatus.NOOP, None, base, "agent made no changes", [])
-        return []
-    write_artifact(
-        h, ArtifactStatus.CANDIDATE, head, base, git.commit_message(h.worktree, head), []
-    )
-    return ["artifact derived from git: the agent's changes were committed by autoresearch"]
-
-
-def write_artifact(
-    h: RunHandle,
-    status: ArtifactStatus,
-    commit: str | None,
-    base: str,
-    description: str,
-    notes: list[str],
-) -> None:
-    data = cand.artifact(status, commit, base, description, notes, utc_now_iso())
-    atomic_write_json(h.paths.candidate, data)

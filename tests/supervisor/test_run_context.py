@@ -1,0 +1,46 @@
+"""A run's fixed facts are one frozen `RunContext` (issue 32): the handle's paths, worktree,
+branch and dirt rule are the context's, a lane's context is the run's seen from its lane, and
+a handle makes its context anew only when its record was read or replaced."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from autoresearch.supervisor.handle import RunContext, lane_branch
+from autoresearch.supervisor.prepare import prepare
+
+
+def test_a_handle_and_its_lanes_see_one_frozen_context(mission_dir: Path) -> None:
+    with prepare(mission_dir, run_tag="T1") as h:
+        run = h.context
+        assert run == RunContext.of(h.journal, h.repo, h.run)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            run.lane = 2  # type: ignore[misc]
+        lane = h.for_lane(2)
+        assert lane.context == run.for_lane(2)
+        assert (lane.worktree, lane.branch_name) == (
+            h.repo.lane_worktree(h.run_id, 2),
+            lane_branch(h.run.branch_name, 2),
+        )
+        assert lane.paths.candidate != h.paths.candidate  # each lane its own handoff files
+        assert lane.results_file == h.results_file == Path(h.run.worktree_path) / "results.tsv"
+        assert (h.worktree, h.branch_name, h.dirt, h.tag) == (
+            run.worktree,
+            run.branch_name,
+            run.dirt,
+            run.tag,
+        )
+
+
+def test_a_handle_makes_its_context_anew_when_its_record_changes(mission_dir: Path) -> None:
+    with prepare(mission_dir, run_tag="T1") as h:
+        first = h.context
+        assert h.context is first  # unchanged record: the same context
+        sandbox = dataclasses.replace(h.run.sandbox, runtime=("extra/**",))
+        h.run = dataclasses.replace(h.run, sandbox=sandbox)  # as a resume's new runtime globs
+        assert h.context is not first and h.runtime == ("extra/**",)
+        h.refresh()
+        assert h.context == first  # read back from the journal
