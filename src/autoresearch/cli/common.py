@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from autoresearch.confine import DEFAULT_MODE, SandboxMode
 from autoresearch.contracts.loop import LoopSettings
 from autoresearch.contracts.stored_evaluation import StoredEvaluation
 from autoresearch.crash import (
@@ -239,6 +240,14 @@ lane_options = stacked(
         "RAY_ADDRESS, else a Ray instance on this machine.",
     ),
     click.option(
+        "--sandbox",
+        type=enum_choice(SandboxMode),
+        help="The OS sandbox of sessions, evaluations and checks: bwrap (Bubblewrap; refused "
+        "where it cannot run), auto (bwrap where it can, else none with a warning) or none "
+        f"(as you). Default: sandbox.md's isolation.sandbox, else {DEFAULT_MODE}; "
+        "resume/continue reuse the recorded one. README: Security.",
+    ),
+    click.option(
         "--budget-usd",
         type=click.FloatRange(min=0, min_open=True),
         help="Stop once the agents' reported cost reaches this (all lanes).",
@@ -286,4 +295,5 @@ def loop_settings(options: Mapping[str, Any], max_iterations: int | None) -> Loo
         lanes=options.get("lanes"),
         executor=options.get("executor"),
         address=options.get("address"),
+        sandbox=options.get("sandbox"),
     )

@@ -459,6 +459,7 @@ class _Driver:
             sandbox=h.run.sandbox,
             history=self.history.snapshot(),
             lanes=self.limits.lanes,
+            box=h.box(agent=True),
         )
         lane.cancel = threading.Event()
         with h.journal.tx() as conn:

@@ -358,6 +358,7 @@ def _session(
         timeout=limits.agent_timeout,
         sandbox=h.run.sandbox,
         history=lambda after: history(h, after),
+        box=h.box(agent=True),
     )
     failpoints.hit("loop.before_agent")
     with h.journal.tx() as conn:

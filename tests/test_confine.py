@@ -1,0 +1,179 @@
+"""The OS sandbox (confine.py): a hostile agent and a hostile candidate reach neither the run's
+records nor the user's credentials under Bubblewrap, and do under `--sandbox none` (so these
+tests can fail); `auto` falls back with one warning where bwrap cannot run, `bwrap` is refused.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import sys
+from pathlib import Path
+
+import pytest
+
+from autoresearch.confine import Choice, SandboxMode, Support, choose, machine_support
+from autoresearch.contracts.sandbox import Isolation, parse_sandbox
+from autoresearch.errors import ContractError
+from helpers import Repo, cli, sandbox_text
+
+BWRAP = machine_support()
+needs_bwrap = pytest.mark.skipif(
+    BWRAP.bwrap is None, reason=f"Bubblewrap cannot run here: {BWRAP.reason}"
+)
+
+KEY = "-----BEGIN OPENSSH PRIVATE KEY----- planted"
+# Reads what it should not, then tries to change it; prints what it read (its log is kept).
+HOSTILE = """\
+S="$HOSTILE_REPO/.autoresearch"
+echo "key:$(cat "$HOME/.ssh/id_rsa" 2>/dev/null)"
+echo "journal:$(head -c 15 "$S/journal.sqlite3" 2>/dev/null)"
+echo pwned >> "$HOME/.ssh/id_rsa" 2>/dev/null
+mkdir -p "$S/backups" 2>/dev/null && echo x > "$S/backups/planted" 2>/dev/null
+python3 -c "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); \
+c.execute('create table hostile(x)'); c.commit()" "$S/journal.sqlite3" 2>/dev/null
+true
+"""
+
+
+def _plant_key(home: Path) -> Path:
+    key = home / ".ssh" / "id_rsa"
+    key.parent.mkdir(parents=True)
+    key.write_text(KEY + "\n")
+    return key
+
+
+def _hostile_run(repo: Repo, where: str, mode: str) -> str:
+    """A one-iteration run whose agent (`agent`) or evaluator (`evaluator`) is hostile; the
+    output of every session and evaluation it logged."""
+    repo.write("scripts/hostile.sh", HOSTILE)
+    command = "sh scripts/hostile.sh && python3 scripts/eval.py"
+    repo.mission(sandbox=sandbox_text(command) if where == "evaluator" else None)
+    agent = "cmd:sh scripts/hostile.sh" if where == "agent" else "cmd:true"
+    done = cli("run", "missions/demo", "--agent", agent, "--max-iterations", "1",
+               "--sandbox", mode, cwd=repo.root, env={"HOSTILE_REPO": str(repo.root)})  # fmt: skip
+    if mode == "bwrap":
+        assert done.returncode == 0, done.stderr
+    logs = sorted((repo.root / ".autoresearch" / "runs").glob("*/logs/*.log"))
+    return "\n".join(log.read_text() for log in logs)
+
+
+def _journal_tables(repo: Repo) -> set[str]:
+    with sqlite3.connect(repo.root / ".autoresearch" / "journal.sqlite3") as conn:
+        return {row[0] for row in conn.execute("select name from sqlite_master")}
+
+
+@needs_bwrap
+@pytest.mark.parametrize("where", ["agent", "evaluator"])
+def test_a_hostile_child_reaches_no_record_and_no_key_in_the_sandbox(
+    repo: Repo, where: str
+) -> None:
+    key = _plant_key(Path(os.environ["HOME"]))
+    logs = _hostile_run(repo, where, "bwrap")
+    assert "key:\n" in logs and KEY not in logs
+    assert "journal:\n" in logs and "SQLite format" not in logs
+    assert key.read_text() == KEY + "\n"
+    assert not (repo.root / ".autoresearch" / "backups" / "planted").exists()
+    assert "hostile" not in _journal_tables(repo)
+
+
+@needs_bwrap
+@pytest.mark.parametrize("where", ["agent", "evaluator"])
+def test_without_the_sandbox_the_same_child_reaches_them(repo: Repo, where: str) -> None:
+    key = _plant_key(Path(os.environ["HOME"]))
+    logs = _hostile_run(repo, where, "none")
+    assert KEY in logs and "SQLite format" in logs
+    assert key.read_text().startswith(KEY + "\npwned\n")  # once per evaluation
+    assert (repo.root / ".autoresearch" / "backups" / "planted").exists()
+    assert "hostile" in _journal_tables(repo)
+
+
+IMPROVE = """\
+echo 5 > value.txt && git add value.txt && git commit -q -m bigger && \
+printf '{"status":"candidate","candidate_commit":"%s","base_commit":"%s","description":"bigger","notes":[],"created_at":"2026-12-06T00:00:00Z"}' \
+"$(git rev-parse HEAD)" "$AUTORESEARCH_BASE_COMMIT" > "$AUTORESEARCH_CANDIDATE_FILE"
+"""
+
+
+@needs_bwrap
+def test_a_sandboxed_run_still_keeps_an_improvement(repo: Repo, mission_dir: Path) -> None:
+    repo.write("scripts/improve.sh", IMPROVE)
+    repo.commit("agent")
+    done = cli("run", "missions/demo", "--agent", "cmd:sh scripts/improve.sh",
+               "--max-iterations", "1", "--sandbox", "bwrap", "--json", cwd=repo.root)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["counts"] == {"keep": 1}
+
+
+def _no_bwrap_path(tmp_path: Path) -> str:
+    """A PATH with the programs a run needs and no bwrap."""
+    folder = tmp_path / "bin-without-bwrap"
+    folder.mkdir()
+    for name in ("sh", "git", "true"):
+        (folder / name).symlink_to(shutil.which(name) or name)
+    (folder / "python3").symlink_to(sys.executable)
+    return str(folder)
+
+
+def test_auto_without_bwrap_runs_unconfined_with_one_warning(
+    repo: Repo, mission_dir: Path, tmp_path: Path
+) -> None:
+    done = cli("run", "missions/demo", "--agent", "cmd:true", "--max-iterations", "1",
+               "--sandbox", "auto", cwd=repo.root, env={"PATH": _no_bwrap_path(tmp_path)})  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("no OS sandbox: bwrap is not installed") == 1
+
+
+def test_an_explicit_bwrap_is_refused_in_one_line_before_anything_is_prepared(
+    repo: Repo, mission_dir: Path, tmp_path: Path
+) -> None:
+    done = cli("run", "missions/demo", "--agent", "cmd:true", "--sandbox", "bwrap",
+               cwd=repo.root, env={"PATH": _no_bwrap_path(tmp_path)})  # fmt: skip
+    assert done.returncode != 0
+    assert done.stderr.strip().splitlines() == [
+        "autoresearch: --sandbox bwrap is not possible here: bwrap is not installed "
+        "(Debian: apt-get install bubblewrap) (use --sandbox auto or none)"
+    ]
+    assert not (repo.root / ".autoresearch" / "runs").exists()
+
+
+MISSING = Support(None, "bwrap is not installed")
+PRESENT = Support("/usr/bin/bwrap")
+
+
+@pytest.mark.parametrize(
+    ("requested", "support", "used"),
+    [(SandboxMode.AUTO, PRESENT, Choice(SandboxMode.BWRAP, "/usr/bin/bwrap")),
+     (SandboxMode.BWRAP, PRESENT, Choice(SandboxMode.BWRAP, "/usr/bin/bwrap")),
+     (SandboxMode.NONE, PRESENT, Choice(SandboxMode.NONE)),
+     (SandboxMode.NONE, MISSING, Choice(SandboxMode.NONE)),
+     (SandboxMode.AUTO, MISSING, Choice(SandboxMode.NONE, note="no OS sandbox: bwrap is not "
+      "installed; sessions and evaluations run as you (--sandbox none)"))],
+)  # fmt: skip
+def test_choose(requested: SandboxMode, support: Support, used: Choice) -> None:
+    assert choose(requested, support) == used
+
+
+def test_choose_refuses_an_explicit_bwrap_the_machine_cannot_give() -> None:
+    with pytest.raises(ContractError, match="--sandbox bwrap is not possible here"):
+        choose(SandboxMode.BWRAP, MISSING)
+
+
+def test_sandbox_md_isolation_block() -> None:
+    block = "isolation:\n  sandbox: bwrap\n  agent_network: false\n  evaluator_network: true\n"
+    parsed = parse_sandbox(sandbox_text(extra=block)).isolation
+    assert parsed == Isolation(SandboxMode.BWRAP, agent_network=False, evaluator_network=True)
+    assert parse_sandbox(sandbox_text()).isolation == Isolation()
+
+
+@pytest.mark.parametrize(
+    ("block", "message"),
+    [("isolation:\n  sandbox: docker\n", "isolation.sandbox must be one of: auto, bwrap, none"),
+     ("isolation:\n  agent_network: yes please\n", "isolation.agent_network must be true or false"),
+     ("isolation:\n  network: false\n", "isolation.network is not a known key")],
+)  # fmt: skip
+def test_sandbox_md_isolation_block_refusals(block: str, message: str) -> None:
+    with pytest.raises(ContractError, match=message):
+        parse_sandbox(sandbox_text(extra=block))
