@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import sqlite3
+import subprocess
 import sys
 from pathlib import Path
 
@@ -177,3 +178,15 @@ def test_sandbox_md_isolation_block() -> None:
 def test_sandbox_md_isolation_block_refusals(block: str, message: str) -> None:
     with pytest.raises(ContractError, match=message):
         parse_sandbox(sandbox_text(extra=block))
+
+
+@needs_bwrap
+def test_the_sandbox_bench_prints_both_modes_side_by_side() -> None:
+    bench = Path(__file__).resolve().parents[1] / "bench" / "sandbox.py"
+    done = subprocess.run([sys.executable, str(bench), "--runs", "1"],
+                          capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert [line.split()[:2] for line in done.stdout.splitlines()[1:]] == [
+        ["session", "none"], ["session", "bwrap"], ["session", "cost"],
+        ["evaluation", "none"], ["evaluation", "bwrap"], ["evaluation", "cost"],
+    ]  # fmt: skip

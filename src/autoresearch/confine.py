@@ -204,17 +204,25 @@ def _present(home: Path | None, names: Sequence[str]) -> list[Path]:
 
 
 def _programs_under(home: Path | None, search_path: str) -> list[Path]:
-    """The PATH folders the box hides (under $HOME or /tmp: pipx, npm's prefix, nvm, uv's
-    tools), each with its `lib` sibling where programs keep their code (lib/node_modules)."""
+    """What the box must show of the PATH folders it hides (under $HOME or /tmp), read-only,
+    with the Python install autoresearch runs on (a project's venv points into it): under
+    $HOME the tool's own folder (~/.pyenv, ~/.nvm, ~/.cargo: shims call into it; of ~/.local
+    only bin, lib and uv's interpreters), under /tmp the folder itself."""
     hidden = [Path("/tmp"), *([home] if home is not None else [])]
+    folders = [_real(Path(entry)) for entry in search_path.split(":") if entry]
     found: list[Path] = []
-    for entry in filter(None, search_path.split(":")):
-        folder = _real(Path(entry))
+    for folder in [*folders, _real(Path(sys.base_prefix))]:
         if folder in hidden or not folder.is_dir():
             continue
-        if any(folder.is_relative_to(root) for root in hidden):
+        if home is not None and folder.is_relative_to(home):
+            found += _home_tool(home, folder)
+        elif folder.is_relative_to(hidden[0]):
             found.append(folder)
-            lib = folder.parent / "lib"
-            if folder.name == "bin" and folder.parent not in hidden and lib.is_dir():
-                found.append(lib)
-    return list(dict.fromkeys(found))
+    return list(dict.fromkeys(p for p in found if p.exists()))
+
+
+def _home_tool(home: Path, folder: Path) -> list[Path]:
+    top = home / folder.relative_to(home).parts[0]
+    if top.name != ".local":
+        return [top]
+    return [top / "bin", top / "lib", top / "share" / "uv"]
