@@ -60,7 +60,8 @@ def _session(repo: Path, worktree: Path, box: Box | None) -> Callable[[int], Non
         request = SessionRequest(
             run_id="bench", iteration=n, worktree=worktree, base_commit="",
             instructions_file=run_dir / "instructions.md",
-            candidate_file=run_dir / "candidate.json", log_path=run_dir / "logs" / f"agent-{n}.log", timeout=60, box=box,
+            candidate_file=run_dir / "candidate.json",
+            log_path=run_dir / "logs" / f"agent-{n}.log", timeout=60, box=box,
         )  # fmt: skip
         result = agent.run(request, lambda: False, lambda pgid: None)
         assert result.exit_code == 0, result
