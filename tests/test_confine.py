@@ -91,6 +91,41 @@ def test_without_the_sandbox_the_same_child_reaches_them(repo: Repo, where: str)
     assert "hostile" in _journal_tables(repo)
 
 
+def _run_id(repo: Repo) -> str:
+    return next((repo.root / ".autoresearch" / "runs").iterdir()).name
+
+
+@needs_bwrap
+def test_resume_keeps_the_recorded_sandbox_and_a_flag_replaces_it(repo: Repo) -> None:
+    key = _plant_key(Path(os.environ["HOME"]))
+    assert KEY not in _hostile_run(repo, "agent", "bwrap")
+    env = {"HOSTILE_REPO": str(repo.root)}
+    more = ("continue", _run_id(repo), "--max-iterations", "+1")
+    done = cli(*more, cwd=repo.root, env=env)
+    assert done.returncode == 0, done.stderr
+    assert key.read_text() == KEY + "\n"  # the recorded bwrap still holds
+    cli(*more, "--sandbox", "none", cwd=repo.root, env=env)
+    assert key.read_text() == KEY + "\npwned\n"  # the flag replaced it
+
+
+@needs_bwrap
+def test_prepare_and_sandbox_md_confine_the_baseline(repo: Repo) -> None:
+    key = _plant_key(Path(os.environ["HOME"]))
+    repo.write("scripts/hostile.sh", HOSTILE)
+    command = "sh scripts/hostile.sh && python3 scripts/eval.py"
+    repo.mission(sandbox=sandbox_text(command))
+    env = {"HOSTILE_REPO": str(repo.root)}
+    done = cli("prepare", "missions/demo", "--sandbox", "bwrap", cwd=repo.root, env=env)
+    assert done.returncode == 0, done.stderr
+    cli("stop", _run_id(repo), cwd=repo.root)
+    assert key.read_text() == KEY + "\n"
+    repo.mission(sandbox=sandbox_text(command, extra="isolation:\n  sandbox: bwrap\n"))
+    done = cli("run", "missions/demo", "--agent", "cmd:true", "--max-iterations", "1",
+               cwd=repo.root, env=env)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert key.read_text() == KEY + "\n"
+
+
 IMPROVE = """\
 echo 5 > value.txt && git add value.txt && git commit -q -m bigger && \
 printf '{"status":"candidate","candidate_commit":"%s","base_commit":"%s","description":"bigger","notes":[],"created_at":"2026-12-06T00:00:00Z"}' \
@@ -111,6 +146,8 @@ def test_a_sandboxed_run_still_keeps_an_improvement(repo: Repo, mission_dir: Pat
 def _no_bwrap_path(tmp_path: Path) -> str:
     """A PATH with the programs a run needs and no bwrap."""
     folder = tmp_path / "bin-without-bwrap"
+    if folder.exists():
+        return str(folder)
     folder.mkdir()
     for name in ("sh", "git", "true"):
         (folder / name).symlink_to(shutil.which(name) or name)
@@ -137,6 +174,10 @@ def test_an_explicit_bwrap_is_refused_in_one_line_before_anything_is_prepared(
         "autoresearch: --sandbox bwrap is not possible here: bwrap is not installed "
         "(Debian: apt-get install bubblewrap) (use --sandbox auto or none)"
     ]
+    assert not (repo.root / ".autoresearch" / "runs").exists()
+    done = cli("prepare", "missions/demo", "--sandbox", "bwrap",
+               cwd=repo.root, env={"PATH": _no_bwrap_path(tmp_path)})  # fmt: skip
+    assert done.returncode != 0 and "--sandbox bwrap is not possible here" in done.stderr
     assert not (repo.root / ".autoresearch" / "runs").exists()
 
 

@@ -220,6 +220,15 @@ def limit_options(resumed: bool) -> Callable[[F], F]:
     )
 
 
+sandbox_option = click.option(
+    "--sandbox",
+    type=enum_choice(SandboxMode),
+    help="The OS sandbox of sessions, evaluations and checks: bwrap (Bubblewrap; refused "
+    "where it cannot run), auto (bwrap where it can, else none with a warning) or none "
+    f"(as you). Default: sandbox.md's isolation.sandbox, else {DEFAULT_MODE}; "
+    "resume/continue reuse the recorded one. README: Security.",
+)
+
 lane_options = stacked(
     click.option(
         "--lanes",
@@ -239,14 +248,7 @@ lane_options = stacked(
         help="The Ray cluster to join (host:port of `ray start --head`); default: "
         "RAY_ADDRESS, else a Ray instance on this machine.",
     ),
-    click.option(
-        "--sandbox",
-        type=enum_choice(SandboxMode),
-        help="The OS sandbox of sessions, evaluations and checks: bwrap (Bubblewrap; refused "
-        "where it cannot run), auto (bwrap where it can, else none with a warning) or none "
-        f"(as you). Default: sandbox.md's isolation.sandbox, else {DEFAULT_MODE}; "
-        "resume/continue reuse the recorded one. README: Security.",
-    ),
+    sandbox_option,
     click.option(
         "--budget-usd",
         type=click.FloatRange(min=0, min_open=True),
