@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from autoresearch.confine import Choice, SandboxMode, Support, choose, machine_support
+from autoresearch.confine import Box, Choice, SandboxMode, Support, choose, machine_support
 from autoresearch.contracts.sandbox import Isolation, parse_sandbox
 from autoresearch.errors import ContractError
 from helpers import Repo, cli, sandbox_text
@@ -231,3 +232,46 @@ def test_the_sandbox_bench_prints_both_modes_side_by_side() -> None:
         ["session", "none"], ["session", "bwrap"], ["session", "cost"],
         ["evaluation", "none"], ["evaluation", "bwrap"], ["evaluation", "cost"],
     ]  # fmt: skip
+
+
+def _in_box(box: Box, tree: Path, script: str, env: dict[str, str]) -> str:
+    argv = box.wrap(["sh", "-c", script], tree, env)
+    done = subprocess.run(argv, cwd=tree, env=env, capture_output=True, text=True, check=False)
+    return done.stdout + done.stderr
+
+
+@needs_bwrap
+def test_the_box_itself(repo: Repo, tmp_path: Path) -> None:
+    state = repo.root / ".autoresearch"
+    tree = state / "worktrees" / "run"
+    tree.mkdir(parents=True)
+    (state / "journal.sqlite3").write_text("journal")
+    elsewhere = tmp_path / "other-project.txt"
+    elsewhere.write_text("other")
+    env = {**os.environ, "TMPDIR": str(tmp_path / "gone")}
+    script = f"""
+        touch here.txt && echo tree-writable
+        touch {repo.root}/value.txt 2>/dev/null || echo repo-read-only
+        ls {state} | tr '\\n' ' '; echo
+        cat {elsewhere} 2>/dev/null || echo tmp-private
+        echo "tmpdir=$TMPDIR" && touch "$TMPDIR/scratch" && echo tmp-writable
+    """
+    out = _in_box(Box(BWRAP.bwrap or "", repo.root), tree, script, env)
+    assert out.split() == [
+        "tree-writable", "repo-read-only", "worktrees", "tmp-private", "tmpdir=/tmp",
+        "tmp-writable",
+    ]  # fmt: skip
+    assert (tree / "here.txt").exists() and not (tmp_path / "gone").exists()
+
+
+@needs_bwrap
+def test_a_box_without_network_reaches_no_server_on_this_machine(repo: Repo) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        connect = (
+            f"python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), 2)\""
+        )
+        script = f"{connect} 2>/dev/null && echo online || echo offline"
+        boxes = [Box(BWRAP.bwrap or "", repo.root, network=on) for on in (True, False)]
+        seen = [_in_box(box, repo.root, script, dict(os.environ)).strip() for box in boxes]
+    assert seen == ["online", "offline"]

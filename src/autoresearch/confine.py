@@ -1,7 +1,8 @@
 """The OS sandbox of a session, an evaluation or a check: one child's argv wrapped in Bubblewrap.
 
 Invariants of a confined child (`Box.wrap`):
-* the whole file system is read-only; /dev, /proc and /tmp are its own (a private tmpfs);
+* the whole file system is read-only; /dev, /proc and /tmp are its own (a private tmpfs, and
+  TMPDIR names it);
 * $HOME is an empty tmpfs: the user's credentials (~/.ssh, ~/.aws, ~/.config/gcloud,
   ~/.docker, ~/.netrc, ~/.npmrc, ~/.pypirc) and other projects are not there. Only what an
   agent CLI needs for its own config and login (`AGENT_HOME`, read-write) and the programs on
@@ -144,6 +145,8 @@ class Box:
         flags = ["--unshare-all"]
         if self.network:
             flags.append("--share-net")
+        # temp files go to the private /tmp, wherever TMPDIR pointed outside
+        flags += ["--setenv", "TMPDIR", "/tmp"]
         mounts = _system_mounts() + self._mounts(cwd, env)
         return [self.bwrap, *flags, *_ordered(mounts), "--chdir", str(_real(cwd)), "--", *argv]
 
