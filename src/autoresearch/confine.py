@@ -59,6 +59,8 @@ AGENT_HOME = (
     ".gitconfig",
     ".config/git",
 )
+# ... or wherever the agent's own variable puts them (read-write, wherever they are)
+AGENT_HOME_VARIABLES = ("CODEX_HOME", "CLAUDE_CONFIG_DIR")
 PROBE_TIMEOUT = 10.0
 
 MSG_FALLBACK = "no OS sandbox: {reason}; sessions and evaluations run as you (--sandbox none)"
@@ -154,6 +156,7 @@ class Box:
         home = _home(env)
         mounts = [] if home is None else [Mount("--tmpfs", home)]
         mounts += [Mount("--bind", p) for p in _present(home, AGENT_HOME)]
+        mounts += [Mount("--bind", p) for p in _named(env, AGENT_HOME_VARIABLES)]
         mounts += [Mount("--ro-bind", p) for p in _programs_under(home, env.get("PATH", ""))]
         mounts += [Mount("--ro-bind", _real(self.repo_root))]
         mounts += [Mount("--tmpfs", _real(self.repo_root) / STATE_DIR)]
@@ -197,13 +200,19 @@ def _real(path: Path) -> Path:
 def _home(env: Mapping[str, str]) -> Path | None:
     raw = env.get("HOME", "").strip()
     home = _real(Path(raw)) if raw else None
-    return None if home is None or home == Path("/") else home
+    # a $HOME that does not exist hides nothing (and has no mount point to cover)
+    return None if home is None or home == Path("/") or not home.is_dir() else home
 
 
 def _present(home: Path | None, names: Sequence[str]) -> list[Path]:
     if home is None:
         return []
     return [home / name for name in names if (home / name).exists()]
+
+
+def _named(env: Mapping[str, str], variables: Sequence[str]) -> list[Path]:
+    named = [_real(Path(env[name])) for name in variables if env.get(name, "").strip()]
+    return [path for path in named if path.exists() and path != Path("/")]
 
 
 def _programs_under(home: Path | None, search_path: str) -> list[Path]:
