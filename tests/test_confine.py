@@ -275,3 +275,21 @@ def test_a_box_without_network_reaches_no_server_on_this_machine(repo: Repo) -> 
         boxes = [Box(BWRAP.bwrap or "", repo.root, network=on) for on in (True, False)]
         seen = [_in_box(box, repo.root, script, dict(os.environ)).strip() for box in boxes]
     assert seen == ["online", "offline"]
+
+
+@needs_bwrap
+@pytest.mark.parametrize(("isolation", "seen"), [("", "offline"),
+                                                 ("isolation:\n  evaluator_network: true\n", "online")])  # fmt: skip
+def test_evaluations_are_offline_unless_sandbox_md_allows_the_network(
+    repo: Repo, isolation: str, seen: str
+) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        probe = f"import socket; socket.create_connection(('127.0.0.1', {port}), 2)"
+        repo.write("scripts/probe.py", probe + "\n")
+        command = "(python3 scripts/probe.py 2>/dev/null && echo online || echo offline) && python3 scripts/eval.py"
+        repo.mission(sandbox=sandbox_text(command, extra=isolation))
+        done = cli("prepare", "missions/demo", "--sandbox", "bwrap", cwd=repo.root)
+    assert done.returncode == 0, done.stderr
+    log = next((repo.root / ".autoresearch" / "runs").glob("*/logs/iteration-0000-evaluator.log"))
+    assert log.read_text().splitlines()[0] == seen
