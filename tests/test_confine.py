@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from autoresearch.confine import Box, Choice, SandboxMode, Support, choose, machine_support
-from autoresearch.contracts.sandbox import Isolation, parse_sandbox
+from autoresearch.contracts.isolation import Isolation
+from autoresearch.contracts.sandbox import parse_sandbox
 from autoresearch.errors import ContractError
 from helpers import Repo, cli, sandbox_text
 

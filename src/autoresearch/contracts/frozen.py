@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from autoresearch.contracts.sandbox import BudgetSpec, ChecksSpec, EvaluationSlots, Isolation
+from autoresearch.contracts.isolation import Isolation
+from autoresearch.contracts.sandbox import BudgetSpec, ChecksSpec, EvaluationSlots
 from autoresearch.contracts.tune import TuneSpec, parse_tune
 from autoresearch.noise import NoisePolicy
 from autoresearch.paths import DEFAULT_SHARED_LINKS

@@ -14,8 +14,8 @@ from typing import Any
 
 import yaml
 
-from autoresearch.confine import SandboxMode
 from autoresearch.contracts import strict_yaml
+from autoresearch.contracts.isolation import ISOLATION_KEYS, Isolation, isolation_of
 from autoresearch.contracts.tune import TUNE_KEYS, TuneSpec, is_relative_path, parse_tune
 from autoresearch.errors import ContractError
 from autoresearch.noise import NoiseMode, NoisePolicy
@@ -65,8 +65,6 @@ NOISE_KEYS = (
 EVALUATION_KEYS = ("slots", "resources")
 BUDGET_KEYS = ("usd", "tokens", "hours")
 CHECKS_KEYS = ("command", "timeout_seconds")
-ISOLATION_KEYS = ("sandbox", "agent_network", "evaluator_network")
-MSG_BAD_ISOLATION = "sandbox.md frontmatter isolation.{key} must be {what}."
 MSG_BAD_EVALUATION = "sandbox.md frontmatter evaluation.{key} must be {what}."
 MSG_BAD_BUDGET = "sandbox.md frontmatter budget.{key} must be {what}."
 MSG_BLOCK_UNKNOWN = "sandbox.md frontmatter {block}.{key} is not a known key (known: {known})."
@@ -129,34 +127,6 @@ class Sandbox:
     evaluation: EvaluationSlots = field(default_factory=lambda: EvaluationSlots())
     budget: BudgetSpec = field(default_factory=lambda: BudgetSpec())
     isolation: Isolation = field(default_factory=lambda: Isolation())
-
-
-@dataclass(frozen=True)
-class Isolation:
-    """The OS sandbox of the run's children (README: Security): which one (None: `--sandbox`,
-    else confine.DEFAULT_MODE) and whether sessions and evaluations (with the checks) may use
-    the network."""
-
-    sandbox: SandboxMode | None = None
-    agent_network: bool = True  # agents call their model
-    evaluator_network: bool = False  # a candidate's code reaches nothing outside
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "sandbox": None if self.sandbox is None else str(self.sandbox),
-            "agent_network": self.agent_network,
-            "evaluator_network": self.evaluator_network,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> Isolation:
-        d = data or {}
-        mode = d.get("sandbox")
-        return cls(
-            sandbox=None if mode is None else SandboxMode(mode),
-            agent_network=bool(d.get("agent_network", True)),
-            evaluator_network=bool(d.get("evaluator_network", False)),
-        )
 
 
 @dataclass(frozen=True)
@@ -278,7 +248,7 @@ def parse_sandbox(text: str) -> Sandbox:
         checks=parse_checks(data.get("checks")),
         evaluation=parse_evaluation(data.get("evaluation")),
         budget=parse_budget(data.get("budget")),
-        isolation=parse_isolation(data.get("isolation")),
+        isolation=isolation_of(_block(data.get("isolation"), "isolation", ISOLATION_KEYS)),
     )
 
 
@@ -292,19 +262,6 @@ def _block(value: object, name: str, keys: tuple[str, ...]) -> dict[str, Any]:
         known = ", ".join(keys)
         raise ContractError(MSG_BLOCK_UNKNOWN.format(block=name, key=unknown[0], known=known))
     return value
-
-
-def parse_isolation(value: object) -> Isolation:
-    """sandbox.md's `isolation` block: every key optional, unknown ones refused."""
-    block = _block(value, "isolation", ISOLATION_KEYS)
-    mode = block.get("sandbox")
-    if mode is not None and str(mode) not in tuple(SandboxMode):
-        what = "one of: " + ", ".join(SandboxMode)
-        raise ContractError(MSG_BAD_ISOLATION.format(key="sandbox", what=what))
-    for key in ISOLATION_KEYS[1:]:
-        if not isinstance(block.get(key, True), bool):
-            raise ContractError(MSG_BAD_ISOLATION.format(key=key, what="true or false"))
-    return Isolation.from_dict(block)
 
 
 def _positive(value: object, integer: bool = False) -> bool:
