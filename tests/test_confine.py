@@ -48,18 +48,18 @@ def _plant_key(home: Path) -> Path:
     return key
 
 
-def _hostile_run(repo: Repo, where: str, mode: str) -> str:
+def _hostile_run(repo: Repo, where: str, mode: str, *options: str) -> str:
     """A one-iteration run whose agent (`agent`) or evaluator (`evaluator`) is hostile; the
     output of every session and evaluation it logged."""
     repo.write("scripts/hostile.sh", HOSTILE)
     command = "sh scripts/hostile.sh && python3 scripts/eval.py"
     repo.mission(sandbox=sandbox_text(command) if where == "evaluator" else None)
     agent = "cmd:sh scripts/hostile.sh" if where == "agent" else "cmd:true"
-    done = cli("run", "missions/demo", "--agent", agent, "--max-iterations", "1",
+    done = cli("run", "missions/demo", "--agent", agent, "--max-iterations", "1", *options,
                "--sandbox", mode, cwd=repo.root, env={"HOSTILE_REPO": str(repo.root)})  # fmt: skip
     if mode == "bwrap":
         assert done.returncode == 0, done.stderr
-    logs = sorted((repo.root / ".autoresearch" / "runs").glob("*/logs/*.log"))
+    logs = sorted((repo.root / ".autoresearch" / "runs").rglob("*.log"))  # lanes/<k>/logs too
     return "\n".join(log.read_text() for log in logs)
 
 
@@ -69,12 +69,13 @@ def _journal_tables(repo: Repo) -> set[str]:
 
 
 @needs_bwrap
+@pytest.mark.parametrize("lanes", [(), ("--lanes", "2")])
 @pytest.mark.parametrize("where", ["agent", "evaluator"])
 def test_a_hostile_child_reaches_no_record_and_no_key_in_the_sandbox(
-    repo: Repo, where: str
+    repo: Repo, where: str, lanes: tuple[str, ...]
 ) -> None:
     key = _plant_key(Path(os.environ["HOME"]))
-    logs = _hostile_run(repo, where, "bwrap")
+    logs = _hostile_run(repo, where, "bwrap", *lanes)
     assert "key:\n" in logs and KEY not in logs
     assert "journal:\n" in logs and "SQLite format" not in logs
     assert key.read_text() == KEY + "\n"
@@ -143,6 +144,16 @@ def test_a_sandboxed_run_still_keeps_an_improvement(repo: Repo, mission_dir: Pat
                "--max-iterations", "1", "--sandbox", "bwrap", "--json", cwd=repo.root)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["counts"] == {"keep": 1}
+
+
+@needs_bwrap
+def test_sandboxed_lanes_keep_an_improvement(repo: Repo, mission_dir: Path) -> None:
+    repo.write("scripts/improve.sh", IMPROVE)
+    repo.commit("agent")
+    done = cli("run", "missions/demo", "--agent", "cmd:sh scripts/improve.sh", "--lanes", "2",
+               "--max-iterations", "2", "--sandbox", "bwrap", "--json", cwd=repo.root)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["counts"]["keep"] >= 1
 
 
 def _no_bwrap_path(tmp_path: Path) -> str:
