@@ -29,7 +29,7 @@ from autoresearch.contracts.evaluator_output import (
 from autoresearch.contracts.metric_lines import MetricScanner, ParsedLines
 from autoresearch.contracts.sandbox import EvaluatorSpec
 from autoresearch.decide import EvalSummary
-from autoresearch.proc import SupervisedOutcome, SupervisedSpec, run_supervised
+from autoresearch.proc import Confinement, SupervisedOutcome, SupervisedSpec, run_supervised
 from autoresearch.states import EvalFormat, EvalStatus, ProcessState
 from autoresearch.streams import LineSplitter
 
@@ -170,8 +170,10 @@ def run_evaluator(
     on_spawn: Callable[[int], None] | None = None,
     grace_seconds: float = 3.0,
     should_cancel: Callable[[], bool] | None = None,
+    box: Confinement | None = None,
 ) -> EvaluationRecord:
-    """Run `sh -c <command>` in the worktree and interpret its output."""
+    """Run `sh -c <command>` in the worktree (inside `box`, the run's OS sandbox, if any) and
+    interpret its output."""
     collector = JsonStdoutCollector()
     parsed = ParsedLines()
     stdout_consumers: list[Any] = [MetricScanner(parsed)]
@@ -189,6 +191,7 @@ def run_evaluator(
             stderr_consumers=[MetricScanner(parsed)],
             on_spawn=on_spawn,
             should_cancel=should_cancel,
+            box=box,
         )
     )
     if spec.format == EvalFormat.JSON:

@@ -123,6 +123,12 @@ def run_capture(
     return Captured(done.returncode, done.stdout, done.stderr)
 
 
+class Confinement(Protocol):
+    """An OS sandbox (`confine.Box`): the command line that runs `argv` inside it."""
+
+    def wrap(self, argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> list[str]: ...
+
+
 @dataclass
 class SupervisedSpec:
     """How to run one supervised child process."""
@@ -140,6 +146,7 @@ class SupervisedSpec:
     should_cancel: Callable[[], bool] | None = None
     on_spawn: Callable[[int], None] | None = None
     settle_seconds: float = field(default_factory=signal_settle)
+    box: Confinement | None = None  # the OS sandbox the child runs in (None: as the user)
 
 
 @dataclass
@@ -197,9 +204,12 @@ def _spawn(spec: SupervisedSpec) -> subprocess.Popen[bytes]:
     stdin: IO[bytes] | int = subprocess.DEVNULL
     if spec.stdin_path is not None:
         stdin = spec.stdin_path.open("rb")
+    argv = list(spec.argv)
+    if spec.box is not None:  # the one place a supervised child is confined
+        argv = spec.box.wrap(argv, spec.cwd, spec.env)
     try:
         return subprocess.Popen(
-            list(spec.argv),
+            argv,
             cwd=spec.cwd,
             env=dict(spec.env),
             stdin=stdin,

@@ -201,8 +201,9 @@ def test_model_and_extra_arguments_reach_the_agent(
     argv_file = tmp_path / "argv.json"
     env = {"PATH": f"{FAKES}{os.pathsep}{os.environ['PATH']}", "FAKE_PLAN": "improve",
            "FAKE_ARGV_FILE": str(argv_file)}  # fmt: skip
-    done = cli("run", "missions/demo", "--agent", agent, "--max-iterations", "1", *extra,
-               cwd=repo.root, env=env)  # fmt: skip
+    # --sandbox none: the fake writes its argv outside the repository, which a sandbox forbids
+    done = cli("run", "missions/demo", "--agent", agent, "--max-iterations", "1", "--sandbox",
+               "none", *extra, cwd=repo.root, env=env)  # fmt: skip
     assert done.returncode == 0, done.stderr
     argv = json.loads(argv_file.read_text())
     position = [argv.index(token) for token in expected]
@@ -334,8 +335,9 @@ def test_a_users_own_permission_flag_replaces_ours(
 ) -> None:
     argv_file = tmp_path / "argv.json"
     extra = [arg for flag in override for arg in ("--agent-arg", flag)]
-    summary = run_with(repo, agent, "improve", "--max-iterations", "1", *extra,
-                       env={"FAKE_ARGV_FILE": str(argv_file)})  # fmt: skip
+    # --sandbox none: the fake writes its argv outside the repository, which a sandbox forbids
+    summary = run_with(repo, agent, "improve", "--max-iterations", "1", "--sandbox", "none",
+                       *extra, env={"FAKE_ARGV_FILE": str(argv_file)})  # fmt: skip
     assert summary["counts"] == {"keep": 1}
     argv = json.loads(argv_file.read_text())
     assert argv.count(ours) == 1 and argv[argv.index(ours) + 1] == override[1]

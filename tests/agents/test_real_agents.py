@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from agent_plans import API_ERROR, session_plan
 
+from autoresearch.confine import machine_support
 from helpers import Repo, cli, git, make_repo
 from model_server import MODEL, ModelServer, Tokens, aider_env, claude_env, codex_env
 
@@ -41,7 +42,9 @@ def with_tokens(plan):  # every scripted reply reports the same, known usage
     return lambda ex: replace(plan(ex), tokens=TOKENS)
 
 
-def drive(agent: str, actions: dict[int, str], root: Path, tmp_path: Path) -> tuple[dict, list]:
+def drive(
+    agent: str, actions: dict[int, str], root: Path, tmp_path: Path, *options: str
+) -> tuple[dict, list]:
     require(agent)
     repo: Repo = make_repo(root / "repo")
     repo.mission()
@@ -58,7 +61,7 @@ def drive(agent: str, actions: dict[int, str], root: Path, tmp_path: Path) -> tu
         scratch.mkdir()
         env.update(PATH=f"{AGENT_BIN}{os.pathsep}{os.environ['PATH']}", TMPDIR=str(scratch))
         done = cli("run", "missions/demo", "--agent", agent, "--model", model, "--run-tag", "T1",
-                   "--max-iterations", "2", "--json", cwd=repo.root, env=env,
+                   "--max-iterations", "2", "--json", *options, cwd=repo.root, env=env,
                    timeout=300)  # fmt: skip
     assert not server.errors, server.errors
     assert done.returncode in (0, 1), done.stderr
@@ -78,11 +81,19 @@ def expected_tokens(agent: str, requests: int) -> dict[str, int]:
             "cache_write_tokens": 30 * requests, "output_tokens": 50 * requests}  # fmt: skip
 
 
+@pytest.mark.parametrize("sandbox", ["none", "bwrap"])
 @pytest.mark.parametrize("agent", ["codex", "claude"])
 def test_real_agent_keeps_an_improvement_and_discards_a_worse_one(
-    agent: str, outside_tmp: Path, tmp_path: Path
+    agent: str, sandbox: str, outside_tmp: Path, tmp_path: Path
 ) -> None:
-    summary, its = drive(agent, {1: "improve", 2: "worse"}, outside_tmp, tmp_path)
+    if sandbox == "bwrap" and machine_support().bwrap is None:
+        pytest.skip(f"Bubblewrap cannot run here: {machine_support().reason}")
+    # in the sandbox the agent's home stays outside /tmp too: codex's own sandbox, nested,
+    # would cover a CODEX_HOME under the box's /tmp (README: Security)
+    scratch = tmp_path if sandbox == "none" else outside_tmp / "scratch"
+    scratch.mkdir(exist_ok=True)
+    actions = {1: "improve", 2: "worse"}
+    summary, its = drive(agent, actions, outside_tmp, scratch, "--sandbox", sandbox)
     assert (summary["status"], summary["stop_reason"]) == (
         "completed", "max iterations reached (2)",
     )  # fmt: skip
@@ -120,10 +131,19 @@ def test_real_agent_noop_and_api_error_are_recorded_with_the_reason(
 
 
 @pytest.mark.real_aider
+@pytest.mark.parametrize("sandbox", ["none", "bwrap"])
 def test_real_aider_keeps_and_discards_and_commits_none_of_its_own_files(
-    outside_tmp: Path, tmp_path: Path
+    sandbox: str, outside_tmp: Path, tmp_path: Path
 ) -> None:
-    summary, its = drive("aider", {1: "improve", 2: "worse"}, outside_tmp, tmp_path)
+    if sandbox == "bwrap" and machine_support().bwrap is None:
+        pytest.skip(f"Bubblewrap cannot run here: {machine_support().reason}")
+    if sandbox == "bwrap":  # aider writes a missing git identity into the repository's
+        # config, which the sandbox keeps read-only: the user's ~/.gitconfig names one
+        home = tmp_path / "aider-home"
+        home.mkdir()
+        (home / ".gitconfig").write_text("[user]\n\tname = a\n\temail = a@example.com\n")
+    actions = {1: "improve", 2: "worse"}
+    summary, its = drive("aider", actions, outside_tmp, tmp_path, "--sandbox", sandbox)
     assert [it["decision"] for it in its] == ["baseline", "keep", "discard"]
     assert summary["last_kept_score"] == 2.0
     for it in its[1:]:

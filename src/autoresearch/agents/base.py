@@ -13,7 +13,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
+from autoresearch import git
 from autoresearch.children import ChildEnv, run_tag, spawn_env
+from autoresearch.confine import Box
 from autoresearch.contracts.agent_record import AgentRecord
 from autoresearch.contracts.agent_record import Usage as Usage  # what a back-end fills
 from autoresearch.contracts.frozen import FrozenMission
@@ -84,6 +86,14 @@ class SessionRequest:
     lane: int = 0  # the parallel lane (1..K) of `run --lanes K`; 0 for a run without lanes
     lanes: int = 0  # K of `run --lanes K`
     extra_env: Mapping[str, str] = field(default_factory=dict)  # e.g. a job's model bridge
+    box: Box | None = None  # the OS sandbox the session runs in (None: as the user)
+
+    def confinement(self) -> Box | None:
+        """The session's sandbox with what this session must write beyond its worktree."""
+        if self.box is None:
+            return None
+        extra = tuple(writable_dirs(self))
+        return replace(self.box, writable=(*self.box.writable, *extra))
 
     def env(self) -> dict[str, str]:
         """The session's environment: the caller's plus the AUTORESEARCH_* variables."""
@@ -99,6 +109,18 @@ class SessionRequest:
                 extra=self.extra_env,
             )
         )
+
+
+def writable_dirs(req: SessionRequest) -> list[Path]:
+    """What a session must write beyond the worktree: its git data and the run folder (the
+    artifact). A linked worktree's git data lives outside it: the common git dir's `objects`,
+    `refs` and `logs`, and the worktree's own git dir; hooks and the repository config stay
+    read-only, so nothing a session writes runs outside its sandbox later."""
+    own, common = git.git_dirs(req.worktree)
+    dirs = [common / name for name in ("objects", "refs", "logs")] if own != common else [own]
+    dirs += [own, req.candidate_file.parent]
+    unique = dict.fromkeys(d for d in dirs if d.is_dir())
+    return list(unique)
 
 
 def json_int(value: object) -> int | None:

@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-from autoresearch import git
 from autoresearch.agents.base import Backend, SessionRequest, Usage, json_int
+from autoresearch.agents.base import writable_dirs as writable_dirs  # codex's --add-dir
 from autoresearch.agents.external import ExternalAgent, with_extra
 
 # a user's own sandbox choice replaces ours (codex refuses `--sandbox` twice)
@@ -70,15 +69,6 @@ def _json(line: str) -> dict[str, Any]:
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
-
-
-def writable_dirs(req: SessionRequest) -> list[Path]:
-    """What a session must write beyond the worktree: its git data and the run folder."""
-    own, common = git.git_dirs(req.worktree)
-    dirs = [common / name for name in ("objects", "refs", "logs")] if own != common else [own]
-    dirs += [own, req.candidate_file.parent]
-    unique = dict.fromkeys(d for d in dirs if d.is_dir())
-    return list(unique)
 
 
 def codex_argv(req: SessionRequest, model: str | None, extra: Sequence[str]) -> list[str]:

@@ -56,6 +56,7 @@ class ExternalAgent:
                 stdout_consumers=consumers,
                 should_cancel=should_cancel,
                 on_spawn=on_spawn,
+                box=request.confinement(),
             )
         )
         usage.model = usage.model or self.model

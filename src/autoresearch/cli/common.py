@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from autoresearch.confine import DEFAULT_MODE, SandboxMode
 from autoresearch.errors import AutoresearchError
 from autoresearch.states import ExecutorKind
 
@@ -265,6 +266,15 @@ def limit_options(resumed: bool) -> Callable[[F], F]:
     )
 
 
+sandbox_option = click.option(
+    "--sandbox",
+    type=enum_choice(SandboxMode),
+    help="The OS sandbox of sessions, evaluations and checks: bwrap (Bubblewrap; refused "
+    "where it cannot run), auto (bwrap where it can, else none with a warning) or none "
+    f"(as you). Default: sandbox.md's isolation.sandbox, else {DEFAULT_MODE}; "
+    "resume/continue reuse the recorded one. README: Security.",
+)
+
 lane_options = stacked(
     click.option(
         "--lanes",
@@ -284,6 +294,7 @@ lane_options = stacked(
         help="The Ray cluster to join (host:port of `ray start --head`); default: "
         "RAY_ADDRESS, else a Ray instance on this machine.",
     ),
+    sandbox_option,
     click.option(
         "--budget-usd",
         type=click.FloatRange(min=0, min_open=True),
@@ -334,4 +345,5 @@ def loop_settings(options: Mapping[str, Any], max_iterations: int | None) -> Loo
         lanes=options.get("lanes"),
         executor=options.get("executor"),
         address=options.get("address"),
+        sandbox=options.get("sandbox"),
     )

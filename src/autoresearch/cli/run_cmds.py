@@ -17,10 +17,12 @@ from autoresearch.cli.common import (
     limit_options,
     loop_settings,
     repo_root,
+    sandbox_option,
     stacked,
     warn,
     warn_baseline,
 )
+from autoresearch.contracts.loop import LoopSettings
 from autoresearch.states import DecisionKind
 
 JSON_HELP = "Print one JSON object on stdout (logs go to stderr)."
@@ -64,16 +66,20 @@ def check(ctx: click.Context, mission_dir: Path, try_it: bool, as_json: bool) ->
 @click.argument("mission_dir", type=click.Path(path_type=Path))
 @click.option("--run-tag", help="Run tag (default: UTC YYYYMMDDTHHMMSSZ).")
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
-def prepare(mission_dir: Path, run_tag: str | None, as_json: bool) -> None:
+@sandbox_option
+def prepare(mission_dir: Path, run_tag: str | None, as_json: bool, sandbox: str | None) -> None:
     """Create the run's branch and worktree, run the baseline, write the run files."""
     from autoresearch.supervisor.estimates import manifest
     from autoresearch.supervisor.lifecycle import baseline_evaluation
+    from autoresearch.supervisor.options import check_sandbox, mission_sandbox
     from autoresearch.supervisor.prepare import mission_notes
     from autoresearch.supervisor.prepare import prepare as do_prepare
 
-    for line in mission_notes(mission_dir):
+    note = check_sandbox(sandbox, mission_sandbox(mission_dir))  # refused before anything
+    for line in (*mission_notes(mission_dir), *([note] if note else [])):
         warn(f"autoresearch: {line}")
-    with do_prepare(mission_dir, run_tag) as handle:
+    loop = LoopSettings(sandbox=sandbox) if sandbox else None  # resume keeps it
+    with do_prepare(mission_dir, run_tag, loop=loop) as handle:
         data = manifest(handle.journal, handle.run, handle.repo)
         baseline = baseline_evaluation(handle)
     warn_baseline(data, baseline)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from autoresearch.contracts.isolation import Isolation
 from autoresearch.contracts.sandbox import BudgetSpec, ChecksSpec, EvaluationSlots
 from autoresearch.contracts.tune import TuneSpec, parse_tune
 from autoresearch.noise import NoisePolicy
@@ -25,6 +26,7 @@ _KEYS = (
     "checks",
     "evaluation",
     "budget",
+    "isolation",
     "mission_text",
     "sandbox_text",
     "relative_dir",
@@ -45,6 +47,7 @@ class FrozenMission:
     checks: ChecksSpec | None = None
     evaluation: EvaluationSlots = field(default_factory=EvaluationSlots)
     budget: BudgetSpec = field(default_factory=BudgetSpec)
+    isolation: Isolation = field(default_factory=Isolation)  # before it existed: the defaults
     mission_text: str = ""
     sandbox_text: str = ""
     relative_dir: str = "."  # the mission folder inside the repository (and the worktree)
@@ -73,6 +76,7 @@ class FrozenMission:
             "checks": None if self.checks is None else self.checks.to_dict(),
             "evaluation": self.evaluation.to_dict(),
             "budget": self.budget.to_dict(),
+            "isolation": self.isolation.to_dict(),
             "mission_text": self.mission_text,
             "sandbox_text": self.sandbox_text,
             "relative_dir": self.relative_dir,
@@ -93,6 +97,7 @@ class FrozenMission:
             checks=ChecksSpec.from_dict(d.get("checks")),
             evaluation=EvaluationSlots.from_dict(d.get("evaluation")),
             budget=_budget(d.get("budget")),
+            isolation=Isolation.from_dict(d.get("isolation")),
             mission_text=str(d.get("mission_text") or ""),
             sandbox_text=str(d.get("sandbox_text") or ""),
             relative_dir=str(d.get("relative_dir") or "."),

@@ -4,7 +4,8 @@
 One type for both, so precedence is one rule (`LoopSettings.over`): every field given (not
 None) replaces the recorded one. `to_dict` / `from_dict` are the JSON edge and keep the stored
 shape: the placement keys only once a placement was recorded, `counts_from` only once a run was
-continued, and keys this version does not know survive a rewrite (`extra`).
+continued, `sandbox` only once given, and keys this version does not know survive a rewrite
+(`extra`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from typing import Any
 # the agent's own options: a different agent does not inherit them (supervisor.md §9)
 AGENT_OPTION_FIELDS = ("model", "agent_args", "max_turns", "seed")
 _PLACEMENT = ("executor", "address")
+# stored only once set: a run recorded before them reads back, and writes back, the same
+_OMITTED_UNSET = ("counts_from", "sandbox")
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,7 @@ class LoopSettings:
     executor: str | None = None  # `local` | `ray`
     address: str | None = None
     counts_from: int | None = None  # the iteration a continued run's limits count from
+    sandbox: str | None = None  # `--sandbox`; None: sandbox.md's, else confine.DEFAULT_MODE
     extra: dict[str, Any] = field(default_factory=dict)
 
     def over(self, given: LoopSettings) -> LoopSettings:
@@ -57,7 +61,7 @@ class LoopSettings:
         data: dict[str, Any] = dict(self.extra)
         for f in fields(self):
             value = getattr(self, f.name)
-            if f.name == "extra" or (f.name == "counts_from" and value is None):
+            if f.name == "extra" or (f.name in _OMITTED_UNSET and value is None):
                 continue
             if f.name in _PLACEMENT and self.executor is None:
                 continue  # a loop recorded before (or without) a placement

@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from autoresearch.contracts import strict_yaml
+from autoresearch.contracts.isolation import ISOLATION_KEYS, Isolation, isolation_of
 from autoresearch.contracts.tune import TUNE_KEYS, TuneSpec, is_relative_path, parse_tune
 from autoresearch.errors import ContractError
 from autoresearch.noise import NoiseMode, NoisePolicy
@@ -125,6 +126,7 @@ class Sandbox:
     checks: ChecksSpec | None = None  # run on a candidate about to be kept
     evaluation: EvaluationSlots = field(default_factory=lambda: EvaluationSlots())
     budget: BudgetSpec = field(default_factory=lambda: BudgetSpec())
+    isolation: Isolation = field(default_factory=lambda: Isolation())
 
 
 @dataclass(frozen=True)
@@ -187,6 +189,7 @@ def known_keys() -> dict[str, tuple[str, ...]]:
         "budget": BUDGET_KEYS,
         "sealed": (),  # a list of paths: no sub-keys
         "checks": CHECKS_KEYS,  # a command, or a mapping with these keys
+        "isolation": ISOLATION_KEYS,
     }
 
 
@@ -247,6 +250,7 @@ def parse_sandbox(text: str) -> Sandbox:
         checks=parse_checks(data.get("checks")),
         evaluation=parse_evaluation(data.get("evaluation")),
         budget=parse_budget(data.get("budget")),
+        isolation=isolation_of(_block(data.get("isolation"), "isolation", ISOLATION_KEYS)),
     )
 
 

@@ -425,6 +425,7 @@ def _measure(h: RunHandle, subject: Subject, n: int) -> EvaluationRecord:
         h.paths.logs / f"certify-{subject.label}-{n:03d}.log",
         on_spawn=register,
         grace_seconds=kill_grace(),
+        box=h.box(agent=False),
     )
     with h.journal.tx() as conn:
         runs.insert_evaluation(

@@ -38,7 +38,14 @@ from autoresearch.supervisor.loop import (
     refuse_without_comparable_baseline,
     run_loop,
 )
-from autoresearch.supervisor.options import LoopPlan, continuation, new_loop, resumed_loop
+from autoresearch.supervisor.options import (
+    LoopPlan,
+    check_sandbox,
+    continuation,
+    frozen_sandbox,
+    new_loop,
+    resumed_loop,
+)
 from autoresearch.supervisor.prepare import mission_notes, prepare
 from autoresearch.supervisor.summary import LoopSummary
 
@@ -104,7 +111,7 @@ def start(mission_dir: Path, run_tag: str | None, given: LoopSettings, door: Doo
     cluster that cannot be reached or has no node for the evaluation), prepare the run (its
     baseline measured where every candidate will be) and drive its loop."""
     plan = new_loop(given, mission_dir)
-    for line in mission_notes(mission_dir):
+    for line in (*mission_notes(mission_dir), *_sandbox_note(plan)):
         door.note(line)
     if _here(plan):  # said before the baseline is measured
         _note_resources(load_mission(mission_dir).sandbox.evaluation, door)
@@ -124,6 +131,8 @@ def demo_plan(iterations: int, seed: int | None, lanes: int | None) -> LoopPlan:
 
 def start_demo(mission_dir: Path, plan: LoopPlan, door: Door) -> LoopResult:
     """`demo`: prepare the example run and drive it on this machine."""
+    for line in _sandbox_note(replace(plan, sandbox_note=check_sandbox(None, None))):
+        door.note(line)
     with prepare(mission_dir, None, loop=plan.record()) as handle:
         return drive(handle, plan, door)
 
@@ -170,7 +179,9 @@ def resume(
                 door.note(MSG_PENDING_ARTIFACT)
             settings = continuation(handle.run, given, limit)
             if settings is not None:
-                plan = resumed_loop(handle.run.loop, settings)
+                plan = resumed_loop(handle.run.loop, settings, frozen_sandbox(handle.run))
+                for line in _sandbox_note(plan):
+                    door.note(line)
                 lifecycle.record_loop_options(handle, plan.record(handle.run.loop))
                 if _here(plan):
                     _note_resources(handle.run.sandbox.evaluation, door)
@@ -197,7 +208,8 @@ class _Placement:
             self._asked = True
             settings = continuation(run, self._given, self._limit)
             if settings is not None:
-                plan = resumed_loop(run.loop, settings)  # refuses a bad placement here
+                # refuses a bad placement, and a sandbox this machine cannot give, here
+                plan = resumed_loop(run.loop, settings, frozen_sandbox(run))
                 self.executor = _ray_executor(plan, run=run)
                 if self.executor is not None:
                     self._measure = measure_through(self.executor)
@@ -206,6 +218,12 @@ class _Placement:
     def shutdown(self) -> None:
         if self.executor is not None:
             self.executor.shutdown()
+
+
+def _sandbox_note(plan: LoopPlan) -> tuple[str, ...]:
+    """The one warning of an `auto` sandbox this machine cannot give (said before any child
+    starts, the baseline's evaluation included)."""
+    return (plan.sandbox_note,) if plan.sandbox_note else ()
 
 
 @contextmanager

@@ -61,6 +61,7 @@ from typing import Any, Protocol, TypeVar
 from autoresearch import git
 from autoresearch.agents import AgentConfig, make_agent
 from autoresearch.agents.base import AgentResult, PastIteration, SessionRequest
+from autoresearch.confine import Box
 from autoresearch.contracts.frozen import FrozenMission
 from autoresearch.contracts.sandbox import EvaluationSlots, EvaluatorSpec
 from autoresearch.errors import GitError
@@ -107,6 +108,7 @@ class AgentTask:
     sandbox: FrozenMission = field(default_factory=FrozenMission)
     history: tuple[PastIteration, ...] = ()
     lanes: int = 0  # how many lanes the run has (K)
+    box: Box | None = None  # the OS sandbox here (a remote executor runs without one)
 
     def request(self) -> SessionRequest:
         """The session request for a back-end running in `worktree` (a remote executor builds
@@ -125,6 +127,7 @@ class AgentTask:
             history=lambda after: [p for p in snapshot if p.iteration > after],
             lane=self.lane,
             lanes=self.lanes,
+            box=self.box,
         )
 
 
@@ -160,6 +163,7 @@ class EvaluationTask:
     sealed_dir: Path | None = None
     resources: dict[str, float] = field(default_factory=dict)
     grace_seconds: float = 3.0
+    box: Box | None = None  # the OS sandbox here (a remote executor runs without one)
 
     def env(self, tree: Path | None = None, sealed_dir: Path | None = None) -> dict[str, str]:
         """The evaluator's environment where it runs (defaults: the driver-side paths)."""
@@ -285,6 +289,7 @@ def run_evaluation_task(
         on_spawn=on_spawn,
         grace_seconds=task.grace_seconds,
         should_cancel=cancel.is_set,
+        box=task.box,
     )
 
 

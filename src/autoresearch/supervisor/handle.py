@@ -13,6 +13,7 @@ from pathlib import Path
 
 from autoresearch import git
 from autoresearch.children import ChildTag, run_tag
+from autoresearch.confine import DEFAULT_MODE, Box, SandboxMode, choose, machine_support
 from autoresearch.contracts.frozen import FrozenMission
 from autoresearch.contracts.sandbox import ChecksSpec, EvaluatorSpec
 from autoresearch.errors import ContractError, NotFoundError
@@ -300,6 +301,30 @@ class RunHandle:
     @property
     def tag(self) -> ChildTag:
         return self.context.tag
+
+    @property
+    def sandbox_mode(self) -> SandboxMode:
+        """The sandbox asked for: `--sandbox` as recorded, else sandbox.md's, else the default."""
+        given = self.run.loop_settings.sandbox or self.run.sandbox.isolation.sandbox
+        return SandboxMode(given or DEFAULT_MODE)
+
+    def box(self, agent: bool) -> Box | None:
+        """The OS sandbox of this run's sessions (`agent`) or of its evaluations and checks;
+        None where none is used. Both may write the shared links (.venv, node_modules, caches);
+        an evaluation reads the sealed harness copy."""
+        used = choose(self.sandbox_mode, machine_support())
+        if used.bwrap is None:
+            return None
+        isolation = self.run.sandbox.isolation
+        root = Path(self.run.repo_root)
+        sealed = (self.paths.sealed,) if self.sealed and not agent else ()
+        return Box(
+            bwrap=used.bwrap,
+            repo_root=root,
+            writable=tuple(root / link for link in self.links),
+            readable=sealed,
+            network=isolation.agent_network if agent else isolation.evaluator_network,
+        )
 
     def refresh(self) -> runs.RunRecord:
         self.run = load_run(self.journal, self.run.run_id)

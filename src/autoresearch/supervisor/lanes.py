@@ -450,6 +450,7 @@ class Lanes:
             sandbox=h.run.sandbox,
             history=self.strategy.shown(self.history.snapshot()),
             lanes=self.limits.lanes,
+            box=h.box(agent=True),
         )
         lane.cancel = threading.Event()
         with h.journal.tx() as conn:

@@ -551,6 +551,7 @@ def _session(
         timeout=single.limits.agent_timeout,
         sandbox=h.run.sandbox,
         history=lambda after: single.strategy.shown(history(h, after)),
+        box=h.box(agent=True),
     )
     failpoints.hit("loop.before_agent")
     with h.journal.tx() as conn:

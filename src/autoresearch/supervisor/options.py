@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from autoresearch.agents import AgentConfig, backend, is_command, require_installed, validate_spec
+from autoresearch.confine import DEFAULT_MODE, choose, machine_support, sandbox_mode
 from autoresearch.contracts.loop import LoopSettings
 from autoresearch.decide import DEFAULT_MAX_AGENT_FAILURES, DEFAULT_MAX_NOOPS, IterationLimit
 from autoresearch.errors import ContractError
@@ -44,11 +45,13 @@ class LoopPlan:
     config: AgentConfig
     limits: LoopLimits
     where: Where | None = None  # None: not chosen (the demo), this machine
+    sandbox: str | None = None  # `--sandbox` given or recorded (None: sandbox.md's, else default)
+    sandbox_note: str | None = None  # the one warning of an `auto` that runs without one
 
     def record(self, earlier: LoopSettings | None = None) -> LoopSettings:
         """The `loop` a run records (over what it recorded before: its count and the keys this
         version does not know stay, and so does its placement when none was chosen)."""
-        new = settings_of(self.config, self.limits, self.where)
+        new = replace(settings_of(self.config, self.limits, self.where), sandbox=self.sandbox)
         if earlier is None:
             return new
         if self.where is None:
@@ -135,6 +138,27 @@ def check_executor(where: Where | None) -> None:
         import_ray()
 
 
+def check_sandbox(given: str | None, mission: str | None) -> str | None:
+    """Refuse an explicit `bwrap` this machine cannot give before anything is prepared (the
+    flag, else sandbox.md's `isolation.sandbox`); the note of an `auto` that falls back."""
+    requested = sandbox_mode(given or mission or DEFAULT_MODE)
+    return choose(requested, machine_support()).note
+
+
+def mission_sandbox(mission_dir: Path) -> str | None:
+    """sandbox.md's `isolation.sandbox` (None: not set)."""
+    from autoresearch.mission import load_mission
+
+    mode = load_mission(mission_dir).sandbox.isolation.sandbox
+    return None if mode is None else str(mode)
+
+
+def frozen_sandbox(run: RunRecord) -> str | None:
+    """The `isolation.sandbox` a run froze of its sandbox.md (None: not set)."""
+    mode = run.sandbox.isolation.sandbox
+    return None if mode is None else str(mode)
+
+
 def check_mission(spec: str, mission_dir: Path) -> None:
     """Refuse a mission the agent cannot work on (the offline agent's needs a `tune:` block:
     its back-end's `check_mission`)."""
@@ -154,7 +178,8 @@ def new_loop(given: LoopSettings, mission_dir: Path) -> LoopPlan:
     check_mission(config.spec, mission_dir)
     where = where_from(given.executor, given.address)
     check_executor(where)
-    return LoopPlan(config, limits_from(given), where)
+    note = check_sandbox(given.sandbox, mission_sandbox(mission_dir))
+    return LoopPlan(config, limits_from(given), where, given.sandbox, note)
 
 
 def continuation(
@@ -170,9 +195,12 @@ def continuation(
     return replace(given, agent=spec, max_iterations=total)
 
 
-def resumed_loop(recorded: LoopSettings | None, given: LoopSettings) -> LoopPlan:
-    """The agent, limits and placement a resumed or continued loop runs with: each option in
-    `given` (None or empty: not given) wins over the recorded one."""
+def resumed_loop(
+    recorded: LoopSettings | None, given: LoopSettings, mission: str | None = None
+) -> LoopPlan:
+    """The agent, limits, placement and sandbox a resumed or continued loop runs with: each
+    option in `given` (None or empty: not given) wins over the recorded one (`mission`: the
+    run's frozen `isolation.sandbox`, below both)."""
     spec = validate_spec(given.agent or "")
     require_installed(spec)
     where = where_from(given.executor, given.address, recorded)
@@ -180,4 +208,5 @@ def resumed_loop(recorded: LoopSettings | None, given: LoopSettings) -> LoopPlan
     loop = (recorded or LoopSettings()).over(
         replace(given, agent=spec, executor=None, address=None)
     )
-    return LoopPlan(agent_config(loop), limits_from(loop), where)
+    note = check_sandbox(loop.sandbox, mission)
+    return LoopPlan(agent_config(loop), limits_from(loop), where, loop.sandbox, note)

@@ -203,6 +203,7 @@ def _new_run(repo: RepoPaths, mission: Mission, tag: str, loop: LoopSettings | N
             checks=sb.checks,
             evaluation=sb.evaluation,
             budget=sb.budget,
+            isolation=sb.isolation,
             mission_text=mission.mission_text,
             sandbox_text=mission.sandbox_text,
             relative_dir=rel,

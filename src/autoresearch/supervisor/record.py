@@ -137,6 +137,7 @@ def evaluate(
             on_spawn=register,
             grace_seconds=kill_grace(),
             should_cancel=should_cancel,
+            box=h.box(agent=False),
         )
     if record.cancelled:
         _roll_back(h, iteration, "evaluation")
@@ -162,6 +163,7 @@ def evaluation_task(
         sealed_dir=h.paths.sealed if h.sealed else None,
         resources=dict(slots.resources),
         grace_seconds=kill_grace(),
+        box=h.box(agent=False),
     )
 
 
@@ -207,6 +209,7 @@ def run_checks(
             grace_seconds=kill_grace(),
             on_spawn=register,
             should_cancel=should_cancel,
+            box=h.box(agent=False),
         )
     )
     if outcome.cancelled:

@@ -1,0 +1,52 @@
+"""sandbox.md's `isolation` block: the OS sandbox of a run's children (README: Security)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from autoresearch.confine import SandboxMode
+from autoresearch.errors import ContractError
+
+ISOLATION_KEYS = ("sandbox", "agent_network", "evaluator_network")
+MSG_BAD_ISOLATION = "sandbox.md frontmatter isolation.{key} must be {what}."
+
+
+@dataclass(frozen=True)
+class Isolation:
+    """The OS sandbox of the run's children (README: Security): which one (None: `--sandbox`,
+    else confine.DEFAULT_MODE) and whether sessions and evaluations (with the checks) may use
+    the network."""
+
+    sandbox: SandboxMode | None = None
+    agent_network: bool = True  # agents call their model
+    evaluator_network: bool = False  # a candidate's code reaches nothing outside
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "sandbox": None if self.sandbox is None else str(self.sandbox),
+            "agent_network": self.agent_network,
+            "evaluator_network": self.evaluator_network,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> Isolation:
+        d = data or {}
+        mode = d.get("sandbox")
+        return cls(
+            sandbox=None if mode is None else SandboxMode(mode),
+            agent_network=bool(d.get("agent_network", True)),
+            evaluator_network=bool(d.get("evaluator_network", False)),
+        )
+
+
+def isolation_of(block: dict[str, Any]) -> Isolation:
+    """The block's values checked (its keys are, by `contracts/sandbox.parse_sandbox`)."""
+    mode = block.get("sandbox")
+    if mode is not None and str(mode) not in tuple(SandboxMode):
+        what = "one of: " + ", ".join(SandboxMode)
+        raise ContractError(MSG_BAD_ISOLATION.format(key="sandbox", what=what))
+    for key in ISOLATION_KEYS[1:]:
+        if not isinstance(block.get(key, True), bool):
+            raise ContractError(MSG_BAD_ISOLATION.format(key=key, what="true or false"))
+    return Isolation.from_dict(block)

@@ -1,0 +1,307 @@
+"""The OS sandbox (confine.py): a hostile agent and a hostile candidate reach neither the run's
+records nor the user's credentials under Bubblewrap, and do under `--sandbox none` (so these
+tests can fail); `auto` falls back with one warning where bwrap cannot run, `bwrap` is refused.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autoresearch.confine import Box, Choice, SandboxMode, Support, choose, machine_support
+from autoresearch.contracts.isolation import Isolation
+from autoresearch.contracts.sandbox import parse_sandbox
+from autoresearch.errors import ContractError
+from helpers import Repo, cli, sandbox_text
+
+BWRAP = machine_support()
+needs_bwrap = pytest.mark.skipif(
+    BWRAP.bwrap is None, reason=f"Bubblewrap cannot run here: {BWRAP.reason}"
+)
+
+KEY = "-----BEGIN OPENSSH PRIVATE KEY----- planted"
+# Reads what it should not, then tries to change it; prints what it read (its log is kept).
+HOSTILE = """\
+S="$HOSTILE_REPO/.autoresearch"
+echo "key:$(cat "$HOME/.ssh/id_rsa" 2>/dev/null)"
+echo "journal:$(head -c 15 "$S/journal.sqlite3" 2>/dev/null)"
+echo pwned >> "$HOME/.ssh/id_rsa" 2>/dev/null
+mkdir -p "$S/backups" 2>/dev/null && echo x > "$S/backups/planted" 2>/dev/null
+python3 -c "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); \
+c.execute('create table hostile(x)'); c.commit()" "$S/journal.sqlite3" 2>/dev/null
+true
+"""
+
+
+def _plant_key(home: Path) -> Path:
+    key = home / ".ssh" / "id_rsa"
+    key.parent.mkdir(parents=True)
+    key.write_text(KEY + "\n")
+    return key
+
+
+def _hostile_run(repo: Repo, where: str, mode: str, *options: str) -> str:
+    """A one-iteration run whose agent (`agent`) or evaluator (`evaluator`) is hostile; the
+    output of every session and evaluation it logged."""
+    repo.write("scripts/hostile.sh", HOSTILE)
+    command = "sh scripts/hostile.sh && python3 scripts/eval.py"
+    repo.mission(sandbox=sandbox_text(command) if where == "evaluator" else None)
+    agent = "cmd:sh scripts/hostile.sh" if where == "agent" else "cmd:true"
+    done = cli("run", "missions/demo", "--agent", agent, "--max-iterations", "1", *options,
+               "--sandbox", mode, cwd=repo.root, env={"HOSTILE_REPO": str(repo.root)})  # fmt: skip
+    if mode == "bwrap":
+        assert done.returncode == 0, done.stderr
+    logs = sorted((repo.root / ".autoresearch" / "runs").rglob("*.log"))  # lanes/<k>/logs too
+    return "\n".join(log.read_text() for log in logs)
+
+
+def _journal_tables(repo: Repo) -> set[str]:
+    with sqlite3.connect(repo.root / ".autoresearch" / "journal.sqlite3") as conn:
+        return {row[0] for row in conn.execute("select name from sqlite_master")}
+
+
+@needs_bwrap
+@pytest.mark.parametrize("lanes", [(), ("--lanes", "2")])
+@pytest.mark.parametrize("where", ["agent", "evaluator"])
+def test_a_hostile_child_reaches_no_record_and_no_key_in_the_sandbox(
+    repo: Repo, where: str, lanes: tuple[str, ...]
+) -> None:
+    key = _plant_key(Path(os.environ["HOME"]))
+    logs = _hostile_run(repo, where, "bwrap", *lanes)
+    assert "key:\n" in logs and KEY not in logs
+    assert "journal:\n" in logs and "SQLite format" not in logs
+    assert key.read_text() == KEY + "\n"
+    assert not (repo.root / ".autoresearch" / "backups" / "planted").exists()
+    assert "hostile" not in _journal_tables(repo)
+
+
+@needs_bwrap
+@pytest.mark.parametrize("where", ["agent", "evaluator"])
+def test_without_the_sandbox_the_same_child_reaches_them(repo: Repo, where: str) -> None:
+    key = _plant_key(Path(os.environ["HOME"]))
+    logs = _hostile_run(repo, where, "none")
+    assert KEY in logs and "SQLite format" in logs
+    assert key.read_text().startswith(KEY + "\npwned\n")  # once per evaluation
+    assert (repo.root / ".autoresearch" / "backups" / "planted").exists()
+    assert "hostile" in _journal_tables(repo)
+
+
+def _run_id(repo: Repo) -> str:
+    return next((repo.root / ".autoresearch" / "runs").iterdir()).name
+
+
+@needs_bwrap
+def test_resume_keeps_the_recorded_sandbox_and_a_flag_replaces_it(repo: Repo) -> None:
+    key = _plant_key(Path(os.environ["HOME"]))
+    assert KEY not in _hostile_run(repo, "agent", "bwrap")
+    env = {"HOSTILE_REPO": str(repo.root)}
+    more = ("continue", _run_id(repo), "--max-iterations", "+1")
+    done = cli(*more, cwd=repo.root, env=env)
+    assert done.returncode == 0, done.stderr
+    assert key.read_text() == KEY + "\n"  # the recorded bwrap still holds
+    cli(*more, "--sandbox", "none", cwd=repo.root, env=env)
+    assert key.read_text() == KEY + "\npwned\n"  # the flag replaced it
+
+
+@needs_bwrap
+def test_prepare_and_sandbox_md_confine_the_baseline(repo: Repo) -> None:
+    key = _plant_key(Path(os.environ["HOME"]))
+    repo.write("scripts/hostile.sh", HOSTILE)
+    command = "sh scripts/hostile.sh && python3 scripts/eval.py"
+    repo.mission(sandbox=sandbox_text(command))
+    env = {"HOSTILE_REPO": str(repo.root)}
+    done = cli("prepare", "missions/demo", "--sandbox", "bwrap", cwd=repo.root, env=env)
+    assert done.returncode == 0, done.stderr
+    cli("stop", _run_id(repo), cwd=repo.root)
+    assert key.read_text() == KEY + "\n"
+    repo.mission(sandbox=sandbox_text(command, extra="isolation:\n  sandbox: bwrap\n"))
+    done = cli("run", "missions/demo", "--agent", "cmd:true", "--max-iterations", "1",
+               cwd=repo.root, env=env)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert key.read_text() == KEY + "\n"
+
+
+IMPROVE = """\
+echo 5 > value.txt && git add value.txt && git commit -q -m bigger && \
+printf '{"status":"candidate","candidate_commit":"%s","base_commit":"%s","description":"bigger","notes":[],"created_at":"2026-12-06T00:00:00Z"}' \
+"$(git rev-parse HEAD)" "$AUTORESEARCH_BASE_COMMIT" > "$AUTORESEARCH_CANDIDATE_FILE"
+"""
+
+
+@needs_bwrap
+def test_a_sandboxed_run_still_keeps_an_improvement(repo: Repo, mission_dir: Path) -> None:
+    repo.write("scripts/improve.sh", IMPROVE)
+    repo.commit("agent")
+    done = cli("run", "missions/demo", "--agent", "cmd:sh scripts/improve.sh",
+               "--max-iterations", "1", "--sandbox", "bwrap", "--json", cwd=repo.root)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["counts"] == {"keep": 1}
+
+
+@needs_bwrap
+def test_sandboxed_lanes_keep_an_improvement(repo: Repo, mission_dir: Path) -> None:
+    repo.write("scripts/improve.sh", IMPROVE)
+    repo.commit("agent")
+    done = cli("run", "missions/demo", "--agent", "cmd:sh scripts/improve.sh", "--lanes", "2",
+               "--max-iterations", "2", "--sandbox", "bwrap", "--json", cwd=repo.root)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["counts"]["keep"] >= 1
+
+
+def _no_bwrap_path(tmp_path: Path) -> str:
+    """A PATH with the programs a run needs and no bwrap."""
+    folder = tmp_path / "bin-without-bwrap"
+    if folder.exists():
+        return str(folder)
+    folder.mkdir()
+    for name in ("sh", "git", "true"):
+        (folder / name).symlink_to(shutil.which(name) or name)
+    (folder / "python3").symlink_to(sys.executable)
+    return str(folder)
+
+
+def test_auto_without_bwrap_runs_unconfined_with_one_warning(
+    repo: Repo, mission_dir: Path, tmp_path: Path
+) -> None:
+    done = cli("run", "missions/demo", "--agent", "cmd:true", "--max-iterations", "1",
+               "--sandbox", "auto", cwd=repo.root, env={"PATH": _no_bwrap_path(tmp_path)})  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("no OS sandbox: bwrap is not installed") == 1
+
+
+def test_an_explicit_bwrap_is_refused_in_one_line_before_anything_is_prepared(
+    repo: Repo, mission_dir: Path, tmp_path: Path
+) -> None:
+    done = cli("run", "missions/demo", "--agent", "cmd:true", "--sandbox", "bwrap",
+               cwd=repo.root, env={"PATH": _no_bwrap_path(tmp_path)})  # fmt: skip
+    assert done.returncode != 0
+    assert done.stderr.strip().splitlines() == [
+        "autoresearch: --sandbox bwrap is not possible here: bwrap is not installed "
+        "(Debian: apt-get install bubblewrap) (use --sandbox auto or none)"
+    ]
+    assert not (repo.root / ".autoresearch" / "runs").exists()
+    done = cli("prepare", "missions/demo", "--sandbox", "bwrap",
+               cwd=repo.root, env={"PATH": _no_bwrap_path(tmp_path)})  # fmt: skip
+    assert done.returncode != 0 and "--sandbox bwrap is not possible here" in done.stderr
+    assert not (repo.root / ".autoresearch" / "runs").exists()
+
+
+MISSING = Support(None, "bwrap is not installed")
+PRESENT = Support("/usr/bin/bwrap")
+
+
+@pytest.mark.parametrize(
+    ("requested", "support", "used"),
+    [(SandboxMode.AUTO, PRESENT, Choice(SandboxMode.BWRAP, "/usr/bin/bwrap")),
+     (SandboxMode.BWRAP, PRESENT, Choice(SandboxMode.BWRAP, "/usr/bin/bwrap")),
+     (SandboxMode.NONE, PRESENT, Choice(SandboxMode.NONE)),
+     (SandboxMode.NONE, MISSING, Choice(SandboxMode.NONE)),
+     (SandboxMode.AUTO, MISSING, Choice(SandboxMode.NONE, note="no OS sandbox: bwrap is not "
+      "installed; sessions and evaluations run as you (--sandbox none)"))],
+)  # fmt: skip
+def test_choose(requested: SandboxMode, support: Support, used: Choice) -> None:
+    assert choose(requested, support) == used
+
+
+def test_choose_refuses_an_explicit_bwrap_the_machine_cannot_give() -> None:
+    with pytest.raises(ContractError, match="--sandbox bwrap is not possible here"):
+        choose(SandboxMode.BWRAP, MISSING)
+
+
+def test_sandbox_md_isolation_block() -> None:
+    block = "isolation:\n  sandbox: bwrap\n  agent_network: false\n  evaluator_network: true\n"
+    parsed = parse_sandbox(sandbox_text(extra=block)).isolation
+    assert parsed == Isolation(SandboxMode.BWRAP, agent_network=False, evaluator_network=True)
+    assert parse_sandbox(sandbox_text()).isolation == Isolation()
+
+
+@pytest.mark.parametrize(
+    ("block", "message"),
+    [("isolation:\n  sandbox: docker\n", "isolation.sandbox must be one of: auto, bwrap, none"),
+     ("isolation:\n  agent_network: yes please\n", "isolation.agent_network must be true or false"),
+     ("isolation:\n  network: false\n", "isolation.network is not a known key")],
+)  # fmt: skip
+def test_sandbox_md_isolation_block_refusals(block: str, message: str) -> None:
+    with pytest.raises(ContractError, match=message):
+        parse_sandbox(sandbox_text(extra=block))
+
+
+@needs_bwrap
+def test_the_sandbox_bench_prints_both_modes_side_by_side() -> None:
+    bench = Path(__file__).resolve().parents[1] / "bench" / "sandbox.py"
+    done = subprocess.run([sys.executable, str(bench), "--runs", "1"],
+                          capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert [line.split()[:2] for line in done.stdout.splitlines()[1:]] == [
+        ["session", "none"], ["session", "bwrap"], ["session", "cost"],
+        ["evaluation", "none"], ["evaluation", "bwrap"], ["evaluation", "cost"],
+    ]  # fmt: skip
+
+
+def _in_box(box: Box, tree: Path, script: str, env: dict[str, str]) -> str:
+    argv = box.wrap(["sh", "-c", script], tree, env)
+    done = subprocess.run(argv, cwd=tree, env=env, capture_output=True, text=True, check=False)
+    return done.stdout + done.stderr
+
+
+@needs_bwrap
+def test_the_box_itself(repo: Repo, tmp_path: Path) -> None:
+    state = repo.root / ".autoresearch"
+    tree = state / "worktrees" / "run"
+    tree.mkdir(parents=True)
+    (state / "journal.sqlite3").write_text("journal")
+    elsewhere = tmp_path / "other-project.txt"
+    elsewhere.write_text("other")
+    env = {**os.environ, "TMPDIR": str(tmp_path / "gone")}
+    script = f"""
+        touch here.txt && echo tree-writable
+        touch {repo.root}/value.txt 2>/dev/null || echo repo-read-only
+        ls {state} | tr '\\n' ' '; echo
+        cat {elsewhere} 2>/dev/null || echo tmp-private
+        echo "tmpdir=$TMPDIR" && touch "$TMPDIR/scratch" && echo tmp-writable
+    """
+    out = _in_box(Box(BWRAP.bwrap or "", repo.root), tree, script, env)
+    assert out.split() == [
+        "tree-writable", "repo-read-only", "worktrees", "tmp-private", "tmpdir=/tmp",
+        "tmp-writable",
+    ]  # fmt: skip
+    assert (tree / "here.txt").exists() and not (tmp_path / "gone").exists()
+
+
+@needs_bwrap
+def test_a_box_without_network_reaches_no_server_on_this_machine(repo: Repo) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        connect = (
+            f"python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), 2)\""
+        )
+        script = f"{connect} 2>/dev/null && echo online || echo offline"
+        boxes = [Box(BWRAP.bwrap or "", repo.root, network=on) for on in (True, False)]
+        seen = [_in_box(box, repo.root, script, dict(os.environ)).strip() for box in boxes]
+    assert seen == ["online", "offline"]
+
+
+@needs_bwrap
+@pytest.mark.parametrize(("isolation", "seen"), [("", "offline"),
+                                                 ("isolation:\n  evaluator_network: true\n", "online")])  # fmt: skip
+def test_evaluations_are_offline_unless_sandbox_md_allows_the_network(
+    repo: Repo, isolation: str, seen: str
+) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        probe = f"import socket; socket.create_connection(('127.0.0.1', {port}), 2)"
+        repo.write("scripts/probe.py", probe + "\n")
+        command = "(python3 scripts/probe.py 2>/dev/null && echo online || echo offline) && python3 scripts/eval.py"
+        repo.mission(sandbox=sandbox_text(command, extra=isolation))
+        done = cli("prepare", "missions/demo", "--sandbox", "bwrap", cwd=repo.root)
+    assert done.returncode == 0, done.stderr
+    log = next((repo.root / ".autoresearch" / "runs").glob("*/logs/iteration-0000-evaluator.log"))
+    assert log.read_text().splitlines()[0] == seen
