@@ -16,6 +16,9 @@ def _hermetic_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[N
     # and a short wait before a child a kill signal ended is reported (proc.py)
     monkeypatch.setenv("AUTORESEARCH_SIGNAL_SETTLE_SECONDS", "0.5")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    # the journal's records outside the repository (settings.state_home) land here, never in
+    # the real user's state directory
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     for key, value in GIT_ENV.items():
         monkeypatch.setenv(key, value)
     yield

@@ -92,6 +92,8 @@ class Journal:
                 journal.identity = integrity.ensure_identity(tx, path)
             if expected is None:
                 integrity.write_marker(path, journal.identity.journal_id)
+            else:
+                integrity.mirror_marker(path, journal.identity.journal_id)
         except BaseException:
             conn.close()
             raise

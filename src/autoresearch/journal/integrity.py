@@ -13,6 +13,12 @@ Backups: the SQLite online backup API copies a consistent snapshot while the jou
 use, into a temporary file that is checked before it replaces the newest backup; older ones
 rotate down (`backups/journal.1.sqlite3` is the newest). A kill at any instant leaves every
 backup whole.
+
+Outside the repository: the marker and the backups are kept twice, beside the journal and in
+the user's state directory (`paths.user_records`, private), so `rm -rf .autoresearch` leaves a
+marker that refuses a fresh journal in its place and the backups `doctor --restore` needs.
+The outside copies are read first: they are the ones a session working in the repository
+does not touch.
 """
 
 from __future__ import annotations
@@ -30,8 +36,10 @@ from autoresearch.journal import domains
 from autoresearch.paths import (
     JOURNAL_BACKUPS_KEPT,
     STATE_DIR,
+    USER_REPO_NOTE,
     journal_backup,
     journal_marker,
+    user_journal,
 )
 
 MAX_MARKER_BYTES = 4096
@@ -60,8 +68,27 @@ def has_content(journal: Path) -> bool:
     return False
 
 
+def outside(journal: Path) -> Path:
+    """The journal's place in the user's state directory (its outside marker and backups)."""
+    return user_journal(journal, Path(repo_of(journal)))
+
+
+def copies(journal: Path) -> tuple[Path, Path]:
+    """Where the journal's marker and backups are kept: outside first, then beside it."""
+    return outside(journal), journal
+
+
 def read_marker(journal: Path) -> str | None:
-    """The journal id this folder's marker names, or None when there is no usable marker."""
+    """The journal id the marker names (the outside one first), or None when there is no
+    usable marker."""
+    for place in copies(journal):
+        found = _read_marker_at(place)
+        if found is not None:
+            return found
+    return None
+
+
+def _read_marker_at(journal: Path) -> str | None:
     try:
         text = read_regular(journal_marker(journal), MAX_MARKER_BYTES).decode("ascii").strip()
     except (OSError, FileRefused, UnicodeDecodeError):
@@ -70,7 +97,17 @@ def read_marker(journal: Path) -> str | None:
 
 
 def write_marker(journal: Path, journal_id: str) -> None:
-    atomic_write_text(journal_marker(journal), journal_id + "\n")
+    """Name the journal that belongs here, outside the repository and beside the journal."""
+    place = outside(journal)
+    atomic_write_text(place.with_name(USER_REPO_NOTE), repo_of(journal) + "\n")
+    for copy in (place, journal):
+        atomic_write_text(journal_marker(copy), journal_id + "\n")
+
+
+def mirror_marker(journal: Path, journal_id: str) -> None:
+    """Give a journal made before the outside records its outside marker (once)."""
+    if _read_marker_at(outside(journal)) is None:
+        write_marker(journal, journal_id)
 
 
 def read_identity(conn: sqlite3.Connection) -> Identity | None:
@@ -169,15 +206,17 @@ def backup_into(conn: sqlite3.Connection, dest: Path) -> None:
 
 
 def rotate_backup(conn: sqlite3.Connection, journal: Path) -> Path:
-    """A new newest backup of the journal; the older ones move down, the oldest goes."""
-    newest = journal_backup(journal, 1)
-    fresh = newest.with_name(f".{newest.name}.new")
-    backup_into(conn, fresh)
-    for generation in range(JOURNAL_BACKUPS_KEPT - 1, 0, -1):
-        older = journal_backup(journal, generation)
-        if older.exists():
-            os.replace(older, journal_backup(journal, generation + 1))
-    os.replace(fresh, newest)
+    """A new newest backup of the journal, outside the repository and beside the journal;
+    the older ones move down, the oldest goes. Returns the newest one beside the journal."""
+    for place in copies(journal):
+        newest = journal_backup(place, 1)
+        fresh = newest.with_name(f".{newest.name}.new")
+        backup_into(conn, fresh)
+        for generation in range(JOURNAL_BACKUPS_KEPT - 1, 0, -1):
+            older = journal_backup(place, generation)
+            if older.exists():
+                os.replace(older, journal_backup(place, generation + 1))
+        os.replace(fresh, newest)
     return newest
 
 
@@ -196,13 +235,14 @@ class BackupInfo:
 
 
 def inspect_backups(journal: Path, expected: str | None) -> list[BackupInfo]:
-    """Every backup of the journal, newest first, each checked whole and for identity."""
+    """Every backup of the journal, newest first (the outside ones first), each checked whole
+    and for identity."""
     found = []
-    for generation in range(1, JOURNAL_BACKUPS_KEPT + 1):
-        path = journal_backup(journal, generation)
-        if not path.is_file():
-            continue
-        found.append(inspect_backup(path, generation, journal, expected))
+    for place in copies(journal):
+        for generation in range(1, JOURNAL_BACKUPS_KEPT + 1):
+            path = journal_backup(place, generation)
+            if path.is_file():
+                found.append(inspect_backup(path, generation, journal, expected))
     return found
 
 
