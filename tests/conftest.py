@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -36,6 +39,11 @@ def mission_dir(repo: Repo) -> Path:
 
 def pytest_configure(config: pytest.Config) -> None:
     os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+    # module- and session-scoped fixtures run before _hermetic_env: their journals' outside
+    # records go to a temp folder too, never to the real user's state directory
+    state = tempfile.mkdtemp(prefix="autoresearch-test-state-")
+    os.environ["XDG_STATE_HOME"] = state
+    atexit.register(shutil.rmtree, state, ignore_errors=True)
 
 
 @pytest.fixture

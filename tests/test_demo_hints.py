@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 import subprocess
 import sys
@@ -22,7 +23,8 @@ def test_the_demos_next_steps_run_as_printed_in_a_path_with_spaces_and_quotes(
     for argv in commands[:2]:  # finalize would create branches: reading is enough
         if argv[0] == "autoresearch":
             argv = [sys.executable, "-m", "autoresearch", *argv[1:]]
-        ran = subprocess.run(argv, cwd=tmp_path, env={**GIT_ENV, "PATH": "/usr/bin:/bin"},
+        ran = subprocess.run(argv, cwd=tmp_path, env={**GIT_ENV, "PATH": "/usr/bin:/bin",
+                                              "XDG_STATE_HOME": os.environ["XDG_STATE_HOME"]},
                              capture_output=True, text=True)  # fmt: skip
         assert ran.returncode == 0, (argv, ran.stderr)
         assert ran.stdout.strip()

@@ -22,6 +22,8 @@ JOURNAL_BACKUPS_KEPT = 3
 # <state home>/autoresearch/<repository id>/{journal.sqlite3.id, backups/, repository}.
 USER_STATE_APP = "autoresearch"
 USER_REPO_NOTE = "repository"
+# Beside them: the key of the journal's seals (journal/seals.py).
+SEAL_KEY_FILE = "seal.key"
 ACTIVE_RUN_FILE = "active-run.json"
 RUNS_DIR = "runs"
 WORKTREES_DIR = "worktrees"

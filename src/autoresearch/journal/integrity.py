@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import sqlite3
 import uuid
 from dataclasses import dataclass
@@ -32,9 +33,10 @@ from pathlib import Path
 
 from autoresearch.clock import utc_now_iso
 from autoresearch.fsutil import FileRefused, atomic_write_text, private_dir, read_regular
-from autoresearch.journal import domains
+from autoresearch.journal import domains, seals
 from autoresearch.paths import (
     JOURNAL_BACKUPS_KEPT,
+    SEAL_KEY_FILE,
     STATE_DIR,
     USER_REPO_NOTE,
     journal_backup,
@@ -71,6 +73,11 @@ def has_content(journal: Path) -> bool:
 def outside(journal: Path) -> Path:
     """The journal's place in the user's state directory (its outside marker and backups)."""
     return user_journal(journal, Path(repo_of(journal)))
+
+
+def seal_key(journal: Path) -> Path:
+    """The key of the journal's seals, outside the repository (journal/seals.py)."""
+    return outside(journal).with_name(SEAL_KEY_FILE)
 
 
 def copies(journal: Path) -> tuple[Path, Path]:
@@ -206,18 +213,38 @@ def backup_into(conn: sqlite3.Connection, dest: Path) -> None:
 
 
 def rotate_backup(conn: sqlite3.Connection, journal: Path) -> Path:
-    """A new newest backup of the journal, outside the repository and beside the journal;
-    the older ones move down, the oldest goes. Returns the newest one beside the journal."""
-    for place in copies(journal):
-        newest = journal_backup(place, 1)
-        fresh = newest.with_name(f".{newest.name}.new")
-        backup_into(conn, fresh)
-        for generation in range(JOURNAL_BACKUPS_KEPT - 1, 0, -1):
-            older = journal_backup(place, generation)
-            if older.exists():
-                os.replace(older, journal_backup(place, generation + 1))
-        os.replace(fresh, newest)
+    """A new newest backup of the journal, beside the journal and (a byte copy of the same
+    checked file) outside the repository; the older ones move down, the oldest goes. Returns
+    the newest one beside the journal."""
+    newest = journal_backup(journal, 1)
+    fresh = newest.with_name(f".{newest.name}.new")
+    backup_into(conn, fresh)
+    try:
+        away = journal_backup(outside(journal), 1)
+        copied = away.with_name(f".{away.name}.new")
+        _copy_private(fresh, copied)
+        _rotate_in(outside(journal), copied)
+    finally:
+        _rotate_in(journal, fresh)
     return newest
+
+
+def _copy_private(source: Path, dest: Path) -> None:
+    private_dir(dest.parent)
+    fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as out, source.open("rb") as src:
+        shutil.copyfileobj(src, out)
+        out.flush()
+        os.fsync(out.fileno())
+
+
+def _rotate_in(place: Path, fresh: Path) -> None:
+    """`fresh` becomes the newest backup at `place`; the older ones move down."""
+    for generation in range(JOURNAL_BACKUPS_KEPT - 1, 0, -1):
+        older = journal_backup(place, generation)
+        if older.exists():
+            os.replace(older, journal_backup(place, generation + 1))
+    os.replace(fresh, journal_backup(place, 1))
 
 
 @dataclass(frozen=True)
@@ -253,7 +280,7 @@ def inspect_backup(path: Path, generation: int, journal: Path, expected: str | N
     try:
         conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
         try:
-            problem = damage(conn)
+            problem = damage(conn) or _seal_problem(conn, journal)
             identity = read_identity(conn) if problem is None else None
         finally:
             conn.close()
@@ -265,6 +292,31 @@ def inspect_backup(path: Path, generation: int, journal: Path, expected: str | N
     return BackupInfo(path, generation, problem, identity, info.st_size, info.st_mtime)
 
 
+def _seal_problem(conn: sqlite3.Connection, journal: Path) -> str | None:
+    """A backup taken after someone rewrote the journal is no way back: its seals say so."""
+    if not seal_key(journal).is_file():
+        return None
+    seals.register(conn, seals.load_key(seal_key(journal))[0])
+    if not seals.tables_present(conn) or not seals.same_key(conn):
+        return None  # sealed under a key since made anew: nothing to check it against
+    found = seals.problem(conn)
+    return f"it was changed outside autoresearch ({found})" if found else None
+
+
+def _seal_as_chosen(staged: Path, journal: Path) -> None:
+    """The backup the user chose is sealed under today's key: one taken before the key was
+    made anew (a moved repository) opens like any other."""
+    conn = sqlite3.connect(staged, isolation_level=None)
+    try:
+        seals.register(conn, seals.load_key(seal_key(journal))[0])
+        if seals.tables_present(conn):
+            conn.execute("BEGIN IMMEDIATE")
+            seals.seal_all(conn)
+            conn.execute("COMMIT")
+    finally:
+        conn.close()
+
+
 def restore(journal: Path, backup: Path, aside: Path) -> None:
     """Put `backup` in the journal's place; the current journal (and its WAL) move to `aside`
     first, never deleted."""
@@ -274,6 +326,7 @@ def restore(journal: Path, backup: Path, aside: Path) -> None:
         backup_into(source, staged)
     finally:
         source.close()
+    _seal_as_chosen(staged, journal)
     for suffix in ("", "-wal", "-shm"):
         current = journal.with_name(journal.name + suffix)
         if current.exists():
