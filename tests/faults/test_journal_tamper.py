@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from autoresearch.errors import JournalError
+from autoresearch.journal import integrity, seals
 from autoresearch.journal.db import Journal, open_journal
 from helpers import Repo, cli, git, sandbox_text
 
@@ -119,3 +120,31 @@ def test_writes_over_a_tampered_row_abort_and_a_reopen_refuses(repo: Repo) -> No
             tx.execute("UPDATE runs SET last_kept_commit = 'newer'")
     with pytest.raises(JournalError, match=r"run r: its kept commit .* doctor --restore"):
         Journal.open(path)
+
+
+def test_doctor_reports_a_journal_that_lost_a_decision_its_backup_holds(
+    repo: Repo, mission_dir: Path, tmp_path: Path
+) -> None:
+    """Someone who could read the seal key rewrote the journal with valid seals: the backup
+    outside the repository still disagrees, and doctor says so."""
+    script = tmp_path / "agent.py"
+    script.write_text(TAMPERER)
+    done = cli(
+        "run", "missions/demo", "--agent", f"cmd:{sys.executable} {script} {CMD_AGENT}",
+        "--run-tag", "T1", "--max-iterations", "2", cwd=repo.root,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert cli("doctor", cwd=repo.root).returncode == 0
+    path = repo.root / ".autoresearch/journal.sqlite3"
+    forger = sqlite3.connect(path, isolation_level=None)
+    seals.register(forger, seals.load_key(integrity.seal_key(path))[0])
+    seals.install_triggers(forger)  # the seals stay valid: only the backup can tell
+    forger.execute("DELETE FROM evaluations WHERE iteration = 1")
+    forger.execute("DELETE FROM iterations WHERE iteration = 1")
+    forger.close()
+    assert cli("status", cwd=repo.root).returncode == 0  # nothing for the seals to find
+    report = cli("doctor", "--json", cwd=repo.root)
+    assert report.returncode == 1, report.stdout
+    (found,) = [f for f in json.loads(report.stdout)["findings"] if "disagrees" in f["message"]]
+    assert found["severity"] == "error" and "iteration 1 (keep)" in found["message"]
+    assert "doctor --restore --force" in found["fix"]

@@ -303,6 +303,36 @@ def _seal_problem(conn: sqlite3.Connection, journal: Path) -> str | None:
     return f"it was changed outside autoresearch ({found})" if found else None
 
 
+_DECIDED_ROWS = (
+    "SELECT run_id, iteration, decision, candidate_commit, kept_commit FROM iterations "
+    "WHERE decision IS NOT NULL"
+)
+
+
+def _decided(path: Path) -> set[tuple[object, ...]]:
+    conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+    try:
+        return {tuple(row) for row in conn.execute(_DECIDED_ROWS)}
+    finally:
+        conn.close()
+
+
+def disagreement(journal: Path, backup: Path) -> str | None:
+    """A decision the backup holds that the journal no longer holds as it was (the journal
+    only ever adds decisions: one that is gone or changed was rewritten), or None."""
+    try:
+        gone = sorted(_decided(backup) - _decided(journal), key=str)
+    except sqlite3.DatabaseError as exc:
+        return f"it cannot be compared with {backup.name}: {exc}"
+    if not gone:
+        return None
+    run_id, iteration, decision, *_ = gone[0]
+    return (
+        f"run {run_id} iteration {iteration} ({decision}) of backup {backup} is gone or "
+        f"changed in the journal ({len(gone)} decisions in all)"
+    )
+
+
 def _seal_as_chosen(staged: Path, journal: Path) -> None:
     """The backup the user chose is sealed under today's key: one taken before the key was
     made anew (a moved repository) opens like any other."""

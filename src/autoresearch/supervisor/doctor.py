@@ -76,6 +76,8 @@ def diagnose(repo_root: Path) -> DoctorReport:
     report = DoctorReport(repo_root)
     known = _check_journal(repo, report)
     _check_backups(repo, report)
+    if known is not None:
+        _compare_with_backup(repo, report)
     _check_locks(repo, report)
     if known is not None:
         _check_git_vs_runs(repo, report, known)
@@ -136,6 +138,24 @@ def _check_backups(repo: RepoPaths, report: DoctorReport) -> None:
                 f"backup {b.path} is unusable: {b.problem}",
                 f"remove it: rm {b.path}",
             )
+
+
+def _compare_with_backup(repo: RepoPaths, report: DoctorReport) -> None:
+    """A whole journal that lost decisions its newest usable backup holds was rewritten (by
+    someone who could forge its seals): an error, with the restore that brings them back."""
+    marker = integrity.read_marker(repo.journal)
+    usable = [b for b in integrity.inspect_backups(repo.journal, marker) if b.usable]
+    if not usable or not integrity.has_content(repo.journal):
+        return
+    found = integrity.disagreement(repo.journal, usable[0].path)
+    if found is not None:
+        report.add(
+            "journal",
+            Severity.ERROR,
+            f"journal {repo.journal} disagrees with its backup: {found}",
+            f"autoresearch doctor --restore --force (from {usable[0].path.name}, taken "
+            f"{_when(usable[0].modified_at)})",
+        )
 
 
 def _check_locks(repo: RepoPaths, report: DoctorReport) -> None:
