@@ -79,3 +79,7 @@ def test_the_outside_records_refuse_a_fresh_journal_in_place_of_a_deleted_one(
     done = cli("prepare", "missions/demo", "--run-tag", "p2", cwd=repo.root)
     assert done.returncode == 2 and "was truncated, deleted or replaced" in done.stderr
     assert not (repo.root / ".autoresearch/journal.sqlite3").exists()  # nothing was written
+    # the way to a new journal instead, when the old one is not wanted back
+    outside = done.stderr.split("remove its markers ")[1].split(" and ")[0]
+    Path(outside).unlink()
+    assert cli("prepare", "missions/demo", "--run-tag", "p2", cwd=repo.root).returncode == 0

@@ -70,6 +70,7 @@ class Journal:
                     f"journal {path} is missing or empty, but this repository had journal "
                     f"{expected}: it was truncated, deleted or replaced"
                 )
+                + integrity.hint_start_afresh(path)
             )
         try:
             _create_private(path)

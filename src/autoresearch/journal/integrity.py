@@ -185,6 +185,12 @@ def msg_refused(problem: str) -> str:
     )
 
 
+def hint_start_afresh(journal: Path) -> str:
+    """The way to a new journal when the old one is gone for good: its markers name it."""
+    markers = " and ".join(str(journal_marker(place)) for place in copies(journal))
+    return f" (to start afresh instead, remove its markers {markers})"
+
+
 # --- backups ------------------------------------------------------------------------------
 
 
