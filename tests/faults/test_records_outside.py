@@ -83,3 +83,12 @@ def test_the_outside_records_refuse_a_fresh_journal_in_place_of_a_deleted_one(
     outside = done.stderr.split("remove its markers ")[1].split(" and ")[0]
     Path(outside).unlink()
     assert cli("prepare", "missions/demo", "--run-tag", "p2", cwd=repo.root).returncode == 0
+
+
+def test_an_unusable_state_directory_is_one_line(repo: Repo, mission_dir: Path, tmp_path: Path):
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("x")
+    done = cli("prepare", "missions/demo", cwd=repo.root, env={"XDG_STATE_HOME": str(blocked)})
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("autoresearch: ") and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr

@@ -96,10 +96,7 @@ class Journal:
                 journal.identity = integrity.ensure_identity(tx, path)
                 if fresh_key and existed:
                     seals.seal_all(tx)  # the key was lost: seal what is there (trust on first use)
-            if expected is None:
-                integrity.write_marker(path, journal.identity.journal_id)
-            else:
-                integrity.mirror_marker(path, journal.identity.journal_id)
+            journal._mark(expected)
         except BaseException:
             conn.close()
             raise
@@ -121,6 +118,17 @@ class Journal:
             return self.backup(throttled=True)
         finally:
             self._deferred = False
+
+    def _mark(self, expected: str | None) -> None:
+        """Name this journal in its markers (the outside one too, for a journal made before)."""
+        assert self.identity is not None
+        try:
+            if expected is None:
+                integrity.write_marker(self.path, self.identity.journal_id)
+            else:
+                integrity.mirror_marker(self.path, self.identity.journal_id)
+        except OSError as exc:
+            raise JournalError(f"cannot write the marker of journal {self.path}: {exc}") from exc
 
     def _load_seal_key(self) -> bool:
         """Give the connection its seal function; whether the key had to be made."""
