@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+import atexit
 import compileall
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +21,9 @@ def _hermetic_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[N
     # and a short wait before a child a kill signal ended is reported (proc.py)
     monkeypatch.setenv("AUTORESEARCH_SIGNAL_SETTLE_SECONDS", "0.5")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    # the journal's records outside the repository (settings.state_home) land here, never in
+    # the real user's state directory
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     for key, value in GIT_ENV.items():
         monkeypatch.setenv(key, value)
     yield
@@ -35,6 +41,11 @@ def mission_dir(repo: Repo) -> Path:
 
 def pytest_configure(config: pytest.Config) -> None:
     os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+    # module- and session-scoped fixtures run before _hermetic_env: their journals' outside
+    # records go to a temp folder too, never to the real user's state directory
+    state = tempfile.mkdtemp(prefix="autoresearch-test-state-")
+    os.environ["XDG_STATE_HOME"] = state
+    atexit.register(shutil.rmtree, state, ignore_errors=True)
     if not hasattr(config, "workerinput"):  # once, in the process that starts xdist's workers
         _compile_the_package()
 

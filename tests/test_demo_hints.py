@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 import subprocess
 import sys
@@ -23,7 +24,8 @@ def test_the_demos_next_steps_run_as_printed_in_a_path_with_spaces_and_quotes(
     assert [Path(argv[0]).name for argv in commands] == ["git", "autoresearch", "autoresearch"]
     assert Path(commands[1][0]).parent == Path(sys.executable).parent
     for argv in commands[:2]:  # finalize would create branches: reading is enough
-        ran = subprocess.run(argv, cwd=tmp_path, env={**GIT_ENV, **fresh},
+        ran = subprocess.run(argv, cwd=tmp_path,
+                             env={**GIT_ENV, **fresh, "XDG_STATE_HOME": os.environ["XDG_STATE_HOME"]},
                              capture_output=True, text=True)  # fmt: skip
         assert ran.returncode == 0, (argv, ran.stderr)
         assert ran.stdout.strip()

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+
+from autoresearch.settings import state_home
 
 STATE_DIR = ".autoresearch"
 JOURNAL_FILE = "journal.sqlite3"
@@ -13,6 +17,13 @@ JOURNAL_FILE = "journal.sqlite3"
 JOURNAL_ID_SUFFIX = ".id"
 BACKUPS_DIR = "backups"
 JOURNAL_BACKUPS_KEPT = 3
+# The same records outside the repository, in the user's state directory (XDG), so that
+# deleting `.autoresearch/` loses nothing `doctor --restore` cannot bring back:
+# <state home>/autoresearch/<repository id>/{journal.sqlite3.id, backups/, repository}.
+USER_STATE_APP = "autoresearch"
+USER_REPO_NOTE = "repository"
+# Beside them: the key of the journal's seals (journal/seals.py).
+SEAL_KEY_FILE = "seal.key"
 ACTIVE_RUN_FILE = "active-run.json"
 RUNS_DIR = "runs"
 WORKTREES_DIR = "worktrees"
@@ -96,6 +107,31 @@ def journal_backup_dir(journal: Path) -> Path:
 def journal_backup(journal: Path, generation: int) -> Path:
     """Backup `generation` of the journal: 1 is the newest."""
     return journal_backup_dir(journal) / f"{journal.stem}.{generation}{journal.suffix}"
+
+
+def repository_id(repo_root: Path) -> str:
+    """A stable name for a repository: its folder's name, then a digest of its absolute path
+    and of the folder's inode, so a repository cloned again at the same path (a new folder)
+    starts afresh while deleting `.autoresearch/` keeps the name."""
+    root = repo_root.absolute()
+    try:
+        info = os.stat(root)
+        inode = f"{info.st_dev}:{info.st_ino}"
+    except OSError:
+        inode = "?"
+    digest = hashlib.sha256(f"{root}\0{inode}".encode()).hexdigest()[:16]
+    return f"{slug(root.name, 'repo')}-{digest}"
+
+
+def user_records(repo_root: Path) -> Path:
+    """The folder of a repository's records in the user's state directory."""
+    return state_home() / USER_STATE_APP / repository_id(repo_root)
+
+
+def user_journal(journal: Path, repo_root: Path) -> Path:
+    """Where the journal's outside records are named as if it lived there: its marker and
+    `backups/` beside this path, so the rules for the repository's copies apply to them."""
+    return user_records(repo_root) / journal.name
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,18 @@ def signal_settle() -> float:
     return _float(ENV_SIGNAL_SETTLE, DEFAULT_SIGNAL_SETTLE)
 
 
+# The user's state directory (XDG Base Directory): the journal's records outside the repository.
+ENV_STATE_HOME = "XDG_STATE_HOME"
+
+
+def state_home() -> Path:
+    """$XDG_STATE_HOME, else ~/.local/state (a relative value is ignored, as the spec says)."""
+    raw = os.environ.get(ENV_STATE_HOME, "").strip()
+    if raw and Path(raw).is_absolute():
+        return Path(raw)
+    return Path.home() / ".local" / "state"
+
+
 def failpoints() -> frozenset[str]:
     """Fault-injection points enabled for this process (`name` or `name@N`, comma-separated)."""
     raw = os.environ.get(ENV_FAILPOINTS, "")

@@ -302,7 +302,9 @@ def test_the_fake_claude_denies_what_accept_edits_denies(repo: Repo, mission_dir
 @pytest.mark.parametrize(
     ("agent", "error"),
     [("codex", "scripted: the model is unavailable for this key"),
-     ("claude", "API Error: 400 scripted: the model is unavailable for this key")],
+     ("claude", "API Error: 400 scripted: the model is unavailable for this key"),
+     ("aider", "litellm.InternalServerError: InternalServerError: OpenAIException - "
+               "Internal Server Error")],
 )  # fmt: skip
 def test_an_api_failure_is_recorded_with_its_own_text(
     repo: Repo, mission_dir: Path, agent: str, error: str
@@ -310,8 +312,24 @@ def test_an_api_failure_is_recorded_with_its_own_text(
     run_with(repo, agent, "api_error", "--max-iterations", "1")
     failed = iterations(repo)[1]
     assert failed["agent"]["success"] is False and failed["agent"]["error"] == error
-    assert f"agent exited with code 1: {error}" in failed["notes"]
-    assert "agent session wrote no candidate artifact" in failed["notes"]
+    code = 0 if agent == "aider" else 1  # aider retries, prints its errors and exits 0
+    assert f"agent exited with code {code}: {error}" in failed["notes"]
+    if agent != "aider":  # aider's artifact comes from git: an unchanged tree is a noop
+        assert "agent session wrote no candidate artifact" in failed["notes"]
+
+
+@pytest.mark.parametrize("agent", ["codex", "claude", "aider"])
+def test_sessions_whose_model_calls_failed_fail_the_run(
+    repo: Repo, mission_dir: Path, agent: str
+) -> None:
+    env = {"PATH": f"{FAKES}{os.pathsep}{os.environ['PATH']}", "FAKE_PLAN": "api_error"}
+    done = cli(
+        "run", "missions/demo", "--agent", agent, "--run-tag", "T1", "--max-iterations", "5",
+        "--max-agent-failures", "2", "--json", cwd=repo.root, env=env,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert json.loads(done.stdout)["status"] == "failed"
+    assert [it["agent"]["success"] for it in iterations(repo)[1:]] == [False, False]
 
 
 def test_a_claude_permission_denial_is_a_note_and_a_failure_reason(

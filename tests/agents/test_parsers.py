@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from autoresearch.agents.aider import parse_aider_line
 from autoresearch.agents.base import Usage
 from autoresearch.agents.claude import parse_claude_line
@@ -65,6 +67,26 @@ def test_aider_token_lines() -> None:
     ])  # fmt: skip
     assert (usage.input_tokens, usage.output_tokens, usage.cached_tokens) == (14300, 1427, 9800)
     assert usage.cost_usd == 0.03 and usage.turns == 2
+
+
+@pytest.mark.parametrize(
+    ("lines", "success", "error"),
+    [
+        (["litellm.APIError: APIError: OpenAIException - boom", "Retrying in 0.2 seconds...",
+          "Tokens: 1k sent, 10 received."], None, None),
+        (["litellm.InternalServerError: InternalServerError: OpenAIException - down",
+          "The API provider's servers are down or overloaded."],
+         False, "litellm.InternalServerError: InternalServerError: OpenAIException - down"),
+        (["Tokens: 1k sent, 10 received.", "litellm.NotFoundError: no such model"],
+         False, "litellm.NotFoundError: no such model"),
+        (["I ran: echo litellm.APIError: is not at the start"], None, None),
+    ],
+)  # fmt: skip
+def test_aider_model_call_that_failed_last_fails_the_session(
+    lines: list[str], success: bool | None, error: str | None
+) -> None:
+    usage = feed(parse_aider_line, lines)
+    assert (usage.success, usage.error) == (success, error)
 
 
 def test_codex_fatal_error_event_alone_is_a_failure() -> None:

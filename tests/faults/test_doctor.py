@@ -4,6 +4,7 @@ and `--clear-locks`; worktrees, branches and run folders that no run in the jour
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -27,7 +28,10 @@ def test_a_healthy_repository(repo: Repo, mission_dir: Path) -> None:
     code, report = doctor(repo.root)
     assert code == 0 and report["healthy"], report
     assert findings(report, "journal")[0]["severity"] == "ok"
-    assert [f["severity"] for f in findings(report, "backups")] == ["ok"]
+    # one backup, kept twice: in the user's state directory and beside the journal
+    backups = findings(report, "backups")
+    assert [f["severity"] for f in backups] == ["ok", "ok"]
+    assert os.environ["XDG_STATE_HOME"] in backups[0]["message"]
 
 
 def test_stale_locks_are_an_error_and_cleared_on_request(repo: Repo, mission_dir: Path) -> None:

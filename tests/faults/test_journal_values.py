@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from autoresearch.errors import JournalError
-from autoresearch.journal import domains, jobs, lanes, records, runs, sessions
+from autoresearch.journal import domains, integrity, jobs, lanes, records, runs, seals, sessions
 from autoresearch.journal.db import Journal
 from helpers import cli
 
@@ -50,8 +50,16 @@ def test_every_codec_names_its_table_and_key_and_checks_its_enums(tmp_path: Path
 @contextmanager
 def _db(path: Path) -> Iterator[sqlite3.Connection]:
     """A raw connection, as `sqlite3` on the command line: committed and closed after (an
-    open one would leave its writes in the WAL for the next opener to move)."""
+    open one would leave its writes in the WAL for the next opener to move). It keeps the
+    seals as autoresearch's own connection does: what these tests damage is a value, not
+    the history (a rewritten history: tests/faults/test_journal_tamper.py)."""
     conn = sqlite3.connect(path, isolation_level=None)
+    key, made = seals.load_key(integrity.seal_key(path))
+    seals.register(conn, key)
+    if seals.tables_present(conn):
+        if made:  # a copy of the demo: sealed anew, as Journal.open would
+            seals.seal_all(conn)
+        seals.install_triggers(conn)
     try:
         yield conn
     finally:
@@ -261,7 +269,8 @@ def test_doctor_names_a_json_value_that_does_not_parse(demo: Path) -> None:
 
 def test_a_backup_with_a_bad_value_is_not_restored(demo: Path) -> None:
     newest = demo / ".autoresearch/backups/journal.1.sqlite3"
-    for damaged in (journal_of(demo), newest):
+    outside = integrity.outside(journal_of(demo)).parent / "backups/journal.1.sqlite3"
+    for damaged in (d for d in (journal_of(demo), newest, outside) if d.exists()):
         edit(damaged, "UPDATE iterations SET decision = 'kepp' WHERE iteration = 1")
     code, report = doctor(demo)
     assert code == 1

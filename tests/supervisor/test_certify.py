@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import stat
 from pathlib import Path
 
 import pytest
@@ -304,3 +305,16 @@ def test_an_unreadable_certification_is_none(tmp_path: Path) -> None:
         assert read_certification(path, "f" * 40) is None or text == json.dumps(WRITTEN)
     assert read_certification(path, "f" * 40) is not None
     assert read_certification(path, "0" * 40) is None  # of another final commit
+
+
+def test_certify_scratch_folder_is_private(repo: Repo) -> None:
+    """Every folder certify makes under the state folder is the user's alone (its
+    scratch/certify folder was made 0755 by a plain mkdir)."""
+    with prepare(repo.mission(), run_tag="P") as h:
+        run_id = h.run_id
+        assert submit_and_step(h, {"value.txt": "3\n"}).decision == "keep"
+    done = cli("certify", run_id, "--repeats", "2", cwd=repo.root)
+    assert done.returncode == 0, done.stderr
+    certify = repo.root / ".autoresearch/scratch" / run_id / "certify"
+    assert certify.is_dir()
+    assert stat.S_IMODE(certify.stat().st_mode) == 0o700

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -201,7 +202,7 @@ def test_stale_evaluator_of_a_killed_driver_is_stopped(repo: Repo, mission_dir: 
     with outcome.handle as h:
         submit(h, {"value.txt": "5\n", "mode.txt": "hang\n"})
         pid_file = h.worktree / ".autoresearch/evaluator.pid"
-    env = {**GIT_ENV, "PATH": __import__("os").environ["PATH"]}
+    env = {**GIT_ENV, **{k: os.environ[k] for k in ("PATH", "HOME", "XDG_STATE_HOME")}}
     driver = subprocess.Popen(
         [sys.executable, "-m", "autoresearch", "step", RUN_ID], cwd=repo.root, env=env,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

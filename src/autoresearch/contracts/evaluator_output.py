@@ -2,6 +2,11 @@
 
 `format: json` – a JSON object with boolean `pass` and optional numeric `score`;
 `format: metric` – `METRIC name=value` lines, the primary metric is the score.
+
+A score or metric beyond ±MAX_MAGNITUDE is not comparable: its sum or square leaves the float
+range (the mean of 1e308 and 1e308 overflows), so the score is refused as an evaluation error
+with its own reason, and a side metric is dropped. Every view, the report and `certify` then
+only ever meet numbers they can add, square and subtract.
 """
 
 from __future__ import annotations
@@ -23,6 +28,20 @@ MSG_NOT_OBJECT = "Evaluator output must be a JSON object."
 MSG_NO_PASS = "Evaluator output must include boolean pass."
 MSG_BAD_SCORE = "Evaluator output score must be numeric when provided."
 MSG_NO_METRIC = "Evaluator output must include a METRIC {name}=<number> line."
+# Far beyond any real measurement, small enough that n readings' squares stay finite.
+MAX_MAGNITUDE = 1e100
+
+
+def msg_too_large(name: str, value: float) -> str:
+    return (
+        f"Evaluator output {name} {value:g} is beyond ±{MAX_MAGNITUDE:g}: not comparable "
+        "(a mean or spread of it overflows)."
+    )
+
+
+def within_bounds(value: float) -> bool:
+    """Whether `value` is a magnitude scores can be averaged and compared at."""
+    return abs(value) <= MAX_MAGNITUDE
 
 
 @dataclass(frozen=True)
@@ -83,6 +102,8 @@ def parse_json_verdict(stdout: str) -> Verdict:
     score = value.get("score")
     if "score" in value and not is_number(score):
         return Verdict(passed=None, parse_error=MSG_BAD_SCORE)
+    if score is not None and not within_bounds(float(score)):
+        return Verdict(passed=None, parse_error=msg_too_large("score", float(score)))
     extra = {k: v for k, v in value.items() if k not in ("pass", "score")}
     return Verdict(
         passed=passed,
@@ -100,6 +121,9 @@ def metric_passed(exit_code: int | None, primary_value: float | None) -> bool:
 def metric_verdict(metrics: dict[str, float], primary: str, exit_code: int | None) -> Verdict:
     """Interpret `format: metric` output already scanned into `metrics`."""
     value = metrics.get(primary)
+    if value is not None and not within_bounds(value):
+        return Verdict(passed=None, parse_error=msg_too_large(primary, value))
+    metrics = {name: v for name, v in metrics.items() if within_bounds(v)}
     if value is None:
         return Verdict(
             passed=None,

@@ -24,8 +24,8 @@ from typing import Any
 
 from autoresearch.clock import SYSTEM_CLOCK, Clock, utc_now_iso
 from autoresearch.errors import AutoresearchError, DiskFullError, JournalError
-from autoresearch.fsutil import make_private, private_fd
-from autoresearch.journal import domains, integrity
+from autoresearch.fsutil import FileRefused, make_private, private_fd
+from autoresearch.journal import domains, integrity, seals
 from autoresearch.journal.schema import MIGRATIONS
 from autoresearch.paths import RepoPaths
 from autoresearch.settings import DEFAULT_BUSY_TIMEOUT, journal_timeout
@@ -70,6 +70,7 @@ class Journal:
                     f"journal {path} is missing or empty, but this repository had journal "
                     f"{expected}: it was truncated, deleted or replaced"
                 )
+                + integrity.hint_start_afresh(path)
             )
         try:
             _create_private(path)
@@ -79,19 +80,23 @@ class Journal:
         conn.row_factory = sqlite3.Row
         journal = cls(path, conn, busy_timeout, clock)
         try:
+            fresh_key = journal._load_seal_key()
             with journal._guard():
                 # Reading the header first: a non-database file fails here, before any write.
                 conn.execute("PRAGMA schema_version").fetchone()
                 if existed:
-                    journal._verify(expected)
+                    journal._verify(expected, seals_known=not fresh_key)
                 conn.execute("PRAGMA journal_mode=WAL").fetchone()
                 conn.execute("PRAGMA synchronous=NORMAL")
                 conn.execute("PRAGMA foreign_keys=ON")
             journal._migrate()
+            with journal._guard():
+                seals.install_triggers(conn)
             with journal.tx() as tx:
                 journal.identity = integrity.ensure_identity(tx, path)
-            if expected is None:
-                integrity.write_marker(path, journal.identity.journal_id)
+                if fresh_key and existed:
+                    seals.seal_all(tx)  # the key was lost: seal what is there (trust on first use)
+            journal._mark(expected)
         except BaseException:
             conn.close()
             raise
@@ -114,13 +119,47 @@ class Journal:
         finally:
             self._deferred = False
 
-    def _verify(self, expected: str | None) -> None:
+    def _mark(self, expected: str | None) -> None:
+        """Name this journal in its markers (the outside one too, for a journal made before)."""
+        assert self.identity is not None
+        try:
+            if expected is None:
+                integrity.write_marker(self.path, self.identity.journal_id)
+            else:
+                integrity.mirror_marker(self.path, self.identity.journal_id)
+        except OSError as exc:
+            raise JournalError(f"cannot write the marker of journal {self.path}: {exc}") from exc
+
+    def _load_seal_key(self) -> bool:
+        """Give the connection its seal function; whether the key had to be made."""
+        try:
+            key, made = seals.load_key(integrity.seal_key(self.path))
+        except (OSError, FileRefused, UnicodeDecodeError, ValueError) as exc:
+            raise JournalError(
+                f"cannot read the seal key {integrity.seal_key(self.path)} of journal "
+                f"{self.path}: {exc}"
+            ) from exc
+        seals.register(self._conn, key)
+        return made
+
+    def _verify(self, expected: str | None, seals_known: bool = True) -> None:
         problem = integrity.damage(self._conn)
         if problem is not None:
             raise JournalError(integrity.msg_refused(f"journal {self.path} is damaged ({problem})"))
         found = integrity.identity_problem(self.path, integrity.read_identity(self._conn), expected)
         if found is not None:
             raise JournalError(integrity.msg_refused(found))
+        tampered = seals.problem(self._conn) if seals_known else None
+        if tampered is not None:
+            raise JournalError(seals.msg_tampered(self.path, tampered))
+
+    def check_kept(self, run_id: str, kept: str | None, baseline: str | None) -> None:
+        """Refuse to act on a run's kept state that is not the one autoresearch sealed (an
+        agent rewrote the journal under a running driver): before any git effect."""
+        with self._guard():
+            tampered = seals.kept_problem(self._conn, run_id, kept, baseline)
+        if tampered is not None:
+            raise JournalError(seals.msg_tampered(self.path, tampered))
 
     def json_problem(self) -> str | None:
         """The deep check of `autoresearch doctor`, too slow for every open on a long run: a
@@ -146,6 +185,10 @@ class Journal:
             return None
         self._check_same_file()
         with self._guard():
+            # a rewritten journal is no way back: it must never rotate a good backup out
+            tampered = seals.problem(self._conn)
+            if tampered is not None:
+                raise JournalError(seals.msg_tampered(self.path, tampered))
             try:
                 made = integrity.rotate_backup(self._conn, self.path)
             except OSError as exc:
@@ -185,6 +228,8 @@ class Journal:
         if "disk is full" in text or ("disk I/O error" in text and _nearly_full(self.path)):
             # SQLite reports a full disk under its shared memory or WAL as an I/O error
             return DiskFullError(f"no space left on device for journal {self.path} ({text})")
+        if seals.TAMPERED in text:  # a write of ours over a row someone else changed
+            return JournalError(seals.msg_tampered(self.path, "a sealed row"))
         if "malformed JSON" in text:  # SQLite's json functions met a value that does not parse
             damaged = f"journal {self.path} is damaged (a JSON value does not parse: {text})"
             return JournalError(integrity.msg_refused(damaged + "; `autoresearch doctor` names it"))

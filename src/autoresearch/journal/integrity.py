@@ -13,12 +13,19 @@ Backups: the SQLite online backup API copies a consistent snapshot while the jou
 use, into a temporary file that is checked before it replaces the newest backup; older ones
 rotate down (`backups/journal.1.sqlite3` is the newest). A kill at any instant leaves every
 backup whole.
+
+Outside the repository: the marker and the backups are kept twice, beside the journal and in
+the user's state directory (`paths.user_records`, private), so `rm -rf .autoresearch` leaves a
+marker that refuses a fresh journal in its place and the backups `doctor --restore` needs.
+The outside copies are read first: they are the ones a session working in the repository
+does not touch.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import sqlite3
 import uuid
 from dataclasses import dataclass
@@ -26,12 +33,15 @@ from pathlib import Path
 
 from autoresearch.clock import utc_now_iso
 from autoresearch.fsutil import FileRefused, atomic_write_text, private_dir, read_regular
-from autoresearch.journal import domains
+from autoresearch.journal import domains, seals
 from autoresearch.paths import (
     JOURNAL_BACKUPS_KEPT,
+    SEAL_KEY_FILE,
     STATE_DIR,
+    USER_REPO_NOTE,
     journal_backup,
     journal_marker,
+    user_journal,
 )
 
 MAX_MARKER_BYTES = 4096
@@ -60,8 +70,32 @@ def has_content(journal: Path) -> bool:
     return False
 
 
+def outside(journal: Path) -> Path:
+    """The journal's place in the user's state directory (its outside marker and backups)."""
+    return user_journal(journal, Path(repo_of(journal)))
+
+
+def seal_key(journal: Path) -> Path:
+    """The key of the journal's seals, outside the repository (journal/seals.py)."""
+    return outside(journal).with_name(SEAL_KEY_FILE)
+
+
+def copies(journal: Path) -> tuple[Path, Path]:
+    """Where the journal's marker and backups are kept: outside first, then beside it."""
+    return outside(journal), journal
+
+
 def read_marker(journal: Path) -> str | None:
-    """The journal id this folder's marker names, or None when there is no usable marker."""
+    """The journal id the marker names (the outside one first), or None when there is no
+    usable marker."""
+    for place in copies(journal):
+        found = _read_marker_at(place)
+        if found is not None:
+            return found
+    return None
+
+
+def _read_marker_at(journal: Path) -> str | None:
     try:
         text = read_regular(journal_marker(journal), MAX_MARKER_BYTES).decode("ascii").strip()
     except (OSError, FileRefused, UnicodeDecodeError):
@@ -70,7 +104,17 @@ def read_marker(journal: Path) -> str | None:
 
 
 def write_marker(journal: Path, journal_id: str) -> None:
-    atomic_write_text(journal_marker(journal), journal_id + "\n")
+    """Name the journal that belongs here, outside the repository and beside the journal."""
+    place = outside(journal)
+    atomic_write_text(place.with_name(USER_REPO_NOTE), repo_of(journal) + "\n")
+    for copy in (place, journal):
+        atomic_write_text(journal_marker(copy), journal_id + "\n")
+
+
+def mirror_marker(journal: Path, journal_id: str) -> None:
+    """Give a journal made before the outside records its outside marker (once)."""
+    if _read_marker_at(outside(journal)) is None:
+        write_marker(journal, journal_id)
 
 
 def read_identity(conn: sqlite3.Connection) -> Identity | None:
@@ -141,6 +185,12 @@ def msg_refused(problem: str) -> str:
     )
 
 
+def hint_start_afresh(journal: Path) -> str:
+    """The way to a new journal when the old one is gone for good: its markers name it."""
+    markers = " and ".join(str(journal_marker(place)) for place in copies(journal))
+    return f" (to start afresh instead, remove its markers {markers})"
+
+
 # --- backups ------------------------------------------------------------------------------
 
 
@@ -169,16 +219,38 @@ def backup_into(conn: sqlite3.Connection, dest: Path) -> None:
 
 
 def rotate_backup(conn: sqlite3.Connection, journal: Path) -> Path:
-    """A new newest backup of the journal; the older ones move down, the oldest goes."""
+    """A new newest backup of the journal, beside the journal and (a byte copy of the same
+    checked file) outside the repository; the older ones move down, the oldest goes. Returns
+    the newest one beside the journal."""
     newest = journal_backup(journal, 1)
     fresh = newest.with_name(f".{newest.name}.new")
     backup_into(conn, fresh)
-    for generation in range(JOURNAL_BACKUPS_KEPT - 1, 0, -1):
-        older = journal_backup(journal, generation)
-        if older.exists():
-            os.replace(older, journal_backup(journal, generation + 1))
-    os.replace(fresh, newest)
+    try:
+        away = journal_backup(outside(journal), 1)
+        copied = away.with_name(f".{away.name}.new")
+        _copy_private(fresh, copied)
+        _rotate_in(outside(journal), copied)
+    finally:
+        _rotate_in(journal, fresh)
     return newest
+
+
+def _copy_private(source: Path, dest: Path) -> None:
+    private_dir(dest.parent)
+    fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as out, source.open("rb") as src:
+        shutil.copyfileobj(src, out)
+        out.flush()
+        os.fsync(out.fileno())
+
+
+def _rotate_in(place: Path, fresh: Path) -> None:
+    """`fresh` becomes the newest backup at `place`; the older ones move down."""
+    for generation in range(JOURNAL_BACKUPS_KEPT - 1, 0, -1):
+        older = journal_backup(place, generation)
+        if older.exists():
+            os.replace(older, journal_backup(place, generation + 1))
+    os.replace(fresh, journal_backup(place, 1))
 
 
 @dataclass(frozen=True)
@@ -196,13 +268,14 @@ class BackupInfo:
 
 
 def inspect_backups(journal: Path, expected: str | None) -> list[BackupInfo]:
-    """Every backup of the journal, newest first, each checked whole and for identity."""
+    """Every backup of the journal, newest first (the outside ones first), each checked whole
+    and for identity."""
     found = []
-    for generation in range(1, JOURNAL_BACKUPS_KEPT + 1):
-        path = journal_backup(journal, generation)
-        if not path.is_file():
-            continue
-        found.append(inspect_backup(path, generation, journal, expected))
+    for place in copies(journal):
+        for generation in range(1, JOURNAL_BACKUPS_KEPT + 1):
+            path = journal_backup(place, generation)
+            if path.is_file():
+                found.append(inspect_backup(path, generation, journal, expected))
     return found
 
 
@@ -213,7 +286,7 @@ def inspect_backup(path: Path, generation: int, journal: Path, expected: str | N
     try:
         conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
         try:
-            problem = damage(conn)
+            problem = damage(conn) or _seal_problem(conn, journal)
             identity = read_identity(conn) if problem is None else None
         finally:
             conn.close()
@@ -225,6 +298,61 @@ def inspect_backup(path: Path, generation: int, journal: Path, expected: str | N
     return BackupInfo(path, generation, problem, identity, info.st_size, info.st_mtime)
 
 
+def _seal_problem(conn: sqlite3.Connection, journal: Path) -> str | None:
+    """A backup taken after someone rewrote the journal is no way back: its seals say so."""
+    if not seal_key(journal).is_file():
+        return None
+    seals.register(conn, seals.load_key(seal_key(journal))[0])
+    if not seals.tables_present(conn) or not seals.same_key(conn):
+        return None  # sealed under a key since made anew: nothing to check it against
+    found = seals.problem(conn)
+    return f"it was changed outside autoresearch ({found})" if found else None
+
+
+_DECIDED_ROWS = (
+    "SELECT run_id, iteration, decision, candidate_commit, kept_commit FROM iterations "
+    "WHERE decision IS NOT NULL"
+)
+
+
+def _decided(path: Path) -> set[tuple[object, ...]]:
+    conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+    try:
+        return {tuple(row) for row in conn.execute(_DECIDED_ROWS)}
+    finally:
+        conn.close()
+
+
+def disagreement(journal: Path, backup: Path) -> str | None:
+    """A decision the backup holds that the journal no longer holds as it was (the journal
+    only ever adds decisions: one that is gone or changed was rewritten), or None."""
+    try:
+        gone = sorted(_decided(backup) - _decided(journal), key=str)
+    except sqlite3.DatabaseError as exc:
+        return f"it cannot be compared with {backup.name}: {exc}"
+    if not gone:
+        return None
+    run_id, iteration, decision, *_ = gone[0]
+    return (
+        f"run {run_id} iteration {iteration} ({decision}) of backup {backup} is gone or "
+        f"changed in the journal ({len(gone)} decisions in all)"
+    )
+
+
+def _seal_as_chosen(staged: Path, journal: Path) -> None:
+    """The backup the user chose is sealed under today's key: one taken before the key was
+    made anew (a moved repository) opens like any other."""
+    conn = sqlite3.connect(staged, isolation_level=None)
+    try:
+        seals.register(conn, seals.load_key(seal_key(journal))[0])
+        if seals.tables_present(conn):
+            conn.execute("BEGIN IMMEDIATE")
+            seals.seal_all(conn)
+            conn.execute("COMMIT")
+    finally:
+        conn.close()
+
+
 def restore(journal: Path, backup: Path, aside: Path) -> None:
     """Put `backup` in the journal's place; the current journal (and its WAL) move to `aside`
     first, never deleted."""
@@ -234,6 +362,7 @@ def restore(journal: Path, backup: Path, aside: Path) -> None:
         backup_into(source, staged)
     finally:
         source.close()
+    _seal_as_chosen(staged, journal)
     for suffix in ("", "-wal", "-shm"):
         current = journal.with_name(journal.name + suffix)
         if current.exists():

@@ -5,6 +5,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
+from autoresearch.journal import seals
+
 
 def _run_script(conn: sqlite3.Connection, script: str) -> None:
     """Execute DDL statement by statement: executescript would commit our transaction."""
@@ -342,6 +344,25 @@ def _i11_lane_inflight(conn: sqlite3.Connection) -> None:
     )
 
 
+def _seal_decisions(conn: sqlite3.Connection) -> None:
+    """The seals of decided iterations and of each run's kept state (journal/seals.py), made
+    for what the journal holds now: the connection has the seal function."""
+    _run_script(
+        conn,
+        """
+        CREATE TABLE seal_key (key_id TEXT NOT NULL);
+        CREATE TABLE run_seals (run_id TEXT PRIMARY KEY, seal TEXT NOT NULL);
+        CREATE TABLE decision_seals (
+            run_id TEXT NOT NULL,
+            iteration INTEGER NOT NULL,
+            seal TEXT NOT NULL,
+            PRIMARY KEY (run_id, iteration)
+        );
+        """,
+    )
+    seals.seal_all(conn)
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("0001_supervisor", _0001_supervisor),
     ("0002_experiment_sessions", _0002_experiment_sessions),
@@ -356,4 +377,5 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("i11_journal_identity", _i11_journal_identity),
     ("i11_session_inflight", _i11_session_inflight),
     ("i11_lane_inflight", _i11_lane_inflight),
+    ("seal_decisions", _seal_decisions),
 ]

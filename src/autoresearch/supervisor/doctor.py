@@ -18,6 +18,7 @@ from typing import Any
 
 from autoresearch import git
 from autoresearch.errors import AutoresearchError, JournalError, NotFoundError, RefusedError
+from autoresearch.fsutil import private_dir
 from autoresearch.journal import integrity, runs
 from autoresearch.journal.db import open_journal
 from autoresearch.paths import LANES_DIR, RUNS_DIR, RepoPaths
@@ -75,6 +76,8 @@ def diagnose(repo_root: Path) -> DoctorReport:
     report = DoctorReport(repo_root)
     known = _check_journal(repo, report)
     _check_backups(repo, report)
+    if known is not None:
+        _compare_with_backup(repo, report)
     _check_locks(repo, report)
     if known is not None:
         _check_git_vs_runs(repo, report, known)
@@ -135,6 +138,24 @@ def _check_backups(repo: RepoPaths, report: DoctorReport) -> None:
                 f"backup {b.path} is unusable: {b.problem}",
                 f"remove it: rm {b.path}",
             )
+
+
+def _compare_with_backup(repo: RepoPaths, report: DoctorReport) -> None:
+    """A whole journal that lost decisions its newest usable backup holds was rewritten (by
+    someone who could forge its seals): an error, with the restore that brings them back."""
+    marker = integrity.read_marker(repo.journal)
+    usable = [b for b in integrity.inspect_backups(repo.journal, marker) if b.usable]
+    if not usable or not integrity.has_content(repo.journal):
+        return
+    found = integrity.disagreement(repo.journal, usable[0].path)
+    if found is not None:
+        report.add(
+            "journal",
+            Severity.ERROR,
+            f"journal {repo.journal} disagrees with its backup: {found}",
+            f"autoresearch doctor --restore --force (from {usable[0].path.name}, taken "
+            f"{_when(usable[0].modified_at)})",
+        )
 
 
 def _check_locks(repo: RepoPaths, report: DoctorReport) -> None:
@@ -231,12 +252,16 @@ class RestoreOutcome:
     restored_from: Path
     moved_aside: Path | None
     taken_at: str
+    # worktrees of unfinished runs checked out again from their branches (`rm -rf
+    # .autoresearch` takes them with the journal): `resume` needs them
+    worktrees: tuple[Path, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "restored_from": str(self.restored_from),
             "moved_aside": str(self.moved_aside) if self.moved_aside else None,
             "taken_at": self.taken_at,
+            "worktrees": [str(p) for p in self.worktrees],
         }
 
 
@@ -279,7 +304,26 @@ def restore(repo_root: Path, source: Path | None = None, force: bool = False) ->
     integrity.restore(repo.journal, chosen.path, aside)
     if chosen.identity is not None:
         integrity.write_marker(repo.journal, chosen.identity.journal_id)
-    return RestoreOutcome(chosen.path, aside if existed else None, _when(chosen.modified_at))
+    return RestoreOutcome(
+        chosen.path, aside if existed else None, _when(chosen.modified_at), _rebuild(repo)
+    )
+
+
+def _rebuild(repo: RepoPaths) -> tuple[Path, ...]:
+    """Check the worktree of every unfinished run that lost it out again on the run's branch
+    (its kept commits are there, the journal says where it stood): `resume` finds it."""
+    with open_journal(repo.repo_root) as journal:
+        known = runs.list_runs(journal)
+    rebuilt = []
+    for run in known:
+        path = Path(run.worktree_path)
+        start = run.last_kept_commit or run.baseline_commit
+        if run.status != RunStatus.RUNNING or start is None or path.exists():
+            continue
+        private_dir(path.parent)
+        git.ensure_worktree(repo.repo_root, path, run.branch_name, start)
+        rebuilt.append(path)
+    return tuple(rebuilt)
 
 
 def _journal_healthy(repo: RepoPaths) -> bool:

@@ -15,6 +15,7 @@ from pathlib import Path
 from autoresearch import git
 from autoresearch.errors import ContractError
 from autoresearch.evaluate import EvaluationRecord
+from autoresearch.fsutil import private_dir
 from autoresearch.noise import Role
 from autoresearch.policies import (
     Checks,
@@ -157,7 +158,7 @@ def scratch_checkout(h: RunHandle, tree: Path, commit: str) -> Path:
     agent's reach), checked out afresh: edits to tracked files keep HEAD where it was."""
     if not git.is_worktree_of(tree, h.repo.repo_root):
         git.worktree_remove(h.repo.repo_root, tree)
-        tree.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(tree.parent)  # under the private state folder: 0700 like the rest
         git.worktree_add_detached(h.repo.repo_root, tree, commit)
     else:
         git.clear_stale_locks(tree)  # a measurement killed mid-checkout left its lock

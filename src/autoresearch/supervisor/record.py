@@ -336,6 +336,7 @@ def restore_branch(
     unless `label` is None (a discarded candidate, recorded by its SHA). Untracked files stay
     for the next session's clean-up. Idempotent; returns notes for the ledger.
     """
+    check_sealed(h)
     on_branch = known_head is not None or git.head_branch(h.worktree) == branch_ref(h)
     head = known_head or git.head(h.worktree)
     dirty = head == target and dirty_tracked(h)
@@ -364,6 +365,7 @@ def advance_run_branch(h: RunHandle) -> list[str]:
     worktree, where no session works) follows it. Idempotent; edits someone made in the run
     worktree are saved as a patch first."""
     run = h if not h.lane else h.for_lane(0)
+    check_sealed(run)
     kept = run.run.last_kept_commit
     if not kept or not run.worktree.is_dir():
         return []
@@ -378,6 +380,12 @@ def advance_run_branch(h: RunHandle) -> list[str]:
         reset.reset_tree(run.worktree, kept, run.dirt, branch=run.branch_name, clean=False)
     notes.append(f"run branch {run.branch_name} now at the kept commit {kept[:12]}")
     return notes
+
+
+def check_sealed(h: RunHandle) -> None:
+    """No git effect follows from a kept state that someone rewrote in the journal under the
+    driver (journal/seals.py): the run stops with one line that names the restore."""
+    h.journal.check_kept(h.run_id, h.run.last_kept_commit, h.run.baseline_commit)
 
 
 def dirty_tracked(h: RunHandle) -> bool:
@@ -417,6 +425,7 @@ def save_and_reset(
     own branch checked out again at `at` (default `base`), wherever the session left HEAD.
     `clean`, `once` and `failpoint` are `reset.save_then_reset`'s. The note that says where
     it saved (`patch_note`)."""
+    check_sealed(h)
     branch = h.branch_name if reset_to is None else None
     target = reset_to or at or base
     changed = reset.save_then_reset(

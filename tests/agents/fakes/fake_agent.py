@@ -193,6 +193,16 @@ def write_artifact(
 
 
 API_ERROR = "scripted: the model is unavailable for this key"
+# What aider 0.86 prints when every model call fails with HTTP 500: litellm's exception, its
+# own description, a retry with a doubled delay until RETRY_TIMEOUT, the last error; exit 0.
+_AIDER_500 = (
+    "litellm.InternalServerError: InternalServerError: OpenAIException - "
+    "Internal Server Error\nThe API provider's servers are down or overloaded."
+)
+AIDER_API_ERROR = "\n".join(
+    [*(f"{_AIDER_500}\nRetrying in {delay} seconds..." for delay in ("0.2", "0.5", "1.0")),
+     _AIDER_500]
+)  # fmt: skip
 
 
 def aider_own_files(args: list[str]) -> None:
@@ -275,6 +285,9 @@ def emit(name: str, outcome: str, session: str, denials: list[dict]) -> None:
         lines.append(result)
     else:
         print("Aider v0.86.2\nModel: fake with whole edit format\nGit repo: .git with 3 files")
+        if outcome == "api_error":
+            print(AIDER_API_ERROR)
+            return
         print("Tokens: 2.3k sent, 440 received. Cost: $0.00061 message, $0.00061 session.")
         print("Applied edit to value.txt")
         return
@@ -303,7 +316,7 @@ def main() -> int:
         time.sleep(120)
     if action in ("fail", "api_error"):
         emit(name, action, session, perms.denials)
-        return 1
+        return 0 if name == "aider" and action == "api_error" else 1  # aider exits 0 all the same
     if action == "escape":
         write_file(perms, Path.cwd().parent / "escaped.txt", "outside the worktree")
         action = "noop"

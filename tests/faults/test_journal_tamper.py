@@ -1,0 +1,150 @@
+"""A journal whose history was rewritten behind autoresearch's back (an agent with `sqlite3`)
+is found – at open and before any git effect – and never obeyed: the run stops with one line
+that names the restore, the run branch keeps its keeps, and the restore lets it resume."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autoresearch.errors import JournalError
+from autoresearch.journal import integrity, seals
+from autoresearch.journal.db import Journal, open_journal
+from helpers import Repo, cli, git, sandbox_text
+
+CMD_AGENT = Path(__file__).parents[1] / "agents/fakes/cmd_agent.py"
+RUN_ID = "missions-demo-t1"
+BRANCH = "autoresearch/missions-demo/t1"
+
+# At iteration 3 the session forgets the run's keeps: it deletes the decided iterations and
+# sets the kept commit back to the baseline (or to TAMPER_TO), then works as usual.
+TAMPERER = """
+import os, runpy, sqlite3, sys
+from pathlib import Path
+if os.environ["AUTORESEARCH_ITERATION"] == "3" and os.environ.get("TAMPER"):
+    journal = Path(os.environ["AUTORESEARCH_WORKTREE"]).parents[1] / "journal.sqlite3"
+    run = os.environ["AUTORESEARCH_RUN_ID"]
+    conn = sqlite3.connect(journal)
+    base = conn.execute("select baseline_commit from runs where run_id=?", (run,)).fetchone()[0]
+    conn.execute("delete from evaluations where run_id=? and iteration > 0", (run,))
+    conn.execute("delete from iterations where run_id=? and iteration > 0", (run,))
+    kept = os.environ.get("TAMPER_TO") or base
+    conn.execute("update runs set last_kept_commit=? where run_id=?", (kept, run))
+    conn.commit()
+runpy.run_path(sys.argv[1], run_name="__main__")
+"""
+
+
+def run_tampered(repo: Repo, tmp_path: Path, **env: str) -> subprocess.CompletedProcess:
+    script = tmp_path / "tamperer.py"
+    script.write_text(TAMPERER)
+    return cli(
+        "run", "missions/demo", "--agent", f"cmd:{sys.executable} {script} {CMD_AGENT}",
+        "--run-tag", "T1", "--max-iterations", "4", cwd=repo.root, env={"TAMPER": "1", **env},
+    )  # fmt: skip
+
+
+def one_line(done: subprocess.CompletedProcess, needle: str) -> None:
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert needle in done.stderr and "Traceback" not in done.stderr, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.startswith("autoresearch:")]
+    assert len(lines) == 1, done.stderr
+
+
+def is_ancestor(repo: Repo, older: str, newer: str) -> bool:
+    check = ["git", "merge-base", "--is-ancestor", older, newer]
+    return subprocess.run(check, cwd=repo.root).returncode == 0
+
+
+def test_a_rewritten_history_stops_the_run_and_the_restore_resumes_it(
+    repo: Repo, tmp_path: Path
+) -> None:
+    # evaluations long enough that the throttled backup follows every decision (a backup
+    # that lags behind the branch is a restore that lags: not what this test is about)
+    repo.mission(sandbox=sandbox_text("sleep 1; python3 scripts/eval.py"))
+    done = run_tampered(repo, tmp_path)
+    one_line(done, "was changed outside autoresearch")
+    assert "autoresearch doctor --restore" in done.stderr
+    # no git effect followed: the run branch still holds both keeps (it was reset to the
+    # baseline before)
+    kept = git(repo.root, "log", "--format=%H %s", BRANCH).splitlines()
+    second = next(line.split()[0] for line in kept if line.endswith("improve to 3"))
+    assert is_ancestor(repo, second, BRANCH)
+
+    one_line(cli("status", cwd=repo.root), "was changed outside autoresearch")
+    report = cli("doctor", "--json", cwd=repo.root)
+    assert report.returncode == 1
+    (journal,) = [f for f in json.loads(report.stdout)["findings"] if f["check"] == "journal"]
+    assert journal["severity"] == "error" and "doctor --restore" in journal["fix"]
+
+    restored = cli("doctor", "--restore", cwd=repo.root)
+    assert restored.returncode == 0, restored.stdout + restored.stderr
+    resumed = cli("resume", RUN_ID, cwd=repo.root)
+    assert resumed.returncode == 0, resumed.stderr
+    status = json.loads(cli("status", RUN_ID, "--json", cwd=repo.root).stdout)
+    assert status["status"] == "completed"
+    assert is_ancestor(repo, second, status["last_kept_commit"])
+
+
+def test_a_kept_commit_set_to_a_missing_object_is_one_line(
+    repo: Repo, mission_dir: Path, tmp_path: Path
+) -> None:
+    done = run_tampered(repo, tmp_path, TAMPER_TO="0" * 40)
+    one_line(done, "was changed outside autoresearch")
+    assert "exit 128" not in done.stderr and "git diff" not in done.stderr
+
+
+def test_writes_over_a_tampered_row_abort_and_a_reopen_refuses(repo: Repo) -> None:
+    path = repo.root / ".autoresearch/journal.sqlite3"
+    with open_journal(repo.root) as journal, journal.tx() as conn:
+        conn.execute(
+            "INSERT INTO runs (run_id, run_tag, mission_slug, source_mission_dir, mission_dir, "
+            "mission_file, sandbox_file, repo_root, worktree_path, branch_name, "
+            "baseline_commit, last_kept_commit, evaluator_json, keep_policy, sandbox_json, "
+            "status, phase, created_at, updated_at) VALUES ('r', 't', 's', '', '', '', '', '', "
+            "'', 'b', 'base', 'kept', '{}', 'pass_only', '{}', 'running', 'ready', 'x', 'x')"
+        )
+    with open_journal(repo.root) as journal:
+        other = sqlite3.connect(path)
+        with other:
+            other.execute("UPDATE runs SET last_kept_commit = 'base'")
+        other.close()
+        with pytest.raises(JournalError, match="changed outside autoresearch"):
+            journal.check_kept("r", "base", "base")
+        with pytest.raises(JournalError, match="changed outside autoresearch"), journal.tx() as tx:
+            tx.execute("UPDATE runs SET last_kept_commit = 'newer'")
+    with pytest.raises(JournalError, match=r"run r: its kept commit .* doctor --restore"):
+        Journal.open(path)
+
+
+def test_doctor_reports_a_journal_that_lost_a_decision_its_backup_holds(
+    repo: Repo, mission_dir: Path, tmp_path: Path
+) -> None:
+    """Someone who could read the seal key rewrote the journal with valid seals: the backup
+    outside the repository still disagrees, and doctor says so."""
+    script = tmp_path / "agent.py"
+    script.write_text(TAMPERER)
+    done = cli(
+        "run", "missions/demo", "--agent", f"cmd:{sys.executable} {script} {CMD_AGENT}",
+        "--run-tag", "T1", "--max-iterations", "2", cwd=repo.root,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert cli("doctor", cwd=repo.root).returncode == 0
+    path = repo.root / ".autoresearch/journal.sqlite3"
+    forger = sqlite3.connect(path, isolation_level=None)
+    seals.register(forger, seals.load_key(integrity.seal_key(path))[0])
+    seals.install_triggers(forger)  # the seals stay valid: only the backup can tell
+    forger.execute("DELETE FROM evaluations WHERE iteration = 1")
+    forger.execute("DELETE FROM iterations WHERE iteration = 1")
+    forger.close()
+    assert cli("status", cwd=repo.root).returncode == 0  # nothing for the seals to find
+    report = cli("doctor", "--json", cwd=repo.root)
+    assert report.returncode == 1, report.stdout
+    (found,) = [f for f in json.loads(report.stdout)["findings"] if "disagrees" in f["message"]]
+    assert found["severity"] == "error" and "iteration 1 (keep)" in found["message"]
+    assert "doctor --restore --force" in found["fix"]
