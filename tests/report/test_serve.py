@@ -17,8 +17,10 @@ from report_helpers import submit_and_step
 from serve_helpers import serve_cli
 
 from autoresearch.errors import NotFoundError
+from autoresearch.paths import RepoPaths
 from autoresearch.report import run_data
-from autoresearch.report.serve import Serving, start
+from autoresearch.report.model import ReportData
+from autoresearch.report.serve import LiveReport, Serving, start
 from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.prepare import prepare
 from helpers import Repo, cli
@@ -48,7 +50,8 @@ def live_run(mission_dir: Path) -> Iterator[RunHandle]:
 
 @pytest.fixture
 def serving(live_run: RunHandle) -> Iterator[Serving]:
-    served = start(partial(run_data, live_run.repo.repo_root, live_run.run_id))
+    root = live_run.repo.repo_root
+    served = start(partial(run_data, root, live_run.run_id), journal=RepoPaths(root).journal)
     try:
         yield served
     finally:
@@ -84,6 +87,23 @@ def test_the_page_is_the_report_with_the_live_script_and_its_links_are_served(
     for link in links:
         url = urllib.request.urljoin(serving.url, link)
         assert get(url)[0] == 200, url
+
+
+def test_a_read_is_reused_until_the_journal_changes(live_run: RunHandle) -> None:
+    root = live_run.repo.repo_root
+    reads: list[str] = []
+
+    def counted() -> tuple[ReportData, Path]:
+        reads.append("read")
+        return run_data(root, live_run.run_id)
+
+    live = LiveReport(counted, RepoPaths(root).journal)
+    first = live.snapshot()
+    assert live.snapshot() is first and len(reads) == 1
+
+    submit_and_step(live_run, {"value.txt": "5\n"}, "five: a real improvement")
+    assert live.snapshot().version != first.version and len(reads) == 2
+    assert LiveReport(counted).snapshot() and len(reads) == 3  # no journal: every time
 
 
 @pytest.mark.parametrize(

@@ -40,6 +40,7 @@ def serve(
     the server every 1.5 s and shows new iterations without a reload. Everything is read from
     the journal; nothing is written.
     """
+    from autoresearch.paths import RepoPaths
     from autoresearch.report import run_data, session_data
     from autoresearch.report.serve import start
     from autoresearch.signals import first_signal_stops
@@ -53,7 +54,7 @@ def serve(
     else:
         run_id = resolve_run_id(root, run_id)
         load, what = partial(run_data, root, run_id), f"run {run_id}"
-    serving = start(load, port)
+    serving = start(load, port, RepoPaths(root).journal)
     say(f"serving the live report of {what} at {serving.url} (Ctrl-C to stop)")
     if open_it:
         webbrowser.open(serving.url)
