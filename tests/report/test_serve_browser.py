@@ -5,6 +5,7 @@ subprocess the test stops with Ctrl-C (SIGINT)."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from serve_helpers import serve_cli
 
 from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.prepare import prepare
+from helpers import Repo, cli
 
 # The page polls every 1.5 s and renders the plot on a change: far under this on a busy machine.
 SHOWS_WITHIN_MS = 20_000
@@ -83,3 +85,29 @@ def test_new_iterations_appear_without_a_reload(served: tuple[RunHandle, str], p
     assert all(r.startswith(url) for r in requests), requests
     assert sum(r == url for r in requests) >= 3  # the first load and one fetch per update
     page.screenshot(path=str(artifacts_dir() / "report-live.png"), full_page=True)
+
+
+CMD_AGENT = f"cmd:{sys.executable} {Path(__file__).parents[1] / 'agents/fakes/cmd_agent.py'}"
+
+
+def test_a_real_run_loop_shows_as_it_goes(repo: Repo, mission_dir: Path, page: Any) -> None:
+    prepared = cli("prepare", str(mission_dir), "--run-tag", "LOOP", cwd=repo.root)
+    assert prepared.returncode == 0, prepared.stderr
+    with serve_cli(repo.root) as server:  # the newest run: the one just prepared
+        page.goto(server.url)
+        page.wait_for_load_state("load")
+        page.evaluate("window.loadedOnce = 'the first load'")
+        assert _numbers(page) == [0]
+        done = cli(
+            "resume", "missions-demo-loop", "--agent", CMD_AGENT, "--max-iterations", "2",
+            cwd=repo.root, env={"FAKE_PLAN": "improve,worse"},
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        _wait_for_row(page, 2)
+        assert _numbers(page) == [0, 1, 2]
+        page.wait_for_function(
+            "() => document.getElementById('live').innerText.startsWith('live: completed')",
+            timeout=SHOWS_WITHIN_MS,
+        )
+        assert page.evaluate("window.loadedOnce") == "the first load"
+    assert server.returncode == 0, server.err
