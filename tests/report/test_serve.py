@@ -13,7 +13,7 @@ from functools import partial
 from pathlib import Path
 
 import pytest
-from report_helpers import submit_and_step
+from report_helpers import lanes_run, submit_and_step
 from serve_helpers import serve_cli
 
 from autoresearch.errors import NotFoundError
@@ -104,6 +104,17 @@ def test_a_read_is_reused_until_the_journal_changes(live_run: RunHandle) -> None
     submit_and_step(live_run, {"value.txt": "5\n"}, "five: a real improvement")
     assert live.snapshot().version != first.version and len(reads) == 2
     assert LiveReport(counted).snapshot() and len(reads) == 3  # no journal: every time
+
+
+def test_a_lanes_run_is_served_with_its_lanes(repo: Repo) -> None:
+    run_id = lanes_run(repo, "L")
+    served = start(partial(run_data, repo.root, run_id), journal=RepoPaths(repo.root).journal)
+    try:
+        assert state(served)["iterations"] == 2
+        page = get(served.url)[1].decode()
+        assert ">lane</button></th>" in page and "spend per lane" in page
+    finally:
+        served.stop()
 
 
 @pytest.mark.parametrize(
