@@ -124,6 +124,39 @@ def test_no_other_file_is_served(serving: Serving, path: str) -> None:
     assert get(serving.url + path)[0] == 404
 
 
+def test_a_request_under_another_host_name_is_refused(serving: Serving) -> None:
+    port = serving.url.rsplit(":", 1)[1].rstrip("/")
+    for host, status in [("evil.example", 403), (f"localhost:{port}", 200)]:
+        asked = urllib.request.Request(serving.url + "state", headers={"Host": host})
+        try:
+            with urllib.request.urlopen(asked, timeout=10) as answer:
+                assert answer.status == status
+        except urllib.error.HTTPError as refused:
+            assert refused.code == status
+
+
+def test_a_request_that_breaks_is_one_line_and_the_server_goes_on(
+    live_run: RunHandle, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reads: list[str] = []
+
+    def breaks_on_the_second_read() -> tuple[ReportData, Path]:
+        reads.append("read")
+        if len(reads) == 2:
+            raise ValueError("a bug")
+        return run_data(live_run.repo.repo_root, live_run.run_id)
+
+    served = start(breaks_on_the_second_read)
+    try:
+        with pytest.raises(OSError):  # the connection closes with no answer
+            get(served.url + "state")
+        assert get(served.url + "state")[0] == 200
+    finally:
+        served.stop()
+    err = capsys.readouterr().err
+    assert err == "autoresearch: a request failed: ValueError('a bug')\n"
+
+
 def test_an_unknown_run_is_refused_before_anything_listens(live_run: RunHandle) -> None:
     with pytest.raises(NotFoundError):
         start(partial(run_data, live_run.repo.repo_root, "no-such-run"))

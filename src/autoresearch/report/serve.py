@@ -14,6 +14,7 @@ import hashlib
 import json
 import mimetypes
 import posixpath
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -203,9 +204,13 @@ class _Handler(BaseHTTPRequestHandler):
     timeout = REQUEST_TIMEOUT_S
 
     def do_GET(self) -> None:  # http.server calls it by this name
-        path = urlsplit(self.path).path
+        # A page of another site can make the browser ask 127.0.0.1 under its own name (DNS
+        # rebinding): only the names this server is reached by are answered.
+        if self.headers.get("Host") not in self.server.hosts:
+            self._send(HTTPStatus.FORBIDDEN, "text/plain", b"unknown host")
+            return
         try:
-            self._answer(path)
+            self._answer(urlsplit(self.path).path)
         except AutoresearchError as exc:  # e.g. the journal is gone: say so, keep serving
             self._send(HTTPStatus.SERVICE_UNAVAILABLE, "text/plain", exc.message.encode())
 
@@ -246,6 +251,13 @@ class _Server(ThreadingHTTPServer):
     def __init__(self, live: LiveReport, port: int) -> None:
         self.live = live
         super().__init__((HOST, port), _Handler)
+        bound = self.server_address[1]
+        self.hosts = frozenset({f"{HOST}:{bound}", f"localhost:{bound}"})
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        # one line, not http.server's traceback; the server goes on with the next request
+        error = sys.exc_info()[1]
+        print(f"autoresearch: a request failed: {error!r}", file=sys.stderr, flush=True)
 
 
 @dataclass
