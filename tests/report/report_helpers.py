@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.step import StepResult, step
-from helpers import artifact, edit_and_commit, write_artifact
+from helpers import Repo, artifact, cli, edit_and_commit, sandbox_text, write_artifact
+
+LANE_AGENT = f"cmd:{sys.executable} {Path(__file__).parents[1] / 'supervisor/fakes/lane_agent.py'}"
 
 # (files to commit, description) per iteration of the standard run: keep, discard, crash,
 # keep, discard, keep (the evaluator's score is value.txt; mode.txt=crash makes it error).
@@ -42,3 +45,15 @@ def artifacts_dir() -> Path:
     root = Path(__file__).resolve().parents[2] / "artifacts"
     root.mkdir(exist_ok=True)
     return root
+
+
+def lanes_run(repo: Repo, tag: str) -> str:
+    """A finished `run --lanes 2` of two iterations (its score counts the lane agents' bonus
+    files); its run id."""
+    repo.write("scripts/score.py", 'import glob, json\nprint(json.dumps({"pass": True, '
+               '"score": 1 + len(glob.glob("bonus-*.txt"))}))\n')  # fmt: skip
+    repo.mission(sandbox=sandbox_text("python3 scripts/score.py"))
+    done = cli("run", "missions/demo", "--agent", LANE_AGENT, "--run-tag", tag, "--lanes", "2",
+               "--max-iterations", "2", cwd=repo.root, timeout=180)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return f"missions-demo-{tag.lower()}"

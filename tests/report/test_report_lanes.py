@@ -3,13 +3,12 @@ without lanes (whose iterations the journal records as lane 0)."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-from autoresearch.supervisor.handle import RunHandle
-from helpers import Repo, cli, sandbox_text
+from report_helpers import lanes_run
 
-LANE_AGENT = f"cmd:{sys.executable} {Path(__file__).parents[1] / 'supervisor/fakes/lane_agent.py'}"
+from autoresearch.supervisor.handle import RunHandle
+from helpers import Repo, cli
 
 
 def _page(run_id: str, cwd: Path, out: Path) -> str:
@@ -27,12 +26,6 @@ def test_a_run_without_lanes_has_no_lane_column(finished_run: RunHandle, tmp_pat
 def test_a_lanes_run_shows_each_iterations_lane_and_spend_per_lane(
     repo: Repo, tmp_path: Path
 ) -> None:
-    repo.write("scripts/score.py", 'import glob, json\nprint(json.dumps({"pass": True, '
-               '"score": 1 + len(glob.glob("bonus-*.txt"))}))\n')  # fmt: skip
-    repo.mission(sandbox=sandbox_text("python3 scripts/score.py"))
-    done = cli("run", "missions/demo", "--agent", LANE_AGENT, "--run-tag", "L", "--lanes", "2",
-               "--max-iterations", "2", cwd=repo.root, timeout=180)  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    page = _page("missions-demo-l", repo.root, tmp_path)
+    page = _page(lanes_run(repo, "L"), repo.root, tmp_path)
     assert ">lane</button></th>" in page and "spend per lane" in page
     assert "<td>1</td>" in page and "<td>2</td>" in page

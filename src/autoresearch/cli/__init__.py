@@ -104,6 +104,11 @@ COMMANDS = {
         "run",
         "Prepare a run, then loop: agent session → artifact → evaluation → decision.",
     ),
+    "serve": LazyCommand(
+        "autoresearch.cli.serve_cmd",
+        "serve",
+        "Serve RUN_ID's report on 127.0.0.1, updated in place as the run goes, until Ctrl-C.",
+    ),
     "status": LazyCommand(
         _RUN, "status", "All runs (without RUN_ID), or run RUN_ID with its iterations."
     ),

@@ -62,11 +62,16 @@ def run_report_file(repo_root: Path, run_id: str) -> Path:
 
 def build_run_report(repo_root: Path, run_id: str, out: Path | None = None) -> ReportResult:
     """Write the report of a supervised run (running or finished)."""
+    data, folder = run_data(repo_root, run_id)
+    return write(data, out or folder)
+
+
+def run_data(repo_root: Path, run_id: str) -> tuple[ReportData, Path]:
+    """A supervised run's report model as the journal has it now, and its report folder."""
     repo = RepoPaths(repo_root)
     journal, run = read_run(repo_root, run_id)
     with journal:
-        data = collect.run_report(journal, repo, run)
-    return write(data, out or repo.run(run_id).report)
+        return collect.run_report(journal, repo, run), repo.run(run_id).report
 
 
 def build_session_report(
@@ -74,6 +79,12 @@ def build_session_report(
 ) -> ReportResult:
     """Write the report of an experiment session: the one bound to the checkout around
     `start`, or `session_id` (open or closed). It shows the session's current segment."""
+    data, folder = session_data(start, session_id)
+    return write(data, out or folder)
+
+
+def session_data(start: Path, session_id: int | None = None) -> tuple[ReportData, Path]:
+    """An experiment session's report model as the journal has it now, and its report folder."""
     from autoresearch.experiments.context import open_context
 
     with open_context(start, "read") as ctx:
@@ -85,14 +96,14 @@ def build_session_report(
                 raise NotFoundError(f"unknown session: #{session_id}")
             session = found
         data = collect.session_report(ctx.journal, ctx.root, session)
-    return write(data, out or session_paths(ctx.root, session.session_id).report)
+    return data, session_paths(ctx.root, session.session_id).report
 
 
 def write(data: ReportData, out: Path) -> ReportResult:
     """Draw the plot (when matplotlib is there) and write both files atomically."""
     out = out.resolve()
     data = redacted(data)
-    image, warning = _plot(data)
+    image, warning = draw(data)
     plot_file = None
     if image is not None:
         plot_file = out / PLOT_FILE
@@ -121,7 +132,8 @@ def redacted(data: ReportData) -> ReportData:
     return replace(data, rows=rows, kept=kept, facts=facts, title=r.text(data.title))
 
 
-def _plot(data: ReportData) -> tuple[plot.PlotImage | None, str | None]:
+def draw(data: ReportData) -> tuple[plot.PlotImage | None, str | None]:
+    """The plot, or None and why not (matplotlib is optional)."""
     if not plot.available():
         return None, f"no plot: {plot.INSTALL_HINT}"
     return plot.render(data), None
@@ -131,5 +143,9 @@ __all__ = [
     "ReportResult",
     "build_run_report",
     "build_session_report",
+    "draw",
+    "redacted",
+    "run_data",
     "run_report_file",
+    "session_data",
 ]

@@ -76,24 +76,28 @@ def href(path: str, base: Path) -> str:
     return quote(rel)
 
 
-def render(data: ReportData, png: bytes | None, plot_note: str, base: Path) -> str:
-    """The whole page; `png` is None when the plot could not be drawn (`plot_note` says why)."""
+def render(data: ReportData, png: bytes | None, plot_note: str, base: Path, live: str = "") -> str:
+    """The whole page; `png` is None when the plot could not be drawn (`plot_note` says why).
+    `live` is markup after <main> that keeps a served page current (report/serve.py); the
+    written report.html has none."""
     parts = [
-        _head(data),
+        _head(data, served=bool(live)),
         _summary(data),
         _plot(png, plot_note),
         _spend(data),
         _facts(data),
         _table(data, base),
         _kept(data.kept),
-        "</main></body></html>\n",
+        f"</main>{live}</body></html>\n",
     ]
     return "".join(parts)
 
 
-def _head(data: ReportData) -> str:
+def _head(data: ReportData, served: bool = False) -> str:
     live = ""
-    if data.live and data.kind == ReportKind.RUN:
+    if data.live and data.kind == ReportKind.RUN and served:
+        live = '<p class="live">This run is still going: the page follows it as it goes.</p>'
+    elif data.live and data.kind == ReportKind.RUN:
         live = (
             '<p class="live">This run is still going: the page shows it as of '
             f"{escape(data.generated_at)}. Rebuild it with "
