@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -184,3 +185,17 @@ def _link_distribution(dist: metadata.Distribution, site: Path) -> None:
         target = site / top
         if not target.exists():
             target.symlink_to(Path(str(dist.locate_file(top))))
+
+
+def test_every_readme_install_line_names_this_distribution_and_its_extras() -> None:
+    """`pip install` in the README names the clone (`.`) or the distribution, with extras
+    pyproject.toml defines (the old `autoresearch[ray]` named a project that is not ours)."""
+    extras = set(
+        tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    )
+    lines = re.findall(r"pip install '([^']+)'", (ROOT / "README.md").read_text())
+    assert lines
+    for target in lines:
+        name, _, wanted = target.partition("[")
+        assert name in (".", DIST), target
+        assert set(wanted.rstrip("]").split(",")) <= extras, target
