@@ -97,8 +97,8 @@ def test_the_wheel_runs_the_demo_in_a_fresh_venv_with_only_core_and_report(
 # `import autoresearch.cli` with neither MCP nor Ray importable: the core does not need them
 _NO_OPTIONAL_IMPORTS = (
     "import importlib.util, autoresearch.cli; "
-    "missing = [m for m in ('mcp', 'ray') if importlib.util.find_spec(m) is not None]; "
-    "assert not missing, missing"
+    "present = [m for m in ('mcp', 'ray') if importlib.util.find_spec(m) is not None]; "
+    "assert not present, present"
 )
 
 
