@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """Project tasks with nothing but Python >= 3.11 and git: bootstrap .venv, then run a task.
 
-python3 dev.py demo [ARGS]   install, then run `autoresearch demo`
-python3 dev.py test          install, then lint, type-check and run the test suite
+python3 dev.py demo [ARGS]   install the core and the report extra, then run `autoresearch demo`
+python3 dev.py test          install the dev extra, then lint, type-check and run the test suite
 python3 dev.py test --quick  the same with only the unit tests (no fixture: no repo, no run)
-python3 dev.py bench [ARGS]  install, then run the benchmarks
+python3 dev.py bench [ARGS]  install the dev extra, then run the benchmarks
+
+One .venv serves all three: the demo installs only what it needs (no Ray, Playwright or mypy),
+`test` and `bench` upgrade the same .venv to the dev extra, and a dev .venv serves the demo as is.
 """
 
 from __future__ import annotations
@@ -20,25 +23,49 @@ ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 STAMP = VENV / ".autoresearch-install"
+# the distribution's name before it became autoresearch-loop (the new one is autoresearch_loop-*)
+OLD_DIST_INFO = (
+    "lib/python*/site-packages/autoresearch-*.dist-info",
+    "Lib/site-packages/autoresearch-*.dist-info",
+)
 
 
-def _install_key() -> str:
-    return hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+# The extras a task needs, smallest first: an install of a later one serves an earlier one.
+EXTRAS = ("report", "dev")
+TASK_EXTRA = {"demo": "report", "test": "dev", "bench": "dev"}
 
 
-def ensure_env() -> None:
-    """Create .venv and install the project with its dev extra, once per pyproject change."""
+def _install_key(extra: str) -> str:
+    """The stamp: which extra is installed, for which pyproject.toml."""
+    return f"{extra} {hashlib.sha256((ROOT / 'pyproject.toml').read_bytes()).hexdigest()}"
+
+
+def covers(stamp: str, key: str) -> bool:
+    """Whether the install `stamp` records serves the one `key` asks for: the same pyproject.toml
+    and an extra at least as large (a stamp of the old form, a bare hash, serves none)."""
+    have, _, have_hash = stamp.partition(" ")
+    want, _, want_hash = key.partition(" ")
+    return have in EXTRAS and have_hash == want_hash and EXTRAS.index(have) >= EXTRAS.index(want)
+
+
+def ensure_env(extra: str) -> None:
+    """Create .venv and install the project with `extra`, unless an install that covers it is
+    there for today's pyproject.toml (demo after test reuses the dev install; test after demo
+    upgrades it)."""
     if sys.version_info < (3, 11):  # noqa: UP036 - this script may be run by an older python3
         sys.exit(f"autoresearch needs Python >= 3.11 (this is {sys.version.split()[0]})")
-    if STAMP.exists() and STAMP.read_text() == _install_key():
+    if STAMP.exists() and covers(STAMP.read_text(), _install_key(extra)):
         return
     if not (BIN / "python").exists():
         print(f"creating {VENV}", file=sys.stderr)
         venv.EnvBuilder(with_pip=True).create(VENV)
-    print("installing autoresearch and its dev tools into .venv", file=sys.stderr)
+    print(f"installing autoresearch with its {extra} extra into .venv", file=sys.stderr)
     run([str(BIN / "python"), "-m", "pip", "install", "--quiet", "--upgrade", "pip"])
-    run([str(BIN / "python"), "-m", "pip", "install", "--quiet", "-e", ".[dev]"])
-    STAMP.write_text(_install_key())
+    if any(path for pattern in OLD_DIST_INFO for path in VENV.glob(pattern)):
+        # the distribution was renamed: the old one would register every back-end twice
+        run([str(BIN / "python"), "-m", "pip", "uninstall", "--quiet", "--yes", "autoresearch"])
+    run([str(BIN / "python"), "-m", "pip", "install", "--quiet", "-e", f".[{extra}]"])
+    STAMP.write_text(_install_key(extra))
 
 
 def run(argv: list[str]) -> None:
@@ -49,9 +76,9 @@ def run(argv: list[str]) -> None:
 
 def main(argv: list[str]) -> None:
     task, args = (argv[0], argv[1:]) if argv else ("help", [])
-    if task not in ("demo", "test", "bench"):
+    if task not in TASK_EXTRA:
         sys.exit(__doc__)
-    ensure_env()
+    ensure_env(TASK_EXTRA[task])
     if task == "demo":
         os.execv(BIN / "autoresearch", [str(BIN / "autoresearch"), "demo", *args])
     if task == "bench":

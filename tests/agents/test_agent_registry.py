@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from autoresearch.agents import HINT_NONE_OWN, unknown_agent
+from autoresearch.agents import HINT_NONE_OWN, OWN_DISTRIBUTION, unknown_agent
 from autoresearch.plugins import AGENTS, Plugin
 
 
-def plugin(name: str, distribution: str = "autoresearch") -> Plugin:
+def plugin(name: str, distribution: str = OWN_DISTRIBUTION) -> Plugin:
     return Plugin(AGENTS, name, f"somewhere.{name}:BACKEND", distribution)
 
 

@@ -26,8 +26,10 @@ if TYPE_CHECKING:
 COMMAND_PREFIX = "cmd:"
 COMMAND_FORM = "cmd:<shell command>"
 MSG_UNKNOWN = "unknown agent {spec!r}: use {choices}"
-# the distribution whose back-ends are the built-ins
-OWN_DISTRIBUTION = "autoresearch"
+# the distribution whose back-ends are the built-ins (pyproject.toml's [project] name), and its
+# name before the rename, which an environment installed before it still registers them under
+OWN_DISTRIBUTION = "autoresearch-loop"
+OWN_DISTRIBUTIONS = (OWN_DISTRIBUTION, "autoresearch")
 HINT_NONE_OWN = (
     " (autoresearch's own back-ends are not registered: its package metadata is out of date; "
     "reinstall it, e.g. pip install -e .)"
@@ -69,7 +71,7 @@ def validate_spec(spec: str) -> str:
 def unknown_agent(spec: str, known: Mapping[str, Plugin]) -> ContractError:
     """The refusal of a spec that is none of `known` (the installed back-ends): it lists them,
     and says so when autoresearch's own are missing (metadata older than the code)."""
-    own = any(plugin.distribution == OWN_DISTRIBUTION for plugin in known.values())
+    own = any(plugin.distribution in OWN_DISTRIBUTIONS for plugin in known.values())
     message = MSG_UNKNOWN.format(spec=spec, choices=choices_text(list(known)))
     return ContractError(message + ("" if own else HINT_NONE_OWN))
 
