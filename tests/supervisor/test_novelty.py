@@ -108,3 +108,24 @@ def test_trees_of_several_commits_in_one_call(repo: Repo) -> None:
     tree = repo.git("rev-parse", "HEAD^{tree}")
     assert autoresearch_git.trees(repo.root, [first, empty, "f00d", ""]) == [tree, tree, None, None]
     assert autoresearch_git.trees(repo.root, []) == []
+
+
+def test_the_instructions_list_what_was_measured_newest_first(run: RunHandle) -> None:
+    submit_and_step(run, {"value.txt": "5\n"}, description="five")
+    submit_and_step(run, {"value.txt": "3\n"}, description="three\nover two lines")
+    submit_and_step(run, {"value.txt": "3\n"}, description="three again")  # not measured
+    text = run.paths.instructions.read_text()
+    section = text.split("Already tried (the last 2 measured candidates, newest first;", 1)[1]
+    assert "`duplicate of iteration N`" in section.splitlines()[0]
+    assert section.splitlines()[1:3] == [
+        "- iteration 2: discard (score did not improve; score 3): three over two lines",
+        "- iteration 1: keep (score improved over last kept score; score 5): five",
+    ]
+    assert "three again" not in section
+    # bounded by the query: only the newest `limit` measured iterations are read
+    newest = runs.measured_iterations(run.journal, run.run_id, 1)
+    assert [it.iteration for it in newest] == [2]
+
+
+def test_a_run_without_measured_candidates_lists_none(run: RunHandle) -> None:
+    assert "Already tried" not in run.paths.instructions.read_text()

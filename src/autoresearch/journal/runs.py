@@ -256,6 +256,17 @@ def first_measured_tree(journal: Journal, run_id: str, tree: str) -> int | None:
     return None if row is None or row[0] is None else int(row[0])
 
 
+def measured_iterations(journal: Journal, run_id: str, limit: int) -> list[IterationRecord]:
+    """The last `limit` iterations whose candidate the evaluator measured, newest first (what
+    the instructions say was already tried)."""
+    rows = journal.rows(
+        "SELECT * FROM iterations WHERE run_id = ? AND kind = ? AND state != ? "
+        "AND evaluator_json IS NOT NULL ORDER BY iteration DESC LIMIT ?",
+        (run_id, IterationKind.ITERATION, EVALUATING, limit),
+    )
+    return [_ITERATIONS.record(IterationRecord, r) for r in rows]
+
+
 def measured_without_tree(journal: Journal, run_id: str, limit: int) -> list[tuple[int, str]]:
     """(iteration, candidate commit) of up to `limit` measured iterations whose tree was never
     looked up: rows older than the column, baselines (the partial index iterations_tree_unknown
