@@ -4,6 +4,7 @@ again: `discard`, reason `duplicate of iteration <N>`, no evaluator run, the tre
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from pathlib import Path
 
@@ -129,3 +130,27 @@ def test_the_instructions_list_what_was_measured_newest_first(run: RunHandle) ->
 
 def test_a_run_without_measured_candidates_lists_none(run: RunHandle) -> None:
     assert "Already tried" not in run.paths.instructions.read_text()
+
+
+def test_a_kill_between_record_and_apply_keeps_the_rule(repo: Repo, tmp_path: Path) -> None:
+    """The driver dies right after the duplicate's decision is committed (the third decision:
+    the baseline, iteration 1, the duplicate): resume applies its reset and goes on."""
+    count = tmp_path / "evaluations.txt"
+    _counting_mission(repo, count)
+    env = {"FAKE_PLAN": "worse,worse,improve"}
+    done = cli(
+        "run", "missions/demo", "--agent", CMD_AGENT, "--run-tag", "T1", "--json",
+        "--max-iterations", "3", cwd=repo.root,
+        env={**env, "AUTORESEARCH_FAILPOINTS": "step.after_decided@3"},
+    )  # fmt: skip
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    done = cli("resume", RUN_ID, "--json", cwd=repo.root, env=env)
+    assert done.returncode == 0, done.stderr
+    shown = json.loads(cli("status", RUN_ID, "--json", cwd=repo.root).stdout)
+    assert [(it["decision"], it["decision_reason"]) for it in shown["iterations"][1:3]] == [
+        ("discard", "score did not improve"),
+        ("discard", "duplicate of iteration 1"),
+    ]
+    assert shown["iterations"][3]["decision"] == "keep" and shown["status"] == "completed"
+    measured = count.read_text().splitlines()
+    assert measured.count("0.5") == 1 and measured[-1] == "2", measured
