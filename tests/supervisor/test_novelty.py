@@ -13,7 +13,8 @@ from sup_helpers import submit_and_step
 from autoresearch import git as autoresearch_git
 from autoresearch.journal import runs
 from autoresearch.supervisor.handle import RunHandle
-from helpers import Repo, cli, git, sandbox_text
+from autoresearch.supervisor.step import unmeasured_decision
+from helpers import Repo, cli, edit_and_commit, git, sandbox_text
 
 CMD_AGENT = f"cmd:{sys.executable} {Path(__file__).parents[1] / 'agents/fakes/cmd_agent.py'}"
 RUN_ID = "missions-demo-t1"
@@ -154,3 +155,18 @@ def test_a_kill_between_record_and_apply_keeps_the_rule(repo: Repo, tmp_path: Pa
     assert shown["iterations"][3]["decision"] == "keep" and shown["status"] == "completed"
     measured = count.read_text().splitlines()
     assert measured.count("0.5") == 1 and measured[-1] == "2", measured
+
+
+def test_a_lane_can_ask_before_it_spends_a_reading(run: RunHandle) -> None:
+    """What step decides without a reading, asked for a commit not yet judged (the lanes'
+    check before they measure)."""
+    submit_and_step(run, {"value.txt": "0\n"})
+    again = edit_and_commit(run.worktree, {"value.txt": "0\n", "x.txt": ""}, "again")
+    git(run.worktree, "rm", "-q", "x.txt")
+    git(run.worktree, "commit", "-q", "-m", "same tree as iteration 1")
+    same = git(run.worktree, "rev-parse", "HEAD")
+    found = unmeasured_decision(run, same)
+    assert found.decision is not None and found.decision.reason == "duplicate of iteration 1"
+    assert unmeasured_decision(run, again).decision is None  # a new tree: measured
+    kept = unmeasured_decision(run, run.run.last_kept_commit or "")
+    assert kept.decision is not None and kept.decision.reason == "candidate made no change"

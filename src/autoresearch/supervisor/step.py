@@ -253,29 +253,36 @@ def _process(
         )
         return _record(h, it, decision, None, KEEPS_RUN, sha)
     commit = str(artifact.candidate_commit)  # validated: a candidate names its commit
-    it, unmeasured = _decided_unmeasured(h, it, commit)
-    if unmeasured is not None:
+    found = unmeasured_decision(h, commit)
+    it = replace(it, candidate_tree=found.tree)
+    if found.decision is not None:
         checked = _refuse_unsafe_reset(h, it)
-        return _record(h, it, unmeasured, None, KEEPS_RUN, sha, safety_checked=checked)
+        return _record(h, it, found.decision, None, KEEPS_RUN, sha, safety_checked=checked)
     return _measured(h, it, commit, sha, should_cancel, first)
 
 
-def _decided_unmeasured(
-    h: RunHandle, it: IterationRecord, commit: str
-) -> tuple[IterationRecord, Decision | None]:
+@dataclass(frozen=True)
+class Unmeasured:
+    """What step decides of a candidate commit before any evaluation, and its tree."""
+
+    tree: str | None  # None: the commit is the kept one, or does not resolve
+    decision: Decision | None  # None: the candidate is to be measured
+
+
+def unmeasured_decision(h: RunHandle, commit: str) -> Unmeasured:
     """The decisions taken before any evaluation, in order: a candidate that changed nothing,
     one whose tree an earlier iteration measured (novelty), one that touched a sealed path.
-    The iteration gains its candidate's tree, found in the one git call the first needs."""
+    The tree comes from the one git call the first needs. A lane asks this before it spends
+    a reading (step decides the same again when it judges)."""
     kept = h.run.last_kept_commit or ""
     tree, kept_tree = git.trees(h.worktree, [commit, kept]) if commit != kept else (None, None)
-    it = replace(it, candidate_tree=tree)
     if commit == kept or (tree is not None and tree == kept_tree):
-        return it, unchanged_candidate()
+        return Unmeasured(tree, unchanged_candidate())
     earlier = _measured_before(h, tree, {commit: tree, kept: kept_tree})
     if earlier is not None:
-        return it, duplicate_of(earlier)
+        return Unmeasured(tree, duplicate_of(earlier))
     touched = h.sealed and touched_sealed(git.changed_paths(h.worktree, kept), h.sealed)
-    return it, harness_changed(touched) if touched else None
+    return Unmeasured(tree, harness_changed(touched) if touched else None)
 
 
 # How many older iterations' trees one git process looks up (a run recorded before the
