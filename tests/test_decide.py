@@ -13,6 +13,7 @@ from autoresearch.decide import (
     baseline_decision,
     budget_exhausted,
     decide,
+    duplicate_of,
     kept_score_after,
     previous_outcome,
     replay_conflict,
@@ -104,6 +105,20 @@ def test_baseline_and_validation() -> None:
     assert (v.decision, v.run_status) == ("error", "failed")
     assert previous_outcome(None, None) == "none yet"
     assert previous_outcome("discard", "score did not improve") == "discard:score did not improve"
+
+
+def test_a_duplicate_is_a_discard_without_evaluation() -> None:
+    d = duplicate_of(7)
+    assert (d.decision, d.reason, d.keep, d.reset) == (
+        "discard",
+        "duplicate of iteration 7",
+        False,
+        True,
+    )
+    assert d.notes == (
+        "candidate discarded without evaluation because an earlier iteration measured the same "
+        "tree",
+    )
 
 
 def test_lane_and_budget_strings_are_pinned() -> None:

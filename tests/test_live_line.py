@@ -42,6 +42,7 @@ def evaluation(
         # never measured: the pinned reason
         ("discard", None, "replay conflict", "discard (replay conflict)"),
         ("discard", None, "harness changed", "discard (harness changed)"),
+        ("discard", None, "duplicate of iteration 1", "discard (duplicate of iteration 1)"),
         ("discard", None, None, "discard"),
         ("keep", (EvalStatus.PASS, False), "x", "keep"),
         ("noop", None, "candidate made no change", "noop"),

@@ -40,6 +40,11 @@ NOTE_REPLAY_CONFLICT = (
     "candidate discarded without evaluation because it conflicts with the commit another lane "
     "kept meanwhile"
 )
+# Novelty (issue 33): a candidate whose tree an earlier iteration's evaluator measured already.
+REASON_DUPLICATE = "duplicate of iteration {iteration}"
+NOTE_DUPLICATE = (
+    "candidate discarded without evaluation because an earlier iteration measured the same tree"
+)
 NOTE_HARNESS_CHANGED = "candidate discarded without evaluation because it changed a sealed path"
 NOTE_CHECKS_FAILED = "candidate discarded because its checks failed"
 NOTE_SIGNIFICANT = "candidate kept because the sequential test accepted an improvement"
@@ -279,6 +284,12 @@ def harness_changed(path: str) -> Decision:
         NOTE_HARNESS_CHANGED,
         (f"{CODE_HARNESS_CHANGED}:{path}",),
     )
+
+
+def duplicate_of(iteration: int) -> Decision:
+    """A candidate whose tree iteration `iteration` measured: discarded, never evaluated (the
+    earlier outcome stands; measuring it again would only spend the evaluator)."""
+    return _discard(REASON_DUPLICATE.format(iteration=iteration), NOTE_DUPLICATE)
 
 
 def replay_conflict(onto: str, detail: str) -> Decision:

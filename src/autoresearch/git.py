@@ -104,25 +104,36 @@ def main_root(path: Path) -> Path | None:
 
 def resolve_commits(cwd: Path, names: Sequence[str]) -> list[str | None]:
     """Full SHAs for `names` peeled to commits (like `rev-parse --verify <n>^{commit}`)."""
+    return _peeled(cwd, names, "commit")
+
+
+def trees(cwd: Path, names: Sequence[str]) -> list[str | None]:
+    """The tree ids of `names` (commits), in ONE git process however many; None where a name
+    does not resolve (the duplicate check's lookup key: a tree is what an evaluator measures)."""
+    return _peeled(cwd, names, "tree")
+
+
+def _peeled(cwd: Path, names: Sequence[str], kind: str) -> list[str | None]:
+    """`names` peeled to objects of `kind` by one `git cat-file --batch-check`."""
     if not names:
         return []
-    payload = "".join(_commit_query(name) for name in names)
+    payload = "".join(_peel_query(name, kind) for name in names)
     fmt = "--batch-check=%(objectname) %(objecttype)"
     done = _run(cwd, ["cat-file", fmt], stdin=payload.encode())
     results: list[str | None] = []
     for line in done.stdout.decode("utf-8", "replace").splitlines():
         parts = line.split(" ")
-        ok = len(parts) == 2 and parts[1] == "commit" and len(parts[0]) >= 40
+        ok = len(parts) == 2 and parts[1] == kind and len(parts[0]) >= 40
         results.append(parts[0] if ok else None)
     if len(results) != len(names):
         raise GitError(f"git cat-file answered {len(results)} lines for {len(names)} names")
     return results
 
 
-def _commit_query(name: str) -> str:
+def _peel_query(name: str, kind: str) -> str:
     if not name.strip() or any(c in name for c in "\r\n\0"):
         name = "refs/autoresearch-invalid/\x7f"  # DEL is never valid in a ref: always missing
-    return f"{name}^{{commit}}\n"
+    return f"{name}^{{{kind}}}\n"
 
 
 def same_tree(cwd: Path, a: str, b: str) -> bool:

@@ -110,6 +110,8 @@ class IterationRecord:
     evaluator: StoredEvaluation | None = None
     agent: AgentRecord | None = None  # the session's end (JSON only in agent_json)
     lane: int = 0  # the lane whose session this judged (`run --lanes K`; 0: no lanes)
+    # the candidate commit's tree id ('' once known to be unresolvable; None: not looked up)
+    candidate_tree: str | None = None
 
     def shown_agent(self) -> AgentRecord | None:
         """The session's record as the views show it: a lane's iteration names its lane even
@@ -241,6 +243,49 @@ def unfinished_iterations(journal: Journal, run_id: str) -> list[IterationRecord
         (run_id,),
     )
     return [_ITERATIONS.record(IterationRecord, r) for r in rows]
+
+
+def first_measured_tree(journal: Journal, run_id: str, tree: str) -> int | None:
+    """The earliest recorded iteration whose evaluator measured `tree` (the novelty rule's
+    lookup: one range of the index iterations_tree), or None."""
+    row = journal.row(
+        "SELECT MIN(iteration) FROM iterations INDEXED BY iterations_tree "
+        "WHERE run_id = ? AND candidate_tree = ? AND evaluator_json IS NOT NULL AND state != ?",
+        (run_id, tree, EVALUATING),
+    )
+    return None if row is None or row[0] is None else int(row[0])
+
+
+def measured_iterations(journal: Journal, run_id: str, limit: int) -> list[IterationRecord]:
+    """The last `limit` iterations whose candidate the evaluator measured, newest first (what
+    the instructions say was already tried)."""
+    rows = journal.rows(
+        "SELECT * FROM iterations WHERE run_id = ? AND kind = ? AND state != ? "
+        "AND evaluator_json IS NOT NULL ORDER BY iteration DESC LIMIT ?",
+        (run_id, IterationKind.ITERATION, EVALUATING, limit),
+    )
+    return [_ITERATIONS.record(IterationRecord, r) for r in rows]
+
+
+def measured_without_tree(journal: Journal, run_id: str, limit: int) -> list[tuple[int, str]]:
+    """(iteration, candidate commit) of up to `limit` measured iterations whose tree was never
+    looked up: rows older than the column, baselines (the partial index iterations_tree_unknown
+    holds only them)."""
+    rows = journal.rows(
+        "SELECT iteration, COALESCE(candidate_commit, '') FROM iterations "
+        "INDEXED BY iterations_tree_unknown WHERE run_id = ? AND candidate_tree IS NULL "
+        "AND evaluator_json IS NOT NULL ORDER BY iteration LIMIT ?",
+        (run_id, limit),
+    )
+    return [(int(r[0]), str(r[1])) for r in rows]
+
+
+def set_trees(conn: sqlite3.Connection, run_id: str, found: dict[int, str]) -> None:
+    """Record the trees looked up for iterations (`''`: the commit no longer resolves)."""
+    conn.executemany(
+        "UPDATE iterations SET candidate_tree = ? WHERE run_id = ? AND iteration = ?",
+        [(tree, run_id, iteration) for iteration, tree in found.items()],
+    )
 
 
 def recent_iterations(journal: Journal, run_id: str, limit: int) -> list[IterationRecord]:

@@ -363,6 +363,19 @@ def _seal_decisions(conn: sqlite3.Connection) -> None:
     seals.seal_all(conn)
 
 
+def _i33_candidate_tree(conn: sqlite3.Connection) -> None:
+    # Novelty (issue 33): the tree id of each iteration's candidate, so that a candidate whose
+    # tree an earlier iteration's evaluator measured is found by one indexed query and never
+    # measured again. Rows recorded before this column (and a baseline, recorded by prepare)
+    # are filled in by the next step; the partial index finds them without a scan.
+    conn.execute("ALTER TABLE iterations ADD COLUMN candidate_tree TEXT")
+    conn.execute("CREATE INDEX iterations_tree ON iterations (run_id, candidate_tree)")
+    conn.execute(
+        "CREATE INDEX iterations_tree_unknown ON iterations (run_id) "
+        "WHERE candidate_tree IS NULL AND evaluator_json IS NOT NULL"
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("0001_supervisor", _0001_supervisor),
     ("0002_experiment_sessions", _0002_experiment_sessions),
@@ -378,4 +391,5 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("i11_session_inflight", _i11_session_inflight),
     ("i11_lane_inflight", _i11_lane_inflight),
     ("seal_decisions", _seal_decisions),
+    ("i33_candidate_tree", _i33_candidate_tree),
 ]

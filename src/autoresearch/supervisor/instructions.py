@@ -16,6 +16,11 @@ MISSION_CAP = 4000
 SANDBOX_CAP = 4000
 REASON_CAP = 160
 DESCRIPTION_CAP = 120
+# Novelty (issue 33): how many measured iterations the instructions list, newest first, so
+# that a session does not retry what the run already measured; each line is capped, so the
+# section stays under ~6 kB however long the run.
+TRIED_CAP = 20
+TRIED_REASON_CAP = 80
 
 
 def _cap(text: str, limit: int) -> str:
@@ -66,6 +71,24 @@ def snapshot(run: RunRecord, recent: Sequence[IterationRecord]) -> dict[str, Any
     }
 
 
+def tried_lines(tried: Sequence[IterationRecord]) -> list[str]:
+    """The section listing what the run already measured (`tried`: newest first)."""
+    if not tried:
+        return []
+    lines = [
+        f"Already tried (the last {len(tried)} measured candidates, newest first; a candidate "
+        "whose tree equals one already measured is discarded unmeasured as `duplicate of "
+        "iteration N`):"
+    ]
+    for it in tried:
+        ev = it.evaluator
+        score = format_score(ev.score if ev else None) or "n/a"
+        reason = _cap(it.decision_reason or "", TRIED_REASON_CAP)
+        what = _cap(" ".join((it.description or "").split()), DESCRIPTION_CAP)
+        lines.append(f"- iteration {it.iteration}: {it.decision} ({reason}; score {score}): {what}")
+    return [*lines, ""]
+
+
 def _evaluator_lines(evaluator: EvaluatorSpec) -> list[str]:
     lines = [f"- command: {evaluator.command}", f"- format: {evaluator.format}"]
     if evaluator.format == EvalFormat.METRIC:
@@ -92,8 +115,9 @@ def render(
     sandbox_body: str,
     results_file: str,
     candidate_file: str,
+    tried: Sequence[IterationRecord] = (),
 ) -> str:
-    """instructions.md for the next session."""
+    """instructions.md for the next session (`tried`: measured iterations, newest first)."""
     kept = run.last_kept_commit or ""
     score = format_score(run.last_kept_score) or "n/a"
     lines = [
@@ -149,5 +173,6 @@ def render(
         "Sandbox policy:",
         _fence(sandbox_body, SANDBOX_CAP, "markdown"),
         "",
+        *tried_lines(tried),
     ]
     return "\n".join(lines)

@@ -18,6 +18,7 @@ from autoresearch.contracts.json_input import load_json
 from autoresearch.decide import (
     Decision,
     decide,
+    duplicate_of,
     harness_changed,
     touched_sealed,
     unchanged_candidate,
@@ -251,21 +252,62 @@ def _process(
             run.keep_policy, spec.direction, run.last_kept_score, artifact.status, None, dirty
         )
         return _record(h, it, decision, None, KEEPS_RUN, sha)
-    if artifact.candidate_commit and git.same_tree(
-        h.worktree, artifact.candidate_commit, run.last_kept_commit or ""
-    ):
-        checked = _refuse_unsafe_reset(h, it)
-        return _record(h, it, unchanged_candidate(), None, KEEPS_RUN, sha, safety_checked=checked)
-    touched = h.sealed and touched_sealed(
-        git.changed_paths(h.worktree, run.last_kept_commit or ""), h.sealed
-    )
-    if touched:
-        checked = _refuse_unsafe_reset(h, it)
-        return _record(
-            h, it, harness_changed(touched), None, KEEPS_RUN, sha, safety_checked=checked
-        )
     commit = str(artifact.candidate_commit)  # validated: a candidate names its commit
+    found = unmeasured_decision(h, commit)
+    it = replace(it, candidate_tree=found.tree)
+    if found.decision is not None:
+        checked = _refuse_unsafe_reset(h, it)
+        return _record(h, it, found.decision, None, KEEPS_RUN, sha, safety_checked=checked)
     return _measured(h, it, commit, sha, should_cancel, first)
+
+
+@dataclass(frozen=True)
+class Unmeasured:
+    """What step decides of a candidate commit before any evaluation, and its tree."""
+
+    tree: str | None  # None: the commit is the kept one, or does not resolve
+    decision: Decision | None  # None: the candidate is to be measured
+
+
+def unmeasured_decision(h: RunHandle, commit: str) -> Unmeasured:
+    """The decisions taken before any evaluation, in order: a candidate that changed nothing,
+    one whose tree an earlier iteration measured (novelty), one that touched a sealed path.
+    The tree comes from the one git call the first needs. A lane asks this before it spends
+    a reading (step decides the same again when it judges)."""
+    kept = h.run.last_kept_commit or ""
+    tree, kept_tree = git.trees(h.worktree, [commit, kept]) if commit != kept else (None, None)
+    if commit == kept or (tree is not None and tree == kept_tree):
+        return Unmeasured(tree, unchanged_candidate())
+    earlier = _measured_before(h, tree, {commit: tree, kept: kept_tree})
+    if earlier is not None:
+        return Unmeasured(tree, duplicate_of(earlier))
+    touched = h.sealed and touched_sealed(git.changed_paths(h.worktree, kept), h.sealed)
+    return Unmeasured(tree, harness_changed(touched) if touched else None)
+
+
+# How many older iterations' trees one git process looks up (a run recorded before the
+# journal kept trees is filled in once, a batch at a time).
+TREE_BATCH = 1000
+
+
+def _measured_before(h: RunHandle, tree: str | None, known: dict[str, str | None]) -> int | None:
+    """The earliest iteration whose evaluator measured `tree` (novelty: measuring it again
+    would spend the evaluator on an outcome already recorded), or None."""
+    if not tree:
+        return None
+    _fill_unknown_trees(h, known)
+    return runs.first_measured_tree(h.journal, h.run_id, tree)
+
+
+def _fill_unknown_trees(h: RunHandle, known: dict[str, str | None]) -> None:
+    """Record the trees of measured iterations the journal lacks: a baseline (usually the
+    kept commit, whose tree `known` holds: no git) and rows older than the column."""
+    while missing := runs.measured_without_tree(h.journal, h.run_id, TREE_BATCH):
+        ask = sorted({commit for _, commit in missing if not known.get(commit)})
+        looked = dict(zip(ask, git.trees(h.worktree, ask), strict=True))
+        found = {i: known.get(c) or looked.get(c) or "" for i, c in missing}
+        with h.journal.tx() as conn:
+            runs.set_trees(conn, h.run_id, found)
 
 
 def _measured(

@@ -84,6 +84,7 @@ def write_instructions(h: RunHandle) -> None:
         sandbox_body=h.run.sandbox.body,
         results_file=str(h.results_file),
         candidate_file=str(h.paths.candidate),
+        tried=runs.measured_iterations(h.journal, h.run_id, instructions.TRIED_CAP),
     )
     # The agent's model reads this (and its provider may keep it): no secret goes in.
     atomic_write_text(h.paths.instructions, redact(text))
