@@ -29,12 +29,16 @@ from autoresearch.worker.model import (
     DEFAULT_CHECK_TIMEOUT_SECONDS,
     DEFAULT_TIMEOUT_SECONDS,
     MAX_REVISE_PASSES,
+    MAX_STAGES,
     MAX_TIMEOUT_SECONDS,
+    BlockingPolicy,
     CheckSpec,
     Isolation,
     JobRequest,
+    ReliabilityTier,
     ScopeSpec,
     SemanticGate,
+    StageSpec,
     TaskKind,
     check_timeout,
 )
@@ -85,6 +89,18 @@ class CheckInput(_Shape):
         return CheckSpec(
             self.command, self.name, check_timeout(label, self.timeout_seconds, self.timeout_ms)
         )
+
+
+class StageInput(_Shape):
+    prompt: str = Field(min_length=1, description="This stage's part of the task.")
+    checks: list[CheckInput] | None = Field(
+        default=None,
+        max_length=20,
+        description="Run after this stage; the next stage runs only if every one passes.",
+    )
+
+    def spec(self) -> StageSpec:
+        return StageSpec(self.prompt, tuple(c.spec() for c in self.checks or ()))
 
 
 class JobResult(_Shape):
@@ -233,6 +249,32 @@ class JobTools:
             str | None,
             Field(description="With auto_revise: a stronger model for the last revise pass."),
         ] = None,
+        stages: Annotated[
+            list[StageInput] | None,
+            Field(
+                max_length=MAX_STAGES,
+                description="Sub-tasks run in order on the job's workspace, each followed by "
+                "its own checks; a stage without complete evidence (its session failed or a "
+                "check did not pass) stops the job: needs_evidence (stage_evidence_incomplete). "
+                "The job's checks run after the last stage.",
+            ),
+        ] = None,
+        reliability_tier: Annotated[
+            Literal["lite", "standard", "strict", "critical"],
+            Field(
+                description="The gates the request should carry: standard a "
+                "verification_policy; strict also checks, scoped_patch and semantic_gate warn; "
+                "critical semantic_gate required and isolation worktree."
+            ),
+        ] = "standard",
+        blocking_policy: Annotated[
+            Literal["observe", "warn", "enforce"],
+            Field(
+                description="A request lacking its tier's gates: observe records them "
+                "(outcome.policy.reliability), warn adds reliability_gates_missing to an "
+                "accepted verdict, enforce refuses the job."
+            ),
+        ] = "observe",
     ) -> Annotated[CallToolResult, JobOutput]:
         """Start a coding job for a background agent; returns its job_id at once (queued).
 
@@ -266,6 +308,9 @@ class JobTools:
                 semantic_gate=SemanticGate(semantic_gate),
                 revise_passes=revise_passes if auto_revise else 0,
                 escalate_model=escalate_model,
+                stages=tuple(s.spec() for s in stages or ()),
+                reliability_tier=ReliabilityTier(reliability_tier),
+                blocking_policy=BlockingPolicy(blocking_policy),
             )
             return _out(jobs.start(self._root(), request))
 
