@@ -23,7 +23,7 @@ from autoresearch.agents import spec_choices
 from autoresearch.mcp.schemas import mirrors
 from autoresearch.mcp.support import DESTRUCTIVE, READ_ONLY, WRITES, add_tools, reply, tool_errors
 from autoresearch.supervisor.handle import find_repo
-from autoresearch.worker import jobs
+from autoresearch.worker import jobs, slots
 from autoresearch.worker.model import (
     DEFAULT_AGENT,
     DEFAULT_CHECK_TIMEOUT_SECONDS,
@@ -168,6 +168,17 @@ class JobTools:
 
     def __init__(self, start: Callable[[], Path]) -> None:
         self._start = start
+        self._started: list[tuple[Path, str]] = []  # this server's jobs: its running-job cap
+
+    def _check_running_cap(self) -> None:
+        """Refuse (retryable `worker_busy`) a job past this server's cap of live jobs."""
+        limit = slots.Limits.from_env().running_max
+        live = [(r, j) for r, j in self._started if not jobs.get(r, j).state.terminal]
+        self._started = live
+        if len(live) >= limit:
+            raise slots.busy(
+                f"this server already has {len(live)} live jobs ({slots.ENV_RUNNING_MAX}={limit})"
+            )
 
     def register(self, server: MCPServer) -> None:
         add_tools(
@@ -312,7 +323,11 @@ class JobTools:
                 reliability_tier=ReliabilityTier(reliability_tier),
                 blocking_policy=BlockingPolicy(blocking_policy),
             )
-            return _out(jobs.start(self._root(), request))
+            root = self._root()
+            self._check_running_cap()
+            view = jobs.start(root, request)
+            self._started.append((root, view.job.job_id))
+            return _out(view)
 
     def job_get(
         self,

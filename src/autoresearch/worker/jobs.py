@@ -30,7 +30,7 @@ from autoresearch.repo_state import ensure_state_dir
 from autoresearch.settings import kill_grace
 from autoresearch.states import JobState, ResultState
 from autoresearch.worker import evidence as ev
-from autoresearch.worker import liveness, reliability, sandbox, view
+from autoresearch.worker import liveness, reliability, sandbox, slots, view
 from autoresearch.worker.model import (
     MAX_ALLOWED_DIRS,
     MAX_CHECKS,
@@ -138,6 +138,7 @@ def start(repo_root: Path, req: JobRequest) -> view.JobView:
     """Queue a job and spawn its runner; returns at once with the job queued."""
     spec = validate(repo_root, req)
     job_id = f"job_{secrets.token_hex(6)}"
+    ticket = slots.reserve(job_id, slots.Limits.from_env())  # worker_busy: the queue is full
     ensure_state_dir(RepoPaths(repo_root))
     paths = job_paths(repo_root, job_id)
     private_dir(paths.root)
@@ -155,6 +156,7 @@ def start(repo_root: Path, req: JobRequest) -> view.JobView:
         try:
             pid = spawn_detached(argv, repo_root, env, paths.runner_log)
         except (ProcessError, OSError):
+            slots.release_ticket(ticket)
             _end(journal, job_id, JobState.FAILED, "could not start the job's runner")
             raise
         with journal.tx() as conn:

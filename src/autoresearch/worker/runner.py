@@ -42,6 +42,7 @@ from autoresearch.evaluate import check_record
 from autoresearch.fsutil import atomic_write_bytes, atomic_write_text
 from autoresearch.journal import jobs as store
 from autoresearch.journal.db import Journal, open_journal
+from autoresearch.locks import FileLock
 from autoresearch.paths import (
     DEFAULT_SHARED_LINKS,
     JOB_BRANCH_PREFIX,
@@ -57,7 +58,7 @@ from autoresearch.reset import CACHE_DIRT, work_patch
 from autoresearch.settings import kill_grace, worker_max_jobs
 from autoresearch.states import ChildRole, Isolation, JobState, ResultState, TaskKind
 from autoresearch.worker import evidence as ev
-from autoresearch.worker import liveness, semantic
+from autoresearch.worker import liveness, semantic, slots
 from autoresearch.worker.bridge import job_bridge
 from autoresearch.worker.model import JobSpec
 
@@ -79,6 +80,7 @@ class Runner:
         self._cancel_seen = False
         self._cancel_checked = 0.0
         self._stages: list[StageRecord] = []
+        self._heavy: FileLock | None = None  # the machine-wide slot, held until the process ends
 
     # --- phases ------------------------------------------------------------------------------
 
@@ -159,17 +161,46 @@ class Runner:
         return path
 
     def _wait_for_slot(self) -> bool:
-        while True:
-            liveness.reconcile(self.journal, self.root)
-            if self.cancel_requested():
-                self._end_unstarted(JobState.CANCELLED)
+        """Wait for a machine-wide job slot and then the repository's (first come, first
+        served), holding the job's queue ticket meanwhile; a job that waits longer than the
+        acquire timeout ends failed with the retryable `worker_busy` error."""
+        limits = slots.Limits.from_env()
+        ticket = slots.coordination_dir() / "queue" / self.job_id
+        held = FileLock(ticket)
+        held.try_acquire()
+        give_up = time.monotonic() + limits.acquire_timeout
+        try:
+            while not self._claim(limits):
+                if self.cancel_requested():
+                    self._end_unstarted(JobState.CANCELLED)
+                    return False
+                if time.monotonic() >= give_up:
+                    why = slots.busy(f"no job slot came free in {limits.acquire_timeout:g} s")
+                    self._update(
+                        state=JobState.FAILED, error=why.message, finished_at=utc_now_iso()
+                    )
+                    return False
+                time.sleep(QUEUE_POLL_SECONDS)
+            return True
+        finally:
+            slots.release_ticket(ticket, held)
+
+    def _claim(self, limits: slots.Limits) -> bool:
+        """A machine-wide slot, then the repository's; the machine's is given back when the
+        repository has none free, so that other repositories' jobs may run meanwhile."""
+        liveness.reconcile(self.journal, self.root)
+        if self._heavy is None:
+            self._heavy = slots.try_heavy(limits)
+            if self._heavy is None:
                 return False
-            deadline = time.time() + self.spec.timeout_seconds
-            with self.journal.tx() as conn:
-                if store.claim_slot(conn, self.job_id, worker_max_jobs(), deadline):
-                    self.deadline = deadline
-                    return True
-            time.sleep(QUEUE_POLL_SECONDS)
+        deadline = time.time() + self.spec.timeout_seconds
+        with self.journal.tx() as conn:
+            if store.claim_slot(conn, self.job_id, worker_max_jobs(), deadline):
+                self.deadline = deadline
+                return True
+        self._heavy.release()
+        self._heavy = None
+        return False
 
     def _prepare(self) -> tuple[Path, Snapshot]:
         cwd = Path(self.spec.cwd)
