@@ -5,6 +5,7 @@ client with `cmd:` agents; the record as the journal keeps it."""
 
 from __future__ import annotations
 
+import json
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -24,7 +25,7 @@ from autoresearch.journal.db import open_journal
 from autoresearch.mcp.server import build_server
 from autoresearch.paths import job_paths
 from autoresearch.worker.outcome import Executor, Reason, Status, resolve
-from helpers import Repo
+from helpers import Repo, cli
 
 # The fake agent writes what a stage's instructions ask; a stage is told which one it is.
 STAGE_AGENT = agent("stage", "src/app.py")
@@ -124,3 +125,18 @@ def test_an_incomplete_stage_decides_before_the_executor_but_after_scope() -> No
     assert resolve(failed).reason_codes == (Reason.STAGE_EVIDENCE_INCOMPLETE,)
     outside = replace(failed, out_of_scope=1)
     assert resolve(outside).reason_codes == (Reason.SCOPE_VIOLATION,)
+
+
+def test_stages_from_the_cli(repo: Repo) -> None:
+    args = ["job", "start", "Set VALUE to 2, then add NAME.", "--json", "--agent", STAGE_AGENT]
+    args += ["--task-kind", "modifying", "--scope", "src", "--check", "grep -q NAME src/app.py"]
+    args += ["--stage", "Set VALUE to 2.", "--stage", "Add NAME."]
+    bad = cli(*args, "--stage-check", "3:true", cwd=repo.root)
+    assert bad.returncode == 2
+    assert "--stage-check '3:true': give N:COMMAND for a stage 1..2" in bad.stderr
+    started = cli(*args, "--stage-check", "1:grep -q 'VALUE = 2' src/app.py", cwd=repo.root)
+    job_id = json.loads(started.stdout)["job_id"]
+    waited = cli("job", "wait", job_id, "--json", cwd=repo.root)
+    assert waited.returncode == 0, waited.stdout
+    stages = json.loads(waited.stdout)["outcome"]["evidence"]["stages"]
+    assert [len(s["checks"]) for s in stages] == [1, 0]
