@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -157,3 +158,61 @@ async def test_a_server_past_its_running_cap_is_busy(
         gate.touch()
         await t.ok("job_wait", {"job_id": first.data["job_id"], "timeout_ms": 60_000})
         await t.ok("job_start", {**job, "agent": agent("edit", "src/app.py", "VALUE = 2")})
+
+
+# --- gateway-call (lite) slots -----------------------------------------------------------------
+
+HOLD_LITE = """
+import sys, time
+from pathlib import Path
+from autoresearch.worker import slots
+with slots.lite_slot(slots.Limits(lite_max=1), Path(sys.argv[1])):
+    print("held", flush=True)
+    time.sleep(float(sys.argv[2]))
+"""
+
+
+def hold_lite(root: Path, seconds: float) -> subprocess.Popen[str]:
+    """Another process (another MCP server) holding the machine's one gateway-call slot."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LITE, str(root), str(seconds)],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert child.stdout is not None and child.stdout.readline().strip() == "held"
+    return child
+
+
+def test_a_gateway_call_waits_for_another_process_slot(tmp_path: Path) -> None:
+    child = hold_lite(tmp_path, 1.0)
+    t0 = time.monotonic()
+    with slots.lite_slot(slots.Limits(lite_max=1, acquire_timeout=30), tmp_path):
+        waited = time.monotonic() - t0
+    child.wait(timeout=30)
+    assert waited > 0.5
+
+
+@pytest.mark.parametrize(
+    ("limits", "message"),
+    [
+        (
+            slots.Limits(lite_max=1, lite_queue_max=0),
+            "worker_busy (retryable): 0 gateway calls already wait for one of the machine's 1 "
+            f"slots ({slots.ENV_LITE_QUEUE_MAX}=0); retry later",
+        ),
+        (
+            slots.Limits(lite_max=1, acquire_timeout=0.3),
+            "worker_busy (retryable): no gateway slot came free in 0.3 s; retry later",
+        ),
+    ],
+)
+def test_a_gateway_call_past_the_lite_queue_or_timeout_is_busy(
+    tmp_path: Path, limits: slots.Limits, message: str
+) -> None:
+    child = hold_lite(tmp_path, 5.0)
+    try:
+        with pytest.raises(slots.WorkerBusy) as raised, slots.lite_slot(limits, tmp_path):
+            pass
+    finally:
+        child.kill()
+        child.wait()
+    assert raised.value.message == message

@@ -9,6 +9,8 @@ else `~/.local/state/autoresearch/worker`).
   retryable `worker_busy` error when `queue_max` tickets are live already; the runner holds its
   ticket's lock while it waits and removes it once it has its slots. A ticket nobody holds and
   older than `TICKET_GRACE_SECONDS` (its runner never started, or died) is stale and removed.
+* Gateway calls (analyze, review, the semantic gate, quality branches) hold a `lite-N.lock`
+  slot each; waiters hold a `lite-queue-N.lock` place, so the lite queue is bounded too.
 * The per-server cap (`running_max`) is counted by the server itself (mcp/job_tools.py).
 """
 
@@ -16,7 +18,8 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +32,9 @@ ENV_HEAVY_MAX = "AUTORESEARCH_WORKER_GLOBAL_HEAVY_MAX"
 ENV_QUEUE_MAX = "AUTORESEARCH_WORKER_GLOBAL_QUEUE_MAX"
 ENV_ACQUIRE_TIMEOUT = "AUTORESEARCH_WORKER_ACQUIRE_TIMEOUT_SECONDS"
 ENV_RUNNING_MAX = "AUTORESEARCH_WORKER_MAX_RUNNING_JOBS"
+ENV_LITE_MAX = "AUTORESEARCH_WORKER_GLOBAL_LITE_MAX"
+ENV_LITE_QUEUE_MAX = "AUTORESEARCH_WORKER_GLOBAL_LITE_QUEUE_MAX"
+LITE_POLL_SECONDS = 0.05
 BUSY = "worker_busy"
 # A runner takes its ticket's lock within moments of being spawned; until then (and a little
 # longer, for a loaded machine) an unheld ticket still counts.
@@ -45,6 +51,8 @@ class Limits:
     queue_max: int = 8  # jobs waiting for a heavy slot on the machine
     acquire_timeout: float = 600.0  # seconds a runner waits for a slot before it gives up
     running_max: int = 4  # live jobs one server may have started
+    lite_max: int = 2  # gateway calls at once on the machine (analyze, review, semantic gate)
+    lite_queue_max: int = 12  # gateway calls waiting for one
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] = os.environ) -> Limits:
@@ -61,6 +69,8 @@ class Limits:
             queue_max=int(number(ENV_QUEUE_MAX, d.queue_max, 0, 1000)),
             acquire_timeout=number(ENV_ACQUIRE_TIMEOUT, d.acquire_timeout, 0.1, 86400),
             running_max=int(number(ENV_RUNNING_MAX, d.running_max, 1, 100)),
+            lite_max=int(number(ENV_LITE_MAX, d.lite_max, 1, 100)),
+            lite_queue_max=int(number(ENV_LITE_QUEUE_MAX, d.lite_queue_max, 0, 1000)),
         )
 
 
@@ -124,14 +134,50 @@ def release_ticket(ticket: Path, lock: FileLock | None = None) -> None:
         lock.release()
 
 
-# --- heavy slots -----------------------------------------------------------------------------
+# --- slots -----------------------------------------------------------------------------------
+
+
+def _first_free(root: Path, kind: str, count: int) -> FileLock | None:
+    for number in range(count):
+        lock = FileLock(root / f"{kind}-{number}.lock")
+        if lock.try_acquire():
+            return lock
+    return None
 
 
 def try_heavy(limits: Limits, root: Path | None = None) -> FileLock | None:
     """A free machine-wide job slot, taken (the caller holds it while its job runs)."""
+    return _first_free(coordination_dir() if root is None else root, "heavy", limits.heavy_max)
+
+
+@contextmanager
+def lite_slot(limits: Limits, root: Path | None = None) -> Iterator[None]:
+    """Hold one of the machine's gateway-call slots for the block. A caller that finds none
+    free waits holding a place in the lite queue (a lock too: a dead waiter frees its place);
+    with the queue full, or past the acquire timeout, it gets the retryable `worker_busy`."""
     root = coordination_dir() if root is None else root
-    for number in range(limits.heavy_max):
-        lock = FileLock(root / f"heavy-{number}.lock")
-        if lock.try_acquire():
-            return lock
-    return None
+    slot = _first_free(root, "lite", limits.lite_max)
+    if slot is None:
+        slot = _wait_lite(root, limits)
+    try:
+        yield
+    finally:
+        slot.release()
+
+
+def _wait_lite(root: Path, limits: Limits) -> FileLock:
+    place = _first_free(root, "lite-queue", limits.lite_queue_max)
+    if place is None:
+        raise busy(
+            f"{limits.lite_queue_max} gateway calls already wait for one of the machine's "
+            f"{limits.lite_max} slots ({ENV_LITE_QUEUE_MAX}={limits.lite_queue_max})"
+        )
+    give_up = time.monotonic() + limits.acquire_timeout
+    try:
+        while (slot := _first_free(root, "lite", limits.lite_max)) is None:
+            if time.monotonic() >= give_up:
+                raise busy(f"no gateway slot came free in {limits.acquire_timeout:g} s")
+            time.sleep(LITE_POLL_SECONDS)
+        return slot
+    finally:
+        place.release()
