@@ -140,3 +140,11 @@ def test_stages_from_the_cli(repo: Repo) -> None:
     assert waited.returncode == 0, waited.stdout
     stages = json.loads(waited.stdout)["outcome"]["evidence"]["stages"]
     assert [len(s["checks"]) for s in stages] == [1, 0]
+    text = cli("job", "get", job_id, cwd=repo.root).stdout
+    assert "  stage 1: complete\n  stage 2: complete\n" in text
+    # last: a stopped job leaves stage 1's edit in place
+    failing = cli(*args, "--stage-check", "1:false", cwd=repo.root)
+    stopped = cli("job", "wait", json.loads(failing.stdout)["job_id"], cwd=repo.root)
+    assert stopped.returncode == 1
+    assert "needs_evidence (stage_evidence_incomplete)" in stopped.stdout
+    assert "  stage 1: incomplete (session passed); failed: false\n" in stopped.stdout

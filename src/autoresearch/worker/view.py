@@ -258,6 +258,11 @@ def render(view: JobView) -> str:
         lines.append(f"  changed: {shown}" + (f" (+{more} more)" if more > 0 else ""))
     if e["out_of_scope_files"]:
         lines.append("  out of scope: " + ", ".join(e["out_of_scope_files"][:10]))
+    for stage in e.get("stages", ()):
+        failed = [c["name"] for c in stage["checks"] if c["status"] != "passed"]
+        state = "complete" if stage["complete"] else f"incomplete (session {stage['executor']})"
+        detail = f"; failed: {', '.join(failed)}" if failed else ""
+        lines.append(f"  stage {stage['stage']}: {state}{detail}")
     for c in e["checks"]:
         lines.append(
             f"  check {c['name']}: {c['status']} (exit {c['exit_code']}, {c['duration_ms']} ms)"
