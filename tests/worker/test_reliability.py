@@ -19,10 +19,17 @@ from worker_helpers import agent, job_repo
 
 from autoresearch.contracts.job import BlockingPolicy, CheckSpec, JobSpec, ReliabilityTier
 from autoresearch.contracts.job import SemanticGate as G
+from autoresearch.errors import ContractError
 from autoresearch.mcp.server import build_server
 from autoresearch.states import Isolation, TaskKind
 from autoresearch.worker.outcome import Reason, Reliability, Status, resolve
-from autoresearch.worker.reliability import missing_gates
+from autoresearch.worker.reliability import (
+    ENV_POLICY,
+    ENV_TIER,
+    default_policy,
+    default_tier,
+    missing_gates,
+)
 from helpers import Repo
 
 T, B = ReliabilityTier, BlockingPolicy
@@ -140,3 +147,41 @@ async def test_a_critical_job_under_enforce_is_refused_in_one_line(repo: Repo) -
         "(blocking_policy enforce refuses the job without them)"
     )
     assert listed.data["jobs"] == []  # nothing was queued
+
+
+@pytest.mark.parametrize(
+    ("env", "tier", "policy"),
+    [
+        ({}, T.STANDARD, B.OBSERVE),
+        ({ENV_TIER: "critical", ENV_POLICY: "enforce"}, T.CRITICAL, B.ENFORCE),
+        ({ENV_TIER: " ", ENV_POLICY: ""}, T.STANDARD, B.OBSERVE),
+    ],
+)
+def test_the_machine_defaults(
+    env: dict[str, str], tier: ReliabilityTier, policy: BlockingPolicy
+) -> None:
+    assert (default_tier(env), default_policy(env)) == (tier, policy)
+
+
+def test_a_bad_default_is_refused_in_one_line() -> None:
+    with pytest.raises(ContractError) as raised:
+        default_tier({ENV_TIER: "paranoid"})
+    assert raised.value.message == (
+        "AUTORESEARCH_WORKER_RELIABILITY_TIER='paranoid' is none of lite, standard, strict, "
+        "critical"
+    )
+
+
+@pytest.mark.anyio
+async def test_the_environment_sets_a_request_s_defaults_and_the_request_wins(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(ENV_TIER, "critical")
+    monkeypatch.setenv(ENV_POLICY, "enforce")
+    async with connect(build_server(repo.root)) as t:
+        message = await t.error("job_start", job())
+        assert message.startswith("reliability_tier critical needs semantic_gate required")
+        started = await t.ok("job_start", job(reliability_tier="lite"))
+        done = await t.ok("job_wait", {"job_id": started.data["job_id"], "timeout_ms": 60_000})
+    policy = done.data["outcome"]["policy"]["reliability"]
+    assert policy == {"tier": "lite", "blocking_policy": "enforce", "missing": []}

@@ -153,16 +153,14 @@ def _absolute(paths: tuple[str, ...]) -> tuple[str, ...]:
 @click.option(
     "--reliability-tier",
     type=enum_choice(ReliabilityTier),
-    default=ReliabilityTier.STANDARD.value,
-    show_default=True,
-    help="The gates the request should carry (see README: reliability tiers).",
+    help="The gates the request should carry (see README: reliability tiers); default "
+    "$AUTORESEARCH_WORKER_RELIABILITY_TIER, else standard.",
 )
 @click.option(
     "--blocking-policy",
     type=enum_choice(BlockingPolicy),
-    default=BlockingPolicy.OBSERVE.value,
-    show_default=True,
-    help="Missing gates: observe records them, warn marks the verdict, enforce refuses.",
+    help="Missing gates: observe records them, warn marks the verdict, enforce refuses; "
+    "default $AUTORESEARCH_WORKER_BLOCKING_POLICY, else observe.",
 )
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.pass_context
@@ -187,8 +185,8 @@ def start_cmd(
     escalate_model: str | None,
     stages: tuple[str, ...],
     stage_checks: tuple[str, ...],
-    reliability_tier: str,
-    blocking_policy: str,
+    reliability_tier: str | None,
+    blocking_policy: str | None,
     as_json: bool,
 ) -> None:
     """Start a job; prints its id at once (the job runs in the background).
@@ -220,8 +218,8 @@ def start_cmd(
         revise_passes=revise_passes,
         escalate_model=escalate_model,
         stages=_stages(stages, stage_checks, check_timeout),
-        reliability_tier=ReliabilityTier(reliability_tier),
-        blocking_policy=BlockingPolicy(blocking_policy),
+        reliability_tier=ReliabilityTier(reliability_tier) if reliability_tier else None,
+        blocking_policy=BlockingPolicy(blocking_policy) if blocking_policy else None,
     )
     view = jobs.start(repo_root(ctx), request)
     if as_json:

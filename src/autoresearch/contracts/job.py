@@ -151,8 +151,8 @@ class JobRequest:
     revise_passes: int = 0  # auto_revise: at most this many revise sessions
     escalate_model: str | None = None  # the model of the last revise pass
     stages: tuple[StageSpec, ...] = ()
-    reliability_tier: ReliabilityTier = ReliabilityTier.STANDARD
-    blocking_policy: BlockingPolicy = BlockingPolicy.OBSERVE
+    reliability_tier: ReliabilityTier | None = None  # None: the machine's default
+    blocking_policy: BlockingPolicy | None = None  # None: the machine's default
     policy_version: int | None = None  # verification_policy.version, checked, not stored
     permission_mode: str | None = None  # checked, not stored: every job runs acceptEdits
 

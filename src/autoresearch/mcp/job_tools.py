@@ -271,21 +271,23 @@ class JobTools:
             ),
         ] = None,
         reliability_tier: Annotated[
-            Literal["lite", "standard", "strict", "critical"],
+            Literal["lite", "standard", "strict", "critical"] | None,
             Field(
                 description="The gates the request should carry: standard a "
                 "verification_policy; strict also checks, scoped_patch and semantic_gate warn; "
-                "critical semantic_gate required and isolation worktree."
+                "critical semantic_gate required and isolation worktree. Default: "
+                "$AUTORESEARCH_WORKER_RELIABILITY_TIER, else standard."
             ),
-        ] = "standard",
+        ] = None,
         blocking_policy: Annotated[
-            Literal["observe", "warn", "enforce"],
+            Literal["observe", "warn", "enforce"] | None,
             Field(
                 description="A request lacking its tier's gates: observe records them "
                 "(outcome.policy.reliability), warn adds reliability_gates_missing to an "
-                "accepted verdict, enforce refuses the job."
+                "accepted verdict, enforce refuses the job. Default: "
+                "$AUTORESEARCH_WORKER_BLOCKING_POLICY, else observe."
             ),
-        ] = "observe",
+        ] = None,
     ) -> Annotated[CallToolResult, JobOutput]:
         """Start a coding job for a background agent; returns its job_id at once (queued).
 
@@ -320,8 +322,8 @@ class JobTools:
                 revise_passes=revise_passes if auto_revise else 0,
                 escalate_model=escalate_model,
                 stages=tuple(s.spec() for s in stages or ()),
-                reliability_tier=ReliabilityTier(reliability_tier),
-                blocking_policy=BlockingPolicy(blocking_policy),
+                reliability_tier=ReliabilityTier(reliability_tier) if reliability_tier else None,
+                blocking_policy=BlockingPolicy(blocking_policy) if blocking_policy else None,
             )
             root = self._root()
             self._check_running_cap()

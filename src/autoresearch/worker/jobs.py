@@ -98,8 +98,8 @@ def validate(repo_root: Path, req: JobRequest) -> JobSpec:
         revise_passes=req.revise_passes,
         escalate_model=req.escalate_model,
         stages=req.stages,
-        reliability_tier=req.reliability_tier,
-        blocking_policy=req.blocking_policy,
+        reliability_tier=req.reliability_tier or reliability.default_tier(),
+        blocking_policy=req.blocking_policy or reliability.default_policy(),
     )
     missing = reliability.missing_gates(spec)
     if missing and spec.blocking_policy is BlockingPolicy.ENFORCE:

@@ -12,10 +12,19 @@ critical   yes     ≥ 1     yes    required       worktree
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
-from autoresearch.contracts.job import JobSpec, ReliabilityTier, SemanticGate
+from autoresearch.contracts.job import BlockingPolicy, JobSpec, ReliabilityTier, SemanticGate
+from autoresearch.errors import ContractError
 from autoresearch.states import Isolation, TaskKind
+
+# The defaults of a request that names no tier or policy (the source's WORKER_RELIABILITY_TIER
+# and WORKER_BLOCKING_POLICY): standard and observe, so that old callers are never blocked.
+ENV_TIER = "AUTORESEARCH_WORKER_RELIABILITY_TIER"
+ENV_POLICY = "AUTORESEARCH_WORKER_BLOCKING_POLICY"
 
 _GATE_RANK = {SemanticGate.OFF: 0, SemanticGate.WARN: 1, SemanticGate.REQUIRED: 2}
 
@@ -37,6 +46,28 @@ TIERS: dict[ReliabilityTier, TierGates] = {
     ReliabilityTier.STRICT: TierGates(True, True, True, SemanticGate.WARN, False),
     ReliabilityTier.CRITICAL: TierGates(True, True, True, SemanticGate.REQUIRED, True),
 }
+
+
+def default_tier(env: Mapping[str, str] = os.environ) -> ReliabilityTier:
+    return _choice(env, ENV_TIER, ReliabilityTier, ReliabilityTier.STANDARD)
+
+
+def default_policy(env: Mapping[str, str] = os.environ) -> BlockingPolicy:
+    return _choice(env, ENV_POLICY, BlockingPolicy, BlockingPolicy.OBSERVE)
+
+
+_E = TypeVar("_E", ReliabilityTier, BlockingPolicy)
+
+
+def _choice(env: Mapping[str, str], key: str, kind: type[_E], default: _E) -> _E:
+    raw = env.get(key, "").strip()
+    if not raw:
+        return default
+    try:
+        return kind(raw)
+    except ValueError:
+        names = ", ".join(k.value for k in kind)
+        raise ContractError(f"{key}={raw!r} is none of {names}") from None
 
 
 def missing_gates(spec: JobSpec) -> tuple[str, ...]:
