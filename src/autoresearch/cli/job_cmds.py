@@ -23,7 +23,12 @@ from autoresearch.cli.common import (
     repo_root,
     say,
 )
-from autoresearch.contracts.job import MAX_REVISE_PASSES, SemanticGate
+from autoresearch.contracts.job import (
+    MAX_REVISE_PASSES,
+    BlockingPolicy,
+    ReliabilityTier,
+    SemanticGate,
+)
 from autoresearch.states import Isolation, TaskKind
 
 JSON_HELP = "Print one JSON object on stdout."
@@ -133,6 +138,30 @@ def _absolute(paths: tuple[str, ...]) -> tuple[str, ...]:
     "most this many times.",
 )
 @click.option("--escalate-model", help="With --revise-passes: the last revise pass's model.")
+@click.option(
+    "--stage",
+    "stages",
+    multiple=True,
+    help="A sub-task run in order (repeat); a stage without complete evidence stops the job.",
+)
+@click.option(
+    "--stage-check",
+    "stage_checks",
+    multiple=True,
+    help="N:COMMAND – a check run after stage N (repeat); the next stage needs it to pass.",
+)
+@click.option(
+    "--reliability-tier",
+    type=enum_choice(ReliabilityTier),
+    help="The gates the request should carry (see README: reliability tiers); default "
+    "$AUTORESEARCH_WORKER_RELIABILITY_TIER, else standard.",
+)
+@click.option(
+    "--blocking-policy",
+    type=enum_choice(BlockingPolicy),
+    help="Missing gates: observe records them, warn marks the verdict, enforce refuses; "
+    "default $AUTORESEARCH_WORKER_BLOCKING_POLICY, else observe.",
+)
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.pass_context
 def start_cmd(
@@ -154,6 +183,10 @@ def start_cmd(
     semantic_gate: str,
     revise_passes: int,
     escalate_model: str | None,
+    stages: tuple[str, ...],
+    stage_checks: tuple[str, ...],
+    reliability_tier: str | None,
+    blocking_policy: str | None,
     as_json: bool,
 ) -> None:
     """Start a job; prints its id at once (the job runs in the background).
@@ -184,12 +217,31 @@ def start_cmd(
         semantic_gate=SemanticGate(semantic_gate),
         revise_passes=revise_passes,
         escalate_model=escalate_model,
+        stages=_stages(stages, stage_checks, check_timeout),
+        reliability_tier=ReliabilityTier(reliability_tier) if reliability_tier else None,
+        blocking_policy=BlockingPolicy(blocking_policy) if blocking_policy else None,
     )
     view = jobs.start(repo_root(ctx), request)
     if as_json:
         emit_json(view.to_dict())
     else:
         say(view.job.job_id)
+
+
+def _stages(prompts: tuple[str, ...], checks: tuple[str, ...], timeout: float) -> tuple[Any, ...]:
+    """`--stage` prompts with their `--stage-check N:COMMAND` checks, as `StageSpec`s."""
+    from autoresearch.errors import ContractError
+    from autoresearch.worker.model import CheckSpec, StageSpec
+
+    found: list[list[CheckSpec]] = [[] for _ in prompts]
+    for raw in checks:
+        number, _, command = raw.partition(":")
+        if not number.isdigit() or not 1 <= int(number) <= len(prompts) or not command.strip():
+            raise ContractError(
+                f"--stage-check {raw!r}: give N:COMMAND for a stage 1..{len(prompts)}"
+            )
+        found[int(number) - 1].append(CheckSpec(command, timeout_seconds=timeout))
+    return tuple(StageSpec(p, tuple(c)) for p, c in zip(prompts, found, strict=True))
 
 
 @job.command("wait")

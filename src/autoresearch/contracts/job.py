@@ -23,6 +23,7 @@ MAX_CHECKS = 20
 MAX_ALLOWED_DIRS = 20
 MAX_SCOPE_PATHS = 200
 MAX_REVISE_PASSES = 3  # auto_revise: agent sessions after the first, each after failed checks
+MAX_STAGES = 10
 # The source's request shapes (ide-super-worker), accepted verbatim: its policy version and
 # the one Claude Code permission mode a job runs with.
 POLICY_VERSION = 1
@@ -65,6 +66,25 @@ class SemanticGate(StrEnum):
     REQUIRED = "required"
 
 
+class ReliabilityTier(StrEnum):
+    """What a job's request must carry to be trusted (`worker/reliability.py` maps each tier to
+    its gates): the source's `reliability_tier`."""
+
+    LITE = "lite"
+    STANDARD = "standard"
+    STRICT = "strict"
+    CRITICAL = "critical"
+
+
+class BlockingPolicy(StrEnum):
+    """What a request missing its tier's gates gets: `observe` records them, `warn` adds
+    `reliability_gates_missing` to the verdict, `enforce` refuses the request at start."""
+
+    OBSERVE = "observe"
+    WARN = "warn"
+    ENFORCE = "enforce"
+
+
 @dataclass(frozen=True)
 class CheckSpec:
     """A command run in the job's directory after the agent; it passes with exit code 0."""
@@ -85,6 +105,23 @@ class CheckSpec:
         return cls(
             str(data["command"]), str(data.get("name") or ""), float(data["timeout_seconds"])
         )
+
+
+@dataclass(frozen=True)
+class StageSpec:
+    """One sub-task of a staged job, run in order on the job's workspace; its checks run after
+    it, and the next stage runs only when it ended well and every one of them passed."""
+
+    prompt: str
+    checks: tuple[CheckSpec, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"prompt": self.prompt, "checks": [c.to_dict() for c in self.checks]}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> StageSpec:
+        checks = tuple(CheckSpec.from_dict(c) for c in data.get("checks") or ())
+        return cls(str(data["prompt"]), checks)
 
 
 @dataclass(frozen=True)
@@ -113,6 +150,9 @@ class JobRequest:
     semantic_gate: SemanticGate = SemanticGate.OFF
     revise_passes: int = 0  # auto_revise: at most this many revise sessions
     escalate_model: str | None = None  # the model of the last revise pass
+    stages: tuple[StageSpec, ...] = ()
+    reliability_tier: ReliabilityTier | None = None  # None: the machine's default
+    blocking_policy: BlockingPolicy | None = None  # None: the machine's default
     policy_version: int | None = None  # verification_policy.version, checked, not stored
     permission_mode: str | None = None  # checked, not stored: every job runs acceptEdits
 
@@ -137,6 +177,9 @@ class JobSpec:
     semantic_gate: SemanticGate = SemanticGate.OFF
     revise_passes: int = 0
     escalate_model: str | None = None
+    stages: tuple[StageSpec, ...] = ()
+    reliability_tier: ReliabilityTier = ReliabilityTier.STANDARD
+    blocking_policy: BlockingPolicy = BlockingPolicy.OBSERVE
 
     @property
     def cwd(self) -> str:
@@ -171,6 +214,9 @@ class JobSpec:
             "semantic_gate": self.semantic_gate.value,
             "revise_passes": self.revise_passes,
             "escalate_model": self.escalate_model,
+            "stages": [s.to_dict() for s in self.stages],
+            "reliability_tier": self.reliability_tier.value,
+            "blocking_policy": self.blocking_policy.value,
         }
 
     @classmethod
@@ -194,4 +240,8 @@ class JobSpec:
             semantic_gate=SemanticGate(data.get("semantic_gate") or SemanticGate.OFF.value),
             revise_passes=int(data.get("revise_passes") or 0),
             escalate_model=data.get("escalate_model"),
+            stages=tuple(StageSpec.from_dict(s) for s in data.get("stages") or ()),
+            # a job stored before tiers existed: the defaults it ran under
+            reliability_tier=ReliabilityTier(data.get("reliability_tier") or "standard"),
+            blocking_policy=BlockingPolicy(data.get("blocking_policy") or "observe"),
         )

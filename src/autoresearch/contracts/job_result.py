@@ -330,6 +330,35 @@ class SemanticReview:
 
 
 @dataclass(frozen=True)
+class StageRecord:
+    """How one stage of a staged job went: its session's status and its checks. Complete only
+    when the session passed and every one of its checks did: the next stage's precondition."""
+
+    number: int  # 1-based
+    executor: Executor
+    checks: tuple[CheckRun, ...] = ()
+
+    @property
+    def complete(self) -> bool:
+        passed = all(c.status is CheckResult.PASSED for c in self.checks)
+        return self.executor is Executor.PASSED and passed
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "stage": self.number,
+            "executor": self.executor.value,
+            "complete": self.complete,
+            "checks": [c.to_dict() for c in self.checks],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> StageRecord:
+        d = _object(data, "a stage")
+        checks = tuple(CheckRun.from_dict(c) for c in d.get("checks") or ())
+        return cls(_int(d, "stage"), Executor(_str(d, "executor")), checks)
+
+
+@dataclass(frozen=True)
 class JobEvidence:
     """A job's evidence: its snapshot from the start, its workspace once it has ended, and the
     semantic reviewer's verdict when the job asked for one."""
@@ -338,6 +367,7 @@ class JobEvidence:
     workspace: Workspace | None = None  # None: not gathered yet
     semantic: SemanticReview | None = None  # None: not asked for, or not run
     revisions: int = 0  # auto_revise: the sessions after the first
+    stages: tuple[StageRecord, ...] = ()  # a staged job's stages that ran, in order
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"snapshot": self.snapshot.to_dict()}
@@ -345,6 +375,8 @@ class JobEvidence:
             data["semantic"] = self.semantic.to_dict()
         if self.revisions:
             data["revisions"] = self.revisions
+        if self.stages:
+            data["stages"] = [s.to_dict() for s in self.stages]
         w = self.workspace
         if w is not None:
             data.update(
@@ -366,8 +398,9 @@ class JobEvidence:
         snapshot = Snapshot.from_dict(d["snapshot"])
         semantic = SemanticReview.maybe(d.get("semantic"))
         revisions = _opt_int(d, "revisions") or 0
-        if d.keys() <= {"snapshot", "semantic", "revisions"}:
-            return cls(snapshot, None, semantic, revisions)
+        stages = tuple(StageRecord.from_dict(s) for s in d.get("stages") or ())
+        if d.keys() <= {"snapshot", "semantic", "revisions", "stages"}:
+            return cls(snapshot, None, semantic, revisions, stages)
         workspace = Workspace(
             changed_files=_strs(d, "changed_files"),
             preexisting_files=_strs(d, "preexisting_files"),
@@ -379,4 +412,4 @@ class JobEvidence:
             diff_bytes=_opt_int(d, "diff_bytes"),
             patch=Artifact.maybe(d.get("patch")),
         )
-        return cls(snapshot, workspace, semantic, revisions)
+        return cls(snapshot, workspace, semantic, revisions, stages)

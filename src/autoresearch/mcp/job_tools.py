@@ -23,18 +23,22 @@ from autoresearch.agents import spec_choices
 from autoresearch.mcp.schemas import mirrors
 from autoresearch.mcp.support import DESTRUCTIVE, READ_ONLY, WRITES, add_tools, reply, tool_errors
 from autoresearch.supervisor.handle import find_repo
-from autoresearch.worker import jobs
+from autoresearch.worker import jobs, slots
 from autoresearch.worker.model import (
     DEFAULT_AGENT,
     DEFAULT_CHECK_TIMEOUT_SECONDS,
     DEFAULT_TIMEOUT_SECONDS,
     MAX_REVISE_PASSES,
+    MAX_STAGES,
     MAX_TIMEOUT_SECONDS,
+    BlockingPolicy,
     CheckSpec,
     Isolation,
     JobRequest,
+    ReliabilityTier,
     ScopeSpec,
     SemanticGate,
+    StageSpec,
     TaskKind,
     check_timeout,
 )
@@ -85,6 +89,18 @@ class CheckInput(_Shape):
         return CheckSpec(
             self.command, self.name, check_timeout(label, self.timeout_seconds, self.timeout_ms)
         )
+
+
+class StageInput(_Shape):
+    prompt: str = Field(min_length=1, description="This stage's part of the task.")
+    checks: list[CheckInput] | None = Field(
+        default=None,
+        max_length=20,
+        description="Run after this stage; the next stage runs only if every one passes.",
+    )
+
+    def spec(self) -> StageSpec:
+        return StageSpec(self.prompt, tuple(c.spec() for c in self.checks or ()))
 
 
 class JobResult(_Shape):
@@ -152,6 +168,17 @@ class JobTools:
 
     def __init__(self, start: Callable[[], Path]) -> None:
         self._start = start
+        self._started: list[tuple[Path, str]] = []  # this server's jobs: its running-job cap
+
+    def _check_running_cap(self) -> None:
+        """Refuse (retryable `worker_busy`) a job past this server's cap of live jobs."""
+        limit = slots.Limits.from_env().running_max
+        live = [(r, j) for r, j in self._started if not jobs.get(r, j).state.terminal]
+        self._started = live
+        if len(live) >= limit:
+            raise slots.busy(
+                f"this server already has {len(live)} live jobs ({slots.ENV_RUNNING_MAX}={limit})"
+            )
 
     def register(self, server: MCPServer) -> None:
         add_tools(
@@ -233,6 +260,34 @@ class JobTools:
             str | None,
             Field(description="With auto_revise: a stronger model for the last revise pass."),
         ] = None,
+        stages: Annotated[
+            list[StageInput] | None,
+            Field(
+                max_length=MAX_STAGES,
+                description="Sub-tasks run in order on the job's workspace, each followed by "
+                "its own checks; a stage without complete evidence (its session failed or a "
+                "check did not pass) stops the job: needs_evidence (stage_evidence_incomplete). "
+                "The job's checks run after the last stage.",
+            ),
+        ] = None,
+        reliability_tier: Annotated[
+            Literal["lite", "standard", "strict", "critical"] | None,
+            Field(
+                description="The gates the request should carry: standard a "
+                "verification_policy; strict also checks, scoped_patch and semantic_gate warn; "
+                "critical semantic_gate required and isolation worktree. Default: "
+                "$AUTORESEARCH_WORKER_RELIABILITY_TIER, else standard."
+            ),
+        ] = None,
+        blocking_policy: Annotated[
+            Literal["observe", "warn", "enforce"] | None,
+            Field(
+                description="A request lacking its tier's gates: observe records them "
+                "(outcome.policy.reliability), warn adds reliability_gates_missing to an "
+                "accepted verdict, enforce refuses the job. Default: "
+                "$AUTORESEARCH_WORKER_BLOCKING_POLICY, else observe."
+            ),
+        ] = None,
     ) -> Annotated[CallToolResult, JobOutput]:
         """Start a coding job for a background agent; returns its job_id at once (queued).
 
@@ -266,8 +321,15 @@ class JobTools:
                 semantic_gate=SemanticGate(semantic_gate),
                 revise_passes=revise_passes if auto_revise else 0,
                 escalate_model=escalate_model,
+                stages=tuple(s.spec() for s in stages or ()),
+                reliability_tier=ReliabilityTier(reliability_tier) if reliability_tier else None,
+                blocking_policy=BlockingPolicy(blocking_policy) if blocking_policy else None,
             )
-            return _out(jobs.start(self._root(), request))
+            root = self._root()
+            self._check_running_cap()
+            view = jobs.start(root, request)
+            self._started.append((root, view.job.job_id))
+            return _out(view)
 
     def job_get(
         self,

@@ -40,6 +40,7 @@ from typing import Any
 
 from autoresearch.errors import AutoresearchError, ContractError
 from autoresearch.jsonshape import json_shape
+from autoresearch.worker import slots
 
 ENV_PREFIX = "AUTORESEARCH_GATEWAY_"
 CONFIG_FILE = "gateway.json"
@@ -279,7 +280,20 @@ def complete(
     sleep: Callable[[float], None] = time.sleep,
     on_attempt: Callable[[Attempt], None] | None = None,
 ) -> Completion:
-    """The first successful chat completion along endpoints and models, or GatewayError."""
+    """The first successful chat completion along endpoints and models, or GatewayError;
+    within one of the machine's gateway-call slots (`slots.lite_slot`: worker_busy when the
+    machine's calls are all taken and its queue is full)."""
+    with slots.lite_slot(slots.Limits.from_env()):
+        return _complete(config, messages, max_tokens, sleep, on_attempt)
+
+
+def _complete(
+    config: GatewayConfig,
+    messages: list[dict[str, str]],
+    max_tokens: int,
+    sleep: Callable[[float], None],
+    on_attempt: Callable[[Attempt], None] | None,
+) -> Completion:
     attempts: list[Attempt] = []
     for endpoint in config.endpoints:
         for model in endpoint.models:

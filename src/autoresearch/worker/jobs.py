@@ -30,14 +30,17 @@ from autoresearch.repo_state import ensure_state_dir
 from autoresearch.settings import kill_grace
 from autoresearch.states import JobState, ResultState
 from autoresearch.worker import evidence as ev
-from autoresearch.worker import liveness, sandbox, view
+from autoresearch.worker import liveness, reliability, sandbox, slots, view
 from autoresearch.worker.model import (
     MAX_ALLOWED_DIRS,
     MAX_CHECKS,
     MAX_PROMPT_CHARS,
     MAX_REVISE_PASSES,
     MAX_SCOPE_PATHS,
+    MAX_STAGES,
     MAX_TIMEOUT_SECONDS,
+    BlockingPolicy,
+    CheckSpec,
     JobRequest,
     JobSpec,
     check_permission_mode,
@@ -69,11 +72,15 @@ def validate(repo_root: Path, req: JobRequest) -> JobSpec:
         raise ContractError("escalate_model is the last revise pass's model: it needs auto_revise")
     check_policy_version(req.policy_version)
     check_permission_mode(req.permission_mode)
-    for check in req.checks:
-        if not check.command.strip() or not 0 < check.timeout_seconds <= MAX_TIMEOUT_SECONDS:
-            raise ContractError(f"check {check.label!r}: a command and a timeout in (0, 86400]")
+    _check_checks(req.checks)
+    if len(req.stages) > MAX_STAGES:
+        raise ContractError(f"at most {MAX_STAGES} stages")
+    for number, stage in enumerate(req.stages, start=1):
+        if not stage.prompt.strip():
+            raise ContractError(f"stage {number}: prompt is empty")
+        _check_checks(stage.checks)
     allowed = _allowed_dirs(repo_root, req.allowed_dirs or (str(repo_root),))
-    return JobSpec(
+    spec = JobSpec(
         prompt=req.prompt,
         repo_root=str(repo_root),
         allowed_dirs=allowed,
@@ -90,7 +97,20 @@ def validate(repo_root: Path, req: JobRequest) -> JobSpec:
         semantic_gate=req.semantic_gate,
         revise_passes=req.revise_passes,
         escalate_model=req.escalate_model,
+        stages=req.stages,
+        reliability_tier=req.reliability_tier or reliability.default_tier(),
+        blocking_policy=req.blocking_policy or reliability.default_policy(),
     )
+    missing = reliability.missing_gates(spec)
+    if missing and spec.blocking_policy is BlockingPolicy.ENFORCE:
+        raise ContractError(reliability.refusal(spec, missing))
+    return spec
+
+
+def _check_checks(checks: tuple[CheckSpec, ...]) -> None:
+    for check in checks:
+        if not check.command.strip() or not 0 < check.timeout_seconds <= MAX_TIMEOUT_SECONDS:
+            raise ContractError(f"check {check.label!r}: a command and a timeout in (0, 86400]")
 
 
 def _allowed_dirs(repo_root: Path, dirs: tuple[str, ...]) -> tuple[str, ...]:
@@ -118,6 +138,7 @@ def start(repo_root: Path, req: JobRequest) -> view.JobView:
     """Queue a job and spawn its runner; returns at once with the job queued."""
     spec = validate(repo_root, req)
     job_id = f"job_{secrets.token_hex(6)}"
+    ticket = slots.reserve(job_id, slots.Limits.from_env())  # worker_busy: the queue is full
     ensure_state_dir(RepoPaths(repo_root))
     paths = job_paths(repo_root, job_id)
     private_dir(paths.root)
@@ -135,6 +156,7 @@ def start(repo_root: Path, req: JobRequest) -> view.JobView:
         try:
             pid = spawn_detached(argv, repo_root, env, paths.runner_log)
         except (ProcessError, OSError):
+            slots.release_ticket(ticket)
             _end(journal, job_id, JobState.FAILED, "could not start the job's runner")
             raise
         with journal.tx() as conn:

@@ -1,12 +1,14 @@
 """The verdict `outcome.v1` (worker.md): a pure function from a job's facts to its status.
 
 The order of the rules is the contract: deadline → running → cancelled → read-only job that
-changed files → scope violation → executor failed → check failed → semantic reviewer says no
+changed files → scope violation → a stage without complete evidence (`needs_evidence`, the later
+stages never ran) → executor failed → check failed → semantic reviewer says no
 (`semantic_gate: required`) → missing evidence (a required gate's verdict too) → accepted (with
-`semantic_warning` when a `warn` gate did not pass). The first rule that matches decides the
-status; the missing-evidence rule lists every piece that is missing. A modifying job is
-accepted only with a scope and at least one passing check. Nothing here reads a clock, a file
-or the journal.
+`semantic_warning` when a `warn` gate did not pass; with `reliability_gates_missing` when
+`blocking_policy: warn` and the request lacks gates its tier asks for). The first rule that
+matches decides the status; the missing-evidence rule lists every piece that is missing. A
+modifying job is accepted only with a scope and at least one passing check. Nothing here reads
+a clock, a file or the journal.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from autoresearch.contracts.job import SemanticGate
+from autoresearch.contracts.job import BlockingPolicy, ReliabilityTier, SemanticGate
 from autoresearch.contracts.job_result import CheckResult, Executor, SemanticStatus
 from autoresearch.states import JobState, TaskKind
 
@@ -65,11 +67,40 @@ class Reason(StrEnum):
     SEMANTIC_FAILED = "semantic_failed"
     SEMANTIC_EVIDENCE_MISSING = "semantic_evidence_missing"
     SEMANTIC_WARNING = "semantic_warning"
+    # stages: an earlier stage ended without complete evidence, so the later ones never ran
+    STAGE_EVIDENCE_INCOMPLETE = "stage_evidence_incomplete"
+    # blocking_policy warn: the request lacks gates its reliability_tier asks for
+    RELIABILITY_GATES_MISSING = "reliability_gates_missing"
     # The states the spec names without a code.
     DEADLINE_EXCEEDED = "deadline_exceeded"
     JOB_QUEUED = "job_queued"
     JOB_RUNNING = "job_running"
     JOB_CANCELLED = "job_cancelled"
+
+
+@dataclass(frozen=True)
+class Reliability:
+    """The job's reliability_tier, its blocking_policy and the gates of its tier the request
+    lacks (`worker/reliability.missing_gates`)."""
+
+    tier: ReliabilityTier = ReliabilityTier.STANDARD
+    policy: BlockingPolicy = BlockingPolicy.OBSERVE
+    missing: tuple[str, ...] = ()
+
+    @property
+    def declared(self) -> bool:
+        """Whether the caller chose a tier or policy (a default job's verdict stays as it was)."""
+        return self != Reliability(missing=self.missing)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "tier": self.tier.value,
+            "blocking_policy": self.policy.value,
+            "missing": list(self.missing),
+        }
+
+
+DEFAULT_RELIABILITY = Reliability()
 
 
 @dataclass(frozen=True)
@@ -91,6 +122,9 @@ class Facts:
     workspace_complete: bool = True
     semantic_gate: SemanticGate = SemanticGate.OFF
     semantic: SemanticStatus | None = None  # None: the reviewer did not run
+    stages_declared: int = 0
+    stages_complete: int = 0  # the stages that ran, in order, each with complete evidence
+    reliability: Reliability = DEFAULT_RELIABILITY
 
 
 @dataclass(frozen=True)
@@ -122,6 +156,9 @@ class Outcome:
 def resolve(facts: Facts) -> Outcome:
     """The verdict on a job, by the contract's ordered rules."""
     status, reasons = _rule(facts)
+    r = facts.reliability
+    if status is Status.ACCEPTED and r.missing and r.policy is BlockingPolicy.WARN:
+        reasons = (*reasons, Reason.RELIABILITY_GATES_MISSING)
     return Outcome(status, reasons, _policy(facts), _verification(facts))
 
 
@@ -138,6 +175,8 @@ def _rule(f: Facts) -> tuple[Status, tuple[Reason, ...]]:
         return Status.REJECTED, (Reason.READ_ONLY_MODIFIED,)
     if f.out_of_scope > 0 or f.diff_too_large:
         return Status.REJECTED, (Reason.SCOPE_VIOLATION,)
+    if f.stages_complete < f.stages_declared:
+        return Status.NEEDS_EVIDENCE, (Reason.STAGE_EVIDENCE_INCOMPLETE,)
     if f.executor is not Executor.PASSED:
         return Status.FAILED, (Reason.EXECUTOR_FAILED,)
     if any(c.bad for c in f.checks):
@@ -177,12 +216,17 @@ def _missing(f: Facts) -> tuple[Reason, ...]:
 
 def _policy(f: Facts) -> dict[str, Any]:
     modifying = f.task_kind is TaskKind.MODIFYING
-    return {
+    found: dict[str, Any] = {
         "task_kind": None if f.task_kind is None else f.task_kind.value,
         "requires_scope": modifying,
         "requires_checks": modifying,
         "checks_declared": f.checks_declared,
     }
+    if f.stages_declared:
+        found["stages_declared"] = f.stages_declared
+    if f.reliability.declared:
+        found["reliability"] = f.reliability.to_dict()
+    return found
 
 
 def _verification(f: Facts) -> dict[str, str]:

@@ -23,7 +23,7 @@ from autoresearch import children, git
 from autoresearch.agents import AgentConfig, make_agent
 from autoresearch.agents.base import AgentResult, SessionRequest
 from autoresearch.clock import utc_now_iso
-from autoresearch.contracts.job import SemanticGate
+from autoresearch.contracts.job import CheckSpec, SemanticGate, StageSpec
 from autoresearch.contracts.job_result import (
     CheckResult,
     CheckRun,
@@ -33,6 +33,7 @@ from autoresearch.contracts.job_result import (
     JobEvidence,
     SemanticReview,
     Snapshot,
+    StageRecord,
     Workspace,
 )
 from autoresearch.crash import EXIT_INTERNAL_ERROR, internal_error_line, write_crash_log
@@ -41,6 +42,7 @@ from autoresearch.evaluate import check_record
 from autoresearch.fsutil import atomic_write_bytes, atomic_write_text
 from autoresearch.journal import jobs as store
 from autoresearch.journal.db import Journal, open_journal
+from autoresearch.locks import FileLock
 from autoresearch.paths import (
     DEFAULT_SHARED_LINKS,
     JOB_BRANCH_PREFIX,
@@ -56,7 +58,7 @@ from autoresearch.reset import CACHE_DIRT, work_patch
 from autoresearch.settings import kill_grace, worker_max_jobs
 from autoresearch.states import ChildRole, Isolation, JobState, ResultState, TaskKind
 from autoresearch.worker import evidence as ev
-from autoresearch.worker import liveness, semantic
+from autoresearch.worker import liveness, semantic, slots
 from autoresearch.worker.bridge import job_bridge
 from autoresearch.worker.model import JobSpec
 
@@ -77,6 +79,8 @@ class Runner:
         self.deadline = 0.0
         self._cancel_seen = False
         self._cancel_checked = 0.0
+        self._stages: list[StageRecord] = []
+        self._heavy: FileLock | None = None  # the machine-wide slot, held until the process ends
 
     # --- phases ------------------------------------------------------------------------------
 
@@ -84,7 +88,15 @@ class Runner:
         if not self._wait_for_slot():
             return
         workdir, snap = self._prepare()
-        checks, state = self._session(workdir, snap, self.paths.prompt, 0)
+        if self.spec.stages:
+            ended = self._run_stages(workdir, snap)
+            if ended is not None:  # a stage without complete evidence: nothing after it runs
+                self._finish(ended, snap, workdir, [])
+                return
+            self._update(state=JobState.CHECKING)
+            checks, state = self._checks(workdir)
+        else:
+            checks, state = self._session(workdir, snap, self.paths.prompt, 0)
         revisions = 0
         while revisions < self.spec.revise_passes and _revisable(state, checks):
             revisions += 1
@@ -105,6 +117,39 @@ class Runner:
         self._update(state=JobState.CHECKING)
         return self._checks(workdir)
 
+    def _run_stages(self, workdir: Path, snap: Snapshot) -> JobState | None:
+        """Each stage in order; the state the job ends in when one is incomplete (None: all
+        complete, the job's own checks come next)."""
+        for number, stage in enumerate(self.spec.stages, start=1):
+            record, state = self._stage(workdir, snap, number, stage)
+            if state in (JobState.CANCELLED, JobState.TIMED_OUT):
+                return state
+            if not record.complete:
+                return JobState.COMPLETED
+        return None
+
+    def _stage(
+        self, workdir: Path, snap: Snapshot, number: int, stage: StageSpec
+    ) -> tuple[StageRecord, JobState]:
+        """One stage's session, then its checks when the session ended well; recorded in the
+        job's evidence before the next stage may start."""
+        instructions = self.paths.root / f"stage-{number:02d}.md"
+        atomic_write_text(instructions, stage_instructions(self.spec, number, workdir))
+        result = self._agent(workdir, snap, instructions, 0)
+        state, executor = _state_after_agent(result), _executor(result)
+        checks: list[CheckRun] = []
+        if state is JobState.RUNNING and executor is Executor.PASSED:
+            self._update(state=JobState.CHECKING)
+            checks, state = self._run_checks(
+                workdir,
+                stage.checks,
+                lambda i: self.paths.root / f"stage-{number:02d}-check-{i:02d}.log",
+            )
+        record = StageRecord(number, executor, tuple(checks))
+        self._stages.append(record)
+        self._update(evidence=JobEvidence(snap, stages=tuple(self._stages)))
+        return record, state
+
     def _write_revise(self, workdir: Path, number: int, checks: list[CheckRun]) -> Path:
         """The next session's instructions: the task and its rules, then the failure digest
         (each failed check's command, exit and output tail), kept beside the prompt."""
@@ -116,17 +161,46 @@ class Runner:
         return path
 
     def _wait_for_slot(self) -> bool:
-        while True:
-            liveness.reconcile(self.journal, self.root)
-            if self.cancel_requested():
-                self._end_unstarted(JobState.CANCELLED)
+        """Wait for a machine-wide job slot and then the repository's (first come, first
+        served), holding the job's queue ticket meanwhile; a job that waits longer than the
+        acquire timeout ends failed with the retryable `worker_busy` error."""
+        limits = slots.Limits.from_env()
+        ticket = slots.coordination_dir() / "queue" / self.job_id
+        held = FileLock(ticket)
+        held.try_acquire()
+        give_up = time.monotonic() + limits.acquire_timeout
+        try:
+            while not self._claim(limits):
+                if self.cancel_requested():
+                    self._end_unstarted(JobState.CANCELLED)
+                    return False
+                if time.monotonic() >= give_up:
+                    why = slots.busy(f"no job slot came free in {limits.acquire_timeout:g} s")
+                    self._update(
+                        state=JobState.FAILED, error=why.message, finished_at=utc_now_iso()
+                    )
+                    return False
+                time.sleep(QUEUE_POLL_SECONDS)
+            return True
+        finally:
+            slots.release_ticket(ticket, held)
+
+    def _claim(self, limits: slots.Limits) -> bool:
+        """A machine-wide slot, then the repository's; the machine's is given back when the
+        repository has none free, so that other repositories' jobs may run meanwhile."""
+        liveness.reconcile(self.journal, self.root)
+        if self._heavy is None:
+            self._heavy = slots.try_heavy(limits)
+            if self._heavy is None:
                 return False
-            deadline = time.time() + self.spec.timeout_seconds
-            with self.journal.tx() as conn:
-                if store.claim_slot(conn, self.job_id, worker_max_jobs(), deadline):
-                    self.deadline = deadline
-                    return True
-            time.sleep(QUEUE_POLL_SECONDS)
+        deadline = time.time() + self.spec.timeout_seconds
+        with self.journal.tx() as conn:
+            if store.claim_slot(conn, self.job_id, worker_max_jobs(), deadline):
+                self.deadline = deadline
+                return True
+        self._heavy.release()
+        self._heavy = None
+        return False
 
     def _prepare(self) -> tuple[Path, Snapshot]:
         cwd = Path(self.spec.cwd)
@@ -193,11 +267,25 @@ class Runner:
         return result
 
     def _checks(self, workdir: Path) -> tuple[list[CheckRun], JobState]:
+        """The job's own checks, each recorded in jobs.checks_json as it ends."""
+
+        def record(done: list[CheckRun]) -> None:
+            self._update(checks=JobChecks(tuple(done)), children_ended=True)
+
+        return self._run_checks(workdir, self.spec.checks, self.paths.check_log, record)
+
+    def _run_checks(
+        self,
+        workdir: Path,
+        specs: tuple[CheckSpec, ...],
+        log_of: Callable[[int], Path],
+        record: Callable[[list[CheckRun]], None] | None = None,
+    ) -> tuple[list[CheckRun], JobState]:
         done: list[CheckRun] = []
-        for index, check in enumerate(self.spec.checks, start=1):
+        for index, check in enumerate(specs, start=1):
             remaining = self._remaining()
             limit = min(check.timeout_seconds, remaining)
-            log = self.paths.check_log(index)
+            log = log_of(index)
             out = run_supervised(
                 SupervisedSpec(
                     argv=["sh", "-c", check.command],
@@ -210,14 +298,18 @@ class Runner:
                     on_spawn=self._registers(ChildRole.CHECKS),
                 )
             )
-            record = CheckRun(
-                name=check.label,
-                command=check.command,
-                run=check_record(out, ev.log_tail(log)),
-                output=ev.artifact(log, f"check-{index:02d}.log"),
+            done.append(
+                CheckRun(
+                    name=check.label,
+                    command=check.command,
+                    run=check_record(out, ev.log_tail(log)),
+                    output=ev.artifact(log, log.name),
+                )
             )
-            done.append(record)
-            self._update(checks=JobChecks(tuple(done)), children_ended=True)
+            if record is None:
+                self._update(children_ended=True)
+            else:
+                record(done)
             if out.cancelled:
                 return done, JobState.CANCELLED
             if out.timed_out and limit < check.timeout_seconds:
@@ -253,7 +345,7 @@ class Runner:
         self._update(
             state=state,
             finished_at=utc_now_iso(),
-            evidence=JobEvidence(snap, workspace, review, revisions),
+            evidence=JobEvidence(snap, workspace, review, revisions, tuple(self._stages)),
             checks=JobChecks(tuple(checks)),
             result_state=ResultState.NONE if commit is None else ResultState.PENDING,
             result_commit=commit,
@@ -267,6 +359,8 @@ class Runner:
         failed check already decides the verdict: no model call for it)."""
         if self.spec.semantic_gate is SemanticGate.OFF or state is not JobState.COMPLETED:
             return None
+        if not all(s.complete for s in self._stages) or len(self._stages) < len(self.spec.stages):
+            return None  # an incomplete stage already decides the verdict
         if any(c.status is not CheckResult.PASSED for c in checks):
             return None
         if patch is None:
@@ -400,6 +494,26 @@ def _state_after_agent(result: AgentResult) -> JobState:
     if result.timed_out:
         return JobState.TIMED_OUT
     return JobState.RUNNING
+
+
+def stage_instructions(spec: JobSpec, number: int, workdir: Path) -> str:
+    """A stage's prompt: the whole task for context, then this stage's part and its checks."""
+    stage = spec.stages[number - 1]
+    lines = [
+        spec.prompt.rstrip(),
+        "",
+        f"--- Stage {number} of {len(spec.stages)}: do only this part now (the earlier stages' "
+        "work is already in place).",
+        stage.prompt.rstrip(),
+        "",
+        "---",
+        "Rules of this stage (checked after you finish):",
+        f"- work in {workdir}",
+    ]
+    if spec.scope_paths is not None:
+        lines.append("- change only files under: " + ", ".join(spec.scope_paths))
+    lines += [f"- must pass: `{c.command}`" for c in stage.checks]
+    return "\n".join(lines) + "\n"
 
 
 def _instructions(spec: JobSpec, workdir: Path) -> str:

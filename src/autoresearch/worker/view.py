@@ -9,13 +9,14 @@ from pathlib import Path
 from typing import Any
 
 from autoresearch import redact
-from autoresearch.contracts.job_result import CheckRun, ExecutorRecord, Workspace
+from autoresearch.contracts.job_result import CheckRun, ExecutorRecord, StageRecord, Workspace
 from autoresearch.journal.jobs import JobRecord
 from autoresearch.paths import job_paths
 from autoresearch.states import JobState, ResultState
 from autoresearch.worker import evidence as ev
+from autoresearch.worker import reliability
 from autoresearch.worker.model import JobSpec
-from autoresearch.worker.outcome import Executor, Facts, Outcome, resolve
+from autoresearch.worker.outcome import Executor, Facts, Outcome, Reliability, resolve
 
 # A runner records a timeout within its kill grace; past the deadline by this much a job that
 # still looks live is reported as timed out.
@@ -64,7 +65,23 @@ def facts_of(job: JobRecord, spec: JobSpec, now: float) -> Facts:
         workspace_complete=w.complete and not w.allowed_outside_repo,
         semantic_gate=spec.semantic_gate,
         semantic=None if semantic is None else semantic.status,
+        stages_declared=len(spec.stages),
+        stages_complete=_stages_complete(job),
+        reliability=Reliability(
+            spec.reliability_tier, spec.blocking_policy, reliability.missing_gates(spec)
+        ),
     )
+
+
+def _stages_complete(job: JobRecord) -> int:
+    """How many stages, from the first, ran with complete evidence."""
+    records = () if job.evidence is None else job.evidence.stages
+    count = 0
+    for record in records:
+        if not record.complete:
+            break
+        count += 1
+    return count
 
 
 def _executor(job: JobRecord, state: JobState) -> Executor:
@@ -152,7 +169,19 @@ def evidence_of(job: JobRecord, spec: JobSpec) -> dict[str, Any]:
         out["semantic"] = semantic.to_dict()
     if spec.revise_passes:
         out["revisions"] = 0 if job.evidence is None else job.evidence.revisions
+    if spec.stages:
+        records = () if job.evidence is None else job.evidence.stages
+        out["stages"] = [_stage_summary(r) for r in records]
     return out
+
+
+def _stage_summary(record: StageRecord) -> dict[str, Any]:
+    return {
+        "stage": record.number,
+        "executor": record.executor.value,
+        "complete": record.complete,
+        "checks": [_check_summary(c) for c in record.checks],
+    }
 
 
 def _executor_summary(executor: ExecutorRecord | None) -> dict[str, Any] | None:
@@ -229,6 +258,11 @@ def render(view: JobView) -> str:
         lines.append(f"  changed: {shown}" + (f" (+{more} more)" if more > 0 else ""))
     if e["out_of_scope_files"]:
         lines.append("  out of scope: " + ", ".join(e["out_of_scope_files"][:10]))
+    for stage in e.get("stages", ()):
+        failed = [c["name"] for c in stage["checks"] if c["status"] != "passed"]
+        state = "complete" if stage["complete"] else f"incomplete (session {stage['executor']})"
+        detail = f"; failed: {', '.join(failed)}" if failed else ""
+        lines.append(f"  stage {stage['stage']}: {state}{detail}")
     for c in e["checks"]:
         lines.append(
             f"  check {c['name']}: {c['status']} (exit {c['exit_code']}, {c['duration_ms']} ms)"

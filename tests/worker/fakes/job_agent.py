@@ -5,6 +5,8 @@ fail PATH TEXT                 write a file, then exit 3 (the session broke)
 wait GATE PATH TEXT           wait (up to 120 s) until the file GATE exists, then write a file:
                                the test, not the clock, says when the job may finish
 revise PATH FIRST AGAIN        write FIRST, or AGAIN when the instructions are a revise pass's
+stage PATH                     append to PATH what the stage's instructions ask: stage 1
+                               sets VALUE = 2, stage 2 adds NAME = 'x'
 hang PIDFILE                   start a grandchild (same process group), record
                                "agent_pid grandchild_pid pgid" in PIDFILE, then sleep forever
 """
@@ -48,6 +50,14 @@ def main(argv: list[str]) -> int:
         instructions = Path(os.environ["AUTORESEARCH_INSTRUCTIONS_FILE"]).read_text()
         again = "--- Revise pass" in instructions
         write_pairs([args[0], args[2] if again else args[1]])
+        return 0
+    if action == "stage":
+        instructions = Path(os.environ["AUTORESEARCH_INSTRUCTIONS_FILE"]).read_text()
+        path = Path(args[0])
+        if "--- Stage 1 of" in instructions:
+            path.write_text("VALUE = 2\n")
+        else:
+            path.write_text(path.read_text() + "NAME = 'x'\n")
         return 0
     if action == "hang":
         child = subprocess.Popen(["sleep", "300"])
