@@ -57,7 +57,7 @@ def test_a_run_of_huge_scores_ends_normally_and_every_view_works(repo: Repo) -> 
     repo.mission(sandbox=sandbox_text("python3 scripts/huge.py"))
     done = cli(
         "run", "missions/demo", "--agent", CMD_AGENT, "--run-tag", "T1", "--max-iterations", "2",
-        cwd=repo.root, env={"FAKE_PLAN": "improve,improve"},
+        cwd=repo.root, env={"FAKE_PLAN": "improve,worse"},  # two trees: no duplicate
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     for args in (("status", RUN_ID), ("status", RUN_ID, "--json"), ("report", RUN_ID)):
