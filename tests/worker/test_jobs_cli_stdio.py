@@ -68,6 +68,19 @@ def test_cli_start_wait_get_list_tail(repo: Repo) -> None:
     assert missing.returncode == 2 and "autoresearch_job_not_found" in missing.stderr
 
 
+def test_a_job_whose_agent_is_not_installed_is_refused_before_it_is_queued(repo: Repo) -> None:
+    # as `run` refuses it: before, the job was accepted and ended failed later
+    done = cli(
+        "job", "start", "x", "--agent", "codex", cwd=repo.root, env={"PATH": "/usr/bin:/bin"}
+    )
+    assert (done.returncode, done.stderr) == (
+        2,
+        "autoresearch: agent codex is not installed: no 'codex' executable on PATH "
+        "(/usr/bin:/bin)\n",
+    )
+    assert json.loads(cli("job", "list", "--json", cwd=repo.root).stdout)["jobs"] == []
+
+
 def test_cli_apply_says_where_the_change_is_not_a_removed_branch(repo: Repo) -> None:
     edit = agent("edit", "src/app.py", "VALUE = 2")
     job_id = start(repo, "--task-kind", "modifying", "--agent", edit, "--isolation", "worktree")

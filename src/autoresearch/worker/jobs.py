@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autoresearch import children, git, redact
-from autoresearch.agents import validate_spec
+from autoresearch.agents import require_installed, validate_spec
 from autoresearch.clock import utc_now_iso
 from autoresearch.errors import ContractError, NotFoundError, ProcessError, RefusedError
 from autoresearch.fsutil import private_dir
@@ -85,7 +85,7 @@ def validate(repo_root: Path, req: JobRequest) -> JobSpec:
         repo_root=str(repo_root),
         allowed_dirs=allowed,
         task_kind=req.task_kind,
-        agent=validate_spec(req.agent),
+        agent=_installed(req.agent),
         model=req.model,
         scope_paths=None if req.scope is None else _scope(allowed, req.scope.paths),
         max_diff_bytes=None if req.scope is None else req.scope.max_diff_bytes,
@@ -132,6 +132,14 @@ def _scope(allowed: tuple[str, ...], paths: tuple[str, ...]) -> tuple[str, ...]:
         raise ContractError(f"scoped_patch.paths: give 1 to {MAX_SCOPE_PATHS} paths")
     roots = [sandbox.Root.of(d) for d in allowed]
     return tuple(sandbox.resolve(p, roots, base=allowed[0]) for p in paths)
+
+
+def _installed(agent: str) -> str:
+    """The job's agent, refused before the job is queued when its program is not on PATH, as
+    `run` refuses it: a job that cannot start its session would only end failed later."""
+    spec = validate_spec(agent)
+    require_installed(spec)
+    return spec
 
 
 def start(repo_root: Path, req: JobRequest) -> view.JobView:
