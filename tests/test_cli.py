@@ -123,6 +123,26 @@ def test_prepare_step_status_stop_cycle(repo: Repo, mission_dir: Path) -> None:
     )
 
 
+def test_step_by_hand_on_the_placeholder_says_no_session_wrote_it(
+    repo: Repo, mission_dir: Path
+) -> None:
+    # before, each such `step` recorded a noop, as if a session had had no idea
+    assert cli("prepare", "missions/demo", "--run-tag", "T1", cwd=repo.root).returncode == 0
+    candidate = repo.root / f".autoresearch/runs/{RUN_ID}/candidate.json"
+    for _ in range(2):
+        done = cli("step", RUN_ID, cwd=repo.root)
+        assert (done.returncode, done.stderr) == (
+            2,
+            f"autoresearch: no session has written {candidate} since the last step (it is "
+            "still the placeholder): run the agent session first, or write the artifact "
+            'yourself (`"status": "noop"` records a noop)\n',
+        )
+    assert [
+        it["decision"]
+        for it in json.loads(cli("status", RUN_ID, "--json", cwd=repo.root).stdout)["iterations"]
+    ] == ["baseline"]
+
+
 def test_step_that_fails_the_run_exits_1(repo: Repo, mission_dir: Path) -> None:
     assert cli("prepare", "missions/demo", "--run-tag", "T1", cwd=repo.root).returncode == 0
     candidate = repo.root / f".autoresearch/runs/{RUN_ID}/candidate.json"

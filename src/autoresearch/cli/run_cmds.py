@@ -96,9 +96,11 @@ def prepare(mission_dir: Path, run_tag: str | None, as_json: bool, sandbox: str 
 def step(ctx: click.Context, run_id: str, as_json: bool) -> None:
     """Process the run's candidate.json once (one decision)."""
     from autoresearch.supervisor.lifecycle import open_run
+    from autoresearch.supervisor.step import refuse_unwritten
     from autoresearch.supervisor.step import step as do_step
 
     with open_run(repo_root(ctx), run_id) as handle:
+        refuse_unwritten(handle)
         result = do_step(handle)
     if as_json:
         emit_json(result.to_dict())

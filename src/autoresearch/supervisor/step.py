@@ -102,6 +102,21 @@ def msg_terminal(run_id: str, status: RunStatus) -> str:
     return f"{code} – the run {ended} and is not processed again; {way_on}"
 
 
+def refuse_unwritten(h: RunHandle) -> None:
+    """`autoresearch step` by hand on the placeholder (no session wrote an artifact since the
+    last step) is a mistake, not a noop: refused, unless an iteration waits for its repair.
+    The loop's own step on the placeholder stays a noop (a session that wrote nothing)."""
+    if sync.read_artifact(h.paths.candidate).from_session:
+        return
+    if runs.unfinished_iterations(h.journal, h.run_id):
+        return
+    raise RefusedError(
+        f"no session has written {h.paths.candidate} since the last step (it is still the "
+        "placeholder): run the agent session first, or write the artifact yourself "
+        '(`"status": "noop"` records a noop)'
+    )
+
+
 def step(
     h: RunHandle,
     extra_notes: list[str] | None = None,
