@@ -140,6 +140,18 @@ class LoopDoor:
         else:
             warn("autoresearch: stopping the current session (Ctrl-C again to abort at once)")
 
+    def report(self, repo_root: Path, run_id: str) -> None:
+        from autoresearch.errors import AutoresearchError
+        from autoresearch.report import build_run_report
+
+        try:
+            built = build_run_report(repo_root, run_id)
+        except AutoresearchError as exc:
+            self.note(f"report not written: {exc.message}")
+            return
+        if built.warning:
+            self.note(built.warning)
+
     def finished(self, result: LoopResult) -> None:
         from autoresearch.cli import render
 

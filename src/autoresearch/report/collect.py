@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
 from autoresearch import git
@@ -45,6 +44,7 @@ from autoresearch.states import (
 from autoresearch.supervisor import estimates
 from autoresearch.supervisor.certify import certification_lines, read_certification
 from autoresearch.supervisor.estimates import own_commit
+from autoresearch.supervisor.kept import KeptStep, kept_steps
 
 # A kept diff larger than this is cut in the report (the commit itself has it all).
 MAX_DIFF_CHARS = 200_000
@@ -256,54 +256,6 @@ def _seconds(agent: AgentRecord, ev: StoredEvaluation | None) -> float | None:
     parts = [agent.duration_ms, ev.duration_ms if ev else None]
     seen = [p for p in parts if isinstance(p, int | float)]
     return sum(seen) / 1000.0 if seen else None
-
-
-@dataclass(frozen=True)
-class KeptStep:
-    """A kept iteration with the kept score before it and its own (the reported means)."""
-
-    iteration: int
-    base: str
-    commit: str
-    description: str
-    before: float | None
-    after: float | None
-    before_estimate: Estimate | None = None
-    after_estimate: Estimate | None = None
-
-
-def kept_steps(journal: Journal, run: RunRecord, its: Iterable[IterationRecord]) -> list[KeptStep]:
-    """The run's keeps in order, each with the score it improved on: the values `status`
-    reports (each kept commit's estimate – the mean of its unselected readings – the baseline's
-    included), never the lucky first reading that won the test."""
-    found = estimates.RunReadings.load(journal, run)
-    head = estimates.headline(journal, run)
-    steps: list[KeptStep] = []
-    before: float | None = None
-    before_estimate: Estimate | None = None
-    for it in its:
-        score = it.evaluator.score if it.evaluator else None
-        if it.decision == DecisionKind.BASELINE:
-            before, before_estimate = head.baseline, head.baseline_interval
-        if it.decision != DecisionKind.KEEP or not it.kept_commit or not it.base_commit:
-            continue
-        estimate = found.estimate(it.kept_commit)
-        score = estimate.mean if estimate is not None else score
-        description = " ".join((it.description or "").split())
-        steps.append(
-            KeptStep(
-                it.iteration,
-                it.base_commit,
-                it.kept_commit,
-                description,
-                before,
-                score,
-                before_estimate,
-                estimate,
-            )
-        )
-        before, before_estimate = score, estimate
-    return steps
 
 
 def _kept_changes(repo_root: Path, steps: Iterable[KeptStep]) -> list[KeptChange]:

@@ -20,7 +20,6 @@ from autoresearch.agents import AgentConfig, make_agent, require_installed, vali
 from autoresearch.contracts.loop import LoopSettings
 from autoresearch.contracts.sandbox import EvaluationSlots
 from autoresearch.decide import IterationLimit
-from autoresearch.errors import AutoresearchError
 from autoresearch.journal.runs import RunRecord
 from autoresearch.journal.views import RunManifest
 from autoresearch.mission import load_mission
@@ -77,6 +76,10 @@ class Door(Protocol):
 
     def stopping(self, moment: StopMoment) -> None:
         """The first stop signal came (called from the signal handler)."""
+
+    def report(self, repo_root: Path, run_id: str) -> None:
+        """Write the ended loop's report, which the summary points to (the door draws it: a
+        run never imports its report); a failure is a note, never the run's."""
 
     def finished(self, result: LoopResult) -> None:
         """The loop's summary, to render while the signal policy still holds (a second signal
@@ -302,21 +305,8 @@ def drive(
                 owned.shutdown()
         moment = StopMoment.FINISHING
         summary = lifecycle.run_summary(h, outcome.sessions, outcome.interrupted)
-        _write_report(h, door)
+        door.report(h.repo.repo_root, h.run_id)
         data = manifest(h.journal, h.run, h.repo) if with_manifest else None
         result = LoopResult(outcome, summary, h.run.stop_note, data)
         door.finished(result)
     return result
-
-
-def _write_report(h: RunHandle, door: Door) -> None:
-    """The summary points to the report: build it (a failure is a note, never the run's)."""
-    from autoresearch.report import build_run_report
-
-    try:
-        built = build_run_report(h.repo.repo_root, h.run_id)
-    except AutoresearchError as exc:
-        door.note(f"report not written: {exc.message}")
-        return
-    if built.warning:
-        door.note(built.warning)

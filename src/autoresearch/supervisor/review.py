@@ -22,7 +22,6 @@ from autoresearch.jsonshape import json_shape
 from autoresearch.noise import Interval
 from autoresearch.paths import STATE_DIR, RepoPaths, slug
 from autoresearch.redact import redact
-from autoresearch.report.collect import KeptStep, kept_steps
 from autoresearch.states import ReviewState
 from autoresearch.supervisor import estimates
 from autoresearch.supervisor.certify import (
@@ -31,6 +30,7 @@ from autoresearch.supervisor.certify import (
     read_certification,
 )
 from autoresearch.supervisor.handle import read_run
+from autoresearch.supervisor.kept import KeptStep, kept_steps
 
 BRANCH_PREFIX = "autoresearch-review"
 HONEST_NOTE = (
