@@ -2,7 +2,7 @@
 run's history, and when the search itself says the run is over.
 
 A strategy is pure: it decides on a `SearchView` (the run's facts the driver read) and does
-no I/O; the one driver (`supervisor/driver.py`) consults it and carries out what it says.
+no I/O; the one driver (`supervisor/loop.Driver`) consults it and carries out what it says.
 Today's behaviour is `greedy`: every lane starts from the one incumbent (the last kept
 commit), a session is shown the whole history, and only the loop's limits end a run.
 
