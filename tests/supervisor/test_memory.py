@@ -148,3 +148,33 @@ def test_kept_changes_and_most_failed_follow_the_direction() -> None:
     assert [k.gain for k in higher] == [-2.0, -3.0]
     failed = [it(1, "x"), it(2, "y"), it(3, "y"), it(4, ""), it(5, "x"), it(6, "z")]
     assert memory.most_failed(failed) == (("x", 2), ("y", 2), ("(no description)", 1))
+
+
+def test_a_long_earlier_run_is_read_in_bounded_slices(repo: Repo, tmp_path: Path) -> None:
+    """More keeps than one read takes (SCAN_CAP): the oldest read has no gain to claim (its
+    predecessor was not read), and the section stays within its cap."""
+    from dataclasses import replace
+
+    from sup_helpers import submit_and_step
+
+    from autoresearch.journal import runs
+    from autoresearch.supervisor.prepare import prepare
+
+    mission = repo.mission()
+    first = prepare(mission, run_tag="T1")
+    submit_and_step(first, {"value.txt": "5\n"}, description="five")
+    kept = runs.get_iteration(first.journal, first.run_id, 1)
+    assert kept is not None
+    with first.journal.tx() as conn:
+        for n in range(2, memory.SCAN_CAP + 3):
+            runs.insert_iteration(conn, replace(kept, iteration=n, description=f"idea {n}"))
+        conn.execute("UPDATE runs SET status = 'completed'")
+    first.close()
+    second = prepare(mission, run_tag="T2")
+    try:
+        (earlier,) = memory.earlier_runs(second.journal, second.run)
+    finally:
+        second.close()
+    assert len(earlier.kept) == memory.SCAN_CAP and earlier.kept[0].iteration == 3
+    assert earlier.kept[0].gain is None and earlier.kept[1].gain == 0
+    assert len("\n".join(memory.digest_lines([earlier] * 9))) <= memory.DIGEST_CAP

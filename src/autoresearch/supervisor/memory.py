@@ -128,7 +128,8 @@ def earlier_run(journal: Journal, run: RunRecord) -> EarlierRun:
         iterations=run.iteration,
         baseline_score=baseline,
         final_score=run.last_kept_score,
-        kept=kept_changes(kept, baseline, run.direction),
+        # more keeps than were read: the first one read did not start from the baseline
+        kept=kept_changes(kept, None if len(kept) == SCAN_CAP else baseline, run.direction),
         failed=most_failed(failed),
         certified=estimates.certified_improvement(journal, run),
     )
