@@ -69,6 +69,8 @@ MSG_BAD_EVALUATION = "sandbox.md frontmatter evaluation.{key} must be {what}."
 MSG_BAD_BUDGET = "sandbox.md frontmatter budget.{key} must be {what}."
 MSG_BLOCK_UNKNOWN = "sandbox.md frontmatter {block}.{key} is not a known key (known: {known})."
 MSG_NOT_MAPPING = "sandbox.md frontmatter {block} must be a mapping."
+SEARCH_KEYS = ("memory",)
+MSG_BAD_MEMORY = "sandbox.md frontmatter search.memory must be true or false."
 MAX_SLOTS = 1000
 
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*(?:\r?\n|\Z)", re.S | re.M)
@@ -127,6 +129,7 @@ class Sandbox:
     evaluation: EvaluationSlots = field(default_factory=lambda: EvaluationSlots())
     budget: BudgetSpec = field(default_factory=lambda: BudgetSpec())
     isolation: Isolation = field(default_factory=lambda: Isolation())
+    memory: bool = True  # search.memory: the instructions digest the mission's earlier runs
 
 
 @dataclass(frozen=True)
@@ -190,6 +193,7 @@ def known_keys() -> dict[str, tuple[str, ...]]:
         "sealed": (),  # a list of paths: no sub-keys
         "checks": CHECKS_KEYS,  # a command, or a mapping with these keys
         "isolation": ISOLATION_KEYS,
+        "search": SEARCH_KEYS,
     }
 
 
@@ -251,7 +255,25 @@ def parse_sandbox(text: str) -> Sandbox:
         evaluation=parse_evaluation(data.get("evaluation")),
         budget=parse_budget(data.get("budget")),
         isolation=isolation_of(_block(data.get("isolation"), "isolation", ISOLATION_KEYS)),
+        memory=parse_memory(data.get("search")),
     )
+
+
+def parse_memory(value: object) -> bool:
+    """search.memory (default true): whether a run's instructions digest its mission's
+    earlier runs (memory across runs)."""
+    memory = _block(value, "search", SEARCH_KEYS).get("memory", True)
+    if not isinstance(memory, bool):
+        raise ContractError(MSG_BAD_MEMORY)
+    return memory
+
+
+def memory_enabled(sandbox_text: str) -> bool:
+    """search.memory of a run's frozen sandbox.md (one frozen before its text was kept: on)."""
+    try:
+        return parse_sandbox(sandbox_text).memory
+    except ContractError:
+        return True
 
 
 def _refuse_missing_evaluator(data: dict[str, Any]) -> None:

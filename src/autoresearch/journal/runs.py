@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -574,3 +575,28 @@ def latest_evaluation(journal: Journal, run_id: str) -> StoredEvaluation | None:
 
 # The children of a run are in the one registry of every door (journal/children.py).
 from autoresearch.journal.children import children as children  # noqa: E402
+
+
+def earlier_runs_of_mission(journal: Journal, run: RunRecord, limit: int) -> list[RunRecord]:
+    """Up to `limit` runs of `run`'s mission (its slug) created before it, newest first (what
+    the memory across runs digests)."""
+    rows = journal.rows(
+        "SELECT * FROM runs WHERE mission_slug = ? AND run_id != ? "
+        "AND (created_at < ? OR (created_at = ? AND run_id < ?)) "
+        "ORDER BY created_at DESC, run_id DESC LIMIT ?",
+        (run.mission_slug, run.run_id, run.created_at, run.created_at, run.run_id, limit),
+    )
+    return [_RUNS.record(RunRecord, r) for r in rows]
+
+
+def decided_iterations(
+    journal: Journal, run_id: str, decisions: Sequence[DecisionKind], limit: int
+) -> list[IterationRecord]:
+    """The last `limit` iterations decided as one of `decisions`, oldest first."""
+    marks = ", ".join("?" * len(decisions))
+    rows = journal.rows(
+        f"SELECT * FROM iterations WHERE run_id = ? AND kind = ? AND decision IN ({marks}) "
+        "ORDER BY iteration DESC LIMIT ?",
+        (run_id, IterationKind.ITERATION, *decisions, limit),
+    )
+    return [_ITERATIONS.record(IterationRecord, r) for r in reversed(rows)]

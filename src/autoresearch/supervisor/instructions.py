@@ -116,8 +116,10 @@ def render(
     results_file: str,
     candidate_file: str,
     tried: Sequence[IterationRecord] = (),
+    earlier: Sequence[str] = (),
 ) -> str:
-    """instructions.md for the next session (`tried`: measured iterations, newest first)."""
+    """instructions.md for the next session (`tried`: measured iterations, newest first;
+    `earlier`: the digest of the mission's earlier runs, `memory.digest_lines`)."""
     kept = run.last_kept_commit or ""
     score = format_score(run.last_kept_score) or "n/a"
     lines = [
@@ -173,6 +175,7 @@ def render(
         "Sandbox policy:",
         _fence(sandbox_body, SANDBOX_CAP, "markdown"),
         "",
+        *earlier,
         *tried_lines(tried),
     ]
     return "\n".join(lines)

@@ -101,7 +101,7 @@ from autoresearch.supervisor.session import (
     session_record,
     write_artifact,
 )
-from autoresearch.supervisor.step import StepResult, step
+from autoresearch.supervisor.step import StepResult, step, unmeasured_decision
 from autoresearch.supervisor.strategy import SearchStrategy, Start, strategy_named
 
 NOTE_RESUMED = "judged after a restart of the driver: the session ended before it stopped"
@@ -755,6 +755,11 @@ class Lanes:
 
     def _changes_something(self, lane: Lane, head: str, kept: str) -> bool:
         lh = lane.h
+        if (lh.refresh().last_kept_commit or "") == kept:
+            # built on the incumbent: ask step's own rule before any reading, a duplicate of a
+            # measured tree (novelty) included, so a lane never spends a reading on one
+            return unmeasured_decision(lh, head).decision is None
+        # built on a candidate not yet judged (speculation): it is not a verdict either way
         return not (
             git.same_tree(lh.worktree, head, kept)
             or bool(lh.sealed and touched_sealed(git.changed_paths(lh.worktree, kept), lh.sealed))

@@ -18,6 +18,7 @@ from autoresearch.clock import utc_now_iso
 from autoresearch.contracts import candidate as cand
 from autoresearch.contracts.candidate import placeholder
 from autoresearch.contracts.json_input import load_json
+from autoresearch.contracts.sandbox import memory_enabled
 from autoresearch.contracts.stored_evaluation import StoredEvaluation
 from autoresearch.evaluate import EvaluationRecord
 from autoresearch.fsutil import FileRefused, atomic_write_json, atomic_write_text, read_regular
@@ -25,7 +26,7 @@ from autoresearch.journal import runs, views
 from autoresearch.journal.runs import IterationRecord
 from autoresearch.redact import redact, redact_value
 from autoresearch.states import RunStatus
-from autoresearch.supervisor import estimates, instructions
+from autoresearch.supervisor import estimates, instructions, memory
 from autoresearch.supervisor.handle import RunHandle, pid_host
 
 
@@ -85,9 +86,18 @@ def write_instructions(h: RunHandle) -> None:
         results_file=str(h.results_file),
         candidate_file=str(h.paths.candidate),
         tried=runs.measured_iterations(h.journal, h.run_id, instructions.TRIED_CAP),
+        earlier=earlier_runs_digest(h),
     )
     # The agent's model reads this (and its provider may keep it): no secret goes in.
     atomic_write_text(h.paths.instructions, redact(text))
+
+
+def earlier_runs_digest(h: RunHandle) -> list[str]:
+    """Memory across runs: the digest of the mission's earlier runs, unless sandbox.md's
+    `search: {memory: false}` turned it off."""
+    if not memory_enabled(h.run.sandbox.sandbox_text):
+        return []
+    return memory.digest_lines(memory.earlier_runs(h.journal, h.run))
 
 
 def write_active_pointer(h: RunHandle, driving: bool = True) -> None:
