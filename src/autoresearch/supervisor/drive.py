@@ -93,6 +93,7 @@ class LoopResult:
     summary: LoopSummary
     stop_note: str | None
     manifest: RunManifest | None = None
+    certified: str | None = None  # the certification at the loop's end, in a line
 
     @property
     def failed(self) -> bool:
@@ -303,12 +304,11 @@ def drive(
             if owned is not None:
                 owned.shutdown()
         moment = StopMoment.FINISHING
-        if _certifies(h, plan, outcome, stop):
-            _certify_at_end(h, door, stop)
+        certified = _certify_at_end(h, door, stop) if _certifies(h, plan, outcome, stop) else None
         summary = lifecycle.run_summary(h, outcome.sessions, outcome.interrupted)
         _write_report(h, door)
         data = manifest(h.journal, h.run, h.repo) if with_manifest else None
-        result = LoopResult(outcome, summary, h.run.stop_note, data)
+        result = LoopResult(outcome, summary, h.run.stop_note, data, certified)
         door.finished(result)
     return result
 
@@ -339,24 +339,26 @@ def _certifies(h: RunHandle, plan: LoopPlan, outcome: LoopOutcome, stop: StopSig
     return RunReadings.load(h.journal, run).spread.sd > 0
 
 
-def _certify_at_end(h: RunHandle, door: Door, stop: StopSignal) -> None:
+def _certify_at_end(h: RunHandle, door: Door, stop: StopSignal) -> str | None:
     """A cheap certification before the summary and the report, which then show its paired
-    improvement; a signal stops it between readings (those taken stay recorded)."""
+    improvement (its first line, None: not certified); a signal stops it between readings
+    (those taken stay recorded)."""
     door.note(MSG_CERTIFYING.format(n=END_ROUNDS, readings=2 * END_ROUNDS))
     try:
         data = certify(h, END_ROUNDS, most=END_ROUNDS, stop=lambda: stop.reason is not None)
     except CertificationStopped:
         door.note(MSG_CERTIFY_STOPPED.format(run_id=h.run_id))
-        return
+        return None
     except AutoresearchError as exc:
         door.note(f"not certified: {exc.message}")
-        return
+        return None
     # its readings join the run's pooled spread: manifest.json says what status now says
     write_manifest(h.journal, h.run, h.repo)
     first, *rest = certification_lines(data)
     door.note(f"certified: {first}")
     for line in rest:
         door.note(line.strip())
+    return first
 
 
 def _write_report(h: RunHandle, door: Door) -> None:
