@@ -296,6 +296,14 @@ lane_options = stacked(
     ),
     sandbox_option,
     click.option(
+        "--certify/--no-certify",
+        "certify",
+        default=None,
+        help="When the loop ends with a kept change and the evaluator is noisy, re-measure "
+        "the baseline and the final commit in 4 interleaved pairs (8 evaluations) and report "
+        "that paired improvement (default: on; resume/continue reuse the recorded choice).",
+    ),
+    click.option(
         "--budget-usd",
         type=click.FloatRange(min=0, min_open=True),
         help="Stop once the agents' reported cost reaches this (all lanes).",
@@ -346,4 +354,5 @@ def loop_settings(options: Mapping[str, Any], max_iterations: int | None) -> Loo
         executor=options.get("executor"),
         address=options.get("address"),
         sandbox=options.get("sandbox"),
+        certify=options.get("certify"),
     )

@@ -156,7 +156,7 @@ class LoopDoor:
         from autoresearch.cli import render
 
         if not self.as_json:
-            render.loop_summary(result.summary, demo=self.demo)
+            render.loop_summary(result.summary, demo=self.demo, certified=result.certified)
             return
         data = result.summary.to_dict()
         manifest = result.manifest.to_dict() if result.manifest is not None else {}

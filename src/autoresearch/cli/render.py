@@ -123,8 +123,9 @@ def run_details(d: RunDetails) -> None:
     say(report.run_details(d))
 
 
-def loop_summary(loop: LoopSummary, demo: bool = False) -> None:
-    """The end-of-loop summary: plain aligned lines, so that paths are never truncated."""
+def loop_summary(loop: LoopSummary, demo: bool = False, certified: str | None = None) -> None:
+    """The end-of-loop summary: plain aligned lines, so that paths are never truncated
+    (`certified`: the certification at the loop's end, under the best)."""
     s = loop.summary
     reason = f" ({s.stop_reason})" if s.stop_reason else ""
     if s.stop_note and s.stop_reason:
@@ -135,6 +136,7 @@ def loop_summary(loop: LoopSummary, demo: bool = False) -> None:
         ("iterations", f"{s.iteration} ({loop.sessions} in this invocation)"),
         ("baseline", estimates.text(s.baseline_score, s.baseline_interval) or "n/a"),
         ("best", f"{report.best_text(s)} ({s.direction} is better)"),
+        *([("certified", certified)] if certified else []),
         ("decisions", report.decision_counts(s.counts, loop.totals)),
         *report.totals_rows(loop.totals),
         ("best commit", f"{_short(s.last_kept_commit)} on branch {s.branch_name}"),

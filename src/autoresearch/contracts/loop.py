@@ -4,8 +4,8 @@
 One type for both, so precedence is one rule (`LoopSettings.over`): every field given (not
 None) replaces the recorded one. `to_dict` / `from_dict` are the JSON edge and keep the stored
 shape: the placement keys only once a placement was recorded, `counts_from` only once a run was
-continued, `sandbox` only once given, and keys this version does not know survive a rewrite
-(`extra`).
+continued, `sandbox` and `certify` only once given, and keys this version does not know survive
+a rewrite (`extra`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 AGENT_OPTION_FIELDS = ("model", "agent_args", "max_turns", "seed")
 _PLACEMENT = ("executor", "address")
 # stored only once set: a run recorded before them reads back, and writes back, the same
-_OMITTED_UNSET = ("counts_from", "sandbox")
+_OMITTED_UNSET = ("counts_from", "sandbox", "certify")
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,7 @@ class LoopSettings:
     address: str | None = None
     counts_from: int | None = None  # the iteration a continued run's limits count from
     sandbox: str | None = None  # `--sandbox`; None: sandbox.md's, else confine.DEFAULT_MODE
+    certify: bool | None = None  # `--no-certify`: False; None: certify at the end (default)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def over(self, given: LoopSettings) -> LoopSettings:

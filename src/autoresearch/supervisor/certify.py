@@ -43,11 +43,16 @@ from autoresearch.supervisor.measure import scratch_checkout
 from autoresearch.supervisor.record import measuring_env
 
 CERTIFY_ITERATION = -1  # certification readings belong to no iteration
+MAX_ROUNDS = 30  # rounds certify may take to resolve the claimed improvement (`most`)
 NOTE_CONFLICT = "does not revert cleanly from the final state: not measured"
 NOTE_SUPERSEDED = (
     "superseded: later keeps rewrote every line it changed, nothing of it is left in the "
     "final state: not measured"
 )
+
+
+class CertificationStopped(Exception):
+    """certify's `stop` said stop: the readings taken are recorded, no report is written."""
 
 
 @dataclass(frozen=True)
@@ -231,7 +236,11 @@ def certify(
     repeats: int,
     progress: Callable[[str], None] | None = None,
     ablate: bool = False,
+    most: int = MAX_ROUNDS,
+    stop: Callable[[], bool] | None = None,
 ) -> Certification:
+    """`repeats` rounds, then more (to `most`) while the interval cannot resolve the run's
+    claim; `stop`, asked before each reading, True: CertificationStopped (readings stay)."""
     run = h.run
     if run.baseline_commit is None or run.last_kept_commit is None:
         raise RefusedError(f"run {run.run_id} has no baseline yet: nothing to certify")
@@ -239,14 +248,14 @@ def certify(
     ablations = ablations_of(h) if ablate else []
     subjects += [a.subject for a in ablations if a.subject is not None]
     scores = {s.commit: _recorded(h, s.commit) for s in subjects}
-    rounds = Rounds(h, scores, repeats * len(subjects), progress)
+    rounds = Rounds(h, scores, repeats * len(subjects), progress, stop)
     # interleaved: baseline, final, (each ablated state,) baseline, final … so that drift
     # affects all alike, and each round's baseline and final readings are a pair
     for round_ in range(repeats):
         rounds.take(subjects, round_)
     claimed = estimates.claimed_improvement(h.journal, h.run)
     done = repeats
-    while done < (wanted := rounds_to_resolve(h.run.direction, scores, subjects, claimed)):
+    while done < (wanted := min(most, rounds_to_resolve(run.direction, scores, subjects, claimed))):
         rounds.total = repeats * len(subjects) + 2 * (wanted - repeats)
         rounds.take(subjects[:2], done)
         done += 1
@@ -351,15 +360,18 @@ class Rounds:
         scores: dict[str, list[float]],
         total: int,
         progress: Callable[[str], None] | None,
+        stop: Callable[[], bool] | None = None,
     ) -> None:
         self.h, self.scores, self.total, self.progress = h, scores, total, progress
-        self.failures = 0
+        self.stop, self.failures = stop, 0
 
     def take(self, subjects: list[Subject], round_: int) -> None:
         for subject in subjects:
             got = self.scores[subject.commit]
             if len(got) > round_:
                 continue
+            if self.stop is not None and self.stop():
+                raise CertificationStopped
             reading = _measure(self.h, subject, len(got) + self.failures + 1)
             if reading.status == EvalStatus.PASS and reading.score is not None:
                 got.append(reading.score)
@@ -370,10 +382,6 @@ class Rounds:
                 score = "" if reading.score is None else reading.score
                 self.progress(f"[{done}/{self.total}] {subject.label} {subject.commit[:12]}: "
                               f"{reading.status} {score}")  # fmt: skip
-
-
-# Extra rounds certify may take to resolve the claimed improvement, beyond those asked for.
-MAX_ROUNDS = 30
 
 
 def rounds_to_resolve(

@@ -2,9 +2,10 @@
 
 It chooses where the loop runs (this machine or a Ray cluster, connected and checked before
 anything about the run exists or changes), runs lanes or the single loop under the one signal
-policy (`signals.first_signal_stops`), and writes the loop's summary and the run's report. A
-front door hands in what it was given and a `Door` (how progress shows, how it says what
-happens) and renders the typed result; MCP or the worker would call the same functions.
+policy (`signals.first_signal_stops`), certifies a noisy run's result (`--no-certify`: not)
+and writes the loop's summary and the run's report. A front door hands in what it was given
+and a `Door` (how progress shows, how it says what happens) and renders the typed result; MCP
+or the worker would call the same functions.
 """
 
 from __future__ import annotations
@@ -20,13 +21,15 @@ from autoresearch.agents import AgentConfig, make_agent, require_installed, vali
 from autoresearch.contracts.loop import LoopSettings
 from autoresearch.contracts.sandbox import EvaluationSlots
 from autoresearch.decide import IterationLimit
+from autoresearch.errors import AutoresearchError
 from autoresearch.journal.runs import RunRecord
 from autoresearch.journal.views import RunManifest
 from autoresearch.mission import load_mission
 from autoresearch.signals import first_signal_stops
 from autoresearch.states import Direction, ExecutorKind, RunStatus
 from autoresearch.supervisor import lifecycle
-from autoresearch.supervisor.estimates import Headline, manifest
+from autoresearch.supervisor.certify import CertificationStopped, certification_lines, certify
+from autoresearch.supervisor.estimates import Headline, RunReadings, manifest, write_manifest
 from autoresearch.supervisor.executor import Executor, measure_through, unscheduled_resources
 from autoresearch.supervisor.handle import MeasureWith, RunHandle
 from autoresearch.supervisor.lanes import LaneObserver, run_lanes
@@ -94,6 +97,7 @@ class LoopResult:
     summary: LoopSummary
     stop_note: str | None
     manifest: RunManifest | None = None
+    certified: str | None = None  # the certification at the loop's end, in a line
 
     @property
     def failed(self) -> bool:
@@ -304,9 +308,58 @@ def drive(
             if owned is not None:
                 owned.shutdown()
         moment = StopMoment.FINISHING
+        certified = _certify_at_end(h, door, stop) if _certifies(h, plan, outcome, stop) else None
         summary = lifecycle.run_summary(h, outcome.sessions, outcome.interrupted)
         door.report(h.repo.repo_root, h.run_id)
         data = manifest(h.journal, h.run, h.repo) if with_manifest else None
-        result = LoopResult(outcome, summary, h.run.stop_note, data)
+        result = LoopResult(outcome, summary, h.run.stop_note, data, certified)
         door.finished(result)
     return result
+
+
+# Pairs of the certification at the end of a loop: enough for a paired interval, cheap (8
+# evaluations); `autoresearch certify RUN_ID --repeats N` takes more, counting these.
+END_ROUNDS = 4
+MSG_CERTIFYING = (
+    "certifying: the baseline and the final commit re-measured in {n} interleaved pairs "
+    "({readings} evaluations; --no-certify skips this)"
+)
+MSG_CERTIFY_STOPPED = (
+    "certification stopped; the run is as it was, `autoresearch certify {run_id}` resumes it"
+)
+
+
+def _certifies(h: RunHandle, plan: LoopPlan, outcome: LoopOutcome, stop: StopSignal) -> bool:
+    """Whether a loop's end certifies its result: it ended on its own (completed or stopped,
+    no signal), kept a change, on this machine, and its evaluator varies (a deterministic one
+    reads the same again: certification would add nothing)."""
+    ended = outcome.status in (RunStatus.COMPLETED, RunStatus.STOPPED)
+    if not plan.certify or not ended or outcome.interrupted or stop.reason or not _here(plan):
+        return False
+    h.refresh()
+    run = h.run
+    if run.last_kept_commit is None or run.last_kept_commit == run.baseline_commit:
+        return False
+    return RunReadings.load(h.journal, run).spread.sd > 0
+
+
+def _certify_at_end(h: RunHandle, door: Door, stop: StopSignal) -> str | None:
+    """A cheap certification before the summary and the report, which then show its paired
+    improvement (its first line, None: not certified); a signal stops it between readings
+    (those taken stay recorded)."""
+    door.note(MSG_CERTIFYING.format(n=END_ROUNDS, readings=2 * END_ROUNDS))
+    try:
+        data = certify(h, END_ROUNDS, most=END_ROUNDS, stop=lambda: stop.reason is not None)
+    except CertificationStopped:
+        door.note(MSG_CERTIFY_STOPPED.format(run_id=h.run_id))
+        return None
+    except AutoresearchError as exc:
+        door.note(f"not certified: {exc.message}")
+        return None
+    # its readings join the run's pooled spread: manifest.json says what status now says
+    write_manifest(h.journal, h.run, h.repo)
+    first, *rest = certification_lines(data)
+    door.note(f"certified: {first}")
+    for line in rest:
+        door.note(line.strip())
+    return first

@@ -47,11 +47,16 @@ class LoopPlan:
     where: Where | None = None  # None: not chosen (the demo), this machine
     sandbox: str | None = None  # `--sandbox` given or recorded (None: sandbox.md's, else default)
     sandbox_note: str | None = None  # the one warning of an `auto` that runs without one
+    certify: bool = True  # certify the result when the loop ends (`--no-certify`: False)
 
     def record(self, earlier: LoopSettings | None = None) -> LoopSettings:
         """The `loop` a run records (over what it recorded before: its count and the keys this
         version does not know stay, and so does its placement when none was chosen)."""
-        new = replace(settings_of(self.config, self.limits, self.where), sandbox=self.sandbox)
+        new = replace(
+            settings_of(self.config, self.limits, self.where),
+            sandbox=self.sandbox,
+            certify=None if self.certify else False,  # recorded only when turned off
+        )
         if earlier is None:
             return new
         if self.where is None:
@@ -179,7 +184,9 @@ def new_loop(given: LoopSettings, mission_dir: Path) -> LoopPlan:
     where = where_from(given.executor, given.address)
     check_executor(where)
     note = check_sandbox(given.sandbox, mission_sandbox(mission_dir))
-    return LoopPlan(config, limits_from(given), where, given.sandbox, note)
+    return LoopPlan(
+        config, limits_from(given), where, given.sandbox, note, given.certify is not False
+    )
 
 
 def continuation(
@@ -209,4 +216,6 @@ def resumed_loop(
         replace(given, agent=spec, executor=None, address=None)
     )
     note = check_sandbox(loop.sandbox, mission)
-    return LoopPlan(agent_config(loop), limits_from(loop), where, loop.sandbox, note)
+    return LoopPlan(
+        agent_config(loop), limits_from(loop), where, loop.sandbox, note, loop.certify is not False
+    )
