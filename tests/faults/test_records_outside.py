@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from helpers import Repo, cli, git, loose_modes
+from helpers import Repo, cli, git, loose_modes, sandbox_text
 
 CMD_AGENT = Path(__file__).parents[1] / "agents/fakes/cmd_agent.py"
 RUN_ID = "missions-demo-t1"
@@ -34,7 +34,11 @@ def agent(tmp_path: Path) -> str:
     return f"cmd:{sys.executable} {script} {CMD_AGENT}"
 
 
-def test_rm_rf_state_then_restore_then_resume(repo: Repo, mission_dir: Path, tmp_path: Path):
+def test_rm_rf_state_then_restore_then_resume(repo: Repo, tmp_path: Path):
+    # Backups after an iteration are throttled (≤ 10 % of the run's time): a second between
+    # iterations lets the one after iteration 1's keep happen on a loaded machine too, as in
+    # test_journal_tamper; a restore is only as recent as the newest backup.
+    repo.mission(sandbox=sandbox_text("sleep 1; python3 scripts/eval.py"))
     wiper = agent(tmp_path)
     done = cli(
         "run", "missions/demo", "--agent", wiper, "--run-tag", "T1", "--max-iterations", "3",

@@ -22,11 +22,13 @@ as it stands (trust on first use).
 from __future__ import annotations
 
 import hashlib
+import os
 import secrets
 import sqlite3
+import threading
 from pathlib import Path
 
-from autoresearch.fsutil import FileRefused, atomic_write_text, read_regular
+from autoresearch.fsutil import atomic_write_text, private_dir, read_regular
 
 # The SQL function the triggers and checks call; the RAISE text a write over a tampered row
 # aborts with (journal/db.py turns it into the one-line refusal).
@@ -42,15 +44,29 @@ _DECIDED = (
 
 
 def load_key(path: Path) -> tuple[bytes, bool]:
-    """The seal key at `path`, made (0600) when there is none; and whether it was made now."""
+    """The seal key at `path`, made (0600) when there is none; and whether it was made now.
+
+    Made exclusively: of two processes (or threads) opening a new journal at once, one makes
+    the key and the other reads it – never two keys, each sealing with its own."""
     try:
-        text = read_regular(path, 4096).decode("ascii").strip()
-        return bytes.fromhex(text), False
-    except (OSError, FileRefused, UnicodeDecodeError, ValueError):
-        if path.exists():
-            raise  # a key that is there but unreadable is no reason to seal afresh
-    atomic_write_text(path, secrets.token_hex(KEY_BYTES) + "\n")
-    return bytes.fromhex(path.read_text().strip()), True
+        return _read_key(path), False
+    except FileNotFoundError:
+        pass  # any other failure is a key that is there but unreadable: no reason to seal afresh
+    private_dir(path.parent)
+    staged = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    atomic_write_text(staged, secrets.token_hex(KEY_BYTES) + "\n")
+    try:
+        os.link(staged, path)  # fails when another creator won: then its key is the key
+        made = True
+    except FileExistsError:
+        made = False
+    finally:
+        staged.unlink(missing_ok=True)
+    return _read_key(path), made
+
+
+def _read_key(path: Path) -> bytes:
+    return bytes.fromhex(read_regular(path, 4096).decode("ascii").strip())
 
 
 def register(conn: sqlite3.Connection, key: bytes) -> None:
