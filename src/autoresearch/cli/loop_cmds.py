@@ -110,7 +110,6 @@ class LoopDoor:
 
         for line in self.notes:
             self.note(line)
-
         return ProgressPrinter(
             direction, head.baseline, head.best, head.baseline_interval, head.best_interval,
             on_reader_left=self._reader_left,

@@ -92,12 +92,21 @@ def write_instructions(h: RunHandle) -> None:
     atomic_write_text(h.paths.instructions, redact(text))
 
 
+# The digest of a run's earlier runs, made once per process: the instructions are written after
+# every step, and neither the frozen sandbox.md nor the other (ended) runs change meanwhile,
+# so parsing the one and reading the others again each step was work on the hot path.
+_EARLIER: dict[tuple[str, str], list[str]] = {}
+
+
 def earlier_runs_digest(h: RunHandle) -> list[str]:
     """Memory across runs: the digest of the mission's earlier runs, unless sandbox.md's
     `search: {memory: false}` turned it off."""
-    if not memory_enabled(h.run.sandbox.sandbox_text):
-        return []
-    return memory.digest_lines(memory.earlier_runs(h.journal, h.run))
+    key = (str(h.journal.path), h.run_id)
+    if key not in _EARLIER:
+        enabled = memory_enabled(h.run.sandbox.sandbox_text)
+        found = memory.earlier_runs(h.journal, h.run) if enabled else []
+        _EARLIER[key] = memory.digest_lines(found) if enabled else []
+    return _EARLIER[key]
 
 
 def write_active_pointer(h: RunHandle, driving: bool = True) -> None:
