@@ -41,6 +41,17 @@ def codex_plan(ex: Exchange) -> Reply:
     return Reply(text="done")
 
 
+def agent_env(name: str, server: ModelServer, tmp_path: Path) -> dict[str, str]:
+    """The environment that points the real `name` CLI at `server`: a scratch home and TMPDIR
+    under `tmp_path`, the pinned CLIs first on PATH."""
+    home = tmp_path / f"{name}-home"
+    env = claude_env(server, home) if name == "claude" else codex_env(server, home)
+    scratch = tmp_path / "agent-tmp"
+    scratch.mkdir()
+    env.update(PATH=f"{AGENT_BIN}{os.pathsep}{os.environ['PATH']}", TMPDIR=str(scratch))
+    return env
+
+
 @pytest.mark.parametrize("name", ["claude", "codex"])
 async def test_real_agent_job_is_accepted(
     name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -51,13 +62,8 @@ async def test_real_agent_job_is_accepted(
     repo.commit("check")
     plan = claude_plan if name == "claude" else codex_plan
     with ModelServer(plan) as server:
-        home = tmp_path / f"{name}-home"
-        env = claude_env(server, home) if name == "claude" else codex_env(server, home)
-        scratch = tmp_path / "agent-tmp"
-        scratch.mkdir()
-        env.update(PATH=f"{AGENT_BIN}:{os.environ['PATH']}", TMPDIR=str(scratch))
-        for key, value in env.items():  # the job's runner inherits the server's environment
-            monkeypatch.setenv(key, value)
+        for key, value in agent_env(name, server, tmp_path).items():
+            monkeypatch.setenv(key, value)  # the job's runner inherits the server's environment
         async with connect(build_server(repo.root)) as t:
             done = await new_py_job(t, name, MODEL)
     assert not server.errors, server.errors

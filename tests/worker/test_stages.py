@@ -63,7 +63,10 @@ async def test_a_two_stage_job_is_accepted(repo: Repo) -> None:
     assert (repo.root / "src/app.py").read_text() == "VALUE = 2\nNAME = 'x'\n"
     assert outcome["policy"]["stages_declared"] == 2
     root = job_paths(repo.root, job_id).root
-    assert "--- Stage 2 of 2" in (root / "stage-02.md").read_text()
+    second = (root / "stage-02.md").read_text()
+    assert "--- Stage 2 of 2" in second  # told what stage 1 proved, not left to guess
+    assert "- stage 1: complete; passed `grep -q 'VALUE = 2' src/app.py`\n" in second
+    assert "Evidence of the earlier stages" not in (root / "stage-01.md").read_text()
     assert (root / "stage-01-check-01.log").exists()
     with open_journal(repo.root) as journal:  # the stages are in the job's record
         record = store.get_job(journal, job_id)

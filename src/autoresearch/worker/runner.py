@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -134,7 +134,8 @@ class Runner:
         """One stage's session, then its checks when the session ended well; recorded in the
         job's evidence before the next stage may start."""
         instructions = self.paths.root / f"stage-{number:02d}.md"
-        atomic_write_text(instructions, stage_instructions(self.spec, number, workdir))
+        text = stage_instructions(self.spec, number, workdir, self._stages)
+        atomic_write_text(instructions, text)
         result = self._agent(workdir, snap, instructions, 0)
         state, executor = _state_after_agent(result), _executor(result)
         checks: list[CheckRun] = []
@@ -496,8 +497,12 @@ def _state_after_agent(result: AgentResult) -> JobState:
     return JobState.RUNNING
 
 
-def stage_instructions(spec: JobSpec, number: int, workdir: Path) -> str:
-    """A stage's prompt: the whole task for context, then this stage's part and its checks."""
+def stage_instructions(
+    spec: JobSpec, number: int, workdir: Path, earlier: Sequence[StageRecord] = ()
+) -> str:
+    """A stage's prompt: the whole task for context, then this stage's part, the evidence of
+    the stages before it (so the session builds on checked work, not on a guess) and its
+    checks."""
     stage = spec.stages[number - 1]
     lines = [
         spec.prompt.rstrip(),
@@ -506,6 +511,7 @@ def stage_instructions(spec: JobSpec, number: int, workdir: Path) -> str:
         "work is already in place).",
         stage.prompt.rstrip(),
         "",
+        *stage_evidence_lines(earlier),
         "---",
         "Rules of this stage (checked after you finish):",
         f"- work in {workdir}",
@@ -514,6 +520,19 @@ def stage_instructions(spec: JobSpec, number: int, workdir: Path) -> str:
         lines.append("- change only files under: " + ", ".join(spec.scope_paths))
     lines += [f"- must pass: `{c.command}`" for c in stage.checks]
     return "\n".join(lines) + "\n"
+
+
+def stage_evidence_lines(earlier: Sequence[StageRecord]) -> list[str]:
+    """What the earlier stages proved: each one's completeness and the checks it passed."""
+    if not earlier:
+        return []
+    lines = ["Evidence of the earlier stages (checked by the worker):"]
+    for record in earlier:
+        state = "complete" if record.complete else "incomplete"
+        passed = [c for c in record.checks if c.status is CheckResult.PASSED]
+        tail = "; passed " + ", ".join(f"`{c.command}`" for c in passed) if passed else ""
+        lines.append(f"- stage {record.number}: {state}{tail}")
+    return [*lines, ""]
 
 
 def _instructions(spec: JobSpec, workdir: Path) -> str:
