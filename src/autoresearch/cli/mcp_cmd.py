@@ -57,6 +57,23 @@ DEFAULT_PORT = 8000
     help="HTTP only: accept requests without a bearer token. Any local process or web page "
     "that reaches the port can then run commands through the tools.",
 )
+@click.option(
+    "--idle-exit",
+    type=click.FloatRange(min=1),
+    default=None,
+    metavar="SECONDS",
+    help="stdio only: exit (status 0) after SECONDS with no request and no job of this "
+    "server running. Default: run until the host closes stdin.",
+)
+@click.option(
+    "--max-running-jobs",
+    type=click.IntRange(1, 100),
+    default=None,
+    metavar="N",
+    help="Live delegation jobs this server may have started at once; job_start past it "
+    "gets the retryable worker_busy error (default AUTORESEARCH_WORKER_MAX_RUNNING_JOBS, "
+    "else 4).",
+)
 @click.pass_context
 def mcp_command(
     ctx: click.Context,
@@ -66,6 +83,8 @@ def mcp_command(
     token_file: str | None,
     new_token: bool,
     insecure_no_auth: bool,
+    idle_exit: float | None,
+    max_running_jobs: int | None,
 ) -> None:
     """Serve the experiment tools and supervised-run control over MCP.
 
@@ -99,7 +118,14 @@ def mcp_command(
             f"the MCP server needs the mcp extra ({exc}): "
             "pip install '.[mcp]' in a clone of autoresearch"
         )
-    server = build_server(start)
+    if transport == "stdio" and idle_exit is not None:
+        from autoresearch.mcp.idle import serve_idle_stdio
+
+        serve_idle_stdio(start, idle_exit, max_running_jobs)
+        return
+    if idle_exit is not None:
+        fail("--idle-exit applies to --transport stdio only")
+    server = build_server(start, running_max=max_running_jobs)
     if transport == "stdio":
         server.run("stdio")
         return

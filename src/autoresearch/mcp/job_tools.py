@@ -166,19 +166,26 @@ def _out(view: JobView) -> CallToolResult:
 class JobTools:
     """The job tools of one server; `start()` is the directory the server acts on."""
 
-    def __init__(self, start: Callable[[], Path]) -> None:
+    def __init__(self, start: Callable[[], Path], running_max: int | None = None) -> None:
         self._start = start
+        self._running_max = running_max  # --max-running-jobs, over the environment's cap
         self._started: list[tuple[Path, str]] = []  # this server's jobs: its running-job cap
+
+    def live_jobs(self) -> int:
+        """How many jobs this server started are still queued or running."""
+        return sum(1 for r, j in list(self._started) if not jobs.get(r, j).state.terminal)
 
     def _check_running_cap(self) -> None:
         """Refuse (retryable `worker_busy`) a job past this server's cap of live jobs."""
-        limit = slots.Limits.from_env().running_max
-        live = [(r, j) for r, j in self._started if not jobs.get(r, j).state.terminal]
-        self._started = live
-        if len(live) >= limit:
-            raise slots.busy(
-                f"this server already has {len(live)} live jobs ({slots.ENV_RUNNING_MAX}={limit})"
-            )
+        self._started = [(r, j) for r, j in self._started if not jobs.get(r, j).state.terminal]
+        live = len(self._started)
+        if self._running_max is not None:
+            limit, source = self._running_max, f"--max-running-jobs {self._running_max}"
+        else:
+            limit = slots.Limits.from_env().running_max
+            source = f"{slots.ENV_RUNNING_MAX}={limit}"
+        if live >= limit:
+            raise slots.busy(f"this server already has {live} live jobs ({source})")
 
     def register(self, server: MCPServer) -> None:
         add_tools(

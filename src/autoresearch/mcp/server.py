@@ -10,10 +10,12 @@ init_experiment that created a session worktree it acts in that worktree.
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
+from mcp.server.context import ServerMiddleware
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
@@ -55,6 +57,9 @@ from autoresearch.mcp.support import (
 from autoresearch.states import Direction, Verdict
 from autoresearch.supervisor import lifecycle, report
 from autoresearch.supervisor.handle import find_repo
+
+if TYPE_CHECKING:
+    from autoresearch.mcp.job_tools import JobTools
 
 # Beyond its two timeouts, run_experiment waits at most this long (stopping processes, git,
 # the journal) before it answers with an error and lets the run finish in the background.
@@ -438,21 +443,36 @@ def run_limit(
     return timeout_seconds + checks_timeout_seconds + slack
 
 
-def build_server(start: Path, run_slack: float = RUN_SLACK_SECONDS) -> MCPServer:
+def build_server(
+    start: Path, run_slack: float = RUN_SLACK_SECONDS, running_max: int | None = None
+) -> MCPServer:
     """The autoresearch MCP server acting on the repository around `start`."""
+    return assemble(start, run_slack, running_max)[0]
+
+
+def assemble(
+    start: Path,
+    run_slack: float = RUN_SLACK_SECONDS,
+    running_max: int | None = None,
+    middleware: Sequence[ServerMiddleware[Any]] = (),
+) -> tuple[MCPServer, JobTools]:
+    """The server and its job tools (whose live jobs keep an idle server up); `running_max`
+    is `--max-running-jobs` (None: the environment's cap)."""
     server = MCPServer(
         "autoresearch",
         title="autoresearch",
         instructions=INSTRUCTIONS,
         version=__version__,
         log_level="WARNING",
+        middleware=middleware,
     )
     tools = Tools(start.absolute(), run_slack)
     tools.register(server)
     from autoresearch.mcp.job_tools import JobTools  # heavy: imported when a server is built
 
-    JobTools(lambda: tools.start).register(server)
+    job_tools = JobTools(lambda: tools.start, running_max)
+    job_tools.register(server)
     from autoresearch.mcp.worker_tools import WorkerTools  # issue 16: zero-model tools
 
     WorkerTools(lambda: tools.start).register(server)
-    return server
+    return server, job_tools
