@@ -89,6 +89,8 @@ async def _watch(activity: Activity, live_jobs: Callable[[], int], rule: IdleRul
         if not rule.due(time.monotonic(), activity.quiet_since, activity.in_flight):
             continue
         if live_jobs():  # a job of this server is running: the quiet time starts after it
+            while live_jobs():
+                await anyio.sleep(rule.poll)
             activity.touch()
             continue
         print(
