@@ -119,3 +119,16 @@ async def test_a_server_with_a_running_job_stays_then_exits(repo: Repo, tmp_path
             gate.touch()  # the job ends; a second later the server does
             await gone_within(marker, START_BOUND)
     assert (repo.root / "src/app.py").read_text() == "VALUE = 2\n"
+
+
+@pytest.mark.anyio
+async def test_a_host_that_closes_stdin_still_ends_the_server_at_once(
+    repo: Repo, tmp_path: Path
+) -> None:
+    marker = uuid.uuid4().hex
+    with (tmp_path / "stderr.log").open("w") as errlog:
+        async with connect(stdio_client(params(repo, marker, "--idle-exit", "600"), errlog)) as t:
+            await t.ok("job_list")
+            assert server_pids(marker)
+    assert await gone_within(marker, 10.0) < 10.0  # long before its idle time
+    assert "Traceback" not in (tmp_path / "stderr.log").read_text()
