@@ -22,7 +22,7 @@ from autoresearch.contracts.job_result import CheckRun
 from autoresearch.mcp.server import build_server
 from autoresearch.paths import job_paths
 from autoresearch.states import ProcessState
-from autoresearch.worker.runner import revise_digest
+from autoresearch.worker.instructions import revise_digest
 from helpers import Repo
 
 CHECK = {"command": "grep -q 'VALUE = 2' src/app.py", "timeout_seconds": 30}

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -56,10 +56,11 @@ from autoresearch.redact import redact
 from autoresearch.repo_state import ensure_state_dir, link_shared_paths
 from autoresearch.reset import CACHE_DIRT, work_patch
 from autoresearch.settings import kill_grace, worker_max_jobs
-from autoresearch.states import ChildRole, Isolation, JobState, ResultState, TaskKind
+from autoresearch.states import ChildRole, Isolation, JobState, ResultState
 from autoresearch.worker import evidence as ev
 from autoresearch.worker import liveness, semantic, slots
 from autoresearch.worker.bridge import job_bridge
+from autoresearch.worker.instructions import job_instructions, revise_digest, stage_instructions
 from autoresearch.worker.model import JobSpec
 
 QUEUE_POLL_SECONDS = 0.25
@@ -155,7 +156,7 @@ class Runner:
         """The next session's instructions: the task and its rules, then the failure digest
         (each failed check's command, exit and output tail), kept beside the prompt."""
         path = self.paths.root / f"revise-{number:02d}.md"
-        text = _instructions(self.spec, workdir) + revise_digest(
+        text = job_instructions(self.spec, workdir) + revise_digest(
             number, self.spec.revise_passes, checks
         )
         atomic_write_text(path, redact(text))
@@ -216,7 +217,7 @@ class Runner:
             worktree_path=None if tree is None else str(tree),
             branch=None if tree is None else self._branch,
         )
-        atomic_write_text(self.paths.prompt, _instructions(self.spec, cwd))
+        atomic_write_text(self.paths.prompt, job_instructions(self.spec, cwd))
         return cwd, snap
 
     @property
@@ -457,27 +458,6 @@ def _revisable(state: JobState, checks: list[CheckRun]) -> bool:
     return state is JobState.CHECKING and any(c.status is not CheckResult.PASSED for c in checks)
 
 
-REVISE_TAIL_LINES = 40
-
-
-def revise_digest(number: int, limit: int, checks: list[CheckRun]) -> str:
-    """What a revise pass is told: which checks failed and how, the tail of their output."""
-    lines = [
-        "",
-        f"--- Revise pass {number} of {limit}: the checks below failed after your last "
-        "session. Fix the change so that they pass; do not change the checks.",
-    ]
-    for check in checks:
-        if check.status is CheckResult.PASSED:
-            continue
-        run = check.run
-        lines.append(f"- `{check.command}`: {check.status.value}, exit code {run.exit_code}")
-        tail = "\n".join(run.tail.splitlines()[-REVISE_TAIL_LINES:])
-        if tail.strip():
-            lines += ["```", tail, "```"]
-    return "\n".join(lines) + "\n"
-
-
 def _executor(result: AgentResult) -> Executor:
     """How the session ended, judged apart from its permission denials: a session that ended
     normally after a refused tool call did its work (or not: its checks, run by the worker,
@@ -495,58 +475,6 @@ def _state_after_agent(result: AgentResult) -> JobState:
     if result.timed_out:
         return JobState.TIMED_OUT
     return JobState.RUNNING
-
-
-def stage_instructions(
-    spec: JobSpec, number: int, workdir: Path, earlier: Sequence[StageRecord] = ()
-) -> str:
-    """A stage's prompt: the whole task for context, then this stage's part, the evidence of
-    the stages before it (so the session builds on checked work, not on a guess) and its
-    checks."""
-    stage = spec.stages[number - 1]
-    lines = [
-        spec.prompt.rstrip(),
-        "",
-        f"--- Stage {number} of {len(spec.stages)}: do only this part now (the earlier stages' "
-        "work is already in place).",
-        stage.prompt.rstrip(),
-        "",
-        *stage_evidence_lines(earlier),
-        "---",
-        "Rules of this stage (checked after you finish):",
-        f"- work in {workdir}",
-    ]
-    if spec.scope_paths is not None:
-        lines.append("- change only files under: " + ", ".join(spec.scope_paths))
-    lines += [f"- must pass: `{c.command}`" for c in stage.checks]
-    return "\n".join(lines) + "\n"
-
-
-def stage_evidence_lines(earlier: Sequence[StageRecord]) -> list[str]:
-    """What the earlier stages proved: each one's completeness and the checks it passed."""
-    if not earlier:
-        return []
-    lines = ["Evidence of the earlier stages (checked by the worker):"]
-    for record in earlier:
-        state = "complete" if record.complete else "incomplete"
-        passed = [c for c in record.checks if c.status is CheckResult.PASSED]
-        tail = "; passed " + ", ".join(f"`{c.command}`" for c in passed) if passed else ""
-        lines.append(f"- stage {record.number}: {state}{tail}")
-    return [*lines, ""]
-
-
-def _instructions(spec: JobSpec, workdir: Path) -> str:
-    """The agent's prompt: the caller's task, then the rules its result is judged by."""
-    lines = [spec.prompt.rstrip(), "", "---", "Rules of this job (checked after you finish):"]
-    if spec.task_kind is not None:
-        kind = "read-only: change no file" if spec.task_kind == TaskKind.READ_ONLY else "modifying"
-        lines.append(f"- task: {kind}")
-    lines.append(f"- work in {workdir}")
-    if spec.scope_paths is not None:
-        lines.append("- change only files under: " + ", ".join(spec.scope_paths))
-    for check in spec.checks:
-        lines.append(f"- must pass: `{check.command}`")
-    return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str]) -> int:
