@@ -92,7 +92,7 @@ async def test_an_idle_server_exits_by_itself(repo: Repo, tmp_path: Path) -> Non
             await anyio.sleep(1.0)
             assert server_pids(marker), "exited before its idle time"
             await gone_within(marker, START_BOUND)
-            assert time.monotonic() - answered >= 2.0
+            assert time.monotonic() - answered >= 1.9  # the server timed from just before
     text = log.read_text()
     assert "autoresearch mcp: no request for 2 s and no job running: exiting" in text
     assert "Traceback" not in text
