@@ -205,3 +205,39 @@ def test_the_docs_cmd_agent_is_kept(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
     assert summary["counts"] == {"keep": 1} and summary["best_score"] == 2.0
+
+
+def _blocks(language: str) -> list[tuple[str, str]]:
+    """Every fenced block of `language` in the docs, with its page."""
+    return [
+        (str(path.relative_to(ROOT)), block)
+        for path in pages()
+        for block in re.findall(rf"```{language}\n(.*?)```", path.read_text(), re.S)
+    ]
+
+
+def _as_sandbox(block: str) -> str:
+    """A whole sandbox.md as written, or a fragment of its frontmatter under a minimal one."""
+    if block.startswith("---\n"):
+        return block
+    return f"---\nevaluator:\n  command: python3 eval.py\n  format: json\n{block}---\nbody\n"
+
+
+def test_every_sandbox_snippet_of_the_docs_is_a_valid_contract() -> None:
+    from autoresearch.contracts.sandbox import parse_sandbox, unknown_keys
+
+    snippets = _blocks("yaml")
+    assert len(snippets) >= 5
+    for where, block in snippets:
+        sandbox = parse_sandbox(_as_sandbox(block))
+        assert not unknown_keys(sandbox.frontmatter), (where, unknown_keys(sandbox.frontmatter))
+
+
+def test_every_json_snippet_of_the_docs_parses() -> None:
+    snippets = _blocks("json")
+    assert len(snippets) >= 3
+    for where, block in snippets:
+        try:
+            json.loads(block)
+        except json.JSONDecodeError as exc:
+            raise AssertionError(f"{where}: {exc}\n{block}") from exc
