@@ -42,8 +42,3 @@ def section(text: str, heading: str) -> str:
         taken.append(line)
     return "".join(taken)
 
-
-def paragraph(text: str, opening: str) -> str:
-    """A bold-titled paragraph group: from `opening` (e.g. "**Write a `cmd:` agent.**") to the
-    next one."""
-    return text.split(opening, 1)[1].split("\n**", 1)[0]

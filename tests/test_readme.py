@@ -15,7 +15,7 @@ import click
 import pytest
 
 from autoresearch.cli import app
-from docs_pages import README, ROOT, page, pages, paragraph, section
+from docs_pages import README, ROOT, page, pages, section
 
 _INVOCATION = re.compile(r"^autoresearch((?: (?:--repo \S+ )?[a-z][a-z-]*)+)(.*)$")
 
@@ -177,7 +177,7 @@ def test_the_example_walkthroughs_run(tmp_path: Path, where: str, heading: str) 
 
 
 def _cmd_agent_section() -> str:
-    return paragraph(page("agents.md"), "**Write a `cmd:` agent.**")
+    return section(page("agents.md"), "## Write a `cmd:` agent")
 
 
 def test_the_cmd_agent_fields_are_the_contracts() -> None:

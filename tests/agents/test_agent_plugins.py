@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from docs_pages import page, paragraph
+from docs_pages import page, section
 from helpers import GIT_ENV, Repo, make_repo
 
 # Each session adds 1 to value.txt, commits and writes the artifact, as a coding agent would.
@@ -119,7 +119,7 @@ def _digest(text: str) -> str:
 
 def readme_plugin() -> Dist:
     """The docs' example back-end (docs/agents.md) and its pyproject.toml line."""
-    text = paragraph(page("agents.md"), "**Add a back-end as a plugin.**")
+    text = section(page("agents.md"), "## Add a back-end as a plugin")
     (source,) = re.findall(r"```python\n(.*?)```", text, re.S)
     (toml,) = re.findall(r"```toml\n(.*?)```", text, re.S)
     ((agent, target),) = tomllib.loads(toml)["project"]["entry-points"][AGENTS].items()
