@@ -41,4 +41,3 @@ def section(text: str, heading: str) -> str:
             break
         taken.append(line)
     return "".join(taken)
-
