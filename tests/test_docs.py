@@ -14,7 +14,7 @@ from types import ModuleType
 
 import pytest
 
-from docs_pages import DOCS, GENERATED, README, ROOT
+from docs_pages import DOCS, GENERATED, README, ROOT, pages
 
 MKDOCS = importlib.util.find_spec("mkdocs") is not None and (
     importlib.util.find_spec("material") is not None
@@ -102,3 +102,27 @@ def test_the_readme_is_an_entry_page_whose_links_resolve() -> None:
     assert {"docs/index.md", "docs/reference/commands.md"} <= set(local)
     missing = [link for link in local if not (ROOT / link).exists()]
     assert not missing, f"README links to files that do not exist: {missing}"
+
+
+_LIST_ITEM = re.compile(r"(\* |- |\d+\. )")
+
+
+def _lists_glued_to_a_paragraph(text: str) -> list[str]:
+    """List items that follow a paragraph's line with no blank line between: GitHub shows a
+    list, Python-Markdown (the site) one run-on paragraph with the asterisks in it."""
+    glued, fenced, previous, in_list = [], False, "", False
+    for line in text.splitlines():
+        fenced ^= line.startswith("```")
+        item = not fenced and _LIST_ITEM.match(line) is not None
+        if item and previous.strip() and not in_list:
+            glued.append(line)
+        # an item's continuation lines belong to it until a blank line
+        in_list = (in_list or item) and bool(line.strip())
+        previous = "" if fenced else line
+    return glued
+
+
+def test_every_list_is_set_off_from_its_paragraph() -> None:
+    for path in pages()[1:]:  # the site's pages (GitHub shows the README either way)
+        glued = _lists_glued_to_a_paragraph(path.read_text())
+        assert not glued, f"{path.relative_to(ROOT)}: a blank line before {glued[0]!r}"
