@@ -241,3 +241,8 @@ def test_every_json_snippet_of_the_docs_parses() -> None:
             json.loads(block)
         except json.JSONDecodeError as exc:
             raise AssertionError(f"{where}: {exc}\n{block}") from exc
+
+
+def test_the_readme_shows_the_example_mission_as_it_is() -> None:
+    (shown,) = re.findall(r"```yaml\n(.*?)```", section(README.read_text(), "## An example"), re.S)
+    assert shown == (ROOT / "examples/sort-comparisons/sandbox.md").read_text()
