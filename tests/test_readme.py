@@ -246,3 +246,15 @@ def test_every_json_snippet_of_the_docs_parses() -> None:
 def test_the_readme_shows_the_example_mission_as_it_is() -> None:
     (shown,) = re.findall(r"```yaml\n(.*?)```", section(README.read_text(), "## An example"), re.S)
     assert shown == (ROOT / "examples/sort-comparisons/sandbox.md").read_text()
+
+
+def test_every_toml_snippet_of_the_docs_parses() -> None:
+    import tomllib
+
+    snippets = _blocks("toml")
+    assert len(snippets) >= 4
+    for where, block in snippets:
+        try:
+            tomllib.loads(block)
+        except tomllib.TOMLDecodeError as exc:
+            raise AssertionError(f"{where}: {exc}\n{block}") from exc
