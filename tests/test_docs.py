@@ -126,3 +126,14 @@ def test_every_list_is_set_off_from_its_paragraph() -> None:
     for path in pages()[1:]:  # the site's pages (GitHub shows the README either way)
         glued = _lists_glued_to_a_paragraph(path.read_text())
         assert not glued, f"{path.relative_to(ROOT)}: a blank line before {glued[0]!r}"
+
+
+@needs_mkdocs
+def test_a_note_in_docs_incoming_is_neither_built_nor_checked(tmp_path: Path) -> None:
+    """Other engineers hand in notes there for the lead to fold in: they break no build."""
+    config = _copy_of_the_site(tmp_path)
+    (tmp_path / "docs/incoming").mkdir(exist_ok=True)
+    (tmp_path / "docs/incoming/someone.md").write_text("# A note\n\nSee [x](nowhere.md#gone).\n")
+    done = _build(config, tmp_path / "site")
+    assert done.returncode == 0, done.stderr
+    assert not (tmp_path / "site/incoming").exists()
