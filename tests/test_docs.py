@@ -53,6 +53,13 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
         if re.search(r"<code>[^<]*\\\|", html.read_text())
     ]
     assert not escaped, escaped
+    # a page fetches nothing from elsewhere (Material's default fonts come from Google)
+    fetching = [
+        str(html.relative_to(tmp_path))
+        for html in (tmp_path / "site").rglob("*.html")
+        if re.search(r"<(?:script|link|img)[^>]+(?:src|href)=\"(?:https?:)?//", html.read_text())
+    ]
+    assert not fetching, fetching
 
 
 @needs_mkdocs
