@@ -70,8 +70,8 @@ def open_umask() -> Iterator[None]:
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark `unit` every test that asks for no fixture of its own (parameters aside) and gets
     none from its module (an autouse one): with no tmp_path, repository or run to build, it
-    exercises code, not the machine. `python3 dev.py test --quick` runs only these (README:
-    how long each selection takes)."""
+    exercises code, not the machine. `python3 dev.py test --quick` runs only these
+    (docs/development.md: how long each selection takes)."""
     unit = pytest.mark.unit
     for item in items:
         params = set(getattr(getattr(item, "callspec", None), "params", {}))

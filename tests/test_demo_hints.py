@@ -20,7 +20,9 @@ def test_the_demos_next_steps_run_as_printed_in_a_path_with_spaces_and_quotes(
     done = cli("demo", str(demo), "--iterations", "2", cwd=tmp_path, env=fresh)
     assert done.returncode == 0, done.stderr
     steps = done.stdout.split("Next steps:\n", 1)[1].split("\n\n", 1)[0].splitlines()
-    commands = [shlex.split(line, comments=True) for line in steps if "README" not in line]
+    commands = [
+        shlex.split(line, comments=True) for line in steps if "writing-a-mission.md" not in line
+    ]
     assert [Path(argv[0]).name for argv in commands] == ["git", "autoresearch", "autoresearch"]
     assert Path(commands[1][0]).parent == Path(sys.executable).parent
     for argv in commands[:2]:  # finalize would create branches: reading is enough

@@ -25,6 +25,8 @@ from types import ModuleType
 import pytest
 from packaging.requirements import Requirement
 
+from docs_pages import pages
+
 ROOT = Path(__file__).resolve().parent.parent
 DIST = "autoresearch-loop"
 CORE = {"click", "pyyaml", "rich"}
@@ -64,7 +66,7 @@ def test_the_core_requires_only_click_pyyaml_and_rich() -> None:
     assert {Requirement(r).name.lower() for r in project["dependencies"]} == CORE
     extras = project["optional-dependencies"]
     assert [Requirement(r).name for r in extras["report"]] == ["matplotlib"]
-    for extra in ("mcp", "ray", "worker", "report"):
+    for extra in ("mcp", "ray", "worker", "report", "docs"):
         assert {Requirement(r).name for r in extras[extra]} <= {
             Requirement(r).name for r in extras["dev"]
         }, f"the dev extra lacks {extra}'s"
@@ -188,12 +190,13 @@ def _link_distribution(dist: metadata.Distribution, site: Path) -> None:
 
 
 def test_every_readme_install_line_names_this_distribution_and_its_extras() -> None:
-    """`pip install` in the README names the clone (`.`) or the distribution, with extras
+    """`pip install` in the docs names the clone (`.`) or the distribution, with extras
     pyproject.toml defines (the old `autoresearch[ray]` named a project that is not ours)."""
     extras = set(
         tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     )
-    lines = re.findall(r"pip install '([^']+)'", (ROOT / "README.md").read_text())
+    docs = "\n".join(path.read_text() for path in pages())
+    lines = re.findall(r"pip install '([^']+)'", docs)
     assert lines
     for target in lines:
         name, _, wanted = target.partition("[")

@@ -226,7 +226,8 @@ class RunPaths:
 
     def cut_patch(self, number: int) -> Path:
         """The work of a session a crash cut off: the single loop's by its iteration, a lane's
-        by its session (README: `lanes/<k>/logs/session-NNNN-unfinished-session.patch`)."""
+        by its session (docs/supervisor.md:
+        `lanes/<k>/logs/session-NNNN-unfinished-session.patch`)."""
         if self.lane:
             return self.session_patch(number, "unfinished-session")
         return self.patch(number, "interrupted")

@@ -31,7 +31,7 @@ class MissionAnswers:
     timeout_seconds: float = 600.0
 
     def default_dir(self) -> str:
-        """missions/<slug of the goal>, the README's layout."""
+        """missions/<slug of the goal>, the layout docs/writing-a-mission.md shows."""
         return f"missions/{slug(self.goal, 'mission', limit=40)}"
 
 

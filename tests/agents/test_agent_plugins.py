@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pytest
 
+from docs_pages import page, section
 from helpers import GIT_ENV, Repo, make_repo
 
 # Each session adds 1 to value.txt, commits and writes the artifact, as a coding agent would.
@@ -78,7 +79,6 @@ PICKY = textwrap.dedent(
     BACKEND = Backend(make=lambda config: None, check_mission=refuse)
     """
 )
-README = Path(__file__).resolve().parents[2] / "README.md"
 AGENTS = "autoresearch.agents"
 
 
@@ -118,8 +118,8 @@ def _digest(text: str) -> str:
 
 
 def readme_plugin() -> Dist:
-    """The README's example back-end and its pyproject.toml line."""
-    text = README.read_text().split("**Add a back-end as a plugin.**", 1)[1].split("\n**", 1)[0]
+    """The docs' example back-end (docs/agents.md) and its pyproject.toml line."""
+    text = section(page("agents.md"), "## Add a back-end as a plugin")
     (source,) = re.findall(r"```python\n(.*?)```", text, re.S)
     (toml,) = re.findall(r"```toml\n(.*?)```", text, re.S)
     ((agent, target),) = tomllib.loads(toml)["project"]["entry-points"][AGENTS].items()

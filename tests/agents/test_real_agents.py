@@ -89,7 +89,7 @@ def test_real_agent_keeps_an_improvement_and_discards_a_worse_one(
     if sandbox == "bwrap" and machine_support().bwrap is None:
         pytest.skip(f"Bubblewrap cannot run here: {machine_support().reason}")
     # in the sandbox the agent's home stays outside /tmp too: codex's own sandbox, nested,
-    # would cover a CODEX_HOME under the box's /tmp (README: Security)
+    # would cover a CODEX_HOME under the box's /tmp (docs/operations.md: Security)
     scratch = tmp_path if sandbox == "none" else outside_tmp / "scratch"
     scratch.mkdir(exist_ok=True)
     actions = {1: "improve", 2: "worse"}

@@ -6,7 +6,7 @@ compaction the SessionStart hook adds the journal's summary.
 
 Codex runs project hooks only in a trusted project whose hooks are trusted: the test trusts the
 project with `codex exec --trust` and the hooks for this invocation with
-`--dangerously-bypass-hook-trust` (what README tells unattended users to do).
+`--dangerously-bypass-hook-trust` (what docs/experiments.md tells unattended users to do).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Kill -9 of a driver with work in flight, then `resume` with another `--lanes` than the run
-had (README: resume keeps the recorded `--lanes`, given again it changes): whatever the old
+had (docs/supervisor.md: resume keeps the recorded `--lanes`, given again it changes): whatever the old
 layout (the single loop's included), its work is recovered before the new one starts. Every
 finished candidate is judged once, an unfinished session's work is saved as a patch and
 recorded interrupted (a lane's as the single loop's), the old lanes' strays are stopped, no

@@ -127,7 +127,7 @@ def test_certify_an_unknown_run_makes_no_journal(repo: Repo) -> None:
 
 
 def test_certify_on_the_demo(tmp_path: Path) -> None:
-    """The README walkthrough: `autoresearch demo`, then `certify --ablate` on its run."""
+    """The walkthrough of docs/search-and-noise.md: `autoresearch demo`, then `certify --ablate` on its run."""
     demo = tmp_path / "demo"
     assert cli("demo", str(demo), "--iterations", "4", cwd=tmp_path).returncode == 0
     status = json.loads(cli("status", "--json", cwd=demo).stdout)["runs"][0]

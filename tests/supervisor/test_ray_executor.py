@@ -262,7 +262,7 @@ def test_the_demo_mission_runs_on_the_two_node_cluster_from_the_cli(
     cluster: LocalCluster, tmp_path: Path
 ) -> None:
     """The issue's "done when": `run --executor ray --address` drives the mission of
-    `demo --lanes 4` with four lanes, as the README's two-node recipe does, its sessions and
+    `demo --lanes 4` with four lanes, as the two-node recipe of docs/supervisor.md does, its sessions and
     readings on the cluster's nodes."""
     summary = demo_on_ray(
         cluster, tmp_path, "--lanes", "4", "--max-iterations", "8", mission_name=LANES_MISSION

@@ -156,7 +156,7 @@ printf '{{"status":"candidate","candidate_commit":"%s","base_commit":"%s","descr
 def test_under_run_uncommitted_sealed_edits_are_saved_and_dropped_before_judging(
     repo: Repo, tmp_path: Path, uncommitted: str
 ) -> None:
-    """What README says of a sealed path: `run` saves what a session left uncommitted as a
+    """What docs/search-and-noise.md says of a sealed path: `run` saves what a session left uncommitted as a
     patch and judges the candidate on its commits alone; the harness edit is never measured
     and does not discard the candidate (a committed one would: harness changed)."""
     sandbox = sandbox_text(

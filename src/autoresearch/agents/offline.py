@@ -40,7 +40,7 @@ from autoresearch.states import ArtifactStatus
 AUTHOR = ("autoresearch offline agent", "offline-agent@autoresearch.localhost")
 MSG_NEEDS_TUNE = (
     "the offline agent needs a `tune:` block in sandbox.md naming the numeric "
-    "parameters to tune (see README: Write your own mission)"
+    "parameters to tune (see docs/writing-a-mission.md)"
 )
 
 

@@ -272,7 +272,7 @@ sandbox_option = click.option(
     help="The OS sandbox of sessions, evaluations and checks: bwrap (Bubblewrap; refused "
     "where it cannot run), auto (bwrap where it can, else none with a warning) or none "
     f"(as you). Default: sandbox.md's isolation.sandbox, else {DEFAULT_MODE}; "
-    "resume/continue reuse the recorded one. README: Security.",
+    "resume/continue reuse the recorded one. docs/operations.md: Security.",
 )
 
 lane_options = stacked(

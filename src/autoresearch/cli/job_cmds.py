@@ -153,7 +153,7 @@ def _absolute(paths: tuple[str, ...]) -> tuple[str, ...]:
 @click.option(
     "--reliability-tier",
     type=enum_choice(ReliabilityTier),
-    help="The gates the request should carry (see README: reliability tiers); default "
+    help="The gates the request should carry (see docs/worker.md: reliability tiers); default "
     "$AUTORESEARCH_WORKER_RELIABILITY_TIER, else standard.",
 )
 @click.option(

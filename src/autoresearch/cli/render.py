@@ -161,7 +161,7 @@ def loop_summary(loop: LoopSummary, demo: bool = False, certified: str | None = 
             f"  git -C {worktree} log --oneline   # the kept commits\n"
             f"  {me} --repo {repo} status {run}   # every iteration\n"
             f"  {me} --repo {repo} finalize {run}   # kept commits → branches\n"
-            "  README.md: write a mission for your own repository\n"
+            "  docs/writing-a-mission.md: write a mission for your own repository\n"
             f"\nThe report (plot, every iteration, the kept diffs) – open it in a browser:\n"
             f"  {loop.report_file}"
         )

@@ -1,4 +1,5 @@
-"""sandbox.md's `isolation` block: the OS sandbox of a run's children (README: Security)."""
+"""sandbox.md's `isolation` block: the OS sandbox of a run's children (docs/operations.md:
+Security)."""
 
 from __future__ import annotations
 
@@ -14,9 +15,9 @@ MSG_BAD_ISOLATION = "sandbox.md frontmatter isolation.{key} must be {what}."
 
 @dataclass(frozen=True)
 class Isolation:
-    """The OS sandbox of the run's children (README: Security): which one (None: `--sandbox`,
-    else confine.DEFAULT_MODE) and whether sessions and evaluations (with the checks) may use
-    the network."""
+    """The OS sandbox of the run's children (docs/operations.md: Security): which one (None:
+    `--sandbox`, else confine.DEFAULT_MODE) and whether sessions and evaluations (with the
+    checks) may use the network."""
 
     sandbox: SandboxMode | None = None
     agent_network: bool = True  # agents call their model

@@ -1,6 +1,6 @@
 """Reading JSON that untrusted code wrote (candidate.json, evaluator output): pure and bounded.
 
-Limits (documented in the README): objects and arrays nested at most MAX_DEPTH deep, no
+Limits (documented in docs/supervisor.md): objects and arrays nested at most MAX_DEPTH deep, no
 duplicate keys, and no NaN/Infinity or numbers beyond a float's range (not JSON: a strict
 parser rejects every view that would carry them). Size limits are the callers' (they differ
 per input).
