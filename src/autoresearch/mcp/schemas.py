@@ -292,6 +292,11 @@ _INTERVAL = dict[str, float] | None  # Interval.to_dict: mean, low, high, n, lev
         "resume_command": Field(
             default=None, description="How to continue a running run (None once it ended)."
         ),
+        "paused": Field(
+            default=None,
+            description="Why a running run is paused (a plateau under `--on-plateau ask`) and "
+            "how to go on; None: not paused.",
+        ),
     },
     shapes={"best_interval": _INTERVAL, "baseline_interval": _INTERVAL},
 )

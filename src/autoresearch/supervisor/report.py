@@ -81,6 +81,8 @@ def run_details(details: RunDetails) -> str:
         driver = f"none – nobody drives this run; continue it: {d.resume_command}"
     if d.stop_requested:
         driver += f" (stop requested: {d.stop_requested})"
+    if d.paused:
+        driver += f" – {d.paused}"
     shown = len(details.iterations)
     report = details.report_file or f"not written yet: autoresearch report {d.run_id}"
     lines = [
