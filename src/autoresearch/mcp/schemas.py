@@ -251,6 +251,13 @@ class HookCounts(_Shape):
 
 @mirrors(
     StatusReport,
+    fields={
+        "plateau": Field(
+            default=None,
+            description="Set when none of the segment's last 20 logged runs was kept: the "
+            "obvious direction is exhausted, try a different kind of change.",
+        ),
+    },
     shapes={"baseline": Ref | None, "best": Ref | None, "progress": Progress},
 )
 class SessionStatus(_Shape):

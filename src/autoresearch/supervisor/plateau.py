@@ -25,6 +25,8 @@ from pathlib import Path
 
 from autoresearch.contracts.loop import LoopSettings
 from autoresearch.contracts.sandbox import Plateau, frozen_plateau
+from autoresearch.decide import DEFAULT_PLATEAU
+from autoresearch.decide import stop_plateau as msg_plateau
 from autoresearch.errors import ContractError
 from autoresearch.journal import runs
 from autoresearch.journal.db import Journal
@@ -33,13 +35,13 @@ from autoresearch.paths import RepoPaths
 from autoresearch.states import DecisionKind, OnPlateau
 from autoresearch.supervisor.handle import RunHandle, driver_alive, read_run
 
-# 20 flat iterations: a fifth of an overnight run of ~100 experiments, so a plateau is acted on
-# while most of the budget is left; more than the 3 trailing noops that end a run of an agent
-# without ideas (a plateau is about candidates that are measured and lose); and as many as
-# the instructions list of what was tried (`instructions.TRIED_CAP`), so the sessions that
-# reach it have seen every failure of the plateau. Noise-aware runs, whose ambiguous results
-# are no improvement, rarely go 20 iterations with an improvement hidden in the noise.
-DEFAULT_PLATEAU = 20
+# The default N (decide.DEFAULT_PLATEAU) is 20 flat iterations: a fifth of an overnight run of
+# ~100 experiments, so a plateau is acted on while most of the budget is left; more than the 3
+# trailing noops that end a run of an agent without ideas (a plateau is about candidates that
+# are measured and lose); and as many as the instructions list of what was tried
+# (`instructions.TRIED_CAP`), so the sessions that reach it have seen every failure of it.
+# Noise-aware runs, whose ambiguous results are no improvement, rarely go 20 iterations with
+# an improvement hidden in the noise.
 # explore costs nothing (a note in the instructions) and ends nothing the user asked for
 DEFAULT_ON_PLATEAU = OnPlateau.EXPLORE
 PAUSE_POLL_SECONDS = 0.5
@@ -56,11 +58,6 @@ EXPLORE_LINES = (
     "(another part of the code, another idea, a bolder step).",
     "",
 )
-
-
-def msg_plateau(iterations: int) -> str:
-    """The pinned stop reason (spec search.md)."""
-    return f"plateau (no significant improvement in {iterations} iterations)"
 
 
 def msg_paused(iterations: int, run_id: str) -> str:
