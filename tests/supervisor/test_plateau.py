@@ -5,6 +5,7 @@ with a `cmd:` agent that never improves, alone and in lanes."""
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from autoresearch.supervisor.plateau import (
     rule_of,
 )
 from autoresearch.supervisor.prepare import prepare
+from autoresearch.supervisor.strategy import Greedy, SearchStrategy, SearchView, Start
 from helpers import make_repo, sandbox_text
 
 FLAT_AGENT = f"cmd:{sys.executable} {Path(__file__).parent / 'fakes/flat_agent.py'}"
@@ -155,16 +157,30 @@ class _Quiet:
     def lanes_changed(self, lanes: Any) -> None: ...
 
 
-def _flat_run(tmp: Path, limits: LoopLimits) -> tuple[LoopOutcome, list[DecisionKind], _Quiet]:
+@dataclass(frozen=True)
+class _Watching(Greedy):
+    """Greedy that notes, per session it starts, whether the run was exploring."""
+
+    seen: list[bool] = field(default_factory=list)
+
+    def start(self, view: SearchView, lane: int) -> Start:
+        self.seen.append(view.exploring)
+        return super().start(view, lane)
+
+
+def _flat_run(
+    tmp: Path, limits: LoopLimits, strategy: SearchStrategy | None = None
+) -> tuple[LoopOutcome, list[DecisionKind], _Quiet]:
     repo = make_repo(tmp / "repo")
     mission = repo.mission()
     quiet = _Quiet()
     with prepare(mission, run_tag="flat") as h:
         if limits.lanes:
-            outcome = run_lanes(h, AgentConfig(FLAT_AGENT), limits, None, quiet, StopSignal())
+            agent_config = AgentConfig(FLAT_AGENT)
+            outcome = run_lanes(h, agent_config, limits, None, quiet, StopSignal(), strategy)
         else:
             agent = make_agent(AgentConfig(FLAT_AGENT))
-            outcome = run_loop(h, agent, limits, quiet, StopSignal())
+            outcome = run_loop(h, agent, limits, quiet, StopSignal(), strategy)
         decisions = [it.decision for it in runs.all_iterations(h.journal, h.run_id) if it.iteration]
     return outcome, [DecisionKind(d) for d in decisions if d], quiet
 
@@ -190,7 +206,8 @@ def test_explore_tells_the_next_sessions_and_counts_afresh(
     log = tmp_path / "sessions.log"
     monkeypatch.setenv("FLAT_LOG", str(log))
     limits = LoopLimits(max_iterations=7, plateau=3, on_plateau="explore")
-    outcome, _, quiet = _flat_run(tmp_path, limits)
+    watching = _Watching()
+    outcome, _, quiet = _flat_run(tmp_path, limits, watching)
     assert (outcome.status, outcome.stop_reason) == (
         RunStatus.COMPLETED,
         "max iterations reached (7)",
@@ -202,5 +219,7 @@ def test_explore_tells_the_next_sessions_and_counts_afresh(
         ["1", "-"], ["2", "-"], ["3", "-"], ["4", "explore"], ["5", "explore"],
         ["6", "explore"], ["7", "explore"],
     ]  # fmt: skip
+    # a strategy with several parents would start sessions 4-7 from others: the view says so
+    assert watching.seen == [False] * 3 + [True] * 4
     explored = [n for n in quiet.notes if n.startswith(msg_plateau(3))]
     assert len(explored) == 2  # after iteration 3 and after iteration 6

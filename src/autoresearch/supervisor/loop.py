@@ -356,7 +356,8 @@ class Driver:
         if self.strategy.reads_history and self._history is None:
             self._history = RunHistory(self.h)
         past = self._history.snapshot() if self._history is not None else ()
-        return SearchView((run.last_kept_commit or "",), run.iteration, past)
+        exploring = self.plateau.exploring()
+        return SearchView((run.last_kept_commit or "",), run.iteration, past, exploring)
 
     def _finish(self, action: Action) -> LoopOutcome:
         self.layout.follow()

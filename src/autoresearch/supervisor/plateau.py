@@ -165,6 +165,8 @@ class PlateauWatch:
         self._judged = -1  # the iteration last looked at: decisions change only when it does
         self._reached = False
         self._told_paused = False
+        self._explore_key: tuple[int, int | None] = (-1, None)
+        self._exploring = False
 
     def stop(self) -> str | None:
         if self.rule.on == OnPlateau.STOP and self._plateau():
@@ -183,6 +185,16 @@ class PlateauWatch:
             self.say(msg_exploring(n))
         else:
             self._record(replace(loop, paused=msg_paused(n, self.h.run_id)))
+
+    def exploring(self) -> bool:
+        """Whether the run explores after a plateau (`SearchView.exploring`); read from the
+        journal once per judged iteration."""
+        run = self.h.run
+        key = (run.iteration, run.loop_settings.plateau_from)
+        if key != self._explore_key:
+            self._explore_key = key
+            self._exploring = exploring(self.h.journal, run)
+        return self._exploring
 
     def _plateau(self) -> bool:
         run = self.h.run
