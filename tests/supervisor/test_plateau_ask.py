@@ -47,12 +47,12 @@ def _paused_run(repo: Path) -> dict[str, Any]:
     return found[0]
 
 
-def _ask_run(tmp: Path) -> tuple[Path, subprocess.Popen[str]]:
+def _ask_run(tmp: Path, *extra: str) -> tuple[Path, subprocess.Popen[str]]:
     repo = make_repo(tmp / "repo")
     repo.mission()
     driver = _start(
         repo.root, "run", "missions/demo", "--agent", FLAT_AGENT, "--plateau", "2",
-        "--on-plateau", "ask", "--max-iterations", "4", "--no-certify",
+        "--on-plateau", "ask", "--max-iterations", "4", "--no-certify", *extra,
     )  # fmt: skip
     return repo.root, driver
 
@@ -69,6 +69,12 @@ def test_ask_pauses_status_shows_it_and_continue_goes_on(tmp_path: Path) -> None
         assert f"paused: {msg_plateau(2)}" in text
         assert driver.poll() is None  # the driver waits, holding no session
         assert _runs(repo)[0]["iteration"] == 2
+        # the waiting driver keeps its own limits: new ones are refused, the pause stays
+        refused = cli("continue", run_id, "--max-iterations", "+5", cwd=repo)
+        assert refused.returncode != 0 and "its driver waits with its own limits" in (
+            refused.stderr
+        )
+        assert _paused_run(repo)["run_id"] == run_id
         done = cli("continue", run_id, cwd=repo)
         assert done.returncode == 0, done.stderr
         assert "it goes on" in done.stderr
@@ -83,6 +89,31 @@ def test_ask_pauses_status_shows_it_and_continue_goes_on(tmp_path: Path) -> None
     # the iteration limit ends the run first
     assert (ended["status"], ended["stop_reason"]) == ("completed", "max iterations reached (4)")
     assert ended["paused"] is None
+
+
+def test_ask_over_lanes_lets_the_sessions_in_flight_end_then_starts_none(
+    tmp_path: Path,
+) -> None:
+    repo, driver = _ask_run(tmp_path, "--lanes", "2")
+    try:
+        run_id = _paused_run(repo)["run_id"]
+
+        def lanes_idle() -> bool:
+            details = json.loads(cli("status", run_id, "--json", cwd=repo).stdout)
+            return all(lane["state"] != "agent" for lane in details["lanes"])
+
+        until(lanes_idle, timeout=120, what="no session while paused")
+        held = _runs(repo)[0]["iteration"]
+        assert held in (2, 3)  # the plateau at 2, and the other lane's session judged
+        assert driver.poll() is None and _runs(repo)[0]["iteration"] == held
+        assert cli("continue", run_id, cwd=repo).returncode == 0
+        _, err = driver.communicate(timeout=120)
+    finally:
+        if driver.poll() is None:
+            kill_tree(driver.pid, repo)
+    assert driver.returncode == 0, err
+    ended = _runs(repo)[0]
+    assert (ended["status"], ended["stop_reason"]) == ("completed", "max iterations reached (4)")
 
 
 def test_a_kill_during_the_pause_and_a_resume_stay_paused_until_continue(

@@ -169,7 +169,8 @@ def resume(
     The loop's placement is planned, and a Ray cluster connected and checked, once the run is
     known resumable and before anything about it changes: a refusal leaves it as it was."""
     limit = iteration_limit(given.agent, max_iterations)
-    if reopen and plateau.lift_for_live_driver(repo_root, run_id):
+    with_options = given != LoopSettings() or bool(max_iterations or save_dirty or runtime)
+    if reopen and plateau.lift_for_live_driver(repo_root, run_id, with_options):
         door.note(plateau.MSG_PAUSE_LIFTED.format(run_id=run_id))
         return ResumeResult(None)  # its driver goes on: nothing to re-arm here
     placed = _Placement(given, limit)

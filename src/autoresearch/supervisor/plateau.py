@@ -27,7 +27,7 @@ from autoresearch.contracts.loop import LoopSettings
 from autoresearch.contracts.sandbox import Plateau, frozen_plateau
 from autoresearch.decide import DEFAULT_PLATEAU
 from autoresearch.decide import stop_plateau as msg_plateau
-from autoresearch.errors import ContractError
+from autoresearch.errors import ContractError, RefusedError
 from autoresearch.journal import runs
 from autoresearch.journal.db import Journal
 from autoresearch.journal.runs import RunRecord
@@ -47,6 +47,11 @@ DEFAULT_ON_PLATEAU = OnPlateau.EXPLORE
 PAUSE_POLL_SECONDS = 0.5
 
 MSG_PAUSE_LIFTED = "run {run_id} was paused on a plateau: it goes on, the plateau counts afresh"
+MSG_LIVE_PAUSE_OPTIONS = (
+    "run {run_id} is paused and its driver waits with its own limits: `autoresearch continue "
+    "{run_id}` without options lifts the pause; to change them, stop that driver (Ctrl-C) and "
+    "continue the run with them"
+)
 MSG_BAD_PLATEAU = "--plateau must be a positive whole number of iterations, not {value}"
 MSG_BAD_ON_PLATEAU = "--on-plateau must be one of: explore, stop, ask (not {value})"
 
@@ -138,14 +143,19 @@ def lift_pause(journal: Journal, run_id: str) -> bool:
     return True
 
 
-def lift_for_live_driver(repo_root: Path, run_id: str) -> bool:
+def lift_for_live_driver(repo_root: Path, run_id: str, with_options: bool = False) -> bool:
     """`continue` while the driver of a run paused on a plateau still waits: lift the pause
-    (that driver goes on by itself). False: not paused, or nobody drives it (then `continue`
-    resumes the run and lifts the pause once it holds the run)."""
+    (that driver goes on by itself, with its own limits: new options are refused). False: not
+    paused, or nobody drives it (then `continue` resumes the run and lifts the pause once it
+    holds the run)."""
     if not driver_alive(RepoPaths(repo_root), run_id):
         return False
-    journal, _run = read_run(repo_root, run_id)
+    journal, run = read_run(repo_root, run_id)
     with journal:
+        if run.loop_settings.paused is None:
+            return False
+        if with_options:
+            raise RefusedError(MSG_LIVE_PAUSE_OPTIONS.format(run_id=run_id))
         return lift_pause(journal, run_id)
 
 
