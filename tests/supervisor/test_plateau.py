@@ -5,23 +5,26 @@ with a `cmd:` agent that never improves, alone and in lanes."""
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from autoresearch.agents import AgentConfig, make_agent
+from autoresearch.contracts.loop import LoopSettings
 from autoresearch.contracts.sandbox import Plateau, parse_sandbox
 from autoresearch.errors import ContractError
 from autoresearch.journal import runs
 from autoresearch.states import DecisionKind, OnPlateau, RunStatus
 from autoresearch.supervisor.lanes import run_lanes
 from autoresearch.supervisor.loop import LoopLimits, LoopOutcome, StopSignal, run_loop
+from autoresearch.supervisor.options import resumed_loop
 from autoresearch.supervisor.plateau import (
     DEFAULT_ON_PLATEAU,
     DEFAULT_PLATEAU,
     PlateauRule,
+    counts_from,
     improves,
     msg_plateau,
     rule_of,
@@ -223,3 +226,31 @@ def test_explore_tells_the_next_sessions_and_counts_afresh(
     assert watching.seen == [False] * 3 + [True] * 4
     explored = [n for n in quiet.notes if n.startswith(msg_plateau(3))]
     assert len(explored) == 2  # after iteration 3 and after iteration 6
+
+
+def test_explore_over_lanes_reaches_the_lanes_next_sessions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = tmp_path / "sessions.log"
+    monkeypatch.setenv("FLAT_LOG", str(log))
+    limits = LoopLimits(max_iterations=7, plateau=3, on_plateau="explore", lanes=2)
+    outcome, decisions, _ = _flat_run(tmp_path, limits)
+    assert outcome.stop_reason == "max iterations reached (7)" and len(decisions) == 7
+    told = [line.split()[1] for line in log.read_text().splitlines()]
+    # the first three judged make the plateau (one more may have started meanwhile); every
+    # session started after it is told
+    first = told.index("explore")
+    assert first >= 3 and set(told[first:]) == {"explore"} and len(told) == 7
+
+
+def test_a_resume_keeps_the_plateaus_state_and_takes_new_settings() -> None:
+    recorded = LoopSettings(agent="cmd:true", plateau=5, on_plateau="ask", plateau_from=9)
+    recorded = replace(recorded, paused="paused: …", counts_from=4)
+    plan = resumed_loop(recorded, LoopSettings(agent="cmd:true", plateau=8))
+    assert (plan.limits.plateau, plan.limits.on_plateau) == (8, "ask")
+    again = plan.record(recorded)
+    assert (again.plateau, again.on_plateau) == (8, "ask")
+    assert (again.plateau_from, again.paused, again.counts_from) == (9, "paused: …", 4)
+    assert counts_from(again) == 9
+    stored = LoopSettings(agent="cmd:true").to_dict()
+    assert not {"plateau", "on_plateau", "plateau_from", "paused"} & set(stored)  # as before
