@@ -1,6 +1,7 @@
 """`--on-plateau ask` (issue 33) through the real CLI: the driver pauses (no session runs)
 with a notice that `status` shows, until `autoresearch continue`; a kill during the pause and
-a resume keep it paused; bad settings are refused before anything is prepared."""
+a resume keep it paused; bad settings are refused before anything is prepared; and a
+noise-aware run whose candidates are within the noise stops on its plateau."""
 
 from __future__ import annotations
 
@@ -12,7 +13,16 @@ from pathlib import Path
 from typing import Any
 
 from autoresearch.supervisor.plateau import msg_plateau
-from helpers import GIT_ENV, cli, kill_tree, make_repo, pid_alive, sandbox_text, until
+from helpers import (
+    GIT_ENV,
+    cli,
+    kill_tree,
+    make_repo,
+    pid_alive,
+    run_noisy,
+    sandbox_text,
+    until,
+)
 
 FLAT_AGENT = f"cmd:{sys.executable} {Path(__file__).parent / 'fakes/flat_agent.py'}"
 
@@ -174,3 +184,33 @@ def test_bad_plateau_settings_are_refused_before_anything_is_prepared(tmp_path: 
         assert done.returncode != 0 and message in done.stderr, done.stderr
         assert "Traceback" not in done.stderr
     assert len(repo.git("worktree", "list").splitlines()) == 1  # no run was prepared
+
+
+# a session that changes nothing the score depends on: under the noise, never significant
+NOTHING_BETTER = """\
+import json, os, subprocess
+n = os.environ["AUTORESEARCH_ITERATION"]
+open(f"note-{n}.txt", "w").write("x\\n")
+subprocess.run(["git", "add", "-A"], check=True)
+subprocess.run(["git", "commit", "-qm", f"note {n}"], check=True)
+head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+json.dump({"status": "candidate", "candidate_commit": head.strip(),
+           "base_commit": os.environ["AUTORESEARCH_BASE_COMMIT"], "description": f"note {n}",
+           "notes": [], "created_at": "2026-01-01T00:00:00Z"},
+          open(os.environ["AUTORESEARCH_CANDIDATE_FILE"], "w"))
+"""
+
+
+def test_a_noise_aware_run_without_a_real_gain_stops_on_its_plateau(tmp_path: Path) -> None:
+    """Under a noisy evaluator a candidate is kept only beyond the noise: results within it
+    (ambiguous) or worse (discard) are no improvement, so the plateau stops the run."""
+    repo = make_repo(tmp_path / "repo")
+    done = run_noisy(
+        repo, tmp_path, NOTHING_BETTER, "--plateau", "2", "--on-plateau", "stop",
+        "--max-iterations", "10",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    run = _runs(repo.root)[0]
+    assert (run["status"], run["stop_reason"]) == ("completed", msg_plateau(2))
+    decided = {k: v for k, v in run["counts"].items() if v and k != "baseline"}
+    assert sum(decided.values()) == 2 and set(decided) <= {"ambiguous", "discard"}, decided
