@@ -126,6 +126,22 @@ def test_ask_over_lanes_lets_the_sessions_in_flight_end_then_starts_none(
     assert (ended["status"], ended["stop_reason"]) == ("completed", "max iterations reached (4)")
 
 
+def test_stop_ends_a_paused_run_and_its_waiting_driver(tmp_path: Path) -> None:
+    repo, driver = _ask_run(tmp_path)
+    try:
+        run_id = _paused_run(repo)["run_id"]
+        assert cli("stop", run_id, cwd=repo).returncode == 0
+        driver.communicate(timeout=120)
+    finally:
+        if driver.poll() is None:
+            kill_tree(driver.pid, repo)
+    ended = _runs(repo)[0]
+    assert (ended["status"], ended["stop_reason"], ended["paused"]) == (
+        "stopped", "operator stop", None,
+    )  # fmt: skip
+    assert ended["iteration"] == 2 and "nobody drives" not in cli("status", cwd=repo).stdout
+
+
 def test_a_kill_during_the_pause_and_a_resume_stay_paused_until_continue(
     tmp_path: Path,
 ) -> None:
