@@ -62,3 +62,17 @@ def test_the_trust_benches_print_ranges_over_seed_sets_and_the_design_table() ->
     out = designs.stdout
     assert "the same decisions, readings and reported values (15 decisions)" in out, out
     assert "a = 2.195, b = -0.966" in out and "NS no survival selection" in out, out
+
+
+def test_the_plateau_bench_prints_evaluations_until_the_stop() -> None:
+    script = BENCH.parent / "plateau.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--plateaus", "2", "--lanes", "0", "--json"],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    import json
+
+    (row,) = json.loads(done.stdout)["rows"]
+    assert row["evaluations"] == 2 and row["within_target"], row
+    assert row["stop_reason"] == "plateau (no significant improvement in 2 iterations)"

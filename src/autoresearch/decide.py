@@ -58,6 +58,9 @@ NOTE_INCUMBENT_FAILED = (
 # nothing, before a run stops on its own.
 DEFAULT_MAX_NOOPS = 3
 DEFAULT_MAX_AGENT_FAILURES = 3
+# iterations without an improvement that make a plateau (why 20: supervisor/plateau.py); an
+# experiment session's status counts its logged runs the same
+DEFAULT_PLATEAU = 20
 
 STOP_ABORT = "candidate abort"
 STOP_OPERATOR = "operator stop"
@@ -88,6 +91,11 @@ class IterationLimit:
 
 def stop_noop_limit(n: int) -> str:
     return f"repeated noop limit reached ({n})"
+
+
+def stop_plateau(n: int) -> str:
+    """The pinned stop reason of a plateau (spec search.md)."""
+    return f"plateau (no significant improvement in {n} iterations)"
 
 
 def stop_max_iterations(n: int) -> str:

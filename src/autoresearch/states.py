@@ -103,6 +103,15 @@ class LaneState(StrEnum):
     STOPPED = "stopped"  # the lane starts no more sessions
 
 
+class OnPlateau(StrEnum):
+    """What a run does when its search reaches a plateau (`run --on-plateau`, sandbox.md
+    `search.on_plateau`; supervisor/plateau.py)."""
+
+    EXPLORE = "explore"  # tell the next sessions the obvious direction is exhausted
+    STOP = "stop"  # end the run, completed
+    ASK = "ask"  # pause (no session runs) until `autoresearch continue`
+
+
 class ExecutorKind(StrEnum):
     """Where a run's agent sessions and evaluations execute (`run --executor`)."""
 

@@ -10,10 +10,13 @@ from typing import Any
 import pytest
 from exp_helpers import cycle, init, run
 
+from autoresearch.decide import DEFAULT_PLATEAU
 from autoresearch.errors import NotFoundError
 from autoresearch.experiments import resume_message, session_status
+from autoresearch.experiments.rules import MSG_PLATEAU, plateau_notice
 from autoresearch.journal import sessions
 from autoresearch.journal.db import Journal
+from autoresearch.states import Verdict
 from helpers import Repo, make_repo
 
 
@@ -64,7 +67,7 @@ HOOK_KEYS = [
     [
         (lambda d: d, [
             "session", "segment", "counts", "baseline", "best", "confidence", "history",
-            "unjustified", "notes", "ideas", "pending", "progress", "hooks",
+            "unjustified", "notes", "ideas", "pending", "progress", "hooks", "plateau",
         ]),
         (lambda d: d["session"], [
             "session_id", "name", "metric", "direction", "command", "branch", "directory",
@@ -95,3 +98,35 @@ def test_status_json_keeps_every_key_in_its_order(
     assert data["history"][0]["hypothesis"] == "measure first"
     assert data["pending"]["state"] == "completed" and data["pending"]["benchmark"] == "pass"
     assert data["unjustified"][0]["deviations"] == ["README.md"]
+
+
+def test_status_says_when_no_run_was_kept_in_the_last_20(session: Repo) -> None:
+    """An experiment session's plateau (issue 33): the agent decides what is kept, so 20
+    logged runs in a row without a keep are its plateau; status and the resume message say so,
+    and a keep ends it."""
+    cycle(session, "100", "keep", "baseline")
+    for n in range(DEFAULT_PLATEAU):
+        assert session_status(session.root).plateau is None
+        cycle(session, str(101 + n), "discard")
+    status = session_status(session.root)
+    assert status.plateau == MSG_PLATEAU.format(n=20)
+    assert status.to_dict()["plateau"] == status.plateau
+    assert status.plateau in resume_message(session.root)
+    cycle(session, "99", "keep")
+    assert session_status(session.root).plateau is None
+
+
+@pytest.mark.parametrize(
+    ("latest", "n", "plateau"),
+    [
+        (("discard", "crash", "checks_failed"), 3, True),  # every non-keep counts
+        (("discard", "discard"), 3, False),  # fewer than n logged
+        (("discard", "keep", "discard"), 3, False),
+        (("discard", "discard", "discard", "keep"), 3, True),  # the keep is older
+    ],
+)
+def test_a_session_plateau_is_n_logged_runs_without_a_keep(
+    latest: tuple[str, ...], n: int, plateau: bool
+) -> None:
+    found = plateau_notice(tuple(Verdict(s) for s in latest), n)
+    assert (found == MSG_PLATEAU.format(n=n)) if plateau else found is None

@@ -20,7 +20,7 @@ import click
 
 from autoresearch.confine import DEFAULT_MODE, SandboxMode
 from autoresearch.errors import AutoresearchError
-from autoresearch.states import ExecutorKind
+from autoresearch.states import ExecutorKind, OnPlateau
 
 # imported where used, so that `--help` starts without them (tests/test_import_graph.py)
 if TYPE_CHECKING:
@@ -304,6 +304,19 @@ lane_options = stacked(
         "that paired improvement (default: on; resume/continue reuse the recorded choice).",
     ),
     click.option(
+        "--plateau",
+        type=click.IntRange(min=1),
+        help="A plateau is this many iterations (over all lanes) without a kept change "
+        "(default: sandbox.md's search.plateau, else 20).",
+    ),
+    click.option(
+        "--on-plateau",
+        type=enum_choice(OnPlateau),
+        help="On a plateau: explore (tell the next sessions the obvious direction is "
+        "exhausted; the default), stop (end the run, completed) or ask (pause until "
+        "`autoresearch continue`).",
+    ),
+    click.option(
         "--budget-usd",
         type=click.FloatRange(min=0, min_open=True),
         help="Stop once the agents' reported cost reaches this (all lanes).",
@@ -355,4 +368,6 @@ def loop_settings(options: Mapping[str, Any], max_iterations: int | None) -> Loo
         address=options.get("address"),
         sandbox=options.get("sandbox"),
         certify=options.get("certify"),
+        plateau=options.get("plateau"),
+        on_plateau=options.get("on_plateau"),
     )

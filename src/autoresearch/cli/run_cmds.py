@@ -172,7 +172,10 @@ def _resume(ctx: click.Context, run_id: str, options: dict[str, Any], reopen: bo
     if result.loop is not None:
         end_of_loop(ctx, result.loop, door)
         return
-    assert result.manifest is not None  # without a loop, the re-armed run's manifest
+    if result.manifest is None:  # a paused run's live driver goes on (the door said so)
+        if options["as_json"]:
+            emit_json({"run_id": run_id, "pause_lifted": True})
+        return
     if options["as_json"]:
         emit_json(result.manifest.to_dict())
     else:

@@ -17,7 +17,9 @@ from typing import Any
 AGENT_OPTION_FIELDS = ("model", "agent_args", "max_turns", "seed")
 _PLACEMENT = ("executor", "address")
 # stored only once set: a run recorded before them reads back, and writes back, the same
-_OMITTED_UNSET = ("counts_from", "sandbox", "certify")
+_OMITTED_UNSET = (
+    "counts_from", "sandbox", "certify", "plateau", "on_plateau", "plateau_from", "paused"
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,11 @@ class LoopSettings:
     counts_from: int | None = None  # the iteration a continued run's limits count from
     sandbox: str | None = None  # `--sandbox`; None: sandbox.md's, else confine.DEFAULT_MODE
     certify: bool | None = None  # `--no-certify`: False; None: certify at the end (default)
+    plateau: int | None = None  # `--plateau N` (None: sandbox.md's, else the default)
+    on_plateau: str | None = None  # `--on-plateau explore|stop|ask`
+    # the plateau's state (supervisor/plateau.py), kept with the loop so a resume keeps it:
+    plateau_from: int | None = None  # the iteration the plateau counts from after `explore`
+    paused: str | None = None  # the notice of a run paused on a plateau (`ask`)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def over(self, given: LoopSettings) -> LoopSettings:

@@ -20,7 +20,13 @@ from autoresearch.contracts.tune import TUNE_KEYS, TuneSpec, is_relative_path, p
 from autoresearch.errors import ContractError
 from autoresearch.noise import NoiseMode, NoisePolicy
 from autoresearch.paths import slug
-from autoresearch.states import MISSION_DEFAULT_DIRECTION, Direction, EvalFormat, KeepPolicy
+from autoresearch.states import (
+    MISSION_DEFAULT_DIRECTION,
+    Direction,
+    EvalFormat,
+    KeepPolicy,
+    OnPlateau,
+)
 
 KEEP_POLICIES = tuple(KeepPolicy)  # the built-ins, in supervisor.md §2's order
 FORMATS = tuple(EvalFormat)
@@ -69,8 +75,12 @@ MSG_BAD_EVALUATION = "sandbox.md frontmatter evaluation.{key} must be {what}."
 MSG_BAD_BUDGET = "sandbox.md frontmatter budget.{key} must be {what}."
 MSG_BLOCK_UNKNOWN = "sandbox.md frontmatter {block}.{key} is not a known key (known: {known})."
 MSG_NOT_MAPPING = "sandbox.md frontmatter {block} must be a mapping."
-SEARCH_KEYS = ("memory",)
+SEARCH_KEYS = ("memory", "plateau", "on_plateau")
 MSG_BAD_MEMORY = "sandbox.md frontmatter search.memory must be true or false."
+MSG_BAD_PLATEAU = (
+    "sandbox.md frontmatter search.plateau must be a positive whole number of iterations."
+)
+MSG_BAD_ON_PLATEAU = "sandbox.md frontmatter search.on_plateau must be one of: {choices}."
 MAX_SLOTS = 1000
 
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*(?:\r?\n|\Z)", re.S | re.M)
@@ -130,6 +140,7 @@ class Sandbox:
     budget: BudgetSpec = field(default_factory=lambda: BudgetSpec())
     isolation: Isolation = field(default_factory=lambda: Isolation())
     memory: bool = True  # search.memory: the instructions digest the mission's earlier runs
+    plateau: Plateau = field(default_factory=lambda: Plateau())  # search.plateau, on_plateau
 
 
 @dataclass(frozen=True)
@@ -256,6 +267,7 @@ def parse_sandbox(text: str) -> Sandbox:
         budget=parse_budget(data.get("budget")),
         isolation=isolation_of(_block(data.get("isolation"), "isolation", ISOLATION_KEYS)),
         memory=parse_memory(data.get("search")),
+        plateau=parse_plateau(data.get("search")),
     )
 
 
@@ -266,6 +278,34 @@ def parse_memory(value: object) -> bool:
     if not isinstance(memory, bool):
         raise ContractError(MSG_BAD_MEMORY)
     return memory
+
+
+@dataclass(frozen=True)
+class Plateau:
+    """sandbox.md's `search.plateau` and `search.on_plateau` (None: not set; a `--plateau` or
+    `--on-plateau` flag wins, supervisor/plateau.py has the defaults)."""
+
+    iterations: int | None = None
+    on: OnPlateau | None = None
+
+
+def parse_plateau(value: object) -> Plateau:
+    block = _block(value, "search", SEARCH_KEYS)
+    iterations, on = block.get("plateau"), block.get("on_plateau")
+    if iterations is not None and not _positive(iterations, integer=True):
+        raise ContractError(MSG_BAD_PLATEAU)
+    if on is not None and on not in tuple(OnPlateau):
+        choices = ", ".join(OnPlateau)
+        raise ContractError(MSG_BAD_ON_PLATEAU.format(choices=choices))
+    return Plateau(iterations, None if on is None else OnPlateau(on))
+
+
+def frozen_plateau(sandbox_text: str) -> Plateau:
+    """search.plateau/on_plateau of a run's frozen sandbox.md (unreadable: not set)."""
+    try:
+        return parse_sandbox(sandbox_text).plateau
+    except ContractError:
+        return Plateau()
 
 
 def memory_enabled(sandbox_text: str) -> bool:

@@ -218,6 +218,7 @@ def render_status(report: StatusReport, door: Door = Door.CLI, live: bool = True
         if prog.reached and prog.max is not None
         else "",
         _hooks(report.hooks),
+        report.plateau or "",
         _history(report.history, unit),
         _unjustified(report.unjustified, verbs(door)),
         _pending(report.pending, unit, live),

@@ -13,6 +13,7 @@ from fnmatch import fnmatch
 from typing import Any
 
 from autoresearch.contracts.evaluator_output import metric_passed
+from autoresearch.decide import DEFAULT_PLATEAU
 from autoresearch.errors import ContractError, RefusedError
 from autoresearch.evaluate import process_state
 from autoresearch.experiments.params import LogParams
@@ -39,7 +40,21 @@ def max_reached_message(limit: int) -> str:
 # FAILURE_STREAK of the segment's latest results all failed.
 MAX_RESUMED_TURNS = 200
 FAILURE_STREAK = 20
+MSG_PLATEAU = (
+    "plateau: none of the last {n} logged runs was kept; the obvious direction is exhausted: "
+    "try a different kind of change (another part of the code, another idea), not another "
+    "variation of what was tried"
+)
 FAILED_VERDICTS = frozenset({Verdict.DISCARD, Verdict.CRASH, Verdict.CHECKS_FAILED})
+
+
+def plateau_notice(newest_first: Sequence[Verdict], n: int = DEFAULT_PLATEAU) -> str | None:
+    """An experiment session's plateau (issue 33): none of the segment's latest `n` logged runs
+    was kept. The agent decides what is kept, so a keep is the session's improvement."""
+    latest = newest_first[:n]
+    if len(latest) < n or Verdict.KEEP in latest:
+        return None
+    return MSG_PLATEAU.format(n=n)
 
 
 def failure_streak(statuses_newest_first: Sequence[Verdict]) -> int:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from autoresearch.decide import DEFAULT_PLATEAU
 from autoresearch.experiments.confidence import BestRef, Confidence, Ref, SegmentStats
 from autoresearch.experiments.context import Context, open_context
 from autoresearch.experiments.ledger import Progress, progress, stats
@@ -20,6 +21,7 @@ from autoresearch.experiments.rules import (
     MAX_RESUMED_TURNS,
     benchmark_state,
     failure_streak,
+    plateau_notice,
 )
 from autoresearch.experiments.verbs import Door
 from autoresearch.journal import hooks as journal_hooks
@@ -114,6 +116,7 @@ class StatusReport:
     pending: PendingRun | None
     progress: Progress
     hooks: HookStatus
+    plateau: str | None = None  # none of the latest logged runs was kept (rules.plateau_notice)
 
     def to_dict(self) -> dict[str, Any]:
         return json_shape(self)
@@ -149,6 +152,11 @@ def build_status(ctx: Context, session: SessionRecord, last: int) -> StatusRepor
         pending=None if pending is None else pending_line(ctx, session, pending),
         progress=progress(ctx.journal, session),
         hooks=hook_status(ctx, session),
+        plateau=plateau_notice(
+            sessions.latest_statuses(
+                ctx.journal, session.session_id, session.segment, DEFAULT_PLATEAU
+            )
+        ),
     )
 
 

@@ -449,6 +449,15 @@ def trailing_decisions(
     return [DecisionKind(r[0]) for r in rows]
 
 
+def kept_since(journal: Journal, run_id: str, after: int) -> bool:
+    """Whether an iteration numbered above `after` was kept."""
+    rows = journal.rows(
+        "SELECT 1 FROM iterations WHERE run_id = ? AND iteration > ? AND decision = ? LIMIT 1",
+        (run_id, after, DecisionKind.KEEP),
+    )
+    return bool(rows)
+
+
 def kept_scores(journal: Journal, run_id: str) -> list[float]:
     """The scores of kept iterations and of a passing baseline (states.best_of picks one)."""
     rows = journal.rows(

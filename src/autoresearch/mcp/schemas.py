@@ -251,6 +251,13 @@ class HookCounts(_Shape):
 
 @mirrors(
     StatusReport,
+    fields={
+        "plateau": Field(
+            default=None,
+            description="Set when none of the segment's last 20 logged runs was kept: the "
+            "obvious direction is exhausted, try a different kind of change.",
+        ),
+    },
     shapes={"baseline": Ref | None, "best": Ref | None, "progress": Progress},
 )
 class SessionStatus(_Shape):
@@ -291,6 +298,11 @@ _INTERVAL = dict[str, float] | None  # Interval.to_dict: mean, low, high, n, lev
         ),
         "resume_command": Field(
             default=None, description="How to continue a running run (None once it ended)."
+        ),
+        "paused": Field(
+            default=None,
+            description="Why a running run is paused (a plateau under `--on-plateau ask`) and "
+            "how to go on; None: not paused.",
         ),
     },
     shapes={"best_interval": _INTERVAL, "baseline_interval": _INTERVAL},

@@ -27,7 +27,7 @@ from autoresearch.journal.views import RunManifest
 from autoresearch.mission import load_mission
 from autoresearch.signals import first_signal_stops
 from autoresearch.states import Direction, ExecutorKind, RunStatus
-from autoresearch.supervisor import lifecycle
+from autoresearch.supervisor import lifecycle, plateau
 from autoresearch.supervisor.certify import CertificationStopped, certification_lines, certify
 from autoresearch.supervisor.estimates import Headline, RunReadings, manifest, write_manifest
 from autoresearch.supervisor.executor import Executor, measure_through, unscheduled_resources
@@ -169,6 +169,10 @@ def resume(
     The loop's placement is planned, and a Ray cluster connected and checked, once the run is
     known resumable and before anything about it changes: a refusal leaves it as it was."""
     limit = iteration_limit(given.agent, max_iterations)
+    with_options = given != LoopSettings() or bool(max_iterations or save_dirty or runtime)
+    if reopen and plateau.lift_for_live_driver(repo_root, run_id, with_options):
+        door.note(plateau.MSG_PAUSE_LIFTED.format(run_id=run_id))
+        return ResumeResult(None)  # its driver goes on: nothing to re-arm here
     placed = _Placement(given, limit)
     try:
         if reopen:

@@ -117,9 +117,11 @@ def render(
     candidate_file: str,
     tried: Sequence[IterationRecord] = (),
     earlier: Sequence[str] = (),
+    plateau: Sequence[str] = (),
 ) -> str:
     """instructions.md for the next session (`tried`: measured iterations, newest first;
-    `earlier`: the digest of the mission's earlier runs, `memory.digest_lines`)."""
+    `earlier`: the digest of the mission's earlier runs, `memory.digest_lines`; `plateau`:
+    the note of a run that explores after a plateau, `plateau.EXPLORE_LINES`)."""
     kept = run.last_kept_commit or ""
     score = format_score(run.last_kept_score) or "n/a"
     lines = [
@@ -175,6 +177,7 @@ def render(
         "Sandbox policy:",
         _fence(sandbox_body, SANDBOX_CAP, "markdown"),
         "",
+        *plateau,
         *earlier,
         *tried_lines(tried),
     ]

@@ -1016,7 +1016,7 @@ def run_lanes(
         executor = local_executor(h, limits.lanes)
     search = strategy or strategy_named()
     layout = Lanes(h, config, limits, executor, observer, signal, search)
-    return Driver(h, layout, limits, signal, search).run()
+    return Driver(h, layout, limits, signal, search, observer.note).run()
 
 
 def local_executor(h: RunHandle, lanes: int) -> LocalExecutor:

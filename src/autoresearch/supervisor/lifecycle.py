@@ -33,6 +33,7 @@ from autoresearch.supervisor.handle import (
     msg_active_run,
     read_run,
 )
+from autoresearch.supervisor.plateau import MSG_PAUSE_LIFTED, lift_pause
 from autoresearch.supervisor.recovery import finish_interrupted_session, recover
 from autoresearch.supervisor.safety import check_reset_safety, dirty_entries
 from autoresearch.supervisor.step import msg_terminal, way_on_after_end
@@ -170,6 +171,9 @@ def continue_run(
             total = limit.total(run.iteration) if limit else None
             _reopen(journal, RepoPaths(repo_root), run, total, ready)
     outcome = resume(repo_root, run_id, save_dirty=save_dirty, runtime=runtime, ready=ready)
+    if lift_pause(outcome.handle.journal, run_id):
+        outcome.handle.refresh()
+        outcome.notes.insert(0, MSG_PAUSE_LIFTED.format(run_id=run_id))
     if run.status != RunStatus.RUNNING:
         outcome.notes.insert(0, f"continued the {run.status} run (it ended: {run.stop_reason})")
     return outcome
@@ -439,12 +443,19 @@ def _summary_of(journal: Journal, run: RunRecord) -> RunSummary:
         stop_requested=run.stop_requested,
         stop_note=run.stop_note,
         cleaned_at=run.cleaned_at,
-        resume_command=f"autoresearch resume {run.run_id}"
-        if run.status == RunStatus.RUNNING
-        else None,
+        resume_command=_resume_command(run),
+        paused=run.loop_settings.paused if run.status == RunStatus.RUNNING else None,
         best_interval=found.best_interval,
         baseline_interval=found.baseline_interval,
     )
+
+
+def _resume_command(run: RunRecord) -> str | None:
+    """How to go on with a running run (a paused one: `continue` lifts its pause)."""
+    if run.status != RunStatus.RUNNING:
+        return None
+    verb = "continue" if run.loop_settings.paused else "resume"
+    return f"autoresearch {verb} {run.run_id}"
 
 
 def baseline_and_best(h: RunHandle) -> estimates.Headline:

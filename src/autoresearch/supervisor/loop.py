@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
@@ -40,10 +40,11 @@ from autoresearch.states import (
     KeepPolicy,
     RunStatus,
 )
-from autoresearch.supervisor import diagnose, record
+from autoresearch.supervisor import diagnose, record, sync
 from autoresearch.supervisor.finalize import finalize_run
 from autoresearch.supervisor.handle import RunContext, RunHandle
 from autoresearch.supervisor.lifecycle import has_pending_artifact
+from autoresearch.supervisor.plateau import PlateauWatch, run_rule
 from autoresearch.supervisor.safety import dirty_entries
 from autoresearch.supervisor.session import MSG_NO_ARTIFACT as MSG_NO_ARTIFACT
 from autoresearch.supervisor.session import RunHistory as RunHistory
@@ -71,6 +72,9 @@ class LoopLimits:
     budget_tokens: int | None = None
     budget_hours: float | None = None
     lanes: int = 0  # agent sessions at once (`run --lanes K`, supervisor/lanes.py); 0: no lanes
+    # a plateau (supervisor/plateau.py): None: sandbox.md's `search:`, else the default
+    plateau: int | None = None
+    on_plateau: str | None = None
 
 
 @dataclass(frozen=True)
@@ -262,10 +266,13 @@ class Driver:
         limits: LoopLimits,
         signal: StopSignal,
         strategy: SearchStrategy,
+        say: Callable[[str], None] = lambda line: None,
     ) -> None:
         self.h, self.layout, self.limits = h, layout, limits
         self.signal, self.strategy = signal, strategy
         self.tally = Tally()
+        rule = run_rule(h.run, limits.plateau, limits.on_plateau)
+        self.plateau = PlateauWatch(h, rule, say, lambda: sync.write_instructions(h))
         self.stopping: Action | None = None  # the table said FINISH: once nothing is in flight
         self._history: RunHistory | None = None  # read only for a strategy that reads it
 
@@ -314,11 +321,13 @@ class Driver:
             return False
         tally, in_flight = self.tally, self.layout.in_flight()
         pending = self.layout.pending_artifact()
-        search = self.strategy.stop(self._view())
+        search = self.strategy.stop(self._view()) or self.plateau.stop()
         state = loop_state(self.h, self.limits, tally.failures, tally.last_failure, pending, search)
         action = next_action(state, self.limits)
         if action.kind == ActionKind.PROCESS_PENDING:
             return True
+        if action.kind == ActionKind.LAUNCH:
+            self.plateau.act()  # explore or pause: only a run that goes on
         if action.kind != ActionKind.FINISH:
             return False
         self.stopping = action
@@ -332,6 +341,8 @@ class Driver:
         return False
 
     def _launch(self) -> None:
+        if self.plateau.holds(self.layout.in_flight()):
+            return  # paused on a plateau until `continue`
         for lane in self.layout.idle_lanes():
             if self._may_launch():
                 self.layout.launch(lane, self.strategy.start(self._view(), lane))
@@ -345,7 +356,8 @@ class Driver:
         if self.strategy.reads_history and self._history is None:
             self._history = RunHistory(self.h)
         past = self._history.snapshot() if self._history is not None else ()
-        return SearchView((run.last_kept_commit or "",), run.iteration, past)
+        exploring = self.plateau.exploring()
+        return SearchView((run.last_kept_commit or "",), run.iteration, past, exploring)
 
     def _finish(self, action: Action) -> LoopOutcome:
         self.layout.follow()
@@ -458,7 +470,7 @@ def run_loop(
     strategy is given)."""
     search = strategy or strategy_named()
     layout = SingleLane(h, agent, limits, observer, signal, search)
-    return Driver(h, layout, limits, signal, search).run()
+    return Driver(h, layout, limits, signal, search, observer.note).run()
 
 
 def refuse_without_comparable_baseline(h: RunHandle) -> None:

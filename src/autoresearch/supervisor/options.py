@@ -19,6 +19,7 @@ from autoresearch.errors import ContractError
 from autoresearch.journal.runs import RunRecord
 from autoresearch.states import ExecutorKind
 from autoresearch.supervisor.loop import LoopLimits
+from autoresearch.supervisor.plateau import rule_of
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,13 @@ class LoopPlan:
             return new
         if self.where is None:
             new = replace(new, executor=earlier.executor, address=earlier.address)
-        return replace(new, counts_from=earlier.counts_from, extra=earlier.extra)
+        return replace(
+            new,
+            counts_from=earlier.counts_from,
+            plateau_from=earlier.plateau_from,
+            paused=earlier.paused,
+            extra=earlier.extra,
+        )
 
 
 def limits_from(values: LoopSettings) -> LoopLimits:
@@ -75,6 +82,8 @@ def limits_from(values: LoopSettings) -> LoopLimits:
         budget_tokens=values.budget_tokens,
         budget_hours=values.budget_hours,
         lanes=int(values.lanes or 0),
+        plateau=values.plateau,
+        on_plateau=values.on_plateau,
     )
 
 
@@ -111,6 +120,8 @@ def settings_of(
         budget_tokens=limits.budget_tokens,
         budget_hours=limits.budget_hours,
         lanes=limits.lanes,
+        plateau=limits.plateau,
+        on_plateau=limits.on_plateau,
         executor=str(where.executor) if where is not None else None,  # the JSON keeps the string
         address=where.address if where is not None else None,
     )
@@ -175,12 +186,21 @@ def check_mission(spec: str, mission_dir: Path) -> None:
     check(load_mission(mission_dir).sandbox)
 
 
+def check_plateau(given: LoopSettings, mission_dir: Path) -> None:
+    """Refuse a plateau setting no run could use (`--plateau 0`, an unknown `--on-plateau`,
+    a bad sandbox.md `search.plateau`) before anything is prepared."""
+    from autoresearch.mission import load_mission
+
+    rule_of(given.plateau, given.on_plateau, load_mission(mission_dir).sandbox.plateau)
+
+
 def new_loop(given: LoopSettings, mission_dir: Path) -> LoopPlan:
     """`run`'s loop: the given agent (installed, able to run this mission), limits and
     placement, defaults for the rest; refused before anything is prepared."""
     require_installed(validate_spec(given.agent or ""))
     config = agent_config(given)
     check_mission(config.spec, mission_dir)
+    check_plateau(given, mission_dir)
     where = where_from(given.executor, given.address)
     check_executor(where)
     note = check_sandbox(given.sandbox, mission_sandbox(mission_dir))

@@ -49,9 +49,11 @@ def run_list(items: Sequence[RunListing]) -> str:
         state = str(r.status)
         if r.status == RunStatus.RUNNING and not item.driver_alive:
             state = "running, no driver"
-            orphans.append(r.run_id)
+            orphans.append((r.run_id, r.resume_command or f"autoresearch resume {r.run_id}"))
         elif r.cleaned_at:
             state += ", cleaned"
+        if r.paused:
+            state += ", paused"  # on a plateau, until `autoresearch continue`
         rows.append(
             [
                 r.run_id,
@@ -67,8 +69,8 @@ def run_list(items: Sequence[RunListing]) -> str:
         )
     header = ["run", "status", "iter", "baseline", "best", "kept", "disc", "noop", "reason"]
     table = columns(header, rows)
-    for run_id in orphans:
-        table += f"\nnobody drives {run_id}: continue it with autoresearch resume {run_id}"
+    for run_id, command in orphans:  # a paused one goes on with `continue`
+        table += f"\nnobody drives {run_id}: continue it with {command}"
     return table
 
 
@@ -81,6 +83,8 @@ def run_details(details: RunDetails) -> str:
         driver = f"none – nobody drives this run; continue it: {d.resume_command}"
     if d.stop_requested:
         driver += f" (stop requested: {d.stop_requested})"
+    if d.paused:
+        driver += f" – {d.paused}"
     shown = len(details.iterations)
     report = details.report_file or f"not written yet: autoresearch report {d.run_id}"
     lines = [

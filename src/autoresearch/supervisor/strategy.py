@@ -32,6 +32,9 @@ class SearchView:
     incumbents: tuple[str, ...]
     iteration: int
     past: tuple[PastIteration, ...] = ()
+    # the run explores after a plateau (supervisor/plateau.py, `--on-plateau explore`) and
+    # nothing was kept since: a strategy with several parents starts sessions from others
+    exploring: bool = False
 
     @property
     def incumbent(self) -> str:

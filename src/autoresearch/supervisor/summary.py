@@ -44,6 +44,7 @@ class RunSummary:
     stop_note: str | None
     cleaned_at: str | None
     resume_command: str | None
+    paused: str | None = None  # the notice of a run paused on a plateau (supervisor/plateau.py)
 
     def to_dict(self) -> dict[str, Any]:
         """The fields in their order (the MCP schema's, mcp/schemas.RunSummary), except that

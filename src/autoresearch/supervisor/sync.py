@@ -26,7 +26,7 @@ from autoresearch.journal import runs, views
 from autoresearch.journal.runs import IterationRecord
 from autoresearch.redact import redact, redact_value
 from autoresearch.states import RunStatus
-from autoresearch.supervisor import estimates, instructions, memory
+from autoresearch.supervisor import estimates, instructions, memory, plateau
 from autoresearch.supervisor.handle import RunHandle, pid_host
 
 
@@ -87,6 +87,7 @@ def write_instructions(h: RunHandle) -> None:
         candidate_file=str(h.paths.candidate),
         tried=runs.measured_iterations(h.journal, h.run_id, instructions.TRIED_CAP),
         earlier=earlier_runs_digest(h),
+        plateau=plateau.EXPLORE_LINES if plateau.exploring(h.journal, h.run) else (),
     )
     # The agent's model reads this (and its provider may keep it): no secret goes in.
     atomic_write_text(h.paths.instructions, redact(text))
