@@ -29,20 +29,21 @@ import os
 import secrets
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from autoresearch.clock import utc_now_iso
 from autoresearch.contracts.job_result import GatewaySpend
 from autoresearch.redact import redact
 from autoresearch.worker import gateway
 from autoresearch.worker.gateway import Usage
+
+if TYPE_CHECKING:
+    from autoresearch.worker.upstream import Answer, Upstream
 
 DEFAULT_MAX_REQUESTS = 2000  # per job: far above what max_turns allows, still a bound
 MAX_BODY_BYTES = 32 * 1024 * 1024
@@ -397,13 +398,10 @@ class StreamTranslator:
         return events
 
 
-def sse_data(lines: Iterable[bytes]) -> Iterator[dict[str, Any]]:
-    """The JSON objects of a Chat Completions SSE stream, until `data: [DONE]` (pure)."""
-    for raw in lines:
-        line = raw.decode("utf-8", "replace").strip()
-        if not line.startswith("data:"):
-            continue
-        payload = line[5:].strip()
+def stream_chunks(event_data: Iterable[str]) -> Iterator[dict[str, Any]]:
+    """The JSON objects of a Chat Completions stream's events, until `[DONE]` (pure)."""
+    for data in event_data:
+        payload = data.strip()
         if payload == "[DONE]":
             return
         try:
@@ -488,6 +486,7 @@ class Bridge:
         self.requests = 0
         self.spend = Spend()
         self._lock = threading.Lock()
+        self._upstream: Upstream | None = None
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
@@ -501,6 +500,11 @@ class Bridge:
         return {"ANTHROPIC_BASE_URL": self.url, "ANTHROPIC_API_KEY": self.token}
 
     def __enter__(self) -> Bridge:
+        # imported here: the core install, without the worker extra, has no httpx2
+        from autoresearch.worker.upstream import Upstream
+
+        # one client for the job's requests: they share kept-alive connections to the gateway
+        self._upstream = Upstream(self.endpoint.url, self.endpoint.api_key, self.config.timeout)
         self._thread.start()
         return self
 
@@ -508,6 +512,8 @@ class Bridge:
         self._httpd.shutdown()
         self._httpd.server_close()
         self._thread.join(timeout=5)
+        if self._upstream is not None:
+            self._upstream.close()
 
     def model_for(self, asked: Any) -> str:
         models = self.endpoint.models
@@ -527,17 +533,21 @@ class Bridge:
             with contextlib.suppress(Exception):
                 self.on_exchange(exchange)
 
-    def open_upstream(self, chat: dict[str, Any]) -> Any:
-        headers = {"Content-Type": "application/json"}
-        if self.endpoint.api_key:
-            headers["Authorization"] = f"Bearer {self.endpoint.api_key}"
-        request = urllib.request.Request(
-            self.endpoint.url + "/chat/completions", json.dumps(chat).encode(), headers
-        )
-        return urllib.request.urlopen(request, timeout=self.config.timeout)
+    @contextmanager
+    def ask_gateway(self, chat: dict[str, Any]) -> Iterator[Answer]:
+        """The gateway's answer to `chat`, read inside the block (Unreachable: none came)."""
+        if self._upstream is None:
+            raise RuntimeError("the bridge serves inside its `with` block only")
+        with self._upstream.post("chat/completions", chat) as answer:
+            yield answer
+
+
+Done = Callable[[str, Usage], None]  # records a bridged request's status and usage
 
 
 def _handler(bridge: Bridge) -> type[BaseHTTPRequestHandler]:
+    from autoresearch.worker.upstream import Unreachable  # with the bridge: see __enter__
+
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
@@ -598,25 +608,30 @@ def _handler(bridge: Bridge) -> type[BaseHTTPRequestHandler]:
                 bridge.record(Exchange(model, stream, status, latency, usage))
 
             try:
-                upstream = bridge.open_upstream(chat)
-            except urllib.error.HTTPError as exc:
-                detail = exc.read()[:2000].decode("utf-8", "replace")
-                done(str(exc.code), Usage())
-                return self._error(exc.code, f"gateway answered {exc.code}: {redact(detail)}")
-            except (TimeoutError, urllib.error.URLError, OSError) as exc:
-                timeout = isinstance(getattr(exc, "reason", exc), TimeoutError)
-                done("timeout" if timeout else "connection_error", Usage())
-                return self._error(504 if timeout else 502, f"gateway unreachable: {exc}")
-            with upstream:
-                kind = upstream.headers.get("content-type") or ""
-                if stream and "text/event-stream" in kind:
-                    return self._relay(upstream, model, message_id, done)
-                try:
-                    data = json.loads(upstream.read())
-                    message = to_message(data, model, message_id)
-                except (ValueError, TypeError, AttributeError, IndexError):
-                    done("bad_response", Usage())
-                    return self._error(502, "the gateway's answer is not a chat completion")
+                with bridge.ask_gateway(chat) as answer:
+                    self._answer(answer, model, message_id, stream, done)
+            except Unreachable as exc:
+                done(exc.kind, Usage())
+                status = 504 if exc.timed_out else 502
+                self._error(status, f"gateway unreachable: {exc}")
+
+        def _answer(
+            self, answer: Answer, model: str, message_id: str, stream: bool, done: Done
+        ) -> None:
+            if not answer.ok:
+                detail = answer.read()[:2000].decode("utf-8", "replace")
+                done(str(answer.status), Usage())
+                return self._error(
+                    answer.status, f"gateway answered {answer.status}: {redact(detail)}"
+                )
+            if stream and answer.streamed:
+                return self._relay(answer, model, message_id, done)
+            try:
+                data = json.loads(answer.read())
+                message = to_message(data, model, message_id)
+            except (ValueError, TypeError, AttributeError, IndexError):
+                done("bad_response", Usage())
+                return self._error(502, "the gateway's answer is not a chat completion")
             done("200", Usage.of(data.get("usage")))
             if stream:
                 self._start_stream()
@@ -625,21 +640,18 @@ def _handler(bridge: Bridge) -> type[BaseHTTPRequestHandler]:
                 return self._end_stream()
             self._send(200, json.dumps(message).encode(), "application/json")
 
-        def _relay(self, upstream: Any, model: str, message_id: str, done: Any) -> None:
+        def _relay(self, answer: Answer, model: str, message_id: str, done: Done) -> None:
             translator = StreamTranslator(model, message_id)
             self._start_stream()
             try:
-                for chunk in sse_data(iter(upstream.readline, b"")):
+                for chunk in stream_chunks(answer.event_data()):
                     for event in translator.feed(chunk):
                         self._chunk(sse(event))
                 for event in translator.finish_events():
                     self._chunk(sse(event))
                 done("200", translator.usage)
-            except (TimeoutError, OSError) as exc:
-                done(
-                    "timeout" if isinstance(exc, TimeoutError) else "connection_error",
-                    translator.usage,
-                )
+            except Unreachable as exc:
+                done(exc.kind, translator.usage)
                 self._chunk(sse(error_body(502, f"the gateway's stream broke: {exc}")))
             self._end_stream()
 
