@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from autoresearch.errors import ContractError
 
 MSG_NO_HTTPX = (
-    "the worker's gateway needs httpx2: pip install 'autoresearch-loop[worker]' "
-    "(or the mcp extra, which brings it)"
+    "the worker's gateway needs httpx2: pip install '.[worker]' in a clone of autoresearch "
+    "(the mcp extra brings it too)"
 )
 
 try:
