@@ -16,9 +16,10 @@ import pytest
 from gateway_server import Gateway, Step
 
 from autoresearch.contracts.job_result import GatewaySpend
-from autoresearch.worker import bridge
-from autoresearch.worker.bridge import Bridge, StreamTranslator, Usage, to_chat, to_message
-from autoresearch.worker.gateway import Endpoint, GatewayConfig
+from autoresearch.worker import bridge, translate
+from autoresearch.worker.bridge import Bridge
+from autoresearch.worker.gateway import Endpoint, GatewayConfig, Usage
+from autoresearch.worker.translate import StreamTranslator, to_chat, to_message
 from model_server import MODEL, Exchange, ModelServer, Reply, Tokens, ToolCall
 
 TOOLS = [{"name": "Read", "description": "Read a file", "input_schema": {"type": "object"}}]
@@ -139,7 +140,7 @@ def test_gateway_usage_as_messages_usage(
     usage: Usage, messages_usage: tuple[int, int, int]
 ) -> None:
     fresh, cached, output = messages_usage
-    assert bridge.anthropic_usage(usage) == {
+    assert translate.anthropic_usage(usage) == {
         "input_tokens": fresh, "cache_read_input_tokens": cached,
         "cache_creation_input_tokens": 0, "output_tokens": output,
     }  # fmt: skip
@@ -151,7 +152,7 @@ def test_gateway_usage_as_messages_usage(
      (None, True, "tool_use"), (None, False, "end_turn"), ("weird", False, "end_turn")],
 )  # fmt: skip
 def test_stop_reasons(finish: str | None, tools: bool, reason: str) -> None:
-    assert bridge.stop_reason(finish, tools) == reason
+    assert translate.stop_reason(finish, tools) == reason
 
 
 def test_stream_chunks_become_message_events() -> None:
@@ -204,7 +205,7 @@ def test_an_empty_stream_is_one_empty_text_block() -> None:
 def test_stream_chunks_stop_at_done() -> None:
     """The events' data as httpx2's SSE parser hands them over: non-JSON is skipped."""
     data = ['{"a": 1}', "not json", "[1, 2]", '{"b": 2}', "[DONE]", '{"c": 3}']
-    assert list(bridge.stream_chunks(data)) == [{"a": 1}, {"b": 2}]
+    assert list(translate.stream_chunks(data)) == [{"a": 1}, {"b": 2}]
 
 
 # --- the live bridge ---------------------------------------------------------------------------
