@@ -13,6 +13,7 @@ a clock, a file or the journal.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -138,7 +139,7 @@ class Outcome:
     def retryable(self) -> bool:
         return self.status.retryable
 
-    def to_dict(self, evidence: dict[str, Any]) -> dict[str, Any]:
+    def to_dict(self, evidence: Mapping[str, object]) -> dict[str, object]:
         """The contract's JSON shape."""
         return {
             "contract_version": CONTRACT_VERSION,
