@@ -12,9 +12,10 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from autoresearch.errors import ContractError, NotFoundError
 from autoresearch.fsutil import atomic_write_text
@@ -115,8 +116,12 @@ def bounded(text: str, limit: int) -> tuple[str, bool]:
     return (head[: newline + 1] if newline > 0 else head), True
 
 
-def finish(receipt: Receipt, payload: Any) -> dict[str, Any]:
-    """The tool's structured result: the payload redacted, the receipt's byte count set."""
-    clean: dict[str, Any] = redact_value(payload)
+Payload = TypeVar("Payload", bound=Mapping[str, object])
+
+
+def finish(receipt: Receipt, payload: Payload) -> Payload:
+    """The tool's structured result: the payload redacted, the receipt's byte count set
+    (redaction changes strings only: the result has the payload's shape, and a receipt)."""
+    clean: dict[str, object] = redact_value(payload)
     receipt.bytes_returned = len(json.dumps(clean, ensure_ascii=False).encode())
-    return {**clean, "receipt": receipt.to_dict()}
+    return cast(Payload, {**clean, "receipt": receipt.to_dict()})
