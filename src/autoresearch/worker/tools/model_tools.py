@@ -57,21 +57,18 @@ _DRAFT_ASK = {
 
 
 def _record_attempts(ws: Workspace, tool: str) -> Callable[[gateway.Attempt], None]:
-    from autoresearch.worker.tools.metrics import Category, Status, record_safely
+    from autoresearch.worker.tools.metrics import Category, MetricsRow, Status, record_safely
 
     def on_attempt(a: gateway.Attempt) -> None:
-        fields = a.to_dict()
-        fields["http_status"] = fields.pop("status")
         ok = a.status == "200"
-        row = {
-            "ts": utc_now_iso(),
-            "tool": "gateway",
-            "for_tool": tool,
-            "category": Category.GATEWAY_ATTEMPT,
-            "status": Status.OK if ok else Status.ERROR,
-            "error_kind": None if ok else a.status,
-            **fields,
-        }
+        row: MetricsRow = {
+            "ts": utc_now_iso(), "tool": "gateway", "for_tool": tool,
+            "category": Category.GATEWAY_ATTEMPT, "status": Status.OK if ok else Status.ERROR,
+            "error_kind": None if ok else a.status, "endpoint": a.endpoint, "model": a.model,
+            "http_status": a.status, "latency_ms": a.latency_ms,
+            "prompt_tokens": a.prompt_tokens, "completion_tokens": a.completion_tokens,
+            "cached_tokens": a.cached_tokens, "cost": a.cost, "waited_s": a.waited_s,
+        }  # fmt: skip
         record_safely(ws, row)
 
     return on_attempt
