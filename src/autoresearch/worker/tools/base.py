@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import TypedDict, TypeVar, cast
 
 from autoresearch.errors import ContractError, NotFoundError
 from autoresearch.fsutil import atomic_write_text
@@ -33,6 +33,13 @@ MAX_FILE_BYTES = 2 * 1024 * 1024
 MAX_LINE_CHARS = 300
 
 
+class ReceiptJson(TypedDict):
+    bytes_read: int
+    bytes_returned: int
+    artifacts: list[str]
+    truncated: bool
+
+
 @dataclass
 class Receipt:
     """What a call cost and what it left behind (worker.md: every result carries one)."""
@@ -42,8 +49,8 @@ class Receipt:
     artifacts: list[str] = field(default_factory=list)
     truncated: bool = False
 
-    def to_dict(self) -> dict[str, Any]:
-        return json_shape(self)
+    def to_dict(self) -> ReceiptJson:
+        return cast(ReceiptJson, json_shape(self))  # its fields: ReceiptJson's keys
 
 
 @dataclass(frozen=True)

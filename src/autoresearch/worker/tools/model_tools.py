@@ -14,7 +14,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
 
 from autoresearch import git
 from autoresearch.clock import utc_now_iso
@@ -26,6 +25,7 @@ from autoresearch.worker.tools import reading
 from autoresearch.worker.tools.answers import ModelAnswer
 from autoresearch.worker.tools.base import Receipt, Workspace, bounded, finish
 from autoresearch.worker.tools.quality import QualityMode, Task, run_high
+from autoresearch.worker.tools.reading import Digest, ReadPack
 
 CONTEXT_LIMIT = 48 * 1024
 MAX_ANSWER_TOKENS = 1024
@@ -192,7 +192,7 @@ def analyze_locally(ws: Workspace, question: str, files: list[str]) -> ModelAnsw
     return _degraded(pack, {"pack": pack["pack"], "files": pack["files"]})
 
 
-def _degraded(inner: dict[str, Any], evidence: dict[str, object]) -> ModelAnswer:
+def _degraded(inner: ReadPack | Digest, evidence: dict[str, object]) -> ModelAnswer:
     """The answer of an open circuit: `evidence` from a local reader's result `inner` (its
     receipt is the call's)."""
     receipt = Receipt(**inner["receipt"])
