@@ -14,11 +14,11 @@ import contextlib
 import json
 import math
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict, TypeVar
 
 from autoresearch.clock import utc_now_iso
 from autoresearch.errors import AutoresearchError, RefusedError
@@ -80,14 +80,17 @@ def record(ws: Workspace, row: MetricsRow) -> None:
         handle.write(line.encode())
 
 
+Result = TypeVar("Result", bound=Mapping[str, object])  # a tool's answer, with its receipt
+
+
 def measured(
     ws: Workspace,
     tool: str,
-    work: Callable[[], dict[str, Any]],
+    work: Callable[[], Result],
     *,
     category: Category = Category.ZERO_MODEL,
-    degrade: Callable[[], dict[str, Any]] | None = None,
-) -> dict[str, Any]:
+    degrade: Callable[[], Result] | None = None,
+) -> Result:
     """Run one tool call behind its circuit breaker and record its row, whether it answers,
     raises or is refused. With `degrade`, an open circuit answers with it instead."""
     from autoresearch.worker.tools.circuits import Breakers, classify_exception, classify_result
@@ -126,23 +129,25 @@ def _errored(row: MetricsRow, exc: Exception, t0: float) -> MetricsRow:
             "latency_ms": round((time.monotonic() - t0) * 1000, 1)}  # fmt: skip
 
 
-def _answered(row: MetricsRow, result: dict[str, Any], t0: float) -> MetricsRow:
+def _answered(row: MetricsRow, result: Mapping[str, object], t0: float) -> MetricsRow:
     """`row` of an answered call, from its result's receipt (a shell's failure_kind is its
     error kind)."""
-    receipt = result.get("receipt", {})
+    receipt = result.get("receipt")
+    counts = receipt if isinstance(receipt, dict) else {}
     failure = result.get("failure_kind")
     found: MetricsRow = {
         **row,
         "status": Status.OK,
-        "error_kind": failure if failure != FailureKind.NONE else None,
-        "bytes_read": receipt.get("bytes_read", 0),
-        "bytes_returned": receipt.get("bytes_returned", 0),
-        "artifacts": receipt.get("artifacts", []),
-        "truncated": receipt.get("truncated", False),
+        "error_kind": None if failure in (None, FailureKind.NONE) else str(failure),
+        "bytes_read": counts.get("bytes_read", 0),
+        "bytes_returned": counts.get("bytes_returned", 0),
+        "artifacts": counts.get("artifacts", []),
+        "truncated": counts.get("truncated", False),
         "latency_ms": round((time.monotonic() - t0) * 1000, 1),
     }
-    if result.get("cost") is not None:
-        found["cost"] = result["cost"]
+    cost = result.get("cost")
+    if isinstance(cost, int | float):
+        found["cost"] = cost
     return found
 
 
