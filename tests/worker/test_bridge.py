@@ -365,6 +365,20 @@ def test_a_refused_request_leaves_a_kept_alive_connection_in_step() -> None:
         conn.close()
 
 
+def test_a_request_with_nan_is_refused_as_not_json() -> None:
+    """NaN is no JSON (Python's json reads it): refused here, not dropped on the way out."""
+    raw = json.dumps({**ASK, "temperature": float("nan")}).encode()  # writes a bare NaN
+    with ModelServer(plan, max_requests=10) as server, Bridge(config(server.url + "/v1")) as b:
+        request = urllib.request.Request(
+            b.url + "/v1/messages", raw, {"content-type": "application/json", "x-api-key": b.token}
+        )
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=10)
+        body = json.loads(refused.value.read())
+    assert refused.value.code == 400 and body["error"]["type"] == "invalid_request_error"
+    assert "not JSON" in body["error"]["message"] and not server.exchanges
+
+
 def test_spend_adds_up_what_was_priced() -> None:
     spend = bridge.Spend()
     spend.add(Usage(100, 20, 10), None)  # no price for this model: tokens only

@@ -32,7 +32,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from autoresearch.clock import utc_now_iso
 from autoresearch.contracts.job_result import GatewaySpend
@@ -173,6 +173,11 @@ class Bridge:
 Done = Callable[[str, Usage], None]  # records a bridged request's status and usage
 
 
+def _not_json(constant: str) -> NoReturn:
+    # Python reads NaN and Infinity, JSON has neither: httpx2 would refuse to send them on
+    raise ValueError(f"{constant} is not JSON")
+
+
 def _handler(bridge: Bridge) -> type[BaseHTTPRequestHandler]:
     from autoresearch.worker.upstream import Unreachable  # with the bridge: see __enter__
 
@@ -203,7 +208,7 @@ def _handler(bridge: Bridge) -> type[BaseHTTPRequestHandler]:
             if not bridge.admit():
                 return self._error(429, f"bridge: more than {bridge.max_requests} requests")
             try:
-                body = json.loads(raw or b"{}")
+                body = json.loads(raw or b"{}", parse_constant=_not_json)
             except ValueError:
                 return self._error(400, "bridge: the request is not JSON")
             if not isinstance(body, dict):
