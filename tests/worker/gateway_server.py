@@ -1,7 +1,8 @@
 """A scripted OpenAI-compatible gateway on 127.0.0.1: each request takes the next step of a
 script (an error status with headers, a hang past the client's timeout, or a completion with
 usage), or the step a `route` picks for the request (the quality tests script each role by its
-system prompt). Bounded: after the script it answers 400; stopped on exit."""
+system prompt). Bounded: after the script it answers 400; stopped on exit. It keeps connections
+alive (HTTP/1.1) and records each request's client port in `peers`: one port, one connection."""
 
 from __future__ import annotations
 
@@ -39,9 +40,12 @@ class Gateway:
         self.requests: list[dict[str, Any]] = []
         self.times: list[float] = []
         self.auth: list[str | None] = []
+        self.peers: list[int] = []
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
             def log_message(self, *args: object) -> None:
                 pass
 
@@ -51,6 +55,7 @@ class Gateway:
                     owner.requests.append(body)
                     owner.times.append(time.monotonic())
                     owner.auth.append(self.headers.get("Authorization"))
+                    owner.peers.append(self.client_address[1])
                     if route is not None:
                         step = route(body)
                     else:

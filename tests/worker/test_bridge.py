@@ -5,17 +5,21 @@ its token, its bound, a failing gateway)."""
 from __future__ import annotations
 
 import json
+import threading
 import urllib.error
 import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
+from gateway_server import Gateway, Step
 
 from autoresearch.contracts.job_result import GatewaySpend
-from autoresearch.worker import bridge
-from autoresearch.worker.bridge import Bridge, StreamTranslator, Usage, to_chat, to_message
-from autoresearch.worker.gateway import Endpoint, GatewayConfig
+from autoresearch.worker import bridge, translate
+from autoresearch.worker.bridge import Bridge
+from autoresearch.worker.gateway import Endpoint, GatewayConfig, Usage
+from autoresearch.worker.translate import StreamTranslator, to_chat, to_message
 from model_server import MODEL, Exchange, ModelServer, Reply, Tokens, ToolCall
 
 TOOLS = [{"name": "Read", "description": "Read a file", "input_schema": {"type": "object"}}]
@@ -136,7 +140,7 @@ def test_gateway_usage_as_messages_usage(
     usage: Usage, messages_usage: tuple[int, int, int]
 ) -> None:
     fresh, cached, output = messages_usage
-    assert bridge.anthropic_usage(usage) == {
+    assert translate.anthropic_usage(usage) == {
         "input_tokens": fresh, "cache_read_input_tokens": cached,
         "cache_creation_input_tokens": 0, "output_tokens": output,
     }  # fmt: skip
@@ -148,7 +152,7 @@ def test_gateway_usage_as_messages_usage(
      (None, True, "tool_use"), (None, False, "end_turn"), ("weird", False, "end_turn")],
 )  # fmt: skip
 def test_stop_reasons(finish: str | None, tools: bool, reason: str) -> None:
-    assert bridge.stop_reason(finish, tools) == reason
+    assert translate.stop_reason(finish, tools) == reason
 
 
 def test_stream_chunks_become_message_events() -> None:
@@ -198,10 +202,10 @@ def test_an_empty_stream_is_one_empty_text_block() -> None:
     ]  # fmt: skip
 
 
-def test_sse_data_stops_at_done() -> None:
-    lines = [b": comment\n", b'data: {"a": 1}\n', b"\n", b"data: not json\n",
-             b'data: {"b": 2}\n', b"data: [DONE]\n", b'data: {"c": 3}\n']  # fmt: skip
-    assert list(bridge.sse_data(lines)) == [{"a": 1}, {"b": 2}]
+def test_stream_chunks_stop_at_done() -> None:
+    """The events' data as httpx2's SSE parser hands them over: non-JSON is skipped."""
+    data = ['{"a": 1}', "not json", "[1, 2]", '{"b": 2}', "[DONE]", '{"c": 3}']
+    assert list(translate.stream_chunks(data)) == [{"a": 1}, {"b": 2}]
 
 
 # --- the live bridge ---------------------------------------------------------------------------
@@ -361,6 +365,20 @@ def test_a_refused_request_leaves_a_kept_alive_connection_in_step() -> None:
         conn.close()
 
 
+def test_a_request_with_nan_is_refused_as_not_json() -> None:
+    """NaN is no JSON (Python's json reads it): refused here, not dropped on the way out."""
+    raw = json.dumps({**ASK, "temperature": float("nan")}).encode()  # writes a bare NaN
+    with ModelServer(plan, max_requests=10) as server, Bridge(config(server.url + "/v1")) as b:
+        request = urllib.request.Request(
+            b.url + "/v1/messages", raw, {"content-type": "application/json", "x-api-key": b.token}
+        )
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=10)
+        body = json.loads(refused.value.read())
+    assert refused.value.code == 400 and body["error"]["type"] == "invalid_request_error"
+    assert "not JSON" in body["error"]["message"] and not server.exchanges
+
+
 def test_spend_adds_up_what_was_priced() -> None:
     spend = bridge.Spend()
     spend.add(Usage(100, 20, 10), None)  # no price for this model: tokens only
@@ -369,3 +387,74 @@ def test_spend_adds_up_what_was_priced() -> None:
     spend.add(Usage(50, 5, 0), 0.00000001)
     assert spend.cost_usd == 0.00014001 and spend.prompt_tokens == 250 and spend.cached_tokens == 10
     assert spend.gateway() == GatewaySpend(0.00014001, 3)
+
+
+# --- the bridge's client to the gateway (httpx2) -----------------------------------------------
+
+
+def test_the_bridges_requests_share_one_connection_to_the_gateway() -> None:
+    """One httpx2 client per bridge: the job's requests reuse a kept-alive connection (the
+    urllib client opened one per request)."""
+    with Gateway([Step(text="one"), Step(text="two")]) as gw, Bridge(config(gw.url)) as b:
+        texts = [json.loads(post(b, ASK)[1])["content"][0]["text"] for _ in range(2)]
+    assert texts == ["one", "two"]
+    assert len(set(gw.peers)) == 1, gw.peers
+    assert gw.auth == ["Bearer sk-upstreamkey0123456789abcdef"] * 2
+
+
+def test_a_gateway_slower_than_the_timeout_is_a_504_recorded_as_timeout() -> None:
+    rows: list[bridge.Exchange] = []
+    with Gateway([Step(hang=2.0)]) as gw:
+        cfg = GatewayConfig((Endpoint("primary", gw.url, "", (MODEL,)),), 0.3)
+        with Bridge(cfg, on_exchange=rows.append) as b:
+            status, raw = post(b, ASK)
+    assert status == 504 and "gateway unreachable" in json.loads(raw)["error"]["message"]
+    assert [r.status for r in rows] == ["timeout"]
+
+
+class BrokenStream:
+    """A Chat Completions endpoint whose stream sends one chunk, then drops the connection in
+    the middle of the next (chunked encoding left unfinished)."""
+
+    def __init__(self) -> None:
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers["Content-Length"]))
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                event = b'data: {"choices": [{"delta": {"content": "par"}}]}\n\n'
+                self.wfile.write(f"{len(event):x}\r\n".encode() + event + b"\r\n")
+                self.wfile.write(b"ff\r\ndata: {")  # a chunk that never ends
+                self.wfile.flush()
+                self.close_connection = True
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> str:
+        self.thread.start()
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(5)
+
+
+def test_a_stream_that_breaks_ends_with_an_error_event() -> None:
+    rows: list[bridge.Exchange] = []
+    with BrokenStream() as url, Bridge(config(url), on_exchange=rows.append) as b:
+        status, raw = post(b, {**ASK, "stream": True})
+    assert status == 200  # the stream had started: the break is its last event
+    events = events_of(raw)
+    assert events[2]["delta"] == {"type": "text_delta", "text": "par"}
+    assert events[-1]["type"] == "error" and "stream broke" in events[-1]["error"]["message"]
+    assert [r.status for r in rows] == ["connection_error"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import socket
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -19,7 +20,7 @@ from mcp_helpers import connect
 from worker_helpers import job_repo
 
 from autoresearch.mcp.server import build_server
-from autoresearch.worker import gateway
+from autoresearch.worker import gateway, upstream
 from autoresearch.worker.gateway import Endpoint, GatewayConfig, GatewayError, Price, Usage
 from autoresearch.worker.tools import circuits
 from helpers import Repo, cli
@@ -118,6 +119,36 @@ def test_429_retry_after_then_500_then_success() -> None:
     assert (last.prompt_tokens, last.completion_tokens, last.cached_tokens) == (1000, 100, 400)
     assert last.cost == pytest.approx((600 * 1.0 + 400 * 0.5 + 100 * 2.0) / 1e6)
     assert gw.auth == ["Bearer k"] * 3
+
+
+def test_retries_reuse_one_connection() -> None:
+    """One httpx2 client per endpoint: a model's retries ride one kept-alive connection (the
+    urllib client opened a new one for each attempt)."""
+    with Gateway([Step(429, {"Retry-After": "0"}), Step(500), Step(text="ok")]) as gw:
+        done = gateway.complete(config(Endpoint("primary", gw.url, "k", ("m1",))), MSG)
+    assert [a.status for a in done.attempts] == ["429", "500", "200"]
+    assert len(gw.peers) == 3 and len(set(gw.peers)) == 1, gw.peers
+
+
+def test_without_httpx2_the_worker_imports_and_its_first_call_says_what_to_install() -> None:
+    """The core install has no httpx2: the job runner still imports, the gateway's first call
+    is one clear error (a real interpreter with httpx2 made unimportable)."""
+    script = (
+        "import sys; sys.modules['httpx2'] = None\n"
+        "import autoresearch.worker.runner, autoresearch.worker.bridge\n"
+        "from autoresearch.errors import ContractError\n"
+        "from autoresearch.worker import gateway as g\n"
+        "cfg = g.GatewayConfig((g.Endpoint('primary', 'http://127.0.0.1:9/v1', '', ('m',)),))\n"
+        "try:\n"
+        "    g.complete(cfg, [])\n"
+        "except ContractError as exc:\n"
+        "    print(exc)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == upstream.MSG_NO_HTTPX
 
 
 def test_a_timeout_is_retried() -> None:

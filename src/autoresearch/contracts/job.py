@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from autoresearch.errors import ContractError
 from autoresearch.states import Isolation, TaskKind
@@ -85,6 +85,50 @@ class BlockingPolicy(StrEnum):
     ENFORCE = "enforce"
 
 
+# --- the stored JSON shape (jobs.spec_json; keys a job stored earlier may lack: NotRequired) --
+
+
+class CheckSpecJson(TypedDict):
+    name: NotRequired[str]
+    command: str
+    timeout_seconds: float
+
+
+class StageSpecJson(TypedDict):
+    prompt: str
+    checks: NotRequired[list[CheckSpecJson]]
+
+
+class VerificationPolicyJson(TypedDict):
+    task_kind: NotRequired[str]
+
+
+class ScopedPatchJson(TypedDict):
+    paths: list[str]
+    max_diff_bytes: NotRequired[int | None]
+
+
+class JobSpecJson(TypedDict):
+    prompt: str
+    repo_root: str
+    allowed_dirs: list[str]
+    verification_policy: NotRequired[VerificationPolicyJson | None]
+    agent: str
+    model: NotRequired[str | None]
+    scoped_patch: NotRequired[ScopedPatchJson | None]
+    checks: NotRequired[list[CheckSpecJson]]
+    isolation: str
+    max_turns: NotRequired[int | None]
+    timeout_seconds: float
+    include_diff: NotRequired[bool]
+    semantic_gate: NotRequired[str]
+    revise_passes: NotRequired[int]
+    escalate_model: NotRequired[str | None]
+    stages: NotRequired[list[StageSpecJson]]
+    reliability_tier: NotRequired[str]
+    blocking_policy: NotRequired[str]
+
+
 @dataclass(frozen=True)
 class CheckSpec:
     """A command run in the job's directory after the agent; it passes with exit code 0."""
@@ -97,11 +141,11 @@ class CheckSpec:
     def label(self) -> str:
         return self.name or self.command
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> CheckSpecJson:
         return {"name": self.name, "command": self.command, "timeout_seconds": self.timeout_seconds}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> CheckSpec:
+    def from_dict(cls, data: CheckSpecJson) -> CheckSpec:
         return cls(
             str(data["command"]), str(data.get("name") or ""), float(data["timeout_seconds"])
         )
@@ -115,11 +159,11 @@ class StageSpec:
     prompt: str
     checks: tuple[CheckSpec, ...] = ()
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> StageSpecJson:
         return {"prompt": self.prompt, "checks": [c.to_dict() for c in self.checks]}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> StageSpec:
+    def from_dict(cls, data: StageSpecJson) -> StageSpec:
         checks = tuple(CheckSpec.from_dict(c) for c in data.get("checks") or ())
         return cls(str(data["prompt"]), checks)
 
@@ -191,7 +235,7 @@ class JobSpec:
         last = self.revise_passes > 0 and revision == self.revise_passes
         return self.escalate_model if last and self.escalate_model else self.model
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JobSpecJson:
         return {
             "prompt": self.prompt,
             "repo_root": self.repo_root,
@@ -220,14 +264,15 @@ class JobSpec:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> JobSpec:
-        policy = data.get("verification_policy") or {}
+    def from_dict(cls, data: JobSpecJson) -> JobSpec:
+        policy = data.get("verification_policy")
+        task_kind = policy.get("task_kind") if policy else None
         scope = data.get("scoped_patch")
         return cls(
             prompt=str(data["prompt"]),
             repo_root=str(data["repo_root"]),
             allowed_dirs=tuple(data["allowed_dirs"]),
-            task_kind=TaskKind(policy["task_kind"]) if policy.get("task_kind") else None,
+            task_kind=TaskKind(task_kind) if task_kind else None,
             agent=str(data["agent"]),
             model=data.get("model"),
             scope_paths=None if scope is None else tuple(scope["paths"]),

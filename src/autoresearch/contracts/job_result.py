@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from autoresearch.contracts.agent_record import AgentRecord
 from autoresearch.contracts.check_record import CheckRecord
@@ -102,6 +102,66 @@ def _strs(data: Mapping[str, Any], key: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+# --- the stored JSON shapes (TypedDicts: each `to_dict` is checked key for key) ---------------
+
+
+class ArtifactJson(TypedDict):
+    name: str
+    path: str
+    bytes: int
+    sha256: str
+
+
+class CheckRunJson(TypedDict):
+    name: str
+    command: str
+    status: str
+    exit_code: int | None
+    duration_ms: int
+    timed_out: bool
+    output: ArtifactJson | None
+    tail: str
+
+
+class SnapshotJson(TypedDict):
+    repo: str | None
+    base_commit: str | None
+    preexisting: dict[str, str]
+    error: str | None
+
+
+class SemanticJson(TypedDict):
+    status: str
+    reason: str
+    model: str | None
+    answered_by: str | None
+
+
+class StageJson(TypedDict):
+    stage: int
+    executor: str
+    complete: bool
+    checks: list[CheckRunJson]
+
+
+class JobEvidenceJson(TypedDict):
+    """evidence_json: the snapshot, then what is known so far (the workspace once gathered)."""
+
+    snapshot: SnapshotJson
+    semantic: NotRequired[SemanticJson]
+    revisions: NotRequired[int]
+    stages: NotRequired[list[StageJson]]
+    out_of_scope_files: NotRequired[list[str]]
+    allowed_outside_repo: NotRequired[bool]
+    changed_files: NotRequired[list[str]]
+    preexisting_files: NotRequired[list[str]]
+    unattributed_files: NotRequired[list[str]]
+    workspace_complete: NotRequired[bool]
+    workspace_note: NotRequired[str | None]
+    diff_bytes: NotRequired[int | None]
+    patch: NotRequired[ArtifactJson | None]
+
+
 # --- artifacts -------------------------------------------------------------------------------
 
 
@@ -114,7 +174,7 @@ class Artifact:
     bytes: int
     sha256: str
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ArtifactJson:
         return {"name": self.name, "path": self.path, "bytes": self.bytes, "sha256": self.sha256}
 
     @classmethod
@@ -148,8 +208,9 @@ class ExecutorRecord:
     agent: AgentRecord
     gateway: GatewaySpend | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {**self.agent.to_dict(), "status": self.status.value}
+    def to_dict(self) -> dict[str, object]:
+        # the agent record's keys (those it reported), then the status: no fixed shape
+        data: dict[str, object] = {**self.agent.to_dict(), "status": self.status.value}
         if self.gateway is not None:
             # in place of the agent's figure: where it stood, else after the status
             data["cost_usd"] = self.gateway.cost_usd
@@ -204,7 +265,7 @@ class CheckRun:
             return CheckResult.TIMED_OUT
         return CheckResult.PASSED if self.run.passed else CheckResult.FAILED
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self) -> CheckRunJson:
         return {
             "name": self.name,
             "command": self.command,
@@ -245,7 +306,7 @@ class JobChecks:
 
     runs: tuple[CheckRun, ...] = ()
 
-    def to_dict(self) -> list[dict[str, object]]:
+    def to_dict(self) -> list[CheckRunJson]:
         return [c.to_dict() for c in self.runs]
 
     @classmethod
@@ -267,7 +328,7 @@ class Snapshot:
     preexisting: dict[str, str] = field(default_factory=dict)  # path → content digest
     error: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> SnapshotJson:
         return {
             "repo": self.repo,
             "base_commit": self.base_commit,
@@ -312,7 +373,7 @@ class SemanticReview:
     model: str | None = None  # the model asked for
     answered_by: str | None = None  # the model the gateway says answered
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> SemanticJson:
         return {
             "status": self.status.value,
             "reason": self.reason,
@@ -343,7 +404,7 @@ class StageRecord:
         passed = all(c.status is CheckResult.PASSED for c in self.checks)
         return self.executor is Executor.PASSED and passed
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> StageJson:
         return {
             "stage": self.number,
             "executor": self.executor.value,
@@ -369,27 +430,16 @@ class JobEvidence:
     revisions: int = 0  # auto_revise: the sessions after the first
     stages: tuple[StageRecord, ...] = ()  # a staged job's stages that ran, in order
 
-    def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"snapshot": self.snapshot.to_dict()}
+    def to_dict(self) -> JobEvidenceJson:
+        data: JobEvidenceJson = {"snapshot": self.snapshot.to_dict()}
         if self.semantic is not None:
             data["semantic"] = self.semantic.to_dict()
         if self.revisions:
             data["revisions"] = self.revisions
         if self.stages:
             data["stages"] = [s.to_dict() for s in self.stages]
-        w = self.workspace
-        if w is not None:
-            data.update(
-                out_of_scope_files=list(w.out_of_scope_files),
-                allowed_outside_repo=w.allowed_outside_repo,
-                changed_files=list(w.changed_files),
-                preexisting_files=list(w.preexisting_files),
-                unattributed_files=list(w.unattributed_files),
-                workspace_complete=w.complete,
-                workspace_note=w.note,
-                diff_bytes=w.diff_bytes,
-                patch=None if w.patch is None else w.patch.to_dict(),
-            )
+        if self.workspace is not None:
+            _add_workspace(data, self.workspace)
         return data
 
     @classmethod
@@ -413,3 +463,17 @@ class JobEvidence:
             patch=Artifact.maybe(d.get("patch")),
         )
         return cls(snapshot, workspace, semantic, revisions, stages)
+
+
+def _add_workspace(data: JobEvidenceJson, w: Workspace) -> None:
+    """The workspace's keys of evidence_json, after the others, in the order every runner
+    wrote them."""
+    data["out_of_scope_files"] = list(w.out_of_scope_files)
+    data["allowed_outside_repo"] = w.allowed_outside_repo
+    data["changed_files"] = list(w.changed_files)
+    data["preexisting_files"] = list(w.preexisting_files)
+    data["unattributed_files"] = list(w.unattributed_files)
+    data["workspace_complete"] = w.complete
+    data["workspace_note"] = w.note
+    data["diff_bytes"] = w.diff_bytes
+    data["patch"] = None if w.patch is None else w.patch.to_dict()

@@ -29,18 +29,18 @@ import email.utils
 import json
 import os
 import re
-import socket
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from autoresearch.errors import AutoresearchError, ContractError
 from autoresearch.jsonshape import json_shape
 from autoresearch.worker import slots
+
+if TYPE_CHECKING:
+    from autoresearch.worker.upstream import Upstream
 
 ENV_PREFIX = "AUTORESEARCH_GATEWAY_"
 CONFIG_FILE = "gateway.json"
@@ -284,81 +284,82 @@ def complete(
     within one of the machine's gateway-call slots (`slots.lite_slot`: worker_busy when the
     machine's calls are all taken and its queue is full)."""
     with slots.lite_slot(slots.Limits.from_env()):
-        return _complete(config, messages, max_tokens, sleep, on_attempt)
+        return _complete(_Call(config, messages, max_tokens, sleep, on_attempt))
 
 
-def _complete(
-    config: GatewayConfig,
-    messages: list[dict[str, str]],
-    max_tokens: int,
-    sleep: Callable[[float], None],
-    on_attempt: Callable[[Attempt], None] | None,
-) -> Completion:
+@dataclass(frozen=True)
+class _Call:
+    """One `complete()` call: what each attempt sends, how it waits, whom it tells."""
+
+    config: GatewayConfig
+    messages: list[dict[str, str]]
+    max_tokens: int
+    sleep: Callable[[float], None]
+    on_attempt: Callable[[Attempt], None] | None
+
+
+def _complete(call: _Call) -> Completion:
+    # imported at the first call: the core install, without the worker extra, has no httpx2
+    from autoresearch.worker.upstream import Upstream
+
     attempts: list[Attempt] = []
-    for endpoint in config.endpoints:
-        for model in endpoint.models:
-            waited = 0.0
-            for number in range(config.max_attempts):
-                attempt, answer, status, retry_after = _post(
-                    config, endpoint, model, messages, max_tokens
-                )
-                attempt.waited_s = waited
-                attempts.append(attempt)
-                if on_attempt is not None:
-                    on_attempt(attempt)
+    for endpoint in call.config.endpoints:
+        # one client per endpoint: its models and retries share a kept-alive connection
+        with Upstream(endpoint.url, endpoint.api_key, call.config.timeout) as upstream:
+            for model in endpoint.models:
+                answer = _ask_model(call, upstream, endpoint, model, attempts)
                 if answer is not None:
-                    return Completion(
-                        answer.text,
-                        endpoint.label,
-                        model,
-                        attempts,
-                        answer.finish_reason,
-                        answer.model,
-                    )
-                if number + 1 == config.max_attempts:
-                    break
-                delay = retry_delay(
-                    status, retry_after, number, config.retry_after_cap, config.backoff_base
-                )
-                if delay is None:
-                    break
-                sleep(delay)
-                waited = delay
+                    return answer
     summary = ", ".join(f"{a.endpoint}/{a.model}:{a.status}" for a in attempts)
     raise GatewayError(f"{CODE_FAILED}: every endpoint and model failed ({summary})", attempts)
 
 
+def _ask_model(
+    call: _Call, upstream: Upstream, endpoint: Endpoint, model: str, attempts: list[Attempt]
+) -> Completion | None:
+    """Up to `max_attempts` attempts at `model`, each appended to `attempts`; None when the
+    model gave no answer (its failure is not retried, or the attempts ran out)."""
+    config, waited = call.config, 0.0
+    for number in range(config.max_attempts):
+        attempt, answer, status, retry_after = _post(call, upstream, endpoint.label, model)
+        attempt.waited_s = waited
+        attempts.append(attempt)
+        if call.on_attempt is not None:
+            call.on_attempt(attempt)
+        if answer is not None:
+            return Completion(
+                answer.text, endpoint.label, model, attempts, answer.finish_reason, answer.model
+            )
+        if number + 1 == config.max_attempts:
+            return None
+        delay = retry_delay(
+            status, retry_after, number, config.retry_after_cap, config.backoff_base
+        )
+        if delay is None:
+            return None
+        call.sleep(delay)
+        waited = delay
+    return None
+
+
 def _post(
-    config: GatewayConfig,
-    endpoint: Endpoint,
-    model: str,
-    messages: list[dict[str, str]],
-    max_tokens: int,
+    call: _Call, upstream: Upstream, label: str, model: str
 ) -> tuple[Attempt, Reply | None, int | None, str | None]:
-    body = json.dumps({"model": model, "messages": messages, "max_tokens": max_tokens}).encode()
-    headers = {"Content-Type": "application/json"}
-    if endpoint.api_key:
-        headers["Authorization"] = f"Bearer {endpoint.api_key}"
-    request = urllib.request.Request(endpoint.url + "/chat/completions", body, headers)
+    from autoresearch.worker.upstream import Unreachable
+
+    payload = {"model": model, "messages": call.messages, "max_tokens": call.max_tokens}
     t0 = time.monotonic()
 
     def attempt(status: str) -> Attempt:
-        return Attempt(endpoint.label, model, status, round((time.monotonic() - t0) * 1000, 1))
+        return Attempt(label, model, status, round((time.monotonic() - t0) * 1000, 1))
 
     try:
-        with urllib.request.urlopen(request, timeout=config.timeout) as response:
+        with upstream.post("chat/completions", payload) as response:
             raw = response.read()
-    except urllib.error.HTTPError as exc:
-        exc.read()
-        return attempt(str(exc.code)), None, exc.code, exc.headers.get("Retry-After")
-    except TimeoutError:
-        return attempt("timeout"), None, None, None
-    except (urllib.error.URLError, ConnectionError, OSError) as exc:
-        reason = getattr(exc, "reason", None)
-        status = (
-            "timeout" if isinstance(reason, TimeoutError | socket.timeout) else ("connection_error")
-        )
-        return attempt(status), None, None, None
+    except Unreachable as exc:
+        return attempt(exc.kind), None, None, None
+    if not response.ok:
+        return attempt(str(response.status)), None, response.status, response.retry_after
     try:
         data = json.loads(raw)
         choice = data["choices"][0]
@@ -373,7 +374,7 @@ def _post(
     done = attempt("200")
     done.prompt_tokens, done.completion_tokens = usage.prompt, usage.completion
     done.cached_tokens = usage.cached
-    done.cost = usage.cost(config.prices.get(model))
+    done.cost = usage.cost(call.config.prices.get(model))
     return done, answer, 200, None
 
 

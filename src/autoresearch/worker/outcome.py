@@ -13,9 +13,10 @@ a clock, a file or the journal.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from autoresearch.contracts.job import BlockingPolicy, ReliabilityTier, SemanticGate
 from autoresearch.contracts.job_result import CheckResult, Executor, SemanticStatus
@@ -92,7 +93,7 @@ class Reliability:
         """Whether the caller chose a tier or policy (a default job's verdict stays as it was)."""
         return self != Reliability(missing=self.missing)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ReliabilityJson:
         return {
             "tier": self.tier.value,
             "blocking_policy": self.policy.value,
@@ -101,6 +102,23 @@ class Reliability:
 
 
 DEFAULT_RELIABILITY = Reliability()
+
+
+class ReliabilityJson(TypedDict):
+    tier: str
+    blocking_policy: str
+    missing: list[str]
+
+
+class PolicyJson(TypedDict):
+    """The verdict's `policy`: what the job's task kind asked of it."""
+
+    task_kind: str | None
+    requires_scope: bool
+    requires_checks: bool
+    checks_declared: int
+    stages_declared: NotRequired[int]  # a staged job only
+    reliability: NotRequired[ReliabilityJson]  # a declared tier or policy only
 
 
 @dataclass(frozen=True)
@@ -131,14 +149,14 @@ class Facts:
 class Outcome:
     status: Status
     reason_codes: tuple[Reason, ...]
-    policy: dict[str, Any]
+    policy: PolicyJson
     verification: dict[str, str]
 
     @property
     def retryable(self) -> bool:
         return self.status.retryable
 
-    def to_dict(self, evidence: dict[str, Any]) -> dict[str, Any]:
+    def to_dict(self, evidence: Mapping[str, object]) -> dict[str, object]:
         """The contract's JSON shape."""
         return {
             "contract_version": CONTRACT_VERSION,
@@ -214,9 +232,9 @@ def _missing(f: Facts) -> tuple[Reason, ...]:
     return tuple(found)
 
 
-def _policy(f: Facts) -> dict[str, Any]:
+def _policy(f: Facts) -> PolicyJson:
     modifying = f.task_kind is TaskKind.MODIFYING
-    found: dict[str, Any] = {
+    found: PolicyJson = {
         "task_kind": None if f.task_kind is None else f.task_kind.value,
         "requires_scope": modifying,
         "requires_checks": modifying,

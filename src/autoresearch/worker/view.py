@@ -6,10 +6,17 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from autoresearch import redact
-from autoresearch.contracts.job_result import CheckRun, ExecutorRecord, StageRecord, Workspace
+from autoresearch.contracts.job_result import (
+    ArtifactJson,
+    CheckRun,
+    ExecutorRecord,
+    SemanticJson,
+    StageRecord,
+    Workspace,
+)
 from autoresearch.journal.jobs import JobRecord
 from autoresearch.paths import job_paths
 from autoresearch.states import JobState, ResultState
@@ -94,6 +101,47 @@ def _executor(job: JobRecord, state: JobState) -> Executor:
     return job.executor.status
 
 
+class CheckSummary(TypedDict):
+    name: str
+    command: str
+    status: str
+    exit_code: int | None
+    duration_ms: int
+    output_sha256: str | None
+    output_bytes: int | None
+    log: str | None
+    tail: str
+
+
+class StageSummary(TypedDict):
+    stage: int
+    executor: str
+    complete: bool
+    checks: list[CheckSummary]
+
+
+class Evidence(TypedDict):
+    """A job view's `evidence`: compact, its lists bounded, never the transcript."""
+
+    changed_files: list[str]
+    changed_files_total: int
+    changed_files_truncated: bool
+    preexisting_files: list[str]
+    unattributed_files: list[str]
+    out_of_scope_files: list[str]
+    diff_bytes: int | None
+    max_diff_bytes: int | None
+    workspace_note: str | None
+    executor: dict[str, object] | None  # the keys the agent reported, no more
+    checks: list[CheckSummary]
+    artifacts: list[ArtifactJson]
+    diff: NotRequired[str]  # include_diff
+    diff_truncated: NotRequired[bool]
+    semantic: NotRequired[SemanticJson]
+    revisions: NotRequired[int]
+    stages: NotRequired[list[StageSummary]]
+
+
 @dataclass(frozen=True)
 class JobView:
     """One job with its verdict."""
@@ -101,17 +149,17 @@ class JobView:
     job: JobRecord
     spec: JobSpec
     outcome: Outcome
-    evidence: dict[str, Any]
+    evidence: Evidence
 
     @property
     def state(self) -> JobState:
         return self.job.state
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """The JSON answer, secrets redacted (it leaves the worker)."""
         return dict(redact.current().value(self._plain()))
 
-    def _plain(self) -> dict[str, Any]:
+    def _plain(self) -> dict[str, object]:
         j = self.job
         return {
             "job_id": j.job_id,
@@ -144,11 +192,11 @@ def build(job: JobRecord, now: float | None = None) -> JobView:
     return JobView(job, spec, outcome, evidence)
 
 
-def evidence_of(job: JobRecord, spec: JobSpec) -> dict[str, Any]:
+def evidence_of(job: JobRecord, spec: JobSpec) -> Evidence:
     """Changed files, checks, the executor's summary and artifact references (the JSON edge)."""
     w = workspace_of(job)
     files, cut = ev.listed(w.changed_files)
-    out: dict[str, Any] = {
+    out: Evidence = {
         "changed_files": files,
         "changed_files_total": len(w.changed_files),
         "changed_files_truncated": cut,
@@ -175,7 +223,7 @@ def evidence_of(job: JobRecord, spec: JobSpec) -> dict[str, Any]:
     return out
 
 
-def _stage_summary(record: StageRecord) -> dict[str, Any]:
+def _stage_summary(record: StageRecord) -> StageSummary:
     return {
         "stage": record.number,
         "executor": record.executor.value,
@@ -184,7 +232,7 @@ def _stage_summary(record: StageRecord) -> dict[str, Any]:
     }
 
 
-def _executor_summary(executor: ExecutorRecord | None) -> dict[str, Any] | None:
+def _executor_summary(executor: ExecutorRecord | None) -> dict[str, object] | None:
     """The stored record's keys the caller gets: a key the agent did not report stays out."""
     if executor is None:
         return None
@@ -204,7 +252,7 @@ def _executor_summary(executor: ExecutorRecord | None) -> dict[str, Any] | None:
     return {k: data.get(k) for k in (*keys, *more) if k in data}
 
 
-def _check_summary(c: CheckRun) -> dict[str, Any]:
+def _check_summary(c: CheckRun) -> CheckSummary:
     output = c.output
     return {
         "name": c.name,
@@ -219,7 +267,7 @@ def _check_summary(c: CheckRun) -> dict[str, Any]:
     }
 
 
-def _artifacts(job: JobRecord) -> list[dict[str, Any]]:
+def _artifacts(job: JobRecord) -> list[ArtifactJson]:
     paths = job_paths(Path(job.spec.repo_root), job.job_id)
     found = [ev.artifact(paths.agent_log), ev.artifact(paths.changes_patch)]
     found += [ev.artifact(paths.check_log(i)) for i in range(1, len(job.check_runs) + 1)]

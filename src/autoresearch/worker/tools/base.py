@@ -12,9 +12,10 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypedDict, TypeVar, cast
 
 from autoresearch.errors import ContractError, NotFoundError
 from autoresearch.fsutil import atomic_write_text
@@ -32,6 +33,13 @@ MAX_FILE_BYTES = 2 * 1024 * 1024
 MAX_LINE_CHARS = 300
 
 
+class ReceiptJson(TypedDict):
+    bytes_read: int
+    bytes_returned: int
+    artifacts: list[str]
+    truncated: bool
+
+
 @dataclass
 class Receipt:
     """What a call cost and what it left behind (worker.md: every result carries one)."""
@@ -41,8 +49,8 @@ class Receipt:
     artifacts: list[str] = field(default_factory=list)
     truncated: bool = False
 
-    def to_dict(self) -> dict[str, Any]:
-        return json_shape(self)
+    def to_dict(self) -> ReceiptJson:
+        return cast(ReceiptJson, json_shape(self))  # its fields: ReceiptJson's keys
 
 
 @dataclass(frozen=True)
@@ -115,8 +123,12 @@ def bounded(text: str, limit: int) -> tuple[str, bool]:
     return (head[: newline + 1] if newline > 0 else head), True
 
 
-def finish(receipt: Receipt, payload: Any) -> dict[str, Any]:
-    """The tool's structured result: the payload redacted, the receipt's byte count set."""
-    clean: dict[str, Any] = redact_value(payload)
+Payload = TypeVar("Payload", bound=Mapping[str, object])
+
+
+def finish(receipt: Receipt, payload: Payload) -> Payload:
+    """The tool's structured result: the payload redacted, the receipt's byte count set
+    (redaction changes strings only: the result has the payload's shape, and a receipt)."""
+    clean: dict[str, object] = redact_value(payload)
     receipt.bytes_returned = len(json.dumps(clean, ensure_ascii=False).encode())
-    return {**clean, "receipt": receipt.to_dict()}
+    return cast(Payload, {**clean, "receipt": receipt.to_dict()})

@@ -21,11 +21,10 @@ import hashlib
 import json
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
 
 from autoresearch.errors import (
     AutoresearchError,
@@ -82,7 +81,7 @@ def classify_exception(exc: BaseException) -> ErrorClass | None:
     return ErrorClass.INTERNAL
 
 
-def classify_result(result: dict[str, Any]) -> ErrorClass | None:
+def classify_result(result: Mapping[str, object]) -> ErrorClass | None:
     """The error class of an answered call: only a shell timeout is the tool's failure (a
     failing test is the code's, a missing command the caller's)."""
     return ErrorClass.TIMEOUT if result.get("failure_kind") == FailureKind.TIMEOUT else None

@@ -23,12 +23,12 @@ import stat
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from autoresearch import failpoints
 from autoresearch.errors import ContractError, RefusedError
 from autoresearch.fsutil import atomic_write_json, private_dir
-from autoresearch.worker.tools.base import Receipt, Workspace, finish
+from autoresearch.worker.tools.base import Receipt, ReceiptJson, Workspace, finish
 
 EDITS_DIR = "edits"
 MAX_EDITS = 200
@@ -65,7 +65,21 @@ def count_and_apply(text: str, edit: Edit) -> tuple[str, int]:
     return text.replace(edit.old, edit.new), found
 
 
-def apply_edits(ws: Workspace, edits: list[Edit], dry_run: bool = False) -> dict[str, Any]:
+class EditCount(TypedDict):
+    index: int
+    path: str
+    expected: int
+    found: int
+
+
+class EditsAnswer(TypedDict):
+    applied: bool  # False: a dry run, nothing written
+    files_changed: list[str]
+    edits: list[EditCount]
+    receipt: NotRequired[ReceiptJson]
+
+
+def apply_edits(ws: Workspace, edits: list[Edit], dry_run: bool = False) -> EditsAnswer:
     if not edits:
         raise ContractError("apply_edits: no edits")
     if len(edits) > MAX_EDITS:
@@ -75,7 +89,7 @@ def apply_edits(ws: Workspace, edits: list[Edit], dry_run: bool = False) -> dict
     contents: dict[Path, str] = {}
     originals: dict[Path, str] = {}
     problems: list[str] = []
-    results = []
+    results: list[EditCount] = []
     for index, edit in enumerate(edits):
         # Write the file itself, not a symlink to it (the sandbox checked where it leads).
         path = Path(os.path.realpath(ws.path(edit.path)))
@@ -92,14 +106,12 @@ def apply_edits(ws: Workspace, edits: list[Edit], dry_run: bool = False) -> dict
     changed = [p for p in contents if contents[p] != originals[p]]
     if not dry_run and changed:
         _commit(ws, {p: contents[p] for p in changed})
-    return finish(
-        receipt,
-        {
-            "applied": not dry_run,
-            "files_changed": sorted(ws.rel(p) for p in changed),
-            "edits": results,
-        },
-    )
+    answer: EditsAnswer = {
+        "applied": not dry_run,
+        "files_changed": sorted(ws.rel(p) for p in changed),
+        "edits": results,
+    }
+    return finish(receipt, answer)
 
 
 def _manifest_dir(ws: Workspace) -> Path:

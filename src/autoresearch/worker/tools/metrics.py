@@ -14,11 +14,11 @@ import contextlib
 import json
 import math
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict, TypeVar
 
 from autoresearch.clock import utc_now_iso
 from autoresearch.errors import AutoresearchError, RefusedError
@@ -42,31 +42,62 @@ class Status(StrEnum):
     ERROR = "error"
 
 
+class MetricsRow(TypedDict):
+    """One line of metrics.jsonl: a tool call's row, or a gateway attempt's (tool `gateway`
+    for the model tools, `bridge` for a claude job's requests)."""
+
+    ts: str
+    tool: str
+    category: Category
+    for_tool: NotRequired[str]  # a gateway attempt: the tool or job that made it
+    status: NotRequired[Status]
+    error_kind: NotRequired[str | None]
+    degraded: NotRequired[bool]  # the circuit was open: local evidence answered
+    bytes_read: NotRequired[int]
+    bytes_returned: NotRequired[int]
+    artifacts: NotRequired[list[str]]
+    truncated: NotRequired[bool]
+    latency_ms: NotRequired[float]
+    cost: NotRequired[float | None]
+    # a gateway attempt's
+    http_status: NotRequired[str]
+    endpoint: NotRequired[str]
+    model: NotRequired[str]
+    stream: NotRequired[bool]
+    prompt_tokens: NotRequired[int]
+    completion_tokens: NotRequired[int]
+    cached_tokens: NotRequired[int]
+    waited_s: NotRequired[float]
+
+
 def metrics_path(ws: Workspace) -> Path:
     return ws.state / METRICS_FILE
 
 
-def record(ws: Workspace, row: dict[str, Any]) -> None:
+def record(ws: Workspace, row: MetricsRow) -> None:
     line = json.dumps(redact_value(row), ensure_ascii=False, sort_keys=True) + "\n"
     with private_open(metrics_path(ws), "ab", buffering=0) as handle:
         handle.write(line.encode())
 
 
+Result = TypeVar("Result", bound=Mapping[str, object])  # a tool's answer, with its receipt
+
+
 def measured(
     ws: Workspace,
     tool: str,
-    work: Callable[[], dict[str, Any]],
+    work: Callable[[], Result],
     *,
     category: Category = Category.ZERO_MODEL,
-    degrade: Callable[[], dict[str, Any]] | None = None,
-) -> dict[str, Any]:
+    degrade: Callable[[], Result] | None = None,
+) -> Result:
     """Run one tool call behind its circuit breaker and record its row, whether it answers,
     raises or is refused. With `degrade`, an open circuit answers with it instead."""
     from autoresearch.worker.tools.circuits import Breakers, classify_exception, classify_result
 
     breakers = Breakers(ws)
     t0 = time.monotonic()
-    row: dict[str, Any] = {"ts": utc_now_iso(), "tool": tool, "category": category}
+    row: MetricsRow = {"ts": utc_now_iso(), "tool": tool, "category": category}
     try:
         try:
             breakers.check(tool)
@@ -85,33 +116,39 @@ def measured(
                 raise
             breakers.record(tool, classify_result(result))
     except Exception as exc:
-        row.update(
-            status=Status.ERROR,
-            error_kind=_kind(exc),
-            bytes_read=0,
-            bytes_returned=0,
-            artifacts=[],
-            truncated=False,
-        )
-        row["latency_ms"] = round((time.monotonic() - t0) * 1000, 1)
-        record_safely(ws, row)
+        record_safely(ws, _errored(row, exc, t0))
         raise
-    receipt = result.get("receipt", {})
-    row.update(
-        status=Status.OK,
-        error_kind=(
-            result.get("failure_kind") if result.get("failure_kind") != FailureKind.NONE else None
-        ),
-        bytes_read=receipt.get("bytes_read", 0),
-        bytes_returned=receipt.get("bytes_returned", 0),
-        artifacts=receipt.get("artifacts", []),
-        truncated=receipt.get("truncated", False),
-        latency_ms=round((time.monotonic() - t0) * 1000, 1),
-    )
-    if result.get("cost") is not None:
-        row["cost"] = result["cost"]
-    record_safely(ws, row)
+    record_safely(ws, _answered(row, result, t0))
     return result
+
+
+def _errored(row: MetricsRow, exc: Exception, t0: float) -> MetricsRow:
+    """`row` of a call that raised (or was refused): nothing read, nothing returned."""
+    return {**row, "status": Status.ERROR, "error_kind": _kind(exc), "bytes_read": 0,
+            "bytes_returned": 0, "artifacts": [], "truncated": False,
+            "latency_ms": round((time.monotonic() - t0) * 1000, 1)}  # fmt: skip
+
+
+def _answered(row: MetricsRow, result: Mapping[str, object], t0: float) -> MetricsRow:
+    """`row` of an answered call, from its result's receipt (a shell's failure_kind is its
+    error kind)."""
+    receipt = result.get("receipt")
+    counts = receipt if isinstance(receipt, dict) else {}
+    failure = result.get("failure_kind")
+    found: MetricsRow = {
+        **row,
+        "status": Status.OK,
+        "error_kind": None if failure in (None, FailureKind.NONE) else str(failure),
+        "bytes_read": counts.get("bytes_read", 0),
+        "bytes_returned": counts.get("bytes_returned", 0),
+        "artifacts": counts.get("artifacts", []),
+        "truncated": counts.get("truncated", False),
+        "latency_ms": round((time.monotonic() - t0) * 1000, 1),
+    }
+    cost = result.get("cost")
+    if isinstance(cost, int | float):
+        found["cost"] = cost
+    return found
 
 
 def _kind(exc: Exception) -> str:
@@ -122,7 +159,7 @@ def _kind(exc: Exception) -> str:
     return "internal_error"
 
 
-def record_safely(ws: Workspace, row: dict[str, Any]) -> None:
+def record_safely(ws: Workspace, row: MetricsRow) -> None:
     # A full disk must not turn an answered call into a failed one.
     with contextlib.suppress(OSError):
         record(ws, row)

@@ -14,7 +14,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
 
 from autoresearch import git
 from autoresearch.clock import utc_now_iso
@@ -23,8 +22,10 @@ from autoresearch.paths import STATE_DIR, job_paths
 from autoresearch.redact import redact
 from autoresearch.worker import gateway
 from autoresearch.worker.tools import reading
+from autoresearch.worker.tools.answers import ModelAnswer
 from autoresearch.worker.tools.base import Receipt, Workspace, bounded, finish
 from autoresearch.worker.tools.quality import QualityMode, Task, run_high
+from autoresearch.worker.tools.reading import Digest, ReadPack
 
 CONTEXT_LIMIT = 48 * 1024
 MAX_ANSWER_TOKENS = 1024
@@ -56,21 +57,18 @@ _DRAFT_ASK = {
 
 
 def _record_attempts(ws: Workspace, tool: str) -> Callable[[gateway.Attempt], None]:
-    from autoresearch.worker.tools.metrics import Category, Status, record_safely
+    from autoresearch.worker.tools.metrics import Category, MetricsRow, Status, record_safely
 
     def on_attempt(a: gateway.Attempt) -> None:
-        fields = a.to_dict()
-        fields["http_status"] = fields.pop("status")
         ok = a.status == "200"
-        row = {
-            "ts": utc_now_iso(),
-            "tool": "gateway",
-            "for_tool": tool,
-            "category": Category.GATEWAY_ATTEMPT,
-            "status": Status.OK if ok else Status.ERROR,
-            "error_kind": None if ok else a.status,
-            **fields,
-        }
+        row: MetricsRow = {
+            "ts": utc_now_iso(), "tool": "gateway", "for_tool": tool,
+            "category": Category.GATEWAY_ATTEMPT, "status": Status.OK if ok else Status.ERROR,
+            "error_kind": None if ok else a.status, "endpoint": a.endpoint, "model": a.model,
+            "http_status": a.status, "latency_ms": a.latency_ms,
+            "prompt_tokens": a.prompt_tokens, "completion_tokens": a.completion_tokens,
+            "cached_tokens": a.cached_tokens, "cost": a.cost, "waited_s": a.waited_s,
+        }  # fmt: skip
         record_safely(ws, row)
 
     return on_attempt
@@ -83,7 +81,7 @@ def _ask(
     user: str,
     receipt: Receipt,
     config: gateway.GatewayConfig | None,
-) -> dict[str, Any]:
+) -> ModelAnswer:
     cfg = config or gateway.load_config()
     prompt, cut_prompt = bounded(redact(user), CONTEXT_LIMIT)
     receipt.truncated |= cut_prompt
@@ -106,7 +104,7 @@ def _ask(
 
 def _ask_high(
     ws: Workspace, task: Task, receipt: Receipt, config: gateway.GatewayConfig | None
-) -> dict[str, Any]:
+) -> ModelAnswer:
     """`_ask` in quality mode high: the same bounded, redacted material to every role."""
     cfg = config or gateway.load_config()
     material, cut = bounded(redact(task.material), CONTEXT_LIMIT)
@@ -121,7 +119,7 @@ def _answer(
     receipt: Receipt,
     config: gateway.GatewayConfig | None,
     mode: QualityMode,
-) -> dict[str, Any]:
+) -> ModelAnswer:
     if mode is QualityMode.HIGH:
         return finish(receipt, _ask_high(ws, task, receipt, config))
     return finish(receipt, _ask(ws, task.tool, task.ask, task.material, receipt, config))
@@ -145,7 +143,7 @@ def analyze(
     files: list[str],
     config: gateway.GatewayConfig | None = None,
     mode: QualityMode = QualityMode.STANDARD,
-) -> dict[str, Any]:
+) -> ModelAnswer:
     if not question.strip() or not files:
         raise ContractError("analyze: a question and at least one file")
     receipt = Receipt()
@@ -187,27 +185,27 @@ def _glob(ws: Workspace, pattern: str) -> list[str]:
     return [ws.rel(ws.path(hit)) for hit in hits]  # sandboxed: no symlink out
 
 
-def analyze_locally(ws: Workspace, question: str, files: list[str]) -> dict[str, Any]:
+def analyze_locally(ws: Workspace, question: str, files: list[str]) -> ModelAnswer:
     """What `analyze` answers when its circuit is open: windows around the question's words."""
     words = sorted({w for w in _WORD.findall(question)}, key=str.lower)[:10]
     pack = reading.read_pack(ws, expand_files(ws, files), words, [], 2)
     return _degraded(pack, {"pack": pack["pack"], "files": pack["files"]})
 
 
-def _degraded(inner: dict[str, Any], evidence: dict[str, Any]) -> dict[str, Any]:
+def _degraded(inner: ReadPack | Digest, evidence: dict[str, object]) -> ModelAnswer:
+    """The answer of an open circuit: `evidence` from a local reader's result `inner` (its
+    receipt is the call's)."""
     receipt = Receipt(**inner["receipt"])
-    return finish(
-        receipt,
-        {
-            "answer": None,
-            "degraded": True,
-            "endpoint": None,
-            "model": None,
-            "attempts": [],
-            "cost": None,
-            "evidence": evidence,
-        },
-    )
+    answer: ModelAnswer = {
+        "answer": None,
+        "degraded": True,
+        "endpoint": None,
+        "model": None,
+        "attempts": [],
+        "cost": None,
+        "evidence": evidence,
+    }
+    return finish(receipt, answer)
 
 
 def _diff(ws: Workspace, base: str, files: list[str] | None, receipt: Receipt) -> str:
@@ -242,7 +240,7 @@ def review(
     files: list[str] | None = None,
     config: gateway.GatewayConfig | None = None,
     mode: QualityMode = QualityMode.STANDARD,
-) -> dict[str, Any]:
+) -> ModelAnswer:
     receipt = Receipt()
     diff = _diff(ws, base, files, receipt)
     system = (
@@ -255,7 +253,7 @@ def review(
 
 def review_locally(
     ws: Workspace, base: str = "HEAD", files: list[str] | None = None
-) -> dict[str, Any]:
+) -> ModelAnswer:
     """What `review` answers when its circuit is open: the deterministic diff digest."""
     digest = reading.diff_digest(ws, base, files)
     return _degraded(digest, {"files": digest["files"], "highest_risk": digest["highest_risk"]})
@@ -297,7 +295,7 @@ def review_job(
     files: list[str] | None = None,
     config: gateway.GatewayConfig | None = None,
     mode: QualityMode = QualityMode.STANDARD,
-) -> dict[str, Any]:
+) -> ModelAnswer:
     """A cheap model's review of a job's recorded diff against the task it was given."""
     if base != "HEAD" or files:
         raise ContractError("review: job_id reviews the job's own diff; omit base and files")
@@ -317,7 +315,7 @@ def review_job(
     )
 
 
-def review_job_locally(ws: Workspace, job_id: str) -> dict[str, Any]:
+def review_job_locally(ws: Workspace, job_id: str) -> ModelAnswer:
     """`review` of a job with its circuit open: the digest of the job's recorded patch."""
     found = job_diff(ws, job_id)
     digest = reading.digest_of(ws, found.patch, found.base)
@@ -326,7 +324,7 @@ def review_job_locally(ws: Workspace, job_id: str) -> dict[str, Any]:
 
 def draft(
     ws: Workspace, kind: DraftKind, base: str = "HEAD", config: gateway.GatewayConfig | None = None
-) -> dict[str, Any]:
+) -> ModelAnswer:
     receipt = Receipt()
     diff = _diff(ws, base, None, receipt)
     return finish(receipt, _ask(ws, "draft", _DRAFT_ASK[kind], diff, receipt, config))

@@ -18,10 +18,10 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from enum import StrEnum
-from typing import Any
 
 from autoresearch.worker import gateway
 from autoresearch.worker.gateway import model_matches
+from autoresearch.worker.tools.answers import ModelAnswer, RoleJson
 
 CONTRACT_VERSION = "quality.v1"
 MAX_ANSWER_TOKENS = 1024
@@ -307,7 +307,7 @@ def run_high(
     task: Task,
     input_truncated: bool,
     on_attempt: Callable[[gateway.Attempt], None],
-) -> dict[str, Any]:
+) -> ModelAnswer:
     """The three branches, then the arbiter; the tool's payload with its `quality` block.
     A gateway that fails every attempt raises GatewayError, as in standard mode."""
     models = role_models(config)
@@ -334,7 +334,7 @@ def _payload(
     arbiter: Checked | None,
     view: ArbiterView | None,
     attempts: list[gateway.Attempt],
-) -> dict[str, Any]:
+) -> ModelAnswer:
     passed = verdict.status is QualityStatus.PASSED
     roles = [*branches, *([] if arbiter is None else [arbiter])]
     costs = [a.cost for a in attempts if a.cost is not None]
@@ -359,7 +359,7 @@ def _payload(
     }
 
 
-def _role_out(checked: Checked, show_answer: bool) -> dict[str, Any]:
+def _role_out(checked: Checked, show_answer: bool) -> RoleJson:
     said = checked.said
     return {
         "role": said.role.value,

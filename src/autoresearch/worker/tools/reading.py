@@ -12,11 +12,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from autoresearch import git
 from autoresearch.errors import ContractError
-from autoresearch.worker.tools.base import Receipt, Workspace, bounded, cut, finish
+from autoresearch.worker.tools.base import (
+    Receipt,
+    ReceiptJson,
+    Workspace,
+    bounded,
+    cut,
+    finish,
+)
 
 INLINE_LIMIT = 16 * 1024
 MAX_FILES = 50
@@ -30,13 +37,56 @@ _SYMBOL_DEF = (
 )
 
 
+class PackedFile(TypedDict):
+    path: str
+    windows: list[list[int]]  # [first, last] line numbers, from 1
+
+
+class ReadPack(TypedDict):
+    files: list[PackedFile]
+    pack: str  # the windows' numbered lines (the whole pack an artifact when cut)
+    receipt: NotRequired[ReceiptJson]
+
+
+class DigestFile(TypedDict):
+    path: str
+    added: int
+    deleted: int
+    status: str  # added | deleted | modified
+    risk: str
+    hunks: list[str]
+
+
+class Digest(TypedDict):
+    base: str
+    files: list[DigestFile]
+    highest_risk: str | None
+    receipt: NotRequired[ReceiptJson]
+
+
+class History(TypedDict):
+    path: str | None
+    log: list[str]
+    blame: NotRequired[list[str]]
+    receipt: NotRequired[ReceiptJson]
+
+
+class ArtifactSlice(TypedDict):
+    ref: str
+    offset: int
+    total_bytes: int
+    next_offset: int | None
+    text: str
+    receipt: NotRequired[ReceiptJson]
+
+
 def read_pack(
     ws: Workspace,
     files: list[str],
     keywords: list[str],
     symbols: list[str],
     window: int = 3,
-) -> dict[str, Any]:
+) -> ReadPack:
     if not files:
         raise ContractError("read_pack: no files")
     if len(files) > MAX_FILES:
@@ -47,7 +97,7 @@ def read_pack(
     rxs = [re.compile(re.escape(k), re.IGNORECASE) for k in keywords if k]
     rxs += [re.compile(_SYMBOL_DEF.format(name=re.escape(s))) for s in symbols if s]
     sections: list[str] = []
-    summary = []
+    summary: list[PackedFile] = []
     for name in files:
         path = ws.path(name)
         lines = ws.read_text(path, receipt).splitlines()
@@ -66,7 +116,8 @@ def read_pack(
     if cut_pack:
         receipt.truncated = True
         ws.store_artifact(pack, receipt)
-    return finish(receipt, {"files": summary, "pack": inline})
+    found: ReadPack = {"files": summary, "pack": inline}
+    return finish(receipt, found)
 
 
 def _windows(lines: list[str], rxs: list[re.Pattern[str]], window: int) -> list[tuple[int, int]]:
@@ -139,16 +190,16 @@ def parse_diff(text: str) -> list[FileDiff]:
 
 def diff_digest(
     ws: Workspace, base: str = "HEAD", paths: list[str] | None = None, max_hunks: int = 20
-) -> dict[str, Any]:
+) -> Digest:
     rels = [ws.rel(ws.path(p)) for p in paths or ()]
     return digest_of(ws, git.working_diff(ws.root, base, rels), base, max_hunks)
 
 
-def digest_of(ws: Workspace, text: str, base: str, max_hunks: int = 20) -> dict[str, Any]:
+def digest_of(ws: Workspace, text: str, base: str, max_hunks: int = 20) -> Digest:
     """The digest of a unified diff's text (the working tree's, or a job's recorded patch)."""
     receipt = Receipt()
     receipt.bytes_read = len(text.encode())
-    rows: list[dict[str, Any]] = []
+    rows: list[DigestFile] = []
     levels: list[Risk] = []
     for f in parse_diff(text):
         level = risk(f.path, f.added, f.deleted, f.deleted_file)
@@ -167,10 +218,8 @@ def digest_of(ws: Workspace, text: str, base: str, max_hunks: int = 20) -> dict[
         )
     if text:
         ws.store_artifact(text, receipt)
-    return finish(
-        receipt,
-        {"base": base, "files": rows, "highest_risk": _highest(levels)},
-    )
+    digest: Digest = {"base": base, "files": rows, "highest_risk": _highest(levels)}
+    return finish(receipt, digest)
 
 
 def _highest(levels: list[Risk]) -> str | None:
@@ -180,13 +229,13 @@ def _highest(levels: list[Risk]) -> str | None:
 
 def history(
     ws: Workspace, path: str | None, limit: int = 20, lines: tuple[int, int] | None = None
-) -> dict[str, Any]:
+) -> History:
     if not 1 <= limit <= MAX_HISTORY:
         raise ContractError(f"history: limit must be 1..{MAX_HISTORY}")
     receipt = Receipt()
     rel = ws.rel(ws.path(path)) if path else None
     log = git.log_lines(ws.root, rel, limit)
-    out: dict[str, Any] = {"path": rel, "log": log.splitlines()}
+    out: History = {"path": rel, "log": log.splitlines()}
     if lines is not None:
         if rel is None:
             raise ContractError("history: blame needs a path")
@@ -204,7 +253,7 @@ def history(
 
 def get_artifact(
     ws: Workspace, ref: str, offset: int = 0, length: int = 16 * 1024
-) -> dict[str, Any]:
+) -> ArtifactSlice:
     if offset < 0 or not 1 <= length <= MAX_SLICE:
         raise ContractError(f"get_artifact: offset >= 0 and length 1..{MAX_SLICE}")
     receipt = Receipt()
@@ -212,13 +261,11 @@ def get_artifact(
     piece = data[offset : offset + length]
     receipt.bytes_read = len(piece)
     receipt.truncated = offset + length < len(data)
-    return finish(
-        receipt,
-        {
-            "ref": ref,
-            "offset": offset,
-            "total_bytes": len(data),
-            "next_offset": offset + len(piece) if receipt.truncated else None,
-            "text": piece.decode("utf-8", "replace"),
-        },
-    )
+    found: ArtifactSlice = {
+        "ref": ref,
+        "offset": offset,
+        "total_bytes": len(data),
+        "next_offset": offset + len(piece) if receipt.truncated else None,
+        "text": piece.decode("utf-8", "replace"),
+    }
+    return finish(receipt, found)

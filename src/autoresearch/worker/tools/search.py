@@ -19,13 +19,20 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from autoresearch import git
 from autoresearch.errors import ContractError, GitError, ProcessError
 from autoresearch.paths import STATE_DIR
 from autoresearch.proc import run_capture
-from autoresearch.worker.tools.base import MAX_FILE_BYTES, Receipt, Workspace, cut, finish
+from autoresearch.worker.tools.base import (
+    MAX_FILE_BYTES,
+    Receipt,
+    ReceiptJson,
+    Workspace,
+    cut,
+    finish,
+)
 
 DEFAULT_MAX_RESULTS = 200
 MAX_RESULTS = 5000
@@ -70,7 +77,31 @@ def ripgrep() -> str | None:
     return str(beside) if beside.is_file() else shutil.which("rg")
 
 
-def search(ws: Workspace, query: Query, engine: Engine | None = None) -> dict[str, Any]:
+class MatchJson(TypedDict):
+    path: str
+    line: int
+    text: str
+
+
+class CountJson(TypedDict):
+    path: str
+    count: int
+
+
+class SearchAnswer(TypedDict):
+    """One of matches (lines mode), files (files mode) or counts (count mode)."""
+
+    mode: str
+    engine: str
+    matches: NotRequired[list[MatchJson]]
+    files: NotRequired[list[str]]
+    counts: NotRequired[list[CountJson]]
+    total_matches: int
+    total_files: int
+    receipt: NotRequired[ReceiptJson]
+
+
+def search(ws: Workspace, query: Query, engine: Engine | None = None) -> SearchAnswer:
     """Run `query` with the best engine available (or the one named, for tests)."""
     if not query.pattern:
         raise ContractError("search: empty pattern")
@@ -125,31 +156,39 @@ def _counted(query: Query, counts: dict[str, int]) -> Found:
 
 def _shape(
     root: Path, query: Query, found: Found, engine: Engine, receipt: Receipt
-) -> dict[str, Any]:
-    files, hits = found.counts, found.hits
+) -> SearchAnswer:
+    files = found.counts
     if not receipt.bytes_read:
         # External engines do not report what they read: the files they matched in are a
         # lower bound that stays honest.
         receipt.bytes_read = sum(_size(root / p) for p in files)
-    limit = query.max_results
-    out: dict[str, Any] = {"mode": query.mode.value, "engine": engine.value}
+    out: SearchAnswer = {  # the door's SearchOutput orders the keys
+        "mode": query.mode.value,
+        "engine": engine.value,
+        "total_matches": sum(files.values()),
+        "total_files": len(files),
+    }
+    _add_listing(out, query, found, receipt)
+    return out
+
+
+def _add_listing(out: SearchAnswer, query: Query, found: Found, receipt: Receipt) -> None:
+    """The mode's list, at most max_results long (the receipt says when it was cut)."""
+    files, hits, limit = found.counts, found.hits, query.max_results
     if query.mode is Mode.LINES:
-        rows = []
+        rows: list[MatchJson] = []
         for hit in hits[:limit]:
             text, was_cut = cut(hit.text)
             receipt.truncated |= was_cut
             rows.append({"path": hit.path, "line": hit.line, "text": text})
         out["matches"] = rows
         receipt.truncated |= len(hits) > limit
-    elif query.mode is Mode.FILES:
+        return
+    receipt.truncated |= len(files) > limit
+    if query.mode is Mode.FILES:
         out["files"] = sorted(files)[:limit]
-        receipt.truncated |= len(files) > limit
     else:
         out["counts"] = [{"path": p, "count": n} for p, n in sorted(files.items())[:limit]]
-        receipt.truncated |= len(files) > limit
-    out["total_matches"] = sum(files.values())
-    out["total_files"] = len(files)
-    return out
 
 
 def _size(path: Path) -> int:

@@ -17,11 +17,11 @@ import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from autoresearch.errors import ContractError, RefusedError
 from autoresearch.proc import SupervisedOutcome, SupervisedSpec, run_supervised
-from autoresearch.worker.tools.base import Receipt, Workspace, finish
+from autoresearch.worker.tools.base import Receipt, ReceiptJson, Workspace, finish
 
 SHELL_DIR = "shell"
 DEFAULT_TIMEOUT_SECONDS = 120.0
@@ -198,7 +198,19 @@ class ShellRequest:
     allow_destructive: bool = False
 
 
-def shell(ws: Workspace, request: ShellRequest) -> dict[str, Any]:
+class ShellAnswer(TypedDict):
+    command: str
+    exit_code: int | None
+    ok: bool  # it ran and exited 0
+    tool_ok: bool  # False: the command could not run or timed out
+    failure_kind: str
+    duration_ms: int
+    stdout_tail: str
+    stderr_tail: str
+    receipt: NotRequired[ReceiptJson]
+
+
+def shell(ws: Workspace, request: ShellRequest) -> ShellAnswer:
     if not request.command.strip():
         raise ContractError("shell: empty command")
     if not 0 < request.timeout_seconds <= MAX_TIMEOUT_SECONDS:
@@ -235,16 +247,14 @@ def shell(ws: Workspace, request: ShellRequest) -> dict[str, Any]:
             size = log.stat().st_size
             handle.seek(max(0, size - MAX_ARTIFACT_BYTES))
             ws.store_artifact(handle.read().decode("utf-8", "replace"), receipt)
-    return finish(
-        receipt,
-        {
-            "command": request.command,
-            "exit_code": outcome.exit_code,
-            "ok": kind is FailureKind.NONE,
-            "tool_ok": kind not in (FailureKind.MISSING_COMMAND, FailureKind.TIMEOUT),
-            "failure_kind": kind.value,
-            "duration_ms": outcome.duration_ms,
-            "stdout_tail": outcome.stdout,
-            "stderr_tail": outcome.stderr,
-        },
-    )
+    answer: ShellAnswer = {
+        "command": request.command,
+        "exit_code": outcome.exit_code,
+        "ok": kind is FailureKind.NONE,
+        "tool_ok": kind not in (FailureKind.MISSING_COMMAND, FailureKind.TIMEOUT),
+        "failure_kind": kind.value,
+        "duration_ms": outcome.duration_ms,
+        "stdout_tail": outcome.stdout,
+        "stderr_tail": outcome.stderr,
+    }
+    return finish(receipt, answer)
