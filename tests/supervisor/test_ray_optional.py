@@ -40,7 +40,7 @@ def test_executor_ray_without_ray_is_one_line_and_prepares_nothing(repo: Repo) -
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip().splitlines() == [
         "autoresearch: --executor ray needs Ray on this machine and on every node: "
-        "pip install 'autoresearch[ray]'"
+        "pip install '.[ray]' in a clone of autoresearch"
     ]
     assert not (Path(repo.root) / ".autoresearch" / "runs").exists()
 

@@ -286,7 +286,7 @@ lane_options = stacked(
         "--executor",
         type=enum_choice(ExecutorKind),
         help="Where sessions and evaluations run: this machine (default) or the "
-        "nodes of a Ray cluster (pip install 'autoresearch[ray]'); resume/continue "
+        "nodes of a Ray cluster (pip install '.[ray]' in a clone of autoresearch); resume/continue "
         "reuse the recorded one.",
     ),
     click.option(
