@@ -62,3 +62,12 @@ def test_the_trust_benches_print_ranges_over_seed_sets_and_the_design_table() ->
     out = designs.stdout
     assert "the same decisions, readings and reported values (15 decisions)" in out, out
     assert "a = 2.195, b = -0.966" in out and "NS no survival selection" in out, out
+
+
+def test_the_screen_bench_prints_both_variants() -> None:
+    done = subprocess.run(
+        [sys.executable, str(BENCH.parent / "screen.py"), "--seeds", "1", "--iterations", "1"],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "without screen" in done.stdout and "with screen" in done.stdout

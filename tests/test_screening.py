@@ -23,6 +23,7 @@ R = ScreenReading
         (HIGHER, 0.0, R(0.9), R(1.0), "screen: clearly worse than ref (0.9 vs 1)"),
         (HIGHER, 0.2, R(0.9), R(1.0), None),  # within the margin: the full evaluation decides
         (HIGHER, 0.0, R(1.0), R(1.0), None),  # equal is not worse
+        (HIGHER, 0.0, R(0.123456789), R(1.0), "screen: clearly worse than ref (0.123457 vs 1)"),
         (HIGHER, 0.0, R(2.0), R(1.0), None),
         (LOWER, 0.0, R(2.0), R(1.0), "screen: clearly worse than ref (2 vs 1)"),
         (LOWER, 0.5, R(1.4), R(1.0), None),

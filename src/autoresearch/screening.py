@@ -16,7 +16,6 @@ from dataclasses import dataclass
 
 from autoresearch.decide import Decision
 from autoresearch.evaluate import EvaluationRecord
-from autoresearch.journal.views import format_score
 from autoresearch.noise import signed
 from autoresearch.states import DecisionKind, Direction, EvalStatus
 
@@ -71,16 +70,21 @@ def verdict(
         return ScreenVerdict(_discard(failed, failed), failed)
     if reference is None or reference.score is None:
         why = reference.failure if reference else "no reference"
-        return ScreenVerdict(None, f"screen {format_score(candidate.score)}; reference: {why}")
-    seen = f"screen {format_score(candidate.score)} vs {format_score(reference.score)}"
+        return ScreenVerdict(None, f"screen {_number(candidate.score)}; reference: {why}")
+    seen = f"screen {_number(candidate.score)} vs {_number(reference.score)}"
     if signed(direction, candidate.score - reference.score) < -margin:
         reason = REASON_SCREEN_WORSE.format(
             reference=reference_name,
-            candidate=format_score(candidate.score),
-            reference_score=format_score(reference.score),
+            candidate=_number(candidate.score),
+            reference_score=_number(reference.score),
         )
         return ScreenVerdict(_discard(reason, seen), seen)
     return ScreenVerdict(None, seen)
+
+
+def _number(score: float) -> str:
+    """A screen's score as its reasons print it: 6 significant digits, never a float's tail."""
+    return f"{score:.6g}"
 
 
 def _discard(reason: str, seen: str) -> Decision:
