@@ -31,6 +31,9 @@ import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from trust_e2e import AGENT as AGENT_TAIL  # bench/trust_e2e.py
+from trust_e2e import GIT_ENV
+
 FULL_SLEEP, SCREEN_SLEEP, MARGIN = 0.25, 0.02, 1.5
 P_REAL, P_WORSE = 0.3, 0.5
 READING = textwrap.dedent(
@@ -62,26 +65,13 @@ AGENT = (
         what = "null"
     open("value.txt", "w").write(f"{value:g}\\n")
     open("notes.txt", "w").write(f"iteration {iteration}: {what}\\n")
-    subprocess.run(["git", "add", "-A", "value.txt", "notes.txt"], check=True)
-    subprocess.run(["git", "commit", "-qm", what], check=True)
-    head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
-                          check=True).stdout.strip()
-    with open(os.environ["AUTORESEARCH_CANDIDATE_FILE"], "w") as f:
-        json.dump({"status": "candidate", "candidate_commit": head,
-                   "base_commit": os.environ["AUTORESEARCH_BASE_COMMIT"],
-                   "description": what, "notes": [],
-                   "created_at": "2026-01-01T00:00:00Z"}, f)
     """
     )
     .replace("P_REAL", str(P_REAL))
     .replace("P_WORSE", str(P_WORSE))
 )
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "bench",
-    "GIT_AUTHOR_EMAIL": "bench@example.com",
-    "GIT_COMMITTER_NAME": "bench",
-    "GIT_COMMITTER_EMAIL": "bench@example.com",
-}
+# the same commit and candidate.json as the trust bench's agent
+AGENT += AGENT_TAIL[AGENT_TAIL.index('subprocess.run(["git", "add"') :]
 
 
 @dataclass
