@@ -47,9 +47,9 @@ class _Reference:
     uses: int = 0
 
 
-# (run id, lane) → the kept commit's screen reading and how often it served: per process, so
-# a resumed run reads its reference again
-_REFERENCES: dict[tuple[str, int | None], _Reference] = {}
+# (repository, run id, lane) → the kept commit's screen reading and how often it served: per
+# process, so a resumed run reads its reference again
+_REFERENCES: dict[tuple[str, str, int | None], _Reference] = {}
 
 
 def screen(
@@ -102,15 +102,14 @@ def _reference(
     kept = h.run.last_kept_commit
     if kept is None:
         return None
-    known = _REFERENCES.get((h.run_id, h.lane))
+    key = (str(h.repo.repo_root), h.run_id, h.lane)
+    known = _REFERENCES.get(key)
     if known is None or known.commit != kept or known.uses >= REFERENCE_USES:
         tree = measure.incumbent_checkout(h, kept)
         log = h.paths.screen_log(iteration, "reference")
         taken = record.evaluate(
             h, iteration, should_cancel, tree=tree, commit=kept, screen=(command, log)
         )
-        known = _REFERENCES[(h.run_id, h.lane)] = _Reference(
-            kept, screening.ScreenReading.of(taken)
-        )
+        known = _REFERENCES[key] = _Reference(kept, screening.ScreenReading.of(taken))
     known.uses += 1
     return known.reading
