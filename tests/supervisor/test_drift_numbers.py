@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 from sup_helpers import submit_and_step
 
+from autoresearch.mcp.schemas import RunDetailsOutput
 from autoresearch.supervisor import estimates, honest
 from autoresearch.supervisor.certify import open_any_run
+from autoresearch.supervisor.lifecycle import run_details
 from autoresearch.supervisor.prepare import prepare
 from helpers import Repo, cli, sandbox_text
 
@@ -65,6 +67,9 @@ def test_a_drifting_machine_keeps_no_null_edit_and_reports_paired_numbers(
     assert shown == (None if improvement is None else improvement.to_dict())
     text = cli("status", run_id, cwd=repo.root).stdout
     assert f"drift:      {base.text()}" in text
+    # MCP run_status answers the same record, and its output model takes it
+    mcp = RunDetailsOutput.model_validate(run_details(repo.root, run_id).to_dict())
+    assert [d["text"] for d in mcp.drift] == [d["text"] for d in status["drift"]]
     if improvement is not None:
         assert f"certified:  improvement {improvement.signed_text()}" in text
 
