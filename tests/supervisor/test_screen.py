@@ -5,12 +5,14 @@ or prints no score discards the candidate with `screen failed: …`, never a sco
 
 from __future__ import annotations
 
+import json
+import signal
 import sqlite3
 import textwrap
 from pathlib import Path
 
 import pytest
-from sup_helpers import submit_and_step
+from sup_helpers import submit, submit_and_step
 
 from autoresearch.decide import REASON_CHECKS_FAILED
 from autoresearch.journal.views import NOT_RUN
@@ -35,6 +37,7 @@ SCREEN = textwrap.dedent(
     print(json.dumps({"pass": True, "score": float(open("value.txt").read())}))
     """
 )
+FAILPOINT = "step.after_evaluator"  # hit after each evaluation, the screen's included
 SCREEN_BLOCK = (
     "  screen:\n    command: python3 scripts/screen.py\n    timeout_seconds: 5\n    margin: 0.5\n"
 )
@@ -128,3 +131,22 @@ def test_without_a_screen_nothing_changes(repo: Repo, marks: Path) -> None:
         worse = submit_and_step(h, {"value.txt": "0.2\n"})
         assert worse.decision == "discard" and worse.evaluator is not None
         assert not marks.exists() and not h.paths.screen_log(1, "candidate").exists()
+
+
+def test_a_step_killed_after_the_screen_is_screened_again_and_recorded_once(
+    repo: Repo, marks: Path
+) -> None:
+    repo.write("scripts/screen.py", SCREEN)
+    with prepare(repo.mission(sandbox=sandbox_text(extra=SCREEN_BLOCK)), run_tag="K") as h:
+        run_id = h.run_id
+        submit(h, {"value.txt": "0.2\n"})
+    killed = cli("step", run_id, cwd=repo.root, env={"AUTORESEARCH_FAILPOINTS": FAILPOINT})
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert marks.read_text() == "x"  # killed right after the candidate's screen
+    assert cli("resume", run_id, "--json", cwd=repo.root).returncode == 0
+    assert cli("step", run_id, cwd=repo.root).returncode == 0  # the artifact waited
+    status = json.loads(cli("status", run_id, "--json", cwd=repo.root).stdout)
+    rows = [(it["iteration"], it["decision"]) for it in status["iterations"]]
+    assert rows == [(0, "baseline"), (1, "discard")]
+    assert status["iterations"][1]["decision_reason"].startswith("screen: clearly worse")
+    assert full_evaluations(repo, 1) == 0
