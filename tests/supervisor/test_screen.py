@@ -43,6 +43,11 @@ SCREEN_BLOCK = (
 )
 
 
+def screened_mission(repo: Repo, extra: str = "") -> Path:
+    repo.write("scripts/screen.py", SCREEN)
+    return repo.mission(sandbox=sandbox_text(extra=SCREEN_BLOCK + extra))
+
+
 def full_evaluations(repo: Repo, iteration: int) -> int:
     conn = sqlite3.connect(repo.root / ".autoresearch" / "journal.sqlite3")
     try:
@@ -62,8 +67,7 @@ def marks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_a_candidate_clearly_worse_on_the_screen_is_not_evaluated_in_full(
     repo: Repo, marks: Path
 ) -> None:
-    repo.write("scripts/screen.py", SCREEN)
-    with prepare(repo.mission(sandbox=sandbox_text(extra=SCREEN_BLOCK)), run_tag="S") as h:
+    with prepare(screened_mission(repo), run_tag="S") as h:
         run_id = h.run_id
         worse = submit_and_step(h, {"value.txt": "0.2\n"})  # 1 → 0.2: worse by over the margin
         assert (worse.decision, worse.decision_reason) == (
@@ -96,8 +100,7 @@ def test_a_candidate_clearly_worse_on_the_screen_is_not_evaluated_in_full(
 def test_a_screen_that_fails_discards_with_its_outcome_never_a_score(
     repo: Repo, marks: Path, mode: str, why: str
 ) -> None:
-    repo.write("scripts/screen.py", SCREEN)
-    with prepare(repo.mission(sandbox=sandbox_text(extra=SCREEN_BLOCK)), run_tag="F") as h:
+    with prepare(screened_mission(repo), run_tag="F") as h:
         done = submit_and_step(h, {"value.txt": "5\n", "screen-mode.txt": f"{mode}\n"})
         assert (done.decision, done.decision_reason) == ("discard", f"screen failed: {why}")
         assert done.evaluator is None and full_evaluations(repo, 1) == 0
@@ -105,10 +108,8 @@ def test_a_screen_that_fails_discards_with_its_outcome_never_a_score(
 
 
 def test_checks_run_before_the_screen(repo: Repo, marks: Path) -> None:
-    repo.write("scripts/screen.py", SCREEN)
     repo.write("scripts/check.sh", 'test "$(cat value.txt)" != 7 || exit 1\n')
-    extra = SCREEN_BLOCK + "checks: sh scripts/check.sh\n"
-    with prepare(repo.mission(sandbox=sandbox_text(extra=extra)), run_tag="C") as h:
+    with prepare(screened_mission(repo, "checks: sh scripts/check.sh\n"), run_tag="C") as h:
         banned = submit_and_step(h, {"value.txt": "7\n"})
         assert (banned.decision, banned.decision_reason) == ("discard", REASON_CHECKS_FAILED)
         assert not marks.exists() and full_evaluations(repo, 1) == 0
@@ -119,8 +120,7 @@ def test_checks_run_before_the_screen(repo: Repo, marks: Path) -> None:
 def test_the_reference_is_read_again_after_serving_a_few_candidates(
     repo: Repo, marks: Path
 ) -> None:
-    repo.write("scripts/screen.py", SCREEN)
-    with prepare(repo.mission(sandbox=sandbox_text(extra=SCREEN_BLOCK)), run_tag="R") as h:
+    with prepare(screened_mission(repo), run_tag="R") as h:
         for n in range(REFERENCE_USES + 1):
             assert submit_and_step(h, {"value.txt": f"0.{n + 1}\n"}).decision == "discard"
         assert marks.read_text() == "x" * (REFERENCE_USES + 1 + 2)
@@ -136,8 +136,7 @@ def test_without_a_screen_nothing_changes(repo: Repo, marks: Path) -> None:
 def test_a_step_killed_after_the_screen_is_screened_again_and_recorded_once(
     repo: Repo, marks: Path
 ) -> None:
-    repo.write("scripts/screen.py", SCREEN)
-    with prepare(repo.mission(sandbox=sandbox_text(extra=SCREEN_BLOCK)), run_tag="K") as h:
+    with prepare(screened_mission(repo), run_tag="K") as h:
         run_id = h.run_id
         submit(h, {"value.txt": "0.2\n"})
     killed = cli("step", run_id, cwd=repo.root, env={"AUTORESEARCH_FAILPOINTS": FAILPOINT})
