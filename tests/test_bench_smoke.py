@@ -76,3 +76,12 @@ def test_the_plateau_bench_prints_evaluations_until_the_stop() -> None:
     (row,) = json.loads(done.stdout)["rows"]
     assert row["evaluations"] == 2 and row["within_target"], row
     assert row["stop_reason"] == "plateau (no significant improvement in 2 iterations)"
+
+
+def test_the_screen_bench_prints_both_variants() -> None:
+    done = subprocess.run(
+        [sys.executable, str(BENCH.parent / "screen.py"), "--seeds", "1", "--iterations", "1"],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "without screen" in done.stdout and "with screen" in done.stdout

@@ -189,6 +189,10 @@ class RunPaths:
     def checks_log(self, iteration: int) -> Path:
         return self.logs / f"iteration-{iteration:04d}-checks.log"
 
+    def screen_log(self, iteration: int, side: str) -> Path:
+        """evaluator.screen's output on `side` (candidate, reference) at `iteration`."""
+        return self.logs / f"iteration-{iteration:04d}-screen-{side}.log"
+
     @property
     def scratch(self) -> Path:
         """The run's private scratch folder, `.autoresearch/scratch/<run>`: outside both the

@@ -112,3 +112,29 @@ def test_an_uncommitted_evaluator_next_to_the_mission_is_tried(repo: Repo) -> No
     assert tried["evaluation"]["score"] == 7
     text = cli("check", "missions/demo", "--try", cwd=repo.root).stdout
     assert "read:         status pass, pass true, score 7\n" in text
+
+
+@pytest.mark.parametrize(
+    ("screen", "code", "problems", "line"),
+    [
+        ("python3 scripts/eval.py", 0, [], "screen:       score 1"),
+        (
+            "exit 3",
+            2,
+            [
+                "evaluator.screen gave no usable score (exit 3): every candidate would be "
+                "discarded with `screen failed: …`"
+            ],
+            "screen:       exit 3",
+        ),
+    ],
+    ids=["reads", "crashes"],
+)
+def test_the_screen_is_tried_after_the_evaluator(
+    repo: Repo, screen: str, code: int, problems: list[str], line: str
+) -> None:
+    repo.mission(sandbox=sandbox_text(extra=f"  screen:\n    command: {screen}\n"))
+    assert _try(repo)[0] == code and _try(repo)[1]["problems"] == problems
+    assert f"{line}\n" in cli("check", "missions/demo", "--try", cwd=repo.root).stdout
+    checked = cli("check", "missions/demo", cwd=repo.root)  # no "not a known key" warning
+    assert "evaluator.screen" not in checked.stdout + checked.stderr

@@ -136,7 +136,7 @@ def loop_summary(loop: LoopSummary, demo: bool = False, certified: str | None = 
         ("iterations", f"{s.iteration} ({loop.sessions} in this invocation)"),
         ("baseline", estimates.text(s.baseline_score, s.baseline_interval) or "n/a"),
         ("best", f"{report.best_text(s)} ({s.direction} is better)"),
-        *([("certified", certified)] if certified else []),
+        *report.honest_rows(s, certified),
         ("decisions", report.decision_counts(s.counts, loop.totals)),
         *report.totals_rows(loop.totals),
         ("best commit", f"{_short(s.last_kept_commit)} on branch {s.branch_name}"),

@@ -16,6 +16,7 @@ import yaml
 
 from autoresearch.contracts import strict_yaml
 from autoresearch.contracts.isolation import ISOLATION_KEYS, Isolation, isolation_of
+from autoresearch.contracts.screen import parse_screen
 from autoresearch.contracts.tune import TUNE_KEYS, TuneSpec, is_relative_path, parse_tune
 from autoresearch.errors import ContractError
 from autoresearch.noise import NoiseMode, NoisePolicy
@@ -195,7 +196,7 @@ class ChecksSpec:
 # names any other key as a probable typo (parsing keeps and ignores it, supervisor.md §1).
 def known_keys() -> dict[str, tuple[str, ...]]:
     return {
-        "evaluator": EVALUATOR_KEYS,
+        "evaluator": (*EVALUATOR_KEYS, "screen"),
         "worktree": ("link", "runtime"),
         "tune": TUNE_KEYS,
         "noise": tuple(NOISE_KEYS),
@@ -431,6 +432,7 @@ def parse_evaluator(block: object) -> EvaluatorSpec:
     direction = _normalized(block.get("direction", MISSION_DEFAULT_DIRECTION))
     if direction not in DIRECTIONS:
         raise ContractError(MSG_BAD_DIRECTION)
+    parse_screen(block.get("screen"))  # kept in `extra`, refused here when malformed
     return EvaluatorSpec(
         command=command.strip(),
         format=EvalFormat(fmt),

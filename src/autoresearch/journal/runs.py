@@ -458,6 +458,16 @@ def kept_since(journal: Journal, run_id: str, after: int) -> bool:
     return bool(rows)
 
 
+def kept_commits(journal: Journal, run_id: str) -> list[str]:
+    """The commits the run kept, in the order it kept them (the baseline not among them)."""
+    rows = journal.rows(
+        "SELECT kept_commit FROM iterations WHERE run_id = ? AND decision = ? "
+        "AND kept_commit IS NOT NULL ORDER BY iteration",
+        (run_id, DecisionKind.KEEP),
+    )
+    return [str(r[0]) for r in rows]
+
+
 def kept_scores(journal: Journal, run_id: str) -> list[float]:
     """The scores of kept iterations and of a passing baseline (states.best_of picks one)."""
     rows = journal.rows(

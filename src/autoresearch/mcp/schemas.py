@@ -292,6 +292,20 @@ _INTERVAL = dict[str, float] | None  # Interval.to_dict: mean, low, high, n, lev
             default=None,
             description="The baseline's 95 % interval: mean, low, high, n (readings), level.",
         ),
+        "certified_improvement": Field(
+            default=None,
+            description="final − baseline (better is +) from certify's paired rounds, with its "
+            "95 % interval; None: the run's result was not certified.",
+        ),
+        "drift": Field(
+            default_factory=list,
+            description="The drift the run saw: a commit read at two moments (label, then, now, "
+            "since, significant, text).",
+        ),
+        "best_note": Field(
+            default=None,
+            description="Why the best reads worse than an earlier level of the run, when it does.",
+        ),
         "stop_note": Field(description="The operator's reason given with `stop`."),
         "cleaned_at": Field(
             default=None, description="When `autoresearch clean` removed its worktree and branch."
@@ -305,7 +319,12 @@ _INTERVAL = dict[str, float] | None  # Interval.to_dict: mean, low, high, n, lev
             "how to go on; None: not paused.",
         ),
     },
-    shapes={"best_interval": _INTERVAL, "baseline_interval": _INTERVAL},
+    shapes={
+        "best_interval": _INTERVAL,
+        "baseline_interval": _INTERVAL,
+        "certified_improvement": _INTERVAL,
+        "drift": list[dict[str, Any]],
+    },
 )
 class RunHeadline(_Shape):
     """A run's headline numbers, as supervisor/summary.RunSummary has them."""

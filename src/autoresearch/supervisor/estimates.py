@@ -247,6 +247,12 @@ class LevelDrift:
             f"the {self.label} now reads {self.now.text()}, it read {self.then.text()} {when}{tail}"
         )
 
+    def to_dict(self) -> dict[str, object]:
+        """The JSON of status and MCP run_status: both moments, and the sentence."""
+        then, now = self.then.to_dict(), self.now.to_dict()
+        return {"label": self.label, "then": then, "now": now, "since": self.since,
+                "significant": self.significant, "text": self.text()}  # fmt: skip
+
 
 def level_drift(journal: Journal, run: RunRecord) -> tuple[LevelDrift, ...]:
     """The drift the run saw: the baseline's and the kept commit's first readings against

@@ -22,7 +22,7 @@ from autoresearch.journal.runs import IterationRecord, RunRecord
 from autoresearch.paths import REPORT_FILE, RepoPaths
 from autoresearch.redact import redact
 from autoresearch.states import TERMINAL_STATUSES, Phase, RunStatus
-from autoresearch.supervisor import estimates, prepare, record, sync
+from autoresearch.supervisor import estimates, honest, prepare, record, sync
 from autoresearch.supervisor.finalize import finalize_run
 from autoresearch.supervisor.handle import (
     MeasureWith,
@@ -422,6 +422,7 @@ def lane_rows(journal: Journal, run: RunRecord, driver_alive: bool) -> list[Lane
 
 def _summary_of(journal: Journal, run: RunRecord) -> RunSummary:
     found = estimates.headline(journal, run)
+    told = honest.facts(journal, run)
     return RunSummary(
         run_id=run.run_id,
         status=run.status,
@@ -447,6 +448,9 @@ def _summary_of(journal: Journal, run: RunRecord) -> RunSummary:
         paused=run.loop_settings.paused if run.status == RunStatus.RUNNING else None,
         best_interval=found.best_interval,
         baseline_interval=found.baseline_interval,
+        certified_improvement=told.certified_improvement,
+        drift=told.drift,
+        best_note=told.best_note,
     )
 
 

@@ -69,13 +69,14 @@ def judge(
     commit: str,
     first: EvaluationRecord | None = None,
     should_cancel: Callable[[], bool] | None = None,
+    checks: Checks | None = None,
 ) -> Judged:
     """Ask the run's keep policy `rule` until it decides, carrying out each of its requests
     (`first`: the candidate's reading a lane took already, the answer to its first request of
-    one)."""
+    one; `checks`: the candidate's checks, run already before its screen)."""
     found = estimates.RunReadings.load(h.journal, h.run)
     measuring = _Measuring(h, iteration, commit, found, should_cancel, first)
-    seen = Observations(situation(h, found, commit))
+    seen = Observations(situation(h, found, commit), checks=checks)
     while True:
         answer = rule.next(seen)
         if isinstance(answer, Final):

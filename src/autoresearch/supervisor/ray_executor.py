@@ -33,7 +33,7 @@ Ray's own means do not fit: a custom resource per slot is fixed when a node star
 resources for the whole run (sessions could not use them) and, rescheduled after a node's
 loss, may land beside another on one node.
 
-Importing this module does not import Ray (`pip install '.[ray]' in a clone of autoresearch` adds it).
+Importing this module does not import Ray (`pip install '.[ray]'` in a clone adds it).
 """
 
 from __future__ import annotations
@@ -67,7 +67,10 @@ from autoresearch.supervisor.executor import (
 )
 from autoresearch.supervisor.handle import RunHandle
 
-MSG_NO_RAY = "--executor ray needs Ray on this machine and on every node: pip install '.[ray]' in a clone of autoresearch"
+MSG_NO_RAY = (
+    "--executor ray needs Ray on this machine and on every node: "
+    "pip install '.[ray]' in a clone of autoresearch"
+)
 # How often a task asks the stop board, and how long a cancelled task may take to stop
 # before its worker is killed (its process group goes with the next task's reaper).
 STOP_POLL_SECONDS = 1.0

@@ -17,6 +17,7 @@ from typing import Any, NoReturn
 
 from autoresearch import children, failpoints, git, reset
 from autoresearch.clock import utc_now_iso
+from autoresearch.contracts.sandbox import EvaluatorSpec
 from autoresearch.contracts.stored_evaluation import StoredEvaluation
 from autoresearch.decide import UNCHANGED_CANDIDATE as UNCHANGED
 from autoresearch.decide import Decision
@@ -103,10 +104,12 @@ def evaluate(
     should_cancel: Callable[[], bool] | None = None,
     tree: Path | None = None,
     commit: str | None = None,
+    screen: tuple[EvaluatorSpec, Path] | None = None,
 ) -> EvaluationRecord:
     """Run the frozen evaluator on the worktree (or on `tree`, a scratch checkout of another
     commit); its process group is registered meanwhile. A run with lanes measures through
-    its executor (`h.measure_with`): each reading takes an evaluation slot.
+    its executor (`h.measure_with`): each reading takes an evaluation slot. `screen`: run
+    that evaluator (evaluator.screen) with its log here instead, never through an executor.
 
     When `should_cancel` fires, the evaluator's group is stopped, the iteration is rolled back
     (its artifact stays in place for `resume`) and RunInterrupted is raised.
@@ -123,17 +126,18 @@ def evaluate(
     if tree is not None:
         cwd, mission_dir = tree, tree / h.run.sandbox.relative_dir
     env = measuring_env(h, iteration, cwd, mission_dir)
-    if h.measure_with is not None:
+    if h.measure_with is not None and screen is None:
         task = evaluation_task(
             h, iteration, commit or "", cwd, h.paths.evaluator_log(iteration, attempt)
         )
         record = h.measure_with(task, should_cancel)
     else:
+        spec, log = screen or (h.evaluator, h.paths.evaluator_log(iteration, attempt))
         record = run_evaluator(
-            h.evaluator,
+            spec,
             cwd,
             env,
-            h.paths.evaluator_log(iteration, attempt),
+            log,
             on_spawn=register,
             grace_seconds=kill_grace(),
             should_cancel=should_cancel,

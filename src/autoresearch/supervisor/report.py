@@ -38,6 +38,21 @@ def baseline_text(s: RunSummary) -> str:
     return estimates.text(s.baseline_score, s.baseline_interval) or "-"
 
 
+def honest_rows(s: RunSummary, certified: str | None = None) -> list[tuple[str, str]]:
+    """What pooled numbers cannot say (supervisor/honest.py), as (label, text) rows: the
+    certified improvement (`certified`: certify's own line, when the door has it), the drift
+    the run saw, why the best reads worse."""
+    rows = []
+    if certified is None and s.certified_improvement is not None:
+        certified = f"improvement {s.certified_improvement.signed_text()} (paired; better is +)"
+    if certified:
+        rows.append(("certified", certified))
+    rows += [("drift", d.text()) for d in s.drift]
+    if s.best_note:
+        rows.append(("note", s.best_note))
+    return rows
+
+
 def run_list(items: Sequence[RunListing]) -> str:
     if not items:
         return "no runs yet (autoresearch prepare MISSION_DIR or autoresearch run …)"
@@ -94,6 +109,7 @@ def run_details(details: RunDetails) -> str:
         f"policy:     {d.keep_policy} ({d.direction} is better)",
         f"baseline:   {baseline_text(d)}   best: {best_text(d)}   "
         f"last kept: {(d.last_kept_commit or '')[:7]}",
+        *(f"{label + ':':<11} {text}" for label, text in honest_rows(d)),
         f"driver:     {driver}",
         f"iterations: {_rows_shown(shown, details.iterations_total)}",
         f"report:     {report}",

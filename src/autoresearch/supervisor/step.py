@@ -30,7 +30,7 @@ from autoresearch.journal import runs
 from autoresearch.journal.runs import IterationRecord
 from autoresearch.noise import Interval
 from autoresearch.states import ArtifactStatus, DecisionKind, IterationKind, Phase, RunStatus
-from autoresearch.supervisor import estimates, measure, record, sync
+from autoresearch.supervisor import estimates, measure, record, screen, sync
 from autoresearch.supervisor.finalize import honour_stop_request
 from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.recovery import recover
@@ -337,9 +337,16 @@ def _measured(
     taken (supervisor/measure.judge), then recorded with its decision in one transaction."""
     rule = policies.policy(h.run.keep_policy)  # a plugin that fails to load records nothing
     record.start_evaluation(h, it)
-    judged = measure.judge(h, rule, it.iteration, commit, first, should_cancel)
-    decision = judged.final.decision
     changes = record.RunChanges(latest_candidate_commit=commit)
+    screened = screen.screen(h, it.iteration, commit, first, should_cancel)
+    if screened.discard is not None:  # checks or screen: no full evaluation
+        checked = _refuse_unsafe_reset(h, it)
+        return _record(h, it, screened.discard, None, changes, sha, exists=True, head=commit,
+                       safety_checked=checked)  # fmt: skip
+    judged = measure.judge(h, rule, it.iteration, commit, first, should_cancel, screened.checks)
+    decision = judged.final.decision
+    if screened.note:
+        decision = replace(decision, notes=(*decision.notes, screened.note))
     if judged.final.rescore:
         changes = changes.scored(judged.final.kept_score)
     checked = decision.reset and _refuse_unsafe_reset(h, it)

@@ -15,6 +15,7 @@ from autoresearch.journal.views import RunManifest, ledger_entry
 from autoresearch.jsonshape import json_shape
 from autoresearch.noise import Interval
 from autoresearch.states import DecisionKind, Direction, KeepPolicy, LaneState, RunStatus
+from autoresearch.supervisor.estimates import LevelDrift
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,11 @@ class RunSummary:
     best_interval: Interval | None  # the best's 95 % interval, when it rests on readings
     baseline_score: float | None
     baseline_interval: Interval | None  # the baseline's, likewise
+    # what pooled numbers cannot say (supervisor/honest.py): certify's paired improvement
+    # (final − baseline, better is +), the drift the run saw, why the best reads worse
+    certified_improvement: Interval | None
+    drift: tuple[LevelDrift, ...]
+    best_note: str | None
     counts: dict[str, int]  # decision → iterations
     created_at: str
     updated_at: str
@@ -48,13 +54,14 @@ class RunSummary:
 
     def to_dict(self) -> dict[str, Any]:
         """The fields in their order (the MCP schema's, mcp/schemas.RunSummary), except that
-        `--json` has always put the two intervals last, after resume_command."""
+        `--json` has always put the two intervals last, after resume_command (and then what
+        pooled numbers cannot say)."""
         data = json_shape(self)
         last = {k: data.pop(k) for k in _LAST}
         return {**data, **last}
 
 
-_LAST = ("best_interval", "baseline_interval")
+_LAST = ("best_interval", "baseline_interval", "certified_improvement", "drift", "best_note")
 
 
 @dataclass(frozen=True)

@@ -18,13 +18,17 @@ from typing import Any
 
 from autoresearch import git
 from autoresearch.contracts.sandbox import EvaluatorSpec
+from autoresearch.contracts.screen import ScreenSpec
 from autoresearch.evaluate import EvaluationRecord, evaluator_env, run_evaluator
+from autoresearch.journal.views import format_score
 from autoresearch.mission import Mission, load_mission
 from autoresearch.paths import MISSION_FILE, SANDBOX_FILE
 from autoresearch.repo_state import link_shared_paths
 from autoresearch.reset import blocking, run_dirt
+from autoresearch.screening import ScreenReading
 from autoresearch.states import EvalFormat, EvalStatus, KeepPolicy
 from autoresearch.supervisor.prepare import uncommitted_note
+from autoresearch.supervisor.screen import screen_evaluator
 
 TRIAL_RUN_ID = "check-try"
 COMMAND_NOT_FOUND = 127  # what `sh -c` exits with when the program does not exist
@@ -67,14 +71,41 @@ def try_mission(mission_dir: Path) -> TrialResult:
         git.worktree_add_detached(mission.repo_root, tree, commit)
         try:
             evaluation, left = _evaluate_in(mission, tree, Path(scratch) / "evaluator.log")
+            screened = _screen_in(mission, tree, Path(scratch) / "screen.log")
         finally:
             git.worktree_remove(mission.repo_root, tree)
     spec = mission.sandbox.evaluator
     problems = trial_problems(spec, evaluation, left)
-    note = uncommitted_note(mission_dir)
+    notes = [note] if (note := uncommitted_note(mission_dir)) else []
+    if screened is not None:
+        problem, read = screen_trial(screened)
+        problems += [problem] if problem else []
+        notes += [read]
     return TrialResult(
-        str(mission.mission_dir), commit, evaluation, left, tuple(problems), (note,) if note else ()
+        str(mission.mission_dir), commit, evaluation, left, tuple(problems), tuple(notes)
     )
+
+
+def _screen_in(mission: Mission, tree: Path, log: Path) -> ScreenReading | None:
+    """evaluator.screen's one reading in `tree`, after the evaluator's (None: no screen)."""
+    full = mission.sandbox.evaluator
+    spec = ScreenSpec.of(full.extra)
+    if spec is None:
+        return None
+    target = tree if mission.relative_dir == "." else tree / mission.relative_dir
+    env = evaluator_env(TRIAL_RUN_ID, 0, tree, mission_dir=target)
+    return ScreenReading.of(run_evaluator(screen_evaluator(full, spec), tree, env, log))
+
+
+def screen_trial(reading: ScreenReading) -> tuple[str | None, str]:
+    """The screen's problem (None: it gave a score) and what it read, one line each (pure)."""
+    if reading.score is None:
+        problem = (
+            f"evaluator.screen gave no usable score ({reading.failure}): every candidate "
+            "would be discarded with `screen failed: …`"
+        )
+        return problem, f"screen:       {reading.failure}"
+    return None, f"screen:       score {format_score(reading.score)}"
 
 
 def _evaluate_in(
