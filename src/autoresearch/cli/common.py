@@ -253,7 +253,8 @@ def limit_options(resumed: bool) -> Callable[[F], F]:
             "--max-agent-failures",
             click.IntRange(min=0),
             ("Stop" if resumed else "Fail the run")
-            + f" after N failed sessions in a row that produced nothing (0: never{recorded}).",
+            + " after N failed sessions in a row that produced nothing, a malformed"
+            + f" candidate.json included (0: never{recorded}).",
         ),
         limit(
             "--agent-timeout",
