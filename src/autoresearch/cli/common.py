@@ -305,6 +305,19 @@ lane_options = stacked(
         "that paired improvement (default: on; resume/continue reuse the recorded choice).",
     ),
     click.option(
+        "--tracker",
+        "trackers",
+        multiple=True,
+        help="Mirror each iteration and the run's end into this experiment tracker "
+        "(repeatable; built in: mlflow, pip install 'autoresearch-loop[trackers]'); "
+        "resume/continue reuse the recorded ones.",
+    ),
+    click.option(
+        "--tracker-uri",
+        help="The tracker's store (default: MLFLOW_TRACKING_URI, else SQLite in "
+        ".autoresearch/tracking/).",
+    ),
+    click.option(
         "--budget-usd",
         type=click.FloatRange(min=0, min_open=True),
         help="Stop once the agents' reported cost reaches this (all lanes).",
@@ -356,4 +369,6 @@ def loop_settings(options: Mapping[str, Any], max_iterations: int | None) -> Loo
         address=options.get("address"),
         sandbox=options.get("sandbox"),
         certify=options.get("certify"),
+        trackers=tuple(options.get("trackers") or ()) or None,
+        tracker_uri=options.get("tracker_uri"),
     )
