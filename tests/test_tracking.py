@@ -78,6 +78,14 @@ def test_a_run_is_mirrored_into_a_local_mlflow_store(repo: Repo, mission_dir: Pa
     assert f"tracker mlflow: mirroring each iteration into sqlite:///{db}" in err
 
 
+def test_lanes_are_mirrored_with_their_lane(repo: Repo, mission_dir: Path) -> None:
+    _run(repo, "--max-iterations", "2", "--lanes", "2", plan="improve")
+    client = _store(repo)
+    run = _only_run(client)
+    assert [s for s, _ in _steps(client, run.info.run_id, "kept")] == [0, 1, 2]
+    assert {run.data.tags[f"iteration.{n}.lane"] for n in (1, 2)} <= {"1", "2"}
+
+
 def test_a_continued_run_adds_its_steps_once(repo: Repo, mission_dir: Path) -> None:
     _run(repo, "--max-iterations", "2")
     done = cli("continue", RUN_ID, "--max-iterations", "+1", cwd=repo.root,
