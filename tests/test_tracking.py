@@ -5,6 +5,7 @@ tracker is named once and the run goes on; a run without one never imports MLflo
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Iterable
@@ -23,7 +24,7 @@ from autoresearch.tracking import (
     TrackedRun,
     tracked_iteration,
 )
-from helpers import Repo, cli
+from helpers import GIT_ENV, Repo, cli, kill_tree, resume_detached, until
 
 mlflow = pytest.importorskip("mlflow")
 
@@ -94,6 +95,28 @@ def test_a_continued_run_adds_its_steps_once(repo: Repo, mission_dir: Path) -> N
     client = _store(repo)
     run = _only_run(client)  # the same MLflow run, its tracker recorded with the run
     assert [s for s, _ in _steps(client, run.info.run_id, "kept")] == [0, 1, 2, 3]
+
+
+def test_a_run_killed_mid_way_is_caught_up_on_resume_without_a_repeated_step(
+    repo: Repo, mission_dir: Path
+) -> None:
+    env = {**os.environ, **GIT_ENV, "FAKE_PLAN": "improve,hang,improve"}
+    driver = subprocess.Popen(
+        [sys.executable, "-m", "autoresearch", "run", "missions/demo", "--agent", CMD_AGENT,
+         "--run-tag", "T1", "--no-certify", "--max-iterations", "3", "--tracker", "mlflow"],
+        cwd=repo.root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )  # fmt: skip
+    started = repo.root / ".autoresearch/worktrees" / RUN_ID / ".autoresearch/agent-2.started"
+    until(started.exists, 120, "the second session started")
+    kill_tree(driver.pid, repo.root)
+    driver.wait(timeout=30)
+    done = resume_detached(repo.root, RUN_ID, env={"FAKE_PLAN": "improve,improve,improve"})
+    assert done.returncode == 0, done.stderr
+    client = _store(repo)
+    run = _only_run(client)
+    assert [s for s, _ in _steps(client, run.info.run_id, "kept")] == [0, 1, 2, 3]
+    assert run.data.tags["iteration.2.decision"] == "interrupted"
 
 
 def test_a_failing_tracker_is_named_once_and_the_run_goes_on(
