@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from autoresearch.contracts.tune import tried_note
+from autoresearch.errors import ContractError
 from autoresearch.journal.runs import IterationRecord
 from autoresearch.states import DecisionKind, IterationKind, IterationState, KeepPolicy
 from autoresearch.tracking import (
@@ -22,6 +23,7 @@ from autoresearch.tracking import (
     TrackedEnd,
     TrackedIteration,
     TrackedRun,
+    check_uri,
     tracked_iteration,
 )
 from helpers import GIT_ENV, Repo, cli, kill_tree, resume_detached, until
@@ -135,6 +137,25 @@ def test_an_unknown_tracker_is_refused_before_the_run_exists(repo: Repo, mission
     assert done.returncode != 0
     assert "unknown tracker 'nope' (installed: mlflow" in done.stderr
     assert not (repo.root / ".autoresearch/runs").exists()
+
+
+@pytest.mark.parametrize(
+    ("uri", "refused"),
+    [
+        (None, False),
+        ("sqlite:////tmp/m.db", False),
+        ("https://mlflow.example.com", False),
+        ("https://ann@mlflow.example.com", False),  # a user name is no secret
+        ("https://ann:hunter2@mlflow.example.com", True),
+    ],
+)
+def test_a_tracker_uri_with_a_password_is_refused(uri: str | None, refused: bool) -> None:
+    if not refused:
+        check_uri(uri)
+        return
+    with pytest.raises(ContractError) as info:
+        check_uri(uri)
+    assert "hunter2" not in str(info.value) and "ann:***@" in str(info.value)
 
 
 def test_a_run_without_a_tracker_imports_no_mlflow() -> None:

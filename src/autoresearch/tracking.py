@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Protocol
+from urllib.parse import urlsplit
 
 from autoresearch import plugins
 from autoresearch.contracts.tune import tried_values
@@ -113,6 +114,23 @@ def check_tracker(name: str) -> TrackerFactory:
     if not callable(loaded):
         raise ContractError(f"tracker {name!r} ({found.origin}) is not a factory of trackers")
     return loaded
+
+
+MSG_URI_SECRET = (
+    "--tracker-uri holds a password ({shown}): it would be recorded with the run and shown by "
+    "status; give the credentials to the tracker in its own variables (MLflow: "
+    "MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD)"
+)
+
+
+def check_uri(uri: str | None) -> None:
+    """Refuse a tracker URI that carries a password (`scheme://user:secret@host`)."""
+    if uri is None:
+        return
+    parts = urlsplit(uri)
+    if parts.password:
+        shown = uri.replace(parts.password, "***", 1)
+        raise ContractError(MSG_URI_SECRET.format(shown=shown))
 
 
 def load_tracker(name: str, config: TrackerConfig) -> Tracker:

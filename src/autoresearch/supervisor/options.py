@@ -232,6 +232,7 @@ def with_trackers(plan: LoopPlan, settings: LoopSettings) -> LoopPlan:
     """The plan with the trackers given or recorded, each known and importable (refused
     before the run is prepared or changed: `pip install 'autoresearch-loop[trackers]'`)."""
     names = tuple(dict.fromkeys(settings.trackers or ()))
+    tracking.check_uri(settings.tracker_uri)
     for name in names:
         tracking.check_tracker(name)
     return replace(plan, trackers=names, tracker_uri=settings.tracker_uri)
