@@ -97,6 +97,12 @@ def test_a_continued_run_adds_its_steps_once(repo: Repo, mission_dir: Path) -> N
     client = _store(repo)
     run = _only_run(client)  # the same MLflow run, its tracker recorded with the run
     assert [s for s, _ in _steps(client, run.info.run_id, "kept")] == [0, 1, 2, 3]
+    # `--tracker none` turns the recorded tracker off: the store gets no step 4
+    done = cli("continue", RUN_ID, "--max-iterations", "+1", "--tracker", "none",
+               cwd=repo.root, env={"FAKE_PLAN": "improve"}, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "tracker mlflow" not in done.stderr
+    assert [s for s, _ in _steps(client, run.info.run_id, "kept")] == [0, 1, 2, 3]
 
 
 def test_a_run_killed_mid_way_is_caught_up_on_resume_without_a_repeated_step(

@@ -87,6 +87,8 @@ TrackerFactory = Callable[[TrackerConfig], Tracker]
 # the built-in trackers' modules (each with a `make` factory), found without the metadata the
 # way policies.BUILT_INS are; pyproject.toml registers them as entry points too
 BUILT_INS = {"mlflow": "autoresearch.trackers.mlflow_tracker"}
+# `--tracker none`: no tracker, over the ones a run recorded (resume, continue)
+NO_TRACKER = "none"
 # what a built-in tracker's missing library is answered with
 HINT_EXTRA = "pip install 'autoresearch-loop[trackers]'"
 

@@ -310,7 +310,7 @@ lane_options = stacked(
         multiple=True,
         help="Mirror each iteration and the run's end into this experiment tracker "
         "(repeatable; built in: mlflow, pip install 'autoresearch-loop[trackers]'); "
-        "resume/continue reuse the recorded ones.",
+        "resume/continue reuse the recorded ones unless given `--tracker none`.",
     ),
     click.option(
         "--tracker-uri",

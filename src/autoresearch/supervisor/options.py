@@ -231,7 +231,8 @@ def resumed_loop(
 def with_trackers(plan: LoopPlan, settings: LoopSettings) -> LoopPlan:
     """The plan with the trackers given or recorded, each known and importable (refused
     before the run is prepared or changed: `pip install 'autoresearch-loop[trackers]'`)."""
-    names = tuple(dict.fromkeys(settings.trackers or ()))
+    given = settings.trackers or ()
+    names = () if tracking.NO_TRACKER in given else tuple(dict.fromkeys(given))
     tracking.check_uri(settings.tracker_uri)
     for name in names:
         tracking.check_tracker(name)
