@@ -103,6 +103,18 @@ def test_baseline_and_validation() -> None:
     v = validation_failure("autoresearch candidate artifact must be valid JSON")
     assert v.notes == ("validation_error:autoresearch candidate artifact must be valid JSON",)
     assert (v.decision, v.run_status) == ("error", "failed")
+    survived = validation_failure(
+        "autoresearch candidate artifact notes must be a string array", False
+    )
+    assert (survived.decision, survived.run_status, survived.stop_reason) == (
+        "error",
+        "running",
+        None,
+    )
+    assert survived.notes == (
+        "validation_error:autoresearch candidate artifact notes must be a string array",
+    )
+    assert survived.needs_git_effect  # the session's work is saved, the tree reset
     assert previous_outcome(None, None) == "none yet"
     assert previous_outcome("discard", "score did not improve") == "discard:score did not improve"
 

@@ -36,6 +36,7 @@ HEAVY = (
     "mcp",
     "pydantic",
     "matplotlib",
+    "mlflow",
 )
 
 

@@ -66,7 +66,7 @@ def test_the_core_requires_only_click_pyyaml_and_rich() -> None:
     assert {Requirement(r).name.lower() for r in project["dependencies"]} == CORE
     extras = project["optional-dependencies"]
     assert [Requirement(r).name for r in extras["report"]] == ["matplotlib"]
-    for extra in ("mcp", "ray", "worker", "report", "docs"):
+    for extra in ("mcp", "ray", "worker", "report", "docs", "trackers"):
         assert {Requirement(r).name for r in extras[extra]} <= {
             Requirement(r).name for r in extras["dev"]
         }, f"the dev extra lacks {extra}'s"

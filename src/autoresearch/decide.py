@@ -348,8 +348,12 @@ def kept_score_after(
     return last_kept_score
 
 
-def validation_failure(message: str) -> Decision:
-    """An invalid artifact fails the run; the message is the stop reason (§4)."""
+def validation_failure(message: str, fails_run: bool = True) -> Decision:
+    """An invalid artifact fails the run; the message is the stop reason (§4). One the run
+    survives (`fails_run` False: a malformed artifact under `run`, a failed session) is the
+    same `error` row and note with the run still running."""
+    if not fails_run:
+        return Decision(DecisionKind.ERROR, message, (f"validation_error:{message}",))
     return Decision(
         DecisionKind.ERROR,
         message,

@@ -40,6 +40,8 @@ PLOT_FILE = "progress.png"
 
 # Per-run folders the agent back-ends are never granted (RunPaths.scratch).
 SCRATCH_DIR = "scratch"
+# The local store of `run --tracker mlflow` (trackers/mlflow_tracker.py), one per repository.
+TRACKING_DIR = "tracking"
 # Parallel lanes (`run --lanes K`): worktrees/lanes/<run>/<k>, runs/<run>/lanes/<k>.
 LANES_DIR = "lanes"
 
@@ -80,6 +82,10 @@ class RepoPaths:
     @property
     def worktrees(self) -> Path:
         return self.state_dir / WORKTREES_DIR
+
+    @property
+    def tracking(self) -> Path:
+        return self.state_dir / TRACKING_DIR
 
     def run(self, run_id: str) -> RunPaths:
         return RunPaths(self.state_dir / RUNS_DIR / run_id)

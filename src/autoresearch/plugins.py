@@ -1,4 +1,4 @@
-"""Extension by entry point: agent back-ends and keep policies are found through
+"""Extension by entry point: agent back-ends, keep policies and trackers are found through
 `importlib.metadata` entry points, the built-in ones registered the same way in pyproject.toml.
 
 A plugin is one entry point in a group; its name is what a user writes (`--agent NAME`, a
@@ -16,6 +16,7 @@ from autoresearch.errors import ContractError
 
 AGENTS = "autoresearch.agents"
 POLICIES = "autoresearch.policies"
+TRACKERS = "autoresearch.trackers"
 
 
 @dataclass(frozen=True)

@@ -104,3 +104,12 @@ def ray_node_dir() -> Path:
     """The node folder of the Ray executor: AUTORESEARCH_RAY_DIR, else a per-user temp folder."""
     raw = os.environ.get(ENV_RAY_NODE_DIR, "").strip()
     return Path(raw) if raw else Path(tempfile.gettempdir()) / f"autoresearch-ray-{os.getuid()}"
+
+
+ENV_MLFLOW_TRACKING_URI = "MLFLOW_TRACKING_URI"
+
+
+def mlflow_tracking_uri() -> str | None:
+    """MLflow's own variable, honoured by `--tracker mlflow` when no `--tracker-uri` is given
+    (None: the repository's local store)."""
+    return os.environ.get(ENV_MLFLOW_TRACKING_URI, "").strip() or None

@@ -67,12 +67,16 @@ def test_a_session_that_takes_the_history_is_refused_and_the_branch_restored(
     repo: Repo, mission_dir: Path, action: str, message: str
 ) -> None:
     code, summary, err = run_loop(repo, f"improve,{action},noop", "--max-iterations", "3")
-    assert code != 0, err
-    assert summary["status"] == "failed"
-    prefix = message.split("{")[0]
-    assert summary["stop_reason"].startswith(prefix), summary["stop_reason"]
     entries = ledger(repo)
-    assert [e["decision"] for e in entries] == ["baseline", "keep", "error"]
+    prefix = message.split("{")[0]
+    if action == "invalid":  # a malformed artifact is a failed session: the run goes on
+        assert (code, summary["status"]) == (0, "completed"), err
+        assert [e["decision"] for e in entries] == ["baseline", "keep", "error", "noop"]
+        assert entries[2]["decision_reason"].startswith(prefix)
+    else:  # one that disagrees with git may be tampering: the run ends
+        assert (code, summary["status"]) == (1, "failed"), err
+        assert summary["stop_reason"].startswith(prefix), summary["stop_reason"]
+        assert [e["decision"] for e in entries] == ["baseline", "keep", "error"]
     kept = entries[1]["candidate_commit"]
     assert summary["last_kept_commit"] == kept
     assert_branch_owned(repo, kept)

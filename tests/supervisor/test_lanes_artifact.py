@@ -73,8 +73,10 @@ def test_an_artifact_without_its_base_fails_a_lane_as_it_fails_the_single_loop(
     repo: Repo,
 ) -> None:
     _mission(repo)
-    single = _run(repo, "T1", "0:nobase:0", "--max-iterations", "1")
-    lanes = _run(repo, "T2", "1:nobase:0", "--lanes", "1", "--max-iterations", "1")
+    # a malformed artifact is a failed session (issue 38): a limit of one ends the run on it
+    limits = ("--max-iterations", "1", "--max-agent-failures", "1")
+    single = _run(repo, "T1", "0:nobase:0", *limits)
+    lanes = _run(repo, "T2", "1:nobase:0", "--lanes", "1", *limits)
     for status in (single, lanes):
         assert (status["status"], status["stop_reason"]) == ("failed", MSG_BASE_REQUIRED)
         assert status["iterations"][-1]["decision"] == "error"

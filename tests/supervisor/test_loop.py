@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from autoresearch.agents.base import AgentResult, Usage
+from autoresearch.contracts.candidate import MSG_NOTES
 from autoresearch.states import DecisionKind
 from autoresearch.supervisor.loop import (
     Action,
@@ -64,6 +65,11 @@ def state(**kw: object) -> LoopState:
                 "agent exited with code 2")),
         ({"iteration": 3, "agent_failures": 2}, LoopLimits(max_iterations=3),
          Action("finish", "completed", "max iterations reached (3)")),
+        # the latest failure a malformed artifact (issue 38): its message ends the run (§4)
+        ({"agent_failures": 3, "last_failure": MSG_NOTES, "failure_stop": MSG_NOTES},
+         LoopLimits(),
+         Action("finish", "failed", MSG_NOTES, "repeated agent failure limit reached (3)")),
+        ({"agent_failures": 2, "failure_stop": MSG_NOTES}, LoopLimits(), Action("launch")),
     ],
 )  # fmt: skip
 def test_next_action(kw: dict, limits: LoopLimits, expected: Action) -> None:

@@ -180,8 +180,8 @@ VALIDATION_CASES = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(("change", "message"), VALIDATION_CASES)
-def test_validation_errors_fail_the_run(run: RunHandle, change: object, message: str) -> None:
+def write_changed_artifact(run: RunHandle, change: object, message: str) -> str:
+    """candidate.json as VALIDATION_CASES' `change` makes it; the message it should give."""
     kept = head(run)
     parent = git(run.worktree, "rev-parse", "HEAD~1")
     if change == "missing":
@@ -199,7 +199,12 @@ def test_validation_errors_fail_the_run(run: RunHandle, change: object, message:
         }
         data.update(change)  # type: ignore[arg-type]
         write_artifact(run.paths.candidate, data)
-    expected = message.format(candidate=run.paths.candidate, parent=parent, kept=kept)
+    return message.format(candidate=run.paths.candidate, parent=parent, kept=kept)
+
+
+@pytest.mark.parametrize(("change", "message"), VALIDATION_CASES)
+def test_validation_errors_fail_the_run(run: RunHandle, change: object, message: str) -> None:
+    expected = write_changed_artifact(run, change, message)
     result = step(run)
     assert (result.decision, result.run_status, result.stop_reason) == ("error", "failed", expected)
     entry = ledger(run)[-1]
@@ -209,6 +214,30 @@ def test_validation_errors_fail_the_run(run: RunHandle, change: object, message:
         assert entry["description"] == "candidate validation failed"
     row = (run.worktree / "results.tsv").read_text().splitlines()[-1]
     assert row.split("\t")[4] == "error"
+
+
+# what the artifact alone gets wrong (issue 38); the others disagree with git
+GIT_MESSAGES = {m for _, m in VALIDATION_CASES if m.startswith("candidate")} - {
+    "candidate status requires a non-null candidate_commit"
+}
+
+
+@pytest.mark.parametrize(("change", "message"), VALIDATION_CASES)
+def test_under_run_a_malformed_artifact_is_a_failed_session_not_the_end(
+    run: RunHandle, change: object, message: str
+) -> None:
+    """The driver's step (`shape_fails_run=False`): the same row and note, the run still
+    running; an artifact that disagrees with git (possibly tampering) still fails the run."""
+    expected = write_changed_artifact(run, change, message)
+    result = step(run, shape_fails_run=False)
+    assert (result.decision, result.decision_reason) == ("error", expected)
+    assert f"validation_error:{expected}" in ledger(run)[-1]["notes"]
+    if message not in GIT_MESSAGES:
+        assert (result.run_status, result.stop_reason) == ("running", None)
+        assert result.invalid_artifact == expected
+    else:
+        assert (result.run_status, result.stop_reason) == ("failed", expected)
+        assert result.invalid_artifact is None
 
 
 def test_allowed_runtime_dirt_versus_blocking_dirt(run: RunHandle) -> None:

@@ -253,7 +253,8 @@ def limit_options(resumed: bool) -> Callable[[F], F]:
             "--max-agent-failures",
             click.IntRange(min=0),
             ("Stop" if resumed else "Fail the run")
-            + f" after N failed sessions in a row that produced nothing (0: never{recorded}).",
+            + " after N failed sessions in a row that produced nothing, a malformed"
+            + f" candidate.json included (0: never{recorded}).",
         ),
         limit(
             "--agent-timeout",
@@ -317,6 +318,19 @@ lane_options = stacked(
         "`autoresearch continue`).",
     ),
     click.option(
+        "--tracker",
+        "trackers",
+        multiple=True,
+        help="Mirror each iteration and the run's end into this experiment tracker "
+        "(repeatable; built in: mlflow, pip install '.[trackers]' in a clone of autoresearch); "
+        "resume/continue reuse the recorded ones unless given `--tracker none`.",
+    ),
+    click.option(
+        "--tracker-uri",
+        help="The tracker's store (default: MLFLOW_TRACKING_URI, else SQLite in "
+        ".autoresearch/tracking/).",
+    ),
+    click.option(
         "--budget-usd",
         type=click.FloatRange(min=0, min_open=True),
         help="Stop once the agents' reported cost reaches this (all lanes).",
@@ -350,24 +364,30 @@ def loop_settings(options: Mapping[str, Any], max_iterations: int | None) -> Loo
     """What the loop options of `run`, `resume` or `continue` gave (None: not given)."""
     from autoresearch.contracts.loop import LoopSettings
 
-    return LoopSettings(
-        agent=options.get("agent_spec"),
-        model=options.get("model"),
-        agent_args=tuple(options.get("agent_args") or ()) or None,
-        max_turns=options.get("max_turns"),
-        seed=options.get("seed"),
-        max_iterations=max_iterations,
-        max_noops=options.get("max_noops"),
-        max_agent_failures=options.get("max_agent_failures"),
-        agent_timeout=options.get("agent_timeout"),
-        budget_usd=options.get("budget_usd"),
-        budget_tokens=options.get("budget_tokens"),
-        budget_hours=options.get("budget_hours"),
-        lanes=options.get("lanes"),
-        executor=options.get("executor"),
-        address=options.get("address"),
-        sandbox=options.get("sandbox"),
-        certify=options.get("certify"),
-        plateau=options.get("plateau"),
-        on_plateau=options.get("on_plateau"),
+    return (
+        LoopSettings(
+            agent=options.get("agent_spec"),
+            model=options.get("model"),
+            agent_args=tuple(options.get("agent_args") or ()) or None,
+            max_turns=options.get("max_turns"),
+            seed=options.get("seed"),
+            max_iterations=max_iterations,
+            max_noops=options.get("max_noops"),
+            max_agent_failures=options.get("max_agent_failures"),
+            agent_timeout=options.get("agent_timeout"),
+            budget_usd=options.get("budget_usd"),
+            budget_tokens=options.get("budget_tokens"),
+            budget_hours=options.get("budget_hours"),
+            lanes=options.get("lanes"),
+            executor=options.get("executor"),
+            address=options.get("address"),
+            sandbox=options.get("sandbox"),
+            certify=options.get("certify"),
+            plateau=options.get("plateau"),
+            on_plateau=options.get("on_plateau"),
+        ),
+    )
+    click.option(
+        trackers=tuple(options.get("trackers") or ()) or None,
+        tracker_uri=options.get("tracker_uri"),
     )

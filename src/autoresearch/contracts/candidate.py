@@ -48,6 +48,12 @@ class ArtifactError(ValueError):
     """A candidate artifact failed validation; the message is the contract string."""
 
 
+class ArtifactShapeError(ArtifactError):
+    """The artifact alone is malformed (missing, unreadable, a field of the wrong shape): what
+    the session wrote is unusable, yet the repository agrees with the run. Under `run` that is
+    a failed session (supervisor/step.py); an artifact that disagrees with git is not one."""
+
+
 @dataclass(frozen=True)
 class CandidateArtifact:
     """A schema-valid artifact (refs not yet checked against git)."""
@@ -77,29 +83,29 @@ def parse_artifact(text: str) -> CandidateArtifact:
     except JsonInputError as exc:
         detail = str(exc)
         message = MSG_NOT_JSON if detail == "not valid JSON" else f"{MSG_NOT_JSON}: {detail}"
-        raise ArtifactError(message) from exc
+        raise ArtifactShapeError(message) from exc
     if not isinstance(data, dict):
-        raise ArtifactError(MSG_NOT_OBJECT)
+        raise ArtifactShapeError(MSG_NOT_OBJECT)
     if data.get("status") not in STATUSES:
-        raise ArtifactError(MSG_STATUS)
+        raise ArtifactShapeError(MSG_STATUS)
     status = ArtifactStatus(data["status"])
     commit = data.get("candidate_commit", ...)
     if commit is not None and not isinstance(commit, str):
-        raise ArtifactError(MSG_COMMIT_TYPE)
+        raise ArtifactShapeError(MSG_COMMIT_TYPE)
     base = data.get("base_commit")
     if not isinstance(base, str) or not base.strip():
-        raise ArtifactError(MSG_BASE_REQUIRED)
+        raise ArtifactShapeError(MSG_BASE_REQUIRED)
     description = data.get("description")
     if not isinstance(description, str):
-        raise ArtifactError(MSG_DESCRIPTION)
+        raise ArtifactShapeError(MSG_DESCRIPTION)
     if len(description) > MAX_DESCRIPTION_CHARS:
-        raise ArtifactError(MSG_DESCRIPTION_LONG)
+        raise ArtifactShapeError(MSG_DESCRIPTION_LONG)
     notes = data.get("notes")
     if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
-        raise ArtifactError(MSG_NOTES)
+        raise ArtifactShapeError(MSG_NOTES)
     created_at = data.get("created_at")
     if not isinstance(created_at, str) or not created_at.strip():
-        raise ArtifactError(MSG_CREATED_AT)
+        raise ArtifactShapeError(MSG_CREATED_AT)
     return CandidateArtifact(status, commit, base, description, tuple(notes), created_at)
 
 

@@ -16,9 +16,11 @@ from typing import Any
 # the agent's own options: a different agent does not inherit them (supervisor.md §9)
 AGENT_OPTION_FIELDS = ("model", "agent_args", "max_turns", "seed")
 _PLACEMENT = ("executor", "address")
+_LISTS = ("agent_args", "trackers")  # tuples here, lists in the JSON
 # stored only once set: a run recorded before them reads back, and writes back, the same
 _OMITTED_UNSET = (
-    "counts_from", "sandbox", "certify", "plateau", "on_plateau", "plateau_from", "paused"
+    "counts_from", "sandbox", "certify", "plateau", "on_plateau", "plateau_from", "paused",
+    "trackers", "tracker_uri",
 )  # fmt: skip
 
 
@@ -50,6 +52,8 @@ class LoopSettings:
     # the plateau's state (supervisor/plateau.py), kept with the loop so a resume keeps it:
     plateau_from: int | None = None  # the iteration the plateau counts from after `explore`
     paused: str | None = None  # the notice of a run paused on a plateau (`ask`)
+    trackers: tuple[str, ...] | None = None  # `--tracker NAME`s (tracking.py); None: none
+    tracker_uri: str | None = None  # `--tracker-uri`; None: the tracker's default store
     extra: dict[str, Any] = field(default_factory=dict)
 
     def over(self, given: LoopSettings) -> LoopSettings:
@@ -73,14 +77,15 @@ class LoopSettings:
                 continue
             if f.name in _PLACEMENT and self.executor is None:
                 continue  # a loop recorded before (or without) a placement
-            data[f.name] = list(value or ()) if f.name == "agent_args" else value
+            data[f.name] = list(value or ()) if f.name in _LISTS else value
         return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> LoopSettings:
         names = {f.name for f in fields(cls)} - {"extra"}
         known: dict[str, Any] = {k: v for k, v in data.items() if k in names}
-        if "agent_args" in known:
-            known["agent_args"] = tuple(known["agent_args"] or ())
+        for name in _LISTS:
+            if name in known:
+                known[name] = tuple(known[name] or ())
         extra = {k: v for k, v in data.items() if k not in names}
         return cls(**known, extra=extra)

@@ -80,6 +80,13 @@ class StoredEvaluation:
         value = self.data.get("log_file")
         return str(value) if value is not None else None
 
+    @property
+    def metrics(self) -> dict[str, float]:
+        """The evaluator's named numbers (METRIC lines, a JSON verdict's `metrics`)."""
+        found = self.data.get("metrics")
+        items = found.items() if isinstance(found, Mapping) else ()
+        return {str(k): float(v) for k, v in items if _number(v) is not None}
+
 
 def _number(value: Any) -> float | None:
     return value if isinstance(value, int | float) and not isinstance(value, bool) else None

@@ -50,6 +50,7 @@ from autoresearch.supervisor.options import (
 )
 from autoresearch.supervisor.prepare import mission_notes, prepare
 from autoresearch.supervisor.summary import LoopSummary
+from autoresearch.supervisor.tracked import end_tracking, tracked_progress
 
 MSG_PENDING_ARTIFACT = "candidate.json holds an unprocessed session artifact"
 
@@ -285,7 +286,10 @@ def drive(
     the signal policy ends."""
     config, limits = plan.config, plan.limits
     refuse_without_comparable_baseline(h)  # before the header: no session will start
-    progress = door.progress(h.run.direction, lifecycle.baseline_and_best(h))
+    progress, trackers = tracked_progress(
+        h, plan.trackers, plan.tracker_uri, config.spec,
+        door.progress(h.run.direction, lifecycle.baseline_and_best(h)), door.note,
+    )  # fmt: skip
     progress.header(h.run_id, config.spec, h.run.worktree_path, limits.lanes)
     stop = StopSignal()
     moment = StopMoment.LOOP
@@ -313,6 +317,7 @@ def drive(
                 owned.shutdown()
         moment = StopMoment.FINISHING
         certified = _certify_at_end(h, door, stop) if _certifies(h, plan, outcome, stop) else None
+        end_tracking(h, trackers)
         summary = lifecycle.run_summary(h, outcome.sessions, outcome.interrupted)
         door.report(h.repo.repo_root, h.run_id)
         data = manifest(h.journal, h.run, h.repo) if with_manifest else None

@@ -298,13 +298,14 @@ class Lanes:
         self.observer.note(MSG_PROCESSING_PENDING)
         self.observer.evaluation_started(h.run.iteration + 1)
         try:
-            result = step(h, should_cancel=self.signal_set)
+            result = step(h, should_cancel=self.signal_set, shape_fails_run=False)
         except RunInterrupted as exc:
             self.observer.note(str(exc))
             return False
         finally:
             self._drop_ahead()
         self.observer.step_recorded(result, None)
+        self.tally.pending_judged(result)
         return True
 
     def _retire(self, lane: Lane) -> None:
@@ -800,7 +801,7 @@ class Lanes:
         try:
             result = step(
                 lh, extra_notes=pending.notes, agent=pending.agent, should_cancel=cancel,
-                first=first, forced=forced,
+                first=first, forced=forced, shape_fails_run=False,
             )  # fmt: skip
         except RunInterrupted as exc:
             self.observer.note(f"lane {lane.number}: {exc}")
@@ -848,7 +849,7 @@ class Lanes:
         lane.at = result.last_kept_commit if result.run_status == RunStatus.RUNNING else None
         lane.state, lane.pending, lane.detail = LaneState.IDLE, None, None
         if pending.result is not None:
-            self.tally.session_judged(pending.result, result.decision, pending.wrote)
+            self.tally.session_judged(pending.result, result, pending.wrote)
 
     # --- readings through the executor ------------------------------------------------------
 

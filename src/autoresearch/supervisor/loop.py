@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Protocol
 
@@ -90,6 +90,9 @@ class LoopState:
     last_failure: str | None = None  # why the latest failed session failed (the stop note)
     budget_stop: str | None = None  # `budget exhausted (<which>)` once a budget is spent
     search_stop: str | None = None  # the search strategy's reason to end the run (a plateau)
+    # the failure limit's stop reason when the latest failure was a malformed artifact: its
+    # validation message (§4's stop reason); None: `repeated agent failure limit reached (<n>)`
+    failure_stop: str | None = None
 
 
 class ActionKind(StrEnum):
@@ -123,8 +126,10 @@ def next_action(state: LoopState, limits: LoopLimits) -> Action:
     # first, so that a broken agent ends the run as failed instead of looking like an agent
     # without ideas, or like a run that completed its iterations (exit 0)
     if limits.max_agent_failures > 0 and state.agent_failures >= limits.max_agent_failures:
-        reason = stop_agent_failures(limits.max_agent_failures)
-        return Action(ActionKind.FINISH, RunStatus.FAILED, reason, state.last_failure)
+        limit = stop_agent_failures(limits.max_agent_failures)
+        if state.failure_stop:  # the artifact's message is the reason, the limit the note
+            return Action(ActionKind.FINISH, RunStatus.FAILED, state.failure_stop, limit)
+        return Action(ActionKind.FINISH, RunStatus.FAILED, limit, state.last_failure)
     if limits.max_iterations is not None and state.iteration >= limits.max_iterations:
         return Action(
             ActionKind.FINISH, RunStatus.COMPLETED, stop_max_iterations(limits.max_iterations)
@@ -197,16 +202,26 @@ class _CancelPoll:
 @dataclass
 class Tally:
     """What the driver counts itself, for this process only: the sessions it saw end, the
-    failed sessions in a row and the latest failure (the failure limit's count and note)."""
+    failed sessions in a row and the latest failure (the failure limit's count and note; a
+    malformed artifact's message is the limit's stop reason, `invalid`)."""
 
     sessions: int = 0
     failures: int = 0
     last_failure: str | None = None
+    invalid: str | None = None
 
-    def session_judged(self, result: AgentResult, decision: DecisionKind, wrote: bool) -> None:
-        failure = session_failure(result, decision, wrote)
+    def session_judged(self, result: AgentResult, step: StepResult, wrote: bool) -> None:
+        failure = step.invalid_artifact or session_failure(result, step.decision, wrote)
         self.failures = self.failures + 1 if failure else 0
         self.last_failure = failure or self.last_failure
+        self.invalid = step.invalid_artifact if failure else None
+
+    def pending_judged(self, step: StepResult) -> None:
+        """An artifact a previous driver's session left: a malformed one is a failed session
+        too (a valid one leaves the count as it was: no session of this driver made it)."""
+        if step.invalid_artifact:
+            self.failures += 1
+            self.last_failure = self.invalid = step.invalid_artifact
 
 
 class Layout(Protocol):
@@ -322,7 +337,10 @@ class Driver:
         tally, in_flight = self.tally, self.layout.in_flight()
         pending = self.layout.pending_artifact()
         search = self.strategy.stop(self._view()) or self.plateau.stop()
-        state = loop_state(self.h, self.limits, tally.failures, tally.last_failure, pending, search)
+        state = replace(
+            loop_state(self.h, self.limits, tally.failures, tally.last_failure, pending, search),
+            failure_stop=tally.invalid,
+        )
         action = next_action(state, self.limits)
         if action.kind == ActionKind.PROCESS_PENDING:
             return True
@@ -404,11 +422,12 @@ class SingleLane:
         self.observer.note(MSG_PROCESSING_PENDING)
         self.observer.evaluation_started(h.run.iteration + 1)
         try:
-            result = step(h, should_cancel=cancel.by_signal)
+            result = step(h, should_cancel=cancel.by_signal, shape_fails_run=False)
         except RunInterrupted as exc:
             self.observer.note(str(exc))  # a signal ends the next turn; a stop finalizes
             return
         self.observer.step_recorded(result, None)
+        self.tally.pending_judged(result)
         self.reset_by_step = False
 
     def launch(self, lane: int, start: Start) -> None:
@@ -422,7 +441,7 @@ class SingleLane:
         self.tally.sessions += 1
         self.observer.step_recorded(result, agent_result)
         self.reset_by_step = result.decision in REJECTS_CANDIDATE
-        self.tally.session_judged(agent_result, result.decision, wrote)
+        self.tally.session_judged(agent_result, result, wrote)
 
     def in_flight(self) -> int:
         return 0
@@ -579,7 +598,9 @@ def _session(
     # candidate is judged and the branch never ends on an unevaluated commit.
     observer.evaluation_started(iteration)
     recorded = session_record(result, wrote)
-    outcome = step(h, extra_notes=notes, agent=recorded, should_cancel=cancel.by_signal)
+    outcome = step(
+        h, extra_notes=notes, agent=recorded, should_cancel=cancel.by_signal, shape_fails_run=False
+    )
     return outcome, result, wrote
 
 

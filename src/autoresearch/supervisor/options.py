@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from autoresearch import tracking
 from autoresearch.agents import AgentConfig, backend, is_command, require_installed, validate_spec
 from autoresearch.confine import DEFAULT_MODE, choose, machine_support, sandbox_mode
 from autoresearch.contracts.loop import LoopSettings
@@ -49,6 +50,8 @@ class LoopPlan:
     sandbox: str | None = None  # `--sandbox` given or recorded (None: sandbox.md's, else default)
     sandbox_note: str | None = None  # the one warning of an `auto` that runs without one
     certify: bool = True  # certify the result when the loop ends (`--no-certify`: False)
+    trackers: tuple[str, ...] = ()  # mirrored into these (`--tracker NAME`, tracking.py)
+    tracker_uri: str | None = None
 
     def record(self, earlier: LoopSettings | None = None) -> LoopSettings:
         """The `loop` a run records (over what it recorded before: its count and the keys this
@@ -57,6 +60,8 @@ class LoopPlan:
             settings_of(self.config, self.limits, self.where),
             sandbox=self.sandbox,
             certify=None if self.certify else False,  # recorded only when turned off
+            trackers=self.trackers or None,
+            tracker_uri=self.tracker_uri,
         )
         if earlier is None:
             return new
@@ -204,9 +209,10 @@ def new_loop(given: LoopSettings, mission_dir: Path) -> LoopPlan:
     where = where_from(given.executor, given.address)
     check_executor(where)
     note = check_sandbox(given.sandbox, mission_sandbox(mission_dir))
-    return LoopPlan(
+    plan = LoopPlan(
         config, limits_from(given), where, given.sandbox, note, given.certify is not False
     )
+    return with_trackers(plan, given)
 
 
 def continuation(
@@ -236,6 +242,18 @@ def resumed_loop(
         replace(given, agent=spec, executor=None, address=None)
     )
     note = check_sandbox(loop.sandbox, mission)
-    return LoopPlan(
+    plan = LoopPlan(
         agent_config(loop), limits_from(loop), where, loop.sandbox, note, loop.certify is not False
     )
+    return with_trackers(plan, loop)
+
+
+def with_trackers(plan: LoopPlan, settings: LoopSettings) -> LoopPlan:
+    """The plan with the trackers given or recorded, each known and importable (refused
+    before the run is prepared or changed: `pip install '.[trackers]'` in a clone)."""
+    given = settings.trackers or ()
+    names = () if tracking.NO_TRACKER in given else tuple(dict.fromkeys(given))
+    tracking.check_uri(settings.tracker_uri)
+    for name in names:
+        tracking.check_tracker(name)
+    return replace(plan, trackers=names, tracker_uri=settings.tracker_uri)

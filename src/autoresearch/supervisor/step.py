@@ -13,7 +13,7 @@ from typing import Any
 from autoresearch import failpoints, git, policies
 from autoresearch.contracts import candidate as cand
 from autoresearch.contracts.agent_record import AgentRecord
-from autoresearch.contracts.candidate import ArtifactError, CandidateArtifact
+from autoresearch.contracts.candidate import ArtifactError, ArtifactShapeError, CandidateArtifact
 from autoresearch.contracts.json_input import load_json
 from autoresearch.decide import (
     Decision,
@@ -60,6 +60,9 @@ class StepResult:
     # the measured commit's estimate as of this decision, and the kept commit's (estimates)
     estimate: Interval | None = None
     last_kept_interval: Interval | None = None
+    # the message of a malformed artifact the run survived (a failed session: `step`'s
+    # `shape_fails_run` False), which the loop counts toward its failure limit
+    invalid_artifact: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -124,11 +127,14 @@ def step(
     should_cancel: Callable[[], bool] | None = None,
     first: EvaluationRecord | None = None,
     forced: Decision | None = None,
+    shape_fails_run: bool = True,
 ) -> StepResult:
     """Process candidate.json once for a running, prepared run.
 
     A lane (supervisor/lanes.py) may bring the candidate's `first` reading, taken before the
-    iteration was numbered, or a decision `forced` without evaluation (a replay conflict)."""
+    iteration was numbered, or a decision `forced` without evaluation (a replay conflict).
+    `shape_fails_run` False (the driver of `run`): a malformed artifact is a failed session,
+    recorded as §4 says with the run left running; one that disagrees with git still fails it."""
     if h.run.status != RunStatus.RUNNING:
         raise RefusedError(msg_terminal(h.run_id, h.run.status))
     if h.run.phase != Phase.READY:
@@ -148,14 +154,17 @@ def step(
     }
     try:
         if read.refused is not None:
-            raise ArtifactError(read.refused)
+            raise ArtifactShapeError(read.refused)
         if forced is not None:  # judged without its commits: only the schema is checked
             artifact = cand.parse_artifact((raw or b"").decode("utf-8", "replace"))
         else:
             artifact = _validate(h, raw)
     except ArtifactError as exc:
+        survived = not shape_fails_run and isinstance(exc, ArtifactShapeError)
         it = _invalid_iteration(h, raw, base)
-        result = _record(h, it, validation_failure(str(exc)), None, KEEPS_RUN, sha)
+        failure = validation_failure(str(exc), fails_run=not survived)
+        result = _record(h, it, failure, None, KEEPS_RUN, sha)
+        result = replace(result, invalid_artifact=str(exc) if survived else None)
     else:
         it = record.new_iteration(
             h,
@@ -181,7 +190,7 @@ def step(
 def _validate(h: RunHandle, raw: bytes | None) -> CandidateArtifact:
     """Schema checks, then the git integrity checks of §4, in the contract's order."""
     if raw is None:
-        raise ArtifactError(cand.MSG_MISSING.format(path=h.paths.candidate))
+        raise ArtifactShapeError(cand.MSG_MISSING.format(path=h.paths.candidate))
     artifact = cand.parse_artifact(raw.decode("utf-8", "replace"))
     names = [artifact.base_commit, artifact.candidate_commit or "", "HEAD"]
     base_sha, commit_sha, head_sha = git.resolve_commits(h.worktree, names)
@@ -193,7 +202,7 @@ def _validate(h: RunHandle, raw: bytes | None) -> CandidateArtifact:
     if artifact.status != ArtifactStatus.CANDIDATE:
         return artifact
     if artifact.candidate_commit is None:
-        raise ArtifactError(cand.MSG_COMMIT_REQUIRED)
+        raise ArtifactShapeError(cand.MSG_COMMIT_REQUIRED)
     if commit_sha is None:
         raise ArtifactError(cand.MSG_COMMIT_UNRESOLVED.format(raw=artifact.candidate_commit))
     if commit_sha != head_sha:
