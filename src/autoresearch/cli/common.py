@@ -364,30 +364,26 @@ def loop_settings(options: Mapping[str, Any], max_iterations: int | None) -> Loo
     """What the loop options of `run`, `resume` or `continue` gave (None: not given)."""
     from autoresearch.contracts.loop import LoopSettings
 
-    return (
-        LoopSettings(
-            agent=options.get("agent_spec"),
-            model=options.get("model"),
-            agent_args=tuple(options.get("agent_args") or ()) or None,
-            max_turns=options.get("max_turns"),
-            seed=options.get("seed"),
-            max_iterations=max_iterations,
-            max_noops=options.get("max_noops"),
-            max_agent_failures=options.get("max_agent_failures"),
-            agent_timeout=options.get("agent_timeout"),
-            budget_usd=options.get("budget_usd"),
-            budget_tokens=options.get("budget_tokens"),
-            budget_hours=options.get("budget_hours"),
-            lanes=options.get("lanes"),
-            executor=options.get("executor"),
-            address=options.get("address"),
-            sandbox=options.get("sandbox"),
-            certify=options.get("certify"),
-            plateau=options.get("plateau"),
-            on_plateau=options.get("on_plateau"),
-        ),
-    )
-    click.option(
+    return LoopSettings(
+        agent=options.get("agent_spec"),
+        model=options.get("model"),
+        agent_args=tuple(options.get("agent_args") or ()) or None,
+        max_turns=options.get("max_turns"),
+        seed=options.get("seed"),
+        max_iterations=max_iterations,
+        max_noops=options.get("max_noops"),
+        max_agent_failures=options.get("max_agent_failures"),
+        agent_timeout=options.get("agent_timeout"),
+        budget_usd=options.get("budget_usd"),
+        budget_tokens=options.get("budget_tokens"),
+        budget_hours=options.get("budget_hours"),
+        lanes=options.get("lanes"),
+        executor=options.get("executor"),
+        address=options.get("address"),
+        sandbox=options.get("sandbox"),
+        certify=options.get("certify"),
+        plateau=options.get("plateau"),
+        on_plateau=options.get("on_plateau"),
         trackers=tuple(options.get("trackers") or ()) or None,
         tracker_uri=options.get("tracker_uri"),
     )
