@@ -17,7 +17,7 @@ from typing import Any
 AGENT_OPTION_FIELDS = ("model", "agent_args", "max_turns", "seed")
 _PLACEMENT = ("executor", "address")
 # stored only once set: a run recorded before them reads back, and writes back, the same
-_OMITTED_UNSET = ("counts_from", "sandbox", "certify")
+_OMITTED_UNSET = ("counts_from", "sandbox", "certify", "strategy", "archive_size")
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,8 @@ class LoopSettings:
     counts_from: int | None = None  # the iteration a continued run's limits count from
     sandbox: str | None = None  # `--sandbox`; None: sandbox.md's, else confine.DEFAULT_MODE
     certify: bool | None = None  # `--no-certify`: False; None: certify at the end (default)
+    strategy: str | None = None  # `--strategy` (else sandbox.md's search.strategy, else greedy)
+    archive_size: int | None = None  # `--archive-size` (the frontier's)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def over(self, given: LoopSettings) -> LoopSettings:

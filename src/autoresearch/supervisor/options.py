@@ -18,7 +18,9 @@ from autoresearch.decide import DEFAULT_MAX_AGENT_FAILURES, DEFAULT_MAX_NOOPS, I
 from autoresearch.errors import ContractError
 from autoresearch.journal.runs import RunRecord
 from autoresearch.states import ExecutorKind
+from autoresearch.supervisor.archive import DEFAULT_ARCHIVE_SIZE
 from autoresearch.supervisor.loop import LoopLimits
+from autoresearch.supervisor.strategy import DEFAULT_STRATEGY, strategy_named
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,8 @@ def limits_from(values: LoopSettings) -> LoopLimits:
         budget_tokens=values.budget_tokens,
         budget_hours=values.budget_hours,
         lanes=int(values.lanes or 0),
+        strategy=values.strategy or DEFAULT_STRATEGY,
+        archive_size=values.archive_size or DEFAULT_ARCHIVE_SIZE,
     )
 
 
@@ -111,6 +115,9 @@ def settings_of(
         budget_tokens=limits.budget_tokens,
         budget_hours=limits.budget_hours,
         lanes=limits.lanes,
+        # recorded only when not greedy: a greedy run's loop keeps the shape it always had
+        strategy=None if limits.strategy == DEFAULT_STRATEGY else limits.strategy,
+        archive_size=None if limits.strategy == DEFAULT_STRATEGY else limits.archive_size,
         executor=str(where.executor) if where is not None else None,  # the JSON keeps the string
         address=where.address if where is not None else None,
     )
@@ -184,9 +191,32 @@ def new_loop(given: LoopSettings, mission_dir: Path) -> LoopPlan:
     where = where_from(given.executor, given.address)
     check_executor(where)
     note = check_sandbox(given.sandbox, mission_sandbox(mission_dir))
-    return LoopPlan(
-        config, limits_from(given), where, given.sandbox, note, given.certify is not False
+    limits = limits_from(with_mission_search(given, mission_dir))
+    check_search(limits)
+    return LoopPlan(config, limits, where, given.sandbox, note, given.certify is not False)
+
+
+def with_mission_search(given: LoopSettings, mission_dir: Path) -> LoopSettings:
+    """sandbox.md's `search.strategy` and `search.archive_size` below the flags."""
+    from autoresearch.mission import load_mission
+
+    spec = load_mission(mission_dir).sandbox
+    return replace(
+        given,
+        strategy=given.strategy or spec.strategy,
+        archive_size=given.archive_size or spec.archive_size,
     )
+
+
+def check_search(limits: LoopLimits) -> None:
+    """Refuse an unknown strategy, and the frontier with lanes (not yet), in one line."""
+    strategy_named(limits.strategy)
+    if limits.strategy != DEFAULT_STRATEGY and limits.lanes:
+        raise ContractError(msg_lanes_strategy(limits.strategy))
+
+
+def msg_lanes_strategy(name: str) -> str:
+    return f"--strategy {name} does not run with --lanes yet: drop one of them"
 
 
 def continuation(
@@ -216,6 +246,8 @@ def resumed_loop(
         replace(given, agent=spec, executor=None, address=None)
     )
     note = check_sandbox(loop.sandbox, mission)
+    limits = limits_from(loop)
+    check_search(limits)
     return LoopPlan(
-        agent_config(loop), limits_from(loop), where, loop.sandbox, note, loop.certify is not False
+        agent_config(loop), limits, where, loop.sandbox, note, loop.certify is not False
     )

@@ -1,0 +1,77 @@
+"""The frontier strategy (issue 33): an archive of elites, each session started from one of
+them and judged against it, on real git repositories with a scripted `cmd:` agent."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from autoresearch.agents import AgentConfig, make_agent
+from autoresearch.journal import runs, search
+from autoresearch.states import DecisionKind, RunStatus
+from autoresearch.supervisor import frontier, refs
+from autoresearch.supervisor.handle import RunHandle
+from autoresearch.supervisor.loop import LoopLimits, StopSignal, run_loop
+from autoresearch.supervisor.prepare import prepare
+from helpers import git, make_repo
+
+AGENT = f"cmd:{sys.executable} {Path(__file__).parent / 'fakes/frontier_agent.py'}"
+# from the baseline (1): first +5 (6, the best), then +2 (3: better than its parent, worse
+# than the best); from 6 and from 3 every try is worse
+RULE = {"1": [5, 2], "6": [-1], "3": [-1]}
+
+
+class _Quiet:
+    def session_started(self, iteration: int, lane: int = 0) -> None: ...
+    def evaluation_started(self, iteration: int, lane: int = 0) -> None: ...
+    def step_recorded(self, result: object, agent: object, lane: int = 0) -> None: ...
+    def note(self, message: str) -> None: ...
+
+
+def agent_env(monkeypatch: pytest.MonkeyPatch, tmp: Path, rule: dict[str, list[float]]) -> Path:
+    log = tmp / "sessions.log"
+    monkeypatch.setenv("FRONTIER_RULE", json.dumps(rule))
+    monkeypatch.setenv("FRONTIER_STATE", str(tmp / "visits.json"))
+    monkeypatch.setenv("FRONTIER_LOG", str(log))
+    return log
+
+
+def value_at(h: RunHandle, commit: str) -> str:
+    return git(h.worktree, "show", f"{commit}:value.txt")
+
+
+def test_sessions_start_from_several_elites_and_a_lesser_child_enters_the_archive(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = agent_env(monkeypatch, tmp_path, RULE)
+    mission = make_repo(tmp_path / "repo").mission()
+    limits = LoopLimits(max_iterations=12, strategy="frontier", archive_size=4)
+    with prepare(mission, run_tag="T1") as h:
+        baseline = h.run.baseline_commit or ""
+        outcome = run_loop(h, make_agent(AgentConfig(AGENT)), limits, _Quiet(), StopSignal())
+        its = runs.all_iterations(h.journal, h.run_id)
+        archive = frontier.archive_of(h)
+        parents = search.parents(h.journal, h.run_id)
+        branch_head = git(h.worktree, "rev-parse", h.branch_name)
+        best = h.run.last_kept_commit or ""
+        values = [value_at(h, e.commit) for e in archive]
+        elite_refs = git(h.worktree, "for-each-ref", "--format=%(refname)", refs.prefix(h.run_id))
+    assert outcome.status == RunStatus.COMPLETED
+    assert values == ["6", "3", "1"]  # best first: the lesser child is in, beside its parent
+    assert branch_head == best == archive[0].commit  # the branch did not move to it
+    lesser = next(it for it in its if it.candidate_commit == archive[1].commit)
+    assert lesser.decision == DecisionKind.KEEP and lesser.base_commit == baseline
+    # every session's parent is in the journal, and is the base its candidate was built on
+    assert set(parents) == set(range(1, 13))
+    started = {int(line.split()[0]): line.split()[2] for line in log.read_text().splitlines()}
+    assert started == parents
+    assert len(set(parents.values())) == 3  # sessions started from every elite
+    for it in its[1:]:
+        if it.base_commit:
+            assert it.base_commit == parents[it.iteration]
+    assert {f"{refs.prefix(h.run_id)}elite/{e.entered}" for e in archive} <= set(
+        elite_refs.splitlines()
+    )
