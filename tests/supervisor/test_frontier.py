@@ -16,7 +16,7 @@ from autoresearch.supervisor import frontier, refs
 from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.loop import LoopLimits, StopSignal, run_loop
 from autoresearch.supervisor.prepare import prepare
-from helpers import git, make_repo
+from helpers import cli, git, make_repo, sandbox_text
 
 AGENT = f"cmd:{sys.executable} {Path(__file__).parent / 'fakes/frontier_agent.py'}"
 # from the baseline (1): first +5 (6, the best), then +2 (3: better than its parent, worse
@@ -75,3 +75,29 @@ def test_sessions_start_from_several_elites_and_a_lesser_child_enters_the_archiv
     assert {f"{refs.prefix(h.run_id)}elite/{e.entered}" for e in archive} <= set(
         elite_refs.splitlines()
     )
+
+
+@pytest.mark.parametrize(
+    ("flags", "search", "message"),
+    [
+        (["--strategy", "beam"], "", "unknown search strategy: beam (known: frontier, greedy)"),
+        ([], "search:\n  strategy: beam\n", "unknown search strategy: beam"),
+        ([], "search:\n  strategy: 3\n", "search.strategy must be a strategy's name"),
+        ([], "search:\n  archive_size: 0\n", "search.archive_size must be a whole number >= 1"),
+        (["--strategy", "frontier", "--archive-size", "0"], "", "0 is not in the range x>=1"),
+        (
+            ["--strategy", "frontier", "--lanes", "2"],
+            "",
+            "--strategy frontier does not run with --lanes yet",
+        ),
+    ],
+)
+def test_bad_search_settings_are_refused_in_one_line_before_anything_is_prepared(
+    tmp_path: Path, flags: list[str], search: str, message: str
+) -> None:
+    repo = make_repo(tmp_path)
+    repo.mission(sandbox=sandbox_text(extra=search))
+    done = cli("run", "missions/demo", "--agent", AGENT, *flags, cwd=repo.root)
+    assert done.returncode != 0
+    assert message in done.stderr and "Traceback" not in done.stderr
+    assert not (repo.root / ".autoresearch/worktrees").exists()  # nothing was prepared

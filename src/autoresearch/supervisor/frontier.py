@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from autoresearch import git
+from autoresearch import failpoints, git
 from autoresearch.journal import runs, search
 from autoresearch.journal.search import EliteRow
 from autoresearch.states import DecisionKind
@@ -84,6 +84,7 @@ class Archive:
             )
             with h.journal.tx() as conn:
                 search.record_parent(conn, h.run_id, iteration, lane, chosen.parent)
+            failpoints.hit("frontier.after_parent")
         self._point_at(by_commit.get(chosen.parent) or archive[0])
         return chosen
 
@@ -143,6 +144,7 @@ class Archive:
                     conn, h.run_id, last_kept_commit=elite.commit, last_kept_score=elite.score
                 )
             h.run = replace(h.run, last_kept_commit=elite.commit, last_kept_score=elite.score)
+        failpoints.hit("frontier.after_reference")  # the fault suite kills a move half-done here
         if git.head(h.worktree) != elite.commit or not same:
             label = "frontier" if record.dirty_tracked(h) else None  # leftovers are saved
             record.restore_branch(h, h.run.iteration, label, elite.commit)
