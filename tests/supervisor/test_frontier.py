@@ -101,3 +101,31 @@ def test_bad_search_settings_are_refused_in_one_line_before_anything_is_prepared
     assert done.returncode != 0
     assert message in done.stderr and "Traceback" not in done.stderr
     assert not (repo.root / ".autoresearch/worktrees").exists()  # nothing was prepared
+
+
+def test_status_json_and_the_summary_show_the_archive_and_each_iterations_parent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent_env(monkeypatch, tmp_path, RULE)
+    repo = make_repo(tmp_path / "repo")
+    repo.mission()
+    ran = cli("run", "missions/demo", "--agent", AGENT, "--strategy", "frontier",
+              "--max-iterations", "9", "--no-certify", "--json", "--run-tag", "S1",
+              cwd=repo.root)  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    summary = json.loads(ran.stdout)
+    shown = cli("status", "missions-demo-s1", "--json", cwd=repo.root)
+    details = json.loads(shown.stdout)
+    for archive in (summary["archive"], details["archive"]):
+        assert [e["score"] for e in archive] == [6.0, 3.0, 1.0]  # best first
+        assert [e["entered"] for e in archive] == [1, 9, 0]
+        assert archive[0]["commit"] == details["last_kept_commit"]
+        assert archive[1]["parent"] == archive[2]["commit"] and archive[2]["parent"] is None
+        assert sum(e["tries"] for e in archive) == 9
+    rows = details["iterations"][1:]
+    assert [r["parent"] for r in rows][:2] == [details["archive"][2]["commit"]] * 1 + [
+        details["archive"][0]["commit"]
+    ]
+    assert all(r["parent"] == r["base_commit"] for r in rows)
+    text = cli("status", "missions-demo-s1", cwd=repo.root).stdout
+    assert "elite" in text and "tries" in text and " from " in text
