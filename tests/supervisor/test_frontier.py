@@ -14,6 +14,7 @@ from autoresearch.journal import runs, search
 from autoresearch.states import DecisionKind, RunStatus
 from autoresearch.supervisor import frontier, refs
 from autoresearch.supervisor.handle import RunHandle
+from autoresearch.supervisor.kept import kept_steps
 from autoresearch.supervisor.loop import LoopLimits, StopSignal, run_loop
 from autoresearch.supervisor.prepare import prepare
 from helpers import cli, git, make_repo, sandbox_text
@@ -59,6 +60,7 @@ def test_sessions_start_from_several_elites_and_a_lesser_child_enters_the_archiv
         best = h.run.last_kept_commit or ""
         values = [value_at(h, e.commit) for e in archive]
         elite_refs = git(h.worktree, "for-each-ref", "--format=%(refname)", refs.prefix(h.run_id))
+        steps = kept_steps(h.journal, h.run, its)
     assert outcome.status == RunStatus.COMPLETED
     assert values == ["6", "3", "1"]  # best first: the lesser child is in, beside its parent
     assert branch_head == best == archive[0].commit  # the branch did not move to it
@@ -72,6 +74,8 @@ def test_sessions_start_from_several_elites_and_a_lesser_child_enters_the_archiv
     for it in its[1:]:
         if it.base_commit:
             assert it.base_commit == parents[it.iteration]
+    # finalize and the report see the steps that lead to the best elite, not the other hill
+    assert [(s.commit, s.before, s.after) for s in steps] == [(best, 1.0, 6.0)]
     assert {f"{refs.prefix(h.run_id)}elite/{e.entered}" for e in archive} <= set(
         elite_refs.splitlines()
     )
@@ -129,3 +133,7 @@ def test_status_json_and_the_summary_show_the_archive_and_each_iterations_parent
     assert all(r["parent"] == r["base_commit"] for r in rows)
     text = cli("status", "missions-demo-s1", cwd=repo.root).stdout
     assert "elite" in text and "tries" in text and " from " in text
+    # certify re-measures the best elite against the baseline
+    certified = cli("certify", "missions-demo-s1", "--repeats", "2", "--json", cwd=repo.root)
+    assert certified.returncode == 0, certified.stderr
+    assert details["archive"][0]["commit"] in certified.stdout
