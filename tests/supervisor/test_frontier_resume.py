@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from autoresearch.journal import search
+from autoresearch.journal import runs, search
 from autoresearch.journal.db import open_journal
 from autoresearch.journal.runs import get_run
-from helpers import GIT_ENV, git, make_repo, resume_detached
+from autoresearch.states import DecisionKind
+from helpers import GIT_ENV, git, kill_tree, make_repo, resume_detached, until
 
 AGENT = f"cmd:{sys.executable} {Path(__file__).parent / 'fakes/frontier_agent.py'}"
 RULE = {"1": [5, 2], "6": [-1], "3": [-1]}
@@ -85,3 +86,39 @@ def test_a_killed_frontier_run_resumes_to_the_same_archive(
     assert frontier_run(tmp_path, failpoint) == uninterrupted
     archive = uninterrupted[0]
     assert [v for v, _ in archive] == ["1", "3", "6"]  # the lesser child is in the archive
+
+
+def test_a_session_cut_by_a_kill_is_recorded_against_its_parent_and_the_run_goes_on(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    repo.mission()
+    gate = tmp_path / "gate"
+    env = {**os.environ, **GIT_ENV, "FRONTIER_RULE": json.dumps(RULE),
+           "FRONTIER_STATE": str(tmp_path / "visits.json"), "FRONTIER_LOG": str(tmp_path / "log")}  # fmt: skip
+    argv = [sys.executable, "-m", "autoresearch", "run", "missions/demo", "--agent", AGENT,
+            "--run-tag", "F1", "--strategy", "frontier", "--max-iterations", str(ITERATIONS),
+            "--no-certify"]  # fmt: skip
+    driver = subprocess.Popen(
+        argv, cwd=repo.root, env={**env, "FRONTIER_HOLD": f"9:{gate}"},
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    try:
+        until(Path(f"{gate}.ready").exists, 120, "session 9 started")
+    finally:
+        kill_tree(driver.pid, repo.root)
+        driver.wait()
+    resumed = resume_detached(repo.root, RUN_ID, env)
+    assert resumed.returncode == 0, resumed.stderr
+    with open_journal(repo.root) as journal:
+        run = get_run(journal, RUN_ID)
+        assert run is not None
+        cut = runs.get_iteration(journal, RUN_ID, 9)
+        parents = search.parents(journal, RUN_ID)
+        elites = search.elites(journal, RUN_ID)
+    assert cut is not None and cut.decision == DecisionKind.INTERRUPTED
+    assert cut.base_commit == parents[9] == run.baseline_commit  # judged against its parent
+    assert run.iteration == ITERATIONS and set(parents) == set(range(1, ITERATIONS + 1))
+    best = git(repo.root, "show", f"{run.last_kept_commit}:value.txt")
+    assert best == "6" and git(repo.root, "rev-parse", run.branch_name) == run.last_kept_commit
+    assert run.last_kept_commit in {e.commit for e in elites}
