@@ -17,12 +17,13 @@ from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.kept import kept_steps
 from autoresearch.supervisor.loop import LoopLimits, StopSignal, run_loop
 from autoresearch.supervisor.prepare import prepare
-from helpers import cli, git, make_repo, sandbox_text
+from helpers import NOISY_EVAL, cli, git, make_repo, sandbox_text
 
 AGENT = f"cmd:{sys.executable} {Path(__file__).parent / 'fakes/frontier_agent.py'}"
 # from the baseline (1): first +5 (6, the best), then +2 (3: better than its parent, worse
 # than the best); from 6 and from 3 every try is worse
 RULE = {"1": [5, 2], "6": [-1], "3": [-1]}
+AGENT_CONFIG = AgentConfig(AGENT)
 
 
 class _Quiet:
@@ -137,3 +138,31 @@ def test_status_json_and_the_summary_show_the_archive_and_each_iterations_parent
     certified = cli("certify", "missions-demo-s1", "--repeats", "2", "--json", cwd=repo.root)
     assert certified.returncode == 0, certified.stderr
     assert details["archive"][0]["commit"] in certified.stdout
+
+
+def test_a_noise_aware_keep_compares_a_candidate_with_readings_of_its_own_parent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent_env(monkeypatch, tmp_path, {"0": [50, 20], "50": [-10], "20": [-10]})
+    monkeypatch.setenv("NOISE_STATE", str(tmp_path / "noise-counter"))
+    repo = make_repo(tmp_path / "repo", value="0")
+    repo.write("scripts/noisy.py", NOISY_EVAL)
+    mission = repo.mission(sandbox=sandbox_text("python3 scripts/noisy.py"))
+    limits = LoopLimits(max_iterations=10, strategy="frontier")
+    with prepare(mission, run_tag="N1") as h:
+        baseline = h.run.baseline_commit or ""
+        run_loop(h, make_agent(AGENT_CONFIG), limits, _Quiet(), StopSignal())
+        archive = frontier.archive_of(h)
+        values = [value_at(h, e.commit) for e in archive]
+        lesser = runs.get_iteration(h.journal, h.run_id, archive[1].entered)
+        readings = runs.readings(h.journal, h.run_id)
+        best = h.run.last_kept_commit
+    assert values == ["50", "20", "0"] and best == archive[0].commit
+    assert lesser is not None and lesser.base_commit == baseline
+    # the lesser child was tested against readings of its parent, the baseline, never the best
+    ours = [
+        r
+        for r in readings
+        if r.iteration == lesser.iteration and r.commit != lesser.candidate_commit
+    ]
+    assert ours and {r.commit for r in ours} == {baseline}
