@@ -93,8 +93,9 @@ def test_sessions_start_from_several_elites_and_a_lesser_child_enters_the_archiv
         (
             ["--strategy", "frontier", "--lanes", "2"],
             "",
-            "--strategy frontier does not run with --lanes yet",
+            "--strategy frontier does not run with --lanes or --executor ray yet",
         ),
+        (["--executor", "ray"], "search:\n  strategy: frontier\n", "--executor ray yet"),
     ],
 )
 def test_bad_search_settings_are_refused_in_one_line_before_anything_is_prepared(

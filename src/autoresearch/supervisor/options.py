@@ -189,10 +189,10 @@ def new_loop(given: LoopSettings, mission_dir: Path) -> LoopPlan:
     config = agent_config(given)
     check_mission(config.spec, mission_dir)
     where = where_from(given.executor, given.address)
+    limits = limits_from(with_mission_search(given, mission_dir))
+    check_search(limits, where)
     check_executor(where)
     note = check_sandbox(given.sandbox, mission_sandbox(mission_dir))
-    limits = limits_from(with_mission_search(given, mission_dir))
-    check_search(limits)
     return LoopPlan(config, limits, where, given.sandbox, note, given.certify is not False)
 
 
@@ -208,15 +208,17 @@ def with_mission_search(given: LoopSettings, mission_dir: Path) -> LoopSettings:
     )
 
 
-def check_search(limits: LoopLimits) -> None:
-    """Refuse an unknown strategy, and the frontier with lanes (not yet), in one line."""
+def check_search(limits: LoopLimits, where: Where) -> None:
+    """Refuse an unknown strategy, and the frontier with lanes or Ray (whose loop is lanes'),
+    not yet, in one line."""
     strategy_named(limits.strategy)
-    if limits.strategy != DEFAULT_STRATEGY and limits.lanes:
+    ray = where.executor == ExecutorKind.RAY
+    if limits.strategy != DEFAULT_STRATEGY and (limits.lanes or ray):
         raise ContractError(msg_lanes_strategy(limits.strategy))
 
 
 def msg_lanes_strategy(name: str) -> str:
-    return f"--strategy {name} does not run with --lanes yet: drop one of them"
+    return f"--strategy {name} does not run with --lanes or --executor ray yet: drop one of them"
 
 
 def continuation(
@@ -241,13 +243,13 @@ def resumed_loop(
     spec = validate_spec(given.agent or "")
     require_installed(spec)
     where = where_from(given.executor, given.address, recorded)
-    check_executor(where)
     loop = (recorded or LoopSettings()).over(
         replace(given, agent=spec, executor=None, address=None)
     )
-    note = check_sandbox(loop.sandbox, mission)
     limits = limits_from(loop)
-    check_search(limits)
+    check_search(limits, where)
+    check_executor(where)
+    note = check_sandbox(loop.sandbox, mission)
     return LoopPlan(
         agent_config(loop), limits, where, loop.sandbox, note, loop.certify is not False
     )
