@@ -13,17 +13,10 @@ from autoresearch.agents import AgentConfig, make_agent
 from autoresearch.mcp.server import build_server
 from autoresearch.supervisor.loop import LoopLimits, StopSignal, run_loop
 from autoresearch.supervisor.prepare import prepare
-from helpers import Repo
+from helpers import QuietObserver, Repo
 
 pytestmark = pytest.mark.anyio
 AGENT = f"cmd:{sys.executable} {Path(__file__).parents[1] / 'supervisor/fakes/frontier_agent.py'}"
-
-
-class _Quiet:
-    def session_started(self, iteration: int, lane: int = 0) -> None: ...
-    def evaluation_started(self, iteration: int, lane: int = 0) -> None: ...
-    def step_recorded(self, result: object, agent: object, lane: int = 0) -> None: ...
-    def note(self, message: str) -> None: ...
 
 
 async def test_run_status_shows_a_frontier_runs_archive_and_parents(
@@ -34,7 +27,7 @@ async def test_run_status_shows_a_frontier_runs_archive_and_parents(
     monkeypatch.setenv("FRONTIER_LOG", str(tmp_path / "log"))
     limits = LoopLimits(max_iterations=3, strategy="frontier")
     with prepare(mission_dir, run_tag="F1") as h:
-        run_loop(h, make_agent(AgentConfig(AGENT)), limits, _Quiet(), StopSignal())
+        run_loop(h, make_agent(AgentConfig(AGENT)), limits, QuietObserver(), StopSignal())
         run_id, baseline = h.run_id, h.run.baseline_commit
     async with connect(build_server(repo.root)) as t:
         details = await t.ok("run_status", {"run_id": run_id})

@@ -17,20 +17,13 @@ from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.kept import kept_steps
 from autoresearch.supervisor.loop import LoopLimits, StopSignal, run_loop
 from autoresearch.supervisor.prepare import prepare
-from helpers import NOISY_EVAL, cli, git, make_repo, sandbox_text
+from helpers import NOISY_EVAL, QuietObserver, cli, git, make_repo, sandbox_text
 
 AGENT = f"cmd:{sys.executable} {Path(__file__).parent / 'fakes/frontier_agent.py'}"
 # from the baseline (1): first +5 (6, the best), then +2 (3: better than its parent, worse
 # than the best); from 6 and from 3 every try is worse
 RULE = {"1": [5, 2], "6": [-1], "3": [-1]}
 AGENT_CONFIG = AgentConfig(AGENT)
-
-
-class _Quiet:
-    def session_started(self, iteration: int, lane: int = 0) -> None: ...
-    def evaluation_started(self, iteration: int, lane: int = 0) -> None: ...
-    def step_recorded(self, result: object, agent: object, lane: int = 0) -> None: ...
-    def note(self, message: str) -> None: ...
 
 
 def agent_env(monkeypatch: pytest.MonkeyPatch, tmp: Path, rule: dict[str, list[float]]) -> Path:
@@ -53,7 +46,7 @@ def test_sessions_start_from_several_elites_and_a_lesser_child_enters_the_archiv
     limits = LoopLimits(max_iterations=12, strategy="frontier", archive_size=4)
     with prepare(mission, run_tag="T1") as h:
         baseline = h.run.baseline_commit or ""
-        outcome = run_loop(h, make_agent(AgentConfig(AGENT)), limits, _Quiet(), StopSignal())
+        outcome = run_loop(h, make_agent(AgentConfig(AGENT)), limits, QuietObserver(), StopSignal())
         its = runs.all_iterations(h.journal, h.run_id)
         archive = frontier.archive_of(h)
         parents = search.parents(h.journal, h.run_id)
@@ -152,7 +145,7 @@ def test_a_noise_aware_keep_compares_a_candidate_with_readings_of_its_own_parent
     limits = LoopLimits(max_iterations=10, strategy="frontier")
     with prepare(mission, run_tag="N1") as h:
         baseline = h.run.baseline_commit or ""
-        run_loop(h, make_agent(AGENT_CONFIG), limits, _Quiet(), StopSignal())
+        run_loop(h, make_agent(AGENT_CONFIG), limits, QuietObserver(), StopSignal())
         archive = frontier.archive_of(h)
         values = [value_at(h, e.commit) for e in archive]
         lesser = runs.get_iteration(h.journal, h.run_id, archive[1].entered)
