@@ -62,7 +62,10 @@ def test_a_second_run_of_a_mission_is_told_what_the_first_kept(repo: Repo, tmp_p
     ("extra", "message"),
     [
         ("search:\n  memory: maybe\n", "search.memory must be true or false."),
-        ("search:\n  memry: false\n", "search.memry is not a known key (known: memory)."),
+        (
+            "search:\n  memry: false\n",
+            "search.memry is not a known key (known: memory, strategy, archive_size).",
+        ),
         ("search: off\n", "search must be a mapping."),
     ],
 )
