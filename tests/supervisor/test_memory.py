@@ -64,7 +64,7 @@ def test_a_second_run_of_a_mission_is_told_what_the_first_kept(repo: Repo, tmp_p
         ("search:\n  memory: maybe\n", "search.memory must be true or false."),
         (
             "search:\n  memry: false\n",
-            "search.memry is not a known key (known: memory, plateau, on_plateau).",
+            "search.memry is not a known key (known: memory, strategy, archive_size, plateau, on_plateau).",
         ),
         ("search: off\n", "search must be a mapping."),
     ],

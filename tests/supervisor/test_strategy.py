@@ -51,14 +51,14 @@ def test_greedy_shows_the_whole_history_and_never_stops_a_run(
 
 
 def test_greedy_is_the_registered_default() -> None:
-    assert DEFAULT_STRATEGY == "greedy" and set(STRATEGIES) == {"greedy"}
+    assert DEFAULT_STRATEGY == "greedy" and set(STRATEGIES) == {"greedy", "frontier"}
     assert strategy_named() == Greedy() and strategy_named("greedy").name == "greedy"
 
 
 def test_an_unknown_strategy_is_refused_in_one_line() -> None:
     with pytest.raises(ContractError) as err:
-        strategy_named("frontier")
-    assert str(err.value) == "unknown search strategy: frontier (known: greedy)"
+        strategy_named("beam")
+    assert str(err.value) == "unknown search strategy: beam (known: frontier, greedy)"
 
 
 def _state(**change: object) -> LoopState:

@@ -267,6 +267,21 @@ def limit_options(resumed: bool) -> Callable[[F], F]:
     )
 
 
+search_options = stacked(
+    click.option(
+        "--strategy",
+        help="How the run searches: greedy (every session starts from the last kept commit) "
+        "or frontier (an archive of elites; each session starts from one, chosen by score "
+        "and by how little it was tried). Default: sandbox.md's search.strategy, else greedy.",
+    ),
+    click.option(
+        "--archive-size",
+        type=click.IntRange(min=1),
+        help="The frontier's archive: at most N elites, at most half of them from one "
+        "lineage (default: sandbox.md's search.archive_size, else 8).",
+    ),
+)
+
 sandbox_option = click.option(
     "--sandbox",
     type=enum_choice(SandboxMode),
@@ -386,4 +401,6 @@ def loop_settings(options: Mapping[str, Any], max_iterations: int | None) -> Loo
         on_plateau=options.get("on_plateau"),
         trackers=tuple(options.get("trackers") or ()) or None,
         tracker_uri=options.get("tracker_uri"),
+        strategy=options.get("strategy"),
+        archive_size=options.get("archive_size"),
     )

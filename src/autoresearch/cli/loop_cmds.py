@@ -17,6 +17,7 @@ from autoresearch.cli.common import (
     lane_options,
     limit_options,
     loop_settings,
+    search_options,
     warn,
 )
 from autoresearch.crash import EXIT_CLOSED_PIPE
@@ -34,6 +35,7 @@ JSON_HELP = "Print one JSON object on stdout at the end (progress goes to stderr
 @limit_options(resumed=False)
 @click.option("--run-tag", help="Run tag (default: UTC YYYYMMDDTHHMMSSZ).")
 @lane_options
+@search_options
 @agent_options
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.pass_context

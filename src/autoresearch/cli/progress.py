@@ -16,6 +16,7 @@ from autoresearch.noise import Interval
 from autoresearch.redact import redact
 from autoresearch.states import DecisionKind, Direction, LaneState
 from autoresearch.supervisor import estimates
+from autoresearch.supervisor.archive import better
 from autoresearch.supervisor.step import StepResult
 
 if TYPE_CHECKING:
@@ -146,7 +147,8 @@ class ProgressPrinter:
         self._stop_spinner()
         evaluation = result.evaluator
         score = evaluation.reported_score if evaluation else None
-        if result.keep and result.last_kept_score is not None:
+        # a frontier keeps a child that beats its parent and not the best: best stays
+        if result.keep and better(result.last_kept_score, self.best, self.direction):
             self.best = result.last_kept_score  # the kept commit's mean, not its first reading
             self.best_interval = result.last_kept_interval
         started = self._lane_started.pop(lane, None) if lane else None

@@ -20,7 +20,7 @@ _LISTS = ("agent_args", "trackers")  # tuples here, lists in the JSON
 # stored only once set: a run recorded before them reads back, and writes back, the same
 _OMITTED_UNSET = (
     "counts_from", "sandbox", "certify", "plateau", "on_plateau", "plateau_from", "paused",
-    "trackers", "tracker_uri",
+    "trackers", "tracker_uri", "strategy", "archive_size",
 )  # fmt: skip
 
 
@@ -54,6 +54,8 @@ class LoopSettings:
     paused: str | None = None  # the notice of a run paused on a plateau (`ask`)
     trackers: tuple[str, ...] | None = None  # `--tracker NAME`s (tracking.py); None: none
     tracker_uri: str | None = None  # `--tracker-uri`; None: the tracker's default store
+    strategy: str | None = None  # `--strategy` (else sandbox.md's search.strategy, else greedy)
+    archive_size: int | None = None  # `--archive-size` (the frontier's)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def over(self, given: LoopSettings) -> LoopSettings:

@@ -76,12 +76,16 @@ MSG_BAD_EVALUATION = "sandbox.md frontmatter evaluation.{key} must be {what}."
 MSG_BAD_BUDGET = "sandbox.md frontmatter budget.{key} must be {what}."
 MSG_BLOCK_UNKNOWN = "sandbox.md frontmatter {block}.{key} is not a known key (known: {known})."
 MSG_NOT_MAPPING = "sandbox.md frontmatter {block} must be a mapping."
-SEARCH_KEYS = ("memory", "plateau", "on_plateau")
+SEARCH_KEYS = ("memory", "strategy", "archive_size", "plateau", "on_plateau")
 MSG_BAD_MEMORY = "sandbox.md frontmatter search.memory must be true or false."
 MSG_BAD_PLATEAU = (
     "sandbox.md frontmatter search.plateau must be a positive whole number of iterations."
 )
 MSG_BAD_ON_PLATEAU = "sandbox.md frontmatter search.on_plateau must be one of: {choices}."
+MSG_BAD_STRATEGY = (
+    "sandbox.md frontmatter search.strategy must be a strategy's name (greedy, frontier)."
+)
+MSG_BAD_ARCHIVE_SIZE = "sandbox.md frontmatter search.archive_size must be a whole number >= 1."
 MAX_SLOTS = 1000
 
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*(?:\r?\n|\Z)", re.S | re.M)
@@ -142,6 +146,8 @@ class Sandbox:
     isolation: Isolation = field(default_factory=lambda: Isolation())
     memory: bool = True  # search.memory: the instructions digest the mission's earlier runs
     plateau: Plateau = field(default_factory=lambda: Plateau())  # search.plateau, on_plateau
+    strategy: str | None = None  # search.strategy (None: `--strategy`, else greedy)
+    archive_size: int | None = None  # search.archive_size: the frontier's elites at most
 
 
 @dataclass(frozen=True)
@@ -269,7 +275,24 @@ def parse_sandbox(text: str) -> Sandbox:
         isolation=isolation_of(_block(data.get("isolation"), "isolation", ISOLATION_KEYS)),
         memory=parse_memory(data.get("search")),
         plateau=parse_plateau(data.get("search")),
+        strategy=parse_strategy(data.get("search")),
+        archive_size=parse_archive_size(data.get("search")),
     )
+
+
+def parse_strategy(value: object) -> str | None:
+    """search.strategy: a name (whether one is known, the supervisor's registry says)."""
+    name = _block(value, "search", SEARCH_KEYS).get("strategy")
+    if name is not None and (not isinstance(name, str) or not name.strip()):
+        raise ContractError(MSG_BAD_STRATEGY)
+    return name
+
+
+def parse_archive_size(value: object) -> int | None:
+    size = _block(value, "search", SEARCH_KEYS).get("archive_size")
+    if size is not None and not (_positive(size, integer=True) and size >= 1):
+        raise ContractError(MSG_BAD_ARCHIVE_SIZE)
+    return size
 
 
 def parse_memory(value: object) -> bool:

@@ -376,6 +376,39 @@ def _i33_candidate_tree(conn: sqlite3.Connection) -> None:
     )
 
 
+def _i33_search_archive(conn: sqlite3.Connection) -> None:
+    # The frontier strategy (issue 33): its archive of elites (an evicted one keeps its row,
+    # so the lineage stays readable), how far the archive has read the iterations, and the
+    # parent each session starts from (recorded before the session: a resume reuses it).
+    _run_script(
+        conn,
+        """
+        CREATE TABLE search_elites (
+            run_id TEXT NOT NULL,
+            commit_sha TEXT NOT NULL,
+            score REAL,
+            parent TEXT,
+            lineage TEXT NOT NULL,
+            entered INTEGER NOT NULL,
+            evicted INTEGER,
+            PRIMARY KEY (run_id, commit_sha)
+        );
+        CREATE TABLE search_progress (
+            run_id TEXT PRIMARY KEY,
+            through INTEGER NOT NULL
+        );
+        CREATE TABLE search_parents (
+            run_id TEXT NOT NULL,
+            iteration INTEGER NOT NULL,
+            lane INTEGER NOT NULL DEFAULT 0,
+            parent TEXT NOT NULL,
+            PRIMARY KEY (run_id, iteration)
+        );
+        CREATE INDEX search_parents_parent ON search_parents (run_id, parent);
+        """,
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("0001_supervisor", _0001_supervisor),
     ("0002_experiment_sessions", _0002_experiment_sessions),
@@ -392,4 +425,5 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("i11_lane_inflight", _i11_lane_inflight),
     ("seal_decisions", _seal_decisions),
     ("i33_candidate_tree", _i33_candidate_tree),
+    ("i33_search_archive", _i33_search_archive),
 ]

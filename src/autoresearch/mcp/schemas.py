@@ -362,6 +362,13 @@ class RunDetailsOutput(RunSummary):
         "waiting, evaluating, stopped), detail, last_decision, last_iteration, last_reason, "
         "last_evaluation, sessions, iterations, keeps, cost_usd, tokens.",
     )
+    archive: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="A frontier run's archive of elites, best first (empty for greedy): "
+        "commit, score, parent (the elite it was kept against; null: the root), lineage, "
+        "entered (the iteration that kept it; 0: the root), tries (sessions started from "
+        "it). Each iteration of a frontier run also has `parent`: the elite it started from.",
+    )
 
 
 @mirrors(

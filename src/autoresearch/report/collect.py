@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
 from autoresearch import git
@@ -17,7 +18,7 @@ from autoresearch.contracts.stored_evaluation import StoredEvaluation
 from autoresearch.errors import GitError
 from autoresearch.experiments.confidence import baseline_of
 from autoresearch.experiments.ledger import point, stats
-from autoresearch.journal import runs, sessions
+from autoresearch.journal import runs, search, sessions
 from autoresearch.journal.db import Journal
 from autoresearch.journal.runs import IterationRecord, RunRecord
 from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
@@ -72,8 +73,12 @@ def run_report(journal: Journal, repo: RepoPaths, run: RunRecord) -> ReportData:
     logs = repo.run(run.run_id).logs
     patches = _patches(logs)
     found = estimates.RunReadings.load(journal, run)
+    lineage = _lineage(journal, run)
     rows = tuple(
-        _run_row(it, readings.get(it.iteration, []), patches, found.estimate(own_commit(it)))
+        replace(
+            _run_row(it, readings.get(it.iteration, []), patches, found.estimate(own_commit(it))),
+            parent=lineage.get(it.iteration),
+        )
         for it in its
     )
     head = estimates.headline(journal, run)
@@ -99,6 +104,17 @@ def run_report(journal: Journal, repo: RepoPaths, run: RunRecord) -> ReportData:
         best_estimate=head.best_interval,
         improvement_interval=_improvement(journal, found, run, head),
     )
+
+
+def _lineage(journal: Journal, run: RunRecord) -> dict[int, int]:
+    """A frontier run's iteration → the iteration that kept its parent (0: the root); empty
+    for a run without an archive."""
+    entered = {e.commit: e.entered for e in search.elites(journal, run.run_id, current=False)}
+    return {
+        i: entered[commit]
+        for i, commit in search.parents(journal, run.run_id).items()
+        if commit in entered
+    }
 
 
 def _improvement(

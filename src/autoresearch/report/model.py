@@ -74,6 +74,9 @@ class Row:
     # a supervised run's commit as every view reports it: the mean of its unselected readings
     # with its interval (supervisor.estimates); None: the row's own readings stand
     estimate: Estimate | None = None
+    # a frontier run's lineage: the iteration that kept the elite this one started from (0: the
+    # root); None: not a frontier run
+    parent: int | None = None
 
 
 @dataclass(frozen=True)

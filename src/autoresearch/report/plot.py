@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from autoresearch.report.model import Outcome, ReportData, ReportKind, Row, mean_score
+from autoresearch.supervisor.archive import better
 
 WIDTH_IN, HEIGHT_IN, DPI = 13.0, 5.6, 100
 COLOURS = {
@@ -23,6 +24,7 @@ COLOURS = {
     Outcome.BASELINE: "#2b6cb0",
 }
 BEST_LINE = "#1a9641"
+LINEAGE_LINE = "#8c8c8c"
 LABEL_CHARS = 42
 # Use a log axis when the scores span more than this factor (and are all positive).
 LOG_RATIO = 30.0
@@ -56,11 +58,16 @@ def use_log_scale(scores: list[float]) -> bool:
 
 
 def best_steps(data: ReportData) -> tuple[list[float], list[float]]:
-    """The step line of the kept score: it moves at the baseline and at every keep."""
+    """The step line of the kept score: it moves at the baseline and at every keep (of a
+    frontier run, only at a keep that beats the best: a child kept against a lesser parent
+    is not the run's best)."""
     xs: list[float] = []
     ys: list[float] = []
+    frontier = any(row.parent is not None for row in data.rows)
     for row in data.rows:
         if row.outcome in (Outcome.BASELINE, Outcome.KEPT) and row.score is not None:
+            if frontier and ys and not better(mean_score(row), ys[-1], data.direction):
+                continue
             xs.append(row.number)
             ys.append(mean_score(row))
     if xs and data.rows:
@@ -112,6 +119,7 @@ def _draw(ax: Any, data: ReportData, scored: list[Row], log: bool) -> None:
     if xs:
         ax.step(xs, ys, where="post", color=BEST_LINE, linewidth=2, alpha=0.55, label="best kept")
     _intervals(ax, scored)
+    _lineage(ax, scored)
     for outcome, size, label in (
         (Outcome.DISCARDED, 30, "discarded"),
         (Outcome.BASELINE, 90, "baseline"),
@@ -132,6 +140,18 @@ def _draw(ax: Any, data: ReportData, scored: list[Row], log: bool) -> None:
     _errors(ax, data)
     if data.rows:
         ax.set_xlim(-0.7, max(r.number for r in data.rows) + 0.7)
+
+
+def _lineage(ax: Any, scored: list[Row]) -> None:
+    """A frontier run's lineage: a thin line from each candidate back to the elite its session
+    started from."""
+    at = {r.number: mean_score(r) for r in scored}
+    edges = [(r, r.parent) for r in scored if r.parent is not None and r.parent in at]
+    for i, (row, parent) in enumerate(edges):
+        ax.plot(
+            [parent, row.number], [at[parent], mean_score(row)], color=LINEAGE_LINE,
+            linewidth=0.8, alpha=0.6, zorder=2, label="from parent" if i == 0 else None,
+        )  # fmt: skip
 
 
 def _intervals(ax: Any, scored: list[Row]) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from autoresearch.journal import search
 from autoresearch.journal.db import Journal
 from autoresearch.journal.runs import IterationRecord, RunRecord
 from autoresearch.noise import Interval as Estimate
@@ -32,6 +33,7 @@ def kept_steps(journal: Journal, run: RunRecord, its: Iterable[IterationRecord])
     """The run's keeps in order, each with the score it improved on: the values `status`
     reports (each kept commit's estimate – the mean of its unselected readings – the baseline's
     included), never the lucky first reading that won the test."""
+    its = on_best_lineage(journal, run, its)
     found = estimates.RunReadings.load(journal, run)
     head = estimates.headline(journal, run)
     steps: list[KeptStep] = []
@@ -60,3 +62,21 @@ def kept_steps(journal: Journal, run: RunRecord, its: Iterable[IterationRecord])
         )
         before, before_estimate = score, estimate
     return steps
+
+
+def on_best_lineage(
+    journal: Journal, run: RunRecord, its: Iterable[IterationRecord]
+) -> list[IterationRecord]:
+    """A frontier run's iterations without the keeps off the best elite's lineage (a child
+    kept against its own parent on another hill is no step toward the result): `finalize`
+    cuts, and the report lists, the steps that lead to the run branch. Every iteration of a
+    run without an archive."""
+    found = list(its)
+    if search.through(journal, run.run_id) is None:
+        return found
+    base_of = {it.kept_commit: it.base_commit for it in found if it.decision == DecisionKind.KEEP}
+    chain, commit = set(), run.last_kept_commit
+    while commit in base_of and commit not in chain:
+        chain.add(commit)
+        commit = base_of[commit]
+    return [it for it in found if it.decision != DecisionKind.KEEP or it.kept_commit in chain]

@@ -22,7 +22,7 @@ from autoresearch.journal.runs import IterationRecord, RunRecord
 from autoresearch.paths import REPORT_FILE, RepoPaths
 from autoresearch.redact import redact
 from autoresearch.states import TERMINAL_STATUSES, Phase, RunStatus
-from autoresearch.supervisor import estimates, honest, prepare, record, sync
+from autoresearch.supervisor import archive_view, estimates, honest, prepare, record, sync
 from autoresearch.supervisor.finalize import finalize_run
 from autoresearch.supervisor.handle import (
     MeasureWith,
@@ -365,17 +365,24 @@ def run_details(repo_root: Path, run_id: str, last: int | None = None) -> RunDet
         found = estimates.RunReadings.load(journal, run)
         report = RepoPaths(repo_root).run(run_id).report / REPORT_FILE
         alive = driver_alive(RepoPaths(repo_root), run_id)
+        parents = archive_view.parents(journal, run)
         return RunDetails(
             summary=_summary_of(journal, run),
             manifest=estimates.manifest(journal, run, RepoPaths(repo_root)),
             iterations=[
-                IterationRow(it, _evaluation(it), found.estimate(estimates.own_commit(it)))
+                IterationRow(
+                    it,
+                    _evaluation(it),
+                    found.estimate(estimates.own_commit(it)),
+                    parents.get(it.iteration),
+                )
                 for it in its
             ],
             iterations_total=run.iteration + 1 if run.baseline_commit else 0,
             driver_alive=alive,
             report_file=str(report) if report.exists() else None,
             lanes=lane_rows(journal, run, alive),
+            archive=archive_view.archive_entries(journal, run),
         )
 
 
@@ -485,6 +492,7 @@ def run_summary(h: RunHandle, sessions: int, interrupted: bool) -> LoopSummary:
         report_file=str(h.paths.report / REPORT_FILE),
         totals=runs.run_totals(h.journal, run),
         lanes=lane_rows(h.journal, run, True),  # this process drives it
+        archive=archive_view.archive_entries(h.journal, run),
     )
 
 

@@ -41,7 +41,9 @@ from autoresearch.states import (
     RunStatus,
 )
 from autoresearch.supervisor import diagnose, record, sync
+from autoresearch.supervisor.archive import DEFAULT_ARCHIVE_SIZE
 from autoresearch.supervisor.finalize import finalize_run
+from autoresearch.supervisor.frontier import Keeper, NoArchive, keeper_for
 from autoresearch.supervisor.handle import RunContext, RunHandle
 from autoresearch.supervisor.lifecycle import has_pending_artifact
 from autoresearch.supervisor.plateau import PlateauWatch, run_rule
@@ -53,7 +55,13 @@ from autoresearch.supervisor.session import history as history
 from autoresearch.supervisor.session import session_failure as session_failure
 from autoresearch.supervisor.session import session_record as session_record
 from autoresearch.supervisor.step import StepResult, step
-from autoresearch.supervisor.strategy import SearchStrategy, SearchView, Start, strategy_named
+from autoresearch.supervisor.strategy import (
+    DEFAULT_STRATEGY,
+    SearchStrategy,
+    SearchView,
+    Start,
+    strategy_named,
+)
 
 STOP_POLL_SECONDS = 1.0
 MSG_PROCESSING_PENDING = "processing the artifact the previous session left"
@@ -75,6 +83,8 @@ class LoopLimits:
     # a plateau (supervisor/plateau.py): None: sandbox.md's `search:`, else the default
     plateau: int | None = None
     on_plateau: str | None = None
+    strategy: str = DEFAULT_STRATEGY  # how the run searches (supervisor/strategy.STRATEGIES)
+    archive_size: int = DEFAULT_ARCHIVE_SIZE  # the frontier's elites at most
 
 
 @dataclass(frozen=True)
@@ -282,9 +292,11 @@ class Driver:
         signal: StopSignal,
         strategy: SearchStrategy,
         say: Callable[[str], None] = lambda line: None,
+        keeper: Keeper | None = None,
     ) -> None:
         self.h, self.layout, self.limits = h, layout, limits
         self.signal, self.strategy = signal, strategy
+        self.keeper = keeper or NoArchive()  # the frontier's archive (supervisor/frontier.py)
         self.tally = Tally()
         rule = run_rule(h.run, limits.plateau, limits.on_plateau)
         self.plateau = PlateauWatch(h, rule, say, lambda: sync.write_instructions(h))
@@ -316,6 +328,7 @@ class Driver:
             layout.advance()
             self.h.refresh()
             if self.h.run.status != RunStatus.RUNNING:
+                self.keeper.settle()  # a step ended the run: its branch at the best elite
                 layout.ended()
                 return self._outcome(False)
             if self._plan():
@@ -361,9 +374,13 @@ class Driver:
     def _launch(self) -> None:
         if self.plateau.holds(self.layout.in_flight()):
             return  # paused on a plateau until `continue`
-        for lane in self.layout.idle_lanes():
+        idle = self.layout.idle_lanes()
+        if idle and self._may_launch():
+            self.keeper.settle()
+        for lane in idle:
             if self._may_launch():
-                self.layout.launch(lane, self.strategy.start(self._view(), lane))
+                start = self.keeper.start(self.strategy, self._view(), lane)
+                self.layout.launch(lane, start)
 
     def _may_launch(self) -> bool:
         limit = self.limits.max_iterations
@@ -379,6 +396,7 @@ class Driver:
 
     def _finish(self, action: Action) -> LoopOutcome:
         self.layout.follow()
+        self.keeper.settle()
         finalize_run(self.h, action.status or RunStatus.STOPPED, action.reason or "", action.note)
         self.layout.ended()
         return self._outcome(False)
@@ -487,9 +505,10 @@ def run_loop(
 ) -> LoopOutcome:
     """The single loop: the driver with one lane, the run's own worktree (greedy unless a
     strategy is given)."""
-    search = strategy or strategy_named()
+    search = strategy or strategy_named(limits.strategy)
     layout = SingleLane(h, agent, limits, observer, signal, search)
-    return Driver(h, layout, limits, signal, search, observer.note).run()
+    keeper = keeper_for(h, search, limits.archive_size)
+    return Driver(h, layout, limits, signal, search, observer.note, keeper).run()
 
 
 def refuse_without_comparable_baseline(h: RunHandle) -> None:

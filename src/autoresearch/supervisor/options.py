@@ -19,8 +19,10 @@ from autoresearch.decide import DEFAULT_MAX_AGENT_FAILURES, DEFAULT_MAX_NOOPS, I
 from autoresearch.errors import ContractError
 from autoresearch.journal.runs import RunRecord
 from autoresearch.states import ExecutorKind
+from autoresearch.supervisor.archive import DEFAULT_ARCHIVE_SIZE
 from autoresearch.supervisor.loop import LoopLimits
 from autoresearch.supervisor.plateau import rule_of
+from autoresearch.supervisor.strategy import DEFAULT_STRATEGY, strategy_named
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,8 @@ def limits_from(values: LoopSettings) -> LoopLimits:
         lanes=int(values.lanes or 0),
         plateau=values.plateau,
         on_plateau=values.on_plateau,
+        strategy=values.strategy or DEFAULT_STRATEGY,
+        archive_size=values.archive_size or DEFAULT_ARCHIVE_SIZE,
     )
 
 
@@ -127,6 +131,9 @@ def settings_of(
         lanes=limits.lanes,
         plateau=limits.plateau,
         on_plateau=limits.on_plateau,
+        # recorded only when not greedy: a greedy run's loop keeps the shape it always had
+        strategy=None if limits.strategy == DEFAULT_STRATEGY else limits.strategy,
+        archive_size=None if limits.strategy == DEFAULT_STRATEGY else limits.archive_size,
         executor=str(where.executor) if where is not None else None,  # the JSON keeps the string
         address=where.address if where is not None else None,
     )
@@ -207,12 +214,37 @@ def new_loop(given: LoopSettings, mission_dir: Path) -> LoopPlan:
     check_mission(config.spec, mission_dir)
     check_plateau(given, mission_dir)
     where = where_from(given.executor, given.address)
+    limits = limits_from(with_mission_search(given, mission_dir))
+    check_search(limits, where)
     check_executor(where)
     note = check_sandbox(given.sandbox, mission_sandbox(mission_dir))
-    plan = LoopPlan(
-        config, limits_from(given), where, given.sandbox, note, given.certify is not False
-    )
+    plan = LoopPlan(config, limits, where, given.sandbox, note, given.certify is not False)
     return with_trackers(plan, given)
+
+
+def with_mission_search(given: LoopSettings, mission_dir: Path) -> LoopSettings:
+    """sandbox.md's `search.strategy` and `search.archive_size` below the flags."""
+    from autoresearch.mission import load_mission
+
+    spec = load_mission(mission_dir).sandbox
+    return replace(
+        given,
+        strategy=given.strategy or spec.strategy,
+        archive_size=given.archive_size or spec.archive_size,
+    )
+
+
+def check_search(limits: LoopLimits, where: Where) -> None:
+    """Refuse an unknown strategy, and the frontier with lanes or Ray (whose loop is lanes'),
+    not yet, in one line."""
+    strategy_named(limits.strategy)
+    ray = where.executor == ExecutorKind.RAY
+    if limits.strategy != DEFAULT_STRATEGY and (limits.lanes or ray):
+        raise ContractError(msg_lanes_strategy(limits.strategy))
+
+
+def msg_lanes_strategy(name: str) -> str:
+    return f"--strategy {name} does not run with --lanes or --executor ray yet: drop one of them"
 
 
 def continuation(
@@ -237,13 +269,15 @@ def resumed_loop(
     spec = validate_spec(given.agent or "")
     require_installed(spec)
     where = where_from(given.executor, given.address, recorded)
-    check_executor(where)
     loop = (recorded or LoopSettings()).over(
         replace(given, agent=spec, executor=None, address=None)
     )
+    limits = limits_from(loop)
+    check_search(limits, where)
+    check_executor(where)
     note = check_sandbox(loop.sandbox, mission)
     plan = LoopPlan(
-        agent_config(loop), limits_from(loop), where, loop.sandbox, note, loop.certify is not False
+        agent_config(loop), limits, where, loop.sandbox, note, loop.certify is not False
     )
     return with_trackers(plan, loop)
 

@@ -25,6 +25,16 @@ def kept(run_id: str) -> str:
     return f"{prefix(run_id)}kept"
 
 
+def elite(run_id: str, iteration: int) -> str:
+    """An elite of a frontier run, by the iteration that kept it: its whole lineage (its
+    parents are elites, its ancestors in git) stays reachable through it."""
+    return f"{prefix(run_id)}elite/{iteration}"
+
+
+def keep_elite(repo: Path, run_id: str, iteration: int, commit: str) -> None:
+    git.update_ref(repo, elite(run_id, iteration), commit)
+
+
 def keep_discarded(repo: Path, run_id: str, iteration: int, commit: str) -> None:
     git.update_ref(repo, discarded(run_id, iteration), commit)
 

@@ -10,7 +10,13 @@ from autoresearch.journal.views import NOT_RUN, format_score
 from autoresearch.redact import redact
 from autoresearch.states import DecisionKind, RunStatus
 from autoresearch.supervisor import estimates
-from autoresearch.supervisor.summary import LaneRow, RunDetails, RunListing, RunSummary
+from autoresearch.supervisor.summary import (
+    ArchiveEntry,
+    LaneRow,
+    RunDetails,
+    RunListing,
+    RunSummary,
+)
 
 if TYPE_CHECKING:  # finalize's result; the module itself (git, the journal) is not needed here
     from autoresearch.supervisor.review import FinalizeResult
@@ -115,6 +121,7 @@ def run_details(details: RunDetails) -> str:
         f"report:     {report}",
     ]
     rows = []
+    frontier = bool(details.archive)
     for row in details.iterations:
         it = row.record
         commit = it.candidate_commit or it.kept_commit or ""
@@ -125,12 +132,33 @@ def run_details(details: RunDetails) -> str:
                 _cell(row.evaluation),  # what run_details said the evaluation came to
                 estimates.row_text(it.evaluator.score if it.evaluator else None, row.estimate),
                 redact(commit)[:7],  # every cell as the ledger entry shows it: secrets masked
+                *([(row.parent or "")[:7]] if frontier else []),
                 " ".join(redact(it.description).split())[:70],
             ]
         )
-    table = columns(["#", "decision", "eval", "score", "commit", "description"], rows)
-    lanes = lane_table(details.lanes)
-    return "\n".join([*lines, *([lanes] if lanes else []), table])
+    head = ["#", "decision", "eval", "score", "commit", *(["from"] if frontier else [])]
+    table = columns([*head, "description"], rows)
+    extra = [t for t in (lane_table(details.lanes), archive_table(details.archive)) if t]
+    return "\n".join([*lines, *extra, table])
+
+
+def archive_table(archive: Sequence[ArchiveEntry]) -> str:
+    """A frontier run's elites, best first: the run branch is at the first."""
+    if not archive:
+        return ""
+    rows = [
+        [
+            str(rank),
+            e.commit[:7],
+            estimates.text(e.score, None) or "n/a",
+            (e.parent or "root")[:7],
+            e.lineage[:7],
+            str(e.entered),
+            str(e.tries),
+        ]
+        for rank, e in enumerate(archive, 1)
+    ]
+    return columns(["elite", "commit", "score", "parent", "lineage", "kept at", "tries"], rows)
 
 
 def _cell(text: str, width: int = 40) -> str:

@@ -14,12 +14,13 @@ commit), or stop on a plateau (`SearchView.past`, read only for a strategy that
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import ClassVar, Protocol
 
 from autoresearch.agents.base import PastIteration
 from autoresearch.errors import ContractError
+from autoresearch.supervisor.archive import Elite, choose_parent
 
 DEFAULT_STRATEGY = "greedy"
 
@@ -35,6 +36,12 @@ class SearchView:
     # the run explores after a plateau (supervisor/plateau.py, `--on-plateau explore`) and
     # nothing was kept since: a strategy with several parents starts sessions from others
     exploring: bool = False
+    # a strategy that `keeps_archive`: its elites (best first), the sessions started from
+    # each commit, the parents lanes work from now, and the run's seed for ties
+    archive: tuple[Elite, ...] = ()
+    tries: Mapping[str, int] = field(default_factory=dict)
+    busy: tuple[str, ...] = ()
+    seed: str = ""
 
     @property
     def incumbent(self) -> str:
@@ -56,6 +63,7 @@ class SearchStrategy(Protocol):
 
     name: ClassVar[str]
     reads_history: ClassVar[bool]  # whether `start` and `stop` look at `SearchView.past`
+    keeps_archive: ClassVar[bool]  # whether the driver keeps an archive (supervisor/frontier)
 
     def start(self, view: SearchView, lane: int) -> Start: ...
 
@@ -70,6 +78,7 @@ class Greedy:
 
     name: ClassVar[str] = "greedy"
     reads_history: ClassVar[bool] = False
+    keeps_archive: ClassVar[bool] = False
 
     def start(self, view: SearchView, lane: int) -> Start:
         return Start(view.incumbent)
@@ -81,8 +90,34 @@ class Greedy:
         return None  # the loop's limits (iterations, noops, failures, budget) end the run
 
 
+@dataclass(frozen=True)
+class Frontier:
+    """A population of elites (supervisor/archive.py): each session starts from the elite with
+    the best balance of score and few sessions already started from it; a candidate is judged
+    against that parent, and enters the archive when the keep policy accepts it."""
+
+    name: ClassVar[str] = "frontier"
+    reads_history: ClassVar[bool] = False
+    keeps_archive: ClassVar[bool] = True
+
+    def start(self, view: SearchView, lane: int) -> Start:
+        if not view.archive:
+            return Start(view.incumbent)
+        parent = choose_parent(view.archive, view.tries, view.busy, view.seed)
+        return Start(parent.commit)
+
+    def shown(self, past: Sequence[PastIteration]) -> tuple[PastIteration, ...]:
+        return tuple(past)
+
+    def stop(self, view: SearchView) -> str | None:
+        return None
+
+
 # The registry: a strategy's name → how to make it (a plugin entry point may add one later).
-STRATEGIES: dict[str, Callable[[], SearchStrategy]] = {Greedy.name: Greedy}
+STRATEGIES: dict[str, Callable[[], SearchStrategy]] = {
+    Greedy.name: Greedy,
+    Frontier.name: Frontier,
+}
 
 
 def msg_unknown_strategy(name: str) -> str:

@@ -7,7 +7,7 @@ edge (`--json`, the MCP tools' structured output) and keeps the contract's keys 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from autoresearch.journal.runs import IterationRecord, RunTotals
@@ -132,6 +132,23 @@ def lane_now(
 
 
 @dataclass(frozen=True)
+class ArchiveEntry:
+    """One elite of a frontier run's archive (best first in `RunDetails.archive`): its score,
+    the parent it was kept against (None: the root), its lineage, the iteration that kept it
+    (0: the root) and how many sessions started from it."""
+
+    commit: str
+    score: float | None
+    parent: str | None
+    lineage: str
+    entered: int
+    tries: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return json_shape(self)
+
+
+@dataclass(frozen=True)
 class IterationRow:
     """One iteration of `status RUN_ID` (MCP run_status): the journal's record, what its
     evaluation came to and its commit's estimate now. Secrets are masked where it is shown:
@@ -140,10 +157,12 @@ class IterationRow:
     record: IterationRecord
     evaluation: str  # views.evaluation_text, of the masked reason: pass, fail, `not run: …`
     estimate: Interval | None  # its commit's mean, 95 % interval and n now (estimates)
+    parent: str | None = None  # the elite its session started from (a frontier run's)
 
     def to_dict(self) -> dict[str, Any]:
         estimate = None if self.estimate is None else self.estimate.to_dict()
-        return {**ledger_entry(self.record), "evaluation": self.evaluation, "estimate": estimate}
+        row = {**ledger_entry(self.record), "evaluation": self.evaluation, "estimate": estimate}
+        return row if self.parent is None else {**row, "parent": self.parent}
 
 
 @dataclass(frozen=True)
@@ -157,6 +176,7 @@ class RunDetails:
     driver_alive: bool
     report_file: str | None
     lanes: list[LaneRow]
+    archive: list[ArchiveEntry] = field(default_factory=list)  # a frontier run's, best first
 
     def to_dict(self) -> dict[str, Any]:
         return _summary_first(self)
@@ -177,6 +197,7 @@ class LoopSummary:
     report_file: str
     totals: RunTotals
     lanes: list[LaneRow]
+    archive: list[ArchiveEntry] = field(default_factory=list)  # a frontier run's, best first
 
     def to_dict(self) -> dict[str, Any]:
         return _summary_first(self)
