@@ -14,6 +14,7 @@ import functools
 import importlib
 import inspect
 import re
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / "src"
@@ -50,9 +51,27 @@ def _imports(path: Path, mods: dict[str, Path]) -> set[str]:
     return {m for m in found if m in mods}
 
 
+FACADE = "autoresearch.api"
+
+
+def _facade_table() -> dict[str, tuple[str, str]]:
+    """The facade's `_WHERE` (name → module, attribute), read from its source: its imports are
+    made on first use, so the import statements alone do not show what it depends on."""
+    tree = ast.parse((ROOT / "autoresearch" / "api.py").read_text())
+    for node in tree.body:
+        if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "_WHERE":
+            value = ast.literal_eval(node.value) if node.value else {}
+            return {str(k): (str(v[0]), str(v[1])) for k, v in value.items()}
+    raise AssertionError("autoresearch/api.py has no _WHERE table")
+
+
 def _graph() -> dict[str, set[str]]:
     mods = _modules()
-    return {name: _imports(path, mods) - {name} for name, path in mods.items()}
+    graph = {name: _imports(path, mods) - {name} for name, path in mods.items()}
+    for module, attribute in _facade_table().values():
+        served = f"{module}.{attribute}"
+        graph[FACADE].add(served if served in mods else module)
+    return graph
 
 
 def _circle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -264,6 +283,88 @@ def test_doors_only_parse_call_the_core_and_render() -> None:
         for line in _door_violations(name, path)
     ]
     assert not bad, "\n".join(bad)
+
+
+def _facade_violations(table: dict[str, tuple[str, str]]) -> list[str]:
+    """What the facade serves is held to the doors' rule: a door gets nothing through it that it
+    could not import itself."""
+    door = "\n".join(f"from {m} import {a}" for m, a in table.values())
+    return _violations_of_source(FACADE, door)
+
+
+def _violations_of_source(name: str, source: str) -> list[str]:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "door.py"
+        path.write_text(source)
+        return _door_violations(name, path)
+
+
+def test_the_facade_serves_the_doors_nothing_they_may_not_touch() -> None:
+    assert not _facade_violations(_facade_table())
+    assert _facade_violations({"run_sql": ("autoresearch.journal.runs", "get_run")}) == [
+        "autoresearch.api imports autoresearch.journal.runs.get_run (journal access)"
+    ]
+
+
+def _outside_the_facade(name: str, path: Path) -> list[str]:
+    """A door's imports of the core that do not go through `autoresearch.api`."""
+    return [
+        f"{name} imports {module}" + (f".{imported}" if imported else "")
+        for module, imported in _door_imports(path)
+        if module.startswith("autoresearch")
+        and module != FACADE
+        and not module.startswith(DOORS)
+        and not (module == "autoresearch" and imported in ("api", "cli", "mcp"))
+    ]
+
+
+def test_doors_reach_the_core_only_through_the_facade() -> None:
+    """Issue 32: the CLI and the MCP server call one public API, so the core can be rearranged
+    behind it; a door importing a core module directly is named here."""
+    bad = [
+        line
+        for name, path in _modules().items()
+        if name.startswith(DOORS)
+        for line in _outside_the_facade(name, path)
+    ]
+    assert not bad, "\n".join(bad)
+
+
+def test_a_door_going_around_the_facade_is_caught(tmp_path: Path) -> None:
+    door = tmp_path / "door.py"
+    door.write_text(
+        "from autoresearch.api import step\nfrom autoresearch.cli.common import say\n"
+        "def f():\n    from autoresearch.supervisor.step import step\n"
+    )
+    assert _outside_the_facade("door", door) == ["door imports autoresearch.supervisor.step.step"]
+
+
+def test_the_facade_types_every_name_it_serves() -> None:
+    """mypy reads the facade's names from its `TYPE_CHECKING` imports, the doors get them from
+    `_WHERE` at run time: the two lists are one."""
+    tree = ast.parse((ROOT / "autoresearch" / "api.py").read_text())
+    typed = {
+        alias.asname or alias.name: (node.module or "", alias.name)
+        for block in tree.body
+        if isinstance(block, ast.If) and getattr(block.test, "id", "") == "TYPE_CHECKING"
+        for node in block.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    assert typed == _facade_table()
+
+
+def test_every_facade_name_is_served() -> None:
+    """Each name imports (a stale entry would fail a door only when that door ran)."""
+    api = importlib.import_module(FACADE)
+    for name in api.names():
+        assert getattr(api, name) is not None, name
+    try:
+        api.no_such_name  # noqa: B018 (the lookup is the test)
+    except AttributeError as missing:
+        assert "no_such_name" in str(missing)
+    else:
+        raise AssertionError("an unknown facade name was served")
 
 
 def test_a_door_that_reaches_into_storage_is_caught(tmp_path: Path) -> None:

@@ -10,7 +10,8 @@ from functools import partial
 from exp_helpers import cycle
 
 from autoresearch.report import session_data
-from autoresearch.report.serve import Serving, start
+from autoresearch.report.serve import Serving
+from autoresearch.report.serve import serve_report as start
 from helpers import Repo, cli
 
 

@@ -20,7 +20,8 @@ from autoresearch.errors import NotFoundError
 from autoresearch.paths import RepoPaths
 from autoresearch.report import run_data
 from autoresearch.report.model import ReportData
-from autoresearch.report.serve import LiveReport, Serving, start
+from autoresearch.report.serve import LiveReport, Serving
+from autoresearch.report.serve import serve_report as start
 from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.prepare import prepare
 from helpers import Repo, cli

@@ -59,6 +59,21 @@ PASSED = EvaluationRecord("x", EvalFormat.JSON, "2026-01-01T00:00:00Z", 5, EvalS
             ["the evaluator printed no score: a score_improvement run could never keep anything"],
         ),
         (replace(JSON, keep_policy=KeepPolicy.PASS_ONLY), {"score": None}, []),
+        # a first evaluator's `{"score": 3}`: the contract's message, then the shape to print
+        (
+            JSON,
+            {
+                "parse_error": "Evaluator output must include boolean pass.",
+                "score": None,
+                "status": EvalStatus.ERROR,
+            },
+            [
+                "the evaluator's output was not understood: Evaluator output must include boolean"
+                ' pass. (print one JSON object as the last line, e.g. {"pass": true, "score":'
+                " 12.3}; or print METRIC <name>=<value> lines and name one: init --metric, or"
+                " sandbox.md's evaluator.format: metric with metric: <name>)"
+            ],
+        ),
     ],
 )
 def test_what_would_trip_a_run(

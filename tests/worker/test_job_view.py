@@ -233,7 +233,7 @@ def _views(root: Path) -> dict[str, Any]:
         assert job is not None
         v = view.build(job, now=NOW)
         views.append(v)
-        out[case["id"]] = {"json": v.to_dict(), "text": view.render(v)}
+        out[case["id"]] = {"json": v.to_dict(), "text": view.render_job(v)}
     out["list"] = view.render_list(list(reversed(views)))
     return out
 

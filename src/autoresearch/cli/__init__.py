@@ -13,7 +13,7 @@ import sys
 
 import click
 
-from autoresearch import __version__
+from autoresearch.api import __version__
 from autoresearch.cli.lazy import LazyCommand, LazyGroup
 
 _RUN = "autoresearch.cli.run_cmds"

@@ -18,15 +18,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from autoresearch.confine import DEFAULT_MODE, SandboxMode
-from autoresearch.errors import AutoresearchError
-from autoresearch.states import ExecutorKind, OnPlateau
+from autoresearch.api import DEFAULT_MODE, AutoresearchError, ExecutorKind, OnPlateau, SandboxMode
 
 # imported where used, so that `--help` starts without them (tests/test_import_graph.py)
 if TYPE_CHECKING:
-    from autoresearch.contracts.loop import LoopSettings
-    from autoresearch.contracts.stored_evaluation import StoredEvaluation
-    from autoresearch.journal.views import RunManifest
+    from autoresearch.api import LoopSettings, RunManifest, StoredEvaluation
 
 EXIT_RECORDED_FAILURE = 1
 EXIT_REFUSED = 2
@@ -49,7 +45,7 @@ class AppGroup(click.Group):
         try:
             return super().invoke(ctx)
         except AutoresearchError as exc:
-            from autoresearch.crash import disk_full_line
+            from autoresearch.api import disk_full_line
 
             full = disk_full_line(exc, _start(_repo_option(ctx)))
             fail(full or exc.message, exc.exit_code)
@@ -65,7 +61,7 @@ class AppGroup(click.Group):
 
 def _fail_unexpected(ctx: click.Context, exc: Exception) -> None:
     """Exit 3 with a crash log, or 2 on a full disk; return only when the output's reader left."""
-    from autoresearch.crash import (
+    from autoresearch.api import (
         EXIT_INTERNAL_ERROR,
         disk_full_line,
         internal_error_line,
@@ -91,7 +87,7 @@ def _closed_output_is_quiet() -> Iterator[None]:
     try:
         yield
     except (BrokenPipeError, BaseExceptionGroup) as exc:  # a group: the MCP server's tasks
-        from autoresearch.crash import EXIT_CLOSED_PIPE, output_closed, quiet_closed_output
+        from autoresearch.api import EXIT_CLOSED_PIPE, output_closed, quiet_closed_output
 
         if not output_closed(exc):
             raise
@@ -114,14 +110,14 @@ def fail(message: str, code: int = EXIT_REFUSED) -> None:
 
 def say(text: str, err: bool = False) -> None:
     """Print text for people: secrets masked (autoresearch.redact), as in every view."""
-    from autoresearch.redact import redact
+    from autoresearch.api import redact
 
     click.echo(redact(text), err=err)
 
 
 def repo_root(ctx: click.Context) -> Path:
     """The repository the command acts on (`--repo` or the one around the cwd)."""
-    from autoresearch.supervisor.handle import find_repo
+    from autoresearch.api import find_repo
 
     start = ctx.find_root().obj.get("repo") if ctx.find_root().obj else None
     return find_repo(Path(start) if start else Path.cwd())
@@ -129,7 +125,7 @@ def repo_root(ctx: click.Context) -> Path:
 
 def emit_json(value: Any) -> None:
     """Print one JSON object on stdout and nothing else (secrets masked, as in every view)."""
-    from autoresearch.redact import redact_value
+    from autoresearch.api import redact_value
 
     text = json.dumps(value, ensure_ascii=False, default=str)  # default=str before redaction
     click.echo(json.dumps(redact_value(json.loads(text)), indent=2, ensure_ascii=False))
@@ -142,7 +138,7 @@ def warn(message: str) -> None:
 def warn_baseline(manifest: RunManifest, baseline: StoredEvaluation | None) -> None:
     """Say loudly when a score_improvement run can never keep anything (the diagnosis is the
     core's: supervisor/diagnose.py)."""
-    from autoresearch.supervisor.diagnose import baseline_warning
+    from autoresearch.api import baseline_warning
 
     text = baseline_warning(manifest.run, baseline)
     if text:
@@ -200,7 +196,7 @@ def agent_option(help_of: Callable[[], str], *decls: str, **attrs: Any) -> Calla
 
 def run_agent_help() -> str:
     """`run --agent`'s help: `aider | claude | codex | offline | cmd:<shell command>`."""
-    from autoresearch.agents import spec_choices
+    from autoresearch.api import spec_choices
 
     return spec_choices(" | ", " | ")
 
@@ -214,7 +210,7 @@ MAX_ITERATIONS_HELP = (
 def limit_options(resumed: bool) -> Callable[[F], F]:
     """The agent and the loop's limits: `run` chooses them (defaults shown), `resume` and
     `continue` replace the recorded ones with those given (none shown: the recorded stays)."""
-    from autoresearch.decide import DEFAULT_MAX_AGENT_FAILURES, DEFAULT_MAX_NOOPS
+    from autoresearch.api import DEFAULT_MAX_AGENT_FAILURES, DEFAULT_MAX_NOOPS
 
     recorded = "; default: the recorded limit" if resumed else ""
     defaults: Mapping[str, Any] = (
@@ -377,7 +373,7 @@ agent_options = stacked(
 
 def loop_settings(options: Mapping[str, Any], max_iterations: int | None) -> LoopSettings:
     """What the loop options of `run`, `resume` or `continue` gave (None: not given)."""
-    from autoresearch.contracts.loop import LoopSettings
+    from autoresearch.api import LoopSettings
 
     return LoopSettings(
         agent=options.get("agent_spec"),

@@ -43,7 +43,7 @@ def doctor(
     Exit 0 when nothing is wrong, 1 when a check found an error (each finding names its fix),
     2 when a fix was refused.
     """
-    from autoresearch.supervisor import doctor as core
+    from autoresearch.api import doctor as core
 
     root = repo_root(ctx)
     actions: dict[str, object] = {}

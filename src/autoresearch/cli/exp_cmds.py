@@ -17,11 +17,9 @@ from typing import Any
 
 import click
 
+from autoresearch.api import ContractError, Direction, ProcessState, Verdict, first_signal_stops
 from autoresearch.cli.common import EXIT_RECORDED_FAILURE, emit_json, enum_choice, say
 from autoresearch.cli.lazy import LazyCommand, LazyGroup
-from autoresearch.errors import ContractError
-from autoresearch.signals import first_signal_stops
-from autoresearch.states import Direction, ProcessState, Verdict
 
 JSON_HELP = "Print one JSON object on stdout."
 HEARTBEAT_SECONDS = 30.0
@@ -109,8 +107,7 @@ def init(ctx: click.Context, /, **opts: Any) -> None:
     A new session (or --new-segment) commits the dirty files as the harness setup and lists
     them; files that look like secrets (.env, keys, tokens) are refused unless --allow-secrets.
     """
-    from autoresearch.experiments import InitParams, init_session
-    from autoresearch.experiments.report import render_init
+    from autoresearch.api import InitParams, init_session, render_init
 
     as_json = opts.pop("as_json")
     for key in ("secondary", "scope", "off_limits", "constraints"):
@@ -154,8 +151,7 @@ def run(
 ) -> None:
     """Run the benchmark once, or --repeats times (then the checks); the result waits for
     `exp log`."""
-    from autoresearch.experiments import RunParams, run_experiment
-    from autoresearch.experiments.report import render_run
+    from autoresearch.api import RunParams, render_run, run_experiment
 
     params = RunParams(timeout_seconds, checks_timeout_seconds, repeats)
     cancel = threading.Event()
@@ -222,8 +218,13 @@ def log(ctx: click.Context, /, **opts: Any) -> None:
     With only --flag / --justify (no --status, no --description) it flags or justifies logged
     runs and needs no pending run.
     """
-    from autoresearch.experiments import LogParams, annotate_runs, log_experiment
-    from autoresearch.experiments.report import render_log, render_run_notes
+    from autoresearch.api import (
+        LogParams,
+        annotate_runs,
+        log_experiment,
+        render_log,
+        render_run_notes,
+    )
 
     flags = tuple(_run_note("--flag", v) for v in opts["flags"])
     justify = tuple(_run_note("--justify", v) for v in opts["justify"])
@@ -261,7 +262,7 @@ def _json_object(option: str, raw: str | None) -> dict[str, Any] | None:
 
 
 def _run_note(option: str, raw: str) -> Any:
-    from autoresearch.experiments import RunNote
+    from autoresearch.api import RunNote
 
     number, sep, reason = raw.partition(":")
     if not sep or not number.strip().lstrip("#").isdigit():
@@ -279,8 +280,7 @@ def notes(
     ctx: click.Context, body: str | None, body_file: Any, append_idea: str | None, as_json: bool
 ) -> None:
     """Replace the session notes (a living playbook) and/or append an idea."""
-    from autoresearch.experiments import update_notes
-    from autoresearch.experiments.report import render_notes
+    from autoresearch.api import render_notes, update_notes
 
     if body_file is not None:
         body = body_file.read()
@@ -300,8 +300,7 @@ def notes(
 @click.pass_context
 def status(ctx: click.Context, last: int, as_json: bool) -> None:
     """The session context: goal, numbers, last runs, deviations, notes, pending run."""
-    from autoresearch.experiments import session_status
-    from autoresearch.experiments.report import render_status
+    from autoresearch.api import render_status, session_status
 
     report = session_status(_start(ctx), last=last)
     _out(as_json, report, render_status(report))
@@ -312,7 +311,7 @@ def status(ctx: click.Context, last: int, as_json: bool) -> None:
 @click.pass_context
 def resume_message(ctx: click.Context, as_json: bool) -> None:
     """The status plus what to do next: the message that resumes an agent's loop."""
-    from autoresearch.experiments import resume_message as build
+    from autoresearch.api import resume_message as build
 
     text = build(_start(ctx))
     if as_json:
@@ -326,8 +325,7 @@ def resume_message(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def off(ctx: click.Context, as_json: bool) -> None:
     """Close the session (a pending run is abandoned; the branch keeps its commits)."""
-    from autoresearch.experiments import close_session
-    from autoresearch.experiments.report import render_close
+    from autoresearch.api import close_session, render_close
 
     result = close_session(_start(ctx))
     _out(as_json, result, render_close(result))
@@ -338,8 +336,7 @@ def off(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def list_cmd(ctx: click.Context, as_json: bool) -> None:
     """Every session of the repository, open and closed, newest first."""
-    from autoresearch.experiments import list_sessions
-    from autoresearch.experiments.report import render_sessions
+    from autoresearch.api import list_sessions, render_sessions
 
     found = list_sessions(_start(ctx))
     _out(as_json, found, render_sessions(found))
@@ -356,8 +353,7 @@ def reopen(ctx: click.Context, session_id: int, as_json: bool) -> None:
     a new segment starts at the branch's head (nothing is reset away); a removed session
     worktree is added again.
     """
-    from autoresearch.experiments import reopen_session
-    from autoresearch.experiments.report import render_reopen
+    from autoresearch.api import render_reopen, reopen_session
 
     result = reopen_session(_start(ctx), session_id)
     _out(as_json, result, render_reopen(result))
@@ -377,7 +373,7 @@ def report(
     ctx: click.Context, session_id: int | None, out: Path | None, open_it: bool, as_json: bool
 ) -> None:
     """Write the session's report: progress.png and a self-contained report.html."""
+    from autoresearch.api import build_session_report
     from autoresearch.cli.report_cmds import show
-    from autoresearch.report import build_session_report
 
     show(build_session_report(_start(ctx), session_id, out), as_json, open_it)

@@ -27,8 +27,7 @@ def hook(ctx: click.Context, event: str) -> None:
     `stop` resumes the experiment loop after a turn that logged an experiment;
     `session-start` adds the session summary after a compaction. Installed by
     `exp hooks install --claude` or `--codex`."""
-    from autoresearch.experiments.hooks import MAX_STDIN_BYTES, HookEvent, answer_hook
-    from autoresearch.redact import redact_value
+    from autoresearch.api import MAX_STDIN_BYTES, HookEvent, answer_hook, redact_value
 
     obj = ctx.find_root().obj or {}
     start = Path(obj.get("repo") or Path.cwd())
@@ -65,8 +64,8 @@ def _host(claude: bool, codex: bool) -> str:
 def install(ctx: click.Context, claude: bool, codex: bool, as_json: bool) -> None:
     """Merge the Stop and SessionStart (compact) hooks into the project's Claude Code or
     Codex hook file; the user's other hooks stay as they are."""
-    from autoresearch.experiments.hook_install import Host
-    from autoresearch.experiments.hook_install import install as do_install
+    from autoresearch.api import Host
+    from autoresearch.api import install as do_install
 
     result = do_install(_start(ctx), Host(_host(claude, codex)))
     emit_json(result.to_dict()) if as_json else say(result.message)
@@ -79,8 +78,8 @@ def install(ctx: click.Context, claude: bool, codex: bool, as_json: bool) -> Non
 @click.pass_context
 def uninstall(ctx: click.Context, claude: bool, codex: bool, as_json: bool) -> None:
     """Remove exactly the entries `install` added."""
-    from autoresearch.experiments.hook_install import Host
-    from autoresearch.experiments.hook_install import uninstall as do_uninstall
+    from autoresearch.api import Host
+    from autoresearch.api import uninstall as do_uninstall
 
     result = do_uninstall(_start(ctx), Host(_host(claude, codex)))
     emit_json(result.to_dict()) if as_json else say(result.message)

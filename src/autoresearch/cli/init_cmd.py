@@ -46,8 +46,7 @@ def init(
     Asks for what the flags do not give when the terminal is interactive; otherwise the
     missing flags are named. MISSION_DIR defaults to missions/<slug of the goal>.
     """
-    from autoresearch.scaffold import MissionAnswers, write_mission
-    from autoresearch.states import Direction
+    from autoresearch.api import Direction, MissionAnswers, write_mission
 
     answers = _answers(given)
     mission = MissionAnswers(
@@ -74,7 +73,7 @@ def _answers(given: dict[str, object]) -> dict[str, str]:
     answers = {key: str(given[key]) for key in PROMPTS if given.get(key) is not None}
     missing = [key for key in ("goal", "command", "direction") if key not in answers]
     if missing and not sys.stdin.isatty():
-        from autoresearch.errors import ContractError
+        from autoresearch.api import ContractError
 
         flags = ", ".join(f"--{key}" for key in missing)
         raise ContractError(f"init needs {flags} (or a terminal to ask on)")
@@ -88,8 +87,8 @@ def _answers(given: dict[str, object]) -> dict[str, str]:
 
 
 def _try(ctx: click.Context, folder: Path, files: list[str], as_json: bool) -> None:
+    from autoresearch.api import try_mission
     from autoresearch.cli import render
-    from autoresearch.supervisor.trial import try_mission
 
     if not as_json:
         warn("autoresearch: running the evaluator once on HEAD in a scratch checkout …")

@@ -14,6 +14,14 @@ from typing import Any
 
 import click
 
+from autoresearch.api import (
+    MAX_REVISE_PASSES,
+    BlockingPolicy,
+    Isolation,
+    ReliabilityTier,
+    SemanticGate,
+    TaskKind,
+)
 from autoresearch.cli.common import (
     EXIT_RECORDED_FAILURE,
     AppGroup,
@@ -23,13 +31,6 @@ from autoresearch.cli.common import (
     repo_root,
     say,
 )
-from autoresearch.contracts.job import (
-    MAX_REVISE_PASSES,
-    BlockingPolicy,
-    ReliabilityTier,
-    SemanticGate,
-)
-from autoresearch.states import Isolation, TaskKind
 
 JSON_HELP = "Print one JSON object on stdout."
 EXIT_STILL_RUNNING = 124
@@ -37,7 +38,7 @@ EXIT_STILL_RUNNING = 124
 
 def job_agent_help() -> str:
     """`job run --agent`'s help: `aider, claude, codex, offline or cmd:<shell command>.`"""
-    from autoresearch.agents import spec_choices
+    from autoresearch.api import spec_choices
 
     return spec_choices() + "."
 
@@ -53,7 +54,7 @@ def job() -> None:
 
 
 def _show(view: Any, as_json: bool) -> None:
-    from autoresearch.worker.view import render
+    from autoresearch.api import render_job as render
 
     if as_json:
         emit_json(view.to_dict())
@@ -193,9 +194,7 @@ def start_cmd(
 
     PROMPT is the task for the agent (or give it with --prompt-file).
     """
-    from autoresearch.errors import ContractError
-    from autoresearch.worker import jobs
-    from autoresearch.worker.model import CheckSpec, JobRequest, ScopeSpec
+    from autoresearch.api import CheckSpec, ContractError, JobRequest, ScopeSpec, jobs
 
     text = prompt_file.read() if prompt_file is not None else prompt
     if not text or (prompt is not None and prompt_file is not None):
@@ -230,8 +229,7 @@ def start_cmd(
 
 def _stages(prompts: tuple[str, ...], checks: tuple[str, ...], timeout: float) -> tuple[Any, ...]:
     """`--stage` prompts with their `--stage-check N:COMMAND` checks, as `StageSpec`s."""
-    from autoresearch.errors import ContractError
-    from autoresearch.worker.model import CheckSpec, StageSpec
+    from autoresearch.api import CheckSpec, ContractError, StageSpec
 
     found: list[list[CheckSpec]] = [[] for _ in prompts]
     for raw in checks:
@@ -257,8 +255,7 @@ def _stages(prompts: tuple[str, ...], checks: tuple[str, ...], timeout: float) -
 @click.pass_context
 def wait_cmd(ctx: click.Context, job_id: str, timeout: float, as_json: bool) -> None:
     """Wait for a job to end; exit 0 accepted, 1 another verdict, 124 still running."""
-    from autoresearch.worker import jobs
-    from autoresearch.worker.outcome import Status
+    from autoresearch.api import Status, jobs
 
     view = jobs.wait(repo_root(ctx), job_id, timeout)
     _show(view, as_json)
@@ -289,7 +286,7 @@ def wait_cmd(ctx: click.Context, job_id: str, timeout: float, as_json: bool) -> 
 @click.pass_context
 def tail_cmd(ctx: click.Context, job_id: str, lines: int, log: str, as_json: bool) -> None:
     """The last lines of a job's log."""
-    from autoresearch.worker import jobs
+    from autoresearch.api import jobs
 
     found = jobs.tail(repo_root(ctx), job_id, lines, log)
     if as_json:
@@ -311,8 +308,7 @@ def tail_cmd(ctx: click.Context, job_id: str, lines: int, log: str, as_json: boo
 @click.pass_context
 def list_cmd(ctx: click.Context, limit: int, live: bool, as_json: bool) -> None:
     """The repository's jobs, newest first."""
-    from autoresearch.worker import jobs
-    from autoresearch.worker.view import render_list
+    from autoresearch.api import jobs, render_list
 
     views = jobs.list_jobs(repo_root(ctx), limit, live)
     if as_json:
@@ -328,7 +324,7 @@ def _id_command(name: str, call: str, doc: str) -> None:
     @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
     @click.pass_context
     def command(ctx: click.Context, job_id: str, as_json: bool) -> None:
-        from autoresearch.worker import jobs
+        from autoresearch.api import jobs
 
         _show(getattr(jobs, call)(repo_root(ctx), job_id), as_json)
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from autoresearch.api import EXIT_CLOSED_PIPE
 from autoresearch.cli.common import (
     DEFAULT_MAX_ITERATIONS,
     EXIT_INTERRUPTED,
@@ -20,12 +21,9 @@ from autoresearch.cli.common import (
     search_options,
     warn,
 )
-from autoresearch.crash import EXIT_CLOSED_PIPE
 
 if TYPE_CHECKING:
-    from autoresearch.states import Direction
-    from autoresearch.supervisor.drive import LoopResult, Progress, StopMoment
-    from autoresearch.supervisor.estimates import Headline
+    from autoresearch.api import Direction, Headline, LoopResult, Progress, StopMoment
 
 JSON_HELP = "Print one JSON object on stdout at the end (progress goes to stderr)."
 
@@ -41,7 +39,7 @@ JSON_HELP = "Print one JSON object on stdout at the end (progress goes to stderr
 @click.pass_context
 def run(ctx: click.Context, /, mission_dir: Path, **options: Any) -> None:
     """Prepare a run, then loop: agent session → artifact → evaluation → decision."""
-    from autoresearch.supervisor.drive import start
+    from autoresearch.api import start
 
     limit = options["max_iterations"]
     door = LoopDoor(options["as_json"])
@@ -88,8 +86,13 @@ def demo(
     small SGD training script whose hyperparameters the offline agent tunes to lower the
     validation loss. --iterations counts over all lanes.
     """
-    from autoresearch.demo import DEMO_MISSION, LANES_MISSION, create_demo_repo
-    from autoresearch.supervisor.drive import demo_plan, start_demo
+    from autoresearch.api import (
+        DEMO_MISSION,
+        LANES_MISSION,
+        create_demo_repo,
+        demo_plan,
+        start_demo,
+    )
 
     mission_dir = create_demo_repo(directory, LANES_MISSION if lanes else DEMO_MISSION)
     warn(f"demo repository: {mission_dir.parent.parent}")
@@ -129,7 +132,7 @@ class LoopDoor:
             warn(f"autoresearch: {line}")
 
     def stopping(self, moment: StopMoment) -> None:
-        from autoresearch.supervisor.drive import StopMoment
+        from autoresearch.api import StopMoment
 
         if self.reader_left:  # stderr is gone: nothing to say, nobody to say it to
             return
@@ -142,8 +145,7 @@ class LoopDoor:
             warn("autoresearch: stopping the current session (Ctrl-C again to abort at once)")
 
     def report(self, repo_root: Path, run_id: str) -> None:
-        from autoresearch.errors import AutoresearchError
-        from autoresearch.report import build_run_report
+        from autoresearch.api import AutoresearchError, build_run_report
 
         try:
             built = build_run_report(repo_root, run_id)

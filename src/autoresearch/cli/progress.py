@@ -7,17 +7,21 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from autoresearch.agents.base import AgentResult
-from autoresearch.crash import quiet_closed_output
-from autoresearch.evaluate import EvaluationRecord
-from autoresearch.journal.lanes import LaneRecord
-from autoresearch.journal.views import decision_label
-from autoresearch.noise import Interval
-from autoresearch.redact import redact
-from autoresearch.states import DecisionKind, Direction, LaneState
-from autoresearch.supervisor import estimates
-from autoresearch.supervisor.archive import better
-from autoresearch.supervisor.step import StepResult
+from autoresearch.api import (
+    AgentResult,
+    DecisionKind,
+    Direction,
+    EvaluationRecord,
+    Interval,
+    LaneRecord,
+    LaneState,
+    StepResult,
+    better,
+    decision_label,
+    estimates,
+    quiet_closed_output,
+    redact,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console

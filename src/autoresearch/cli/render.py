@@ -10,19 +10,19 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from autoresearch.api import LoopSummary, RunDetails, RunListing, estimates, format_score, report
 from autoresearch.cli.common import say
-from autoresearch.journal.views import format_score
-from autoresearch.supervisor import estimates, report
-from autoresearch.supervisor.summary import LoopSummary, RunDetails, RunListing
 
 if TYPE_CHECKING:
-    from autoresearch.contracts.stored_evaluation import StoredEvaluation
-    from autoresearch.journal.views import RunManifest
-    from autoresearch.mission import Mission
-    from autoresearch.noise import Interval
-    from autoresearch.supervisor.certify import Certification
-    from autoresearch.supervisor.step import StepResult
-    from autoresearch.supervisor.trial import TrialResult
+    from autoresearch.api import (
+        Certification,
+        Interval,
+        Mission,
+        RunManifest,
+        StepResult,
+        StoredEvaluation,
+        TrialResult,
+    )
 
 
 def _short(sha: str | None) -> str:
@@ -207,7 +207,7 @@ def cleaned(results: list[Any]) -> None:
 
 def certification(d: Certification) -> None:
     """`certify`: each commit's mean with its interval, then the improvement."""
-    from autoresearch.supervisor.certify import ablation_summary
+    from autoresearch.api import ablation_summary
 
     def interval(i: Interval | None) -> str:
         if not i:

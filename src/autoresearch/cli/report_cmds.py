@@ -34,7 +34,7 @@ def show(result: Any, as_json: bool, open_it: bool) -> None:
     if as_json:
         emit_json(result.to_dict())
     else:
-        from autoresearch.report.text import summary_lines
+        from autoresearch.api import summary_lines
 
         say(summary_lines(result))
     if open_it:
@@ -55,8 +55,7 @@ def report(
     Without RUN_ID, the newest run's; RUN_ID may be any unique start of the id. Built from
     the journal, so it also works while the run is going (run it again to refresh).
     """
-    from autoresearch.report import build_run_report
-    from autoresearch.supervisor.run_ids import resolve_run_id
+    from autoresearch.api import build_run_report, resolve_run_id
 
     root = repo_root(ctx)
     show(build_run_report(root, resolve_run_id(root, run_id), out), as_json, open_it)
@@ -75,9 +74,9 @@ def finalize(ctx: click.Context, run_id: str, single: bool, dry_run: bool, as_js
     file stay together. Each branch's last commit message carries the evidence. The run branch
     is never rewritten and no checkout is touched.
     """
-    from autoresearch.supervisor import report as text
-    from autoresearch.supervisor.review import finalize as do_finalize
-    from autoresearch.supervisor.run_ids import resolve_run_id
+    from autoresearch.api import finalize as do_finalize
+    from autoresearch.api import report as text
+    from autoresearch.api import resolve_run_id
 
     root = repo_root(ctx)
     result = do_finalize(root, resolve_run_id(root, run_id), single=single, dry_run=dry_run)

@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from autoresearch.api import DecisionKind, LoopSettings
 from autoresearch.cli import render
 from autoresearch.cli.common import (
     EXIT_RECORDED_FAILURE,
@@ -22,8 +23,6 @@ from autoresearch.cli.common import (
     warn,
     warn_baseline,
 )
-from autoresearch.contracts.loop import LoopSettings
-from autoresearch.states import DecisionKind
 
 JSON_HELP = "Print one JSON object on stdout (logs go to stderr)."
 
@@ -41,8 +40,7 @@ JSON_HELP = "Print one JSON object on stdout (logs go to stderr)."
 @click.pass_context
 def check(ctx: click.Context, mission_dir: Path, try_it: bool, as_json: bool) -> None:
     """Validate MISSION_DIR and print the parsed contract (--try: and run its evaluator once)."""
-    from autoresearch.errors import ContractError
-    from autoresearch.mission import load_mission, mission_problems
+    from autoresearch.api import ContractError, load_mission, mission_problems
 
     mission = load_mission(mission_dir)
     problems = mission_problems(mission)
@@ -51,7 +49,7 @@ def check(ctx: click.Context, mission_dir: Path, try_it: bool, as_json: bool) ->
     if not try_it:
         emit_json(mission.to_dict()) if as_json else render.mission(mission)
         return
-    from autoresearch.supervisor.trial import try_mission
+    from autoresearch.api import try_mission
 
     if not as_json:
         render.mission(mission)
@@ -69,11 +67,14 @@ def check(ctx: click.Context, mission_dir: Path, try_it: bool, as_json: bool) ->
 @sandbox_option
 def prepare(mission_dir: Path, run_tag: str | None, as_json: bool, sandbox: str | None) -> None:
     """Create the run's branch and worktree, run the baseline, write the run files."""
-    from autoresearch.supervisor.estimates import manifest
-    from autoresearch.supervisor.lifecycle import baseline_evaluation
-    from autoresearch.supervisor.options import check_sandbox, mission_sandbox
-    from autoresearch.supervisor.prepare import mission_notes
-    from autoresearch.supervisor.prepare import prepare as do_prepare
+    from autoresearch.api import (
+        baseline_evaluation,
+        check_sandbox,
+        manifest,
+        mission_notes,
+        mission_sandbox,
+    )
+    from autoresearch.api import prepare as do_prepare
 
     note = check_sandbox(sandbox, mission_sandbox(mission_dir))  # refused before anything
     for line in (*mission_notes(mission_dir), *([note] if note else [])):
@@ -95,9 +96,8 @@ def prepare(mission_dir: Path, run_tag: str | None, as_json: bool, sandbox: str 
 @click.pass_context
 def step(ctx: click.Context, run_id: str, as_json: bool) -> None:
     """Process the run's candidate.json once (one decision)."""
-    from autoresearch.supervisor.lifecycle import open_run
-    from autoresearch.supervisor.step import refuse_unwritten
-    from autoresearch.supervisor.step import step as do_step
+    from autoresearch.api import open_run, refuse_unwritten
+    from autoresearch.api import step as do_step
 
     with open_run(repo_root(ctx), run_id) as handle:
         refuse_unwritten(handle)
@@ -161,8 +161,8 @@ def continue_(ctx: click.Context, /, run_id: str, **options: Any) -> None:
 
 
 def _resume(ctx: click.Context, run_id: str, options: dict[str, Any], reopen: bool) -> None:
+    from autoresearch.api import resume as do_resume
     from autoresearch.cli.loop_cmds import LoopDoor, end_of_loop
-    from autoresearch.supervisor.drive import resume as do_resume
 
     door = LoopDoor(options["as_json"], with_manifest=True)
     result = do_resume(
@@ -202,7 +202,7 @@ def clean(
     journal, the run's files and logs stay; the last kept commit stays reachable as
     refs/autoresearch/<run>/kept (git log refs/autoresearch/<run>/kept) unless --drop-kept.
     """
-    from autoresearch.supervisor.clean import clean as do_clean
+    from autoresearch.api import clean as do_clean
 
     results = do_clean(repo_root(ctx), run_ids, dry_run=dry_run, drop_kept=drop_kept)
     if as_json:
@@ -222,8 +222,8 @@ def stop(ctx: click.Context, run_id: str | None, reason: str | None, as_json: bo
     Without RUN_ID: the repository's running run. The driver ends its agent session (saving
     the work), lets an evaluation in progress finish, then records the run as stopped.
     """
-    from autoresearch.supervisor import report
-    from autoresearch.supervisor.lifecycle import stop as do_stop
+    from autoresearch.api import report
+    from autoresearch.api import stop as do_stop
 
     outcome = do_stop(repo_root(ctx), run_id, reason)
     if as_json:
@@ -245,7 +245,7 @@ def stop(ctx: click.Context, run_id: str | None, reason: str | None, as_json: bo
 @click.pass_context
 def status(ctx: click.Context, run_id: str | None, last: int | None, as_json: bool) -> None:
     """All runs (without RUN_ID), or run RUN_ID with its iterations."""
-    from autoresearch.supervisor.lifecycle import list_runs, run_details
+    from autoresearch.api import list_runs, run_details
 
     root = repo_root(ctx)
     if run_id is None:
@@ -253,7 +253,7 @@ def status(ctx: click.Context, run_id: str | None, last: int | None, as_json: bo
         data = {"repo_root": str(root), "runs": [item.to_dict() for item in items]}
         emit_json(data) if as_json else render.run_list(items)
         return
-    from autoresearch.supervisor.run_ids import resolve_run_id
+    from autoresearch.api import resolve_run_id
 
     details = run_details(root, resolve_run_id(root, run_id), last)
     emit_json(details.to_dict()) if as_json else render.run_details(details)
@@ -265,9 +265,8 @@ def status(ctx: click.Context, run_id: str | None, last: int | None, as_json: bo
 @click.pass_context
 def rebaseline(ctx: click.Context, run_id: str, as_json: bool) -> None:
     """Re-run the baseline on the worktree HEAD (only before the first iteration)."""
-    from autoresearch.supervisor.estimates import manifest
-    from autoresearch.supervisor.lifecycle import open_run
-    from autoresearch.supervisor.prepare import rebaseline as do_rebaseline
+    from autoresearch.api import manifest, open_run
+    from autoresearch.api import rebaseline as do_rebaseline
 
     with open_run(repo_root(ctx), run_id) as handle:
         evaluation = do_rebaseline(handle)
@@ -299,9 +298,8 @@ def certify(ctx: click.Context, run_id: str, repeats: int, ablate: bool, as_json
     """Re-measure RUN_ID's baseline and final kept commit, interleaved, in scratch checkouts,
     and report the improvement with a 95 % interval (--ablate: and each kept change's worth).
     Every reading is recorded; an interrupted certification resumes where it stopped."""
-    from autoresearch.supervisor.certify import certify as do_certify
-    from autoresearch.supervisor.certify import open_any_run
-    from autoresearch.supervisor.run_ids import resolve_run_id
+    from autoresearch.api import certify as do_certify
+    from autoresearch.api import open_any_run, resolve_run_id
 
     root = repo_root(ctx)
     with open_any_run(root, resolve_run_id(root, run_id)) as handle:

@@ -40,11 +40,14 @@ def serve(
     the server every 1.5 s and shows new iterations without a reload. Everything is read from
     the journal; nothing is written.
     """
-    from autoresearch.paths import RepoPaths
-    from autoresearch.report import run_data, session_data
-    from autoresearch.report.serve import start
-    from autoresearch.signals import first_signal_stops
-    from autoresearch.supervisor.run_ids import resolve_run_id
+    from autoresearch.api import (
+        RepoPaths,
+        first_signal_stops,
+        resolve_run_id,
+        run_data,
+        session_data,
+    )
+    from autoresearch.api import serve_report as start
 
     root = repo_root(ctx)
     if session_id is not None and run_id is not None:

@@ -28,8 +28,8 @@ def worker() -> None:
 @click.pass_context
 def stats(ctx: click.Context, as_json: bool, max_error_rate: float | None) -> None:
     """Per-tool calls, errors, bytes read vs returned and latency, from the metrics file."""
-    from autoresearch.worker.tools.base import Workspace
-    from autoresearch.worker.tools.metrics import load, render
+    from autoresearch.api import Workspace, load
+    from autoresearch.api import render_metrics as render
 
     if max_error_rate is not None and not 0 <= max_error_rate <= 1:
         fail("--max-error-rate must be between 0 and 1")

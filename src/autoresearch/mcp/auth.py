@@ -18,8 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from autoresearch.errors import ContractError
-from autoresearch.fsutil import atomic_write_text, make_private
+from autoresearch.api import ContractError, atomic_write_text, make_private
 
 ENV_MCP_TOKEN = "AUTORESEARCH_MCP_TOKEN"
 TOKEN_FILE_NAME = "mcp-token"

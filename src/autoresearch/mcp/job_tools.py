@@ -19,12 +19,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult
 from pydantic import BaseModel, ConfigDict, Field
 
-from autoresearch.agents import spec_choices
-from autoresearch.mcp.schemas import mirrors
-from autoresearch.mcp.support import DESTRUCTIVE, READ_ONLY, WRITES, add_tools, reply, tool_errors
-from autoresearch.supervisor.handle import find_repo
-from autoresearch.worker import jobs, slots
-from autoresearch.worker.model import (
+from autoresearch.api import (
     DEFAULT_AGENT,
     DEFAULT_CHECK_TIMEOUT_SECONDS,
     DEFAULT_TIMEOUT_SECONDS,
@@ -35,14 +30,22 @@ from autoresearch.worker.model import (
     CheckSpec,
     Isolation,
     JobRequest,
+    JobView,
     ReliabilityTier,
     ScopeSpec,
     SemanticGate,
     StageSpec,
     TaskKind,
     check_timeout,
+    find_repo,
+    jobs,
+    render_job,
+    render_list,
+    slots,
+    spec_choices,
 )
-from autoresearch.worker.view import JobView, render, render_list
+from autoresearch.mcp.schemas import mirrors
+from autoresearch.mcp.support import DESTRUCTIVE, READ_ONLY, WRITES, add_tools, reply, tool_errors
 
 MAX_WAIT_MS = 3_600_000
 DEFAULT_WAIT_MS = 30_000
@@ -160,7 +163,7 @@ JobId = Annotated[str, Field(min_length=1, max_length=100, description="From job
 
 
 def _out(view: JobView) -> CallToolResult:
-    return reply(render(view), JobOutput.model_validate(view.to_dict()))
+    return reply(render_job(view), JobOutput.model_validate(view.to_dict()))
 
 
 class JobTools:

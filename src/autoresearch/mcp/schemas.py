@@ -19,19 +19,19 @@ from typing import Any, TypeVar, Union
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from autoresearch.experiments import (
+from autoresearch.api import (
     InitResult,
     LogReport,
     NotesResult,
     RunReport,
+    SessionRecord,
     StatusReport,
+    StopOutcome,
     confidence,
     logger,
     status,
+    summary,
 )
-from autoresearch.journal.sessions import SessionRecord
-from autoresearch.supervisor import summary
-from autoresearch.supervisor.lifecycle import StopOutcome
 
 
 class _Shape(BaseModel):

@@ -20,29 +20,33 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from autoresearch import __version__
-from autoresearch.experiments import (
+from autoresearch.api import (
+    DEFAULT_CHECKS_TIMEOUT,
+    DEFAULT_RUN_TIMEOUT,
+    Direction,
+    Door,
     InitParams,
     InitResult,
     LogParams,
     RunNote,
     RunParams,
+    Verdict,
+    __version__,
+    find_repo,
     init_session,
+    lifecycle,
     log_experiment,
-    run_experiment,
-    session_status,
-    update_notes,
-)
-from autoresearch.experiments.params import DEFAULT_CHECKS_TIMEOUT, DEFAULT_RUN_TIMEOUT
-from autoresearch.experiments.report import (
     render_init,
     render_log,
     render_notes,
     render_resume,
     render_run,
     render_status,
+    report,
+    run_experiment,
+    session_status,
+    update_notes,
 )
-from autoresearch.experiments.verbs import Door
 from autoresearch.mcp import schemas as s
 from autoresearch.mcp.support import (
     DESTRUCTIVE,
@@ -54,9 +58,6 @@ from autoresearch.mcp.support import (
     reply,
     tool_errors,
 )
-from autoresearch.states import Direction, Verdict
-from autoresearch.supervisor import lifecycle, report
-from autoresearch.supervisor.handle import find_repo
 
 if TYPE_CHECKING:
     from autoresearch.mcp.job_tools import JobTools

@@ -24,9 +24,14 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel
 
-from autoresearch.crash import disk_full_line, internal_error_line, write_crash_log
-from autoresearch.errors import AutoresearchError
-from autoresearch.redact import current, redact
+from autoresearch.api import (
+    AutoresearchError,
+    current,
+    disk_full_line,
+    internal_error_line,
+    redact,
+    write_crash_log,
+)
 
 log = logging.getLogger("autoresearch.mcp")
 

@@ -19,13 +19,19 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
+from autoresearch.api import (
+    Category,
+    QualityMode,
+    Workspace,
+    find_repo,
+    measured,
+    model_tools,
+    reading,
+    search,
+    shell,
+)
+from autoresearch.api import edits as edit_ops
 from autoresearch.mcp.support import DESTRUCTIVE, READ_ONLY, WRITES, add_tools, reply, tool_errors
-from autoresearch.supervisor.handle import find_repo
-from autoresearch.worker.tools import edits as edit_ops
-from autoresearch.worker.tools import model_tools, reading, search, shell
-from autoresearch.worker.tools.base import Workspace
-from autoresearch.worker.tools.metrics import Category, measured
-from autoresearch.worker.tools.quality import QualityMode
 
 # Reads only, but talks to the gateway: the open world.
 READ_ONLY_MODEL = ToolAnnotations(

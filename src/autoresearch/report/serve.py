@@ -277,7 +277,7 @@ class Serving:
         self.server.server_close()
 
 
-def start(load: Loader, port: int = 0, journal: Path | None = None) -> Serving:
+def serve_report(load: Loader, port: int = 0, journal: Path | None = None) -> Serving:
     """Serve the report `load` reads on 127.0.0.1:`port` (0: a free one), read again when
     `journal` changed (None: on every request). The first read happens here, so an unknown
     run is refused before anything listens."""

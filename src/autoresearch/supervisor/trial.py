@@ -134,6 +134,15 @@ def _copy_mission(mission: Mission, tree: Path) -> Path:
     return target
 
 
+# What a JSON evaluator must print, said after its output was not understood: a newcomer's
+# first evaluator prints `{"score": 12.3}` and the contract's message names only the field.
+JSON_SHAPE = (
+    ' (print one JSON object as the last line, e.g. {"pass": true, "score": 12.3}; '
+    "or print METRIC <name>=<value> lines and name one: init --metric, or sandbox.md's "
+    "evaluator.format: metric with metric: <name>)"
+)
+
+
 def trial_problems(
     spec: EvaluatorSpec, evaluation: EvaluationRecord, left_behind: tuple[str, ...] = ()
 ) -> list[str]:
@@ -174,7 +183,8 @@ def _output_problems(spec: EvaluatorSpec, evaluation: EvaluationRecord) -> list[
         seen = ", ".join(sorted(evaluation.metrics)) or "none"
         return [f"no METRIC line named {spec.metric}; the METRIC names it printed: {seen}"]
     if evaluation.parse_error is not None:
-        return [f"the evaluator's output was not understood: {evaluation.parse_error}"]
+        shape = JSON_SHAPE if spec.format == EvalFormat.JSON else ""
+        return [f"the evaluator's output was not understood: {evaluation.parse_error}{shape}"]
     problems = []
     if evaluation.status == EvalStatus.FAIL:
         problems.append(

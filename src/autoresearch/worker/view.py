@@ -293,7 +293,7 @@ def _first_line(text: str, limit: int = 200) -> str:
 # --- text --------------------------------------------------------------------------------------
 
 
-def render(view: JobView) -> str:
+def render_job(view: JobView) -> str:
     """A few lines: the verdict, what changed, each check."""
     o, e, j = view.outcome, view.evidence, view.job
     reasons = ", ".join(r.value for r in o.reason_codes)

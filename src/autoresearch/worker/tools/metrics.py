@@ -249,7 +249,7 @@ def load(ws: Workspace, max_error_rate: float | None = None) -> Summary:
         return summarize(handle, max_error_rate)
 
 
-def render(summary: Summary) -> str:
+def render_metrics(summary: Summary) -> str:
     rows = [
         f"{'tool':<14}{'calls':>7}{'errors':>8}{'err%':>7}{'read':>12}{'returned':>11}"
         f"{'p50 ms':>9}{'p95 ms':>9}"
