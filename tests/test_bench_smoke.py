@@ -62,3 +62,16 @@ def test_the_trust_benches_print_ranges_over_seed_sets_and_the_design_table() ->
     out = designs.stdout
     assert "the same decisions, readings and reported values (15 decisions)" in out, out
     assert "a = 2.195, b = -0.966" in out and "NS no survival selection" in out, out
+
+
+def test_the_sandbox_bench_prints_each_child_beside_none_with_ratios_and_load() -> None:
+    done = subprocess.run(
+        [sys.executable, str(BENCH), "--quick", "--only", "sandbox"],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "load average" in out, out
+    for child in ("session", "evaluation"):
+        rows = {line.split()[1] for line in out.splitlines() if line.startswith(child)}
+        assert rows == {"none", "bwrap", "ratio", "cost"}, out
