@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import socket
 import sqlite3
 import subprocess
@@ -20,6 +21,7 @@ from autoresearch.confine import Box, Choice, SandboxMode, Support, choose, mach
 from autoresearch.contracts.isolation import Isolation
 from autoresearch.contracts.sandbox import parse_sandbox
 from autoresearch.errors import ContractError
+from autoresearch.proc import SupervisedSpec, run_supervised
 from helpers import Repo, cli, sandbox_text
 
 BWRAP = machine_support()
@@ -307,3 +309,24 @@ def test_evaluations_are_offline_unless_sandbox_md_allows_the_network(
     assert done.returncode == 0, done.stderr
     log = next((repo.root / ".autoresearch" / "runs").glob("*/logs/iteration-0000-evaluator.log"))
     assert log.read_text().splitlines()[0] == seen
+
+
+@pytest.mark.parametrize(
+    ("status", "seen"), [(0, 0), (1, 1), (128, 128), (137, -9), (143, -15), (-9, -9), (None, None)]
+)
+def test_a_boxed_childs_signal_death_reads_as_an_unboxed_ones(
+    status: int | None, seen: int | None
+) -> None:
+    assert Box("/usr/bin/bwrap", Path("/repo")).exit_code(status) == seen
+
+
+@needs_bwrap
+def test_a_child_killed_in_the_box_is_told_by_its_signal(repo: Repo, tmp_path: Path) -> None:
+    """bwrap exits 137 for a child SIGKILL ended: read as such, a tree kill that reaches an
+    evaluation first would be a verdict on the candidate instead of waiting for the driver."""
+    spec = SupervisedSpec(
+        argv=["sh", "-c", "echo started; kill -9 $$"], cwd=repo.root, env=dict(os.environ),
+        log_path=tmp_path / "child.log", settle_seconds=0.1,
+        box=Box(BWRAP.bwrap or "", repo.root),
+    )  # fmt: skip
+    assert run_supervised(spec).exit_code == -signal.SIGKILL

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import shutil
+import signal
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -151,6 +152,13 @@ class Box:
         flags += ["--setenv", "TMPDIR", "/tmp"]
         mounts = _system_mounts() + self._mounts(cwd, env)
         return [self.bwrap, *flags, *_ordered(mounts), "--chdir", str(_real(cwd)), "--", *argv]
+
+    def exit_code(self, status: int | None) -> int | None:
+        """The boxed child's exit status as an unboxed one's: bwrap reports a child a signal
+        ended as 128 + the signal, where Popen says -signal (what a tree kill is told by)."""
+        if status is not None and 128 < status <= 128 + int(signal.SIGRTMAX):
+            return 128 - status
+        return status
 
     def _mounts(self, cwd: Path, env: Mapping[str, str]) -> list[Mount]:
         home = _home(env)
