@@ -12,6 +12,12 @@ Invariants of a confined child (`Box.wrap`):
   read-write, its `readable` ones read-only;
 * no network unless the box allows it; the child gets its own PID, IPC and UTS namespaces, so
   it sees no other process (nor its environment) and cannot outlive the box's first process.
+  The PID namespace is what keeps a child's signals in its box: the user namespace alone
+  already refuses another process's /proc/<pid>/root, cwd and environ, but not kill(), so a
+  child could stop the driver or any of the user's processes and read their command lines.
+  It also closes the last way out of a tree kill: a double-forked `setsid` grandchild leaves
+  the process group, never the namespace, which ends with its first process. The price: a
+  child's `os.getpid()` is its box's number, not the host's (tests/helpers.host_pid).
 
 `machine_support` says whether this machine can (Linux, bwrap on PATH, a namespace it may make)
 and `choose` turns a requested mode into the one used: `auto` falls back to no sandbox with a
@@ -42,9 +48,8 @@ class SandboxMode(StrEnum):
     NONE = "none"  # children run as the user, with everything the user can reach
 
 
-# `none` until the suite's tests that read a child's own pid (a PID namespace renumbers it)
-# run under the sandbox; then `auto`.
-DEFAULT_MODE = SandboxMode.NONE
+# Sessions and evaluations are boxed wherever the machine allows it (issue #35).
+DEFAULT_MODE = SandboxMode.AUTO
 
 # Entries of $HOME an agent CLI reads or writes for its own config, login and session state
 # (codex, Claude Code, aider, git's identity for aider's commits); bound back when present.
