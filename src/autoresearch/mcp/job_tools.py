@@ -20,6 +20,7 @@ from mcp.types import CallToolResult
 from pydantic import BaseModel, ConfigDict, Field
 
 from autoresearch.agents import spec_choices
+from autoresearch.confine import DEFAULT_MODE, SandboxMode
 from autoresearch.mcp.schemas import mirrors
 from autoresearch.mcp.support import DESTRUCTIVE, READ_ONLY, WRITES, add_tools, reply, tool_errors
 from autoresearch.supervisor.handle import find_repo
@@ -288,6 +289,15 @@ class JobTools:
                 "$AUTORESEARCH_WORKER_BLOCKING_POLICY, else observe."
             ),
         ] = None,
+        sandbox: Annotated[
+            Literal["auto", "bwrap", "none"] | None,
+            Field(
+                description="The OS sandbox of the job's agent and checks (Bubblewrap: the "
+                "repository read-only but for the job's folders, .autoresearch/ and $HOME's "
+                "credentials hidden): bwrap (refused where it cannot run), auto (bwrap where "
+                f"it can, else none) or none. Default: {DEFAULT_MODE}."
+            ),
+        ] = None,
     ) -> Annotated[CallToolResult, JobOutput]:
         """Start a coding job for a background agent; returns its job_id at once (queued).
 
@@ -324,6 +334,7 @@ class JobTools:
                 stages=tuple(s.spec() for s in stages or ()),
                 reliability_tier=ReliabilityTier(reliability_tier) if reliability_tier else None,
                 blocking_policy=BlockingPolicy(blocking_policy) if blocking_policy else None,
+                sandbox=SandboxMode(sandbox) if sandbox else None,
             )
             root = self._root()
             self._check_running_cap()

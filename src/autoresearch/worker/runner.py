@@ -60,6 +60,7 @@ from autoresearch.states import ChildRole, Isolation, JobState, ResultState, Tas
 from autoresearch.worker import evidence as ev
 from autoresearch.worker import liveness, semantic, slots
 from autoresearch.worker.bridge import job_bridge
+from autoresearch.worker.confinement import job_box
 from autoresearch.worker.model import JobSpec
 
 QUEUE_POLL_SECONDS = 0.25
@@ -259,6 +260,7 @@ class Runner:
                 log_path=self.paths.agent_log,
                 timeout=self._remaining(),
                 extra_env=bridged.env,
+                box=job_box(self.spec, workdir),
             )
             result = agent.run(request, self.cancel_requested, self._registers(ChildRole.AGENT))
         gateway = None if bridged.spend is None else bridged.spend.gateway()
@@ -296,6 +298,7 @@ class Runner:
                     grace_seconds=kill_grace(),
                     should_cancel=self.cancel_requested,
                     on_spawn=self._registers(ChildRole.CHECKS),
+                    box=job_box(self.spec, workdir),
                 )
             )
             done.append(
