@@ -264,12 +264,13 @@ def test_the_box_itself(repo: Repo, tmp_path: Path) -> None:
     (state / "journal.sqlite3").write_text("journal")
     elsewhere = tmp_path / "other-project.txt"
     elsewhere.write_text("other")
-    env = {**os.environ, "TMPDIR": str(tmp_path / "gone")}
+    # ELSEWHERE: a file the command line itself names is shown (read-only); this one is not
+    env = {**os.environ, "TMPDIR": str(tmp_path / "gone"), "ELSEWHERE": str(elsewhere)}
     script = f"""
         touch here.txt && echo tree-writable
         touch {repo.root}/value.txt 2>/dev/null || echo repo-read-only
         ls {state} | tr '\\n' ' '; echo
-        cat {elsewhere} 2>/dev/null || echo tmp-private
+        cat "$ELSEWHERE" 2>/dev/null || echo tmp-private
         echo "tmpdir=$TMPDIR" && touch "$TMPDIR/scratch" && echo tmp-writable
     """
     out = _in_box(Box(BWRAP.bwrap or "", repo.root), tree, script, env)
@@ -330,3 +331,25 @@ def test_a_child_killed_in_the_box_is_told_by_its_signal(repo: Repo, tmp_path: P
         box=Box(BWRAP.bwrap or "", repo.root),
     )  # fmt: skip
     assert run_supervised(spec).exit_code == -signal.SIGKILL
+
+
+@needs_bwrap
+@pytest.mark.parametrize("under", ["tmp", "home"])
+def test_a_script_the_command_line_names_runs_in_the_box_and_its_neighbours_stay_hidden(
+    repo: Repo, tmp_path: Path, under: str
+) -> None:
+    """`--agent "cmd:python3 ~/agents/my_agent.py"` (README: a cmd: agent): the box hides $HOME
+    and /tmp, but shows the one file the user asked to run, read-only."""
+    home = Path(os.environ["HOME"])
+    folder = (home if under == "home" else tmp_path) / "agents"
+    folder.mkdir(parents=True)
+    script = folder / "my_agent.py"
+    script.write_text(
+        "import os; print('ran', os.path.exists(os.path.join(os.path.dirname(__file__), 'secret')))\n"
+    )
+    (folder / "secret").write_text("key")
+    box = Box(BWRAP.bwrap or "", repo.root)
+    env = dict(os.environ)
+    argv = box.wrap(["sh", "-c", f"{sys.executable} {script}"], repo.root, env)  # as cmd: runs it
+    done = subprocess.run(argv, cwd=repo.root, env=env, capture_output=True, text=True, check=False)
+    assert done.stdout.split() == ["ran", "False"], done.stderr

@@ -5,8 +5,9 @@ Invariants of a confined child (`Box.wrap`):
   TMPDIR names it);
 * $HOME is an empty tmpfs: the user's credentials (~/.ssh, ~/.aws, ~/.config/gcloud,
   ~/.docker, ~/.netrc, ~/.npmrc, ~/.pypirc) and other projects are not there. Only what an
-  agent CLI needs for its own config and login (`AGENT_HOME`, read-write) and the programs on
-  its PATH that live under $HOME (read-only) are bound back;
+  agent CLI needs for its own config and login (`AGENT_HOME`, read-write), the programs on
+  its PATH that live under $HOME and the files its command line names by absolute path
+  (read-only) are bound back;
 * the repository is read-only and its `.autoresearch/` (journal, backups, other runs, scratch)
   is an empty tmpfs; the tree the child runs in (`cwd`) and the box's `writable` paths are
   read-write, its `readable` ones read-only;
@@ -27,6 +28,7 @@ note where the machine cannot, an explicit `bwrap` is refused there.
 from __future__ import annotations
 
 import functools
+import shlex
 import shutil
 import signal
 import sys
@@ -155,7 +157,7 @@ class Box:
             flags.append("--share-net")
         # temp files go to the private /tmp, wherever TMPDIR pointed outside
         flags += ["--setenv", "TMPDIR", "/tmp"]
-        mounts = _system_mounts() + self._mounts(cwd, env)
+        mounts = _system_mounts() + self._mounts(cwd, env) + _named_files(argv, _home(env))
         return [self.bwrap, *flags, *_ordered(mounts), "--chdir", str(_real(cwd)), "--", *argv]
 
     def exit_code(self, status: int | None) -> int | None:
@@ -215,6 +217,23 @@ def _home(env: Mapping[str, str]) -> Path | None:
     home = _real(Path(raw)) if raw else None
     # a $HOME that does not exist hides nothing (and has no mount point to cover)
     return None if home is None or home == Path("/") or not home.is_dir() else home
+
+
+def _named_files(argv: Sequence[str], home: Path | None) -> list[Mount]:
+    """The files the command line names by absolute path where the box hides them (under /tmp
+    or $HOME: a `cmd:` agent's own script, also inside `sh -c`'s string), read-only: the user
+    chose to run them."""
+    hidden = [Path("/tmp"), *([home] if home is not None else [])]
+    named = [Path(word) for arg in argv for word in _words(arg) if word.startswith("/")]
+    shown = [p for p in named if p.is_file() and any(p.is_relative_to(h) for h in hidden)]
+    return [Mount("--ro-bind", p) for p in shown]
+
+
+def _words(arg: str) -> list[str]:
+    try:
+        return shlex.split(arg)
+    except ValueError:  # not shell words (an unbalanced quote): the argument as it is
+        return [arg]
 
 
 def _present(home: Path | None, names: Sequence[str]) -> list[Path]:
