@@ -170,11 +170,12 @@ def _no_bwrap_path(tmp_path: Path) -> str:
     return str(folder)
 
 
+@pytest.mark.parametrize("options", [(), ("--sandbox", "auto")])  # auto is the default
 def test_auto_without_bwrap_runs_unconfined_with_one_warning(
-    repo: Repo, mission_dir: Path, tmp_path: Path
+    repo: Repo, mission_dir: Path, tmp_path: Path, options: tuple[str, ...]
 ) -> None:
     done = cli("run", "missions/demo", "--agent", "cmd:true", "--max-iterations", "1",
-               "--sandbox", "auto", cwd=repo.root, env={"PATH": _no_bwrap_path(tmp_path)})  # fmt: skip
+               *options, cwd=repo.root, env={"PATH": _no_bwrap_path(tmp_path)})  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stderr.count("no OS sandbox: bwrap is not installed") == 1
 
