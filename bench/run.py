@@ -9,6 +9,7 @@
     python3 dev.py bench --only trust-e2e   # the same end to end through `autoresearch run`
     python3 dev.py bench --only trust-designs   # which decision designs could meet the targets
     python3 dev.py bench --only drift   # keep decisions on a drifting, heavy-tailed machine
+    python3 dev.py bench --only sandbox   # a session and an evaluation in bwrap beside none
 
 Every number is printed beside a reference measured in the same run on the same machine, so
 ratios mean something across machines. Nothing here is a pass/fail test.
@@ -33,6 +34,7 @@ import cli_start  # bench/cli_start.py: the light commands beside `import click`
 import drift  # bench/drift.py: keeps and reports under drift and heavy tails
 import lanes  # bench/lanes.py: throughput of run --lanes K, evaluations never overlapping
 import ray_cost  # bench/ray_cost.py: a task on the Ray executor beside the local one
+import sandbox  # bench/sandbox.py: a session and an evaluation in the OS sandbox beside none
 import trust  # bench/trust.py: keep decisions under noise
 import trust_designs  # bench/trust_designs.py: the designs and bounds behind the targets
 import trust_e2e  # bench/trust_e2e.py: the same through `autoresearch run`
@@ -294,6 +296,7 @@ def main() -> None:
             "drift",
             "ray",
             "lanes",
+            "sandbox",
         ],
         help="run one section",
     )
@@ -313,6 +316,7 @@ def main() -> None:
         "ray": lambda: ray_cost.run(5 if args.quick else 20),
         "trust-e2e": lambda: trust_e2e.run(1 if args.quick else 5, 20 if args.quick else 60),
         "lanes": lambda: lanes.run(per_lane=3 if args.quick else 6),
+        "sandbox": lambda: sandbox.run(5 if args.quick else 20),
     }
     for name, section in sections.items():
         if args.only in (None, name):

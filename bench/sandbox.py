@@ -1,12 +1,15 @@
 """Benchmark: what the Bubblewrap sandbox costs per agent session and per evaluation.
 
     .venv/bin/python bench/sandbox.py [--runs 20] [--json]
+    python3 dev.py bench --only sandbox
 
 In a throwaway repository with a linked worktree (a run's layout), it starts the same child
 `--runs` times unconfined and inside the run's box, alternating, through the code a run uses:
 a `cmd:` agent session (`ExternalAgent.run`, the box widened by the session's git data) and an
 evaluation (`evaluate.run_evaluator`: `python3` printing a JSON verdict). It prints min /
-median / max milliseconds of each, side by side with `none`. Nothing here is a pass/fail test.
+median / max milliseconds of each, side by side with `none`, and the ratio bwrap / none of each
+alternating pair (min / median / max: a load spike hits both halves of a pair alike), with the
+load average before and after. Nothing here is a pass/fail test.
 """
 
 from __future__ import annotations
@@ -110,16 +113,39 @@ def measure(runs: int) -> dict[str, dict[str, list[float]]]:
 
 
 def table(times: dict[str, dict[str, list[float]]]) -> str:
-    lines = [f"{'child':<11} {'sandbox':<7} {'min ms':>8} {'median ms':>10} {'max ms':>8}"]
+    lines = [f"{'child':<11} {'sandbox':<7} {'min':>8} {'median':>8} {'max':>8}  (ms)"]
     for kind, modes in times.items():
         for mode, values in modes.items():
-            lines.append(
-                f"{kind:<11} {mode:<7} {min(values):>8.1f} "
-                f"{statistics.median(values):>10.1f} {max(values):>8.1f}"
-            )
+            lines.append(f"{kind:<11} {mode:<7} {_spread(values, '8.1f')}")
         extra = statistics.median(modes["bwrap"]) - statistics.median(modes["none"])
-        lines.append(f"{kind:<11} {'cost':<7} {'':>8} {extra:>+10.1f}")
+        ratios = [b / p for p, b in zip(modes["none"], modes["bwrap"], strict=True) if p > 0]
+        lines.append(
+            f"{kind:<11} {'ratio':<7} {_spread(ratios, '8.2f')}  (times: bwrap / none, per pair)"
+        )
+        lines.append(f"{kind:<11} {'cost':<7} {'':>8} {extra:>+8.1f}  (median ms)")
     return "\n".join(lines)
+
+
+def _spread(values: list[float], fmt: str) -> str:
+    low, mid, high = min(values), statistics.median(values), max(values)
+    return f"{low:>{fmt}} {mid:>{fmt}} {high:>{fmt}}"
+
+
+def _load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def run(runs: int) -> None:
+    """`dev.py bench --only sandbox`: the table, or why this machine cannot sandbox."""
+    support = machine_support()
+    if support.bwrap is None:
+        print(f"\nSandbox cost: skipped ({support.reason})")
+        return
+    before = _load()
+    times = measure(runs)
+    print(f"\nSandbox cost per child ({runs} alternating pairs; load average {before} before, "
+          f"{_load()} after)")  # fmt: skip
+    print(table(times))
 
 
 def main() -> None:
@@ -127,8 +153,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    times = measure(args.runs)
-    print(json.dumps(times) if args.json else table(times))
+    if not args.json:
+        run(args.runs)
+        return
+    print(json.dumps(measure(args.runs)))
 
 
 if __name__ == "__main__":

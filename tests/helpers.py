@@ -30,6 +30,8 @@ GIT_ENV = {
 EVAL_SCRIPT = textwrap.dedent(
     """\
     import json, os, sys, time
+    # which process this is, for `host_pid` (in the OS sandbox its pid is its box's own)
+    pid_note = f"{os.getpid()} {os.readlink('/proc/self/ns/pid')}"
     mode = open("mode.txt").read().strip() if os.path.exists("mode.txt") else "ok"
     value = float(open("value.txt").read())
     if mode == "crash":
@@ -42,11 +44,11 @@ EVAL_SCRIPT = textwrap.dedent(
         print(json.dumps({"pass": True})); sys.exit(0)
     if mode == "hang":
         os.makedirs(".autoresearch", exist_ok=True)  # runtime dirt: never blocks a reset
-        open(".autoresearch/evaluator.pid", "w").write(str(os.getpid()))
+        open(".autoresearch/evaluator.pid", "w").write(pid_note)
         time.sleep(60)
     if mode == "slow":  # long enough for a test to act while the evaluation runs
         os.makedirs(".autoresearch", exist_ok=True)
-        open(".autoresearch/evaluator.pid", "w").write(str(os.getpid()))
+        open(".autoresearch/evaluator.pid", "w").write(pid_note)
         time.sleep(2)
     if mode == "dirty":
         open("stray-output.txt", "w").write("x")
@@ -71,8 +73,14 @@ def sandbox_text(
     fmt: str = "json",
     extra: str = "",
     body: str = "Only edit value.txt and mode.txt.",
+    unboxed: bool = False,
 ) -> str:
-    return f"---\nevaluator:\n  command: {command}\n  format: {fmt}\n{extra}---\n{body}\n"
+    """A mission's sandbox.md; `unboxed`: its children run without the OS sandbox (a test whose
+    agents or evaluators keep state or marks in files outside the repository, or whose pids
+    the test reads from /proc: a box hides both)."""
+    isolation = "isolation:\n  sandbox: none\n" if unboxed else ""
+    head = f"evaluator:\n  command: {command}\n  format: {fmt}\n{extra}{isolation}"
+    return f"---\n{head}---\n{body}\n"
 
 
 @dataclass
@@ -181,8 +189,38 @@ def resume_detached(
     )
 
 
-def pid_alive(pid: int) -> bool:
-    """True while `pid` runs (a zombie waiting for a reaper counts as gone)."""
+def host_pid(note: str) -> int | None:
+    """The host's pid of the process that wrote `note`: `<its pid> <its PID namespace>` (in
+    the OS sandbox, the default where bwrap runs, a child's pid is its box's own) or a bare host
+    pid. None once it is gone: a namespace's pids mean nothing outside it."""
+    pid, _, namespace = note.strip().partition(" ")
+    if not namespace or namespace == os.readlink("/proc/self/ns/pid"):
+        return int(pid)
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and _known_as(entry, namespace, pid):
+            return int(entry.name)
+    return None
+
+
+def _known_as(proc: Path, namespace: str, pid: str) -> bool:
+    """Whether /proc entry `proc` is the process numbered `pid` in PID namespace `namespace`
+    (status's NSpid lists its pid in each namespace down to its own)."""
+    try:
+        if os.readlink(proc / "ns/pid") != namespace:
+            return False
+        status = (proc / "status").read_text()
+    except OSError:
+        return False
+    numbers = next(
+        (line.split()[1:] for line in status.splitlines() if line.startswith("NSpid:")), []
+    )
+    return bool(numbers) and numbers[-1] == pid
+
+
+def pid_alive(pid: int | None) -> bool:
+    """True while `pid` runs (a zombie waiting for a reaper counts as gone; None: gone)."""
+    if pid is None:
+        return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -272,7 +310,7 @@ def run_noisy(
     `cmd:` agent whose Python source is `agent`."""
     repo.write("scripts/noisy.py", NOISY_EVAL)
     repo.write("value.txt", value + "\n")
-    repo.mission("missions/noisy", sandbox=sandbox_text("python3 scripts/noisy.py"))
+    repo.mission("missions/noisy", sandbox=sandbox_text("python3 scripts/noisy.py", unboxed=True))
     script = tmp_path / "agent.py"
     script.write_text(agent)
     full_env = {"NOISE_STATE": str(tmp_path / "noise-counter"), **(env or {})}

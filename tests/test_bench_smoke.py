@@ -85,3 +85,16 @@ def test_the_screen_bench_prints_both_variants() -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "without screen" in done.stdout and "with screen" in done.stdout
+
+
+def test_the_sandbox_bench_prints_each_child_beside_none_with_ratios_and_load() -> None:
+    done = subprocess.run(
+        [sys.executable, str(BENCH), "--quick", "--only", "sandbox"],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "load average" in out, out
+    for child in ("session", "evaluation"):
+        rows = {line.split()[1] for line in out.splitlines() if line.startswith(child)}
+        assert rows == {"none", "bwrap", "ratio", "cost"}, out

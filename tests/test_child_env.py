@@ -202,7 +202,9 @@ def _run_checks(tmp_path: Path) -> ChildTag:
     repo = make_repo(tmp_path / "repo")
     repo.write("scripts/check.sh", STRAY.format(pidfile=tmp_path / "stray.pid") + "\n")
     extra = "sealed: [scripts/eval.py]\nchecks: sh scripts/check.sh\n"
-    h = prepare(repo.mission(sandbox=sandbox_text(extra=extra)), run_tag="T1")
+    # unboxed: the stray notes its pid outside the repository (and in the box it could not
+    # outlive the checks: their PID namespace ends with them)
+    h = prepare(repo.mission(sandbox=sandbox_text(extra=extra, unboxed=True)), run_tag="T1")
     try:
         assert record.run_checks(h, 1) is None
         env = record.measuring_env(h, 1, h.worktree, h.mission_dir)

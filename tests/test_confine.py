@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import socket
 import sqlite3
 import subprocess
@@ -20,6 +21,7 @@ from autoresearch.confine import Box, Choice, SandboxMode, Support, choose, mach
 from autoresearch.contracts.isolation import Isolation
 from autoresearch.contracts.sandbox import parse_sandbox
 from autoresearch.errors import ContractError
+from autoresearch.proc import SupervisedSpec, run_supervised
 from helpers import Repo, cli, sandbox_text
 
 BWRAP = machine_support()
@@ -168,11 +170,12 @@ def _no_bwrap_path(tmp_path: Path) -> str:
     return str(folder)
 
 
+@pytest.mark.parametrize("options", [(), ("--sandbox", "auto")])  # auto is the default
 def test_auto_without_bwrap_runs_unconfined_with_one_warning(
-    repo: Repo, mission_dir: Path, tmp_path: Path
+    repo: Repo, mission_dir: Path, tmp_path: Path, options: tuple[str, ...]
 ) -> None:
     done = cli("run", "missions/demo", "--agent", "cmd:true", "--max-iterations", "1",
-               "--sandbox", "auto", cwd=repo.root, env={"PATH": _no_bwrap_path(tmp_path)})  # fmt: skip
+               *options, cwd=repo.root, env={"PATH": _no_bwrap_path(tmp_path)})  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stderr.count("no OS sandbox: bwrap is not installed") == 1
 
@@ -240,9 +243,11 @@ def test_the_sandbox_bench_prints_both_modes_side_by_side() -> None:
     done = subprocess.run([sys.executable, str(bench), "--runs", "1"],
                           capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert [line.split()[:2] for line in done.stdout.splitlines()[1:]] == [
-        ["session", "none"], ["session", "bwrap"], ["session", "cost"],
-        ["evaluation", "none"], ["evaluation", "bwrap"], ["evaluation", "cost"],
+    rows = [line.split()[:2] for line in done.stdout.splitlines()]
+    assert [row for row in rows if row[:1] in (["session"], ["evaluation"])] == [
+        ["session", "none"], ["session", "bwrap"], ["session", "ratio"], ["session", "cost"],
+        ["evaluation", "none"], ["evaluation", "bwrap"], ["evaluation", "ratio"],
+        ["evaluation", "cost"],
     ]  # fmt: skip
 
 
@@ -260,12 +265,13 @@ def test_the_box_itself(repo: Repo, tmp_path: Path) -> None:
     (state / "journal.sqlite3").write_text("journal")
     elsewhere = tmp_path / "other-project.txt"
     elsewhere.write_text("other")
-    env = {**os.environ, "TMPDIR": str(tmp_path / "gone")}
+    # ELSEWHERE: a file the command line itself names is shown (read-only); this one is not
+    env = {**os.environ, "TMPDIR": str(tmp_path / "gone"), "ELSEWHERE": str(elsewhere)}
     script = f"""
         touch here.txt && echo tree-writable
         touch {repo.root}/value.txt 2>/dev/null || echo repo-read-only
         ls {state} | tr '\\n' ' '; echo
-        cat {elsewhere} 2>/dev/null || echo tmp-private
+        cat "$ELSEWHERE" 2>/dev/null || echo tmp-private
         echo "tmpdir=$TMPDIR" && touch "$TMPDIR/scratch" && echo tmp-writable
     """
     out = _in_box(Box(BWRAP.bwrap or "", repo.root), tree, script, env)
@@ -305,3 +311,46 @@ def test_evaluations_are_offline_unless_sandbox_md_allows_the_network(
     assert done.returncode == 0, done.stderr
     log = next((repo.root / ".autoresearch" / "runs").glob("*/logs/iteration-0000-evaluator.log"))
     assert log.read_text().splitlines()[0] == seen
+
+
+@pytest.mark.parametrize(
+    ("status", "seen"), [(0, 0), (1, 1), (128, 128), (137, -9), (143, -15), (-9, -9), (None, None)]
+)
+def test_a_boxed_childs_signal_death_reads_as_an_unboxed_ones(
+    status: int | None, seen: int | None
+) -> None:
+    assert Box("/usr/bin/bwrap", Path("/repo")).exit_code(status) == seen
+
+
+@needs_bwrap
+def test_a_child_killed_in_the_box_is_told_by_its_signal(repo: Repo, tmp_path: Path) -> None:
+    """bwrap exits 137 for a child SIGKILL ended: read as such, a tree kill that reaches an
+    evaluation first would be a verdict on the candidate instead of waiting for the driver."""
+    spec = SupervisedSpec(
+        argv=["sh", "-c", "echo started; kill -9 $$"], cwd=repo.root, env=dict(os.environ),
+        log_path=tmp_path / "child.log", settle_seconds=0.1,
+        box=Box(BWRAP.bwrap or "", repo.root),
+    )  # fmt: skip
+    assert run_supervised(spec).exit_code == -signal.SIGKILL
+
+
+@needs_bwrap
+@pytest.mark.parametrize("under", ["tmp", "home"])
+def test_a_script_the_command_line_names_runs_in_the_box_and_its_neighbours_stay_hidden(
+    repo: Repo, tmp_path: Path, under: str
+) -> None:
+    """`--agent "cmd:python3 ~/agents/my_agent.py"` (README: a cmd: agent): the box hides $HOME
+    and /tmp, but shows the one file the user asked to run, read-only."""
+    home = Path(os.environ["HOME"])
+    folder = (home if under == "home" else tmp_path) / "agents"
+    folder.mkdir(parents=True)
+    script = folder / "my_agent.py"
+    script.write_text(
+        "import os; print('ran', os.path.exists(os.path.join(os.path.dirname(__file__), 'secret')))\n"
+    )
+    (folder / "secret").write_text("key")
+    box = Box(BWRAP.bwrap or "", repo.root)
+    env = dict(os.environ)
+    argv = box.wrap(["sh", "-c", f"{sys.executable} {script}"], repo.root, env)  # as cmd: runs it
+    done = subprocess.run(argv, cwd=repo.root, env=env, capture_output=True, text=True, check=False)
+    assert done.stdout.split() == ["ran", "False"], done.stderr

@@ -5,13 +5,20 @@ Invariants of a confined child (`Box.wrap`):
   TMPDIR names it);
 * $HOME is an empty tmpfs: the user's credentials (~/.ssh, ~/.aws, ~/.config/gcloud,
   ~/.docker, ~/.netrc, ~/.npmrc, ~/.pypirc) and other projects are not there. Only what an
-  agent CLI needs for its own config and login (`AGENT_HOME`, read-write) and the programs on
-  its PATH that live under $HOME (read-only) are bound back;
+  agent CLI needs for its own config and login (`AGENT_HOME`, read-write), the programs on
+  its PATH that live under $HOME and the files its command line names by absolute path
+  (read-only) are bound back;
 * the repository is read-only and its `.autoresearch/` (journal, backups, other runs, scratch)
   is an empty tmpfs; the tree the child runs in (`cwd`) and the box's `writable` paths are
   read-write, its `readable` ones read-only;
 * no network unless the box allows it; the child gets its own PID, IPC and UTS namespaces, so
   it sees no other process (nor its environment) and cannot outlive the box's first process.
+  The PID namespace is what keeps a child's signals in its box: the user namespace alone
+  already refuses another process's /proc/<pid>/root, cwd and environ, but not kill(), so a
+  child could stop the driver or any of the user's processes and read their command lines.
+  It also closes the last way out of a tree kill: a double-forked `setsid` grandchild leaves
+  the process group, never the namespace, which ends with its first process. The price: a
+  child's `os.getpid()` is its box's number, not the host's (tests/helpers.host_pid).
 
 `machine_support` says whether this machine can (Linux, bwrap on PATH, a namespace it may make)
 and `choose` turns a requested mode into the one used: `auto` falls back to no sandbox with a
@@ -21,7 +28,9 @@ note where the machine cannot, an explicit `bwrap` is refused there.
 from __future__ import annotations
 
 import functools
+import shlex
 import shutil
+import signal
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -41,9 +50,8 @@ class SandboxMode(StrEnum):
     NONE = "none"  # children run as the user, with everything the user can reach
 
 
-# `none` until the suite's tests that read a child's own pid (a PID namespace renumbers it)
-# run under the sandbox; then `auto`.
-DEFAULT_MODE = SandboxMode.NONE
+# Sessions and evaluations are boxed wherever the machine allows it (issue #35).
+DEFAULT_MODE = SandboxMode.AUTO
 
 # Entries of $HOME an agent CLI reads or writes for its own config, login and session state
 # (codex, Claude Code, aider, git's identity for aider's commits); bound back when present.
@@ -149,8 +157,15 @@ class Box:
             flags.append("--share-net")
         # temp files go to the private /tmp, wherever TMPDIR pointed outside
         flags += ["--setenv", "TMPDIR", "/tmp"]
-        mounts = _system_mounts() + self._mounts(cwd, env)
+        mounts = _system_mounts() + self._mounts(cwd, env) + _named_files(argv, _home(env))
         return [self.bwrap, *flags, *_ordered(mounts), "--chdir", str(_real(cwd)), "--", *argv]
+
+    def exit_code(self, status: int | None) -> int | None:
+        """The boxed child's exit status as an unboxed one's: bwrap reports a child a signal
+        ended as 128 + the signal, where Popen says -signal (what a tree kill is told by)."""
+        if status is not None and 128 < status <= 128 + int(signal.SIGRTMAX):
+            return 128 - status
+        return status
 
     def _mounts(self, cwd: Path, env: Mapping[str, str]) -> list[Mount]:
         home = _home(env)
@@ -202,6 +217,23 @@ def _home(env: Mapping[str, str]) -> Path | None:
     home = _real(Path(raw)) if raw else None
     # a $HOME that does not exist hides nothing (and has no mount point to cover)
     return None if home is None or home == Path("/") or not home.is_dir() else home
+
+
+def _named_files(argv: Sequence[str], home: Path | None) -> list[Mount]:
+    """The files the command line names by absolute path where the box hides them (under /tmp
+    or $HOME: a `cmd:` agent's own script, also inside `sh -c`'s string), read-only: the user
+    chose to run them."""
+    hidden = [Path("/tmp"), *([home] if home is not None else [])]
+    named = [Path(word) for arg in argv for word in _words(arg) if word.startswith("/")]
+    shown = [p for p in named if p.is_file() and any(p.is_relative_to(h) for h in hidden)]
+    return [Mount("--ro-bind", p) for p in shown]
+
+
+def _words(arg: str) -> list[str]:
+    try:
+        return shlex.split(arg)
+    except ValueError:  # not shell words (an unbalanced quote): the argument as it is
+        return [arg]
 
 
 def _present(home: Path | None, names: Sequence[str]) -> list[Path]:

@@ -128,6 +128,8 @@ class Confinement(Protocol):
 
     def wrap(self, argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> list[str]: ...
 
+    def exit_code(self, status: int | None) -> int | None: ...
+
 
 @dataclass
 class SupervisedSpec:
@@ -273,7 +275,8 @@ def _supervise(
         proc.wait()
         if _kill_group(proc.pid, signal.SIGKILL):
             _wait_group_gone(proc.pid, 2.0)
-    if not (timed_out or cancelled) and killed_by_sweep(proc.returncode):
+    status = proc.returncode if spec.box is None else spec.box.exit_code(proc.returncode)
+    if not (timed_out or cancelled) and killed_by_sweep(status):
         cancelled = _settle(spec)
     for name in ("stdout", "stderr"):
         for consumer in consumers[name]:
@@ -283,7 +286,7 @@ def _supervise(
     return SupervisedOutcome(
         started_at=started_at,
         duration_ms=_ms_since(t0),
-        exit_code=proc.returncode,
+        exit_code=status,
         timed_out=timed_out,
         cancelled=cancelled,
         stdout=tails["stdout"].text(),

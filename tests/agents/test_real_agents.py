@@ -111,11 +111,19 @@ def test_real_agent_keeps_an_improvement_and_discards_a_worse_one(
     assert (worktree / "value.txt").read_text().strip() == "2"
 
 
+def _scratch(outside_tmp: Path) -> Path:
+    """The agents' home for a run in the default sandbox: outside /tmp, which codex's own
+    sandbox, nested, would cover (README: Security)."""
+    scratch = outside_tmp / "scratch"
+    scratch.mkdir(exist_ok=True)
+    return scratch
+
+
 @pytest.mark.parametrize("agent", ["codex", "claude"])
 def test_real_agent_noop_and_api_error_are_recorded_with_the_reason(
     agent: str, outside_tmp: Path, tmp_path: Path
 ) -> None:
-    summary, its = drive(agent, {1: "noop", 2: "api_error"}, outside_tmp, tmp_path)
+    summary, its = drive(agent, {1: "noop", 2: "api_error"}, outside_tmp, _scratch(outside_tmp))
     assert summary["status"] == "completed"
     assert [it["decision"] for it in its] == ["baseline", "noop", "noop"]
     assert its[1]["description"] == "nothing worth trying"
@@ -165,7 +173,7 @@ def test_real_aider_keeps_and_discards_and_commits_none_of_its_own_files(
 def test_real_agent_cannot_write_outside_what_the_iteration_needs(
     agent: str, outside_tmp: Path, tmp_path: Path
 ) -> None:
-    _, its = drive(agent, {1: "escape", 2: "improve"}, outside_tmp, tmp_path)
+    _, its = drive(agent, {1: "escape", 2: "improve"}, outside_tmp, _scratch(outside_tmp))
     repo = outside_tmp / "repo"
     config = (repo / ".git/config").read_text()
     assert not (repo / "escaped.txt").exists() and not (repo / ".git/hooks/post-checkout").exists()

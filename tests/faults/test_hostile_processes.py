@@ -10,11 +10,15 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pytest
+
+from autoresearch.confine import machine_support
 from helpers import (
     GIT_ENV,
     Repo,
     artifact,
     edit_and_commit,
+    host_pid,
     pid_alive,
     sandbox_text,
     until,
@@ -171,7 +175,7 @@ if os.fork() == 0:
     os.setsid()  # out of the session's process group: killpg no longer reaches it
     if os.fork() == 0:
         with open(pidfile + ".tmp", "w") as f:
-            f.write(str(os.getpid()))
+            f.write(f"{os.getpid()} {os.readlink('/proc/self/ns/pid')}")
         os.replace(pidfile + ".tmp", pidfile)
         time.sleep(300)
     os._exit(0)
@@ -181,21 +185,30 @@ while not os.path.exists(pidfile):
 """
 
 
+@pytest.mark.parametrize("sandbox", ["none", "bwrap"])
 def test_a_double_forked_setsid_grandchild_is_reaped_when_the_session_ends(
-    repo: Repo, mission_dir: Path, tmp_path: Path
+    repo: Repo, sandbox: str
 ) -> None:
-    script = tmp_path / "escaper.py"
-    script.write_text(ESCAPER)
-    pidfile = tmp_path / "escaped.pid"
-    agent = f"cmd:{sys.executable} {script} {pidfile}"
+    if sandbox == "bwrap" and machine_support().bwrap is None:
+        pytest.skip("Bubblewrap cannot run here")
+    repo.write("scripts/escaper.py", ESCAPER)
+    repo.commit("escaper")
+    # the pid note goes through a shared link: the one folder outside the worktree a boxed
+    # session may write and the test can read
+    (repo.root / "marks").mkdir()
+    repo.mission(sandbox=sandbox_text(extra="worktree:\n  link:\n    - marks\n"))
+    agent = f"cmd:{sys.executable} scripts/escaper.py marks/escaped.pid"
     code, _out, err, _ = run_cli(
         repo, "run", "missions/demo", "--agent", agent, "--max-iterations", "1",
-        "--run-tag", "e1", "--json",
+        "--run-tag", "e1", "--json", "--sandbox", sandbox,
     )  # fmt: skip
-    escaped = int(pidfile.read_text())
+    note = (repo.root / "marks/escaped.pid").read_text()
+    # boxed, the grandchild had its box's PID namespace: a survivor would still be found there
+    assert (note.split()[1] != os.readlink("/proc/self/ns/pid")) == (sandbox == "bwrap")
+    escaped = host_pid(note)
     try:
         assert code == 0, err
         assert not pid_alive(escaped), "the setsid grandchild outlived the run"
     finally:
-        if pid_alive(escaped):
+        if escaped is not None and pid_alive(escaped):
             os.kill(escaped, 9)

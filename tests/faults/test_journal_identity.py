@@ -123,9 +123,10 @@ def test_an_agent_that_deletes_the_journal_stops_the_driver(tmp_path: Path) -> N
     assert done.returncode == 0, done.stderr
     (repo / "deleter.py").write_text(DELETER)
     agent = f"cmd:{sys.executable} {repo / 'deleter.py'}"
+    # unboxed: the OS sandbox hides the journal from the agent (tests/test_confine.py)
     done = cli(
         "--repo", str(repo), "run", "missions/tune-sgd", "--agent", agent, "--max-iterations", "2",
-        cwd=repo,
+        "--sandbox", "none", cwd=repo,
     )  # fmt: skip
     assert done.returncode == 2, done.stderr
     assert "was deleted or replaced while this process had it open" in done.stderr

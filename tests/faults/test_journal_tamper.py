@@ -43,9 +43,12 @@ runpy.run_path(sys.argv[1], run_name="__main__")
 def run_tampered(repo: Repo, tmp_path: Path, **env: str) -> subprocess.CompletedProcess:
     script = tmp_path / "tamperer.py"
     script.write_text(TAMPERER)
+    # unboxed: what is tested is what the seals do about an agent that reaches the journal,
+    # which the OS sandbox hides (tests/test_confine.py)
     return cli(
         "run", "missions/demo", "--agent", f"cmd:{sys.executable} {script} {CMD_AGENT}",
-        "--run-tag", "T1", "--max-iterations", "4", cwd=repo.root, env={"TAMPER": "1", **env},
+        "--run-tag", "T1", "--max-iterations", "4", "--sandbox", "none", cwd=repo.root,
+        env={"TAMPER": "1", **env},
     )  # fmt: skip
 
 
@@ -131,7 +134,7 @@ def test_doctor_reports_a_journal_that_lost_a_decision_its_backup_holds(
     script.write_text(TAMPERER)
     done = cli(
         "run", "missions/demo", "--agent", f"cmd:{sys.executable} {script} {CMD_AGENT}",
-        "--run-tag", "T1", "--max-iterations", "2", cwd=repo.root,
+        "--run-tag", "T1", "--max-iterations", "2", "--sandbox", "none", cwd=repo.root,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert cli("doctor", cwd=repo.root).returncode == 0

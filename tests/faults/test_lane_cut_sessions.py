@@ -33,7 +33,7 @@ DESCRIPTION = "agent session interrupted by a crash"
 def start(repo: Repo, flags: Flags, lanes: int) -> subprocess.Popen[str]:
     """`run --lanes K --max-iterations K`: the K cut sessions are the whole run."""
     repo.write("scripts/score.py", SCORE)
-    repo.mission(sandbox=sandbox_text("python3 scripts/score.py"))
+    repo.mission(sandbox=sandbox_text("python3 scripts/score.py", unboxed=True))
     argv = [sys.executable, "-m", "autoresearch", "run", "missions/demo", "--agent", AGENT,
             "--run-tag", "C1", "--lanes", str(lanes), "--max-iterations", str(lanes)]  # fmt: skip
     return subprocess.Popen(

@@ -105,7 +105,7 @@ def test_a_driver_killed_around_a_held_reading_judges_each_candidate_once_on_res
     gate.mkdir()
     repo.write("scripts/score.py", EVALUATOR)
     extra = "evaluation:\n  slots: 2\n"
-    repo.mission(sandbox=sandbox_text("python3 scripts/score.py", extra=extra))
+    repo.mission(sandbox=sandbox_text("python3 scripts/score.py", extra=extra, unboxed=True))
     env = {"LANE_PLAN": "1:bonus:0,2:bonus:0", "LANE_WAIT": f"2:{gate / 'started'}",
            "EVAL_LOG": str(evals), "GATE": str(gate), "DISCARD_A": "1" if discard_a else "0"}  # fmt: skip
     if held_gate:

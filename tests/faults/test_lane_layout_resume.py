@@ -68,8 +68,9 @@ class Flags:
 def start(repo: Repo, flags: Flags, *extra: str) -> subprocess.Popen[str]:
     repo.write("scripts/score.py", SCORE)
     repo.mission(sandbox=sandbox_text("python3 scripts/score.py"))
+    # unboxed: the fakes leave their marks (and pids) in a folder outside the repository
     argv = [sys.executable, "-m", "autoresearch", "run", "missions/demo", "--agent", AGENT,
-            "--run-tag", "R1", "--max-iterations", "3", *extra]  # fmt: skip
+            "--run-tag", "R1", "--max-iterations", "3", "--sandbox", "none", *extra]  # fmt: skip
     return subprocess.Popen(
         argv, cwd=repo.root, env=flags.env, stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL, text=True, start_new_session=True,

@@ -42,7 +42,7 @@ SCORE = textwrap.dedent(
 def lane_mission(repo: Repo) -> None:
     """score = value.txt + one per bonus file: every lane's bonus improves it, none conflicts."""
     repo.write("scripts/score.py", SCORE)
-    repo.mission(sandbox=sandbox_text("python3 scripts/score.py"))
+    repo.mission(sandbox=sandbox_text("python3 scripts/score.py", unboxed=True))
 
 
 def details(repo: Path, run_id: str) -> dict[str, Any]:

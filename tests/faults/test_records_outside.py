@@ -42,7 +42,7 @@ def test_rm_rf_state_then_restore_then_resume(repo: Repo, tmp_path: Path):
     wiper = agent(tmp_path)
     done = cli(
         "run", "missions/demo", "--agent", wiper, "--run-tag", "T1", "--max-iterations", "3",
-        cwd=repo.root, env={"WIPE": "1"},
+        "--sandbox", "none", cwd=repo.root, env={"WIPE": "1"},  # the box hides .autoresearch/
     )  # fmt: skip
     assert done.returncode == 2, done.stderr
     assert not (repo.root / ".autoresearch").exists()

@@ -149,8 +149,10 @@ def test_a_torn_artifact_from_a_killed_session_is_an_interrupted_session(
     repo: Repo, mission_dir: Path
 ) -> None:
     env = {"HOSTILE_PLAN": "improve,torn,improve,noop"}
+    # unboxed: this agent kills its driver, which a box's own PID namespace keeps out of reach
     done = driver(
-        ["run", "missions/demo", "--agent", HOSTILE, "--run-tag", "T1", "--max-iterations", "4"],
+        ["run", "missions/demo", "--agent", HOSTILE, "--run-tag", "T1", "--max-iterations", "4",
+         "--sandbox", "none"],
         repo.root, env,
     )  # fmt: skip
     assert done.returncode == -signal.SIGKILL, done.stderr
@@ -195,7 +197,7 @@ def test_a_tree_kill_that_reaches_the_evaluator_first_measures_the_baseline_agai
     gate = tmp_path / "slow"
     gate.write_text("")
     command = f"test -f {gate} && sleep 60; python3 scripts/eval.py"
-    repo.mission(sandbox=sandbox_text(command=command))
+    repo.mission(sandbox=sandbox_text(command=command, unboxed=True))  # the gate is outside
     args = ["run", "missions/demo", "--agent", "cmd:true", "--run-tag", "B1",
             "--max-iterations", "1", "--json"]  # fmt: skip
     env = {**os.environ, **GIT_ENV, "AUTORESEARCH_SIGNAL_SETTLE_SECONDS": "5"}

@@ -34,7 +34,8 @@ def test_certify_reports_the_improvement_with_an_interval_and_resumes(
     monkeypatch.setenv("NOISE_STATE", str(tmp_path / "noise-counter"))
     repo.write("scripts/noisy.py", NOISY_EVAL)
     repo.write("value.txt", "0\n")
-    with prepare(repo.mission(sandbox=sandbox_text("python3 scripts/noisy.py")), run_tag="C") as h:
+    mission = repo.mission(sandbox=sandbox_text("python3 scripts/noisy.py", unboxed=True))
+    with prepare(mission, run_tag="C") as h:
         run_id, baseline = h.run_id, h.run.baseline_commit
         kept = submit_and_step(h, {"value.txt": "10\n"})
         assert kept.decision == "keep"

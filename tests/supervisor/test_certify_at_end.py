@@ -135,7 +135,7 @@ def test_a_first_ctrl_c_while_certifying_stops_it_and_the_run_stays_completed(
 ) -> None:
     repo.write("scripts/noisy.py", SLOW_AT_CERTIFY)
     repo.write("value.txt", "0\n")
-    repo.mission("missions/noisy", sandbox=sandbox_text("python3 scripts/noisy.py"))
+    repo.mission("missions/noisy", sandbox=sandbox_text("python3 scripts/noisy.py", unboxed=True))
     (tmp_path / "agent.py").write_text(AGENT.replace("VALUE", "10"))
     mark = tmp_path / "certifying"
     env = {**os.environ, **GIT_ENV, "NOISE_STATE": str(tmp_path / "n"), "CERTIFY_MARK": str(mark)}

@@ -37,7 +37,7 @@ def test_a_drifting_machine_keeps_no_null_edit_and_reports_paired_numbers(
     monkeypatch.setenv("NOISE_STATE", str(tmp_path / "noise-counter"))
     repo.write("scripts/eval.py", DRIFTING_EVAL)
     repo.write("value.txt", "100\n")
-    sandbox = sandbox_text(extra="  direction: lower\n")
+    sandbox = sandbox_text(extra="  direction: lower\n", unboxed=True)
     with prepare(repo.mission(sandbox=sandbox), run_tag="D") as h:
         run_id = h.run_id
         decisions = {}

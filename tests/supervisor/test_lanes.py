@@ -53,7 +53,9 @@ EVALUATOR = textwrap.dedent(
 
 def _mission(repo: Repo, extra: str = "") -> None:
     repo.write("scripts/score.py", EVALUATOR)
-    repo.mission(sandbox=sandbox_text("python3 scripts/score.py", extra=extra))
+    # unboxed: the evaluator and the agents log to files outside the repository (sandboxed
+    # lanes: tests/test_confine.py)
+    repo.mission(sandbox=sandbox_text("python3 scripts/score.py", extra=extra, unboxed=True))
 
 
 def _run(repo: Repo, *args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
@@ -277,7 +279,7 @@ NOISY = textwrap.dedent(
 def test_noise_aware_readings_of_lanes_each_take_the_slot(repo: Repo, tmp_path: Path) -> None:
     repo.write("scripts/noisy.py", NOISY)
     noise = "noise:\n  mode: sequential\n  calibration: 3\n  max_evals: 8\n"
-    repo.mission(sandbox=sandbox_text("python3 scripts/noisy.py", extra=noise))
+    repo.mission(sandbox=sandbox_text("python3 scripts/noisy.py", extra=noise, unboxed=True))
     evals = tmp_path / "evals.log"
     env = {"EVAL_LOG": str(evals), "NOISE_STATE": str(tmp_path / "counter"), "LANE_SLEEP": "0.2"}
     summary = _run(repo, "--lanes", "2", "--max-iterations", "2", env=env)

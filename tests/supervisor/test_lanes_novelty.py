@@ -19,7 +19,7 @@ def test_a_lane_never_measures_a_duplicate(repo: Repo, tmp_path: Path) -> None:
     evaluator (it appends what it measures to `count`) never sees."""
     count = tmp_path / "evaluations.txt"
     command = f'"cat value.txt >> {count} && python3 scripts/eval.py"'
-    repo.mission(sandbox=sandbox_text(command=command))
+    repo.mission(sandbox=sandbox_text(command=command, unboxed=True))  # `count` is outside
     done = cli(
         "run", "missions/demo", "--agent", CMD_AGENT, "--run-tag", "T1", "--json",
         "--lanes", "2", "--max-iterations", "4", cwd=repo.root,

@@ -47,7 +47,7 @@ def test_further_readings_of_one_candidate_spread_over_the_free_slots(
     extra = (
         "evaluation:\n  slots: 2\nnoise:\n  mode: sequential\n  calibration: 3\n  max_evals: 8\n"
     )
-    repo.mission(sandbox=sandbox_text("python3 scripts/noisy.py", extra=extra))
+    repo.mission(sandbox=sandbox_text("python3 scripts/noisy.py", extra=extra, unboxed=True))
     evals = tmp_path / "evals.log"
     done = cli("run", "missions/demo", "--agent", AGENT, "--run-tag", "T1", "--json",
                "--lanes", "1", "--max-iterations", "2", cwd=repo.root,

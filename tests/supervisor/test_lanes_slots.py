@@ -35,7 +35,7 @@ EVALUATOR = textwrap.dedent(
 def _run(repo: Repo, slots: int, lanes: int, iterations: int, **env: str) -> dict[str, Any]:
     repo.write("scripts/score.py", EVALUATOR)
     extra = f"evaluation:\n  slots: {slots}\n"
-    repo.mission(sandbox=sandbox_text("python3 scripts/score.py", extra=extra))
+    repo.mission(sandbox=sandbox_text("python3 scripts/score.py", extra=extra, unboxed=True))
     done = cli("run", "missions/demo", "--agent", AGENT, "--run-tag", "T1", "--json",
                "--lanes", str(lanes), "--max-iterations", str(iterations),
                cwd=repo.root, env=env, timeout=180)  # fmt: skip

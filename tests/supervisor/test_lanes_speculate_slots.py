@@ -98,7 +98,7 @@ def test_a_candidate_measured_onto_the_one_in_flight_is_judged_with_that_reading
     gate.mkdir()
     repo.write("scripts/score.py", EVALUATOR)
     extra = "evaluation:\n  slots: 2\n"
-    repo.mission(sandbox=sandbox_text("python3 scripts/score.py", extra=extra))
+    repo.mission(sandbox=sandbox_text("python3 scripts/score.py", extra=extra, unboxed=True))
     env = {"LANE_PLAN": "1:bonus:0,2:bonus:0", "LANE_WAIT": f"2:{gate / 'started'}",
            "EVAL_LOG": str(evals), "GATE": str(gate)}  # fmt: skip
     done = cli("run", "missions/demo", "--agent", AGENT, "--run-tag", "T1", "--json",
@@ -161,7 +161,9 @@ def test_a_continued_run_bets_with_the_keeps_it_already_has(repo: Repo, tmp_path
     gate.mkdir()
     repo.write("scripts/score.py", RESUMED_EVALUATOR)
     repo.mission(
-        sandbox=sandbox_text("python3 scripts/score.py", extra="evaluation:\n  slots: 2\n")
+        sandbox=sandbox_text(
+            "python3 scripts/score.py", extra="evaluation:\n  slots: 2\n", unboxed=True
+        )
     )
     env = {"LANE_WAIT": f"2:{gate / 'started'}", "EVAL_LOG": str(evals), "GATE": str(gate)}
     first = cli("run", "missions/demo", "--agent", AGENT, "--run-tag", "T1", "--json",

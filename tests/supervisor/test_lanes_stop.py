@@ -44,8 +44,9 @@ def _start(
     _mission(repo)
     marks.mkdir(exist_ok=True)
     full = {**os.environ, **GIT_ENV, "LANE_MARKS": str(marks), **env}
+    # unboxed: the agents note their pids in `marks`, outside the repository
     argv = [sys.executable, "-m", "autoresearch", "run", "missions/demo", "--agent", AGENT,
-            "--run-tag", "T1", "--json", "--lanes", str(LANES), *args]  # fmt: skip
+            "--run-tag", "T1", "--json", "--lanes", str(LANES), "--sandbox", "none", *args]  # fmt: skip
     proc = subprocess.Popen(argv, cwd=repo.root, env=full, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)  # fmt: skip
     until(lambda: len(_in_flight(marks)) == LANES, what="every lane mid-session")

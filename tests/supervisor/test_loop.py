@@ -23,7 +23,7 @@ from autoresearch.supervisor.loop import (
     session_failure,
     trailing_noops,
 )
-from helpers import GIT_ENV, Repo, cli, git, pid_alive, until
+from helpers import GIT_ENV, Repo, cli, git, host_pid, pid_alive, until
 
 CMD_AGENT = f"cmd:{sys.executable} {Path(__file__).parents[1] / 'agents/fakes/cmd_agent.py'}"
 RUN_ID = "missions-demo-t1"
@@ -190,7 +190,7 @@ def test_ctrl_c_or_sigterm_interrupts_saves_the_work_and_resumes(
 ) -> None:
     proc = start_run(repo, "improve,hang", "--max-iterations", "3")
     wait_for(worktree(repo) / ".autoresearch/agent-2.started")
-    agent_pid = int((worktree(repo) / ".autoresearch/agent-2.started").read_text())
+    agent_pid = host_pid((worktree(repo) / ".autoresearch/agent-2.started").read_text())
     # The signal comes once the agent's edit (2 -> 3) is on disk: it is the work to save.
     value = worktree(repo) / "value.txt"
     until(lambda: value.read_text().strip() == "3", what="the agent's edit")

@@ -29,9 +29,10 @@ def copying_agent(into: Path) -> str:
 
 def run_once(repo: Repo, mission: str, tag: str, into: Path, plan: str) -> None:
     into.mkdir(parents=True, exist_ok=True)
+    # unboxed: the agent copies its instructions to `into`, outside the repository
     done = cli(
         "run", mission, "--agent", copying_agent(into), "--run-tag", tag, "--json",
-        "--max-iterations", "2", cwd=repo.root, env={"FAKE_PLAN": plan},
+        "--max-iterations", "2", "--sandbox", "none", cwd=repo.root, env={"FAKE_PLAN": plan},
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
 

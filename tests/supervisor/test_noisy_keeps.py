@@ -57,7 +57,7 @@ def noisy(repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> RunHan
     monkeypatch.setenv("NOISE_STATE", str(tmp_path / "noise-counter"))
     repo.write("scripts/noisy.py", NOISY_EVAL)
     repo.write("value.txt", "0\n")
-    mission = repo.mission(sandbox=sandbox_text("python3 scripts/noisy.py"))
+    mission = repo.mission(sandbox=sandbox_text("python3 scripts/noisy.py", unboxed=True))
     return prepare(mission, run_tag="N1")
 
 
@@ -155,7 +155,9 @@ def test_mode_single_is_exactly_the_single_reading_rule(
     monkeypatch.setenv("NOISE_STATE", str(tmp_path / "noise-counter"))
     repo.write("scripts/noisy.py", NOISY_EVAL)
     repo.write("value.txt", "0\n")
-    sandbox = sandbox_text("python3 scripts/noisy.py", extra="noise:\n  mode: single\n")
+    sandbox = sandbox_text(
+        "python3 scripts/noisy.py", extra="noise:\n  mode: single\n", unboxed=True
+    )
     with prepare(repo.mission(sandbox=sandbox), run_tag="S1") as h:
         assert len(rows(h, 0)) == 1
         first = rows(h, 0)[0][3]
@@ -174,7 +176,9 @@ def test_a_candidate_that_fails_its_checks_spends_no_confirmation_reading(
     repo.write("scripts/noisy.py", NOISY_EVAL)
     repo.write("scripts/check.sh", 'test "$(cat value.txt)" != 10 || exit 1\n')
     repo.write("value.txt", "0\n")
-    sandbox = sandbox_text("python3 scripts/noisy.py", extra="checks: sh scripts/check.sh\n")
+    sandbox = sandbox_text(
+        "python3 scripts/noisy.py", extra="checks: sh scripts/check.sh\n", unboxed=True
+    )
     with prepare(repo.mission(sandbox=sandbox), run_tag="NCHK") as h:
         result = submit_and_step(h, {"value.txt": "10\n"})
         assert (result.decision, result.decision_reason) == ("discard", REASON_CHECKS_FAILED)

@@ -75,7 +75,7 @@ def test_the_rule_holds_for_rows_older_than_the_tree_column(run: RunHandle) -> N
 def _counting_mission(repo: Repo, count: Path) -> None:
     """The demo mission whose evaluator appends the value it measures to `count`."""
     command = f'"cat value.txt >> {count} && python3 scripts/eval.py"'
-    repo.mission(sandbox=sandbox_text(command=command))
+    repo.mission(sandbox=sandbox_text(command=command, unboxed=True))  # `count` is outside
 
 
 def test_a_run_never_measures_a_tree_twice(repo: Repo, tmp_path: Path) -> None:

@@ -32,7 +32,7 @@ from autoresearch.supervisor.handle import RunHandle  # noqa: E402
 from autoresearch.supervisor.prepare import prepare  # noqa: E402
 from autoresearch.supervisor.ray_executor import RayExecutor  # noqa: E402
 from autoresearch.supervisor.step import step  # noqa: E402
-from helpers import GIT_ENV, cli, make_repo, pid_alive, sandbox_text  # noqa: E402
+from helpers import GIT_ENV, cli, host_pid, make_repo, pid_alive, sandbox_text  # noqa: E402
 from ray_cluster import LocalCluster, start_cluster, stop_boards  # noqa: E402
 
 pytestmark = pytest.mark.ray
@@ -159,7 +159,7 @@ def test_a_stop_reaches_a_reading_through_a_restarted_board(
                 None,
             )
         )
-        evaluator = int(wait_for(pid_file.read_text))
+        evaluator = host_pid(wait_for(pid_file.read_text))
         job = ray.get_runtime_context().get_job_id()
         # the board is made at once but its process may start after a warm worker's reading
         ((board_id, board),) = wait_for(lambda: list(stop_boards(job).items()))
@@ -209,7 +209,7 @@ def test_a_node_lost_mid_session_is_lost_once_leaves_nothing_running_and_retries
                 None,
             )
         )
-        agent_pid = int(started.read_text())
+        agent_pid = host_pid(started.read_text())
         cluster.remove_node("doomed")
         with pytest.raises(TaskLost, match="Ray task lost: NodeDiedError"):
             future.result(timeout=60)
@@ -320,7 +320,7 @@ def test_a_worker_killed_mid_session_records_that_iteration_interrupted_once_and
                 None,
             )
         )
-        agent_pid = int(started.read_text())
+        agent_pid = host_pid(started.read_text())
         worker = ray_worker_of(agent_pid)
         os.kill(worker, signal.SIGKILL)
         out, err = driver.communicate(timeout=300)

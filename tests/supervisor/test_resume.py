@@ -17,7 +17,7 @@ from autoresearch.errors import RefusedError
 from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.lifecycle import resume, stop
 from autoresearch.supervisor.prepare import prepare
-from helpers import GIT_ENV, Repo, cli, edit_and_commit, git, pid_alive, until
+from helpers import GIT_ENV, Repo, cli, edit_and_commit, git, host_pid, pid_alive, until
 
 RUN_ID = "missions-demo-t1"
 
@@ -208,7 +208,7 @@ def test_stale_evaluator_of_a_killed_driver_is_stopped(repo: Repo, mission_dir: 
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     until(pid_file.exists, 30, "the evaluator started")
-    evaluator_pid = int(pid_file.read_text())
+    evaluator_pid = host_pid(pid_file.read_text())
     driver.kill()
     driver.wait()
     assert pid_alive(evaluator_pid)  # orphaned, still running

@@ -160,7 +160,9 @@ def test_under_run_uncommitted_sealed_edits_are_saved_and_dropped_before_judging
     patch and judges the candidate on its commits alone; the harness edit is never measured
     and does not discard the candidate (a committed one would: harness changed)."""
     sandbox = sandbox_text(
-        'python3 "$AUTORESEARCH_SEALED_DIR/scripts/eval.py"', extra="sealed: [scripts]\n"
+        'python3 "$AUTORESEARCH_SEALED_DIR/scripts/eval.py"',
+        extra="sealed: [scripts]\n",
+        unboxed=True,  # the agent's script is in tmp_path, outside the repository
     )
     mission = repo.mission(sandbox=sandbox)
     agent = tmp_path / "agent.sh"

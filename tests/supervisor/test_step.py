@@ -11,7 +11,7 @@ from sup_helpers import submit, submit_and_step
 from autoresearch.errors import RefusedError
 from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.step import step
-from helpers import edit_and_commit, git, pid_alive, write_artifact
+from helpers import edit_and_commit, git, host_pid, pid_alive, write_artifact
 
 
 def head(h: RunHandle) -> str:
@@ -131,7 +131,7 @@ def test_evaluator_timeout_kills_the_group_and_discards(run: RunHandle) -> None:
     result = submit_and_step(run, {"value.txt": "50\n", "mode.txt": "hang\n"})
     assert result.decision == "discard" and result.decision_reason == "evaluator error"
     assert result.evaluator is not None and result.evaluator.timed_out is True
-    pid = int((run.worktree / ".autoresearch/evaluator.pid").read_text())
+    pid = host_pid((run.worktree / ".autoresearch/evaluator.pid").read_text())
     assert not pid_alive(pid)
     assert runs.children(run.journal, run.run_id) == []
 

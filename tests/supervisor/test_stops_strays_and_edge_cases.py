@@ -18,7 +18,7 @@ from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.lifecycle import stop
 from autoresearch.supervisor.prepare import prepare
 from autoresearch.supervisor.step import step
-from helpers import GIT_ENV, Repo, cli, git, make_repo, sandbox_text, until
+from helpers import GIT_ENV, Repo, cli, git, host_pid, make_repo, sandbox_text, until
 
 CMD_AGENT = f"cmd:{sys.executable} {Path(__file__).parents[1] / 'agents/fakes/cmd_agent.py'}"
 
@@ -151,7 +151,7 @@ def test_a_driver_killed_during_an_agent_session_resumes_with_no_operator_action
     started = worktree / ".autoresearch/agent-2.started"
     until(started.exists, 60, "the second session started")
     until(lambda: (worktree / "value.txt").read_text().strip() == "3", what="the agent's edit")
-    agent_pid = int(started.read_text())
+    agent_pid = host_pid(started.read_text())
     proc.kill()  # the driver dies; its agent is orphaned with an uncommitted edit
     proc.wait()
     # the session never returned: it is interrupted, its edit saved; no --save-dirty needed

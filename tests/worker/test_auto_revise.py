@@ -105,6 +105,7 @@ async def test_the_last_revise_pass_runs_on_the_escalation_model(
     monkeypatch.setenv("PATH", f"{REVISE_BIN}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("FAKE_ARGV_LOG", str(argv_log))
     args = job("", "", agent="claude", model="cheap", auto_revise=True, escalate_model="strong")
+    args["sandbox"] = "none"  # the fake claude logs its argv to tmp_path, outside the repository
     _, outcome = await run(repo, args)
     assert outcome["status"] == "accepted" and outcome["evidence"]["revisions"] == 1
     sessions = [json.loads(line) for line in argv_log.read_text().splitlines()]

@@ -23,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp"))
 
 from mcp_helpers import connect
 from test_jobs_real_agents import agent_env
+from test_jobs_real_agents import agent_homes as agent_homes  # a fixture, used by name
 from test_real_agents import require
 from worker_helpers import job_repo
 
@@ -68,13 +69,13 @@ def with_reviewer(plan: Callable[[Exchange], Reply], verdict: str) -> Callable[[
 
 
 async def run_job(
-    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, repo: Repo,
+    name: str, tmp_path: Path, homes: Path, monkeypatch: pytest.MonkeyPatch, repo: Repo,
     plan: Callable[[Exchange], Reply], args: dict[str, Any],
 ) -> tuple[dict[str, Any], ModelServer]:  # fmt: skip
     """Start the job over MCP with the real `name` CLI on the scripted server; its verdict."""
     require(name)
     with ModelServer(plan) as server:
-        env = agent_env(name, server, tmp_path)
+        env = agent_env(name, server, tmp_path, homes)
         env.update(
             AUTORESEARCH_GATEWAY_URL=f"{server.url}/v1",
             AUTORESEARCH_GATEWAY_MODELS=MODEL,
@@ -104,7 +105,7 @@ def modifying(prompt: str, check: str, **extra: Any) -> dict[str, Any]:
 
 
 async def test_a_revise_pass_fixes_the_failing_check(
-    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    name: str, tmp_path: Path, agent_homes: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     repo = job_repo(tmp_path / "repo")
 
@@ -114,7 +115,7 @@ async def test_a_revise_pass_fixes_the_failing_check(
     args = modifying("Set VALUE to 2 in src/app.py.", "grep -q 'VALUE = 2' src/app.py",
                      auto_revise=True, revise_passes=1)  # fmt: skip
     outcome, server = await run_job(
-        name, tmp_path, monkeypatch, repo, agent_plan(name, content), args
+        name, tmp_path, agent_homes, monkeypatch, repo, agent_plan(name, content), args
     )
     assert (outcome["status"], outcome["reason_codes"]) == ("accepted", ["verification_passed"])
     assert outcome["evidence"]["revisions"] == 1
@@ -126,7 +127,7 @@ async def test_a_revise_pass_fixes_the_failing_check(
 
 
 async def test_a_second_stage_sees_the_first_stages_work_and_evidence(
-    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    name: str, tmp_path: Path, agent_homes: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     repo = job_repo(tmp_path / "repo")
     first_check = "grep -q 'VALUE = 2' src/app.py"
@@ -143,7 +144,7 @@ async def test_a_second_stage_sees_the_first_stages_work_and_evidence(
         ],
     )
     outcome, server = await run_job(
-        name, tmp_path, monkeypatch, repo, agent_plan(name, content), args
+        name, tmp_path, agent_homes, monkeypatch, repo, agent_plan(name, content), args
     )
     assert (outcome["status"], outcome["reason_codes"]) == ("accepted", ["verification_passed"])
     stages = outcome["evidence"]["stages"]
@@ -156,14 +157,14 @@ async def test_a_second_stage_sees_the_first_stages_work_and_evidence(
 
 
 async def test_the_semantic_gate_rejects_a_change_that_is_not_the_task(
-    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    name: str, tmp_path: Path, agent_homes: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     repo = job_repo(tmp_path / "repo")
     verdict = json.dumps({"verdict": "fail", "reason": "src/app.py:1 sets VALUE to 3, not 2"})
     plan = with_reviewer(agent_plan(name, lambda ex: "VALUE = 3\n"), verdict)
     args = modifying("Set VALUE to 2 in src/app.py.", "grep -q 'VALUE = ' src/app.py",
                      semantic_gate="required")  # fmt: skip
-    outcome, server = await run_job(name, tmp_path, monkeypatch, repo, plan, args)
+    outcome, server = await run_job(name, tmp_path, agent_homes, monkeypatch, repo, plan, args)
     assert (outcome["status"], outcome["reason_codes"]) == ("failed", ["semantic_failed"])
     assert outcome["verification"]["checks"] == "passed"
     assert outcome["evidence"]["semantic"]["answered_by"] == REVIEWER

@@ -16,7 +16,7 @@ from mcp import StdioServerParameters
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp"))
 
 from mcp_helpers import connect
-from worker_helpers import agent, group_members, job_repo, wait_for_file
+from worker_helpers import UNBOXED, agent, group_members, job_repo, wait_for_file
 
 from autoresearch.children import job_tag
 from autoresearch.journal import jobs as store
@@ -103,7 +103,9 @@ def test_cli_wait_timeout_does_not_cancel_and_cancel_leaves_no_process(
     repo: Repo, tmp_path: Path
 ) -> None:
     pidfile = tmp_path / "pids"
-    job_id = start(repo, "--task-kind", "modifying", "--agent", agent("hang", str(pidfile)))
+    job_id = start(
+        repo, "--task-kind", "modifying", "--agent", agent("hang", str(pidfile)), *UNBOXED
+    )
     _, _, pgid = map(int, wait_for_file(pidfile).split())
     waited = cli("job", "wait", job_id, "--timeout", "0.3", "--json", cwd=repo.root)
     assert waited.returncode == 124 and json.loads(waited.stdout)["outcome"]["status"] == "running"
@@ -130,6 +132,7 @@ def test_stdio_server_restarted_mid_job_loses_nothing(repo: Repo, tmp_path: Path
         "agent": agent("wait", str(gate), "src/app.py", "VALUE = 2"),
         "scoped_patch": {"paths": ["src"]},
         "checks": [{"command": CHECK}],
+        "sandbox": "none",  # the `wait` fake waits for a file outside the repository
     }
 
     async def first() -> str:
@@ -154,7 +157,9 @@ def test_a_runner_killed_mid_job_is_reported_lost_and_its_agent_stopped(
     repo: Repo, tmp_path: Path
 ) -> None:
     pidfile = tmp_path / "pids"
-    job_id = start(repo, "--task-kind", "modifying", "--agent", agent("hang", str(pidfile)))
+    job_id = start(
+        repo, "--task-kind", "modifying", "--agent", agent("hang", str(pidfile)), *UNBOXED
+    )
     agent_pid, _, pgid = map(int, wait_for_file(pidfile).split())
     runner = json.loads(cli("job", "get", job_id, "--json", cwd=repo.root).stdout)
     assert runner["state"] == "running"
@@ -219,7 +224,8 @@ def test_runner_crash_takes_the_internal_error_path(tmp_path: Path) -> None:
     env = {"MY_API_KEY": SECRET, "AUTORESEARCH_WORKER_MAX_JOBS": "1"}
     pidfile = tmp_path / "pids"
     hang = cli(
-        "job", "start", "hang", "--agent", agent("hang", str(pidfile)), cwd=repo.root, env=env
+        "job", "start", "hang", "--agent", agent("hang", str(pidfile)), *UNBOXED,
+        cwd=repo.root, env=env,
     ).stdout.strip()  # fmt: skip
     wait_for_file(pidfile)
     queued = cli(

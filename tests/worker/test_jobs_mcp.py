@@ -179,7 +179,9 @@ async def test_cancel_kills_the_whole_process_group_and_leaves_nothing(
 ) -> None:
     pidfile = tmp_path / "hang.pids"
     async with connect(build_server(repo.root)) as t:
-        started = await t.ok("job_start", modifying(agent=agent("hang", str(pidfile))))
+        started = await t.ok(
+            "job_start", modifying(agent=agent("hang", str(pidfile)), sandbox="none")
+        )
         job_id = started.data["job_id"]
         agent_pid, child_pid, pgid = map(int, wait_for_file(pidfile).split())
         assert group_members(pgid)  # the agent and its grandchild run
@@ -202,7 +204,9 @@ async def test_cancel_kills_the_whole_process_group_and_leaves_nothing(
 async def test_job_deadline_times_out_and_stops_the_agent(repo: Repo, tmp_path: Path) -> None:
     pidfile = tmp_path / "hang.pids"
     async with connect(build_server(repo.root)) as t:
-        done = await run_job(t, modifying(agent=agent("hang", str(pidfile)), timeout_seconds=1.5))
+        done = await run_job(
+            t, modifying(agent=agent("hang", str(pidfile)), timeout_seconds=1.5, sandbox="none")
+        )
     assert done.data["state"] == "timed_out"
     assert done.data["outcome"]["status"] == "timed_out" and done.data["outcome"]["retryable"]
     _, _, pgid = map(int, pidfile.read_text().split())
@@ -296,7 +300,8 @@ async def test_jobs_beyond_the_limit_queue_and_run_in_order(
     gate = tmp_path / "finish"
     async with connect(build_server(repo.root)) as t:
         first = await t.ok(
-            "job_start", modifying(agent=agent("wait", str(gate), "src/a.py", "a"), checks=None)
+            "job_start",
+            modifying(agent=agent("wait", str(gate), "src/a.py", "a"), checks=None, sandbox="none"),
         )
         second = await t.ok(
             "job_start", modifying(agent=agent("edit", "src/b.py", "b"), checks=None)

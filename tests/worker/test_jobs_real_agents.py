@@ -5,7 +5,10 @@ needs to edit and run the job's own check – seen from the MCP client."""
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -41,10 +44,21 @@ def codex_plan(ex: Exchange) -> Reply:
     return Reply(text="done")
 
 
-def agent_env(name: str, server: ModelServer, tmp_path: Path) -> dict[str, str]:
-    """The environment that points the real `name` CLI at `server`: a scratch home and TMPDIR
-    under `tmp_path`, the pinned CLIs first on PATH."""
-    home = tmp_path / f"{name}-home"
+@pytest.fixture
+def agent_homes() -> Iterator[Path]:
+    """The agents' homes outside /tmp: a job runs in the OS sandbox by default, where codex's
+    own sandbox, nested, covers /tmp (README: Security)."""
+    base = os.environ.get("AUTORESEARCH_AGENT_TEST_DIR") or "/var/tmp"
+    path = Path(tempfile.mkdtemp(prefix="autoresearch-job-agents-", dir=base))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def agent_env(name: str, server: ModelServer, tmp_path: Path, homes: Path) -> dict[str, str]:
+    """The environment that points the real `name` CLI at `server`: its home under `homes`
+    (outside /tmp, see `agent_homes`), a scratch TMPDIR under `tmp_path`, the pinned CLIs
+    first on PATH."""
+    home = homes / f"{name}-home"
     env = claude_env(server, home) if name == "claude" else codex_env(server, home)
     scratch = tmp_path / "agent-tmp"
     scratch.mkdir()
@@ -54,7 +68,7 @@ def agent_env(name: str, server: ModelServer, tmp_path: Path) -> dict[str, str]:
 
 @pytest.mark.parametrize("name", ["claude", "codex"])
 async def test_real_agent_job_is_accepted(
-    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    name: str, tmp_path: Path, agent_homes: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     require(name)
     repo = job_repo(tmp_path / "repo")
@@ -62,7 +76,7 @@ async def test_real_agent_job_is_accepted(
     repo.commit("check")
     plan = claude_plan if name == "claude" else codex_plan
     with ModelServer(plan) as server:
-        for key, value in agent_env(name, server, tmp_path).items():
+        for key, value in agent_env(name, server, tmp_path, agent_homes).items():
             monkeypatch.setenv(key, value)  # the job's runner inherits the server's environment
         async with connect(build_server(repo.root)) as t:
             done = await new_py_job(t, name, MODEL)

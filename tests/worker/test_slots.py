@@ -17,7 +17,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp"))
 
 from mcp_helpers import connect
-from worker_helpers import agent, job_repo
+from worker_helpers import UNBOXED, agent, job_repo
 
 from autoresearch.locks import FileLock
 from autoresearch.mcp.server import build_server
@@ -39,7 +39,7 @@ def state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def start(repo: Repo, agent_spec: str) -> tuple[int, dict[str, object] | str]:
     done = cli(
         "job", "start", "Set VALUE to 2.", "--json", "--task-kind", "modifying",
-        "--agent", agent_spec, "--scope", "src", "--check", CHECK, cwd=repo.root,
+        "--agent", agent_spec, "--scope", "src", "--check", CHECK, *UNBOXED, cwd=repo.root,
     )  # fmt: skip
     return done.returncode, (json.loads(done.stdout) if done.returncode == 0 else done.stderr)
 
@@ -147,6 +147,7 @@ async def test_a_server_past_its_running_cap_is_busy(
     job = {
         "prompt": "Set VALUE to 2.",
         "agent": agent("wait", str(gate), "src/app.py", "VALUE = 2"),
+        "sandbox": "none",  # the gate is outside the repository
     }
     async with connect(build_server(repo.root)) as t:
         first = await t.ok("job_start", job)

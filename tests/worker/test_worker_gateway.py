@@ -19,6 +19,7 @@ from gateway_server import Gateway, Step
 from mcp_helpers import connect
 from worker_helpers import job_repo
 
+from autoresearch.confine import SandboxMode
 from autoresearch.mcp.server import build_server
 from autoresearch.worker import gateway, upstream
 from autoresearch.worker.gateway import Endpoint, GatewayConfig, GatewayError, Price, Usage
@@ -329,7 +330,10 @@ def test_review_of_a_running_job_is_refused_until_it_ends(repo: Repo) -> None:
     pidfile = repo.root.parent / "pids"
     from worker_helpers import agent, wait_for_file
 
-    view = jobs.start(repo.root, JobRequest(prompt="hang", agent=agent("hang", str(pidfile))))
+    view = jobs.start(
+        repo.root,
+        JobRequest(prompt="hang", agent=agent("hang", str(pidfile)), sandbox=SandboxMode.NONE),
+    )
     try:
         wait_for_file(pidfile)
         with pytest.raises(ContractError, match="autoresearch_job_running"):

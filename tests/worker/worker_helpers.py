@@ -12,6 +12,10 @@ from typing import Any
 from helpers import Repo, make_repo
 
 FAKE = Path(__file__).resolve().parent / "fakes" / "job_agent.py"
+# The `hang` fake notes its pids and group in a file outside the repository, and `wait` waits
+# for a gate file there: neither is visible in the OS sandbox (and a boxed child's pids are its
+# box's own), so such a job runs unboxed.
+UNBOXED = ("--sandbox", "none")
 
 
 def agent(*args: str) -> str:

@@ -15,10 +15,12 @@ from typing import Any
 import click
 
 from autoresearch.api import (
+    DEFAULT_MODE,
     MAX_REVISE_PASSES,
     BlockingPolicy,
     Isolation,
     ReliabilityTier,
+    SandboxMode,
     SemanticGate,
     TaskKind,
 )
@@ -30,6 +32,7 @@ from autoresearch.cli.common import (
     enum_choice,
     repo_root,
     say,
+    warn,
 )
 
 JSON_HELP = "Print one JSON object on stdout."
@@ -163,6 +166,12 @@ def _absolute(paths: tuple[str, ...]) -> tuple[str, ...]:
     help="Missing gates: observe records them, warn marks the verdict, enforce refuses; "
     "default $AUTORESEARCH_WORKER_BLOCKING_POLICY, else observe.",
 )
+@click.option(
+    "--sandbox",
+    type=enum_choice(SandboxMode),
+    help="The OS sandbox of the job's agent and checks: bwrap (refused where it cannot run), "
+    f"auto (bwrap where it can, else none with a warning) or none. Default: {DEFAULT_MODE}.",
+)
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.pass_context
 def start_cmd(
@@ -188,6 +197,7 @@ def start_cmd(
     stage_checks: tuple[str, ...],
     reliability_tier: str | None,
     blocking_policy: str | None,
+    sandbox: str | None,
     as_json: bool,
 ) -> None:
     """Start a job; prints its id at once (the job runs in the background).
@@ -219,8 +229,9 @@ def start_cmd(
         stages=_stages(stages, stage_checks, check_timeout),
         reliability_tier=ReliabilityTier(reliability_tier) if reliability_tier else None,
         blocking_policy=BlockingPolicy(blocking_policy) if blocking_policy else None,
+        sandbox=SandboxMode(sandbox) if sandbox else None,
     )
-    view = jobs.start(repo_root(ctx), request)
+    view = jobs.start(repo_root(ctx), request, warn=lambda line: warn(f"autoresearch: {line}"))
     if as_json:
         emit_json(view.to_dict())
     else:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import NotRequired, TypedDict
 
+from autoresearch.confine import SandboxMode
 from autoresearch.errors import ContractError
 from autoresearch.states import Isolation, TaskKind
 
@@ -127,6 +128,7 @@ class JobSpecJson(TypedDict):
     stages: NotRequired[list[StageSpecJson]]
     reliability_tier: NotRequired[str]
     blocking_policy: NotRequired[str]
+    sandbox: NotRequired[str]  # absent in a job stored before the sandbox
 
 
 @dataclass(frozen=True)
@@ -197,6 +199,7 @@ class JobRequest:
     stages: tuple[StageSpec, ...] = ()
     reliability_tier: ReliabilityTier | None = None  # None: the machine's default
     blocking_policy: BlockingPolicy | None = None  # None: the machine's default
+    sandbox: SandboxMode | None = None  # the OS sandbox asked for; None: confine.DEFAULT_MODE
     policy_version: int | None = None  # verification_policy.version, checked, not stored
     permission_mode: str | None = None  # checked, not stored: every job runs acceptEdits
 
@@ -224,6 +227,7 @@ class JobSpec:
     stages: tuple[StageSpec, ...] = ()
     reliability_tier: ReliabilityTier = ReliabilityTier.STANDARD
     blocking_policy: BlockingPolicy = BlockingPolicy.OBSERVE
+    sandbox: SandboxMode = SandboxMode.NONE  # the OS sandbox it got: bwrap or none
 
     @property
     def cwd(self) -> str:
@@ -261,6 +265,7 @@ class JobSpec:
             "stages": [s.to_dict() for s in self.stages],
             "reliability_tier": self.reliability_tier.value,
             "blocking_policy": self.blocking_policy.value,
+            "sandbox": self.sandbox.value,
         }
 
     @classmethod
@@ -289,4 +294,6 @@ class JobSpec:
             # a job stored before tiers existed: the defaults it ran under
             reliability_tier=ReliabilityTier(data.get("reliability_tier") or "standard"),
             blocking_policy=BlockingPolicy(data.get("blocking_policy") or "observe"),
+            # and before the sandbox: it ran as the user
+            sandbox=SandboxMode(str(data.get("sandbox") or SandboxMode.NONE.value)),
         )

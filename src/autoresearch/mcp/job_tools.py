@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from autoresearch.api import (
     DEFAULT_AGENT,
     DEFAULT_CHECK_TIMEOUT_SECONDS,
+    DEFAULT_MODE,
     DEFAULT_TIMEOUT_SECONDS,
     MAX_REVISE_PASSES,
     MAX_STAGES,
@@ -32,6 +33,7 @@ from autoresearch.api import (
     JobRequest,
     JobView,
     ReliabilityTier,
+    SandboxMode,
     ScopeSpec,
     SemanticGate,
     StageSpec,
@@ -298,6 +300,15 @@ class JobTools:
                 "$AUTORESEARCH_WORKER_BLOCKING_POLICY, else observe."
             ),
         ] = None,
+        sandbox: Annotated[
+            Literal["auto", "bwrap", "none"] | None,
+            Field(
+                description="The OS sandbox of the job's agent and checks (Bubblewrap: the "
+                "repository read-only but for the job's folders, .autoresearch/ and $HOME's "
+                "credentials hidden): bwrap (refused where it cannot run), auto (bwrap where "
+                f"it can, else none) or none. Default: {DEFAULT_MODE}."
+            ),
+        ] = None,
     ) -> Annotated[CallToolResult, JobOutput]:
         """Start a coding job for a background agent; returns its job_id at once (queued).
 
@@ -334,6 +345,7 @@ class JobTools:
                 stages=tuple(s.spec() for s in stages or ()),
                 reliability_tier=ReliabilityTier(reliability_tier) if reliability_tier else None,
                 blocking_policy=BlockingPolicy(blocking_policy) if blocking_policy else None,
+                sandbox=SandboxMode(sandbox) if sandbox else None,
             )
             root = self._root()
             self._check_running_cap()

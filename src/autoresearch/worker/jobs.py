@@ -31,6 +31,7 @@ from autoresearch.settings import kill_grace
 from autoresearch.states import JobState, ResultState
 from autoresearch.worker import evidence as ev
 from autoresearch.worker import liveness, reliability, sandbox, slots, view
+from autoresearch.worker.confinement import job_sandbox, to_stderr
 from autoresearch.worker.model import (
     MAX_ALLOWED_DIRS,
     MAX_CHECKS,
@@ -54,8 +55,9 @@ LOG_NAMES = ("agent", "checks", "runner")
 # --- start -----------------------------------------------------------------------------------
 
 
-def validate(repo_root: Path, req: JobRequest) -> JobSpec:
-    """The request checked and its paths sandboxed inside the repository."""
+def validate(repo_root: Path, req: JobRequest, warn: Callable[[str], None] = to_stderr) -> JobSpec:
+    """The request checked and its paths sandboxed inside the repository; the OS sandbox it
+    gets chosen (an `auto` that falls back says so through `warn`)."""
     if not req.prompt.strip():
         raise ContractError("prompt is empty")
     if len(req.prompt) > MAX_PROMPT_CHARS:
@@ -100,6 +102,7 @@ def validate(repo_root: Path, req: JobRequest) -> JobSpec:
         stages=req.stages,
         reliability_tier=req.reliability_tier or reliability.default_tier(),
         blocking_policy=req.blocking_policy or reliability.default_policy(),
+        sandbox=job_sandbox(req.sandbox, warn),
     )
     missing = reliability.missing_gates(spec)
     if missing and spec.blocking_policy is BlockingPolicy.ENFORCE:
@@ -142,9 +145,12 @@ def _installed(agent: str) -> str:
     return spec
 
 
-def start(repo_root: Path, req: JobRequest) -> view.JobView:
-    """Queue a job and spawn its runner; returns at once with the job queued."""
-    spec = validate(repo_root, req)
+def start(
+    repo_root: Path, req: JobRequest, warn: Callable[[str], None] = to_stderr
+) -> view.JobView:
+    """Queue a job and spawn its runner; returns at once with the job queued (`warn`: where
+    the one warning of an `auto` sandbox this machine cannot give goes)."""
+    spec = validate(repo_root, req, warn)
     job_id = f"job_{secrets.token_hex(6)}"
     ticket = slots.reserve(job_id, slots.Limits.from_env())  # worker_busy: the queue is full
     ensure_state_dir(RepoPaths(repo_root))

@@ -60,6 +60,7 @@ from autoresearch.states import ChildRole, Isolation, JobState, ResultState
 from autoresearch.worker import evidence as ev
 from autoresearch.worker import liveness, semantic, slots
 from autoresearch.worker.bridge import job_bridge
+from autoresearch.worker.confinement import job_box
 from autoresearch.worker.instructions import job_instructions, revise_digest, stage_instructions
 from autoresearch.worker.model import JobSpec
 
@@ -261,6 +262,7 @@ class Runner:
                 log_path=self.paths.agent_log,
                 timeout=self._remaining(),
                 extra_env=bridged.env,
+                box=job_box(self.spec, workdir),
             )
             result = agent.run(request, self.cancel_requested, self._registers(ChildRole.AGENT))
         gateway = None if bridged.spend is None else bridged.spend.gateway()
@@ -298,6 +300,7 @@ class Runner:
                     grace_seconds=kill_grace(),
                     should_cancel=self.cancel_requested,
                     on_spawn=self._registers(ChildRole.CHECKS),
+                    box=job_box(self.spec, workdir),
                 )
             )
             done.append(

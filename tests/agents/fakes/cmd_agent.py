@@ -19,7 +19,9 @@ iteration = int(os.environ["AUTORESEARCH_ITERATION"])
 plan = os.environ.get("FAKE_PLAN", "improve").split(",")
 action = plan[min(iteration, len(plan)) - 1]
 os.makedirs(".autoresearch", exist_ok=True)
-Path(f".autoresearch/agent-{iteration}.started").write_text(str(os.getpid()))
+# which process this is, for the tests' `host_pid` (in the OS sandbox its pid is its box's)
+pid_note = f"{os.getpid()} {os.readlink('/proc/self/ns/pid')}"
+Path(f".autoresearch/agent-{iteration}.started").write_text(pid_note)
 
 
 def artifact(status: str, commit: str | None, description: str) -> None:
