@@ -104,6 +104,7 @@ async def test_a_server_with_a_running_job_stays_then_exits(repo: Repo, tmp_path
     job = {
         "prompt": "Set VALUE to 2.",
         "agent": agent("wait", str(gate), "src/app.py", "VALUE = 2"),
+        "sandbox": "none",  # the agent waits for a gate file outside the repository
     }
     options = ("--idle-exit", "1", "--max-running-jobs", "1")
     with (tmp_path / "stderr.log").open("w") as errlog:

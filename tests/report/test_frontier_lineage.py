@@ -14,7 +14,7 @@ from autoresearch.report import plot
 from autoresearch.report.collect import run_report
 from autoresearch.supervisor.loop import LoopLimits, StopSignal, run_loop
 from autoresearch.supervisor.prepare import prepare
-from helpers import QuietObserver, make_repo
+from helpers import QuietObserver, make_repo, sandbox_text
 
 AGENT = f"cmd:{sys.executable} {Path(__file__).parents[1] / 'supervisor/fakes/frontier_agent.py'}"
 
@@ -25,7 +25,7 @@ def test_a_frontier_reports_lineage_and_a_best_line_that_never_falls(
     monkeypatch.setenv("FRONTIER_RULE", json.dumps({"1": [5, 2], "6": [-1], "3": [-1]}))
     monkeypatch.setenv("FRONTIER_STATE", str(tmp_path / "visits.json"))
     monkeypatch.setenv("FRONTIER_LOG", str(tmp_path / "log"))
-    mission = make_repo(tmp_path / "repo").mission()
+    mission = make_repo(tmp_path / "repo").mission(sandbox=sandbox_text(unboxed=True))
     limits = LoopLimits(max_iterations=10, strategy="frontier")
     with prepare(mission, run_tag="L1") as h:
         run_loop(h, make_agent(AgentConfig(AGENT)), limits, QuietObserver(), StopSignal())

@@ -90,7 +90,7 @@ def test_a_best_that_reads_worse_than_the_baseline_is_explained(
     repo.write("scripts/eval.py", SLOWING_EVAL)
     repo.write("value.txt", "100\n")
     with prepare(
-        repo.mission(sandbox=sandbox_text(extra="  direction: lower\n")), run_tag="W"
+        repo.mission(sandbox=sandbox_text(extra="  direction: lower\n", unboxed=True)), run_tag="W"
     ) as h:
         run_id = h.run_id
         assert submit_and_step(h, {"value.txt": "90\n"}).decision == "keep"
@@ -115,7 +115,7 @@ def test_no_note_when_the_best_reads_better(repo: Repo, tmp_path: Path) -> None:
     )
     repo.write("value.txt", "100\n")
     with prepare(
-        repo.mission(sandbox=sandbox_text(extra="  direction: lower\n")), run_tag="B"
+        repo.mission(sandbox=sandbox_text(extra="  direction: lower\n", unboxed=True)), run_tag="B"
     ) as h:
         assert submit_and_step(h, {"value.txt": "90\n"}).decision == "keep"
         assert honest.best_note(h.journal, h.run) is None

@@ -42,7 +42,7 @@ def test_sessions_start_from_several_elites_and_a_lesser_child_enters_the_archiv
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     log = agent_env(monkeypatch, tmp_path, RULE)
-    mission = make_repo(tmp_path / "repo").mission()
+    mission = make_repo(tmp_path / "repo").mission(sandbox=sandbox_text(unboxed=True))
     limits = LoopLimits(max_iterations=12, strategy="frontier", archive_size=4)
     with prepare(mission, run_tag="T1") as h:
         baseline = h.run.baseline_commit or ""
@@ -95,7 +95,7 @@ def test_bad_search_settings_are_refused_in_one_line_before_anything_is_prepared
     tmp_path: Path, flags: list[str], search: str, message: str
 ) -> None:
     repo = make_repo(tmp_path)
-    repo.mission(sandbox=sandbox_text(extra=search))
+    repo.mission(sandbox=sandbox_text(extra=search, unboxed=True))
     done = cli("run", "missions/demo", "--agent", AGENT, *flags, cwd=repo.root)
     assert done.returncode != 0
     assert message in done.stderr and "Traceback" not in done.stderr
@@ -107,7 +107,7 @@ def test_status_json_and_the_summary_show_the_archive_and_each_iterations_parent
 ) -> None:
     agent_env(monkeypatch, tmp_path, RULE)
     repo = make_repo(tmp_path / "repo")
-    repo.mission()
+    repo.mission(sandbox=sandbox_text(unboxed=True))
     ran = cli("run", "missions/demo", "--agent", AGENT, "--strategy", "frontier",
               "--max-iterations", "9", "--no-certify", "--json", "--run-tag", "S1",
               cwd=repo.root)  # fmt: skip
@@ -141,7 +141,7 @@ def test_a_noise_aware_keep_compares_a_candidate_with_readings_of_its_own_parent
     monkeypatch.setenv("NOISE_STATE", str(tmp_path / "noise-counter"))
     repo = make_repo(tmp_path / "repo", value="0")
     repo.write("scripts/noisy.py", NOISY_EVAL)
-    mission = repo.mission(sandbox=sandbox_text("python3 scripts/noisy.py"))
+    mission = repo.mission(sandbox=sandbox_text("python3 scripts/noisy.py", unboxed=True))
     limits = LoopLimits(max_iterations=10, strategy="frontier")
     with prepare(mission, run_tag="N1") as h:
         baseline = h.run.baseline_commit or ""

@@ -15,7 +15,7 @@ from autoresearch.journal import runs, search
 from autoresearch.journal.db import open_journal
 from autoresearch.journal.runs import get_run
 from autoresearch.states import DecisionKind
-from helpers import GIT_ENV, git, kill_tree, make_repo, resume_detached, until
+from helpers import GIT_ENV, git, kill_tree, make_repo, resume_detached, sandbox_text, until
 
 AGENT = f"cmd:{sys.executable} {Path(__file__).parent / 'fakes/frontier_agent.py'}"
 RULE = {"1": [5, 2], "6": [-1], "3": [-1]}
@@ -27,7 +27,7 @@ def frontier_run(tmp: Path, failpoint: str | None) -> tuple[object, ...]:
     """Run (killed at `failpoint`, then resumed) and what it ended with, by values: the
     archive best first, each iteration's parent, the branch's value."""
     repo = make_repo(tmp / "repo")
-    repo.mission()
+    repo.mission(sandbox=sandbox_text(unboxed=True))
     env = {**os.environ, **GIT_ENV, "FRONTIER_RULE": json.dumps(RULE),
            "FRONTIER_STATE": str(tmp / "visits.json"), "FRONTIER_LOG": str(tmp / "log")}  # fmt: skip
     argv = [sys.executable, "-m", "autoresearch", "run", "missions/demo", "--agent", AGENT,
@@ -92,7 +92,7 @@ def test_a_session_cut_by_a_kill_is_recorded_against_its_parent_and_the_run_goes
     tmp_path: Path,
 ) -> None:
     repo = make_repo(tmp_path / "repo")
-    repo.mission()
+    repo.mission(sandbox=sandbox_text(unboxed=True))
     gate = tmp_path / "gate"
     env = {**os.environ, **GIT_ENV, "FRONTIER_RULE": json.dumps(RULE),
            "FRONTIER_STATE": str(tmp_path / "visits.json"), "FRONTIER_LOG": str(tmp_path / "log")}  # fmt: skip

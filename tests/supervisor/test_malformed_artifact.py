@@ -59,7 +59,9 @@ def _agent(tmp_path: Path) -> tuple[str, dict[str, str]]:
 def _run(repo: Repo, tmp_path: Path, env: dict[str, str], *args: str) -> None:
     agent, base = _agent(tmp_path)
     done = cli(
-        "run", "missions/demo", "--agent", agent, "--run-tag", "M", "--no-certify", *args,
+        # --sandbox none: the fake counts its sessions in a file outside the repository
+        "run", "missions/demo", "--agent", agent, "--run-tag", "M", "--no-certify",
+        "--sandbox", "none", *args,
         cwd=repo.root, env={**base, **env}, timeout=300,
     )  # fmt: skip
     assert done.returncode in (0, 1), done.stderr  # 1: the run failed, recorded
@@ -114,7 +116,17 @@ def test_a_run_killed_after_a_malformed_artifact_resumes_and_completes(
     agent, base = _agent(tmp_path)
     mark = tmp_path / "hung"
     env = {**os.environ, **GIT_ENV, **base, "BAD": "1", "HANG": "2", "HANG_MARK": str(mark)}
-    args = ["--agent", agent, "--run-tag", "M", "--no-certify", "--max-iterations", "4"]
+    args = [
+        "--agent",
+        agent,
+        "--run-tag",
+        "M",
+        "--no-certify",
+        "--max-iterations",
+        "4",
+        "--sandbox",
+        "none",
+    ]  # the fake counts its sessions outside the repository
     driver = subprocess.Popen(
         [sys.executable, "-m", "autoresearch", "run", "missions/demo", *args],
         cwd=repo.root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

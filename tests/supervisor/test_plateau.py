@@ -128,16 +128,16 @@ def test_bad_flags_are_refused_in_one_line(
     ],
 )
 def test_bad_sandbox_md_settings_are_refused(search: str, message: str) -> None:
-    text = sandbox_text(extra=f"search:\n{search}")
+    text = sandbox_text(extra=f"search:\n{search}", unboxed=True)
     with pytest.raises(ContractError) as err:
         parse_sandbox(text)
     assert str(err.value) == f"sandbox.md frontmatter {message}"
 
 
 def test_sandbox_md_sets_the_plateau() -> None:
-    text = sandbox_text(extra="search:\n  plateau: 4\n  on_plateau: stop\n")
+    text = sandbox_text(extra="search:\n  plateau: 4\n  on_plateau: stop\n", unboxed=True)
     assert parse_sandbox(text).plateau == Plateau(4, OnPlateau.STOP)
-    assert parse_sandbox(sandbox_text()).plateau == Plateau()
+    assert parse_sandbox(sandbox_text(unboxed=True)).plateau == Plateau()
 
 
 def test_the_stop_reason_is_pinned() -> None:
@@ -175,7 +175,7 @@ def _flat_run(
     tmp: Path, limits: LoopLimits, strategy: SearchStrategy | None = None
 ) -> tuple[LoopOutcome, list[DecisionKind], _Quiet]:
     repo = make_repo(tmp / "repo")
-    mission = repo.mission()
+    mission = repo.mission(sandbox=sandbox_text(unboxed=True))
     quiet = _Quiet()
     with prepare(mission, run_tag="flat") as h:
         if limits.lanes:

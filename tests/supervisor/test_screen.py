@@ -45,7 +45,7 @@ SCREEN_BLOCK = (
 
 def screened_mission(repo: Repo, extra: str = "") -> Path:
     repo.write("scripts/screen.py", SCREEN)
-    return repo.mission(sandbox=sandbox_text(extra=SCREEN_BLOCK + extra))
+    return repo.mission(sandbox=sandbox_text(extra=SCREEN_BLOCK + extra, unboxed=True))
 
 
 def full_evaluations(repo: Repo, iteration: int) -> int:
@@ -127,7 +127,7 @@ def test_the_reference_is_read_again_after_serving_a_few_candidates(
 
 
 def test_without_a_screen_nothing_changes(repo: Repo, marks: Path) -> None:
-    with prepare(repo.mission(), run_tag="N") as h:
+    with prepare(repo.mission(sandbox=sandbox_text(unboxed=True)), run_tag="N") as h:
         worse = submit_and_step(h, {"value.txt": "0.2\n"})
         assert worse.decision == "discard" and worse.evaluator is not None
         assert not marks.exists() and not h.paths.screen_log(1, "candidate").exists()
