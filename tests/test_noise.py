@@ -369,8 +369,8 @@ SLOWED = [*CALM, -5.0]  # the machine slowed by 5σ since the incumbent's older 
     [
         (CALM, 0, 10),  # nothing read this iteration: the readings at today's level
         (CALM, 2, 10),  # this iteration's agree with the older ones: every reading
-        ([*CALM, 1.5], 1, 11),  # 1.4 standard errors off: within the bar, every reading
-        ([*CALM, 3.0], 1, 1),  # 2.9 standard errors off: the older ones are old
+        ([*CALM, 3.0], 1, 11),  # 2.9 standard errors off: within the bar, every reading
+        ([*CALM, 3.5], 1, 1),  # 3.3 standard errors off: the older ones are old
         ([*CALM, 3.0, 2.5, 3.2], 3, 3),
         (SLOWED, 1, 1),
         ([1.0, 1.5], 2, 2),  # nothing older to disagree with
@@ -397,10 +397,10 @@ def test_older_readings_count_only_while_this_iterations_agree_with_them(
         # judged on this iteration's readings of both: a 3σ gain kept, a 1σ loss discarded
         (DEFAULT, [*SLOWED, -5.1, -4.9], [-2.0, -1.9, -2.1], 3, Action.KEEP),
         (DEFAULT, [*SLOWED, -5.1, -4.9], [-6.0, -6.1, -5.9], 3, Action.DISCARD),
-        # a 2σ step, too small to find among all splits (3.0 standard errors < CHANGE_Z) but
+        # a 2.2σ step, too small to find among all splits (3.3 standard errors < CHANGE_Z) but
         # plain at the iteration's start: a null change is not kept on the older readings
-        (POOLED, [*CALM, 2.0, 2.1, 1.9], [2.0, 2.1, 1.9, 2.0], 3, Action.KEEP),
-        (DEFAULT, [*CALM, 2.0, 2.1, 1.9], [2.0, 2.1, 1.9, 2.0], 3, Action.MEASURE_INCUMBENT),
+        (POOLED, [*CALM, 2.2, 2.3, 2.1], [2.2, 2.3, 2.1, 2.2], 3, Action.KEEP),
+        (DEFAULT, [*CALM, 2.2, 2.3, 2.1], [2.2, 2.3, 2.1, 2.2], 3, Action.MEASURE_INCUMBENT),
     ],
 )
 def test_no_decision_rests_on_old_incumbent_readings_alone(
