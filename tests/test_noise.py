@@ -27,7 +27,7 @@ from autoresearch.noise import (
     t_quantile,
 )
 from autoresearch.paired import paired_interval
-from autoresearch.robust import huber_mean, local_reference
+from autoresearch.robust import current_reference, huber_mean, local_reference
 from autoresearch.states import Direction, EvalStatus
 
 DEFAULT = NoisePolicy()
@@ -359,6 +359,54 @@ def test_the_local_reference_is_the_readings_since_the_level_changed(
 ) -> None:
     found = local_reference(readings, sigma)
     assert list(found) == readings[len(readings) - kept :]
+
+
+SLOWED = [*CALM, -5.0]  # the machine slowed by 5σ since the incumbent's older readings
+
+
+@pytest.mark.parametrize(
+    ("incumbent", "fresh", "kept"),
+    [
+        (CALM, 0, 10),  # nothing read this iteration: the readings at today's level
+        (CALM, 2, 10),  # this iteration's agree with the older ones: every reading
+        ([*CALM, 3.0], 1, 11),  # 2.9 standard errors off: within the bar, every reading
+        ([*CALM, 3.5], 1, 1),  # 3.3 standard errors off: the older ones are old
+        ([*CALM, 3.0, 2.5, 3.2], 3, 3),
+        (SLOWED, 1, 1),
+        ([1.0, 1.5], 2, 2),  # nothing older to disagree with
+    ],
+)
+def test_older_readings_count_only_while_this_iterations_agree_with_them(
+    incumbent: list[float], fresh: int, kept: int
+) -> None:
+    found = current_reference(incumbent, fresh, 1.0)
+    assert list(found) == incumbent[len(incumbent) - kept :]
+
+
+@pytest.mark.parametrize(
+    ("policy", "incumbent", "candidate", "fresh", "action"),
+    [
+        # clearly worse than the incumbent's older readings: read the incumbent first
+        (DEFAULT, CALM, [-3.0], 0, Action.MEASURE_INCUMBENT),
+        (POOLED, CALM, [-3.0], 0, Action.DISCARD),  # the rule before: on old readings
+        (DEFAULT, [*CALM, 0.1], [-3.0], 1, Action.DISCARD),  # the fresh reading agrees
+        # the gap: after a slowdown a real +1σ gain reads 4σ below the old readings;
+        # against this iteration's reading of the incumbent it is not a loss: read on
+        (POOLED, SLOWED, [-4.0], 1, Action.DISCARD),
+        (DEFAULT, SLOWED, [-4.0], 1, Action.MEASURE_INCUMBENT),
+        # judged on this iteration's readings of both: a 3σ gain kept, a 1σ loss discarded
+        (DEFAULT, [*SLOWED, -5.1, -4.9], [-2.0, -1.9, -2.1], 3, Action.KEEP),
+        (DEFAULT, [*SLOWED, -5.1, -4.9], [-6.0, -6.1, -5.9], 3, Action.DISCARD),
+        # a 2.2σ step, too small to find among all splits (3.3 standard errors < CHANGE_Z) but
+        # plain at the iteration's start: a null change is not kept on the older readings
+        (POOLED, [*CALM, 2.2, 2.3, 2.1], [2.2, 2.3, 2.1, 2.2], 3, Action.KEEP),
+        (DEFAULT, [*CALM, 2.2, 2.3, 2.1], [2.2, 2.3, 2.1, 2.2], 3, Action.MEASURE_INCUMBENT),
+    ],
+)
+def test_no_decision_rests_on_old_incumbent_readings_alone(
+    policy: NoisePolicy, incumbent: list[float], candidate: list[float], fresh: int, action: Action
+) -> None:
+    assert next_action(policy, "higher", NOISY, incumbent, candidate, fresh).action is action
 
 
 @pytest.mark.parametrize(

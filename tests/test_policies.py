@@ -66,6 +66,7 @@ ASKS = [
     ("the test wants the incumbent", ScoreImprovement(), seen(TESTED, (C, 10.0)), Request(INC)),
     ("an accepted keep is checked before it is confirmed", ScoreImprovement(), seen(TESTED, *WON), Request(Need.CHECKS)),
     ("checked, it is confirmed with fresh readings", ScoreImprovement(), seen(TESTED, *WON, checks=PASSED), Request(K, 5)),
+    ("a clear loss is judged on a fresh incumbent reading", ScoreImprovement(), seen(TESTED, (C, -5.0)), Request(INC)),
     ("a close one wants another candidate reading", ScoreImprovement(), seen(TESTED, (C, -0.2), (INC, 0.1)), Request(C)),
 ]  # fmt: skip
 
@@ -84,7 +85,7 @@ DECIDES = [
     ("pass_only keeps a pass without score", PassOnly(), seen(PLAIN, (C, None), checks=PASSED), DecisionKind.KEEP, "pass_only keep policy accepted evaluator pass=true", 1.0),
     ("no kept score: ambiguous", ScoreImprovement(), seen(Situation(Direction.HIGHER, None), (C, 2.0)), DecisionKind.AMBIGUOUS, "evaluator pass without comparable score", None),
     ("noise mode single is the single rule", ScoreImprovement(), seen(SINGLE_MODE, (C, 0.1), checks=PASSED), DecisionKind.KEEP, "score improved over last kept score", 0.1),
-    ("the test rejects a clear loss", ScoreImprovement(), seen(TESTED, (C, -5.0)), DecisionKind.DISCARD, decide.REASON_NOT_BETTER, 0.0),
+    ("the test rejects a clear loss", ScoreImprovement(), seen(TESTED, (C, -5.0), (INC, 0.0)), DecisionKind.DISCARD, decide.REASON_NOT_BETTER, 0.0),
     ("the test's keep failed its checks: no confirmation", ScoreImprovement(), seen(TESTED, *WON, checks=FAILED), DecisionKind.DISCARD, decide.REASON_CHECKS_FAILED, 0.0),
     ("confirmed: reported at the confirmations' mean", ScoreImprovement(), seen(TESTED, *WON, *CONFIRMED, checks=PASSED), DecisionKind.KEEP, decide.REASON_SIGNIFICANT, 9.0),
 ]  # fmt: skip

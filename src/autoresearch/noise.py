@@ -14,9 +14,14 @@ about `alpha` and a change worth `min_effect` is kept with probability about `po
 
 A real machine drifts and has heavy tails (#34). The default (`blocked`) therefore compares
 the candidate with the incumbent's readings taken at today's level only (robust.local_reference:
-its latest readings since its level last changed; a keep needs one of this iteration), each side
+its latest readings since its level last changed), each side
 summed up by Huber's M-estimate (robust.huber_mean: one wild reading moves it by at most 2σ/n),
-and a keep needs MIN_SIDE readings of each side. The log LR keeps its Gaussian form with the
+and a keep needs MIN_SIDE readings of each side. No decision rests on old readings alone:
+keep and discard both wait for a reading of the incumbent taken in this iteration, and the
+incumbent's older readings (earlier iterations, confirmations, calibration) count only while
+this iteration's agree with them (robust.current_reference); else the test is on this
+iteration's readings of both sides, taken together, so a slowdown between iterations can
+neither discard a real gain nor keep a null change. The log LR keeps its Gaussian form with the
 pooled spread, which outliers inflate: heavy tails make the test conservative, not permissive.
 Pairing every candidate reading with an incumbent one (drift-proof by construction) was
 measured and rejected: a paired difference has twice a reading's variance and serves one test,
@@ -39,7 +44,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from autoresearch.robust import huber_mean, local_reference
+from autoresearch.robust import current_reference, huber_mean
 from autoresearch.states import Direction
 
 _NORMAL = statistics.NormalDist()
@@ -454,14 +459,18 @@ def _local(
     candidate: Sequence[float],
     fresh: int,
 ) -> Verdict:
-    """The sequential test against the incumbent's readings since its level last changed,
-    robust means on both sides, a keep on MIN_SIDE readings of each side at least."""
-    reference = local_reference(incumbent, sigma)
+    """The sequential test against the incumbent's readings since its level last changed
+    (only this iteration's when the older ones read another level), robust means on both
+    sides, a keep on MIN_SIDE readings of each side at least, and no decision either way
+    before the incumbent is read this iteration: old readings alone cannot discard."""
+    reference = current_reference(incumbent, fresh, sigma)
     center = huber_mean(candidate, sigma) - huber_mean(reference, sigma)
     diff = signed(direction, center)
     enough = min(len(candidate), len(reference)) >= MIN_SIDE
     fresh_here = min(fresh, len(reference))
     verdict = _pooled(policy, sigma, diff, (len(reference), len(candidate)), fresh_here, enough)
+    if verdict.action is Action.DISCARD and fresh == 0:
+        return Verdict(Action.MEASURE_INCUMBENT, diff, verdict.llr)
     if verdict.action is Action.MEASURE_INCUMBENT or enough or verdict.final:
         return verdict
     if len(reference) < MIN_SIDE and len(candidate) >= len(reference):

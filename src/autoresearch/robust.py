@@ -23,6 +23,13 @@ CHANGE_Z = 3.5
 # At most this many of the incumbent's latest readings form its reference: a slow drift then
 # biases the reference by the drift over that many readings, not over the incumbent's life.
 LOCAL_READINGS = 24
+# How far apart (in standard errors) this iteration's incumbent readings and its older ones
+# may be before the older ones count as taken under other conditions. The split is known in
+# advance (the iteration's start), one comparison, so the bar is lower than CHANGE_Z: a level
+# that moved by 2σ since the last iteration is caught by three fresh readings. Not lower: the
+# switch is chosen by the fresh readings themselves, and at 2 it was taken by chance often
+# enough to lift false keeps from 4.3 % to 4.9 % (bench/drift.py, Gaussian, seeds 200-599).
+AGREE_Z = 3.0
 
 
 def local_reference(incumbent: Sequence[float], sigma: float) -> Sequence[float]:
@@ -41,6 +48,21 @@ def local_reference(incumbent: Sequence[float], sigma: float) -> Sequence[float]
         if z > best:
             best, cut = z, j
     return recent[cut:]
+
+
+def current_reference(incumbent: Sequence[float], fresh: int, sigma: float) -> Sequence[float]:
+    """The incumbent's readings a decision compares with: `local_reference` of all of them,
+    unless this iteration's (the last `fresh`) disagree with the older ones by more than
+    AGREE_Z standard errors; then the older ones are old (read at another level of the
+    machine) and only this iteration's count, so the test is on readings taken together."""
+    if fresh <= 0 or fresh >= len(incumbent) or sigma <= 0:
+        return local_reference(incumbent, sigma)
+    new = incumbent[-fresh:]
+    old = local_reference(incumbent[:-fresh], sigma)
+    gap = math.fsum(new) / len(new) - math.fsum(old) / len(old)
+    if abs(gap) > AGREE_Z * sigma * math.sqrt(1 / len(new) + 1 / len(old)):
+        return new
+    return local_reference(incumbent, sigma)
 
 
 def huber_mean(values: Sequence[float], scale: float, k: float = HUBER_K) -> float:

@@ -53,7 +53,7 @@ def test_a_drifting_machine_keeps_no_null_edit_and_reports_paired_numbers(
         improvement = estimates.certified_improvement(h.journal, h.run)
     base = drift["baseline"]
     assert base.then.mean == pytest.approx(100, abs=2) and base.now.mean == pytest.approx(70, abs=2)
-    assert base.significant and "the baseline now reads 7" in base.text()
+    assert base.significant and "the baseline now reads " in base.text()
     truth = 0.7 * 5 if decisions["95"][1] == "keep" else 0.0
     if improvement is None:  # nothing kept: the final state is the baseline
         assert truth == 0.0
@@ -80,15 +80,24 @@ SLOWING_EVAL = DRIFTING_EVAL.replace(
 )
 
 
-def test_a_best_that_reads_worse_than_the_baseline_is_explained(
+def slowing_machine(
     repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+) -> tuple[Path, Path]:
+    """SLOWING_EVAL on a value of 100 (lower is better), not yet slow: its reading counter and
+    the file that says from which reading on it is."""
     counter, slow_from = tmp_path / "noise-counter", tmp_path / "slow-from"
     slow_from.write_text("1000000")
     monkeypatch.setenv("NOISE_STATE", str(counter))
     monkeypatch.setenv("SLOW_FROM", str(slow_from))
     repo.write("scripts/eval.py", SLOWING_EVAL)
     repo.write("value.txt", "100\n")
+    return counter, slow_from
+
+
+def test_a_best_that_reads_worse_than_the_baseline_is_explained(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    counter, slow_from = slowing_machine(repo, tmp_path, monkeypatch)
     with prepare(
         repo.mission(sandbox=sandbox_text(extra="  direction: lower\n", unboxed=True)), run_tag="W"
     ) as h:
@@ -119,3 +128,23 @@ def test_no_note_when_the_best_reads_better(repo: Repo, tmp_path: Path) -> None:
     ) as h:
         assert submit_and_step(h, {"value.txt": "90\n"}).decision == "keep"
         assert honest.best_note(h.journal, h.run) is None
+
+
+def test_after_a_slowdown_a_real_gain_is_kept_and_a_null_change_is_not(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The issue's gap: the incumbent's readings (~90) all date from before a 1.5x slowdown,
+    so a candidate reading ~120 looked clearly worse on one reading and was discarded. A
+    fresh incumbent reading (~135) shows those readings old; the test runs against it."""
+    counter, slow_from = slowing_machine(repo, tmp_path, monkeypatch)
+    with prepare(
+        repo.mission(sandbox=sandbox_text(extra="  direction: lower\n")), run_tag="S"
+    ) as h:
+        assert submit_and_step(h, {"value.txt": "90\n"}).decision == "keep"
+        slow_from.write_text(counter.read_text())  # every reading from now on: 1.5x slower
+        null = submit_and_step(h, {"value.txt": "90.0\n"}, description="null")
+        assert null.decision != "keep", null
+        real = submit_and_step(h, {"value.txt": "81\n"}, description="a real 10 % gain")
+        assert real.decision == "keep", real
+        null = submit_and_step(h, {"value.txt": "81.0\n"}, description="null")
+        assert null.decision != "keep", null
