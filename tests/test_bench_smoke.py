@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
+
+import pytest
 
 BENCH = Path(__file__).resolve().parents[1] / "bench" / "run.py"
 
@@ -90,6 +95,20 @@ def test_the_screen_bench_prints_both_variants() -> None:
 def test_the_sandbox_bench_prints_each_child_beside_none_with_ratios_and_load() -> None:
     done = subprocess.run(
         [sys.executable, str(BENCH), "--quick", "--only", "sandbox"],
+
+
+# under CI the dev extra brings ioh: a missing ioh is a failure there, not a skip
+needs_ioh = pytest.mark.skipif(
+    importlib.util.find_spec("ioh") is None and os.environ.get("CI") != "true",
+    reason="ioh is not installed (pip install ioh, or the dev extra)",
+)
+
+
+@needs_ioh
+def test_the_bbob_bench_compares_strategies_and_says_frontier_lanes_are_not_available() -> None:
+    done = subprocess.run(
+        [sys.executable, str(BENCH.parent / "bbob.py"), "--functions", "3", "--instances", "1",
+         "--seeds", "1", "--iterations", "2", "--dimension", "2", "--lanes", "2"],
         capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -98,3 +117,51 @@ def test_the_sandbox_bench_prints_each_child_beside_none_with_ratios_and_load() 
     for child in ("session", "evaluation"):
         rows = {line.split()[1] for line in out.splitlines() if line.startswith(child)}
         assert rows == {"none", "bwrap", "ratio", "cost"}, out
+
+
+    assert "frontier+explore    multimodal       1" in out, out
+    assert "greedy 2 lanes      multimodal       1" in out, out
+    assert "frontier 2 lanes    multimodal          not available: " in out, out
+    assert "load average before" in out and "target multimodal: " in out, out
+
+
+def _bbob() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bbob_bench", BENCH.parent / "bbob.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses resolve their module by name
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize(
+    ("scores", "expected"),
+    [
+        ([(0, 9.0), (1, 5.0), (2, 7.0), (3, 1.0)], {1: 5.0, 2: 5.0, 3: 1.0}),
+        ([(0, 9.0), (1, None), (2, 8.0), (3, None)], {1: 9.0, 2: 8.0, 3: 8.0}),  # failed runs
+        ([(0, 2.0), (1, 3.0), (2, 4.0), (3, 5.0)], {1: 2.0, 2: 2.0, 3: 2.0}),  # baseline best
+    ],
+)
+def test_best_at_n_is_the_best_score_of_the_baseline_and_first_n_iterations(
+    scores: list[tuple[int, float | None]], expected: dict[int, float]
+) -> None:
+    iterations = [{"iteration": i, "evaluator": {"score": s}} for i, s in scores]
+    assert _bbob().best_at(iterations, (1, 2, 3)) == expected
+
+
+@pytest.mark.parametrize(
+    ("multimodal", "quartiles", "met"),
+    [
+        (True, (0.2, 0.5, 0.9), True),
+        (True, (0.9, 1.0, 1.2), False),  # a tie is not better
+        (False, (0.8, 1.3, 1.5), True),  # the IQR holds 1: within noise
+        (False, (1.2, 1.3, 1.5), False),
+        (False, (0.5, 0.95, 0.97), True),  # median within 10 %
+    ],
+)
+def test_the_targets_are_judged_on_frontiers_ratio_to_greedy(
+    multimodal: bool, quartiles: tuple[float, float, float], met: bool
+) -> None:
+    bbob = _bbob()
+    (line,) = bbob.verdict([bbob.Row("frontier", multimodal, 3, {100: quartiles})], 100)
+    assert (": MET" in line) == met, line
