@@ -9,6 +9,7 @@ fields), at any depth inside lists, tuples and dicts; tuples as lists. The run s
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
 
@@ -27,4 +28,44 @@ def _plain(value: Any) -> Any:
         return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
+    return value
+
+
+# --- Reading plain data back: every value checked, so a record's fields have their types ------
+# (a stored record's JSON, a YAML block). A value of the wrong type is a ValueError that names
+# it: the data was not written by this code, or was changed by hand.
+
+
+def number(value: object) -> float:
+    """`value` as a float if it is a JSON number (a bool is not one)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"expected a number, got {value!r}")
+    return float(value)
+
+
+def whole(value: object) -> int:
+    """`value` if it is a JSON whole number (a bool is not one)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"expected a whole number, got {value!r}")
+    return value
+
+
+def text(value: object) -> str:
+    """`value` if it is a string."""
+    if not isinstance(value, str):
+        raise ValueError(f"expected a string, got {value!r}")
+    return value
+
+
+def optional_text(value: object) -> str | None:
+    """`value` if it is a string or null."""
+    return None if value is None else text(value)
+
+
+def mapping(value: object) -> Mapping[str, object]:
+    """`value` if it is a JSON object (null: an empty one)."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ValueError(f"expected an object, got {value!r}")
     return value
