@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 
-def json_shape(record: Any) -> dict[str, Any]:
+def json_shape(record: DataclassInstance) -> dict[str, object]:
     """`record`'s fields in their order, their values as plain data."""
     return {f.name: _plain(getattr(record, f.name)) for f in dataclasses.fields(record)}
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: object) -> object:
     to_dict = getattr(value, "to_dict", None)
     if callable(to_dict):
         return _plain(to_dict())
@@ -69,3 +72,17 @@ def mapping(value: object) -> Mapping[str, object]:
     if not isinstance(value, dict):
         raise ValueError(f"expected an object, got {value!r}")
     return value
+
+
+def items(value: object) -> list[object]:
+    """`value` if it is a JSON array (null: an empty one)."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ValueError(f"expected an array, got {value!r}")
+    return value
+
+
+def optional_number(value: object) -> float | None:
+    """`value` as a float if it is a JSON number, or null."""
+    return None if value is None else number(value)
