@@ -5,13 +5,15 @@ same whichever door or engine prints it."""
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
 from autoresearch.experiments.params import LogParams, RunNote
-from autoresearch.jsonshape import json_shape
+from autoresearch.jsonshape import json_shape, mapping, number, optional_text, text, whole
 from autoresearch.states import DecisionKind, LaneState
 from autoresearch.supervisor.summary import LaneRow
 
@@ -82,3 +84,41 @@ def test_the_supervisor_and_the_sessions_share_it() -> None:
     params = LogParams("keep", "d", flag_runs=(RunNote(1, "why"),))
     assert params.to_dict()["flag_runs"] == [{"run_id": 1, "reason": "why"}]
     assert params.to_dict() == json_shape(params)
+
+
+@pytest.mark.parametrize(
+    ("read", "value", "expected"),
+    [
+        (number, 3, 3.0),
+        (number, 2.5, 2.5),
+        (whole, 4, 4),
+        (text, "a", "a"),
+        (optional_text, None, None),
+        (optional_text, "b", "b"),
+        (mapping, None, {}),
+        (mapping, {"k": 1}, {"k": 1}),
+    ],
+)
+def test_a_reader_returns_a_value_of_its_type(
+    read: Callable[[object], object], value: object, expected: object
+) -> None:
+    assert read(value) == expected
+
+
+@pytest.mark.parametrize(
+    ("read", "value"),
+    [
+        (number, True),
+        (number, "3"),
+        (whole, 2.0),
+        (whole, False),
+        (text, 1),
+        (optional_text, 0),
+        (mapping, [1]),
+    ],
+)
+def test_a_reader_refuses_a_value_of_another_type_by_naming_it(
+    read: Callable[[object], object], value: object
+) -> None:
+    with pytest.raises(ValueError, match=re.escape(repr(value))):
+        read(value)

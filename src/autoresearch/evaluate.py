@@ -53,7 +53,7 @@ class EvaluationRecord:
     stderr: str
     log_file: str
     metrics: dict[str, float] = field(default_factory=dict)
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)
     parse_error: str | None = None
     spawn_error: str | None = None
     cancelled: bool = False
@@ -76,8 +76,8 @@ class EvaluationRecord:
         """The evaluator's pass, unless the evaluation is an error (nothing it said counts)."""
         return self.passed if self.status != EvalStatus.ERROR else None
 
-    def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
+    def to_dict(self) -> dict[str, object]:
+        data: dict[str, object] = {
             "command": self.command,
             "ran_at": self.ran_at,
             "duration_ms": self.duration_ms,
@@ -100,7 +100,7 @@ class EvaluationRecord:
         data["log_file"] = self.log_file
         return data
 
-    def compact(self) -> dict[str, Any]:
+    def compact(self) -> dict[str, object]:
         """The small record kept in the ledger: the full output lives in the log file."""
         data = self.to_dict()
         for key in ("stdout", "stderr", "output", "command"):

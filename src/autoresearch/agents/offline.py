@@ -11,7 +11,6 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from autoresearch import failpoints, git
 from autoresearch.agents.base import (
@@ -30,7 +29,7 @@ from autoresearch.agents.tuning import (
 )
 from autoresearch.clock import utc_now_iso
 from autoresearch.contracts import tune
-from autoresearch.contracts.candidate import artifact
+from autoresearch.contracts.candidate import CandidateJson, artifact
 from autoresearch.contracts.sandbox import Sandbox
 from autoresearch.contracts.tune import ParamSpec, read_value, write_value
 from autoresearch.errors import ContractError
@@ -70,7 +69,7 @@ class OfflineAgent:
             log_file=str(request.log_path),
         )
 
-    def _session(self, req: SessionRequest) -> tuple[dict[str, Any], list[str]]:
+    def _session(self, req: SessionRequest) -> tuple[CandidateJson, list[str]]:
         spec = req.sandbox.tune
         if spec is None:
             return _artifact(
@@ -144,7 +143,7 @@ def _artifact(
     commit: str | None,
     description: str,
     notes: list[str] | None = None,
-) -> dict[str, Any]:
+) -> CandidateJson:
     return artifact(status, commit, req.base_commit, description, notes or [], utc_now_iso())
 
 

@@ -13,7 +13,6 @@ version does not know survive a rewrite (`extra`, after the known ones).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any
 
 
 @dataclass
@@ -59,24 +58,24 @@ class AgentRecord:
     log_file: str | None = None
     lane: int | None = None  # `run --lanes K`: the lane whose session this was
     failure: str | None = None  # why the session counts as failed, beside its self-report
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
         return bool(self.to_dict())  # an empty record says no more than none
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         data = {k: v for k, v in self._flat().items() if v is not None}
         data = {k: data[k] for k in sorted(data, key=_rank)}
         return {**data, **{k: v for k, v in self.extra.items() if k not in data}}
 
-    def _flat(self) -> dict[str, Any]:
+    def _flat(self) -> dict[str, object]:
         own = {f.name: getattr(self, f.name) for f in fields(self)}
         usage = {f.name: getattr(self.usage, f.name) for f in fields(Usage)}
         usage["denials"] = list(self.usage.denials) or None  # none refused: not written
         return {**{k: v for k, v in own.items() if k not in _NESTED}, **usage}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> AgentRecord:
+    def from_dict(cls, data: object) -> AgentRecord:
         if not isinstance(data, dict):
             raise TypeError(f"an agent record is an object, not {type(data).__name__}")
         values = {k: v for k, v in data.items() if k in _KNOWN and v is not None}

@@ -7,7 +7,7 @@ messages for them are defined here so that every exact string of §4 sits in one
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 from autoresearch.contracts.json_input import JsonInputError, load_json
 from autoresearch.states import ArtifactStatus
@@ -65,7 +65,7 @@ class CandidateArtifact:
     notes: tuple[str, ...]
     created_at: str
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> CandidateJson:
         return {
             "status": self.status,
             "candidate_commit": self.candidate_commit,
@@ -74,6 +74,17 @@ class CandidateArtifact:
             "notes": list(self.notes),
             "created_at": self.created_at,
         }
+
+
+class CandidateJson(TypedDict):
+    """candidate.json as a session writes it (§4's keys, in their order)."""
+
+    status: ArtifactStatus  # its value, a §4 string
+    candidate_commit: str | None
+    base_commit: str
+    description: str
+    notes: list[str]
+    created_at: str
 
 
 def parse_artifact(text: str) -> CandidateArtifact:
@@ -116,7 +127,7 @@ def artifact(
     description: str,
     notes: list[str],
     created_at: str,
-) -> dict[str, Any]:
+) -> CandidateJson:
     """An artifact as a session writes it (one line of description)."""
     line = description.splitlines()[0] if description else ""
     return CandidateArtifact(
@@ -124,7 +135,7 @@ def artifact(
     ).to_dict()
 
 
-def placeholder(base_commit: str, created_at: str) -> dict[str, Any]:
+def placeholder(base_commit: str, created_at: str) -> CandidateJson:
     """The artifact written before each session: a session that writes nothing is a noop."""
     return CandidateArtifact(
         status=ArtifactStatus.NOOP,

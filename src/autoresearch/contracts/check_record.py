@@ -38,7 +38,7 @@ class CheckRecord:
             return f"timed out after {timeout_seconds:g} s"
         return None if self.exit_code == 0 else f"exited {self.exit_code}"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "status": self.state,
             "exit_code": self.exit_code,

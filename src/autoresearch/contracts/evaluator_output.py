@@ -51,7 +51,7 @@ class Verdict:
     passed: bool | None
     score: float | None = None
     metrics: dict[str, float] = field(default_factory=dict)
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)
     parse_error: str | None = None
 
 

@@ -7,12 +7,13 @@ the defaults it always had, and keys this version does not know survive a rewrit
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from autoresearch.contracts.isolation import Isolation
 from autoresearch.contracts.sandbox import BudgetSpec, ChecksSpec, EvaluationSlots
 from autoresearch.contracts.tune import TuneSpec, parse_tune
+from autoresearch.jsonshape import items, mapping, number, optional_text, text, whole
 from autoresearch.noise import NoisePolicy
 from autoresearch.paths import DEFAULT_SHARED_LINKS
 
@@ -52,7 +53,7 @@ class FrozenMission:
     sandbox_text: str = ""
     relative_dir: str = "."  # the mission folder inside the repository (and the worktree)
     start_commit: str | None = None  # the commit the run's branch started from
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)  # keys of a newer version, kept
 
     @property
     def noise_policy(self) -> NoisePolicy:
@@ -64,7 +65,7 @@ class FrozenMission:
         """The paths linked from the repository into the worktree: the defaults and sandbox.md's."""
         return tuple(dict.fromkeys((*DEFAULT_SHARED_LINKS, *self.links)))
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             **self.extra,
             "body": self.body,
@@ -84,33 +85,36 @@ class FrozenMission:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> FrozenMission:
+    def from_dict(cls, data: Mapping[str, object] | None) -> FrozenMission:
         d = data or {}
         noise = d.get("noise")
         return cls(
             body=str(d.get("body") or ""),
-            links=tuple(d.get("links") or ()),
-            runtime=tuple(d.get("runtime") or ()),
+            links=_texts(d.get("links")),
+            runtime=_texts(d.get("runtime")),
             tune=parse_tune(d.get("tune")),
-            noise=None if noise is None else NoisePolicy.from_dict(noise),
-            sealed=tuple(d.get("sealed") or ()),
-            checks=ChecksSpec.from_dict(d.get("checks")),
-            evaluation=EvaluationSlots.from_dict(d.get("evaluation")),
-            budget=_budget(d.get("budget")),
-            isolation=Isolation.from_dict(d.get("isolation")),
+            noise=None if noise is None else NoisePolicy.from_dict(dict(mapping(noise))),
+            sealed=_texts(d.get("sealed")),
+            checks=ChecksSpec.from_dict(mapping(d.get("checks"))),
+            evaluation=EvaluationSlots.from_dict(mapping(d.get("evaluation"))),
+            budget=_budget(mapping(d.get("budget"))),
+            isolation=Isolation.from_dict(mapping(d.get("isolation"))),
             mission_text=str(d.get("mission_text") or ""),
             sandbox_text=str(d.get("sandbox_text") or ""),
             relative_dir=str(d.get("relative_dir") or "."),
-            start_commit=d.get("start_commit"),
+            start_commit=optional_text(d.get("start_commit")),
             extra={k: v for k, v in d.items() if k not in _KEYS},
         )
 
 
-def _budget(data: dict[str, Any] | None) -> BudgetSpec:
-    d = data or {}
+def _texts(value: object) -> tuple[str, ...]:
+    return tuple(text(item) for item in items(value))
+
+
+def _budget(d: Mapping[str, object]) -> BudgetSpec:
     usd, tokens, hours = d.get("usd"), d.get("tokens"), d.get("hours")
     return BudgetSpec(
-        usd=None if usd is None else float(usd),
-        tokens=None if tokens is None else int(tokens),
-        hours=None if hours is None else float(hours),
+        usd=None if usd is None else number(usd),
+        tokens=None if tokens is None else whole(tokens),
+        hours=None if hours is None else number(hours),
     )

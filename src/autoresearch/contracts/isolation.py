@@ -3,8 +3,9 @@ Security)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 from autoresearch.confine import SandboxMode
 from autoresearch.errors import ContractError
@@ -23,7 +24,7 @@ class Isolation:
     agent_network: bool = True  # agents call their model
     evaluator_network: bool = False  # a candidate's code reaches nothing outside
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> IsolationJson:
         return {
             "sandbox": None if self.sandbox is None else str(self.sandbox),
             "agent_network": self.agent_network,
@@ -31,17 +32,23 @@ class Isolation:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> Isolation:
+    def from_dict(cls, data: Mapping[str, object] | None) -> Isolation:
         d = data or {}
         mode = d.get("sandbox")
         return cls(
-            sandbox=None if mode is None else SandboxMode(mode),
+            sandbox=None if mode is None else SandboxMode(str(mode)),
             agent_network=bool(d.get("agent_network", True)),
             evaluator_network=bool(d.get("evaluator_network", False)),
         )
 
 
-def isolation_of(block: dict[str, Any]) -> Isolation:
+class IsolationJson(TypedDict):
+    sandbox: str | None
+    agent_network: bool
+    evaluator_network: bool
+
+
+def isolation_of(block: Mapping[str, object]) -> Isolation:
     """The block's values checked (its keys are, by `contracts/sandbox.parse_sandbox`)."""
     mode = block.get("sandbox")
     if mode is not None and str(mode) not in tuple(SandboxMode):

@@ -10,6 +10,7 @@ a rewrite (`extra`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
@@ -56,7 +57,7 @@ class LoopSettings:
     tracker_uri: str | None = None  # `--tracker-uri`; None: the tracker's default store
     strategy: str | None = None  # `--strategy` (else sandbox.md's search.strategy, else greedy)
     archive_size: int | None = None  # `--archive-size` (the frontier's)
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)
 
     def over(self, given: LoopSettings) -> LoopSettings:
         """These settings with every field `given` has (not None, not empty) in their place; a
@@ -71,8 +72,8 @@ class LoopSettings:
         }
         return replace(base, **chosen)
 
-    def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = dict(self.extra)
+    def to_dict(self) -> dict[str, object]:
+        data: dict[str, object] = dict(self.extra)
         for f in fields(self):
             value = getattr(self, f.name)
             if f.name == "extra" or (f.name in _OMITTED_UNSET and value is None):
@@ -83,8 +84,9 @@ class LoopSettings:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> LoopSettings:
+    def from_dict(cls, data: Mapping[str, object]) -> LoopSettings:
         names = {f.name for f in fields(cls)} - {"extra"}
+        # the loop's own record, written by to_dict: its values are given to the fields as stored
         known: dict[str, Any] = {k: v for k, v in data.items() if k in names}
         for name in _LISTS:
             if name in known:

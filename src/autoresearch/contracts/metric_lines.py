@@ -73,7 +73,7 @@ class ParsedLines:
     """Metrics and ASI found in an output; the last occurrence of a name wins."""
 
     metrics: dict[str, float] = field(default_factory=dict)
-    asi: dict[str, Any] = field(default_factory=dict)
+    asi: dict[str, object] = field(default_factory=dict)
 
     def add_line(self, line: str) -> None:
         if "METRIC" in line:

@@ -9,8 +9,9 @@ import difflib
 import json
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict, TypeGuard
 
 import yaml
 
@@ -19,6 +20,7 @@ from autoresearch.contracts.isolation import ISOLATION_KEYS, Isolation, isolatio
 from autoresearch.contracts.screen import parse_screen
 from autoresearch.contracts.tune import TUNE_KEYS, TuneSpec, is_relative_path, parse_tune
 from autoresearch.errors import ContractError
+from autoresearch.jsonshape import mapping, number, optional_text, text, whole
 from autoresearch.noise import NoiseMode, NoisePolicy
 from autoresearch.paths import slug
 from autoresearch.states import (
@@ -101,10 +103,10 @@ class EvaluatorSpec:
     metric: str | None = None
     direction: Direction = MISSION_DEFAULT_DIRECTION
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)  # unknown keys, JSON-safe
 
-    def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = dict(self.extra)
+    def to_dict(self) -> dict[str, object]:
+        data: dict[str, object] = dict(self.extra)
         data.update(
             command=self.command,
             format=self.format,
@@ -116,14 +118,14 @@ class EvaluatorSpec:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> EvaluatorSpec:
+    def from_dict(cls, data: Mapping[str, object]) -> EvaluatorSpec:
         return cls(
             command=str(data["command"]),
-            format=EvalFormat(data["format"]),
-            keep_policy=KeepPolicy(data.get("keep_policy", KeepPolicy.SCORE_IMPROVEMENT)),
-            metric=data.get("metric"),
-            direction=Direction(data.get("direction", MISSION_DEFAULT_DIRECTION)),
-            timeout_seconds=float(data.get("timeout_seconds", DEFAULT_TIMEOUT_SECONDS)),
+            format=EvalFormat(text(data["format"])),
+            keep_policy=KeepPolicy(text(data.get("keep_policy", KeepPolicy.SCORE_IMPROVEMENT))),
+            metric=optional_text(data.get("metric")),
+            direction=Direction(text(data.get("direction", MISSION_DEFAULT_DIRECTION))),
+            timeout_seconds=number(data.get("timeout_seconds", DEFAULT_TIMEOUT_SECONDS)),
             extra={k: v for k, v in data.items() if k not in EVALUATOR_KEYS},
         )
 
@@ -137,7 +139,7 @@ class Sandbox:
     links: tuple[str, ...] = ()
     runtime: tuple[str, ...] = ()
     tune: TuneSpec | None = None
-    frontmatter: dict[str, Any] = field(default_factory=dict)
+    frontmatter: Mapping[str, object] = field(default_factory=dict)
     noise: NoisePolicy = field(default_factory=NoisePolicy)
     sealed: tuple[str, ...] = ()  # evaluator files and held-out data a candidate may not touch
     checks: ChecksSpec | None = None  # run on a candidate about to be kept
@@ -159,14 +161,19 @@ class EvaluationSlots:
     slots: int = 1
     resources: dict[str, float] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> EvaluationSlotsJson:
         return {"slots": self.slots, "resources": dict(self.resources)}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> EvaluationSlots:
+    def from_dict(cls, data: Mapping[str, object] | None) -> EvaluationSlots:
         data = data or {}
-        resources = {str(k): float(v) for k, v in (data.get("resources") or {}).items()}
-        return cls(int(data.get("slots", 1)), resources)
+        resources = {str(k): number(v) for k, v in mapping(data.get("resources")).items()}
+        return cls(whole(data.get("slots", 1)), resources)
+
+
+class EvaluationSlotsJson(TypedDict):
+    slots: int
+    resources: dict[str, float]
 
 
 @dataclass(frozen=True)
@@ -177,8 +184,14 @@ class BudgetSpec:
     tokens: int | None = None
     hours: float | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> BudgetJson:
         return {"usd": self.usd, "tokens": self.tokens, "hours": self.hours}
+
+
+class BudgetJson(TypedDict):
+    usd: float | None
+    tokens: int | None
+    hours: float | None
 
 
 @dataclass(frozen=True)
@@ -188,14 +201,19 @@ class ChecksSpec:
     command: str
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ChecksJson:
         return {"command": self.command, "timeout_seconds": self.timeout_seconds}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> ChecksSpec | None:
+    def from_dict(cls, data: Mapping[str, object] | None) -> ChecksSpec | None:
         if not data:
             return None
-        return cls(str(data["command"]), float(data["timeout_seconds"]))
+        return cls(str(data["command"]), number(data["timeout_seconds"]))
+
+
+class ChecksJson(TypedDict):
+    command: str
+    timeout_seconds: float
 
 
 # The one list of known frontmatter keys (a key added to the contract is added here): `check`
@@ -215,7 +233,7 @@ def known_keys() -> dict[str, tuple[str, ...]]:
     }
 
 
-def unknown_keys(frontmatter: dict[str, Any]) -> list[str]:
+def unknown_keys(frontmatter: Mapping[str, object]) -> list[str]:
     """One line per key the contract does not know, with the closest known key if any."""
     known = known_keys()
     found = []
@@ -290,9 +308,11 @@ def parse_strategy(value: object) -> str | None:
 
 def parse_archive_size(value: object) -> int | None:
     size = _block(value, "search", SEARCH_KEYS).get("archive_size")
-    if size is not None and not (_positive(size, integer=True) and size >= 1):
+    if size is None:
+        return None
+    if not (_positive(size, integer=True) and size >= 1):
         raise ContractError(MSG_BAD_ARCHIVE_SIZE)
-    return size
+    return whole(size)
 
 
 def parse_memory(value: object) -> bool:
@@ -321,7 +341,10 @@ def parse_plateau(value: object) -> Plateau:
     if on is not None and on not in tuple(OnPlateau):
         choices = ", ".join(OnPlateau)
         raise ContractError(MSG_BAD_ON_PLATEAU.format(choices=choices))
-    return Plateau(iterations, None if on is None else OnPlateau(on))
+    return Plateau(
+        None if iterations is None else whole(iterations),
+        None if on is None else OnPlateau(text(on)),
+    )
 
 
 def frozen_plateau(sandbox_text: str) -> Plateau:
@@ -340,7 +363,7 @@ def memory_enabled(sandbox_text: str) -> bool:
         return True
 
 
-def _refuse_missing_evaluator(data: dict[str, Any]) -> None:
+def _refuse_missing_evaluator(data: Mapping[str, object]) -> None:
     """The spec's message, then the misspelt key that was probably meant (`evaluatr:`)."""
     typed = [str(key) for key in data]
     close = difflib.get_close_matches("evaluator", typed, n=1, cutoff=0.7)
@@ -348,7 +371,7 @@ def _refuse_missing_evaluator(data: dict[str, Any]) -> None:
     raise ContractError(MSG_NO_EVALUATOR + hint)
 
 
-def _block(value: object, name: str, keys: tuple[str, ...]) -> dict[str, Any]:
+def _block(value: object, name: str, keys: tuple[str, ...]) -> Mapping[str, object]:
     if value is None:
         return {}
     if not isinstance(value, dict):
@@ -360,7 +383,7 @@ def _block(value: object, name: str, keys: tuple[str, ...]) -> dict[str, Any]:
     return value
 
 
-def _positive(value: object, integer: bool = False) -> bool:
+def _positive(value: object, integer: bool = False) -> TypeGuard[float]:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return False
     if integer and not isinstance(value, int):
@@ -386,7 +409,7 @@ def parse_evaluation(value: object) -> EvaluationSlots:
     for name, amount in resources.items():
         if not isinstance(name, str) or not name.strip() or not _positive(amount):
             raise ContractError(MSG_BAD_EVALUATION.format(key="resources", what=what))
-    return EvaluationSlots(int(slots), {k.strip(): float(v) for k, v in resources.items()})
+    return EvaluationSlots(int(slots), {k.strip(): number(v) for k, v in resources.items()})
 
 
 def parse_budget(value: object) -> BudgetSpec:
@@ -398,9 +421,9 @@ def parse_budget(value: object) -> BudgetSpec:
             raise ContractError(MSG_BAD_BUDGET.format(key=key, what=what))
     usd, tokens, hours = (block.get(k) for k in BUDGET_KEYS)
     return BudgetSpec(
-        float(usd) if usd is not None else None,
-        int(tokens) if tokens is not None else None,
-        float(hours) if hours is not None else None,
+        number(usd) if usd is not None else None,
+        whole(tokens) if tokens is not None else None,
+        number(hours) if hours is not None else None,
     )
 
 
@@ -531,32 +554,30 @@ def _min_effect(value: object) -> tuple[float, bool]:
     return effect, in_sigma
 
 
-def _fraction(block: dict[str, Any], key: str, default: float, upper: float) -> float:
+def _fraction(block: Mapping[str, object], key: str, default: float, upper: float) -> float:
     value = block.get(key, default)
-    ok = isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < upper
-    if not ok:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < upper:
         raise ContractError(MSG_BAD_NOISE.format(key=key, what=f"a number in (0, {upper:g})"))
     return float(value)
 
 
-def _weight(block: dict[str, Any], key: str, default: float) -> float:
+def _weight(block: Mapping[str, object], key: str, default: float) -> float:
     value = block.get(key, default)
-    ok = isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= 100
-    if not ok:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 100:
         raise ContractError(MSG_BAD_NOISE.format(key=key, what="a number from 0 to 100"))
     return float(value)
 
 
-def _count(block: dict[str, Any], key: str, default: int, least: int) -> int:
+def _count(block: Mapping[str, object], key: str, default: int, least: int) -> int:
     value = block.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= 1000:
         raise ContractError(MSG_BAD_NOISE.format(key=key, what=f"an integer from {least} to 1000"))
     return value
 
 
-def json_safe(value: Any) -> Any:
+def json_safe(value: Mapping[str, object]) -> dict[str, object]:
     """Unknown keys are kept: YAML dates and other non-JSON values become strings."""
-    return json.loads(json.dumps(value, default=str))
+    return dict(mapping(json.loads(json.dumps(value, default=str))))
 
 
 def _normalized(value: object) -> str | None:
@@ -583,10 +604,9 @@ def _parse_worktree(block: object) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return _path_list(block, "link"), _path_list(block, "runtime")
 
 
-def _path_list(block: dict[str, Any], key: str) -> tuple[str, ...]:
+def _path_list(block: Mapping[str, object], key: str) -> tuple[str, ...]:
     value = block.get(key, [])
-    ok = isinstance(value, list) and all(is_relative_path(v) for v in value)
-    if not ok:
+    if not isinstance(value, list) or not all(is_relative_path(v) for v in value):
         raise ContractError(MSG_BAD_WORKTREE.format(key=key))
     return tuple(v.strip().rstrip("/") for v in value)
 

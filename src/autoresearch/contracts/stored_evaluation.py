@@ -25,7 +25,7 @@ class StoredEvaluation:
             raise TypeError(f"an evaluation record is an object, not {type(data).__name__}")
         return cls(dict(data))
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return dict(self.data)
 
     def __bool__(self) -> bool:

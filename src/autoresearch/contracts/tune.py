@@ -19,7 +19,6 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from autoresearch.errors import ContractError
 
@@ -51,7 +50,7 @@ class TuneSpec:
     seed: int = 0
     split_lanes: bool = False
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "seed": self.seed,
             "split_lanes": self.split_lanes,

@@ -10,7 +10,6 @@ import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import Any
 
 from autoresearch.jsonshape import json_shape
 from autoresearch.noise import pooled_difference, pooled_spread, signed_interval
@@ -58,7 +57,7 @@ class Ref:
     metric: float
     commit: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return json_shape(self)
 
 
@@ -106,7 +105,7 @@ class Confidence:
     reason: str | None = None
     significance: Significance | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return json_shape(self)
 
 

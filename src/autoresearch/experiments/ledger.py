@@ -7,7 +7,6 @@ later log is honoured everywhere from then on.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from autoresearch.children import harness_tag, reap
 from autoresearch.experiments.confidence import Point, SegmentStats, segment_stats
@@ -29,7 +28,7 @@ class Progress:
     def __post_init__(self) -> None:
         object.__setattr__(self, "reached", self.max is not None and self.logged >= self.max)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return json_shape(self)
 
 

@@ -13,9 +13,9 @@ can no longer be kept (tests/experiments/test_exp_log.py, killed at `log.after_g
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from autoresearch import failpoints, git
 from autoresearch.clock import utc_now_iso
@@ -62,7 +62,7 @@ class GitEffect:
     patch_path: str | None
     kept_commit: str
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return json_shape(self)
 
 
@@ -83,7 +83,7 @@ class LogReport:
     baseline: Ref | None
     best: BestRef | None
     metrics: dict[str, float]
-    asi: dict[str, Any]
+    asi: dict[str, object]
     confidence: Confidence
     git: GitEffect
     deviations: tuple[str, ...]
@@ -94,7 +94,7 @@ class LogReport:
     max_reached: bool
     messages: tuple[str, ...]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return json_shape(self)
 
 
@@ -233,7 +233,7 @@ def _apply_notes(
     justify_runs: tuple[RunNote, ...],
 ) -> None:
     """flag_runs and justify_runs, checked to exist before git was touched."""
-    changes: list[tuple[RunNote, dict[str, Any]]] = [
+    changes: list[tuple[RunNote, Mapping[str, object]]] = [
         *((n, {"flagged": True, "flag_reason": n.reason}) for n in flag_runs),
         *((n, {"justification": n.reason}) for n in justify_runs),
     ]
@@ -327,7 +327,7 @@ class NotesReport:
     confidence: Confidence
     messages: tuple[str, ...]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return json_shape(self)
 
 

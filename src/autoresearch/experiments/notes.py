@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from autoresearch.errors import ContractError
 from autoresearch.experiments.verbs import Door
@@ -26,7 +25,7 @@ class NotesResult:
     notes: str
     ideas: tuple[str, ...]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"session_id": self.session_id, "notes": self.notes, "ideas": list(self.ideas)}
 
 

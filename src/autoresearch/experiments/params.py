@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
-from typing import Any
 
 from autoresearch.contracts.metric_lines import parse_metric_line
 from autoresearch.errors import ContractError
@@ -44,10 +43,10 @@ class InitParams:
     seal: bool = False  # seal the harness files as they are now (experiments/sealed.py)
     allow_secrets: bool = False  # commit files that look like secrets in the setup commit
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return json_shape(self)
 
-    def given(self) -> dict[str, Any]:
+    def given(self) -> dict[str, object]:
         """The session fields this call sets (0 max_iterations clears the limit)."""
         flags = ("new_segment", "worktree", "seal", "allow_secrets")
         fields = {k: v for k, v in asdict(self).items() if k not in flags}
@@ -65,7 +64,7 @@ class RunParams:
     checks_timeout_seconds: float = DEFAULT_CHECKS_TIMEOUT
     repeats: int = 1  # readings of the benchmark in this run (their mean is the value)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return json_shape(self)
 
 
@@ -76,7 +75,7 @@ class RunNote:
     run_id: int
     reason: str
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return json_shape(self)
 
 
@@ -88,13 +87,13 @@ class LogParams:
     description: str
     metric: float | None = None
     metrics: Mapping[str, float] | None = None
-    asi: Mapping[str, Any] | None = None
+    asi: Mapping[str, object] | None = None
     justification: str | None = None
     flag_runs: tuple[RunNote, ...] = ()
     justify_runs: tuple[RunNote, ...] = ()
     force: bool = False
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return json_shape(self)
 
 

@@ -10,7 +10,6 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatch
-from typing import Any
 
 from autoresearch.contracts.evaluator_output import metric_passed
 from autoresearch.decide import DEFAULT_PLATEAU
@@ -73,7 +72,7 @@ class LogPlan:
 
     metric: float | None
     metrics: dict[str, float]
-    asi: dict[str, Any]
+    asi: dict[str, object]
     set_changed: tuple[str, ...] = ()
     measured: float | None = None  # the parsed value, when the logged one differs from it
 
@@ -217,7 +216,7 @@ def keep_message(
 ) -> str:
     """`<description>\\n\\nResult: {"status":"keep", "<metric>":<value>, …}`; a logged value
     that differs from the measured one carries `"measured":<parsed value>` beside it."""
-    result: dict[str, Any] = {"status": Verdict.KEEP, metric: _number(value)}
+    result: dict[str, object] = {"status": Verdict.KEEP, metric: _number(value)}
     if measured is not None:
         result["measured"] = _number(measured)
     for name, extra in sorted(metrics.items()):

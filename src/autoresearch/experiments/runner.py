@@ -18,7 +18,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from autoresearch.children import ChildEnv, ChildTag, harness_tag, register, spawn_env
 from autoresearch.clock import utc_now_iso
@@ -81,7 +80,7 @@ class RunReport:
     unit: str
     metric: float | None
     metrics: dict[str, float]
-    asi: dict[str, Any]
+    asi: dict[str, object]
     checks: CheckRecord | None
     readings: list[float]  # `repeats` > 1: every reading of the primary (metric: their mean)
     log_path: str
@@ -94,7 +93,7 @@ class RunReport:
     suggested_status: str
     messages: tuple[str, ...]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return json_shape(self)
 
 
@@ -135,7 +134,7 @@ class _Harness:
     supervisor's `format: metric` evaluator makes, its ASI lines and the combined tail."""
 
     evaluation: EvaluationRecord
-    asi: dict[str, Any]
+    asi: dict[str, object]
     tail: str
 
 

@@ -11,7 +11,6 @@ import shlex
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from autoresearch import git
 from autoresearch.clock import today_compact, utc_now_iso
@@ -74,7 +73,7 @@ class InitResult:
     session: SessionRecord
     messages: tuple[str, ...]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return json_shape(self)
 
 
@@ -86,7 +85,7 @@ class CloseResult:
     abandoned_run: int | None
     messages: tuple[str, ...]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return json_shape(self)
 
 
@@ -103,7 +102,7 @@ class ReopenResult:
     session: SessionRecord
     messages: tuple[str, ...]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return json_shape(self)
 
 
@@ -220,7 +219,7 @@ def _create(ctx: Context, params: InitParams) -> InitResult:
     return _result(record, True, created_branch, setup, files, False, (), None, messages)
 
 
-def _new_fields(params: InitParams, branch: str, directory: Path, head: str) -> dict[str, Any]:
+def _new_fields(params: InitParams, branch: str, directory: Path, head: str) -> dict[str, object]:
     return {
         "name": params.name,
         "goal": params.goal or "",
@@ -343,7 +342,7 @@ def reopen_session(start: Path, session_id: int, door: Door = Door.CLI) -> Reope
                 )
             messages: list[str] = []
             restored = _restore_worktree(ctx, session)
-            changes: dict[str, Any] = {"closed_at": None}
+            changes: dict[str, object] = {"closed_at": None}
             moved = head != session.kept_commit
             if moved:
                 changes.update(segment=session.segment + 1, baseline_commit=head, kept_commit=head)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from autoresearch.decide import DEFAULT_PLATEAU
 from autoresearch.experiments.confidence import BestRef, Confidence, Ref, SegmentStats
@@ -51,9 +50,9 @@ class HistoryLine:
     delta_pct: float | None  # against the baseline, in the current segment only
     metrics: dict[str, float]
     description: str
-    hypothesis: Any  # the run's ASI values, whatever JSON the agent gave
-    next_action_hint: Any
-    rollback_reason: Any
+    hypothesis: object  # the run's ASI values, whatever JSON the agent gave
+    next_action_hint: object
+    rollback_reason: object
     deviations: list[str]
     justification: str | None
     flagged: bool
@@ -82,7 +81,7 @@ class PendingRun:
     benchmark: ProcessState | None  # how the benchmark ended, once it completed
     metric: float | None
     metrics: dict[str, float]  # the secondary metrics it measured
-    asi: dict[str, Any]  # free-form, as the harness printed it
+    asi: dict[str, object]  # free-form, as the harness printed it
     checks: ProcessState | None  # how its checks ended, when it ran them
     log_path: str | None
     tail: str
@@ -118,7 +117,7 @@ class StatusReport:
     hooks: HookStatus
     plateau: str | None = None  # none of the latest logged runs was kept (rules.plateau_notice)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return json_shape(self)
 
 
@@ -249,7 +248,7 @@ class SessionSummary:
     created_at: str
     closed_at: str | None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return json_shape(self)
 
 
@@ -257,7 +256,7 @@ class SessionSummary:
 class SessionList:
     sessions: tuple[SessionSummary, ...]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"sessions": [s.to_dict() for s in self.sessions]}
 
 

@@ -14,7 +14,7 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from autoresearch.contracts.stored_evaluation import StoredEvaluation
 from autoresearch.fsutil import atomic_write_json, atomic_write_text
@@ -53,9 +53,9 @@ class RunManifest:
     def paths(self) -> RunPaths:
         return self.repo.run(self.run.run_id)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         run, paths, kept = self.run, self.paths, self.kept_interval
-        data: dict[str, Any] = {
+        data: dict[str, object] = {
             "schema_version": SCHEMA_VERSION,
             "run_id": run.run_id,
             "run_tag": run.run_tag,
@@ -149,8 +149,8 @@ def unmeasured_reason(
     return reason
 
 
-def ledger_entry(it: IterationRecord) -> dict[str, Any]:
-    entry: dict[str, Any] = {
+def ledger_entry(it: IterationRecord) -> dict[str, object]:
+    entry: dict[str, object] = {
         "iteration": it.iteration,
         "kind": it.kind,
         "decision": it.decision,
@@ -171,7 +171,7 @@ def ledger_entry(it: IterationRecord) -> dict[str, Any]:
     return dict(redact_value(entry))
 
 
-def _entry_text(entry: dict[str, Any]) -> str:
+def _entry_text(entry: dict[str, object]) -> str:
     body = json.dumps(entry, indent=2, ensure_ascii=False)
     return "\n".join("    " + line for line in body.splitlines())
 
@@ -180,7 +180,7 @@ def _ledger_tail(updated_at: str) -> str:
     return f'\n  ],\n  "updated_at": {json.dumps(updated_at)}\n}}\n'
 
 
-def ledger_text(run: RunRecord, entries: list[dict[str, Any]], updated_at: str) -> str:
+def ledger_text(run: RunRecord, entries: list[dict[str, object]], updated_at: str) -> str:
     """The whole ledger; `append_ledger` produces byte-identical files entry by entry."""
     head = (
         "{\n"
@@ -259,7 +259,7 @@ def write_manifest(manifest: RunManifest) -> None:
 
 def active_run_pointer(
     run: RunRecord, repo: RepoPaths, pid: int | None, host: str, now: str
-) -> dict[str, Any]:
+) -> dict[str, object]:
     return {
         "schema_version": SCHEMA_VERSION,
         "active": run.status == RunStatus.RUNNING,

@@ -19,13 +19,21 @@ import statistics
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from autoresearch import children, git
 from autoresearch.errors import RefusedError
 from autoresearch.evaluate import EvaluationRecord, run_evaluator
 from autoresearch.fsutil import atomic_write_json
 from autoresearch.journal import runs
+from autoresearch.jsonshape import (
+    items,
+    mapping,
+    number,
+    optional_number,
+    optional_text,
+    text,
+    whole,
+)
 from autoresearch.noise import (
     Interval,
     Role,
@@ -88,12 +96,12 @@ class Measured:
     readings: list[float]
     interval: Interval | None  # None: no passing reading
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         interval = self.interval.to_dict() if self.interval else None
         return {"commit": self.commit, "readings": self.readings, "interval": interval}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Measured:
+    def from_json(cls, data: Mapping[str, object]) -> Measured:
         readings, interval = _floats(data.get("readings")), _interval(data.get("interval"))
         return cls(str(data["commit"]), readings, interval)
 
@@ -118,8 +126,8 @@ class Worth:
     def conflict(self) -> bool:
         return self.without_commit is None
 
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
+    def to_json(self) -> dict[str, object]:
+        data: dict[str, object] = {
             "iteration": self.iteration,
             "commit": self.commit,
             "parent": self.parent,
@@ -137,19 +145,19 @@ class Worth:
         return data
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Worth:
+    def from_json(cls, data: Mapping[str, object]) -> Worth:
         return cls(
-            iteration=int(data["iteration"]),
+            iteration=whole(data["iteration"]),
             commit=str(data["commit"]),
             parent=str(data.get("parent") or ""),
-            description=data.get("description"),
-            without_commit=data.get("without_commit"),
-            removed_by=data.get("removed_by"),
+            description=optional_text(data.get("description")),
+            without_commit=optional_text(data.get("without_commit")),
+            removed_by=optional_text(data.get("removed_by")),
             superseded=bool(data.get("superseded")),
             readings=_floats(data.get("readings")),
             worth=_interval(data.get("worth")),
             significant=bool(data.get("significant")),
-            note=data.get("note"),
+            note=optional_text(data.get("note")),
         )
 
 
@@ -176,8 +184,8 @@ class Certification:
     def ablations_measured(self) -> int:
         return sum(1 for a in self.ablations or () if not a.conflict)
 
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
+    def to_json(self) -> dict[str, object]:
+        data: dict[str, object] = {
             "run_id": self.run_id,
             "repeats": self.repeats,
             "direction": self.direction,
@@ -198,32 +206,36 @@ class Certification:
         return data
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Certification:
+    def from_json(cls, data: Mapping[str, object]) -> Certification:
         """The report as written by `to_json` (KeyError, TypeError, ValueError: it is not)."""
         found = data.get("ablations")
         return cls(
             run_id=str(data["run_id"]),
-            repeats=int(data["repeats"]),
-            direction=Direction(data["direction"]),
-            failed_readings=int(data.get("failed_readings") or 0),
-            spread=float(data.get("spread") or 0.0),
-            baseline=Measured.from_json(data["baseline"]),
-            final=Measured.from_json(data["final"]),
+            repeats=whole(data["repeats"]),
+            direction=Direction(text(data["direction"])),
+            failed_readings=whole(data.get("failed_readings") or 0),
+            spread=number(data.get("spread") or 0.0),
+            baseline=Measured.from_json(mapping(data["baseline"])),
+            final=Measured.from_json(mapping(data["final"])),
             improvement=_interval(data.get("improvement")),
             significant=bool(data.get("significant")),
             same_commit=bool(data.get("same_commit")),
-            baseline_mean=data.get("baseline_mean"),
-            ablations=None if found is None else tuple(Worth.from_json(a) for a in found),
-            resolution=data.get("resolution"),
+            baseline_mean=optional_number(data.get("baseline_mean")),
+            ablations=None if found is None else tuple(_ablations(found)),
+            resolution=optional_text(data.get("resolution")),
         )
 
 
-def _floats(values: Any) -> list[float]:
-    return [float(v) for v in values or ()]
+def _ablations(found: object) -> list[Worth]:
+    return [Worth.from_json(mapping(worth)) for worth in items(found)]
 
 
-def _interval(data: Any) -> Interval | None:
-    return Interval.from_dict(data) if data else None
+def _floats(values: object) -> list[float]:
+    return [number(v) for v in items(values)]
+
+
+def _interval(data: object) -> Interval | None:
+    return Interval.from_dict(mapping(data)) if data else None
 
 
 def open_any_run(repo_root: Path, run_id: str) -> RunHandle:

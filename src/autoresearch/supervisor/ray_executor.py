@@ -49,12 +49,13 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from autoresearch import git
 from autoresearch.contracts.sandbox import EvaluationSlots
 from autoresearch.errors import AutoresearchError, ContractError
 from autoresearch.evaluate import EvaluationRecord
+from autoresearch.jsonshape import mapping, number
 from autoresearch.settings import ray_node_dir
 from autoresearch.states import ExecutorKind
 from autoresearch.supervisor import remote
@@ -112,10 +113,20 @@ def import_ray() -> ModuleType:
         raise ContractError(MSG_NO_RAY) from exc
 
 
-def ray_options(resources: dict[str, float], default_cpus: float = 1.0) -> dict[str, Any]:
+class RayOptions(TypedDict):
+    """The options of a Ray task we start (`fn.options(**options)`), Ray's own names."""
+
+    num_cpus: float
+    max_retries: int
+    num_gpus: NotRequired[float]
+    resources: NotRequired[dict[str, float]]  # custom resources: fpga, a node's label
+    scheduling_strategy: NotRequired[object]  # "SPREAD", or Ray's node affinity (`_pinned`)
+
+
+def ray_options(resources: dict[str, float], default_cpus: float = 1.0) -> RayOptions:
     """Ray task options for what a sandbox asks (`{GPU: 1, CPU: 2, fpga: 1}`): Ray takes CPUs
     and GPUs as their own options, every other name as a custom resource."""
-    options: dict[str, Any] = {"num_cpus": default_cpus, "max_retries": 0}
+    options: RayOptions = {"num_cpus": default_cpus, "max_retries": 0}
     custom = {}
     for name, amount in resources.items():
         if name.upper() == "CPU":
@@ -129,7 +140,7 @@ def ray_options(resources: dict[str, float], default_cpus: float = 1.0) -> dict[
     return options
 
 
-def missing_resources(asked: dict[str, Any], offered: Mapping[str, float]) -> list[str]:
+def missing_resources(asked: RayOptions, offered: Mapping[str, float]) -> list[str]:
     """The resources of `ray_options` that `offered` (a node's) has less of (pure)."""
     wanted = {"CPU": asked.get("num_cpus", 0.0), "GPU": asked.get("num_gpus", 0.0)}
     wanted.update(asked.get("resources", {}))
@@ -144,21 +155,22 @@ class NodeOffer:
     resources: Mapping[str, float]
 
 
-def live_offers(nodes: list[dict[str, Any]]) -> tuple[NodeOffer, ...]:
+def live_offers(nodes: list[Mapping[str, object]]) -> tuple[NodeOffer, ...]:
     """The live nodes of `ray.nodes()`, in its order (pure)."""
-    return tuple(
-        NodeOffer(str(n["NodeID"]), {k: float(v) for k, v in n.get("Resources", {}).items()})
-        for n in nodes
-        if n.get("Alive")
-    )
+    return tuple(NodeOffer(str(n["NodeID"]), _node_resources(n)) for n in nodes if n.get("Alive"))
 
 
-def able_nodes(asked: dict[str, Any], offers: Sequence[NodeOffer]) -> tuple[str, ...]:
+def _node_resources(node: Mapping[str, object]) -> dict[str, float]:
+    """A node's resources in all, from `ray.nodes()` (checked: Ray's, not ours)."""
+    return {k: number(v) for k, v in mapping(node.get("Resources")).items()}
+
+
+def able_nodes(asked: RayOptions, offers: Sequence[NodeOffer]) -> tuple[str, ...]:
     """The nodes that have all a task of `ray_options` asks: no other ever runs it (pure)."""
     return tuple(o.node_id for o in offers if not missing_resources(asked, o.resources))
 
 
-def unoffered(asked: dict[str, Any], offers: Sequence[NodeOffer]) -> list[str]:
+def unoffered(asked: RayOptions, offers: Sequence[NodeOffer]) -> list[str]:
     """What to name when no node is able (pure): the asks no node has as much of, else (each
     is somewhere, never all on one node) every ask."""
     most: dict[str, float] = {}
@@ -180,9 +192,7 @@ def pick_node(
     return min(free, key=lambda node: (node not in ready, busy.get(node, 0)), default=None)
 
 
-def ready_nodes(
-    asked: dict[str, Any], available: Mapping[str, Mapping[str, float]]
-) -> frozenset[str]:
+def ready_nodes(asked: RayOptions, available: Mapping[str, Mapping[str, float]]) -> frozenset[str]:
     """The nodes whose free resources (`available`, by node id) cover the ask (pure)."""
     return frozenset(node for node, free in available.items() if not missing_resources(asked, free))
 
@@ -275,12 +285,12 @@ def warm_worker(pause: float) -> str:
     return remote.node_name()
 
 
-def warm_counts(nodes: list[dict[str, Any]], wanted: int) -> dict[str, int]:
+def warm_counts(nodes: list[Mapping[str, object]], wanted: int) -> dict[str, int]:
     """How many workers to start on each live node (pure): one per CPU, at most `wanted` and
     MAX_WARM_PER_NODE; nodes without CPUs run none of our tasks."""
     counts = {}
     for node in nodes:
-        count = min(int(node.get("Resources", {}).get("CPU", 0)), wanted, MAX_WARM_PER_NODE)
+        count = min(int(_node_resources(node).get("CPU", 0)), wanted, MAX_WARM_PER_NODE)
         if node.get("Alive") and count > 0:
             counts[str(node["NodeID"])] = count
     return counts
@@ -444,7 +454,11 @@ class RayExecutor:
         warm = ray.remote(warm_worker)
         refs = []
         for node_id, count in warm_counts(ray.nodes(), wanted).items():
-            options = {"num_cpus": 1, "max_retries": 0, "scheduling_strategy": _pinned(node_id)}
+            options: RayOptions = {
+                "num_cpus": 1,
+                "max_retries": 0,
+                "scheduling_strategy": _pinned(node_id),
+            }
             refs += [warm.options(**options).remote(WARM_PAUSE) for _ in range(count)]
         if refs:
             ray.wait(refs, num_returns=len(refs), timeout=WARM_SECONDS)
@@ -466,7 +480,7 @@ class RayExecutor:
                 self._offered = (now, live_offers(self._ray.nodes()))
             return self._offered[1]
 
-    def _checked(self, options: dict[str, Any]) -> None:
+    def _checked(self, options: RayOptions) -> None:
         """Refuse at submit a task of `options` no live node can run: Ray would wait for it
         forever (a task's retry after its node's loss is refused if no node left can run it)."""
         offers = self._offers(RESOURCES_SECONDS)
@@ -477,7 +491,7 @@ class RayExecutor:
                 f"sandbox.md's resources"
             )
 
-    def _take_slot(self, options: dict[str, Any]) -> str:
+    def _take_slot(self, options: RayOptions) -> str:
         """A slot on a node able to run the evaluation: the node's id, once one is free; of the
         free ones, one that has the evaluation's resources free now (`pick_node`). While
         every able node's slots are taken, the cluster is asked again each SLOT_WAIT_SECONDS:
@@ -611,7 +625,7 @@ def _errors_to_stderr(ray: ModuleType) -> None:
     if original is None or getattr(original, "to_stderr", False):
         return
 
-    def to_stderr(data: dict[str, Any], ignore_prefix: bool) -> None:
+    def to_stderr(data: Mapping[str, object], ignore_prefix: bool) -> None:
         original({**data, "is_err": True}, ignore_prefix)
 
     to_stderr.to_stderr = True  # type: ignore[attr-defined]
@@ -621,7 +635,7 @@ def _errors_to_stderr(ray: ModuleType) -> None:
 def _connect(ray: ModuleType, address: str | None) -> None:
     """Join the cluster at `address`, or start a local one, quietly."""
     _errors_to_stderr(ray)
-    quiet: dict[str, Any] = {"logging_level": "ERROR", "log_to_driver": False}
+    quiet: dict[str, object] = {"logging_level": "ERROR", "log_to_driver": False}
     if address is None:
         ray.init(include_dashboard=False, **quiet)
     else:

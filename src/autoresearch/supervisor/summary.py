@@ -8,7 +8,6 @@ edge (`--json`, the MCP tools' structured output) and keeps the contract's keys 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from autoresearch.journal.runs import IterationRecord, RunTotals
 from autoresearch.journal.views import RunManifest, ledger_entry
@@ -52,7 +51,7 @@ class RunSummary:
     resume_command: str | None
     paused: str | None = None  # the notice of a run paused on a plateau (supervisor/plateau.py)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """The fields in their order (the MCP schema's, mcp/schemas.RunSummary), except that
         `--json` has always put the two intervals last, after resume_command (and then what
         pooled numbers cannot say)."""
@@ -71,7 +70,7 @@ class RunListing:
     summary: RunSummary
     driver_alive: bool
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return _summary_first(self)
 
 
@@ -94,7 +93,7 @@ class LaneRow:
     tokens: int
     updated_at: str
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return json_shape(self)
 
 
@@ -144,7 +143,7 @@ class ArchiveEntry:
     entered: int
     tries: int
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return json_shape(self)
 
 
@@ -159,7 +158,7 @@ class IterationRow:
     estimate: Interval | None  # its commit's mean, 95 % interval and n now (estimates)
     parent: str | None = None  # the elite its session started from (a frontier run's)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         estimate = None if self.estimate is None else self.estimate.to_dict()
         row = {**ledger_entry(self.record), "evaluation": self.evaluation, "estimate": estimate}
         return row if self.parent is None else {**row, "parent": self.parent}
@@ -178,7 +177,7 @@ class RunDetails:
     lanes: list[LaneRow]
     archive: list[ArchiveEntry] = field(default_factory=list)  # a frontier run's, best first
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return _summary_first(self)
 
 
@@ -199,11 +198,11 @@ class LoopSummary:
     lanes: list[LaneRow]
     archive: list[ArchiveEntry] = field(default_factory=list)  # a frontier run's, best first
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return _summary_first(self)
 
 
-def _summary_first(record: RunListing | RunDetails | LoopSummary) -> dict[str, Any]:
+def _summary_first(record: RunListing | RunDetails | LoopSummary) -> dict[str, object]:
     """A record around a run's summary answers as one object: the summary's keys, then its own
     fields in their order."""
     rest = json_shape(record)
