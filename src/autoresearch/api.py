@@ -138,9 +138,7 @@ if TYPE_CHECKING:
     from autoresearch.supervisor.handle import find_repo as find_repo
     from autoresearch.supervisor.lifecycle import StopOutcome as StopOutcome
     from autoresearch.supervisor.lifecycle import baseline_evaluation as baseline_evaluation
-    from autoresearch.supervisor.lifecycle import list_runs as list_runs
     from autoresearch.supervisor.lifecycle import open_run as open_run
-    from autoresearch.supervisor.lifecycle import run_details as run_details
     from autoresearch.supervisor.lifecycle import stop as stop
     from autoresearch.supervisor.options import check_sandbox as check_sandbox
     from autoresearch.supervisor.options import mission_sandbox as mission_sandbox
@@ -149,6 +147,8 @@ if TYPE_CHECKING:
     from autoresearch.supervisor.prepare import rebaseline as rebaseline
     from autoresearch.supervisor.review import finalize as finalize
     from autoresearch.supervisor.run_ids import resolve_run_id as resolve_run_id
+    from autoresearch.supervisor.run_views import list_runs as list_runs
+    from autoresearch.supervisor.run_views import run_details as run_details
     from autoresearch.supervisor.step import StepResult as StepResult
     from autoresearch.supervisor.step import refuse_unwritten as refuse_unwritten
     from autoresearch.supervisor.step import step as step
@@ -296,7 +296,7 @@ _WHERE: dict[str, tuple[str, str]] = {
     "internal_error_line": ("autoresearch.crash", "internal_error_line"),
     "jobs": ("autoresearch.worker", "jobs"),
     "lifecycle": ("autoresearch.supervisor", "lifecycle"),
-    "list_runs": ("autoresearch.supervisor.lifecycle", "list_runs"),
+    "list_runs": ("autoresearch.supervisor.run_views", "list_runs"),
     "list_sessions": ("autoresearch.experiments", "list_sessions"),
     "load": ("autoresearch.worker.tools.metrics", "load"),
     "load_mission": ("autoresearch.mission", "load_mission"),
@@ -338,7 +338,7 @@ _WHERE: dict[str, tuple[str, str]] = {
     "resume": ("autoresearch.supervisor.drive", "resume"),
     "resume_message": ("autoresearch.experiments", "resume_message"),
     "run_data": ("autoresearch.report", "run_data"),
-    "run_details": ("autoresearch.supervisor.lifecycle", "run_details"),
+    "run_details": ("autoresearch.supervisor.run_views", "run_details"),
     "run_experiment": ("autoresearch.experiments", "run_experiment"),
     "search": ("autoresearch.worker.tools", "search"),
     "serve_report": ("autoresearch.report.serve", "serve_report"),

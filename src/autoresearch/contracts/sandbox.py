@@ -12,9 +12,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
-from autoresearch.contracts import strict_yaml
 from autoresearch.contracts.isolation import ISOLATION_KEYS, Isolation, isolation_of
 from autoresearch.contracts.screen import parse_screen
 from autoresearch.contracts.tune import TUNE_KEYS, TuneSpec, is_relative_path, parse_tune
@@ -248,6 +245,10 @@ def split_frontmatter(text: str) -> tuple[str, str]:
 
 def parse_sandbox(text: str) -> Sandbox:
     """Parse sandbox.md text; raises ContractError with the exact message of the spec."""
+    import yaml  # here, not at the top: the journal reads frozen missions without parsing YAML
+
+    from autoresearch.contracts import strict_yaml
+
     raw, body = split_frontmatter(text)
     try:
         data = strict_yaml.load(raw, line_offset=1)  # the YAML starts on the file's line 2
