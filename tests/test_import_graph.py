@@ -150,3 +150,20 @@ def test_a_hook_answers_without_the_engine_or_the_runner(tmp_path: Path, event: 
     # process_state (how the benchmark ended) lives in evaluate: a hook may import that
     banned = tuple(m for m in ENGINE if m != "autoresearch.evaluate") + session_engine
     assert among(modules, banned) == []
+
+
+def test_the_mcp_server_starts_without_the_engine(tmp_path: Path) -> None:
+    # the SDK brings logging and concurrent.futures itself, the job and worker tools the agents'
+    # records and the session runner evaluate: the engine that drives runs stays out
+    pytest.importorskip("mcp")
+    built = (
+        "import json, sys; from pathlib import Path; from autoresearch.mcp.server import "
+        "build_server; build_server(Path.cwd()); print(json.dumps(sorted(sys.modules)))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", built], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    modules: list[str] = json.loads(done.stdout.splitlines()[-1])
+    assert "autoresearch.mcp.schemas" in modules  # the probe saw the server built
+    engine = (*(m for m in ENGINE if m.startswith("autoresearch.supervisor.")), "yaml")
+    assert among(modules, engine) == []

@@ -136,7 +136,6 @@ if TYPE_CHECKING:
     from autoresearch.supervisor.estimates import Headline as Headline
     from autoresearch.supervisor.estimates import manifest as manifest
     from autoresearch.supervisor.handle import find_repo as find_repo
-    from autoresearch.supervisor.lifecycle import StopOutcome as StopOutcome
     from autoresearch.supervisor.lifecycle import baseline_evaluation as baseline_evaluation
     from autoresearch.supervisor.lifecycle import open_run as open_run
     from autoresearch.supervisor.lifecycle import stop as stop
@@ -155,6 +154,7 @@ if TYPE_CHECKING:
     from autoresearch.supervisor.summary import LoopSummary as LoopSummary
     from autoresearch.supervisor.summary import RunDetails as RunDetails
     from autoresearch.supervisor.summary import RunListing as RunListing
+    from autoresearch.supervisor.summary import StopOutcome as StopOutcome
     from autoresearch.supervisor.trial import TrialResult as TrialResult
     from autoresearch.supervisor.trial import try_mission as try_mission
     from autoresearch.worker import jobs as jobs
@@ -257,7 +257,7 @@ _WHERE: dict[str, tuple[str, str]] = {
     "StatusReport": ("autoresearch.experiments", "StatusReport"),
     "StepResult": ("autoresearch.supervisor.step", "StepResult"),
     "StopMoment": ("autoresearch.supervisor.drive", "StopMoment"),
-    "StopOutcome": ("autoresearch.supervisor.lifecycle", "StopOutcome"),
+    "StopOutcome": ("autoresearch.supervisor.summary", "StopOutcome"),
     "StoredEvaluation": ("autoresearch.contracts.stored_evaluation", "StoredEvaluation"),
     "TaskKind": ("autoresearch.states", "TaskKind"),
     "TrialResult": ("autoresearch.supervisor.trial", "TrialResult"),

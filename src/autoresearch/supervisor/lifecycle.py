@@ -42,7 +42,7 @@ from autoresearch.supervisor.run_views import list_runs as list_runs  # where ca
 from autoresearch.supervisor.run_views import run_details as run_details
 from autoresearch.supervisor.safety import check_reset_safety, dirty_entries
 from autoresearch.supervisor.step import msg_terminal, way_on_after_end
-from autoresearch.supervisor.summary import LoopSummary
+from autoresearch.supervisor.summary import LoopSummary, StopOutcome
 
 NO_ACTIVE_RUN = "no active run to stop"
 
@@ -281,15 +281,6 @@ def has_pending_artifact(h: RunHandle) -> bool:
     if last is not None and last.artifact_sha256 == read.sha256:
         return False
     return read.from_session
-
-
-@dataclass(frozen=True)
-class StopOutcome:
-    run_id: str
-    status: RunStatus  # the run's after the stop (a live driver's run is still running)
-    stop_reason: str
-    note: str | None
-    requested: bool  # True when a live driver was asked to stop instead
 
 
 def stop(repo_root: Path, run_id: str | None, reason: str | None = None) -> StopOutcome:
