@@ -49,6 +49,8 @@ HEAVY = (
     "pydantic",
     "matplotlib",
     "mlflow",
+    "ctypes",  # proc.py's subreaper call needs it, a driver only
+    "hashlib",  # OpenSSL: paths.py's repository key needs it, a command that reads state
 )
 
 
