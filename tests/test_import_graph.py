@@ -7,8 +7,20 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+
+from autoresearch.experiments import (
+    InitParams,
+    LogParams,
+    RunParams,
+    init_session,
+    log_experiment,
+    run_experiment,
+)
+from autoresearch.supervisor.prepare import prepare
+from helpers import make_repo
 
 # Runs the real entry point in a fresh interpreter and prints what it imported.
 PROBE = """
@@ -37,19 +49,46 @@ HEAVY = (
     "pydantic",
     "matplotlib",
     "mlflow",
+    "ctypes",  # proc.py's subreaper call needs it, a driver only
+    "hashlib",  # OpenSSL: paths.py's repository key needs it, a command that reads state
 )
 
 
-def imported_by(*args: str) -> list[str]:
+# What a command that reads runs (`status`, a hook, `mcp`) must not import: the engine that
+# drives runs (its threads, agents and evaluator) and the YAML parser of sandbox.md.
+ENGINE = (
+    "autoresearch.supervisor.prepare",
+    "autoresearch.supervisor.step",
+    "autoresearch.supervisor.record",
+    "autoresearch.supervisor.executor",
+    "autoresearch.supervisor.lifecycle",
+    "autoresearch.agents",
+    "autoresearch.evaluate",
+    "concurrent.futures",
+    "logging",
+    "yaml",
+)
+
+
+def imported_by(*args: str, cwd: Path | None = None, stdin: str = "") -> list[str]:
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, *args], capture_output=True, text=True, check=True
+        [sys.executable, "-c", PROBE, *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=cwd,
+        input=stdin,
     )
     modules: list[str] = json.loads(done.stderr.splitlines()[-1])
     return modules
 
 
+def among(modules: list[str], banned: tuple[str, ...]) -> list[str]:
+    return [m for m in modules if any(m == b or m.startswith(f"{b}.") for b in banned)]
+
+
 def heavy(modules: list[str]) -> list[str]:
-    return [m for m in modules if any(m == h or m.startswith(f"{h}.") for h in HEAVY)]
+    return among(modules, HEAVY)
 
 
 @pytest.mark.parametrize(
@@ -85,3 +124,48 @@ def test_a_mistyped_command_is_offered_one_not_imported_yet(
     )
     assert done.returncode == 2
     assert offered in done.stderr.splitlines()[-1]
+
+
+def test_status_reads_runs_without_the_engine(mission_dir: Path) -> None:
+    with prepare(mission_dir, run_tag="T1") as h:
+        run_id, root = h.run_id, h.repo.repo_root
+    listing = imported_by("status", cwd=root)
+    assert "autoresearch.journal.runs" in listing  # the probe saw the journal read
+    assert among(listing, ENGINE) == []
+    assert among(imported_by("status", run_id, cwd=root), ENGINE) == []
+
+
+HARNESS = '#!/bin/bash\necho "METRIC score=$(cat value.txt)"\n'
+
+
+@pytest.mark.parametrize("event", ["stop", "session-start"])
+def test_a_hook_answers_without_the_engine_or_the_runner(tmp_path: Path, event: str) -> None:
+    # a session with one logged experiment: the hook reads its ledger and status
+    repo = make_repo(tmp_path / "repo")
+    repo.write("autoresearch.sh", HARNESS)
+    init_session(repo.root, InitParams(name="speed up", metric="score"))
+    run_experiment(repo.root, RunParams())
+    log_experiment(repo.root, LogParams(status="keep", description="baseline"))
+    modules = imported_by("exp", "hook", event, cwd=repo.root, stdin="{}")
+    assert "autoresearch.journal.sessions" in modules  # the probe saw the session read
+    session_engine = ("autoresearch.experiments.runner", "autoresearch.experiments.logger")
+    # process_state (how the benchmark ended) lives in evaluate: a hook may import that
+    banned = tuple(m for m in ENGINE if m != "autoresearch.evaluate") + session_engine
+    assert among(modules, banned) == []
+
+
+def test_the_mcp_server_starts_without_the_engine(tmp_path: Path) -> None:
+    # the SDK brings logging and concurrent.futures itself, the job and worker tools the agents'
+    # records and the session runner evaluate: the engine that drives runs stays out
+    pytest.importorskip("mcp")
+    built = (
+        "import json, sys; from pathlib import Path; from autoresearch.mcp.server import "
+        "build_server; build_server(Path.cwd()); print(json.dumps(sorted(sys.modules)))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", built], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    modules: list[str] = json.loads(done.stdout.splitlines()[-1])
+    assert "autoresearch.mcp.schemas" in modules  # the probe saw the server built
+    engine = (*(m for m in ENGINE if m.startswith("autoresearch.supervisor.")), "yaml")
+    assert among(modules, engine) == []

@@ -136,11 +136,8 @@ if TYPE_CHECKING:
     from autoresearch.supervisor.estimates import Headline as Headline
     from autoresearch.supervisor.estimates import manifest as manifest
     from autoresearch.supervisor.handle import find_repo as find_repo
-    from autoresearch.supervisor.lifecycle import StopOutcome as StopOutcome
     from autoresearch.supervisor.lifecycle import baseline_evaluation as baseline_evaluation
-    from autoresearch.supervisor.lifecycle import list_runs as list_runs
     from autoresearch.supervisor.lifecycle import open_run as open_run
-    from autoresearch.supervisor.lifecycle import run_details as run_details
     from autoresearch.supervisor.lifecycle import stop as stop
     from autoresearch.supervisor.options import check_sandbox as check_sandbox
     from autoresearch.supervisor.options import mission_sandbox as mission_sandbox
@@ -149,12 +146,15 @@ if TYPE_CHECKING:
     from autoresearch.supervisor.prepare import rebaseline as rebaseline
     from autoresearch.supervisor.review import finalize as finalize
     from autoresearch.supervisor.run_ids import resolve_run_id as resolve_run_id
+    from autoresearch.supervisor.run_views import list_runs as list_runs
+    from autoresearch.supervisor.run_views import run_details as run_details
     from autoresearch.supervisor.step import StepResult as StepResult
     from autoresearch.supervisor.step import refuse_unwritten as refuse_unwritten
     from autoresearch.supervisor.step import step as step
     from autoresearch.supervisor.summary import LoopSummary as LoopSummary
     from autoresearch.supervisor.summary import RunDetails as RunDetails
     from autoresearch.supervisor.summary import RunListing as RunListing
+    from autoresearch.supervisor.summary import StopOutcome as StopOutcome
     from autoresearch.supervisor.trial import TrialResult as TrialResult
     from autoresearch.supervisor.trial import try_mission as try_mission
     from autoresearch.worker import jobs as jobs
@@ -255,7 +255,7 @@ _WHERE: dict[str, tuple[str, str]] = {
     "StatusReport": ("autoresearch.experiments", "StatusReport"),
     "StepResult": ("autoresearch.supervisor.step", "StepResult"),
     "StopMoment": ("autoresearch.supervisor.drive", "StopMoment"),
-    "StopOutcome": ("autoresearch.supervisor.lifecycle", "StopOutcome"),
+    "StopOutcome": ("autoresearch.supervisor.summary", "StopOutcome"),
     "StoredEvaluation": ("autoresearch.contracts.stored_evaluation", "StoredEvaluation"),
     "TaskKind": ("autoresearch.states", "TaskKind"),
     "TrialResult": ("autoresearch.supervisor.trial", "TrialResult"),
@@ -294,7 +294,7 @@ _WHERE: dict[str, tuple[str, str]] = {
     "internal_error_line": ("autoresearch.crash", "internal_error_line"),
     "jobs": ("autoresearch.worker", "jobs"),
     "lifecycle": ("autoresearch.supervisor", "lifecycle"),
-    "list_runs": ("autoresearch.supervisor.lifecycle", "list_runs"),
+    "list_runs": ("autoresearch.supervisor.run_views", "list_runs"),
     "list_sessions": ("autoresearch.experiments", "list_sessions"),
     "load": ("autoresearch.worker.tools.metrics", "load"),
     "load_mission": ("autoresearch.mission", "load_mission"),
@@ -336,7 +336,7 @@ _WHERE: dict[str, tuple[str, str]] = {
     "resume": ("autoresearch.supervisor.drive", "resume"),
     "resume_message": ("autoresearch.experiments", "resume_message"),
     "run_data": ("autoresearch.report", "run_data"),
-    "run_details": ("autoresearch.supervisor.lifecycle", "run_details"),
+    "run_details": ("autoresearch.supervisor.run_views", "run_details"),
     "run_experiment": ("autoresearch.experiments", "run_experiment"),
     "search": ("autoresearch.worker.tools", "search"),
     "serve_report": ("autoresearch.report.serve", "serve_report"),

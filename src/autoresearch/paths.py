@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from dataclasses import dataclass
@@ -125,6 +124,8 @@ def repository_id(repo_root: Path) -> str:
         inode = f"{info.st_dev}:{info.st_ino}"
     except OSError:
         inode = "?"
+    import hashlib  # here: OpenSSL's load is a good part of `--help`'s start-up
+
     digest = hashlib.sha256(f"{root}\0{inode}".encode()).hexdigest()[:16]
     return f"{slug(root.name, 'repo')}-{digest}"
 

@@ -24,7 +24,6 @@ runs again on resume), one asked to stop meanwhile reports it cancelled, and one
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import selectors
 import signal
@@ -66,6 +65,8 @@ def become_subreaper() -> bool:
         return True
     if not sys.platform.startswith("linux"):
         return False
+    import ctypes  # here: only a driver needs it, and every command imports this module
+
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         _subreaper = bool(libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)

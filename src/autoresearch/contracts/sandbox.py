@@ -13,9 +13,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TypedDict, TypeGuard
 
-import yaml
-
-from autoresearch.contracts import strict_yaml
 from autoresearch.contracts.isolation import ISOLATION_KEYS, Isolation, isolation_of
 from autoresearch.contracts.screen import parse_screen
 from autoresearch.contracts.tune import TUNE_KEYS, TuneSpec, is_relative_path, parse_tune
@@ -266,6 +263,10 @@ def split_frontmatter(text: str) -> tuple[str, str]:
 
 def parse_sandbox(text: str) -> Sandbox:
     """Parse sandbox.md text; raises ContractError with the exact message of the spec."""
+    import yaml  # here, not at the top: the journal reads frozen missions without parsing YAML
+
+    from autoresearch.contracts import strict_yaml
+
     raw, body = split_frontmatter(text)
     try:
         data = strict_yaml.load(raw, line_offset=1)  # the YAML starts on the file's line 2

@@ -34,7 +34,6 @@ from autoresearch.api import (
     __version__,
     find_repo,
     init_session,
-    lifecycle,
     log_experiment,
     render_init,
     render_log,
@@ -381,9 +380,11 @@ class Tools:
         Starting and resuming supervised runs stays on the command line (`autoresearch run
         MISSION_DIR --agent …`, `autoresearch resume RUN_ID`), not MCP.
         """
+        from autoresearch.api import list_runs
+
         with tool_errors():
             root = find_repo(self.start)
-            runs = lifecycle.list_runs(root, last)
+            runs = list_runs(root, last)
             data = {"repo_root": str(root), "runs": [r.to_dict() for r in runs]}
             return reply(report.run_list(runs), s.RunListOutput.model_validate(data))
 
@@ -399,8 +400,10 @@ class Tools:
         Starting and resuming supervised runs stays on the command line (`autoresearch run`,
         `autoresearch resume RUN_ID`).
         """
+        from autoresearch.api import run_details
+
         with tool_errors():
-            details = lifecycle.run_details(find_repo(self.start), run_id, last=last_iterations)
+            details = run_details(find_repo(self.start), run_id, last=last_iterations)
             return reply(
                 report.run_details(details), s.RunDetailsOutput.model_validate(details.to_dict())
             )
@@ -423,8 +426,10 @@ class Tools:
         records the run as stopped. Otherwise the run is finalized as stopped at once. Starting
         and resuming runs stays on the command line.
         """
+        from autoresearch.api import stop  # the engine: imported at the first stop, not at start
+
         with tool_errors():
-            out = lifecycle.stop(find_repo(self.start), run_id, reason)
+            out = stop(find_repo(self.start), run_id, reason)
             text = report.stop(out.run_id, out.stop_reason, out.note, out.requested)
             return reply(text, s.StopOutput.model_validate(asdict(out)))
 

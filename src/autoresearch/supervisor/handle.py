@@ -10,6 +10,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from autoresearch import git
 from autoresearch.children import ChildTag, run_tag
@@ -17,7 +18,6 @@ from autoresearch.confine import DEFAULT_MODE, Box, SandboxMode, choose, machine
 from autoresearch.contracts.frozen import FrozenMission
 from autoresearch.contracts.sandbox import ChecksSpec, EvaluatorSpec
 from autoresearch.errors import ContractError, NotFoundError
-from autoresearch.evaluate import EvaluationRecord
 from autoresearch.journal import runs
 from autoresearch.journal.db import Journal, journal_present, open_journal
 from autoresearch.locks import FileLock, take_or_refuse
@@ -28,7 +28,10 @@ from autoresearch.paths import (
     RunPaths,
 )
 from autoresearch.reset import RuntimeRule, run_dirt
-from autoresearch.supervisor.executor import EvaluationTask
+
+if TYPE_CHECKING:  # the executor (threads, agents) only for types: `status` reads runs here
+    from autoresearch.evaluate import EvaluationRecord
+    from autoresearch.supervisor.executor import EvaluationTask
 
 
 def msg_active_run(run_id: str, driven: bool = True) -> str:
@@ -47,7 +50,7 @@ def msg_active_run(run_id: str, driven: bool = True) -> str:
 
 
 # One reading taken through an executor: the task, and when to give up (an interrupt).
-MeasureWith = Callable[[EvaluationTask, Callable[[], bool] | None], EvaluationRecord]
+MeasureWith = Callable[["EvaluationTask", Callable[[], bool] | None], "EvaluationRecord"]
 
 
 def lane_branch(run_branch: str, lane: int) -> str:

@@ -15,14 +15,12 @@ from autoresearch.contracts.loop import LoopSettings
 from autoresearch.contracts.stored_evaluation import StoredEvaluation
 from autoresearch.decide import STOP_OPERATOR, IterationLimit
 from autoresearch.errors import NotFoundError, RefusedError
-from autoresearch.journal import lanes as lane_store
-from autoresearch.journal import runs, views
+from autoresearch.journal import runs
 from autoresearch.journal.db import Journal, journal_present, open_journal
-from autoresearch.journal.runs import IterationRecord, RunRecord
+from autoresearch.journal.runs import RunRecord
 from autoresearch.paths import REPORT_FILE, RepoPaths
-from autoresearch.redact import redact
 from autoresearch.states import TERMINAL_STATUSES, Phase, RunStatus
-from autoresearch.supervisor import archive_view, estimates, honest, prepare, record, sync
+from autoresearch.supervisor import archive_view, estimates, prepare, record, sync
 from autoresearch.supervisor.finalize import finalize_run
 from autoresearch.supervisor.handle import (
     MeasureWith,
@@ -35,17 +33,16 @@ from autoresearch.supervisor.handle import (
 )
 from autoresearch.supervisor.plateau import MSG_PAUSE_LIFTED, lift_pause
 from autoresearch.supervisor.recovery import finish_interrupted_session, recover
+from autoresearch.supervisor.run_views import (
+    journal_exists,
+    lane_rows,
+    summary_of,
+)
+from autoresearch.supervisor.run_views import list_runs as list_runs  # where callers look
+from autoresearch.supervisor.run_views import run_details as run_details
 from autoresearch.supervisor.safety import check_reset_safety, dirty_entries
 from autoresearch.supervisor.step import msg_terminal, way_on_after_end
-from autoresearch.supervisor.summary import (
-    IterationRow,
-    LaneRow,
-    LoopSummary,
-    RunDetails,
-    RunListing,
-    RunSummary,
-    lane_now,
-)
+from autoresearch.supervisor.summary import LoopSummary, StopOutcome
 
 NO_ACTIVE_RUN = "no active run to stop"
 
@@ -54,10 +51,6 @@ def _require_journal(repo: RepoPaths) -> None:
     """Read paths never create a journal: a repository without one has no runs."""
     if not journal_present(repo.journal):
         raise NotFoundError(NO_ACTIVE_RUN)
-
-
-def journal_exists(repo_root: Path) -> bool:
-    return journal_present(RepoPaths(repo_root).journal)
 
 
 def msg_manifest_missing(run_id: str) -> str:
@@ -290,15 +283,6 @@ def has_pending_artifact(h: RunHandle) -> bool:
     return read.from_session
 
 
-@dataclass(frozen=True)
-class StopOutcome:
-    run_id: str
-    status: RunStatus  # the run's after the stop (a live driver's run is still running)
-    stop_reason: str
-    note: str | None
-    requested: bool  # True when a live driver was asked to stop instead
-
-
 def stop(repo_root: Path, run_id: str | None, reason: str | None = None) -> StopOutcome:
     """Finalize a run as stopped (`operator stop`), or ask its live driver to stop it.
 
@@ -335,140 +319,6 @@ def _stop_target(journal: Journal, run_id: str | None) -> RunRecord:
     return run
 
 
-def list_runs(repo_root: Path, last: int | None = None) -> list[RunListing]:
-    """Every run of the repository with its headline numbers, oldest first (the newest `last`
-    only, when given: `status --last N`, MCP run_list's `last`)."""
-    if not journal_exists(repo_root):
-        return []
-    repo = RepoPaths(repo_root)
-    with open_journal(repo_root) as journal:
-        return [
-            RunListing(
-                _summary_of(journal, run),
-                run.status == RunStatus.RUNNING and driver_alive(repo, run.run_id),
-            )
-            for run in runs.list_runs(journal, last)
-        ]
-
-
-def run_details(repo_root: Path, run_id: str, last: int | None = None) -> RunDetails:
-    """One run with its iteration history (the `last` iterations only, when given)."""
-    journal, run = read_run(repo_root, run_id)
-    with journal:
-        its = (
-            runs.all_iterations(journal, run_id)
-            if last is None
-            else runs.recent_iterations(journal, run_id, last)
-            if last > 0
-            else []
-        )
-        found = estimates.RunReadings.load(journal, run)
-        report = RepoPaths(repo_root).run(run_id).report / REPORT_FILE
-        alive = driver_alive(RepoPaths(repo_root), run_id)
-        parents = archive_view.parents(journal, run)
-        return RunDetails(
-            summary=_summary_of(journal, run),
-            manifest=estimates.manifest(journal, run, RepoPaths(repo_root)),
-            iterations=[
-                IterationRow(
-                    it,
-                    _evaluation(it),
-                    found.estimate(estimates.own_commit(it)),
-                    parents.get(it.iteration),
-                )
-                for it in its
-            ],
-            iterations_total=run.iteration + 1 if run.baseline_commit else 0,
-            driver_alive=alive,
-            report_file=str(report) if report.exists() else None,
-            lanes=lane_rows(journal, run, alive),
-            archive=archive_view.archive_entries(journal, run),
-        )
-
-
-def _evaluation(it: IterationRecord) -> str:
-    """What an iteration's evaluation came to, as status shows it (with the reason of a
-    discard decided without a reading as its ledger entry shows it: secrets masked)."""
-    reason = it.decision_reason and redact(it.decision_reason)
-    return views.evaluation_text(it.evaluator, it.decision, reason)
-
-
-def lane_rows(journal: Journal, run: RunRecord, driver_alive: bool) -> list[LaneRow]:
-    """Each lane of a `run --lanes K` (none for a run without lanes): what it is doing, its
-    last decision (with its reason and what its evaluation came to), what its sessions
-    spent. The decision and the counts are the journal's, read with the row in one snapshot,
-    and what the lane is doing never contradicts them (`summary.lane_now`)."""
-    rows = []
-    for lane, spent in lane_store.lanes_judged(journal, run.run_id):
-        number = spent.last_iteration
-        last = runs.get_iteration(journal, run.run_id, number) if number is not None else None
-        state, detail = lane_now(
-            lane.state, lane.detail, lane.last_iteration, number, driver_alive,
-            run.status in TERMINAL_STATUSES,
-        )  # fmt: skip
-        rows.append(
-            LaneRow(
-                lane=lane.lane,
-                state=state,
-                detail=detail,
-                sessions=lane.session,
-                base_commit=lane.base_commit,
-                last_iteration=number,
-                last_decision=last.decision if last else None,
-                last_reason=last.decision_reason if last else None,
-                last_evaluation=_evaluation(last) if last else None,
-                iterations=spent.iterations,
-                keeps=spent.keeps,
-                cost_usd=spent.cost_usd,
-                tokens=spent.tokens,
-                updated_at=lane.updated_at,
-            )
-        )
-    return rows
-
-
-def _summary_of(journal: Journal, run: RunRecord) -> RunSummary:
-    found = estimates.headline(journal, run)
-    told = honest.facts(journal, run)
-    return RunSummary(
-        run_id=run.run_id,
-        status=run.status,
-        stop_reason=run.stop_reason,
-        mission_slug=run.mission_slug,
-        branch_name=run.branch_name,
-        worktree_path=run.worktree_path,
-        iteration=run.iteration,
-        keep_policy=run.keep_policy,
-        direction=run.direction,
-        last_kept_commit=run.last_kept_commit,
-        last_kept_score=run.last_kept_score,
-        best_score=found.best,
-        baseline_score=found.baseline,
-        counts=runs.decision_counts(journal, run.run_id),
-        created_at=run.created_at,
-        updated_at=run.updated_at,
-        completed_at=run.completed_at,
-        stop_requested=run.stop_requested,
-        stop_note=run.stop_note,
-        cleaned_at=run.cleaned_at,
-        resume_command=_resume_command(run),
-        paused=run.loop_settings.paused if run.status == RunStatus.RUNNING else None,
-        best_interval=found.best_interval,
-        baseline_interval=found.baseline_interval,
-        certified_improvement=told.certified_improvement,
-        drift=told.drift,
-        best_note=told.best_note,
-    )
-
-
-def _resume_command(run: RunRecord) -> str | None:
-    """How to go on with a running run (a paused one: `continue` lifts its pause)."""
-    if run.status != RunStatus.RUNNING:
-        return None
-    verb = "continue" if run.loop_settings.paused else "resume"
-    return f"autoresearch {verb} {run.run_id}"
-
-
 def baseline_and_best(h: RunHandle) -> estimates.Headline:
     """The run's baseline and its reported best, with their intervals: a resumed run's header
     names both, never the best as the baseline."""
@@ -481,7 +331,7 @@ def run_summary(h: RunHandle, sessions: int, interrupted: bool) -> LoopSummary:
     h.refresh()
     run = h.run
     return LoopSummary(
-        summary=_summary_of(h.journal, run),
+        summary=summary_of(h.journal, run),
         repo_root=str(h.repo.repo_root),
         sessions=sessions,
         interrupted=interrupted,

@@ -208,3 +208,14 @@ def _summary_first(record: RunListing | RunDetails | LoopSummary) -> dict[str, o
     rest = json_shape(record)
     del rest["summary"]
     return {**record.summary.to_dict(), **rest}
+
+
+@dataclass(frozen=True)
+class StopOutcome:
+    """What `stop` did (here, not in lifecycle: the MCP server mirrors it at start-up)."""
+
+    run_id: str
+    status: RunStatus  # the run's after the stop (a live driver's run is still running)
+    stop_reason: str
+    note: str | None
+    requested: bool  # True when a live driver was asked to stop instead
