@@ -51,6 +51,12 @@ def test_a_continued_run_keeps_its_portfolio_and_re_derives_the_allocation(
     names = [(row.get("agent") or {}).get("agent") for row in shown["iterations"][1:]]
     assert len(names) == 8
     assert names.count(recorded_name(BAD)) == WARMUP  # not warmed up again on continue
+    # status (and --json) show each agent's sessions, keeps and spend, in the order given
+    shares = [(a["agent"], a["sessions"], a["keeps"]) for a in shown["agents"]]
+    assert shares == [(BAD, WARMUP, 0), (GOOD, 8 - WARMUP, 8 - WARMUP)]
+    assert all(a["seconds"] > 0 and a["cost_usd"] is None for a in shown["agents"])
+    text = cli("status", "missions-demo-p2", cwd=repo.root).stdout
+    assert "sessions  keeps" in text and f"{8 - WARMUP}  " in text
 
 
 def test_a_portfolio_naming_a_missing_agent_is_refused_before_anything_is_prepared(

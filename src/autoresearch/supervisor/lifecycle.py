@@ -22,7 +22,15 @@ from autoresearch.journal.runs import IterationRecord, RunRecord
 from autoresearch.paths import REPORT_FILE, RepoPaths
 from autoresearch.redact import redact
 from autoresearch.states import TERMINAL_STATUSES, Phase, RunStatus
-from autoresearch.supervisor import archive_view, estimates, honest, prepare, record, sync
+from autoresearch.supervisor import (
+    archive_view,
+    estimates,
+    honest,
+    portfolio,
+    prepare,
+    record,
+    sync,
+)
 from autoresearch.supervisor.finalize import finalize_run
 from autoresearch.supervisor.handle import (
     MeasureWith,
@@ -383,6 +391,7 @@ def run_details(repo_root: Path, run_id: str, last: int | None = None) -> RunDet
             report_file=str(report) if report.exists() else None,
             lanes=lane_rows(journal, run, alive),
             archive=archive_view.archive_entries(journal, run),
+            agents=portfolio.agent_shares(journal, run),
         )
 
 
@@ -493,6 +502,7 @@ def run_summary(h: RunHandle, sessions: int, interrupted: bool) -> LoopSummary:
         totals=runs.run_totals(h.journal, run),
         lanes=lane_rows(h.journal, run, True),  # this process drives it
         archive=archive_view.archive_entries(h.journal, run),
+        agents=portfolio.agent_shares(h.journal, run),
     )
 
 

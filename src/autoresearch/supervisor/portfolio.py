@@ -21,9 +21,11 @@ from autoresearch.agents import COMMAND_PREFIX, is_command
 from autoresearch.agents.base import Agent
 from autoresearch.errors import ContractError
 from autoresearch.journal import runs
-from autoresearch.journal.runs import IterationRecord
+from autoresearch.journal.db import Journal
+from autoresearch.journal.runs import IterationRecord, RunRecord
 from autoresearch.states import DecisionKind
 from autoresearch.supervisor.handle import RunHandle
+from autoresearch.supervisor.summary import AgentShare
 
 _Number = TypeVar("_Number", int, float)
 
@@ -173,6 +175,18 @@ def check_portfolio(specs: Sequence[str], lanes: int, ray: bool) -> None:
         raise ContractError(f"agent {twice} is given twice in the portfolio: give each once")
     if lanes or ray:
         raise ContractError(MSG_LANES)
+
+
+def agent_shares(journal: Journal, run: RunRecord) -> list[AgentShare]:
+    """What status and the summary show of a portfolio run: each agent's sessions, keeps and
+    spend, in the order given (none for a run with one agent)."""
+    specs = run.loop.agents if run.loop is not None else None
+    if not specs or len(specs) < 2:
+        return []
+    return [
+        AgentShare(t.spec, t.sessions, t.keeps, t.usd, t.tokens, round(t.seconds, 3))
+        for t in tallies_of(specs, runs.all_iterations(journal, run.run_id))
+    ]
 
 
 class Portfolio:
