@@ -27,6 +27,7 @@ def tally(spec: str, sessions: int, keeps: int, seconds: float, **kw: float) -> 
         ([tally("a", 10, 4, 40), tally("b", 10, 4, 10)], 1, "same keeps: the cheaper"),
         ([tally("a", 10, 4, 10), tally("b", 10, 8, 100)], 0, "10x dearer for 2x the keeps"),
         ([tally("a", 40, 20, 40), tally("b", 2, 0, 2)], 1, "rarely tried: explored again"),
+        ([tally("a", 2, 0, 2), tally("b", 10, 3, 10)], 0, "an unlucky warm-up: tried again"),
         (
             [tally("a", 10, 5, 10, usd=1.0), tally("b", 10, 5, 1, usd=10.0)],
             0,

@@ -30,6 +30,7 @@ from autoresearch.supervisor.summary import AgentShare
 _Number = TypeVar("_Number", int, float)
 
 WARMUP = 2  # sessions each agent gets before the rule compares them
+PRIOR = 3.0  # sessions' worth of the pooled mean gain every agent starts with
 EXPLORE = 1.0  # the weight of the confidence bonus: lower trusts early numbers more
 MSG_LANES = (
     "a portfolio (--agent given more than once) does not run with --lanes or --executor ray "
@@ -113,7 +114,9 @@ def _bounds(tallies: Sequence[AgentTally]) -> list[float]:
     by the best mean gain and costs by the dearest mean cost, so the units never matter."""
     unit = cost_unit(tallies)
     total = sum(t.sessions for t in tallies)
-    gains = [t.gain / t.sessions for t in tallies]
+    pooled = sum(t.gain for t in tallies) / total
+    # shrunk toward the pooled mean: two unlucky warm-up sessions do not bury an agent
+    gains = [(t.gain + PRIOR * pooled) / (t.sessions + PRIOR) for t in tallies]
     costs = [spent(t, unit) / t.sessions for t in tallies]
     top_gain, top_cost = max(gains) or 1.0, max(costs) or 1.0
     return [
