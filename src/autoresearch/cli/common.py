@@ -195,10 +195,14 @@ def agent_option(help_of: Callable[[], str], *decls: str, **attrs: Any) -> Calla
 
 
 def run_agent_help() -> str:
-    """`run --agent`'s help: `aider | claude | codex | offline | cmd:<shell command>`."""
+    """`run --agent`'s help: `aider | claude | codex | offline | cmd:<shell command>`, and
+    that it may be given again for a portfolio."""
     from autoresearch.api import spec_choices
 
-    return spec_choices(" | ", " | ")
+    return spec_choices(" | ", " | ") + (
+        ". Repeatable: a portfolio, each session given to the agent with the most kept "
+        "improvement per unit of cost (dollars, else tokens, else seconds) after 2 sessions each."
+    )
 
 
 MAX_ITERATIONS_HELP = (
