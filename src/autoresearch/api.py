@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     from autoresearch.agents.base import AgentResult as AgentResult
     from autoresearch.confine import DEFAULT_MODE as DEFAULT_MODE
     from autoresearch.confine import SandboxMode as SandboxMode
-    from autoresearch.contracts.job import BlockingPolicy as BlockingPolicy
     from autoresearch.contracts.job import MAX_REVISE_PASSES as MAX_REVISE_PASSES
+    from autoresearch.contracts.job import BlockingPolicy as BlockingPolicy
     from autoresearch.contracts.job import ReliabilityTier as ReliabilityTier
     from autoresearch.contracts.job import SemanticGate as SemanticGate
     from autoresearch.contracts.loop import LoopSettings as LoopSettings
@@ -65,8 +65,8 @@ if TYPE_CHECKING:
     from autoresearch.experiments.hook_install import Host as Host
     from autoresearch.experiments.hook_install import install as install
     from autoresearch.experiments.hook_install import uninstall as uninstall
-    from autoresearch.experiments.hooks import HookEvent as HookEvent
     from autoresearch.experiments.hooks import MAX_STDIN_BYTES as MAX_STDIN_BYTES
+    from autoresearch.experiments.hooks import HookEvent as HookEvent
     from autoresearch.experiments.hooks import answer_hook as answer_hook
     from autoresearch.experiments.params import DEFAULT_CHECKS_TIMEOUT as DEFAULT_CHECKS_TIMEOUT
     from autoresearch.experiments.params import DEFAULT_RUN_TIMEOUT as DEFAULT_RUN_TIMEOUT
@@ -159,13 +159,15 @@ if TYPE_CHECKING:
     from autoresearch.supervisor.trial import try_mission as try_mission
     from autoresearch.worker import jobs as jobs
     from autoresearch.worker import slots as slots
-    from autoresearch.worker.model import CheckSpec as CheckSpec
     from autoresearch.worker.model import DEFAULT_AGENT as DEFAULT_AGENT
-    from autoresearch.worker.model import DEFAULT_CHECK_TIMEOUT_SECONDS as DEFAULT_CHECK_TIMEOUT_SECONDS
+    from autoresearch.worker.model import (
+        DEFAULT_CHECK_TIMEOUT_SECONDS as DEFAULT_CHECK_TIMEOUT_SECONDS,
+    )
     from autoresearch.worker.model import DEFAULT_TIMEOUT_SECONDS as DEFAULT_TIMEOUT_SECONDS
-    from autoresearch.worker.model import JobRequest as JobRequest
     from autoresearch.worker.model import MAX_STAGES as MAX_STAGES
     from autoresearch.worker.model import MAX_TIMEOUT_SECONDS as MAX_TIMEOUT_SECONDS
+    from autoresearch.worker.model import CheckSpec as CheckSpec
+    from autoresearch.worker.model import JobRequest as JobRequest
     from autoresearch.worker.model import ScopeSpec as ScopeSpec
     from autoresearch.worker.model import StageSpec as StageSpec
     from autoresearch.worker.model import check_timeout as check_timeout

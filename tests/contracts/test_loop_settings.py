@@ -98,3 +98,23 @@ def test_a_resumed_run_continues_with_the_given_else_the_recorded_agent(
     run: Any = _Run(recorded, iteration=10)
     given = continuation(run, LoopSettings(agent=agent), limit)
     assert ((given.agent, given.max_iterations) if given else None) == expected
+
+
+@pytest.mark.parametrize(
+    ("given", "agents"),
+    [
+        (LoopSettings(), ("cmd:a", "cmd:b")),  # nothing given: the portfolio goes on
+        (LoopSettings(agent="cmd:a"), ("cmd:a", "cmd:b")),  # its first agent: still on
+        (LoopSettings(agent="claude"), None),  # one other agent: it runs alone
+        (LoopSettings(agent="cmd:c", agents=("cmd:c", "cmd:d")), ("cmd:c", "cmd:d")),
+    ],
+)
+def test_a_portfolio_is_kept_unless_another_agent_is_given(
+    given: LoopSettings, agents: tuple[str, ...] | None
+) -> None:
+    recorded = LoopSettings(agent="cmd:a", agents=("cmd:a", "cmd:b"))
+    assert recorded.over(given).agents == agents
+    stored = recorded.to_dict()
+    assert stored["agents"] == ["cmd:a", "cmd:b"]
+    assert LoopSettings.from_dict(stored).agents == recorded.agents
+    assert "agents" not in LoopSettings(agent="cmd:a").to_dict()  # one agent: shape unchanged

@@ -195,10 +195,14 @@ def agent_option(help_of: Callable[[], str], *decls: str, **attrs: Any) -> Calla
 
 
 def run_agent_help() -> str:
-    """`run --agent`'s help: `aider | claude | codex | offline | cmd:<shell command>`."""
+    """`run --agent`'s help: `aider | claude | codex | offline | cmd:<shell command>`, and
+    that it may be given again for a portfolio."""
     from autoresearch.api import spec_choices
 
-    return spec_choices(" | ", " | ")
+    return spec_choices(" | ", " | ") + (
+        ". Repeatable: a portfolio, each session given to the agent with the most kept "
+        "improvement per unit of cost (dollars, else tokens, else seconds) after 2 sessions each."
+    )
 
 
 MAX_ITERATIONS_HELP = (
@@ -232,7 +236,7 @@ def limit_options(resumed: bool) -> Callable[[F], F]:
             "does not inherit the recorded model, arguments, turns or seed).",
         )
         if resumed
-        else agent_option(run_agent_help, "agent_spec", required=True),
+        else agent_option(run_agent_help, "agent_spec", required=True, multiple=True),
         click.option("--max-iterations", "max_iterations", help=MAX_ITERATIONS_HELP)
         if resumed
         else click.option(
@@ -375,8 +379,11 @@ def loop_settings(options: Mapping[str, Any], max_iterations: int | None) -> Loo
     """What the loop options of `run`, `resume` or `continue` gave (None: not given)."""
     from autoresearch.api import LoopSettings
 
+    given = options.get("agent_spec")
+    specs = tuple(given) if isinstance(given, tuple) else ()  # `run`'s repeatable --agent
     return LoopSettings(
-        agent=options.get("agent_spec"),
+        agent=specs[0] if specs else given,
+        agents=specs if len(specs) > 1 else None,
         model=options.get("model"),
         agent_args=tuple(options.get("agent_args") or ()) or None,
         max_turns=options.get("max_turns"),

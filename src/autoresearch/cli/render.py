@@ -156,6 +156,9 @@ def loop_summary(loop: LoopSummary, demo: bool = False, certified: str | None = 
     archive = report.archive_table(loop.archive)
     if archive:
         say(archive)
+    agents = report.agent_table(loop.agents)
+    if agents:
+        say(agents)
     if demo:  # commands to copy: quoted, so that a path with spaces or quotes still works
         repo, run, worktree = (shlex.quote(p) for p in (loop.repo_root, s.run_id, s.worktree_path))
         me = this_program()

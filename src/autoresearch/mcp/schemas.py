@@ -369,6 +369,12 @@ class RunDetailsOutput(RunSummary):
         "entered (the iteration that kept it; 0: the root), tries (sessions started from "
         "it). Each iteration of a frontier run also has `parent`: the elite it started from.",
     )
+    agents: list[dict[str, object]] = Field(
+        default_factory=list,
+        description="A portfolio run's agents (`run --agent A --agent B`; empty with one "
+        "agent), as given: agent, sessions, keeps, cost_usd and tokens (null: not reported "
+        "by every session), seconds.",
+    )
 
 
 @mirrors(

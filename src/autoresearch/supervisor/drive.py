@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Protocol
 
 from autoresearch.agents import AgentConfig, make_agent, require_installed, validate_spec
+from autoresearch.agents.base import Agent
 from autoresearch.contracts.loop import LoopSettings
 from autoresearch.contracts.sandbox import EvaluationSlots
 from autoresearch.decide import IterationLimit
@@ -48,6 +49,7 @@ from autoresearch.supervisor.options import (
     new_loop,
     resumed_loop,
 )
+from autoresearch.supervisor.portfolio import Portfolio
 from autoresearch.supervisor.prepare import mission_notes, prepare
 from autoresearch.supervisor.summary import LoopSummary
 from autoresearch.supervisor.tracked import end_tracking, tracked_progress
@@ -310,7 +312,9 @@ def drive(
             if limits.lanes:
                 outcome = run_lanes(h, config, limits, executor, progress, stop)
             else:
-                outcome = run_loop(h, make_agent(config), limits, progress, stop)
+                outcome = run_loop(
+                    h, make_agent(config), limits, progress, stop, portfolio=_portfolio(plan)
+                )
         finally:
             progress.close()
             if owned is not None:
@@ -324,6 +328,20 @@ def drive(
         result = LoopResult(outcome, summary, h.run.stop_note, data, certified)
         door.finished(result)
     return result
+
+
+def _portfolio(plan: LoopPlan) -> Portfolio | None:
+    """The agents of a portfolio run, the first with the options given (its model, arguments,
+    turns); None: one agent."""
+    if not plan.agents:
+        return None
+    first = plan.config
+
+    def build(spec: str) -> Agent:
+        same = spec == first.spec
+        return make_agent(first if same else AgentConfig(spec, seed=first.seed))
+
+    return Portfolio(plan.agents, build, first.seed or 0)
 
 
 # Pairs of the certification at the end of a loop: enough for a paired interval, cheap (8

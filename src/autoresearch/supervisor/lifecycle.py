@@ -20,7 +20,7 @@ from autoresearch.journal.db import Journal, journal_present, open_journal
 from autoresearch.journal.runs import RunRecord
 from autoresearch.paths import REPORT_FILE, RepoPaths
 from autoresearch.states import TERMINAL_STATUSES, Phase, RunStatus
-from autoresearch.supervisor import archive_view, estimates, prepare, record, sync
+from autoresearch.supervisor import archive_view, estimates, portfolio, prepare, record, sync
 from autoresearch.supervisor.finalize import finalize_run
 from autoresearch.supervisor.handle import (
     MeasureWith,
@@ -343,6 +343,7 @@ def run_summary(h: RunHandle, sessions: int, interrupted: bool) -> LoopSummary:
         totals=runs.run_totals(h.journal, run),
         lanes=lane_rows(h.journal, run, True),  # this process drives it
         archive=archive_view.archive_entries(h.journal, run),
+        agents=portfolio.agent_shares(h.journal, run),
     )
 
 

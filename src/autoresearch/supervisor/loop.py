@@ -47,6 +47,7 @@ from autoresearch.supervisor.frontier import Keeper, NoArchive, keeper_for
 from autoresearch.supervisor.handle import RunContext, RunHandle
 from autoresearch.supervisor.lifecycle import has_pending_artifact
 from autoresearch.supervisor.plateau import PlateauWatch, run_rule
+from autoresearch.supervisor.portfolio import Portfolio
 from autoresearch.supervisor.safety import dirty_entries
 from autoresearch.supervisor.session import MSG_NO_ARTIFACT as MSG_NO_ARTIFACT
 from autoresearch.supervisor.session import RunHistory as RunHistory
@@ -421,8 +422,10 @@ class SingleLane:
         observer: LoopObserver,
         signal: StopSignal,
         strategy: SearchStrategy,
+        portfolio: Portfolio | None = None,
     ) -> None:
         self.h, self.agent, self.limits = h, agent, limits
+        self.portfolio = portfolio  # several agents: each session's is chosen from them
         self.observer, self.signal, self.strategy = observer, signal, strategy
         self.tally = Tally()
         self.reset_by_step = False  # the last step reset the tree: at the base, checked clean
@@ -451,6 +454,8 @@ class SingleLane:
     def launch(self, lane: int, start: Start) -> None:
         cancel = _CancelPoll(self.h, self.signal)
         clean = self.reset_by_step and start.parent == (self.h.run.last_kept_commit or "")
+        if self.portfolio is not None:
+            self.agent = self.portfolio.agent_for(self.h)
         try:
             result, agent_result, wrote = _session(self, cancel, clean, start.parent)
         except RunInterrupted as exc:
@@ -502,11 +507,12 @@ def run_loop(
     observer: LoopObserver,
     signal: StopSignal,
     strategy: SearchStrategy | None = None,
+    portfolio: Portfolio | None = None,
 ) -> LoopOutcome:
     """The single loop: the driver with one lane, the run's own worktree (greedy unless a
-    strategy is given)."""
+    strategy is given; each session's agent chosen from a portfolio when one is given)."""
     search = strategy or strategy_named(limits.strategy)
-    layout = SingleLane(h, agent, limits, observer, signal, search)
+    layout = SingleLane(h, agent, limits, observer, signal, search, portfolio)
     keeper = keeper_for(h, search, limits.archive_size)
     return Driver(h, layout, limits, signal, search, observer.note, keeper).run()
 

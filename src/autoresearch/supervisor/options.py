@@ -22,6 +22,7 @@ from autoresearch.states import ExecutorKind
 from autoresearch.supervisor.archive import DEFAULT_ARCHIVE_SIZE
 from autoresearch.supervisor.loop import LoopLimits
 from autoresearch.supervisor.plateau import rule_of
+from autoresearch.supervisor.portfolio import check_portfolio
 from autoresearch.supervisor.strategy import DEFAULT_STRATEGY, strategy_named
 
 
@@ -54,6 +55,7 @@ class LoopPlan:
     certify: bool = True  # certify the result when the loop ends (`--no-certify`: False)
     trackers: tuple[str, ...] = ()  # mirrored into these (`--tracker NAME`, tracking.py)
     tracker_uri: str | None = None
+    agents: tuple[str, ...] = ()  # a portfolio's specs (supervisor/portfolio.py); (): one agent
 
     def record(self, earlier: LoopSettings | None = None) -> LoopSettings:
         """The `loop` a run records (over what it recorded before: its count and the keys this
@@ -64,6 +66,7 @@ class LoopPlan:
             certify=None if self.certify else False,  # recorded only when turned off
             trackers=self.trackers or None,
             tracker_uri=self.tracker_uri,
+            agents=self.agents or None,
         )
         if earlier is None:
             return new
@@ -209,17 +212,27 @@ def check_plateau(given: LoopSettings, mission_dir: Path) -> None:
 def new_loop(given: LoopSettings, mission_dir: Path) -> LoopPlan:
     """`run`'s loop: the given agent (installed, able to run this mission), limits and
     placement, defaults for the rest; refused before anything is prepared."""
-    require_installed(validate_spec(given.agent or ""))
+    specs = portfolio_specs(given)
     config = agent_config(given)
     check_mission(config.spec, mission_dir)
     check_plateau(given, mission_dir)
     where = where_from(given.executor, given.address)
     limits = limits_from(with_mission_search(given, mission_dir))
     check_search(limits, where)
+    check_portfolio(specs, limits.lanes, where.executor == ExecutorKind.RAY)
     check_executor(where)
     note = check_sandbox(given.sandbox, mission_sandbox(mission_dir))
     plan = LoopPlan(config, limits, where, given.sandbox, note, given.certify is not False)
-    return with_trackers(plan, given)
+    return replace(with_trackers(plan, given), agents=specs if len(specs) > 1 else ())
+
+
+def portfolio_specs(given: LoopSettings) -> tuple[str, ...]:
+    """The agents given (one, or a portfolio's), each validated and installed: a missing one
+    is refused in one line before anything is prepared."""
+    specs = tuple(validate_spec(spec) for spec in (given.agents or (given.agent or "",)))
+    for spec in specs:
+        require_installed(spec)
+    return specs
 
 
 def with_mission_search(given: LoopSettings, mission_dir: Path) -> LoopSettings:
@@ -273,13 +286,15 @@ def resumed_loop(
         replace(given, agent=spec, executor=None, address=None)
     )
     limits = limits_from(loop)
+    specs = portfolio_specs(loop)
     check_search(limits, where)
+    check_portfolio(specs, limits.lanes, where.executor == ExecutorKind.RAY)
     check_executor(where)
     note = check_sandbox(loop.sandbox, mission)
     plan = LoopPlan(
         agent_config(loop), limits, where, loop.sandbox, note, loop.certify is not False
     )
-    return with_trackers(plan, loop)
+    return replace(with_trackers(plan, loop), agents=specs if len(specs) > 1 else ())
 
 
 def with_trackers(plan: LoopPlan, settings: LoopSettings) -> LoopPlan:

@@ -11,6 +11,7 @@ from autoresearch.redact import redact
 from autoresearch.states import DecisionKind, RunStatus
 from autoresearch.supervisor import estimates
 from autoresearch.supervisor.summary import (
+    AgentShare,
     ArchiveEntry,
     LaneRow,
     RunDetails,
@@ -138,7 +139,12 @@ def run_details(details: RunDetails) -> str:
         )
     head = ["#", "decision", "eval", "score", "commit", *(["from"] if frontier else [])]
     table = columns([*head, "description"], rows)
-    extra = [t for t in (lane_table(details.lanes), archive_table(details.archive)) if t]
+    tables = (
+        lane_table(details.lanes),
+        archive_table(details.archive),
+        agent_table(details.agents),
+    )
+    extra = [t for t in tables if t]
     return "\n".join([*lines, *extra, table])
 
 
@@ -159,6 +165,24 @@ def archive_table(archive: Sequence[ArchiveEntry]) -> str:
         for rank, e in enumerate(archive, 1)
     ]
     return columns(["elite", "commit", "score", "parent", "lineage", "kept at", "tries"], rows)
+
+
+def agent_table(agents: Sequence[AgentShare]) -> str:
+    """A portfolio run's agents as given: the sessions each got, its keeps and its spend."""
+    if not agents:
+        return ""
+    rows = [
+        [
+            _cell(a.agent),
+            str(a.sessions),
+            str(a.keeps),
+            "" if a.cost_usd is None else f"${a.cost_usd:.2f}",
+            "" if a.tokens is None else str(a.tokens),
+            f"{a.seconds:.1f}",
+        ]
+        for a in agents
+    ]
+    return columns(["agent", "sessions", "keeps", "cost", "tokens", "seconds"], rows)
 
 
 def _cell(text: str, width: int = 40) -> str:

@@ -16,7 +16,7 @@ from autoresearch.journal.runs import IterationRecord, RunRecord
 from autoresearch.paths import REPORT_FILE, RepoPaths
 from autoresearch.redact import redact
 from autoresearch.states import TERMINAL_STATUSES, RunStatus
-from autoresearch.supervisor import archive_view, estimates, honest
+from autoresearch.supervisor import archive_view, estimates, honest, portfolio
 from autoresearch.supervisor.handle import driver_alive, read_run
 from autoresearch.supervisor.summary import (
     IterationRow,
@@ -80,6 +80,7 @@ def run_details(repo_root: Path, run_id: str, last: int | None = None) -> RunDet
             report_file=str(report) if report.exists() else None,
             lanes=lane_rows(journal, run, alive),
             archive=archive_view.archive_entries(journal, run),
+            agents=portfolio.agent_shares(journal, run),
         )
 
 

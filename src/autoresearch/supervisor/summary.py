@@ -148,6 +148,22 @@ class ArchiveEntry:
 
 
 @dataclass(frozen=True)
+class AgentShare:
+    """One agent of a portfolio run (`run --agent A --agent B`): its sessions, keeps and spend
+    (dollars and tokens None: not reported by every session; seconds: the sessions' time)."""
+
+    agent: str
+    sessions: int
+    keeps: int
+    cost_usd: float | None
+    tokens: int | None
+    seconds: float
+
+    def to_dict(self) -> dict[str, object]:
+        return json_shape(self)
+
+
+@dataclass(frozen=True)
 class IterationRow:
     """One iteration of `status RUN_ID` (MCP run_status): the journal's record, what its
     evaluation came to and its commit's estimate now. Secrets are masked where it is shown:
@@ -176,6 +192,7 @@ class RunDetails:
     report_file: str | None
     lanes: list[LaneRow]
     archive: list[ArchiveEntry] = field(default_factory=list)  # a frontier run's, best first
+    agents: list[AgentShare] = field(default_factory=list)  # a portfolio run's, as given
 
     def to_dict(self) -> dict[str, object]:
         return _summary_first(self)
@@ -197,6 +214,7 @@ class LoopSummary:
     totals: RunTotals
     lanes: list[LaneRow]
     archive: list[ArchiveEntry] = field(default_factory=list)  # a frontier run's, best first
+    agents: list[AgentShare] = field(default_factory=list)  # a portfolio run's, as given
 
     def to_dict(self) -> dict[str, object]:
         return _summary_first(self)

@@ -1,0 +1,210 @@
+"""A portfolio of agents (`run --agent A --agent B`, issue 33): which agent the next session
+gets, by kept improvement per unit of cost.
+
+The rule is pure (`choose` over `AgentTally`s) and reads nothing but the journal's iterations,
+so a resumed run re-derives the same allocation. Cost is dollars when every session reported
+them, else tokens when every session reported those, else seconds (a `cmd:` agent reports
+neither). Each agent gets `WARMUP` sessions first; then the agent with the highest optimistic
+gain per cost (an upper confidence bound: mean gain plus a bonus that shrinks as the agent is
+tried, over its mean cost) gets the session.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeVar
+
+from autoresearch.errors import ContractError
+from autoresearch.journal import runs
+from autoresearch.journal.db import Journal
+from autoresearch.journal.runs import IterationRecord, RunRecord
+from autoresearch.states import DecisionKind
+from autoresearch.supervisor.summary import AgentShare
+
+# `status` reads a portfolio's shares without the agent back-ends (tests/test_import_graph.py)
+if TYPE_CHECKING:
+    from autoresearch.agents.base import Agent
+    from autoresearch.supervisor.handle import RunHandle
+
+_Number = TypeVar("_Number", int, float)
+
+WARMUP = 2  # sessions each agent gets before the rule compares them
+PRIOR = 3.0  # sessions' worth of the pooled mean gain every agent starts with
+EXPLORE = 1.0  # the weight of the confidence bonus: lower trusts early numbers more
+MSG_LANES = (
+    "a portfolio (--agent given more than once) does not run with --lanes or --executor ray "
+    "yet: give one --agent"
+)
+
+
+@dataclass(frozen=True)
+class SessionCost:
+    """What one session of an agent spent and gained (gain: the kept improvement, 0 when
+    nothing was kept)."""
+
+    gain: float
+    seconds: float
+    usd: float | None = None
+    tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class AgentTally:
+    """One agent's sessions, keeps and spend so far."""
+
+    spec: str
+    sessions: int = 0
+    keeps: int = 0
+    gain: float = 0.0
+    seconds: float = 0.0
+    usd: float | None = None  # None: some session reported no dollars
+    tokens: int | None = None  # None: some session reported no tokens
+
+    def add(self, cost: SessionCost) -> AgentTally:
+        first = self.sessions == 0
+        return AgentTally(
+            self.spec,
+            self.sessions + 1,
+            self.keeps + (cost.gain > 0),
+            self.gain + cost.gain,
+            self.seconds + cost.seconds,
+            _sum(self.usd, cost.usd, first),
+            _sum(self.tokens, cost.tokens, first),
+        )
+
+
+def _sum(total: _Number | None, more: _Number | None, first: bool) -> _Number | None:
+    """A running total that becomes unknown once one session did not report it."""
+    if more is None or (total is None and not first):
+        return None
+    return more if total is None else total + more
+
+
+def cost_unit(tallies: Sequence[AgentTally]) -> str:
+    """`usd` when every session reported dollars, `tokens` when every one reported tokens,
+    else `seconds`."""
+    tried = [t for t in tallies if t.sessions]
+    if tried and all(t.usd is not None for t in tried):
+        return "usd"
+    if tried and all(t.tokens is not None for t in tried):
+        return "tokens"
+    return "seconds"
+
+
+def spent(tally: AgentTally, unit: str) -> float:
+    return float({"usd": tally.usd, "tokens": tally.tokens}.get(unit, tally.seconds) or 0.0)
+
+
+def choose(tallies: Sequence[AgentTally], seed: int = 0) -> int:
+    """The index of the agent the next session gets: the least tried while any has had fewer
+    than WARMUP sessions, then the highest optimistic gain per cost (ties: the seed's order)."""
+    least = min(range(len(tallies)), key=lambda i: tallies[i].sessions)
+    if tallies[least].sessions < WARMUP:
+        return least
+    indexes = _bounds(tallies)
+    best = max(indexes)
+    tied = [i for i, value in enumerate(indexes) if math.isclose(value, best)]
+    total = sum(t.sessions for t in tallies)
+    return tied[random.Random(seed * 1_000_003 + total).randrange(len(tied))]
+
+
+def _bounds(tallies: Sequence[AgentTally]) -> list[float]:
+    """Each agent's mean gain plus its confidence bonus, over its mean cost; gains are scaled
+    by the best mean gain and costs by the dearest mean cost, so the units never matter."""
+    unit = cost_unit(tallies)
+    total = sum(t.sessions for t in tallies)
+    pooled = sum(t.gain for t in tallies) / total
+    # shrunk toward the pooled mean: two unlucky warm-up sessions do not bury an agent
+    gains = [(t.gain + PRIOR * pooled) / (t.sessions + PRIOR) for t in tallies]
+    costs = [spent(t, unit) / t.sessions for t in tallies]
+    top_gain, top_cost = max(gains) or 1.0, max(costs) or 1.0
+    return [
+        (gain / top_gain + EXPLORE * math.sqrt(math.log(total) / t.sessions))
+        / max(cost / top_cost, 0.01)  # a free session is not infinitely good
+        for t, gain, cost in zip(tallies, gains, costs, strict=True)
+    ]
+
+
+def recorded_name(spec: str) -> str:
+    """The agent name a session of `spec` records (`cmd:` without the space after it)."""
+    from autoresearch.agents import COMMAND_PREFIX, is_command
+
+    if is_command(spec):
+        return COMMAND_PREFIX + spec.strip().removeprefix(COMMAND_PREFIX).strip()
+    return spec.strip()
+
+
+def tallies_of(specs: Sequence[str], iterations: Iterable[IterationRecord]) -> list[AgentTally]:
+    """Each portfolio agent's tally over a run's iterations (sessions of other agents, e.g.
+    before the run became a portfolio, count for none)."""
+    names = {recorded_name(spec): i for i, spec in enumerate(specs)}
+    tallies = [AgentTally(spec) for spec in specs]
+    last_kept: float | None = None
+    for it in iterations:
+        score = it.evaluator.score if it.evaluator is not None else None
+        gain = _gain(it, last_kept, score)
+        if it.decision == DecisionKind.KEEP or it.iteration == 0:
+            last_kept = score if isinstance(score, (int, float)) else last_kept
+        index = names.get(it.agent.agent or "") if it.agent is not None else None
+        if index is not None and it.agent is not None:
+            usage = it.agent.usage
+            tokens = _tokens(usage.input_tokens, usage.output_tokens)
+            seconds = (it.agent.duration_ms or 0) / 1000
+            tallies[index] = tallies[index].add(SessionCost(gain, seconds, usage.cost_usd, tokens))
+    return tallies
+
+
+def _gain(it: IterationRecord, last_kept: float | None, score: float | None) -> float:
+    """A kept session's improvement over the score kept before it (1 where scores cannot be
+    compared: a keep is worth something)."""
+    if it.iteration == 0 or it.decision != DecisionKind.KEEP:
+        return 0.0
+    if score is None or last_kept is None:
+        return 1.0
+    return abs(float(score) - float(last_kept)) or 1e-9
+
+
+def _tokens(inp: int | None, out: int | None) -> int | None:
+    return None if inp is None and out is None else (inp or 0) + (out or 0)
+
+
+def check_portfolio(specs: Sequence[str], lanes: int, ray: bool) -> None:
+    """Refuse a portfolio that cannot run (the same agent twice; with lanes or Ray, not yet)
+    before anything is prepared."""
+    if len(specs) < 2:
+        return
+    names = [recorded_name(spec) for spec in specs]
+    twice = next((n for n in names if names.count(n) > 1), None)
+    if twice is not None:
+        raise ContractError(f"agent {twice} is given twice in the portfolio: give each once")
+    if lanes or ray:
+        raise ContractError(MSG_LANES)
+
+
+def agent_shares(journal: Journal, run: RunRecord) -> list[AgentShare]:
+    """What status and the summary show of a portfolio run: each agent's sessions, keeps and
+    spend, in the order given (none for a run with one agent)."""
+    specs = run.loop.agents if run.loop is not None else None
+    if not specs or len(specs) < 2:
+        return []
+    return [
+        AgentShare(t.spec, t.sessions, t.keeps, t.usd, t.tokens, round(t.seconds, 3))
+        for t in tallies_of(specs, runs.all_iterations(journal, run.run_id))
+    ]
+
+
+class Portfolio:
+    """The agents of a portfolio run, built once; `agent_for` re-reads the journal (cheap:
+    one query per session) and applies `choose`."""
+
+    def __init__(self, specs: Sequence[str], build: Callable[[str], Agent], seed: int) -> None:
+        self.specs = tuple(specs)
+        self.agents = [build(spec) for spec in self.specs]
+        self.seed = seed
+
+    def agent_for(self, h: RunHandle) -> Agent:
+        tallies = tallies_of(self.specs, runs.all_iterations(h.journal, h.run_id))
+        return self.agents[choose(tallies, self.seed)]

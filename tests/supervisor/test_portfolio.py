@@ -1,0 +1,76 @@
+"""A portfolio of agents (issue 33) on real git repositories with two `cmd:` agents: the
+one that keeps more per second gets the sessions after the warm-up; resume re-derives it."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from autoresearch.agents import AgentConfig, make_agent
+from autoresearch.journal import runs
+from autoresearch.supervisor.loop import LoopLimits, StopSignal, run_loop
+from autoresearch.supervisor.portfolio import WARMUP, Portfolio, recorded_name
+from autoresearch.supervisor.prepare import prepare
+from helpers import QuietObserver, cli, make_repo
+
+FAKE = Path(__file__).parent / "fakes/portfolio_agent.py"
+GOOD = f"cmd:{sys.executable} {FAKE} 1.0 0"
+BAD = f"cmd:{sys.executable} {FAKE} 0.0 0"
+
+
+def portfolio() -> Portfolio:
+    return Portfolio((BAD, GOOD), lambda spec: make_agent(AgentConfig(spec)), seed=0)
+
+
+def test_the_agent_that_keeps_gets_the_sessions_after_the_warm_up(tmp_path: Path) -> None:
+    mission = make_repo(tmp_path / "repo").mission()
+    with prepare(mission, run_tag="P1") as h:
+        first = make_agent(AgentConfig(BAD))
+        limits = LoopLimits(max_iterations=10)
+        run_loop(h, first, limits, QuietObserver(), StopSignal(), portfolio=portfolio())
+        its = runs.all_iterations(h.journal, h.run_id)[1:]
+    names = [it.agent.agent if it.agent else None for it in its]
+    warm = 2 * WARMUP
+    assert sorted(names[:warm]) == sorted([recorded_name(BAD)] * 2 + [recorded_name(GOOD)] * 2)
+    assert names[warm:] == [recorded_name(GOOD)] * (10 - warm)
+
+
+def test_a_continued_run_keeps_its_portfolio_and_re_derives_the_allocation(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    repo.mission()
+    ran = cli("run", "missions/demo", "--agent", BAD, "--agent", GOOD, "--max-iterations", "3",
+              "--no-certify", "--run-tag", "P2", cwd=repo.root)  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    again = cli("continue", "missions-demo-p2", "--max-iterations", "8", "--no-certify",
+                cwd=repo.root)  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    shown = json.loads(cli("status", "missions-demo-p2", "--json", cwd=repo.root).stdout)
+    names = [(row.get("agent") or {}).get("agent") for row in shown["iterations"][1:]]
+    assert len(names) == 8
+    assert names.count(recorded_name(BAD)) == WARMUP  # not warmed up again on continue
+    # status (and --json) show each agent's sessions, keeps and spend, in the order given
+    shares = [(a["agent"], a["sessions"], a["keeps"]) for a in shown["agents"]]
+    assert shares == [(BAD, WARMUP, 0), (GOOD, 8 - WARMUP, 8 - WARMUP)]
+    assert all(a["seconds"] > 0 and a["cost_usd"] is None for a in shown["agents"])
+    text = cli("status", "missions-demo-p2", cwd=repo.root).stdout
+    assert "sessions  keeps" in text and f"{8 - WARMUP}  " in text
+
+
+def test_a_portfolio_naming_a_missing_agent_is_refused_before_anything_is_prepared(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path)
+    repo.mission()
+    for extra, message in (
+        (["--agent", "nosuch"], "unknown agent"),
+        (["--agent", GOOD], "given twice in the portfolio"),
+        (["--agent", BAD, "--lanes", "2"], "a portfolio (--agent given more than once) does"),
+    ):
+        done = cli("run", "missions/demo", "--agent", GOOD, *extra, cwd=repo.root)
+        assert done.returncode != 0
+        assert message in done.stderr and "Traceback" not in done.stderr, done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+        assert not (repo.root / ".autoresearch/worktrees").exists()
