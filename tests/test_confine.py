@@ -22,7 +22,7 @@ from autoresearch.contracts.isolation import Isolation
 from autoresearch.contracts.sandbox import parse_sandbox
 from autoresearch.errors import ContractError
 from autoresearch.proc import SupervisedSpec, run_supervised
-from helpers import Repo, cli, sandbox_text
+from helpers import Repo, cli, git, sandbox_text
 
 BWRAP = machine_support()
 needs_bwrap = pytest.mark.skipif(
@@ -354,3 +354,33 @@ def test_a_script_the_command_line_names_runs_in_the_box_and_its_neighbours_stay
     argv = box.wrap(["sh", "-c", f"{sys.executable} {script}"], repo.root, env)  # as cmd: runs it
     done = subprocess.run(argv, cwd=repo.root, env=env, capture_output=True, text=True, check=False)
     assert done.stdout.split() == ["ran", "False"], done.stderr
+
+
+@needs_bwrap
+@pytest.mark.parametrize("under", ["tmp", "home"])
+def test_a_named_script_inside_a_checkout_sees_its_checkout(
+    repo: Repo, tmp_path: Path, under: str
+) -> None:
+    """A `cmd:` agent kept in a project of its own (a clone under ~ or /tmp, with its modules
+    and its .venv) runs in the box: the checkout it lies in is shown read-only, not the rest of
+    $HOME or /tmp. A clone of this project under /tmp runs its test fakes the same way."""
+    home = Path(os.environ["HOME"])
+    project = (home if under == "home" else tmp_path) / "my-agents"
+    (project / "lib").mkdir(parents=True)
+    git(project, "init", "-q")
+    (project / "lib" / "helper.py").write_text("NAME = 'helper'\n")
+    (project.parent / "beside").write_text("not the agent's")
+    script = project / "bin" / "agent.py"
+    script.parent.mkdir()
+    script.write_text(
+        "import sys, pathlib\n"
+        "here = pathlib.Path(__file__).parents[1]\n"
+        "sys.path.insert(0, str(here / 'lib'))\n"
+        "import helper\n"
+        "print(helper.NAME, (here.parent / 'beside').exists())\n"
+    )
+    box = Box(BWRAP.bwrap or "", repo.root)
+    env = dict(os.environ)
+    argv = box.wrap(["sh", "-c", f"{sys.executable} {script}"], repo.root, env)  # as cmd: runs it
+    done = subprocess.run(argv, cwd=repo.root, env=env, capture_output=True, text=True, check=False)
+    assert done.stdout.split() == ["helper", "False"], done.stderr

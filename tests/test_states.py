@@ -436,7 +436,7 @@ def test_mypy_reports_a_misspelt_verdict_direction_or_status_of_a_report(tmp_pat
         from autoresearch.states import is_better
         from autoresearch.report.model import ReportData, Row
         from autoresearch.supervisor.clean import CleanResult
-        from autoresearch.supervisor.lifecycle import StopOutcome
+        from autoresearch.supervisor.summary import StopOutcome
 
 
         def misspelt(

@@ -221,12 +221,29 @@ def _home(env: Mapping[str, str]) -> Path | None:
 
 def _named_files(argv: Sequence[str], home: Path | None) -> list[Mount]:
     """The files the command line names by absolute path where the box hides them (under /tmp
-    or $HOME: a `cmd:` agent's own script, also inside `sh -c`'s string), read-only: the user
-    chose to run them."""
+    or $HOME: a `cmd:` agent's own script or interpreter, also inside `sh -c`'s string),
+    read-only: the user chose to run them. A file inside a git checkout brings that checkout
+    (its modules, its .venv), never a whole $HOME or /tmp that happens to be one."""
     hidden = [Path("/tmp"), *([home] if home is not None else [])]
     named = [Path(word) for arg in argv for word in _words(arg) if word.startswith("/")]
-    shown = [p for p in named if p.is_file() and any(p.is_relative_to(h) for h in hidden)]
-    return [Mount("--ro-bind", p) for p in shown]
+    shown = {
+        _checkout_of(p, root) or p
+        for p in named
+        if p.is_file()
+        for root in hidden
+        if p.is_relative_to(root)
+    }
+    return [Mount("--ro-bind", p) for p in sorted(shown)]
+
+
+def _checkout_of(path: Path, hidden_root: Path) -> Path | None:
+    """The git checkout `path` lies in, strictly below `hidden_root` (None: none)."""
+    for folder in path.parents:
+        if folder == hidden_root or not folder.is_relative_to(hidden_root):
+            return None
+        if (folder / ".git").exists():
+            return folder
+    return None
 
 
 def _words(arg: str) -> list[str]:

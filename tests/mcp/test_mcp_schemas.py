@@ -29,7 +29,7 @@ from autoresearch.journal.sessions import SessionRecord
 from autoresearch.mcp import job_tools, schemas
 from autoresearch.mcp.server import build_server
 from autoresearch.supervisor import summary
-from autoresearch.supervisor.lifecycle import StopOutcome
+from autoresearch.supervisor.summary import StopOutcome
 from autoresearch.worker import jobs
 
 SNAPSHOT = Path(__file__).with_name("derived_schemas.json")

@@ -14,7 +14,7 @@ from autoresearch.experiments import InitResult, LogReport, NotesResult, RunRepo
 from autoresearch.mcp import schemas
 from autoresearch.mcp.server import build_server
 from autoresearch.paths import session_paths
-from autoresearch.supervisor.lifecycle import StopOutcome
+from autoresearch.supervisor.summary import StopOutcome
 from helpers import Repo, git, make_repo
 
 

@@ -138,7 +138,7 @@ def test_after_a_slowdown_a_real_gain_is_kept_and_a_null_change_is_not(
     fresh incumbent reading (~135) shows those readings old; the test runs against it."""
     counter, slow_from = slowing_machine(repo, tmp_path, monkeypatch)
     with prepare(
-        repo.mission(sandbox=sandbox_text(extra="  direction: lower\n")), run_tag="S"
+        repo.mission(sandbox=sandbox_text(extra="  direction: lower\n", unboxed=True)), run_tag="S"
     ) as h:
         assert submit_and_step(h, {"value.txt": "90\n"}).decision == "keep"
         slow_from.write_text(counter.read_text())  # every reading from now on: 1.5x slower

@@ -12,7 +12,7 @@ from autoresearch.journal import runs
 from autoresearch.supervisor.loop import LoopLimits, StopSignal, run_loop
 from autoresearch.supervisor.portfolio import WARMUP, Portfolio, recorded_name
 from autoresearch.supervisor.prepare import prepare
-from helpers import QuietObserver, cli, make_repo
+from helpers import QuietObserver, cli, make_repo, sandbox_text
 
 FAKE = Path(__file__).parent / "fakes/portfolio_agent.py"
 GOOD = f"cmd:{sys.executable} {FAKE} 1.0 0"
@@ -24,7 +24,7 @@ def portfolio() -> Portfolio:
 
 
 def test_the_agent_that_keeps_gets_the_sessions_after_the_warm_up(tmp_path: Path) -> None:
-    mission = make_repo(tmp_path / "repo").mission()
+    mission = make_repo(tmp_path / "repo").mission(sandbox=sandbox_text(unboxed=True))
     with prepare(mission, run_tag="P1") as h:
         first = make_agent(AgentConfig(BAD))
         limits = LoopLimits(max_iterations=10)
@@ -40,7 +40,7 @@ def test_a_continued_run_keeps_its_portfolio_and_re_derives_the_allocation(
     tmp_path: Path,
 ) -> None:
     repo = make_repo(tmp_path / "repo")
-    repo.mission()
+    repo.mission(sandbox=sandbox_text(unboxed=True))
     ran = cli("run", "missions/demo", "--agent", BAD, "--agent", GOOD, "--max-iterations", "3",
               "--no-certify", "--run-tag", "P2", cwd=repo.root)  # fmt: skip
     assert ran.returncode == 0, ran.stderr
@@ -63,7 +63,7 @@ def test_a_portfolio_naming_a_missing_agent_is_refused_before_anything_is_prepar
     tmp_path: Path,
 ) -> None:
     repo = make_repo(tmp_path)
-    repo.mission()
+    repo.mission(sandbox=sandbox_text(unboxed=True))
     for extra, message in (
         (["--agent", "nosuch"], "unknown agent"),
         (["--agent", GOOD], "given twice in the portfolio"),
