@@ -33,7 +33,9 @@ def test_the_agent_that_keeps_gets_the_sessions_after_the_warm_up(tmp_path: Path
     names = [it.agent.agent if it.agent else None for it in its]
     warm = 2 * WARMUP
     assert sorted(names[:warm]) == sorted([recorded_name(BAD)] * 2 + [recorded_name(GOOD)] * 2)
-    assert names[warm:] == [recorded_name(GOOD)] * (10 - warm)
+    # a `cmd:` agent's cost is its seconds, which a loaded machine moves: the exploration term
+    # may give the agent that never keeps one more try, never most of them
+    assert names[warm:].count(recorded_name(GOOD)) >= 10 - warm - 1, names
 
 
 def test_a_continued_run_keeps_its_portfolio_and_re_derives_the_allocation(
@@ -50,13 +52,16 @@ def test_a_continued_run_keeps_its_portfolio_and_re_derives_the_allocation(
     shown = json.loads(cli("status", "missions-demo-p2", "--json", cwd=repo.root).stdout)
     names = [(row.get("agent") or {}).get("agent") for row in shown["iterations"][1:]]
     assert len(names) == 8
-    assert names.count(recorded_name(BAD)) == WARMUP  # not warmed up again on continue
+    # not warmed up again on continue (that would be WARMUP more); the exploration term, on
+    # costs in seconds a loaded machine moves, may give it one more try
+    bad = names.count(recorded_name(BAD))
+    assert WARMUP <= bad <= WARMUP + 1, names
     # status (and --json) show each agent's sessions, keeps and spend, in the order given
     shares = [(a["agent"], a["sessions"], a["keeps"]) for a in shown["agents"]]
-    assert shares == [(BAD, WARMUP, 0), (GOOD, 8 - WARMUP, 8 - WARMUP)]
+    assert shares == [(BAD, bad, 0), (GOOD, 8 - bad, 8 - bad)]
     assert all(a["seconds"] > 0 and a["cost_usd"] is None for a in shown["agents"])
     text = cli("status", "missions-demo-p2", cwd=repo.root).stdout
-    assert "sessions  keeps" in text and f"{8 - WARMUP}  " in text
+    assert "sessions  keeps" in text and f"{8 - bad}  " in text
 
 
 def test_a_portfolio_naming_a_missing_agent_is_refused_before_anything_is_prepared(
