@@ -83,6 +83,24 @@ def test_the_parent_balances_rank_against_tries(
     assert choose_parent(archive, tries, busy, seed="run").commit == chosen
 
 
+@pytest.mark.parametrize(
+    ("tries", "busy", "chosen"),
+    [
+        ({}, (), "a"),  # the best would win: exploring, the next elite
+        ({"a": 3}, (), "root"),  # the next one tried a lot: the root, still not the best
+        ({}, ("a", "root"), "a"),  # the others busy: the rule over all but the best
+    ],
+)
+def test_a_run_exploring_after_a_plateau_starts_from_another_elite_than_the_best(
+    tries: dict[str, int], busy: tuple[str, ...], chosen: str
+) -> None:
+    """`--on-plateau explore` (supervisor/plateau.py): the instructions say the obvious
+    direction is exhausted, and the frontier starts sessions from other elites."""
+    archive = ranked([ROOT, A, A2], Direction.HIGHER)
+    assert choose_parent(archive, tries, busy, "run", exploring=True).commit == chosen
+    assert choose_parent(archive[:1], tries, busy, "run", exploring=True).commit == "a2"
+
+
 def test_the_parent_rule_is_deterministic_and_its_ties_follow_the_seed() -> None:
     equal = (Elite("x", 1.0, None, "x", 0), Elite("y", 1.0, "x", "y", 1))
     twice = {choose_parent(equal, {}, (), seed).commit for seed in ("s", "s")}

@@ -104,11 +104,19 @@ def rescored(
 
 
 def choose_parent(
-    archive: Sequence[Elite], tries: Mapping[str, int], busy: Collection[str], seed: str
+    archive: Sequence[Elite],
+    tries: Mapping[str, int],
+    busy: Collection[str],
+    seed: str,
+    exploring: bool = False,
 ) -> Elite:
     """The elite the next session starts from: the highest UCB1 value among those no lane is
-    working from now (all of them when every elite is busy). `archive` is best first."""
+    working from now (all of them when every elite is busy). `archive` is best first.
+    `exploring` (a plateau's `explore`: nothing kept for N iterations, the obvious direction
+    is exhausted): never the best elite while there is another."""
     free = [e for e in archive if e.commit not in busy] or list(archive)
+    if exploring and len(archive) > 1:
+        free = [e for e in free if e.commit != archive[0].commit] or list(archive[1:])
     rank = {e.commit: 1 - place / len(archive) for place, e in enumerate(archive)}
     total = sum(tries.get(e.commit, 0) for e in archive)
 

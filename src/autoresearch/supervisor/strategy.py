@@ -103,7 +103,7 @@ class Frontier:
     def start(self, view: SearchView, lane: int) -> Start:
         if not view.archive:
             return Start(view.incumbent)
-        parent = choose_parent(view.archive, view.tries, view.busy, view.seed)
+        parent = choose_parent(view.archive, view.tries, view.busy, view.seed, view.exploring)
         return Start(parent.commit)
 
     def shown(self, past: Sequence[PastIteration]) -> tuple[PastIteration, ...]:
