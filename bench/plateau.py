@@ -43,21 +43,29 @@ def _env() -> dict[str, str]:
     return {**os.environ, **GIT_ENV}
 
 
-def _repo(root: Path) -> Path:
+def mission_repo(root: Path, files: dict[str, str], message: str) -> Path:
+    """A git repository at `root` holding `files` (path → text) in one commit; `sandbox.md`
+    may name `{python}`, this interpreter (bench/portfolio.py builds its missions here too)."""
     root.mkdir(parents=True)
-    (root / "eval.py").write_text(EVALUATOR)
-    (root / "mission.md").write_text("Make the score higher (it cannot be).\n")
-    (root / "sandbox.md").write_text(SANDBOX.format(python=shlex.quote(sys.executable)))
-    for args in (("init", "-q", "-b", "main"), ("add", "-A"), ("commit", "-qm", "flat")):
+    for name, text in files.items():
+        (root / name).write_text(text.replace("{python}", shlex.quote(sys.executable)))
+    for args in (("init", "-q", "-b", "main"), ("add", "-A"), ("commit", "-qm", message)):
         subprocess.run(["git", *args], cwd=root, env=_env(), check=True, capture_output=True)
     return root
 
 
-def _autoresearch(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def autoresearch(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`autoresearch ARGS` in `root`, as this interpreter runs it."""
     return subprocess.run(
         [sys.executable, "-m", "autoresearch", *args],
         cwd=root, env=_env(), capture_output=True, text=True, check=False,
     )  # fmt: skip
+
+
+def _repo(root: Path) -> Path:
+    files = {"eval.py": EVALUATOR, "mission.md": "Make the score higher (it cannot be).\n",
+             "sandbox.md": SANDBOX}  # fmt: skip
+    return mission_repo(root, files, "flat")
 
 
 def one(scratch: Path, plateau: int, lanes: int) -> dict[str, object]:
@@ -65,14 +73,14 @@ def one(scratch: Path, plateau: int, lanes: int) -> dict[str, object]:
     root = _repo(scratch / f"n{plateau}-lanes{lanes}")
     extra = ("--lanes", str(lanes)) if lanes else ()
     started = time.monotonic()
-    done = _autoresearch(
+    done = autoresearch(
         root, "run", ".", "--agent", AGENT, "--plateau", str(plateau), "--on-plateau", "stop",
         "--max-iterations", str(10 * plateau), "--no-certify", *extra,
     )  # fmt: skip
     seconds = time.monotonic() - started
     if done.returncode != 0:
         raise SystemExit(f"run failed: {done.stderr.strip()}")
-    run = json.loads(_autoresearch(root, "status", "--json").stdout)["runs"][0]
+    run = json.loads(autoresearch(root, "status", "--json").stdout)["runs"][0]
     spent = sum(v for k, v in run["counts"].items() if k != "baseline")
     bound = plateau + max(lanes - 1, 0)  # sessions in flight at the stop finish and count
     return {

@@ -14,19 +14,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shlex
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "bench",
-    "GIT_AUTHOR_EMAIL": "bench@example.com",
-    "GIT_COMMITTER_NAME": "bench",
-    "GIT_COMMITTER_EMAIL": "bench@example.com",
-}
+from plateau import autoresearch, mission_repo  # bench/plateau.py
+
 EVALUATOR = (
     "import json, pathlib\n"
     'print(json.dumps({"pass": True, "score": float(pathlib.Path("value.txt").read_text())}))\n'
@@ -52,26 +46,10 @@ AGENTS = {"poor": (0.2, 0.2), "good": (0.5, 0.05)}
 WARMUP_SESSIONS = 4  # two each (supervisor/portfolio.WARMUP)
 
 
-def _env() -> dict[str, str]:
-    return {**os.environ, **GIT_ENV}
-
-
 def _repo(root: Path) -> Path:
-    root.mkdir(parents=True)
-    (root / "eval.py").write_text(EVALUATOR)
-    (root / "value.txt").write_text("0\n")
-    (root / "mission.md").write_text("Make the score higher.\n")
-    (root / "sandbox.md").write_text(SANDBOX.format(python=shlex.quote(sys.executable)))
-    for args in (("init", "-q", "-b", "main"), ("add", "-A"), ("commit", "-qm", "start")):
-        subprocess.run(["git", *args], cwd=root, env=_env(), check=True, capture_output=True)
-    return root
-
-
-def _autoresearch(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "autoresearch", *args],
-        cwd=root, env=_env(), capture_output=True, text=True, check=False,
-    )  # fmt: skip
+    files = {"eval.py": EVALUATOR, "value.txt": "0\n", "mission.md": "Make the score higher.\n",
+             "sandbox.md": SANDBOX}  # fmt: skip
+    return mission_repo(root, files, "start")
 
 
 def one(scratch: Path, seed: int, iterations: int) -> dict[str, object]:
@@ -84,15 +62,15 @@ def one(scratch: Path, seed: int, iterations: int) -> dict[str, object]:
     }
     root = _repo(scratch / f"seed{seed}")
     flags = [f for spec in specs.values() for f in ("--agent", spec)]
-    done = _autoresearch(
+    done = autoresearch(
         root, "run", ".", *flags, "--max-iterations", str(iterations), "--no-certify",
         "--max-noops", "0", "--max-agent-failures", "0",
     )  # fmt: skip
     if done.returncode != 0:
         raise SystemExit(f"run failed: {done.stderr.strip()}")
-    shown = json.loads(_autoresearch(root, "status", "--json").stdout)
+    shown = json.loads(autoresearch(root, "status", "--json").stdout)
     run_id = shown["runs"][0]["run_id"]
-    details = json.loads(_autoresearch(root, "status", run_id, "--json").stdout)
+    details = json.loads(autoresearch(root, "status", run_id, "--json").stdout)
     by_name = {spec.replace("cmd: ", "cmd:"): name for name, spec in specs.items()}
     chosen = [
         by_name.get((r.get("agent") or {}).get("agent", ""), "?") for r in details["iterations"][1:]

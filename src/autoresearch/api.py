@@ -1,7 +1,7 @@
 """The core as the doors see it: the one module the CLI and the MCP server import.
 
-Every name a door may use is listed here, once, with where it lives; nothing else of the core
-is theirs to reach (`tests/test_architecture.py` holds them to it). A name is imported on
+Every name a door may use is listed here with where it lives; nothing else of the core is
+theirs to reach (`tests/test_architecture.py` holds them to it). A name is imported on
 first use, not when this module is: `autoresearch --help` and a hook must start about as fast
 as `import click`, and a door that only reads a run's status must not pay for the loop, the
 report or Ray. mypy reads the names' types from the `TYPE_CHECKING` imports, which a test
