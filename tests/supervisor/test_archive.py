@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from autoresearch.noise import Interval
 from autoresearch.states import Direction
 from autoresearch.supervisor.archive import (
     Elite,
@@ -13,6 +14,8 @@ from autoresearch.supervisor.archive import (
     per_lineage,
     ranked,
 )
+from autoresearch.supervisor.report import archive_table
+from autoresearch.supervisor.summary import ArchiveEntry
 
 ROOT = Elite("root", 1.0, None, "root", 0)
 
@@ -107,3 +110,21 @@ def test_the_parent_rule_is_deterministic_and_its_ties_follow_the_seed() -> None
     assert len(twice) == 1
     picks = {choose_parent(equal[::-1], {"x": 1, "y": 1}, (), f"s{i}").commit for i in range(20)}
     assert picks <= {"x", "y"}
+
+
+@pytest.mark.parametrize(
+    ("score", "interval", "shown"),
+    [
+        # a noisy elite's mean is rounded to its interval, as every other row is
+        (54.40125, Interval(54.40125, 53.1, 55.7, 4), "54.4 ± 1.3 (n=4)"),
+        # a deterministic evaluator's score prints exactly, as it always did
+        (6.0, None, "6"),
+        (6.5, Interval(6.5, 6.5, 6.5, 3), "6.5"),
+    ],
+)
+def test_the_elite_table_rounds_a_noisy_score_to_its_interval(
+    score: float, interval: Interval | None, shown: str
+) -> None:
+    entry = ArchiveEntry("a" * 40, score, None, "a" * 40, 0, 2, interval)
+    row = archive_table([entry]).splitlines()[1].split("  ")
+    assert shown in [cell.strip() for cell in row]

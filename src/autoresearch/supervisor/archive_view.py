@@ -8,6 +8,7 @@ from autoresearch.journal import search
 from autoresearch.journal.db import Journal
 from autoresearch.journal.runs import RunRecord
 from autoresearch.supervisor.archive import Elite, ranked
+from autoresearch.supervisor.estimates import RunReadings
 from autoresearch.supervisor.summary import ArchiveEntry
 
 
@@ -16,11 +17,20 @@ def archive_entries(journal: Journal, run: RunRecord) -> list[ArchiveEntry]:
     if not rows:
         return []
     tries = search.tries(journal, run.run_id)
+    found = RunReadings.load(journal, run)
     elites = ranked(
         [Elite(r.commit, r.score, r.parent, r.lineage, r.entered) for r in rows], run.direction
     )
     return [
-        ArchiveEntry(e.commit, e.score, e.parent, e.lineage, e.entered, tries.get(e.commit, 0))
+        ArchiveEntry(
+            e.commit,
+            e.score,
+            e.parent,
+            e.lineage,
+            e.entered,
+            tries.get(e.commit, 0),
+            found.estimate(e.commit),
+        )
         for e in elites
     ]
 

@@ -156,7 +156,7 @@ def archive_table(archive: Sequence[ArchiveEntry]) -> str:
         [
             str(rank),
             e.commit[:7],
-            estimates.text(e.score, None) or "n/a",
+            estimates.text(e.score, e.interval) or "n/a",
             (e.parent or "root")[:7],
             e.lineage[:7],
             str(e.entered),

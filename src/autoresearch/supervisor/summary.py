@@ -134,7 +134,8 @@ def lane_now(
 class ArchiveEntry:
     """One elite of a frontier run's archive (best first in `RunDetails.archive`): its score,
     the parent it was kept against (None: the root), its lineage, the iteration that kept it
-    (0: the root) and how many sessions started from it."""
+    (0: the root) and how many sessions started from it; `interval`: the 95 % interval of the
+    commit's readings, when they vary (the table rounds the score to it)."""
 
     commit: str
     score: float | None
@@ -142,6 +143,7 @@ class ArchiveEntry:
     lineage: str
     entered: int
     tries: int
+    interval: Interval | None = None
 
     def to_dict(self) -> dict[str, object]:
         return json_shape(self)
