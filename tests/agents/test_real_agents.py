@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 
 import pytest
-from agent_plans import API_ERROR, session_plan
+from agent_plans import API_ERROR, DELTAS, session_plan
 
 from autoresearch.confine import machine_support
 from helpers import Repo, cli, git, make_repo
@@ -45,6 +45,15 @@ def with_tokens(plan):  # every scripted reply reports the same, known usage
 def drive(
     agent: str, actions: dict[int, str], root: Path, tmp_path: Path, *options: str
 ) -> tuple[dict, list]:
+    summary, status = drive_status(agent, actions, root, tmp_path, *options)
+    return summary, status["iterations"]
+
+
+def drive_status(
+    agent: str, actions: dict[int, str], root: Path, tmp_path: Path, *options: str
+) -> tuple[dict, dict]:
+    """`run` with the real `agent` for as many iterations as `actions` has; its summary (with
+    the model requests of each iteration) and `status --json`."""
     require(agent)
     repo: Repo = make_repo(root / "repo")
     repo.mission()
@@ -61,15 +70,15 @@ def drive(
         scratch.mkdir()
         env.update(PATH=f"{AGENT_BIN}{os.pathsep}{os.environ['PATH']}", TMPDIR=str(scratch))
         done = cli("run", "missions/demo", "--agent", agent, "--model", model, "--run-tag", "T1",
-                   "--max-iterations", "2", "--json", *options, cwd=repo.root, env=env,
+                   "--max-iterations", str(len(actions)), "--json", *options, cwd=repo.root, env=env,
                    timeout=300)  # fmt: skip
     assert not server.errors, server.errors
     assert done.returncode in (0, 1), done.stderr
     status = json.loads(cli("status", "missions-demo-t1", "--json", cwd=repo.root).stdout)
     per_iteration = [
-        sum(1 for ex in server.exchanges if ex.field("Iteration") == str(n)) for n in (1, 2)
+        sum(1 for ex in server.exchanges if ex.field("Iteration") == str(n)) for n in actions
     ]
-    return {**json.loads(done.stdout), "requests": per_iteration}, status["iterations"]
+    return {**json.loads(done.stdout), "requests": per_iteration}, status
 
 
 def expected_tokens(agent: str, requests: int) -> dict[str, int]:
@@ -109,6 +118,39 @@ def test_real_agent_keeps_an_improvement_and_discards_a_worse_one(
         assert shown == expected_tokens(agent, requests)
     worktree = Path(summary["worktree_path"])
     assert (worktree / "value.txt").read_text().strip() == "2"
+
+
+@pytest.mark.parametrize("agent", ["codex", "claude"])
+def test_real_agent_works_from_the_elite_the_frontier_chose_for_each_session(
+    agent: str, outside_tmp: Path
+) -> None:
+    """Issue 33 end to end: each real session starts in a checkout of the elite the frontier
+    chose, its candidate is judged against that parent, and the branch ends at the best."""
+    actions = {1: "improve", 2: "improve", 3: "worse"}
+    summary, status = drive_status(
+        agent, actions, outside_tmp, _scratch(outside_tmp), "--strategy", "frontier"
+    )
+    worktree = Path(summary["worktree_path"])
+
+    def value(commit: str) -> float:
+        return float(git(worktree, "show", f"{commit}:value.txt"))
+
+    its = status["iterations"]
+    assert [it["iteration"] for it in its] == [0, 1, 2, 3]
+    for it in its[1:]:
+        action = actions[it["iteration"]]
+        assert it["parent"] == it["base_commit"], it  # the session started from an elite
+        assert value(it["candidate_commit"]) == value(it["parent"]) + DELTAS[action]
+        if action == "worse":
+            assert it["decision"] == "discard", it
+        else:  # better than its parent: an elite, unless an earlier session made the same tree
+            reason = it["decision_reason"] or ""
+            assert it["decision"] == "keep" or reason.startswith("duplicate of iteration"), it
+    archive = status["archive"]
+    assert len(archive) >= 2 and archive == sorted(archive, key=lambda e: -e["score"])
+    assert archive[0]["commit"] == status["last_kept_commit"] == git(worktree, "rev-parse", "HEAD")
+    assert summary["archive"][0]["commit"] == archive[0]["commit"]
+    assert summary["last_kept_score"] == value(archive[0]["commit"]) >= 2.0
 
 
 def _scratch(outside_tmp: Path) -> Path:
