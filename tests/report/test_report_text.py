@@ -9,6 +9,7 @@ import pytest
 
 from autoresearch.noise import Interval
 from autoresearch.report import ReportResult
+from autoresearch.report.html import render
 from autoresearch.report.model import Outcome, ReportData, ReportKind, Row
 from autoresearch.report.text import summary_lines
 
@@ -75,3 +76,22 @@ def _data(**kw: object) -> ReportData:
 )
 def test_summary_lines(data: ReportData, plot: Path | None, expected: str) -> None:
     assert summary_lines(ReportResult(data, Path("/r/report.html"), plot)) == expected
+
+
+def test_spend_per_agent_counts_each_agents_sessions_and_keeps() -> None:
+    """Issue 33: a portfolio's report shows per agent its sessions, keeps and spend."""
+    rows = (
+        Row(0, "baseline", Outcome.BASELINE, 10.0),
+        Row(1, "keep", Outcome.KEPT, 12.0, agent="strong", tokens=100, cost_usd=0.5),
+        Row(2, "discard", Outcome.DISCARDED, 9.0, agent="cheap", tokens=10, cost_usd=0.01),
+        Row(3, "keep", Outcome.KEPT, 13.0, agent="strong", tokens=120, cost_usd=0.25),
+        Row(4, "error", Outcome.ERROR, None, agent="cheap"),
+    )
+    spends = _data(rows=rows).spend_by("agent")
+    assert [(s.key, s.sessions, s.keeps, s.tokens, s.cost_usd) for s in spends] == [
+        ("cheap", 2, 0, 10, 0.01),
+        ("strong", 2, 2, 220, 0.75),
+    ]
+    page = render(_data(rows=rows), None, "no plot", Path("/r"))
+    assert "<th>sessions</th><th>keeps</th><th>tokens</th>" in page
+    assert "<td>strong</td><td class=n>2</td><td class=n>2</td>" in page

@@ -188,14 +188,14 @@ def _spend(data: ReportData) -> str:
 
 def _spend_table(title: str, spends: tuple[Spend, ...]) -> str:
     rows = "".join(
-        f"<tr><td>{escape(s.key)}</td><td class=n>{s.sessions}</td>"
+        f"<tr><td>{escape(s.key)}</td><td class=n>{s.sessions}</td><td class=n>{s.keeps}</td>"
         f"<td class=n>{escape(_tokens(s.tokens))}</td>"
         f"<td class=n>{escape(_cost(s.cost_usd))}</td></tr>"
         for s in spends
     )
     return (
         f'<table class="small"><caption>spend {escape(title)}</caption><thead><tr><th>'
-        f"{escape(title.split()[-1])}</th><th>sessions</th><th>tokens</th><th>cost</th></tr>"
+        f"{escape(title.split()[-1])}</th><th>sessions</th><th>keeps</th><th>tokens</th><th>cost</th></tr>"
         f"</thead><tbody>{rows}</tbody></table>"
     )
 

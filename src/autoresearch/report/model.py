@@ -96,12 +96,13 @@ class KeptChange:
 
 @dataclass(frozen=True)
 class Spend:
-    """Sessions, tokens and cost of one agent or one lane (None: never reported)."""
+    """Sessions, keeps, tokens and cost of one agent or one lane (None: never reported)."""
 
     key: str
     sessions: int
     tokens: int | None
     cost_usd: float | None
+    keeps: int = 0
 
 
 @dataclass(frozen=True)
@@ -167,7 +168,13 @@ class ReportData:
             if key:
                 groups.setdefault(str(key), []).append(row)
         return tuple(
-            Spend(key, len(rows), total_tokens(rows), total(r.cost_usd for r in rows))
+            Spend(
+                key,
+                len(rows),
+                total_tokens(rows),
+                total(r.cost_usd for r in rows),
+                sum(1 for r in rows if r.outcome is Outcome.KEPT),
+            )
             for key, rows in sorted(groups.items())
         )
 
