@@ -106,3 +106,26 @@ def test_descends_from_asks_git_past_the_walk_and_through_merges(plain: Repo) ->
     assert other not in facts.lineage and git.descends_from(plain.root, other, facts)
     unrelated = git.candidate_facts(plain.root, kept, other, tip)
     assert not git.descends_from(plain.root, tip, unrelated)
+
+
+def git_says(cwd: Path) -> tuple[Path, Path]:
+    out = run_git(cwd, "rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir")
+    own, common = out.splitlines()
+    return Path(os.path.realpath(own)), Path(os.path.realpath(common))
+
+
+def test_dirs_agree_with_git_for_a_main_a_linked_and_a_linked_through_a_link(
+    plain: Repo, tmp_path: Path
+) -> None:
+    side = tmp_path / "side"
+    plain.git("worktree", "add", "-q", "--detach", str(side))
+    os.symlink(side, tmp_path / "alias")
+    for tree in (plain.root, side, tmp_path / "alias"):
+        assert git_files.dirs(tree) == git_says(tree)
+    assert git.main_root(side) == Path(os.path.realpath(plain.root))
+    assert git.is_worktree_of(side, plain.root) and git.is_worktree_of(plain.root, plain.root)
+    other = make_repo(tmp_path / "other")
+    assert not git.is_worktree_of(side, other.root)
+    assert git_files.dirs(plain.root / "sub") is None  # not a top folder: git is asked
+    (side / ".git").write_text("gitdir: /nowhere\n")
+    assert git_files.dirs(side) is None and not git.is_worktree_of(side, plain.root)

@@ -94,6 +94,9 @@ def toplevel(path: Path) -> Path | None:
 
 def main_root(path: Path) -> Path | None:
     """The main working tree of the repository containing `path` (also from a worktree)."""
+    found = git_files.dirs(path)  # a worktree's top folder: no process
+    if found is not None and found[1].name == ".git":
+        return found[1].parent
     done = _run(path, ["rev-parse", "--path-format=absolute", "--git-common-dir"], check=False)
     if done.returncode != 0:
         return None
@@ -285,6 +288,9 @@ def git_path(cwd: Path, name: str) -> Path:
 def git_dirs(cwd: Path) -> tuple[Path, Path]:
     """The worktree's own git directory and the common one it shares (equal outside a
     linked worktree), absolute."""
+    found = git_files.dirs(cwd)  # a worktree's top folder: no process
+    if found is not None:
+        return found
     out = _text(_run(cwd, ["rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir"]))
     own, common = out.splitlines()
     return Path(own), Path(common)
@@ -458,6 +464,8 @@ def is_worktree_of(path: Path, repo: Path) -> bool:
     """True when `path` is a working tree whose repository is `repo`'s."""
     if not path.is_dir():
         return False
+    if _same_repository_by_files(path, repo):
+        return True
     done = _run(path, ["rev-parse", "--git-common-dir"], check=False)
     if done.returncode != 0:
         return False
@@ -465,6 +473,13 @@ def is_worktree_of(path: Path, repo: Path) -> bool:
     common = common if common.is_absolute() else path / common
     mine = git_path(repo, ".")
     return os.path.realpath(common) == os.path.realpath(mine)
+
+
+def _same_repository_by_files(path: Path, repo: Path) -> bool:
+    """`is_worktree_of` answered yes from the git folders' files (git_files.dirs): `path`'s
+    common git directory is `repo`'s own. False when unsure (git is asked)."""
+    mine, theirs = git_files.dirs(path), git_files.dirs(repo)
+    return mine is not None and theirs is not None and mine[1] == theirs[0]
 
 
 # --- status, commits, resets ---------------------------------------------------------------

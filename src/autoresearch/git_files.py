@@ -54,6 +54,23 @@ def git_dir(worktree: Path) -> Path | None:
     return target if target.is_absolute() else worktree / target
 
 
+def dirs(worktree: Path) -> tuple[Path, Path] | None:
+    """The worktree's own git directory and the common one (equal outside a linked worktree),
+    real paths, for the worktree whose top folder is `worktree`; None when unsure."""
+    own = git_dir(worktree)
+    if own is None or not (own / "HEAD").is_file():
+        return None
+    common = own
+    if (own / "commondir").exists():  # a linked worktree's folder names the shared one
+        text = _read(own / "commondir")
+        if text is None or text.count("\n") > 1 or not text.strip():
+            return None
+        common = own / text.strip()  # relative to `own`, or absolute
+    if not (common / "objects").is_dir() or not (common / "refs").is_dir():
+        return None
+    return Path(os.path.realpath(own)), Path(os.path.realpath(common))
+
+
 def head_ref(worktree: Path) -> HeadRead:
     """The ref HEAD points at in `worktree` (its top folder), read from the HEAD file."""
     own = git_dir(worktree)

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from sup_helpers import submit, submit_and_step
 
-from autoresearch.supervisor.handle import RunHandle
+from autoresearch.supervisor.handle import RunHandle, lock_run
 from autoresearch.supervisor.prepare import prepare
 from autoresearch.supervisor.step import step
-from helpers import Repo, git, sandbox_text
+from helpers import Repo, cli, git, sandbox_text
 
 
 def shim_git(folder: Path, log: Path) -> None:
@@ -69,3 +69,20 @@ def test_a_duplicate_of_a_measured_tree_spawns_at_most_three(repo: Repo, spawn_l
         spawned = spawns_of_step(h, spawn_log, "0")
         assert h.run.iteration == 2 and "evaluator" not in spawned
         assert len(spawned) <= 3, spawned
+
+
+def test_the_step_command_spawns_no_more_than_the_step(repo: Repo, spawn_log: Path) -> None:
+    """`autoresearch step` (what hooks call once per iteration) finds the repository, the
+    worktree and its git folders from their files: no `rev-parse` of its own."""
+    command = 'echo evaluator >> "$SPAWN_LOG"; python3 scripts/eval.py'
+    mission = repo.mission(sandbox=sandbox_text(command, unboxed=True))
+    with prepare(mission, run_tag="T1") as h:
+        run_id = h.run_id
+    for value, most in (("5", 2), ("3", 4)):
+        with lock_run(repo.root, run_id) as h:  # act as the session between two steps
+            submit(h, {"value.txt": value + "\n"})
+        spawn_log.write_text("")
+        done = cli("step", run_id, cwd=repo.root)
+        assert done.returncode == 0, done.stderr
+        spawned = spawn_log.read_text().splitlines()
+        assert len(spawned) <= most and spawned.count("evaluator") == 1, spawned
