@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from autoresearch import git_files
 from autoresearch.errors import GitError, ProcessError
 from autoresearch.fsutil import child_umask
 from autoresearch.proc import Captured, git_running_in, run_capture
@@ -93,6 +94,9 @@ def toplevel(path: Path) -> Path | None:
 
 def main_root(path: Path) -> Path | None:
     """The main working tree of the repository containing `path` (also from a worktree)."""
+    found = git_files.dirs(path)  # a worktree's top folder: no process
+    if found is not None and found[1].name == ".git":
+        return found[1].parent
     done = _run(path, ["rev-parse", "--path-format=absolute", "--git-common-dir"], check=False)
     if done.returncode != 0:
         return None
@@ -104,29 +108,73 @@ def main_root(path: Path) -> Path | None:
 
 def resolve_commits(cwd: Path, names: Sequence[str]) -> list[str | None]:
     """Full SHAs for `names` peeled to commits (like `rev-parse --verify <n>^{commit}`)."""
-    return _peeled(cwd, names, "commit")
+    return _peeled(cwd, [(name, "commit") for name in names])
 
 
 def trees(cwd: Path, names: Sequence[str]) -> list[str | None]:
     """The tree ids of `names` (commits), in ONE git process however many; None where a name
     does not resolve (the duplicate check's lookup key: a tree is what an evaluator measures)."""
-    return _peeled(cwd, names, "tree")
+    return _peeled(cwd, [(name, "tree") for name in names])
 
 
-def _peeled(cwd: Path, names: Sequence[str], kind: str) -> list[str | None]:
-    """`names` peeled to objects of `kind` by one `git cat-file --batch-check`."""
-    if not names:
+# How far `candidate_facts` follows a candidate's first parents looking for the kept commit
+# before `descends_from` asks `git merge-base` (a session usually commits once or a few times).
+LINEAGE = 16
+
+
+@dataclass(frozen=True)
+class CandidateFacts:
+    """What one `git cat-file` process tells of a candidate before it is judged: the base,
+    candidate and HEAD commits' SHAs, the trees of the candidate and of the kept commit, and
+    the candidate's first parents, nearest first (at most LINEAGE). None: does not resolve."""
+
+    base: str | None
+    commit: str | None
+    head: str | None
+    tree: str | None
+    kept_tree: str | None
+    lineage: tuple[str, ...]
+
+
+def candidate_facts(cwd: Path, base: str, commit: str, kept: str) -> CandidateFacts:
+    """`CandidateFacts` of the names an artifact gives, against the run's `kept` commit."""
+    queries = [(base, "commit"), (commit, "commit"), ("HEAD", "commit")]
+    queries += [(commit, "tree"), (kept, "tree")]
+    queries += [(f"{commit}~{n}", "commit") for n in range(1, LINEAGE + 1)] if commit else []
+    found = _peeled(cwd, queries)
+    lineage: list[str] = []
+    for parent in found[5:]:  # `~n` past the root commit resolves to nothing
+        if parent is None:
+            break
+        lineage.append(parent)
+    return CandidateFacts(found[0], found[1], found[2], found[3], found[4], tuple(lineage))
+
+
+def descends_from(cwd: Path, ancestor: str, facts: CandidateFacts) -> bool:
+    """Whether `ancestor` is the candidate or one of its ancestors: found among its first
+    parents without a process, else asked of git (a merge, a longer history, or not at all)."""
+    if facts.commit is None:
+        return False
+    if ancestor == facts.commit or ancestor in facts.lineage:
+        return True
+    return is_ancestor(cwd, ancestor, facts.commit)
+
+
+def _peeled(cwd: Path, queries: Sequence[tuple[str, str]]) -> list[str | None]:
+    """Each name peeled to an object of its kind, all by one `git cat-file --batch-check`."""
+    if not queries:
         return []
-    payload = "".join(_peel_query(name, kind) for name in names)
+    payload = "".join(_peel_query(name, kind) for name, kind in queries)
     fmt = "--batch-check=%(objectname) %(objecttype)"
     done = _run(cwd, ["cat-file", fmt], stdin=payload.encode())
     results: list[str | None] = []
-    for line in done.stdout.decode("utf-8", "replace").splitlines():
+    lines = done.stdout.decode("utf-8", "replace").splitlines()
+    for line, (_, kind) in zip(lines, queries, strict=False):
         parts = line.split(" ")
         ok = len(parts) == 2 and parts[1] == kind and len(parts[0]) >= 40
         results.append(parts[0] if ok else None)
-    if len(results) != len(names):
-        raise GitError(f"git cat-file answered {len(results)} lines for {len(names)} names")
+    if len(lines) != len(queries):
+        raise GitError(f"git cat-file answered {len(lines)} lines for {len(queries)} names")
     return results
 
 
@@ -168,7 +216,11 @@ def current_branch(cwd: Path) -> str | None:
 
 
 def head_branch(cwd: Path) -> str | None:
-    """The full ref HEAD points at (`refs/heads/<name>`), or None on a detached HEAD."""
+    """The full ref HEAD points at (`refs/heads/<name>`), or None on a detached HEAD; read
+    from the HEAD file when `cwd` is a worktree's top folder (git_files), else from git."""
+    read = git_files.head_ref(cwd)
+    if read.known:
+        return read.ref
     done = _run(cwd, ["symbolic-ref", "--quiet", "HEAD"], check=False)
     return _text(done) or None if done.returncode == 0 else None
 
@@ -201,6 +253,13 @@ def update_ref(cwd: Path, ref: str, commit: str) -> None:
     _run(cwd, ["update-ref", ref, commit])
 
 
+def keep_reachable(repo: Path, ref: str, commit: str) -> None:
+    """`update_ref` for a full SHA in the main worktree `repo`, written as a loose ref file
+    when the repository is plain (git_files.create_ref: no process), else by git."""
+    if not git_files.create_ref(repo, ref, commit):
+        update_ref(repo, ref, commit)
+
+
 def refs_under(cwd: Path, prefix: str) -> list[str]:
     """Full names of the refs below `prefix` (e.g. `refs/autoresearch/<run>/`)."""
     done = _run(cwd, ["for-each-ref", "--format=%(refname)", prefix])
@@ -229,6 +288,9 @@ def git_path(cwd: Path, name: str) -> Path:
 def git_dirs(cwd: Path) -> tuple[Path, Path]:
     """The worktree's own git directory and the common one it shares (equal outside a
     linked worktree), absolute."""
+    found = git_files.dirs(cwd)  # a worktree's top folder: no process
+    if found is not None:
+        return found
     out = _text(_run(cwd, ["rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir"]))
     own, common = out.splitlines()
     return Path(own), Path(common)
@@ -402,6 +464,8 @@ def is_worktree_of(path: Path, repo: Path) -> bool:
     """True when `path` is a working tree whose repository is `repo`'s."""
     if not path.is_dir():
         return False
+    if _same_repository_by_files(path, repo):
+        return True
     done = _run(path, ["rev-parse", "--git-common-dir"], check=False)
     if done.returncode != 0:
         return False
@@ -409,6 +473,13 @@ def is_worktree_of(path: Path, repo: Path) -> bool:
     common = common if common.is_absolute() else path / common
     mine = git_path(repo, ".")
     return os.path.realpath(common) == os.path.realpath(mine)
+
+
+def _same_repository_by_files(path: Path, repo: Path) -> bool:
+    """`is_worktree_of` answered yes from the git folders' files (git_files.dirs): `path`'s
+    common git directory is `repo`'s own. False when unsure (git is asked)."""
+    mine, theirs = git_files.dirs(path), git_files.dirs(repo)
+    return mine is not None and theirs is not None and mine[1] == theirs[0]
 
 
 # --- status, commits, resets ---------------------------------------------------------------

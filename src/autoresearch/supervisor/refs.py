@@ -36,7 +36,8 @@ def keep_elite(repo: Path, run_id: str, iteration: int, commit: str) -> None:
 
 
 def keep_discarded(repo: Path, run_id: str, iteration: int, commit: str) -> None:
-    git.update_ref(repo, discarded(run_id, iteration), commit)
+    """A loose ref file where the repository allows it: one git process less per discard."""
+    git.keep_reachable(repo, discarded(run_id, iteration), commit)
 
 
 def discarded_refs(repo: Path, run_id: str) -> list[str]:

@@ -155,10 +155,11 @@ def step(
     try:
         if read.refused is not None:
             raise ArtifactShapeError(read.refused)
+        facts = None
         if forced is not None:  # judged without its commits: only the schema is checked
             artifact = cand.parse_artifact((raw or b"").decode("utf-8", "replace"))
         else:
-            artifact = _validate(h, raw)
+            artifact, facts = _validate(h, raw)
     except ArtifactError as exc:
         survived = not shape_fails_run and isinstance(exc, ArtifactShapeError)
         it = _invalid_iteration(h, raw, base)
@@ -183,24 +184,27 @@ def step(
             checked = _refuse_unsafe_reset(h, it)
             result = _record(h, it, forced, None, KEEPS_RUN, sha, safety_checked=checked)
         else:
-            result = _process(h, it, artifact, sha, should_cancel, first)
+            result = _process(h, it, artifact, sha, should_cancel, first, facts)
     return replace(result, repaired=repaired)
 
 
-def _validate(h: RunHandle, raw: bytes | None) -> CandidateArtifact:
-    """Schema checks, then the git integrity checks of §4, in the contract's order."""
+def _validate(h: RunHandle, raw: bytes | None) -> tuple[CandidateArtifact, git.CandidateFacts]:
+    """Schema checks, then the git integrity checks of §4, in the contract's order; the facts
+    one git process gave for them (with the trees `unmeasured_decision` needs next)."""
     if raw is None:
         raise ArtifactShapeError(cand.MSG_MISSING.format(path=h.paths.candidate))
     artifact = cand.parse_artifact(raw.decode("utf-8", "replace"))
-    names = [artifact.base_commit, artifact.candidate_commit or "", "HEAD"]
-    base_sha, commit_sha, head_sha = git.resolve_commits(h.worktree, names)
     kept = h.run.last_kept_commit or ""
+    facts = git.candidate_facts(
+        h.worktree, artifact.base_commit, artifact.candidate_commit or "", kept
+    )
+    base_sha, commit_sha, head_sha = facts.base, facts.commit, facts.head
     if base_sha is None:
         raise ArtifactError(cand.MSG_BASE_UNRESOLVED.format(raw=artifact.base_commit))
     if base_sha != kept:
         raise ArtifactError(cand.MSG_BASE_MISMATCH.format(sha=base_sha, kept=kept))
     if artifact.status != ArtifactStatus.CANDIDATE:
-        return artifact
+        return artifact, facts
     if artifact.candidate_commit is None:
         raise ArtifactShapeError(cand.MSG_COMMIT_REQUIRED)
     if commit_sha is None:
@@ -210,9 +214,9 @@ def _validate(h: RunHandle, raw: bytes | None) -> CandidateArtifact:
     if git.head_branch(h.worktree) != record.branch_ref(h):
         branch = h.branch_name
         raise ArtifactError(cand.MSG_COMMIT_OFF_BRANCH.format(sha=commit_sha, branch=branch))
-    if not git.is_ancestor(h.worktree, kept, commit_sha):
+    if not git.descends_from(h.worktree, kept, facts):
         raise ArtifactError(cand.MSG_COMMIT_NOT_DESCENDANT.format(sha=commit_sha, kept=kept))
-    return CandidateArtifact(
+    checked = CandidateArtifact(
         artifact.status,
         commit_sha,
         artifact.base_commit,
@@ -220,6 +224,7 @@ def _validate(h: RunHandle, raw: bytes | None) -> CandidateArtifact:
         artifact.notes,
         artifact.created_at,
     )
+    return checked, facts
 
 
 def _invalid_iteration(h: RunHandle, raw: bytes | None, base: dict[str, Any]) -> IterationRecord:
@@ -265,6 +270,7 @@ def _process(
     sha: str | None,
     should_cancel: Callable[[], bool] | None,
     first: EvaluationRecord | None = None,
+    facts: git.CandidateFacts | None = None,
 ) -> StepResult:
     run = h.run
     spec = h.evaluator
@@ -277,11 +283,13 @@ def _process(
         )
         return _record(h, it, decision, None, KEEPS_RUN, sha)
     commit = str(artifact.candidate_commit)  # validated: a candidate names its commit
-    found = unmeasured_decision(h, commit)
+    found = unmeasured_decision(h, commit, facts)
     it = replace(it, candidate_tree=found.tree)
     if found.decision is not None:
         checked = _refuse_unsafe_reset(h, it)
-        return _record(h, it, found.decision, None, KEEPS_RUN, sha, safety_checked=checked)
+        # the validated candidate is the worktree HEAD: the reset needs not ask git for it
+        return _record(h, it, found.decision, None, KEEPS_RUN, sha, head=commit,
+                       safety_checked=checked)  # fmt: skip
     return _measured(h, it, commit, sha, should_cancel, first)
 
 
@@ -293,13 +301,15 @@ class Unmeasured:
     decision: Decision | None  # None: the candidate is to be measured
 
 
-def unmeasured_decision(h: RunHandle, commit: str) -> Unmeasured:
+def unmeasured_decision(
+    h: RunHandle, commit: str, facts: git.CandidateFacts | None = None
+) -> Unmeasured:
     """The decisions taken before any evaluation, in order: a candidate that changed nothing,
     one whose tree an earlier iteration measured (novelty), one that touched a sealed path.
-    The tree comes from the one git call the first needs. A lane asks this before it spends
-    a reading (step decides the same again when it judges)."""
+    The trees come from validation's `facts`, else from one git call. A lane asks this before
+    it spends a reading (step decides the same again when it judges)."""
     kept = h.run.last_kept_commit or ""
-    tree, kept_tree = git.trees(h.worktree, [commit, kept]) if commit != kept else (None, None)
+    tree, kept_tree = _trees(h, commit, kept, facts)
     if commit == kept or (tree is not None and tree == kept_tree):
         return Unmeasured(tree, unchanged_candidate())
     earlier = _measured_before(h, tree, {commit: tree, kept: kept_tree})
@@ -307,6 +317,18 @@ def unmeasured_decision(h: RunHandle, commit: str) -> Unmeasured:
         return Unmeasured(tree, duplicate_of(earlier))
     touched = h.sealed and touched_sealed(git.changed_paths(h.worktree, kept), h.sealed)
     return Unmeasured(tree, harness_changed(touched) if touched else None)
+
+
+def _trees(
+    h: RunHandle, commit: str, kept: str, facts: git.CandidateFacts | None
+) -> tuple[str | None, str | None]:
+    """The trees of the candidate and of the kept commit (None, None: they are one commit)."""
+    if commit == kept:
+        return None, None
+    if facts is not None and facts.commit == commit:
+        return facts.tree, facts.kept_tree
+    tree, kept_tree = git.trees(h.worktree, [commit, kept])
+    return tree, kept_tree
 
 
 # How many older iterations' trees one git process looks up (a run recorded before the
