@@ -1,24 +1,72 @@
 """A record's JSON shape: the one way a dataclass becomes the plain data of a `to_dict`.
 
 Its fields in their order; a nested record as its own `to_dict` (a record without one as its
-fields), at any depth inside lists, tuples and dicts; tuples as lists. The run summaries
-(supervisor/summary.py) and the session records (experiments/) both answer with it, so
-`--json`, the MCP tools' structured output and the ledger agree on how a record looks.
+fields), at any depth inside lists, tuples and dicts; tuples as lists, enums as their values,
+paths as strings. A field whose JSON differs says so in its metadata
+(`field(metadata=json_field(...))`): another key, a converter, hidden, or a mapping whose keys
+lead the record's (the unknown keys a record keeps as read). What a record adds that is no field
+(a property, a sentence) comes from its `json_extra()`, after the fields. The run summaries
+(supervisor/summary.py), the session records (experiments/), the contracts and the worker's
+records all answer with it, so `--json`, the MCP tools' structured output and the ledger agree
+on how a record looks.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from enum import Enum
+from pathlib import PurePath
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
+_METADATA_KEY = "autoresearch.json"
+
+
+@dataclasses.dataclass(frozen=True)
+class FieldShape:
+    """How one field appears in its record's JSON, where not as itself under its own name."""
+
+    key: str | None = None  # the JSON key, where the field's name is not it
+    convert: Callable[[object], object] | None = None  # the value written, from the field's
+    hidden: bool = False  # never written: what the record holds but its JSON never carried
+    leads: bool = False  # a mapping whose keys come first, then the fields' (which win a clash)
+
+
+_AS_IS = FieldShape()
+
+
+def json_field(
+    *,
+    key: str | None = None,
+    convert: Callable[[object], object] | None = None,
+    hidden: bool = False,
+    leads: bool = False,
+) -> Mapping[str, FieldShape]:
+    """A field's metadata for `json_shape`: `field(metadata=json_field(key="status"))`."""
+    return {_METADATA_KEY: FieldShape(key, convert, hidden, leads)}
+
 
 def json_shape(record: DataclassInstance) -> dict[str, object]:
-    """`record`'s fields in their order, their values as plain data."""
-    return {f.name: _plain(getattr(record, f.name)) for f in dataclasses.fields(record)}
+    """`record`'s fields in their order, their values as plain data, then its `json_extra()`."""
+    shaped = [(f, f.metadata.get(_METADATA_KEY, _AS_IS)) for f in dataclasses.fields(record)]
+    data: dict[str, object] = {}
+    for f, shape in shaped:
+        if shape.leads:
+            data.update(mapping(_plain(getattr(record, f.name))))
+    for f, shape in shaped:
+        if not (shape.hidden or shape.leads):
+            data[shape.key or f.name] = _written(shape, getattr(record, f.name))
+    extra = getattr(record, "json_extra", None)
+    if callable(extra):
+        data.update(mapping(_plain(extra())))
+    return data
+
+
+def _written(shape: FieldShape, value: object) -> object:
+    return _plain(value if shape.convert is None else shape.convert(value))
 
 
 def _plain(value: object) -> object:
@@ -27,6 +75,10 @@ def _plain(value: object) -> object:
         return _plain(to_dict())
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return json_shape(value)
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, PurePath):
+        return str(value)
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
