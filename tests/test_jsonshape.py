@@ -106,7 +106,7 @@ class Shaped:
 
 def test_a_fields_metadata_and_json_extra_shape_its_json() -> None:
     """Unknown keys first (a field of the same name wins, in their place), renamed and converted
-    fields, a hidden one left out, enums and paths as strings, then what json_extra adds."""
+    fields, a hidden one left out, paths as strings, then what json_extra adds."""
     got = json.dumps(json_shape(Shaped(DecisionKind.KEEP)))
     assert got == (
         '{"z": 1, "where": "/tmp/x", "status": "keep", "half": 1.5, "kept": true, "paths": ["a"]}'

@@ -1,21 +1,20 @@
 """A record's JSON shape: the one way a dataclass becomes the plain data of a `to_dict`.
 
 Its fields in their order; a nested record as its own `to_dict` (a record without one as its
-fields), at any depth inside lists, tuples and dicts; tuples as lists, enums as their values,
-paths as strings. A field whose JSON differs says so in its metadata
-(`field(metadata=json_field(...))`): another key, a converter, hidden, or a mapping whose keys
-lead the record's (the unknown keys a record keeps as read). What a record adds that is no field
-(a property, a sentence) comes from its `json_extra()`, after the fields. The run summaries
-(supervisor/summary.py), the session records (experiments/), the contracts and the worker's
-records all answer with it, so `--json`, the MCP tools' structured output and the ledger agree
-on how a record looks.
+fields), at any depth inside lists, tuples and dicts; tuples as lists, paths as strings; an enum
+stays the member it is (a StrEnum: its value in JSON, and callers may compare it). A field whose
+JSON differs says so in its metadata (`field(metadata=json_field(...))`): another key, a
+converter, hidden, or a mapping whose keys lead the record's (the unknown keys a record keeps
+as read). What a record adds that is no field (a property, a sentence) comes from its
+`json_extra()`, after the fields. The run summaries (supervisor/summary.py), the session records
+(experiments/), the contracts and the worker's records all answer with it, so `--json`, the MCP
+tools' structured output and the ledger agree on how a record looks.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping
-from enum import Enum
 from pathlib import PurePath
 from typing import TYPE_CHECKING
 
@@ -75,8 +74,6 @@ def _plain(value: object) -> object:
         return _plain(to_dict())
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return json_shape(value)
-    if isinstance(value, Enum):
-        return value.value
     if isinstance(value, PurePath):
         return str(value)
     if isinstance(value, dict):
