@@ -25,16 +25,19 @@ from autoresearch.experiments.status import SessionList, SessionSummary
 from autoresearch.noise import Interval, NoiseMode, NoisePolicy
 from autoresearch.states import (
     ArtifactStatus,
+    DecisionKind,
     Direction,
     EvalFormat,
     KeepPolicy,
     ProcessState,
     ReviewState,
+    RunStatus,
     SessionState,
 )
 from autoresearch.supervisor.doctor import Finding, RestoreOutcome, Severity
 from autoresearch.supervisor.estimates import LevelDrift
 from autoresearch.supervisor.review import Branch, FinalizeResult, Keep
+from autoresearch.supervisor.step import StepResult
 from autoresearch.worker.jobs import Tail
 from autoresearch.worker.outcome import Reliability
 from autoresearch.worker.tools.metrics import Summary, ToolStats
@@ -257,6 +260,34 @@ PINS: list[tuple[str, Callable[[], object], str]] = [
         '"calls": 0, "errors": 0, "bytes_read": 0, "bytes_returned": 0, "truncated": 0, '
         '"error_rate": 0.0, "latency_p50_ms": null, "latency_p95_ms": null, '
         '"saved_ratio": null}, "skipped_lines": 2, "over_threshold": ["read"]}',
+    ),
+    (
+        "step",
+        lambda: StepResult(
+            "r1",
+            4,
+            DecisionKind.KEEP,
+            "better",
+            True,
+            ["n"],
+            None,
+            RunStatus.RUNNING,
+            None,
+            "c4",
+            1.5,
+            "d",
+            "c4",
+            ["x"],
+            _INTERVAL,
+            None,
+            invalid_artifact="not shown",
+        ),
+        '{"run_id": "r1", "iteration": 4, "decision": "keep", "decision_reason": "better", '
+        '"keep": true, "notes": ["n"], "evaluator": null, "run_status": "running", '
+        '"stop_reason": null, "last_kept_commit": "c4", "last_kept_score": 1.5, '
+        '"description": "d", "candidate_commit": "c4", "repaired": ["x"], "estimate": '
+        '{"mean": 1.5, "low": 1.0, "high": 2.0, "n": 3, "level": 0.95}, '
+        '"last_kept_interval": null}',
     ),
 ]
 
