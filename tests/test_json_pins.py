@@ -4,12 +4,14 @@ a shape from the dataclass cannot change what `--json`, the MCP tools or the jou
 
 from __future__ import annotations
 
+import ast
 import json
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+import autoresearch
 from autoresearch.agents.base import AgentConfig
 from autoresearch.confine import SandboxMode
 from autoresearch.contracts.candidate import CandidateArtifact
@@ -302,3 +304,73 @@ def _json(record: object) -> str:
 @pytest.mark.parametrize(("make", "pinned"), [p[1:] for p in PINS], ids=[p[0] for p in PINS])
 def test_a_records_json_is_pinned(make: Callable[[], object], pinned: str) -> None:
     assert _json(make()) == pinned
+
+
+# --- the to_dicts still written by hand, each with why its JSON is no copy of its fields ------
+
+HAND_WRITTEN = {
+    "agents/base.py:AgentResult": "its record's JSON (AgentRecord), not its own fields",
+    "contracts/agent_record.py:AgentRecord": "keys ranked, unset ones omitted, extra after",
+    "contracts/job.py:CheckSpec": "name before command: the stored spec's key order",
+    "contracts/job.py:JobSpec": "groups fields into verification_policy and scoped_patch",
+    "contracts/job_result.py:ExecutorRecord": "the agent's keys, then the gateway's in place",
+    "contracts/job_result.py:CheckRun": "flattens its CheckRecord into its own keys",
+    "contracts/job_result.py:JobChecks": "a JSON array, not an object",
+    "contracts/job_result.py:StageRecord": "the computed `complete` between its fields",
+    "contracts/job_result.py:JobEvidence": "keys only once known; the workspace's last, flat",
+    "contracts/loop.py:LoopSettings": "keys of unset options, and the placement, omitted",
+    "contracts/stored_evaluation.py:StoredEvaluation": "holds the stored JSON itself",
+    "contracts/tune.py:TuneSpec": "parameters as an object by name, in sandbox.md's words",
+    "evaluate.py:EvaluationRecord": "§2's record: keys present on conditions, in its order",
+    "journal/views.py:RunManifest": "manifest.json: the run's paths computed, secrets masked",
+    "mission.py:Mission": "check --json: paths and the sandbox's parts, computed",
+    "report/__init__.py:ReportResult": "the report's numbers, computed from its data",
+    "supervisor/doctor.py:DoctorReport": "the computed `healthy` between its fields",
+    "supervisor/summary.py:RunSummary": "json_shape, then the intervals last, as --json has",
+    "supervisor/summary.py:IterationRow": "the ledger entry's keys, then its own",
+    "supervisor/trial.py:TrialResult": "`ok` computed, keys in another order, compact eval",
+    "worker/outcome.py:Outcome": "the contract's envelope around evidence it is given",
+    "worker/view.py:JobView": "the job's answer, secrets masked on the way out",
+}
+
+_DERIVED = ("json_shape(self)", "_summary_first(self)")
+
+
+def _derived(method: ast.FunctionDef) -> bool:
+    """A to_dict whose one statement (after a docstring) returns json_shape's answer."""
+    body = [s for s in method.body if not isinstance(s, ast.Expr)]
+    if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+        return False
+    answer = ast.unparse(body[0].value)
+    return answer in _DERIVED or (
+        answer.startswith("cast(") and answer.endswith(", json_shape(self))")
+    )
+
+
+def _to_dicts(path: Path) -> list[tuple[str, ast.FunctionDef]]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    classes = [node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)]
+    return [
+        (cls.name, method)
+        for cls in classes
+        for method in cls.body
+        if isinstance(method, ast.FunctionDef) and method.name == "to_dict"
+    ]
+
+
+def _hand_written() -> set[str]:
+    package = Path(autoresearch.__file__).parent
+    return {
+        f"{path.relative_to(package).as_posix()}:{name}"
+        for path in package.rglob("*.py")
+        for name, method in _to_dicts(path)
+        if not _derived(method)
+    }
+
+
+def test_every_hand_written_to_dict_is_listed_with_why() -> None:
+    """A new record's JSON comes from json_shape (json_field, json_extra); a to_dict written by
+    hand is listed above with the reason its JSON is no copy of its fields."""
+    found = _hand_written()
+    assert not found - HAND_WRITTEN.keys(), "derive it with json_shape, or list it with why"
+    assert not HAND_WRITTEN.keys() - found, "derived now (or gone): take it off the list"
