@@ -14,6 +14,7 @@ tools' structured output and the ledger agree on how a record looks.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Mapping
 from pathlib import PurePath
 from typing import TYPE_CHECKING
@@ -35,6 +36,8 @@ class FieldShape:
 
 
 _AS_IS = FieldShape()
+_SCALARS = (str, int, float)  # bool is an int
+_PLAIN_TYPES = frozenset({str, int, float, bool, type(None)})
 
 
 def json_field(
@@ -50,25 +53,49 @@ def json_field(
 
 def json_shape(record: DataclassInstance) -> dict[str, object]:
     """`record`'s fields in their order, their values as plain data, then its `json_extra()`."""
-    shaped = [(f, f.metadata.get(_METADATA_KEY, _AS_IS)) for f in dataclasses.fields(record)]
+    layout = _layout(type(record))
     data: dict[str, object] = {}
-    for f, shape in shaped:
-        if shape.leads:
-            data.update(mapping(_plain(getattr(record, f.name))))
-    for f, shape in shaped:
-        if not (shape.hidden or shape.leads):
-            data[shape.key or f.name] = _written(shape, getattr(record, f.name))
-    extra = getattr(record, "json_extra", None)
-    if callable(extra):
-        data.update(mapping(_plain(extra())))
+    for name in layout.leading:
+        data.update(mapping(_plain(getattr(record, name))))
+    for name, key, convert in layout.written:
+        value = getattr(record, name)
+        if convert is not None:
+            value = convert(value)
+        # a plain value as it is, without a call: a status writes thousands of these
+        data[key] = value if type(value) in _PLAIN_TYPES else _plain(value)
+    if layout.extra:
+        data.update(mapping(_plain(record.json_extra())))  # type: ignore[attr-defined]
     return data
 
 
-def _written(shape: FieldShape, value: object) -> object:
-    return _plain(value if shape.convert is None else shape.convert(value))
+@dataclasses.dataclass(frozen=True)
+class _Layout:
+    """A record class's JSON, read once from its fields (a status shows thousands of rows)."""
+
+    leading: tuple[str, ...]  # the fields whose keys come first
+    written: tuple[tuple[str, str, Callable[[object], object] | None], ...]  # name, key, convert
+    extra: bool  # whether the class has a json_extra()
+
+
+@functools.cache
+def _layout(record_type: type[DataclassInstance]) -> _Layout:
+    shaped = [
+        (f.name, f.metadata.get(_METADATA_KEY, _AS_IS)) for f in dataclasses.fields(record_type)
+    ]
+    return _Layout(
+        leading=tuple(name for name, shape in shaped if shape.leads),
+        written=tuple(
+            (name, shape.key or name, shape.convert)
+            for name, shape in shaped
+            if not (shape.hidden or shape.leads)
+        ),
+        extra=callable(getattr(record_type, "json_extra", None)),
+    )
 
 
 def _plain(value: object) -> object:
+    if value is None or isinstance(value, _SCALARS):
+        return value  # the common case first; an enum stays the member it is
     to_dict = getattr(value, "to_dict", None)
     if callable(to_dict):
         return _plain(to_dict())
