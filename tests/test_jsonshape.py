@@ -8,12 +8,21 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from autoresearch.experiments.params import LogParams, RunNote
-from autoresearch.jsonshape import json_shape, mapping, number, optional_text, text, whole
+from autoresearch.jsonshape import (
+    json_field,
+    json_shape,
+    mapping,
+    number,
+    optional_text,
+    text,
+    whole,
+)
 from autoresearch.states import DecisionKind, LaneState
 from autoresearch.supervisor.summary import LaneRow
 
@@ -73,6 +82,35 @@ def test_a_records_json_shape(record: Any, shape: dict[str, Any]) -> None:
     assert got == shape
     assert list(got) == list(shape)
     assert json.dumps(got) == json.dumps(shape)
+
+
+def _halved(value: object) -> object:
+    return whole(value) / 2
+
+
+@dataclass(frozen=True)
+class Shaped:
+    """A record whose JSON differs from its fields: each way `json_field` says so."""
+
+    state: DecisionKind = field(metadata=json_field(key="status"))
+    where: Path = Path("/tmp/x")
+    ms: int = field(default=3, metadata=json_field(key="half", convert=_halved))
+    secret: str = field(default="s", metadata=json_field(hidden=True))
+    unknown: dict[str, object] = field(
+        default_factory=lambda: {"z": 1, "where": "lost"}, metadata=json_field(leads=True)
+    )
+
+    def json_extra(self) -> dict[str, object]:
+        return {"kept": self.state is DecisionKind.KEEP, "paths": (Path("a"),)}
+
+
+def test_a_fields_metadata_and_json_extra_shape_its_json() -> None:
+    """Unknown keys first (a field of the same name wins, in their place), renamed and converted
+    fields, a hidden one left out, paths as strings, then what json_extra adds."""
+    got = json.dumps(json_shape(Shaped(DecisionKind.KEEP)))
+    assert got == (
+        '{"z": 1, "where": "/tmp/x", "status": "keep", "half": 1.5, "kept": true, "paths": ["a"]}'
+    )
 
 
 def test_the_supervisor_and_the_sessions_share_it() -> None:

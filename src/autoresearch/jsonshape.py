@@ -1,32 +1,108 @@
 """A record's JSON shape: the one way a dataclass becomes the plain data of a `to_dict`.
 
 Its fields in their order; a nested record as its own `to_dict` (a record without one as its
-fields), at any depth inside lists, tuples and dicts; tuples as lists. The run summaries
-(supervisor/summary.py) and the session records (experiments/) both answer with it, so
-`--json`, the MCP tools' structured output and the ledger agree on how a record looks.
+fields), at any depth inside lists, tuples and dicts; tuples as lists, paths as strings; an enum
+stays the member it is (a StrEnum: its value in JSON, and callers may compare it). A field whose
+JSON differs says so in its metadata (`field(metadata=json_field(...))`): another key, a
+converter, hidden, or a mapping whose keys lead the record's (the unknown keys a record keeps
+as read). What a record adds that is no field (a property, a sentence) comes from its
+`json_extra()`, after the fields. The run summaries (supervisor/summary.py), the session records
+(experiments/), the contracts and the worker's records all answer with it, so `--json`, the MCP
+tools' structured output and the ledger agree on how a record looks.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+import functools
+from collections.abc import Callable, Mapping
+from pathlib import PurePath
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
+_METADATA_KEY = "autoresearch.json"
+
+
+@dataclasses.dataclass(frozen=True)
+class FieldShape:
+    """How one field appears in its record's JSON, where not as itself under its own name."""
+
+    key: str | None = None  # the JSON key, where the field's name is not it
+    convert: Callable[[object], object] | None = None  # the value written, from the field's
+    hidden: bool = False  # never written: what the record holds but its JSON never carried
+    leads: bool = False  # a mapping whose keys come first, then the fields' (which win a clash)
+
+
+_AS_IS = FieldShape()
+_SCALARS = (str, int, float)  # bool is an int
+_PLAIN_TYPES = frozenset({str, int, float, bool, type(None)})
+
+
+def json_field(
+    *,
+    key: str | None = None,
+    convert: Callable[[object], object] | None = None,
+    hidden: bool = False,
+    leads: bool = False,
+) -> Mapping[str, FieldShape]:
+    """A field's metadata for `json_shape`: `field(metadata=json_field(key="status"))`."""
+    return {_METADATA_KEY: FieldShape(key, convert, hidden, leads)}
+
 
 def json_shape(record: DataclassInstance) -> dict[str, object]:
-    """`record`'s fields in their order, their values as plain data."""
-    return {f.name: _plain(getattr(record, f.name)) for f in dataclasses.fields(record)}
+    """`record`'s fields in their order, their values as plain data, then its `json_extra()`."""
+    layout = _layout(type(record))
+    data: dict[str, object] = {}
+    for name in layout.leading:
+        data.update(mapping(_plain(getattr(record, name))))
+    for name, key, convert in layout.written:
+        value = getattr(record, name)
+        if convert is not None:
+            value = convert(value)
+        # a plain value as it is, without a call: a status writes thousands of these
+        data[key] = value if type(value) in _PLAIN_TYPES else _plain(value)
+    if layout.extra:
+        data.update(mapping(_plain(record.json_extra())))  # type: ignore[attr-defined]
+    return data
+
+
+@dataclasses.dataclass(frozen=True)
+class _Layout:
+    """A record class's JSON, read once from its fields (a status shows thousands of rows)."""
+
+    leading: tuple[str, ...]  # the fields whose keys come first
+    written: tuple[tuple[str, str, Callable[[object], object] | None], ...]  # name, key, convert
+    extra: bool  # whether the class has a json_extra()
+
+
+@functools.cache
+def _layout(record_type: type[DataclassInstance]) -> _Layout:
+    shaped = [
+        (f.name, f.metadata.get(_METADATA_KEY, _AS_IS)) for f in dataclasses.fields(record_type)
+    ]
+    return _Layout(
+        leading=tuple(name for name, shape in shaped if shape.leads),
+        written=tuple(
+            (name, shape.key or name, shape.convert)
+            for name, shape in shaped
+            if not (shape.hidden or shape.leads)
+        ),
+        extra=callable(getattr(record_type, "json_extra", None)),
+    )
 
 
 def _plain(value: object) -> object:
+    if value is None or isinstance(value, _SCALARS):
+        return value  # the common case first; an enum stays the member it is
     to_dict = getattr(value, "to_dict", None)
     if callable(to_dict):
         return _plain(to_dict())
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return json_shape(value)
+    if isinstance(value, PurePath):
+        return str(value)
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

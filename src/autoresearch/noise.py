@@ -40,10 +40,11 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, cast
 
+from autoresearch.jsonshape import json_field, json_shape
 from autoresearch.robust import current_reference, huber_mean
 from autoresearch.states import Direction
 
@@ -94,6 +95,10 @@ class Action(StrEnum):
     UNDECIDED = "undecided"  # the cap was reached first: treated as a discard
 
 
+def _effect_unit(in_sigma: object) -> str:
+    return "sigma" if in_sigma else "metric"
+
+
 @dataclass(frozen=True)
 class NoisePolicy:
     """The `noise:` block of sandbox.md, defaults filled in."""
@@ -103,7 +108,10 @@ class NoisePolicy:
     alpha: float = 0.05  # probability of keeping a change that does nothing
     power: float = 0.9  # probability of keeping a change worth min_effect
     min_effect: float = 1.0
-    min_effect_in_sigma: bool = True  # min_effect in units of the evaluator's spread
+    # min_effect in units of the evaluator's spread (the JSON names the unit)
+    min_effect_in_sigma: bool = field(
+        default=True, metadata=json_field(key="min_effect_unit", convert=_effect_unit)
+    )
     max_evals: int = 40  # readings the test may take per iteration (candidate + incumbent)
     interleave: int = 3  # at least one incumbent reading per this many candidate readings
     confirm: int = 5  # fresh readings of a newly kept candidate: its unbiased reference
@@ -127,20 +135,7 @@ class NoisePolicy:
         return self.min_effect * sigma if self.min_effect_in_sigma else self.min_effect
 
     def to_dict(self) -> dict[str, object]:
-        unit = "sigma" if self.min_effect_in_sigma else "metric"
-        return {
-            "mode": str(self.mode),
-            "calibration": self.calibration,
-            "alpha": self.alpha,
-            "power": self.power,
-            "min_effect": self.min_effect,
-            "min_effect_unit": unit,
-            "max_evals": self.max_evals,
-            "interleave": self.interleave,
-            "confirm": self.confirm,
-            "reuse": self.reuse,
-            "blocked": self.blocked,
-        }
+        return json_shape(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, object] | None) -> NoisePolicy:
@@ -216,13 +211,7 @@ class Interval:
         return (self.high - self.low) / 2
 
     def to_dict(self) -> dict[str, float | int]:
-        return {
-            "mean": self.mean,
-            "low": self.low,
-            "high": self.high,
-            "n": self.n,
-            "level": self.level,
-        }
+        return cast(dict[str, float | int], json_shape(self))
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Interval:

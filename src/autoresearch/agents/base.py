@@ -20,6 +20,7 @@ from autoresearch.contracts.agent_record import AgentRecord
 from autoresearch.contracts.agent_record import Usage as Usage  # what a back-end fills
 from autoresearch.contracts.frozen import FrozenMission
 from autoresearch.contracts.sandbox import Sandbox
+from autoresearch.jsonshape import json_field, json_shape
 from autoresearch.states import DecisionKind
 
 
@@ -27,20 +28,14 @@ from autoresearch.states import DecisionKind
 class AgentConfig:
     """An agent spec and its options, as recorded in the journal for `resume`."""
 
-    spec: str
+    spec: str = field(metadata=json_field(key="agent"))
     model: str | None = None
-    args: tuple[str, ...] = ()
+    args: tuple[str, ...] = field(default=(), metadata=json_field(key="agent_args"))
     max_turns: int | None = None
     seed: int | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "agent": self.spec,
-            "model": self.model,
-            "agent_args": list(self.args),
-            "max_turns": self.max_turns,
-            "seed": self.seed,
-        }
+    def to_dict(self) -> dict[str, object]:
+        return json_shape(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AgentConfig:

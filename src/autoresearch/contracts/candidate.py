@@ -7,9 +7,10 @@ messages for them are defined here so that every exact string of §4 sits in one
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TypedDict
+from typing import TypedDict, cast
 
 from autoresearch.contracts.json_input import JsonInputError, load_json
+from autoresearch.jsonshape import json_shape
 from autoresearch.states import ArtifactStatus
 
 STATUSES = tuple(ArtifactStatus)
@@ -66,14 +67,7 @@ class CandidateArtifact:
     created_at: str
 
     def to_dict(self) -> CandidateJson:
-        return {
-            "status": self.status,
-            "candidate_commit": self.candidate_commit,
-            "base_commit": self.base_commit,
-            "description": self.description,
-            "notes": list(self.notes),
-            "created_at": self.created_at,
-        }
+        return cast(CandidateJson, json_shape(self))
 
 
 class CandidateJson(TypedDict):

@@ -8,23 +8,29 @@ by `evaluate.check_record`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from autoresearch.jsonshape import json_field, json_shape, whole
 from autoresearch.states import ProcessState
+
+
+def _seconds(duration_ms: object) -> float:
+    """The stored record's time: seconds, to the millisecond."""
+    return round(whole(duration_ms) / 1000, 3)
 
 
 @dataclass(frozen=True)
 class CheckRecord:
     """The checks' end (`process_state`), exit code, time, log and the tail of their output."""
 
-    state: ProcessState
+    state: ProcessState = field(metadata=json_field(key="status"))
     exit_code: int | None
-    duration_ms: int
-    log_file: str
+    duration_ms: int = field(metadata=json_field(key="duration_seconds", convert=_seconds))
+    log_file: str = field(metadata=json_field(key="log_path"))
     tail: str = ""
     # why they could not start; read at once by the supervisor, not part of the stored record
-    spawn_error: str | None = None
+    spawn_error: str | None = field(default=None, metadata=json_field(hidden=True))
 
     @property
     def passed(self) -> bool:
@@ -39,13 +45,7 @@ class CheckRecord:
         return None if self.exit_code == 0 else f"exited {self.exit_code}"
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "status": self.state,
-            "exit_code": self.exit_code,
-            "duration_seconds": round(self.duration_ms / 1000, 3),
-            "log_path": self.log_file,
-            "tail": self.tail,
-        }
+        return json_shape(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CheckRecord:

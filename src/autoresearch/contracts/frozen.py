@@ -13,7 +13,16 @@ from dataclasses import dataclass, field
 from autoresearch.contracts.isolation import Isolation
 from autoresearch.contracts.sandbox import BudgetSpec, ChecksSpec, EvaluationSlots
 from autoresearch.contracts.tune import TuneSpec, parse_tune
-from autoresearch.jsonshape import items, mapping, number, optional_text, text, whole
+from autoresearch.jsonshape import (
+    items,
+    json_field,
+    json_shape,
+    mapping,
+    number,
+    optional_text,
+    text,
+    whole,
+)
 from autoresearch.noise import NoisePolicy
 from autoresearch.paths import DEFAULT_SHARED_LINKS
 
@@ -53,7 +62,8 @@ class FrozenMission:
     sandbox_text: str = ""
     relative_dir: str = "."  # the mission folder inside the repository (and the worktree)
     start_commit: str | None = None  # the commit the run's branch started from
-    extra: dict[str, object] = field(default_factory=dict)  # keys of a newer version, kept
+    # keys of a newer version, kept (first in the JSON, as they always were)
+    extra: dict[str, object] = field(default_factory=dict, metadata=json_field(leads=True))
 
     @property
     def noise_policy(self) -> NoisePolicy:
@@ -66,23 +76,7 @@ class FrozenMission:
         return tuple(dict.fromkeys((*DEFAULT_SHARED_LINKS, *self.links)))
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            **self.extra,
-            "body": self.body,
-            "links": list(self.links),
-            "runtime": list(self.runtime),
-            "tune": None if self.tune is None else self.tune.to_dict(),
-            "noise": None if self.noise is None else self.noise.to_dict(),
-            "sealed": list(self.sealed),
-            "checks": None if self.checks is None else self.checks.to_dict(),
-            "evaluation": self.evaluation.to_dict(),
-            "budget": self.budget.to_dict(),
-            "isolation": self.isolation.to_dict(),
-            "mission_text": self.mission_text,
-            "sandbox_text": self.sandbox_text,
-            "relative_dir": self.relative_dir,
-            "start_commit": self.start_commit,
-        }
+        return json_shape(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, object] | None) -> FrozenMission:

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TypedDict
+from typing import TypedDict, cast
 
 from autoresearch.confine import SandboxMode
 from autoresearch.errors import ContractError
+from autoresearch.jsonshape import json_shape
 
 ISOLATION_KEYS = ("sandbox", "agent_network", "evaluator_network")
 MSG_BAD_ISOLATION = "sandbox.md frontmatter isolation.{key} must be {what}."
@@ -25,11 +26,7 @@ class Isolation:
     evaluator_network: bool = False  # a candidate's code reaches nothing outside
 
     def to_dict(self) -> IsolationJson:
-        return {
-            "sandbox": None if self.sandbox is None else str(self.sandbox),
-            "agent_network": self.agent_network,
-            "evaluator_network": self.evaluator_network,
-        }
+        return cast(IsolationJson, json_shape(self))
 
     @classmethod
     def from_dict(cls, data: Mapping[str, object] | None) -> Isolation:

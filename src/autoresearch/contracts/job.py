@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import NotRequired, TypedDict
+from typing import NotRequired, TypedDict, cast
 
 from autoresearch.confine import SandboxMode
 from autoresearch.errors import ContractError
+from autoresearch.jsonshape import json_shape
 from autoresearch.states import Isolation, TaskKind
 
 DEFAULT_AGENT = "claude"
@@ -162,7 +163,7 @@ class StageSpec:
     checks: tuple[CheckSpec, ...] = ()
 
     def to_dict(self) -> StageSpecJson:
-        return {"prompt": self.prompt, "checks": [c.to_dict() for c in self.checks]}
+        return cast(StageSpecJson, json_shape(self))
 
     @classmethod
     def from_dict(cls, data: StageSpecJson) -> StageSpec:

@@ -14,10 +14,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict, cast
 
 from autoresearch.contracts.agent_record import AgentRecord
 from autoresearch.contracts.check_record import CheckRecord
+from autoresearch.jsonshape import json_shape
 from autoresearch.states import ProcessState
 
 
@@ -175,7 +176,7 @@ class Artifact:
     sha256: str
 
     def to_dict(self) -> ArtifactJson:
-        return {"name": self.name, "path": self.path, "bytes": self.bytes, "sha256": self.sha256}
+        return cast(ArtifactJson, json_shape(self))
 
     @classmethod
     def from_dict(cls, data: Any) -> Artifact:
@@ -329,12 +330,7 @@ class Snapshot:
     error: str | None = None
 
     def to_dict(self) -> SnapshotJson:
-        return {
-            "repo": self.repo,
-            "base_commit": self.base_commit,
-            "preexisting": self.preexisting,
-            "error": self.error,
-        }
+        return cast(SnapshotJson, json_shape(self))
 
     @classmethod
     def from_dict(cls, data: Any) -> Snapshot:
@@ -374,12 +370,7 @@ class SemanticReview:
     answered_by: str | None = None  # the model the gateway says answered
 
     def to_dict(self) -> SemanticJson:
-        return {
-            "status": self.status.value,
-            "reason": self.reason,
-            "model": self.model,
-            "answered_by": self.answered_by,
-        }
+        return cast(SemanticJson, json_shape(self))
 
     @classmethod
     def maybe(cls, data: Any) -> SemanticReview | None:

@@ -11,13 +11,21 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TypedDict, TypeGuard
+from typing import TypedDict, TypeGuard, cast
 
 from autoresearch.contracts.isolation import ISOLATION_KEYS, Isolation, isolation_of
 from autoresearch.contracts.screen import parse_screen
 from autoresearch.contracts.tune import TUNE_KEYS, TuneSpec, is_relative_path, parse_tune
 from autoresearch.errors import ContractError
-from autoresearch.jsonshape import mapping, number, optional_text, text, whole
+from autoresearch.jsonshape import (
+    json_field,
+    json_shape,
+    mapping,
+    number,
+    optional_text,
+    text,
+    whole,
+)
 from autoresearch.noise import NoiseMode, NoisePolicy
 from autoresearch.paths import slug
 from autoresearch.states import (
@@ -100,19 +108,11 @@ class EvaluatorSpec:
     metric: str | None = None
     direction: Direction = MISSION_DEFAULT_DIRECTION
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
-    extra: dict[str, object] = field(default_factory=dict)  # unknown keys, JSON-safe
+    # unknown keys, JSON-safe (first in the JSON, as they always were)
+    extra: dict[str, object] = field(default_factory=dict, metadata=json_field(leads=True))
 
     def to_dict(self) -> dict[str, object]:
-        data: dict[str, object] = dict(self.extra)
-        data.update(
-            command=self.command,
-            format=self.format,
-            keep_policy=self.keep_policy,
-            metric=self.metric,
-            direction=self.direction,
-            timeout_seconds=self.timeout_seconds,
-        )
-        return data
+        return json_shape(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, object]) -> EvaluatorSpec:
@@ -159,7 +159,7 @@ class EvaluationSlots:
     resources: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> EvaluationSlotsJson:
-        return {"slots": self.slots, "resources": dict(self.resources)}
+        return cast(EvaluationSlotsJson, json_shape(self))
 
     @classmethod
     def from_dict(cls, data: Mapping[str, object] | None) -> EvaluationSlots:
@@ -182,7 +182,7 @@ class BudgetSpec:
     hours: float | None = None
 
     def to_dict(self) -> BudgetJson:
-        return {"usd": self.usd, "tokens": self.tokens, "hours": self.hours}
+        return cast(BudgetJson, json_shape(self))
 
 
 class BudgetJson(TypedDict):
@@ -199,7 +199,7 @@ class ChecksSpec:
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
 
     def to_dict(self) -> ChecksJson:
-        return {"command": self.command, "timeout_seconds": self.timeout_seconds}
+        return cast(ChecksJson, json_shape(self))
 
     @classmethod
     def from_dict(cls, data: Mapping[str, object] | None) -> ChecksSpec | None:

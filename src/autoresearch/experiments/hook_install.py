@@ -31,6 +31,7 @@ from autoresearch import git
 from autoresearch.errors import ContractError
 from autoresearch.experiments.hooks import HOOK_TIMEOUT_SECONDS, SOURCE_COMPACT, HookEvent
 from autoresearch.fsutil import atomic_write_text, dump_json
+from autoresearch.jsonshape import json_shape
 from autoresearch.repo_state import write_excludes
 
 SETTINGS = Path(".claude") / "settings.local.json"
@@ -69,8 +70,8 @@ class HooksResult:
     events: tuple[str, ...]
     message: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return {**self.__dict__, "events": list(self.events)}
+    def to_dict(self) -> dict[str, object]:
+        return json_shape(self)
 
 
 def hook_command(event: HookEvent, python: str | None = None) -> str:

@@ -13,6 +13,7 @@ from pathlib import Path
 from autoresearch.errors import ContractError
 from autoresearch.experiments.verbs import Door
 from autoresearch.journal import sessions
+from autoresearch.jsonshape import json_shape
 
 IDEAS_HEADING = "## Ideas"
 _HEADING = re.compile(r"^#{1,6}\s")
@@ -26,7 +27,7 @@ class NotesResult:
     ideas: tuple[str, ...]
 
     def to_dict(self) -> dict[str, object]:
-        return {"session_id": self.session_id, "notes": self.notes, "ideas": list(self.ideas)}
+        return json_shape(self)
 
 
 def add_idea(notes: str, idea: str) -> str:

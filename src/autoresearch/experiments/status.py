@@ -257,7 +257,7 @@ class SessionList:
     sessions: tuple[SessionSummary, ...]
 
     def to_dict(self) -> dict[str, object]:
-        return {"sessions": [s.to_dict() for s in self.sessions]}
+        return json_shape(self)
 
 
 def list_sessions(start: Path, door: Door = Door.CLI) -> SessionList:

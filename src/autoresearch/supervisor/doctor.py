@@ -21,6 +21,7 @@ from autoresearch.errors import AutoresearchError, JournalError, NotFoundError, 
 from autoresearch.fsutil import private_dir
 from autoresearch.journal import integrity, runs
 from autoresearch.journal.db import open_journal
+from autoresearch.jsonshape import json_shape
 from autoresearch.paths import LANES_DIR, RUNS_DIR, RepoPaths
 from autoresearch.states import Phase, RunStatus
 from autoresearch.supervisor.handle import driver_alive
@@ -41,13 +42,8 @@ class Finding:
     message: str
     fix: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "check": self.check,
-            "severity": str(self.severity),
-            "message": self.message,
-            "fix": self.fix,
-        }
+    def to_dict(self) -> dict[str, object]:
+        return json_shape(self)
 
 
 @dataclass
@@ -256,13 +252,8 @@ class RestoreOutcome:
     # .autoresearch` takes them with the journal): `resume` needs them
     worktrees: tuple[Path, ...] = ()
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "restored_from": str(self.restored_from),
-            "moved_aside": str(self.moved_aside) if self.moved_aside else None,
-            "taken_at": self.taken_at,
-            "worktrees": [str(p) for p in self.worktrees],
-        }
+    def to_dict(self) -> dict[str, object]:
+        return json_shape(self)
 
 
 def msg_restore_healthy(journal: Path) -> str:

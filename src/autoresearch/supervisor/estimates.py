@@ -22,6 +22,7 @@ from autoresearch.journal import runs, views
 from autoresearch.journal.db import Journal
 from autoresearch.journal.runs import IterationRecord, RunRecord
 from autoresearch.journal.views import format_score
+from autoresearch.jsonshape import json_shape
 from autoresearch.noise import (
     Interval,
     Role,
@@ -249,9 +250,10 @@ class LevelDrift:
 
     def to_dict(self) -> dict[str, object]:
         """The JSON of status and MCP run_status: both moments, and the sentence."""
-        then, now = self.then.to_dict(), self.now.to_dict()
-        return {"label": self.label, "then": then, "now": now, "since": self.since,
-                "significant": self.significant, "text": self.text()}  # fmt: skip
+        return json_shape(self)
+
+    def json_extra(self) -> dict[str, object]:
+        return {"significant": self.significant, "text": self.text()}
 
 
 def level_drift(journal: Journal, run: RunRecord) -> tuple[LevelDrift, ...]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from autoresearch import git
 from autoresearch.errors import RefusedError
@@ -93,10 +92,12 @@ class Branch:
     head: str | None = None  # the built tip
     state: ReviewState = ReviewState.PLANNED
 
-    def to_dict(self) -> dict[str, Any]:
-        data = json_shape(self)
-        data["iterations"] = [k.iteration for k in self.keeps]
-        return data
+    def to_dict(self) -> dict[str, object]:
+        return json_shape(self)
+
+    def json_extra(self) -> dict[str, object]:
+        """The iterations it carries, beside the keeps (what a reader of the JSON looks up)."""
+        return {"iterations": [k.iteration for k in self.keeps]}
 
 
 @dataclass(frozen=True)
@@ -107,14 +108,8 @@ class FinalizeResult:
     dry_run: bool
     branches: tuple[Branch, ...] = field(default_factory=tuple)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "run_id": self.run_id,
-            "start_commit": self.start_commit,
-            "run_branch": self.run_branch,
-            "dry_run": self.dry_run,
-            "branches": [b.to_dict() for b in self.branches],
-        }
+    def to_dict(self) -> dict[str, object]:
+        return json_shape(self)
 
 
 # --- the plan (pure) -----------------------------------------------------------------------

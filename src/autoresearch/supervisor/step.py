@@ -28,6 +28,7 @@ from autoresearch.errors import RefusedError
 from autoresearch.evaluate import EvaluationRecord
 from autoresearch.journal import runs
 from autoresearch.journal.runs import IterationRecord
+from autoresearch.jsonshape import json_field, json_shape
 from autoresearch.noise import Interval
 from autoresearch.states import ArtifactStatus, DecisionKind, IterationKind, Phase, RunStatus
 from autoresearch.supervisor import estimates, measure, record, screen, sync
@@ -61,28 +62,11 @@ class StepResult:
     estimate: Interval | None = None
     last_kept_interval: Interval | None = None
     # the message of a malformed artifact the run survived (a failed session: `step`'s
-    # `shape_fails_run` False), which the loop counts toward its failure limit
-    invalid_artifact: str | None = None
+    # `shape_fails_run` False), which the loop counts toward its failure limit; not in the JSON
+    invalid_artifact: str | None = field(default=None, metadata=json_field(hidden=True))
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "run_id": self.run_id,
-            "iteration": self.iteration,
-            "decision": self.decision,
-            "decision_reason": self.decision_reason,
-            "keep": self.keep,
-            "notes": self.notes,
-            "evaluator": self.evaluator.to_dict() if self.evaluator else None,
-            "run_status": self.run_status,
-            "stop_reason": self.stop_reason,
-            "last_kept_commit": self.last_kept_commit,
-            "last_kept_score": self.last_kept_score,
-            "description": self.description,
-            "candidate_commit": self.candidate_commit,
-            "repaired": self.repaired,
-            "estimate": estimates.interval_dict(self.estimate),
-            "last_kept_interval": estimates.interval_dict(self.last_kept_interval),
-        }
+    def to_dict(self) -> dict[str, object]:
+        return json_shape(self)
 
 
 # a decision that measured nothing changes none of the run's kept state

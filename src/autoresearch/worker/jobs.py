@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 from autoresearch import children, git, redact
 from autoresearch.agents import require_installed, validate_spec
@@ -24,6 +25,7 @@ from autoresearch.errors import ContractError, NotFoundError, ProcessError, Refu
 from autoresearch.fsutil import private_dir
 from autoresearch.journal import jobs as store
 from autoresearch.journal.db import Journal, Reader, journal_present, open_journal
+from autoresearch.jsonshape import json_shape
 from autoresearch.paths import STATE_DIR, RepoPaths, job_paths
 from autoresearch.proc import kill_stale_group, spawn_detached
 from autoresearch.repo_state import ensure_state_dir
@@ -238,7 +240,7 @@ class Tail:
     text: str
 
     def to_dict(self) -> dict[str, str]:
-        return {"job_id": self.job_id, "log": self.log, "path": self.path, "text": self.text}
+        return cast(dict[str, str], json_shape(self))
 
 
 def tail(repo_root: Path, job_id: str, lines: int = 50, log: str = "agent") -> Tail:

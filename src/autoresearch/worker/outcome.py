@@ -14,12 +14,13 @@ a clock, a file or the journal.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import NotRequired, TypedDict
+from typing import NotRequired, TypedDict, cast
 
 from autoresearch.contracts.job import BlockingPolicy, ReliabilityTier, SemanticGate
 from autoresearch.contracts.job_result import CheckResult, Executor, SemanticStatus
+from autoresearch.jsonshape import json_field, json_shape
 from autoresearch.states import JobState, TaskKind
 
 __all__ = [  # the executor's and a check's results are the job's records' (contracts/)
@@ -85,7 +86,9 @@ class Reliability:
     lacks (`worker/reliability.missing_gates`)."""
 
     tier: ReliabilityTier = ReliabilityTier.STANDARD
-    policy: BlockingPolicy = BlockingPolicy.OBSERVE
+    policy: BlockingPolicy = field(
+        default=BlockingPolicy.OBSERVE, metadata=json_field(key="blocking_policy")
+    )
     missing: tuple[str, ...] = ()
 
     @property
@@ -94,11 +97,7 @@ class Reliability:
         return self != Reliability(missing=self.missing)
 
     def to_dict(self) -> ReliabilityJson:
-        return {
-            "tier": self.tier.value,
-            "blocking_policy": self.policy.value,
-            "missing": list(self.missing),
-        }
+        return cast(ReliabilityJson, json_shape(self))
 
 
 DEFAULT_RELIABILITY = Reliability()

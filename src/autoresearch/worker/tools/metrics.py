@@ -18,12 +18,12 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, NotRequired, TypedDict, TypeVar
+from typing import NotRequired, TypedDict, TypeVar
 
 from autoresearch.clock import utc_now_iso
 from autoresearch.errors import AutoresearchError, RefusedError
 from autoresearch.fsutil import private_open
-from autoresearch.jsonshape import json_shape
+from autoresearch.jsonshape import json_field, json_shape
 from autoresearch.redact import redact_value
 from autoresearch.worker.tools.base import Workspace
 from autoresearch.worker.tools.shell import FailureKind
@@ -173,22 +173,25 @@ class ToolStats:
     bytes_read: int = 0
     bytes_returned: int = 0
     truncated: int = 0
-    latencies: list[float] = field(default_factory=list)
+    # the raw readings stay in memory: the JSON has their percentiles (json_extra)
+    latencies: list[float] = field(default_factory=list, metadata=json_field(hidden=True))
 
     @property
     def error_rate(self) -> float:
         return self.errors / self.calls if self.calls else 0.0
 
-    def to_dict(self) -> dict[str, Any]:
-        data = json_shape(self)
-        del data["latencies"]
-        data["error_rate"] = round(self.error_rate, 4)
-        data["latency_p50_ms"] = percentile(self.latencies, 50)
-        data["latency_p95_ms"] = percentile(self.latencies, 95)
-        data["saved_ratio"] = (
-            round(self.bytes_returned / self.bytes_read, 4) if self.bytes_read else None
-        )
-        return data
+    def to_dict(self) -> dict[str, object]:
+        return json_shape(self)
+
+    def json_extra(self) -> dict[str, object]:
+        """What the counts come to, rounded to 4 places as the summary has always shown."""
+        saved = round(self.bytes_returned / self.bytes_read, 4) if self.bytes_read else None
+        return {
+            "error_rate": round(self.error_rate, 4),
+            "latency_p50_ms": percentile(self.latencies, 50),
+            "latency_p95_ms": percentile(self.latencies, 95),
+            "saved_ratio": saved,
+        }
 
 
 @dataclass
@@ -198,13 +201,8 @@ class Summary:
     skipped_lines: int
     over_threshold: list[str] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "tools": [t.to_dict() for t in self.tools],
-            "total": self.total.to_dict(),
-            "skipped_lines": self.skipped_lines,
-            "over_threshold": self.over_threshold,
-        }
+    def to_dict(self) -> dict[str, object]:
+        return json_shape(self)
 
 
 def percentile(values: list[float], p: int) -> float | None:
@@ -255,11 +253,10 @@ def render_metrics(summary: Summary) -> str:
         f"{'p50 ms':>9}{'p95 ms':>9}"
     ]
     for t in [*summary.tools, summary.total]:
-        d = t.to_dict()
         rows.append(
             f"{t.tool:<14}{t.calls:>7}{t.errors:>8}{100 * t.error_rate:>6.1f}%"
             f"{t.bytes_read:>12}{t.bytes_returned:>11}"
-            f"{_ms(d['latency_p50_ms']):>9}{_ms(d['latency_p95_ms']):>9}"
+            f"{_ms(percentile(t.latencies, 50)):>9}{_ms(percentile(t.latencies, 95)):>9}"
         )
     if summary.skipped_lines:
         rows.append(f"({summary.skipped_lines} unreadable metrics lines skipped)")
