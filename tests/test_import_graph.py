@@ -148,7 +148,14 @@ def test_a_hook_answers_without_the_engine_or_the_runner(tmp_path: Path, event: 
     log_experiment(repo.root, LogParams(status="keep", description="baseline"))
     modules = imported_by("exp", "hook", event, cwd=repo.root, stdin="{}")
     assert "autoresearch.journal.sessions" in modules  # the probe saw the session read
-    session_engine = ("autoresearch.experiments.runner", "autoresearch.experiments.logger")
+    # nor the supervisor's run store and the contracts its records decode: a session's hook
+    # reads the sessions table (journal/views.py names run records for its types only)
+    session_engine = (
+        "autoresearch.experiments.runner",
+        "autoresearch.experiments.logger",
+        "autoresearch.journal.runs",
+        "autoresearch.contracts.frozen",
+    )
     # process_state (how the benchmark ended) lives in evaluate: a hook may import that
     banned = tuple(m for m in ENGINE if m != "autoresearch.evaluate") + session_engine
     assert among(modules, banned) == []
