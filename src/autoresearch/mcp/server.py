@@ -47,6 +47,7 @@ from autoresearch.api import (
     update_notes,
 )
 from autoresearch.mcp import schemas as s
+from autoresearch.mcp.first_use import ToolsAtFirstUse
 from autoresearch.mcp.support import (
     DESTRUCTIVE,
     READ_ONLY,
@@ -450,10 +451,14 @@ def run_limit(
 
 
 def build_server(
-    start: Path, run_slack: float = RUN_SLACK_SECONDS, running_max: int | None = None
+    start: Path,
+    run_slack: float = RUN_SLACK_SECONDS,
+    running_max: int | None = None,
+    at_first_use: bool = False,
 ) -> MCPServer:
-    """The autoresearch MCP server acting on the repository around `start`."""
-    return assemble(start, run_slack, running_max)[0]
+    """The autoresearch MCP server acting on the repository around `start` (`at_first_use`:
+    its tools built at the first request past the handshake, mcp/first_use.py)."""
+    return assemble(start, run_slack, running_max, at_first_use=at_first_use)[0]
 
 
 def assemble(
@@ -461,24 +466,37 @@ def assemble(
     run_slack: float = RUN_SLACK_SECONDS,
     running_max: int | None = None,
     middleware: Sequence[ServerMiddleware[Any]] = (),
-) -> tuple[MCPServer, JobTools]:
-    """The server and its job tools (whose live jobs keep an idle server up); `running_max`
-    is `--max-running-jobs` (None: the environment's cap)."""
+    at_first_use: bool = False,
+) -> tuple[MCPServer, ToolsAtFirstUse]:
+    """The server and what builds its tools (its `live_jobs` keep an idle server up);
+    `running_max` is `--max-running-jobs` (None: the environment's cap)."""
+    home = start.absolute()
+    # the closure reads `server` when it runs: after the server below exists
+    tools = ToolsAtFirstUse(lambda: register_tools(server, home, run_slack, running_max))
     server = MCPServer(
         "autoresearch",
         title="autoresearch",
         instructions=INSTRUCTIONS,
         version=__version__,
         log_level="WARNING",
-        middleware=middleware,
+        middleware=[*middleware, tools] if at_first_use else middleware,
     )
-    tools = Tools(start.absolute(), run_slack)
-    tools.register(server)
-    from autoresearch.mcp.job_tools import JobTools  # heavy: imported when a server is built
+    if not at_first_use:
+        tools.ensure()
+    return server, tools
 
-    job_tools = JobTools(lambda: tools.start, running_max)
+
+def register_tools(
+    server: MCPServer, start: Path, run_slack: float, running_max: int | None
+) -> JobTools:
+    """Every tool on `server`; the job tools returned (their live jobs)."""
+    session = Tools(start, run_slack)
+    session.register(server)
+    from autoresearch.mcp.job_tools import JobTools  # heavy: imported when the tools are built
+
+    job_tools = JobTools(lambda: session.start, running_max)
     job_tools.register(server)
     from autoresearch.mcp.worker_tools import WorkerTools  # issue 16: zero-model tools
 
-    WorkerTools(lambda: tools.start).register(server)
-    return server, job_tools
+    WorkerTools(lambda: session.start).register(server)
+    return job_tools
