@@ -3,9 +3,6 @@ sees the same tools, with the same schemas, and may call one before it lists the
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -38,20 +35,3 @@ async def test_a_tool_called_before_any_listing_is_found(repo: Repo) -> None:
         assert not result.is_error, result.content
         assert result.structured_content is not None
         assert result.structured_content["runs"] == []
-
-
-def test_a_server_built_for_stdio_imports_no_tool_module_before_a_request(tmp_path: Path) -> None:
-    # building ~30 tools (their modules, the SDK's models of their signatures) is what a host
-    # no longer waits for before the answer to initialize
-    probe = (
-        "import json, sys; from pathlib import Path; from autoresearch.mcp.server import "
-        "build_server; build_server(Path.cwd(), at_first_use=True); "
-        "print(json.dumps(sorted(sys.modules)))"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, check=True
-    )
-    modules = json.loads(done.stdout.splitlines()[-1])
-    assert "autoresearch.mcp.server" in modules  # the probe saw the server built
-    tool_modules = ("autoresearch.mcp.job_tools", "autoresearch.mcp.worker_tools")
-    assert [m for m in modules if m in tool_modules] == []
