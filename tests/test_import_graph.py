@@ -148,7 +148,14 @@ def test_a_hook_answers_without_the_engine_or_the_runner(tmp_path: Path, event: 
     log_experiment(repo.root, LogParams(status="keep", description="baseline"))
     modules = imported_by("exp", "hook", event, cwd=repo.root, stdin="{}")
     assert "autoresearch.journal.sessions" in modules  # the probe saw the session read
-    session_engine = ("autoresearch.experiments.runner", "autoresearch.experiments.logger")
+    # nor the supervisor's run store and the contracts its records decode: a session's hook
+    # reads the sessions table (journal/views.py names run records for its types only)
+    session_engine = (
+        "autoresearch.experiments.runner",
+        "autoresearch.experiments.logger",
+        "autoresearch.journal.runs",
+        "autoresearch.contracts.frozen",
+    )
     # process_state (how the benchmark ended) lives in evaluate: a hook may import that
     banned = tuple(m for m in ENGINE if m != "autoresearch.evaluate") + session_engine
     assert among(modules, banned) == []
@@ -169,3 +176,33 @@ def test_the_mcp_server_starts_without_the_engine(tmp_path: Path) -> None:
     assert "autoresearch.mcp.schemas" in modules  # the probe saw the server built
     engine = (*(m for m in ENGINE if m.startswith("autoresearch.supervisor.")), "yaml")
     assert among(modules, engine) == []
+
+
+def test_a_stdio_mcp_server_answers_the_handshake_before_building_its_tools(
+    tmp_path: Path,
+) -> None:
+    # building ~30 tools (their modules, the core's records, the SDK's models of their
+    # signatures) is what a host no longer waits for before the answer to initialize:
+    # mcp/first_use.py builds them at the first request past the handshake
+    pytest.importorskip("mcp")
+    built = (
+        "import json, sys; from pathlib import Path; from autoresearch.mcp.server import "
+        "build_server; build_server(Path.cwd(), at_first_use=True); "
+        "print(json.dumps(sorted(sys.modules)))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", built], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    modules: list[str] = json.loads(done.stdout.splitlines()[-1])
+    assert "autoresearch.mcp.first_use" in modules  # the probe saw the server built
+    tools = (
+        "autoresearch.mcp.session_tools",
+        "autoresearch.mcp.schemas",
+        "autoresearch.mcp.job_tools",
+        "autoresearch.mcp.worker_tools",
+        "autoresearch.experiments",
+        "autoresearch.journal",
+        "autoresearch.contracts",
+        "autoresearch.supervisor",
+    )
+    assert among(modules, tools) == []

@@ -1,15 +1,19 @@
-"""journal/records.stamped_update, the one update of a store's row by its key (runs, sessions,
-jobs): field values become column values, and updated_at is stamped unless the caller names
-it. Real SQLite, a table of its own."""
+"""journal/records: a row read into its record (Codec.record, by any query's shape), and
+stamped_update, the one update of a store's row by its key (runs, sessions, jobs): field values
+become column values, and updated_at is stamped unless the caller names it. Real SQLite, a
+table of its own."""
 
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import dataclass
 
 import pytest
 
+from autoresearch.errors import JournalError
 from autoresearch.journal import records
 from autoresearch.journal.records import Codec
+from autoresearch.states import RunStatus
 
 CODEC = Codec({"notes": "notes_json"}, bools=frozenset({"done"}), table="items", keys=("a", "b"))
 
@@ -54,3 +58,43 @@ def test_a_stamped_update_changes_one_row_and_stamps_it(
 def test_a_key_of_the_wrong_length_is_refused(conn: sqlite3.Connection) -> None:
     with pytest.raises(ValueError):
         records.stamped_update(conn, CODEC, ("x",), {"state": "new"})
+
+
+@dataclass(frozen=True)
+class Item:
+    a: str
+    b: int
+    state: RunStatus | None = None
+    done: bool = False
+    notes: tuple[str, ...] = ()
+    missing: str = "kept"  # a field whose column the query does not select keeps its default
+
+
+ITEMS = Codec(
+    {"notes": "notes_json"},
+    bools=frozenset({"done"}),
+    tuples=frozenset({"notes"}),
+    enums={"state": RunStatus},
+    table="items",
+    keys=("a", "b"),
+)
+
+
+@pytest.mark.parametrize(
+    ("select", "item"),
+    [
+        ("SELECT * FROM items", Item("x", 1, RunStatus.RUNNING, True, ("n",))),
+        ("SELECT b, a FROM items", Item("x", 1)),  # another query's shape: its own positions
+        ("SELECT notes_json, done, a, b FROM items", Item("x", 1, None, True, ("n",))),
+    ],
+)
+def test_a_row_is_read_into_its_record_by_any_query_shape(select: str, item: Item) -> None:
+    conn = sqlite3.connect(":memory:")
+    conn.row_factory = sqlite3.Row
+    conn.execute("CREATE TABLE items (a TEXT, b INTEGER, state TEXT, done INTEGER, notes_json)")
+    conn.execute("INSERT INTO items VALUES ('x', 1, 'running', 1, '[\"n\"]')")
+    for _ in range(2):  # the second read uses the plan the first worked out
+        assert ITEMS.record(Item, conn.execute(select).fetchone()) == item
+    conn.execute("UPDATE items SET state = 'runing'")  # damaged: named by table, row, column
+    with pytest.raises(JournalError, match=r"table items, row a=x, b=1: state is 'runing'"):
+        ITEMS.record(Item, conn.execute("SELECT * FROM items").fetchone())

@@ -15,7 +15,7 @@ import pytest
 
 from autoresearch.cli.job_cmds import job
 from autoresearch.mcp.job_tools import JobTools, VerificationPolicy
-from autoresearch.mcp.server import Tools as ExperimentTools
+from autoresearch.mcp.session_tools import Tools as ExperimentTools
 from autoresearch.states import Direction, Isolation, TaskKind, Verdict
 from autoresearch.worker.jobs import LOG_NAMES
 

@@ -125,7 +125,8 @@ def mcp_command(
         return
     if idle_exit is not None:
         fail("--idle-exit applies to --transport stdio only")
-    server = build_server(start, running_max=max_running_jobs)
+    # over stdio the tools are built after the handshake (mcp/first_use.py: issue 36)
+    server = build_server(start, running_max=max_running_jobs, at_first_use=transport == "stdio")
     if transport == "stdio":
         server.run("stdio")
         return

@@ -86,7 +86,7 @@ _MCP = Verbs(
     off="`autoresearch exp off` (CLI; no tool closes a session)",
     list="`autoresearch exp list` (CLI)",
     reopen="`autoresearch exp reopen {n}` (CLI; no tool reopens a session)",
-    # the server follows the worktree (mcp/server.py, Tools._follow): there is nothing to cd
+    # the server follows the worktree (mcp/session_tools.py, Tools._follow): there is nothing to cd
     enter_worktree="this server's tools act there from now on (edit the files there)",
 )
 

@@ -14,15 +14,18 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from autoresearch.contracts.stored_evaluation import StoredEvaluation
 from autoresearch.fsutil import atomic_write_json, atomic_write_text
-from autoresearch.journal.runs import IterationRecord, RunRecord
 from autoresearch.noise import Interval
 from autoresearch.paths import RESULTS_FILE, RepoPaths, RunPaths
 from autoresearch.redact import redact, redact_value
 from autoresearch.states import DecisionKind, EvalStatus, ProcessState, RunStatus
+
+if TYPE_CHECKING:  # read, never built here: a hook that only formats a score (format_score)
+    # imports neither the run store nor the contracts it decodes (issue 36)
+    from autoresearch.contracts.stored_evaluation import StoredEvaluation
+    from autoresearch.journal.runs import IterationRecord, RunRecord
 
 SCHEMA_VERSION = 1
 TSV_HEADER = "iteration\tcommit\tpass\tscore\tstatus\tdescription\n"

@@ -140,5 +140,7 @@ async def _read(fd: int) -> bytes:
 def serve_idle_stdio(start: Path, seconds: float, running_max: int | None) -> None:
     """`autoresearch mcp --idle-exit SECONDS`: the server over stdio, ending once idle."""
     activity = Activity()
-    server, job_tools = assemble(start, running_max=running_max, middleware=[activity])
-    anyio.run(serve_stdio, server, activity, job_tools.live_jobs, IdleRule(seconds))
+    server, tools = assemble(
+        start, running_max=running_max, middleware=[activity], at_first_use=True
+    )
+    anyio.run(serve_stdio, server, activity, tools.live_jobs, IdleRule(seconds))

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from autoresearch.journal.runs import RunTotals
 from autoresearch.journal.views import NOT_RUN, format_score
-from autoresearch.redact import redact
+from autoresearch.redact import current
 from autoresearch.states import DecisionKind, RunStatus
 from autoresearch.supervisor import estimates
 from autoresearch.supervisor.summary import (
@@ -123,6 +123,7 @@ def run_details(details: RunDetails) -> str:
     ]
     rows = []
     frontier = bool(details.archive)
+    masks = current()  # one look at the environment for the table (status RUN: ~1 ms a row)
     for row in details.iterations:
         it = row.record
         commit = it.candidate_commit or it.kept_commit or ""
@@ -132,9 +133,9 @@ def run_details(details: RunDetails) -> str:
                 it.decision or "",
                 _cell(row.evaluation),  # what run_details said the evaluation came to
                 estimates.row_text(it.evaluator.score if it.evaluator else None, row.estimate),
-                redact(commit)[:7],  # every cell as the ledger entry shows it: secrets masked
+                masks.text(commit)[:7],  # every cell as the ledger entry shows it: secrets masked
                 *([(row.parent or "")[:7]] if frontier else []),
-                " ".join(redact(it.description).split())[:70],
+                " ".join(masks.text(it.description).split())[:70],
             ]
         )
     head = ["#", "decision", "eval", "score", "commit", *(["from"] if frontier else [])]

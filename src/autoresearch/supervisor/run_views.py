@@ -14,7 +14,7 @@ from autoresearch.journal import runs, views
 from autoresearch.journal.db import Journal, journal_present, open_journal
 from autoresearch.journal.runs import IterationRecord, RunRecord
 from autoresearch.paths import REPORT_FILE, RepoPaths
-from autoresearch.redact import redact
+from autoresearch.redact import Redactor, current
 from autoresearch.states import TERMINAL_STATUSES, RunStatus
 from autoresearch.supervisor import archive_view, estimates, honest, portfolio
 from autoresearch.supervisor.handle import driver_alive, read_run
@@ -63,13 +63,14 @@ def run_details(repo_root: Path, run_id: str, last: int | None = None) -> RunDet
         report = RepoPaths(repo_root).run(run_id).report / REPORT_FILE
         alive = driver_alive(RepoPaths(repo_root), run_id)
         parents = archive_view.parents(journal, run)
+        masks = current()  # one look at the environment for every row, not one per row
         return RunDetails(
             summary=summary_of(journal, run),
             manifest=estimates.manifest(journal, run, RepoPaths(repo_root)),
             iterations=[
                 IterationRow(
                     it,
-                    iteration_evaluation(it),
+                    iteration_evaluation(it, masks),
                     found.estimate(estimates.own_commit(it)),
                     parents.get(it.iteration),
                 )
@@ -84,10 +85,11 @@ def run_details(repo_root: Path, run_id: str, last: int | None = None) -> RunDet
         )
 
 
-def iteration_evaluation(it: IterationRecord) -> str:
+def iteration_evaluation(it: IterationRecord, masks: Redactor | None = None) -> str:
     """What an iteration's evaluation came to, as status shows it (with the reason of a
-    discard decided without a reading as its ledger entry shows it: secrets masked)."""
-    reason = it.decision_reason and redact(it.decision_reason)
+    discard decided without a reading as its ledger entry shows it: secrets masked, by
+    `masks` when the caller renders many rows at one moment)."""
+    reason = it.decision_reason and (masks or current()).text(it.decision_reason)
     return views.evaluation_text(it.evaluator, it.decision, reason)
 
 
