@@ -280,7 +280,8 @@ def _collect(task: AgentTask, place: NodeTask, result: AgentResult) -> SessionOu
     except GitError:  # a session may leave HEAD unborn or the checkout broken
         head = None
     bundle_path = place.files / "session.bundle"
-    bundled = head is not None and git.create_bundle(
+    # a head still at the base has nothing to bundle (git took a process to say so)
+    bundled = head not in (None, task.base_commit) and git.create_bundle(
         tree, bundle_path, head, exclude=[task.base_commit]
     )
     patch = b""
@@ -363,12 +364,16 @@ def land_session(task: AgentTask, outcome: SessionOutcome) -> AgentOutcome:
     (or HEAD detached there, as the session left it), the uncommitted rest as a patch at
     `task.leftover_patch`, the artifact and the log in the driver's files."""
     worktree = task.worktree
+    fetched = None
     if outcome.bundle is not None:
         with tempfile.TemporaryDirectory(prefix="autoresearch-bundle-") as tmp:
             path = Path(tmp) / "session.bundle"
             path.write_bytes(outcome.bundle)
-            git.fetch_bundle(worktree, path, f"{refs.prefix(task.run_id)}incoming/{task.lane}")
-    head = outcome.head if outcome.head and git.has_commit(worktree, outcome.head) else None
+            incoming = f"{refs.prefix(task.run_id)}incoming/{task.lane}"
+            fetched = git.fetch_bundle(worktree, path, incoming)
+    # the head just fetched is here: asking git again was one process per session
+    known = outcome.head == fetched or (outcome.head and git.has_commit(worktree, outcome.head))
+    head = outcome.head if known else None
     if head is not None and head != git.head(worktree):
         if outcome.on_branch:
             git.checkout_branch_at(worktree, task.branch, head)
