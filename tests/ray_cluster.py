@@ -62,12 +62,16 @@ class LocalCluster:
 def stop_boards(job_id: str | None = None) -> dict[str, dict[str, Any]]:
     """The live stop boards of the cluster (from its GCS), by actor id; those of one job (a
     driver) when `job_id` is given."""
+    return {k: v for k, v in actors_of("StopBoard", job_id).items() if v["State"] == "ALIVE"}
+
+
+def actors_of(class_name: str, job_id: str | None = None) -> dict[str, dict[str, Any]]:
+    """The actors of a class the cluster's GCS knows, alive or dead, by actor id; those of one
+    job (a driver) when `job_id` is given."""
     return {
         actor_id: actor
         for actor_id, actor in ray._private.state.actors().items()
-        if actor.get("ActorClassName") == "StopBoard"
-        and actor["State"] == "ALIVE"
-        and job_id in (None, actor["JobID"])
+        if actor.get("ActorClassName") == class_name and job_id in (None, actor["JobID"])
     }
 
 

@@ -33,7 +33,7 @@ from autoresearch.supervisor.prepare import prepare  # noqa: E402
 from autoresearch.supervisor.ray_executor import RayExecutor  # noqa: E402
 from autoresearch.supervisor.step import step  # noqa: E402
 from helpers import GIT_ENV, cli, host_pid, make_repo, pid_alive, sandbox_text  # noqa: E402
-from ray_cluster import LocalCluster, start_cluster, stop_boards  # noqa: E402
+from ray_cluster import LocalCluster, actors_of, start_cluster, stop_boards  # noqa: E402
 
 pytestmark = pytest.mark.ray
 T = TypeVar("T")
@@ -233,6 +233,75 @@ def test_a_node_lost_mid_session_is_lost_once_leaves_nothing_running_and_retries
     assert step(run).decision == DecisionKind.KEEP
 
 
+def test_sessions_and_readings_run_on_warm_actors_made_once_at_start_and_reused(
+    cluster: LocalCluster, run: RunHandle, tmp_path: Path
+) -> None:
+    """Tasks that ask CPUs alone run on the executor's warm actors: made when it starts (one
+    per node here), reused by session after session and reading after reading with none made
+    meanwhile, all killed when it shuts down."""
+    job = ray.get_runtime_context().get_job_id()
+    before = set(actors_of("NodeWorker", job))
+    base = run.run.last_kept_commit or ""
+    executor = RayExecutor(cluster.address, warm=1)
+    try:
+        made = set(actors_of("NodeWorker", job)) - before
+        assert len(made) == len([n for n in ray.nodes() if n["Alive"]])
+        for _ in range(2):
+            outcome = executor.submit_agent(
+                agent_task(run, "improve", tmp_path), threading.Event(), lambda _: None
+            ).result(timeout=120)
+            assert outcome.head is not None and outcome.head != base
+            git.checkout_branch_at(run.worktree, run.run.branch_name, base)
+            record = executor.submit_evaluation(
+                evaluation_task(run, base, {}), threading.Event(), lambda _: None
+            ).result(timeout=120)
+            assert record.status == "pass"
+        assert set(actors_of("NodeWorker", job)) - before == made  # none made meanwhile
+    finally:
+        executor.shutdown()
+    wait_for(lambda: all(actors_of("NodeWorker", job)[a]["State"] == "DEAD" for a in made))
+
+
+def test_a_node_lost_under_a_warm_actor_s_session_is_lost_once_and_the_next_runs_elsewhere(
+    cluster: LocalCluster, run: RunHandle, tmp_path: Path
+) -> None:
+    """Sessions at once spread over the nodes' warm actors, one on each; the node under one
+    of them dies: that session alone is lost (once, nothing landed), and the next session runs
+    on a live node's actor (the dead node's are not taken again)."""
+    cluster.add_node("doomed-warm", {})
+    doomed = cluster.nodes["doomed-warm"].node_id
+    base = run.run.last_kept_commit or ""
+    executor = RayExecutor(cluster.address, warm=1)
+    try:
+        count = len([n for n in ray.nodes() if n["Alive"]])
+        cancels = [threading.Event() for _ in range(count)]
+        futures = [
+            executor.submit_agent(agent_task(run, "hang", tmp_path), cancel, lambda _: None)
+            for cancel in cancels
+        ]
+        started = f"{run.run_id}/tasks/*/tree/.autoresearch/agent-1.started"
+        marker = wait_for(lambda: next(cluster.node_dir("doomed-warm").glob(started), None))
+        agent_pid = host_pid(wait_for(marker.read_text))
+        cluster.remove_node("doomed-warm")
+        lost = wait_for(lambda: [f for f in futures if f.done()])
+        assert len(lost) == 1
+        with pytest.raises(TaskLost, match="Ray task lost"):
+            lost[0].result()
+        for cancel in cancels:
+            cancel.set()
+        outcomes = [f.result(timeout=120) for f in futures if f is not lost[0]]
+        assert all(o.result.cancelled for o in outcomes)
+        assert git.head(run.worktree) == base
+        again = executor.submit_agent(
+            agent_task(run, "improve", tmp_path), threading.Event(), lambda _: None
+        ).result(timeout=120)
+    finally:
+        executor.shutdown()
+    assert again.head is not None and again.head != base
+    wait_for(lambda: not pid_alive(agent_pid))  # the dead node's agent did not outlive it
+    assert doomed not in {n["NodeID"] for n in ray.nodes() if n["Alive"]}
+
+
 def wait_for(probe: Callable[[], T | None], patience: float = 60.0) -> T:
     deadline = time.monotonic() + patience
     while time.monotonic() < deadline:
@@ -299,8 +368,9 @@ def test_a_plain_continue_of_a_ray_run_runs_on_the_recorded_cluster(
 def test_a_worker_killed_mid_session_records_that_iteration_interrupted_once_and_the_run_goes_on(
     cluster: LocalCluster, tmp_path: Path
 ) -> None:
-    """The Ray worker running a session is SIGKILLed (its agent with it): the driver records
-    that iteration as interrupted, once, and the next sessions are judged as usual."""
+    """The Ray worker running a session (a warm actor) is SIGKILLed (its agent with it): the
+    driver records that iteration as interrupted, once, and the next sessions are judged as
+    usual (on a new actor: the dead one is not taken again)."""
     repo = make_repo(tmp_path / "repo")
     mission = repo.mission()
     agent_spec = f"cmd:FAKE_PLAN=hang,improve,improve {sys.executable} {CMD_AGENT}"
@@ -335,7 +405,7 @@ def test_a_worker_killed_mid_session_records_that_iteration_interrupted_once_and
     assert [e["iteration"] for e in ledger] == [0, 1, 2, 3]
     lost = ledger[1]
     assert lost["decision"] == "interrupted"
-    assert "agent session Ray task lost: WorkerCrashedError" in json.dumps(lost)
+    assert "agent session Ray task lost: ActorDiedError" in json.dumps(lost)
     assert [e["decision"] for e in ledger[2:]] == ["keep", "keep"]
     wait_for(lambda: not pid_alive(agent_pid))
 

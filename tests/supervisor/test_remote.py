@@ -97,6 +97,7 @@ def test_a_remote_session_lands_in_the_driver_as_if_it_had_run_there(
         "watcher.lock",
     ]
     assert list((node / run.run_id / "tasks").iterdir()) == []
+    assert _registered_checkouts(node / run.run_id / "cache.git") == []  # none left behind
     landed = remote.land_session(session.task, outcome)
     assert git.head(run.worktree) == outcome.head == landed.head
     assert git.current_branch(run.worktree) == run.run.branch_name
@@ -156,6 +157,29 @@ def test_a_sealed_copy_damaged_in_transit_is_refused(tmp_path: Path) -> None:
     damaged = remote.SealedCopy(copy.archive, {"eval.py": "0" * 64})
     with pytest.raises(ContractError, match="damaged in transit: eval.py"):
         remote.unpack_sealed(damaged, tmp_path / "node")
+
+
+def test_a_session_that_only_staged_a_file_brings_it_back_and_leaves_no_checkout(
+    run: RunHandle, tmp_path: Path
+) -> None:
+    """A staged new file is uncommitted work too (the clean-checkout shortcut must see it), and
+    each task's checkout is unregistered from the node's cache once it is gone, however many
+    tasks ran."""
+    node = tmp_path / "node"
+    for n in range(2):
+        session = _session(run, f"cmd:echo staged > new{n}.txt && git add new{n}.txt")
+        outcome = remote.run_session(node, session)
+        remote.land_session(session.task, outcome)
+        assert f"new{n}.txt" in session.task.leftover_patch.read_text()
+    assert _registered_checkouts(node / run.run_id / "cache.git") == []
+
+
+def _registered_checkouts(cache: Path) -> list[str]:
+    """The checkouts the cache still lists besides itself (`git worktree list`)."""
+    listed = subprocess.run(
+        ["git", "worktree", "list", "--porcelain"], cwd=cache, capture_output=True, text=True
+    ).stdout
+    return [line for line in listed.splitlines() if line.startswith("worktree ")][1:]
 
 
 def test_a_dead_task_s_processes_and_folder_are_gone_before_the_next_task(

@@ -1,4 +1,8 @@
-"""`--executor ray`: agent sessions and evaluations as Ray tasks on a cluster's nodes.
+"""`--executor ray`: agent sessions and evaluations on a cluster's nodes.
+
+Each runs on a warm worker of its node (`NodeWorker`, a Ray actor made once per run and node
+and reused, `ray_pool.WarmPool`), or, when it asks a GPU or a custom resource, as a Ray task
+that holds what it asks (`warmable`). Below, "task" is either.
 
 The driver keeps the journal, the run branch and every decision; a node gets plain data and
 returns plain data (`supervisor/remote.py`). What moves where:
@@ -11,8 +15,9 @@ returns plain data (`supervisor/remote.py`). What moves where:
   the artifact, the uncommitted rest (a patch), the logs and the usage or evaluation record
   come back, and land where a local session would have left them (executor.py, rule 5).
 
-Every task is submitted with `max_retries=0`: Ray never re-runs one behind our back (an
-evaluation counted twice, an agent paid twice). A task whose node or worker died raises
+Every task is submitted with `max_retries=0` (an actor with `max_restarts=0`): Ray never
+re-runs one behind our back (an evaluation counted twice, an agent paid twice). A task whose
+node or worker died raises
 `TaskLost` on its future; the lane scheduler restarts it or records it interrupted. A lost
 evaluation's evaluator outlives its worker (it runs in its own process group): its slot, and
 the loss, wait until it is gone (`RayExecutor._settle_lost`), or the retry would run beside it.
@@ -67,6 +72,7 @@ from autoresearch.supervisor.executor import (
     TaskLost,
 )
 from autoresearch.supervisor.handle import RunHandle
+from autoresearch.supervisor.ray_pool import ActorMeans, WarmPool, least_busy, less_ours
 
 MSG_NO_RAY = (
     "--executor ray needs Ray on this machine and on every node: "
@@ -321,6 +327,31 @@ def evaluation_on_node(
     return remote.run_evaluation(_node_root(root), evaluation, poll)
 
 
+class NodeWorker:
+    """A warm worker of one node (a Ray actor, `ray_pool.WarmPool`): runs one task of the run
+    at a time, as the Ray task of that kind would."""
+
+    def __init__(self, root: str | None) -> None:
+        self._root = root
+
+    def ready(self) -> str:
+        return remote.node_name()
+
+    def agent(self, session: remote.NodeSession, board: Any) -> remote.SessionOutcome:
+        return agent_on_node(session, board, self._root)
+
+    def evaluation(self, evaluation: remote.NodeEvaluation, board: Any) -> remote.EvaluationOutcome:
+        return evaluation_on_node(evaluation, board, self._root)
+
+
+def warmable(options: RayOptions) -> bool:
+    """Whether a warm actor may run a task of `options` (pure): only one that asks CPUs
+    alone. An actor holds no resources (it would hold them for the whole run, from the
+    sessions too); a GPU is handed out (CUDA_VISIBLE_DEVICES) and a custom resource counted
+    only for a Ray task that asks it, so such a task stays one."""
+    return "num_gpus" not in options and "resources" not in options
+
+
 # --- the driver ----------------------------------------------------------------------------
 
 
@@ -354,6 +385,8 @@ class RayExecutor:
         self._agent_fn = self._ray.remote(agent_on_node)
         self._eval_fn = self._ray.remote(evaluation_on_node)
         self._reap_fn = self._ray.remote(reap_on_node)
+        self._pool = WarmPool(self._actor_means())
+        self._running: dict[str, int] = {}  # node id -> tasks of ours on its warm actors
         self._bundles = BundleChains(self._put)
         self._lock = threading.Lock()
         self._offered: tuple[float, tuple[NodeOffer, ...]] | None = None  # (when, nodes)
@@ -376,7 +409,6 @@ class RayExecutor:
     ) -> Future[AgentOutcome]:
         options = ray_options(self._agent_resources)
         self._checked(options)
-        options["scheduling_strategy"] = "SPREAD"  # sessions at once go to different nodes
         session = remote.NodeSession(
             task=task,
             task_id=uuid.uuid4().hex,
@@ -386,8 +418,14 @@ class RayExecutor:
         )
 
         def drive() -> AgentOutcome:
-            ref = self._agent_fn.options(**options).remote(session, self._board, self._root)
-            outcome: remote.SessionOutcome = self._await(ref, session.task_id, cancel)
+            outcome: remote.SessionOutcome
+            if warmable(options):
+                pick = self._session_node(options)
+                outcome = self._on_actor(pick, "agent", session, session.task_id, cancel)
+            else:
+                spread: RayOptions = {**options, "scheduling_strategy": "SPREAD"}
+                ref = self._agent_fn.options(**spread).remote(session, self._board, self._root)
+                outcome = self._await(ref, session.task_id, cancel, self._force_cancel(ref))
             return remote.land_session(task, outcome)
 
         return self._threads.submit(drive)
@@ -408,12 +446,8 @@ class RayExecutor:
         def drive() -> EvaluationRecord:
             node = self._take_slot(options)  # a free slot on an able node first
             try:
-                place = {"scheduling_strategy": _pinned(node)}
-                ref = self._eval_fn.options(**options, **place).remote(
-                    evaluation, self._board, self._root
-                )
                 try:
-                    outcome: remote.EvaluationOutcome = self._await(ref, evaluation.task_id, cancel)
+                    outcome = self._evaluate_on(node, options, evaluation, cancel)
                 except TaskLost:
                     # its evaluator may run on (its worker died, not it): the slot, and the
                     # loss that starts the retry, wait until it is gone
@@ -424,6 +458,93 @@ class RayExecutor:
             return remote.land_evaluation(outcome, task.log_path)
 
         return self._threads.submit(drive)
+
+    def _evaluate_on(
+        self,
+        node: str,
+        options: RayOptions,
+        evaluation: remote.NodeEvaluation,
+        cancel: threading.Event,
+    ) -> remote.EvaluationOutcome:
+        """The evaluation on `node`: on a warm actor there, or as a Ray task pinned there."""
+        if warmable(options):
+            here = lambda _running: node  # noqa: E731 - the slot's node, taken already
+            return self._on_actor(here, "evaluation", evaluation, evaluation.task_id, cancel)  # type: ignore[no-any-return]
+        place: RayOptions = {**options, "scheduling_strategy": _pinned(node)}
+        ref = self._eval_fn.options(**place).remote(evaluation, self._board, self._root)
+        return self._await(ref, evaluation.task_id, cancel, self._force_cancel(ref))  # type: ignore[no-any-return]
+
+    def _session_node(self, options: RayOptions) -> Callable[[Mapping[str, int]], str | None]:
+        """How a session picks its node: the able one running fewest of our tasks (sessions at
+        once go to different nodes). Idle actors of nodes that left are dropped first. The
+        nodes are asked again after a second (not the ten of `_checked`): Ray's SPREAD knew
+        a node had died at once, and a session sent to its actor would be lost."""
+        offers = self._offers(SLOT_WAIT_SECONDS)
+        self._pool.keep_nodes({offer.node_id for offer in offers})
+        able = able_nodes(options, offers)
+        return lambda running: least_busy(able, running)
+
+    def _on_actor(
+        self,
+        pick: Callable[[Mapping[str, int]], str | None],
+        method: str,
+        payload: object,
+        task_id: str,
+        cancel: threading.Event,
+    ) -> Any:
+        """`method` of a warm actor with `payload` on the node `pick` names from our running
+        tasks by node (picked and counted at once: two sessions never both see a node free):
+        its result. A lost task's actor is killed and forgotten (the next task on the node gets
+        a new one); any other ending gives it back."""
+        with self._freed:
+            node = pick(self._running)
+            if node is None:
+                raise TaskLost(LOST, "no node of the cluster left can run it")
+            self._running[node] = self._running.get(node, 0) + 1
+        try:
+            return self._call_actor(node, method, payload, task_id, cancel)
+        finally:
+            with self._freed:
+                self._running[node] -= 1
+
+    def _call_actor(
+        self, node: str, method: str, payload: object, task_id: str, cancel: threading.Event
+    ) -> Any:
+        actor = self._pool.take(node)
+        try:
+            ref = getattr(actor, method).remote(payload, self._board)
+            return self._await(ref, task_id, cancel, lambda: self._pool.drop(actor))
+        except TaskLost:
+            self._pool.drop(actor)
+            raise
+        finally:
+            self._pool.give(node, actor)  # a no-op for one dropped
+
+    def _force_cancel(self, ref: Any) -> Callable[[], None]:
+        """How a Ray task that would not stop is ended: its worker is killed."""
+        return lambda: self._ray.cancel(ref, force=True)
+
+    def _actor_means(self) -> ActorMeans:
+        ray = self._ray
+        worker = ray.remote(NodeWorker)
+
+        def spawn(node: str) -> Any:
+            # no CPUs held: sessions and readings share the node as Ray tasks of theirs did
+            # (the driver counts its own, `_running`); never restarted: a lost one is lost
+            pinned = worker.options(num_cpus=0, scheduling_strategy=_pinned(node), max_restarts=0)
+            return pinned.remote(self._root)
+
+        def wait(refs: list[Any], patience: float) -> list[Any]:
+            ready, _ = ray.wait(refs, num_returns=len(refs), timeout=patience)
+            return list(ready)
+
+        return ActorMeans(
+            spawn=spawn,
+            ready=lambda actor: actor.ready.remote(),
+            wait=wait,
+            get=ray.get,
+            kill=lambda actor: ray.kill(actor, no_restart=True),
+        )
 
     def stage(self, tree: Path, commit: str) -> None:
         """Bundle `commit` into the object store now (its reading's submit finds it there):
@@ -441,19 +562,28 @@ class RayExecutor:
             return
         self._stopped = True
         self._threads.shutdown(wait=True, cancel_futures=True)
+        self._pool.close()
         self._ray.kill(self._board)
         if self._owns_ray:
             self._ray.shutdown()
 
     def _warm_up(self, wanted: int) -> None:
-        """Start up to `wanted` workers on every node and wait (bounded) until they are ready:
-        the workers' start-up is paid once, together, instead of by the first sessions and
-        readings of each node (a reading's would hold the evaluation slot). A node that does
-        not answer in time only starts later; nothing here fails the run."""
+        """Start up to `wanted` warm actors on every node, and as many plain workers for the
+        Ray tasks of asks an actor does not run (`warmable`), and wait (bounded) until they
+        are ready: the workers' start-up is paid once, together, instead of by the first
+        sessions and readings of each node (a reading's would hold the evaluation slot). A
+        node that does not answer in time only starts later; nothing here fails the run."""
+        counts = warm_counts(self._ray.nodes(), wanted)
+        if warmable(ray_options(self._agent_resources)) or warmable(self._eval_options):
+            self._pool.warm(counts, WARM_SECONDS)
+        if not (warmable(ray_options(self._agent_resources)) and warmable(self._eval_options)):
+            self._warm_task_workers(counts)
+
+    def _warm_task_workers(self, counts: Mapping[str, int]) -> None:
         ray = self._ray
         warm = ray.remote(warm_worker)
         refs = []
-        for node_id, count in warm_counts(ray.nodes(), wanted).items():
+        for node_id, count in counts.items():
             options: RayOptions = {
                 "num_cpus": 1,
                 "max_retries": 0,
@@ -503,8 +633,9 @@ class RayExecutor:
             able = able_nodes(options, self._offers(max_age))
             if not able:
                 raise TaskLost(LOST, "no node of the cluster left can run it")
-            ready = ready_nodes(options, self._available())  # asked outside the lock
+            available = self._available()  # asked outside the lock
             with self._freed:
+                ready = ready_nodes(options, less_ours(available, self._running))
                 node = pick_node(able, self._busy, self._slots, ready)
                 if node is not None:
                     self._busy[node] = self._busy.get(node, 0) + 1
@@ -551,8 +682,11 @@ class RayExecutor:
                 del self._busy[node]
             self._freed.notify_all()
 
-    def _await(self, ref: Any, task_id: str, cancel: threading.Event) -> Any:
-        """The task's result; TaskLost when its node or worker went away or it would not stop."""
+    def _await(
+        self, ref: Any, task_id: str, cancel: threading.Event, kill: Callable[[], None]
+    ) -> Any:
+        """The task's result; TaskLost when its node or worker went away or it would not stop
+        (then `kill` ended its worker)."""
         ray = self._ray
         asked_at: float | None = None
         told_at = 0.0
@@ -567,7 +701,7 @@ class RayExecutor:
                 told_at = now
                 self._board.stop.remote(task_id)
             if asked_at is not None and now - asked_at > STOP_PATIENCE_SECONDS:
-                ray.cancel(ref, force=True)
+                kill()
                 raise TaskLost(LOST, "it did not stop when asked; its worker was killed")
         try:
             return ray.get(ref)

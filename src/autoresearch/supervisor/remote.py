@@ -220,9 +220,34 @@ def reap_task(root: Path, run_id: str, task_id: str, patience: float) -> bool:
 
 
 def _remove(place: NodeTask) -> None:
-    if place.tree.exists() and (place.cache / "HEAD").exists():
+    """The task's folder and the cache's registration of its checkout, gone. The checkout's
+    `.git` file names that registration: both are removed as files (under the cache lock),
+    not by `git worktree remove` and the `git rev-parse` that finds the registrations, two
+    processes per task on the node; a checkout whose `.git` does not name one inside the
+    cache (cut off while it was made) is removed by git as before."""
+    admin = _registration(place)
+    if admin is None and place.tree.exists() and (place.cache / "HEAD").exists():
         git.worktree_remove(place.cache, place.tree)
     shutil.rmtree(place.folder, ignore_errors=True)
+    if admin is not None:
+        shutil.rmtree(admin, ignore_errors=True)
+
+
+def _registration(place: NodeTask) -> Path | None:
+    """The cache's folder for the task's checkout (`<cache>/worktrees/<name>`), read from the
+    checkout's `.git` file; None unless it is one inside the cache that points back here."""
+    try:
+        text = (place.tree / ".git").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    admin = Path(os.path.realpath(text.removeprefix("gitdir:").strip()))
+    if admin.parent != Path(os.path.realpath(place.cache / "worktrees")):
+        return None
+    try:
+        back = (admin / "gitdir").read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return admin if os.path.realpath(back) == os.path.realpath(place.tree / ".git") else None
 
 
 # --- an agent session ---------------------------------------------------------------------
@@ -255,11 +280,14 @@ def _collect(task: AgentTask, place: NodeTask, result: AgentResult) -> SessionOu
     except GitError:  # a session may leave HEAD unborn or the checkout broken
         head = None
     bundle_path = place.files / "session.bundle"
-    bundled = head is not None and git.create_bundle(
+    # a head still at the base has nothing to bundle (git took a process to say so)
+    bundled = head not in (None, task.base_commit) and git.create_bundle(
         tree, bundle_path, head, exclude=[task.base_commit]
     )
     patch = b""
-    if head is not None:  # what the worktree's reset would spare stays out, as on the driver
+    # what the worktree's reset would spare stays out, as on the driver; a clean checkout (one
+    # `git status`) has nothing to save, and its patch took five processes to come out empty
+    if head is not None and git.status(tree):
         patch = work_patch(tree, head, run_dirt(task.sandbox.shared_links, task.sandbox.runtime))
     return SessionOutcome(
         result=result,
@@ -336,12 +364,16 @@ def land_session(task: AgentTask, outcome: SessionOutcome) -> AgentOutcome:
     (or HEAD detached there, as the session left it), the uncommitted rest as a patch at
     `task.leftover_patch`, the artifact and the log in the driver's files."""
     worktree = task.worktree
+    fetched = None
     if outcome.bundle is not None:
         with tempfile.TemporaryDirectory(prefix="autoresearch-bundle-") as tmp:
             path = Path(tmp) / "session.bundle"
             path.write_bytes(outcome.bundle)
-            git.fetch_bundle(worktree, path, f"{refs.prefix(task.run_id)}incoming/{task.lane}")
-    head = outcome.head if outcome.head and git.has_commit(worktree, outcome.head) else None
+            incoming = f"{refs.prefix(task.run_id)}incoming/{task.lane}"
+            fetched = git.fetch_bundle(worktree, path, incoming)
+    # the head just fetched is here: asking git again was one process per session
+    known = outcome.head == fetched or (outcome.head and git.has_commit(worktree, outcome.head))
+    head = outcome.head if known else None
     if head is not None and head != git.head(worktree):
         if outcome.on_branch:
             git.checkout_branch_at(worktree, task.branch, head)
