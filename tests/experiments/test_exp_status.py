@@ -75,7 +75,9 @@ HOOK_KEYS = [
             "own_worktree", "segment", "max_iterations", "secondary", "scope", "off_limits",
             "constraints", "notes", "closed_at",
         ]),
-        (lambda d: d["confidence"], ["value", "label", "mad", "runs", "reason", "significance"]),
+        (lambda d: d["confidence"], [
+            "value", "label", "mad", "runs", "reason", "significance", "drift",
+        ]),
         (lambda d: d["history"][0], HISTORY_KEYS),
         (lambda d: d["history"][-1], HISTORY_KEYS),
         (lambda d: d["unjustified"][0], ["run", "description", "deviations"]),

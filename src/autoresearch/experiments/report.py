@@ -11,11 +11,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from autoresearch.experiments.confidence import BestRef, Confidence, Ref
+from autoresearch.experiments.confidence import PAIRED, POOLED_NOTE, BestRef, Confidence, Ref
 from autoresearch.experiments.ledger import progress_text
 from autoresearch.experiments.rules import max_reached_message
 from autoresearch.experiments.verbs import Door, Verbs, verbs
 from autoresearch.journal.views import format_score
+from autoresearch.noise import Interval
 from autoresearch.states import ProcessState, RunState, SessionState
 
 if TYPE_CHECKING:
@@ -58,15 +59,39 @@ def confidence(data: Confidence) -> str:
 
 
 def significance(data: Confidence) -> str:
-    """The `significance` of a confidence: best − baseline against repeated runs' noise."""
+    """The `significance` of a confidence: best − baseline against repeated runs' noise,
+    rounded to it (two significant digits of the interval's half-width)."""
     sig = data.significance
     if sig is None or sig.significant is None:
         return f"n/a ({(sig.reason if sig else None) or 'not computed'})"
+    assert sig.difference is not None and sig.low is not None and sig.high is not None
     verdict = "significant" if sig.significant else "not significant"
+    shown = Interval(sig.difference, sig.low, sig.high, sig.pairs).signed_text()
+    if sig.basis == PAIRED:
+        return f"{verdict}: best − baseline {shown} (better is +; paired, {sig.pairs} pairs)"
     return (
-        f"{verdict}: best − baseline {sig.difference:+.4g}, 95 % interval "
-        f"[{sig.low:+.4g}, {sig.high:+.4g}] (better is +; spread {sig.spread:.3g}, "
-        f"df {sig.df})"
+        f"{verdict}: best − baseline {shown} (better is +; spread {sig.spread:.3g}, "
+        f"df {sig.df}; {POOLED_NOTE})"
+    )
+
+
+def drift(data: Confidence) -> str:
+    """`drift:` lines, one for each commit read at two moments of the segment."""
+    return "\n".join(f"drift:       {d.text}" for d in data.drift)
+
+
+def paired(report: RunReport) -> str:
+    """A paired run's change against the kept commit read next to it."""
+    change = report.paired
+    if change is None or report.reference_commit is None:
+        return ""
+    commit = report.reference_commit[:7]
+    if change.n < 2:
+        return f"paired:    {change.signed_text()} against {commit} read alongside (1 pair)"
+    verdict = "significant" if change.low > 0 or change.high < 0 else "within the noise"
+    return (
+        f"paired:    {change.signed_text()} against {commit} read alongside "
+        f"(better is +; {change.n} pairs, {verdict})"
     )
 
 
@@ -111,6 +136,8 @@ def render_run(report: RunReport) -> str:
         f"{report.metric_name}: {num(report.metric, unit)}{pct(report.delta_pct)}"
         + ("  ← use these values in log" if report.metric is not None else ""),
         _readings(report.readings, unit),
+        _readings(report.reference_readings, unit, "reference"),
+        paired(report),
         f"secondary: {metrics(report.metrics)}" if report.metrics else "",
         f"asi:       {_json(report.asi)}" if report.asi else "",
         f"checks:    {checks.state} ({checks.log_file})" if checks else "",
@@ -128,10 +155,12 @@ def render_run(report: RunReport) -> str:
     )
 
 
-def _readings(values: list[float], unit: str) -> str:
-    if len(values) < 2:
+def _readings(values: list[float], unit: str, side: str = "") -> str:
+    if len(values) < 2 and not (side and values):
         return ""
     shown = ", ".join(num(v, unit) for v in values)
+    if side:
+        return f"reference: {len(values)} ({shown}): the kept commit, read in the same rounds"
     return f"readings:  {len(values)} ({shown}): the value is their mean"
 
 
@@ -146,6 +175,7 @@ def render_log(report: LogReport) -> str:
         f"asi:        {_json(report.asi)}" if report.asi else "",
         f"confidence: {confidence(report.confidence)}",
         f"significance: {significance(report.confidence)}",
+        drift(report.confidence),
         f"git:        {g.action}" + (f" ({g.commit[:7]})" if g.commit else ""),
         f"flagged:    {', '.join(f'#{n}' for n in report.flagged)}" if report.flagged else "",
         f"justified:  {', '.join(f'#{n}' for n in report.justified)}" if report.justified else "",
@@ -214,6 +244,7 @@ def render_status(report: StatusReport, door: Door = Door.CLI, live: bool = True
         f"best kept:   {ref(report.best, unit)}",
         f"confidence:  {confidence(report.confidence)}",
         f"significance: {significance(report.confidence)}",
+        drift(report.confidence),
         f"{max_reached_message(prog.max)} The session accepts no more runs."
         if prog.reached and prog.max is not None
         else "",
