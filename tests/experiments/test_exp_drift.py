@@ -78,8 +78,13 @@ def test_a_null_change_measured_after_the_machine_sped_up_is_not_an_improvement(
     assert drift["then_run"] == 1 and drift["now_run"] == 3
     assert drift["then"]["mean"] == pytest.approx(100, abs=1)
     assert drift["now"]["mean"] < 90
+    # every run of the history says what its pairs said
+    history = {h["run"]: h for h in status["history"]}
+    assert history[1]["paired"] is None  # the baseline: nothing to pair with
+    assert abs(history[3]["paired"]["mean"]) < 1 and history[3]["reference_commit"]
     shown = cli("exp", "status", cwd=drifting.root).stdout
     assert "drift:       the baseline now reads " in shown
+    assert "       paired: " in shown and "read alongside (3 pairs)" in shown
     assert "it read 100" in shown  # rounded to the noise, not 100.0713333333
 
 
@@ -95,3 +100,26 @@ def test_a_real_improvement_is_found_by_its_pairs_through_the_drift(drifting: Re
     assert sig["basis"] == "paired" and sig["significant"] is True
     # the paired estimate is the real 5 % of the level it was read at, not the pooled −30 %
     assert 2 < sig["difference"] < 6
+
+
+def test_a_kept_commit_that_cannot_be_read_apart_leaves_the_run_unpaired(
+    drifting: Repo,
+) -> None:
+    # the harness needs a file git ignores: the scratch checkout of the kept commit lacks it
+    drifting.write(".gitignore", "data.txt\n")
+    drifting.write("data.txt", "local data\n")
+    drifting.write("autoresearch.sh", "cat data.txt > /dev/null || exit 4\n" + DRIFTING_HARNESS)
+    exp(drifting, "init", "--name", "drift", "--metric", "ms")
+    exp(drifting, "run", "--repeats", "2")
+    exp(drifting, "log", "--status", "keep", "-d", "baseline")
+    drifting.write("value.txt", "95\n")
+    done = exp(drifting, "run", "--repeats", "2")
+    assert done["status"] == "pass" and len(done["readings"]) == 2
+    assert done["reference_readings"] == [] and done["paired"] is None
+    (note,) = [m for m in done["messages"] if m.startswith("not paired with the kept commit")]
+    assert "failed to read in its scratch checkout" in note and "reference-1.log" in note
+    exp(drifting, "log", "--status", "keep", "-d", "5 % faster")
+    sig = exp(drifting, "status")["confidence"]["significance"]
+    assert sig["basis"] == "pooled"
+    shown = cli("exp", "status", cwd=drifting.root).stdout
+    assert "drift not excluded" in shown

@@ -280,6 +280,9 @@ def _history(history: tuple[HistoryLine, ...], unit: str) -> str:
         )
         if h.measured is not None:
             rows.append(f"       measured: {num(h.measured, unit)} (the logged value differs)")
+        if h.paired is not None and h.reference_commit is not None:
+            against = f"against {h.reference_commit[:7]} read alongside"
+            rows.append(f"       paired: {h.paired.signed_text()} {against} ({h.paired.n} pairs)")
         for value, label in (
             (h.hypothesis, "hypothesis"),
             (h.next_action_hint, "next"),
