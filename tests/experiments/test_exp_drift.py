@@ -85,6 +85,9 @@ def test_a_null_change_measured_after_the_machine_sped_up_is_not_an_improvement(
     shown = cli("exp", "status", cwd=drifting.root).stdout
     assert "drift:       the baseline now reads " in shown
     assert "       paired: " in shown and "read alongside (3 pairs)" in shown
+    # the best's pooled −30 % is not shown as its change: its paired one is
+    (best,) = [line for line in shown.splitlines() if line.startswith("best kept:")]
+    assert "(paired against the baseline: " in best and "%)" not in best
     assert "it read 100" in shown  # rounded to the noise, not 100.0713333333
 
 

@@ -52,6 +52,19 @@ def ref(data: Ref | None, unit: str = "") -> str:
     return f"#{data.run} {num(data.metric, unit)}{pct(change)}"
 
 
+def best_kept(best: BestRef | None, data: Confidence, unit: str = "") -> str:
+    """The best kept run; once its change from the baseline is known from pairs, that change
+    instead of the pooled Δ % (which mixes in the drift between their readings)."""
+    sig = data.significance
+    if best is None or sig is None or sig.basis != PAIRED or sig.difference is None:
+        return ref(best, unit)
+    assert sig.low is not None and sig.high is not None
+    change = Interval(sig.difference, sig.low, sig.high, sig.pairs).signed_text()
+    return (
+        f"#{best.run} {num(best.metric, unit)} (paired against the baseline: {change}; better is +)"
+    )
+
+
 def confidence(data: Confidence) -> str:
     if data.value is None:
         return f"n/a ({data.reason})"
@@ -170,7 +183,7 @@ def render_log(report: LogReport) -> str:
         f"run #{report.run} logged as {report.status}: {report.description}",
         f"{report.metric_name}: {num(report.metric, report.unit)}{pct(report.delta_pct)}",
         f"baseline:   {ref(report.baseline, report.unit)}",
-        f"best kept:  {ref(report.best, report.unit)}",
+        f"best kept:  {best_kept(report.best, report.confidence, report.unit)}",
         f"secondary:  {metrics(report.metrics)}" if report.metrics else "",
         f"asi:        {_json(report.asi)}" if report.asi else "",
         f"confidence: {confidence(report.confidence)}",
@@ -241,7 +254,7 @@ def render_status(report: StatusReport, door: Door = Door.CLI, live: bool = True
         f"constraints: {'; '.join(s.constraints)}" if s.constraints else "",
         f"runs:        {progress_text(prog)} logged ({counts})",
         f"baseline:    {ref(report.baseline, unit)}",
-        f"best kept:   {ref(report.best, unit)}",
+        f"best kept:   {best_kept(report.best, report.confidence, unit)}",
         f"confidence:  {confidence(report.confidence)}",
         f"significance: {significance(report.confidence)}",
         drift(report.confidence),
