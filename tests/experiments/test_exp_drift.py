@@ -67,6 +67,7 @@ def test_a_null_change_measured_after_the_machine_sped_up_is_not_an_improvement(
     assert text.returncode == 0, text.stderr
     assert "significance: not significant: best − baseline" in text.stdout
     assert "paired, 3 pairs" in text.stdout
+    assert "paired:     " in text.stdout and "against the kept commit read alongside" in text.stdout
 
     status = exp(drifting, "status")
     sig = status["confidence"]["significance"]
@@ -98,7 +99,8 @@ def test_a_real_improvement_is_found_by_its_pairs_through_the_drift(drifting: Re
     drifting.write("value.txt", "95\n")  # 5 % faster, measured across the machine's change
     better = exp(drifting, "run", "--repeats", "3")
     assert better["paired"]["low"] > 0 and better["suggested_status"] == "keep"
-    exp(drifting, "log", "--status", "keep", "-d", "5 % faster")
+    logged = exp(drifting, "log", "--status", "keep", "-d", "5 % faster")
+    assert logged["paired"] == better["paired"]
     sig = exp(drifting, "status")["confidence"]["significance"]
     assert sig["basis"] == "paired" and sig["significant"] is True
     # the paired estimate is the real 5 % of the level it was read at, not the pooled −30 %

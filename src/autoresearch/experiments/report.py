@@ -182,6 +182,7 @@ def render_log(report: LogReport) -> str:
     return _lines(
         f"run #{report.run} logged as {report.status}: {report.description}",
         f"{report.metric_name}: {num(report.metric, report.unit)}{pct(report.delta_pct)}",
+        _logged_pairs(report.paired),
         f"baseline:   {ref(report.baseline, report.unit)}",
         f"best kept:  {best_kept(report.best, report.confidence, report.unit)}",
         f"secondary:  {metrics(report.metrics)}" if report.metrics else "",
@@ -195,6 +196,13 @@ def render_log(report: LogReport) -> str:
         f"progress:   {progress_text(report.progress)}",
         *report.messages,
     )
+
+
+def _logged_pairs(change: Interval | None) -> str:
+    if change is None:
+        return ""
+    against = f"against the kept commit read alongside ({change.n} pairs)"
+    return f"paired:     {change.signed_text()} {against}"
 
 
 def render_run_notes(report: NotesReport) -> str:
