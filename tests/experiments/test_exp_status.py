@@ -47,7 +47,7 @@ def test_history_is_in_run_order_whatever_the_timestamps_say(session: Repo) -> N
 HISTORY_KEYS = [
     "run", "segment", "status", "metric", "measured", "delta_pct", "metrics", "description",
     "hypothesis", "next_action_hint", "rollback_reason", "deviations", "justification",
-    "flagged", "flag_reason", "commit", "patch_path", "log_path",
+    "flagged", "flag_reason", "commit", "patch_path", "log_path", "paired", "reference_commit",
 ]  # fmt: skip
 PENDING_KEYS = [
     "run", "state", "started_at", "benchmark", "metric", "metrics", "asi", "checks", "log_path",
@@ -75,7 +75,9 @@ HOOK_KEYS = [
             "own_worktree", "segment", "max_iterations", "secondary", "scope", "off_limits",
             "constraints", "notes", "closed_at",
         ]),
-        (lambda d: d["confidence"], ["value", "label", "mad", "runs", "reason", "significance"]),
+        (lambda d: d["confidence"], [
+            "value", "label", "mad", "runs", "reason", "significance", "drift",
+        ]),
         (lambda d: d["history"][0], HISTORY_KEYS),
         (lambda d: d["history"][-1], HISTORY_KEYS),
         (lambda d: d["unjustified"][0], ["run", "description", "deviations"]),

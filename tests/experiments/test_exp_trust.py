@@ -107,7 +107,9 @@ def test_repeats_record_every_reading_and_status_says_whether_it_is_significant(
     better = run(noisy.root, repeats=3)
     logged = log(noisy.root, "keep", "one more")
     sig = logged.confidence.significance
-    assert sig is not None and sig.significant is True and sig.df == 4
+    # paired: run 2's readings against the baseline commit read next to each of them
+    assert sig is not None and sig.significant is True and sig.basis == "paired"
+    assert sig.pairs == 3 and better.reference_readings and len(better.reference_readings) == 3
     assert sig.low < better.metric - base.metric < sig.high
 
     # the CLI: --repeats, and significance in status and log

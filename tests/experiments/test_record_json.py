@@ -18,11 +18,13 @@ from autoresearch.contracts.check_record import CheckRecord
 from autoresearch.experiments.confidence import BestRef, Confidence, Ref, Significance
 from autoresearch.experiments.ledger import Progress
 from autoresearch.experiments.logger import GitEffect
+from autoresearch.experiments.pairing import LevelDrift
 from autoresearch.experiments.params import RunNote, RunParams
 from autoresearch.experiments.runner import RunReport
 from autoresearch.experiments.session import CloseResult, InitResult, ReopenResult
 from autoresearch.experiments.status import SessionSummary
 from autoresearch.journal.sessions import SessionRecord
+from autoresearch.noise import Interval
 from autoresearch.states import (
     Direction,
     GitAction,
@@ -88,6 +90,20 @@ SIGNIFICANCE_JSON: dict[str, Any] = {
     "spread": 0.1,
     "df": 4,
     "reason": None,
+    "basis": "pooled",
+    "pairs": 0,
+}
+THEN, NOW = Interval(131.0, 129.0, 133.0, 3), Interval(100.0, 99.0, 101.0, 3)
+DRIFT = LevelDrift("baseline", "a" * 40, THEN, 1, NOW, 5, True, "the baseline now reads …")
+DRIFT_JSON: dict[str, Any] = {
+    "label": "baseline",
+    "commit": "a" * 40,
+    "then": {"mean": 131.0, "low": 129.0, "high": 133.0, "n": 3, "level": 0.95},
+    "then_run": 1,
+    "now": {"mean": 100.0, "low": 99.0, "high": 101.0, "n": 3, "level": 0.95},
+    "now_run": 5,
+    "significant": True,
+    "text": "the baseline now reads …",
 }
 
 CHECKS = CheckRecord(ProcessState.FAIL, 1, 1234, "/repo/.autoresearch/run-4.checks.log", "E1")
@@ -117,6 +133,9 @@ def _run_report(checks: CheckRecord | None) -> RunReport:
         asi={"hypothesis": "cache the table", "nested": {"k": [1, 2]}},
         checks=checks,
         readings=[1.4, 1.6],
+        reference_commit="b" * 40,
+        reference_readings=[1.7, 1.9],
+        paired=Interval(0.3, 0.1, 0.5, 2),
         log_path="/repo/.autoresearch/run-4.log",
         tail="METRIC seconds=1.5",
         baseline=Ref(1, 2.0, "a" * 40),
@@ -146,6 +165,9 @@ def _run_report_json(checks: dict[str, Any] | None) -> dict[str, Any]:
         "asi": {"hypothesis": "cache the table", "nested": {"k": [1, 2]}},
         "checks": checks,
         "readings": [1.4, 1.6],
+        "reference_commit": "b" * 40,
+        "reference_readings": [1.7, 1.9],
+        "paired": {"mean": 0.3, "low": 0.1, "high": 0.5, "n": 2, "level": 0.95},
         "log_path": "/repo/.autoresearch/run-4.log",
         "tail": "METRIC seconds=1.5",
         "baseline": {"run": 1, "metric": 2.0, "commit": "a" * 40},
@@ -174,7 +196,7 @@ CASES: list[tuple[str, Any, dict[str, Any]]] = [
     ),
     (
         "Confidence with significance",
-        Confidence(2.5, "likely real", 0.2, 5, None, SIGNIFICANCE),
+        Confidence(2.5, "likely real", 0.2, 5, None, SIGNIFICANCE, (DRIFT,)),
         {
             "value": 2.5,
             "label": "likely real",
@@ -182,6 +204,7 @@ CASES: list[tuple[str, Any, dict[str, Any]]] = [
             "runs": 5,
             "reason": None,
             "significance": SIGNIFICANCE_JSON,
+            "drift": [DRIFT_JSON],
         },
     ),
     (
@@ -194,6 +217,7 @@ CASES: list[tuple[str, Any, dict[str, Any]]] = [
             "runs": 2,
             "reason": "fewer than 3 comparable runs",
             "significance": None,
+            "drift": [],
         },
     ),
     ("Progress", Progress(3, 20), {"logged": 3, "max": 20, "reached": False}),

@@ -138,7 +138,8 @@ def init(ctx: click.Context, /, **opts: Any) -> None:
     type=click.IntRange(1, 100),
     default=1,
     show_default=True,
-    help="Run the benchmark N times: the metric is the mean, every reading kept.",
+    help="Run the benchmark N times: the metric is the mean, every reading kept; from 2 on, "
+    "after a baseline, each reading is paired with one of the kept commit.",
 )
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.pass_context

@@ -11,13 +11,25 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 
+from autoresearch.experiments.pairing import (
+    LevelDrift,
+    PairedPoint,
+    chain_improvement,
+    level_drifts,
+)
 from autoresearch.jsonshape import json_shape
-from autoresearch.noise import pooled_difference, pooled_spread, signed_interval
+from autoresearch.noise import Interval, pooled_difference, pooled_spread, signed_interval
 from autoresearch.states import Direction, Verdict, best_by
 
 LIKELY_REAL, MARGINAL, WITHIN_NOISE = "likely real", "marginal", "within noise"
 SIGNIFICANT, NOT_SIGNIFICANT = "significant", "not significant"
 NO_SPREAD = "no repeated run yet: exp run --repeats N measures the spread"
+PAIRED, POOLED = "paired", "pooled"
+# said of a pooled significance: its readings were taken at other moments
+POOLED_NOTE = (
+    "pooled readings of different moments, drift not excluded: exp run --repeats N after a "
+    "keep pairs each reading with one of the kept commit"
+)
 UNSCORED = (Verdict.CRASH, Verdict.CHECKS_FAILED)
 
 
@@ -31,6 +43,9 @@ class Point:
     flagged: bool = False
     commit: str | None = None
     readings: tuple[float, ...] = ()  # `exp run --repeats`: every reading (metric: their mean)
+    # the kept commit read next to each reading, in the same order (pairing.py)
+    reference_commit: str | None = None
+    reference: tuple[float, ...] = ()
 
     @property
     def values(self) -> tuple[float, ...]:
@@ -70,9 +85,11 @@ class BestRef(Ref):
 
 @dataclass(frozen=True)
 class Significance:
-    """best − baseline (better is +) with a 95 % interval from the spread of repeated runs
-    (each run's readings around their own mean, pooled over the segment), or the reason why
-    there is none."""
+    """best − baseline (better is +) with a 95 % interval, or the reason why there is none.
+    `paired`: every keep from the baseline to the best was read next to the commit kept
+    before it, and the interval chains those paired changes (drift cancels). `pooled`: the
+    spread of repeated runs (each run's readings around their own mean, pooled over the
+    segment) of readings taken at different moments, which drift can fool."""
 
     significant: bool | None
     difference: float | None = None
@@ -81,16 +98,17 @@ class Significance:
     spread: float | None = None
     df: int = 0
     reason: str | None = None
+    basis: str = POOLED  # PAIRED or POOLED (see above)
+    pairs: int = 0  # paired: the pairs of readings behind the interval
 
     @property
     def label(self) -> str:
         if self.significant is None:
             return f"n/a ({self.reason})"
         verdict = SIGNIFICANT if self.significant else NOT_SIGNIFICANT
-        return (
-            f"{verdict}: {self.difference:+.4g}, 95 % interval [{self.low:+.4g}, "
-            f"{self.high:+.4g}] (better is +)"
-        )
+        assert self.difference is not None and self.low is not None and self.high is not None
+        shown = Interval(self.difference, self.low, self.high, self.pairs).signed_text()
+        return f"{verdict}: {shown} (better is +)"
 
 
 @dataclass(frozen=True)
@@ -104,6 +122,7 @@ class Confidence:
     runs: int
     reason: str | None = None
     significance: Significance | None = None
+    drift: tuple[LevelDrift, ...] = ()  # how the baseline and the kept commit read then and now
 
     def to_dict(self) -> dict[str, object]:
         return json_shape(self)
@@ -152,7 +171,18 @@ def best_of(points: Sequence[Point], direction: Direction) -> Ref | None:
 def confidence(points: Sequence[Point], direction: Direction) -> Confidence:
     """The contract's formula over one segment's logged runs, with the significance."""
     found = _mad_confidence(points, direction)
-    return replace(found, significance=significance(points, direction))
+    base = baseline_of(points)
+    drift = level_drifts(paired_points(points), base.commit if base else None)
+    return replace(found, significance=significance(points, direction), drift=drift)
+
+
+def paired_points(points: Sequence[Point]) -> list[PairedPoint]:
+    """The scored runs as pairing sees them."""
+    return [
+        PairedPoint(p.number, p.status, p.commit, p.values, p.reference_commit, p.reference)
+        for p in points
+        if p.scored
+    ]
 
 
 def _mad_confidence(points: Sequence[Point], direction: Direction) -> Confidence:
@@ -181,6 +211,10 @@ def significance(points: Sequence[Point], direction: Direction) -> Significance:
         return Significance(None, reason="no baseline (no kept run)")
     if best is None or best.run == base.run:
         return Significance(None, reason="best equals the baseline")
+    chain = chain_improvement(paired_points(points), direction, base.run, best.run)
+    if chain is not None:
+        low = chain.low
+        return Significance(low > 0, chain.mean, low, chain.high, basis=PAIRED, pairs=chain.n)
     spread = pooled_spread([p.values for p in points if p.scored])
     if spread.df < 1:
         return Significance(None, reason=NO_SPREAD)

@@ -34,9 +34,21 @@ class Progress:
 
 def point(run: SessionRunRecord) -> Point:
     readings = tuple(run.readings or ())
+    reference = tuple(run.reference_readings or ())
     if readings and run.metric != run.parsed_primary:
-        readings = ()  # logged with another value than measured: that value is what counts
-    return Point(run.number, run.status, run.metric, run.flagged, run.commit_sha, readings)
+        # logged with another value than measured: that value is what counts, and it has no
+        # reading to pair with the kept commit's
+        readings, reference = (), ()
+    return Point(
+        run.number,
+        run.status,
+        run.metric,
+        run.flagged,
+        run.commit_sha,
+        readings,
+        run.reference_commit if reference else None,
+        reference,
+    )
 
 
 def stats(src: Reader, session: SessionRecord) -> SegmentStats:

@@ -24,6 +24,7 @@ from autoresearch.experiments.commits import commit_work, untracked_caches
 from autoresearch.experiments.confidence import BestRef, Confidence, Ref
 from autoresearch.experiments.context import Context, open_context, session_lock
 from autoresearch.experiments.ledger import Progress, progress, stats
+from autoresearch.experiments.pairing import run_change
 from autoresearch.experiments.params import (
     LogParams,
     RunNote,
@@ -43,6 +44,7 @@ from autoresearch.experiments.verbs import Door
 from autoresearch.journal import sessions
 from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
 from autoresearch.jsonshape import json_shape
+from autoresearch.noise import Interval
 from autoresearch.paths import HARNESS_FILES
 from autoresearch.reset import RuntimeRule, save_then_reset
 from autoresearch.states import GitAction, Verdict
@@ -93,6 +95,9 @@ class LogReport:
     progress: Progress
     max_reached: bool
     messages: tuple[str, ...]
+    # the run − the kept commit read next to it (better is +), when it was paired and logged
+    # with the value it measured (pairing.run_change)
+    paired: Interval | None = None
 
     def to_dict(self) -> dict[str, object]:
         return json_shape(self)
@@ -281,6 +286,9 @@ def _report(
         progress=done,
         max_reached=done.reached,
         messages=tuple(messages),
+        paired=None
+        if plan.measured is not None
+        else run_change(session.direction, run.readings or (), run.reference_readings or ()),
     )
 
 

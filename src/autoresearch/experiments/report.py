@@ -11,11 +11,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from autoresearch.experiments.confidence import BestRef, Confidence, Ref
+from autoresearch.experiments.confidence import PAIRED, POOLED_NOTE, BestRef, Confidence, Ref
 from autoresearch.experiments.ledger import progress_text
 from autoresearch.experiments.rules import max_reached_message
 from autoresearch.experiments.verbs import Door, Verbs, verbs
 from autoresearch.journal.views import format_score
+from autoresearch.noise import Interval
 from autoresearch.states import ProcessState, RunState, SessionState
 
 if TYPE_CHECKING:
@@ -51,6 +52,19 @@ def ref(data: Ref | None, unit: str = "") -> str:
     return f"#{data.run} {num(data.metric, unit)}{pct(change)}"
 
 
+def best_kept(best: BestRef | None, data: Confidence, unit: str = "") -> str:
+    """The best kept run; once its change from the baseline is known from pairs, that change
+    instead of the pooled Δ % (which mixes in the drift between their readings)."""
+    sig = data.significance
+    if best is None or sig is None or sig.basis != PAIRED or sig.difference is None:
+        return ref(best, unit)
+    assert sig.low is not None and sig.high is not None
+    change = Interval(sig.difference, sig.low, sig.high, sig.pairs).signed_text()
+    return (
+        f"#{best.run} {num(best.metric, unit)} (paired against the baseline: {change}; better is +)"
+    )
+
+
 def confidence(data: Confidence) -> str:
     if data.value is None:
         return f"n/a ({data.reason})"
@@ -58,15 +72,39 @@ def confidence(data: Confidence) -> str:
 
 
 def significance(data: Confidence) -> str:
-    """The `significance` of a confidence: best − baseline against repeated runs' noise."""
+    """The `significance` of a confidence: best − baseline against repeated runs' noise,
+    rounded to it (two significant digits of the interval's half-width)."""
     sig = data.significance
     if sig is None or sig.significant is None:
         return f"n/a ({(sig.reason if sig else None) or 'not computed'})"
+    assert sig.difference is not None and sig.low is not None and sig.high is not None
     verdict = "significant" if sig.significant else "not significant"
+    shown = Interval(sig.difference, sig.low, sig.high, sig.pairs).signed_text()
+    if sig.basis == PAIRED:
+        return f"{verdict}: best − baseline {shown} (better is +; paired, {sig.pairs} pairs)"
     return (
-        f"{verdict}: best − baseline {sig.difference:+.4g}, 95 % interval "
-        f"[{sig.low:+.4g}, {sig.high:+.4g}] (better is +; spread {sig.spread:.3g}, "
-        f"df {sig.df})"
+        f"{verdict}: best − baseline {shown} (better is +; spread {sig.spread:.3g}, "
+        f"df {sig.df}; {POOLED_NOTE})"
+    )
+
+
+def drift(data: Confidence) -> str:
+    """`drift:` lines, one for each commit read at two moments of the segment."""
+    return "\n".join(f"drift:       {d.text}" for d in data.drift)
+
+
+def paired(report: RunReport) -> str:
+    """A paired run's change against the kept commit read next to it."""
+    change = report.paired
+    if change is None or report.reference_commit is None:
+        return ""
+    commit = report.reference_commit[:7]
+    if change.n < 2:
+        return f"paired:    {change.signed_text()} against {commit} read alongside (1 pair)"
+    verdict = "significant" if change.low > 0 or change.high < 0 else "within the noise"
+    return (
+        f"paired:    {change.signed_text()} against {commit} read alongside "
+        f"(better is +; {change.n} pairs, {verdict})"
     )
 
 
@@ -111,6 +149,8 @@ def render_run(report: RunReport) -> str:
         f"{report.metric_name}: {num(report.metric, unit)}{pct(report.delta_pct)}"
         + ("  ← use these values in log" if report.metric is not None else ""),
         _readings(report.readings, unit),
+        _readings(report.reference_readings, unit, "reference"),
+        paired(report),
         f"secondary: {metrics(report.metrics)}" if report.metrics else "",
         f"asi:       {_json(report.asi)}" if report.asi else "",
         f"checks:    {checks.state} ({checks.log_file})" if checks else "",
@@ -128,10 +168,12 @@ def render_run(report: RunReport) -> str:
     )
 
 
-def _readings(values: list[float], unit: str) -> str:
-    if len(values) < 2:
+def _readings(values: list[float], unit: str, side: str = "") -> str:
+    if len(values) < 2 and not (side and values):
         return ""
     shown = ", ".join(num(v, unit) for v in values)
+    if side:
+        return f"reference: {len(values)} ({shown}): the kept commit, read in the same rounds"
     return f"readings:  {len(values)} ({shown}): the value is their mean"
 
 
@@ -140,18 +182,27 @@ def render_log(report: LogReport) -> str:
     return _lines(
         f"run #{report.run} logged as {report.status}: {report.description}",
         f"{report.metric_name}: {num(report.metric, report.unit)}{pct(report.delta_pct)}",
+        _logged_pairs(report.paired),
         f"baseline:   {ref(report.baseline, report.unit)}",
-        f"best kept:  {ref(report.best, report.unit)}",
+        f"best kept:  {best_kept(report.best, report.confidence, report.unit)}",
         f"secondary:  {metrics(report.metrics)}" if report.metrics else "",
         f"asi:        {_json(report.asi)}" if report.asi else "",
         f"confidence: {confidence(report.confidence)}",
         f"significance: {significance(report.confidence)}",
+        drift(report.confidence),
         f"git:        {g.action}" + (f" ({g.commit[:7]})" if g.commit else ""),
         f"flagged:    {', '.join(f'#{n}' for n in report.flagged)}" if report.flagged else "",
         f"justified:  {', '.join(f'#{n}' for n in report.justified)}" if report.justified else "",
         f"progress:   {progress_text(report.progress)}",
         *report.messages,
     )
+
+
+def _logged_pairs(change: Interval | None) -> str:
+    if change is None:
+        return ""
+    against = f"against the kept commit read alongside ({change.n} pairs)"
+    return f"paired:     {change.signed_text()} {against}"
 
 
 def render_run_notes(report: NotesReport) -> str:
@@ -211,9 +262,10 @@ def render_status(report: StatusReport, door: Door = Door.CLI, live: bool = True
         f"constraints: {'; '.join(s.constraints)}" if s.constraints else "",
         f"runs:        {progress_text(prog)} logged ({counts})",
         f"baseline:    {ref(report.baseline, unit)}",
-        f"best kept:   {ref(report.best, unit)}",
+        f"best kept:   {best_kept(report.best, report.confidence, unit)}",
         f"confidence:  {confidence(report.confidence)}",
         f"significance: {significance(report.confidence)}",
+        drift(report.confidence),
         f"{max_reached_message(prog.max)} The session accepts no more runs."
         if prog.reached and prog.max is not None
         else "",
@@ -249,6 +301,9 @@ def _history(history: tuple[HistoryLine, ...], unit: str) -> str:
         )
         if h.measured is not None:
             rows.append(f"       measured: {num(h.measured, unit)} (the logged value differs)")
+        if h.paired is not None and h.reference_commit is not None:
+            against = f"against {h.reference_commit[:7]} read alongside"
+            rows.append(f"       paired: {h.paired.signed_text()} {against} ({h.paired.n} pairs)")
         for value, label in (
             (h.hypothesis, "hypothesis"),
             (h.next_action_hint, "next"),

@@ -24,9 +24,10 @@ from autoresearch.clock import utc_now_iso
 from autoresearch.contracts.check_record import CheckRecord
 from autoresearch.contracts.metric_lines import MetricScanner, ParsedLines
 from autoresearch.contracts.sandbox import EvaluatorSpec
-from autoresearch.errors import ContractError, JournalError, RefusedError
+from autoresearch.errors import ContractError, GitError, JournalError, RefusedError
 from autoresearch.evaluate import EvaluationRecord, check_record, metric_record
-from autoresearch.experiments.confidence import Ref, SegmentStats
+from autoresearch.experiments.advice import advice, paired_advice, suggest
+from autoresearch.experiments.confidence import Ref
 from autoresearch.experiments.context import Context, open_context, session_lock
 from autoresearch.experiments.ledger import (
     Progress,
@@ -35,11 +36,20 @@ from autoresearch.experiments.ledger import (
     progress,
     stats,
 )
+from autoresearch.experiments.pairing import run_change
 from autoresearch.experiments.params import DEFAULT_COMMAND, RunParams, run_timeout
+from autoresearch.experiments.reference import (
+    PairingPlan,
+    Side,
+    plan_pairing,
+    reference_checkout,
+    reference_log,
+    reference_tree,
+    round_order,
+)
 from autoresearch.experiments.rules import (
     CANCELLED,
     benchmark_state,
-    checks_failed,
     max_reached_message,
 )
 from autoresearch.experiments.sealed import verified
@@ -48,18 +58,19 @@ from autoresearch.journal import children as registry
 from autoresearch.journal import sessions
 from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
 from autoresearch.jsonshape import json_shape
+from autoresearch.noise import Interval
 from autoresearch.paths import CHECKS_FILE, HARNESS_FILE
 from autoresearch.proc import SupervisedSpec, run_supervised
 from autoresearch.settings import kill_grace
-from autoresearch.states import ChildRole, EvalFormat, EvalStatus, ProcessState, Verdict, is_better
+from autoresearch.states import ChildRole, EvalFormat, EvalStatus, ProcessState
 from autoresearch.streams import LineSplitter, Tail
 
 MAX_REPEATS = 100
 TAIL_LINES = 10
 TAIL_BYTES = 4096
 PROGRESS_EVERY = 1.0
-NOTHING_TO_LOG = "none"
 CANCELLED_NOTE = "cancelled by the caller: its processes were stopped"
+UNPAIRED = "not paired with the kept commit"
 ProgressCallback = Callable[[float, str], None]
 CancelCheck = Callable[[], bool]
 
@@ -83,6 +94,10 @@ class RunReport:
     asi: dict[str, object]
     checks: CheckRecord | None
     readings: list[float]  # `repeats` > 1: every reading of the primary (metric: their mean)
+    # `repeats` > 1 after a baseline: the kept commit read next to each reading (pairing.py)
+    reference_commit: str | None
+    reference_readings: list[float]
+    paired: Interval | None  # this run − the kept commit over those pairs, better is +
     log_path: str
     tail: str
     baseline: Ref | None
@@ -122,10 +137,11 @@ def run_experiment(
             # a changed harness is refused before anything is recorded or measured
             sealed = verified(ctx.cwd, ctx.session_paths(session), ctx.verbs)
             abandoned = abandon_pending(ctx.journal, session)
+            pair = plan_pairing(params.repeats, stats(ctx.journal, session).baseline is not None)
             with ctx.journal.tx() as conn:
                 run = sessions.insert_run(conn, session, session.kept_commit)
-            finished, cancelled = _measure(ctx, session, run, params, ticker, sealed)
-            return _report(ctx, session, finished, done, abandoned, cancelled)
+            finished, cancelled, notes = _measure(ctx, session, run, params, ticker, sealed, pair)
+            return _report(ctx, session, finished, done, abandoned, cancelled, notes)
 
 
 @dataclass
@@ -145,27 +161,87 @@ def _measure(
     params: RunParams,
     ticker: _Ticker,
     sealed: Path | None,
-) -> tuple[SessionRunRecord, bool]:
-    """The benchmark (`repeats` times while it passes), then the checks when it passed; the
-    recorded run and whether it was cancelled."""
+    pair: PairingPlan,
+) -> tuple[SessionRunRecord, bool, list[str]]:
+    """The benchmark (`repeats` times while it passes, paired with the kept commit's readings
+    when `pair` says so), then the checks when it passed; the recorded run, whether it was
+    cancelled, and what the pairing has to say."""
     paths = ctx.session_paths(session)
     tag = harness_tag(session.session_id, run.number, session.directory)
     launch = _Launch.of(ctx, session, tag, sealed)
-    readings: list[float] = []
-    harness = _run_harness(ctx, session, run, launch, params, ticker, 1)
-    duration_ms = harness.evaluation.duration_ms
-    while _passed(harness) and len(readings) < params.repeats:
-        readings.append(float(harness.evaluation.score or 0.0))
-        if len(readings) < params.repeats:
-            harness = _run_harness(ctx, session, run, launch, params, ticker, len(readings) + 1)
-            duration_ms += harness.evaluation.duration_ms
+    rounds = _Rounds(_Reader(ctx, session, run, launch, params, ticker), pair)
+    harness = rounds.read_all()
     checks = None
     if harness.evaluation.process == ProcessState.PASS and launch.checks is not None:
         log = paths.checks_log(run.number)
         checks = _run_checks(ctx, log, launch, params, ticker.cancelled)
     cancelled = harness.evaluation.cancelled or (checks is not None and checks.state == CANCELLED)
-    recorded = _record(ctx, session, run, tag, harness, checks, cancelled, readings, duration_ms)
-    return recorded, cancelled
+    recorded = _record(ctx, session, run, tag, harness, checks, cancelled, rounds)
+    return recorded, cancelled, rounds.notes
+
+
+class _Rounds:
+    """The readings of one run: `repeats` rounds while the benchmark passes; with `pair`, each
+    round also reads the kept commit in its scratch checkout, first or second by turns
+    (reference.round_order). A reference reading that fails ends the pairing, not the run."""
+
+    def __init__(self, reader: _Reader, pair: PairingPlan) -> None:
+        self._reader = reader
+        self._ctx, self._session, self._run = reader.ctx, reader.session, reader.run
+        self._params, self._ticker = reader.params, reader.ticker
+        self.readings: list[float] = []
+        self.reference: list[float] = []
+        self.duration_ms = 0
+        self.notes: list[str] = []
+        self._tree = self._checkout() if pair.paired else None
+
+    def read_all(self) -> _Harness:
+        for index in range(self._params.repeats):
+            for side in round_order(index):
+                if side == Side.REFERENCE:
+                    self._read_reference(index)
+                    continue
+                harness = _run_harness(self._reader, index + 1)
+                self.duration_ms += harness.evaluation.duration_ms
+                if not _passed(harness):
+                    return harness
+                self.readings.append(float(harness.evaluation.score or 0.0))
+        return harness
+
+    @property
+    def pairs(self) -> list[float]:
+        """The reference readings that have a candidate reading in their round."""
+        return self.reference[: len(self.readings)]
+
+    def _checkout(self) -> Path | None:
+        tree = reference_tree(self._ctx.session_paths(self._session))
+        try:
+            return reference_checkout(self._ctx.cwd, tree, self._session.kept_commit)
+        except GitError as exc:
+            self.notes.append(f"{UNPAIRED}: no scratch checkout of the kept commit ({exc})")
+            return None
+
+    def _read_reference(self, index: int) -> None:
+        if self._tree is None or self._ticker.cancelled():
+            return
+        log = reference_log(self._ctx.session_paths(self._session), self._run.number, index)
+        harness = _run_harness(self._reader, index + 1, _Where(self._tree, log))
+        if _passed(harness):
+            self.reference.append(float(harness.evaluation.score or 0.0))
+            return
+        self._tree = None
+        self.notes.append(
+            f"{UNPAIRED}: the kept commit {self._session.kept_commit[:7]} failed to read in "
+            f"its scratch checkout ({harness.evaluation.status}; {log})"
+        )
+
+
+@dataclass(frozen=True)
+class _Where:
+    """Where a reading runs and logs, when not the candidate's own directory and run log."""
+
+    cwd: Path
+    log: Path
 
 
 def _passed(harness: _Harness) -> bool:
@@ -217,10 +293,9 @@ def _record(
     harness: _Harness,
     checks: CheckRecord | None,
     cancelled: bool,
-    readings: list[float],
-    duration_ms: int,
+    rounds: _Rounds,
 ) -> SessionRunRecord:
-    evaluation = harness.evaluation
+    evaluation, readings, reference = harness.evaluation, rounds.readings, rounds.pairs
     primary = evaluation.metrics.get(session.metric)
     if len(readings) > 1 and _passed(harness):
         # repeated: the value to log is the mean of the readings, every one of them kept
@@ -233,7 +308,7 @@ def _record(
             # A cancelled run did not complete: abandoned at once, it never waits for a log.
             completed_at=None if cancelled else now,
             abandoned_at=now if cancelled else None,
-            duration_ms=duration_ms,
+            duration_ms=rounds.duration_ms,
             exit_code=evaluation.exit_code,
             timed_out=evaluation.timed_out,
             error=CANCELLED_NOTE if cancelled else evaluation.spawn_error,
@@ -242,6 +317,8 @@ def _record(
             if primary is not None
             else evaluation.metrics,
             readings=readings if len(readings) > 1 else None,
+            reference_commit=session.kept_commit if reference else None,
+            reference_readings=reference or None,
             parsed_asi=harness.asi,
             checks=checks,
             log_path=str(ctx.session_paths(session).run_log(run.number)),
@@ -253,25 +330,31 @@ def _record(
     return finished
 
 
-def _run_harness(
-    ctx: Context,
-    session: SessionRecord,
-    run: SessionRunRecord,
-    launch: _Launch,
-    params: RunParams,
-    ticker: _Ticker,
-    repeat: int,
-) -> _Harness:
+@dataclass(frozen=True)
+class _Reader:
+    """What every harness reading of one run shares (`_Where` says where one runs)."""
+
+    ctx: Context
+    session: SessionRecord
+    run: SessionRunRecord
+    launch: _Launch
+    params: RunParams
+    ticker: _Ticker
+
+
+def _run_harness(reader: _Reader, repeat: int, where: _Where | None = None) -> _Harness:
     """`bash -c <command>`: one scanner per stream sharing one result, one combined tail."""
     parsed, combined = ParsedLines(), Tail(2 * TAIL_BYTES)
-
+    ctx, session, launch, ticker = reader.ctx, reader.session, reader.launch, reader.ticker
+    if where is None:
+        where = _Where(ctx.cwd, ctx.session_paths(session).repeat_log(reader.run.number, repeat))
     outcome = run_supervised(
         SupervisedSpec(
             argv=launch.harness,
-            cwd=ctx.cwd,
+            cwd=where.cwd,
             env=launch.env,
-            log_path=ctx.session_paths(session).repeat_log(run.number, repeat),
-            timeout=run_timeout(params.timeout_seconds),
+            log_path=where.log,
+            timeout=run_timeout(reader.params.timeout_seconds),
             tail_bytes=TAIL_BYTES,
             grace_seconds=kill_grace(),
             stdout_consumers=[MetricScanner(parsed), combined, ticker.lines()],
@@ -358,12 +441,16 @@ def _report(
     done: Progress,
     abandoned: list[SessionRunRecord],
     cancelled: bool,
+    notes: list[str],
 ) -> RunReport:
     segment = stats(ctx.journal, session)
     status = CANCELLED if cancelled else benchmark_state(run)
-    suggestion = suggest(session, run, status, segment)
+    paired = run_change(session.direction, run.readings or (), run.reference_readings or ())
+    suggestion = suggest(session, run, status, segment, paired)
     messages = [abandoned_text(r) for r in abandoned]
-    messages.extend(_advice(session, run, status, segment))
+    messages.extend(notes)
+    messages.extend(paired_advice(paired))
+    messages.extend(advice(session, run, status, segment))
     return RunReport(
         session_id=session.session_id,
         run=run.number,
@@ -380,6 +467,9 @@ def _report(
         asi=run.parsed_asi,
         checks=run.checks,
         readings=list(run.readings or ()),
+        reference_commit=run.reference_commit,
+        reference_readings=list(run.reference_readings or ()),
+        paired=paired,
         log_path=run.log_path or "",
         tail=run.tail,
         baseline=segment.baseline,
@@ -390,38 +480,3 @@ def _report(
         suggested_status=suggestion,
         messages=tuple(messages),
     )
-
-
-def suggest(
-    session: SessionRecord, run: SessionRunRecord, status: ProcessState, segment: SegmentStats
-) -> str:
-    """The status the numbers point to; the agent decides and logs it."""
-    if status == ProcessState.CANCELLED:
-        return NOTHING_TO_LOG
-    if status != ProcessState.PASS or run.parsed_primary is None:
-        return Verdict.CRASH
-    if checks_failed(run):
-        return Verdict.CHECKS_FAILED
-    if segment.best is None:
-        return Verdict.KEEP
-    improved = is_better(session.direction, run.parsed_primary, segment.best.metric)
-    return Verdict.KEEP if improved else Verdict.DISCARD
-
-
-def _advice(
-    session: SessionRecord, run: SessionRunRecord, status: ProcessState, segment: SegmentStats
-) -> list[str]:
-    if status == ProcessState.CANCELLED:
-        return [
-            f"run #{run.number} was cancelled: its processes were stopped and the run is "
-            "abandoned (nothing to log); start a new run when ready"
-        ]
-    if status == ProcessState.FAIL and run.exit_code == 0 and run.parsed_primary is None:
-        return [
-            f"the benchmark exited 0 but printed no `METRIC {session.metric}=<value>` line, so "
-            "it failed (the rule of the supervisor's format: metric too): fix the harness, or "
-            "log this run as crash"
-        ]
-    if status == ProcessState.PASS and segment.baseline is None and not checks_failed(run):
-        return [f"segment {session.segment} has no baseline yet: log this run as keep to set it"]
-    return []

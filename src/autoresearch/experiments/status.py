@@ -12,8 +12,9 @@ from pathlib import Path
 from autoresearch.decide import DEFAULT_PLATEAU
 from autoresearch.experiments.confidence import BestRef, Confidence, Ref, SegmentStats
 from autoresearch.experiments.context import Context, open_context
-from autoresearch.experiments.ledger import Progress, progress, stats
+from autoresearch.experiments.ledger import Progress, point, progress, stats
 from autoresearch.experiments.notes import ideas
+from autoresearch.experiments.pairing import run_change
 from autoresearch.experiments.params import STATUSES
 from autoresearch.experiments.rules import (
     FAILURE_STREAK,
@@ -28,6 +29,7 @@ from autoresearch.journal import sessions
 from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
 from autoresearch.jsonshape import json_shape
 from autoresearch.locks import FileLock
+from autoresearch.noise import Interval
 from autoresearch.states import Direction, ProcessState, RunState, SessionState, Verdict
 
 DEFAULT_HISTORY = 20
@@ -60,6 +62,10 @@ class HistoryLine:
     commit: str | None
     patch_path: str | None
     log_path: str | None
+    # `exp run --repeats` after a baseline: the run − the kept commit read next to it, better
+    # is + (pairing.run_change), with the commit it was read against
+    paired: Interval | None = None
+    reference_commit: str | None = None
 
 
 @dataclass(frozen=True)
@@ -141,7 +147,7 @@ def build_status(ctx: Context, session: SessionRecord, last: int) -> StatusRepor
         baseline=segment.baseline,
         best=segment.best_ref(),
         confidence=segment.confidence,
-        history=tuple(run_line(r, segment, session.segment) for r in recent),
+        history=tuple(run_line(r, segment, session) for r in recent),
         unjustified=tuple(
             UnjustifiedKeep(r.number, r.description, r.deviations or [])
             for r in sessions.unjustified_keeps(ctx.journal, session.session_id)
@@ -173,9 +179,10 @@ def hook_status(ctx: Context, session: SessionRecord) -> HookStatus:
     )
 
 
-def run_line(run: SessionRunRecord, segment: SegmentStats, current: int) -> HistoryLine:
+def run_line(run: SessionRunRecord, segment: SegmentStats, session: SessionRecord) -> HistoryLine:
     """One logged run as the history shows it."""
-    asi = run.asi or {}
+    asi, current = run.asi or {}, session.segment
+    pairs = point(run)  # no pairs when the logged value is not the measured one
     return HistoryLine(
         run=run.number,
         segment=run.segment,
@@ -200,6 +207,8 @@ def run_line(run: SessionRunRecord, segment: SegmentStats, current: int) -> Hist
         commit=run.commit_sha,
         patch_path=run.patch_path,
         log_path=run.log_path,
+        paired=run_change(session.direction, pairs.readings, pairs.reference),
+        reference_commit=pairs.reference_commit,
     )
 
 

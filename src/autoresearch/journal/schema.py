@@ -294,6 +294,13 @@ def _i13_session_readings(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE session_runs ADD COLUMN readings_json TEXT")
 
 
+def _i34_session_reference(conn: sqlite3.Connection) -> None:
+    # `exp run --repeats N` pairs each reading of the candidate with one of the kept commit
+    # taken next to it (#34): which commit that was, and its readings in the same order.
+    conn.execute("ALTER TABLE session_runs ADD COLUMN reference_commit TEXT")
+    conn.execute("ALTER TABLE session_runs ADD COLUMN reference_readings_json TEXT")
+
+
 def _i11_journal_identity(conn: sqlite3.Connection) -> None:
     # Which journal this is (issue 11): one row, written at first open (journal/integrity.py),
     # matched against the marker file beside the journal so a swapped one is refused.
@@ -426,4 +433,5 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("seal_decisions", _seal_decisions),
     ("i33_candidate_tree", _i33_candidate_tree),
     ("i33_search_archive", _i33_search_archive),
+    ("i34_session_reference", _i34_session_reference),
 ]

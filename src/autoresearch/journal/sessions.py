@@ -92,6 +92,9 @@ class SessionRunRecord:
     logged_at: str | None = None
     abandoned_at: str | None = None
     readings: list[float] | None = None  # `exp run --repeats`: each reading of the primary
+    # `exp run --repeats` after a baseline: the kept commit, read next to each reading above
+    reference_commit: str | None = None
+    reference_readings: list[float] | None = None
 
     @property
     def pending(self) -> bool:
@@ -117,6 +120,7 @@ _RUN_JSON = {
     "modified_paths": "modified_paths_json",
     "deviations": "deviations_json",
     "readings": "readings_json",
+    "reference_readings": "reference_readings_json",
 }
 _BOOLS = frozenset({"own_worktree", "timed_out", "flagged"})
 _SESSIONS = Codec(

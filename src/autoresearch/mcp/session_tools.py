@@ -201,7 +201,8 @@ class Tools:
                 ge=1,
                 le=100,
                 description="Run the benchmark this many times; the metric is the mean and "
-                "every reading is kept (the spread makes significance possible).",
+                "every reading is kept (the spread makes significance possible). From 2 on, "
+                "after a baseline, each reading is paired with one of the kept commit.",
             ),
         ] = 1,
     ) -> Annotated[CallToolResult, s.RunOutput]:
@@ -212,16 +213,19 @@ class Tools:
         (the full log is in log_path). The run then waits for log_experiment; starting a run
         abandons an unlogged earlier one. A failed benchmark is a result, not an error.
         Progress notifications are sent every second while it runs.
-        With repeats N the benchmark runs N times (while it passes). Time bound: each run of
-        the benchmark is killed after timeout_seconds and the checks after
-        checks_timeout_seconds, so the call returns within N × timeout_seconds +
+        With repeats N the benchmark runs N times (while it passes); from N = 2 on, once the
+        segment has a baseline, each round also reads the kept commit in a scratch checkout,
+        so the candidate is judged on pairs read next to each other (drift cancels). Time
+        bound: each run of the benchmark is killed after timeout_seconds and the checks after
+        checks_timeout_seconds, so the call returns within 2N × timeout_seconds +
         checks_timeout_seconds plus a few seconds; after 30 s more at the very most it returns
         an error and the run finishes in the background. Keep that sum below the tool-call
         timeout of your MCP host. Cancelling the call stops the benchmark at once; the run is
         then abandoned (nothing to log).
         """
         params = RunParams(timeout_seconds, checks_timeout_seconds, repeats)
-        feed = ProgressFeed(total=timeout_seconds * repeats + checks_timeout_seconds)
+        readings = repeats if repeats < 2 else 2 * repeats  # paired: the kept commit's too
+        feed = ProgressFeed(total=timeout_seconds * readings + checks_timeout_seconds)
         # Set when the host cancels the call or disconnects: the benchmark's process group is
         # stopped at once and the run recorded as cancelled, releasing the session.
         cancel = threading.Event()
@@ -237,7 +241,7 @@ class Tools:
                 )
                 return reply(render_run(report), s.RunOutput.model_validate(report.to_dict()))
 
-        limit = run_limit(timeout_seconds * repeats, checks_timeout_seconds, self.run_slack)
+        limit = run_limit(timeout_seconds * readings, checks_timeout_seconds, self.run_slack)
         return await call_with_progress(ctx, feed, work, limit, on_cancel=cancel.set)
 
     def log_experiment(
