@@ -60,6 +60,7 @@ from autoresearch.agents.base import AgentResult, PastIteration
 from autoresearch.contracts import candidate as cand
 from autoresearch.contracts.agent_record import AgentRecord
 from autoresearch.contracts.candidate import ArtifactError, CandidateArtifact
+from autoresearch.contracts.screen import ScreenSpec
 from autoresearch.decide import replay_conflict, touched_sealed
 from autoresearch.errors import GitError, RunInterrupted
 from autoresearch.evaluate import EvaluationRecord
@@ -196,6 +197,9 @@ class Lanes:
         self.executor, self.observer, self.signal = executor, observer, signal
         self.strategy = strategy
         self.portfolio = portfolio  # several agents: each session's is chosen from them
+        # evaluator.screen: a candidate is judged by step at once (its cascade: checks, screen,
+        # then the full readings, in slots), never given a first reading ahead of the step
+        self.screened = ScreenSpec.of(h.evaluator.extra) is not None
         self.from_git = make_agent(config).artifact_from_git
         self.lanes = [Lane(k, h.for_lane(k)) for k in range(1, limits.lanes + 1)]
         self.lanes += [Lane(k, h.for_lane(k), retiring=True) for k in _earlier_lanes(h, limits)]
@@ -585,6 +589,9 @@ class Lanes:
         head = lane.ready
         assert head is not None
         seal.verify(lh)
+        if self.screened:
+            self._judge(lane)  # the cascade, in step as without lanes: checks, screen, full
+            return
         lane.attempts += 1
         while lh.paths.reading_log(lane.session, lane.attempts).exists():
             lane.attempts += 1  # an earlier reading (before a restart) keeps its log
