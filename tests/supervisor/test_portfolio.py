@@ -72,7 +72,6 @@ def test_a_portfolio_naming_a_missing_agent_is_refused_before_anything_is_prepar
     for extra, message in (
         (["--agent", "nosuch"], "unknown agent"),
         (["--agent", GOOD], "given twice in the portfolio"),
-        (["--agent", BAD, "--lanes", "2"], "a portfolio (--agent given more than once) does"),
     ):
         done = cli("run", "missions/demo", "--agent", GOOD, *extra, cwd=repo.root)
         assert done.returncode != 0

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import signal
 import sqlite3
+import sys
 import textwrap
 from pathlib import Path
 
@@ -149,3 +150,30 @@ def test_a_step_killed_after_the_screen_is_screened_again_and_recorded_once(
     assert rows == [(0, "baseline"), (1, "discard")]
     assert status["iterations"][1]["decision_reason"].startswith("screen: clearly worse")
     assert full_evaluations(repo, 1) == 0
+
+
+def test_lanes_run_the_cascade_as_the_single_lane_does(repo: Repo, marks: Path) -> None:
+    """Two lanes, an agent whose sessions raise or lower value.txt by 1 (by a fixed pattern):
+    each lowered candidate is ruled out by the screen with the pinned reason and never
+    evaluated in full; each raised one is screened, then evaluated and kept."""
+    screened_mission(repo)
+    agent = f"cmd:{sys.executable} {Path(__file__).parent / 'fakes/portfolio_agent.py'} 0.5 0"
+    ran = cli("run", "missions/demo", "--agent", agent, "--lanes", "2", "--max-iterations", "6",
+              "--no-certify", "--run-tag", "L", cwd=repo.root)  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    status = json.loads(cli("status", "missions-demo-l", "--json", cwd=repo.root).stdout)
+    rows = status["iterations"][1:]
+    screened = [it for it in rows if it["decision_reason"].startswith("screen: clearly worse")]
+    kept = [it for it in rows if it["decision"] == "keep"]
+    assert screened and kept, [(it["decision"], it["decision_reason"]) for it in rows]
+    for it in screened:
+        assert full_evaluations(repo, it["iteration"]) == 0
+        assert f"kept commit {it['base_commit'][:7]} (" in it["decision_reason"]
+    for it in kept:
+        assert full_evaluations(repo, it["iteration"]) >= 1
+        assert any(note.startswith("screen ") for note in it["notes"]), it
+    # one screen run per candidate screened, and one of each kept commit they were compared
+    # with, for both lanes (never each lane its own)
+    candidates = [it for it in rows if any(n.startswith("screen ") for n in it["notes"])]
+    references = {it["base_commit"] for it in candidates}
+    assert marks.read_text() == "x" * (len(candidates) + len(references))

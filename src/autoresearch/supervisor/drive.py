@@ -310,7 +310,9 @@ def drive(
             if executor is not None:  # a Ray run has lanes
                 limits = replace(limits, lanes=max(1, limits.lanes))
             if limits.lanes:
-                outcome = run_lanes(h, config, limits, executor, progress, stop)
+                outcome = run_lanes(
+                    h, config, limits, executor, progress, stop, portfolio=_portfolio(plan)
+                )
             else:
                 outcome = run_loop(
                     h, make_agent(config), limits, progress, stop, portfolio=_portfolio(plan)
@@ -336,12 +338,14 @@ def _portfolio(plan: LoopPlan) -> Portfolio | None:
     if not plan.agents:
         return None
     first = plan.config
+    configs = {
+        s: first if s == first.spec else AgentConfig(s, seed=first.seed) for s in plan.agents
+    }
 
     def build(spec: str) -> Agent:
-        same = spec == first.spec
-        return make_agent(first if same else AgentConfig(spec, seed=first.seed))
+        return make_agent(configs[spec])
 
-    return Portfolio(plan.agents, build, first.seed or 0)
+    return Portfolio(plan.agents, build, first.seed or 0, tuple(configs.values()))
 
 
 # Pairs of the certification at the end of a loop: enough for a paired interval, cheap (8

@@ -60,6 +60,7 @@ from autoresearch.agents.base import AgentResult, PastIteration
 from autoresearch.contracts import candidate as cand
 from autoresearch.contracts.agent_record import AgentRecord
 from autoresearch.contracts.candidate import ArtifactError, CandidateArtifact
+from autoresearch.contracts.screen import ScreenSpec
 from autoresearch.decide import replay_conflict, touched_sealed
 from autoresearch.errors import GitError, RunInterrupted
 from autoresearch.evaluate import EvaluationRecord
@@ -92,6 +93,7 @@ from autoresearch.supervisor.loop import (
     Tally,
 )
 from autoresearch.supervisor.measure import scratch_checkout
+from autoresearch.supervisor.portfolio import Portfolio
 from autoresearch.supervisor.recovery import cut_artifact, finish_interrupted_session
 from autoresearch.supervisor.safety import dirty_entries
 from autoresearch.supervisor.session import (
@@ -163,6 +165,7 @@ class Lane:
     # a lane of the previous driver beyond this layout (`resume --lanes` fewer): recovered
     # like every lane, never given a session, and stopped once its work is judged (`_retire`)
     retiring: bool = False
+    config: AgentConfig | None = None  # the agent of its session (a portfolio's choice)
 
     @property
     def busy(self) -> bool:
@@ -188,10 +191,15 @@ class Lanes:
         observer: LaneObserver,
         signal: StopSignal,
         strategy: SearchStrategy,
+        portfolio: Portfolio | None = None,
     ) -> None:
         self.h, self.config, self.limits = h, config, limits
         self.executor, self.observer, self.signal = executor, observer, signal
         self.strategy = strategy
+        self.portfolio = portfolio  # several agents: each session's is chosen from them
+        # evaluator.screen: a candidate is judged by step at once (its cascade: checks, screen,
+        # then the full readings, in slots), never given a first reading ahead of the step
+        self.screened = ScreenSpec.of(h.evaluator.extra) is not None
         self.from_git = make_agent(config).artifact_from_git
         self.lanes = [Lane(k, h.for_lane(k)) for k in range(1, limits.lanes + 1)]
         self.lanes += [Lane(k, h.for_lane(k), retiring=True) for k in _earlier_lanes(h, limits)]
@@ -432,6 +440,7 @@ class Lanes:
         lane.pending = None
         lane.attempts = 0
         lane.speculated_onto = None
+        lane.config = self._agent_config()
         if not _placeholder_on(lh.context, kept):  # the judgement just wrote it, unless a keep came
             sync.write_placeholder(lh)
         sync.write_instructions(lh)
@@ -446,7 +455,7 @@ class Lanes:
             candidate_file=lh.paths.candidate,
             log_path=lh.paths.session_log(lane.session),
             leftover_patch=lh.paths.session_patch(lane.session, "remote-leftover"),
-            agent=self.config,
+            agent=lane.config,
             timeout=self.limits.agent_timeout,
             sandbox=h.run.sandbox,
             history=self.strategy.shown(self.history.snapshot()),
@@ -462,6 +471,19 @@ class Lanes:
         if note:
             lane.detail += f" ({note})"
         self.observer.session_started(lane.session, lane=lane.number)
+
+    def _agent_config(self) -> AgentConfig:
+        """The agent of a session starting now: the run's, or the portfolio's choice with
+        the sessions of the other lanes still in flight counted in."""
+        if self.portfolio is None:
+            return self.config
+        running = [x.config.spec for x in self.lanes if x.busy and x.config is not None]
+        return self.portfolio.config_for(self.h, running)
+
+    def _from_git(self, lane: Lane) -> bool:
+        if lane.config is None or lane.config == self.config:
+            return self.from_git
+        return make_agent(lane.config).artifact_from_git
 
     def _advance(self) -> None:
         """Finished sessions and readings first (a reading back frees its slot), then the
@@ -524,9 +546,10 @@ class Lanes:
         def save(label: str, since: str, reset_to: str | None) -> str:
             return self._save(lane, label, since, reset_to)
 
-        notes = after_session(lh, self.from_git, result, lane.session, lane.base, save)
+        from_git = self._from_git(lane)
+        notes = after_session(lh, from_git, result, lane.session, lane.base, save)
         self._session_over(lane)  # its artifact is consistent: judged, even after a crash
-        wrote = not cand.is_placeholder(read_artifact(lh.context)) or self.from_git
+        wrote = not cand.is_placeholder(read_artifact(lh.context)) or from_git
         lane.pending = _Pending(notes, session_record(result, wrote, lane.number), result, wrote)
         lane.state = LaneState.WAITING
         self._queue(lane)
@@ -566,6 +589,9 @@ class Lanes:
         head = lane.ready
         assert head is not None
         seal.verify(lh)
+        if self.screened:
+            self._judge(lane)  # the cascade, in step as without lanes: checks, screen, full
+            return
         lane.attempts += 1
         while lh.paths.reading_log(lane.session, lane.attempts).exists():
             lane.attempts += 1  # an earlier reading (before a restart) keeps its log
@@ -947,7 +973,8 @@ class Lanes:
                     def save(label: str, since: str, reset_to: str | None, ln: Lane = lane) -> str:
                         return self._save(ln, label, since, reset_to)
 
-                    after_session(lh, self.from_git, outcome.result, lane.session, lane.base, save)
+                    from_git = self._from_git(lane)
+                    after_session(lh, from_git, outcome.result, lane.session, lane.base, save)
                     self._session_over(lane)
                 lane.state, lane.detail = LaneState.WAITING, "interrupted; judged on resume"
             if lane.reading is not None or lane.held is not None:
@@ -1009,14 +1036,16 @@ def run_lanes(
     observer: LaneObserver,
     signal: StopSignal,
     strategy: SearchStrategy | None = None,
+    portfolio: Portfolio | None = None,
 ) -> LoopOutcome:
     """The one driver (`loop.Driver`) with `limits.lanes` lanes, until the loop's table says
     the run is over or a signal interrupts it (the same outcomes as `loop.run_loop`). Without
-    an `executor`, the work runs on this machine with sandbox.md's evaluation slots."""
+    an `executor`, the work runs on this machine with sandbox.md's evaluation slots; with a
+    `portfolio`, each session's agent is chosen from it."""
     if executor is None:
         executor = local_executor(h, limits.lanes)
     search = strategy or strategy_named()
-    layout = Lanes(h, config, limits, executor, observer, signal, search)
+    layout = Lanes(h, config, limits, executor, observer, signal, search, portfolio)
     return Driver(h, layout, limits, signal, search, observer.note).run()
 
 

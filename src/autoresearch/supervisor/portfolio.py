@@ -7,6 +7,11 @@ them, else tokens when every session reported those, else seconds (a `cmd:` agen
 neither). Each agent gets `WARMUP` sessions first; then the agent with the highest optimistic
 gain per cost (an upper confidence bound: mean gain plus a bonus that shrinks as the agent is
 tried, over its mean cost) gets the session.
+
+With lanes (`run --lanes K`, Ray), sessions in flight are not in the journal yet: each counts
+for its agent as a session at that agent's mean so far (`with_in_flight`), so that two lanes
+starting at once do not both warm up the same agent. The allocation is then a function of
+the journal's iterations and the agents of the sessions in flight.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from autoresearch.supervisor.summary import AgentShare
 
 # `status` reads a portfolio's shares without the agent back-ends (tests/test_import_graph.py)
 if TYPE_CHECKING:
+    from autoresearch.agents import AgentConfig
     from autoresearch.agents.base import Agent
     from autoresearch.supervisor.handle import RunHandle
 
@@ -34,10 +40,6 @@ _Number = TypeVar("_Number", int, float)
 WARMUP = 2  # sessions each agent gets before the rule compares them
 PRIOR = 3.0  # sessions' worth of the pooled mean gain every agent starts with
 EXPLORE = 1.0  # the weight of the confidence bonus: lower trusts early numbers more
-MSG_LANES = (
-    "a portfolio (--agent given more than once) does not run with --lanes or --executor ray "
-    "yet: give one --agent"
-)
 
 
 @dataclass(frozen=True)
@@ -171,17 +173,49 @@ def _tokens(inp: int | None, out: int | None) -> int | None:
     return None if inp is None and out is None else (inp or 0) + (out or 0)
 
 
-def check_portfolio(specs: Sequence[str], lanes: int, ray: bool) -> None:
-    """Refuse a portfolio that cannot run (the same agent twice; with lanes or Ray, not yet)
-    before anything is prepared."""
+def with_in_flight(tallies: Sequence[AgentTally], in_flight: Sequence[int]) -> list[AgentTally]:
+    """The tallies with `in_flight[i]` sessions of agent i still running counted in, each
+    at that agent's mean so far (at the mean of all agents' sessions while it has none): an
+    unfinished session neither flatters nor buries its agent, but it is counted as tried."""
+    pooled = _pooled(tallies)
+    out = []
+    for tally, running in zip(tallies, in_flight, strict=True):
+        mean = _mean(tally if tally.sessions else pooled)
+        for _ in range(running):
+            tally = tally.add(mean)
+        out.append(tally)
+    return out
+
+
+def _pooled(tallies: Sequence[AgentTally]) -> AgentTally:
+    pooled = AgentTally("")
+    for tally in (t for t in tallies if t.sessions):
+        pooled = AgentTally(
+            "", pooled.sessions + tally.sessions, 0, pooled.gain + tally.gain,
+            pooled.seconds + tally.seconds, _sum(pooled.usd, tally.usd, not pooled.sessions),
+            _sum(pooled.tokens, tally.tokens, not pooled.sessions),
+        )  # fmt: skip
+    return pooled
+
+
+def _mean(tally: AgentTally) -> SessionCost:
+    n = tally.sessions
+    if not n:
+        return SessionCost(0.0, 0.0)
+    usd = tally.usd / n if tally.usd is not None else None
+    tokens = round(tally.tokens / n) if tally.tokens is not None else None
+    return SessionCost(tally.gain / n, tally.seconds / n, usd, tokens)
+
+
+def check_portfolio(specs: Sequence[str]) -> None:
+    """Refuse a portfolio that cannot run (the same agent twice) before anything is
+    prepared."""
     if len(specs) < 2:
         return
     names = [recorded_name(spec) for spec in specs]
     twice = next((n for n in names if names.count(n) > 1), None)
     if twice is not None:
         raise ContractError(f"agent {twice} is given twice in the portfolio: give each once")
-    if lanes or ray:
-        raise ContractError(MSG_LANES)
 
 
 def agent_shares(journal: Journal, run: RunRecord) -> list[AgentShare]:
@@ -198,13 +232,30 @@ def agent_shares(journal: Journal, run: RunRecord) -> list[AgentShare]:
 
 class Portfolio:
     """The agents of a portfolio run, built once; `agent_for` re-reads the journal (cheap:
-    one query per session) and applies `choose`."""
+    one query per session) and applies `choose`. `configs` (one per spec, in order): what a
+    lane's session is shipped to its executor with (`config_for`)."""
 
-    def __init__(self, specs: Sequence[str], build: Callable[[str], Agent], seed: int) -> None:
+    def __init__(
+        self,
+        specs: Sequence[str],
+        build: Callable[[str], Agent],
+        seed: int,
+        configs: Sequence[AgentConfig] = (),
+    ) -> None:
         self.specs = tuple(specs)
         self.agents = [build(spec) for spec in self.specs]
         self.seed = seed
+        self.configs = tuple(configs)
 
     def agent_for(self, h: RunHandle) -> Agent:
+        return self.agents[self.choice(h, ())]
+
+    def config_for(self, h: RunHandle, in_flight: Sequence[str]) -> AgentConfig:
+        """The config of the agent a lane's next session gets, with the sessions of
+        `in_flight` (their specs) running."""
+        return self.configs[self.choice(h, in_flight)]
+
+    def choice(self, h: RunHandle, in_flight: Sequence[str]) -> int:
         tallies = tallies_of(self.specs, runs.all_iterations(h.journal, h.run_id))
-        return self.agents[choose(tallies, self.seed)]
+        running = [sum(1 for spec in in_flight if spec == own) for own in self.specs]
+        return choose(with_in_flight(tallies, running), self.seed)

@@ -9,7 +9,8 @@ mix into its statistics): what the screen saw is in the decision's reason when i
 and in the screen logs of the iteration. The reference's screen reading is taken once per
 kept commit and reused for a few candidates (REFERENCE_USES), then taken afresh, so that the
 two sides compared were read close in time and a drifting machine is followed.
-A run with lanes takes its first full reading before the step: it is not screened.
+A run with lanes judges a screened candidate in the step, as the single lane does (no first
+reading ahead of it); its lanes share the reference reading, the kept commit being one.
 """
 
 from __future__ import annotations
@@ -47,9 +48,9 @@ class _Reference:
     uses: int = 0
 
 
-# (repository, run id, lane) → the kept commit's screen reading and how often it served: per
-# process, so a resumed run reads its reference again
-_REFERENCES: dict[tuple[str, str, int | None], _Reference] = {}
+# (repository, run id) → the kept commit's screen reading and how often it served, for every
+# lane (one kept commit): per process, so a resumed run reads its reference again
+_REFERENCES: dict[tuple[str, str], _Reference] = {}
 
 
 def screen(
@@ -102,7 +103,7 @@ def _reference(
     kept = h.run.last_kept_commit
     if kept is None:
         return None
-    key = (str(h.repo.repo_root), h.run_id, h.lane)
+    key = (str(h.repo.repo_root), h.run_id)
     known = _REFERENCES.get(key)
     if known is None or known.commit != kept or known.uses >= REFERENCE_USES:
         tree = measure.incumbent_checkout(h, kept)
