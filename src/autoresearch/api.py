@@ -88,6 +88,7 @@ if TYPE_CHECKING:
     from autoresearch.journal.views import RunManifest as RunManifest
     from autoresearch.journal.views import decision_label as decision_label
     from autoresearch.journal.views import format_score as format_score
+    from autoresearch.jsonshape import json_keys as json_keys
     from autoresearch.mission import Mission as Mission
     from autoresearch.mission import load_mission as load_mission
     from autoresearch.mission import mission_problems as mission_problems
@@ -295,6 +296,7 @@ _WHERE: dict[str, tuple[str, str]] = {
     "install": ("autoresearch.experiments.hook_install", "install"),
     "internal_error_line": ("autoresearch.crash", "internal_error_line"),
     "jobs": ("autoresearch.worker", "jobs"),
+    "json_keys": ("autoresearch.jsonshape", "json_keys"),
     "lifecycle": ("autoresearch.supervisor", "lifecycle"),
     "list_runs": ("autoresearch.supervisor.run_views", "list_runs"),
     "list_sessions": ("autoresearch.experiments", "list_sessions"),

@@ -93,6 +93,16 @@ def _layout(record_type: type[DataclassInstance]) -> _Layout:
     )
 
 
+def json_keys(record_type: type[DataclassInstance]) -> tuple[tuple[str, str, bool], ...]:
+    """Each written field's name, its JSON key and whether a converter writes it, in order: what
+    a schema mirrored from the record names (mcp/schemas.mirrors). A record with keys that no
+    field gives (leading ones, a json_extra) has no such schema: TypeError."""
+    layout = _layout(record_type)
+    if layout.leading or layout.extra:
+        raise TypeError(f"{record_type.__name__}'s JSON has keys that are none of its fields")
+    return tuple((name, key, convert is not None) for name, key, convert in layout.written)
+
+
 def _plain(value: object) -> object:
     if value is None or isinstance(value, _SCALARS):
         return value  # the common case first; an enum stays the member it is

@@ -26,6 +26,7 @@ from autoresearch.experiments import (
     status,
 )
 from autoresearch.journal.sessions import SessionRecord
+from autoresearch.jsonshape import json_field
 from autoresearch.mcp import job_tools, schemas
 from autoresearch.mcp.server import build_server
 from autoresearch.supervisor import summary
@@ -84,6 +85,45 @@ def test_a_derived_model_has_its_core_dataclass_fields(core: type, model: type[B
 def test_a_field_the_core_lacks_is_refused() -> None:
     with pytest.raises(TypeError, match=r"GitEffect has no field \['sha'\]"):
         schemas.mirrors(logger.GitEffect, shapes={"sha": str})
+
+
+@dataclasses.dataclass(frozen=True)
+class _Shaped:
+    state: str = dataclasses.field(metadata=json_field(key="status"))
+    secret: str = dataclasses.field(default="", metadata=json_field(hidden=True))
+    count: int = 0
+
+
+def test_a_derived_model_names_the_keys_the_cores_json_writes() -> None:
+    """A renamed field under its JSON key, a hidden one left out: the schema of what is sent."""
+
+    @schemas.mirrors(_Shaped)
+    class Shaped(BaseModel):
+        pass
+
+    assert list(Shaped.model_fields) == ["status", "count"]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Converted:
+    ms: int = dataclasses.field(default=0, metadata=json_field(convert=str))
+
+
+@dataclasses.dataclass(frozen=True)
+class _Extra:
+    a: int = 0
+
+    def json_extra(self) -> dict[str, object]:
+        return {"b": 1}
+
+
+@pytest.mark.parametrize(
+    ("core", "refusal"),
+    [(_Converted, r"_Converted converts \['ms'\]"), (_Extra, "keys that are none of its fields")],
+)
+def test_a_core_whose_json_the_fields_do_not_type_is_refused(core: type, refusal: str) -> None:
+    with pytest.raises(TypeError, match=refusal):
+        schemas.mirrors(core)
 
 
 if __name__ == "__main__":  # write the snapshot anew (a deliberate schema change)

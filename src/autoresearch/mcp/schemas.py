@@ -28,6 +28,7 @@ from autoresearch.api import (
     StatusReport,
     StopOutcome,
     confidence,
+    json_keys,
     logger,
     status,
     summary,
@@ -69,19 +70,22 @@ def mirrors(
     with its types and defaults (`required`: every key is always present, no defaults). The
     class gives the name and the description; `fields` what the MCP side adds to a field (a
     `Field` with its description, and its default when the core has none), `shapes` the
-    typed shape of a field the core carries as a JSON object."""
+    typed shape of a field the core carries as a JSON object. A field the core's JSON renames
+    (`jsonshape.json_field`) is published under its JSON key, a hidden one not at all."""
     hints = typing.get_type_hints(core)
     given, typed = dict(fields or {}), dict(shapes or {})
     unknown = (set(given) | set(typed)) - {f.name for f in dataclasses.fields(core)}
     if unknown:
         raise TypeError(f"{core.__name__} has no field {sorted(unknown)}")
+    keys = _json_keys(core, typed)
 
     def derive(shape: type[_M]) -> type[_M]:
         derived: dict[str, Any] = {}
-        for f in dataclasses.fields(core):
-            default = f.default if f.default is not dataclasses.MISSING else ...
-            info = given.get(f.name, Field(... if required else default))
-            derived[f.name] = (typed.get(f.name, _json_type(hints[f.name])), info)
+        defaults = {f.name: f.default for f in dataclasses.fields(core)}
+        for name, key in keys:
+            default = defaults[name] if defaults[name] is not dataclasses.MISSING else ...
+            info = given.get(name, Field(... if required else default))
+            derived[key] = (typed.get(name, _json_type(hints[name])), info)
         model: type[BaseModel] = create_model(
             shape.__name__,
             __base__=shape.__bases__,
@@ -93,6 +97,16 @@ def mirrors(
         return typing.cast(type[_M], model)
 
     return derive
+
+
+def _json_keys(core: type, typed: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Each field the core's JSON writes and its key; a converted one's type is not the field's,
+    so `shapes` must give it."""
+    keys = json_keys(core)
+    untyped = [name for name, _, converted in keys if converted and name not in typed]
+    if untyped:
+        raise TypeError(f"{core.__name__} converts {untyped} for its JSON: give their shapes")
+    return [(name, key) for name, key, _ in keys]
 
 
 class RunNoteInput(_Shape):
