@@ -63,6 +63,10 @@ def test_create_ref_leaves_anything_unplain_to_git(plain: Repo) -> None:
     assert not git_files.create_ref(plain.root, "refs/autoresearch/r/kept", head)
     assert lock.read_text() == ""  # someone else's lock is never touched
     assert not git_files.create_ref(plain.root, "refs/autoresearch/r/x", "HEAD")  # no SHA
+    plain.git("config", "core.fsync", "reference")  # refs to be synced: git does it
+    assert not git_files.create_ref(plain.root, "refs/autoresearch/r/y", head)
+    plain.git("config", "--unset", "core.fsync")
+    assert git_files.create_ref(plain.root, "refs/autoresearch/r/w", head)
     plain.git("config", "core.hooksPath", "/nowhere")
     assert not git_files.create_ref(plain.root, "refs/autoresearch/r/y", head)
     git.keep_reachable(plain.root, "refs/autoresearch/r/y", head)  # written by git instead
