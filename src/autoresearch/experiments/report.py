@@ -68,7 +68,11 @@ def best_kept(best: BestRef | None, data: Confidence, unit: str = "") -> str:
 def confidence(data: Confidence) -> str:
     if data.value is None:
         return f"n/a ({data.reason})"
-    return f"{data.value:.2f} × MAD ({data.label})"
+    # the contract's ratio is of pooled values: when the machine drifted, it measures the
+    # drift too, and says so
+    drifted = any(d.significant for d in data.drift)
+    hint = "; pooled readings: the drift below is in it" if drifted else ""
+    return f"{data.value:.2f} × MAD ({data.label}){hint}"
 
 
 def significance(data: Confidence) -> str:
@@ -206,8 +210,10 @@ def _logged_pairs(change: Interval | None) -> str:
 
 
 def render_run_notes(report: NotesReport) -> str:
+    if not report.flagged:
+        return _lines(*report.messages)
     return _lines(
-        *report.messages, f"confidence: {confidence(report.confidence)}" if report.flagged else ""
+        *report.messages, f"confidence: {confidence(report.confidence)}", drift(report.confidence)
     )
 
 
