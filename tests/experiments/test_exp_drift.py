@@ -68,6 +68,7 @@ def test_a_null_change_measured_after_the_machine_sped_up_is_not_an_improvement(
     assert "significance: not significant: best − baseline" in text.stdout
     assert "paired, 3 pairs" in text.stdout
     assert "paired:     " in text.stdout and "against the kept commit read alongside" in text.stdout
+    assert "%)" not in text.stdout.splitlines()[1]  # no pooled Δ % next to the paired change
 
     status = exp(drifting, "status")
     sig = status["confidence"]["significance"]

@@ -150,7 +150,9 @@ def render_run(report: RunReport) -> str:
     checks = report.checks
     return _lines(
         f"run #{report.run} {state} in {report.duration_seconds:.1f}s",
-        f"{report.metric_name}: {num(report.metric, unit)}{pct(report.delta_pct)}"
+        # paired, the Δ % against a baseline read at another moment is left to --json
+        f"{report.metric_name}: {num(report.metric, unit)}"
+        + ("" if report.paired else pct(report.delta_pct))
         + ("  ← use these values in log" if report.metric is not None else ""),
         _readings(report.readings, unit),
         _readings(report.reference_readings, unit, "reference"),
@@ -185,7 +187,8 @@ def render_log(report: LogReport) -> str:
     g = report.git
     return _lines(
         f"run #{report.run} logged as {report.status}: {report.description}",
-        f"{report.metric_name}: {num(report.metric, report.unit)}{pct(report.delta_pct)}",
+        f"{report.metric_name}: {num(report.metric, report.unit)}"
+        + ("" if report.paired else pct(report.delta_pct)),
         _logged_pairs(report.paired),
         f"baseline:   {ref(report.baseline, report.unit)}",
         f"best kept:  {best_kept(report.best, report.confidence, report.unit)}",
