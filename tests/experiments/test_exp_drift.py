@@ -68,6 +68,7 @@ def test_a_null_change_measured_after_the_machine_sped_up_is_not_an_improvement(
     assert "significance: not significant: best − baseline" in text.stdout
     assert "paired, 3 pairs" in text.stdout
     assert "paired:     " in text.stdout and "against the kept commit read alongside" in text.stdout
+    assert "%)" not in text.stdout.splitlines()[1]  # no pooled Δ % next to the paired change
 
     status = exp(drifting, "status")
     sig = status["confidence"]["significance"]
@@ -90,6 +91,8 @@ def test_a_null_change_measured_after_the_machine_sped_up_is_not_an_improvement(
     (best,) = [line for line in shown.splitlines() if line.startswith("best kept:")]
     assert "(paired against the baseline: " in best and "%)" not in best
     assert "it read 100" in shown  # rounded to the noise, not 100.0713333333
+    (ratio,) = [line for line in shown.splitlines() if line.startswith("confidence:")]
+    assert ratio.endswith("; pooled readings: the drift below is in it")
 
 
 def test_a_real_improvement_is_found_by_its_pairs_through_the_drift(drifting: Repo) -> None:

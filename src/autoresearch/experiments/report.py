@@ -68,7 +68,11 @@ def best_kept(best: BestRef | None, data: Confidence, unit: str = "") -> str:
 def confidence(data: Confidence) -> str:
     if data.value is None:
         return f"n/a ({data.reason})"
-    return f"{data.value:.2f} × MAD ({data.label})"
+    # the contract's ratio is of pooled values: when the machine drifted, it measures the
+    # drift too, and says so
+    drifted = any(d.significant for d in data.drift)
+    hint = "; pooled readings: the drift below is in it" if drifted else ""
+    return f"{data.value:.2f} × MAD ({data.label}){hint}"
 
 
 def significance(data: Confidence) -> str:
@@ -146,7 +150,9 @@ def render_run(report: RunReport) -> str:
     checks = report.checks
     return _lines(
         f"run #{report.run} {state} in {report.duration_seconds:.1f}s",
-        f"{report.metric_name}: {num(report.metric, unit)}{pct(report.delta_pct)}"
+        # paired, the Δ % against a baseline read at another moment is left to --json
+        f"{report.metric_name}: {num(report.metric, unit)}"
+        + ("" if report.paired else pct(report.delta_pct))
         + ("  ← use these values in log" if report.metric is not None else ""),
         _readings(report.readings, unit),
         _readings(report.reference_readings, unit, "reference"),
@@ -181,7 +187,8 @@ def render_log(report: LogReport) -> str:
     g = report.git
     return _lines(
         f"run #{report.run} logged as {report.status}: {report.description}",
-        f"{report.metric_name}: {num(report.metric, report.unit)}{pct(report.delta_pct)}",
+        f"{report.metric_name}: {num(report.metric, report.unit)}"
+        + ("" if report.paired else pct(report.delta_pct)),
         _logged_pairs(report.paired),
         f"baseline:   {ref(report.baseline, report.unit)}",
         f"best kept:  {best_kept(report.best, report.confidence, report.unit)}",
@@ -206,8 +213,10 @@ def _logged_pairs(change: Interval | None) -> str:
 
 
 def render_run_notes(report: NotesReport) -> str:
+    if not report.flagged:
+        return _lines(*report.messages)
     return _lines(
-        *report.messages, f"confidence: {confidence(report.confidence)}" if report.flagged else ""
+        *report.messages, f"confidence: {confidence(report.confidence)}", drift(report.confidence)
     )
 
 
