@@ -28,6 +28,14 @@ The driver's own work is serial; what no lane waits for comes after the launches
 branch following a keep), and what would go stale waits for the slot (replays).
 * a keep moves the lane branch's commit onto the run branch (the run worktree is idle).
 
+Two kinds of run judge a candidate in its step as soon as it is examined, with no first
+reading ahead of it: a run with `evaluator.screen` (the cascade: checks, screen, full readings
+in the slots, as the single lane's) and the frontier (supervisor/frontier.LaneArchive: the
+lane's session started from an elite; the run's reference moves to that parent just before
+the step, so it is judged there and never replayed onto the best, and back to the best elite
+once the keep is in the archive). A portfolio (supervisor/portfolio.py) picks each session's
+agent when it starts, the sessions in flight counted in.
+
 Crash safety: nothing about a lane in flight is in the journal until it is judged. After a
 kill -9, `resume` reaps the lanes' processes, judges every artifact a finished session left (a
 reading that finished but was not judged is taken again), saves whatever an unfinished
