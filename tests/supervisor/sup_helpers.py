@@ -2,11 +2,43 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.step import StepResult, step
-from helpers import artifact, edit_and_commit, write_artifact
+from helpers import GIT_ENV, artifact, edit_and_commit, resume_detached, write_artifact
+
+FRONTIER_AGENT = f"cmd:{sys.executable} {Path(__file__).parent / 'fakes/frontier_agent.py'}"
+
+
+def frontier_env(tmp: Path, rule: dict[str, list[float]]) -> dict[str, str]:
+    """The environment of the scripted frontier agent (fakes/frontier_agent.py)."""
+    return {**os.environ, **GIT_ENV, "FRONTIER_RULE": json.dumps(rule),
+            "FRONTIER_STATE": str(tmp / "visits.json"), "FRONTIER_LOG": str(tmp / "log")}  # fmt: skip
+
+
+def run_killed_and_resumed(
+    repo: Path, argv: list[str], env: dict[str, str], run_id: str, failpoint: str | None
+) -> subprocess.CompletedProcess[str]:
+    """`autoresearch ARGV` in `repo`, in a session of its own; with `failpoint`, killed there
+    (SIGKILL of its group) and resumed: the resume's outcome, else the run's."""
+    fault = {"AUTORESEARCH_FAILPOINTS": failpoint} if failpoint else {}
+    done = subprocess.run(
+        [sys.executable, "-m", "autoresearch", *argv], cwd=repo, env={**env, **fault},
+        capture_output=True, text=True, timeout=240, start_new_session=True,
+    )  # fmt: skip
+    if not failpoint:
+        assert done.returncode == 0, done.stderr
+        return done
+    assert done.returncode == -9, done.stderr
+    resumed = resume_detached(repo, run_id, env)
+    assert resumed.returncode == 0 and "Traceback" not in resumed.stderr, resumed.stderr
+    return resumed
 
 
 def submit(

@@ -83,12 +83,6 @@ def test_sessions_start_from_several_elites_and_a_lesser_child_enters_the_archiv
         ([], "search:\n  strategy: 3\n", "search.strategy must be a strategy's name"),
         ([], "search:\n  archive_size: 0\n", "search.archive_size must be a whole number >= 1"),
         (["--strategy", "frontier", "--archive-size", "0"], "", "0 is not in the range x>=1"),
-        (
-            ["--strategy", "frontier", "--lanes", "2"],
-            "",
-            "--strategy frontier does not run with --lanes or --executor ray yet",
-        ),
-        (["--executor", "ray"], "search:\n  strategy: frontier\n", "--executor ray yet"),
     ],
 )
 def test_bad_search_settings_are_refused_in_one_line_before_anything_is_prepared(

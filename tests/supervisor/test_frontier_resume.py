@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from sup_helpers import frontier_env, run_killed_and_resumed
 
 from autoresearch.journal import runs, search
 from autoresearch.journal.db import open_journal
@@ -28,23 +29,11 @@ def frontier_run(tmp: Path, failpoint: str | None) -> tuple[object, ...]:
     archive best first, each iteration's parent, the branch's value."""
     repo = make_repo(tmp / "repo")
     repo.mission(sandbox=sandbox_text(unboxed=True))
-    env = {**os.environ, **GIT_ENV, "FRONTIER_RULE": json.dumps(RULE),
-           "FRONTIER_STATE": str(tmp / "visits.json"), "FRONTIER_LOG": str(tmp / "log")}  # fmt: skip
-    argv = [sys.executable, "-m", "autoresearch", "run", "missions/demo", "--agent", AGENT,
-            "--run-tag", "F1", "--strategy", "frontier", "--max-iterations", str(ITERATIONS),
-            "--no-certify", "--json"]  # fmt: skip
-    fault = {"AUTORESEARCH_FAILPOINTS": failpoint} if failpoint else {}
-    done = subprocess.run(
-        argv, cwd=repo.root, env={**env, **fault}, capture_output=True, text=True,
-        timeout=240, start_new_session=True,
-    )  # fmt: skip
-    if failpoint:
-        assert done.returncode == -9, done.stderr
-        resumed = resume_detached(repo.root, RUN_ID, env)
-        assert resumed.returncode == 0, resumed.stderr
-        assert "Traceback" not in resumed.stderr
-    else:
-        assert done.returncode == 0, done.stderr
+    env = frontier_env(tmp, RULE)
+    argv = ["run", "missions/demo", "--agent", AGENT, "--run-tag", "F1", "--strategy",
+            "frontier", "--max-iterations", str(ITERATIONS), "--no-certify", "--json"]  # fmt: skip
+    done = run_killed_and_resumed(repo.root, argv, env, RUN_ID, failpoint)
+    if not failpoint:
         # the live line's best is the best elite's, not the lesser child's just kept
         assert "best 3" not in done.stderr and "best 6" in done.stderr.splitlines()[-1]
 

@@ -68,6 +68,19 @@ def record_parent(
     )
 
 
+def set_parent(
+    conn: sqlite3.Connection, run_id: str, iteration: int, lane: int, parent: str
+) -> None:
+    """The parent a lane's candidate, about to be judged as `iteration`, is judged against:
+    recorded just before its step, so a judgement a kill cut short is recorded anew by the
+    candidate that next gets that number (lanes number an iteration when it is judged)."""
+    conn.execute(
+        "INSERT OR REPLACE INTO search_parents (run_id, iteration, lane, parent) "
+        "VALUES (?, ?, ?, ?)",
+        (run_id, iteration, lane, parent),
+    )
+
+
 def parent_of(journal: Journal, run_id: str, iteration: int) -> str | None:
     row = journal.row(
         "SELECT parent FROM search_parents WHERE run_id = ? AND iteration = ?",

@@ -15,6 +15,8 @@ built on, since the reference is only moved back once no artifact waits).
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
@@ -151,6 +153,48 @@ class Archive:
             sync.write_placeholder(h)
             sync.write_instructions(h)
             estimates.write_manifest(h.journal, h.run, h.repo)
+
+
+def _nobody() -> Sequence[str]:
+    return ()
+
+
+@dataclass
+class LaneArchive(Archive):
+    """The frontier's archive with lanes (`run --lanes K`, Ray): sessions start from
+    different parents at once, so nothing is recorded or moved when one starts. Its parent
+    is chosen with the parents of the sessions in flight (`busy`) counted as tried and
+    avoided while another elite is free; just before its candidate is judged, the run's
+    reference moves to that parent (`refer_to`), and back to the best elite once it is
+    judged (`settle`): a candidate is judged against its own parent, never replayed onto
+    the best."""
+
+    busy: Callable[[], Sequence[str]] = _nobody
+
+    def start(self, strategy: SearchStrategy, view: SearchView, lane: int) -> Start:
+        archive = self.archive or self.take_in()
+        running = tuple(self.busy())
+        tries = Counter(search.tries(self.h.journal, self.h.run_id))
+        tries.update(running)
+        seen = replace(view, archive=archive, tries=tries, busy=running, seed=self.h.run_id)
+        return strategy.start(seen, lane)
+
+    def refer_to(self, iteration: int, lane: int, parents: Sequence[str | None]) -> None:
+        """Before a lane's candidate is judged as `iteration`: the run's reference at its
+        parent, the first of `parents` that was ever an elite (evicted meanwhile included),
+        recorded as that iteration's parent. The journal only: the run worktree stays at the
+        best elite, and a kill here is undone by the next `settle`."""
+        h = self.h
+        known = {r.commit: r for r in search.elites(h.journal, h.run_id, current=False)}
+        row = next((known[p] for p in parents if p in known), None)
+        commit, score = h.run.last_kept_commit or "", h.run.last_kept_score  # the best elite
+        if row is not None:
+            commit, score = row.commit, row.score
+        with h.journal.tx() as conn:
+            runs.update_run(conn, h.run_id, last_kept_commit=commit, last_kept_score=score)
+            search.set_parent(conn, h.run_id, iteration, lane, commit)
+        h.run = replace(h.run, last_kept_commit=commit, last_kept_score=score)
+        failpoints.hit("frontier.after_lane_reference")
 
 
 def _elite(row: EliteRow) -> Elite:

@@ -28,6 +28,14 @@ The driver's own work is serial; what no lane waits for comes after the launches
 branch following a keep), and what would go stale waits for the slot (replays).
 * a keep moves the lane branch's commit onto the run branch (the run worktree is idle).
 
+Two kinds of run judge a candidate in its step as soon as it is examined, with no first
+reading ahead of it: a run with `evaluator.screen` (the cascade: checks, screen, full readings
+in the slots, as the single lane's) and the frontier (supervisor/frontier.LaneArchive: the
+lane's session started from an elite; the run's reference moves to that parent just before
+the step, so it is judged there and never replayed onto the best, and back to the best elite
+once the keep is in the archive). A portfolio (supervisor/portfolio.py) picks each session's
+agent when it starts, the sessions in flight counted in.
+
 Crash safety: nothing about a lane in flight is in the journal until it is judged. After a
 kill -9, `resume` reaps the lanes' processes, judges every artifact a finished session left (a
 reading that finished but was not judged is taken again), saves whatever an unfinished
@@ -80,6 +88,7 @@ from autoresearch.supervisor.executor import (
     TaskLost,
     wait_any,
 )
+from autoresearch.supervisor.frontier import LaneArchive, NoArchive
 from autoresearch.supervisor.handle import RunContext, RunHandle
 from autoresearch.supervisor.lifecycle import has_pending_artifact
 from autoresearch.supervisor.loop import (
@@ -192,8 +201,12 @@ class Lanes:
         signal: StopSignal,
         strategy: SearchStrategy,
         portfolio: Portfolio | None = None,
+        archive: LaneArchive | None = None,
     ) -> None:
         self.h, self.config, self.limits = h, config, limits
+        # the frontier's: each candidate judged against its own parent, at once (no first
+        # reading ahead of the step, no replay onto the best elite)
+        self.archive = archive
         self.executor, self.observer, self.signal = executor, observer, signal
         self.strategy = strategy
         self.portfolio = portfolio  # several agents: each session's is chosen from them
@@ -441,9 +454,7 @@ class Lanes:
         lane.attempts = 0
         lane.speculated_onto = None
         lane.config = self._agent_config()
-        if not _placeholder_on(lh.context, kept):  # the judgement just wrote it, unless a keep came
-            sync.write_placeholder(lh)
-        sync.write_instructions(lh)
+        _write_handoff(lh, kept)
         task = AgentTask(
             run_id=h.run_id,
             lane=lane.number,
@@ -567,6 +578,8 @@ class Lanes:
         busy is done again whenever the reading in it ends in a keep. What is examined once
         against an incumbent is not examined again (`checked_on`, `ready`)."""
         h, lh = self.h, lane.h
+        if self.archive is not None:
+            self._refer_to_parent(lane)
         kept = h.run.last_kept_commit or ""
         onto = self._onto()
         if lane.checked_on != kept and (onto is None or lane.checked_on != onto):
@@ -589,8 +602,8 @@ class Lanes:
         head = lane.ready
         assert head is not None
         seal.verify(lh)
-        if self.screened:
-            self._judge(lane)  # the cascade, in step as without lanes: checks, screen, full
+        if self.screened or self.archive is not None:
+            self._judge(lane)  # in step as without lanes (a screen's cascade included)
             return
         lane.attempts += 1
         while lh.paths.reading_log(lane.session, lane.attempts).exists():
@@ -609,6 +622,23 @@ class Lanes:
         lane.checked_on, lane.ready = None, None
         lane.detail = f"measuring {head[:12]} (session {lane.session})"
         self.observer.evaluation_started(lane.session, lane=lane.number)
+
+    def _refer_to_parent(self, lane: Lane) -> None:
+        """The frontier's reference at the parent the candidate names (else the one its
+        session started from): what `_examine` and step then judge it against."""
+        assert self.archive is not None
+        artifact = _candidate(lane.h.context)
+        named = artifact.base_commit if artifact is not None else None
+        try:
+            base = git.resolve_commits(lane.h.worktree, [named])[0] if named else None
+        except GitError:
+            base = None
+        self.archive.refer_to(self.h.run.iteration + 1, lane.number, [base, lane.base])
+        lane.checked_on, lane.ready = None, None  # examined against this parent afresh
+
+    def parents_in_flight(self) -> list[str]:
+        """The parents the lanes' sessions and candidates not yet judged are built on."""
+        return [x.base for x in self.lanes if x.busy and x.base]
 
     def _examine(self, lane: Lane, kept: str) -> bool:
         """Whether the waiting candidate needs a reading on `kept` (else it was judged): its
@@ -868,8 +898,10 @@ class Lanes:
 
     def _recorded(self, lane: Lane, result: StepResult, pending: _Pending) -> None:
         self.h.refresh()
-        # the run branch follows the kept lane commit once the lanes were served (_follow)
-        self.run_branch_behind = self.run_branch_behind or result.keep
+        if self.archive is not None:
+            self.archive.settle()  # a keep enters the archive; the run branch at the best
+        else:  # the run branch follows the kept lane commit once the lanes were served
+            self.run_branch_behind = self.run_branch_behind or result.keep
         self.observer.step_recorded(result, pending.result, lane=lane.number)
         lane.last_iteration, lane.last_decision = result.iteration, result.decision
         lane.at = result.last_kept_commit if result.run_status == RunStatus.RUNNING else None
@@ -1044,9 +1076,13 @@ def run_lanes(
     `portfolio`, each session's agent is chosen from it."""
     if executor is None:
         executor = local_executor(h, limits.lanes)
-    search = strategy or strategy_named()
-    layout = Lanes(h, config, limits, executor, observer, signal, search, portfolio)
-    return Driver(h, layout, limits, signal, search, observer.note).run()
+    search = strategy or strategy_named(limits.strategy)
+    archive = LaneArchive(h, limits.archive_size) if search.keeps_archive else None
+    layout = Lanes(h, config, limits, executor, observer, signal, search, portfolio, archive)
+    if archive is not None:
+        archive.busy = layout.parents_in_flight
+    keeper = archive or NoArchive()
+    return Driver(h, layout, limits, signal, search, observer.note, keeper).run()
 
 
 def local_executor(h: RunHandle, lanes: int) -> LocalExecutor:
@@ -1109,6 +1145,21 @@ def _ensure_worktree(h: RunHandle, lh: RunHandle) -> None:
     root = h.repo.repo_root
     if git.ensure_worktree(root, lh.worktree, lh.branch_name, start, git.unfinished_add):
         link_shared_paths(root, lh.worktree, h.links)
+
+
+def _write_handoff(lh: RunHandle, kept: str) -> None:
+    """The lane's placeholder and instructions, naming `kept` as the commit to build on (the
+    frontier's parent may be another elite than the run's reference: named in them only, the
+    handle's run stays the journal's, which the seal checks compare with)."""
+    run = lh.run
+    if kept != run.last_kept_commit:
+        lh.run = replace(run, last_kept_commit=kept)
+    try:
+        if not _placeholder_on(lh.context, kept):  # the judgement wrote it, unless a keep came
+            sync.write_placeholder(lh)
+        sync.write_instructions(lh)
+    finally:
+        lh.run = run
 
 
 def _pending_artifact(lane: RunContext) -> bool:

@@ -248,16 +248,9 @@ def with_mission_search(given: LoopSettings, mission_dir: Path) -> LoopSettings:
 
 
 def check_search(limits: LoopLimits, where: Where) -> None:
-    """Refuse an unknown strategy, and the frontier with lanes or Ray (whose loop is lanes'),
-    not yet, in one line."""
+    """Refuse an unknown strategy in one line (every known one runs alone, with lanes and
+    on Ray)."""
     strategy_named(limits.strategy)
-    ray = where.executor == ExecutorKind.RAY
-    if limits.strategy != DEFAULT_STRATEGY and (limits.lanes or ray):
-        raise ContractError(msg_lanes_strategy(limits.strategy))
-
-
-def msg_lanes_strategy(name: str) -> str:
-    return f"--strategy {name} does not run with --lanes or --executor ray yet: drop one of them"
 
 
 def continuation(
