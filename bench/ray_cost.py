@@ -8,15 +8,22 @@ one at a time as `LocalExecutor` runs them in threads. Printed per kind: the med
 per task on each executor, Ray's added cost (ray − local) and the ratio; the first Ray task of
 a run (it ships the repository's history as a bundle) is reported on its own, and so is the
 executor's start (it connects and starts every node's workers).
-Nothing here is a pass/fail test.
+
+`--reference SRC` (another build's src/, e.g. `git archive main src | tar -x -C DIR`; may
+be given more than once) runs an A/B: each of `--rounds` rounds measures those builds and then
+this one, each in its own process and on its own cluster, and prints the added cost of each
+side by side with the load before each round. Nothing here is a pass/fail test.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -113,7 +120,16 @@ def start_cluster(base: Path) -> Any:
     return cluster
 
 
+Figures = dict[str, Any]  # one build's measurement, as `--json` prints it
+
+
 def run(count: int) -> None:
+    report(measure_build(count), count)
+
+
+def measure_build(count: int) -> Figures:
+    """This build's tasks on both executors: the times of each kind, the first Ray task's and
+    the executor's start."""
     os.environ["AUTORESEARCH_RAY_DIR"] = ""
     from autoresearch.supervisor.ray_executor import RayExecutor
 
@@ -142,16 +158,17 @@ def run(count: int) -> None:
             cluster.shutdown()
             h.close()
             shutil.rmtree(base, ignore_errors=True)
-    report(here, there, first, count, started)
+    return {"here": here, "there": there, "first": first, "started": started}
 
 
-def report(
-    here: dict[str, list[float]],
-    there: dict[str, list[float]],
-    first: dict[str, list[float]],
-    count: int,
-    started: float,
-) -> None:
+def added_ms(figures: Figures, kind: str) -> float:
+    """Ray's median time for a task of `kind` less the local executor's, in ms."""
+    here, there = figures["here"][kind], figures["there"][kind]
+    return float(statistics.median(there) - statistics.median(here)) * 1000
+
+
+def report(figures: Figures, count: int) -> None:
+    here, there, first = figures["here"], figures["there"], figures["first"]
     print(f"\nRay's added cost per task ({count} tasks of each kind, one at a time; "
           "reference: LocalExecutor in the same run)")  # fmt: skip
     print(f"{'task':<12} {'local ms':>9} {'ray ms':>9} {'added ms':>9} {'ray/local':>10} "
@@ -161,14 +178,65 @@ def report(
         ra = statistics.median(there[kind]) * 1000
         print(f"{kind:<12} {lo:>9.0f} {ra:>9.0f} {ra - lo:>9.0f} {ra / lo:>10.2f} "
               f"{first[kind][0] * 1000:>13.0f}")  # fmt: skip
-    print(f"executor start (connect, every node's workers warmed): {started:.2f} s")
+    print(f"executor start (connect, every node's workers warmed): {figures['started']:.2f} s")
+
+
+def build_figures(src: Path | None, count: int) -> Figures:
+    """One build's figures from a process of its own that imports it from `src` (None: this
+    build): the driver and every node's workers (they inherit PYTHONPATH)."""
+    env = dict(os.environ)
+    if src is not None:
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (str(src.resolve()), env.get("PYTHONPATH")) if p
+        )
+    argv = [sys.executable, __file__, "--tasks", str(count), "--json"]
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"bench run failed: {done.stderr[-2000:]}")
+    figures: Figures = json.loads(done.stdout.strip().splitlines()[-1])
+    return figures
+
+
+def compare(references: list[Path], count: int, rounds: int) -> None:
+    """The reference builds and this one in turn, `rounds` times: Ray's added ms per task
+    of each build, round by round, with the load before each round, then the medians."""
+    builds: dict[str, Path | None] = {f"ref {i}": ref for i, ref in enumerate(references, 1)}
+    builds["this build"] = None
+    added: dict[str, dict[str, list[float]]] = {b: {"agent": [], "evaluation": []} for b in builds}
+    print(f"A/B: Ray's added ms per task (ray - local, medians of {count})")
+    for i, ref in enumerate(references, 1):
+        print(f"ref {i}: {ref}")
+    print(
+        f"{'round':>5} {'load':>15} "
+        + " ".join(f"{b + ' ' + k:>26}" for b in builds for k in ("agent", "evaluation"))
+    )
+    for r in range(1, rounds + 1):
+        load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
+        for build, src in builds.items():
+            figures = build_figures(src, count)
+            for kind in ("agent", "evaluation"):
+                added[build][kind].append(added_ms(figures, kind))
+        row = [f"{added[b][k][-1]:>26.0f}" for b in builds for k in ("agent", "evaluation")]
+        print(f"{r:>5} {load:>15} " + " ".join(row))
+    medians = [
+        f"{statistics.median(added[b][k]):>26.0f}" for b in builds for k in ("agent", "evaluation")
+    ]
+    print(f"{'median':>21} " + " ".join(medians))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=20, help="tasks of each kind")
+    parser.add_argument("--reference", type=Path, action="append", help="another build's src/")
+    parser.add_argument("--rounds", type=int, default=3, help="A/B rounds (with --reference)")
+    parser.add_argument("--json", action="store_true", help="print this build's figures as JSON")
     args = parser.parse_args()
-    run(args.tasks)
+    if args.reference:
+        compare(args.reference, args.tasks, args.rounds)
+    elif args.json:
+        print(json.dumps(measure_build(args.tasks)))
+    else:
+        run(args.tasks)
 
 
 if __name__ == "__main__":

@@ -921,3 +921,38 @@ def init_bare(path: Path) -> None:
     """Create an empty bare repository at `path` (a node's cache of a run's commits)."""
     path.mkdir(parents=True, exist_ok=True)
     _run(path, ["init", "-q", "--bare"])
+
+
+@dataclass(frozen=True)
+class CheckoutState:
+    """A checkout as one `git status --porcelain=v2 --branch` reads it: HEAD's commit (None:
+    no commit yet), the branch checked out (None: detached) and whether anything is not
+    committed (staged, changed, or untracked and not ignored)."""
+
+    head: str | None
+    branch: str | None
+    dirty: bool
+
+
+def checkout_state(cwd: Path) -> CheckoutState:
+    """HEAD, its branch and whether the checkout is clean, in one git process where
+    `head`, `head_branch` and `status` took three (a remote session's end, on its node)."""
+    args = ["status", "--porcelain=v2", "--branch", "--untracked-files=all", "-z"]
+    return parse_checkout_state(_run(cwd, args).stdout)
+
+
+def parse_checkout_state(raw: bytes) -> CheckoutState:
+    """Parse `git status --porcelain=v2 --branch -z`: its `# branch.*` headers, then one
+    entry (or, for a rename, two fields) per path not committed."""
+    head = branch = None
+    dirty = False
+    for field in raw.decode("utf-8", "surrogateescape").split("\0"):
+        if field.startswith("# branch.oid "):
+            oid = field.removeprefix("# branch.oid ")
+            head = None if oid == "(initial)" else oid
+        elif field.startswith("# branch.head "):
+            name = field.removeprefix("# branch.head ")
+            branch = None if name == "(detached)" else name
+        elif field and not field.startswith("# "):
+            dirty = True
+    return CheckoutState(head, branch, dirty)

@@ -174,6 +174,39 @@ def test_a_session_that_only_staged_a_file_brings_it_back_and_leaves_no_checkout
     assert _registered_checkouts(node / run.run_id / "cache.git") == []
 
 
+def test_a_session_that_left_head_detached_lands_detached_with_its_commit(
+    run: RunHandle, tmp_path: Path
+) -> None:
+    script = (
+        "git checkout -q --detach && echo 9 > value.txt && git commit -qam detached && "
+        "echo note > notes.txt"
+    )
+    session = _session(run, f"cmd:{script}")
+    outcome = remote.run_session(tmp_path / "node", session)
+    assert not outcome.on_branch and outcome.head not in (None, session.code.commit)
+    assert outcome.bundle is not None and b"notes.txt" in outcome.patch
+    remote.land_session(session.task, outcome)
+    assert git.head(run.worktree) == outcome.head
+    assert git.head_branch(run.worktree) is None  # detached, as the session left it
+
+
+@pytest.mark.parametrize(
+    ("raw", "state"),
+    [
+        (b"# branch.oid abc\0# branch.head main\0", git.CheckoutState("abc", "main", False)),
+        (b"# branch.oid abc\0# branch.head (detached)\0", git.CheckoutState("abc", None, False)),
+        (b"# branch.oid (initial)\0# branch.head main\0", git.CheckoutState(None, "main", False)),
+        (b"# branch.oid abc\0# branch.head m\0? new.txt\0", git.CheckoutState("abc", "m", True)),
+        (b"# branch.oid a\0# branch.head m\0" b"2 R. N... 100644 100644 100644 x y R100 b\0a\0",
+         git.CheckoutState("a", "m", True)),
+    ],
+)  # fmt: skip
+def test_one_status_reads_head_its_branch_and_whether_anything_is_uncommitted(
+    raw: bytes, state: git.CheckoutState
+) -> None:
+    assert git.parse_checkout_state(raw) == state
+
+
 def _registered_checkouts(cache: Path) -> list[str]:
     """The checkouts the cache still lists besides itself (`git worktree list`)."""
     listed = subprocess.run(

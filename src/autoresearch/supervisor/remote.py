@@ -275,24 +275,25 @@ def run_session(
 
 def _collect(task: AgentTask, place: NodeTask, result: AgentResult) -> SessionOutcome:
     tree = place.tree
-    try:
-        head: str | None = git.head(tree)
-    except GitError:  # a session may leave HEAD unborn or the checkout broken
-        head = None
+    try:  # HEAD, its branch and whether anything is uncommitted: one git process
+        state = git.checkout_state(tree)
+    except GitError:  # a session may leave the checkout broken
+        state = git.CheckoutState(None, None, dirty=False)
+    head = state.head
     bundle_path = place.files / "session.bundle"
     # a head still at the base has nothing to bundle (git took a process to say so)
     bundled = head not in (None, task.base_commit) and git.create_bundle(
         tree, bundle_path, head, exclude=[task.base_commit]
     )
     patch = b""
-    # what the worktree's reset would spare stays out, as on the driver; a clean checkout (one
-    # `git status`) has nothing to save, and its patch took five processes to come out empty
-    if head is not None and git.status(tree):
+    # what the worktree's reset would spare stays out, as on the driver; a clean checkout has
+    # nothing to save, and its patch took five processes to come out empty
+    if head is not None and state.dirty:
         patch = work_patch(tree, head, run_dirt(task.sandbox.shared_links, task.sandbox.runtime))
     return SessionOutcome(
         result=result,
         head=head,
-        on_branch=git.head_branch(tree) == f"refs/heads/{task.branch}",
+        on_branch=state.branch == task.branch,
         bundle=bundle_path.read_bytes() if bundled else None,
         patch=patch,
         artifact=_read(task.candidate_file),
