@@ -5,8 +5,9 @@ of an iteration and does what it says (measure the candidate, re-measure the inc
 discard); the same function replays any run from its journal rows.
 
 The test is Wald's sequential probability ratio test on the difference of means, candidate
-minus incumbent (in the mission's direction), with the evaluator's spread estimated from every
-reading of the run (each commit's readings around its own mean, pooled):
+minus incumbent (in the mission's direction), with the evaluator's spread estimated within
+blocks, a commit's readings of one iteration, robust to outliers (scale.py; runs frozen before
+it: each commit's readings around its own mean, pooled over the run):
     H0: the candidate is no better (effect 0)    H1: it is better by `min_effect`
     keep when log LR >= ln(power / alpha), discard when log LR <= ln((1 - power) / (1 - alpha))
 (both moved in by Siegmund's correction) so a change that does nothing is kept with probability
@@ -22,7 +23,7 @@ incumbent's older readings (earlier iterations, confirmations, calibration) coun
 this iteration's agree with them (robust.current_reference); else the test is on this
 iteration's readings of both sides, taken together, so a slowdown between iterations can
 neither discard a real gain nor keep a null change. The log LR keeps its Gaussian form with the
-pooled spread, which outliers inflate: heavy tails make the test conservative, not permissive.
+spread a Huber mean of such readings has (scale.py): wider than the bulk's under heavy tails.
 Pairing every candidate reading with an incumbent one (drift-proof by construction) was
 measured and rejected: a paired difference has twice a reading's variance and serves one test,
 so ≥ 80 % true keeps cost ~17 evaluations per iteration against ~10 (bench/drift.py). The
@@ -111,6 +112,9 @@ class NoisePolicy:
     # keeps judged on this iteration's paired readings (drift-proof); False: the pooled rule of
     # the releases before it (a run frozen by one of them decides as it did)
     blocked: bool = True
+    # the spread measured within blocks (a commit's readings of one iteration), robustly
+    # (scale.py); False: each commit's readings pooled over the run, as before it
+    blocks: bool = True
 
     @property
     def baseline_readings(self) -> int:
@@ -140,6 +144,7 @@ class NoisePolicy:
             "confirm": self.confirm,
             "reuse": self.reuse,
             "blocked": self.blocked,
+            "spread": "blocks" if self.blocks else "commits",
         }
 
     @classmethod
@@ -166,6 +171,7 @@ class NoisePolicy:
             confirm=int(num("confirm", 6)),
             reuse=num("reuse", 0.0),
             blocked=data.get("blocked") is True,
+            blocks=data.get("spread") == "blocks",
         )
 
 
