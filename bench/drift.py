@@ -46,7 +46,7 @@ from autoresearch.noise import (
     next_action,
 )
 from autoresearch.paired import paired_interval
-from autoresearch.scale import at_least_now, block_spread
+from autoresearch.scale import block_spread, with_today
 from autoresearch.states import Direction
 
 RUN_READINGS = 600  # about a run's readings: a ramp spans them
@@ -143,7 +143,7 @@ class Blocks(Groups):
     @property
     def spread(self) -> Spread:
         now = [b for (_, i), b in self.blocks.items() if i == self.iteration]
-        return at_least_now(block_spread(self.blocks.values()), block_spread(now))
+        return with_today(block_spread(self.blocks.values()), block_spread(now))
 
 
 @dataclass

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from autoresearch.noise import NoisePolicy, Spread, pooled_spread
-from autoresearch.scale import at_least_now, block_spread
+from autoresearch.scale import block_spread, with_today
 
 
 def gaussian_blocks(seed: int, count: int = 150, level: float = 0.0) -> list[list[float]]:
@@ -59,18 +59,9 @@ def test_gaussian_readings_get_about_the_plain_spread() -> None:
     assert found.df == plain.df
 
 
-@pytest.mark.parametrize(
-    ("run", "now", "expected"),
-    [
-        (Spread(1.0, 40), Spread(1.5, 8), Spread(1.5, 40)),  # today is noisier: today's
-        (Spread(1.0, 40), Spread(0.5, 8), Spread(1.0, 40)),  # calmer: the run's
-        (Spread(1.0, 40), Spread(0.0, 0), Spread(1.0, 40)),  # nothing yet today
-    ],
-)
-def test_a_decision_never_assumes_less_noise_than_today_shows(
-    run: Spread, now: Spread, expected: Spread
-) -> None:
-    assert at_least_now(run, now) == expected
+def test_the_run_spread_carries_todays() -> None:
+    assert with_today(Spread(1.0, 40), Spread(1.5, 8)) == Spread(1.0, 40, 1.5)
+    assert with_today(Spread(1.0, 40), Spread(0.0, 0)) == Spread(1.0, 40, 0.0)
 
 
 def test_a_run_frozen_before_blocks_keeps_pooling_by_commit() -> None:

@@ -133,19 +133,12 @@ class NoisePolicy:
     def to_dict(self) -> dict[str, object]:
         unit = "sigma" if self.min_effect_in_sigma else "metric"
         return {
-            "mode": str(self.mode),
-            "calibration": self.calibration,
-            "alpha": self.alpha,
-            "power": self.power,
-            "min_effect": self.min_effect,
-            "min_effect_unit": unit,
-            "max_evals": self.max_evals,
-            "interleave": self.interleave,
-            "confirm": self.confirm,
-            "reuse": self.reuse,
-            "blocked": self.blocked,
+            "mode": str(self.mode), "calibration": self.calibration, "alpha": self.alpha,
+            "power": self.power, "min_effect": self.min_effect, "min_effect_unit": unit,
+            "max_evals": self.max_evals, "interleave": self.interleave, "confirm": self.confirm,
+            "reuse": self.reuse, "blocked": self.blocked,
             "spread": "blocks" if self.blocks else "commits",
-        }
+        }  # fmt: skip
 
     @classmethod
     def from_dict(cls, data: dict[str, object] | None) -> NoisePolicy:
@@ -177,10 +170,13 @@ class NoisePolicy:
 
 @dataclass(frozen=True)
 class Spread:
-    """The evaluator's spread pooled over commits: sd and its degrees of freedom."""
+    """The evaluator's spread: sd and its degrees of freedom (scale.py); `today`: this
+    iteration's own readings' (0: none), which a decision after a change of level uses when
+    wider (a loaded machine is slower and noisier)."""
 
     sd: float
     df: int
+    today: float = 0.0
 
 
 def squared_deviations(readings: Sequence[float]) -> float:
@@ -418,7 +414,7 @@ def next_action(
             return Verdict(Action.KEEP if keep else Action.DISCARD, diff)
         return Verdict(Action.MEASURE_INCUMBENT, diff)
     if policy.blocked:
-        return _local(policy, direction, spread.sd, incumbent, candidate, incumbent_fresh)
+        return _local(policy, direction, spread, incumbent, candidate, incumbent_fresh)
     return _pooled(policy, spread.sd, diff, (len(incumbent), len(candidate)), incumbent_fresh)
 
 
@@ -460,7 +456,7 @@ MIN_SIDE = 3
 def _local(
     policy: NoisePolicy,
     direction: Direction,
-    sigma: float,
+    spread: Spread,
     incumbent: Sequence[float],
     candidate: Sequence[float],
     fresh: int,
@@ -469,7 +465,9 @@ def _local(
     (only this iteration's when the older ones read another level), robust means on both
     sides, a keep on MIN_SIDE readings of each side at least, and no decision either way
     before the incumbent is read this iteration: old readings alone cannot discard."""
-    reference = current_reference(incumbent, fresh, sigma)
+    reference = current_reference(incumbent, fresh, sigma := spread.sd)
+    if len(reference) <= fresh < len(incumbent):  # older readings are of another level
+        sigma = max(sigma, spread.today)
     center = huber_mean(candidate, sigma) - huber_mean(reference, sigma)
     diff = signed(direction, center)
     enough = min(len(candidate), len(reference)) >= MIN_SIDE

@@ -21,7 +21,7 @@ from autoresearch.journal import runs
 from autoresearch.journal.db import Journal
 from autoresearch.journal.runs import RunRecord
 from autoresearch.noise import Role, Spread, pooled_spread, reference
-from autoresearch.scale import at_least_now, block_spread
+from autoresearch.scale import block_spread, with_today
 from autoresearch.states import EvalPurpose, EvalStatus
 from autoresearch.supervisor import estimates
 from autoresearch.supervisor.handle import RunHandle
@@ -133,7 +133,7 @@ def test_the_spread_with_readings_not_yet_recorded_equals_the_full_recomputation
     for commit, scores in pending.items():  # this iteration's: in its commit's block of it
         expected[(commit, 3)] = [*expected.get((commit, 3), []), *scores]
     today = [scores for (_, iteration), scores in expected.items() if iteration == 3]
-    widest = at_least_now(block_spread(expected.values()), block_spread(today))
+    widest = with_today(block_spread(expected.values()), block_spread(today))
     assert kept.spread_with(pending, 3) == widest
     assert kept.spread == spread  # unchanged
 

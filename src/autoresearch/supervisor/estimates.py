@@ -37,7 +37,7 @@ from autoresearch.noise import (
 )
 from autoresearch.paired import paired_differences, paired_interval
 from autoresearch.paths import RepoPaths
-from autoresearch.scale import at_least_now, block_spread, deviations, robust_spread
+from autoresearch.scale import block_spread, deviations, robust_spread, with_today
 from autoresearch.states import IterationKind, KeepPolicy, best_of
 
 
@@ -194,7 +194,7 @@ class RunReadings:
 
     def spread_with(self, more: Mapping[str, Sequence[float]], iteration: int = -1) -> Spread:
         """The spread were `more[commit]` (readings of `iteration` not yet recorded) added:
-        within blocks, and at least this iteration's own (scale.at_least_now)."""
+        within blocks, carrying this iteration's own (scale.with_today)."""
         if not self.blocks:
             return self._commits.spread_with(
                 {commit: [*self.scores_all(commit), *scores] for commit, scores in more.items()}
@@ -206,7 +206,7 @@ class RunReadings:
             self._deviations.set(block, scores, into=found)
         run = robust_spread(self._blocks.spread_with(pending), found)
         today = {**{k: v for k, v in self.by_block.items() if k[1] == iteration}, **pending}
-        return at_least_now(run, block_spread(today.values()))
+        return with_today(run, block_spread(today.values()))
 
     def scores_all(self, commit: str) -> list[float]:
         """Every reading of `commit`, whatever its role."""
