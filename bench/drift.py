@@ -1,6 +1,11 @@
 """Benchmark: keep decisions on a machine that drifts and has heavy tails (#34), the pooled rule
 of the releases before it beside the blocked default, on the same missions.
 
+Rules: `pooled (before)` (the rule before #34), `blocked, σ/commit` (the blocked test with each
+commit's readings pooled over the run for σ, the default before scale.py), `robust σ/commit`
+(the same groups, σ robust), `blocked (default)` (σ within blocks, a commit's readings of one
+iteration, robust, and at least this iteration's own: scale.py). `--rules` picks some.
+
     .venv/bin/python bench/drift.py                  (200 seeds x 60 iterations per model)
     .venv/bin/python bench/drift.py --seeds 20       (quicker)
 
@@ -41,6 +46,7 @@ from autoresearch.noise import (
     next_action,
 )
 from autoresearch.paired import paired_interval
+from autoresearch.scale import block_spread, with_today
 from autoresearch.states import Direction
 
 RUN_READINGS = 600  # about a run's readings: a ramp spans them
@@ -125,6 +131,22 @@ class Groups:
 
 
 @dataclass
+class Blocks(Groups):
+    """Readings grouped by (commit, iteration): the spread within blocks, robust (scale.py)."""
+
+    blocks: dict[tuple[int, int], list[float]] = field(default_factory=dict)
+    iteration: int = 0
+
+    def add(self, commit: int, x: float) -> None:
+        self.blocks.setdefault((commit, self.iteration), []).append(x)
+
+    @property
+    def spread(self) -> Spread:
+        now = [b for (_, i), b in self.blocks.items() if i == self.iteration]
+        return with_today(block_spread(self.blocks.values()), block_spread(now))
+
+
+@dataclass
 class Tally(trust.Tally):
     """bench/trust.py's tally, with what the report said."""
 
@@ -133,16 +155,18 @@ class Tally(trust.Tally):
     covered: int = 0  # runs whose reported interval covers the true improvement
 
 
-def mission(policy: NoisePolicy, model: str, seed: int, iterations: int, t: Tally) -> None:
+def mission(rule: Rule, model: str, seed: int, iterations: int, t: Tally) -> None:
     """One run: calibration, `iterations` proposals decided by next_action, then the report."""
+    policy, groups = rule.policy, rule.spread()
     proposals, evaluator = random.Random(seed), machine(model, seed)
-    groups = Groups()
     truth, commit = 0.0, 0
     incumbent = [evaluator.read(truth) for _ in range(policy.baseline_readings)]
     baseline = list(incumbent)
     for x in incumbent:
         groups.add(0, x)
     for i in range(1, iterations + 1):
+        if isinstance(groups, Blocks):
+            groups.iteration = i
         real = proposals.random() < 0.3
         value = truth + (1.0 if real else 0.0)
         candidate: list[float] = []
@@ -204,16 +228,35 @@ def report(
     t.covered += low <= truth <= high
 
 
-POLICIES = {
-    "pooled (before)": NoisePolicy(blocked=False),
-    "blocked (default)": NoisePolicy(),
+@dataclass(frozen=True)
+class Rule:
+    """A decision rule and how it estimates the evaluator's spread."""
+
+    policy: NoisePolicy
+    spread: Callable[[], Groups]
+
+
+@dataclass
+class RobustCommits(Blocks):
+    """Each commit's readings over the run as one group, robust (scale.py)."""
+
+    def add(self, commit: int, x: float) -> None:
+        self.blocks.setdefault((commit, 0), []).append(x)
+
+
+RULES = {
+    "pooled (before)": Rule(NoisePolicy(blocked=False), Groups),
+    "blocked, σ/commit": Rule(NoisePolicy(), Groups),
+    "robust σ/commit": Rule(NoisePolicy(), RobustCommits),
+    "blocked (default)": Rule(NoisePolicy(), Blocks),
 }
+POLICIES = {name: rule.policy for name, rule in RULES.items()}
 
 
-def simulate(policy: NoisePolicy, model: str, seeds: range, iterations: int) -> Tally:
+def simulate(rule: Rule, model: str, seeds: range, iterations: int) -> Tally:
     t = Tally()
     for seed in seeds:
-        mission(policy, model, seed, iterations, t)
+        mission(rule, model, seed, iterations, t)
     return t
 
 
@@ -228,7 +271,13 @@ def line(model: str, name: str, t: Tally) -> str:
     )
 
 
-def run(seeds: int, iterations: int, models: tuple[str, ...] = MODELS, first: int = 0) -> None:
+def run(
+    seeds: int,
+    iterations: int,
+    models: tuple[str, ...] = MODELS,
+    first: int = 0,
+    rules: tuple[str, ...] = tuple(RULES),
+) -> None:
     print(
         f"\nKeep decisions on a drifting, heavy-tailed machine: {seeds} seeds ({first}-"
         f"{first + seeds - 1}) x {iterations} iterations per model, 30 % of changes +1σ"
@@ -238,9 +287,9 @@ def run(seeds: int, iterations: int, models: tuple[str, ...] = MODELS, first: in
         f"{'rep-true':>8} {'sd':>6} {'covers':>7}"
     )
     for model in models:
-        for name, policy in POLICIES.items():
-            missions = range(first, first + seeds)
-            print(line(model, name, simulate(policy, model, missions, iterations)), flush=True)
+        for name in rules:
+            rule, missions = RULES[name], range(first, first + seeds)
+            print(line(model, name, simulate(rule, model, missions, iterations)), flush=True)
     print(
         "  end: readings of the end-of-run paired comparison per run (the blocked rule's "
         "report); rep-true: reported − true improvement (σ), mean and sd over runs"
@@ -291,8 +340,9 @@ def main() -> None:
     parser.add_argument("--first-seed", type=int, default=0, help="seeds first .. first+seeds-1")
     parser.add_argument("--iterations", type=int, default=60)
     parser.add_argument("--models", nargs="*", default=list(MODELS), choices=MODELS)
+    parser.add_argument("--rules", nargs="*", default=list(RULES), choices=RULES)
     args = parser.parse_args()
-    run(args.seeds, args.iterations, tuple(args.models), args.first_seed)
+    run(args.seeds, args.iterations, tuple(args.models), args.first_seed, tuple(args.rules))
 
 
 if __name__ == "__main__":

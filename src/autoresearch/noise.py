@@ -5,8 +5,9 @@ of an iteration and does what it says (measure the candidate, re-measure the inc
 discard); the same function replays any run from its journal rows.
 
 The test is Wald's sequential probability ratio test on the difference of means, candidate
-minus incumbent (in the mission's direction), with the evaluator's spread estimated from every
-reading of the run (each commit's readings around its own mean, pooled):
+minus incumbent (in the mission's direction), with the evaluator's spread estimated within
+blocks, a commit's readings of one iteration, robust to outliers (scale.py; runs frozen before
+it: each commit's readings around its own mean, pooled over the run):
     H0: the candidate is no better (effect 0)    H1: it is better by `min_effect`
     keep when log LR >= ln(power / alpha), discard when log LR <= ln((1 - power) / (1 - alpha))
 (both moved in by Siegmund's correction) so a change that does nothing is kept with probability
@@ -22,7 +23,7 @@ incumbent's older readings (earlier iterations, confirmations, calibration) coun
 this iteration's agree with them (robust.current_reference); else the test is on this
 iteration's readings of both sides, taken together, so a slowdown between iterations can
 neither discard a real gain nor keep a null change. The log LR keeps its Gaussian form with the
-pooled spread, which outliers inflate: heavy tails make the test conservative, not permissive.
+spread a Huber mean of such readings has (scale.py): wider than the bulk's under heavy tails.
 Pairing every candidate reading with an incumbent one (drift-proof by construction) was
 measured and rejected: a paired difference has twice a reading's variance and serves one test,
 so ≥ 80 % true keeps cost ~17 evaluations per iteration against ~10 (bench/drift.py). The
@@ -99,6 +100,10 @@ def _effect_unit(in_sigma: object) -> str:
     return "sigma" if in_sigma else "metric"
 
 
+def _spread_basis(blocks: object) -> str:
+    return "blocks" if blocks else "commits"
+
+
 @dataclass(frozen=True)
 class NoisePolicy:
     """The `noise:` block of sandbox.md, defaults filled in."""
@@ -119,6 +124,9 @@ class NoisePolicy:
     # keeps judged on this iteration's paired readings (drift-proof); False: the pooled rule of
     # the releases before it (a run frozen by one of them decides as it did)
     blocked: bool = True
+    # the spread measured within blocks (a commit's readings of one iteration), robustly
+    # (scale.py); False: each commit's readings pooled over the run, as before it
+    blocks: bool = True
 
     @property
     def baseline_readings(self) -> int:
@@ -161,15 +169,19 @@ class NoisePolicy:
             confirm=int(num("confirm", 6)),
             reuse=num("reuse", 0.0),
             blocked=data.get("blocked") is True,
+            blocks=data.get("spread") == "blocks",
         )
 
 
 @dataclass(frozen=True)
 class Spread:
-    """The evaluator's spread pooled over commits: sd and its degrees of freedom."""
+    """The evaluator's spread: sd and its degrees of freedom (scale.py); `today`: this
+    iteration's own readings' (0: none), which a decision after a change of level uses when
+    wider (a loaded machine is slower and noisier)."""
 
     sd: float
     df: int
+    today: float = 0.0
 
 
 def squared_deviations(readings: Sequence[float]) -> float:
@@ -401,7 +413,7 @@ def next_action(
             return Verdict(Action.KEEP if keep else Action.DISCARD, diff)
         return Verdict(Action.MEASURE_INCUMBENT, diff)
     if policy.blocked:
-        return _local(policy, direction, spread.sd, incumbent, candidate, incumbent_fresh)
+        return _local(policy, direction, spread, incumbent, candidate, incumbent_fresh)
     return _pooled(policy, spread.sd, diff, (len(incumbent), len(candidate)), incumbent_fresh)
 
 
@@ -443,7 +455,7 @@ MIN_SIDE = 3
 def _local(
     policy: NoisePolicy,
     direction: Direction,
-    sigma: float,
+    spread: Spread,
     incumbent: Sequence[float],
     candidate: Sequence[float],
     fresh: int,
@@ -452,7 +464,9 @@ def _local(
     (only this iteration's when the older ones read another level), robust means on both
     sides, a keep on MIN_SIDE readings of each side at least, and no decision either way
     before the incumbent is read this iteration: old readings alone cannot discard."""
-    reference = current_reference(incumbent, fresh, sigma)
+    reference = current_reference(incumbent, fresh, sigma := spread.sd)
+    if len(reference) <= fresh < len(incumbent):  # older readings are of another level
+        sigma = max(sigma, spread.today)
     center = huber_mean(candidate, sigma) - huber_mean(reference, sigma)
     diff = signed(direction, center)
     enough = min(len(candidate), len(reference)) >= MIN_SIDE

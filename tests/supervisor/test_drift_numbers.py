@@ -26,7 +26,7 @@ DRIFTING_EVAL = textwrap.dedent(
     n = int(open(state).read()) if os.path.exists(state) else 0
     open(state, "w").write(str(n + 1))
     level = 1.0 if n < 20 else 0.7
-    print(json.dumps({"pass": True, "score": level * (value + random.Random(n).gauss(0, 1))}))
+    print(json.dumps({"pass": True, "score": level * (value + random.Random(1000 + n).gauss(0, 1))}))
     """
 )
 

@@ -21,6 +21,7 @@ from autoresearch.journal import runs
 from autoresearch.journal.db import Journal
 from autoresearch.journal.runs import RunRecord
 from autoresearch.noise import Role, Spread, pooled_spread, reference
+from autoresearch.scale import block_spread, with_today
 from autoresearch.states import EvalPurpose, EvalStatus
 from autoresearch.supervisor import estimates
 from autoresearch.supervisor.handle import RunHandle
@@ -73,10 +74,16 @@ def write(journal: Journal, run_id: str, rows: list[tuple[int, str, float, str]]
 
 
 def full(journal: Journal, run: RunRecord) -> tuple[Spread, dict[str, list[tuple[str, float]]]]:
-    """Recomputed from every row, as the views did before they kept anything."""
+    """Recomputed from every row, as the views did before they kept anything: the spread
+    within blocks (a commit's readings of one iteration), or within commits for a run frozen
+    before blocks."""
     groups: dict[str, list[tuple[str, float]]] = {}
+    blocks: dict[tuple[str, int], list[float]] = {}
     for r in runs.readings(journal, run.run_id):
         groups.setdefault(r.commit, []).append((r.role, r.score))
+        blocks.setdefault((r.commit, r.iteration), []).append(r.score)
+    if run.sandbox.noise_policy.blocks:
+        return block_spread(blocks.values()), groups
     return pooled_spread([s for _, s in g] for g in groups.values()), groups
 
 
@@ -84,7 +91,7 @@ def assert_same(journal: Journal, run: RunRecord) -> None:
     kept = estimates.RunReadings.load(journal, run)
     spread, groups = full(journal, run)
     assert kept.spread == spread  # exact: sd to the last bit, df
-    fresh = estimates.RunReadings(runs.readings(journal, run.run_id))
+    fresh = estimates.RunReadings(runs.readings(journal, run.run_id), kept.blocks)
     assert fresh.spread == spread
     for commit, rows in groups.items():
         assert kept.scores(commit) == reference(rows)
@@ -118,13 +125,28 @@ def test_the_spread_with_readings_not_yet_recorded_equals_the_full_recomputation
     for rows in batches:
         write(run.journal, mine.run_id, rows)
     kept = estimates.RunReadings.load(run.journal, mine)
-    _, groups = full(run.journal, mine)
+    spread, _ = full(run.journal, mine)
     pending = {f"c{k}": v for k, v in more.items()}
-    expected = {c: [s for _, s in g] for c, g in groups.items()}
-    for commit, scores in pending.items():
-        expected[commit] = [*expected.get(commit, []), *scores]
-    assert kept.spread_with(pending) == pooled_spread(expected.values())
-    assert kept.spread == pooled_spread([s for _, s in g] for g in groups.values())  # unchanged
+    expected: dict[tuple[str, int], list[float]] = {}
+    for r in runs.readings(run.journal, mine.run_id):
+        expected.setdefault((r.commit, r.iteration), []).append(r.score)
+    for commit, scores in pending.items():  # this iteration's: in its commit's block of it
+        expected[(commit, 3)] = [*expected.get((commit, 3), []), *scores]
+    today = [scores for (_, iteration), scores in expected.items() if iteration == 3]
+    widest = with_today(block_spread(expected.values()), block_spread(today))
+    assert kept.spread_with(pending, 3) == widest
+    assert kept.spread == spread  # unchanged
+
+
+def test_a_run_frozen_before_blocks_pools_each_commits_readings(run: RunHandle) -> None:
+    """Its spread is each commit's readings around their mean, over the run, as it was."""
+    mine = new_run(run)
+    write(run.journal, mine.run_id, [(1, "candidate", 1.0, "pass"), (1, "confirm", 3.0, "pass")])
+    old = estimates.RunReadings(runs.readings(run.journal, mine.run_id), blocks=False)
+    assert old.spread == pooled_spread([[1.0, 3.0]])
+    assert old.spread_with({"c1": [5.0]}, 7) == pooled_spread([[1.0, 3.0, 5.0]])
+    blocked = estimates.RunReadings(runs.readings(run.journal, mine.run_id))
+    assert blocked.spread.df == 0  # the two readings are of two iterations: two blocks of one
 
 
 def test_a_long_noisy_run_in_many_steps(run: RunHandle) -> None:

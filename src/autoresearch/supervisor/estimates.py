@@ -14,8 +14,10 @@ zero-width interval, and the views print exactly what they printed before interv
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import bisect
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 from weakref import WeakKeyDictionary
 
 from autoresearch.journal import runs, views
@@ -36,6 +38,7 @@ from autoresearch.noise import (
 )
 from autoresearch.paired import paired_differences, paired_interval
 from autoresearch.paths import RepoPaths
+from autoresearch.scale import block_spread, deviations, robust_spread, with_today
 from autoresearch.states import IterationKind, KeepPolicy, best_of
 
 
@@ -55,79 +58,156 @@ def _exact(x: float) -> int:
     return numerator * (_UNIT // denominator)
 
 
+K = TypeVar("K", bound=Hashable)
+
+
+class _Totals(Generic[K]):
+    """Each group's squared deviations around its own mean as a running exact total: the
+    pooled spread (noise.pooled_spread) kept up to date group by group."""
+
+    def __init__(self) -> None:
+        self.counted: dict[K, tuple[int, float]] = {}  # each group's size and squares
+        self.total = 0  # the exact sum of the squared deviations, in units of 2**-1074
+        self.df = 0
+
+    def replaced(self, key: K, group: Sequence[float]) -> tuple[int, int, float]:
+        """The running total and df were `key`'s readings `group`, and its squares."""
+        n, squares = self.counted.get(key, (0, 0.0))
+        now = squared_deviations(group)
+        total = self.total - _exact(squares) + _exact(now)
+        return total, self.df - max(n - 1, 0) + max(len(group) - 1, 0), now
+
+    def set(self, key: K, group: Sequence[float]) -> None:
+        self.total, self.df, squares = self.replaced(key, group)
+        self.counted[key] = (len(group), squares)
+
+    def spread_with(self, groups: Mapping[K, Sequence[float]]) -> Spread:
+        """The pooled spread were these groups' readings `groups[key]` (not recorded)."""
+        total, df = self.total, self.df
+        for key, group in groups.items():
+            moved_total, moved_df, _ = self.replaced(key, group)
+            total += moved_total - self.total
+            df += moved_df - self.df
+        return spread_of(total / _UNIT, df)
+
+
+Block = tuple[str, int]  # a commit's readings of one iteration
+
+
+class _Deviations:
+    """Every block's absolute deviations (scale.deviations), sorted, kept up to date block by
+    block: scale.robust_spread reads them without sorting the run's readings again."""
+
+    def __init__(self) -> None:
+        self.of: dict[Block, list[float]] = {}
+        self.sorted: list[float] = []
+
+    def set(self, key: Block, block: Sequence[float], into: list[float] | None = None) -> None:
+        """`key`'s deviations those of `block`, in this view (or only in the copy `into`)."""
+        target = self.sorted if into is None else into
+        for d in self.of.get(key, ()):
+            del target[bisect.bisect_left(target, d)]
+        new = sorted(abs(d) for d in deviations(block))
+        for d in new:
+            bisect.insort(target, d)
+        if into is None:
+            self.of[key] = new
+
+
 class RunReadings:
-    """Every passing reading of a run, grouped by commit, with the run's pooled spread.
+    """Every passing reading of a run, grouped by commit and by block (a commit's readings
+    of one iteration), with the run's spread.
 
     One driver asks at every step (the decision, results.tsv, the manifest, the step's own
     result), so `load` keeps the view of each open journal and brings it up to date with the
-    rows added since (one rowid range), and the pooled spread is a running total of each
-    commit's squared deviations, exact: a step costs the same at iteration 10 and 10,000,
-    and every number equals the full recomputation (noise.pooled_spread over the groups)."""
+    rows added since (one rowid range). The plain spreads are running totals, exact, and the
+    blocks' deviations stay sorted as readings come, so the spread within blocks
+    (scale.block_spread) costs a few passes in C over them per change, not a sort of the
+    run; every number equals the full recomputation over the groups."""
 
-    def __init__(self, readings: Iterable[runs.Reading] = ()) -> None:
+    def __init__(self, readings: Iterable[runs.Reading] = (), blocks: bool = True) -> None:
         self.by_commit: dict[str, list[runs.Reading]] = {}
-        # what the running total holds of each commit: its readings and squared deviations
-        self._counted: dict[str, tuple[int, float]] = {}
-        self._total = 0  # the exact sum of the squared deviations, in units of 2**-1074
-        self._df = 0
+        # blocks: the spread within each commit's readings of one iteration (scale.py), else
+        # within each commit's readings over the run (a run frozen before it decides as it did)
+        self.blocks = blocks
+        self.by_block: dict[Block, list[float]] = {}
         self._upto = 0  # the highest evaluation id read (runs.readings_since)
+        self._reset()
         self._extend(readings)
+
+    def _reset(self) -> None:
+        self.by_commit, self.by_block = {}, {}
+        self._commits: _Totals[str] = _Totals()
+        self._blocks: _Totals[Block] = _Totals()
+        self._deviations = _Deviations()
+        self._block_spread: Spread | None = None  # worked out once per change of the readings
 
     @classmethod
     def load(cls, journal: Journal, run: RunRecord) -> RunReadings:
         """The run's readings as they are in the journal now. A view kept from an earlier
         load of the same open journal is brought up to date and returned (it stays current
         until the next write: use it, do not keep it)."""
+        blocks = run.sandbox.noise_policy.blocks
         if not recorded(run):
-            return cls()
+            return cls(blocks=blocks)
         if journal.in_transaction:  # what this read sees may yet be rolled back: not kept
-            return cls(runs.readings(journal, run.run_id))
+            return cls(runs.readings(journal, run.run_id), blocks)
         kept = _LOADED.setdefault(journal, {})
         key = (run.run_id, run.created_at)  # a run forgotten and prepared again is another
         found = kept.get(key)
         if found is None:
-            found = kept[key] = cls()
+            found = kept[key] = cls(blocks=blocks)
         found._refresh(journal, run.run_id)
         return found
 
     def _refresh(self, journal: Journal, run_id: str) -> None:
         fresh, upto = runs.readings_since(journal, run_id, self._upto)
         if upto < self._upto:  # rows this view had read are gone (a journal put back): anew
-            self.by_commit, self._counted, self._total, self._df = {}, {}, 0, 0
+            self._reset()
             fresh, upto = runs.readings_since(journal, run_id, 0)
         self._extend(fresh)
         self._upto = upto
 
     def _extend(self, readings: Iterable[runs.Reading]) -> None:
-        touched: dict[str, None] = {}
+        commits: dict[str, None] = {}
+        blocks: dict[Block, None] = {}
         for r in readings:
             self.by_commit.setdefault(r.commit, []).append(r)
-            touched[r.commit] = None
-        for commit in touched:  # each changed group once, however many readings it gained
-            group = self.scores_all(commit)
-            self._total, self._df, squares = self._replaced(commit, group)
-            self._counted[commit] = (len(group), squares)
-
-    def _replaced(self, commit: str, group: Sequence[float]) -> tuple[int, int, float]:
-        """The running total and df were `commit`'s readings `group`, and its squares."""
-        n, squares = self._counted.get(commit, (0, 0.0))
-        now = squared_deviations(group)
-        total = self._total - _exact(squares) + _exact(now)
-        return total, self._df - max(n - 1, 0) + max(len(group) - 1, 0), now
+            self.by_block.setdefault((r.commit, r.iteration), []).append(r.score)
+            commits[r.commit] = blocks[(r.commit, r.iteration)] = None
+            self._block_spread = None
+        for commit in commits:  # each changed group once, however many readings it gained
+            self._commits.set(commit, self.scores_all(commit))
+        for block in blocks if self.blocks else ():
+            self._blocks.set(block, self.by_block[block])
+            self._deviations.set(block, self.by_block[block])
 
     @property
     def spread(self) -> Spread:
-        """The evaluator's spread: each commit's readings around its own mean, pooled."""
-        return spread_of(self._total / _UNIT, self._df)
+        """The evaluator's spread: within blocks (scale.block_spread), or each commit's
+        readings around its own mean, pooled."""
+        if not self.blocks:
+            return self._commits.spread_with({})
+        if self._block_spread is None:
+            plain = self._blocks.spread_with({})
+            self._block_spread = robust_spread(plain, self._deviations.sorted)
+        return self._block_spread
 
-    def spread_with(self, more: Mapping[str, Sequence[float]]) -> Spread:
-        """The spread were `more[commit]` (readings not yet recorded) added to each commit's."""
-        total, df = self._total, self._df
-        for commit, scores in more.items():
-            moved_total, moved_df, _ = self._replaced(commit, [*self.scores_all(commit), *scores])
-            total += moved_total - self._total
-            df += moved_df - self._df
-        return spread_of(total / _UNIT, df)
+    def spread_with(self, more: Mapping[str, Sequence[float]], iteration: int = -1) -> Spread:
+        """The spread were `more[commit]` (readings of `iteration` not yet recorded) added:
+        within blocks, carrying this iteration's own (scale.with_today)."""
+        if not self.blocks:
+            return self._commits.spread_with(
+                {commit: [*self.scores_all(commit), *scores] for commit, scores in more.items()}
+            )
+        pending = {(c, iteration): [*self.by_block.get((c, iteration), []), *scores]
+                   for c, scores in more.items()}  # fmt: skip
+        found = list(self._deviations.sorted)
+        for block, scores in pending.items():
+            self._deviations.set(block, scores, into=found)
+        run = robust_spread(self._blocks.spread_with(pending), found)
+        today = {**{k: v for k, v in self.by_block.items() if k[1] == iteration}, **pending}
+        return with_today(run, block_spread(today.values()))
 
     def scores_all(self, commit: str) -> list[float]:
         """Every reading of `commit`, whatever its role."""

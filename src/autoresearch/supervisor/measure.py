@@ -129,7 +129,7 @@ def _reading(m: _Measuring, need: Need) -> Reading:
     taken = Reading(need, result.summary())
     if taken.usable:
         m.taken.setdefault(commit, []).append(taken.score)
-    return replace(taken, spread=m.found.spread_with(m.taken))
+    return replace(taken, spread=m.found.spread_with(m.taken, m.iteration))
 
 
 def _evaluate(m: _Measuring, need: Need) -> tuple[str, EvaluationRecord]:
