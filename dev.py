@@ -3,7 +3,8 @@
 
 python3 dev.py demo [ARGS]   install the core and the report extra, then run `autoresearch demo`
 python3 dev.py test          install the dev extra, then lint, type-check and run the test suite
-python3 dev.py test --quick  the same with only the unit tests (no fixture: no repo, no run)
+python3 dev.py test --quick  the same with only the unit tests (no fixture: no repo, no run, no
+                             bench); both print how many tests they selected
 python3 dev.py bench [ARGS]  install the dev extra, then run the benchmarks
 
 One .venv serves all three: the demo installs only what it needs (no Ray, Playwright or mypy),
@@ -90,7 +91,14 @@ def main(argv: list[str]) -> None:
     run([str(BIN / "ruff"), "check", *paths])
     run([str(BIN / "ruff"), "format", "--check", *paths])
     run([str(BIN / "mypy")])
-    run([str(BIN / "python"), "-m", "pytest", "-n", "auto", "-q", *pytest_args(args)])
+    run([str(BIN / "python"), "-m", "pytest", "-n", "auto", *DIST, "-q", *pytest_args(args)])
+
+
+# xdist's `load` hands out runs of consecutive tests (a module's fixtures stay on one worker)
+# but leaves a worker idle at the end while the other finishes its last ones; `worksteal` splits
+# the same way and lets the idle worker take half of what the other has left; `loadfile` keeps
+# a whole file on one worker (tests/agents/test_backends.py alone is ~50 s of CPU): a long tail
+DIST = ("--dist", "worksteal")
 
 
 def pytest_args(args: list[str]) -> list[str]:

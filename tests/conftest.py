@@ -4,13 +4,16 @@ import atexit
 import compileall
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import autoresearch
+from cpu_times import pytest_runtest_protocol  # noqa: F401 - a hook: each test's CPU, opt-in
 from helpers import GIT_ENV, Repo, make_repo
 
 
@@ -41,6 +44,10 @@ def mission_dir(repo: Repo) -> Path:
 
 def pytest_configure(config: pytest.Config) -> None:
     os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+    # ...for the children only: while it collects, pytest caches the test modules it rewrites
+    # for their asserts (tests/__pycache__), else each xdist worker rewrites ~300 files a run
+    # (~5 s of CPU); the tests then run as before, writing no bytecode
+    sys.dont_write_bytecode = False
     # module- and session-scoped fixtures run before _hermetic_env: their journals' outside
     # records go to a temp folder too, never to the real user's state directory
     state = tempfile.mkdtemp(prefix="autoresearch-test-state-")
@@ -55,6 +62,24 @@ def _compile_the_package() -> None:
     `autoresearch` child a test starts writes what it compiles, so without this each compiled
     every module it imports anew (~0.3 s of CPU for `status`, hundreds of children a suite)."""
     compileall.compile_dir(Path(autoresearch.__file__).parent, quiet=2)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    sys.dont_write_bytecode = True  # a module a test imports from its tmp repository: no cache
+
+
+@pytest.hookimpl(optionalhook=True)  # an xdist hook, in the process that starts the workers
+def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
+    """Say once how many tests the run selected (`-q` under xdist says it nowhere else)."""
+    config: pytest.Config = node.config
+    if not config.stash.get(_SELECTION_SAID, False):
+        config.stash[_SELECTION_SAID] = True
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        marks = config.option.markexpr
+        reporter.write_line(f"{len(ids)} tests selected" + (f" by -m {marks!r}" if marks else ""))
+
+
+_SELECTION_SAID = pytest.StashKey[bool]()
 
 
 @pytest.fixture
@@ -76,7 +101,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         params = set(getattr(getattr(item, "callspec", None), "params", {}))
         own = set(getattr(getattr(item, "_fixtureinfo", None), "argnames", ())) - params
-        if not own and set(getattr(item, "fixturenames", ())) - params <= AMBIENT:
+        machine = item.get_closest_marker("bench") is not None  # a bench spawns its own runs
+        if not own and not machine and set(getattr(item, "fixturenames", ())) - params <= AMBIENT:
             item.add_marker(unit)
 
 

@@ -11,6 +11,8 @@ from types import ModuleType
 
 import pytest
 
+# each starts benchmark processes that build repositories and runs: kept out of the quick suite
+pytestmark = pytest.mark.bench
 BENCH = Path(__file__).resolve().parents[1] / "bench" / "run.py"
 
 

@@ -7,6 +7,8 @@ objects, two states). Tests import their helpers by module name (`from helpers i
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
@@ -39,3 +41,15 @@ def test_no_test_imports_the_tests_package() -> None:
         if (lines := _imports_of_the_tests_package(path.read_text()))
     }
     assert not found, f"import helpers by module name (from helpers import …): {found}"
+
+
+def test_a_run_says_how_many_tests_it_selected_and_a_bench_is_never_unit() -> None:
+    """`dev.py test --quick` (-m unit) prints its selection's size; the bench smoke tests, which
+    ask for no fixture but start whole runs, are not in it (tests/conftest.py)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-n", "1", "-q", "-p", "no:cacheprovider", "-m", "unit",
+         "tests/test_bench_smoke.py", "tests/test_collection.py::test_the_rule_finds_an_import_of_the_tests_package"],
+        cwd=TESTS.parent, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 tests selected by -m 'unit'" in done.stdout.splitlines(), done.stdout

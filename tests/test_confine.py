@@ -238,6 +238,7 @@ def test_sandbox_md_isolation_block_refusals(block: str, message: str) -> None:
 
 
 @needs_bwrap
+@pytest.mark.bench
 def test_the_sandbox_bench_prints_both_modes_side_by_side() -> None:
     bench = Path(__file__).resolve().parents[1] / "bench" / "sandbox.py"
     done = subprocess.run([sys.executable, str(bench), "--runs", "1"],

@@ -13,9 +13,9 @@ from supervisor.conftest import run
 __all__ = ["demo", "finished_demo", "run"]
 
 
-# A finished two-iteration demo (one per module), and a copy of it for each test: the journal
-# tests damage the copy.
-@pytest.fixture(scope="module")
+# A finished two-iteration demo (one per test process: two modules use it, and a demo costs
+# ~2 s of CPU), and a copy of it for each test: the journal tests damage the copy.
+@pytest.fixture(scope="session")
 def finished_demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("demo")
     done = cli("demo", str(root / "demo"), "--iterations", "2", cwd=root)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import signal
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -37,10 +38,13 @@ def run_id_of(repo: Path) -> str:
     return str(run["run_id"])
 
 
-def history(repo: Path) -> list[tuple[int, str, str, float | None]]:
-    details = json.loads(
-        cli("--repo", str(repo), "status", run_id_of(repo), "--json", cwd=repo).stdout
-    )
+def details_of(repo: Path, run_id: str) -> dict[str, Any]:
+    """`status RUN --json`, read once per run: a test checks its history and its consistency on
+    the same reading (each `autoresearch` process costs ~0.3 s of CPU)."""
+    return dict(json.loads(cli("--repo", str(repo), "status", run_id, "--json", cwd=repo).stdout))
+
+
+def history(details: dict[str, Any]) -> list[tuple[int, str, str, float | None]]:
     return [
         (it["iteration"], it["decision"], it["description"], (it["evaluator"] or {}).get("score"))
         for it in details["iterations"]
@@ -52,12 +56,10 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[int, str, 
     root = tmp_path_factory.mktemp("reference")
     done = cli("demo", str(root / "demo"), "--iterations", ITERATIONS, cwd=root)
     assert done.returncode == 0, done.stderr
-    return history(root / "demo")
+    return history(details_of(root / "demo", run_id_of(root / "demo")))
 
 
-def assert_consistent(repo: Path) -> None:
-    run_id = run_id_of(repo)
-    details = json.loads(cli("--repo", str(repo), "status", run_id, "--json", cwd=repo).stdout)
+def assert_consistent(details: dict[str, Any]) -> None:
     manifest = details["manifest"]
     numbers = [it["iteration"] for it in details["iterations"]]
     assert numbers == list(range(len(numbers))), "iterations missing or recorded twice"
@@ -86,8 +88,11 @@ def test_kill_and_resume(tmp_path: Path, reference: list, failpoint: str, nth: s
         env={"AUTORESEARCH_FAILPOINTS": f"{failpoint}@{nth}"},
     )  # fmt: skip
     assert done.returncode == -signal.SIGKILL, f"{failpoint} was never reached: {done.stderr}"
-    done = cli("--repo", str(repo), "resume", run_id_of(repo), "--json", cwd=tmp_path)
+    run_id = run_id_of(repo)
+    done = cli("--repo", str(repo), "resume", run_id, "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["status"] == "completed"
-    assert history(repo) == reference
-    assert_consistent(repo)
+    assert run_id_of(repo) == run_id  # still the one run: resume started no other
+    details = details_of(repo, run_id)
+    assert history(details) == reference
+    assert_consistent(details)

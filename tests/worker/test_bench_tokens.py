@@ -7,6 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.bench  # a bench run: kept out of the quick suite
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "worker_tokens.py"
 
 
