@@ -126,7 +126,7 @@ class NoisePolicy:
     blocked: bool = True
     # the spread measured within blocks (a commit's readings of one iteration), robustly
     # (scale.py); False: each commit's readings pooled over the run, as before it
-    blocks: bool = True
+    blocks: bool = field(default=True, metadata=json_field(key="spread", convert=_spread_basis))
 
     @property
     def baseline_readings(self) -> int:
