@@ -111,8 +111,10 @@ def run_once(
     env = {**os.environ, **GIT_ENV, "BENCH_AGENT_SECONDS": str(agent),
            "BENCH_EVAL_SECONDS": str(evaluate), "BENCH_EVAL_LOG": str(log),
            "BENCH_AGENT_LOG": str(agent_log)}  # fmt: skip
+    # unboxed: the agent and the evaluator note their start times in logs outside the repository
     argv = [sys.executable, "-m", "autoresearch", "run", ".", "--agent", AGENT, "--json",
-            "--max-iterations", str(iterations), "--max-noops", "0"]  # fmt: skip
+            "--max-iterations", str(iterations), "--max-noops", "0",
+            "--sandbox", "none"]  # fmt: skip
     if lanes:
         argv += ["--lanes", str(lanes), *extra]
     done = subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, check=False)
@@ -332,6 +334,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="rounds of K = 1, 2, 4 (medians)")
     parser.add_argument("--demo-pairs", type=int, default=3, help="demo --lanes 1/4 pairs")
     parser.add_argument("--only-ray", action="store_true", help="only the Ray part")
+    parser.add_argument("--no-ray", action="store_true", help="leave out the Ray part")
     parser.add_argument("--ray-rounds", type=int, default=3, help="rounds of K = 1, 2, 4 on Ray")
     parser.add_argument("--reference", type=Path, help="another build's src/: the Ray part "
                         "runs it and this build in turn, each round (A/B)")  # fmt: skip
@@ -339,7 +342,7 @@ def main() -> None:
     only = args.only_demo or args.only_ray
     run(per_lane=3 if args.quick else 6, agent=args.agent,
         demo=not args.no_demo and not args.only_ray, rounds=max(1, args.rounds),
-        pairs=max(1, args.demo_pairs), sleep=not only, ray=not args.only_demo,
+        pairs=max(1, args.demo_pairs), sleep=not only, ray=not args.only_demo and not args.no_ray,
         ray_rounds=max(1, args.ray_rounds), reference=args.reference)  # fmt: skip
 
 

@@ -169,3 +169,15 @@ def test_the_targets_are_judged_on_frontiers_ratio_to_greedy(
     bbob = _bbob()
     (line,) = bbob.verdict([bbob.Row("frontier", multimodal, 3, {100: quartiles})], 100)
     assert (": MET" in line) == met, line
+
+
+def test_the_lanes_bench_times_sleep_bound_lanes_in_the_default_sandbox() -> None:
+    """It broke unnoticed once: its agent's log lies outside the repository, which the box
+    the runs default to hides."""
+    done = subprocess.run(
+        [sys.executable, str(BENCH.parent / "lanes.py"), "--quick", "--no-demo", "--no-ray",
+         "--rounds", "1", "--agent", "0.1"],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "load average" in done.stdout
