@@ -7,6 +7,7 @@ models are recorded so `continue` re-derives the allocation. On real git reposit
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -96,24 +97,27 @@ def test_models_that_do_not_pair_are_refused_before_anything_is_prepared(
 
 
 @pytest.mark.parametrize(
-    ("specs", "models", "refused"),
+    ("specs", "models", "first", "refused"),
     [
-        (("claude", "claude"), ("haiku", "opus"), None),
-        (("claude", "codex"), None, None),
-        (("claude", "claude"), None, "agent claude is given twice"),
-        (("claude", "claude"), ("opus", "opus"), "agent claude (opus) is given twice"),
-        (("claude", "codex"), ("a", "b", "c"), "--model is given 3 times for 2 --agent"),
-        (("claude",), ("a", "b"), "--model is given 2 times for 1 --agent"),
+        (("claude", "claude"), ("haiku", "opus"), "haiku", None),
+        (("claude", "codex"), None, None, None),
+        (("claude", "codex"), None, "m", None),
+        # `--model` once is the first agent's: its other member runs the default model
+        (("claude", "claude"), None, "haiku", None),
+        (("claude", "claude"), None, None, "agent claude is given twice"),
+        (("claude", "claude"), ("opus", "opus"), "opus", "agent claude (opus) is given twice"),
+        (("claude", "codex"), ("a", "b", "c"), "a", "--model is given 3 times for 2 --agent"),
+        (("claude",), ("a", "b"), "a", "--model is given 2 times for 1 --agent"),
     ],
 )
 def test_check_portfolio(
-    specs: tuple[str, ...], models: tuple[str, ...] | None, refused: str | None
+    specs: tuple[str, ...], models: tuple[str, ...] | None, first: str | None, refused: str | None
 ) -> None:
     if refused is None:
-        check_portfolio(specs, models)
+        check_portfolio(specs, models, first)
         return
-    with pytest.raises(ContractError, match=refused.replace("(", r"\(").replace(")", r"\)")):
-        check_portfolio(specs, models)
+    with pytest.raises(ContractError, match=re.escape(refused)):
+        check_portfolio(specs, models, first)
 
 
 def test_a_portfolio_recorded_before_paired_models_reads_as_it_ran() -> None:

@@ -221,7 +221,7 @@ def new_loop(given: LoopSettings, mission_dir: Path) -> LoopPlan:
     where = where_from(given.executor, given.address)
     limits = limits_from(with_mission_search(given, mission_dir))
     check_search(limits, where)
-    check_portfolio(specs, given.models)
+    check_portfolio(specs, given.models, given.model)
     check_executor(where)
     note = check_sandbox(given.sandbox, mission_sandbox(mission_dir))
     plan = LoopPlan(config, limits, where, given.sandbox, note, given.certify is not False)
@@ -299,7 +299,7 @@ def resumed_loop(
     limits = limits_from(loop)
     specs = portfolio_specs(loop)
     check_search(limits, where)
-    check_portfolio(specs, loop.models)
+    check_portfolio(specs, loop.models, loop.model)
     check_executor(where)
     note = check_sandbox(loop.sandbox, mission)
     plan = LoopPlan(

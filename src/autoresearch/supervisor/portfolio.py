@@ -243,15 +243,18 @@ def _mean(tally: AgentTally) -> SessionCost:
     return SessionCost(tally.gain / n, tally.seconds / n, usd, tokens)
 
 
-def check_portfolio(specs: Sequence[str], models: Sequence[str] | None = None) -> None:
+def check_portfolio(
+    specs: Sequence[str], models: Sequence[str] | None = None, first: str | None = None
+) -> None:
     """Refuse a portfolio that cannot run before anything is prepared: `--model` given
-    neither once nor once per agent, or the same agent with the same model twice."""
+    neither once (`first`, the first agent's) nor once per agent (`models`), or the same
+    agent with the same model twice."""
     if models and len(models) != len(specs):
         raise ContractError(msg_models(len(models), len(specs)))
     if len(specs) < 2:
         return
-    paired = models or ()
-    names = [member_name(s, paired[i] if paired else None) for i, s in enumerate(specs)]
+    loop = LoopSettings(agents=tuple(specs), model=first, models=tuple(models or ()) or None)
+    names = [member_name(s, m) for s, m in zip(specs, member_models(loop), strict=True)]
     twice = next((n for n in names if names.count(n) > 1), None)
     if twice is not None:
         raise ContractError(
