@@ -1,6 +1,10 @@
 """A portfolio of agents (`run --agent A --agent B`, issue 33): which agent the next session
 gets, by kept improvement per unit of cost.
 
+A member is an agent with its model (`--model` once per `--agent`): `claude (haiku)` and
+`claude (opus)` are two members, told apart by the name their sessions record
+(`member_name`).
+
 The rule is pure (`choose` over `AgentTally`s) and reads nothing but the journal's iterations,
 so a resumed run re-derives the same allocation. Cost is dollars when every session reported
 them, else tokens when every session reported those, else seconds (a `cmd:` agent reports
