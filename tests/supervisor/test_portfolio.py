@@ -20,7 +20,7 @@ BAD = f"cmd:{sys.executable} {FAKE} 0.0 0"
 
 
 def portfolio() -> Portfolio:
-    return Portfolio((BAD, GOOD), lambda spec: make_agent(AgentConfig(spec)), seed=0)
+    return Portfolio((AgentConfig(BAD), AgentConfig(GOOD)), make_agent, seed=0)
 
 
 def test_the_agent_that_keeps_gets_the_sessions_after_the_warm_up(tmp_path: Path) -> None:

@@ -116,5 +116,18 @@ def make_agent(config: AgentConfig) -> Agent:
     if is_command(spec):
         from autoresearch.agents.command import command_agent
 
-        return command_agent(spec.removeprefix(COMMAND_PREFIX).strip(), config.args)
-    return backend(spec).make(replace(config, spec=spec))
+        command = spec.removeprefix(COMMAND_PREFIX).strip()
+        agent: Agent = command_agent(command, config.args, config.model)
+    else:
+        agent = backend(spec).make(replace(config, spec=spec))
+    return _as_member(agent, config.member)
+
+
+def _as_member(agent: Agent, member: str | None) -> Agent:
+    """The agent with its sessions recording `member` as their agent (a portfolio's member
+    name; the back-ends that run a program are the only ones a portfolio mixes models of)."""
+    from autoresearch.agents.external import ExternalAgent
+
+    if member is None or not isinstance(agent, ExternalAgent):
+        return agent
+    return replace(agent, name=member)

@@ -33,6 +33,10 @@ class AgentConfig:
     args: tuple[str, ...] = field(default=(), metadata=json_field(key="agent_args"))
     max_turns: int | None = None
     seed: int | None = None
+    # a portfolio member's name (`claude (haiku)`), which its sessions record: the same agent
+    # with two models is two members (supervisor/portfolio.py); None: the agent's own name.
+    # Not in the JSON: the journal records the portfolio (`loop.agents`, `loop.models`)
+    member: str | None = field(default=None, metadata=json_field(hidden=True))
 
     def to_dict(self) -> dict[str, object]:
         return json_shape(self)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import fnmatch
 import shutil
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from autoresearch import git
@@ -35,6 +35,7 @@ class ExternalAgent:
     # top-level names (globs) the program leaves in the worktree for itself: removed after
     # the session while untracked, so they never reach a candidate nor block a reset
     scratch: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)  # added to the session's environment
 
     def run(
         self, request: SessionRequest, should_cancel: ShouldCancel, on_spawn: OnSpawn
@@ -48,7 +49,7 @@ class ExternalAgent:
             SupervisedSpec(
                 argv=self.build_argv(request),
                 cwd=request.worktree,
-                env=request.env(),
+                env={**request.env(), **self.env},
                 log_path=request.log_path,
                 timeout=request.timeout,
                 stdin_path=request.instructions_file if self.stdin_from_instructions else None,

@@ -363,7 +363,13 @@ lane_options = stacked(
 )
 
 agent_options = stacked(
-    click.option("--model", help="Model for the agent (codex, claude, aider)."),
+    click.option(
+        "--model",
+        "models",
+        multiple=True,
+        help="Model for the agent (codex, claude, aider; a cmd: agent gets $AUTORESEARCH_MODEL). "
+        "With several --agent: once for the first, or once per --agent, paired in order.",
+    ),
     click.option(
         "--agent-arg",
         "agent_args",
@@ -381,10 +387,12 @@ def loop_settings(options: Mapping[str, Any], max_iterations: int | None) -> Loo
 
     given = options.get("agent_spec")
     specs = tuple(given) if isinstance(given, tuple) else ()  # `run`'s repeatable --agent
+    models = tuple(options.get("models") or ())
     return LoopSettings(
         agent=specs[0] if specs else given,
         agents=specs if len(specs) > 1 else None,
-        model=options.get("model"),
+        model=models[0] if models else None,
+        models=models if len(models) > 1 else None,
         agent_args=tuple(options.get("agent_args") or ()) or None,
         max_turns=options.get("max_turns"),
         seed=options.get("seed"),

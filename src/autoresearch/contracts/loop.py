@@ -17,11 +17,11 @@ from typing import Any
 # the agent's own options: a different agent does not inherit them (supervisor.md §9)
 AGENT_OPTION_FIELDS = ("model", "agent_args", "max_turns", "seed")
 _PLACEMENT = ("executor", "address")
-_LISTS = ("agent_args", "trackers", "agents")  # tuples here, lists in the JSON
+_LISTS = ("agent_args", "trackers", "agents", "models")  # tuples here, lists in the JSON
 # stored only once set: a run recorded before them reads back, and writes back, the same
 _OMITTED_UNSET = (
     "counts_from", "sandbox", "certify", "plateau", "on_plateau", "plateau_from", "paused",
-    "trackers", "tracker_uri", "strategy", "archive_size", "agents",
+    "trackers", "tracker_uri", "strategy", "archive_size", "agents", "models",
 )  # fmt: skip
 
 
@@ -58,6 +58,7 @@ class LoopSettings:
     strategy: str | None = None  # `--strategy` (else sandbox.md's search.strategy, else greedy)
     archive_size: int | None = None  # `--archive-size` (the frontier's)
     agents: tuple[str, ...] | None = None  # a portfolio: `--agent` given more than once
+    models: tuple[str, ...] | None = None  # `--model` given once per portfolio agent, in order
     extra: dict[str, object] = field(default_factory=dict)
 
     def over(self, given: LoopSettings) -> LoopSettings:
@@ -66,7 +67,10 @@ class LoopSettings:
         base = self
         if given.agent is not None and given.agent != self.agent:
             base = replace(self, model=None, agent_args=(), max_turns=None, seed=None)
-            base = replace(base, agents=None) if given.agents is None else base
+            base = replace(base, agents=None, models=None) if given.agents is None else base
+        elif given.model is not None and given.models is None and base.models:
+            # `--model` once: the first agent's, the others keep theirs
+            base = replace(base, models=(given.model, *base.models[1:]))
         chosen = {
             f.name: getattr(given, f.name)
             for f in fields(given)

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Protocol
 
 from autoresearch.agents import AgentConfig, make_agent, require_installed, validate_spec
-from autoresearch.agents.base import Agent
 from autoresearch.contracts.loop import LoopSettings
 from autoresearch.contracts.sandbox import EvaluationSlots
 from autoresearch.decide import IterationLimit
@@ -49,7 +48,7 @@ from autoresearch.supervisor.options import (
     new_loop,
     resumed_loop,
 )
-from autoresearch.supervisor.portfolio import Portfolio
+from autoresearch.supervisor.portfolio import Portfolio, member_name
 from autoresearch.supervisor.prepare import mission_notes, prepare
 from autoresearch.supervisor.summary import LoopSummary
 from autoresearch.supervisor.tracked import end_tracking, tracked_progress
@@ -333,19 +332,19 @@ def drive(
 
 
 def _portfolio(plan: LoopPlan) -> Portfolio | None:
-    """The agents of a portfolio run, the first with the options given (its model, arguments,
-    turns); None: one agent."""
+    """The members of a portfolio run, each with its model (`--model` once per agent, else
+    the first's only) and its member name; the first with the other options given (its
+    arguments, turns); None: one agent."""
     if not plan.agents:
         return None
     first = plan.config
-    configs = {
-        s: first if s == first.spec else AgentConfig(s, seed=first.seed) for s in plan.agents
-    }
-
-    def build(spec: str) -> Agent:
-        return make_agent(configs[spec])
-
-    return Portfolio(plan.agents, build, first.seed or 0, tuple(configs.values()))
+    models = plan.models or (first.model,) + (None,) * (len(plan.agents) - 1)
+    configs = [
+        replace(first if i == 0 else AgentConfig(spec, seed=first.seed), model=model)
+        for i, (spec, model) in enumerate(zip(plan.agents, models, strict=True))
+    ]
+    named = [replace(c, member=member_name(c.spec, c.model)) for c in configs]
+    return Portfolio(named, make_agent, first.seed or 0)
 
 
 # Pairs of the certification at the end of a loop: enough for a paired interval, cheap (8

@@ -488,7 +488,7 @@ class Lanes:
         the sessions of the other lanes still in flight counted in."""
         if self.portfolio is None:
             return self.config
-        running = [x.config.spec for x in self.lanes if x.busy and x.config is not None]
+        running = [x.config for x in self.lanes if x.busy and x.config is not None]
         return self.portfolio.config_for(self.h, running)
 
     def _from_git(self, lane: Lane) -> bool:

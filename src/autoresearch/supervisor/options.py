@@ -56,6 +56,7 @@ class LoopPlan:
     trackers: tuple[str, ...] = ()  # mirrored into these (`--tracker NAME`, tracking.py)
     tracker_uri: str | None = None
     agents: tuple[str, ...] = ()  # a portfolio's specs (supervisor/portfolio.py); (): one agent
+    models: tuple[str, ...] = ()  # its models, one per spec; (): `--model` for the first only
 
     def record(self, earlier: LoopSettings | None = None) -> LoopSettings:
         """The `loop` a run records (over what it recorded before: its count and the keys this
@@ -67,6 +68,7 @@ class LoopPlan:
             trackers=self.trackers or None,
             tracker_uri=self.tracker_uri,
             agents=self.agents or None,
+            models=self.models or None,
         )
         if earlier is None:
             return new
@@ -219,11 +221,20 @@ def new_loop(given: LoopSettings, mission_dir: Path) -> LoopPlan:
     where = where_from(given.executor, given.address)
     limits = limits_from(with_mission_search(given, mission_dir))
     check_search(limits, where)
-    check_portfolio(specs)
+    check_portfolio(specs, given.models, given.model)
     check_executor(where)
     note = check_sandbox(given.sandbox, mission_sandbox(mission_dir))
     plan = LoopPlan(config, limits, where, given.sandbox, note, given.certify is not False)
-    return replace(with_trackers(plan, given), agents=specs if len(specs) > 1 else ())
+    return with_portfolio(with_trackers(plan, given), specs, given.models)
+
+
+def with_portfolio(
+    plan: LoopPlan, specs: tuple[str, ...], models: tuple[str, ...] | None
+) -> LoopPlan:
+    """The plan with its portfolio's agents and their models (none for one agent)."""
+    if len(specs) < 2:
+        return plan
+    return replace(plan, agents=specs, models=models or ())
 
 
 def portfolio_specs(given: LoopSettings) -> tuple[str, ...]:
@@ -281,13 +292,13 @@ def resumed_loop(
     limits = limits_from(loop)
     specs = portfolio_specs(loop)
     check_search(limits, where)
-    check_portfolio(specs)
+    check_portfolio(specs, loop.models, loop.model)
     check_executor(where)
     note = check_sandbox(loop.sandbox, mission)
     plan = LoopPlan(
         agent_config(loop), limits, where, loop.sandbox, note, loop.certify is not False
     )
-    return replace(with_trackers(plan, loop), agents=specs if len(specs) > 1 else ())
+    return with_portfolio(with_trackers(plan, loop), specs, loop.models)
 
 
 def with_trackers(plan: LoopPlan, settings: LoopSettings) -> LoopPlan:

@@ -1,6 +1,10 @@
 """A portfolio of agents (`run --agent A --agent B`, issue 33): which agent the next session
 gets, by kept improvement per unit of cost.
 
+A member is an agent with its model (`--model` once per `--agent`): `claude (haiku)` and
+`claude (opus)` are two members, told apart by the name their sessions record
+(`member_name`).
+
 The rule is pure (`choose` over `AgentTally`s) and reads nothing but the journal's iterations,
 so a resumed run re-derives the same allocation. Cost is dollars when every session reported
 them, else tokens when every session reported those, else seconds (a `cmd:` agent reports
@@ -22,6 +26,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
+from autoresearch.contracts.loop import LoopSettings
 from autoresearch.errors import ContractError
 from autoresearch.journal import runs
 from autoresearch.journal.db import Journal
@@ -139,11 +144,41 @@ def recorded_name(spec: str) -> str:
     return spec.strip()
 
 
-def tallies_of(specs: Sequence[str], iterations: Iterable[IterationRecord]) -> list[AgentTally]:
-    """Each portfolio agent's tally over a run's iterations (sessions of other agents, e.g.
-    before the run became a portfolio, count for none)."""
-    names = {recorded_name(spec): i for i, spec in enumerate(specs)}
-    tallies = [AgentTally(spec) for spec in specs]
+def member_name(spec: str, model: str | None) -> str:
+    """A portfolio member's name, which its sessions record: the agent's, with its model
+    (`claude (haiku)`), so that one agent with two models is two members."""
+    name = recorded_name(spec)
+    return f"{name} ({model})" if model else name
+
+
+def member_models(loop: LoopSettings) -> tuple[str | None, ...]:
+    """Each portfolio agent's model: `--model` given once per agent, in order, else once for
+    the first agent only (as before models were paired)."""
+    if loop.models:
+        return tuple(loop.models)
+    return tuple(loop.model if i == 0 else None for i in range(len(loop.agents or ())))
+
+
+def member_index(specs: Sequence[str], models: Sequence[str | None]) -> dict[str, int]:
+    """The member each recorded agent name counts for: its member name, or its plain name
+    when only one member runs that agent (sessions recorded before members had names)."""
+    plain = [recorded_name(spec) for spec in specs]
+    index = {name: i for i, name in enumerate(plain) if plain.count(name) == 1}
+    index.update({member_name(s, m): i for i, (s, m) in enumerate(zip(specs, models, strict=True))})
+    return index
+
+
+def tallies_of(
+    specs: Sequence[str],
+    iterations: Iterable[IterationRecord],
+    models: Sequence[str | None] = (),
+) -> list[AgentTally]:
+    """Each portfolio member's tally over a run's iterations (`models`: each member's, none
+    when not given; sessions of other agents, e.g. before the run became a portfolio, count
+    for none)."""
+    models = tuple(models) or (None,) * len(specs)
+    names = member_index(specs, models)
+    tallies = [AgentTally(_shown(s, m)) for s, m in zip(specs, models, strict=True)]
     last_kept: float | None = None
     for it in iterations:
         score = it.evaluator.score if it.evaluator is not None else None
@@ -157,6 +192,11 @@ def tallies_of(specs: Sequence[str], iterations: Iterable[IterationRecord]) -> l
             seconds = (it.agent.duration_ms or 0) / 1000
             tallies[index] = tallies[index].add(SessionCost(gain, seconds, usage.cost_usd, tokens))
     return tallies
+
+
+def _shown(spec: str, model: str | None) -> str:
+    """A member as status and the summary show it: the spec as given, with its model."""
+    return f"{spec} ({model})" if model else spec
 
 
 def _gain(it: IterationRecord, last_kept: float | None, score: float | None) -> float:
@@ -207,55 +247,70 @@ def _mean(tally: AgentTally) -> SessionCost:
     return SessionCost(tally.gain / n, tally.seconds / n, usd, tokens)
 
 
-def check_portfolio(specs: Sequence[str]) -> None:
-    """Refuse a portfolio that cannot run (the same agent twice) before anything is
-    prepared."""
+def check_portfolio(
+    specs: Sequence[str], models: Sequence[str] | None = None, first: str | None = None
+) -> None:
+    """Refuse a portfolio that cannot run before anything is prepared: `--model` given
+    neither once (`first`, the first agent's) nor once per agent (`models`), or the same
+    agent with the same model twice."""
+    if models and len(models) != len(specs):
+        raise ContractError(msg_models(len(models), len(specs)))
     if len(specs) < 2:
         return
-    names = [recorded_name(spec) for spec in specs]
+    loop = LoopSettings(agents=tuple(specs), model=first, models=tuple(models or ()) or None)
+    names = [member_name(s, m) for s, m in zip(specs, member_models(loop), strict=True)]
     twice = next((n for n in names if names.count(n) > 1), None)
     if twice is not None:
-        raise ContractError(f"agent {twice} is given twice in the portfolio: give each once")
+        raise ContractError(
+            f"agent {twice} is given twice in the portfolio: give each once"
+            " (the same agent again needs a different --model)"
+        )
+
+
+def msg_models(models: int, agents: int) -> str:
+    return (
+        f"--model is given {models} times for {agents} --agent: give it once (the first"
+        " agent's) or once per --agent, in order"
+    )
 
 
 def agent_shares(journal: Journal, run: RunRecord) -> list[AgentShare]:
-    """What status and the summary show of a portfolio run: each agent's sessions, keeps and
+    """What status and the summary show of a portfolio run: each member's sessions, keeps and
     spend, in the order given (none for a run with one agent)."""
-    specs = run.loop.agents if run.loop is not None else None
-    if not specs or len(specs) < 2:
+    loop = run.loop
+    if loop is None or not loop.agents or len(loop.agents) < 2:
         return []
+    every = runs.all_iterations(journal, run.run_id)
     return [
         AgentShare(t.spec, t.sessions, t.keeps, t.usd, t.tokens, round(t.seconds, 3))
-        for t in tallies_of(specs, runs.all_iterations(journal, run.run_id))
+        for t in tallies_of(loop.agents, every, member_models(loop))
     ]
 
 
 class Portfolio:
-    """The agents of a portfolio run, built once; `agent_for` re-reads the journal (cheap:
-    one query per session) and applies `choose`. `configs` (one per spec, in order): what a
-    lane's session is shipped to its executor with (`config_for`)."""
+    """The members of a portfolio run (one `AgentConfig` each, its `member` its name), built
+    once; `agent_for` re-reads the journal (cheap: one query per session) and applies
+    `choose`. A lane's session is shipped to its executor with its member's config
+    (`config_for`)."""
 
     def __init__(
-        self,
-        specs: Sequence[str],
-        build: Callable[[str], Agent],
-        seed: int,
-        configs: Sequence[AgentConfig] = (),
+        self, configs: Sequence[AgentConfig], build: Callable[[AgentConfig], Agent], seed: int
     ) -> None:
-        self.specs = tuple(specs)
-        self.agents = [build(spec) for spec in self.specs]
-        self.seed = seed
         self.configs = tuple(configs)
+        self.agents = [build(config) for config in self.configs]
+        self.seed = seed
 
     def agent_for(self, h: RunHandle) -> Agent:
         return self.agents[self.choice(h, ())]
 
-    def config_for(self, h: RunHandle, in_flight: Sequence[str]) -> AgentConfig:
-        """The config of the agent a lane's next session gets, with the sessions of
-        `in_flight` (their specs) running."""
+    def config_for(self, h: RunHandle, in_flight: Sequence[AgentConfig]) -> AgentConfig:
+        """The config of the member a lane's next session gets, with the sessions of
+        `in_flight` (their members' configs) running."""
         return self.configs[self.choice(h, in_flight)]
 
-    def choice(self, h: RunHandle, in_flight: Sequence[str]) -> int:
-        tallies = tallies_of(self.specs, runs.all_iterations(h.journal, h.run_id))
-        running = [sum(1 for spec in in_flight if spec == own) for own in self.specs]
+    def choice(self, h: RunHandle, in_flight: Sequence[AgentConfig]) -> int:
+        specs = [config.spec for config in self.configs]
+        models = [config.model for config in self.configs]
+        tallies = tallies_of(specs, runs.all_iterations(h.journal, h.run_id), models)
+        running = [sum(1 for config in in_flight if config == own) for own in self.configs]
         return choose(with_in_flight(tallies, running), self.seed)

@@ -3,6 +3,8 @@
 It sleeps SLEEP seconds (its cost: a `cmd:` agent reports no tokens or dollars), then, on a
 share RATE of its sessions (a deterministic pattern over the iteration number, so a run is
 reproducible), raises value.txt by 1 (a keep); otherwise lowers it by 1 (a discard).
+Given `--model strong` (or `weak`), it keeps every (or no) session whatever RATE says: one
+program, two models, as a portfolio of `claude --model haiku` and `claude --model opus`.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import time
 from pathlib import Path
 
 rate, pause = float(sys.argv[1]), float(sys.argv[2])
+rate = {"strong": 1.0, "weak": 0.0}.get(os.environ.get("AUTORESEARCH_MODEL", ""), rate)
 session = int(os.environ["AUTORESEARCH_ITERATION"])
 base = os.environ["AUTORESEARCH_BASE_COMMIT"]
 time.sleep(pause)
