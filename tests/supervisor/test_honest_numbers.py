@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from autoresearch.noise import t_quantile
+from autoresearch.scale import block_spread
 from helpers import Repo, cli, git, run_noisy
 
 # a `cmd:` agent: iteration 1 sets value.txt to 10 (a clear gain), 2 to 10.3 (about the same),
@@ -73,12 +74,12 @@ class Journal:
         return [s for role, s in mine if role in REFERENCE] or [s for _, s in mine]
 
     def sd(self) -> tuple[float, int]:
-        groups: dict[str, list[float]] = {}
-        for _, _, commit, score in self.rows:
-            groups.setdefault(commit, []).append(score)
-        ss = sum(sum((x - statistics.fmean(g)) ** 2 for x in g) for g in groups.values())
-        df = sum(len(g) - 1 for g in groups.values())
-        return math.sqrt(ss / df), df
+        """The spread within blocks: each commit's readings of one iteration (scale.py)."""
+        blocks: dict[tuple[str, int], list[float]] = {}
+        for iteration, _, commit, score in self.rows:
+            blocks.setdefault((commit, iteration), []).append(score)
+        spread = block_spread(blocks.values())
+        return spread.sd, spread.df
 
     def expected(self, commit: str) -> tuple[float, float, int]:
         """(mean, half-width of the 95 % interval, n) of a commit now."""
