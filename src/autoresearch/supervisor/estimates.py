@@ -137,6 +137,8 @@ class RunReadings:
 
     def _reset(self) -> None:
         self.by_commit, self.by_block = {}, {}
+        # each iteration's blocks: a decision's own spread reads them without a scan of the run
+        self._blocks_of: dict[int, dict[Block, None]] = {}
         self._commits: _Totals[str] = _Totals()
         self._blocks: _Totals[Block] = _Totals()
         self._deviations = _Deviations()
@@ -174,6 +176,7 @@ class RunReadings:
         for r in readings:
             self.by_commit.setdefault(r.commit, []).append(r)
             self.by_block.setdefault((r.commit, r.iteration), []).append(r.score)
+            self._blocks_of.setdefault(r.iteration, {})[(r.commit, r.iteration)] = None
             commits[r.commit] = blocks[(r.commit, r.iteration)] = None
             self._block_spread = None
         for commit in commits:  # each changed group once, however many readings it gained
@@ -206,7 +209,8 @@ class RunReadings:
         for block, scores in pending.items():
             self._deviations.set(block, scores, into=found)
         run = robust_spread(self._blocks.spread_with(pending), found)
-        today = {**{k: v for k, v in self.by_block.items() if k[1] == iteration}, **pending}
+        today = {k: self.by_block[k] for k in self._blocks_of.get(iteration, ())}
+        today.update(pending)
         return with_today(run, block_spread(today.values()))
 
     def scores_all(self, commit: str) -> list[float]:
