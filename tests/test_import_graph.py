@@ -165,6 +165,8 @@ def test_a_hook_answers_without_the_engine_or_the_runner(tmp_path: Path, event: 
         "autoresearch.experiments.logger",
         "autoresearch.journal.runs",
         "autoresearch.contracts.frozen",
+        # nor git.py: the session's worktree, repository and branch are read from git's files
+        "autoresearch.git",
     )
     # process_state (how the benchmark ended) lives in evaluate: a hook may import that
     banned = tuple(m for m in ENGINE if m != "autoresearch.evaluate") + session_engine

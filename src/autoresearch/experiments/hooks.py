@@ -27,10 +27,9 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from autoresearch import git
 from autoresearch.clock import utc_now_iso
 from autoresearch.errors import NotFoundError
-from autoresearch.experiments.context import Context, open_context
+from autoresearch.experiments.context import Context, locate, open_context
 from autoresearch.experiments.ledger import progress
 from autoresearch.experiments.rules import (
     FAILURE_STREAK,
@@ -325,7 +324,7 @@ def _within(work: Callable[[], HookAnswer], budget: float, event: HookEvent) -> 
 def write_log(start: Path, line: str) -> None:
     """Append to `.autoresearch/hooks.log` of the repository when it has one; never raises."""
     try:
-        root = git.main_root(start if start.is_dir() else start.parent)
+        root = locate(start if start.is_dir() else start.parent)[1]
         if root is None or not (root / STATE_DIR).is_dir():
             return
         with open(root / STATE_DIR / HOOK_LOG, "a", encoding="utf-8") as handle:
