@@ -168,8 +168,8 @@ def test_a_hook_answers_without_the_engine_or_the_runner(tmp_path: Path, event: 
         # nor git.py: the session's worktree, repository and branch are read from git's files
         "autoresearch.git",
     )
-    # process_state (how the benchmark ended) lives in evaluate: a hook may import that
-    banned = tuple(m for m in ENGINE if m != "autoresearch.evaluate") + session_engine
+    # nor evaluate.py and the sandbox.md contract: how the benchmark ended is states.py's
+    banned = (*ENGINE, *session_engine, "autoresearch.contracts.sandbox")
     assert among(modules, banned) == []
 
 
