@@ -14,6 +14,18 @@ EXCLUDE_BEGIN = "# >>> autoresearch (managed) >>>"
 EXCLUDE_END = "# <<< autoresearch (managed) <<<"
 
 
+def main_root(start: Path) -> Path | None:
+    """The main working tree of the repository around `start`, None outside any: from git's
+    files at a worktree's top folder (no git process or git.py: a status line's or a hook's
+    start-up, issue 36), else git says."""
+    found = git_files.main_root(start)
+    if found is not None:
+        return found
+    from autoresearch import git
+
+    return git.main_root(start)
+
+
 def ensure_state_dir(repo: RepoPaths) -> None:
     """Create `.autoresearch/` (user-only) and keep it out of the main repository's status."""
     private_dir(repo.state_dir)

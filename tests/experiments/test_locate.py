@@ -1,4 +1,4 @@
-"""A session's command finds its repository from git's files when it starts at a worktree's top
+"""A session's command (and `status`) finds its repository from git's files when it starts at a worktree's top
 folder (no git process: issue 36), and the answer is git's own wherever it starts."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from autoresearch import git
 from autoresearch.experiments.context import locate
 from autoresearch.paths import RepoPaths
-from autoresearch.repo_state import ensure_state_dir
+from autoresearch.repo_state import ensure_state_dir, main_root
 from helpers import make_repo
 
 
@@ -48,6 +48,7 @@ def linked_subfolder(root: Path) -> Path:
 def test_locate_answers_as_git_does(tmp_path: Path, place: Callable[[Path], Path]) -> None:
     start = place(make_repo(tmp_path / "repo").root)
     assert locate(start) == gits_answer(start)
+    assert main_root(start) == git.main_root(start)  # what a hook's log and `status` find
 
 
 def test_the_exclude_block_lands_where_git_reads_it(tmp_path: Path) -> None:

@@ -10,21 +10,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autoresearch import git_files
 from autoresearch.errors import ContractError, NotFoundError
 from autoresearch.journal import runs
 from autoresearch.journal.db import Journal, journal_present, open_journal
 from autoresearch.locks import FileLock
 from autoresearch.paths import RepoPaths
+from autoresearch.repo_state import main_root
 
 
 def find_repo(start: Path) -> Path:
     """The main working tree of the repository around `start`."""
-    root = git_files.main_root(start)
-    if root is None:  # a subfolder, an unusual layout or no repository: git decides
-        from autoresearch import git
-
-        root = git.main_root(start)
+    root = main_root(start)
     if root is None:
         raise ContractError(f"not inside a git repository: {start}")
     return root
