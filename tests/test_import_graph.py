@@ -167,6 +167,7 @@ def test_a_hook_answers_without_the_engine_or_the_runner(tmp_path: Path, event: 
         "autoresearch.contracts.frozen",
         # nor git.py: the session's worktree, repository and branch are read from git's files
         "autoresearch.git",
+        "autoresearch.children",  # nor the child registry: a hook reaps no harness
     )
     # nor evaluate.py and the sandbox.md contract: how the benchmark ended is states.py's
     banned = (*ENGINE, *session_engine, "autoresearch.contracts.sandbox")
