@@ -69,6 +69,16 @@ ENGINE = (
     "yaml",
 )
 
+# What reading a run needs no more than the engine does: a driven run's handle (its sandbox,
+# reset rule and child registry) and git.py, whose question (where the repository is)
+# git_files.py answers from files
+DRIVEN = (
+    "autoresearch.supervisor.handle",
+    "autoresearch.git",
+    "autoresearch.children",
+    "autoresearch.reset",
+)
+
 
 def imported_by(*args: str, cwd: Path | None = None, stdin: str = "") -> list[str]:
     done = subprocess.run(
@@ -131,8 +141,8 @@ def test_status_reads_runs_without_the_engine(mission_dir: Path) -> None:
         run_id, root = h.run_id, h.repo.repo_root
     listing = imported_by("status", cwd=root)
     assert "autoresearch.journal.runs" in listing  # the probe saw the journal read
-    assert among(listing, ENGINE) == []
-    assert among(imported_by("status", run_id, cwd=root), ENGINE) == []
+    assert among(listing, ENGINE + DRIVEN) == []
+    assert among(imported_by("status", run_id, cwd=root), ENGINE + DRIVEN) == []
 
 
 HARNESS = '#!/bin/bash\necho "METRIC score=$(cat value.txt)"\n'
@@ -155,9 +165,12 @@ def test_a_hook_answers_without_the_engine_or_the_runner(tmp_path: Path, event: 
         "autoresearch.experiments.logger",
         "autoresearch.journal.runs",
         "autoresearch.contracts.frozen",
+        # nor git.py: the session's worktree, repository and branch are read from git's files
+        "autoresearch.git",
+        "autoresearch.children",  # nor the child registry: a hook reaps no harness
     )
-    # process_state (how the benchmark ended) lives in evaluate: a hook may import that
-    banned = tuple(m for m in ENGINE if m != "autoresearch.evaluate") + session_engine
+    # nor evaluate.py and the sandbox.md contract: how the benchmark ended is states.py's
+    banned = (*ENGINE, *session_engine, "autoresearch.contracts.sandbox")
     assert among(modules, banned) == []
 
 

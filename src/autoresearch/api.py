@@ -136,7 +136,6 @@ if TYPE_CHECKING:
     from autoresearch.supervisor.drive import start_demo as start_demo
     from autoresearch.supervisor.estimates import Headline as Headline
     from autoresearch.supervisor.estimates import manifest as manifest
-    from autoresearch.supervisor.handle import find_repo as find_repo
     from autoresearch.supervisor.lifecycle import baseline_evaluation as baseline_evaluation
     from autoresearch.supervisor.lifecycle import open_run as open_run
     from autoresearch.supervisor.lifecycle import stop as stop
@@ -147,6 +146,7 @@ if TYPE_CHECKING:
     from autoresearch.supervisor.prepare import rebaseline as rebaseline
     from autoresearch.supervisor.review import finalize as finalize
     from autoresearch.supervisor.run_ids import resolve_run_id as resolve_run_id
+    from autoresearch.supervisor.run_read import find_repo as find_repo
     from autoresearch.supervisor.run_views import list_runs as list_runs
     from autoresearch.supervisor.run_views import run_details as run_details
     from autoresearch.supervisor.step import StepResult as StepResult
@@ -289,7 +289,7 @@ _WHERE: dict[str, tuple[str, str]] = {
     "edits": ("autoresearch.worker.tools", "edits"),
     "estimates": ("autoresearch.supervisor", "estimates"),
     "finalize": ("autoresearch.supervisor.review", "finalize"),
-    "find_repo": ("autoresearch.supervisor.handle", "find_repo"),
+    "find_repo": ("autoresearch.supervisor.run_read", "find_repo"),
     "first_signal_stops": ("autoresearch.signals", "first_signal_stops"),
     "format_score": ("autoresearch.journal.views", "format_score"),
     "init_session": ("autoresearch.experiments", "init_session"),

@@ -30,7 +30,7 @@ from autoresearch.contracts.metric_lines import MetricScanner, ParsedLines
 from autoresearch.contracts.sandbox import EvaluatorSpec
 from autoresearch.decide import EvalSummary
 from autoresearch.proc import Confinement, SupervisedOutcome, SupervisedSpec, run_supervised
-from autoresearch.states import EvalFormat, EvalStatus, ProcessState
+from autoresearch.states import EvalFormat, EvalStatus, ProcessState, process_state
 from autoresearch.streams import LineSplitter
 
 JSON_HEAD_LIMIT = 1 << 20
@@ -210,20 +210,6 @@ def metric_record(
     return build_record(
         spec, outcome, metric_verdict(metrics, spec.metric or "", outcome.exit_code)
     )
-
-
-def process_state(
-    timed_out: bool, spawn_error: str | None, exit_code: int | None, cancelled: bool = False
-) -> ProcessState:
-    """How a process ended (pure): `cancelled` (by the caller), `timeout`, `error` (could not
-    start, or no exit code), else `pass` for exit 0 and `fail` for any other."""
-    if cancelled:
-        return ProcessState.CANCELLED
-    if timed_out:
-        return ProcessState.TIMEOUT
-    if spawn_error is not None or exit_code is None:
-        return ProcessState.ERROR
-    return ProcessState.PASS if exit_code == 0 else ProcessState.FAIL
 
 
 def outcome_state(outcome: SupervisedOutcome) -> ProcessState:

@@ -94,9 +94,9 @@ def toplevel(path: Path) -> Path | None:
 
 def main_root(path: Path) -> Path | None:
     """The main working tree of the repository containing `path` (also from a worktree)."""
-    found = git_files.dirs(path)  # a worktree's top folder: no process
-    if found is not None and found[1].name == ".git":
-        return found[1].parent
+    found = git_files.main_root(path)  # a worktree's top folder: no process
+    if found is not None:
+        return found
     done = _run(path, ["rev-parse", "--path-format=absolute", "--git-common-dir"], check=False)
     if done.returncode != 0:
         return None

@@ -71,6 +71,13 @@ def dirs(worktree: Path) -> tuple[Path, Path] | None:
     return Path(os.path.realpath(own)), Path(os.path.realpath(common))
 
 
+def main_root(worktree: Path) -> Path | None:
+    """The main working tree of the repository whose worktree's top folder is `worktree` (its
+    own or a linked one), when the shared git directory is that tree's `.git`; None when unsure."""
+    found = dirs(worktree)
+    return found[1].parent if found is not None and found[1].name == ".git" else None
+
+
 def head_ref(worktree: Path) -> HeadRead:
     """The ref HEAD points at in `worktree` (its top folder), read from the HEAD file."""
     own = git_dir(worktree)

@@ -230,6 +230,21 @@ class ProcessState(StrEnum):
     CANCELLED = "cancelled"
 
 
+def process_state(
+    timed_out: bool, spawn_error: str | None, exit_code: int | None, cancelled: bool = False
+) -> ProcessState:
+    """How a process ended (pure; here, beside its states, so that a hook reads it without
+    evaluate.py): `cancelled` (by the caller), `timeout`, `error` (could not
+    start, or no exit code), else `pass` for exit 0 and `fail` for any other."""
+    if cancelled:
+        return ProcessState.CANCELLED
+    if timed_out:
+        return ProcessState.TIMEOUT
+    if spawn_error is not None or exit_code is None:
+        return ProcessState.ERROR
+    return ProcessState.PASS if exit_code == 0 else ProcessState.FAIL
+
+
 class SessionState(StrEnum):
     """What `exp list` says of a session."""
 

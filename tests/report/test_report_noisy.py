@@ -11,13 +11,14 @@ from pathlib import Path
 import pytest
 from report_helpers import submit_and_step
 
+from autoresearch.journal.db import open_journal
 from autoresearch.noise import Interval
 from autoresearch.paths import RepoPaths
 from autoresearch.report.collect import run_report
 from autoresearch.supervisor.estimates import text
-from autoresearch.supervisor.handle import load_run, open_journal
 from autoresearch.supervisor.prepare import prepare
 from autoresearch.supervisor.review import finalize
+from autoresearch.supervisor.run_read import load_run
 from helpers import Repo, cli, git, run_noisy
 
 # a `cmd:` agent that sets value.txt to 10 and hands in the commit

@@ -18,11 +18,12 @@ from pathlib import Path
 import pytest
 
 from autoresearch.contracts.loop import LoopSettings
+from autoresearch.journal.db import open_journal
 from autoresearch.noise import Interval
 from autoresearch.paths import RepoPaths
 from autoresearch.report.collect import run_report
-from autoresearch.supervisor.handle import load_run, open_journal
 from autoresearch.supervisor.options import resumed_loop
+from autoresearch.supervisor.run_read import load_run
 from helpers import GIT_ENV, NOISY_EVAL, Repo, run_noisy, sandbox_text, until
 
 # a `cmd:` agent that sets value.txt to VALUE and hands in the commit

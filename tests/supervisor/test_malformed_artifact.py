@@ -16,8 +16,9 @@ import pytest
 
 from autoresearch.contracts.candidate import MSG_NOTES
 from autoresearch.journal import runs
+from autoresearch.journal.db import open_journal
 from autoresearch.states import DecisionKind, RunStatus
-from autoresearch.supervisor.handle import load_run, open_journal
+from autoresearch.supervisor.run_read import load_run
 from helpers import GIT_ENV, Repo, cli, kill_tree, resume_detached, until
 
 # A `cmd:` agent numbering its sessions in COUNTER: a session listed in BAD (or every one for

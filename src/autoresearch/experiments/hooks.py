@@ -27,7 +27,6 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from autoresearch import git
 from autoresearch.clock import utc_now_iso
 from autoresearch.errors import NotFoundError
 from autoresearch.experiments.context import Context, open_context
@@ -43,6 +42,7 @@ from autoresearch.journal import hooks as journal_hooks
 from autoresearch.journal import sessions
 from autoresearch.journal.hooks import HookCounters
 from autoresearch.paths import STATE_DIR
+from autoresearch.repo_state import main_root
 from autoresearch.states import Verdict
 
 HOOK_BUDGET_SECONDS = 20.0  # well inside the timeout the installed entries give the host
@@ -325,7 +325,7 @@ def _within(work: Callable[[], HookAnswer], budget: float, event: HookEvent) -> 
 def write_log(start: Path, line: str) -> None:
     """Append to `.autoresearch/hooks.log` of the repository when it has one; never raises."""
     try:
-        root = git.main_root(start if start.is_dir() else start.parent)
+        root = main_root(start if start.is_dir() else start.parent)
         if root is None or not (root / STATE_DIR).is_dir():
             return
         with open(root / STATE_DIR / HOOK_LOG, "a", encoding="utf-8") as handle:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from autoresearch.children import harness_tag, reap
 from autoresearch.experiments.confidence import Point, SegmentStats, segment_stats
 from autoresearch.journal import sessions
 from autoresearch.journal.db import Journal, Reader
@@ -69,6 +68,9 @@ def progress(src: Reader, session: SessionRecord) -> Progress:
 
 def abandon_pending(journal: Journal, session: SessionRecord) -> list[SessionRunRecord]:
     """Abandon the session's pending runs and stop harness processes a killed run left."""
+    # the child registry and its killing only here: a hook that reads the ledger starts light
+    from autoresearch.children import harness_tag, reap
+
     with journal.tx() as conn:
         found = sessions.abandon_pending(conn, session.session_id)
     for run in found:

@@ -14,12 +14,11 @@ from fnmatch import fnmatch
 from autoresearch.contracts.evaluator_output import metric_passed
 from autoresearch.decide import DEFAULT_PLATEAU
 from autoresearch.errors import ContractError, RefusedError
-from autoresearch.evaluate import process_state
 from autoresearch.experiments.params import LogParams
 from autoresearch.experiments.verbs import Verbs
 from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
 from autoresearch.paths import HARNESS_FILES
-from autoresearch.states import SCORED_VERDICTS, ProcessState, Verdict
+from autoresearch.states import SCORED_VERDICTS, ProcessState, Verdict, process_state
 
 
 def no_pending_run(say: Verbs) -> str:

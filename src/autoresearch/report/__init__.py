@@ -17,7 +17,7 @@ from autoresearch.paths import PLOT_FILE, REPORT_FILE, RepoPaths, session_paths
 from autoresearch.redact import current
 from autoresearch.report import collect, html, plot
 from autoresearch.report.model import Outcome, ReportData, baseline_value, best_value, improvement
-from autoresearch.supervisor.handle import read_run
+from autoresearch.supervisor.run_read import read_run
 
 
 @dataclass(frozen=True)

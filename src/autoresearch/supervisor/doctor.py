@@ -24,7 +24,7 @@ from autoresearch.journal.db import open_journal
 from autoresearch.jsonshape import json_shape
 from autoresearch.paths import LANES_DIR, RUNS_DIR, RepoPaths
 from autoresearch.states import Phase, RunStatus
-from autoresearch.supervisor.handle import driver_alive
+from autoresearch.supervisor.run_read import driver_alive
 
 BRANCH_PREFIX = "autoresearch/"
 

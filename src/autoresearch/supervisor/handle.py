@@ -12,14 +12,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from autoresearch import git
 from autoresearch.children import ChildTag, run_tag
 from autoresearch.confine import DEFAULT_MODE, Box, SandboxMode, choose, machine_support
 from autoresearch.contracts.frozen import FrozenMission
 from autoresearch.contracts.sandbox import ChecksSpec, EvaluatorSpec
-from autoresearch.errors import ContractError, NotFoundError
 from autoresearch.journal import runs
-from autoresearch.journal.db import Journal, journal_present, open_journal
+from autoresearch.journal.db import Journal
 from autoresearch.locks import FileLock, take_or_refuse
 from autoresearch.noise import NoisePolicy
 from autoresearch.paths import (
@@ -28,6 +26,7 @@ from autoresearch.paths import (
     RunPaths,
 )
 from autoresearch.reset import RuntimeRule, run_dirt
+from autoresearch.supervisor.run_read import load_run, read_run
 
 if TYPE_CHECKING:  # the executor (threads, agents) only for types: `status` reads runs here
     from autoresearch.evaluate import EvaluationRecord
@@ -59,37 +58,9 @@ def lane_branch(run_branch: str, lane: int) -> str:
     return f"autoresearch-lanes/{run_branch.removeprefix('autoresearch/')}/{lane}"
 
 
-def find_repo(start: Path) -> Path:
-    """The main working tree of the repository around `start`."""
-    root = git.main_root(start)
-    if root is None:
-        raise ContractError(f"not inside a git repository: {start}")
-    return root
-
-
-def load_run(journal: Journal, run_id: str) -> runs.RunRecord:
-    run = runs.get_run(journal, run_id)
-    if run is None:
-        raise NotFoundError(f"unknown run: {run_id}")
-    return run
-
-
 def driver_lock(repo: RepoPaths, run_id: str) -> FileLock:
     """Take the run's driver lock or refuse with `autoresearch_active_run_exists:<id>`."""
     return take_or_refuse(repo.run(run_id).driver_lock, msg_active_run(run_id))
-
-
-def read_run(repo_root: Path, run_id: str) -> tuple[Journal, runs.RunRecord]:
-    """The journal, open (the caller closes it), and the run's record; an unknown run is
-    refused, and a repository without a journal has none and gets none made."""
-    if not journal_present(RepoPaths(repo_root).journal):
-        raise NotFoundError(f"unknown run: {run_id}")
-    journal = open_journal(repo_root)
-    try:
-        return journal, load_run(journal, run_id)
-    except BaseException:
-        journal.close()
-        raise
 
 
 def lock_run(
@@ -106,11 +77,6 @@ def lock_run(
         journal.close()
         raise
     return RunHandle(journal, RepoPaths(repo_root), run, lock)
-
-
-def driver_alive(repo: RepoPaths, run_id: str) -> bool:
-    """True when some process holds the run's driver lock right now."""
-    return FileLock(repo.run(run_id).driver_lock).held_elsewhere()
 
 
 @dataclass(frozen=True)

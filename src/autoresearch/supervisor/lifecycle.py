@@ -25,14 +25,13 @@ from autoresearch.supervisor.finalize import finalize_run
 from autoresearch.supervisor.handle import (
     MeasureWith,
     RunHandle,
-    driver_alive,
     driver_lock,
     lock_run,
     msg_active_run,
-    read_run,
 )
 from autoresearch.supervisor.plateau import MSG_PAUSE_LIFTED, lift_pause
 from autoresearch.supervisor.recovery import finish_interrupted_session, recover
+from autoresearch.supervisor.run_read import driver_alive, read_run
 from autoresearch.supervisor.run_views import (
     journal_exists,
     lane_rows,

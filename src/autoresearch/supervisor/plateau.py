@@ -33,7 +33,8 @@ from autoresearch.journal.db import Journal
 from autoresearch.journal.runs import RunRecord
 from autoresearch.paths import RepoPaths
 from autoresearch.states import DecisionKind, OnPlateau
-from autoresearch.supervisor.handle import RunHandle, driver_alive, read_run
+from autoresearch.supervisor.handle import RunHandle
+from autoresearch.supervisor.run_read import driver_alive, read_run
 
 # The default N (decide.DEFAULT_PLATEAU) is 20 flat iterations: a fifth of an overnight run of
 # ~100 experiments, so a plateau is acted on while most of the budget is left; more than the 3

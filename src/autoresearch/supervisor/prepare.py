@@ -36,10 +36,10 @@ from autoresearch.supervisor import record, seal, sync
 from autoresearch.supervisor.handle import (
     MeasureWith,
     RunHandle,
-    driver_alive,
     driver_lock,
     msg_active_run,
 )
+from autoresearch.supervisor.run_read import driver_alive
 from autoresearch.supervisor.safety import check_reset_safety
 
 _TAG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")

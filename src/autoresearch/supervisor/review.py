@@ -28,8 +28,8 @@ from autoresearch.supervisor.certify import (
     certification_lines,
     read_certification,
 )
-from autoresearch.supervisor.handle import read_run
 from autoresearch.supervisor.kept import KeptStep, kept_steps
+from autoresearch.supervisor.run_read import read_run
 
 BRANCH_PREFIX = "autoresearch-review"
 HONEST_NOTE = (

@@ -17,7 +17,7 @@ from autoresearch.paths import REPORT_FILE, RepoPaths
 from autoresearch.redact import Redactor, current
 from autoresearch.states import TERMINAL_STATUSES, RunStatus
 from autoresearch.supervisor import archive_view, estimates, honest, portfolio
-from autoresearch.supervisor.handle import driver_alive, read_run
+from autoresearch.supervisor.run_read import driver_alive, read_run
 from autoresearch.supervisor.summary import (
     IterationRow,
     LaneRow,

@@ -1,0 +1,51 @@
+"""Reading a run without driving it: the repository around a folder, a run's record, whether a
+driver holds it.
+
+`status`, the hooks and `autoresearch mcp` start here; `supervisor/handle.py` (a driven run: its
+git, child registry, reset rule and sandbox) stays out of their start-up (issue 36:
+tests/test_import_graph.py guards this).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from autoresearch.errors import ContractError, NotFoundError
+from autoresearch.journal import runs
+from autoresearch.journal.db import Journal, journal_present, open_journal
+from autoresearch.locks import FileLock
+from autoresearch.paths import RepoPaths
+from autoresearch.repo_state import main_root
+
+
+def find_repo(start: Path) -> Path:
+    """The main working tree of the repository around `start`."""
+    root = main_root(start)
+    if root is None:
+        raise ContractError(f"not inside a git repository: {start}")
+    return root
+
+
+def load_run(journal: Journal, run_id: str) -> runs.RunRecord:
+    run = runs.get_run(journal, run_id)
+    if run is None:
+        raise NotFoundError(f"unknown run: {run_id}")
+    return run
+
+
+def read_run(repo_root: Path, run_id: str) -> tuple[Journal, runs.RunRecord]:
+    """The journal, open (the caller closes it), and the run's record; an unknown run is
+    refused, and a repository without a journal has none and gets none made."""
+    if not journal_present(RepoPaths(repo_root).journal):
+        raise NotFoundError(f"unknown run: {run_id}")
+    journal = open_journal(repo_root)
+    try:
+        return journal, load_run(journal, run_id)
+    except BaseException:
+        journal.close()
+        raise
+
+
+def driver_alive(repo: RepoPaths, run_id: str) -> bool:
+    """True when some process holds the run's driver lock right now."""
+    return FileLock(repo.run(run_id).driver_lock).held_elsewhere()
