@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from exp_helpers import exp_repo
 
-from helpers import Repo, cli
+from helpers import Repo, cli, git
 
 # value.txt times the machine's level (1.0 for the first 5 readings of the session, 0.7
 # after), plus noise of sd 0.2 drawn from a counter kept outside the repository.
@@ -131,3 +131,24 @@ def test_a_kept_commit_that_cannot_be_read_apart_leaves_the_run_unpaired(
     assert sig["basis"] == "pooled"
     shown = cli("exp", "status", cwd=drifting.root).stdout
     assert "drift not excluded" in shown
+
+
+def test_closing_a_session_removes_its_reference_checkout(drifting: Repo) -> None:
+    """The scratch checkout of the kept commit that paired readings use is a git worktree:
+    once the session closes nothing reads it, and it must not stay registered."""
+    exp(drifting, "init", "--name", "drift", "--metric", "ms")
+    exp(drifting, "run", "--repeats", "2")
+    exp(drifting, "log", "--status", "keep", "-d", "baseline")
+    drifting.write("notes.txt", "a comment\n")
+    paired = exp(drifting, "run", "--repeats", "2")
+    assert len(paired["reference_readings"]) == 2
+    exp(drifting, "log", "--status", "discard", "-d", "null")
+
+    def worktrees() -> str:
+        return git(drifting.root, "worktree", "list", "--porcelain")
+
+    assert "reference" in worktrees()  # the scratch checkout, while the session is open
+    done = cli("exp", "off", cwd=drifting.root)
+    assert done.returncode == 0, done.stderr
+    assert "reference" not in worktrees()
+    assert not list((drifting.root / ".autoresearch").rglob("reference"))

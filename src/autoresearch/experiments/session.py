@@ -26,6 +26,7 @@ from autoresearch.experiments.params import (
     validate_init,
     validate_new_session,
 )
+from autoresearch.experiments.reference import reference_tree
 from autoresearch.experiments.rules import SETUP_COMMIT_MESSAGE
 from autoresearch.experiments.sealed import seal_harness
 from autoresearch.experiments.verbs import Door
@@ -140,6 +141,7 @@ def close_session(start: Path, door: Door = Door.CLI) -> CloseResult:
             abandoned = abandon_pending(ctx.journal, session)
             with ctx.journal.tx() as conn:
                 sessions.update_session(conn, session.session_id, closed_at=utc_now_iso())
+            _remove_reference_checkout(ctx, session)
     messages = [abandoned_text(r) for r in abandoned]
     messages.append(
         f"closed session #{session.session_id}; branch {session.branch} keeps its commits"
@@ -150,6 +152,15 @@ def close_session(start: Path, door: Door = Door.CLI) -> CloseResult:
         )
     last = abandoned[-1].number if abandoned else None
     return CloseResult(session.session_id, session.branch, session.directory, last, tuple(messages))
+
+
+def _remove_reference_checkout(ctx: Context, session: SessionRecord) -> None:
+    """The scratch checkout paired readings used (experiments/reference.py): no run of a
+    closed session reads it, and it would stay registered as one of the repository's
+    worktrees."""
+    tree = reference_tree(ctx.session_paths(session))
+    if tree.exists():
+        git.worktree_remove(ctx.cwd, tree)
 
 
 def _setup_files(ctx: Context, params: InitParams) -> list[str]:
