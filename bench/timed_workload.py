@@ -38,7 +38,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from trust_e2e import GIT_ENV
+from trust_e2e import GIT_ENV, HAND_IN
 from trust_e2e import _git as git  # bench/trust_e2e.py: git as the bench's author
 
 SIZE = 250_000  # steps of the baseline's loop: ~40-70 ms a call on a shared 2-core machine
@@ -68,8 +68,9 @@ EVALUATOR = textwrap.dedent(
     print(json.dumps({"pass": True, "score": (time.perf_counter() - start) * 1000}))
     """
 )
-AGENT = textwrap.dedent(
-    """\
+AGENT = (
+    textwrap.dedent(
+        """\
     import json, os, random, subprocess, sys
     seed, iteration = int(sys.argv[1]), int(os.environ["AUTORESEARCH_ITERATION"])
     draw = random.Random(seed * 100003 + iteration)
@@ -83,15 +84,9 @@ AGENT = textwrap.dedent(
         open("notes.txt", "w").write(f"iteration {iteration}: a change that does nothing\\n")
     open("size.txt", "w").write(f"{size}\\n")
     subprocess.run(["git", "add", "-A", "size.txt", "notes.txt"], check=True)
-    subprocess.run(["git", "commit", "-qm", what], check=True)
-    head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
-                          check=True).stdout.strip()
-    with open(os.environ["AUTORESEARCH_CANDIDATE_FILE"], "w") as f:
-        json.dump({"status": "candidate", "candidate_commit": head,
-                   "base_commit": os.environ["AUTORESEARCH_BASE_COMMIT"],
-                   "description": what, "notes": [],
-                   "created_at": "2026-01-01T00:00:00Z"}, f)
     """
+    )
+    + HAND_IN
 )
 
 

@@ -41,8 +41,23 @@ EVALUATOR = textwrap.dedent(
     print(json.dumps({"pass": True, "score": value + random.Random(n).gauss(0, sigma)}))
     """
 )
-AGENT = textwrap.dedent(
+# The end of a scripted `cmd:` agent (it has staged its change and named it `what`): commit it
+# and hand the commit in as its candidate. bench/timed_workload.py's agent ends the same way.
+HAND_IN = textwrap.dedent(
     """\
+    subprocess.run(["git", "commit", "-qm", what], check=True)
+    head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    with open(os.environ["AUTORESEARCH_CANDIDATE_FILE"], "w") as f:
+        json.dump({"status": "candidate", "candidate_commit": head,
+                   "base_commit": os.environ["AUTORESEARCH_BASE_COMMIT"],
+                   "description": what, "notes": [],
+                   "created_at": "2026-01-01T00:00:00Z"}, f)
+    """
+)
+AGENT = (
+    textwrap.dedent(
+        """\
     import json, os, random, subprocess, sys
     seed, iteration = int(sys.argv[1]), int(os.environ["AUTORESEARCH_ITERATION"])
     real = random.Random(seed * 100003 + iteration).random() < float(sys.argv[2])
@@ -54,15 +69,9 @@ AGENT = textwrap.dedent(
         open("notes.txt", "w").write(f"iteration {iteration}: a change that does nothing\\n")
         what = "null"
     subprocess.run(["git", "add", "-A", "value.txt", "notes.txt"], check=True)
-    subprocess.run(["git", "commit", "-qm", what], check=True)
-    head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
-                          check=True).stdout.strip()
-    with open(os.environ["AUTORESEARCH_CANDIDATE_FILE"], "w") as f:
-        json.dump({"status": "candidate", "candidate_commit": head,
-                   "base_commit": os.environ["AUTORESEARCH_BASE_COMMIT"],
-                   "description": what, "notes": [],
-                   "created_at": "2026-01-01T00:00:00Z"}, f)
     """
+    )
+    + HAND_IN
 )
 # name: (noise block of sandbox.md, evaluator σ)
 RULES = {
