@@ -5,6 +5,11 @@ Each command runs in turn with the click yardstick, A B A B ..., and the ratio i
 run, so a machine whose speed drifts (other work starting) moves both sides of each ratio.
 CPU (user + system of the finished child) is the figure to read on a shared machine; wall
 time is printed beside it, with the load average when the row started.
+
+`--reference SRC` (bench/run.py) times another source tree beside this one (an older commit
+unpacked: `git archive BASE | tar -x -C DIR`, then DIR/src): each command runs on both trees
+and the yardstick in turn, A B C A B C ..., so the two trees' ratios come from the same minutes.
+`python -c "import mcp"` is the floor of `autoresearch mcp`: the official SDK's own import.
 """
 
 from __future__ import annotations
@@ -18,12 +23,18 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 MCP_TARGET_S = 0.5
 RATIO_TARGET = 2.0
+# What the commands are measured beside: the interpreter, the yardstick and the SDK's import.
+FLOORS = (
+    ("python -c pass", "pass"),
+    ('python -c "import click"', "import click"),
+    ('python -c "import mcp" (the SDK)', "import mcp"),
+)
 INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 1,
@@ -49,18 +60,35 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def timed(argv: Sequence[str], cwd: Path, stdin: bytes = b"") -> Sample:
+@dataclass(frozen=True)
+class Tree:
+    """A source tree of autoresearch to time: its label and the environment that imports it."""
+
+    label: str
+    src: Path
+
+    def env(self) -> dict[str, str]:
+        return {**os.environ, "PYTHONPATH": str(self.src)}
+
+
+def timed(argv: Sequence[str], cwd: Path, stdin: bytes = b"", tree: Tree | None = None) -> Sample:
+    env = tree.env() if tree else None
     cpu0, t0 = _children_cpu(), time.perf_counter()
-    subprocess.run(argv, cwd=cwd, input=stdin, capture_output=True, check=False)
+    subprocess.run(argv, cwd=cwd, input=stdin, capture_output=True, check=False, env=env)
     return Sample(time.perf_counter() - t0, _children_cpu() - cpu0)
 
 
-def mcp_initialize(argv: Sequence[str], cwd: Path) -> Sample:
+def mcp_initialize(argv: Sequence[str], cwd: Path, tree: Tree) -> Sample:
     """From starting `autoresearch mcp` to its answer to `initialize` (the server then stops:
     its input ends)."""
     cpu0, t0 = _children_cpu(), time.perf_counter()
     server = subprocess.Popen(
-        argv, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        argv,
+        cwd=cwd,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=tree.env(),
     )
     assert server.stdin is not None and server.stdout is not None
     server.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
@@ -88,34 +116,74 @@ def row(label: str, pairs: list[tuple[Sample, Sample]], loadavg: str) -> str:
     wall_ratio = statistics.median(a.wall / b.wall for a, b in pairs)
     wall = spread([a.wall for a, _ in pairs])
     cpu = spread([a.cpu for a, _ in pairs])
-    return f"{label:<34} {wall:>19} {cpu:>19} {cpu_ratio:>9.2f} {wall_ratio:>9.2f} {loadavg:>5}"
+    return f"{label:<46} {wall:>19} {cpu:>19} {cpu_ratio:>9.2f} {wall_ratio:>9.2f} {loadavg:>5}"
 
 
-def run(repo: Path, run_id: str, repeat: int) -> None:
-    """Print the start-up of the light commands beside `python -c pass` and importing click."""
+def trees(references: Sequence[Path]) -> list[Tree]:
+    """This tree (the one this process imports) and each reference, compiled as an install
+    has them: start-up, not compiling, is timed."""
+    import autoresearch
+
+    here = Tree("this tree", Path(autoresearch.__file__).parent.parent)
+    found = [here, *(Tree(f"ref {src.parent.name or src}", src) for src in references)]
+    for tree in found:
+        compileall.compile_dir(tree.src / "autoresearch", quiet=2)
+    return found
+
+
+def side_by_side(
+    label: str, measure: Callable[[Tree], Sample], timing: Sequence[Tree], repo: Path, repeat: int
+) -> dict[str, list[tuple[Sample, Sample]]]:
+    """Print one row per tree: each round times the yardstick, then the command on each tree."""
+    loadavg, click = load(), [sys.executable, "-c", "import click"]
+    rounds = [(timed(click, repo), [measure(tree) for tree in timing]) for _ in range(repeat)]
+    by_tree = {
+        tree.label: [(samples[index], yardstick) for yardstick, samples in rounds]
+        for index, tree in enumerate(timing)
+    }
+    for tree_label, pairs in by_tree.items():
+        print(row(f"{label} [{tree_label}]", pairs, loadavg))
+    return by_tree
+
+
+def run(repo: Path, run_id: str, repeat: int, references: Sequence[Path] = ()) -> None:
+    """Print the start-up of the light commands beside `python -c pass` and importing click
+    (and beside the same commands of each reference tree, interleaved)."""
     exe = shutil.which("autoresearch") or str(Path(sys.executable).parent / "autoresearch")
-    import autoresearch  # its bytecode compiled, as an install has it: start-up, not compiling
-
-    compileall.compile_dir(Path(autoresearch.__file__).parent, quiet=2)
-    click = [sys.executable, "-c", "import click"]
-    commands: list[tuple[str, list[str], bytes]] = [
-        ("python -c pass", [sys.executable, "-c", "pass"], b""),
-        ('python -c "import click"', click, b""),
-        ("autoresearch --help", [exe, "--help"], b""),
-        ("autoresearch exp --help", [exe, "exp", "--help"], b""),
-        ("autoresearch exp hook stop", [exe, "exp", "hook", "stop"], b"{}"),
-        ("autoresearch status", [exe, "status"], b""),
-        ("autoresearch status RUN (1000 its)", [exe, "status", run_id], b""),
-    ]
+    timing = trees(references)
     print(f"\nCLI start-up: min-median-max of {repeat} runs; ratios to `import click`, run by run")
-    print(f"{'command':<34} {'wall s':>19} {'cpu s':>19} {'cpu/click':>9} {'wall/clk':>9} load")
-    for label, argv, stdin in commands:
-        loadavg = load()
-        pairs = [(timed(argv, repo, stdin), timed(click, repo)) for _ in range(repeat)]
-        print(row(label, pairs, loadavg))
-    loadavg = load()
-    pairs = [(mcp_initialize([exe, "mcp"], repo), timed(click, repo)) for _ in range(repeat)]
-    print(row("autoresearch mcp -> initialize", pairs, loadavg))
-    answered = statistics.median(a.wall for a, _ in pairs)
+    print(f"{'command':<46} {'wall s':>19} {'cpu s':>19} {'cpu/click':>9} {'wall/clk':>9} load")
+    for label, code in FLOORS:
+        # the floors import no autoresearch: timed once, in this process's environment
+        floor = measured([sys.executable, "-c", code], repo, b"", plain=True)
+        side_by_side(label, floor, timing[:1], repo, repeat)
+    for label, args, stdin in commands(run_id):
+        side_by_side(label, measured([exe, *args], repo, stdin), timing, repo, repeat)
+    initialize = side_by_side(
+        "mcp -> initialize", lambda tree: mcp_initialize([exe, "mcp"], repo, tree), timing, repo,
+        repeat,
+    )  # fmt: skip
+    medians = ", ".join(
+        f"{tree} {statistics.median(a.wall for a, _ in pairs):.3f} s"
+        for tree, pairs in initialize.items()
+    )
     print(f"target: the light commands' cpu/click <= {RATIO_TARGET}; "
-          f"mcp answers initialize <= {MCP_TARGET_S} s (median {answered:.3f} s)")  # fmt: skip
+          f"mcp answers initialize <= {MCP_TARGET_S} s (median wall: {medians})")  # fmt: skip
+
+
+def measured(
+    argv: list[str], repo: Path, stdin: bytes, plain: bool = False
+) -> Callable[[Tree], Sample]:
+    """`argv` timed in `repo` on a tree (`plain`: in this process's environment)."""
+    return lambda tree: timed(argv, repo, stdin, None if plain else tree)
+
+
+def commands(run_id: str) -> list[tuple[str, list[str], bytes]]:
+    """The light commands: their label, arguments and input."""
+    return [
+        ("autoresearch --help", ["--help"], b""),
+        ("autoresearch exp --help", ["exp", "--help"], b""),
+        ("autoresearch exp hook stop", ["exp", "hook", "stop"], b"{}"),
+        ("autoresearch status", ["status"], b""),
+        ("autoresearch status RUN (1000 its)", ["status", run_id], b""),
+    ]

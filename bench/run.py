@@ -27,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import cli_start  # bench/cli_start.py: the light commands beside `import click`
@@ -243,14 +243,15 @@ def bench_lane_history(size: int, samples: int) -> None:
 # --- 2. CLI start-up ------------------------------------------------------------------------
 
 
-def bench_cli(repeat: int) -> None:
-    """bench/cli_start.py in a repository with a run of 1,000 recorded iterations."""
+def bench_cli(repeat: int, references: Sequence[Path] = ()) -> None:
+    """bench/cli_start.py in a repository with a run of 1,000 recorded iterations (beside the
+    `references` source trees)."""
     with tempfile.TemporaryDirectory(prefix="ar-bench-") as tmp:
         mission = make_repo(Path(tmp) / "repo", SANDBOX)
         with prepare(mission, run_tag="startup") as h:
             synthesize(h, 1000)
             run_id = h.run_id
-        cli_start.run(mission.parent.parent, run_id, repeat)
+        cli_start.run(mission.parent.parent, run_id, repeat, references)
 
 
 # --- 3. end-to-end throughput ---------------------------------------------------------------
@@ -300,13 +301,21 @@ def main() -> None:
         ],
         help="run one section",
     )
+    parser.add_argument(
+        "--reference",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="SRC",
+        help="cli: also time this source tree (e.g. DIR/src of `git archive BASE`), interleaved",
+    )
     args = parser.parse_args()
     os.environ.update(GIT_ENV)
     buckets = [10, 100, 1000] if args.quick else [10, 100, 1000, 10000]
     sections: dict[str, Callable[[], None]] = {
         "overhead": lambda: print_overhead(bench_overhead(buckets, 10 if args.quick else 30)),
         "lane-history": lambda: bench_lane_history(buckets[-1], 5 if args.quick else 20),
-        "cli": lambda: bench_cli(3 if args.quick else 10),
+        "cli": lambda: bench_cli(3 if args.quick else 10, args.reference),
         "throughput": lambda: bench_throughput(10 if args.quick else 60),
         "trust": lambda: trust.run(50 if args.quick else 200, 60, sets=1 if args.quick else 5),
         "trust-designs": lambda: trust_designs.report(
