@@ -110,7 +110,9 @@ COMMANDS = {
         "Serve RUN_ID's report on 127.0.0.1, updated in place as the run goes, until Ctrl-C.",
     ),
     "status": LazyCommand(
-        _RUN, "status", "All runs (without RUN_ID), or run RUN_ID with its iterations."
+        "autoresearch.cli.status_cmd",
+        "status",
+        "All runs (without RUN_ID), or run RUN_ID with its iterations.",
     ),
     "step": LazyCommand(_RUN, "step", "Process the run's candidate.json once (one decision)."),
     "stop": LazyCommand(

@@ -27,13 +27,13 @@ from autoresearch.api import (
 from autoresearch.cli.common import (
     EXIT_RECORDED_FAILURE,
     AppGroup,
-    agent_option,
     emit_json,
     enum_choice,
     repo_root,
     say,
     warn,
 )
+from autoresearch.cli.options import agent_option
 
 JSON_HELP = "Print one JSON object on stdout."
 EXIT_STILL_RUNNING = 124

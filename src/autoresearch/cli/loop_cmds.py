@@ -9,17 +9,14 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from autoresearch.api import EXIT_CLOSED_PIPE
-from autoresearch.cli.common import (
+from autoresearch.cli.common import EXIT_INTERRUPTED, EXIT_RECORDED_FAILURE, emit_json, warn
+from autoresearch.cli.options import (
     DEFAULT_MAX_ITERATIONS,
-    EXIT_INTERRUPTED,
-    EXIT_RECORDED_FAILURE,
     agent_options,
-    emit_json,
     lane_options,
     limit_options,
     loop_settings,
     search_options,
-    warn,
 )
 
 if TYPE_CHECKING:

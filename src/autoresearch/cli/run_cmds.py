@@ -1,4 +1,5 @@
-"""Supervisor commands: check, prepare, step, resume, stop, status, rebaseline, run, demo."""
+"""Supervisor commands: check, prepare, step, resume, stop, rebaseline, certify, … (`status`
+is cli/status_cmd.py's)."""
 
 from __future__ import annotations
 
@@ -12,16 +13,18 @@ from autoresearch.cli import render
 from autoresearch.cli.common import (
     EXIT_RECORDED_FAILURE,
     EXIT_REFUSED,
-    agent_options,
     emit_json,
-    lane_options,
-    limit_options,
-    loop_settings,
     repo_root,
-    sandbox_option,
     stacked,
     warn,
     warn_baseline,
+)
+from autoresearch.cli.options import (
+    agent_options,
+    lane_options,
+    limit_options,
+    loop_settings,
+    sandbox_option,
 )
 
 JSON_HELP = "Print one JSON object on stdout (logs go to stderr)."
@@ -232,31 +235,6 @@ def stop(ctx: click.Context, run_id: str | None, reason: str | None, as_json: bo
         click.echo(
             report.stop(outcome.run_id, outcome.stop_reason, outcome.note, outcome.requested)
         )
-
-
-@click.command()
-@click.argument("run_id", required=False)
-@click.option(
-    "--last",
-    type=click.IntRange(min=0),
-    help="Show only the last N iterations of RUN_ID (without RUN_ID: the last N runs).",
-)
-@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
-@click.pass_context
-def status(ctx: click.Context, run_id: str | None, last: int | None, as_json: bool) -> None:
-    """All runs (without RUN_ID), or run RUN_ID with its iterations."""
-    from autoresearch.api import list_runs, run_details
-
-    root = repo_root(ctx)
-    if run_id is None:
-        items = list_runs(root, last)
-        data = {"repo_root": str(root), "runs": [item.to_dict() for item in items]}
-        emit_json(data) if as_json else render.run_list(items)
-        return
-    from autoresearch.api import resolve_run_id
-
-    details = run_details(root, resolve_run_id(root, run_id), last)
-    emit_json(details.to_dict()) if as_json else render.run_details(details)
 
 
 @click.command()
