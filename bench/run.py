@@ -27,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 
 import cli_start  # bench/cli_start.py: the light commands beside `import click`
@@ -243,7 +243,7 @@ def bench_lane_history(size: int, samples: int) -> None:
 # --- 2. CLI start-up ------------------------------------------------------------------------
 
 
-def bench_cli(repeat: int, references: Sequence[Path] = ()) -> None:
+def bench_cli(repeat: int, references: tuple[Path, ...] = ()) -> None:
     """bench/cli_start.py in a repository with a run of 1,000 recorded iterations (beside the
     `references` source trees)."""
     with tempfile.TemporaryDirectory(prefix="ar-bench-") as tmp:
@@ -315,7 +315,7 @@ def main() -> None:
     sections: dict[str, Callable[[], None]] = {
         "overhead": lambda: print_overhead(bench_overhead(buckets, 10 if args.quick else 30)),
         "lane-history": lambda: bench_lane_history(buckets[-1], 5 if args.quick else 20),
-        "cli": lambda: bench_cli(3 if args.quick else 10, args.reference),
+        "cli": lambda: bench_cli(3 if args.quick else 10, tuple(args.reference)),
         "throughput": lambda: bench_throughput(10 if args.quick else 60),
         "trust": lambda: trust.run(50 if args.quick else 200, 60, sets=1 if args.quick else 5),
         "trust-designs": lambda: trust_designs.report(
