@@ -146,11 +146,14 @@ def test_a_mistyped_command_is_offered_one_not_imported_yet(
 
 
 # What `status` needs no more than `--help` does: the commands that drive runs and their
-# options (cli/status_cmd.py is a module of its own)
-DRIVING_COMMANDS = (
+# options (cli/status_cmd.py is a module of its own), and the process layer (a reader starts no
+# process; confine.py's modes, which the records name, import proc.py only to probe bwrap)
+READER_SKIPS = (
     "autoresearch.cli.run_cmds",
     "autoresearch.cli.loop_cmds",
     "autoresearch.cli.options",
+    "autoresearch.proc",
+    "subprocess",
 )
 
 
@@ -159,7 +162,7 @@ def test_status_reads_runs_without_the_engine(mission_dir: Path) -> None:
         run_id, root = h.run_id, h.repo.repo_root
     listing = imported_by("status", cwd=root)
     assert "autoresearch.journal.runs" in listing  # the probe saw the journal read
-    banned = ENGINE + DRIVEN + DRIVING_COMMANDS
+    banned = ENGINE + DRIVEN + READER_SKIPS
     assert among(listing, banned) == []
     assert among(imported_by("status", run_id, cwd=root), banned) == []
 

@@ -39,7 +39,6 @@ from pathlib import Path
 
 from autoresearch.errors import ContractError, ProcessError
 from autoresearch.paths import STATE_DIR
-from autoresearch.proc import run_capture
 
 
 class SandboxMode(StrEnum):
@@ -96,6 +95,9 @@ def machine_support(path: str | None = None) -> Support:
 
 @functools.cache
 def _probe(program: str) -> Support:
+    # imported here: a reader of runs (`status`, MCP) names the modes and starts no process
+    from autoresearch.proc import run_capture
+
     argv = [program, "--unshare-all", "--ro-bind", "/", "/", "--proc", "/proc", "true"]
     try:
         done = run_capture(argv, timeout=PROBE_TIMEOUT, umask=0o077)
