@@ -33,7 +33,5 @@ def status(ctx: click.Context, run_id: str | None, last: int | None, as_json: bo
         data = {"repo_root": str(root), "runs": [item.to_dict() for item in items]}
         emit_json(data) if as_json else render.run_list(items)
         return
-    from autoresearch.api import resolve_run_id
-
-    details = run_details(root, resolve_run_id(root, run_id), last)
+    details = run_details(root, run_id, last, by_name=True)
     emit_json(details.to_dict()) if as_json else render.run_details(details)

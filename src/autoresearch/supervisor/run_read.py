@@ -16,6 +16,7 @@ from autoresearch.journal.db import Journal, journal_present, open_journal
 from autoresearch.locks import FileLock
 from autoresearch.paths import RepoPaths
 from autoresearch.repo_state import main_root
+from autoresearch.supervisor.run_ids import pick_run_id
 
 
 def find_repo(start: Path) -> Path:
@@ -41,6 +42,24 @@ def read_run(repo_root: Path, run_id: str) -> tuple[Journal, runs.RunRecord]:
     journal = open_journal(repo_root)
     try:
         return journal, load_run(journal, run_id)
+    except BaseException:
+        journal.close()
+        raise
+
+
+def read_named_run(repo_root: Path, named: str) -> tuple[Journal, runs.RunRecord]:
+    """`read_run` of the run `named` means (an exact id, else `run_ids.pick_run_id`'s unique
+    prefix) in one opening of the journal: `status RUN` opens it once, not once to resolve
+    the name and again to read the run (each opening checks the journal's seals)."""
+    if not journal_present(RepoPaths(repo_root).journal):
+        raise NotFoundError(f"unknown run: {named}")  # pick_run_id's word with no run known
+    journal = open_journal(repo_root)
+    try:
+        run = runs.get_run(journal, named)
+        if run is None:
+            known = [each.run_id for each in runs.list_runs(journal)]
+            run = load_run(journal, pick_run_id(named, known))
+        return journal, run
     except BaseException:
         journal.close()
         raise

@@ -17,7 +17,7 @@ from autoresearch.paths import REPORT_FILE, RepoPaths
 from autoresearch.redact import Redactor, current
 from autoresearch.states import TERMINAL_STATUSES, RunStatus
 from autoresearch.supervisor import archive_view, estimates, honest, portfolio
-from autoresearch.supervisor.run_read import driver_alive, read_run
+from autoresearch.supervisor.run_read import driver_alive, read_named_run, read_run
 from autoresearch.supervisor.summary import (
     IterationRow,
     LaneRow,
@@ -48,9 +48,13 @@ def list_runs(repo_root: Path, last: int | None = None) -> list[RunListing]:
         ]
 
 
-def run_details(repo_root: Path, run_id: str, last: int | None = None) -> RunDetails:
-    """One run with its iteration history (the `last` iterations only, when given)."""
-    journal, run = read_run(repo_root, run_id)
+def run_details(
+    repo_root: Path, run_id: str, last: int | None = None, by_name: bool = False
+) -> RunDetails:
+    """One run with its iteration history (the `last` iterations only, when given; `by_name`:
+    `run_id` may be what a user typed, run_read.read_named_run)."""
+    journal, run = (read_named_run if by_name else read_run)(repo_root, run_id)
+    run_id = run.run_id
     with journal:
         its = (
             runs.all_iterations(journal, run_id)
