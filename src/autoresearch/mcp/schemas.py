@@ -125,7 +125,17 @@ class Ref(_Shape):
     run: int
     metric: float
     commit: str | None = None
-    delta_pct: float | None = Field(default=None, description="Change against the baseline, %.")
+    delta_pct: float | None = Field(
+        default=None,
+        description="Change against the baseline, %, of readings taken at other moments than "
+        "the baseline's (drift not excluded; `paired` has the drift-free change once known).",
+    )
+    paired: dict[str, float] | None = Field(
+        default=None,
+        description="The best kept run's change against the baseline (better is +) from "
+        "readings paired with the kept commit's (exp run --repeats N): mean, low, high, n "
+        "(pairs), level; null when some keep was not paired.",
+    )
 
 
 class Progress(_Shape):
