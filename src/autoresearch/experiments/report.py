@@ -48,15 +48,14 @@ def pct(value: float | None) -> str:
 def ref(data: Ref | None, unit: str = "") -> str:
     if data is None:
         return "none yet"
-    change = data.delta_pct if isinstance(data, BestRef) else None
-    return f"#{data.run} {num(data.metric, unit)}{pct(change)}"
+    return f"#{data.run} {num(data.metric, unit)}"
 
 
 def best_kept(best: BestRef | None, unit: str = "") -> str:
     """The best kept run with its change against the baseline (`change`)."""
     if best is None:
         return ref(best, unit)
-    return f"#{best.run} {num(best.metric, unit)}{change(best.delta_pct, best.paired)}"
+    return f"{ref(best, unit)}{change(best.delta_pct, best.paired)}"
 
 
 def change(delta_pct: float | None, paired: Interval | None) -> str:
