@@ -192,7 +192,18 @@ CASES: list[tuple[str, Any, dict[str, Any]]] = [
     (
         "BestRef",
         BestRef(2, 1.5, "c" * 40, delta_pct=-25.0),
-        {"run": 2, "metric": 1.5, "commit": "c" * 40, "delta_pct": -25.0},
+        {"run": 2, "metric": 1.5, "commit": "c" * 40, "delta_pct": -25.0, "paired": None},
+    ),
+    (
+        "BestRef paired",
+        BestRef(2, 1.5, "c" * 40, delta_pct=-25.0, paired=Interval(0.3, 0.1, 0.5, 2)),
+        {
+            "run": 2,
+            "metric": 1.5,
+            "commit": "c" * 40,
+            "delta_pct": -25.0,
+            "paired": {"mean": 0.3, "low": 0.1, "high": 0.5, "n": 2, "level": 0.95},
+        },
     ),
     (
         "Confidence with significance",
@@ -353,6 +364,8 @@ CASES: list[tuple[str, Any, dict[str, Any]]] = [
             "best": None,
             "created_at": "2026-11-30T10:00:00Z",
             "closed_at": "2026-11-30T12:00:00Z",
+            "delta_pct": None,
+            "paired": None,
         },
     ),
     (

@@ -78,9 +78,13 @@ class Ref:
 
 @dataclass(frozen=True)
 class BestRef(Ref):
-    """The best kept run with its change against the baseline (log and status show it)."""
+    """The best kept run with its change against the baseline (every view shows it):
+    `paired`, once every keep from the baseline to it was read next to the commit kept before
+    it (better is +: drift cancels); else only `delta_pct`, of pooled readings taken at other
+    moments than the baseline's (drift not excluded)."""
 
     delta_pct: float | None = None
+    paired: Interval | None = None
 
 
 @dataclass(frozen=True)
@@ -100,6 +104,14 @@ class Significance:
     reason: str | None = None
     basis: str = POOLED  # PAIRED or POOLED (see above)
     pairs: int = 0  # paired: the pairs of readings behind the interval
+
+    @property
+    def paired_change(self) -> Interval | None:
+        """best − baseline from the chain of pairs (None: pooled, or none computed)."""
+        if self.basis != PAIRED or self.difference is None:
+            return None
+        assert self.low is not None and self.high is not None
+        return Interval(self.difference, self.low, self.high, self.pairs)
 
     @property
     def label(self) -> str:
@@ -141,7 +153,12 @@ class SegmentStats:
         """The best kept run with its change against the baseline."""
         if self.best is None:
             return None
-        return BestRef(**asdict(self.best), delta_pct=self.delta_pct(self.best.metric))
+        sig = self.confidence.significance
+        return BestRef(
+            **asdict(self.best),
+            delta_pct=self.delta_pct(self.best.metric),
+            paired=None if sig is None else sig.paired_change,
+        )
 
 
 def label(value: float) -> str:

@@ -48,21 +48,24 @@ def pct(value: float | None) -> str:
 def ref(data: Ref | None, unit: str = "") -> str:
     if data is None:
         return "none yet"
-    change = data.delta_pct if isinstance(data, BestRef) else None
-    return f"#{data.run} {num(data.metric, unit)}{pct(change)}"
+    return f"#{data.run} {num(data.metric, unit)}"
 
 
-def best_kept(best: BestRef | None, data: Confidence, unit: str = "") -> str:
-    """The best kept run; once its change from the baseline is known from pairs, that change
-    instead of the pooled Δ % (which mixes in the drift between their readings)."""
-    sig = data.significance
-    if best is None or sig is None or sig.basis != PAIRED or sig.difference is None:
+def best_kept(best: BestRef | None, unit: str = "") -> str:
+    """The best kept run with its change against the baseline (`change`)."""
+    if best is None:
         return ref(best, unit)
-    assert sig.low is not None and sig.high is not None
-    change = Interval(sig.difference, sig.low, sig.high, sig.pairs).signed_text()
-    return (
-        f"#{best.run} {num(best.metric, unit)} (paired against the baseline: {change}; better is +)"
-    )
+    return f"{ref(best, unit)}{change(best.delta_pct, best.paired)}"
+
+
+def change(delta_pct: float | None, paired: Interval | None) -> str:
+    """The best's change against the baseline as every view says it: from pairs once known,
+    else the Δ % of readings taken at other moments, said to be unpaired (drift is in it)."""
+    if paired is not None:
+        return f" (paired against the baseline: {paired.signed_text()}; better is +)"
+    if not delta_pct:  # the best is the baseline
+        return pct(delta_pct)
+    return f" ({delta_pct:+.2f}%, unpaired)"
 
 
 def confidence(data: Confidence) -> str:
@@ -191,7 +194,7 @@ def render_log(report: LogReport) -> str:
         + ("" if report.paired else pct(report.delta_pct)),
         _logged_pairs(report.paired),
         f"baseline:   {ref(report.baseline, report.unit)}",
-        f"best kept:  {best_kept(report.best, report.confidence, report.unit)}",
+        f"best kept:  {best_kept(report.best, report.unit)}",
         f"secondary:  {metrics(report.metrics)}" if report.metrics else "",
         f"asi:        {_json(report.asi)}" if report.asi else "",
         f"confidence: {confidence(report.confidence)}",
@@ -242,6 +245,7 @@ def render_sessions(found: SessionList) -> str:
         numbers = f"{s.logged} logged in segment {s.segment}"
         if s.baseline is not None:
             numbers += f", baseline {num(s.baseline)}, best {num(s.best)}"
+            numbers += change(s.delta_pct, s.paired)
         rows.append(
             f"#{s.session_id:<3} {s.state}{when}  '{s.name}' on {s.branch}  "
             f"{s.metric} ({s.direction} is better): {numbers}"
@@ -271,7 +275,7 @@ def render_status(report: StatusReport, door: Door = Door.CLI, live: bool = True
         f"constraints: {'; '.join(s.constraints)}" if s.constraints else "",
         f"runs:        {progress_text(prog)} logged ({counts})",
         f"baseline:    {ref(report.baseline, unit)}",
-        f"best kept:   {best_kept(report.best, report.confidence, unit)}",
+        f"best kept:   {best_kept(report.best, unit)}",
         f"confidence:  {confidence(report.confidence)}",
         f"significance: {significance(report.confidence)}",
         drift(report.confidence),
@@ -304,9 +308,10 @@ def _history(history: tuple[HistoryLine, ...], unit: str) -> str:
     rows = ["last runs:"]
     for h in history:
         flag = f"  FLAGGED: {h.flag_reason}" if h.flagged else ""
+        # paired, the Δ % against a baseline read at another moment is left to --json
+        shown = "" if h.paired else pct(h.delta_pct)
         rows.append(
-            f"  #{h.run:<3} {h.status:<13} {num(h.metric, unit)}{pct(h.delta_pct)}"
-            f"  {h.description}{flag}"
+            f"  #{h.run:<3} {h.status:<13} {num(h.metric, unit)}{shown}  {h.description}{flag}"
         )
         if h.measured is not None:
             rows.append(f"       measured: {num(h.measured, unit)} (the logged value differs)")

@@ -256,6 +256,9 @@ class SessionSummary:
     best: float | None
     created_at: str
     closed_at: str | None
+    # the best's change against the baseline, as exp status has it (SegmentStats.best_ref)
+    delta_pct: float | None = None
+    paired: Interval | None = None
 
     def to_dict(self) -> dict[str, object]:
         return json_shape(self)
@@ -272,27 +275,31 @@ class SessionList:
 def list_sessions(start: Path, door: Door = Door.CLI) -> SessionList:
     """Every session of the repository, newest first; closed ones can be reopened."""
     with open_context(start, "read", door) as ctx:
-        found = []
-        for session in sessions.all_sessions(ctx.journal):
-            segment = stats(ctx.journal, session)
-            state = SessionState.CLOSED if session.closed_at else SessionState.OPEN
-            if state == SessionState.OPEN and session.branch == ctx.branch:
-                state = SessionState.ACTIVE
-            found.append(
-                SessionSummary(
-                    session_id=session.session_id,
-                    name=session.name,
-                    branch=session.branch,
-                    directory=session.directory,
-                    metric=session.metric,
-                    direction=session.direction,
-                    segment=session.segment,
-                    state=state,
-                    logged=progress(ctx.journal, session).logged,
-                    baseline=segment.baseline.metric if segment.baseline else None,
-                    best=segment.best.metric if segment.best else None,
-                    created_at=session.created_at,
-                    closed_at=session.closed_at,
-                )
-            )
-    return SessionList(tuple(found))
+        found = sessions.all_sessions(ctx.journal)
+        return SessionList(tuple(session_summary(ctx, session) for session in found))
+
+
+def session_summary(ctx: Context, session: SessionRecord) -> SessionSummary:
+    """One session's line, its numbers computed as `exp status` computes them (stats)."""
+    segment = stats(ctx.journal, session)
+    best = segment.best_ref()
+    state = SessionState.CLOSED if session.closed_at else SessionState.OPEN
+    if state == SessionState.OPEN and session.branch == ctx.branch:
+        state = SessionState.ACTIVE
+    return SessionSummary(
+        session_id=session.session_id,
+        name=session.name,
+        branch=session.branch,
+        directory=session.directory,
+        metric=session.metric,
+        direction=session.direction,
+        segment=session.segment,
+        state=state,
+        logged=progress(ctx.journal, session).logged,
+        baseline=segment.baseline.metric if segment.baseline else None,
+        best=best.metric if best else None,
+        delta_pct=best.delta_pct if best else None,
+        paired=best.paired if best else None,
+        created_at=session.created_at,
+        closed_at=session.closed_at,
+    )

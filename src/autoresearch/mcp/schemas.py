@@ -119,13 +119,26 @@ class RunNoteInput(_Shape):
 # --- pieces shared by the experiment results -------------------------------------------------
 
 
+# said of every pooled Δ %: a figure an agent must not take for the drift-free one
+_POOLED_DELTA = (
+    "Change against the baseline, %, of readings taken at other moments than the baseline's "
+    "(drift not excluded); `paired`, when set, is the change from paired readings."
+)
+
+
 class Ref(_Shape):
     """A run a report refers to (baseline or best kept)."""
 
     run: int
     metric: float
     commit: str | None = None
-    delta_pct: float | None = Field(default=None, description="Change against the baseline, %.")
+    delta_pct: float | None = Field(default=None, description=_POOLED_DELTA)
+    paired: dict[str, float] | None = Field(
+        default=None,
+        description="The best kept run's change against the baseline (better is +) from "
+        "readings paired with the kept commit's (exp run --repeats N): mean, low, high, n "
+        "(pairs), level; null when some keep was not paired.",
+    )
 
 
 class Progress(_Shape):
@@ -175,9 +188,10 @@ class Session(_Shape):
 @mirrors(
     status.HistoryLine,
     fields={
+        "delta_pct": Field(description=_POOLED_DELTA),
         "measured": Field(
             default=None, description="The parsed value, when the logged metric differs from it."
-        )
+        ),
     },
 )
 class HistoryEntry(_Shape):
@@ -215,6 +229,7 @@ class InitOutput(_Shape):
     fields={
         "status": Field(description="pass | fail | timeout | error (the benchmark)"),
         "metric": Field(description="The parsed primary metric: use it in log."),
+        "delta_pct": Field(description=_POOLED_DELTA),
         "metrics": Field(description="Parsed secondary metrics."),
         "readings": Field(
             default_factory=list,
@@ -236,9 +251,10 @@ class RunOutput(_Shape):
 @mirrors(
     LogReport,
     fields={
+        "delta_pct": Field(description=_POOLED_DELTA),
         "measured": Field(
             default=None, description="The parsed value, when the logged metric differs from it."
-        )
+        ),
     },
     shapes={"baseline": Ref | None, "best": Ref | None, "progress": Progress},
 )

@@ -37,10 +37,13 @@ from autoresearch.jsonshape import (
 from autoresearch.noise import (
     Interval,
     Role,
+    Spread,
     difference_interval,
     mean_interval,
     pooled_spread,
     signed_interval,
+    spread_of,
+    squared_deviations,
 )
 from autoresearch.paired import paired_differences, paired_interval, pairs_to_resolve
 from autoresearch.settings import kill_grace
@@ -495,13 +498,14 @@ def _report(
     failures: int,
     ablations: tuple[Worth, ...] | None,
 ) -> Certification:
-    spread = pooled_spread([scores[s.commit] for s in subjects])
+    base, final = scores[subjects[0].commit], scores[subjects[1].commit]
+    same = subjects[0].commit == subjects[1].commit
+    spread = pairs_spread(h.run.direction, base, final) if not same else pooled_spread([base])
 
     def measured(s: Subject) -> Measured:
         values = scores[s.commit]
         return Measured(s.commit, values, mean_interval(values, spread) if values else None)
 
-    base, final = scores[subjects[0].commit], scores[subjects[1].commit]
     improvement = _better_is_positive(h, final, base) if base and final else None
     return Certification(
         run_id=h.run_id,
@@ -513,7 +517,20 @@ def _report(
         final=measured(subjects[1]),
         improvement=improvement,
         significant=bool(improvement and improvement.low > 0),
-        same_commit=subjects[0].commit == subjects[1].commit,
+        same_commit=same,
         baseline_mean=statistics.fmean(base) if base else None,
         ablations=ablations,
     )
+
+
+def pairs_spread(direction: Direction, base: list[float], final: list[float]) -> Spread:
+    """The spread of one reading, from within certify's pairs: each round's two readings share
+    the machine's level, so their difference holds none of it, and has twice a reading's
+    variance. A level that moves between rounds (a load that ended) adds nothing, where the
+    spread of each commit's readings over all rounds counted it as noise (scale.py measures
+    the run's spread within blocks for the same reason). Plain, not clipped: the means it
+    bounds are plain means. Fewer than two pairs: each commit's readings pooled."""
+    pairs = paired_differences(direction, final, base)
+    if len(pairs) < 2:
+        return pooled_spread([base, final])
+    return spread_of(squared_deviations(pairs) / 2, len(pairs) - 1)
