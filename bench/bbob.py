@@ -1,7 +1,8 @@
 """Benchmark: search strategies on a yardstick no one here wrote, the BBOB functions of `ioh`.
 
     .venv/bin/python bench/bbob.py [--functions 1 2 ...] [--instances 1 2 3] [--seeds 10]
-        [--iterations 100] [--dimension 5] [--lanes 4] [--workers 2] [--json]
+        [--iterations 100] [--dimension 5] [--lanes 4] [--workers 2] [--variants NAME ...]
+        [--runs] [--json]
 
 Each (function, instance, seed, variant) is a mission in its own temporary git repo: params.py
 holds the coordinates (`X0 = 0.0` …), a `tune:` block in sandbox.md lets the built-in offline
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shlex
 import statistics
@@ -105,6 +107,7 @@ class Outcome:
     job: Job
     best_at: dict[int, float]  # N -> best f - f_opt within the first N evaluations
     refused: str | None = None
+    off_best: int = 0  # sessions started from a parent that was not the best so far
 
 
 def variants(lanes: int) -> tuple[Variant, ...]:
@@ -157,6 +160,20 @@ def best_at(iterations: list[dict[str, Any]], budgets: tuple[int, ...]) -> dict[
     return {n: min(s for i, s in scored if i <= n) for n in budgets}
 
 
+def off_best(iterations: list[dict[str, Any]]) -> int:
+    """How many sessions started from a parent (a frontier run's `parent`) that was not the
+    best commit kept so far: the sessions a frontier spent on other hills (greedy: 0)."""
+    ordered = sorted(iterations, key=lambda it: it["iteration"])  # status --json: a JSON edge
+    best, best_score, count = None, math.inf, 0
+    for it in ordered:
+        score = (it.get("evaluator") or {}).get("score")
+        if best is not None and it.get("parent", best) != best:
+            count += 1
+        if it["decision"] in ("baseline", "keep") and score is not None and score < best_score:
+            best, best_score = it["candidate_commit"], float(score)
+    return count
+
+
 def run_one(scratch: Path, job: Job, iterations: int, dimension: int) -> Outcome:
     v = job.variant
     name = f"f{job.function}-i{job.instance}-s{job.seed}-{v.name.replace(' ', '_')}"
@@ -169,7 +186,8 @@ def run_one(scratch: Path, job: Job, iterations: int, dimension: int) -> Outcome
         return Outcome(job, {}, refused=done.stderr.strip().splitlines()[-1])
     run_id = json.loads(done.stdout)["run_id"]
     status = json.loads(_autoresearch(root, "status", run_id, "--json").stdout)
-    return Outcome(job, best_at(status["iterations"], budgets_for(iterations)))
+    found = status["iterations"]
+    return Outcome(job, best_at(found, budgets_for(iterations)), off_best=off_best(found))
 
 
 def budgets_for(iterations: int) -> tuple[int, ...]:
@@ -266,11 +284,27 @@ def _cell(q: tuple[float, float, float] | None) -> str:
     return f"{text:>28}"
 
 
+def print_runs(outcomes: list[Outcome], budgets: tuple[int, ...]) -> None:
+    """One line per run: its best-at-N and the sessions it started off the best parent."""
+    for o in outcomes:
+        j = o.job
+        best = " ".join(f"best@{n} {o.best_at[n]:.4g}" for n in budgets if n in o.best_at)
+        print(f"run f{j.function} i{j.instance} s{j.seed} {j.variant.name:<18} "
+              f"{o.refused or best} off-best {o.off_best}")  # fmt: skip
+
+
+def chosen_variants(args: argparse.Namespace) -> list[Variant]:
+    """The variants to run: those named (greedy always: the ratios are to it), else all."""
+    named = {"greedy", *args.variants} if args.variants else None
+    return [v for v in variants(args.lanes) if named is None or v.name in named]
+
+
 def grid(args: argparse.Namespace) -> list[Job]:
+    chosen = chosen_variants(args)
     return [
         Job(f, i, s, v)
         for f in args.functions for i in args.instances for s in range(args.seeds)
-        for v in variants(args.lanes)
+        for v in chosen
     ]  # fmt: skip
 
 
@@ -293,6 +327,8 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--dimension", dest="dim", type=int, default=5)
     parser.add_argument("--lanes", type=int, default=4, help="0: no lane variants")
     parser.add_argument("--workers", type=int, default=2, help="runs at once")
+    parser.add_argument("--variants", nargs="+", help="only these (greedy always runs)")
+    parser.add_argument("--runs", action="store_true", help="also print each run's line")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
     return parser.parse_args(argv)
 
@@ -306,7 +342,7 @@ def main() -> None:
     started, load = time.monotonic(), os.getloadavg()
     outcomes = run_grid(args)
     budgets = budgets_for(args.iterations)
-    rows = summary(outcomes, [v.name for v in variants(args.lanes)], budgets)
+    rows = summary(outcomes, [v.name for v in chosen_variants(args)], budgets)
     if args.json:
         print(
             json.dumps(
@@ -323,6 +359,8 @@ def main() -> None:
         f"{args.seeds} seeds, dimension {args.dim}, {args.iterations} evaluations per run; "
         "ratio = best-at-N / greedy's best-at-N on f - f_opt (below 1: better than greedy)"
     )
+    if args.runs:
+        print_runs(outcomes, budgets)
     print_table(rows, budgets)
     print(
         f"load average before {load[0]:.2f}, after {os.getloadavg()[0]:.2f}; "

@@ -181,3 +181,25 @@ def test_the_lanes_bench_times_sleep_bound_lanes_in_the_default_sandbox() -> Non
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     assert "load average" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("rows", "count"),
+    [
+        # greedy: no parents recorded, nothing off the best
+        ([(0, "baseline", 9.0, "r", None), (1, "keep", 5.0, "a", None)], 0),
+        # a frontier: 2 starts from the best (a), 3 from the root after a was kept
+        ([(0, "baseline", 9.0, "r", None), (1, "keep", 5.0, "a", "r"),
+          (2, "discard", 7.0, "x", "a"), (3, "keep", 8.0, "b", "r"), (4, "discard", 6.0, "y", "b")],
+         2),
+    ],
+)  # fmt: skip
+def test_off_best_counts_the_sessions_started_from_a_parent_that_was_not_the_best(
+    rows: list[tuple[int, str, float, str, str | None]], count: int
+) -> None:
+    iterations = [
+        {"iteration": i, "decision": d, "evaluator": {"score": s}, "candidate_commit": c}
+        | ({"parent": p} if p else {})
+        for i, d, s, c, p in rows
+    ]
+    assert _bbob().off_best(iterations) == count

@@ -7,8 +7,10 @@ import pytest
 from autoresearch.agents.tuning import (
     INITIAL_STEP,
     MIN_STEP,
+    Birth,
     Trial,
     lane_share,
+    line_of,
     propose,
     step_size,
 )
@@ -116,3 +118,55 @@ def test_a_lane_moves_only_its_share() -> None:
         assert proposal is not None
         assert proposal.values["LR"] == 0.01 and proposal.values["MOMENTUM"] == 0.5
         assert proposal.values["BATCH"] != 64.0
+
+
+# A frontier run's tree: R the root; A kept from R at 2, B from A at 4, C from R at 6 (a second
+# hill, after A was born); 8 tried A again after B was born; 9's base is unknown.
+TREE = [
+    Trial({}, "discard", "R", 1),
+    Trial({}, "keep", "R", 2),
+    Trial({}, "discard", "A", 3),
+    Trial({}, "keep", "A", 4),
+    Trial({}, "discard", "R", 5),
+    Trial({}, "keep", "R", 6),
+    Trial({}, "discard", "B", 7),
+    Trial({}, "discard", "A", 8),
+    Trial({}, "discard", None, 9),
+]
+BIRTHS = {b.commit: b for b in (Birth("A", "R", 2), Birth("B", "A", 4), Birth("C", "R", 6))}
+
+
+@pytest.mark.parametrize(
+    ("parent", "iterations"),
+    [
+        ("B", [1, 2, 3, 4, 7, 9]),  # R's up to A's birth, A's up to B's, all of B's
+        ("A", [1, 2, 3, 4, 8, 9]),  # 8 was tried from A after B's birth: A's own
+        ("C", [1, 2, 5, 6, 9]),  # A's branch is another hill
+        ("R", [1, 2, 5, 6, 9]),
+        ("X", [9]),  # a commit the history never kept: only what may be anyone's
+    ],
+)
+def test_the_line_of_descent_holds_the_trials_of_the_parent_and_its_ancestors(
+    parent: str, iterations: list[int]
+) -> None:
+    assert [t.iteration for t in line_of(TREE, BIRTHS, parent)] == iterations
+
+
+def test_a_greedy_runs_line_is_its_whole_history() -> None:
+    chain = [Trial({}, "discard", "R", 1), Trial({}, "keep", "R", 2)]
+    chain += [Trial({}, "discard", "A", 3), Trial({}, "keep", "A", 4)]
+    births = {"A": Birth("A", "R", 2), "B": Birth("B", "A", 4)}
+    assert line_of(chain, births, "B") == chain
+
+
+def test_the_step_follows_the_line_and_novelty_the_whole_history() -> None:
+    incumbent = {"LR": 0.01, "BATCH": 64.0, "MOMENTUM": 0.5}
+    elsewhere = {"LR": 0.5, "BATCH": 2.0, "MOMENTUM": 0.1}
+    failures = [Trial(elsewhere, "discard", "other", n) for n in range(1, 40)]
+    fresh = propose((LR, BATCH, MOM), incumbent, failures, 3, 40, line=[])
+    shrunk = propose((LR, BATCH, MOM), incumbent, failures, 3, 40)
+    assert fresh == propose((LR, BATCH, MOM), incumbent, [], 3, 40)  # the line's step: initial
+    assert fresh != shrunk  # the whole history's step: shrunk by another line's failures
+    assert fresh is not None
+    tried = [Trial(fresh.values, "discard", "other", 1)]
+    assert propose((LR, BATCH, MOM), incumbent, tried, 3, 40, line=[]) != fresh

@@ -62,6 +62,10 @@ class PastIteration:
     notes: tuple[str, ...]  # the notes the session's artifact carried
     # the tune block's values its candidate tried, as its notes say (contracts/tune.tried_values)
     tried: Mapping[str, float] | None = None
+    # the commit its session started from, and the commit the run kept of it (None: not kept):
+    # the parent edges from which an agent reads a line of descent (the frontier's elites)
+    base_commit: str | None = None
+    kept_commit: str | None = None
 
 
 # The recorded iterations numbered above `after`, oldest first (read incrementally: O(new)).

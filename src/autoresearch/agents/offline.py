@@ -22,10 +22,13 @@ from autoresearch.agents.base import (
     Usage,
 )
 from autoresearch.agents.tuning import (
+    Birth,
     Proposal,
     Trial,
     lane_share,
+    line_of,
     propose,
+    step_size,
 )
 from autoresearch.clock import utc_now_iso
 from autoresearch.contracts import tune
@@ -51,6 +54,7 @@ class OfflineAgent:
     name: str = "offline"
     artifact_from_git: bool = False
     _trials: list[Trial] = field(default_factory=list)
+    _births: dict[str, Birth] = field(default_factory=dict)
     _seen: int = 0
     _run_id: str | None = None
 
@@ -81,12 +85,17 @@ class OfflineAgent:
             return _artifact(req, ArtifactStatus.ABORT, None, f"offline agent: {exc}"), [str(exc)]
         seed = spec.seed if self.seed is None else self.seed
         history = self._history(req)
+        line = line_of(history, self._births, req.base_commit)
         share = lane_share(spec.parameters, req.lane, req.lanes) if spec.split_lanes else None
         proposal = propose(
-            spec.parameters, incumbent, history, seed, req.iteration, req.lane, movable=share
+            spec.parameters, incumbent, history, seed, req.iteration, req.lane, share, line
         )
         lane = f" lane {req.lane}" if req.lane else ""
-        log = [f"incumbent {json.dumps(incumbent)}", f"seed {seed}{lane} iteration {req.iteration}"]
+        log = [
+            f"incumbent {json.dumps(incumbent)}",
+            f"seed {seed}{lane} iteration {req.iteration}",
+            f"step {step_size(line):.6g} over {len(line)} of {len(history)} trials",
+        ]
         if proposal is None:
             return _artifact(
                 req, ArtifactStatus.NOOP, None, "no untried configuration near the incumbent"
@@ -97,15 +106,18 @@ class OfflineAgent:
         return _artifact(req, ArtifactStatus.CANDIDATE, commit, proposal.description, notes), log
 
     def _history(self, req: SessionRequest) -> list[Trial]:
-        """Past proposals and their decisions, read incrementally from the request's history."""
+        """Past proposals and their decisions, and the run's parent edges (`_births`), read
+        incrementally from the request's history."""
         if req.history is None:
             return []
         if self._run_id != req.run_id:
-            self._run_id, self._trials, self._seen = req.run_id, [], 0
+            self._run_id, self._trials, self._births, self._seen = req.run_id, [], {}, 0
         for it in req.history(self._seen):
             self._seen = it.iteration
+            if it.kept_commit and it.base_commit:
+                self._births[it.kept_commit] = Birth(it.kept_commit, it.base_commit, it.iteration)
             if it.tried is not None and it.decision is not None:
-                self._trials.append(Trial(it.tried, it.decision))
+                self._trials.append(Trial(it.tried, it.decision, it.base_commit, it.iteration))
         return self._trials
 
 

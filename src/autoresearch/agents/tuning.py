@@ -5,6 +5,12 @@ The proposal is a (1+1) evolution strategy in the unit cube (log-scaled where de
 one or two parameters of the incumbent with a Gaussian step whose size follows the 1/5 success
 rule, replayed from the history – so a proposal is a pure function of (seed, iteration,
 incumbent, history) and a resumed run proposes exactly what an uninterrupted one would.
+
+The step is replayed over the session's line of descent (`line_of`), not over the whole run:
+a (1+1)-ES's state belongs to its incumbent, and a frontier session that starts from an older
+elite should search around it with the step that elite's line had learnt, not one shrunk by
+the failures of another hill. On a greedy run every trial lies on the one line, so the step is
+what the whole history replays.
 """
 
 from __future__ import annotations
@@ -26,10 +32,23 @@ MAX_DRAWS = 30
 
 @dataclass(frozen=True)
 class Trial:
-    """A past proposal and what the supervisor decided about it."""
+    """A past proposal and what the supervisor decided about it: the commit its session
+    started from (None: unknown, counted on every line) and its iteration."""
 
     values: Mapping[str, float]
     decision: DecisionKind
+    base: str | None = None
+    iteration: int = 0
+
+
+@dataclass(frozen=True)
+class Birth:
+    """A kept commit, the commit it was built on and the iteration that kept it: one parent
+    edge of the run's tree of kept commits."""
+
+    commit: str
+    base: str
+    iteration: int
 
 
 @dataclass(frozen=True)
@@ -65,6 +84,19 @@ def step_size(history: Sequence[Trial]) -> float:
     return step
 
 
+def line_of(trials: Sequence[Trial], births: Mapping[str, Birth], parent: str) -> list[Trial]:
+    """The trials of `parent`'s line of descent, oldest first: every trial made from `parent`,
+    and from each of its ancestors those up to the one that made the next commit of the line
+    (what came later from an ancestor searched another branch). A trial whose base is unknown
+    counts on every line."""
+    last: dict[str, float] = {parent: math.inf}  # a commit of the line -> its last trial counted
+    commit = parent
+    while (birth := births.get(commit)) is not None and birth.base not in last:
+        last[birth.base] = birth.iteration
+        commit = birth.base
+    return [t for t in trials if t.base is None or t.iteration <= last.get(t.base, -1)]
+
+
 def _key(params: Sequence[ParamSpec], values: Mapping[str, float]) -> tuple[str, ...]:
     return tuple(format_value(values.get(p.name, math.nan), p.integer) for p in params)
 
@@ -88,14 +120,16 @@ def propose(
     iteration: int,
     lane: int = 0,
     movable: Sequence[ParamSpec] | None = None,
+    line: Sequence[Trial] | None = None,
 ) -> Proposal | None:
     """The next configuration to try, or None when nothing new is found near the incumbent.
 
     Deterministic in (seed, lane, iteration): each parallel lane draws its own stream, and a
     run without lanes (lane 0) draws what it always drew. Only `movable` parameters change
-    (default: all)."""
+    (default: all). The step follows `line` (the incumbent's line of descent, `line_of`;
+    default: the whole history); nothing the whole `history` tried is proposed again."""
     rng = random.Random(f"{seed}:{iteration}" if lane == 0 else f"{seed}:{lane}:{iteration}")
-    step = step_size(history)
+    step = step_size(history if line is None else line)
     tried = {_key(params, t.values) for t in history}
     tried.add(_key(params, incumbent))
     for _ in range(MAX_DRAWS):

@@ -57,6 +57,8 @@ def history(h: RunHandle, after: int) -> list[PastIteration]:
             it.description,
             tuple(it.artifact_notes),
             tried_values(it.artifact_notes),
+            it.base_commit,
+            it.kept_commit if it.decision == DecisionKind.KEEP else None,
         )
         for it in runs.iterations_after(h.journal, h.run_id, after)
     ]
