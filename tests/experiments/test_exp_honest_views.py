@@ -14,6 +14,8 @@ from test_exp_drift import DRIFTING_HARNESS
 
 from autoresearch.experiments import list_sessions, resume_message, session_status
 from autoresearch.experiments.report import render_sessions, render_status
+from autoresearch.report import session_data
+from autoresearch.report.model import improvement
 from helpers import Repo
 
 PAIRED_FIGURE = re.compile(r"\(paired against the baseline: [^)]*\)")
@@ -48,6 +50,10 @@ def test_list_and_resume_show_the_paired_figure_of_status_through_a_drift(
     (summary,) = list_sessions(repo.root).sessions
     assert summary.paired == report.best.paired
     assert report.to_dict()["best"]["paired"] == report.best.paired.to_dict()
+    # exp report's headline improvement (and its --json `improvement`) is the paired one too
+    found = improvement(session_data(repo.root)[0])
+    assert found is not None and found[0] == report.best.paired.mean
+    assert found[2] == report.best.paired
 
 
 def test_an_unpaired_change_is_said_to_be_unpaired_in_every_view(session: Repo) -> None:

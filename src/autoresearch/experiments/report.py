@@ -52,13 +52,13 @@ def ref(data: Ref | None, unit: str = "") -> str:
 
 
 def best_kept(best: BestRef | None, unit: str = "") -> str:
-    """The best kept run with its change against the baseline (`change`)."""
+    """The best kept run with its change against the baseline (`best_change`)."""
     if best is None:
         return ref(best, unit)
-    return f"{ref(best, unit)}{change(best.delta_pct, best.paired)}"
+    return f"{ref(best, unit)}{best_change(best.delta_pct, best.paired)}"
 
 
-def change(delta_pct: float | None, paired: Interval | None) -> str:
+def best_change(delta_pct: float | None, paired: Interval | None) -> str:
     """The best's change against the baseline as every view says it: from pairs once known,
     else the Δ % of readings taken at other moments, said to be unpaired (drift is in it)."""
     if paired is not None:
@@ -245,7 +245,7 @@ def render_sessions(found: SessionList) -> str:
         numbers = f"{s.logged} logged in segment {s.segment}"
         if s.baseline is not None:
             numbers += f", baseline {num(s.baseline)}, best {num(s.best)}"
-            numbers += change(s.delta_pct, s.paired)
+            numbers += best_change(s.delta_pct, s.paired)
         rows.append(
             f"#{s.session_id:<3} {s.state}{when}  '{s.name}' on {s.branch}  "
             f"{s.metric} ({s.direction} is better): {numbers}"

@@ -339,6 +339,7 @@ def session_report(journal: Journal, repo_root: Path, session: SessionRecord) ->
         branch=session.branch,
         refresh_hint="autoresearch exp report",
         facts=tuple(facts),
+        paired_improvement=best.paired if (best := seg.best_ref()) else None,
     )
 
 

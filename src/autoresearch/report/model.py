@@ -134,6 +134,10 @@ class ReportData:
     best_estimate: Estimate | None = None
     # best - baseline from the two commits' estimates (a run whose evaluator varies)
     improvement_interval: Estimate | None = None
+    # best - baseline (better is +) from readings paired in time (an experiment session's
+    # chain of paired keeps): when set, the headline improvement, not the pooled means' one,
+    # which mixes in the drift between the moments each was read
+    paired_improvement: Estimate | None = None
 
     @property
     def status_line(self) -> str:
@@ -230,6 +234,8 @@ def improvement(data: ReportData) -> tuple[float, float | None, Estimate | None]
     before, after = baseline_value(data), best_value(data)
     if base is None or best is None or before is None or after is None:
         return None
+    if (paired := data.paired_improvement) is not None:
+        return paired.mean, 100.0 * paired.mean / abs(before) if before else None, paired
     delta = signed(data.direction, after - before)
     pct = 100.0 * delta / abs(before) if before else None
     found = data.improvement_interval or difference_interval(base.readings, best.readings)
