@@ -24,7 +24,9 @@ def _names(found: Counter[str]) -> dict[str, int]:
     return {Path(p).name: count for p, count in found.items() if Path(p).name in VIEWS}
 
 
-def views_of_step(h: RunHandle, events: FileEvents, **session: object) -> tuple[dict[str, int], dict[str, int]]:
+def views_of_step(
+    h: RunHandle, events: FileEvents, **session: object
+) -> tuple[dict[str, int], dict[str, int]]:
     """The views one step replaced and wrote in place (the session's own files before it are
     not counted)."""
     submit(h, **session)  # type: ignore[arg-type]
