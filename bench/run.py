@@ -192,6 +192,7 @@ class OverheadRow:
     floor_ms: float  # the git commands the step needs, timed alone
     cpu_ms: float  # the supervisor's own CPU time per step (steady under load; no children)
     peak_rss_mb: float | None  # the process's peak resident set while stepping (Linux)
+    rss_growth_mb: float | None  # that peak less the resident set the steps started with
     peak_alloc_kb: float  # the most Python memory one step held at once (tracemalloc)
 
     @property
@@ -206,10 +207,11 @@ def _reset_peak_rss() -> None:
         Path("/proc/self/clear_refs").write_text("5")
 
 
-def _peak_rss_mb() -> float | None:
+def _rss_mb(field: str) -> float | None:
+    """VmHWM (the peak resident set) or VmRSS (the current one) of this process, Linux only."""
     with contextlib.suppress(OSError):
         for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
+            if line.startswith(f"{field}:"):
                 return int(line.split()[1]) / 1024
     return None
 
@@ -244,6 +246,7 @@ def bench_overhead(buckets: list[int], samples: int) -> list[OverheadRow]:
                 synthesize(h, bucket - samples // 2)
                 overheads, floors, cpu = [], [], []
                 _reset_peak_rss()
+                start_rss = _rss_mb("VmRSS")
                 for i in range(samples):
                     keep = i % 2 == 0
                     base, commit = _agent_turn(h, keep)
@@ -254,9 +257,10 @@ def bench_overhead(buckets: list[int], samples: int) -> list[OverheadRow]:
                     overheads.append(elapsed - evaluator_s)
                     cpu.append(used)
                     floors.append(git_floor(h, base if not keep else commit, commit, not keep))
-                rss = _peak_rss_mb()
+                rss = _rss_mb("VmHWM")
+                grew = None if rss is None or start_rss is None else rss - start_rss
                 rows.append(OverheadRow(h.run.iteration, median_ms(overheads), median_ms(floors),
-                    median_ms(cpu), rss, _step_peak_kb(h)))  # fmt: skip
+                    median_ms(cpu), rss, grew, _step_peak_kb(h)))  # fmt: skip
                 print(f"  bucket {bucket}: done", file=sys.stderr)
     return rows
 
@@ -264,12 +268,15 @@ def bench_overhead(buckets: list[int], samples: int) -> list[OverheadRow]:
 def print_overhead(rows: list[OverheadRow]) -> None:
     print("\nSupervisor overhead per iteration (excluding agent and evaluator time)")
     print(f"load average {os.getloadavg()[0]:.1f} (1 min) at the end")
-    print(f"{'iteration':>10} {'overhead ms':>12} {'git floor ms':>13} {'ratio':>7} "
-          f"{'cpu ms':>7} {'peak RSS MB':>12} {'step peak KB':>13}")  # fmt: skip
+    print(
+        f"{'iteration':>10} {'overhead ms':>12} {'git floor ms':>13} {'ratio':>7} "
+        f"{'cpu ms':>7} {'peak RSS MB':>12} {'RSS grew MB':>12} {'step peak KB':>13}"
+    )
     for r in rows:
         rss = f"{r.peak_rss_mb:.1f}" if r.peak_rss_mb is not None else "n/a"
+        grew = f"{r.rss_growth_mb:.1f}" if r.rss_growth_mb is not None else "n/a"
         print(f"{r.iteration:>10} {r.overhead_ms:>12.2f} {r.floor_ms:>13.2f} {r.ratio:>7.2f} "
-              f"{r.cpu_ms:>7.2f} {rss:>12} {r.peak_alloc_kb:>13.0f}")  # fmt: skip
+              f"{r.cpu_ms:>7.2f} {rss:>12} {grew:>12} {r.peak_alloc_kb:>13.0f}")  # fmt: skip
     growth = rows[-1].overhead_ms / rows[0].overhead_ms
     worst = max(r.ratio for r in rows)
     print(f"target: overhead <= 1.5x the git floor      worst bucket: {worst:.2f}x")
