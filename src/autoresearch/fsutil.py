@@ -17,7 +17,6 @@ run with umask 077. The modes are set explicitly (a umask only removes bits, and
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import errno
 import json
 import os
@@ -138,6 +137,8 @@ def _exchange(tmp: str, path: Path) -> bool:
 def _renameat2_call() -> Any:
     """libc's renameat2 (glibc >= 2.28), or None: an older libc, another OS."""
     if not _renameat2:
+        import ctypes  # here: a light command (`--help`) that writes nothing never loads it
+
         try:
             found: Any = ctypes.CDLL(None, use_errno=True).renameat2
         except (AttributeError, OSError):
