@@ -18,6 +18,7 @@ ratios mean something across machines. Nothing here is a pass/fail test.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -27,7 +28,9 @@ import subprocess
 import sys
 import tempfile
 import time
+import tracemalloc
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import cli_start  # bench/cli_start.py: the light commands beside `import click`
@@ -131,11 +134,15 @@ def synthesize(h: RunHandle, upto: int) -> None:
     with h.journal.tx() as conn:
         for n in range(start, upto + 1):
             candidate = hashlib.sha1(f"synthetic {n}".encode()).hexdigest()  # discarded: gone
+            # a real run records each measured tree as it judges it: without one, the first
+            # step of a bucket would look up every synthetic tree (novelty) and be timed so
+            tree = hashlib.sha1(f"synthetic tree {n}".encode()).hexdigest()
             it = IterationRecord(
                 run_id=h.run_id, iteration=n, kind=IterationKind.ITERATION,
                 state=IterationState.APPLIED,
                 keep_policy=h.run.keep_policy, created_at=now, updated_at=now,
                 candidate_status="candidate", base_commit=kept, candidate_commit=candidate,
+                candidate_tree=tree,
                 description=f"synthetic iteration {n}", decision=DecisionKind.DISCARD,
                 decision_reason="score did not improve", kept_commit=kept,
                 evaluator=StoredEvaluation({k: v for k, v in record.items() if k != "ran_at"}),
@@ -176,38 +183,103 @@ def git_floor(h: RunHandle, base: str, commit: str, discard: bool) -> float:
     return time.perf_counter() - t0
 
 
-def bench_overhead(buckets: list[int], samples: int) -> list[tuple[int, float, float]]:
+@dataclass(frozen=True)
+class OverheadRow:
+    """One bucket of the overhead section: medians per step, and memory while stepping."""
+
+    iteration: int  # the run's length after the bucket's steps
+    overhead_ms: float  # a step's wall time less its evaluator's
+    floor_ms: float  # the git commands the step needs, timed alone
+    cpu_ms: float  # the supervisor's own CPU time per step (steady under load; no children)
+    peak_rss_mb: float | None  # the process's peak resident set while stepping (Linux)
+    rss_growth_mb: float | None  # that peak less the resident set the steps started with
+    peak_alloc_kb: float  # the most Python memory one step held at once (tracemalloc)
+
+    @property
+    def ratio(self) -> float:
+        return self.overhead_ms / self.floor_ms
+
+
+def _reset_peak_rss() -> None:
+    """Start counting the peak resident set afresh (Linux: VmHWM), so that a bucket's figure
+    is its steps', not the synthesis before them."""
+    with contextlib.suppress(OSError):
+        Path("/proc/self/clear_refs").write_text("5")
+
+
+def _rss_mb(field: str) -> float | None:
+    """VmHWM (the peak resident set) or VmRSS (the current one) of this process, Linux only."""
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith(f"{field}:"):
+                return int(line.split()[1]) / 1024
+    return None
+
+
+def _agent_turn(h: RunHandle, keep: bool) -> tuple[str, str]:
+    """The agent's part of an iteration (never timed): a candidate that the step keeps or
+    discards; the kept commit it started from, and the candidate."""
+    kept = h.run.last_kept_score or 0.0
+    base = h.run.last_kept_commit or ""
+    return base, scripted_candidate(h, kept + 1 if keep else kept - 1)
+
+
+def _step_peak_kb(h: RunHandle) -> float:
+    """The most Python memory a keep and a discard held (untimed: tracemalloc slows them)."""
+    tracemalloc.start()
+    peak = 0
+    for keep in (True, False):
+        _agent_turn(h, keep)
+        tracemalloc.reset_peak()
+        step(h)
+        peak = max(peak, tracemalloc.get_traced_memory()[1])
+    tracemalloc.stop()
+    return peak / 1024
+
+
+def bench_overhead(buckets: list[int], samples: int) -> list[OverheadRow]:
     rows = []
     with tempfile.TemporaryDirectory(prefix="ar-bench-") as tmp:
         mission = make_repo(Path(tmp) / "repo", SANDBOX)
         with prepare(mission, run_tag="bench") as h:
             for bucket in buckets:
                 synthesize(h, bucket - samples // 2)
-                overheads, floors = [], []
+                overheads, floors, cpu = [], [], []
+                _reset_peak_rss()
+                start_rss = _rss_mb("VmRSS")
                 for i in range(samples):
-                    kept = h.run.last_kept_score or 0.0
                     keep = i % 2 == 0
-                    base = h.run.last_kept_commit or ""
-                    commit = scripted_candidate(h, kept + 1 if keep else kept - 1)
-                    t0 = time.perf_counter()
+                    base, commit = _agent_turn(h, keep)
+                    c0, t0 = time.process_time(), time.perf_counter()
                     result = step(h)
-                    elapsed = time.perf_counter() - t0
+                    elapsed, used = time.perf_counter() - t0, time.process_time() - c0
                     evaluator_s = (result.evaluator.duration_ms if result.evaluator else 0) / 1000
                     overheads.append(elapsed - evaluator_s)
+                    cpu.append(used)
                     floors.append(git_floor(h, base if not keep else commit, commit, not keep))
-                rows.append((h.run.iteration, median_ms(overheads), median_ms(floors)))
+                rss = _rss_mb("VmHWM")
+                grew = None if rss is None or start_rss is None else rss - start_rss
+                rows.append(OverheadRow(h.run.iteration, median_ms(overheads), median_ms(floors),
+                    median_ms(cpu), rss, grew, _step_peak_kb(h)))  # fmt: skip
                 print(f"  bucket {bucket}: done", file=sys.stderr)
     return rows
 
 
-def print_overhead(rows: list[tuple[int, float, float]]) -> None:
+def print_overhead(rows: list[OverheadRow]) -> None:
     print("\nSupervisor overhead per iteration (excluding agent and evaluator time)")
-    print(f"{'iteration':>10} {'overhead ms':>12} {'git floor ms':>13} {'ratio':>7}")
-    for iteration, overhead, floor in rows:
-        print(f"{iteration:>10} {overhead:>12.2f} {floor:>13.2f} {overhead / floor:>7.2f}")
-    growth = rows[-1][1] / rows[0][1]
-    worst = max(o / f for _, o, f in rows)
-    print(f"target: overhead <= 2.0x the git floor      worst bucket: {worst:.2f}x")
+    print(f"load average {os.getloadavg()[0]:.1f} (1 min) at the end")
+    print(
+        f"{'iteration':>10} {'overhead ms':>12} {'git floor ms':>13} {'ratio':>7} "
+        f"{'cpu ms':>7} {'peak RSS MB':>12} {'RSS grew MB':>12} {'step peak KB':>13}"
+    )
+    for r in rows:
+        rss = f"{r.peak_rss_mb:.1f}" if r.peak_rss_mb is not None else "n/a"
+        grew = f"{r.rss_growth_mb:.1f}" if r.rss_growth_mb is not None else "n/a"
+        print(f"{r.iteration:>10} {r.overhead_ms:>12.2f} {r.floor_ms:>13.2f} {r.ratio:>7.2f} "
+              f"{r.cpu_ms:>7.2f} {rss:>12} {grew:>12} {r.peak_alloc_kb:>13.0f}")  # fmt: skip
+    growth = rows[-1].overhead_ms / rows[0].overhead_ms
+    worst = max(r.ratio for r in rows)
+    print(f"target: overhead <= 1.5x the git floor      worst bucket: {worst:.2f}x")
     print(f"target: last bucket <= 1.5x the first        measured: {growth:.2f}x")
 
 
@@ -285,6 +357,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small buckets, few samples")
     parser.add_argument(
+        "--long", action="store_true", help="with --quick: the 10,000-iteration bucket too"
+    )
+    parser.add_argument(
         "--only",
         choices=[
             "overhead",
@@ -312,6 +387,8 @@ def main() -> None:
     args = parser.parse_args()
     os.environ.update(GIT_ENV)
     buckets = [10, 100, 1000] if args.quick else [10, 100, 1000, 10000]
+    if args.long:
+        buckets = [*buckets, 10000] if args.quick else buckets
     sections: dict[str, Callable[[], None]] = {
         "overhead": lambda: print_overhead(bench_overhead(buckets, 10 if args.quick else 30)),
         "lane-history": lambda: bench_lane_history(buckets[-1], 5 if args.quick else 20),

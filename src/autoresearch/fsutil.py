@@ -2,7 +2,10 @@
 
 Atomic: temp file in the same directory, then os.replace. A reader sees the old file or the new
 one, never a torn one, and a kill -9 mid-write leaves at most a stray `.tmp` file. No fsync:
-the guarantee is against process crashes, not power loss.
+the guarantee is against process crashes, not power loss. Over an existing file the rename is
+an atomic exchange where the OS has one (Linux renameat2): ext4 starts writing a file renamed
+over another out to disk first (auto_da_alloc, a power-loss guard this module never promised),
+which made each view's replace cost milliseconds on a loaded disk (issue 36).
 
 Private: the state under `.autoresearch/` (journal, logs, patches, views, tokens) holds the
 commands a benchmark runs and whatever the agents and evaluators printed, secrets included.
@@ -101,10 +104,47 @@ def atomic_write_bytes(path: Path, data: bytes, *, keep_mode: bool = False) -> N
         os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-        os.replace(tmp, path)
+        if _exchange(tmp, path):
+            Path(tmp).unlink()  # the temporary name holds the old content now
+        else:
+            os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+_renameat2: list[Any] = []  # the C function, looked up once; empty list: not looked up yet
+
+
+def _exchange(tmp: str, path: Path) -> bool:
+    """Swap the new file `tmp` with the regular file at `path` in one atomic rename, so that
+    a reader of `path` sees the old file or the new one; False (nothing done) where there is
+    no such file or the OS or file system has no exchange: the caller renames instead."""
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return False
+    except OSError:
+        return False
+    call = _renameat2_call()
+    if call is None:
+        return False
+    done = call(_AT_FDCWD, os.fsencode(tmp), _AT_FDCWD, os.fsencode(path), _RENAME_EXCHANGE)
+    return bool(done == 0)
+
+
+def _renameat2_call() -> Any:
+    """libc's renameat2 (glibc >= 2.28), or None: an older libc, another OS."""
+    if not _renameat2:
+        import ctypes  # here: a light command (`--help`) that writes nothing never loads it
+
+        try:
+            found: Any = ctypes.CDLL(None, use_errno=True).renameat2
+        except (AttributeError, OSError):
+            found = None
+        _renameat2.append(found)
+    return _renameat2[0]
 
 
 def atomic_write_text(path: Path, text: str, *, keep_mode: bool = False) -> None:

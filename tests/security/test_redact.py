@@ -149,6 +149,26 @@ def test_process_environment_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
     assert redact.redact_value({"k": ["plain-looking-value-123"]}) == {"k": [MASK]}
 
 
+def test_a_secret_set_after_a_redaction_is_masked_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = "token plain-looking-value-456"
+    assert redact.redact(text) == text  # remembered unmasked by this environment's redactor
+    monkeypatch.setenv("SERVICE_TOKEN", "plain-looking-value-456")
+    assert redact.redact(text) == f"token {MASK}"
+    monkeypatch.delenv("SERVICE_TOKEN")
+    assert redact.redact(text) == text
+
+
+def test_a_remembered_text_is_masked_the_same_and_the_memory_is_bounded() -> None:
+    masks = build({"X_API_KEY": "abcdefgh12345"})
+    for _ in range(2):  # the second time from the redactor's memory
+        assert masks.text("key abcdefgh12345 sk-" + "a" * 20) == f"key {MASK} {MASK}"
+    for n in range(redact.MEMO_ENTRIES + 10):
+        assert masks.text(f"row {n}") == f"row {n}"
+    long = "x" * (redact.MEMO_TEXT + 1) + " abcdefgh12345"
+    assert masks.text(long).endswith(MASK)
+    assert len(masks._memo) == redact.MEMO_ENTRIES and long not in masks._memo
+
+
 def test_bad_user_pattern_names_the_line_not_the_pattern(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -134,7 +134,17 @@ def sync_after_iteration(
     evaluation: EvaluationRecord | None,
     processed_sha: str | None,
 ) -> None:
-    """Update the views after iteration `it` was recorded and applied (h.run is current)."""
+    """Update the views after iteration `it` was recorded and applied (h.run is current).
+
+    Each view is written once a step, and each has a reader before the next step (issue 36):
+    candidate.json is the handoff the next step judges; instructions.md is the prompt the
+    next session starts with (the loop launches it at once; after `step` by hand, the user's
+    agent; a lane's is written by lanes._write_handoff just before its session, naming the
+    parent the strategy picks, so a lane's step leaves it as its session read it);
+    results.tsv is the table the instructions point the session to, and the ledger its whole
+    record (both appended, O(1)); manifest.json and latest-evaluator-result.json are what
+    scripts and people poll between steps (`status` and MCP read the journal instead). Each
+    replace costs little (fsutil's exchange); only the pointer is written just once."""
     now = utc_now_iso()
     appended = h.run.views_iteration == it.iteration - 1 and views.append_ledger(
         h.paths.ledger, it, now
@@ -156,7 +166,8 @@ def _finish(h: RunHandle, evaluation: EvaluationRecord | StoredEvaluation | None
     if evaluation is not None:
         atomic_write_json(h.paths.latest_evaluator, redact_value(evaluation.to_dict()))
     estimates.write_manifest(h.journal, h.run, h.repo)
-    write_instructions(h)
+    if not h.lane:  # a lane's prompt is written by the lanes driver as its session starts
+        write_instructions(h)
     if not h.pointer_written or h.run.status != RunStatus.RUNNING:
         write_active_pointer(h)
     with h.journal.tx() as conn:
