@@ -2,10 +2,12 @@
 
 Atomic: temp file in the same directory, then os.replace. A reader sees the old file or the new
 one, never a torn one, and a kill -9 mid-write leaves at most a stray `.tmp` file. No fsync:
-the guarantee is against process crashes, not power loss. Over an existing file the rename is
-an atomic exchange where the OS has one (Linux renameat2): ext4 starts writing a file renamed
-over another out to disk first (auto_da_alloc, a power-loss guard this module never promised),
-which made each view's replace cost milliseconds on a loaded disk (issue 36).
+the guarantee is against process crashes, not power loss. The run's views (`atomic_write_view`:
+the placeholder, instructions, manifest and latest evaluation a step rewrites, all made anew
+from the journal at the next step or resume) are swapped in by an atomic exchange where the OS
+has one (Linux renameat2): ext4 writes a file renamed over another out to disk first
+(auto_da_alloc), which made each view's replace cost milliseconds on a loaded disk (issue 36).
+Everything else – the user's files, keys, seals, backups – keeps that guard: a plain rename.
 
 Private: the state under `.autoresearch/` (journal, logs, patches, views, tokens) holds the
 commands a benchmark runs and whatever the agents and evaluators printed, secrets included.
@@ -90,10 +92,12 @@ def child_umask(cwd: Path | str | None) -> int:
     return PRIVATE_UMASK if is_private_path(cwd) else -1
 
 
-def atomic_write_bytes(path: Path, data: bytes, *, keep_mode: bool = False) -> None:
+def atomic_write_bytes(
+    path: Path, data: bytes, *, keep_mode: bool = False, exchange: bool = False
+) -> None:
     """Replace `path` with `data` atomically; the file is 0600 (private state), or keeps the
     mode of the file it replaces with `keep_mode` (a file of the user's, such as
-    info/exclude)."""
+    info/exclude). `exchange`: a view the journal can make again (`atomic_write_view`)."""
     private_dir(path.parent)
     mode = PRIVATE_FILE_MODE
     if keep_mode:
@@ -104,7 +108,7 @@ def atomic_write_bytes(path: Path, data: bytes, *, keep_mode: bool = False) -> N
         os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-        if _exchange(tmp, path):
+        if exchange and _exchange(tmp, path):
             Path(tmp).unlink()  # the temporary name holds the old content now
         else:
             os.replace(tmp, path)
@@ -149,6 +153,12 @@ def _renameat2_call() -> Any:
 
 def atomic_write_text(path: Path, text: str, *, keep_mode: bool = False) -> None:
     atomic_write_bytes(path, text.encode("utf-8"), keep_mode=keep_mode)
+
+
+def atomic_write_view(path: Path, text: str) -> None:
+    """A view a step rewrites and the next step or resume makes again from the journal: as
+    atomic for a reader, without ext4's flush of a file renamed over another."""
+    atomic_write_bytes(path, text.encode("utf-8"), exchange=True)
 
 
 def dump_json(value: Any) -> str:

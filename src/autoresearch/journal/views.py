@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from autoresearch.fsutil import atomic_write_json, atomic_write_text
+from autoresearch.fsutil import atomic_write_text, atomic_write_view, dump_json
 from autoresearch.noise import Interval
 from autoresearch.paths import RESULTS_FILE, RepoPaths, RunPaths
 from autoresearch.redact import redact, redact_value
@@ -257,7 +257,7 @@ def append_tsv(path: Path, it: IterationRecord, score: float | None = None) -> b
 
 
 def write_manifest(manifest: RunManifest) -> None:
-    atomic_write_json(manifest.paths.manifest, manifest.to_dict())
+    atomic_write_view(manifest.paths.manifest, dump_json(manifest.to_dict()))
 
 
 def active_run_pointer(

@@ -21,7 +21,13 @@ from autoresearch.contracts.json_input import load_json
 from autoresearch.contracts.sandbox import memory_enabled
 from autoresearch.contracts.stored_evaluation import StoredEvaluation
 from autoresearch.evaluate import EvaluationRecord
-from autoresearch.fsutil import FileRefused, atomic_write_json, atomic_write_text, read_regular
+from autoresearch.fsutil import (
+    FileRefused,
+    atomic_write_json,
+    atomic_write_view,
+    dump_json,
+    read_regular,
+)
 from autoresearch.journal import runs, views
 from autoresearch.journal.runs import IterationRecord
 from autoresearch.redact import redact, redact_value
@@ -73,7 +79,7 @@ def write_placeholder(h: RunHandle) -> None:
     path = h.paths.candidate
     if path.is_dir() and not path.is_symlink():
         shutil.rmtree(path)  # a session made a folder of it: nothing to keep in the handoff
-    atomic_write_json(path, placeholder(h.run.last_kept_commit or "", utc_now_iso()))
+    atomic_write_view(path, dump_json(placeholder(h.run.last_kept_commit or "", utc_now_iso())))
 
 
 def write_instructions(h: RunHandle) -> None:
@@ -90,7 +96,7 @@ def write_instructions(h: RunHandle) -> None:
         plateau=plateau.EXPLORE_LINES if plateau.exploring(h.journal, h.run) else (),
     )
     # The agent's model reads this (and its provider may keep it): no secret goes in.
-    atomic_write_text(h.paths.instructions, redact(text))
+    atomic_write_view(h.paths.instructions, redact(text))
 
 
 # The digest of a run's earlier runs, made once per process: the instructions are written after
@@ -164,7 +170,7 @@ def sync_after_iteration(
 
 def _finish(h: RunHandle, evaluation: EvaluationRecord | StoredEvaluation | None) -> None:
     if evaluation is not None:
-        atomic_write_json(h.paths.latest_evaluator, redact_value(evaluation.to_dict()))
+        atomic_write_view(h.paths.latest_evaluator, dump_json(redact_value(evaluation.to_dict())))
     estimates.write_manifest(h.journal, h.run, h.repo)
     if not h.lane:  # a lane's prompt is written by the lanes driver as its session starts
         write_instructions(h)
