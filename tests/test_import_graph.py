@@ -164,6 +164,13 @@ def test_status_reads_runs_without_the_engine(mission_dir: Path) -> None:
     assert "autoresearch.journal.runs" in listing  # the probe saw the journal read
     banned = ENGINE + DRIVEN + READER_SKIPS
     assert among(listing, banned) == []
+    # nor, listing the runs, what only one run's details show: its lanes, archive and agents
+    one_run = (
+        "autoresearch.journal.lanes",
+        "autoresearch.supervisor.archive_view",
+        "autoresearch.supervisor.portfolio",
+    )
+    assert among(listing, one_run) == []
     assert among(imported_by("status", run_id, cwd=root), banned) == []
 
 
