@@ -146,12 +146,13 @@ def test_a_mistyped_command_is_offered_one_not_imported_yet(
 
 
 # What `status` needs no more than `--help` does: the commands that drive runs and their
-# options (cli/status_cmd.py is a module of its own), and the process layer (a reader starts no
-# process; confine.py's modes, which the records name, import proc.py only to probe bwrap)
+# options (cli/status_cmd.py is a module of its own), the sandbox and the process layer (a
+# reader starts no process; the modes its records name are sandbox_modes.py's)
 READER_SKIPS = (
     "autoresearch.cli.run_cmds",
     "autoresearch.cli.loop_cmds",
     "autoresearch.cli.options",
+    "autoresearch.confine",
     "autoresearch.proc",
     "subprocess",
 )
