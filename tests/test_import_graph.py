@@ -203,6 +203,8 @@ def test_a_hook_answers_without_the_engine_or_the_runner(tmp_path: Path, event: 
         "autoresearch.proc",
         "autoresearch.confine",
         "subprocess",
+        # nor the run's decision table: a session's plateau is states.DEFAULT_PLATEAU
+        "autoresearch.decide",
     )
     # nor evaluate.py and the sandbox.md contract: how the benchmark ended is states.py's
     banned = (*ENGINE, *session_engine, "autoresearch.contracts.sandbox")

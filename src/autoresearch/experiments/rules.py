@@ -12,13 +12,18 @@ from dataclasses import dataclass
 from fnmatch import fnmatch
 
 from autoresearch.contracts.evaluator_output import metric_passed
-from autoresearch.decide import DEFAULT_PLATEAU
 from autoresearch.errors import ContractError, RefusedError
 from autoresearch.experiments.params import LogParams
 from autoresearch.experiments.verbs import Verbs
 from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
 from autoresearch.paths import HARNESS_FILES
-from autoresearch.states import SCORED_VERDICTS, ProcessState, Verdict, process_state
+from autoresearch.states import (
+    DEFAULT_PLATEAU,
+    SCORED_VERDICTS,
+    ProcessState,
+    Verdict,
+    process_state,
+)
 
 
 def no_pending_run(say: Verbs) -> str:

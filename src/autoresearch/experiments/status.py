@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from autoresearch.decide import DEFAULT_PLATEAU
 from autoresearch.experiments.confidence import BestRef, Confidence, Ref, SegmentStats
 from autoresearch.experiments.context import Context, open_context
 from autoresearch.experiments.ledger import Progress, point, progress, stats
@@ -30,7 +29,14 @@ from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
 from autoresearch.jsonshape import json_shape
 from autoresearch.locks import FileLock
 from autoresearch.noise import Interval
-from autoresearch.states import Direction, ProcessState, RunState, SessionState, Verdict
+from autoresearch.states import (
+    DEFAULT_PLATEAU,
+    Direction,
+    ProcessState,
+    RunState,
+    SessionState,
+    Verdict,
+)
 
 DEFAULT_HISTORY = 20
 
