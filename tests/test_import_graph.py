@@ -205,6 +205,7 @@ def test_a_hook_answers_without_the_engine_or_the_runner(tmp_path: Path, event: 
         "subprocess",
         # nor the run's decision table: a session's plateau is states.DEFAULT_PLATEAU
         "autoresearch.decide",
+        "autoresearch.experiments.params",  # nor the parameters of init, run and log
     )
     # nor evaluate.py and the sandbox.md contract: how the benchmark ended is states.py's
     banned = (*ENGINE, *session_engine, "autoresearch.contracts.sandbox")
