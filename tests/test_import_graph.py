@@ -146,12 +146,13 @@ def test_a_mistyped_command_is_offered_one_not_imported_yet(
 
 
 # What `status` needs no more than `--help` does: the commands that drive runs and their
-# options (cli/status_cmd.py is a module of its own), and the process layer (a reader starts no
-# process; confine.py's modes, which the records name, import proc.py only to probe bwrap)
+# options (cli/status_cmd.py is a module of its own), the sandbox and the process layer (a
+# reader starts no process; the modes its records name are sandbox_modes.py's)
 READER_SKIPS = (
     "autoresearch.cli.run_cmds",
     "autoresearch.cli.loop_cmds",
     "autoresearch.cli.options",
+    "autoresearch.confine",
     "autoresearch.proc",
     "subprocess",
 )
@@ -164,6 +165,13 @@ def test_status_reads_runs_without_the_engine(mission_dir: Path) -> None:
     assert "autoresearch.journal.runs" in listing  # the probe saw the journal read
     banned = ENGINE + DRIVEN + READER_SKIPS
     assert among(listing, banned) == []
+    # nor, listing the runs, what only one run's details show: its lanes, archive and agents
+    one_run = (
+        "autoresearch.journal.lanes",
+        "autoresearch.supervisor.archive_view",
+        "autoresearch.supervisor.portfolio",
+    )
+    assert among(listing, one_run) == []
     assert among(imported_by("status", run_id, cwd=root), banned) == []
 
 
@@ -195,6 +203,9 @@ def test_a_hook_answers_without_the_engine_or_the_runner(tmp_path: Path, event: 
         "autoresearch.proc",
         "autoresearch.confine",
         "subprocess",
+        # nor the run's decision table: a session's plateau is states.DEFAULT_PLATEAU
+        "autoresearch.decide",
+        "autoresearch.experiments.params",  # nor the parameters of init, run and log
     )
     # nor evaluate.py and the sandbox.md contract: how the benchmark ended is states.py's
     banned = (*ENGINE, *session_engine, "autoresearch.contracts.sandbox")

@@ -17,8 +17,6 @@ if TYPE_CHECKING:
     from autoresearch import __version__ as __version__
     from autoresearch.agents import spec_choices as spec_choices
     from autoresearch.agents.base import AgentResult as AgentResult
-    from autoresearch.confine import DEFAULT_MODE as DEFAULT_MODE
-    from autoresearch.confine import SandboxMode as SandboxMode
     from autoresearch.contracts.job import MAX_REVISE_PASSES as MAX_REVISE_PASSES
     from autoresearch.contracts.job import BlockingPolicy as BlockingPolicy
     from autoresearch.contracts.job import ReliabilityTier as ReliabilityTier
@@ -103,6 +101,8 @@ if TYPE_CHECKING:
     from autoresearch.report import session_data as session_data
     from autoresearch.report.serve import serve_report as serve_report
     from autoresearch.report.text import summary_lines as summary_lines
+    from autoresearch.sandbox_modes import DEFAULT_MODE as DEFAULT_MODE
+    from autoresearch.sandbox_modes import SandboxMode as SandboxMode
     from autoresearch.scaffold import MissionAnswers as MissionAnswers
     from autoresearch.scaffold import write_mission as write_mission
     from autoresearch.signals import first_signal_stops as first_signal_stops
@@ -202,7 +202,7 @@ _WHERE: dict[str, tuple[str, str]] = {
     "DEFAULT_CHECK_TIMEOUT_SECONDS": ("autoresearch.worker.model", "DEFAULT_CHECK_TIMEOUT_SECONDS"),
     "DEFAULT_MAX_AGENT_FAILURES": ("autoresearch.decide", "DEFAULT_MAX_AGENT_FAILURES"),
     "DEFAULT_MAX_NOOPS": ("autoresearch.decide", "DEFAULT_MAX_NOOPS"),
-    "DEFAULT_MODE": ("autoresearch.confine", "DEFAULT_MODE"),
+    "DEFAULT_MODE": ("autoresearch.sandbox_modes", "DEFAULT_MODE"),
     "DEFAULT_RUN_TIMEOUT": ("autoresearch.experiments.params", "DEFAULT_RUN_TIMEOUT"),
     "DEFAULT_TIMEOUT_SECONDS": ("autoresearch.worker.model", "DEFAULT_TIMEOUT_SECONDS"),
     "DEMO_MISSION": ("autoresearch.demo", "DEMO_MISSION"),
@@ -249,7 +249,7 @@ _WHERE: dict[str, tuple[str, str]] = {
     "RunNote": ("autoresearch.experiments", "RunNote"),
     "RunParams": ("autoresearch.experiments", "RunParams"),
     "RunReport": ("autoresearch.experiments", "RunReport"),
-    "SandboxMode": ("autoresearch.confine", "SandboxMode"),
+    "SandboxMode": ("autoresearch.sandbox_modes", "SandboxMode"),
     "ScopeSpec": ("autoresearch.worker.model", "ScopeSpec"),
     "SemanticGate": ("autoresearch.contracts.job", "SemanticGate"),
     "SessionRecord": ("autoresearch.journal.sessions", "SessionRecord"),

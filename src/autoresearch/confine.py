@@ -34,23 +34,12 @@ import signal
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
 
 from autoresearch.errors import ContractError, ProcessError
 from autoresearch.paths import STATE_DIR
-
-
-class SandboxMode(StrEnum):
-    """`--sandbox` and sandbox.md's `isolation.sandbox`."""
-
-    AUTO = "auto"  # Bubblewrap where the machine allows it, else none (with one warning)
-    BWRAP = "bwrap"  # Bubblewrap, refused where the machine cannot
-    NONE = "none"  # children run as the user, with everything the user can reach
-
-
-# Sessions and evaluations are boxed wherever the machine allows it (issue #35).
-DEFAULT_MODE = SandboxMode.AUTO
+from autoresearch.sandbox_modes import DEFAULT_MODE as DEFAULT_MODE
+from autoresearch.sandbox_modes import SandboxMode as SandboxMode
 
 # Entries of $HOME an agent CLI reads or writes for its own config, login and session state
 # (codex, Claude Code, aider, git's identity for aider's commits); bound back when present.

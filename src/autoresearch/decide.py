@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from autoresearch.errors import ContractError
 from autoresearch.noise import Action
+from autoresearch.states import DEFAULT_PLATEAU as DEFAULT_PLATEAU  # the loop's, a session's too
 from autoresearch.states import (
     REJECTS_CANDIDATE,
     ArtifactStatus,
@@ -58,9 +59,6 @@ NOTE_INCUMBENT_FAILED = (
 # nothing, before a run stops on its own.
 DEFAULT_MAX_NOOPS = 3
 DEFAULT_MAX_AGENT_FAILURES = 3
-# iterations without an improvement that make a plateau (why 20: supervisor/plateau.py); an
-# experiment session's status counts its logged runs the same
-DEFAULT_PLATEAU = 20
 
 STOP_ABORT = "candidate abort"
 STOP_OPERATOR = "operator stop"

@@ -103,6 +103,12 @@ class LaneState(StrEnum):
     STOPPED = "stopped"  # the lane starts no more sessions
 
 
+# Iterations without an improvement that make a plateau (why 20: supervisor/plateau.py); an
+# experiment session's status counts its logged runs the same. Here, not in decide.py: a
+# session's Stop hook names it and decides no keep (issue 36: tests/test_import_graph.py).
+DEFAULT_PLATEAU = 20
+
+
 class OnPlateau(StrEnum):
     """What a run does when its search reaches a plateau (`run --on-plateau`, sandbox.md
     `search.on_plateau`; supervisor/plateau.py)."""

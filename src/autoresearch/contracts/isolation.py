@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TypedDict, cast
 
-from autoresearch.confine import SandboxMode
 from autoresearch.errors import ContractError
 from autoresearch.jsonshape import json_shape
+from autoresearch.sandbox_modes import SandboxMode
 
 ISOLATION_KEYS = ("sandbox", "agent_network", "evaluator_network")
 MSG_BAD_ISOLATION = "sandbox.md frontmatter isolation.{key} must be {what}."

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import NotRequired, TypedDict, cast
 
-from autoresearch.confine import SandboxMode
 from autoresearch.errors import ContractError
 from autoresearch.jsonshape import json_shape
+from autoresearch.sandbox_modes import SandboxMode
 from autoresearch.states import Isolation, TaskKind
 
 DEFAULT_AGENT = "claude"

@@ -10,15 +10,23 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatch
+from typing import TYPE_CHECKING
 
 from autoresearch.contracts.evaluator_output import metric_passed
-from autoresearch.decide import DEFAULT_PLATEAU
 from autoresearch.errors import ContractError, RefusedError
-from autoresearch.experiments.params import LogParams
 from autoresearch.experiments.verbs import Verbs
 from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
 from autoresearch.paths import HARNESS_FILES
-from autoresearch.states import SCORED_VERDICTS, ProcessState, Verdict, process_state
+from autoresearch.states import (
+    DEFAULT_PLATEAU,
+    SCORED_VERDICTS,
+    ProcessState,
+    Verdict,
+    process_state,
+)
+
+if TYPE_CHECKING:  # a Stop hook reads these rules and builds no log's parameters
+    from autoresearch.experiments.params import LogParams
 
 
 def no_pending_run(say: Verbs) -> str:

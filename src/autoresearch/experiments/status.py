@@ -9,13 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from autoresearch.decide import DEFAULT_PLATEAU
 from autoresearch.experiments.confidence import BestRef, Confidence, Ref, SegmentStats
 from autoresearch.experiments.context import Context, open_context
 from autoresearch.experiments.ledger import Progress, point, progress, stats
 from autoresearch.experiments.notes import ideas
 from autoresearch.experiments.pairing import run_change
-from autoresearch.experiments.params import STATUSES
 from autoresearch.experiments.rules import (
     FAILURE_STREAK,
     MAX_RESUMED_TURNS,
@@ -30,7 +28,14 @@ from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
 from autoresearch.jsonshape import json_shape
 from autoresearch.locks import FileLock
 from autoresearch.noise import Interval
-from autoresearch.states import Direction, ProcessState, RunState, SessionState, Verdict
+from autoresearch.states import (
+    DEFAULT_PLATEAU,
+    Direction,
+    ProcessState,
+    RunState,
+    SessionState,
+    Verdict,
+)
 
 DEFAULT_HISTORY = 20
 
@@ -137,7 +142,8 @@ def session_status(start: Path, last: int = DEFAULT_HISTORY, door: Door = Door.C
 def build_status(ctx: Context, session: SessionRecord, last: int) -> StatusReport:
     segment = stats(ctx.journal, session)
     logged = sessions.logged_runs(ctx.journal, session.session_id, session.segment)
-    counts = {s.value: sum(1 for r in logged if r.status == s) for s in STATUSES}
+    # every verdict, in params.STATUSES' order (a hook imports no log's parameters)
+    counts = {s.value: sum(1 for r in logged if r.status == s) for s in Verdict}
     recent = sessions.recent_runs(ctx.journal, session.session_id, max(last, 0))
     pending = sessions.pending_run(ctx.journal, session.session_id)
     return StatusReport(

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autoresearch.journal import lanes as lane_store
 from autoresearch.journal import runs, views
 from autoresearch.journal.db import Journal, journal_present, open_journal
 from autoresearch.journal.runs import IterationRecord, RunRecord
 from autoresearch.paths import REPORT_FILE, RepoPaths
 from autoresearch.redact import Redactor, current
 from autoresearch.states import TERMINAL_STATUSES, RunStatus
-from autoresearch.supervisor import archive_view, estimates, honest, portfolio
+from autoresearch.supervisor import estimates, honest
 from autoresearch.supervisor.run_read import driver_alive, read_named_run, read_run
 from autoresearch.supervisor.summary import (
     IterationRow,
@@ -53,6 +52,9 @@ def run_details(
 ) -> RunDetails:
     """One run with its iteration history (the `last` iterations only, when given; `by_name`:
     `run_id` may be what a user typed, run_read.read_named_run)."""
+    # one run's parts only: `status` without RUN lists the runs without importing them
+    from autoresearch.supervisor import archive_view, portfolio
+
     journal, run = (read_named_run if by_name else read_run)(repo_root, run_id)
     run_id = run.run_id
     with journal:
@@ -102,6 +104,8 @@ def lane_rows(journal: Journal, run: RunRecord, driver_alive: bool) -> list[Lane
     last decision (with its reason and what its evaluation came to), what its sessions
     spent. The decision and the counts are the journal's, read with the row in one snapshot,
     and what the lane is doing never contradicts them (`summary.lane_now`)."""
+    from autoresearch.journal import lanes as lane_store  # one run's lanes: see run_details
+
     rows = []
     for lane, spent in lane_store.lanes_judged(journal, run.run_id):
         number = spent.last_iteration
