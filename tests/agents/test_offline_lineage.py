@@ -46,7 +46,7 @@ def test_a_frontier_session_gets_its_parents_line_step_and_values(tmp_path: Path
     repo.write("params.py", "X0 = 1.3\nX1 = -2.2\n")
     repo.write("eval.py", EVALUATOR)
     mission = repo.mission(sandbox=SANDBOX)
-    limits = LoopLimits(max_iterations=30, strategy="frontier", archive_size=4)
+    limits = LoopLimits(max_iterations=16, strategy="frontier", archive_size=4)
     with prepare(mission, run_tag="L1") as h:
         agent = make_agent(AgentConfig("offline", seed=4))
         outcome = run_loop(h, agent, limits, QuietObserver(), StopSignal())
