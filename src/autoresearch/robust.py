@@ -104,7 +104,10 @@ def since_level_change(
 def _most_significant_step(today: Sequence[tuple[bool, float]], prior: tuple[float, int]) -> int:
     """The split of `today` whose within-side step is largest, if beyond STEP_Z (else 0);
     of splits that say the same (a reading of one side between two of the other), the
-    latest, which sets the reading of unknown level aside."""
+    latest, which sets the reading of unknown level aside. A split with one reading after it
+    counts: asking two (so that one wild reading is no step) was measured and rejected, since
+    a keep can rest on the one candidate reading after a load stopped (the timed simulation of
+    STEP_Z's note: 4.4 % → 4.9 % of null changes kept)."""
     best, cut = STEP_Z, 0
     for j in reversed(range(1, len(today))):
         sides = [_side_step(today, j, side) for side in (True, False)]
