@@ -3,8 +3,10 @@ of the releases before it beside the blocked default, on the same missions.
 
 Rules: `pooled (before)` (the rule before #34), `blocked, σ/commit` (the blocked test with each
 commit's readings pooled over the run for σ, the default before scale.py), `robust σ/commit`
-(the same groups, σ robust), `blocked (default)` (σ within blocks, a commit's readings of one
-iteration, robust, and at least this iteration's own: scale.py). `--rules` picks some.
+(the same groups, σ robust), `blocked, no change` (σ within blocks, a commit's readings of one
+iteration, robust, and at least this iteration's own: scale.py), `blocked (default)` (the same,
+and a change of level inside an iteration sets the readings before it aside:
+robust.since_level_change). `--rules` picks some.
 
     .venv/bin/python bench/drift.py                  (200 seeds x 60 iterations per model)
     .venv/bin/python bench/drift.py --seeds 20       (quicker)
@@ -13,7 +15,10 @@ A ground-truth mission as in bench/trust.py (30 % of changes +1σ, the rest exac
 an evaluator whose readings are the commit's true value + the machine's level at that moment
 + noise. Noise models: Gaussian; a step of the level (1-3σ, either way, at a random reading);
 a slow ramp (1-3σ over the run, either way); Student t with 3 degrees of freedom (scaled to
-sd σ); Gaussian with 5 % outliers at ±5σ. The real decision code (noise.next_action) decides.
+sd σ); Gaussian with 5 % outliers at ±5σ; a load on and off (3-15σ slower and 1.5 times as
+noisy from a random reading for 10-50 % of the run: bench/timed_workload.py's background load,
+switched inside an iteration as often as not). The real decision code (noise.next_action)
+decides.
 
 Printed per model and rule: false keeps (null kept / null proposed), true keeps, evaluations per
 iteration (candidate + incumbent + confirmation readings), the reported improvement minus the
@@ -41,6 +46,7 @@ from autoresearch.noise import (
     NoiseMode,
     NoisePolicy,
     Spread,
+    Today,
     confirmations,
     difference_interval,
     next_action,
@@ -95,6 +101,8 @@ def machine(model: str, seed: int) -> Machine:
     if model == "step":
         at = shape.randrange(RUN_READINGS)
         return Machine(noise, lambda t: size if t >= at else 0.0, gaussian)
+    if model == "load on/off":
+        return load_on_off(shape, noise)
     if model == "ramp":
         return Machine(noise, lambda t: size * min(t, RUN_READINGS) / RUN_READINGS, gaussian)
     if model == "student-t 3":
@@ -104,7 +112,23 @@ def machine(model: str, seed: int) -> Machine:
     return Machine(noise, flat, gaussian)
 
 
-MODELS = ("gaussian", "step", "ramp", "student-t 3", "5 % outliers")
+def load_on_off(shape: random.Random, noise: random.Random) -> Machine:
+    """bench/timed_workload.py's load: a background job slows every reading by 3-15σ (and
+    makes it 1.5 times as noisy) from a random reading to a later one, then stops; switched
+    on or off inside an iteration as often as between two."""
+    start = shape.randrange(RUN_READINGS)
+    stop = start + round(shape.uniform(0.1, 0.5) * RUN_READINGS)
+    slower = shape.uniform(3.0, 15.0)
+
+    def loaded(t: int) -> bool:
+        return start <= t < stop
+
+    machine = Machine(noise, lambda t: -slower if loaded(t) else 0.0, gaussian)
+    machine.draw = lambda rng: gaussian(rng) * (1.5 if loaded(machine.t) else 1.0)
+    return machine
+
+
+MODELS = ("gaussian", "step", "ramp", "student-t 3", "5 % outliers", "load on/off")
 
 
 @dataclass
@@ -170,17 +194,21 @@ def mission(rule: Rule, model: str, seed: int, iterations: int, t: Tally) -> Non
         real = proposals.random() < 0.3
         value = truth + (1.0 if real else 0.0)
         candidate: list[float] = []
-        fresh = 0
+        today: list[tuple[bool, float]] = []  # this iteration's readings in order (True: candidate)
+        fresh, calm = 0, groups.spread
         while True:
+            order = Today(tuple(today), calm) if rule.in_iteration else None
             verdict = next_action(
-                policy, Direction.HIGHER, groups.spread, incumbent, candidate, fresh
+                policy, Direction.HIGHER, groups.spread, incumbent, candidate, fresh, order
             )
             if verdict.action is Action.MEASURE_CANDIDATE:
                 candidate.append(evaluator.read(value))
                 groups.add(i, candidate[-1])
+                today.append((True, candidate[-1]))
             elif verdict.action is Action.MEASURE_INCUMBENT:
                 incumbent.append(evaluator.read(truth))
                 groups.add(commit, incumbent[-1])
+                today.append((False, incumbent[-1]))
                 fresh += 1
                 if commit == 0:
                     baseline.append(incumbent[-1])
@@ -234,6 +262,7 @@ class Rule:
 
     policy: NoisePolicy
     spread: Callable[[], Groups]
+    in_iteration: bool = True  # the iteration's readings in order: a level change inside it
 
 
 @dataclass
@@ -248,6 +277,7 @@ RULES = {
     "pooled (before)": Rule(NoisePolicy(blocked=False), Groups),
     "blocked, σ/commit": Rule(NoisePolicy(), Groups),
     "robust σ/commit": Rule(NoisePolicy(), RobustCommits),
+    "blocked, no change": Rule(NoisePolicy(), Blocks, in_iteration=False),
     "blocked (default)": Rule(NoisePolicy(), Blocks),
 }
 POLICIES = {name: rule.policy for name, rule in RULES.items()}

@@ -203,8 +203,25 @@ def one(seed: int, iterations: int, work: Path, t: Tally) -> None:
         subprocess.run([*cli, "status", "--json"], cwd=root, capture_output=True, text=True,
                        check=True).stdout
     )["runs"][0]  # fmt: skip
+    before = (t.false_kept, t.true_kept)
     commits = tally_decisions(root, str(status["run_id"]), t)
+    print(
+        f" kept {t.false_kept - before[0]} null/slower and {t.true_kept - before[1]} faster,"
+        f" certified from reading {first_certify_reading(root)};",
+        end="",
+    )
     tally_report(root, commits, status.get("certified_improvement"), t)
+
+
+def first_certify_reading(root: Path) -> int | None:
+    """The evaluator reading (counted as the load counts them) the certification began with:
+    before LOAD_UNTIL, some of its pairs ran under the load, or straddle its end."""
+    conn = sqlite3.connect(root / ".autoresearch/journal.sqlite3")
+    try:
+        roles = [r for (r,) in conn.execute("SELECT role FROM evaluations ORDER BY id")]
+    finally:
+        conn.close()
+    return roles.index("certify") + 1 if "certify" in roles else None
 
 
 def tally_decisions(root: Path, run_id: str, t: Tally) -> tuple[str, str | None]:
@@ -256,7 +273,7 @@ def tally_report(root: Path, commits: tuple[str, str | None], certified: object,
     t.errors.append(reported - truth)
     t.covered += low <= truth <= high
     print(
-        f"  seed: truth {truth:+.1f} %, reported {reported:+.1f} % [{low:+.1f}, {high:+.1f}]",
+        f" truth {truth:+.1f} %, reported {reported:+.1f} % [{low:+.1f}, {high:+.1f}]",
         flush=True,
     )
 
@@ -276,17 +293,21 @@ def certified_level(root: Path, commit: str) -> float:
     return float(row[0])
 
 
-def run(seeds: int, iterations: int) -> None:
+def run(seeds: range, iterations: int, keep: Path | None = None) -> None:
     print(
         f"\nA timed workload through `autoresearch run`, background load from reading "
-        f"{LOAD_FROM} to {LOAD_UNTIL}: {seeds} seeds x {iterations} iterations"
+        f"{LOAD_FROM} to {LOAD_UNTIL}: seeds {seeds.start}-{seeds.stop - 1} x {iterations} "
+        f"iterations (load average {os.getloadavg()[0]:.2f})"
     )
     t = Tally()
-    for seed in range(seeds):
+    for seed in seeds:
         work = Path(tempfile.mkdtemp(prefix="autoresearch-timed-"))
         try:
+            print(f"seed {seed}:", end="", flush=True)
             one(seed, iterations, work, t)
         finally:
+            if keep is not None:  # the repository and its journal, to read which readings decided
+                shutil.copytree(work / "repo", keep / f"seed-{seed}", symlinks=True)
             shutil.rmtree(work, ignore_errors=True)
     false = t.false_kept / max(1, t.false_proposed)
     true = t.true_kept / max(1, t.true_proposed)
@@ -299,19 +320,24 @@ def run(seeds: int, iterations: int) -> None:
     print(
         f"reported − true improvement (% of the baseline), per seed: {errors}; the reported "
         f"interval covers the truth in {t.covered}/{len(t.errors)}; "
-        f"{t.seconds / max(1, seeds):.0f} s per seed"
+        f"{t.seconds / max(1, len(seeds)):.0f} s per seed (load average "
+        f"{os.getloadavg()[0]:.2f})"
     )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--iterations", type=int, default=16)
-    parser.add_argument("--quick", action="store_true", help="1 seed x 10 iterations")
+    parser.add_argument("--quick", action="store_true", help="10 iterations (1 seed by default)")
+    parser.add_argument("--keep", type=Path, help="copy each seed's repository and journal here")
     args = parser.parse_args()
     if args.quick:
-        args.seeds, args.iterations = 1, 10
-    run(args.seeds, args.iterations)
+        args.iterations = 10
+        if "--seeds" not in sys.argv:
+            args.seeds = 1
+    run(range(args.first_seed, args.first_seed + args.seeds), args.iterations, args.keep)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ def test_the_drift_bench_prints_every_model_for_both_rules() -> None:
         capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    for model in ("gaussian", "step", "ramp", "student-t 3", "5 % outliers"):
+    for model in ("gaussian", "step", "ramp", "student-t 3", "5 % outliers", "load on/off"):
         assert f"{model} " in done.stdout
     assert "pooled (before)" in done.stdout and "blocked (default)" in done.stdout
     assert "deterministic evaluator: 1.00 evaluations per iteration" in done.stdout

@@ -216,6 +216,8 @@ def test_policy_round_trips_and_old_runs_keep_their_rule() -> None:
     assert NoisePolicy.from_dict(None).mode is NoiseMode.SINGLE  # a run prepared before
     before_34 = {k: v for k, v in DEFAULT.to_dict().items() if k != "blocked"}
     assert NoisePolicy.from_dict(before_34).blocked is False  # it keeps its pooled rule
+    before_changes = {k: v for k, v in DEFAULT.to_dict().items() if k != "level_changes"}
+    assert NoisePolicy.from_dict(before_changes).level_changes is False
 
 
 @pytest.mark.parametrize("effect", [0.0, 1.0])

@@ -22,7 +22,11 @@ keep and discard both wait for a reading of the incumbent taken in this iteratio
 incumbent's older readings (earlier iterations, confirmations, calibration) count only while
 this iteration's agree with them (robust.current_reference); else the test is on this
 iteration's readings of both sides, taken together, so a slowdown between iterations can
-neither discard a real gain nor keep a null change. The log LR keeps its Gaussian form with the
+neither discard a real gain nor keep a null change. A change of level INSIDE the iteration (a
+load switched off between the incumbent's reading and the candidate's next ones) is looked for
+in this iteration's readings of both in the order taken (`Today`, robust.since_level_change):
+after one, every reading before it is set aside, both sides', and the test goes on with the
+readings after it only. The log LR keeps its Gaussian form with the
 spread a Huber mean of such readings has (scale.py): wider than the bulk's under heavy tails.
 Pairing every candidate reading with an incumbent one (drift-proof by construction) was
 measured and rejected: a paired difference has twice a reading's variance and serves one test,
@@ -46,7 +50,7 @@ from enum import StrEnum
 from typing import Any, cast
 
 from autoresearch.jsonshape import json_field, json_shape
-from autoresearch.robust import current_reference, huber_mean
+from autoresearch.robust import current_reference, huber_mean, since_level_change
 from autoresearch.states import Direction
 
 _NORMAL = statistics.NormalDist()
@@ -127,6 +131,9 @@ class NoisePolicy:
     # the spread measured within blocks (a commit's readings of one iteration), robustly
     # (scale.py); False: each commit's readings pooled over the run, as before it
     blocks: bool = field(default=True, metadata=json_field(key="spread", convert=_spread_basis))
+    # a change of the machine's level inside an iteration sets the readings before it aside
+    # (robust.since_level_change); False: a run frozen before it decides as it did
+    level_changes: bool = True
 
     @property
     def baseline_readings(self) -> int:
@@ -170,6 +177,7 @@ class NoisePolicy:
             reuse=num("reuse", 0.0),
             blocked=data.get("blocked") is True,
             blocks=data.get("spread") == "blocks",
+            level_changes=data.get("level_changes") is True,
         )
 
 
@@ -360,6 +368,25 @@ def confirmations(policy: NoisePolicy, spread: Spread) -> int:
 
 
 @dataclass(frozen=True)
+class Today:
+    """This iteration's readings of the candidate and the incumbent in the order they were
+    taken (True: the candidate's), and the run's spread before them (`calm`: no df, unknown),
+    which a step of the machine's level inside the iteration cannot have widened."""
+
+    readings: tuple[tuple[bool, float], ...] = ()
+    calm: Spread = Spread(0.0, 0)
+
+    def __len__(self) -> int:
+        return len(self.readings)
+
+    def since_change(self, spread: Spread) -> int:
+        """Where its readings at today's level begin (robust.since_level_change), measured
+        in the spread before them when known, else in `spread`, each pooled with today's."""
+        prior = self.calm if self.calm.df else spread
+        return since_level_change(self.readings, (prior.sd**2 * prior.df, prior.df))
+
+
+@dataclass(frozen=True)
 class Verdict:
     """What to do next, and the statistic behind it (for notes and replays)."""
 
@@ -391,12 +418,15 @@ def next_action(
     incumbent: Sequence[float],
     candidate: Sequence[float],
     incumbent_fresh: int,
+    today: Today | None = None,
 ) -> Verdict:
     """The sequential test after the readings so far.
 
     `incumbent` are the incumbent's reference readings in the order they were taken (pooled
     over the run; the last `incumbent_fresh` of them are this iteration's), `candidate` this
     candidate's, in order. Evaluations used this iteration = len(candidate) + incumbent_fresh.
+    `today`: this iteration's readings of both in order, where the blocked rule looks for a
+    change of the machine's level inside the iteration (None: it does not).
     """
     if not candidate:
         return Verdict(Action.MEASURE_CANDIDATE)
@@ -413,6 +443,9 @@ def next_action(
             return Verdict(Action.KEEP if keep else Action.DISCARD, diff)
         return Verdict(Action.MEASURE_INCUMBENT, diff)
     if policy.blocked:
+        since = today.since_change(spread) if today and policy.level_changes else 0
+        if today and since:
+            return _after_change(policy, direction, spread, today.readings[since:], len(today))
         return _local(policy, direction, spread, incumbent, candidate, incumbent_fresh)
     return _pooled(policy, spread.sd, diff, (len(incumbent), len(candidate)), incumbent_fresh)
 
@@ -424,9 +457,11 @@ def _pooled(
     counts: tuple[int, int],
     fresh: int,
     may_keep: bool = True,
+    spent: int | None = None,
 ) -> Verdict:
     """The sequential test on a difference of means of `counts` (incumbent, candidate)
-    readings; `may_keep` False holds a keep back until more readings come."""
+    readings; `may_keep` False holds a keep back until more readings come; `spent`: the
+    iteration's readings that count against the cap (None: candidate + fresh)."""
     incumbent, candidate = counts
     effect = policy.effect(sigma)
     llr = effect * (diff - effect / 2) / (sigma * sigma * (1 / candidate + 1 / incumbent))
@@ -436,7 +471,7 @@ def _pooled(
         return Verdict(Action.DISCARD, diff, llr)
     if llr >= upper and fresh > 0 and may_keep:
         return Verdict(Action.KEEP, diff, llr)
-    if candidate + fresh >= policy.max_evals:
+    if (candidate + fresh if spent is None else spent) >= policy.max_evals:
         return Verdict(Action.UNDECIDED, diff, llr)
     wanted = math.ceil(candidate / policy.interleave) if policy.interleave else 0
     if fresh < wanted or (llr >= upper and fresh == 0):
@@ -479,6 +514,32 @@ def _local(
     if len(reference) < MIN_SIDE and len(candidate) >= len(reference):
         return Verdict(Action.MEASURE_INCUMBENT, diff, verdict.llr)
     return Verdict(Action.MEASURE_CANDIDATE, diff, verdict.llr)
+
+
+def _after_change(
+    policy: NoisePolicy,
+    direction: Direction,
+    spread: Spread,
+    today: Sequence[tuple[bool, float]],
+    spent: int,
+) -> Verdict:
+    """The test on the readings since the level changed inside this iteration, both sides
+    (every older reading is of another level), with the wider of the run's and today's
+    spread; `spent` readings count against the cap."""
+    candidate = [x for side, x in today if side]
+    reference = [x for side, x in today if not side]
+    if not reference or not candidate:
+        need = Action.MEASURE_INCUMBENT if not reference else Action.MEASURE_CANDIDATE
+        return Verdict(Action.UNDECIDED if spent >= policy.max_evals else need)
+    sigma = max(spread.sd, spread.today)
+    diff = signed(direction, huber_mean(candidate, sigma) - huber_mean(reference, sigma))
+    enough = min(len(candidate), len(reference)) >= MIN_SIDE
+    counts = (len(reference), len(candidate))
+    verdict = _pooled(policy, sigma, diff, counts, len(reference), enough, spent)
+    if verdict.final or verdict.action is Action.MEASURE_INCUMBENT or enough:
+        return verdict
+    short = Action.MEASURE_INCUMBENT if len(reference) < len(candidate) else None
+    return Verdict(short or Action.MEASURE_CANDIDATE, diff, verdict.llr)
 
 
 def information(candidate: int, incumbent: int) -> float:

@@ -1,6 +1,7 @@
 """Paired readings (#34): two commits read one after the other, judged on the differences of
 each pair, so that the machine's drift, the same for both readings of a pair, cancels. Pure.
-certify reads its subjects in interleaved rounds; each round's two readings are a pair.
+certify reads its subjects in interleaved rounds, in turn (A B, B A, …: `in_turn`); each
+round's two readings are a pair.
 """
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from statistics import NormalDist
+from typing import TypeVar
 
 from autoresearch.noise import Interval, mean_of, signed, squared_deviations, t_quantile
 from autoresearch.states import Direction
@@ -28,6 +30,20 @@ def paired_interval(differences: Sequence[float], level: float = 0.95) -> Interv
     sd = math.sqrt(squared_deviations(differences) / (n - 1))
     half = t_quantile(0.5 + level / 2, n - 1) * sd / math.sqrt(n)
     return Interval(mean, mean - half, mean + half, n, level)
+
+
+T = TypeVar("T")
+
+
+def in_turn(subjects: Sequence[T], round_: int) -> list[T]:
+    """The order round `round_` reads its subjects in: as given in even rounds, reversed in
+    odd ones (A B, B A, …). Whatever favours the first or the second reading of a round (the
+    machine speeding up or slowing down steadily, a load fading, the first reading after other
+    work running cold) then adds to half the pairs' differences and takes from the other half:
+    it cancels in their mean, and shows in their spread, so the interval stays honest. Read
+    always A then B, a drift of δ per reading moved every pair by δ alike, and the interval,
+    whose spread no constant shift widens, missed the truth."""
+    return list(subjects) if round_ % 2 == 0 else list(reversed(subjects))
 
 
 def paired_differences(

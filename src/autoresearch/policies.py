@@ -35,6 +35,7 @@ from autoresearch.noise import (
     Action,
     NoisePolicy,
     Spread,
+    Today,
     Verdict,
     confirmations,
     mean_interval,
@@ -191,7 +192,11 @@ class Sequential:
         candidate = [*seen.situation.candidate, *_scores(tested, Need.CANDIDATE)]
         known, spread = seen.situation, tested[-1].spread
         fresh = len(seen.taken(Need.INCUMBENT))
-        verdict = next_action(known.noise, known.direction, spread, incumbent, candidate, fresh)
+        order = tuple((r.need is Need.CANDIDATE, r.score) for r in tested if r.usable)
+        today = Today(order, known.spread)
+        verdict = next_action(
+            known.noise, known.direction, spread, incumbent, candidate, fresh, today
+        )
         if not verdict.final:
             on_incumbent = verdict.action is Action.MEASURE_INCUMBENT
             return Request(Need.INCUMBENT if on_incumbent else Need.CANDIDATE)

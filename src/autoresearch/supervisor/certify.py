@@ -45,7 +45,7 @@ from autoresearch.noise import (
     spread_of,
     squared_deviations,
 )
-from autoresearch.paired import paired_differences, paired_interval, pairs_to_resolve
+from autoresearch.paired import in_turn, paired_differences, paired_interval, pairs_to_resolve
 from autoresearch.settings import kill_grace
 from autoresearch.states import ChildRole, DecisionKind, Direction, EvalPurpose, EvalStatus
 from autoresearch.supervisor import estimates
@@ -264,15 +264,15 @@ def certify(
     subjects += [a.subject for a in ablations if a.subject is not None]
     scores = {s.commit: _recorded(h, s.commit) for s in subjects}
     rounds = Rounds(h, scores, repeats * len(subjects), progress, stop)
-    # interleaved: baseline, final, (each ablated state,) baseline, final … so that drift
-    # affects all alike, and each round's baseline and final readings are a pair
+    # interleaved and in turn: baseline, final, (each ablated state,) then the reverse … so
+    # that drift affects all alike, and each round's baseline and final readings are a pair
     for round_ in range(repeats):
-        rounds.take(subjects, round_)
+        rounds.take(in_turn(subjects, round_), round_)
     claimed = estimates.claimed_improvement(h.journal, h.run)
     done = repeats
     while done < (wanted := min(most, rounds_to_resolve(run.direction, scores, subjects, claimed))):
         rounds.total = repeats * len(subjects) + 2 * (wanted - repeats)
-        rounds.take(subjects[:2], done)
+        rounds.take(in_turn(subjects[:2], done), done)
         done += 1
     failures = rounds.failures
     found = tuple(_worth(h, a, scores) for a in ablations) if ablate else None
