@@ -205,7 +205,8 @@ PINS: list[tuple[str, Callable[[], object], str]] = [
         ),
         '{"sessions": [{"session_id": 1, "name": "n", "branch": "b", "directory": "d", '
         '"metric": "m", "direction": "higher", "segment": 0, "state": "open", "logged": 2, '
-        '"baseline": 1.0, "best": null, "created_at": "t", "closed_at": null}]}',
+        '"baseline": 1.0, "best": null, "created_at": "t", "closed_at": null, "delta_pct": null, '
+        '"paired": null}]}',
     ),
     (
         "finding",
