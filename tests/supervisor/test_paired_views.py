@@ -7,6 +7,7 @@ never the difference of the pooled means, which the speed-up inflated."""
 from __future__ import annotations
 
 import json
+import subprocess
 import textwrap
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from autoresearch.mcp.schemas import RunDetailsOutput
 from autoresearch.paths import RepoPaths
 from autoresearch.report.collect import run_report
 from autoresearch.report.model import improvement
-from autoresearch.supervisor.certify import Certification
+from autoresearch.supervisor.certify import Certification, level_moved
 from autoresearch.supervisor.lifecycle import run_details
 from autoresearch.supervisor.run_read import load_run
 from helpers import NOISY_EVAL, Repo, cli, run_noisy
@@ -44,16 +45,18 @@ DRIFTING_EVAL = NOISY_EVAL.replace(
 
 
 @pytest.fixture
-def drifted(repo: Repo, tmp_path: Path) -> str:
-    """A run of one iteration (value 0 → 10, truly +10) certified at its end: its stdout."""
+def drifted(repo: Repo, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """A run of one iteration (value 0 → 10, truly +10) certified at its end."""
     done = run_noisy(repo, tmp_path, AGENT.replace("VALUE", "10"), "--run-tag", "E",
                      "--max-iterations", "1", eval_source=DRIFTING_EVAL)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "autoresearch: certified: improvement +" in done.stderr
-    return done.stdout
+    return done
 
 
-def test_every_view_of_a_certified_run_shows_its_paired_change(repo: Repo, drifted: str) -> None:
+def test_every_view_of_a_certified_run_shows_its_paired_change(
+    repo: Repo, drifted: subprocess.CompletedProcess[str]
+) -> None:
     path = RepoPaths(repo.root).run(RUN).certification
     certified = Certification.from_json(json.loads(path.read_text()))
     paired = certified.improvement
@@ -76,4 +79,13 @@ def test_every_view_of_a_certified_run_shows_its_paired_change(repo: Repo, drift
     assert status["improvement"]["paired"] is True
     mcp = RunDetailsOutput.model_validate(run_details(repo.root, RUN).to_dict())
     assert mcp.improvement == status["improvement"]
-    assert f"improvement {paired.signed_text()}" in drifted
+    assert f"improvement {paired.signed_text()}" in drifted.stdout
+    # the baseline read ~5 in certify's first round and ~-5 in its last: said once, where the
+    # certification is shown (the run's notes, the report's facts, `certify` itself)
+    moved = level_moved(certified)
+    assert moved is not None and moved.startswith("the baseline read ")
+    assert f"autoresearch: {moved}" in drifted.stderr
+    assert ("drift", moved) in data.facts
+    again = cli("certify", RUN, "--repeats", "4", cwd=repo.root)
+    assert again.returncode == 0, again.stderr
+    assert f"  {moved}" in again.stdout.splitlines()

@@ -43,7 +43,11 @@ from autoresearch.states import (
     Verdict,
 )
 from autoresearch.supervisor import estimates, improvement
-from autoresearch.supervisor.certify import certification_lines, read_certification
+from autoresearch.supervisor.certify import (
+    certification_lines,
+    level_moved,
+    read_certification,
+)
 from autoresearch.supervisor.estimates import own_commit
 from autoresearch.supervisor.improvement import PairedChange
 from autoresearch.supervisor.kept import KeptStep, kept_steps
@@ -147,9 +151,10 @@ def _certified(repo: RepoPaths, run: RunRecord) -> tuple[tuple[str, str], ...]:
     data = read_certification(repo.run(run.run_id).certification, run.last_kept_commit)
     if data is None:
         return ()
-    first, *ablations = certification_lines(data)
+    first, *rest = certification_lines(data)
+    notes = {level_moved(data): "drift", data.resolution: "certified"}
     facts = [("certified", first)]
-    facts += [("ablation", line.strip()) for line in ablations]
+    facts += [(notes.get(line.strip(), "ablation"), line.strip()) for line in rest]
     return tuple(facts)
 
 
