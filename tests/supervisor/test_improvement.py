@@ -46,8 +46,15 @@ def test_the_improvement_a_run_reports(
 def test_its_text_says_whether_it_is_paired() -> None:
     paired = Improvement(9.0, 10.0, PAIRED, True).text()
     assert paired == "+9.00, 95 % interval [+8.40, +9.60] (paired; better is +)"
-    unpaired = Improvement(5.0, 50.0, None, False).text()
-    assert unpaired == "+5 (unpaired: means of readings taken at other moments; better is +)"
+    unpaired = Improvement(11.0, 10.0, POOLED, False).text()
+    assert unpaired == (
+        "+11.0, 95 % interval [+10.0, +12.0] (unpaired: means of readings taken at other "
+        "moments; better is +)"
+    )
+    # a deterministic evaluator's change is exact: pairing says nothing about it
+    exact = Improvement(5.0, 50.0, Interval(5.0, 5.0, 5.0, 1), False)
+    assert not exact.varies and exact.text() == "+5 (better is +)"
+    assert Improvement(5.0, 50.0, None, False).text() == "+5 (better is +)"
 
 
 def test_its_json_is_its_fields() -> None:

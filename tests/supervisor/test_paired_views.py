@@ -80,6 +80,9 @@ def test_every_view_of_a_certified_run_shows_its_paired_change(
     mcp = RunDetailsOutput.model_validate(run_details(repo.root, RUN).to_dict())
     assert mcp.improvement == status["improvement"]
     assert f"improvement {paired.signed_text()}" in drifted.stdout
+    text = cli("status", RUN, cwd=repo.root).stdout
+    assert f"certified:  improvement {paired.signed_text()} (paired; better is +)\n" in text
+    assert "unpaired" not in text
     # the baseline read ~5 in certify's first round and ~-5 in its last: said once, where the
     # certification is shown (the run's notes, the report's facts, `certify` itself)
     moved = level_moved(certified)
@@ -89,3 +92,22 @@ def test_every_view_of_a_certified_run_shows_its_paired_change(
     again = cli("certify", RUN, "--repeats", "4", cwd=repo.root)
     assert again.returncode == 0, again.stderr
     assert f"  {moved}" in again.stdout.splitlines()
+
+
+def test_an_uncertified_run_says_its_improvement_is_unpaired(repo: Repo, tmp_path: Path) -> None:
+    done = run_noisy(repo, tmp_path, AGENT.replace("VALUE", "10"), "--run-tag", "E",
+                     "--max-iterations", "1", "--no-certify", eval_source=DRIFTING_EVAL)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    status = json.loads(cli("status", RUN, "--json", cwd=repo.root).stdout)
+    found = status["improvement"]
+    assert found["paired"] is False and status["certified_improvement"] is None
+    assert found["change"] == pytest.approx(status["best_score"] - status["baseline_score"])
+    report = json.loads(cli("report", RUN, "--json", cwd=repo.root).stdout)
+    assert report["improvement"] == found["change"]
+    said = "(unpaired: means of readings taken at other moments; better is +)"
+    shown = [line for line in done.stdout.splitlines() if line.startswith("improvement")]
+    assert len(shown) == 1 and shown[0].endswith(said)
+    assert (
+        f"improvement: {shown[0].split(maxsplit=1)[1]}" in cli("status", RUN, cwd=repo.root).stdout
+    )
+    assert said in cli("report", RUN, cwd=repo.root).stdout

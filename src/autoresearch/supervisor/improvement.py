@@ -43,8 +43,17 @@ class Improvement:
     interval: Interval | None
     paired: bool
 
+    @property
+    def varies(self) -> bool:
+        """Whether it rests on readings that vary: only then does pairing them matter (a
+        deterministic evaluator's change is exact, paired or not)."""
+        return self.paired or (self.interval is not None and self.interval.half_width > 0)
+
     def text(self) -> str:
-        """`+3.52, 95 % interval [+2.91, +4.13] (paired; better is +)`."""
+        """`+3.52, 95 % interval [+2.91, +4.13] (paired; better is +)`; an unpaired change
+        that varies says so."""
+        if not self.varies:
+            return f"{self.change:+.6g} (better is +)"
         value = self.interval.signed_text() if self.interval else f"{self.change:+.6g}"
         how = "paired" if self.paired else "unpaired: means of readings taken at other moments"
         return f"{value} ({how}; better is +)"
