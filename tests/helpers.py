@@ -328,10 +328,12 @@ def run_noisy(
     env: dict[str, str] | None = None,
     timeout: float = 300,
     value: str = "0",
+    eval_source: str = NOISY_EVAL,
 ) -> subprocess.CompletedProcess[str]:
-    """`autoresearch run missions/noisy` (value.txt from `value`, the noisy evaluator) with a
-    `cmd:` agent whose Python source is `agent`."""
-    repo.write("scripts/noisy.py", NOISY_EVAL)
+    """`autoresearch run missions/noisy` (value.txt from `value`, the noisy evaluator, or the
+    evaluator whose Python source is `eval_source`) with a `cmd:` agent whose Python source
+    is `agent`."""
+    repo.write("scripts/noisy.py", eval_source)
     repo.write("value.txt", value + "\n")
     repo.mission("missions/noisy", sandbox=sandbox_text("python3 scripts/noisy.py", unboxed=True))
     script = tmp_path / "agent.py"

@@ -124,6 +124,7 @@ if TYPE_CHECKING:
     from autoresearch.supervisor.certify import Certification as Certification
     from autoresearch.supervisor.certify import ablation_summary as ablation_summary
     from autoresearch.supervisor.certify import certify as certify
+    from autoresearch.supervisor.certify import level_moved as level_moved
     from autoresearch.supervisor.certify import open_any_run as open_any_run
     from autoresearch.supervisor.clean import clean as clean
     from autoresearch.supervisor.diagnose import baseline_warning as baseline_warning
@@ -297,6 +298,7 @@ _WHERE: dict[str, tuple[str, str]] = {
     "internal_error_line": ("autoresearch.crash", "internal_error_line"),
     "jobs": ("autoresearch.worker", "jobs"),
     "json_keys": ("autoresearch.jsonshape", "json_keys"),
+    "level_moved": ("autoresearch.supervisor.certify", "level_moved"),
     "lifecycle": ("autoresearch.supervisor", "lifecycle"),
     "list_runs": ("autoresearch.supervisor.run_views", "list_runs"),
     "list_sessions": ("autoresearch.experiments", "list_sessions"),

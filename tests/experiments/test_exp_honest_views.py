@@ -52,8 +52,8 @@ def test_list_and_resume_show_the_paired_figure_of_status_through_a_drift(
     assert report.to_dict()["best"]["paired"] == report.best.paired.to_dict()
     # exp report's headline improvement (and its --json `improvement`) is the paired one too
     found = improvement(session_data(repo.root)[0])
-    assert found is not None and found[0] == report.best.paired.mean
-    assert found[2] == report.best.paired
+    assert found is not None and found.change == report.best.paired.mean
+    assert found.interval == report.best.paired and found.paired
 
 
 def test_an_unpaired_change_is_said_to_be_unpaired_in_every_view(session: Repo) -> None:

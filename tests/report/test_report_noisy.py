@@ -51,7 +51,9 @@ def test_report_kept_table_and_finalize_show_the_numbers_status_shows(
     report = json.loads(cli("report", RUN, "--json", cwd=repo.root).stdout)
     assert report["best"] == best  # not the lucky reading, nor pooled with the incumbent's
     assert report["baseline"] == baseline
-    assert report["improvement"] == pytest.approx(best - baseline)
+    # the run was certified at its end: the improvement is its paired change, status's too
+    assert status["improvement"]["paired"] is True
+    assert report["improvement"] == status["improvement"]["change"]
 
     with open_journal(repo.root, 5.0) as journal:
         data = run_report(journal, RepoPaths(repo.root), load_run(journal, RUN))

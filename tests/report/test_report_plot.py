@@ -20,6 +20,7 @@ from autoresearch.report.model import (
     improvement,
 )
 from autoresearch.supervisor.handle import RunHandle
+from autoresearch.supervisor.improvement import Improvement
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -131,16 +132,18 @@ def test_the_best_line_steps_at_the_baseline_and_every_keep() -> None:
         ]
     )
     assert plot.best_steps(data) == ([0, 2, 4, 5], [10.0, 7.0, 5.0, 5.0])
-    delta, pct, interval = improvement(data) or (None, None, None)
+    found = improvement(data)
     # lower is better: 10 → 5 is +5, +50 % (better is +, as certify's); one reading each: no
-    # interval
-    assert (delta, pct, interval) == (5.0, 50.0, None)
+    # interval; no certification: unpaired
+    assert found == Improvement(5.0, 50.0, None, paired=False)
 
 
 def test_several_readings_give_the_improvement_an_interval() -> None:
     base = Row(0, "baseline", Outcome.BASELINE, 10.0, readings=(10.0, 10.4, 9.6))
     best = Row(1, "keep", Outcome.KEPT, 8.0, readings=(8.0, 8.2, 7.8))
-    delta, _, interval = improvement(_data([base, best])) or (None, None, None)
+    found = improvement(_data([base, best]))
+    assert found is not None and not found.paired
+    delta, interval = found.change, found.interval
     assert delta == pytest.approx(2.0)  # lower is better: better is +
     assert interval is not None and 0 < interval.low < 2.0 < interval.high
     # Welch's t (noise.difference_interval): se sqrt(0.16/3 + 0.04/3), df floor(2.94) = 2

@@ -12,6 +12,7 @@ from autoresearch.report import ReportResult
 from autoresearch.report.html import render
 from autoresearch.report.model import Outcome, ReportData, ReportKind, Row
 from autoresearch.report.text import summary_lines
+from autoresearch.supervisor.improvement import PairedChange
 
 ROWS = (
     Row(0, "baseline", Outcome.BASELINE, 10.0),
@@ -62,6 +63,27 @@ def _data(**kw: object) -> ReportData:
             "status             running  (live: run the command again to refresh)\n"
             "seconds per batch  2.00 ± 0.10 (n=5) → 1.25 (lower is better)\n"
             "outcomes           2 kept, 1 discarded, 1 error, 1 other",
+        ),
+        (  # certified: the paired change, said to be paired
+            _data(paired_change=PairedChange(Interval(4.5, 3.5, 5.5, 4))),
+            None,
+            "report       /r/report.html\n"
+            "plot         (none)\n"
+            "status       completed\n"
+            "score        10 → 14 (higher is better)\n"
+            "improvement  +4.5, 95 % interval [+3.5, +5.5] (paired; better is +)\n"
+            "outcomes     2 kept, 1 discarded, 1 error, 1 other",
+        ),
+        (  # readings that vary, not certified: the means' difference, said to be unpaired
+            _data(improvement_interval=Interval(4.0, 2.0, 6.0, 5)),
+            None,
+            "report       /r/report.html\n"
+            "plot         (none)\n"
+            "status       completed\n"
+            "score        10 → 14 (higher is better)\n"
+            "improvement  +4.0, 95 % interval [+2.0, +6.0] (unpaired: means of readings taken "
+            "at other moments; better is +)\n"
+            "outcomes     2 kept, 1 discarded, 1 error, 1 other",
         ),
         (
             _data(rows=()),

@@ -22,6 +22,7 @@ from autoresearch.journal.db import open_journal
 from autoresearch.noise import Interval
 from autoresearch.paths import RepoPaths
 from autoresearch.report.collect import run_report
+from autoresearch.report.model import improvement
 from autoresearch.supervisor.options import resumed_loop
 from autoresearch.supervisor.run_read import load_run
 from helpers import GIT_ENV, NOISY_EVAL, Repo, run_noisy, sandbox_text, until
@@ -75,9 +76,10 @@ def test_a_noisy_run_that_keeps_is_certified_before_its_summary_and_report(
     certified = Interval.from_dict(certification["improvement"])
     with open_journal(repo.root, 5.0) as journal:
         data = run_report(journal, RepoPaths(repo.root), load_run(journal, RUN))
-    assert data.improvement_interval is not None  # higher is better: the sign is certify's
-    assert data.improvement_interval.mean == pytest.approx(certified.mean, rel=1e-12)
-    assert data.improvement_interval.half_width == pytest.approx(certified.half_width)
+    headline = improvement(data)  # higher is better: the sign is certify's
+    assert headline is not None and headline.paired and headline.interval is not None
+    assert headline.change == pytest.approx(certified.mean, rel=1e-12)
+    assert headline.interval.half_width == pytest.approx(certified.half_width)
     assert ("certified", certified_line(certification)) in data.facts
     # the summary shows it under the best
     assert f"\ncertified    {certified_line(certification)}\n" in done.stdout

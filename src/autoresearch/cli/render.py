@@ -210,7 +210,7 @@ def cleaned(results: list[Any]) -> None:
 
 def certification(d: Certification) -> None:
     """`certify`: each commit's mean with its interval, then the improvement."""
-    from autoresearch.api import ablation_summary
+    from autoresearch.api import ablation_summary, level_moved
 
     def interval(i: Interval | None) -> str:
         if not i:
@@ -226,6 +226,8 @@ def certification(d: Certification) -> None:
         lines.append(
             f"  improvement {imp.signed_text()} ({verdict}; better is +, {d.direction} is better)"
         )
+    if moved := level_moved(d):
+        lines.append(f"  {moved}")
     if d.resolution:
         lines.append(f"  {d.resolution}")
     for a in d.ablations or ():

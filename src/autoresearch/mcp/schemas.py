@@ -336,6 +336,13 @@ _INTERVAL = dict[str, float] | None  # Interval.to_dict: mean, low, high, n, lev
             default=None,
             description="Why the best reads worse than an earlier level of the run, when it does.",
         ),
+        "improvement": Field(
+            default=None,
+            description="best − baseline as every view reports it (better is +): change, "
+            "percent (of the baseline), interval (95 %) and paired – true: certify's paired "
+            "change (drift cancels), false: the difference of the pooled means (readings taken "
+            "at other moments). None: no baseline or no best yet.",
+        ),
         "stop_note": Field(description="The operator's reason given with `stop`."),
         "cleaned_at": Field(
             default=None, description="When `autoresearch clean` removed its worktree and branch."
@@ -354,6 +361,7 @@ _INTERVAL = dict[str, float] | None  # Interval.to_dict: mean, low, high, n, lev
         "baseline_interval": _INTERVAL,
         "certified_improvement": _INTERVAL,
         "drift": list[dict[str, Any]],
+        "improvement": dict[str, Any] | None,
     },
 )
 class RunHeadline(_Shape):

@@ -48,7 +48,7 @@ class ReportResult:
             if d.baseline_estimate is None
             else d.baseline_estimate.to_dict(),
             "best_interval": None if d.best_estimate is None else d.best_estimate.to_dict(),
-            "improvement": None if found is None else found[0],
+            "improvement": None if found is None else found.change,
             "counts": {o.value: d.count(o) for o in Outcome},
             "kept_commits": [k.commit for k in d.kept],
             "generated_at": d.generated_at,

@@ -16,14 +16,14 @@ from autoresearch.clock import utc_now_iso
 from autoresearch.contracts.agent_record import AgentRecord
 from autoresearch.contracts.stored_evaluation import StoredEvaluation
 from autoresearch.errors import GitError
-from autoresearch.experiments.confidence import baseline_of
+from autoresearch.experiments.confidence import BestRef, baseline_of
 from autoresearch.experiments.ledger import point, stats
 from autoresearch.journal import runs, search, sessions
 from autoresearch.journal.db import Journal
 from autoresearch.journal.runs import IterationRecord, RunRecord
 from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
 from autoresearch.noise import Interval as Estimate
-from autoresearch.noise import Role, pooled_difference, signed_interval
+from autoresearch.noise import Role
 from autoresearch.paths import RepoPaths, session_paths
 from autoresearch.report.model import (
     KeptChange,
@@ -42,9 +42,14 @@ from autoresearch.states import (
     SessionState,
     Verdict,
 )
-from autoresearch.supervisor import estimates
-from autoresearch.supervisor.certify import certification_lines, read_certification
+from autoresearch.supervisor import estimates, improvement
+from autoresearch.supervisor.certify import (
+    certification_lines,
+    level_moved,
+    read_certification,
+)
 from autoresearch.supervisor.estimates import own_commit
+from autoresearch.supervisor.improvement import PairedChange
 from autoresearch.supervisor.kept import KeptStep, kept_steps
 
 # A kept diff larger than this is cut in the report (the commit itself has it all).
@@ -102,7 +107,8 @@ def run_report(journal: Journal, repo: RepoPaths, run: RunRecord) -> ReportData:
         best_score=head.best,
         baseline_estimate=head.baseline_interval,
         best_estimate=head.best_interval,
-        improvement_interval=_improvement(journal, found, run, head),
+        improvement_interval=improvement.pooled_change(journal, run, head),
+        paired_change=improvement.certified(journal, run),
     )
 
 
@@ -115,23 +121,6 @@ def _lineage(journal: Journal, run: RunRecord) -> dict[int, int]:
         for i, commit in search.parents(journal, run.run_id).items()
         if commit in entered
     }
-
-
-def _improvement(
-    journal: Journal, found: estimates.RunReadings, run: RunRecord, head: estimates.Headline
-) -> Estimate | None:
-    """best - baseline: certify's paired rounds when the final commit was certified (drift
-    cancels in them; better is +, as model.improvement then leaves it), else a t interval
-    from the run's pooled spread, when the evaluator varies (None: the report falls back to
-    its rows, as for a deterministic evaluator)."""
-    if head.best_interval is None or head.baseline_interval is None or found.spread.sd == 0:
-        return None
-    paired = estimates.certified_improvement(journal, run)
-    if paired is not None:  # model.improvement signs it: hand it over as measured
-        return signed_interval(run.direction, paired)
-    best = found.scores(run.last_kept_commit)
-    base = found.scores(run.baseline_commit)
-    return pooled_difference(best, base, found.spread)
 
 
 def _run_facts(run: RunRecord, journal: Journal) -> tuple[tuple[str, str], ...]:
@@ -162,9 +151,10 @@ def _certified(repo: RepoPaths, run: RunRecord) -> tuple[tuple[str, str], ...]:
     data = read_certification(repo.run(run.run_id).certification, run.last_kept_commit)
     if data is None:
         return ()
-    first, *ablations = certification_lines(data)
+    first, *rest = certification_lines(data)
+    notes = {level_moved(data): "drift", data.resolution: "certified"}
     facts = [("certified", first)]
-    facts += [("ablation", line.strip()) for line in ablations]
+    facts += [(notes.get(line.strip(), "ablation"), line.strip()) for line in rest]
     return tuple(facts)
 
 
@@ -339,8 +329,15 @@ def session_report(journal: Journal, repo_root: Path, session: SessionRecord) ->
         branch=session.branch,
         refresh_hint="autoresearch exp report",
         facts=tuple(facts),
-        paired_improvement=best.paired if (best := seg.best_ref()) else None,
+        paired_change=_session_paired(seg.best_ref()),
     )
+
+
+def _session_paired(best: BestRef | None) -> PairedChange | None:
+    """A session's best against its baseline from its chain of paired keeps (None: none)."""
+    if best is None or best.paired is None:
+        return None
+    return PairedChange(best.paired)
 
 
 def _session_outcome(run: SessionRunRecord, baseline: int | None) -> Outcome:

@@ -158,13 +158,15 @@ def _improvement(data: ReportData) -> tuple[str, str]:
     found = improvement(data)
     if found is None:
         return "–", "no comparable baseline"
-    delta, pct, interval = found
-    value = num(delta, signed=True) + (
+    pct = found.percent
+    value = num(found.change, signed=True) + (
         f" ({pct:+.1f} %)".replace("-", "−") if pct is not None else ""
     )
+    interval = found.interval
     if interval is None:
         return value, "one reading each: no interval"
-    return value, f"95 % interval {num(interval.low, True)} … {num(interval.high, True)}"
+    how = "paired" if found.paired else "unpaired"
+    return value, f"{how}: 95 % interval {num(interval.low, True)} … {num(interval.high, True)}"
 
 
 def _tokens(value: int | None) -> str:

@@ -15,7 +15,7 @@ from enum import StrEnum
 
 from autoresearch.noise import Interval as Estimate
 from autoresearch.noise import difference_interval as difference_interval_of
-from autoresearch.noise import signed, signed_interval
+from autoresearch.noise import signed_interval
 from autoresearch.states import (
     DecisionKind,
     Direction,
@@ -24,6 +24,7 @@ from autoresearch.states import (
     Verdict,
     best_by,
 )
+from autoresearch.supervisor.improvement import Improvement, PairedChange, improvement_of
 
 
 class ReportKind(StrEnum):
@@ -132,12 +133,12 @@ class ReportData:
     best_score: float | None = None
     baseline_estimate: Estimate | None = None
     best_estimate: Estimate | None = None
-    # best - baseline from the two commits' estimates (a run whose evaluator varies)
+    # best - baseline from the two commits' pooled estimates (a run whose evaluator varies)
     improvement_interval: Estimate | None = None
-    # best - baseline (better is +) from readings paired in time (an experiment session's
-    # chain of paired keeps): when set, the headline improvement, not the pooled means' one,
-    # which mixes in the drift between the moments each was read
-    paired_improvement: Estimate | None = None
+    # best - baseline (better is +) from readings paired in time (a certified run's rounds, an
+    # experiment session's chain of paired keeps): when set, the headline improvement, not the
+    # pooled means' one, which mixes in the drift between the moments each was read
+    paired_change: PairedChange | None = None
 
     @property
     def status_line(self) -> str:
@@ -227,16 +228,14 @@ def difference_interval(before: Sequence[float], after: Sequence[float]) -> Esti
     return difference_interval_of(after, before)
 
 
-def improvement(data: ReportData) -> tuple[float, float | None, Estimate | None] | None:
-    """(best - baseline, the same in % of the baseline, its interval), better is + (as
-    certify's: noise.signed)."""
+def improvement(data: ReportData) -> Improvement | None:
+    """The headline improvement (better is +), by the rule every view of a run follows
+    (supervisor/improvement.improvement_of): the paired change when there is one, else best −
+    baseline with the pooled estimates' interval (or the rows' readings' Welch interval)."""
     base, best = data.baseline, data.best
     before, after = baseline_value(data), best_value(data)
     if base is None or best is None or before is None or after is None:
         return None
-    if (paired := data.paired_improvement) is not None:
-        return paired.mean, 100.0 * paired.mean / abs(before) if before else None, paired
-    delta = signed(data.direction, after - before)
-    pct = 100.0 * delta / abs(before) if before else None
     found = data.improvement_interval or difference_interval(base.readings, best.readings)
-    return delta, pct, None if found is None else signed_interval(data.direction, found)
+    unpaired = None if found is None else signed_interval(data.direction, found)
+    return improvement_of(data.direction, before, after, unpaired, data.paired_change)

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from autoresearch.report.model import Outcome, baseline_value, best_value
+from autoresearch.report.model import (
+    Outcome,
+    ReportData,
+    baseline_value,
+    best_value,
+    improvement,
+)
 from autoresearch.supervisor.estimates import text
 
 if TYPE_CHECKING:
@@ -22,6 +28,7 @@ def summary_lines(result: ReportResult) -> str:
         ("plot", "(none)" if result.plot_file is None else str(result.plot_file)),
         ("status", f"{d.status}{LIVE_HINT if d.live else ''}"),
         (d.metric, f"{baseline} → {best} ({d.direction} is better)"),
+        *_improvement(d),
         (
             "outcomes",
             f"{d.count(Outcome.KEPT)} kept, {d.count(Outcome.DISCARDED)} discarded, "
@@ -30,3 +37,10 @@ def summary_lines(result: ReportResult) -> str:
     ]
     width = max(len(k) for k, _ in rows)
     return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
+
+
+def _improvement(d: ReportData) -> list[tuple[str, str]]:
+    """The improvement's row when its readings vary (paired or not, it says which); a
+    deterministic evaluator's baseline → best line says it exactly."""
+    found = improvement(d)
+    return [("improvement", found.text())] if found is not None and found.varies else []

@@ -15,6 +15,7 @@ find it.
 from __future__ import annotations
 
 import json
+import math
 import statistics
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -348,6 +349,8 @@ def certification_lines(data: Certification) -> list[str]:
         f"improvement {imp.signed_text()}"
         f" ({verdict}; baseline and final re-measured {data.repeats} times each, interleaved)"
     ]
+    if moved := level_moved(data):
+        lines.append(f"  {moved}")
     if data.resolution:
         lines.append(f"  {data.resolution}")
     summary = ablation_summary(data)
@@ -363,6 +366,34 @@ def certification_lines(data: Certification) -> list[str]:
             real = "real" if a.significant else "not significant"
             lines.append(f"  iteration {a.iteration}: worth {w.signed_text()} ({real})")
     return lines
+
+
+MSG_LEVEL_MOVED = (
+    "the baseline read {first} in the first round and {last} in the last: the machine's "
+    "speed moved during certification; the paired change above is what to trust"
+)
+# a move of the baseline between two of its readings that one reading's noise explains in
+# about 1 case in 20: 2 standard deviations of a difference of two readings
+MOVE_IN_SPREADS = 2 * math.sqrt(2)
+
+
+def level_moved(data: Certification) -> str | None:
+    """One line when the baseline's reading in the last round differs from its first by
+    more than the noise explains (MOVE_IN_SPREADS of one reading's spread): the level moved
+    while certify read, so each commit's mean mixes two levels, which the paired change does
+    not. None: it did not, or there is nothing to compare."""
+    readings = data.baseline.readings
+    if data.same_commit or len(readings) < 2:
+        return None
+    first, last = readings[0], readings[-1]
+    if abs(last - first) <= MOVE_IN_SPREADS * data.spread:
+        return None
+    places = data.baseline.interval.decimals if data.baseline.interval else None
+
+    def shown(x: float) -> str:
+        return f"{x:.{places}f}" if places is not None else f"{x:.6g}"
+
+    return MSG_LEVEL_MOVED.format(first=shown(first), last=shown(last))
 
 
 class Rounds:

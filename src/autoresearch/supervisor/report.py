@@ -47,13 +47,17 @@ def baseline_text(s: RunSummary) -> str:
 
 def honest_rows(s: RunSummary, certified: str | None = None) -> list[tuple[str, str]]:
     """What pooled numbers cannot say (supervisor/honest.py), as (label, text) rows: the
-    certified improvement (`certified`: certify's own line, when the door has it), the drift
-    the run saw, why the best reads worse."""
+    certified improvement (`certified`: certify's own line, when the door has it), else an
+    improvement whose readings vary, said to be unpaired; the drift the run saw, why the best
+    reads worse."""
     rows = []
-    if certified is None and s.certified_improvement is not None:
-        certified = f"improvement {s.certified_improvement.signed_text()} (paired; better is +)"
+    found = s.improvement  # supervisor/improvement.py: paired when certified, else unpaired
+    if certified is None and found is not None and found.paired:
+        certified = f"improvement {found.text()}"
     if certified:
         rows.append(("certified", certified))
+    elif found is not None and found.varies:
+        rows.append(("improvement", found.text()))
     rows += [("drift", d.text()) for d in s.drift]
     if s.best_note:
         rows.append(("note", s.best_note))

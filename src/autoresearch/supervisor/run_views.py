@@ -15,7 +15,7 @@ from autoresearch.journal.runs import IterationRecord, RunRecord
 from autoresearch.paths import REPORT_FILE, RepoPaths
 from autoresearch.redact import Redactor, current
 from autoresearch.states import TERMINAL_STATUSES, RunStatus
-from autoresearch.supervisor import estimates, honest
+from autoresearch.supervisor import estimates, honest, improvement
 from autoresearch.supervisor.run_read import driver_alive, read_named_run, read_run
 from autoresearch.supervisor.summary import (
     IterationRow,
@@ -166,6 +166,7 @@ def summary_of(journal: Journal, run: RunRecord) -> RunSummary:
         certified_improvement=told.certified_improvement,
         drift=told.drift,
         best_note=told.best_note,
+        improvement=improvement.run_improvement(journal, run),
     )
 
 

@@ -15,6 +15,7 @@ from autoresearch.jsonshape import json_shape
 from autoresearch.noise import Interval
 from autoresearch.states import DecisionKind, Direction, KeepPolicy, LaneState, RunStatus
 from autoresearch.supervisor.estimates import LevelDrift
+from autoresearch.supervisor.improvement import Improvement
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,9 @@ class RunSummary:
     cleaned_at: str | None
     resume_command: str | None
     paused: str | None = None  # the notice of a run paused on a plateau (supervisor/plateau.py)
+    # best − baseline as every view reports it (supervisor/improvement.py): certify's paired
+    # change when the run was certified, else the pooled means' difference, marked unpaired
+    improvement: Improvement | None = None
 
     def to_dict(self) -> dict[str, object]:
         """The fields in their order (the MCP schema's, mcp/schemas.RunSummary), except that
@@ -60,7 +64,14 @@ class RunSummary:
         return {**data, **last}
 
 
-_LAST = ("best_interval", "baseline_interval", "certified_improvement", "drift", "best_note")
+_LAST = (
+    "best_interval",
+    "baseline_interval",
+    "certified_improvement",
+    "drift",
+    "best_note",
+    "improvement",
+)
 
 
 @dataclass(frozen=True)
