@@ -32,7 +32,7 @@ DRIFTING_EVAL = NOISY_EVAL.replace(
     textwrap.dedent(
         """\
         iteration = int(os.environ["AUTORESEARCH_ITERATION"])
-        level = 0.0 if iteration == 0 else 5.0
+        level = 0.0 if iteration == 0 else 8.0
         if iteration == -1:
             path = state + ".certify"
             c = int(open(path).read()) if os.path.exists(path) else 0
