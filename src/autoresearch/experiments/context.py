@@ -134,7 +134,7 @@ def open_context(start: Path, mode: Mode = "write", door: Door = Door.CLI) -> It
         raise NotFoundError(no_session_message(branch, [], verbs(door)))
     if mode != "read":
         ensure_state_dir(repo)
-    journal = open_journal(root)
+    journal = open_journal(root, to_read=mode == "read")  # a read takes no write lock
     try:
         yield Context(root, cwd, branch, journal, door)
     finally:

@@ -54,6 +54,7 @@ class Journal:
         self._deferred: bool | None = None
         self._busy_timeout = busy_timeout
         self._in_tx = False
+        self._read_only = False  # opened by `open_to_read`: a write is a bug, refused
         self._file = _file_id(path)
         self.identity: integrity.Identity | None = None
 
@@ -101,6 +102,46 @@ class Journal:
             conn.close()
             raise
         return journal
+
+    @classmethod
+    def open_to_read(
+        cls, path: Path, busy_timeout: float = DEFAULT_BUSY_TIMEOUT, clock: Clock = SYSTEM_CLOCK
+    ) -> Journal:
+        """Open the journal at `path` to read it: verified as `open` verifies it (damaged,
+        tampered, swapped or newer journals are refused), but nothing is written and no write
+        lock taken, so a read answers while a driver holds a write transaction. A journal that
+        needs a write first (new, no marker or seal key, a migration to apply) goes to `open`."""
+        expected = integrity.read_marker(path)
+        ready = path.exists() and integrity.has_content(path) and integrity.seal_key(path).exists()
+        if expected is None or not ready:
+            return cls.open(path, busy_timeout, clock)
+        try:
+            uri = path.absolute().as_uri() + "?mode=rw"  # never creates the file
+            conn = sqlite3.connect(uri, timeout=busy_timeout, isolation_level=None, uri=True)
+        except sqlite3.Error as exc:
+            raise JournalError(f"cannot open journal {path}: {exc}") from exc
+        conn.row_factory = sqlite3.Row
+        journal = cls(path, conn, busy_timeout, clock)
+        try:
+            if not journal._read_verified(expected):
+                conn.close()
+                return cls.open(path, busy_timeout, clock)
+        except BaseException:
+            conn.close()
+            raise
+        journal._read_only = True
+        return journal
+
+    def _read_verified(self, expected: str) -> bool:
+        """`open`'s checks, writing nothing; False when a migration is still to be applied."""
+        self._load_seal_key()
+        with self._guard():
+            self._conn.execute("PRAGMA query_only=ON")  # a read connection refuses any write
+            self._verify(expected)
+            if _pending_migrations(self._conn):
+                return False
+            self.identity = integrity.read_identity(self._conn)
+        return True
 
     def defer_backups(self, on: bool = True) -> None:
         """While on, a throttled backup asked for waits for `take_deferred_backup`: the lane
@@ -246,6 +287,8 @@ class Journal:
         """One write transaction; commits on success, rolls back on any exception."""
         if self._in_tx:
             raise RuntimeError("nested journal transaction")
+        if self._read_only:
+            raise RuntimeError("a write through a journal opened to read")
         self._check_same_file()
         with self._guard():
             self._conn.execute("BEGIN IMMEDIATE")
@@ -301,6 +344,18 @@ class Journal:
                     )
 
 
+def _pending_migrations(conn: sqlite3.Connection) -> bool:
+    """Whether the journal lacks a migration this code knows (or knows one this code does
+    not: `open` refuses it with its word)."""
+    table = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'migrations'"
+    ).fetchone()
+    if table is None:
+        return True
+    done = {str(r[0]) for r in conn.execute("SELECT name FROM migrations")}
+    return done != {name for name, _ in MIGRATIONS}
+
+
 def _nearly_full(path: Path) -> bool:
     try:
         info = os.statvfs(path.parent)
@@ -321,12 +376,16 @@ def read_rows(src: Reader, sql: str, params: Sequence[Any] = ()) -> list[sqlite3
     return list(src.execute(sql, params).fetchall())
 
 
-def open_journal(repo_root: Path, busy_timeout: float | None = None) -> Journal:
-    """The repository's journal, opened (`Journal.open`: made, verified, migrated): the one way
-    every engine opens it. A busy journal is waited for `busy_timeout` seconds, by default
-    `settings.journal_timeout()` (AUTORESEARCH_JOURNAL_TIMEOUT)."""
+def open_journal(
+    repo_root: Path, busy_timeout: float | None = None, *, to_read: bool = False
+) -> Journal:
+    """The repository's journal, opened (`Journal.open`: made, verified, migrated; `to_read`:
+    `Journal.open_to_read`, verified without a write): the one way every engine opens it. A
+    busy journal is waited for `busy_timeout` seconds, by default `settings.journal_timeout()`
+    (AUTORESEARCH_JOURNAL_TIMEOUT)."""
     timeout = journal_timeout() if busy_timeout is None else busy_timeout
-    return Journal.open(RepoPaths(repo_root).journal, busy_timeout=timeout)
+    opener = Journal.open_to_read if to_read else Journal.open
+    return opener(RepoPaths(repo_root).journal, busy_timeout=timeout)
 
 
 def journal_present(path: Path) -> bool:

@@ -34,12 +34,15 @@ def load_run(journal: Journal, run_id: str) -> runs.RunRecord:
     return run
 
 
-def read_run(repo_root: Path, run_id: str) -> tuple[Journal, runs.RunRecord]:
-    """The journal, open (the caller closes it), and the run's record; an unknown run is
-    refused, and a repository without a journal has none and gets none made."""
+def read_run(
+    repo_root: Path, run_id: str, *, to_read: bool = False
+) -> tuple[Journal, runs.RunRecord]:
+    """The journal, open (the caller closes it; `to_read`: for reading only, db.open_journal),
+    and the run's record; an unknown run is refused, and a repository without a journal has
+    none and gets none made."""
     if not journal_present(RepoPaths(repo_root).journal):
         raise NotFoundError(f"unknown run: {run_id}")
-    journal = open_journal(repo_root)
+    journal = open_journal(repo_root, to_read=to_read)
     try:
         return journal, load_run(journal, run_id)
     except BaseException:
@@ -50,10 +53,11 @@ def read_run(repo_root: Path, run_id: str) -> tuple[Journal, runs.RunRecord]:
 def read_named_run(repo_root: Path, named: str) -> tuple[Journal, runs.RunRecord]:
     """`read_run` of the run `named` means (an exact id, else `run_ids.pick_run_id`'s unique
     prefix) in one opening of the journal: `status RUN` opens it once, not once to resolve
-    the name and again to read the run (each opening checks the journal's seals)."""
+    the name and again to read the run (each opening checks the journal's seals). Opened to
+    read: `status RUN` answers while a driver holds a write transaction."""
     if not journal_present(RepoPaths(repo_root).journal):
         raise NotFoundError(f"unknown run: {named}")  # pick_run_id's word with no run known
-    journal = open_journal(repo_root)
+    journal = open_journal(repo_root, to_read=True)
     try:
         run = runs.get_run(journal, named)
         if run is None:

@@ -37,7 +37,7 @@ def list_runs(repo_root: Path, last: int | None = None) -> list[RunListing]:
     if not journal_exists(repo_root):
         return []
     repo = RepoPaths(repo_root)
-    with open_journal(repo_root) as journal:
+    with open_journal(repo_root, to_read=True) as journal:
         return [
             RunListing(
                 summary_of(journal, run),
@@ -55,7 +55,10 @@ def run_details(
     # one run's parts only: `status` without RUN lists the runs without importing them
     from autoresearch.supervisor import archive_view, portfolio
 
-    journal, run = (read_named_run if by_name else read_run)(repo_root, run_id)
+    if by_name:
+        journal, run = read_named_run(repo_root, run_id)
+    else:
+        journal, run = read_run(repo_root, run_id, to_read=True)
     run_id = run.run_id
     with journal:
         its = (
