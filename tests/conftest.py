@@ -13,12 +13,17 @@ from typing import Any
 import pytest
 
 import autoresearch
+from autoresearch.settings import ENV_REPORT_PLOT
 from cpu_times import pytest_runtest_protocol  # noqa: F401 - a hook: each test's CPU, opt-in
 from helpers import GIT_ENV, Repo, make_repo
 
 
 @pytest.fixture(autouse=True)
-def _hermetic_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+def _hermetic_env(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[None]:
+    if request.node.get_closest_marker("plot"):  # pytest_configure left the plot out
+        monkeypatch.delenv(ENV_REPORT_PLOT)
     # Short kill grace keeps timeout tests fast; no user git config leaks in.
     monkeypatch.setenv("AUTORESEARCH_KILL_GRACE_SECONDS", "0.5")
     # and a short wait before a child a kill signal ended is reported (proc.py)
@@ -53,6 +58,11 @@ def pytest_configure(config: pytest.Config) -> None:
     state = tempfile.mkdtemp(prefix="autoresearch-test-state-")
     os.environ["XDG_STATE_HOME"] = state
     atexit.register(shutil.rmtree, state, ignore_errors=True)
+    # every report the tests' runs write leaves its plot out (~1 s of CPU each: matplotlib's
+    # import and the drawing, ~40 % of a file of CLI runs); the tests marked `plot` draw it,
+    # all with one font cache (a fresh HOME would build matplotlib's anew, ~0.15 s each)
+    os.environ[ENV_REPORT_PLOT] = "0"
+    os.environ.setdefault("MPLCONFIGDIR", os.path.join(state, "matplotlib"))
     if not hasattr(config, "workerinput"):  # once, in the process that starts xdist's workers
         _compile_the_package()
 

@@ -72,6 +72,7 @@ def test_the_core_requires_only_click_pyyaml_and_rich() -> None:
         }, f"the dev extra lacks {extra}'s"
 
 
+@pytest.mark.plot
 def test_the_wheel_runs_the_demo_in_a_fresh_venv_with_only_core_and_report(
     tmp_path: Path,
 ) -> None:

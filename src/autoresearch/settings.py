@@ -41,6 +41,16 @@ def signal_settle() -> float:
     return _float(ENV_SIGNAL_SETTLE, DEFAULT_SIGNAL_SETTLE)
 
 
+# `0` writes reports without their plot, silently: matplotlib's import and the drawing cost ~1 s
+# of CPU in each process that writes one (the test suite sets it; its plot tests unset it).
+ENV_REPORT_PLOT = "AUTORESEARCH_REPORT_PLOT"
+
+
+def report_plot() -> bool:
+    """Whether a report draws its plot (AUTORESEARCH_REPORT_PLOT=0: no)."""
+    return os.environ.get(ENV_REPORT_PLOT, "").strip() != "0"
+
+
 # The user's state directory (XDG Base Directory): the journal's records outside the repository.
 ENV_STATE_HOME = "XDG_STATE_HOME"
 

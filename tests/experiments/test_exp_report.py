@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from exp_helpers import cycle, log, run
 
 from helpers import Repo, cli
 
 
+@pytest.mark.plot
 def test_exp_report_shows_every_logged_run_and_the_kept_diffs(session: Repo) -> None:
     cycle(session, "100", "keep", "baseline")
     cycle(session, "90", "keep", "ninety")

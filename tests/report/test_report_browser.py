@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from report_helpers import artifacts_dir
 
 from autoresearch.report import build_run_report, plot
@@ -24,6 +25,7 @@ def _numbers(page: Any) -> list[int]:
     return [int(v) for v in _column(page, 0)]
 
 
+@pytest.mark.plot
 def test_the_report_loads_offline_sorts_filters_and_shows_the_plot(
     finished_run: RunHandle, page: Any, tmp_path: Path
 ) -> None:

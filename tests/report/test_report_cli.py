@@ -19,6 +19,7 @@ from helpers import Repo, cli
 CMD_AGENT = f"cmd:{sys.executable} {Path(__file__).parents[1] / 'agents/fakes/cmd_agent.py'}"
 
 
+@pytest.mark.plot
 def test_run_summary_and_status_point_to_the_report_it_wrote(repo: Repo, mission_dir: Path) -> None:
     done = cli(
         "run", "missions/demo", "--agent", CMD_AGENT, "--max-iterations", "3", "--run-tag", "R",
@@ -63,6 +64,7 @@ def test_report_of_an_unknown_run_is_one_line(repo: Repo, finished_run: RunHandl
     assert (done.returncode, done.stderr) == (2, "autoresearch: unknown run: nope\n")
 
 
+@pytest.mark.plot
 def test_report_says_how_to_get_the_plot_when_matplotlib_is_missing(
     finished_run: RunHandle, tmp_path: Path
 ) -> None:

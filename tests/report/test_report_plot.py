@@ -43,6 +43,7 @@ def _close(a: tuple[int, int, int], b: tuple[int, int, int], tolerance: int = 40
     return all(abs(x - y) <= tolerance for x, y in zip(a, b, strict=True))
 
 
+@pytest.mark.plot
 def test_the_plot_is_a_png_with_each_dot_in_its_colour(finished_run: RunHandle) -> None:
     h = finished_run
     result = build_run_report(h.repo.repo_root, h.run_id)
@@ -76,6 +77,18 @@ def test_the_plot_is_a_png_with_each_dot_in_its_colour(finished_run: RunHandle) 
     assert _close(_rgb(pixels, 3, 3), (255, 255, 255), 5)
 
 
+def test_a_report_leaves_its_plot_out_silently_under_report_plot_0(
+    finished_run: RunHandle, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # what the suite runs under (tests/conftest.py), so only the tests about the plot draw it
+    monkeypatch.setenv("AUTORESEARCH_REPORT_PLOT", "0")
+    result = build_run_report(finished_run.repo.repo_root, finished_run.run_id, tmp_path / "r")
+    assert (result.plot_file, result.warning) == (None, None)
+    assert result.report_file.is_file()
+    assert not (tmp_path / "r" / "progress.png").exists()
+
+
+@pytest.mark.plot
 def test_the_plot_degrades_to_a_clear_note_without_matplotlib(
     finished_run: RunHandle, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from autoresearch import settings
 from autoresearch.errors import NotFoundError
 from autoresearch.fsutil import atomic_write_bytes, atomic_write_text
 from autoresearch.journal import sessions
@@ -133,7 +134,10 @@ def redacted(data: ReportData) -> ReportData:
 
 
 def draw(data: ReportData) -> tuple[plot.PlotImage | None, str | None]:
-    """The plot, or None and why not (matplotlib is optional)."""
+    """The plot, or None and why not (matplotlib is optional; no plot and no warning when
+    AUTORESEARCH_REPORT_PLOT=0 leaves it out)."""
+    if not settings.report_plot():
+        return None, None
     if not plot.available():
         return None, f"no plot: {plot.INSTALL_HINT}"
     return plot.render(data), None
