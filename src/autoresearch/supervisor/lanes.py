@@ -60,7 +60,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from typing import Any, Protocol
+from typing import Protocol
 
 from autoresearch import children, failpoints, git, reset
 from autoresearch.agents import AgentConfig, make_agent
@@ -69,7 +69,7 @@ from autoresearch.contracts import candidate as cand
 from autoresearch.contracts.agent_record import AgentRecord
 from autoresearch.contracts.candidate import ArtifactError, CandidateArtifact
 from autoresearch.contracts.screen import ScreenSpec
-from autoresearch.decide import replay_conflict, touched_sealed
+from autoresearch.decide import Decision, replay_conflict, touched_sealed
 from autoresearch.errors import GitError, RunInterrupted
 from autoresearch.evaluate import EvaluationRecord
 from autoresearch.fsutil import atomic_write_json, private_dir
@@ -113,6 +113,7 @@ from autoresearch.supervisor.session import (
     write_artifact,
 )
 from autoresearch.supervisor.step import StepResult, step, unmeasured_decision
+from autoresearch.supervisor.step_input import StepInput
 from autoresearch.supervisor.strategy import SearchStrategy, Start, strategy_named
 
 NOTE_RESUMED = "judged after a restart of the driver: the session ended before it stopped"
@@ -846,7 +847,9 @@ class Lanes:
         else:
             lane.state = LaneState.WAITING  # another lane kept meanwhile: replay, measure again
 
-    def _judge(self, lane: Lane, forced: Any = None, first: EvaluationRecord | None = None) -> None:
+    def _judge(
+        self, lane: Lane, forced: Decision | None = None, first: EvaluationRecord | None = None
+    ) -> None:
         lh = lane.h
         lh.refresh()
         lane.checked_on, lane.ready = None, None
@@ -854,11 +857,9 @@ class Lanes:
         cancel = self.signal_set
         if first is None:  # judged without a first reading: step runs now, as without lanes
             self.observer.evaluation_started(lane.session, lane=lane.number)
+        given = StepInput(tuple(pending.notes), pending.agent, first, forced)
         try:
-            result = step(
-                lh, extra_notes=pending.notes, agent=pending.agent, should_cancel=cancel,
-                first=first, forced=forced, shape_fails_run=False,
-            )  # fmt: skip
+            result = step(lh, given, should_cancel=cancel, shape_fails_run=False)
         except RunInterrupted as exc:
             self.observer.note(f"lane {lane.number}: {exc}")
             lane.state = LaneState.WAITING

@@ -56,6 +56,7 @@ from autoresearch.supervisor.session import history as history
 from autoresearch.supervisor.session import session_failure as session_failure
 from autoresearch.supervisor.session import session_record as session_record
 from autoresearch.supervisor.step import StepResult, step
+from autoresearch.supervisor.step_input import StepInput
 from autoresearch.supervisor.strategy import (
     DEFAULT_STRATEGY,
     SearchStrategy,
@@ -623,9 +624,8 @@ def _session(
     # candidate is judged and the branch never ends on an unevaluated commit.
     observer.evaluation_started(iteration)
     recorded = session_record(result, wrote)
-    outcome = step(
-        h, extra_notes=notes, agent=recorded, should_cancel=cancel.by_signal, shape_fails_run=False
-    )
+    given = StepInput(tuple(notes), recorded)
+    outcome = step(h, given, should_cancel=cancel.by_signal, shape_fails_run=False)
     return outcome, result, wrote
 
 

@@ -12,7 +12,6 @@ from typing import Any
 
 from autoresearch import failpoints, git, policies
 from autoresearch.contracts import candidate as cand
-from autoresearch.contracts.agent_record import AgentRecord
 from autoresearch.contracts.candidate import ArtifactError, ArtifactShapeError, CandidateArtifact
 from autoresearch.contracts.json_input import load_json
 from autoresearch.decide import (
@@ -36,6 +35,7 @@ from autoresearch.supervisor.finalize import honour_stop_request
 from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.recovery import recover
 from autoresearch.supervisor.safety import dirty_entries, reset_error
+from autoresearch.supervisor.step_input import FRESH, StepInput
 
 VALIDATION_DESCRIPTION = "candidate validation failed"
 
@@ -106,19 +106,17 @@ def refuse_unwritten(h: RunHandle) -> None:
 
 def step(
     h: RunHandle,
-    extra_notes: list[str] | None = None,
-    agent: AgentRecord | None = None,
+    given: StepInput = FRESH,
     should_cancel: Callable[[], bool] | None = None,
-    first: EvaluationRecord | None = None,
-    forced: Decision | None = None,
     shape_fails_run: bool = True,
 ) -> StepResult:
     """Process candidate.json once for a running, prepared run.
 
-    A lane (supervisor/lanes.py) may bring the candidate's `first` reading, taken before the
-    iteration was numbered, or a decision `forced` without evaluation (a replay conflict).
+    `given`: the session's notes and record, and what was settled before the iteration was
+    numbered (a lane's reading of the candidate, a decision forced without evaluation).
     `shape_fails_run` False (the driver of `run`): a malformed artifact is a failed session,
     recorded as §4 says with the run left running; one that disagrees with git still fails it."""
+    first, forced = given.reading, given.forced
     if h.run.status != RunStatus.RUNNING:
         raise RefusedError(msg_terminal(h.run_id, h.run.status))
     if h.run.phase != Phase.READY:
@@ -133,8 +131,8 @@ def step(
     base: dict[str, Any] = {
         "iteration": h.run.iteration + 1,
         "artifact_sha256": sha,
-        "decision_notes": list(extra_notes or []),
-        "agent": agent,
+        "decision_notes": list(given.notes),
+        "agent": given.agent,
     }
     try:
         if read.refused is not None:
@@ -162,7 +160,7 @@ def step(
             artifact_notes=list(artifact.notes),
             artifact_sha256=sha,
             decision_notes=base["decision_notes"],
-            agent=agent,
+            agent=given.agent,
         )
         if forced is not None:
             checked = _refuse_unsafe_reset(h, it)
