@@ -236,12 +236,12 @@ class Lanes:
         judged, then every lane of either layout is armed (strays stopped, a cut session's
         work saved, a finished candidate queued to be judged) before any session starts."""
         self.tally = tally
-        self.h.measure_with = self._measure
+        self.h.state.measure_with = self._measure
         self.h.journal.defer_backups()  # taken in `_follow`, once the lanes were served
         if not self._judge_single_loop():
             return False
         for lane in self.lanes:
-            lane.h.measure_with = self._measure
+            lane.h.state.measure_with = self._measure
             self._arm(lane)
         self._publish()
         return True
@@ -295,7 +295,7 @@ class Lanes:
         for lane in self.lanes:
             lane.cancel.set()
         self.executor.shutdown()
-        self.h.measure_with = None
+        self.h.state.measure_with = None
         self.h.journal.defer_backups(False)
 
     def _follow(self) -> None:

@@ -108,7 +108,7 @@ def evaluate(
 ) -> EvaluationRecord:
     """Run the frozen evaluator on the worktree (or on `tree`, a scratch checkout of another
     commit); its process group is registered meanwhile. A run with lanes measures through
-    its executor (`h.measure_with`): each reading takes an evaluation slot. `screen`: run
+    its executor (`DriverState.measure_with`): each reading takes an evaluation slot. `screen`: run
     that evaluator (evaluator.screen) with its log here instead, never through an executor.
 
     When `should_cancel` fires, the evaluator's group is stopped, the iteration is rolled back
@@ -126,11 +126,11 @@ def evaluate(
     if tree is not None:
         cwd, mission_dir = tree, tree / h.run.sandbox.relative_dir
     env = measuring_env(h, iteration, cwd, mission_dir)
-    if h.measure_with is not None and screen is None:
+    if h.state.measure_with is not None and screen is None:
         task = evaluation_task(
             h, iteration, commit or "", cwd, h.paths.evaluator_log(iteration, attempt)
         )
-        record = h.measure_with(task, should_cancel)
+        record = h.state.measure_with(task, should_cancel)
     else:
         spec, log = screen or (h.evaluator, h.paths.evaluator_log(iteration, attempt))
         record = run_evaluator(
@@ -453,9 +453,9 @@ def reap_stale_children(h: RunHandle) -> list[str]:
     Done once per handle: while this process holds the driver lock, no other driver can leave
     children behind.
     """
-    if h.reaped:
+    if h.state.reaped:
         return []
-    h.reaped = True
+    h.state.reaped = True
     scratch = [children.run_tag(h.run_id, tree) for tree in scratch_trees(h)]
     return reap_strays(h, h.tag, *scratch)
 
