@@ -216,7 +216,9 @@ class Lanes:
         self.screened = ScreenSpec.of(h.evaluator.extra) is not None
         self.from_git = make_agent(config).artifact_from_git
         self.lanes = [Lane(k, h.for_lane(k)) for k in range(1, limits.lanes + 1)]
-        self.lanes += [Lane(k, h.for_lane(k), retiring=True) for k in _earlier_lanes(h, limits)]
+        self.lanes += [
+            Lane(k, h.for_lane(k), retiring=True) for k in _earlier_lanes(h.context, limits)
+        ]
         self.tally = Tally()  # the driver's, given at `open`
         self.run_branch_behind = False
         self.published: list[LaneRecord] = []
@@ -357,7 +359,7 @@ class Lanes:
         if last is not None:
             lane.last_iteration, lane.last_decision = last.iteration, last.decision
         _ensure_worktree(h, lh)
-        for line in record.reap_strays(lh, lh.tag):  # its strays, then a killed git's locks
+        for line in record.reap_strays(lh.context, lh.tag):  # its strays, then a killed git's locks
             self.observer.note(f"lane {lane.number}: {line}")
         private_dir(lh.paths.logs)
         kept = h.run.last_kept_commit or ""
@@ -406,7 +408,7 @@ class Lanes:
             return
         if head == resolved and not dirty_entries(lh.worktree, lh.dirt):
             return
-        if git.head_branch(lh.worktree) != record.branch_ref(lh):
+        if git.head_branch(lh.worktree) != record.branch_ref(lh.context):
             return  # the session left HEAD elsewhere: step says so
         path = lh.paths.session_patch(lane.session, "unfinished-replay")
         note = record.save_and_reset(lh, path, resolved)
@@ -423,7 +425,7 @@ class Lanes:
         if at is not None:
             on_branch, head = True, at
         else:
-            on_branch = git.head_branch(lh.worktree) == record.branch_ref(lh)
+            on_branch = git.head_branch(lh.worktree) == record.branch_ref(lh.context)
             head = git.head(lh.worktree) if on_branch else ""
         movable = on_branch and (head == base or at is not None)
         if movable and not dirty_entries(lh.worktree, lh.dirt):
@@ -490,7 +492,7 @@ class Lanes:
         if self.portfolio is None:
             return self.config
         running = [x.config for x in self.lanes if x.busy and x.config is not None]
-        return self.portfolio.config_for(self.h, running)
+        return self.portfolio.config_for(self.h.context, running)
 
     def _from_git(self, lane: Lane) -> bool:
         if lane.config is None or lane.config == self.config:
@@ -602,7 +604,7 @@ class Lanes:
             return  # judged
         head = lane.ready
         assert head is not None
-        seal.verify(lh)
+        seal.verify(lh.context)
         if self.screened or self.archive is not None:
             self._judge(lane)  # in step as without lanes (a screen's cascade included)
             return
@@ -956,7 +958,7 @@ class Lanes:
         while self._free_slots() > 0:
             number = next(i for i in range(len(self.trees_busy) + 1) if i not in self.trees_busy)
             tree = self.h.paths.scratch / "ahead" / str(number)
-            scratch_checkout(self.h, tree, task.commit)
+            scratch_checkout(self.h.context, tree, task.commit)
             log = task.log_path.with_name(f"{task.log_path.stem}-ahead-{len(queue)}.log")
             self.trees_busy.add(number)
             queue.append(self._submit_ahead(replace(task, tree=tree, log_path=log), number))
@@ -1091,7 +1093,7 @@ def local_executor(h: RunHandle, lanes: int) -> LocalExecutor:
     return LocalExecutor(max(1, lanes), slots)
 
 
-def _earlier_lanes(h: RunHandle, limits: LoopLimits) -> list[int]:
+def _earlier_lanes(h: RunContext, limits: LoopLimits) -> list[int]:
     """The lanes a previous driver of the run had beyond `limits.lanes` that may hold work in
     flight (a session, a candidate) and strays, whatever lane count the run is resumed with:
     every one not stopped (a stopped lane's work ended with its run, or was retired)."""

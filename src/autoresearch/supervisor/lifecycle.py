@@ -25,6 +25,7 @@ from autoresearch.supervisor.finalize import finalize_run
 from autoresearch.supervisor.handle import (
     DriverState,
     MeasureWith,
+    RunContext,
     RunHandle,
     driver_lock,
     lock_run,
@@ -347,7 +348,7 @@ def run_summary(h: RunHandle, sessions: int, interrupted: bool) -> LoopSummary:
     )
 
 
-def baseline_evaluation(h: RunHandle) -> StoredEvaluation | None:
+def baseline_evaluation(h: RunContext) -> StoredEvaluation | None:
     """The compact evaluation record of iteration 0, if the baseline ran."""
     it = runs.get_iteration(h.journal, h.run_id, 0)
     return it.evaluator if it else None

@@ -456,7 +456,7 @@ class SingleLane:
         cancel = _CancelPoll(self.h, self.signal)
         clean = self.reset_by_step and start.parent == (self.h.run.last_kept_commit or "")
         if self.portfolio is not None:
-            self.agent = self.portfolio.agent_for(self.h)
+            self.agent = self.portfolio.agent_for(self.h.context)
         try:
             result, agent_result, wrote = _session(self, cancel, clean, start.parent)
         except RunInterrupted as exc:
@@ -607,7 +607,7 @@ def _session(
         log_path=h.paths.agent_log(iteration),
         timeout=single.limits.agent_timeout,
         sandbox=h.run.sandbox,
-        history=lambda after: single.strategy.shown(history(h, after)),
+        history=lambda after: single.strategy.shown(history(h.context, after)),
         box=h.box(agent=True),
     )
     failpoints.hit("loop.before_agent")
@@ -636,7 +636,7 @@ def _register(run: RunContext, pgid: int) -> None:
 def _restore_base(h: RunHandle, iteration: int, base: str) -> list[str]:
     """A session starts from the last kept commit, checked out on the run branch, on a clean
     tree; leftovers are saved."""
-    on_branch = git.head_branch(h.worktree) == record.branch_ref(h)
+    on_branch = git.head_branch(h.worktree) == record.branch_ref(h.context)
     clean = on_branch and git.head(h.worktree) == base
     if clean and not dirty_entries(h.worktree, h.dirt):
         return []

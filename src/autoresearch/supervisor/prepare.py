@@ -225,7 +225,7 @@ def finish_prepare(h: RunHandle) -> None:
     _ensure_worktree(h)
     failpoints.hit("prepare.after_worktree")
     _materialize_mission(h)
-    seal.seal(h)
+    seal.seal(h.context)
     link_shared_paths(h.repo.repo_root, h.worktree, h.links)
     write_excludes(h.repo.repo_root, h.dirt.rooted_patterns())
     check_reset_safety(h.worktree, h.dirt, h.run_id)
@@ -280,7 +280,7 @@ def _baseline(h: RunHandle) -> None:
     """Iteration 0: evaluate the worktree HEAD once and record the first kept state."""
     commit = git.head(h.worktree)
     it = _baseline_iteration(h, commit, [])
-    record.start_evaluation(h, it)
+    record.start_evaluation(h.context, it)
     _record_baseline(h, it, commit, exists=True)
 
 
