@@ -299,7 +299,7 @@ def bench_lane_history(size: int, samples: int) -> None:
             for n in range(samples):
                 synthesize(h, size + n + 1)
                 t0 = time.perf_counter()
-                full = tuple(history(h, 0))
+                full = tuple(history(h.context, 0))
                 anew.append(time.perf_counter() - t0)
                 t0 = time.perf_counter()
                 got = past.snapshot()

@@ -44,3 +44,25 @@ def test_a_handle_makes_its_context_anew_when_its_record_changes(mission_dir: Pa
         assert h.context is not first and h.runtime == ("extra/**",)
         h.refresh()
         assert h.context == first  # read back from the journal
+
+
+def test_what_this_process_did_is_the_drivers_state_a_lane_its_own(mission_dir: Path) -> None:
+    with prepare(mission_dir, run_tag="T1") as h:
+        own = h.state
+        before = (own.pointer_written, own.reaped, own.recovered, own.measure_with)
+        lane = h.for_lane(1)
+        assert lane.state is not own and lane.state.lock is own.lock  # one driver, one lock
+        assert (lane.state.pointer_written, lane.state.reaped, lane.state.recovered) == (
+            True, True, True,
+        )  # fmt: skip
+        lane.state.measure_with = lambda task, cancel: None  # type: ignore[assignment,return-value]
+        assert (own.pointer_written, own.reaped, own.recovered, own.measure_with) == before
+
+
+def test_the_sandbox_of_a_run_is_a_fixed_fact_of_its_context(mission_dir: Path) -> None:
+    with prepare(mission_dir, run_tag="T1") as h:
+        asked = h.run.loop_settings.sandbox or h.run.sandbox.isolation.sandbox or "auto"
+        assert h.context.sandbox_mode == h.sandbox_mode == asked
+        for agent in (True, False):
+            assert h.context.box(agent) == h.box(agent)
+        assert h.context.repo_root == Path(h.run.repo_root)

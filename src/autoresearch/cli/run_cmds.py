@@ -85,7 +85,7 @@ def prepare(mission_dir: Path, run_tag: str | None, as_json: bool, sandbox: str 
     loop = LoopSettings(sandbox=sandbox) if sandbox else None  # resume keeps it
     with do_prepare(mission_dir, run_tag, loop=loop) as handle:
         data = manifest(handle.journal, handle.run, handle.repo)
-        baseline = baseline_evaluation(handle)
+        baseline = baseline_evaluation(handle.context)
     warn_baseline(data, baseline)
     if as_json:
         emit_json(data.to_dict())
@@ -103,7 +103,7 @@ def step(ctx: click.Context, run_id: str, as_json: bool) -> None:
     from autoresearch.api import step as do_step
 
     with open_run(repo_root(ctx), run_id) as handle:
-        refuse_unwritten(handle)
+        refuse_unwritten(handle.context)
         result = do_step(handle)
     if as_json:
         emit_json(result.to_dict())

@@ -50,7 +50,7 @@ from autoresearch.paired import in_turn, paired_differences, paired_interval, pa
 from autoresearch.settings import kill_grace
 from autoresearch.states import ChildRole, DecisionKind, Direction, EvalPurpose, EvalStatus
 from autoresearch.supervisor import estimates
-from autoresearch.supervisor.handle import RunHandle, lock_run
+from autoresearch.supervisor.handle import RunContext, RunHandle, lock_run
 from autoresearch.supervisor.measure import scratch_checkout
 from autoresearch.supervisor.record import measuring_env
 
@@ -263,7 +263,7 @@ def certify(
     subjects = [Subject("baseline", run.baseline_commit), Subject("final", run.last_kept_commit)]
     ablations = ablations_of(h) if ablate else []
     subjects += [a.subject for a in ablations if a.subject is not None]
-    scores = {s.commit: _recorded(h, s.commit) for s in subjects}
+    scores = {s.commit: _recorded(h.context, s.commit) for s in subjects}
     rounds = Rounds(h, scores, repeats * len(subjects), progress, stop)
     # interleaved and in turn: baseline, final, (each ablated state,) then the reverse … so
     # that drift affects all alike, and each round's baseline and final readings are a pair
@@ -460,14 +460,14 @@ def _resolution(
     )
 
 
-def _recorded(h: RunHandle, commit: str) -> list[float]:
+def _recorded(h: RunContext, commit: str) -> list[float]:
     return [r.score for r in runs.readings(h.journal, h.run_id, commit) if r.role == Role.CERTIFY]
 
 
 def _measure(h: RunHandle, subject: Subject, n: int) -> EvaluationRecord:
-    tree = scratch_checkout(h, h.paths.scratch / "certify" / subject.label, subject.commit)
+    tree = scratch_checkout(h.context, h.paths.scratch / "certify" / subject.label, subject.commit)
     mission_dir = tree / h.run.sandbox.relative_dir
-    env = measuring_env(h, CERTIFY_ITERATION, tree, mission_dir)
+    env = measuring_env(h.context, CERTIFY_ITERATION, tree, mission_dir)
 
     def register(pgid: int) -> None:
         children.register(h.journal, h.tag, pgid, ChildRole.CERTIFY)

@@ -25,7 +25,7 @@ from autoresearch.jsonshape import json_shape
 from autoresearch.paths import RepoPaths
 from autoresearch.states import TERMINAL_STATUSES, RunStatus
 from autoresearch.supervisor import record, refs
-from autoresearch.supervisor.handle import RunHandle, driver_lock
+from autoresearch.supervisor.handle import DriverState, RunHandle, driver_lock
 from autoresearch.supervisor.safety import dirty_entries
 
 
@@ -117,13 +117,13 @@ def _clean_one(
         return plan
     lock = driver_lock(repo, run.run_id)  # a `continue` racing with us must not lose its tree
     try:
-        h = RunHandle(journal, repo, run, lock)
+        h = RunHandle(journal, repo, run, DriverState(lock))
         h.refresh()
         if h.run.status not in TERMINAL_STATUSES:
             raise RefusedError(msg_clean_running(run.run_id))
         saved = None
         if has_worktree and dirty_entries(worktree, h.dirt):
-            saved = record.save_patch(h, h.run.iteration + 1, "clean", "HEAD")
+            saved = record.save_patch(h.context, h.run.iteration + 1, "clean", "HEAD")
         if keep_result and h.run.last_kept_commit:
             git.update_ref(root, kept_ref, h.run.last_kept_commit)
         lane_patches = _clean_lanes(h)
@@ -155,7 +155,7 @@ def _clean_lanes(h: RunHandle) -> list[str]:
         lh = h.for_lane(lane.lane)
         if git.is_worktree_of(lh.worktree, root):
             if git.head(lh.worktree) != kept or dirty_entries(lh.worktree, lh.dirt):
-                notes.append(record.save_patch(lh, h.run.iteration + 1, "clean", kept))
+                notes.append(record.save_patch(lh.context, h.run.iteration + 1, "clean", kept))
             git.worktree_remove(root, lh.worktree)
         if git.branch_exists(root, lh.branch_name):
             git.delete_branch(root, lh.branch_name)

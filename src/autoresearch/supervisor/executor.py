@@ -296,7 +296,7 @@ def run_evaluation_task(
 def measure_through(
     executor: Executor, poll_seconds: float = 1.0
 ) -> Callable[[EvaluationTask, Callable[[], bool] | None], EvaluationRecord]:
-    """A `RunHandle.measure_with` that takes each reading as a task of `executor`, waiting for
+    """A `DriverState.measure_with` that takes each reading as a task of `executor`, waiting for
     it: a run's baseline is measured where its candidates are (a Ray run: on the cluster, with
     the sandbox's resources), not on the driver. A lost task is taken again (a reading that
     never came back was never counted); `should_cancel` stops the task as rule 3 says."""

@@ -148,7 +148,7 @@ class Archive:
             h.run = replace(h.run, last_kept_commit=elite.commit, last_kept_score=elite.score)
         failpoints.hit("frontier.after_reference")  # the fault suite kills a move half-done here
         if git.head(h.worktree) != elite.commit or not same:
-            label = "frontier" if record.dirty_tracked(h) else None  # leftovers are saved
+            label = "frontier" if record.dirty_tracked(h.context) else None  # leftovers are saved
             record.restore_branch(h, h.run.iteration, label, elite.commit)
             sync.write_placeholder(h)
             sync.write_instructions(h)

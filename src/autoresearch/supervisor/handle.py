@@ -76,7 +76,7 @@ def lock_run(
     except BaseException:
         journal.close()
         raise
-    return RunHandle(journal, RepoPaths(repo_root), run, lock)
+    return RunHandle(journal, RepoPaths(repo_root), run, DriverState(lock))
 
 
 @dataclass(frozen=True)
@@ -95,6 +95,9 @@ class RunContext:
     mission_slug: str
     evaluator: EvaluatorSpec
     sandbox: FrozenMission
+    repo_root: Path  # as the run recorded it (its sandbox's root)
+    # The sandbox asked for: `--sandbox` as recorded, else sandbox.md's, else the default.
+    sandbox_mode: SandboxMode
     # A lane (1..K) of `run --lanes K`: its own worktree, branch, handoff files and logs; the
     # journal, the lock and the run record are the run's (supervisor/lanes.py).
     lane: int = 0
@@ -103,9 +106,11 @@ class RunContext:
     def of(
         cls, journal: Journal, repo: RepoPaths, run: runs.RunRecord, lane: int = 0
     ) -> RunContext:
+        given = run.loop_settings.sandbox or run.sandbox.isolation.sandbox
         return cls(
             journal, repo, run.run_id, Path(run.worktree_path), run.branch_name,
-            Path(run.mission_dir), run.mission_slug, run.evaluator, run.sandbox, lane,
+            Path(run.mission_dir), run.mission_slug, run.evaluator, run.sandbox,
+            Path(run.repo_root), SandboxMode(given or DEFAULT_MODE), lane,
         )  # fmt: skip
 
     def for_lane(self, lane: int) -> RunContext:
@@ -172,34 +177,63 @@ class RunContext:
         """What every child of this run carries in its environment (to find strays safely)."""
         return run_tag(self.run_id, self.worktree)
 
+    def box(self, agent: bool) -> Box | None:
+        """The OS sandbox of this run's sessions (`agent`) or of its evaluations and checks;
+        None where none is used. Both may write the shared links (.venv, node_modules, caches);
+        an evaluation reads the sealed harness copy."""
+        used = choose(self.sandbox_mode, machine_support())
+        if used.bwrap is None:
+            return None
+        isolation = self.sandbox.isolation
+        sealed = (self.paths.sealed,) if self.sealed and not agent else ()
+        return Box(
+            bwrap=used.bwrap,
+            repo_root=self.repo_root,
+            writable=tuple(self.repo_root / link for link in self.links),
+            readable=sealed,
+            network=isolation.agent_network if agent else isolation.evaluator_network,
+        )
+
+
+@dataclass
+class DriverState:
+    """What this process did to a run it drives and how it takes readings: per process, owned
+    by the driver (supervisor/loop.Driver, or the verb of a one-shot `step`/`resume`), never
+    part of the run's facts (`RunContext`) nor of its record."""
+
+    lock: FileLock  # the run's driver lock, held while this process drives it
+    pointer_written: bool = False  # active-run.json names this driver already
+    reaped: bool = False  # a crashed driver's children were looked for (once per lock)
+    # recovery.recover ran: only its first run follows a crashed driver. Separate from
+    # `reaped`, which resume sets first (strays stop before the tree is looked at), so that a
+    # resume still counts as the first repair.
+    recovered: bool = False
+    # How a run with lanes takes a reading: through its executor, in an evaluation slot
+    # (None: the evaluator runs right here, as a run without lanes does).
+    measure_with: MeasureWith | None = None
+
+    def for_lane(self) -> DriverState:
+        """A lane's own state under the same lock: its driver has written the pointer, reaped
+        and recovered for it already."""
+        return DriverState(self.lock, True, True, True, self.measure_with)
+
 
 @dataclass
 class RunHandle:
-    """A run this process drives: its record as last read (`refresh`), the driver lock, and
-    what this process did to it; what the run is, fixed, is its `context`."""
+    """A run this process drives: its record as last read (`refresh`), what the run is, fixed
+    (`context`), and what this process did to it (`state`, the driver's)."""
 
     journal: Journal
     repo: RepoPaths
     run: runs.RunRecord
-    lock: FileLock
-    pointer_written: bool = False  # active-run.json names this driver already
-    reaped: bool = False  # a crashed driver's children were looked for (once per lock)
+    state: DriverState
     lane: int = 0  # the lane (1..K) this handle sees the run from (`RunContext.lane`)
-    # How a run with lanes takes a reading: through its executor, in an evaluation slot
-    # (None: the evaluator runs right here, as a run without lanes does).
-    measure_with: MeasureWith | None = None
-    # recovery.recover ran on this handle: only its first run follows a crashed driver.
-    # Separate from `reaped`, which resume sets first (strays stop before the tree is looked
-    # at), so that a resume still counts as the first repair.
-    recovered: bool = False
     _context: RunContext | None = field(default=None, init=False, repr=False, compare=False)
     _context_of: runs.RunRecord | None = field(default=None, init=False, repr=False, compare=False)
 
     def for_lane(self, lane: int) -> RunHandle:
         """The same run seen from lane `lane` (the same journal and lock: one driver)."""
-        return RunHandle(
-            self.journal, self.repo, self.run, self.lock, True, True, lane, self.measure_with, True
-        )
+        return RunHandle(self.journal, self.repo, self.run, self.state.for_lane(), lane)
 
     @property
     def context(self) -> RunContext:
@@ -273,34 +307,17 @@ class RunHandle:
 
     @property
     def sandbox_mode(self) -> SandboxMode:
-        """The sandbox asked for: `--sandbox` as recorded, else sandbox.md's, else the default."""
-        given = self.run.loop_settings.sandbox or self.run.sandbox.isolation.sandbox
-        return SandboxMode(given or DEFAULT_MODE)
+        return self.context.sandbox_mode
 
     def box(self, agent: bool) -> Box | None:
-        """The OS sandbox of this run's sessions (`agent`) or of its evaluations and checks;
-        None where none is used. Both may write the shared links (.venv, node_modules, caches);
-        an evaluation reads the sealed harness copy."""
-        used = choose(self.sandbox_mode, machine_support())
-        if used.bwrap is None:
-            return None
-        isolation = self.run.sandbox.isolation
-        root = Path(self.run.repo_root)
-        sealed = (self.paths.sealed,) if self.sealed and not agent else ()
-        return Box(
-            bwrap=used.bwrap,
-            repo_root=root,
-            writable=tuple(root / link for link in self.links),
-            readable=sealed,
-            network=isolation.agent_network if agent else isolation.evaluator_network,
-        )
+        return self.context.box(agent)
 
     def refresh(self) -> runs.RunRecord:
         self.run = load_run(self.journal, self.run.run_id)
         return self.run
 
     def close(self) -> None:
-        self.lock.release()
+        self.state.lock.release()
         self.journal.close()
 
     def __enter__(self) -> RunHandle:

@@ -60,7 +60,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from typing import Any, Protocol
+from typing import Protocol
 
 from autoresearch import children, failpoints, git, reset
 from autoresearch.agents import AgentConfig, make_agent
@@ -69,7 +69,7 @@ from autoresearch.contracts import candidate as cand
 from autoresearch.contracts.agent_record import AgentRecord
 from autoresearch.contracts.candidate import ArtifactError, CandidateArtifact
 from autoresearch.contracts.screen import ScreenSpec
-from autoresearch.decide import replay_conflict, touched_sealed
+from autoresearch.decide import Decision, replay_conflict, touched_sealed
 from autoresearch.errors import GitError, RunInterrupted
 from autoresearch.evaluate import EvaluationRecord
 from autoresearch.fsutil import atomic_write_json, private_dir
@@ -113,6 +113,7 @@ from autoresearch.supervisor.session import (
     write_artifact,
 )
 from autoresearch.supervisor.step import StepResult, step, unmeasured_decision
+from autoresearch.supervisor.step_input import StepInput
 from autoresearch.supervisor.strategy import SearchStrategy, Start, strategy_named
 
 NOTE_RESUMED = "judged after a restart of the driver: the session ended before it stopped"
@@ -215,7 +216,9 @@ class Lanes:
         self.screened = ScreenSpec.of(h.evaluator.extra) is not None
         self.from_git = make_agent(config).artifact_from_git
         self.lanes = [Lane(k, h.for_lane(k)) for k in range(1, limits.lanes + 1)]
-        self.lanes += [Lane(k, h.for_lane(k), retiring=True) for k in _earlier_lanes(h, limits)]
+        self.lanes += [
+            Lane(k, h.for_lane(k), retiring=True) for k in _earlier_lanes(h.context, limits)
+        ]
         self.tally = Tally()  # the driver's, given at `open`
         self.run_branch_behind = False
         self.published: list[LaneRecord] = []
@@ -235,12 +238,12 @@ class Lanes:
         judged, then every lane of either layout is armed (strays stopped, a cut session's
         work saved, a finished candidate queued to be judged) before any session starts."""
         self.tally = tally
-        self.h.measure_with = self._measure
+        self.h.state.measure_with = self._measure
         self.h.journal.defer_backups()  # taken in `_follow`, once the lanes were served
         if not self._judge_single_loop():
             return False
         for lane in self.lanes:
-            lane.h.measure_with = self._measure
+            lane.h.state.measure_with = self._measure
             self._arm(lane)
         self._publish()
         return True
@@ -294,7 +297,7 @@ class Lanes:
         for lane in self.lanes:
             lane.cancel.set()
         self.executor.shutdown()
-        self.h.measure_with = None
+        self.h.state.measure_with = None
         self.h.journal.defer_backups(False)
 
     def _follow(self) -> None:
@@ -356,7 +359,7 @@ class Lanes:
         if last is not None:
             lane.last_iteration, lane.last_decision = last.iteration, last.decision
         _ensure_worktree(h, lh)
-        for line in record.reap_strays(lh, lh.tag):  # its strays, then a killed git's locks
+        for line in record.reap_strays(lh.context, lh.tag):  # its strays, then a killed git's locks
             self.observer.note(f"lane {lane.number}: {line}")
         private_dir(lh.paths.logs)
         kept = h.run.last_kept_commit or ""
@@ -405,7 +408,7 @@ class Lanes:
             return
         if head == resolved and not dirty_entries(lh.worktree, lh.dirt):
             return
-        if git.head_branch(lh.worktree) != record.branch_ref(lh):
+        if git.head_branch(lh.worktree) != record.branch_ref(lh.context):
             return  # the session left HEAD elsewhere: step says so
         path = lh.paths.session_patch(lane.session, "unfinished-replay")
         note = record.save_and_reset(lh, path, resolved)
@@ -422,7 +425,7 @@ class Lanes:
         if at is not None:
             on_branch, head = True, at
         else:
-            on_branch = git.head_branch(lh.worktree) == record.branch_ref(lh)
+            on_branch = git.head_branch(lh.worktree) == record.branch_ref(lh.context)
             head = git.head(lh.worktree) if on_branch else ""
         movable = on_branch and (head == base or at is not None)
         if movable and not dirty_entries(lh.worktree, lh.dirt):
@@ -489,7 +492,7 @@ class Lanes:
         if self.portfolio is None:
             return self.config
         running = [x.config for x in self.lanes if x.busy and x.config is not None]
-        return self.portfolio.config_for(self.h, running)
+        return self.portfolio.config_for(self.h.context, running)
 
     def _from_git(self, lane: Lane) -> bool:
         if lane.config is None or lane.config == self.config:
@@ -601,7 +604,7 @@ class Lanes:
             return  # judged
         head = lane.ready
         assert head is not None
-        seal.verify(lh)
+        seal.verify(lh.context)
         if self.screened or self.archive is not None:
             self._judge(lane)  # in step as without lanes (a screen's cascade included)
             return
@@ -846,7 +849,9 @@ class Lanes:
         else:
             lane.state = LaneState.WAITING  # another lane kept meanwhile: replay, measure again
 
-    def _judge(self, lane: Lane, forced: Any = None, first: EvaluationRecord | None = None) -> None:
+    def _judge(
+        self, lane: Lane, forced: Decision | None = None, first: EvaluationRecord | None = None
+    ) -> None:
         lh = lane.h
         lh.refresh()
         lane.checked_on, lane.ready = None, None
@@ -854,11 +859,9 @@ class Lanes:
         cancel = self.signal_set
         if first is None:  # judged without a first reading: step runs now, as without lanes
             self.observer.evaluation_started(lane.session, lane=lane.number)
+        given = StepInput(tuple(pending.notes), pending.agent, first, forced)
         try:
-            result = step(
-                lh, extra_notes=pending.notes, agent=pending.agent, should_cancel=cancel,
-                first=first, forced=forced, shape_fails_run=False,
-            )  # fmt: skip
+            result = step(lh, given, should_cancel=cancel, shape_fails_run=False)
         except RunInterrupted as exc:
             self.observer.note(f"lane {lane.number}: {exc}")
             lane.state = LaneState.WAITING
@@ -955,7 +958,7 @@ class Lanes:
         while self._free_slots() > 0:
             number = next(i for i in range(len(self.trees_busy) + 1) if i not in self.trees_busy)
             tree = self.h.paths.scratch / "ahead" / str(number)
-            scratch_checkout(self.h, tree, task.commit)
+            scratch_checkout(self.h.context, tree, task.commit)
             log = task.log_path.with_name(f"{task.log_path.stem}-ahead-{len(queue)}.log")
             self.trees_busy.add(number)
             queue.append(self._submit_ahead(replace(task, tree=tree, log_path=log), number))
@@ -1090,7 +1093,7 @@ def local_executor(h: RunHandle, lanes: int) -> LocalExecutor:
     return LocalExecutor(max(1, lanes), slots)
 
 
-def _earlier_lanes(h: RunHandle, limits: LoopLimits) -> list[int]:
+def _earlier_lanes(h: RunContext, limits: LoopLimits) -> list[int]:
     """The lanes a previous driver of the run had beyond `limits.lanes` that may hold work in
     flight (a session, a candidate) and strays, whatever lane count the run is resumed with:
     every one not stopped (a stopped lane's work ended with its run, or was retired)."""

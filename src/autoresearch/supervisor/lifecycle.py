@@ -23,7 +23,9 @@ from autoresearch.states import TERMINAL_STATUSES, Phase, RunStatus
 from autoresearch.supervisor import archive_view, estimates, portfolio, prepare, record, sync
 from autoresearch.supervisor.finalize import finalize_run
 from autoresearch.supervisor.handle import (
+    DriverState,
     MeasureWith,
+    RunContext,
     RunHandle,
     driver_lock,
     lock_run,
@@ -99,7 +101,7 @@ class ResumeOutcome:
 
 # Called once a run is known resumable and before anything about it changes (the driver
 # plans its loop and connects its executor there: a refusal leaves the run as it was); it
-# returns how the run takes its readings (`RunHandle.measure_with`; None: right here).
+# returns how the run takes its readings (`DriverState.measure_with`; None: right here).
 Ready = Callable[[RunRecord], MeasureWith | None]
 
 
@@ -125,7 +127,7 @@ def resume(
         raise
     try:
         if ready is not None:
-            handle.measure_with = ready(handle.run)
+            handle.state.measure_with = ready(handle.run)
         notes = _allow_runtime(handle, runtime)
         outcome = _rearm(handle, save_dirty)
         outcome.notes[:0] = notes
@@ -228,7 +230,7 @@ def _lock_for_resume(journal: Journal, repo: RepoPaths, run_id: str) -> RunHandl
     if run.status != RunStatus.RUNNING:
         raise RefusedError(msg_resume_terminal(run))
     lock = driver_lock(repo, run_id)
-    handle = RunHandle(journal, repo, run, lock)
+    handle = RunHandle(journal, repo, run, DriverState(lock))
     handle.refresh()
     if handle.run.status != RunStatus.RUNNING:
         lock.release()
@@ -298,7 +300,7 @@ def stop(repo_root: Path, run_id: str | None, reason: str | None = None) -> Stop
                 runs.update_run(conn, run.run_id, stop_requested=STOP_OPERATOR, stop_note=reason)
             return StopOutcome(run.run_id, run.status, STOP_OPERATOR, reason, requested=True)
         lock = driver_lock(repo, run.run_id)
-    with RunHandle(open_journal(repo_root), repo, run, lock) as h:
+    with RunHandle(open_journal(repo_root), repo, run, DriverState(lock)) as h:
         h.refresh()
         finalize_run(h, RunStatus.STOPPED, STOP_OPERATOR, note=reason)
         return StopOutcome(h.run_id, h.run.status, STOP_OPERATOR, reason, requested=False)
@@ -346,7 +348,7 @@ def run_summary(h: RunHandle, sessions: int, interrupted: bool) -> LoopSummary:
     )
 
 
-def baseline_evaluation(h: RunHandle) -> StoredEvaluation | None:
+def baseline_evaluation(h: RunContext) -> StoredEvaluation | None:
     """The compact evaluation record of iteration 0, if the baseline ran."""
     it = runs.get_iteration(h.journal, h.run_id, 0)
     return it.evaluator if it else None

@@ -56,6 +56,7 @@ from autoresearch.supervisor.session import history as history
 from autoresearch.supervisor.session import session_failure as session_failure
 from autoresearch.supervisor.session import session_record as session_record
 from autoresearch.supervisor.step import StepResult, step
+from autoresearch.supervisor.step_input import StepInput
 from autoresearch.supervisor.strategy import (
     DEFAULT_STRATEGY,
     SearchStrategy,
@@ -455,7 +456,7 @@ class SingleLane:
         cancel = _CancelPoll(self.h, self.signal)
         clean = self.reset_by_step and start.parent == (self.h.run.last_kept_commit or "")
         if self.portfolio is not None:
-            self.agent = self.portfolio.agent_for(self.h)
+            self.agent = self.portfolio.agent_for(self.h.context)
         try:
             result, agent_result, wrote = _session(self, cancel, clean, start.parent)
         except RunInterrupted as exc:
@@ -606,7 +607,7 @@ def _session(
         log_path=h.paths.agent_log(iteration),
         timeout=single.limits.agent_timeout,
         sandbox=h.run.sandbox,
-        history=lambda after: single.strategy.shown(history(h, after)),
+        history=lambda after: single.strategy.shown(history(h.context, after)),
         box=h.box(agent=True),
     )
     failpoints.hit("loop.before_agent")
@@ -623,9 +624,8 @@ def _session(
     # candidate is judged and the branch never ends on an unevaluated commit.
     observer.evaluation_started(iteration)
     recorded = session_record(result, wrote)
-    outcome = step(
-        h, extra_notes=notes, agent=recorded, should_cancel=cancel.by_signal, shape_fails_run=False
-    )
+    given = StepInput(tuple(notes), recorded)
+    outcome = step(h, given, should_cancel=cancel.by_signal, shape_fails_run=False)
     return outcome, result, wrote
 
 
@@ -636,7 +636,7 @@ def _register(run: RunContext, pgid: int) -> None:
 def _restore_base(h: RunHandle, iteration: int, base: str) -> list[str]:
     """A session starts from the last kept commit, checked out on the run branch, on a clean
     tree; leftovers are saved."""
-    on_branch = git.head_branch(h.worktree) == record.branch_ref(h)
+    on_branch = git.head_branch(h.worktree) == record.branch_ref(h.context)
     clean = on_branch and git.head(h.worktree) == base
     if clean and not dirty_entries(h.worktree, h.dirt):
         return []

@@ -29,7 +29,7 @@ from autoresearch.policies import (
 )
 from autoresearch.repo_state import link_shared_paths
 from autoresearch.supervisor import estimates, record
-from autoresearch.supervisor.handle import RunHandle
+from autoresearch.supervisor.handle import RunContext, RunHandle
 
 ROLES = {Need.CANDIDATE: Role.CANDIDATE, Need.INCUMBENT: Role.INCUMBENT, Need.CONFIRM: Role.CONFIRM}
 
@@ -97,7 +97,7 @@ def situation(h: RunHandle, found: estimates.RunReadings, commit: str) -> Situat
     )
 
 
-def readings_allowed(h: RunHandle) -> int:
+def readings_allowed(h: RunContext) -> int:
     """The most readings a policy may ask of one candidate: twice what the built-in test can
     take (its cap, then its confirmations), so that a plugin that never decides ends."""
     return 2 * (h.noise.max_evals + h.noise.confirm)
@@ -106,7 +106,7 @@ def readings_allowed(h: RunHandle) -> int:
 def _carry_out(m: _Measuring, asked: Request, seen: Observations) -> Observations:
     _refuse_endless(m, asked, seen)
     if asked.need is Need.CHECKS:
-        failure = record.run_checks(m.h, m.iteration, m.should_cancel)
+        failure = record.run_checks(m.h.context, m.iteration, m.should_cancel)
         return replace(seen, checks=Checks(failure, str(m.h.paths.checks_log(m.iteration))))
     taken = tuple(_reading(m, asked.need) for _ in range(max(asked.count, 1)))
     return replace(seen, readings=(*seen.readings, *taken))
@@ -114,8 +114,8 @@ def _carry_out(m: _Measuring, asked: Request, seen: Observations) -> Observation
 
 def _refuse_endless(m: _Measuring, asked: Request, seen: Observations) -> None:
     again = asked.need is Need.CHECKS and seen.checks is not None
-    if again or len(m.readings) + max(asked.count, 1) > readings_allowed(m.h):
-        what = "the checks twice" if again else f"over {readings_allowed(m.h)} readings"
+    if again or len(m.readings) + max(asked.count, 1) > readings_allowed(m.h.context):
+        what = "the checks twice" if again else f"over {readings_allowed(m.h.context)} readings"
         raise ContractError(
             f"keep policy {str(m.h.run.keep_policy)!r} asked for {what} of one candidate "
             "without deciding; fix or uninstall the plugin that provides it"
@@ -145,16 +145,16 @@ def _evaluate(m: _Measuring, need: Need) -> tuple[str, EvaluationRecord]:
             f"keep policy {str(h.run.keep_policy)!r} asked for a reading of the incumbent, "
             "but the run has kept no commit"
         )
-    tree = incumbent_checkout(h, kept)
+    tree = incumbent_checkout(h.context, kept)
     return kept, record.evaluate(h, iteration, cancel, tree=tree, commit=kept)
 
 
-def incumbent_checkout(h: RunHandle, commit: str) -> Path:
+def incumbent_checkout(h: RunContext, commit: str) -> Path:
     """The scratch checkout of the kept commit, created or moved on first use."""
     return scratch_checkout(h, h.incumbent_tree, commit)
 
 
-def scratch_checkout(h: RunHandle, tree: Path, commit: str) -> Path:
+def scratch_checkout(h: RunContext, tree: Path, commit: str) -> Path:
     """A scratch checkout of `commit` at `tree` (under the run's scratch folder, out of the
     agent's reach), checked out afresh: edits to tracked files keep HEAD where it was."""
     if not git.is_worktree_of(tree, h.repo.repo_root):

@@ -38,7 +38,7 @@ from autoresearch.supervisor.summary import AgentShare
 if TYPE_CHECKING:
     from autoresearch.agents import AgentConfig
     from autoresearch.agents.base import Agent
-    from autoresearch.supervisor.handle import RunHandle
+    from autoresearch.supervisor.handle import RunContext
 
 _Number = TypeVar("_Number", int, float)
 
@@ -300,15 +300,15 @@ class Portfolio:
         self.agents = [build(config) for config in self.configs]
         self.seed = seed
 
-    def agent_for(self, h: RunHandle) -> Agent:
+    def agent_for(self, h: RunContext) -> Agent:
         return self.agents[self.choice(h, ())]
 
-    def config_for(self, h: RunHandle, in_flight: Sequence[AgentConfig]) -> AgentConfig:
+    def config_for(self, h: RunContext, in_flight: Sequence[AgentConfig]) -> AgentConfig:
         """The config of the member a lane's next session gets, with the sessions of
         `in_flight` (their members' configs) running."""
         return self.configs[self.choice(h, in_flight)]
 
-    def choice(self, h: RunHandle, in_flight: Sequence[AgentConfig]) -> int:
+    def choice(self, h: RunContext, in_flight: Sequence[AgentConfig]) -> int:
         specs = [config.spec for config in self.configs]
         models = [config.model for config in self.configs]
         tallies = tallies_of(specs, runs.all_iterations(h.journal, h.run_id), models)

@@ -34,6 +34,7 @@ from autoresearch.repo_state import ensure_state_dir, link_shared_paths, write_e
 from autoresearch.states import EvalStatus, IterationKind, Phase, RunStatus
 from autoresearch.supervisor import record, seal, sync
 from autoresearch.supervisor.handle import (
+    DriverState,
     MeasureWith,
     RunHandle,
     driver_lock,
@@ -54,7 +55,7 @@ def prepare(
 ) -> RunHandle:
     """Create a run and establish its baseline; returns the locked handle.
 
-    `measure_with` takes the baseline's readings (`RunHandle.measure_with`; None: the
+    `measure_with` takes the baseline's readings (`DriverState.measure_with`; None: the
     evaluator runs right here)."""
     mission = load_mission(mission_dir)
     if git.resolve_commits(mission.worktree_root, ["HEAD"]) == [None]:
@@ -67,7 +68,7 @@ def prepare(
     journal = open_journal(repo.repo_root)
     try:
         handle = _register(journal, repo, mission, run_tag, loop)
-        handle.measure_with = measure_with
+        handle.state.measure_with = measure_with
     except BaseException:
         journal.close()
         raise
@@ -132,7 +133,7 @@ def _register(
         run = _new_run(repo, mission, tag, loop)
         lock = driver_lock(repo, run.run_id)
         runs.insert_run(conn, run)
-    return RunHandle(journal, repo, run, lock)
+    return RunHandle(journal, repo, run, DriverState(lock))
 
 
 def _allocate_tag(conn: Any, repo: RepoPaths, slug: str, requested: str | None) -> str:
@@ -224,7 +225,7 @@ def finish_prepare(h: RunHandle) -> None:
     _ensure_worktree(h)
     failpoints.hit("prepare.after_worktree")
     _materialize_mission(h)
-    seal.seal(h)
+    seal.seal(h.context)
     link_shared_paths(h.repo.repo_root, h.worktree, h.links)
     write_excludes(h.repo.repo_root, h.dirt.rooted_patterns())
     check_reset_safety(h.worktree, h.dirt, h.run_id)
@@ -279,7 +280,7 @@ def _baseline(h: RunHandle) -> None:
     """Iteration 0: evaluate the worktree HEAD once and record the first kept state."""
     commit = git.head(h.worktree)
     it = _baseline_iteration(h, commit, [])
-    record.start_evaluation(h, it)
+    record.start_evaluation(h.context, it)
     _record_baseline(h, it, commit, exists=True)
 
 
@@ -325,7 +326,7 @@ def _discard_half_built(h: RunHandle) -> None:
         git.delete_branch(h.repo.repo_root, h.run.branch_name)
         with h.journal.tx() as conn:
             runs.delete_run(conn, h.run_id)
-        h.lock.release()
+        h.state.lock.release()
         shutil.rmtree(h.paths.root, ignore_errors=True)
     finally:
         h.close()

@@ -39,7 +39,7 @@ from autoresearch.states import (
 )
 from autoresearch.supervisor import refs, seal
 from autoresearch.supervisor.executor import EvaluationTask
-from autoresearch.supervisor.handle import RunHandle
+from autoresearch.supervisor.handle import RunContext, RunHandle
 from autoresearch.supervisor.safety import check_reset_safety
 
 # One reading to record: its role in the decision, the commit measured, the evaluation.
@@ -91,7 +91,7 @@ def new_iteration(
     )
 
 
-def start_evaluation(h: RunHandle, it: IterationRecord) -> None:
+def start_evaluation(h: RunContext, it: IterationRecord) -> None:
     """Record that iteration `it` is being evaluated."""
     with h.journal.tx() as conn:
         runs.insert_iteration(conn, it)
@@ -108,7 +108,7 @@ def evaluate(
 ) -> EvaluationRecord:
     """Run the frozen evaluator on the worktree (or on `tree`, a scratch checkout of another
     commit); its process group is registered meanwhile. A run with lanes measures through
-    its executor (`h.measure_with`): each reading takes an evaluation slot. `screen`: run
+    its executor (`DriverState.measure_with`): each reading takes an evaluation slot. `screen`: run
     that evaluator (evaluator.screen) with its log here instead, never through an executor.
 
     When `should_cancel` fires, the evaluator's group is stopped, the iteration is rolled back
@@ -125,12 +125,12 @@ def evaluate(
     cwd, mission_dir = h.worktree, h.mission_dir
     if tree is not None:
         cwd, mission_dir = tree, tree / h.run.sandbox.relative_dir
-    env = measuring_env(h, iteration, cwd, mission_dir)
-    if h.measure_with is not None and screen is None:
+    env = measuring_env(h.context, iteration, cwd, mission_dir)
+    if h.state.measure_with is not None and screen is None:
         task = evaluation_task(
             h, iteration, commit or "", cwd, h.paths.evaluator_log(iteration, attempt)
         )
-        record = h.measure_with(task, should_cancel)
+        record = h.state.measure_with(task, should_cancel)
     else:
         spec, log = screen or (h.evaluator, h.paths.evaluator_log(iteration, attempt))
         record = run_evaluator(
@@ -144,7 +144,7 @@ def evaluate(
             box=h.box(agent=False),
         )
     if record.cancelled:
-        _roll_back(h, iteration, "evaluation")
+        _roll_back(h.context, iteration, "evaluation")
     failpoints.hit("step.after_evaluator")
     return record
 
@@ -171,7 +171,7 @@ def evaluation_task(
     )
 
 
-def measuring_env(h: RunHandle, iteration: int, cwd: Path, mission_dir: Path) -> dict[str, str]:
+def measuring_env(h: RunContext, iteration: int, cwd: Path, mission_dir: Path) -> dict[str, str]:
     """The evaluator's and checks' environment; a sealed copy is verified before each use."""
     if h.sealed:
         seal.verify(h)
@@ -179,7 +179,7 @@ def measuring_env(h: RunHandle, iteration: int, cwd: Path, mission_dir: Path) ->
     return evaluator_env(h.run_id, iteration, cwd, mission_dir, sealed)
 
 
-def _roll_back(h: RunHandle, iteration: int, what: str) -> NoReturn:
+def _roll_back(h: RunContext, iteration: int, what: str) -> NoReturn:
     """A cancelled iteration is rolled back whole; its artifact stays for `resume`."""
     with h.journal.tx() as conn:
         runs.delete_iteration(conn, h.run_id, iteration)
@@ -191,7 +191,7 @@ def _roll_back(h: RunHandle, iteration: int, what: str) -> NoReturn:
 
 
 def run_checks(
-    h: RunHandle, iteration: int, should_cancel: Callable[[], bool] | None = None
+    h: RunContext, iteration: int, should_cancel: Callable[[], bool] | None = None
 ) -> str | None:
     """Run sandbox.md's checks on the worktree; None when they passed, else what failed.
     Their whole output is kept in the iteration's checks log."""
@@ -319,7 +319,7 @@ def apply_effect(
     return applied
 
 
-def branch_ref(h: RunHandle) -> str:
+def branch_ref(h: RunContext) -> str:
     return f"refs/heads/{h.branch_name}"
 
 
@@ -341,9 +341,9 @@ def restore_branch(
     for the next session's clean-up. Idempotent; returns notes for the ledger.
     """
     check_sealed(h)
-    on_branch = known_head is not None or git.head_branch(h.worktree) == branch_ref(h)
+    on_branch = known_head is not None or git.head_branch(h.worktree) == branch_ref(h.context)
     head = known_head or git.head(h.worktree)
-    dirty = head == target and dirty_tracked(h)
+    dirty = head == target and dirty_tracked(h.context)
     if on_branch and head == target and not dirty:
         return []
     notes = []
@@ -374,10 +374,11 @@ def advance_run_branch(h: RunHandle) -> list[str]:
     if not kept or not run.worktree.is_dir():
         return []
     head = git.head(run.worktree)
-    if head == kept and git.head_branch(run.worktree) == branch_ref(run):
+    if head == kept and git.head_branch(run.worktree) == branch_ref(run.context):
         return []
     notes = []
-    if dirty_tracked(run):  # untracked files stay where they are, unsaved: no session's work
+    # untracked files stay where they are, unsaved: no session's work
+    if dirty_tracked(run.context):
         path = run.paths.patch(run.run.iteration, "run-worktree")
         notes.append(save_and_reset(run, path, head, at=kept, clean=False))
     else:
@@ -392,11 +393,11 @@ def check_sealed(h: RunHandle) -> None:
     h.journal.check_kept(h.run_id, h.run.last_kept_commit, h.run.baseline_commit)
 
 
-def dirty_tracked(h: RunHandle) -> bool:
+def dirty_tracked(h: RunContext) -> bool:
     return any(not e.untracked for e in git.status(h.worktree))
 
 
-def save_patch(h: RunHandle, iteration: int, label: str, base: str) -> str:
+def save_patch(h: RunContext, iteration: int, label: str, base: str) -> str:
     """Save everything in the worktree past `base` (commits, edits, staged and new files) as a
     patch; the note that says where (or that there was nothing to save)."""
     path = h.paths.patch(iteration, label)
@@ -453,14 +454,14 @@ def reap_stale_children(h: RunHandle) -> list[str]:
     Done once per handle: while this process holds the driver lock, no other driver can leave
     children behind.
     """
-    if h.reaped:
+    if h.state.reaped:
         return []
-    h.reaped = True
-    scratch = [children.run_tag(h.run_id, tree) for tree in scratch_trees(h)]
-    return reap_strays(h, h.tag, *scratch)
+    h.state.reaped = True
+    scratch = [children.run_tag(h.run_id, tree) for tree in scratch_trees(h.context)]
+    return reap_strays(h.context, h.tag, *scratch)
 
 
-def reap_strays(h: RunHandle, *tags: children.ChildTag) -> list[str]:
+def reap_strays(h: RunContext, *tags: children.ChildTag) -> list[str]:
     """Stop the process groups a crashed driver left carrying `tags` (registered or not), then
     remove the locks of a git killed with it (`clear_stale_git_locks`); a note for each. A
     lanes driver reaps each lane with its lane's tag when it arms it."""
@@ -468,7 +469,7 @@ def reap_strays(h: RunHandle, *tags: children.ChildTag) -> list[str]:
     return notes + clear_stale_git_locks(h)
 
 
-def scratch_trees(h: RunHandle) -> list[Path]:
+def scratch_trees(h: RunContext) -> list[Path]:
     """The run's scratch checkouts (the incumbent's, the lanes' further readings' under
     `ahead/`, certify's): an evaluator in one carries that tree in its tag, not the run's
     worktree, and a lanes driver registers none of its children, so each tree's tag is
@@ -481,7 +482,7 @@ def scratch_trees(h: RunHandle) -> list[Path]:
     return sorted(found)
 
 
-def clear_stale_git_locks(h: RunHandle) -> list[str]:
+def clear_stale_git_locks(h: RunContext) -> list[str]:
     """Remove the lock files a killed git left in the run's worktree or the shared refs (a
     whole-tree kill takes git down with the driver); none while any git process runs."""
     root = h.repo.repo_root

@@ -20,8 +20,8 @@ CUT_DESCRIPTION = "agent session interrupted by a crash"
 
 def recover(h: RunHandle) -> list[str]:
     """Repair the run; returns one note per repair made."""
-    first = not h.recovered  # the first repair of this handle: a crashed driver came before
-    h.recovered = True
+    first = not h.state.recovered  # the first repair of this handle: a crashed driver came before
+    h.state.recovered = True
     notes = record.reap_stale_children(h)
     notes += finish_interrupted_session(h)
     for it in runs.unfinished_iterations(h.journal, h.run_id):

@@ -65,7 +65,7 @@ def screen(
     spec = ScreenSpec.of(h.evaluator.extra)
     if spec is None or first is not None:
         return Screened()
-    failure = record.run_checks(h, iteration, should_cancel)
+    failure = record.run_checks(h.context, iteration, should_cancel)
     checks = Checks(failure, str(h.paths.checks_log(iteration)))
     if failure is not None:
         return Screened(checks_failed(failure, checks.log), checks)
@@ -106,7 +106,7 @@ def _reference(
     key = (str(h.repo.repo_root), h.run_id)
     known = _REFERENCES.get(key)
     if known is None or known.commit != kept or known.uses >= REFERENCE_USES:
-        tree = measure.incumbent_checkout(h, kept)
+        tree = measure.incumbent_checkout(h.context, kept)
         log = h.paths.screen_log(iteration, "reference")
         taken = record.evaluate(
             h, iteration, should_cancel, tree=tree, commit=kept, screen=(command, log)

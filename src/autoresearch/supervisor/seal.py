@@ -14,14 +14,14 @@ from __future__ import annotations
 from autoresearch import sealing
 from autoresearch.errors import ContractError
 from autoresearch.sealing import digest
-from autoresearch.supervisor.handle import RunHandle
+from autoresearch.supervisor.handle import RunContext
 
 __all__ = ["DIGESTS_FILE", "digest", "seal", "verify"]  # digest: the remote side checks with it
 
 DIGESTS_FILE = "sealed.json"
 
 
-def seal(h: RunHandle) -> dict[str, str]:
+def seal(h: RunContext) -> dict[str, str]:
     """Copy and digest the sealed paths of the worktree; idempotent (a resumed prepare redoes
     it from the same baseline tree)."""
     if not h.sealed:
@@ -36,7 +36,7 @@ def seal(h: RunHandle) -> dict[str, str]:
         ) from exc
 
 
-def verify(h: RunHandle) -> None:
+def verify(h: RunContext) -> None:
     """Refuse to evaluate with a sealed copy that is not byte for byte what prepare sealed:
     an agent without a sandbox (`cmd:`, aider) can reach any file the user can."""
     if not h.sealed:

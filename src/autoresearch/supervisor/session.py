@@ -48,7 +48,7 @@ def session_record(result: AgentResult, wrote: bool, lane: int | None = None) ->
     return result.record(lane, failure if failure and not result.cancelled else None)
 
 
-def history(h: RunHandle, after: int) -> list[PastIteration]:
+def history(h: RunContext, after: int) -> list[PastIteration]:
     """What an agent may know of the run: its recorded iterations, never the journal."""
     return [
         PastIteration(
@@ -86,7 +86,7 @@ class RunHistory:
         last = past[-1].iteration if past else 0
         if past and runs.iteration_rows(h.journal, h.run_id, 0, last) != len(past):
             past, last = (), 0
-        new = history(h, last)
+        new = history(h.context, last)
         if new or not past:
             self._past = (*past, *new)
         return self._past

@@ -12,7 +12,6 @@ from typing import Any
 
 from autoresearch import failpoints, git, policies
 from autoresearch.contracts import candidate as cand
-from autoresearch.contracts.agent_record import AgentRecord
 from autoresearch.contracts.candidate import ArtifactError, ArtifactShapeError, CandidateArtifact
 from autoresearch.contracts.json_input import load_json
 from autoresearch.decide import (
@@ -33,9 +32,10 @@ from autoresearch.noise import Interval
 from autoresearch.states import ArtifactStatus, DecisionKind, IterationKind, Phase, RunStatus
 from autoresearch.supervisor import estimates, measure, record, screen, sync
 from autoresearch.supervisor.finalize import honour_stop_request
-from autoresearch.supervisor.handle import RunHandle
+from autoresearch.supervisor.handle import RunContext, RunHandle
 from autoresearch.supervisor.recovery import recover
 from autoresearch.supervisor.safety import dirty_entries, reset_error
+from autoresearch.supervisor.step_input import FRESH, StepInput
 
 VALIDATION_DESCRIPTION = "candidate validation failed"
 
@@ -89,7 +89,7 @@ def msg_terminal(run_id: str, status: RunStatus) -> str:
     return f"{code} – the run {ended} and is not processed again; {way_on}"
 
 
-def refuse_unwritten(h: RunHandle) -> None:
+def refuse_unwritten(h: RunContext) -> None:
     """`autoresearch step` by hand on the placeholder (no session wrote an artifact since the
     last step) is a mistake, not a noop: refused, unless an iteration waits for its repair.
     The loop's own step on the placeholder stays a noop (a session that wrote nothing)."""
@@ -106,19 +106,17 @@ def refuse_unwritten(h: RunHandle) -> None:
 
 def step(
     h: RunHandle,
-    extra_notes: list[str] | None = None,
-    agent: AgentRecord | None = None,
+    given: StepInput = FRESH,
     should_cancel: Callable[[], bool] | None = None,
-    first: EvaluationRecord | None = None,
-    forced: Decision | None = None,
     shape_fails_run: bool = True,
 ) -> StepResult:
     """Process candidate.json once for a running, prepared run.
 
-    A lane (supervisor/lanes.py) may bring the candidate's `first` reading, taken before the
-    iteration was numbered, or a decision `forced` without evaluation (a replay conflict).
+    `given`: the session's notes and record, and what was settled before the iteration was
+    numbered (a lane's reading of the candidate, a decision forced without evaluation).
     `shape_fails_run` False (the driver of `run`): a malformed artifact is a failed session,
     recorded as §4 says with the run left running; one that disagrees with git still fails it."""
+    first, forced = given.reading, given.forced
     if h.run.status != RunStatus.RUNNING:
         raise RefusedError(msg_terminal(h.run_id, h.run.status))
     if h.run.phase != Phase.READY:
@@ -133,8 +131,8 @@ def step(
     base: dict[str, Any] = {
         "iteration": h.run.iteration + 1,
         "artifact_sha256": sha,
-        "decision_notes": list(extra_notes or []),
-        "agent": agent,
+        "decision_notes": list(given.notes),
+        "agent": given.agent,
     }
     try:
         if read.refused is not None:
@@ -162,10 +160,10 @@ def step(
             artifact_notes=list(artifact.notes),
             artifact_sha256=sha,
             decision_notes=base["decision_notes"],
-            agent=agent,
+            agent=given.agent,
         )
         if forced is not None:
-            checked = _refuse_unsafe_reset(h, it)
+            checked = _refuse_unsafe_reset(h.context, it)
             result = _record(h, it, forced, None, KEEPS_RUN, sha, safety_checked=checked)
         else:
             result = _process(h, it, artifact, sha, should_cancel, first, facts)
@@ -195,7 +193,7 @@ def _validate(h: RunHandle, raw: bytes | None) -> tuple[CandidateArtifact, git.C
         raise ArtifactError(cand.MSG_COMMIT_UNRESOLVED.format(raw=artifact.candidate_commit))
     if commit_sha != head_sha:
         raise ArtifactError(cand.MSG_COMMIT_NOT_HEAD.format(sha=commit_sha, head=head_sha))
-    if git.head_branch(h.worktree) != record.branch_ref(h):
+    if git.head_branch(h.worktree) != record.branch_ref(h.context):
         branch = h.branch_name
         raise ArtifactError(cand.MSG_COMMIT_OFF_BRANCH.format(sha=commit_sha, branch=branch))
     if not git.descends_from(h.worktree, kept, facts):
@@ -270,7 +268,7 @@ def _process(
     found = unmeasured_decision(h, commit, facts)
     it = replace(it, candidate_tree=found.tree)
     if found.decision is not None:
-        checked = _refuse_unsafe_reset(h, it)
+        checked = _refuse_unsafe_reset(h.context, it)
         # the validated candidate is the worktree HEAD: the reset needs not ask git for it
         return _record(h, it, found.decision, None, KEEPS_RUN, sha, head=commit,
                        safety_checked=checked)  # fmt: skip
@@ -293,10 +291,10 @@ def unmeasured_decision(
     The trees come from validation's `facts`, else from one git call. A lane asks this before
     it spends a reading (step decides the same again when it judges)."""
     kept = h.run.last_kept_commit or ""
-    tree, kept_tree = _trees(h, commit, kept, facts)
+    tree, kept_tree = _trees(h.context, commit, kept, facts)
     if commit == kept or (tree is not None and tree == kept_tree):
         return Unmeasured(tree, unchanged_candidate())
-    earlier = _measured_before(h, tree, {commit: tree, kept: kept_tree})
+    earlier = _measured_before(h.context, tree, {commit: tree, kept: kept_tree})
     if earlier is not None:
         return Unmeasured(tree, duplicate_of(earlier))
     touched = h.sealed and touched_sealed(git.changed_paths(h.worktree, kept), h.sealed)
@@ -304,7 +302,7 @@ def unmeasured_decision(
 
 
 def _trees(
-    h: RunHandle, commit: str, kept: str, facts: git.CandidateFacts | None
+    h: RunContext, commit: str, kept: str, facts: git.CandidateFacts | None
 ) -> tuple[str | None, str | None]:
     """The trees of the candidate and of the kept commit (None, None: they are one commit)."""
     if commit == kept:
@@ -320,7 +318,7 @@ def _trees(
 TREE_BATCH = 1000
 
 
-def _measured_before(h: RunHandle, tree: str | None, known: dict[str, str | None]) -> int | None:
+def _measured_before(h: RunContext, tree: str | None, known: dict[str, str | None]) -> int | None:
     """The earliest iteration whose evaluator measured `tree` (novelty: measuring it again
     would spend the evaluator on an outcome already recorded), or None."""
     if not tree:
@@ -329,7 +327,7 @@ def _measured_before(h: RunHandle, tree: str | None, known: dict[str, str | None
     return runs.first_measured_tree(h.journal, h.run_id, tree)
 
 
-def _fill_unknown_trees(h: RunHandle, known: dict[str, str | None]) -> None:
+def _fill_unknown_trees(h: RunContext, known: dict[str, str | None]) -> None:
     """Record the trees of measured iterations the journal lacks: a baseline (usually the
     kept commit, whose tree `known` holds: no git) and rows older than the column."""
     while missing := runs.measured_without_tree(h.journal, h.run_id, TREE_BATCH):
@@ -351,11 +349,11 @@ def _measured(
     """A candidate judged by the run's keep policy: the readings and checks it asks for are
     taken (supervisor/measure.judge), then recorded with its decision in one transaction."""
     rule = policies.policy(h.run.keep_policy)  # a plugin that fails to load records nothing
-    record.start_evaluation(h, it)
+    record.start_evaluation(h.context, it)
     changes = record.RunChanges(latest_candidate_commit=commit)
     screened = screen.screen(h, it.iteration, commit, first, should_cancel)
     if screened.discard is not None:  # checks or screen: no full evaluation
-        checked = _refuse_unsafe_reset(h, it)
+        checked = _refuse_unsafe_reset(h.context, it)
         return _record(h, it, screened.discard, None, changes, sha, exists=True, head=commit,
                        safety_checked=checked)  # fmt: skip
     judged = measure.judge(h, rule, it.iteration, commit, first, should_cancel, screened.checks)
@@ -364,7 +362,7 @@ def _measured(
         decision = replace(decision, notes=(*decision.notes, screened.note))
     if judged.final.rescore:
         changes = changes.scored(judged.final.kept_score)
-    checked = decision.reset and _refuse_unsafe_reset(h, it)
+    checked = decision.reset and _refuse_unsafe_reset(h.context, it)
     if decision.keep:
         changes = replace(changes, last_kept_commit=commit)
     # the validated candidate is the worktree HEAD: the reset needs not ask git for it
@@ -374,7 +372,7 @@ def _measured(
     )  # fmt: skip
 
 
-def _refuse_unsafe_reset(h: RunHandle, it: IterationRecord) -> bool:
+def _refuse_unsafe_reset(h: RunContext, it: IterationRecord) -> bool:
     """Check reset safety before the decision is committed, so that a refusal records nothing:
     the evaluation is rolled back and the artifact stays for the next step or resume.
     True when the check passed (the reset needs not repeat it)."""

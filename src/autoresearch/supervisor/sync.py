@@ -121,7 +121,7 @@ def write_active_pointer(h: RunHandle, driving: bool = True) -> None:
     now = utc_now_iso()
     pointer = views.active_run_pointer(h.run, h.repo, pid if driving else None, host, now)
     atomic_write_json(h.repo.active_run, pointer)
-    h.pointer_written = driving
+    h.state.pointer_written = driving
 
 
 def rebuild_views(h: RunHandle) -> None:
@@ -174,7 +174,7 @@ def _finish(h: RunHandle, evaluation: EvaluationRecord | StoredEvaluation | None
     estimates.write_manifest(h.journal, h.run, h.repo)
     if not h.lane:  # a lane's prompt is written by the lanes driver as its session starts
         write_instructions(h)
-    if not h.pointer_written or h.run.status != RunStatus.RUNNING:
+    if not h.state.pointer_written or h.run.status != RunStatus.RUNNING:
         write_active_pointer(h)
     with h.journal.tx() as conn:
         runs.update_run(
