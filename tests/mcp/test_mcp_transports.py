@@ -42,6 +42,7 @@ async def drive_a_session(t: Tools, repo: Repo) -> Progress:
         "metric": 100,
         "commit": log.data["git"]["kept_commit"],
         "delta_pct": None,
+        "paired": None,
     }
     status = await t.ok("experiment_status")
     assert status.data["counts"]["keep"] == 1 and status.data["pending"] is None
