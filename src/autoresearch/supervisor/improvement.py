@@ -85,9 +85,11 @@ def _percent(change: float, level: float | None) -> float | None:
     return None if not level else 100.0 * change / abs(level)
 
 
-def run_improvement(journal: Journal, run: RunRecord) -> Improvement | None:
-    """The run's improvement now: certify's paired change, else its pooled means'."""
-    head = estimates.headline(journal, run)
+def run_improvement(
+    journal: Journal, run: RunRecord, head: estimates.Headline
+) -> Improvement | None:
+    """The run's improvement now: certify's paired change, else its pooled means' (`head`:
+    the run's headline, which the caller has already read for its best and baseline)."""
     pooled = pooled_change(journal, run, head)
     unpaired = None if pooled is None else signed_interval(run.direction, pooled)
     paired = certified(journal, run)

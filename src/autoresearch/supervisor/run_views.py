@@ -169,7 +169,7 @@ def summary_of(journal: Journal, run: RunRecord) -> RunSummary:
         certified_improvement=told.certified_improvement,
         drift=told.drift,
         best_note=told.best_note,
-        improvement=improvement.run_improvement(journal, run),
+        improvement=improvement.run_improvement(journal, run, found),
     )
 
 
