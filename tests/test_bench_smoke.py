@@ -171,6 +171,21 @@ def test_the_targets_are_judged_on_frontiers_ratio_to_greedy(
     assert (": MET" in line) == met, line
 
 
+def test_the_summary_counts_the_pairs_a_variant_wins_against_greedy() -> None:
+    bbob = _bbob()
+    greedy, frontier = bbob.Variant("greedy", "greedy"), bbob.Variant("frontier", "frontier")
+    found = {0: (4.0, 2.0), 1: (4.0, 4.0), 2: (4.0, 8.0)}  # seed -> (greedy's, frontier's)
+    outcomes = [
+        bbob.Outcome(bbob.Job(3, 1, seed, variant), {100: best})
+        for seed, pair in found.items()
+        for variant, best in zip((greedy, frontier), pair, strict=True)
+    ]
+    rows = bbob.summary(outcomes, ["greedy", "frontier"], (100,))
+    multimodal = {row.variant: row for row in rows if row.multimodal}
+    assert (multimodal["frontier"].pairs, multimodal["frontier"].wins) == (3, 1)  # a tie: no win
+    assert multimodal["frontier"].at[100][1] == 1.0
+
+
 def test_the_lanes_bench_times_sleep_bound_lanes_in_the_default_sandbox() -> None:
     """It broke unnoticed once: its agent's log lies outside the repository, which the box
     the runs default to hides."""
