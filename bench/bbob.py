@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/bbob.py [--functions 1 2 ...] [--instances 1 2 3] [--seeds 10]
         [--iterations 100] [--dimension 5] [--lanes 4] [--workers 2] [--variants NAME ...]
-        [--runs] [--json]
+        [--runs] [--json] [--model]
 
 Each (function, instance, seed, variant) is a mission in its own temporary git repo: params.py
 holds the coordinates (`X0 = 0.0` …), a `tune:` block in sandbox.md lets the built-in offline
@@ -15,7 +15,9 @@ best-at-N(variant) / best-at-N(greedy) over functions × instances × seeds (bel
 than greedy) and in how many pairs the variant's best-at-100 beat greedy's (wins), then the
 load average, and whether the issue's targets were met on this grid.
 The defaults are the issue's grid (10 functions, 3 instances, 10 seeds, 100 evaluations) and
-take hours on a small machine; pass a smaller grid to try it. Nothing here is a pass/fail test.
+take hours on a small machine; pass a smaller grid to try it, or `--model` to replay the runs
+in memory (bench/bbob_model.py: the same figures, without lanes, in seconds). Nothing here is a
+pass/fail test.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ DEFAULT_FUNCTIONS = (1, 2, 6, 8, 10, 3, 15, 17, 21, 22)  # five of each class
 # A precision BBOB counts as solved; it keeps a ratio finite when greedy reaches the optimum.
 FLOOR = 1e-8
 NOT_AVAILABLE = "not available"
+MSG_MODEL_LANES = "the in-process model has no lanes (run without --model)"
 
 EVALUATOR = """\
 import ioh
@@ -89,13 +92,16 @@ class Variant:
     explore: bool = False
     lanes: int = 0
 
-    def flags(self, iterations: int) -> tuple[str, ...]:
+    def plateau(self, iterations: int) -> int:
         # the plateau default (20, explore) would apply to every variant: only the explore
         # variant gets a plateau, short enough to fire within the budget
-        plateau = max(iterations // 10, 2) if self.explore else iterations + 1
+        return max(iterations // 10, 2) if self.explore else iterations + 1
+
+    def flags(self, iterations: int) -> tuple[str, ...]:
         on = ("--on-plateau", "explore") if self.explore else ()
         lanes = ("--lanes", str(self.lanes)) if self.lanes else ()
-        return ("--strategy", self.strategy, "--plateau", str(plateau), *on, *lanes)
+        plateau = str(self.plateau(iterations))
+        return ("--strategy", self.strategy, "--plateau", plateau, *on, *lanes)
 
 
 @dataclass(frozen=True)
@@ -315,8 +321,25 @@ def grid(args: argparse.Namespace) -> list[Job]:
     ]  # fmt: skip
 
 
+def model_one(job: Job, iterations: int, dimension: int) -> Outcome:
+    """`run_one` in memory (bench/bbob_model.py): the same figures, in milliseconds."""
+    import bbob_model  # beside this script; only --model needs it
+
+    v = job.variant
+    if v.lanes:
+        return Outcome(job, {}, refused=MSG_MODEL_LANES)
+    spec = bbob_model.ModelSpec(
+        job.function, job.instance, job.seed, v.strategy, v.plateau(iterations), dimension
+    )
+    found = bbob_model.model_run(spec, iterations)
+    budgets = budgets_for(iterations)
+    return Outcome(job, bbob_model.best_at(found, budgets), off_best=found.off_best)
+
+
 def run_grid(args: argparse.Namespace) -> list[Outcome]:
     jobs = grid(args)
+    if args.model:
+        return [model_one(j, args.iterations, args.dim) for j in jobs]
     with (
         tempfile.TemporaryDirectory(prefix="bbob-bench-") as scratch,
         ThreadPoolExecutor(max_workers=args.workers) as pool,  # each job is one subprocess
@@ -337,6 +360,12 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--variants", nargs="+", help="only these (greedy always runs)")
     parser.add_argument("--runs", action="store_true", help="also print each run's line")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
+    parser.add_argument(
+        "--model",
+        action="store_true",
+        help="replay each run in memory (bench/bbob_model.py), not through the CLI: the same "
+        "figures without lanes, in seconds; confirm a finding without it",
+    )
     return parser.parse_args(argv)
 
 

@@ -129,6 +129,25 @@ def test_the_bbob_bench_compares_strategies_with_and_without_lanes() -> None:
     assert "load average before" in out and "target multimodal: " in out, out
 
 
+@needs_ioh
+def test_the_bbob_model_gives_the_figures_of_the_cli_runs() -> None:
+    """--model replays the runs in memory: trusted only while it agrees with the CLI, here on
+    a grid where the frontier (and its plateau explore) leaves greedy's path."""
+    grid = ["--functions", "15", "--instances", "1", "--seeds", "1", "--iterations", "8",
+            "--dimension", "2", "--lanes", "0", "--runs"]  # fmt: skip
+    runs = {}
+    for mode in ([], ["--model"]):
+        done = subprocess.run(
+            [sys.executable, str(BENCH.parent / "bbob.py"), *grid, *mode],
+            capture_output=True, text=True, timeout=300, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        runs[bool(mode)] = [line for line in done.stdout.splitlines() if line.startswith("run ")]
+    assert runs[True] == runs[False]
+    best = {line.split()[4]: line.split("best@8")[1] for line in runs[True]}
+    assert len(best) == 3 and best["frontier"] != best["greedy"], runs[True]
+
+
 def _bbob() -> ModuleType:
     spec = importlib.util.spec_from_file_location("bbob_bench", BENCH.parent / "bbob.py")
     assert spec is not None and spec.loader is not None
