@@ -5,7 +5,8 @@ It replays the run with the core's own pure pieces: the offline agent's proposal
 of descent (agents/tuning.py), the frontier's archive, lineages and parent rule
 (supervisor/archive.py), and the keep policy of a bench mission (a strictly lower f than the
 session's parent). The driver, git, the journal and the evaluator's process are left out; on
-the runs compared (f1, f3, f21; greedy and frontier) it gives the CLI's figures to the digit.
+the 16 runs compared (f1, f3, f21; greedy, frontier, frontier + explore) it gave the CLI's
+figures to the digit.
 What it does not model (lanes, noise-aware keeps, a tie broken by the run's random id) is
 what the CLI run is for: confirm a finding there before reporting it.
 """
