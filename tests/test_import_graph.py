@@ -155,6 +155,14 @@ READER_SKIPS = (
     "autoresearch.confine",
     "autoresearch.proc",
     "subprocess",
+    # nor a run's frozen mission's contracts: sandbox.md's parser and the tune, screen and
+    # isolation contracts below it (journal/runs.py decodes it at its first read; the views
+    # read its noise policy alone)
+    "autoresearch.contracts.frozen",
+    "autoresearch.contracts.sandbox",
+    "autoresearch.contracts.tune",
+    "autoresearch.contracts.screen",
+    "autoresearch.contracts.isolation",
 )
 
 
