@@ -163,6 +163,7 @@ READER_SKIPS = (
     "autoresearch.contracts.tune",
     "autoresearch.contracts.screen",
     "autoresearch.contracts.isolation",
+    "secrets",  # journal/seals.py makes a seal key once per machine: no reader imports it
 )
 
 
@@ -214,6 +215,7 @@ def test_a_hook_answers_without_the_engine_or_the_runner(tmp_path: Path, event: 
         # nor the run's decision table: a session's plateau is states.DEFAULT_PLATEAU
         "autoresearch.decide",
         "autoresearch.experiments.params",  # nor the parameters of init, run and log
+        "secrets",  # nor what makes a seal key (once per machine)
     )
     # nor evaluate.py and the sandbox.md contract: how the benchmark ended is states.py's
     banned = (*ENGINE, *session_engine, "autoresearch.contracts.sandbox")

@@ -41,6 +41,9 @@ class Codec:
     _plans: dict[tuple[Any, tuple[str, ...]], list[tuple[str, int, str]]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
+    _members: dict[type[StrEnum], dict[str, StrEnum]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def columns(self, values: Mapping[str, Any]) -> dict[str, Any]:
         """Field values → column values."""
@@ -107,15 +110,25 @@ class Codec:
         if name in self.later and value is not None:
             return Stored(value, self._damage_at(column, row))
         if column != name and value is not None:
-            value = json.loads(value)
+            # most rows' note lists are empty: what json.loads makes of them, without it
+            value = [] if value == "[]" else json.loads(value)
             value = tuple(value) if name in self.tuples else value
             if name in self.typed:
                 value = self.typed[name].from_dict(value)
         elif name in self.bools:
             value = bool(value)
         elif name in self.enums and value is not None:
-            value = self.enums[name](value)
+            value = self._member(self.enums[name], value)
         return value
+
+    def _member(self, kind: type[StrEnum], value: str) -> StrEnum:
+        """`kind(value)`, looked up: an enum's call costs `status RUN` ~2 µs a value, five a
+        row. A value outside the built-ins (a plugin's keep policy, damage) still calls it."""
+        members = self._members.get(kind)
+        if members is None:
+            members = self._members[kind] = {member.value: member for member in kind}
+        found = members.get(value)
+        return found if found is not None else kind(value)
 
     def _damage(self, name: str, column: str, row: sqlite3.Row, exc: BaseException) -> str:
         if name in self.enums:
@@ -150,16 +163,20 @@ class Place:
 class Stored:
     """A typed JSON field as the journal holds it, not decoded yet, and where it is."""
 
-    __slots__ = ("place", "text")
+    __slots__ = ("_parsed", "place", "text")
 
     def __init__(self, text: str, place: Place) -> None:
         self.text, self.place = text, place
+        self._parsed: object = Stored  # not parsed yet (a JSON value is never a class)
 
     def decoded(self, decode: Callable[[Any], T]) -> T:
-        """The record `decode` makes of the JSON; refused as `Codec.value` refuses a damaged
-        value (the same one-line message, naming the table, row and column)."""
+        """The record `decode` makes of the JSON (parsed once: a part of it may be asked for
+        again and again, `RunRecord.noise`); refused as `Codec.value` refuses a damaged value
+        (the same one-line message, naming the table, row and column)."""
         try:
-            return decode(json.loads(self.text))
+            if self._parsed is Stored:
+                self._parsed = json.loads(self.text)
+            return decode(self._parsed)
         except (ValueError, TypeError, KeyError, AutoresearchError) as exc:
             problem = self.place.problem(self.text, f"valid JSON of its record ({exc})")
             raise JournalError(integrity.msg_refused(problem)) from exc
