@@ -267,3 +267,19 @@ def test_a_stdio_mcp_server_answers_the_handshake_before_building_its_tools(
         "autoresearch.supervisor",
     )
     assert among(modules, tools) == []
+
+
+def test_a_stop_without_a_session_reads_no_ledger(mission_dir: Path) -> None:
+    # a repository whose journal holds a run and no session (the hook stays installed after
+    # `exp off`): the answer needs the sessions table only, not a session's ledger and status
+    with prepare(mission_dir, run_tag="T1") as h:
+        root = h.repo.repo_root
+    modules = imported_by("exp", "hook", "stop", cwd=root, stdin="{}")
+    assert "autoresearch.experiments.hooks" in modules  # the probe saw the hook answer
+    ledger = (
+        "autoresearch.experiments.ledger",
+        "autoresearch.experiments.status",
+        "autoresearch.experiments.confidence",
+        "autoresearch.experiments.notes",
+    )
+    assert among(modules, ledger) == []
