@@ -164,6 +164,7 @@ READER_SKIPS = (
     "autoresearch.contracts.screen",
     "autoresearch.contracts.isolation",
     "secrets",  # journal/seals.py makes a seal key once per machine: no reader imports it
+    "difflib",  # the closest id to an unknown one (supervisor/run_ids.py): a typo's only
 )
 
 
