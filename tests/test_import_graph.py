@@ -155,6 +155,16 @@ READER_SKIPS = (
     "autoresearch.confine",
     "autoresearch.proc",
     "subprocess",
+    # nor a run's frozen mission's contracts: sandbox.md's parser and the tune, screen and
+    # isolation contracts below it (journal/runs.py decodes it at its first read; the views
+    # read its noise policy alone)
+    "autoresearch.contracts.frozen",
+    "autoresearch.contracts.sandbox",
+    "autoresearch.contracts.tune",
+    "autoresearch.contracts.screen",
+    "autoresearch.contracts.isolation",
+    "secrets",  # journal/seals.py makes a seal key once per machine: no reader imports it
+    "difflib",  # the closest id to an unknown one (supervisor/run_ids.py): a typo's only
 )
 
 
@@ -206,6 +216,7 @@ def test_a_hook_answers_without_the_engine_or_the_runner(tmp_path: Path, event: 
         # nor the run's decision table: a session's plateau is states.DEFAULT_PLATEAU
         "autoresearch.decide",
         "autoresearch.experiments.params",  # nor the parameters of init, run and log
+        "secrets",  # nor what makes a seal key (once per machine)
     )
     # nor evaluate.py and the sandbox.md contract: how the benchmark ended is states.py's
     banned = (*ENGINE, *session_engine, "autoresearch.contracts.sandbox")
@@ -257,3 +268,23 @@ def test_a_stdio_mcp_server_answers_the_handshake_before_building_its_tools(
         "autoresearch.supervisor",
     )
     assert among(modules, tools) == []
+
+
+def test_a_stop_without_a_session_reads_no_ledger(mission_dir: Path) -> None:
+    # a repository whose journal holds a run and no session (the hook stays installed after
+    # `exp off`): the answer needs the sessions table only, not a session's ledger and status
+    with prepare(mission_dir, run_tag="T1") as h:
+        root = h.repo.repo_root
+    modules = imported_by("exp", "hook", "stop", cwd=root, stdin="{}")
+    assert "autoresearch.experiments.hooks" in modules  # the probe saw the hook answer
+    ledger = (
+        "autoresearch.experiments.ledger",
+        "autoresearch.experiments.status",
+        "autoresearch.experiments.confidence",
+        "autoresearch.experiments.notes",
+        # nor the noise arithmetic and its statistics: the journal's scan of its values at
+        # open names a reading's role, states.py's
+        "autoresearch.noise",
+        "statistics",
+    )
+    assert among(modules, ledger) == []

@@ -53,6 +53,9 @@ from autoresearch.jsonshape import json_field, json_shape
 from autoresearch.robust import current_reference, huber_mean, since_level_change
 from autoresearch.states import Direction
 
+# a reading's role is a journal value like the states: states.py's, named here too
+from autoresearch.states import Role as Role
+
 _NORMAL = statistics.NormalDist()
 # Wald's boundaries ignore the overshoot of the last step and so err far on the safe side;
 # Siegmund's correction moves them in by 0.583 standard deviations of one step's log LR, which
@@ -68,16 +71,6 @@ class NoiseMode(StrEnum):
     AUTO = "auto"
     SEQUENTIAL = "sequential"
     SINGLE = "single"
-
-
-class Role(StrEnum):
-    """Why a reading was taken (the `role` of its journal row)."""
-
-    BASELINE = "baseline"  # calibration readings of the baseline at prepare
-    CANDIDATE = "candidate"  # the candidate under test
-    INCUMBENT = "incumbent"  # the kept commit, re-measured interleaved with a candidate
-    CONFIRM = "confirm"  # fresh readings of a newly kept candidate
-    CERTIFY = "certify"  # `autoresearch certify`
 
 
 # The readings that are an incumbent's reference (and its reported value): not those that won

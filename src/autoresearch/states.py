@@ -46,6 +46,16 @@ class IterationKind(StrEnum):
     ITERATION = "iteration"
 
 
+class Role(StrEnum):
+    """Why a reading was taken (the `role` of its journal row)."""
+
+    BASELINE = "baseline"  # calibration readings of the baseline at prepare
+    CANDIDATE = "candidate"  # the candidate under test
+    INCUMBENT = "incumbent"  # the kept commit, re-measured interleaved with a candidate
+    CONFIRM = "confirm"  # fresh readings of a newly kept candidate
+    CERTIFY = "certify"  # `autoresearch certify`
+
+
 class EvalPurpose(StrEnum):
     """Why a run's evaluation was taken (the `purpose` of its journal row): the iteration's
     kind, or `autoresearch certify`."""

@@ -8,17 +8,21 @@ from __future__ import annotations
 
 import hashlib
 import json
+import pickle
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
 
 import pytest
 
+from autoresearch.contracts.frozen import FrozenMission
 from autoresearch.errors import JournalError
 from autoresearch.journal import domains, integrity, jobs, lanes, records, runs, seals, sessions
 from autoresearch.journal.db import Journal
+from autoresearch.states import RunStatus
 from helpers import cli
 
 
@@ -190,6 +194,61 @@ def test_a_value_damaged_while_open_is_refused_when_read(
     start = f"a row of the journal is damaged (table {table}, row {row}: {column} is "
     assert message.startswith(start), message
     assert expected in message and "nothing was written" in message and "\n" not in message
+
+
+def _run_with_mission(tmp_path: Path, frozen: str) -> Path:
+    """A journal with one run whose frozen mission (sandbox_json) is `frozen`."""
+    path = _fresh_journal(tmp_path)
+    _insert_valid_row(path, "runs")
+    with _db(path) as conn:
+        conn.execute(
+            "UPDATE runs SET evaluator_json = ?, sandbox_json = ?, loop_json = NULL",
+            (json.dumps({"command": "x", "format": "json"}), frozen),
+        )
+    return path
+
+
+@pytest.mark.parametrize(
+    ("frozen", "field", "expected"),
+    [
+        ('{"links": 3}', "sandbox", "expected valid JSON of its record (expected an array"),
+        ('{"noise": 3}', "noise", "expected valid JSON of its record (expected an object"),
+        ("{bad", "noise_policy", "expected valid JSON of its record (Expecting"),
+    ],
+)
+def test_a_frozen_mission_is_decoded_at_its_first_read(
+    tmp_path: Path, frozen: str, field: str, expected: str
+) -> None:
+    """A run reads without its frozen mission's contracts (`status` lists runs without them:
+    issue 36); a damaged mission is refused at its first read, as a damaged run was."""
+    path = _run_with_mission(tmp_path, frozen)
+    with Journal.open(path) as journal:
+        run = runs.get_run(journal, "x")
+    assert run is not None and run.direction == "higher"
+    with pytest.raises(JournalError) as refused:
+        getattr(run, field)
+    start = f"a row of the journal is damaged (table runs, row run_id=x: sandbox_json is {frozen!r}"
+    message = refused.value.message
+    assert message.startswith(start) and expected in message, message
+    assert "nothing was written" in message and "\n" not in message
+
+
+def test_a_run_read_lazily_is_the_run_it_always_was(tmp_path: Path) -> None:
+    """Decoded at first read, a run record still compares, copies, pickles and writes back
+    whole, its mission as FrozenMission.from_dict makes it."""
+    mission = {"links": ["data"], "noise": {"mode": "auto"}, "relative_dir": "m"}
+    path = _run_with_mission(tmp_path, json.dumps(mission))
+    with Journal.open(path) as journal:
+        first, second = runs.get_run(journal, "x"), runs.get_run(journal, "x")
+        assert first is not None and second is not None
+        assert first.noise == FrozenMission.from_dict(mission).noise  # read before the rest
+        assert first == second and pickle.loads(pickle.dumps(second)) == first
+        assert first.sandbox == FrozenMission.from_dict(mission)
+        moved = replace(second, run_id="y", status=RunStatus.FAILED)
+        with journal.tx() as conn:
+            runs.insert_run(conn, moved)
+        again = runs.get_run(journal, "y")
+    assert again == moved and again.sandbox.links == ("data",)
 
 
 # --- the CLI, on a real finished demo ---------------------------------------------------------

@@ -13,16 +13,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TypedDict, TypeGuard, cast
 
+# the evaluator contract lives apart, light for readers of run records; named here too
+from autoresearch.contracts.evaluator_spec import DEFAULT_TIMEOUT_SECONDS as DEFAULT_TIMEOUT_SECONDS
+from autoresearch.contracts.evaluator_spec import EVALUATOR_KEYS as EVALUATOR_KEYS
+from autoresearch.contracts.evaluator_spec import EvaluatorSpec as EvaluatorSpec
 from autoresearch.contracts.isolation import ISOLATION_KEYS, Isolation, isolation_of
 from autoresearch.contracts.screen import parse_screen
 from autoresearch.contracts.tune import TUNE_KEYS, TuneSpec, is_relative_path, parse_tune
 from autoresearch.errors import ContractError
 from autoresearch.jsonshape import (
-    json_field,
     json_shape,
     mapping,
     number,
-    optional_text,
     text,
     whole,
 )
@@ -39,8 +41,6 @@ from autoresearch.states import (
 KEEP_POLICIES = tuple(KeepPolicy)  # the built-ins, in supervisor.md §2's order
 FORMATS = tuple(EvalFormat)
 DIRECTIONS = tuple(Direction)
-DEFAULT_TIMEOUT_SECONDS = 3600.0
-EVALUATOR_KEYS = ("command", "format", "keep_policy", "metric", "direction", "timeout_seconds")
 
 # supervisor.md §2's exact sentence first (users match on it), then the metric format's hint
 MSG_NO_FRONTMATTER = (
@@ -96,35 +96,6 @@ MSG_BAD_ARCHIVE_SIZE = "sandbox.md frontmatter search.archive_size must be a who
 MAX_SLOTS = 1000
 
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*(?:\r?\n|\Z)", re.S | re.M)
-
-
-@dataclass(frozen=True)
-class EvaluatorSpec:
-    """The evaluator contract, frozen into the manifest at prepare."""
-
-    command: str
-    format: EvalFormat
-    keep_policy: KeepPolicy = KeepPolicy.SCORE_IMPROVEMENT
-    metric: str | None = None
-    direction: Direction = MISSION_DEFAULT_DIRECTION
-    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
-    # unknown keys, JSON-safe (first in the JSON, as they always were)
-    extra: dict[str, object] = field(default_factory=dict, metadata=json_field(leads=True))
-
-    def to_dict(self) -> dict[str, object]:
-        return json_shape(self)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, object]) -> EvaluatorSpec:
-        return cls(
-            command=str(data["command"]),
-            format=EvalFormat(text(data["format"])),
-            keep_policy=KeepPolicy(text(data.get("keep_policy", KeepPolicy.SCORE_IMPROVEMENT))),
-            metric=optional_text(data.get("metric")),
-            direction=Direction(text(data.get("direction", MISSION_DEFAULT_DIRECTION))),
-            timeout_seconds=number(data.get("timeout_seconds", DEFAULT_TIMEOUT_SECONDS)),
-            extra={k: v for k, v in data.items() if k not in EVALUATOR_KEYS},
-        )
 
 
 @dataclass(frozen=True)

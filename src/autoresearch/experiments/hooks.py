@@ -25,25 +25,26 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from autoresearch.clock import utc_now_iso
 from autoresearch.errors import NotFoundError
 from autoresearch.experiments.context import Context, open_context
-from autoresearch.experiments.ledger import progress
 from autoresearch.experiments.rules import (
     FAILURE_STREAK,
     MAX_RESUMED_TURNS,
     failure_streak,
     max_reached_message,
 )
-from autoresearch.experiments.status import DEFAULT_HISTORY, StatusReport, build_status
 from autoresearch.journal import hooks as journal_hooks
 from autoresearch.journal import sessions
 from autoresearch.journal.hooks import HookCounters
 from autoresearch.paths import STATE_DIR
 from autoresearch.repo_state import main_root
 from autoresearch.states import Verdict
+
+if TYPE_CHECKING:  # a session's ledger and status: imported once a session is found (below)
+    from autoresearch.experiments.status import StatusReport
 
 HOOK_BUDGET_SECONDS = 20.0  # well inside the timeout the installed entries give the host
 HOOK_TIMEOUT_SECONDS = 30
@@ -176,6 +177,10 @@ def _stop(ctx: Context) -> HookAnswer:
     session = ctx.active()
     if session is None:
         return HookAnswer(None, f"stop: {StopReason.NO_SESSION}")
+    # a session's ledger and status (their statistics): what a Stop without one never imports
+    from autoresearch.experiments.ledger import progress
+    from autoresearch.experiments.status import DEFAULT_HISTORY, build_status
+
     sid, segment = session.session_id, session.segment
     with ctx.journal.tx() as conn:
         before = journal_hooks.counters(conn, sid, segment)
@@ -234,6 +239,8 @@ def compaction_summary(start: Path) -> str | None:
             session = ctx.active()
             if session is None:
                 return None
+            from autoresearch.experiments.status import DEFAULT_HISTORY, build_status
+
             return render_summary(build_status(ctx, session, DEFAULT_HISTORY))
     except NotFoundError:
         return None

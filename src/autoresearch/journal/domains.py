@@ -22,7 +22,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from autoresearch.noise import Role
 from autoresearch.states import (
     ChildRole,
     DecisionKind,
@@ -36,6 +35,7 @@ from autoresearch.states import (
     LaneState,
     Phase,
     ResultState,
+    Role,
     RunStatus,
     Verdict,
 )

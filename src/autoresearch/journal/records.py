@@ -2,23 +2,26 @@
 
 JSON columns are named `<field>_json`; booleans are stored as 0/1; tuple fields come back as
 tuples; typed JSON fields (`typed`: a class with `to_dict` / `from_dict`) come back as
-records; enum fields (states.py) are stored as their string and come back as members. The SQL
-built here only ever interpolates column and table names from the stores' own constants, never
-values.
+records, or (`later`) as their stored text that the record's `Decoded` field decodes on its
+first read (a reader that never looks at it never imports its contract); enum fields
+(states.py) are stored as their string and come back as members. The SQL built here only ever
+interpolates column and table names from the stores' own constants, never values.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from autoresearch.clock import utc_now_iso
 from autoresearch.errors import AutoresearchError, JournalError
 from autoresearch.journal import domains, integrity
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -30,11 +33,15 @@ class Codec:
     tuples: frozenset[str] = frozenset()
     enums: Mapping[str, type[StrEnum]] = field(default_factory=dict)
     typed: Mapping[str, Any] = field(default_factory=dict)
+    later: frozenset[str] = frozenset()  # typed JSON fields decoded at first read (`Decoded`)
     # The table and its key columns: a damaged value is named as the scan at open names it
     # (domains.py), by table, row and column.
     table: str = ""
     keys: tuple[str, ...] = ()
     _plans: dict[tuple[Any, tuple[str, ...]], list[tuple[str, int, str]]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    _members: dict[type[StrEnum], dict[str, StrEnum]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
 
@@ -44,7 +51,7 @@ class Codec:
         for key, value in values.items():
             if key in self.json_columns:
                 plain = list(value) if isinstance(value, tuple) else value
-                if key in self.typed and value is not None:
+                if (key in self.typed or key in self.later) and value is not None:
                     plain = value.to_dict()
                 out[self.json_columns[key]] = None if value is None else json.dumps(plain)
             elif key in self.bools:
@@ -59,7 +66,7 @@ class Codec:
     def record(self, cls: Any, row: sqlite3.Row) -> Any:
         """A row → an instance of the dataclass `cls` (columns it lacks keep defaults)."""
         try:  # every field at once: `status RUN` of a long run decodes thousands of rows
-            return cls(**{name: self._field(name, column, row[at]) if column else row[at]
+            return cls(**{name: self._field(name, column, row[at], row) if column else row[at]
                           for name, at, column in self._plan(cls, row)})  # fmt: skip
         except (ValueError, TypeError, KeyError, AutoresearchError):
             pass  # a damaged value: the checked reading below names it
@@ -92,24 +99,36 @@ class Codec:
         """Field `name` of a row (which holds its column and the table's key columns)."""
         column = self.json_columns.get(name, name)
         try:
-            return self._field(name, column, row[column])
+            return self._field(name, column, row[column], row)
         except (ValueError, TypeError, KeyError, AutoresearchError) as exc:
             # A value no version of this code wrote: the journal is damaged (never a crash,
             # never a guess); domains.py finds the same at open for enum columns.
             problem = self._damage(name, column, row, exc)
             raise JournalError(integrity.msg_refused(problem)) from exc
 
-    def _field(self, name: str, column: str, value: Any) -> Any:
+    def _field(self, name: str, column: str, value: Any, row: sqlite3.Row) -> Any:
+        if name in self.later and value is not None:
+            return Stored(value, self._damage_at(column, row))
         if column != name and value is not None:
-            value = json.loads(value)
+            # most rows' note lists are empty: what json.loads makes of them, without it
+            value = [] if value == "[]" else json.loads(value)
             value = tuple(value) if name in self.tuples else value
             if name in self.typed:
                 value = self.typed[name].from_dict(value)
         elif name in self.bools:
             value = bool(value)
         elif name in self.enums and value is not None:
-            value = self.enums[name](value)
+            value = self._member(self.enums[name], value)
         return value
+
+    def _member(self, kind: type[StrEnum], value: str) -> StrEnum:
+        """`kind(value)`, looked up: an enum's call costs `status RUN` ~2 µs a value, five a
+        row. A value outside the built-ins (a plugin's keep policy, damage) still calls it."""
+        members = self._members.get(kind)
+        if members is None:
+            members = self._members[kind] = {member.value: member for member in kind}
+        found = members.get(value)
+        return found if found is not None else kind(value)
 
     def _damage(self, name: str, column: str, row: sqlite3.Row, exc: BaseException) -> str:
         if name in self.enums:
@@ -118,11 +137,77 @@ class Codec:
             expected = f"valid JSON of its record ({exc})"
         else:
             expected = f"a valid value ({exc})"
+        return self._damage_at(column, row).problem(row[column], expected)
+
+    def _damage_at(self, column: str, row: sqlite3.Row) -> Place:
         names = row.keys()
         keys = [k for k in self.keys if k in names]
-        where = domains.row_key(keys, [row[k] for k in keys])
-        bad = domains.BadValue(self.table, where, column, row[column], expected)
+        return Place(self.table, domains.row_key(keys, [row[k] for k in keys]), column)
+
+
+class Place:
+    """Where a stored value is: its table, its row's key and its column (what a damaged
+    value's message names). A plain class: a run record carries one per lazy field, and a
+    dataclass more would cost every reader its creation at import."""
+
+    __slots__ = ("column", "row", "table")
+
+    def __init__(self, table: str, row: str, column: str) -> None:
+        self.table, self.row, self.column = table, row, column
+
+    def problem(self, value: object, expected: str) -> str:
+        bad = domains.BadValue(self.table, self.row, self.column, value, expected)
         return f"a row of the journal is damaged ({bad.describe()})"
+
+
+class Stored:
+    """A typed JSON field as the journal holds it, not decoded yet, and where it is."""
+
+    __slots__ = ("_parsed", "place", "text")
+
+    def __init__(self, text: str, place: Place) -> None:
+        self.text, self.place = text, place
+        self._parsed: object = Stored  # not parsed yet (a JSON value is never a class)
+
+    def decoded(self, decode: Callable[[Any], T]) -> T:
+        """The record `decode` makes of the JSON (parsed once: a part of it may be asked for
+        again and again, `RunRecord.noise`); refused as `Codec.value` refuses a damaged value
+        (the same one-line message, naming the table, row and column)."""
+        try:
+            if self._parsed is Stored:
+                self._parsed = json.loads(self.text)
+            return decode(self._parsed)
+        except (ValueError, TypeError, KeyError, AutoresearchError) as exc:
+            problem = self.place.problem(self.text, f"valid JSON of its record ({exc})")
+            raise JournalError(integrity.msg_refused(problem)) from exc
+
+
+class Decoded(Generic[T]):
+    """A frozen record's field whose JSON is decoded at its first read, then kept: a reader
+    that never looks at it (`status` listing runs) never imports its contract. Set on the
+    class after `@dataclass` made it (`decoded_later`), so the field stays a plain one for the
+    constructor, `replace`, equality and mypy; the value lives in the instance's own
+    `__dict__` under the field's name (a pickled or copied record carries it as it is)."""
+
+    def __init__(self, name: str, decode: Callable[[Any], T]) -> None:
+        self._name, self._decode = name, decode
+
+    def __get__(self, record: object, owner: type | None = None) -> Any:
+        if record is None:
+            return self
+        value = record.__dict__[self._name]
+        if isinstance(value, Stored):
+            value = record.__dict__[self._name] = value.decoded(self._decode)
+        return value
+
+    def __set__(self, record: object, value: object) -> None:
+        # reached by the dataclass's own __init__ only: its frozen __setattr__ refuses others
+        record.__dict__[self._name] = value
+
+
+def decoded_later(cls: type, name: str, decode: Callable[[Any], object]) -> None:
+    """Make field `name` of the dataclass `cls` a `Decoded` one (its codec's `later`)."""
+    setattr(cls, name, Decoded(name, decode))
 
 
 def insert(conn: sqlite3.Connection, table: str, cols: Mapping[str, Any]) -> int:

@@ -14,15 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 from autoresearch.clock import seconds_between, utc_now_iso
 from autoresearch.contracts.agent_record import AgentRecord
-from autoresearch.contracts.frozen import FrozenMission
+from autoresearch.contracts.evaluator_spec import EvaluatorSpec
 from autoresearch.contracts.loop import LoopSettings
-from autoresearch.contracts.sandbox import EvaluatorSpec
 from autoresearch.contracts.stored_evaluation import StoredEvaluation
 from autoresearch.journal import records
 from autoresearch.journal.db import Journal
 from autoresearch.journal.records import Codec
-from autoresearch.jsonshape import json_shape
-from autoresearch.noise import Role
+from autoresearch.jsonshape import json_shape, mapping
+from autoresearch.noise import NoisePolicy, Role
 from autoresearch.states import (
     DecisionKind,
     Direction,
@@ -36,6 +35,7 @@ from autoresearch.states import (
 )
 
 if TYPE_CHECKING:  # the storage only reads the record's fields (evaluate.py sits above it)
+    from autoresearch.contracts.frozen import FrozenMission
     from autoresearch.evaluate import EvaluationRecord
 
 # `resume` finishes or rolls back any iteration that is not `applied`.
@@ -58,7 +58,7 @@ class RunRecord:
     branch_name: str
     evaluator: EvaluatorSpec  # as frozen at prepare (JSON only in runs.evaluator_json)
     keep_policy: KeepPolicy
-    sandbox: FrozenMission
+    sandbox: FrozenMission  # decoded at its first read (`_frozen_mission`, below the class)
     status: RunStatus
     phase: Phase
     created_at: str
@@ -85,6 +85,38 @@ class RunRecord:
     def loop_settings(self) -> LoopSettings:
         """What the run recorded of its loop (nothing, for a run only prepared)."""
         return self.loop if self.loop is not None else LoopSettings()
+
+    @property
+    def noise(self) -> NoisePolicy | None:
+        """The frozen mission's `noise` (None: prepared before noise-aware keeps), read
+        without decoding the rest of it: every view's estimates ask, `status` among them."""
+        held = self.__dict__["sandbox"]
+        return held.decoded(_noise_of) if isinstance(held, records.Stored) else held.noise
+
+    @property
+    def noise_policy(self) -> NoisePolicy:
+        """The policy the run decides by (an older run without one: the single rule)."""
+        found = self.noise
+        return found if found is not None else NoisePolicy.from_dict(None)
+
+
+def _noise_of(data: Any) -> NoisePolicy | None:
+    """`FrozenMission.from_dict`'s reading of the one key (a damaged mission's noise is
+    refused as its whole would be)."""
+    noise = mapping(data or {}).get("noise")
+    return None if noise is None else NoisePolicy.from_dict(dict(mapping(noise)))
+
+
+def _frozen_mission(data: Any) -> FrozenMission:
+    """The frozen mission of a run read from the journal, decoded when first read: its
+    contract (contracts/frozen.py, sandbox.md's parser and the tune, screen and isolation
+    contracts below it) is what `status` and the hooks do without (issue 36)."""
+    from autoresearch.contracts.frozen import FrozenMission
+
+    return FrozenMission.from_dict(data)
+
+
+records.decoded_later(RunRecord, "sandbox", _frozen_mission)
 
 
 @dataclass(frozen=True)
@@ -126,7 +158,8 @@ class IterationRecord:
 _RUNS = Codec(
     {"evaluator": "evaluator_json", "sandbox": "sandbox_json", "loop": "loop_json"},
     enums={"status": RunStatus, "phase": Phase, "keep_policy": KeepPolicy},
-    typed={"evaluator": EvaluatorSpec, "sandbox": FrozenMission, "loop": LoopSettings},
+    typed={"evaluator": EvaluatorSpec, "loop": LoopSettings},
+    later=frozenset({"sandbox"}),
     table="runs",
     keys=("run_id",),
 )

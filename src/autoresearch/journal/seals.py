@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import secrets
 import sqlite3
 import threading
 from pathlib import Path
@@ -52,6 +51,8 @@ def load_key(path: Path) -> tuple[bytes, bool]:
         return _read_key(path), False
     except FileNotFoundError:
         pass  # any other failure is a key that is there but unreadable: no reason to seal afresh
+    import secrets  # a key is made once per machine: its import is no reader's business
+
     private_dir(path.parent)
     staged = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     atomic_write_text(staged, secrets.token_hex(KEY_BYTES) + "\n")

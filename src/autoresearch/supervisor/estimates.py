@@ -45,7 +45,7 @@ from autoresearch.states import IterationKind, KeepPolicy, best_of
 def recorded(run: RunRecord) -> bool:
     """Whether the run records readings with roles (a run prepared before did not: its views
     keep showing each iteration's own evaluation)."""
-    return run.sandbox.noise is not None
+    return run.noise is not None
 
 
 # Every finite float is a whole multiple of 2**-1074: in these units a sum of floats is an
@@ -149,7 +149,7 @@ class RunReadings:
         """The run's readings as they are in the journal now. A view kept from an earlier
         load of the same open journal is brought up to date and returned (it stays current
         until the next write: use it, do not keep it)."""
-        blocks = run.sandbox.noise_policy.blocks
+        blocks = run.noise_policy.blocks
         if not recorded(run):
             return cls(blocks=blocks)
         if journal.in_transaction:  # what this read sees may yet be rolled back: not kept

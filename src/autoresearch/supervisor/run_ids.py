@@ -7,7 +7,6 @@ has always given (`unknown run: <id>`), with the closest id after it.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -36,6 +35,8 @@ def pick_run_id(named: str | None, known: Sequence[str]) -> str:
             f"run {named!r} is ambiguous: {len(starting)} runs start with it ({listed}); "
             "give more of the id"
         )
+    import difflib  # an unknown id only: `status` imports it no more (issue 36)
+
     close = difflib.get_close_matches(named, list(known), n=1, cutoff=0.6)
     hint = f" (did you mean {close[0]}?)" if close else ""
     raise NotFoundError(f"unknown run: {named}{hint}")
