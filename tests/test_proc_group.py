@@ -86,3 +86,16 @@ def _zombie(pid: int) -> bool:
     except OSError:
         return False
     return stat[stat.rfind(")") + 2 :].split()[0] == "Z"
+
+
+@linux_only
+def test_a_wait_follows_a_straggler_until_it_ends(tmp_path: Path) -> None:
+    # the leader leaves two members: the wait watches one, then scans again for the other
+    script = "sleep 0.2 & sleep 0.4 &"
+    leader = subprocess.Popen(["sh", "-c", script], start_new_session=True)
+    leader.wait()
+    assert group_running(leader.pid)
+    started = time.monotonic()
+    assert wait_group_gone(leader.pid, 10.0)
+    assert 0.3 < time.monotonic() - started < 5
+    assert not group_running(leader.pid)

@@ -252,6 +252,8 @@ def _supervise(
     sel.register(proc.stderr, selectors.EVENT_READ, "stderr")
     deadline = None if spec.timeout is None else t0 + spec.timeout
     timed_out = cancelled = False
+    # the leader has exited and no member of its group ran after it: nothing left to kill
+    group_ended = False
     drain_until: float | None = None
     try:
         while True:
@@ -261,9 +263,10 @@ def _supervise(
                 if not sel.get_map() or now >= drain_until:
                     break
             elif proc.poll() is not None:
-                if group_alive(proc.pid):
-                    # Stragglers in the leader's group must not outlive it or hold our pipes.
-                    _terminate_group(proc, spec.grace_seconds, leader_done=True)
+                # Stragglers in the leader's group must not outlive it or hold our pipes.
+                group_ended = not group_alive(proc.pid) or _terminate_group(
+                    proc, spec.grace_seconds, leader_done=True
+                )
                 if not sel.get_map():
                     break
                 drain_until = now + DRAIN_SECONDS
@@ -282,7 +285,7 @@ def _supervise(
         if proc.poll() is None:
             _terminate_group(proc, spec.grace_seconds)
         proc.wait()
-        if kill_group(proc.pid, signal.SIGKILL):
+        if not group_ended and kill_group(proc.pid, signal.SIGKILL):
             wait_group_gone(proc.pid, 2.0)
     status = proc.returncode if spec.box is None else spec.box.exit_code(proc.returncode)
     if not (timed_out or cancelled) and killed_by_sweep(status):
@@ -358,18 +361,21 @@ def _pump(
 
 def _terminate_group(
     proc: subprocess.Popen[bytes], grace: float, leader_done: bool = False
-) -> None:
-    """SIGTERM the whole group, give it `grace` seconds, then SIGKILL what is left."""
+) -> bool:
+    """SIGTERM the whole group, give it `grace` seconds, then SIGKILL what is left; True when
+    no member ran any more within the grace (no SIGKILL was needed)."""
     if not kill_group(proc.pid, signal.SIGTERM):
-        return
+        return True
     end = time.monotonic() + grace
     delays = poll_delays(FIRST_POLL_SECONDS, 0.02)
-    while time.monotonic() < end:
-        if (leader_done or proc.poll() is not None) and not group_running(proc.pid):
-            return
+    while not leader_done and proc.poll() is None and time.monotonic() < end:
         time.sleep(next(delays))
+    left = end - time.monotonic()
+    if left > 0 and wait_group_gone(proc.pid, left, cap=0.02):
+        return True
     kill_group(proc.pid, signal.SIGKILL)
     wait_group_gone(proc.pid, 2.0)
+    return False
 
 
 def kill_stale_group(pgid: int, marker: str | None = None) -> bool:

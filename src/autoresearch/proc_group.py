@@ -23,6 +23,7 @@ _PROC = "/proc"
 _PROC_SELF_STAT = Path(_PROC, "self", "stat")
 _STAT_HEAD = 512  # pid, (comm: at most 64 bytes), state, ppid, pgrp: well inside this
 FIRST_POLL_SECONDS = 0.001
+_NEAR = 4  # pids after the leader's looked at first
 
 
 def poll_delays(first: float, cap: float) -> Iterator[float]:
@@ -49,12 +50,23 @@ def group_alive(pgid: int) -> bool:
 
 def group_running(pgid: int) -> bool:
     """True while a non-zombie member of the group exists (zombies await a reaper only)."""
+    return running_member(pgid) is not None
+
+
+def running_member(pgid: int) -> str | None:
+    """The pid of a non-zombie member of the group, or None when there is none; "" when
+    there is a member but no /proc to tell whether it runs (assume it does)."""
     if not group_alive(pgid):
-        return False
+        return None
     if not _PROC_SELF_STAT.exists():
-        return True  # no /proc to look in: a member exists, assume it runs
+        return ""
     wanted = str(pgid).encode()
-    return any(name.isdigit() and _running_member(name, wanted) for name in os.listdir(_PROC))
+    # a straggler is most often a child the leader started first (Bubblewrap's init): looked
+    # at before the scan, which alone can tell that there is none
+    near = (str(pgid + n) for n in range(1, _NEAR + 1))
+    return next((n for n in near if _running_member(n, wanted)), None) or next(
+        (n for n in os.listdir(_PROC) if n.isdigit() and _running_member(n, wanted)), None
+    )
 
 
 def _running_member(pid: str, pgid: bytes) -> bool:
@@ -76,12 +88,17 @@ def _running_member(pid: str, pgid: bytes) -> bool:
 
 def wait_group_gone(pgid: int, limit: float, cap: float = 0.01) -> bool:
     """Signals are delivered asynchronously: wait up to `limit` seconds until no member of the
-    group still runs; True when none does."""
+    group still runs; True when none does. While one member is seen running, only its own
+    stat is read again (an exiting sandbox's init may take a while under load); the whole of
+    /proc is scanned again once it stops."""
     end = time.monotonic() + limit
-    for delay in poll_delays(FIRST_POLL_SECONDS, cap):
-        if not group_running(pgid):
-            return True
+    delays = poll_delays(FIRST_POLL_SECONDS, cap)
+    member = running_member(pgid)
+    wanted = str(pgid).encode()
+    while member is not None:
         if time.monotonic() >= end:
             return False
-        time.sleep(delay)
-    return False  # pragma: no cover - poll_delays never ends
+        time.sleep(next(delays))
+        if not member or not _running_member(member, wanted):
+            member = running_member(pgid)
+    return True
