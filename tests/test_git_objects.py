@@ -95,6 +95,8 @@ def unsure_after(repo: Repo, change: str) -> tuple[str, str]:
         (common / "info" / "grafts").write_text(tip + "\n")
     elif change == "short name":
         kept = kept[:12]
+    elif change == "no base":
+        kept = ""
     elif change == "a tag for the candidate":
         repo.git("tag", "-a", "-m", "t", "t1", tip)
         tip = repo.git("rev-parse", "t1")
@@ -110,6 +112,7 @@ UNPLAIN = [
     "shallow",
     "grafts",
     "short name",
+    "no base",
     "a tag for the candidate",
     "symbolic branch ref",
 ]
@@ -119,6 +122,8 @@ UNPLAIN = [
 def test_anything_unplain_is_left_to_git(plain: Repo, change: str) -> None:
     kept, tip = unsure_after(plain, change)
     assert git_objects.candidate_facts(plain.root, kept, tip, kept, git.LINEAGE) is None
+    if change == "no base":  # git answers: it names nothing
+        assert git.candidate_facts(plain.root, kept, tip, kept).base is None
 
 
 def test_a_step_asks_no_git_process_of_a_plain_candidate(

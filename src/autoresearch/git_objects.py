@@ -56,8 +56,8 @@ def candidate_facts(
     """The facts of a candidate in `worktree` (its top folder) read from loose objects, or
     None when unsure. `commit` "" (no candidate commit) has no commit, tree nor lineage."""
     found = git_files.dirs(worktree)
-    if found is None or not objects_plain(found[1]):
-        return None
+    if not base or found is None or not objects_plain(found[1]):
+        return None  # no base names nothing: git says so
     common = found[1]
     head = head_commit(worktree, common)
     if head is None:
