@@ -135,3 +135,17 @@ def test_a_step_asks_no_git_process_of_a_plain_candidate(
     facts = git.candidate_facts(plain.root, kept, tip, kept)
     assert (facts.commit, facts.head, facts.lineage) == (tip, tip, (kept,))
     assert git.descends_from(plain.root, kept, facts)
+
+
+def test_commits_and_trees_are_looked_up_without_git_where_certain(
+    plain: Repo, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    kept = plain.git("rev-parse", "HEAD")
+    tip = commit_value(plain, "2")
+    names = [tip, kept, "HEAD"]
+    trees = [git_answer(plain.root, name, "tree") for name in names]
+    assert git.resolve_commits(plain.root, ["refs/heads/main", "nope"]) == [tip, None]  # git
+    monkeypatch.setenv("PATH", str(tmp_path / "no-git-here"))  # any git process would fail
+    assert git.resolve_commits(plain.root, names) == [tip, kept, tip]
+    assert git.trees(plain.root, names) == trees
+    assert git.trees(plain.root, []) == []

@@ -112,8 +112,9 @@ def resolve_commits(cwd: Path, names: Sequence[str]) -> list[str | None]:
 
 
 def trees(cwd: Path, names: Sequence[str]) -> list[str | None]:
-    """The tree ids of `names` (commits), in ONE git process however many; None where a name
-    does not resolve (the duplicate check's lookup key: a tree is what an evaluator measures)."""
+    """The tree ids of `names` (commits), by one git process at most however many; None where
+    a name does not resolve (the duplicate check's lookup key: a tree is what an evaluator
+    measures)."""
     return _peeled(cwd, [(name, "tree") for name in names])
 
 
@@ -168,9 +169,13 @@ def descends_from(cwd: Path, ancestor: str, facts: CandidateFacts) -> bool:
 
 
 def _peeled(cwd: Path, queries: Sequence[tuple[str, str]]) -> list[str | None]:
-    """Each name peeled to an object of its kind, all by one `git cat-file --batch-check`."""
+    """Each name peeled to an object of its kind: from loose objects where that is certain
+    (git_objects, no process), else all by one `git cat-file --batch-check`."""
     if not queries:
         return []
+    read = git_objects.peeled(cwd, queries)
+    if read is not None:
+        return read
     payload = "".join(_peel_query(name, kind) for name, kind in queries)
     fmt = "--batch-check=%(objectname) %(objecttype)"
     done = _run(cwd, ["cat-file", fmt], stdin=payload.encode())

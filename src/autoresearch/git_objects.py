@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,10 +56,9 @@ def candidate_facts(
 ) -> ReadFacts | None:
     """The facts of a candidate in `worktree` (its top folder) read from loose objects, or
     None when unsure. `commit` "" (no candidate commit) has no commit, tree nor lineage."""
-    found = git_files.dirs(worktree)
-    if not base or found is None or not objects_plain(found[1]):
+    common = plain_common(worktree)
+    if not base or common is None:
         return None  # no base names nothing: git says so
-    common = found[1]
     head = head_commit(worktree, common)
     if head is None:
         return None
@@ -72,6 +72,29 @@ def candidate_facts(
     kept_tree = read[kept].tree if kept else None
     lineage = first_parents(common, commit, kept, walk) if commit else ()
     return ReadFacts(base, commit or None, head, tree, kept_tree, lineage)
+
+
+def peeled(worktree: Path, queries: Sequence[tuple[str, str]]) -> list[str | None] | None:
+    """Each name (a full SHA-1 of a commit, or HEAD) peeled to the commit (kind "commit") or
+    to its tree ("tree") from loose objects, as `git cat-file` would; None when unsure of any."""
+    common = plain_common(worktree)
+    if common is None:
+        return None
+    found: list[str | None] = []
+    for name, kind in queries:
+        object_id = head_commit(worktree, common) if name == "HEAD" else name
+        read = loose_commit(common, object_id) if object_id else None
+        if read is None or kind not in ("commit", "tree"):
+            return None
+        found.append(object_id if kind == "commit" else read.tree)
+    return found
+
+
+def plain_common(worktree: Path) -> Path | None:
+    """The common git folder of the worktree whose top folder is `worktree`, when its objects
+    are plain (`objects_plain`); None when unsure."""
+    found = git_files.dirs(worktree)
+    return found[1] if found is not None and objects_plain(found[1]) else None
 
 
 def first_parents(common: Path, commit: str, kept: str, walk: int) -> tuple[str, ...]:
