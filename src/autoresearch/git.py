@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from autoresearch import git_files
+from autoresearch import git_files, git_objects
 from autoresearch.errors import GitError, ProcessError
 from autoresearch.fsutil import child_umask
 from autoresearch.proc import Captured, git_running_in, run_capture
@@ -112,8 +112,9 @@ def resolve_commits(cwd: Path, names: Sequence[str]) -> list[str | None]:
 
 
 def trees(cwd: Path, names: Sequence[str]) -> list[str | None]:
-    """The tree ids of `names` (commits), in ONE git process however many; None where a name
-    does not resolve (the duplicate check's lookup key: a tree is what an evaluator measures)."""
+    """The tree ids of `names` (commits), by one git process at most however many; None where
+    a name does not resolve (the duplicate check's lookup key: a tree is what an evaluator
+    measures)."""
     return _peeled(cwd, [(name, "tree") for name in names])
 
 
@@ -124,9 +125,10 @@ LINEAGE = 16
 
 @dataclass(frozen=True)
 class CandidateFacts:
-    """What one `git cat-file` process tells of a candidate before it is judged: the base,
-    candidate and HEAD commits' SHAs, the trees of the candidate and of the kept commit, and
-    the candidate's first parents, nearest first (at most LINEAGE). None: does not resolve."""
+    """What one `git cat-file` process (or the loose objects, git_objects) tells of a candidate
+    before it is judged: the base, candidate and HEAD commits' SHAs, the trees of the candidate
+    and of the kept commit, and the candidate's first parents, nearest first (at most LINEAGE;
+    read from objects, they end at the kept commit). None: does not resolve."""
 
     base: str | None
     commit: str | None
@@ -137,7 +139,13 @@ class CandidateFacts:
 
 
 def candidate_facts(cwd: Path, base: str, commit: str, kept: str) -> CandidateFacts:
-    """`CandidateFacts` of the names an artifact gives, against the run's `kept` commit."""
+    """`CandidateFacts` of the names an artifact gives, against the run's `kept` commit: read
+    from loose objects where that is certain (git_objects, no process), else asked of git."""
+    read = git_objects.candidate_facts(cwd, base, commit, kept, LINEAGE)
+    if read is not None:
+        return CandidateFacts(
+            read.base, read.commit, read.head, read.tree, read.kept_tree, read.lineage
+        )
     queries = [(base, "commit"), (commit, "commit"), ("HEAD", "commit")]
     queries += [(commit, "tree"), (kept, "tree")]
     queries += [(f"{commit}~{n}", "commit") for n in range(1, LINEAGE + 1)] if commit else []
@@ -161,9 +169,13 @@ def descends_from(cwd: Path, ancestor: str, facts: CandidateFacts) -> bool:
 
 
 def _peeled(cwd: Path, queries: Sequence[tuple[str, str]]) -> list[str | None]:
-    """Each name peeled to an object of its kind, all by one `git cat-file --batch-check`."""
+    """Each name peeled to an object of its kind: from loose objects where that is certain
+    (git_objects, no process), else all by one `git cat-file --batch-check`."""
     if not queries:
         return []
+    read = git_objects.peeled(cwd, queries)
+    if read is not None:
+        return read
     payload = "".join(_peel_query(name, kind) for name, kind in queries)
     fmt = "--batch-check=%(objectname) %(objecttype)"
     done = _run(cwd, ["cat-file", fmt], stdin=payload.encode())

@@ -39,6 +39,14 @@ from typing import IO, Protocol
 from autoresearch.clock import utc_now_iso
 from autoresearch.errors import ProcessError
 from autoresearch.fsutil import child_umask, private_fd, private_open
+from autoresearch.proc_group import (
+    FIRST_POLL_SECONDS,
+    group_alive,
+    group_running,
+    kill_group,
+    poll_delays,
+    wait_group_gone,
+)
 from autoresearch.settings import ENV_PREFIX, ENV_RUN_ID, signal_settle
 from autoresearch.streams import Tail
 
@@ -244,6 +252,8 @@ def _supervise(
     sel.register(proc.stderr, selectors.EVENT_READ, "stderr")
     deadline = None if spec.timeout is None else t0 + spec.timeout
     timed_out = cancelled = False
+    # the leader has exited and no member of its group ran after it: nothing left to kill
+    group_ended = False
     drain_until: float | None = None
     try:
         while True:
@@ -253,9 +263,10 @@ def _supervise(
                 if not sel.get_map() or now >= drain_until:
                     break
             elif proc.poll() is not None:
-                if _group_alive(proc.pid):
-                    # Stragglers in the leader's group must not outlive it or hold our pipes.
-                    _terminate_group(proc, spec.grace_seconds, leader_done=True)
+                # Stragglers in the leader's group must not outlive it or hold our pipes.
+                group_ended = not group_alive(proc.pid) or _terminate_group(
+                    proc, spec.grace_seconds, leader_done=True
+                )
                 if not sel.get_map():
                     break
                 drain_until = now + DRAIN_SECONDS
@@ -274,8 +285,8 @@ def _supervise(
         if proc.poll() is None:
             _terminate_group(proc, spec.grace_seconds)
         proc.wait()
-        if _kill_group(proc.pid, signal.SIGKILL):
-            _wait_group_gone(proc.pid, 2.0)
+        if not group_ended and kill_group(proc.pid, signal.SIGKILL):
+            wait_group_gone(proc.pid, 2.0)
     status = proc.returncode if spec.box is None else spec.box.exit_code(proc.returncode)
     if not (timed_out or cancelled) and killed_by_sweep(status):
         cancelled = _settle(spec)
@@ -350,63 +361,21 @@ def _pump(
 
 def _terminate_group(
     proc: subprocess.Popen[bytes], grace: float, leader_done: bool = False
-) -> None:
-    """SIGTERM the whole group, give it `grace` seconds, then SIGKILL what is left."""
-    if not _kill_group(proc.pid, signal.SIGTERM):
-        return
-    end = time.monotonic() + grace
-    while time.monotonic() < end:
-        if not leader_done and proc.poll() is None:
-            time.sleep(0.02)
-            continue
-        if not _group_running(proc.pid):
-            return
-        time.sleep(0.02)
-    _kill_group(proc.pid, signal.SIGKILL)
-    _wait_group_gone(proc.pid, 2.0)
-
-
-def _wait_group_gone(pgid: int, limit: float) -> None:
-    """Signals are delivered asynchronously: wait until no member of the group still runs."""
-    end = time.monotonic() + limit
-    while time.monotonic() < end and _group_running(pgid):
-        time.sleep(0.01)
-
-
-def _group_running(pgid: int) -> bool:
-    """True while a non-zombie member of the group exists (zombies await a reaper only)."""
-    if not _group_alive(pgid):
-        return False
-    proc_root = Path("/proc")
-    if not (proc_root / "self" / "stat").exists():
+) -> bool:
+    """SIGTERM the whole group, give it `grace` seconds, then SIGKILL what is left; True when
+    no member ran any more within the grace (no SIGKILL was needed)."""
+    if not kill_group(proc.pid, signal.SIGTERM):
         return True
-    for entry in proc_root.iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(")") + 2 :].split()
-        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] != "Z":
-            return True
+    end = time.monotonic() + grace
+    delays = poll_delays(FIRST_POLL_SECONDS, 0.02)
+    while not leader_done and proc.poll() is None and time.monotonic() < end:
+        time.sleep(next(delays))
+    left = end - time.monotonic()
+    if left > 0 and wait_group_gone(proc.pid, left, cap=0.02):
+        return True
+    kill_group(proc.pid, signal.SIGKILL)
+    wait_group_gone(proc.pid, 2.0)
     return False
-
-
-def _kill_group(pgid: int, sig: signal.Signals) -> bool:
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        return False
-    return True
-
-
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except (ProcessLookupError, PermissionError):
-        return False
-    return True
 
 
 def kill_stale_group(pgid: int, marker: str | None = None) -> bool:
@@ -415,7 +384,7 @@ def kill_stale_group(pgid: int, marker: str | None = None) -> bool:
     When `/proc` is available the group leader's environment must contain `marker`, so that a
     recycled process id never leads us to kill an unrelated program.
     """
-    if not _group_running(pgid):
+    if not group_running(pgid):
         return False
     if marker is not None and not _leader_has_marker(pgid, marker):
         return False
@@ -425,10 +394,10 @@ def kill_stale_group(pgid: int, marker: str | None = None) -> bool:
 
 def _stop_group(pgid: int) -> None:
     """SIGTERM, a moment to exit, then SIGKILL for whatever is left of a group."""
-    _kill_group(pgid, signal.SIGTERM)
-    _wait_group_gone(pgid, 2.0)
-    if _kill_group(pgid, signal.SIGKILL):
-        _wait_group_gone(pgid, 2.0)
+    kill_group(pgid, signal.SIGTERM)
+    wait_group_gone(pgid, 2.0)
+    if kill_group(pgid, signal.SIGKILL):
+        wait_group_gone(pgid, 2.0)
 
 
 def _leader_has_marker(pgid: int, marker: str) -> bool:
@@ -617,11 +586,6 @@ def process_running(pid: int, marker: str) -> bool:
         return False
     fields = stat[stat.rfind(")") + 2 :].split()
     return bool(fields) and fields[0] != "Z" and marker.encode() in env
-
-
-def group_running(pgid: int) -> bool:
-    """True while a non-zombie member of process group `pgid` exists."""
-    return _group_running(pgid)
 
 
 def git_running_in(roots: Sequence[Path]) -> bool:

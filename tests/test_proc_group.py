@@ -1,0 +1,101 @@
+"""A supervised child's process group: the /proc scan and the wait (proc_group)."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from autoresearch.proc_group import group_running, poll_delays, wait_group_gone
+
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc")
+
+
+@pytest.mark.parametrize(
+    ("first", "cap", "expected"),
+    [
+        (0.001, 0.02, [0.001, 0.002, 0.004, 0.008, 0.016, 0.02, 0.02]),
+        (0.001, 0.01, [0.001, 0.002, 0.004, 0.008, 0.01, 0.01, 0.01]),
+        (0.05, 0.02, [0.02, 0.02, 0.02, 0.02, 0.02, 0.02, 0.02]),
+    ],
+)
+def test_a_wait_polls_soon_then_less_often(first: float, cap: float, expected: list[float]) -> None:
+    assert list(itertools.islice(poll_delays(first, cap), 7)) == pytest.approx(expected)
+
+
+def _leader_with_straggler(tmp_path: Path, name: str) -> tuple[subprocess.Popen[bytes], Path]:
+    """A group leader that started a long-running member (its own copy of `sleep`, named
+    `name`) and exited; returns the leader, reaped, and the member's pid file."""
+    program = tmp_path / name
+    shutil.copy(shutil.which("sleep") or "/bin/sleep", program)
+    pid_file = tmp_path / "member.pid"
+    script = f'"$0" 30 & echo $! > "{pid_file}"'
+    leader = subprocess.Popen(["sh", "-c", script, str(program)], start_new_session=True)
+    leader.wait()
+    return leader, pid_file
+
+
+@linux_only
+def test_a_member_running_after_its_leader_is_found_whatever_its_name(tmp_path: Path) -> None:
+    # the command name holds ") " and a lone Z: the fields are read after the last ')'
+    leader, pid_file = _leader_with_straggler(tmp_path, "odd) 1 Z (name")
+    assert pid_file.read_text().strip()
+    try:
+        assert group_running(leader.pid)
+    finally:
+        os.killpg(leader.pid, signal.SIGKILL)
+    assert wait_group_gone(leader.pid, 5.0)  # killed: a zombie at most, until init reaps it
+
+
+@linux_only
+def test_a_group_of_zombies_runs_nothing() -> None:
+    # the leader exits and stays unreaped: a zombie is a member that runs no code
+    leader = subprocess.Popen(["true"], start_new_session=True)
+    deadline = time.monotonic() + 5
+    while not _zombie(leader.pid) and time.monotonic() < deadline:
+        time.sleep(0.001)
+    try:
+        assert _zombie(leader.pid)
+        assert not group_running(leader.pid)
+    finally:
+        leader.wait()
+    assert not group_running(leader.pid)  # reaped: no member at all
+
+
+def test_a_wait_for_a_group_that_never_ends_gives_up_at_its_limit() -> None:
+    leader = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    try:
+        started = time.monotonic()
+        assert not wait_group_gone(leader.pid, 0.05)
+        assert time.monotonic() - started < 2
+    finally:
+        os.killpg(leader.pid, signal.SIGKILL)
+        leader.wait()
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2 :].split()[0] == "Z"
+
+
+@linux_only
+def test_a_wait_follows_a_straggler_until_it_ends(tmp_path: Path) -> None:
+    # the leader leaves two members: the wait watches one, then scans again for the other
+    script = "sleep 0.2 & sleep 0.4 &"
+    leader = subprocess.Popen(["sh", "-c", script], start_new_session=True)
+    leader.wait()
+    assert group_running(leader.pid)
+    started = time.monotonic()
+    assert wait_group_gone(leader.pid, 10.0)
+    assert 0.3 < time.monotonic() - started < 5
+    assert not group_running(leader.pid)
