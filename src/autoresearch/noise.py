@@ -26,7 +26,8 @@ neither discard a real gain nor keep a null change. A change of level INSIDE the
 load switched off between the incumbent's reading and the candidate's next ones) is looked for
 in this iteration's readings of both in the order taken (`Today`, robust.since_level_change):
 after one, every reading before it is set aside, both sides', and the test goes on with the
-readings after it only. The log LR keeps its Gaussian form with the
+readings after it only. A keep that rests on older readings too also needs this iteration's
+incumbent readings to agree (`_today_agrees`). The log LR keeps its Gaussian form with the
 spread a Huber mean of such readings has (scale.py): wider than the bulk's under heavy tails.
 Pairing every candidate reading with an incumbent one (drift-proof by construction) was
 measured and rejected: a paired difference has twice a reading's variance and serves one test,
