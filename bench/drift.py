@@ -6,7 +6,9 @@ commit's readings pooled over the run for σ, the default before scale.py), `rob
 (the same groups, σ robust), `blocked, no change` (σ within blocks, a commit's readings of one
 iteration, robust, and at least this iteration's own: scale.py), `blocked (default)` (the same,
 and a change of level inside an iteration sets the readings before it aside:
-robust.since_level_change). `--rules` picks some.
+robust.since_level_change; a keep needs this iteration's incumbent readings to agree:
+NoisePolicy.today_agrees), `blocked (before)` (the default as of 84fcd16, without that
+agreement). `--rules` picks some.
 
     .venv/bin/python bench/drift.py                  (200 seeds x 60 iterations per model)
     .venv/bin/python bench/drift.py --seeds 20       (quicker)
@@ -17,10 +19,13 @@ an evaluator whose readings are the commit's true value + the machine's level at
 a slow ramp (1-3σ over the run, either way); Student t with 3 degrees of freedom (scaled to
 sd σ); Gaussian with 5 % outliers at ±5σ; a load on and off (3-15σ slower and 1.5 times as
 noisy from a random reading for 10-50 % of the run: bench/timed_workload.py's background load,
-switched inside an iteration as often as not). The real decision code (noise.next_action)
-decides.
+switched inside an iteration as often as not); the timed load (bench/timed_workload.py's as
+a quiet machine read it: readings 40-110 each 0, 16 or 32σ slower; with `--iterations 10` it
+is that bench's run in miniature). The real decision code (noise.next_action) decides.
 
-Printed per model and rule: false keeps (null kept / null proposed), true keeps, evaluations per
+Printed per model and rule: false keeps (null kept / null proposed), the same in the first
+iteration alone (its spread rests on the calibration's and its own few readings), true keeps,
+evaluations per
 iteration (candidate + incumbent + confirmation readings), the reported improvement minus the
 true one (σ; mean and spread over runs), and the share of runs whose reported 95 % interval
 covers the true improvement. The pooled rule reports what status showed (the kept commit's
@@ -103,6 +108,8 @@ def machine(model: str, seed: int) -> Machine:
         return Machine(noise, lambda t: size if t >= at else 0.0, gaussian)
     if model == "load on/off":
         return load_on_off(shape, noise)
+    if model == "timed load":
+        return timed_load(noise)
     if model == "ramp":
         return Machine(noise, lambda t: size * min(t, RUN_READINGS) / RUN_READINGS, gaussian)
     if model == "student-t 3":
@@ -128,7 +135,39 @@ def load_on_off(shape: random.Random, noise: random.Random) -> Machine:
     return machine
 
 
-MODELS = ("gaussian", "step", "ramp", "student-t 3", "5 % outliers", "load on/off")
+# bench/timed_workload.py's background load, as the quiet machine of #34 read it: from the
+# 40th to the 110th reading a time-sliced evaluator reads 1, 1.4 or 1.8 times as long (seed 7
+# of the timed bench, readings 52-110: 10, 14 and 18 ms around a quiet 10.5 ± 0.3), i.e. 0,
+# 16 or 32 quiet σ slower, in these shares.
+TIMED_LOAD = (40, 110)
+TIMED_SLOWER = ((0.0, 0.25), (16.0, 0.45), (32.0, 0.30))
+
+
+def timed_load(noise: random.Random) -> Machine:
+    """The timed bench's load: readings TIMED_LOAD[0] to TIMED_LOAD[1] slower by one of
+    TIMED_SLOWER's amounts each, drawn afresh per reading; a run of ten iterations spends
+    most of itself under it and ends about when it stops (`--iterations 10`)."""
+    slower, shares = zip(*TIMED_SLOWER, strict=True)
+    timed = Machine(noise, flat, gaussian)
+
+    def draw(rng: random.Random) -> float:
+        if not TIMED_LOAD[0] <= timed.t < TIMED_LOAD[1]:
+            return gaussian(rng)
+        return gaussian(rng) - rng.choices(slower, shares)[0]
+
+    timed.draw = draw
+    return timed
+
+
+MODELS = (
+    "gaussian",
+    "step",
+    "ramp",
+    "student-t 3",
+    "5 % outliers",
+    "load on/off",
+    "timed load",
+)
 
 
 @dataclass
@@ -175,6 +214,8 @@ class Tally(trust.Tally):
     """bench/trust.py's tally, with what the report said."""
 
     end_evaluations: int = 0  # readings of the end-of-run paired comparisons
+    first_null: int = 0  # null changes proposed in a run's first iteration
+    first_false: int = 0  # ... and kept
     errors: list[float] = field(default_factory=list)  # reported − true improvement (σ)
     covered: int = 0  # runs whose reported interval covers the true improvement
 
@@ -225,6 +266,8 @@ def mission(rule: Rule, model: str, seed: int, iterations: int, t: Tally) -> Non
             incumbent = confirmed or candidate
         t.add(real, kept)
         t.iterations += 1
+        if i == 1 and not real:
+            t.first_null, t.first_false = t.first_null + 1, t.first_false + kept
     report(policy, evaluator, baseline, incumbent, (truth, commit), t)
 
 
@@ -278,6 +321,7 @@ RULES = {
     "blocked, σ/commit": Rule(NoisePolicy(), Groups),
     "robust σ/commit": Rule(NoisePolicy(), RobustCommits),
     "blocked, no change": Rule(NoisePolicy(), Blocks, in_iteration=False),
+    "blocked (before)": Rule(NoisePolicy(today_agrees=False), Blocks),
     "blocked (default)": Rule(NoisePolicy(), Blocks),
 }
 POLICIES = {name: rule.policy for name, rule in RULES.items()}
@@ -294,9 +338,10 @@ def line(model: str, name: str, t: Tally) -> str:
     false, true, per_it = t.false_rate, t.true_rate, t.per_iteration
     end = t.end_evaluations / max(1, len(t.errors))
     bias, spread = statistics.fmean(t.errors), statistics.pstdev(t.errors)
-    cover = t.covered / max(1, len(t.errors))
+    cover, first = t.covered / max(1, len(t.errors)), t.first_false / max(1, t.first_null)
     return (
-        f"{model:<14} {name:<18} {false:>6.1%} {true:>6.1%} {per_it:>8.2f} {end:>6.1f} "
+        f"{model:<14} {name:<18} {false:>6.1%} {first:>6.1%} {true:>6.1%} {per_it:>8.2f} "
+        f"{end:>6.1f} "
         f"{bias:>+8.2f} {spread:>6.2f} {cover:>7.1%}"
     )
 
@@ -313,7 +358,8 @@ def run(
         f"{first + seeds - 1}) x {iterations} iterations per model, 30 % of changes +1σ"
     )
     print(
-        f"{'model':<14} {'rule':<18} {'false':>6} {'true':>6} {'evals/it':>8} {'end':>6} "
+        f"{'model':<14} {'rule':<18} {'false':>6} {'1st it':>6} {'true':>6} {'evals/it':>8} "
+        f"{'end':>6} "
         f"{'rep-true':>8} {'sd':>6} {'covers':>7}"
     )
     for model in models:

@@ -17,5 +17,6 @@ def test_the_drift_bench_prints_every_model_for_both_rules() -> None:
     assert done.returncode == 0, done.stderr
     for model in ("gaussian", "step", "ramp", "student-t 3", "5 % outliers", "load on/off"):
         assert f"{model} " in done.stdout
+    assert "timed load " in done.stdout  # bench/timed_workload.py's load, in miniature
     assert "pooled (before)" in done.stdout and "blocked (default)" in done.stdout
     assert "deterministic evaluator: 1.00 evaluations per iteration" in done.stdout

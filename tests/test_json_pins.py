@@ -152,7 +152,8 @@ PINS: list[tuple[str, Callable[[], object], str]] = [
         '{"future": true, "body": "b", "links": ["l"], "runtime": [], "tune": null, '
         '"noise": {"mode": "auto", "calibration": 3, "alpha": 0.05, "power": 0.9, '
         '"min_effect": 1.0, "min_effect_unit": "sigma", "max_evals": 40, "interleave": 3, '
-        '"confirm": 5, "reuse": 2.0, "blocked": true, "spread": "blocks", "level_changes": true}, '
+        '"confirm": 5, "reuse": 2.0, "blocked": true, "spread": "blocks", "level_changes": true, '
+        '"today_agrees": true}, '
         '"sealed": [], '
         '"checks": {"command": "c", "timeout_seconds": 3600.0}, '
         '"evaluation": {"slots": 1, "resources": {}}, '
@@ -165,7 +166,8 @@ PINS: list[tuple[str, Callable[[], object], str]] = [
         lambda: NoisePolicy(NoiseMode.SEQUENTIAL, min_effect=0.5, min_effect_in_sigma=False),
         '{"mode": "sequential", "calibration": 3, "alpha": 0.05, "power": 0.9, "min_effect": 0.5, '
         '"min_effect_unit": "metric", "max_evals": 40, "interleave": 3, "confirm": 5, '
-        '"reuse": 2.0, "blocked": true, "spread": "blocks", "level_changes": true}',
+        '"reuse": 2.0, "blocked": true, "spread": "blocks", "level_changes": true, '
+        '"today_agrees": true}',
     ),
     (
         "interval",

@@ -218,6 +218,8 @@ def test_policy_round_trips_and_old_runs_keep_their_rule() -> None:
     assert NoisePolicy.from_dict(before_34).blocked is False  # it keeps its pooled rule
     before_changes = {k: v for k, v in DEFAULT.to_dict().items() if k != "level_changes"}
     assert NoisePolicy.from_dict(before_changes).level_changes is False
+    before_today = {k: v for k, v in DEFAULT.to_dict().items() if k != "today_agrees"}
+    assert NoisePolicy.from_dict(before_today).today_agrees is False
 
 
 @pytest.mark.parametrize("effect", [0.0, 1.0])

@@ -26,7 +26,8 @@ neither discard a real gain nor keep a null change. A change of level INSIDE the
 load switched off between the incumbent's reading and the candidate's next ones) is looked for
 in this iteration's readings of both in the order taken (`Today`, robust.since_level_change):
 after one, every reading before it is set aside, both sides', and the test goes on with the
-readings after it only. The log LR keeps its Gaussian form with the
+readings after it only. A keep that rests on older readings too also needs this iteration's
+incumbent readings to agree (`_today_agrees`). The log LR keeps its Gaussian form with the
 spread a Huber mean of such readings has (scale.py): wider than the bulk's under heavy tails.
 Pairing every candidate reading with an incumbent one (drift-proof by construction) was
 measured and rejected: a paired difference has twice a reading's variance and serves one test,
@@ -127,6 +128,9 @@ class NoisePolicy:
     # a change of the machine's level inside an iteration sets the readings before it aside
     # (robust.since_level_change); False: a run frozen before it decides as it did
     level_changes: bool = True
+    # a keep against older readings of the incumbent needs this iteration's own to agree
+    # (`today_agrees`); False: a run frozen before it decides as it did
+    today_agrees: bool = True
 
     @property
     def baseline_readings(self) -> int:
@@ -171,6 +175,7 @@ class NoisePolicy:
             blocked=data.get("blocked") is True,
             blocks=data.get("spread") == "blocks",
             level_changes=data.get("level_changes") is True,
+            today_agrees=data.get("today_agrees") is True,
         )
 
 
@@ -500,6 +505,11 @@ def _local(
     enough = min(len(candidate), len(reference)) >= MIN_SIDE
     fresh_here = min(fresh, len(reference))
     verdict = _pooled(policy, sigma, diff, (len(reference), len(candidate)), fresh_here, enough)
+    if verdict.action is Action.KEEP and not _today_agrees(
+        policy, direction, sigma, candidate, incumbent[len(incumbent) - fresh :]
+    ):
+        capped = len(candidate) + fresh >= policy.max_evals
+        return Verdict(Action.UNDECIDED if capped else Action.MEASURE_INCUMBENT, diff, verdict.llr)
     if verdict.action is Action.DISCARD and fresh == 0:
         return Verdict(Action.MEASURE_INCUMBENT, diff, verdict.llr)
     if verdict.action is Action.MEASURE_INCUMBENT or enough or verdict.final:
@@ -507,6 +517,25 @@ def _local(
     if len(reference) < MIN_SIDE and len(candidate) >= len(reference):
         return Verdict(Action.MEASURE_INCUMBENT, diff, verdict.llr)
     return Verdict(Action.MEASURE_CANDIDATE, diff, verdict.llr)
+
+
+def _today_agrees(
+    policy: NoisePolicy,
+    direction: Direction,
+    sigma: float,
+    candidate: Sequence[float],
+    today: Sequence[float],
+) -> bool:
+    """Whether the incumbent's readings of this iteration (`today`) agree with a keep: the
+    candidate's robust mean is better than theirs. A keep may rest on the incumbent's older
+    readings too, and whether they still read today's level is judged in the run's spread; a
+    load that made the machine slower and far noisier leaves that spread wide after it stops,
+    so a step back of several quiet σ passed unseen and a slowdown read after the load was
+    kept against the incumbent's loaded readings though both of its readings of the same
+    iteration were faster (#34, bench/timed_workload.py seed 7). False: no veto (frozen)."""
+    if not policy.today_agrees or not today:
+        return True
+    return signed(direction, huber_mean(candidate, sigma) - huber_mean(today, sigma)) > 0
 
 
 def _after_change(

@@ -10,8 +10,17 @@ from pathlib import Path
 from typing import Any
 
 from autoresearch.supervisor.handle import RunHandle
+from autoresearch.supervisor.prepare import prepare
 from autoresearch.supervisor.step import StepResult, step
-from helpers import GIT_ENV, artifact, edit_and_commit, resume_detached, write_artifact
+from helpers import (
+    GIT_ENV,
+    Repo,
+    artifact,
+    edit_and_commit,
+    resume_detached,
+    sandbox_text,
+    write_artifact,
+)
 
 FRONTIER_AGENT = f"cmd:{sys.executable} {Path(__file__).parent / 'fakes/frontier_agent.py'}"
 
@@ -65,3 +74,14 @@ def submit(
 def submit_and_step(h: RunHandle, files: dict[str, str] | None = None, **kw: Any) -> StepResult:
     submit(h, files, **kw)
     return step(h)
+
+
+def one_keep(repo: Repo, evaluator: str, tag: str) -> str:
+    """A run (its id) whose evaluator is the script `evaluator`, run unboxed, that kept
+    value.txt going from 0 to 10: certify's subjects."""
+    repo.write("scripts/evaluate.py", evaluator)
+    repo.write("value.txt", "0\n")
+    mission = repo.mission(sandbox=sandbox_text("python3 scripts/evaluate.py", unboxed=True))
+    with prepare(mission, run_tag=tag) as h:
+        assert submit_and_step(h, {"value.txt": "10\n"}).decision == "keep"
+        return h.run_id

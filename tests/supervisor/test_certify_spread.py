@@ -9,13 +9,12 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from sup_helpers import submit_and_step
+from sup_helpers import one_keep
 
 from autoresearch.noise import Spread
 from autoresearch.states import Direction
 from autoresearch.supervisor.certify import pairs_spread
-from autoresearch.supervisor.prepare import prepare
-from helpers import Repo, cli, sandbox_text
+from helpers import Repo, cli
 
 SQRT2 = math.sqrt(2)
 
@@ -62,12 +61,7 @@ def test_a_level_that_jumps_between_rounds_does_not_widen_the_intervals(
     level = tmp_path / "level"
     monkeypatch.setenv("NOISE_STATE", str(tmp_path / "noise-counter"))
     monkeypatch.setenv("LEVEL_FILE", str(level))
-    repo.write("scripts/step.py", STEP_EVAL)
-    repo.write("value.txt", "0\n")
-    mission = repo.mission(sandbox=sandbox_text("python3 scripts/step.py", unboxed=True))
-    with prepare(mission, run_tag="S") as h:
-        run_id = h.run_id
-        assert submit_and_step(h, {"value.txt": "10\n"}).decision == "keep"
+    run_id = one_keep(repo, STEP_EVAL, "S")
     first = cli("certify", run_id, "--repeats", "3", cwd=repo.root)
     assert first.returncode == 0, first.stderr
     level.write_text("50\n")  # the machine's level moves by 50 readings' sd between rounds

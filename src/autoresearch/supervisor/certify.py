@@ -412,6 +412,11 @@ class Rounds:
         self.stop, self.failures = stop, 0
 
     def take(self, subjects: list[Subject], round_: int) -> None:
+        """One round; a reading that fails drops the round's others from this certification
+        (they stay recorded), so each commit's k-th reading is of the k-th complete round
+        and the pairs stay pairs. Kept, they were paired with the next round's readings, one
+        round apart, and a drift between rounds no longer cancelled."""
+        taken, failed = [], False
         for subject in subjects:
             got = self.scores[subject.commit]
             if len(got) > round_:
@@ -421,13 +426,17 @@ class Rounds:
             reading = _measure(self.h, subject, len(got) + self.failures + 1)
             if reading.status == EvalStatus.PASS and reading.score is not None:
                 got.append(reading.score)
+                taken.append(got)
             else:
-                self.failures += 1
+                self.failures, failed = self.failures + 1, True
             if self.progress:
                 done = sum(min(len(v), round_ + 1) for v in self.scores.values())
                 score = "" if reading.score is None else reading.score
                 self.progress(f"[{done}/{self.total}] {subject.label} {subject.commit[:12]}: "
                               f"{reading.status} {score}")  # fmt: skip
+        if failed:  # the round is incomplete
+            for got in taken:
+                got.pop()
 
 
 def rounds_to_resolve(
