@@ -3,6 +3,7 @@ git's own answer whenever given, and "unsure" (None: git is asked) whenever not 
 
 from __future__ import annotations
 
+import zlib
 from pathlib import Path
 
 import pytest
@@ -149,3 +150,47 @@ def test_commits_and_trees_are_looked_up_without_git_where_certain(
     assert git.resolve_commits(plain.root, names) == [tip, kept, tip]
     assert git.trees(plain.root, names) == trees
     assert git.trees(plain.root, []) == []
+
+
+def loose_path(repo: Repo, object_id: str) -> Path:
+    return repo.root / ".git" / "objects" / object_id[:2] / object_id[2:]
+
+
+def test_a_forged_loose_commit_is_not_believed(plain: Repo) -> None:
+    """An agent can write a file under objects/ that names the kept commit as its parent;
+    git reads it as a hash mismatch, so it must not make a candidate descend (review)."""
+    kept = plain.git("rev-parse", "HEAD")
+    tree = plain.git("rev-parse", "HEAD^{tree}")
+    body = f"tree {tree}\nparent {kept}\nauthor a <a@b> 1 +0000\ncommitter a <a@b> 1 +0000\n\nx\n"
+    forged = "d" * 40
+    loose_path(plain, forged).parent.mkdir(exist_ok=True)
+    loose_path(plain, forged).write_bytes(zlib.compress(b"commit %d\0" % len(body) + body.encode()))
+    assert git_objects.loose_commit(plain.root / ".git", forged) is None
+    assert git_objects.candidate_facts(plain.root, kept, forged, kept, git.LINEAGE) is None
+    asked = git.candidate_facts(plain.root, kept, forged, kept)  # git: a hash mismatch
+    assert asked.commit is None or not git.descends_from(plain.root, kept, asked)
+
+
+@pytest.mark.parametrize("damage", ["trailer cut", "bytes after the stream"])
+def test_a_damaged_loose_object_is_left_to_git(plain: Repo, damage: str) -> None:
+    tip = commit_value(plain, "2")
+    path = loose_path(plain, tip)
+    raw = path.read_bytes()
+    path.chmod(0o644)
+    path.write_bytes(raw[:-4] if damage == "trailer cut" else raw + b"abc")
+    assert git_objects.loose_commit(plain.root / ".git", tip) is None
+
+
+def test_an_unreadable_replace_folder_is_unsure_not_an_error(plain: Repo) -> None:
+    kept = plain.git("rev-parse", "HEAD")
+    (plain.root / ".git" / "refs" / "replace").write_text("not a folder\n")
+    assert git_objects.candidate_facts(plain.root, kept, kept, kept, git.LINEAGE) is None
+    assert git.resolve_commits(plain.root, [kept]) == [kept]
+
+
+def test_a_commit_whose_tree_is_not_loose_is_left_to_git(plain: Repo) -> None:
+    kept = plain.git("rev-parse", "HEAD")
+    tree = plain.git("rev-parse", "HEAD^{tree}")
+    loose_path(plain, tree).unlink()
+    assert git_objects.candidate_facts(plain.root, kept, kept, kept, git.LINEAGE) is None
+    assert git_objects.peeled(plain.root, [(kept, "tree")]) is None

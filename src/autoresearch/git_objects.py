@@ -13,6 +13,7 @@ check depends on this module being right where it is unsure.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import zlib
 from collections.abc import Sequence
@@ -70,6 +71,8 @@ def candidate_facts(
         read[name] = parsed
     tree = read[commit].tree if commit else None
     kept_tree = read[kept].tree if kept else None
+    if not all(_loose(common, name) for name in (tree, kept_tree) if name):
+        return None  # git would say the tree is missing, or finds it packed
     lineage = first_parents(common, commit, kept, walk) if commit else ()
     return ReadFacts(base, commit or None, head, tree, kept_tree, lineage)
 
@@ -85,6 +88,8 @@ def peeled(worktree: Path, queries: Sequence[tuple[str, str]]) -> list[str | Non
         object_id = head_commit(worktree, common) if name == "HEAD" else name
         read = loose_commit(common, object_id) if object_id else None
         if read is None or kind not in ("commit", "tree"):
+            return None
+        if kind == "tree" and not _loose(common, read.tree):
             return None
         found.append(object_id if kind == "commit" else read.tree)
     return found
@@ -118,8 +123,13 @@ def loose_commit(common: Path, object_id: str) -> LooseCommit | None:
         return None
     try:
         raw = read_regular(common / "objects" / object_id[:2] / object_id[2:], _MAX_OBJECT)
-        data = zlib.decompressobj().decompress(raw, _MAX_OBJECT)
+        inflate = zlib.decompressobj()
+        data = inflate.decompress(raw, _MAX_OBJECT)
     except (OSError, FileRefused, zlib.error):
+        return None
+    # git reads a loose object only whole and true to its name (else "corrupt"/"hash
+    # mismatch", or a packed copy): an agent may write a file there that names other parents
+    if not inflate.eof or inflate.unused_data or hashlib.sha1(data).hexdigest() != object_id:
         return None
     header, nul, body = data.partition(b"\0")
     if not nul or header != b"commit %d" % len(body):
@@ -157,7 +167,15 @@ def head_commit(worktree: Path, common: Path) -> str | None:
 
 def objects_plain(common: Path) -> bool:
     """No replace ref, graft, shallow boundary or other object format in the repository: git
-    reads a named commit from its own object, as this module does."""
+    reads a named commit from its own object, as this module does. A folder we may not read
+    (an agent can make one) is unsure, never an error."""
+    try:
+        return _objects_plain(common)
+    except OSError:
+        return False
+
+
+def _objects_plain(common: Path) -> bool:
     if (common / "info" / "grafts").exists() or (common / "shallow").exists():
         return False
     replace = common / "refs" / "replace"
@@ -175,6 +193,13 @@ def objects_plain(common: Path) -> bool:
 def _unplain(config: bytes) -> bool:
     lowered = config.lower()
     return any(word in lowered for word in _UNPLAIN_CONFIG)
+
+
+def _loose(common: Path, object_id: str) -> bool:
+    try:
+        return (common / "objects" / object_id[:2] / object_id[2:]).is_file()
+    except OSError:
+        return False
 
 
 def _object_id_in(path: Path) -> str | None:

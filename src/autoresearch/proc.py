@@ -264,9 +264,11 @@ def _supervise(
                     break
             elif proc.poll() is not None:
                 # Stragglers in the leader's group must not outlive it or hold our pipes.
-                group_ended = not group_alive(proc.pid) or _terminate_group(
-                    proc, spec.grace_seconds, leader_done=True
-                )
+                if group_alive(proc.pid):
+                    _terminate_group(proc, spec.grace_seconds, leader_done=True)
+                # only the kernel's answer ends the group: a /proc scan can miss a member that
+                # forks as it is read, or one whose main thread exited while others run
+                group_ended = not group_alive(proc.pid)
                 if not sel.get_map():
                     break
                 drain_until = now + DRAIN_SECONDS
@@ -361,21 +363,19 @@ def _pump(
 
 def _terminate_group(
     proc: subprocess.Popen[bytes], grace: float, leader_done: bool = False
-) -> bool:
-    """SIGTERM the whole group, give it `grace` seconds, then SIGKILL what is left; True when
-    no member ran any more within the grace (no SIGKILL was needed)."""
+) -> None:
+    """SIGTERM the whole group, give it `grace` seconds, then SIGKILL what is left."""
     if not kill_group(proc.pid, signal.SIGTERM):
-        return True
+        return
     end = time.monotonic() + grace
     delays = poll_delays(FIRST_POLL_SECONDS, 0.02)
     while not leader_done and proc.poll() is None and time.monotonic() < end:
         time.sleep(next(delays))
     left = end - time.monotonic()
     if left > 0 and wait_group_gone(proc.pid, left, cap=0.02):
-        return True
+        return
     kill_group(proc.pid, signal.SIGKILL)
     wait_group_gone(proc.pid, 2.0)
-    return False
 
 
 def kill_stale_group(pgid: int, marker: str | None = None) -> bool:
