@@ -143,7 +143,9 @@ def start_run(repo: Repo, plan: str, *extra: str) -> subprocess.Popen[str]:
 
 
 def wait_for(path: Path, timeout: float = 30) -> None:
-    until(path.exists, timeout, f"{path} appeared")
+    """Until `path` has something in it: write_text creates the file before it writes, and a
+    test that reads a pid note the moment it exists may read nothing."""
+    until(lambda: path.exists() and path.read_text().strip(), timeout, f"{path} written")
 
 
 def status(repo: Repo) -> dict:

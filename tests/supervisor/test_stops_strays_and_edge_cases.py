@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -33,10 +34,25 @@ def test_a_step_honours_an_operators_stop_request(repo: Repo, run: RunHandle) ->
     )  # fmt: skip
 
 
+# A candidate's reading (a value above the baseline's 1) holds until the test's EVAL_GATE exists
+# (at most 60 s): the stop surely comes while it runs, however slow the machine.
+GATED_EVAL = textwrap.dedent(
+    """\
+    import json, os, time
+    value = float(open("value.txt").read())
+    deadline = time.monotonic() + 60
+    while value > 1 and not os.path.exists(os.environ["EVAL_GATE"]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    print(json.dumps({"pass": True, "score": value}))
+    """
+)
+
+
 def test_an_operator_stop_lets_the_evaluation_finish(repo: Repo, mission_dir: Path) -> None:
-    env = {**os.environ, **GIT_ENV, "FAKE_PLAN": "improve"}
-    (repo.root / "mode.txt").write_text("slow\n")
-    repo.commit("a slow evaluator")
+    gate = repo.root / "eval-gate"  # in the repository: the sandboxed evaluator sees it
+    env = {**os.environ, **GIT_ENV, "FAKE_PLAN": "improve", "EVAL_GATE": str(gate)}
+    repo.write("scripts/eval.py", GATED_EVAL)
+    repo.commit("a gated evaluator")
     proc = subprocess.Popen(
         [sys.executable, "-m", "autoresearch", "run", "missions/demo", "--agent", CMD_AGENT,
          "--run-tag", "T1", "--max-iterations", "3", "--json"],
@@ -49,6 +65,7 @@ def test_an_operator_stop_lets_the_evaluation_finish(repo: Repo, mission_dir: Pa
     logs = repo.root / ".autoresearch/runs/missions-demo-t1/logs"
     until(lambda: (logs / "iteration-0001-evaluator.log").exists(), 60, "the evaluation")
     assert cli("stop", cwd=repo.root).returncode == 0
+    gate.touch()
     out, err = proc.communicate(timeout=60)
     summary = json.loads(out)
     assert (summary["status"], summary["stop_reason"]) == ("stopped", "operator stop"), err
