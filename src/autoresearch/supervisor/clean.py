@@ -25,7 +25,7 @@ from autoresearch.jsonshape import json_shape
 from autoresearch.paths import RepoPaths
 from autoresearch.states import TERMINAL_STATUSES, RunStatus
 from autoresearch.supervisor import record, refs
-from autoresearch.supervisor.handle import DriverState, RunHandle, driver_lock
+from autoresearch.supervisor.handle import RunHandle, driver_lock
 from autoresearch.supervisor.safety import dirty_entries
 
 
@@ -117,7 +117,7 @@ def _clean_one(
         return plan
     lock = driver_lock(repo, run.run_id)  # a `continue` racing with us must not lose its tree
     try:
-        h = RunHandle(journal, repo, run, DriverState(lock))
+        h = RunHandle.of(journal, repo, run, lock)
         h.refresh()
         if h.run.status not in TERMINAL_STATUSES:
             raise RefusedError(msg_clean_running(run.run_id))

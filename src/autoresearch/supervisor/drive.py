@@ -196,6 +196,7 @@ def resume(
                 for line in _sandbox_note(plan):
                     door.note(line)
                 lifecycle.record_loop_options(handle, plan.record(handle.run.loop))
+                handle = handle.renewed()  # the facts with the sandbox this loop asked for
                 if _here(plan):
                     _note_resources(handle.run.sandbox.evaluation, door)
                 loop = drive(handle, plan, door, placed.executor, with_manifest=True)

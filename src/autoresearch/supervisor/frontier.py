@@ -145,13 +145,13 @@ class Archive:
                 runs.update_run(
                     conn, h.run_id, last_kept_commit=elite.commit, last_kept_score=elite.score
                 )
-            h.run = replace(h.run, last_kept_commit=elite.commit, last_kept_score=elite.score)
+            h.state.saw(replace(h.run, last_kept_commit=elite.commit, last_kept_score=elite.score))
         failpoints.hit("frontier.after_reference")  # the fault suite kills a move half-done here
         if git.head(h.worktree) != elite.commit or not same:
             label = "frontier" if record.dirty_tracked(h.context) else None  # leftovers are saved
             record.restore_branch(h, h.run.iteration, label, elite.commit)
-            sync.write_placeholder(h)
-            sync.write_instructions(h)
+            sync.write_placeholder(h.context, h.run.last_kept_commit)
+            sync.write_instructions(h.context, h.run)
             estimates.write_manifest(h.journal, h.run, h.repo)
 
 
@@ -193,7 +193,7 @@ class LaneArchive(Archive):
         with h.journal.tx() as conn:
             runs.update_run(conn, h.run_id, last_kept_commit=commit, last_kept_score=score)
             search.set_parent(conn, h.run_id, iteration, lane, commit)
-        h.run = replace(h.run, last_kept_commit=commit, last_kept_score=score)
+        h.state.saw(replace(h.run, last_kept_commit=commit, last_kept_score=score))
         failpoints.hit("frontier.after_lane_reference")
 
 

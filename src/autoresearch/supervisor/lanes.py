@@ -552,7 +552,9 @@ class Lanes:
         if self.h.run.status != RunStatus.RUNNING:
             # the run ended meanwhile: keep the work, record nothing
             self._save(lane, "after-run-ended", lane.base, None)
-            sync.write_placeholder(lh)  # the session's work is in the patch: nothing to judge
+            sync.write_placeholder(
+                lh.context, lh.run.last_kept_commit
+            )  # the session's work is in the patch: nothing to judge
             self._session_over(lane)
             lane.state = LaneState.STOPPED
             return
@@ -1041,7 +1043,9 @@ class Lanes:
                 self._save(
                     lane, "after-run-ended", lane.base or self.h.run.last_kept_commit or "", None
                 )
-                sync.write_placeholder(lane.h)  # saved in the patch: nothing to judge
+                sync.write_placeholder(
+                    lane.h.context, lane.h.run.last_kept_commit
+                )  # saved in the patch: nothing to judge
                 self._session_over(lane)
             if lane.reading is not None:
                 with contextlib.suppress(TaskLost):
@@ -1154,15 +1158,9 @@ def _write_handoff(lh: RunHandle, kept: str) -> None:
     """The lane's placeholder and instructions, naming `kept` as the commit to build on (the
     frontier's parent may be another elite than the run's reference: named in them only, the
     handle's run stays the journal's, which the seal checks compare with)."""
-    run = lh.run
-    if kept != run.last_kept_commit:
-        lh.run = replace(run, last_kept_commit=kept)
-    try:
-        if not _placeholder_on(lh.context, kept):  # the judgement wrote it, unless a keep came
-            sync.write_placeholder(lh)
-        sync.write_instructions(lh)
-    finally:
-        lh.run = run
+    if not _placeholder_on(lh.context, kept):  # the judgement wrote it, unless a keep came
+        sync.write_placeholder(lh.context, kept)
+    sync.write_instructions(lh.context, replace(lh.run, last_kept_commit=kept))
 
 
 def _pending_artifact(lane: RunContext) -> bool:

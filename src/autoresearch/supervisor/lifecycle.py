@@ -23,7 +23,6 @@ from autoresearch.states import TERMINAL_STATUSES, Phase, RunStatus
 from autoresearch.supervisor import archive_view, estimates, portfolio, prepare, record, sync
 from autoresearch.supervisor.finalize import finalize_run
 from autoresearch.supervisor.handle import (
-    DriverState,
     MeasureWith,
     RunContext,
     RunHandle,
@@ -33,7 +32,7 @@ from autoresearch.supervisor.handle import (
 )
 from autoresearch.supervisor.plateau import MSG_PAUSE_LIFTED, lift_pause
 from autoresearch.supervisor.recovery import finish_interrupted_session, recover
-from autoresearch.supervisor.run_read import driver_alive, read_run
+from autoresearch.supervisor.run_read import driver_alive, load_run, read_run
 from autoresearch.supervisor.run_views import (
     journal_exists,
     lane_rows,
@@ -82,9 +81,7 @@ def msg_missing_worktree(run: RunRecord) -> str:
 
 def open_run(repo_root: Path, run_id: str) -> RunHandle:
     """Lock a running run for one driver action (step)."""
-    handle = lock_run(repo_root, run_id, admit=_running)
-    handle.refresh()  # another driver may have changed the run before we took the lock
-    return handle
+    return lock_run(repo_root, run_id, admit=_running)
 
 
 def _running(run: RunRecord) -> None:
@@ -129,6 +126,7 @@ def resume(
         if ready is not None:
             handle.state.measure_with = ready(handle.run)
         notes = _allow_runtime(handle, runtime)
+        handle = handle.renewed()  # its facts with the runtime globs just allowed
         outcome = _rearm(handle, save_dirty)
         outcome.notes[:0] = notes
         return outcome
@@ -230,8 +228,8 @@ def _lock_for_resume(journal: Journal, repo: RepoPaths, run_id: str) -> RunHandl
     if run.status != RunStatus.RUNNING:
         raise RefusedError(msg_resume_terminal(run))
     lock = driver_lock(repo, run_id)
-    handle = RunHandle(journal, repo, run, DriverState(lock))
-    handle.refresh()
+    # another driver may have changed the run before we took the lock: its facts as read now
+    handle = RunHandle.of(journal, repo, load_run(journal, run_id), lock)
     if handle.run.status != RunStatus.RUNNING:
         lock.release()
         raise RefusedError(msg_resume_terminal(handle.run))
@@ -266,8 +264,8 @@ def _rearm(h: RunHandle, save_dirty: bool) -> ResumeOutcome:
             with h.journal.tx() as conn:
                 runs.update_run(conn, h.run_id, stop_requested=None)
             h.refresh()
-        sync.write_placeholder(h)
-    sync.write_instructions(h)
+        sync.write_placeholder(h.context, h.run.last_kept_commit)
+    sync.write_instructions(h.context, h.run)
     estimates.write_manifest(h.journal, h.run, h.repo)
     sync.write_active_pointer(h)
     return ResumeOutcome(h, notes, pending)
@@ -300,7 +298,7 @@ def stop(repo_root: Path, run_id: str | None, reason: str | None = None) -> Stop
                 runs.update_run(conn, run.run_id, stop_requested=STOP_OPERATOR, stop_note=reason)
             return StopOutcome(run.run_id, run.status, STOP_OPERATOR, reason, requested=True)
         lock = driver_lock(repo, run.run_id)
-    with RunHandle(open_journal(repo_root), repo, run, DriverState(lock)) as h:
+    with RunHandle.of(open_journal(repo_root), repo, run, lock) as h:
         h.refresh()
         finalize_run(h, RunStatus.STOPPED, STOP_OPERATOR, note=reason)
         return StopOutcome(h.run_id, h.run.status, STOP_OPERATOR, reason, requested=False)

@@ -301,7 +301,7 @@ class Driver:
         self.keeper = keeper or NoArchive()  # the frontier's archive (supervisor/frontier.py)
         self.tally = Tally()
         rule = run_rule(h.run, limits.plateau, limits.on_plateau)
-        self.plateau = PlateauWatch(h, rule, say, lambda: sync.write_instructions(h))
+        self.plateau = PlateauWatch(h, rule, say, lambda: sync.write_instructions(h.context, h.run))
         self.stopping: Action | None = None  # the table said FINISH: once nothing is in flight
         self._history: RunHistory | None = None  # read only for a strategy that reads it
 

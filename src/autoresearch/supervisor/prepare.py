@@ -34,7 +34,6 @@ from autoresearch.repo_state import ensure_state_dir, link_shared_paths, write_e
 from autoresearch.states import EvalStatus, IterationKind, Phase, RunStatus
 from autoresearch.supervisor import record, seal, sync
 from autoresearch.supervisor.handle import (
-    DriverState,
     MeasureWith,
     RunHandle,
     driver_lock,
@@ -133,7 +132,7 @@ def _register(
         run = _new_run(repo, mission, tag, loop)
         lock = driver_lock(repo, run.run_id)
         runs.insert_run(conn, run)
-    return RunHandle(journal, repo, run, DriverState(lock))
+    return RunHandle.of(journal, repo, run, lock)
 
 
 def _allocate_tag(conn: Any, repo: RepoPaths, slug: str, requested: str | None) -> str:
@@ -237,7 +236,7 @@ def finish_prepare(h: RunHandle) -> None:
     h.refresh()
     private_dir(h.paths.logs)
     sync.rebuild_views(h)
-    sync.write_placeholder(h)
+    sync.write_placeholder(h.context, h.run.last_kept_commit)
     h.journal.backup()
 
 
@@ -353,5 +352,5 @@ def rebaseline(h: RunHandle) -> StoredEvaluation | None:
     it = _baseline_iteration(h, commit, notes)
     evaluation = _record_baseline(h, it, commit, exists=old is not None)
     sync.rebuild_views(h)
-    sync.write_placeholder(h)
+    sync.write_placeholder(h.context, h.run.last_kept_commit)
     return StoredEvaluation(evaluation.compact())

@@ -265,7 +265,7 @@ def commit_decision(
             runs.insert_evaluation(conn, h.run_id, it.iteration, purpose, evaluation)
         registry.clear_children(conn, h.run_id)
         runs.update_run(conn, h.run_id, **changes)
-    h.run = replace(h.run, **changes)  # exactly what was written: no need to read it back
+    h.state.saw(replace(h.run, **changes))  # exactly what was written: no need to read it back
     failpoints.hit("step.after_decided")
     return decided
 

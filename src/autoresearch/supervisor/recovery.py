@@ -51,7 +51,7 @@ def _resync_views(h: RunHandle) -> None:
     last = runs.get_iteration(h.journal, h.run_id, h.run.iteration)
     current = sync.file_sha256(h.paths.candidate)
     if current is None or (last is not None and current == last.artifact_sha256):
-        sync.write_placeholder(h)
+        sync.write_placeholder(h.context, h.run.last_kept_commit)
     sync.rebuild_views(h)
 
 
