@@ -290,7 +290,7 @@ def drive(
     refuse_without_comparable_baseline(h)  # before the header: no session will start
     progress, trackers = tracked_progress(
         h, plan.trackers, plan.tracker_uri, config.spec,
-        door.progress(h.run.direction, lifecycle.baseline_and_best(h)), door.note,
+        door.progress(h.run.direction, lifecycle.baseline_and_best(h.context, h.run)), door.note,
     )  # fmt: skip
     progress.header(h.run_id, config.spec, h.run.worktree_path, limits.lanes)
     stop = StopSignal()

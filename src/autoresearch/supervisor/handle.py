@@ -26,6 +26,7 @@ from autoresearch.paths import (
     RunPaths,
 )
 from autoresearch.reset import RuntimeRule, run_dirt
+from autoresearch.states import Direction, KeepPolicy
 from autoresearch.supervisor.run_read import load_run, read_run
 
 if TYPE_CHECKING:  # the executor (threads, agents) only for types: `status` reads runs here
@@ -84,8 +85,8 @@ def lock_run(
 class RunContext:
     """A run as one of its lanes sees it, fixed while a driver holds it: its journal, where
     its files are and the mission frozen at prepare. What changes (the run's status, its
-    iteration, the incumbent) is the record a `RunHandle` reads anew; what a process did (its
-    pointer, its reaps, how it takes readings) is the handle's, never the context's."""
+    iteration, the incumbent) is the record, a value read from the journal; what a process did
+    (its pointer, its reaps, how it takes readings) is the driver's `DriverState`."""
 
     journal: Journal
     repo: RepoPaths
@@ -99,6 +100,7 @@ class RunContext:
     repo_root: Path  # as the run recorded it (its sandbox's root)
     # The sandbox asked for: `--sandbox` as recorded, else sandbox.md's, else the default.
     sandbox_mode: SandboxMode
+    keep_policy: KeepPolicy  # the rule that decides a candidate, frozen at prepare
     # A lane (1..K) of `run --lanes K`: its own worktree, branch, handoff files and logs; the
     # journal, the lock and the run record are the run's (supervisor/lanes.py).
     lane: int = 0
@@ -111,11 +113,16 @@ class RunContext:
         return cls(
             journal, repo, run.run_id, Path(run.worktree_path), run.branch_name,
             Path(run.mission_dir), run.mission_slug, run.evaluator, run.sandbox,
-            Path(run.repo_root), SandboxMode(given or DEFAULT_MODE), lane,
+            Path(run.repo_root), SandboxMode(given or DEFAULT_MODE), run.keep_policy, lane,
         )  # fmt: skip
 
     def for_lane(self, lane: int) -> RunContext:
         return replace(self, lane=lane)
+
+    @property
+    def direction(self) -> Direction:
+        """Which way the mission's score improves."""
+        return self.evaluator.direction
 
     @property
     def paths(self) -> RunPaths:
@@ -298,6 +305,18 @@ class RunHandle:
     @property
     def evaluator(self) -> EvaluatorSpec:
         return self.context.evaluator
+
+    @property
+    def sandbox(self) -> FrozenMission:
+        return self.context.sandbox
+
+    @property
+    def keep_policy(self) -> KeepPolicy:
+        return self.context.keep_policy
+
+    @property
+    def direction(self) -> Direction:
+        return self.context.direction
 
     @property
     def links(self) -> tuple[str, ...]:

@@ -317,7 +317,7 @@ class Lanes:
         as the single loop would, before a lane starts from the incumbent. False: a signal
         interrupted it (its artifact stays for the next resume)."""
         h = self.h
-        if not has_pending_artifact(h):
+        if not has_pending_artifact(h.context, h.run):
             return True
         self.observer.note(MSG_PROCESSING_PENDING)
         self.observer.evaluation_started(h.run.iteration + 1)
@@ -358,7 +358,7 @@ class Lanes:
         last = runs.last_of_lane(h.journal, h.run_id, lane.number)
         if last is not None:
             lane.last_iteration, lane.last_decision = last.iteration, last.decision
-        _ensure_worktree(h, lh)
+        _ensure_worktree(lh.context, h.run.last_kept_commit or "HEAD")
         for line in record.reap_strays(lh.context, lh.tag):  # its strays, then a killed git's locks
             self.observer.note(f"lane {lane.number}: {line}")
         private_dir(lh.paths.logs)
@@ -614,7 +614,7 @@ class Lanes:
         while lh.paths.reading_log(lane.session, lane.attempts).exists():
             lane.attempts += 1  # an earlier reading (before a restart) keeps its log
         task = record.evaluation_task(
-            lh,
+            lh.context,
             h.run.iteration + 1,
             head,
             lh.worktree,
@@ -820,7 +820,7 @@ class Lanes:
         if (lh.refresh().last_kept_commit or "") == kept:
             # built on the incumbent: ask step's own rule before any reading, a duplicate of a
             # measured tree (novelty) included, so a lane never spends a reading on one
-            return unmeasured_decision(lh, head).decision is None
+            return unmeasured_decision(lh.context, kept, head).decision is None
         # built on a candidate not yet judged (speculation): it is not a verdict either way
         return not (
             git.same_tree(lh.worktree, head, kept)
@@ -1082,7 +1082,7 @@ def run_lanes(
     an `executor`, the work runs on this machine with sandbox.md's evaluation slots; with a
     `portfolio`, each session's agent is chosen from it."""
     if executor is None:
-        executor = local_executor(h, limits.lanes)
+        executor = local_executor(h.context, limits.lanes)
     search = strategy or strategy_named(limits.strategy)
     archive = LaneArchive(h, limits.archive_size) if search.keeps_archive else None
     layout = Lanes(h, config, limits, executor, observer, signal, search, portfolio, archive)
@@ -1092,8 +1092,8 @@ def run_lanes(
     return Driver(h, layout, limits, signal, search, observer.note, keeper).run()
 
 
-def local_executor(h: RunHandle, lanes: int) -> LocalExecutor:
-    slots = h.run.sandbox.evaluation.slots
+def local_executor(h: RunContext, lanes: int) -> LocalExecutor:
+    slots = h.sandbox.evaluation.slots
     return LocalExecutor(max(1, lanes), slots)
 
 
@@ -1143,15 +1143,15 @@ def _no_register(pgid: int) -> None:
     reaper finds them by their lane's tag (RUN_ID and the lane worktree)."""
 
 
-def _ensure_worktree(h: RunHandle, lh: RunHandle) -> None:
-    """The lane's worktree on its branch; one a kill inside `git worktree add` left half-built
-    is built anew (its branch keeps the lane's commits). Only that damage: whatever else a
-    session left in the tree is its work, saved by `_arm`."""
+def _ensure_worktree(lh: RunContext, start: str) -> None:
+    """The lane's worktree on its branch (a new one at `start`, the run's kept commit); one a
+    kill inside `git worktree add` left half-built is built anew (its branch keeps the lane's
+    commits). Only that damage: whatever else a session left in the tree is its work, saved by
+    `_arm`."""
     private_dir(lh.worktree.parent)
-    start = h.run.last_kept_commit or "HEAD"
-    root = h.repo.repo_root
+    root = lh.repo.repo_root
     if git.ensure_worktree(root, lh.worktree, lh.branch_name, start, git.unfinished_add):
-        link_shared_paths(root, lh.worktree, h.links)
+        link_shared_paths(root, lh.worktree, lh.links)
 
 
 def _write_handoff(lh: RunHandle, kept: str) -> None:

@@ -254,7 +254,7 @@ def _rearm(h: RunHandle, save_dirty: bool) -> ResumeOutcome:
         prepare.finish_prepare(h)
         notes.append("finished the interrupted prepare (worktree, mission, baseline)")
     check_reset_safety(h.worktree, h.dirt, h.run_id)
-    pending = has_pending_artifact(h)
+    pending = has_pending_artifact(h.context, h.run)
     if not pending:
         kept = h.run.last_kept_commit or ""
         if kept:
@@ -271,12 +271,13 @@ def _rearm(h: RunHandle, save_dirty: bool) -> ResumeOutcome:
     return ResumeOutcome(h, notes, pending)
 
 
-def has_pending_artifact(h: RunHandle) -> bool:
-    """True when candidate.json holds a session's artifact that no step has processed yet."""
+def has_pending_artifact(h: RunContext, run: RunRecord) -> bool:
+    """True when candidate.json holds a session's artifact that no step of `run` (as last
+    read) has processed yet."""
     read = sync.read_artifact(h.paths.candidate)
     if read.sha256 is None:
         return False
-    last = runs.get_iteration(h.journal, h.run_id, h.run.iteration)
+    last = runs.get_iteration(h.journal, h.run_id, run.iteration)
     if last is not None and last.artifact_sha256 == read.sha256:
         return False
     return read.from_session
@@ -318,10 +319,10 @@ def _stop_target(journal: Journal, run_id: str | None) -> RunRecord:
     return run
 
 
-def baseline_and_best(h: RunHandle) -> estimates.Headline:
+def baseline_and_best(h: RunContext, run: RunRecord) -> estimates.Headline:
     """The run's baseline and its reported best, with their intervals: a resumed run's header
     names both, never the best as the baseline."""
-    return estimates.headline(h.journal, h.run)
+    return estimates.headline(h.journal, run)
 
 
 def run_summary(h: RunHandle, sessions: int, interrupted: bool) -> LoopSummary:

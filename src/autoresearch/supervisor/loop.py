@@ -437,7 +437,7 @@ class SingleLane:
         return True
 
     def pending_artifact(self) -> bool:
-        return has_pending_artifact(self.h)
+        return has_pending_artifact(self.h.context, self.h.run)
 
     def process_pending(self) -> None:
         h, cancel = self.h, _CancelPoll(self.h, self.signal)
@@ -565,9 +565,9 @@ def loop_state(
     )
 
 
-def run_budget(h: RunHandle, limits: LoopLimits) -> Budget:
+def run_budget(h: RunContext, limits: LoopLimits) -> Budget:
     """The loop's budget: each `--budget-*` given wins over sandbox.md's `budget:`."""
-    spec = h.run.sandbox.budget
+    spec = h.sandbox.budget
     return Budget(
         usd=limits.budget_usd if limits.budget_usd is not None else spec.usd,
         tokens=limits.budget_tokens if limits.budget_tokens is not None else spec.tokens,
@@ -575,15 +575,15 @@ def run_budget(h: RunHandle, limits: LoopLimits) -> Budget:
     )
 
 
-def run_spend(h: RunHandle) -> Spend:
+def run_spend(h: RunContext, run: runs.RunRecord) -> Spend:
     """What the run has spent: recorded agent cost and tokens, hours since it was prepared."""
     usd, tokens = runs.spend(h.journal, h.run_id)
-    return Spend(usd, tokens, seconds_between(h.run.created_at, utc_now_iso()) / 3600)
+    return Spend(usd, tokens, seconds_between(run.created_at, utc_now_iso()) / 3600)
 
 
 def budget_stop(h: RunHandle, limits: LoopLimits) -> str | None:
-    budget = run_budget(h, limits)
-    return budget_exhausted(budget, run_spend(h)) if budget.limited else None
+    budget = run_budget(h.context, limits)
+    return budget_exhausted(budget, run_spend(h.context, h.run)) if budget.limited else None
 
 
 def _session(

@@ -35,6 +35,7 @@ from autoresearch.states import EvalStatus, IterationKind, Phase, RunStatus
 from autoresearch.supervisor import record, seal, sync
 from autoresearch.supervisor.handle import (
     MeasureWith,
+    RunContext,
     RunHandle,
     driver_lock,
     msg_active_run,
@@ -221,7 +222,7 @@ def finish_prepare(h: RunHandle) -> None:
     """Every stage after the run row exists; safe to repeat after a crash."""
     run = h.run
     record.reap_stale_children(h)  # a killed git leaves its locks: clear them first
-    _ensure_worktree(h)
+    _ensure_worktree(h.context)
     failpoints.hit("prepare.after_worktree")
     _materialize_mission(h)
     seal.seal(h.context)
@@ -240,14 +241,14 @@ def finish_prepare(h: RunHandle) -> None:
     h.journal.backup()
 
 
-def _ensure_worktree(h: RunHandle) -> None:
+def _ensure_worktree(h: RunContext) -> None:
     # A whole-tree kill inside `git worktree add` leaves a registered worktree with HEAD
     # unborn, no index or missing files; committing the mission there would delete the
     # project. Nothing of anyone's is in it yet (prepare runs no session): any damage that
     # `git.worktree_problem` names gets it built anew.
     private_dir(h.worktree.parent)
-    start = str(h.run.sandbox.start_commit)
-    git.ensure_worktree(h.repo.repo_root, h.worktree, h.run.branch_name, start)
+    start = str(h.sandbox.start_commit)
+    git.ensure_worktree(h.repo.repo_root, h.worktree, h.branch_name, start)
 
 
 def _materialize_mission(h: RunHandle) -> None:
@@ -285,7 +286,7 @@ def _baseline(h: RunHandle) -> None:
 
 def _baseline_iteration(h: RunHandle, commit: str, notes: list[str]) -> IterationRecord:
     return record.new_iteration(
-        h,
+        h.context,
         0,
         IterationKind.BASELINE,
         candidate_status=IterationKind.BASELINE,

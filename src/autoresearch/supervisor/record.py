@@ -75,7 +75,7 @@ class RunChanges:
 
 
 def new_iteration(
-    h: RunHandle, iteration: int, kind: IterationKind, **fields: Any
+    h: RunContext, iteration: int, kind: IterationKind, **fields: Any
 ) -> IterationRecord:
     now = utc_now_iso()
     return IterationRecord(
@@ -83,7 +83,7 @@ def new_iteration(
         iteration=iteration,
         kind=kind,
         state=IterationState.EVALUATING,
-        keep_policy=h.run.keep_policy,
+        keep_policy=h.keep_policy,
         created_at=now,
         updated_at=now,
         lane=h.lane,
@@ -124,11 +124,11 @@ def evaluate(
 
     cwd, mission_dir = h.worktree, h.mission_dir
     if tree is not None:
-        cwd, mission_dir = tree, tree / h.run.sandbox.relative_dir
+        cwd, mission_dir = tree, tree / h.sandbox.relative_dir
     env = measuring_env(h.context, iteration, cwd, mission_dir)
     if h.state.measure_with is not None and screen is None:
         task = evaluation_task(
-            h, iteration, commit or "", cwd, h.paths.evaluator_log(iteration, attempt)
+            h.context, iteration, commit or "", cwd, h.paths.evaluator_log(iteration, attempt)
         )
         record = h.state.measure_with(task, should_cancel)
     else:
@@ -150,18 +150,18 @@ def evaluate(
 
 
 def evaluation_task(
-    h: RunHandle, iteration: int, commit: str, tree: Path, log_path: Path
+    h: RunContext, iteration: int, commit: str, tree: Path, log_path: Path
 ) -> EvaluationTask:
     """One reading of `commit` (checked out at `tree`) for an executor; the sealed copy was
     verified just now (`measuring_env`)."""
-    slots = h.run.sandbox.evaluation
+    slots = h.sandbox.evaluation
     return EvaluationTask(
         run_id=h.run_id,
         lane=h.lane,
         iteration=iteration,
         commit=commit,
         tree=tree,
-        relative_dir=h.run.sandbox.relative_dir,
+        relative_dir=h.sandbox.relative_dir,
         evaluator=h.evaluator,
         log_path=log_path,
         sealed_dir=h.paths.sealed if h.sealed else None,
@@ -340,7 +340,7 @@ def restore_branch(
     unless `label` is None (a discarded candidate, recorded by its SHA). Untracked files stay
     for the next session's clean-up. Idempotent; returns notes for the ledger.
     """
-    check_sealed(h)
+    check_sealed(h.context, h.run)
     on_branch = known_head is not None or git.head_branch(h.worktree) == branch_ref(h.context)
     head = known_head or git.head(h.worktree)
     dirty = head == target and dirty_tracked(h.context)
@@ -369,7 +369,7 @@ def advance_run_branch(h: RunHandle) -> list[str]:
     worktree, where no session works) follows it. Idempotent; edits someone made in the run
     worktree are saved as a patch first."""
     run = h if not h.lane else h.for_lane(0)
-    check_sealed(run)
+    check_sealed(run.context, run.run)
     kept = run.run.last_kept_commit
     if not kept or not run.worktree.is_dir():
         return []
@@ -387,10 +387,11 @@ def advance_run_branch(h: RunHandle) -> list[str]:
     return notes
 
 
-def check_sealed(h: RunHandle) -> None:
-    """No git effect follows from a kept state that someone rewrote in the journal under the
-    driver (journal/seals.py): the run stops with one line that names the restore."""
-    h.journal.check_kept(h.run_id, h.run.last_kept_commit, h.run.baseline_commit)
+def check_sealed(h: RunContext, run: runs.RunRecord) -> None:
+    """No git effect follows from a kept state (`run`'s, as this driver wrote it) that someone
+    rewrote in the journal under the driver (journal/seals.py): the run stops with one line
+    that names the restore."""
+    h.journal.check_kept(h.run_id, run.last_kept_commit, run.baseline_commit)
 
 
 def dirty_tracked(h: RunContext) -> bool:
@@ -430,7 +431,7 @@ def save_and_reset(
     own branch checked out again at `at` (default `base`), wherever the session left HEAD.
     `clean`, `once` and `failpoint` are `reset.save_then_reset`'s. The note that says where
     it saved (`patch_note`)."""
-    check_sealed(h)
+    check_sealed(h.context, h.run)
     branch = h.branch_name if reset_to is None else None
     target = reset_to or at or base
     changed = reset.save_then_reset(
