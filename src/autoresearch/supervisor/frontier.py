@@ -149,7 +149,7 @@ class Archive:
         failpoints.hit("frontier.after_reference")  # the fault suite kills a move half-done here
         if git.head(h.worktree) != elite.commit or not same:
             label = "frontier" if record.dirty_tracked(h.context) else None  # leftovers are saved
-            record.restore_branch(h, h.run.iteration, label, elite.commit)
+            record.restore_branch(h.context, h.run, h.run.iteration, label, elite.commit)
             sync.write_placeholder(h.context, h.run.last_kept_commit)
             sync.write_instructions(h.context, h.run)
             estimates.write_manifest(h.journal, h.run, h.repo)

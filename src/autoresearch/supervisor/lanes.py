@@ -306,7 +306,7 @@ class Lanes:
         (deferred: `run`) is taken."""
         if self.run_branch_behind:
             self.run_branch_behind = False
-            record.advance_run_branch(self.h)
+            record.advance_run_branch(self.h.context, self.h.run)
         for lane in [x for x in self.lanes if x.retiring and not x.busy]:
             self._retire(lane)
         self.h.journal.take_deferred_backup()
@@ -411,7 +411,7 @@ class Lanes:
         if git.head_branch(lh.worktree) != record.branch_ref(lh.context):
             return  # the session left HEAD elsewhere: step says so
         path = lh.paths.session_patch(lane.session, "unfinished-replay")
-        note = record.save_and_reset(lh, path, resolved)
+        note = record.save_and_reset(lh.context, lh.run, path, resolved)
         self.observer.note(f"lane {lane.number}: {note}")
 
     def _restore(self, lane: Lane, label: str, base: str) -> str | None:
@@ -439,7 +439,7 @@ class Lanes:
         branch is checked out again at the incumbent (another lane's keep may have moved it)."""
         lh = lane.h
         path, at = lh.paths.session_patch(lane.session, label), self.h.run.last_kept_commit
-        return record.save_and_reset(lh, path, base, reset_to, at=at or base)
+        return record.save_and_reset(lh.context, lh.run, path, base, reset_to, at=at or base)
 
     def _session_over(self, lane: Lane) -> None:
         """The lane's session ended and the driver made its artifact consistent."""
@@ -563,7 +563,7 @@ class Lanes:
             return self._save(lane, label, since, reset_to)
 
         from_git = self._from_git(lane)
-        notes = after_session(lh, from_git, result, lane.session, lane.base, save)
+        notes = after_session(lh.context, lh.run, from_git, result, lane.session, lane.base, save)
         self._session_over(lane)  # its artifact is consistent: judged, even after a crash
         wrote = not cand.is_placeholder(read_artifact(lh.context)) or from_git
         lane.pending = _Pending(notes, session_record(result, wrote, lane.number), result, wrote)
@@ -1011,7 +1011,9 @@ class Lanes:
                         return self._save(ln, label, since, reset_to)
 
                     from_git = self._from_git(lane)
-                    after_session(lh, from_git, outcome.result, lane.session, lane.base, save)
+                    after_session(
+                        lh.context, lh.run, from_git, outcome.result, lane.session, lane.base, save
+                    )
                     self._session_over(lane)
                 lane.state, lane.detail = LaneState.WAITING, "interrupted; judged on resume"
             if lane.reading is not None or lane.held is not None:

@@ -248,7 +248,7 @@ def _rearm(h: RunHandle, save_dirty: bool) -> ResumeOutcome:
     if save_dirty and h.run.phase != Phase.PREPARING and dirty_entries(h.worktree, h.dirt):
         kept = h.run.last_kept_commit or "HEAD"
         path = h.paths.patch(h.run.iteration + 1, "dirty")
-        notes.append(record.save_and_reset(h, path, kept, "HEAD"))
+        notes.append(record.save_and_reset(h.context, h.run, path, kept, "HEAD"))
     notes += recover(h)
     if h.run.phase == Phase.PREPARING:
         prepare.finish_prepare(h)
@@ -258,7 +258,9 @@ def _rearm(h: RunHandle, save_dirty: bool) -> ResumeOutcome:
     if not pending:
         kept = h.run.last_kept_commit or ""
         if kept:
-            notes += record.restore_branch(h, h.run.iteration + 1, "unfinished-session", kept)
+            notes += record.restore_branch(
+                h.context, h.run, h.run.iteration + 1, "unfinished-session", kept
+            )
         if h.run.stop_requested:
             notes.append(f"an earlier stop request ({h.run.stop_requested}) was withdrawn")
             with h.journal.tx() as conn:

@@ -593,7 +593,7 @@ def _session(
     an artifact (or, for an agent that cannot, its changes were read from git)."""
     h, agent, observer = single.h, single.agent, single.observer
     iteration = h.run.iteration + 1
-    notes = [] if base_is_clean else _restore_base(h, iteration, base)
+    notes = [] if base_is_clean else _restore_base(h.context, h.run, iteration, base)
     # placeholder and instructions are already current: prepare, resume and every step
     # write them after recording
     observer.session_started(iteration)
@@ -619,7 +619,7 @@ def _session(
         inflight.finish(conn, h.run_id)
     failpoints.hit("loop.after_agent")
     wrote = not cand.is_placeholder(read_artifact(h.context)) or agent.artifact_from_git
-    notes += after_session(h, agent.artifact_from_git, result, iteration, base)
+    notes += after_session(h.context, h.run, agent.artifact_from_git, result, iteration, base)
     # An evaluation is cut short only by a signal: an operator's stop lets it finish, so the
     # candidate is judged and the branch never ends on an unevaluated commit.
     observer.evaluation_started(iteration)
@@ -633,12 +633,12 @@ def _register(run: RunContext, pgid: int) -> None:
     children.register(run.journal, run.tag, pgid, ChildRole.AGENT)
 
 
-def _restore_base(h: RunHandle, iteration: int, base: str) -> list[str]:
+def _restore_base(h: RunContext, run: runs.RunRecord, iteration: int, base: str) -> list[str]:
     """A session starts from the last kept commit, checked out on the run branch, on a clean
     tree; leftovers are saved."""
-    on_branch = git.head_branch(h.worktree) == record.branch_ref(h.context)
+    on_branch = git.head_branch(h.worktree) == record.branch_ref(h)
     clean = on_branch and git.head(h.worktree) == base
     if clean and not dirty_entries(h.worktree, h.dirt):
         return []
-    note = record.save_and_reset(h, h.paths.patch(iteration, "leftover"), base)
+    note = record.save_and_reset(h, run, h.paths.patch(iteration, "leftover"), base)
     return [f"a previous session left changes behind: {note}"]

@@ -400,7 +400,9 @@ def _record(
     decided = record.commit_decision(
         h, it, decision, evaluation, changes, exists, readings=readings or ()
     )
-    applied = record.apply_effect(h, decided, known_head=head, safety_checked=safety_checked)
+    applied = record.apply_effect(
+        h.context, h.run, decided, known_head=head, safety_checked=safety_checked
+    )
     sync.sync_after_iteration(h, applied, evaluation, sha)
     # a safe point: the iteration is recorded, applied and in the views
     h.journal.backup(throttled=True)
