@@ -287,7 +287,7 @@ def drive(
     stops it, then write its summary and report; `door.finished` renders the summary before
     the signal policy ends."""
     config, limits = plan.config, plan.limits
-    refuse_without_comparable_baseline(h)  # before the header: no session will start
+    refuse_without_comparable_baseline(h.context, h.run)  # before the header: no session will start
     progress, trackers = tracked_progress(
         h, plan.trackers, plan.tracker_uri, config.spec,
         door.progress(h.run.direction, lifecycle.baseline_and_best(h.context, h.run)), door.note,

@@ -371,7 +371,7 @@ class Lanes:
         # a session the crash cut off: its work saved, its artifact `interrupted`, judged
         # below as the single loop's is; then the lane starts a fresh one
         lh.refresh()
-        for line in finish_interrupted_session(lh):
+        for line in finish_interrupted_session(lh.context, lh.run):
             self.observer.note(f"lane {lane.number}: {line}")
         if _pending_artifact(lh.context):
             lane.state, lane.base = LaneState.WAITING, kept
@@ -457,7 +457,7 @@ class Lanes:
         lane.attempts = 0
         lane.speculated_onto = None
         lane.config = self._agent_config()
-        _write_handoff(lh, kept)
+        _write_handoff(lh.context, lh.run, kept)
         task = AgentTask(
             run_id=h.run_id,
             lane=lane.number,
@@ -1156,13 +1156,13 @@ def _ensure_worktree(lh: RunContext, start: str) -> None:
         link_shared_paths(root, lh.worktree, lh.links)
 
 
-def _write_handoff(lh: RunHandle, kept: str) -> None:
+def _write_handoff(lh: RunContext, run: runs.RunRecord, kept: str) -> None:
     """The lane's placeholder and instructions, naming `kept` as the commit to build on (the
     frontier's parent may be another elite than the run's reference: named in them only, the
-    handle's run stays the journal's, which the seal checks compare with)."""
-    if not _placeholder_on(lh.context, kept):  # the judgement wrote it, unless a keep came
-        sync.write_placeholder(lh.context, kept)
-    sync.write_instructions(lh.context, replace(lh.run, last_kept_commit=kept))
+    record `run` stays the journal's, which the seal checks compare with)."""
+    if not _placeholder_on(lh, kept):  # the judgement wrote it, unless a keep came
+        sync.write_placeholder(lh, kept)
+    sync.write_instructions(lh, replace(run, last_kept_commit=kept))
 
 
 def _pending_artifact(lane: RunContext) -> bool:

@@ -244,7 +244,7 @@ def _lock_for_resume(journal: Journal, repo: RepoPaths, run_id: str) -> RunHandl
 def _rearm(h: RunHandle, save_dirty: bool) -> ResumeOutcome:
     # A crashed driver's agent may still be editing: stop it before looking at the tree.
     notes = record.reap_stale_children(h)
-    notes += finish_interrupted_session(h)
+    notes += finish_interrupted_session(h.context, h.run)
     if save_dirty and h.run.phase != Phase.PREPARING and dirty_entries(h.worktree, h.dirt):
         kept = h.run.last_kept_commit or "HEAD"
         path = h.paths.patch(h.run.iteration + 1, "dirty")

@@ -310,7 +310,7 @@ class Driver:
 
         Refuses before the first session when nothing could ever be kept (a
         score_improvement run whose baseline has no comparable score)."""
-        refuse_without_comparable_baseline(self.h)
+        refuse_without_comparable_baseline(self.h.context, self.h.run)
         try:
             if not self.layout.open(self.tally):
                 return self._outcome(True)
@@ -518,8 +518,7 @@ def run_loop(
     return Driver(h, layout, limits, signal, search, observer.note, keeper).run()
 
 
-def refuse_without_comparable_baseline(h: RunHandle) -> None:
-    run = h.run
+def refuse_without_comparable_baseline(h: RunContext, run: runs.RunRecord) -> None:
     if run.status != RunStatus.RUNNING or run.keep_policy != KeepPolicy.SCORE_IMPROVEMENT:
         return
     if run.last_kept_score is not None:
@@ -560,7 +559,7 @@ def loop_state(
         agent_failures=failures,
         pending_artifact=pending_artifact,
         last_failure=last_failure,
-        budget_stop=budget_stop(h, limits),
+        budget_stop=budget_stop(h.context, h.run, limits),
         search_stop=search_stop,
     )
 
@@ -581,9 +580,9 @@ def run_spend(h: RunContext, run: runs.RunRecord) -> Spend:
     return Spend(usd, tokens, seconds_between(run.created_at, utc_now_iso()) / 3600)
 
 
-def budget_stop(h: RunHandle, limits: LoopLimits) -> str | None:
-    budget = run_budget(h.context, limits)
-    return budget_exhausted(budget, run_spend(h.context, h.run)) if budget.limited else None
+def budget_stop(h: RunContext, run: runs.RunRecord, limits: LoopLimits) -> str | None:
+    budget = run_budget(h, limits)
+    return budget_exhausted(budget, run_spend(h, run)) if budget.limited else None
 
 
 def _session(

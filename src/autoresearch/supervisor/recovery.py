@@ -23,7 +23,7 @@ def recover(h: RunHandle) -> list[str]:
     first = not h.state.recovered  # the first repair of this handle: a crashed driver came before
     h.state.recovered = True
     notes = record.reap_stale_children(h)
-    notes += finish_interrupted_session(h)
+    notes += finish_interrupted_session(h.context, h.run)
     for it in runs.unfinished_iterations(h.journal, h.run_id):
         if it.state == IterationState.EVALUATING:
             with h.journal.tx() as conn:
@@ -56,7 +56,7 @@ def _resync_views(h: RunHandle) -> None:
     sync.rebuild_views(h)
 
 
-def finish_interrupted_session(h: RunHandle) -> list[str]:
+def finish_interrupted_session(h: RunContext, run: runs.RunRecord) -> list[str]:
     """A session that a crash cut off (the driver, the agent and its git killed at once): its
     work is saved as a patch, the branch is back at the incumbent, and the artifact says
     `interrupted` – a half-written candidate.json, or one the driver never saw the session
@@ -67,7 +67,7 @@ def finish_interrupted_session(h: RunHandle) -> list[str]:
     found = inflight.get(h.journal, h.run_id, h.lane)
     if found is None:
         return []
-    note = _save_cut_work(h.context, h.run, found)
+    note = _save_cut_work(h, run, found)
     failpoints.hit("recovery.after_cut_saved")
     data = cand.artifact(
         ArtifactStatus.INTERRUPTED,

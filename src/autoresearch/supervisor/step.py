@@ -144,7 +144,7 @@ def step(
             artifact, facts = _validate(h.context, h.run.last_kept_commit or "", raw)
     except ArtifactError as exc:
         survived = not shape_fails_run and isinstance(exc, ArtifactShapeError)
-        it = _invalid_iteration(h, raw, base)
+        it = _invalid_iteration(h.context, raw, base)
         failure = validation_failure(str(exc), fails_run=not survived)
         result = _record(h, it, failure, None, KEEPS_RUN, sha)
         result = replace(result, invalid_artifact=str(exc) if survived else None)
@@ -210,7 +210,7 @@ def _validate(
     return checked, facts
 
 
-def _invalid_iteration(h: RunHandle, raw: bytes | None, base: dict[str, Any]) -> IterationRecord:
+def _invalid_iteration(h: RunContext, raw: bytes | None, base: dict[str, Any]) -> IterationRecord:
     """Best-effort fields of an artifact that failed validation, for the ledger."""
     data: dict[str, Any] = {}
     if raw is not None:
@@ -227,7 +227,7 @@ def _invalid_iteration(h: RunHandle, raw: bytes | None, base: dict[str, Any]) ->
     notes = data.get("notes")
     notes = [_clip(n) for n in notes[:20] if isinstance(n, str)] if isinstance(notes, list) else []
     return record.new_iteration(
-        h.context,
+        h,
         base["iteration"],
         IterationKind.ITERATION,
         candidate_status=text("status"),
