@@ -154,7 +154,7 @@ def synthesize(h: RunHandle, upto: int) -> None:
         runs.update_run(conn, h.run_id, iteration=upto)
     h.refresh()
     sync.rebuild_views(h)
-    sync.write_placeholder(h)
+    sync.write_placeholder(h.context, h.run.last_kept_commit)
 
 
 def scripted_candidate(h: RunHandle, score: float) -> str:

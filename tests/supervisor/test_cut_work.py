@@ -26,7 +26,7 @@ def test_the_single_loops_cut_session_is_saved_whole_then_reset(
         inflight.start(conn, h.run_id, 1, base)
     leave_work(h.worktree)
 
-    notes = recovery.finish_interrupted_session(h)
+    notes = recovery.finish_interrupted_session(h.context, h.run)
 
     patch = h.paths.patch(1, "interrupted")
     note = f"changes past {base[:12]} saved to {patch}"
@@ -35,14 +35,16 @@ def test_the_single_loops_cut_session_is_saved_whole_then_reset(
     assert_work_reset(h.worktree, h.branch_name, base)
     assert inflight.get(h.journal, h.run_id) is None
     assert recovery.cut_artifact(json.loads(h.paths.candidate.read_text()))
-    assert recovery.finish_interrupted_session(h) == []  # idempotent: nothing in flight
+    assert (
+        recovery.finish_interrupted_session(h.context, h.run) == []
+    )  # idempotent: nothing in flight
 
     # a repeat (the recovery killed after the save) keeps the first patch as it is
     saved = patch.read_bytes()
     with h.journal.tx() as conn:
         inflight.start(conn, h.run_id, 1, base)
     (h.worktree / "value.txt").write_text("8\n")
-    assert recovery.finish_interrupted_session(h) == notes
+    assert recovery.finish_interrupted_session(h.context, h.run) == notes
     assert patch.read_bytes() == saved
     assert (h.worktree / "value.txt").read_text() == "1\n"
 
@@ -62,7 +64,7 @@ def test_a_lanes_cut_session_is_saved_past_its_base_and_reset_to_the_moved_incum
     lh.refresh()
     leave_work(lh.worktree)
 
-    notes = recovery.finish_interrupted_session(lh)
+    notes = recovery.finish_interrupted_session(lh.context, lh.run)
 
     patch = lh.paths.session_patch(3, "unfinished-session")
     assert re.fullmatch(r".*/lanes/1/logs/session-0003-unfinished-session\.patch", str(patch))

@@ -48,7 +48,7 @@ def test_sessions_start_from_several_elites_and_a_lesser_child_enters_the_archiv
         baseline = h.run.baseline_commit or ""
         outcome = run_loop(h, make_agent(AgentConfig(AGENT)), limits, QuietObserver(), StopSignal())
         its = runs.all_iterations(h.journal, h.run_id)
-        archive = frontier.archive_of(h)
+        archive = frontier.archive_of(h.context)
         parents = search.parents(h.journal, h.run_id)
         branch_head = git(h.worktree, "rev-parse", h.branch_name)
         best = h.run.last_kept_commit or ""
@@ -140,7 +140,7 @@ def test_a_noise_aware_keep_compares_a_candidate_with_readings_of_its_own_parent
     with prepare(mission, run_tag="N1") as h:
         baseline = h.run.baseline_commit or ""
         run_loop(h, make_agent(AGENT_CONFIG), limits, QuietObserver(), StopSignal())
-        archive = frontier.archive_of(h)
+        archive = frontier.archive_of(h.context)
         values = [value_at(h, e.commit) for e in archive]
         lesser = runs.get_iteration(h.journal, h.run_id, archive[1].entered)
         readings = runs.readings(h.journal, h.run_id)

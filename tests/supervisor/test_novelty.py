@@ -165,8 +165,12 @@ def test_a_lane_can_ask_before_it_spends_a_reading(run: RunHandle) -> None:
     git(run.worktree, "rm", "-q", "x.txt")
     git(run.worktree, "commit", "-q", "-m", "same tree as iteration 1")
     same = git(run.worktree, "rev-parse", "HEAD")
-    found = unmeasured_decision(run, same)
+    found = unmeasured_decision(run.context, run.run.last_kept_commit or "", same)
     assert found.decision is not None and found.decision.reason == "duplicate of iteration 1"
-    assert unmeasured_decision(run, again).decision is None  # a new tree: measured
-    kept = unmeasured_decision(run, run.run.last_kept_commit or "")
+    assert (
+        unmeasured_decision(run.context, run.run.last_kept_commit or "", again).decision is None
+    )  # a new tree: measured
+    kept = unmeasured_decision(
+        run.context, run.run.last_kept_commit or "", run.run.last_kept_commit or ""
+    )
     assert kept.decision is not None and kept.decision.reason == "candidate made no change"

@@ -25,7 +25,7 @@ def test_work_past_the_kept_commit_is_saved_then_reset_and_untracked_files_stay(
     git(h.worktree, "add", "staged.txt")
     (h.worktree / "untracked.txt").write_text("untracked\n")
 
-    notes = record.restore_branch(h, 1, "keep", target)
+    notes = record.restore_branch(h.context, h.run, 1, "keep", target)
 
     patch = h.paths.patch(1, "keep")
     assert notes == [f"changes past {target[:12]} saved to {patch}"]
@@ -37,7 +37,9 @@ def test_work_past_the_kept_commit_is_saved_then_reset_and_untracked_files_stay(
     assert not (h.worktree / "past.txt").exists() and not (h.worktree / "staged.txt").exists()
     assert (h.worktree / "untracked.txt").read_text() == "untracked\n"  # not cleaned here
     assert git(h.worktree, "status", "--porcelain") == "?? untracked.txt"
-    assert record.restore_branch(h, 1, "keep", target) == []  # idempotent: nothing to do
+    assert (
+        record.restore_branch(h.context, h.run, 1, "keep", target) == []
+    )  # idempotent: nothing to do
 
 
 def test_head_left_off_the_branch_is_checked_out_again_without_a_patch_for_a_discard(
@@ -48,7 +50,7 @@ def test_head_left_off_the_branch_is_checked_out_again_without_a_patch_for_a_dis
     git(h.worktree, "checkout", "-q", "--detach", past)
     (h.worktree / "untracked.txt").write_text("untracked\n")
 
-    notes = record.restore_branch(h, 1, None, target)
+    notes = record.restore_branch(h.context, h.run, 1, None, target)
 
     assert notes == [
         f"the session left HEAD off the run branch; {h.branch_name} was checked out "
@@ -80,7 +82,7 @@ def test_the_run_branch_follows_the_keep_and_edits_in_the_run_worktree_are_saved
     (h.worktree / "value.txt").write_text("edited in the run worktree\n")
     (h.worktree / "untracked.txt").write_text("untracked\n")
 
-    notes = record.advance_run_branch(h)
+    notes = record.advance_run_branch(h.context, h.run)
 
     patch = h.paths.patch(h.run.iteration, "run-worktree")
     assert notes == [
@@ -93,7 +95,7 @@ def test_the_run_branch_follows_the_keep_and_edits_in_the_run_worktree_are_saved
     assert g.head(h.worktree) == kept and g.head_branch(h.worktree) == record.branch_ref(h)
     assert (h.worktree / "value.txt").read_text() == "1\n"
     assert git(h.worktree, "status", "--porcelain") == "?? untracked.txt"  # not cleaned
-    assert record.advance_run_branch(h) == []  # idempotent
+    assert record.advance_run_branch(h.context, h.run) == []  # idempotent
 
 
 def test_a_clean_run_worktree_follows_the_keep_without_a_patch(run: RunHandle) -> None:
@@ -101,7 +103,7 @@ def test_a_clean_run_worktree_follows_the_keep_without_a_patch(run: RunHandle) -
     _, kept = _kept_moved_on(h)
     (h.worktree / "untracked.txt").write_text("untracked, not tracked work\n")
 
-    notes = record.advance_run_branch(h)
+    notes = record.advance_run_branch(h.context, h.run)
 
     assert notes == [f"run branch {h.branch_name} now at the kept commit {kept[:12]}"]
     assert not list(h.paths.logs.glob("*.patch"))

@@ -1,6 +1,6 @@
 """A run's fixed facts are one frozen `RunContext` (issue 32): the handle's paths, worktree,
 branch and dirt rule are the context's, a lane's context is the run's seen from its lane, and
-a handle makes its context anew only when its record was read or replaced."""
+a handle is frozen: a resume that changes the run's facts hands a new one."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from autoresearch.journal import runs
 from autoresearch.supervisor.handle import RunContext, lane_branch
+from autoresearch.supervisor.lifecycle import resume
 from autoresearch.supervisor.prepare import prepare
 
 
@@ -35,15 +37,28 @@ def test_a_handle_and_its_lanes_see_one_frozen_context(mission_dir: Path) -> Non
         )
 
 
-def test_a_handle_makes_its_context_anew_when_its_record_changes(mission_dir: Path) -> None:
+def test_a_handle_is_frozen_and_its_record_is_the_drivers(mission_dir: Path) -> None:
     with prepare(mission_dir, run_tag="T1") as h:
-        first = h.context
-        assert h.context is first  # unchanged record: the same context
-        sandbox = dataclasses.replace(h.run.sandbox, runtime=("extra/**",))
-        h.run = dataclasses.replace(h.run, sandbox=sandbox)  # as a resume's new runtime globs
-        assert h.context is not first and h.runtime == ("extra/**",)
-        h.refresh()
-        assert h.context == first  # read back from the journal
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            h.run = h.run  # type: ignore[misc]
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            h.context = h.context  # type: ignore[misc]
+        assert h.run is h.state.record  # the record as this process last read or wrote it
+        with h.journal.tx() as conn:  # as `stop` from another process
+            runs.update_run(conn, h.run_id, stop_requested="operator")
+        assert h.run.stop_requested is None
+        assert h.refresh().stop_requested == "operator" == h.run.stop_requested
+
+
+def test_a_resume_that_allows_runtime_globs_hands_a_context_with_them(
+    mission_dir: Path,
+) -> None:
+    with prepare(mission_dir, run_tag="T1") as h:
+        run_id, root, first = h.run_id, h.repo.repo_root, h.context
+    armed = resume(root, run_id, runtime=["extra/**"])
+    with armed.handle as h:
+        assert h.context.runtime == (*first.runtime, "extra/**") == h.run.sandbox.runtime
+        assert h.dirt != first.dirt  # the worktree may hold the allowed files now
 
 
 def test_what_this_process_did_is_the_drivers_state_a_lane_its_own(mission_dir: Path) -> None:

@@ -128,7 +128,8 @@ def test_evaluator_timeout_kills_the_group_and_discards(run: RunHandle) -> None:
     with run.journal.tx() as conn:  # shorten the frozen timeout for this test
         runs.update_run(conn, run.run_id, evaluator=replace(run.run.evaluator, timeout_seconds=1))
     run.refresh()
-    result = submit_and_step(run, {"value.txt": "50\n", "mode.txt": "hang\n"})
+    # the evaluator is a fixed fact of the run: a handle made anew sees the changed one
+    result = submit_and_step(run.renewed(), {"value.txt": "50\n", "mode.txt": "hang\n"})
     assert result.decision == "discard" and result.decision_reason == "evaluator error"
     assert result.evaluator is not None and result.evaluator.timed_out is True
     pid = host_pid((run.worktree / ".autoresearch/evaluator.pid").read_text())

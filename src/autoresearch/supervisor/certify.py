@@ -261,32 +261,33 @@ def certify(
     if run.baseline_commit is None or run.last_kept_commit is None:
         raise RefusedError(f"run {run.run_id} has no baseline yet: nothing to certify")
     subjects = [Subject("baseline", run.baseline_commit), Subject("final", run.last_kept_commit)]
-    ablations = ablations_of(h) if ablate else []
+    ablations = ablations_of(h.context, run) if ablate else []
     subjects += [a.subject for a in ablations if a.subject is not None]
     scores = {s.commit: _recorded(h.context, s.commit) for s in subjects}
-    rounds = Rounds(h, scores, repeats * len(subjects), progress, stop)
+    rounds = Rounds(h.context, scores, repeats * len(subjects), progress, stop)
     # interleaved and in turn: baseline, final, (each ablated state,) then the reverse … so
     # that drift affects all alike, and each round's baseline and final readings are a pair
     for round_ in range(repeats):
         rounds.take(in_turn(subjects, round_), round_)
-    claimed = estimates.claimed_improvement(h.journal, h.run)
+    claimed = estimates.claimed_improvement(h.journal, run)
     done = repeats
     while done < (wanted := min(most, rounds_to_resolve(run.direction, scores, subjects, claimed))):
         rounds.total = repeats * len(subjects) + 2 * (wanted - repeats)
         rounds.take(in_turn(subjects[:2], done), done)
         done += 1
     failures = rounds.failures
-    found = tuple(_worth(h, a, scores) for a in ablations) if ablate else None
-    result = _report(h, subjects[:2], scores, done, failures, found)
+    final = str(run.last_kept_commit)
+    found = tuple(_worth(h.context, final, a, scores) for a in ablations) if ablate else None
+    result = _report(h.context, subjects[:2], scores, done, failures, found)
     result = replace(result, resolution=_resolution(result, claimed, scores))
     atomic_write_json(h.paths.certification, result.to_json())
     return result
 
 
-def ablations_of(h: RunHandle) -> list[Ablation]:
+def ablations_of(h: RunContext, run: runs.RunRecord) -> list[Ablation]:
     """Each kept change of the run (parent..kept), taken out of the final state."""
-    root, final = h.repo.repo_root, str(h.run.last_kept_commit)
-    parent = str(h.run.baseline_commit)
+    root, final = h.repo.repo_root, str(run.last_kept_commit)
+    parent = str(run.baseline_commit)
     info = git.commit_info(root, final)
     found: list[Ablation] = []
     for it in runs.all_iterations(h.journal, h.run_id):
@@ -307,9 +308,9 @@ def ablations_of(h: RunHandle) -> list[Ablation]:
     return found
 
 
-def last_certification(h: RunHandle) -> Certification | None:
-    """The last `certify` report of the run, if it has one for its current final commit."""
-    return read_certification(h.paths.certification, h.run.last_kept_commit)
+def last_certification(h: RunContext, run: runs.RunRecord) -> Certification | None:
+    """The last `certify` report of `run`, if it has one for its current final commit."""
+    return read_certification(h.paths.certification, run.last_kept_commit)
 
 
 def read_certification(path: Path, final: str | None) -> Certification | None:
@@ -402,7 +403,7 @@ class Rounds:
 
     def __init__(
         self,
-        h: RunHandle,
+        h: RunContext,
         scores: dict[str, list[float]],
         total: int,
         progress: Callable[[str], None] | None,
@@ -473,10 +474,10 @@ def _recorded(h: RunContext, commit: str) -> list[float]:
     return [r.score for r in runs.readings(h.journal, h.run_id, commit) if r.role == Role.CERTIFY]
 
 
-def _measure(h: RunHandle, subject: Subject, n: int) -> EvaluationRecord:
-    tree = scratch_checkout(h.context, h.paths.scratch / "certify" / subject.label, subject.commit)
-    mission_dir = tree / h.run.sandbox.relative_dir
-    env = measuring_env(h.context, CERTIFY_ITERATION, tree, mission_dir)
+def _measure(h: RunContext, subject: Subject, n: int) -> EvaluationRecord:
+    tree = scratch_checkout(h, h.paths.scratch / "certify" / subject.label, subject.commit)
+    mission_dir = tree / h.sandbox.relative_dir
+    env = measuring_env(h, CERTIFY_ITERATION, tree, mission_dir)
 
     def register(pgid: int) -> None:
         children.register(h.journal, h.tag, pgid, ChildRole.CERTIFY)
@@ -498,16 +499,16 @@ def _measure(h: RunHandle, subject: Subject, n: int) -> EvaluationRecord:
     return reading
 
 
-def _better_is_positive(h: RunHandle, after: list[float], before: list[float]) -> Interval:
+def _better_is_positive(h: RunContext, after: list[float], before: list[float]) -> Interval:
     """after − before, better is +: the paired interval of each round's two readings (taken
     together: drift cancels); with fewer than two pairs, Welch's of the means."""
-    pairs = paired_differences(h.run.direction, after, before)
+    pairs = paired_differences(h.direction, after, before)
     if len(pairs) >= 2:
         return paired_interval(pairs)
-    return signed_interval(h.run.direction, difference_interval(after, before))
+    return signed_interval(h.direction, difference_interval(after, before))
 
 
-def _worth(h: RunHandle, a: Ablation, scores: dict[str, list[float]]) -> Worth:
+def _worth(h: RunContext, final_commit: str, a: Ablation, scores: dict[str, list[float]]) -> Worth:
     """What a kept change is worth: the final state minus the final state without it."""
     unmeasured = Worth(
         iteration=a.iteration,
@@ -523,7 +524,7 @@ def _worth(h: RunHandle, a: Ablation, scores: dict[str, list[float]]) -> Worth:
     )
     if a.without is None:
         return replace(unmeasured, note=NOTE_SUPERSEDED if a.superseded else NOTE_CONFLICT)
-    final, without = scores[str(h.run.last_kept_commit)], scores[a.without]
+    final, without = scores[final_commit], scores[a.without]
     worth = _better_is_positive(h, final, without) if final and without else None
     return replace(
         unmeasured, readings=without, worth=worth, significant=bool(worth and worth.low > 0)
@@ -531,7 +532,7 @@ def _worth(h: RunHandle, a: Ablation, scores: dict[str, list[float]]) -> Worth:
 
 
 def _report(
-    h: RunHandle,
+    h: RunContext,
     subjects: list[Subject],
     scores: dict[str, list[float]],
     repeats: int,
@@ -540,7 +541,7 @@ def _report(
 ) -> Certification:
     base, final = scores[subjects[0].commit], scores[subjects[1].commit]
     same = subjects[0].commit == subjects[1].commit
-    spread = pairs_spread(h.run.direction, base, final) if not same else pooled_spread([base])
+    spread = pairs_spread(h.direction, base, final) if not same else pooled_spread([base])
 
     def measured(s: Subject) -> Measured:
         values = scores[s.commit]
@@ -550,7 +551,7 @@ def _report(
     return Certification(
         run_id=h.run_id,
         repeats=repeats,
-        direction=h.run.direction,
+        direction=h.direction,
         failed_readings=failures,
         spread=spread.sd,
         baseline=measured(subjects[0]),

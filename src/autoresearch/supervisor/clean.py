@@ -25,7 +25,7 @@ from autoresearch.jsonshape import json_shape
 from autoresearch.paths import RepoPaths
 from autoresearch.states import TERMINAL_STATUSES, RunStatus
 from autoresearch.supervisor import record, refs
-from autoresearch.supervisor.handle import DriverState, RunHandle, driver_lock
+from autoresearch.supervisor.handle import RunContext, RunHandle, driver_lock
 from autoresearch.supervisor.safety import dirty_entries
 
 
@@ -117,7 +117,7 @@ def _clean_one(
         return plan
     lock = driver_lock(repo, run.run_id)  # a `continue` racing with us must not lose its tree
     try:
-        h = RunHandle(journal, repo, run, DriverState(lock))
+        h = RunHandle.of(journal, repo, run, lock)
         h.refresh()
         if h.run.status not in TERMINAL_STATUSES:
             raise RefusedError(msg_clean_running(run.run_id))
@@ -126,7 +126,7 @@ def _clean_one(
             saved = record.save_patch(h.context, h.run.iteration + 1, "clean", "HEAD")
         if keep_result and h.run.last_kept_commit:
             git.update_ref(root, kept_ref, h.run.last_kept_commit)
-        lane_patches = _clean_lanes(h)
+        lane_patches = _clean_lanes(h.context, h.run)
         if has_worktree:
             git.worktree_remove(root, worktree)
         if has_branch:
@@ -146,16 +146,16 @@ def _clean_one(
     return replace(plan, saved_patch=saved)
 
 
-def _clean_lanes(h: RunHandle) -> list[str]:
+def _clean_lanes(h: RunContext, run: RunRecord) -> list[str]:
     """A run with lanes: each lane's worktree and branch go too; what a lane holds past the
     kept commit (commits not judged yet, edits) is saved as a patch under its logs first."""
-    root, kept = h.repo.repo_root, h.run.last_kept_commit or "HEAD"
+    root, kept = h.repo.repo_root, run.last_kept_commit or "HEAD"
     notes = []
     for lane in lane_store.lanes_of(h.journal, h.run_id):
         lh = h.for_lane(lane.lane)
         if git.is_worktree_of(lh.worktree, root):
             if git.head(lh.worktree) != kept or dirty_entries(lh.worktree, lh.dirt):
-                notes.append(record.save_patch(lh.context, h.run.iteration + 1, "clean", kept))
+                notes.append(record.save_patch(lh, run.iteration + 1, "clean", kept))
             git.worktree_remove(root, lh.worktree)
         if git.branch_exists(root, lh.branch_name):
             git.delete_branch(root, lh.branch_name)

@@ -196,6 +196,7 @@ def resume(
                 for line in _sandbox_note(plan):
                     door.note(line)
                 lifecycle.record_loop_options(handle, plan.record(handle.run.loop))
+                handle = handle.renewed()  # the facts with the sandbox this loop asked for
                 if _here(plan):
                     _note_resources(handle.run.sandbox.evaluation, door)
                 loop = drive(handle, plan, door, placed.executor, with_manifest=True)
@@ -286,10 +287,10 @@ def drive(
     stops it, then write its summary and report; `door.finished` renders the summary before
     the signal policy ends."""
     config, limits = plan.config, plan.limits
-    refuse_without_comparable_baseline(h)  # before the header: no session will start
+    refuse_without_comparable_baseline(h.context, h.run)  # before the header: no session will start
     progress, trackers = tracked_progress(
         h, plan.trackers, plan.tracker_uri, config.spec,
-        door.progress(h.run.direction, lifecycle.baseline_and_best(h)), door.note,
+        door.progress(h.run.direction, lifecycle.baseline_and_best(h.context, h.run)), door.note,
     )  # fmt: skip
     progress.header(h.run_id, config.spec, h.run.worktree_path, limits.lanes)
     stop = StopSignal()

@@ -26,7 +26,7 @@ from autoresearch.journal.search import EliteRow
 from autoresearch.states import DecisionKind
 from autoresearch.supervisor import estimates, record, refs, sync
 from autoresearch.supervisor.archive import Elite, admit, lineage_of, ranked, rescored
-from autoresearch.supervisor.handle import RunHandle
+from autoresearch.supervisor.handle import RunContext, RunHandle
 from autoresearch.supervisor.lifecycle import has_pending_artifact
 from autoresearch.supervisor.strategy import SearchStrategy, SearchView, Start
 
@@ -65,7 +65,7 @@ class Archive:
     archive: tuple[Elite, ...] = ()
 
     def settle(self) -> None:
-        if has_pending_artifact(self.h):
+        if has_pending_artifact(self.h.context, self.h.run):
             return  # judged first, against the parent it was built on (the reference now)
         self.archive = self.take_in()
         self._point_at(self.archive[0])
@@ -145,13 +145,13 @@ class Archive:
                 runs.update_run(
                     conn, h.run_id, last_kept_commit=elite.commit, last_kept_score=elite.score
                 )
-            h.run = replace(h.run, last_kept_commit=elite.commit, last_kept_score=elite.score)
+            h.state.saw(replace(h.run, last_kept_commit=elite.commit, last_kept_score=elite.score))
         failpoints.hit("frontier.after_reference")  # the fault suite kills a move half-done here
         if git.head(h.worktree) != elite.commit or not same:
             label = "frontier" if record.dirty_tracked(h.context) else None  # leftovers are saved
-            record.restore_branch(h, h.run.iteration, label, elite.commit)
-            sync.write_placeholder(h)
-            sync.write_instructions(h)
+            record.restore_branch(h.context, h.run, h.run.iteration, label, elite.commit)
+            sync.write_placeholder(h.context, h.run.last_kept_commit)
+            sync.write_instructions(h.context, h.run)
             estimates.write_manifest(h.journal, h.run, h.repo)
 
 
@@ -193,7 +193,7 @@ class LaneArchive(Archive):
         with h.journal.tx() as conn:
             runs.update_run(conn, h.run_id, last_kept_commit=commit, last_kept_score=score)
             search.set_parent(conn, h.run_id, iteration, lane, commit)
-        h.run = replace(h.run, last_kept_commit=commit, last_kept_score=score)
+        h.state.saw(replace(h.run, last_kept_commit=commit, last_kept_score=score))
         failpoints.hit("frontier.after_lane_reference")
 
 
@@ -205,7 +205,7 @@ def _row(elite: Elite) -> EliteRow:
     return EliteRow(elite.commit, elite.score, elite.parent, elite.lineage, elite.entered)
 
 
-def archive_of(h: RunHandle) -> tuple[Elite, ...]:
+def archive_of(h: RunContext) -> tuple[Elite, ...]:
     """The run's archive as the journal holds it, best first (status, the summary)."""
     rows = search.elites(h.journal, h.run_id)
-    return ranked([_elite(r) for r in rows], h.run.direction)
+    return ranked([_elite(r) for r in rows], h.direction)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,6 +26,7 @@ from autoresearch.paths import (
     RunPaths,
 )
 from autoresearch.reset import RuntimeRule, run_dirt
+from autoresearch.states import Direction, KeepPolicy
 from autoresearch.supervisor.run_read import load_run, read_run
 
 if TYPE_CHECKING:  # the executor (threads, agents) only for types: `status` reads runs here
@@ -76,15 +77,16 @@ def lock_run(
     except BaseException:
         journal.close()
         raise
-    return RunHandle(journal, RepoPaths(repo_root), run, DriverState(lock))
+    # another driver may have changed the run before the lock was ours: read it again
+    return RunHandle.of(journal, RepoPaths(repo_root), load_run(journal, run_id), lock)
 
 
 @dataclass(frozen=True)
 class RunContext:
     """A run as one of its lanes sees it, fixed while a driver holds it: its journal, where
     its files are and the mission frozen at prepare. What changes (the run's status, its
-    iteration, the incumbent) is the record a `RunHandle` reads anew; what a process did (its
-    pointer, its reaps, how it takes readings) is the handle's, never the context's."""
+    iteration, the incumbent) is the record, a value read from the journal; what a process did
+    (its pointer, its reaps, how it takes readings) is the driver's `DriverState`."""
 
     journal: Journal
     repo: RepoPaths
@@ -98,6 +100,7 @@ class RunContext:
     repo_root: Path  # as the run recorded it (its sandbox's root)
     # The sandbox asked for: `--sandbox` as recorded, else sandbox.md's, else the default.
     sandbox_mode: SandboxMode
+    keep_policy: KeepPolicy  # the rule that decides a candidate, frozen at prepare
     # A lane (1..K) of `run --lanes K`: its own worktree, branch, handoff files and logs; the
     # journal, the lock and the run record are the run's (supervisor/lanes.py).
     lane: int = 0
@@ -110,11 +113,16 @@ class RunContext:
         return cls(
             journal, repo, run.run_id, Path(run.worktree_path), run.branch_name,
             Path(run.mission_dir), run.mission_slug, run.evaluator, run.sandbox,
-            Path(run.repo_root), SandboxMode(given or DEFAULT_MODE), lane,
+            Path(run.repo_root), SandboxMode(given or DEFAULT_MODE), run.keep_policy, lane,
         )  # fmt: skip
 
     def for_lane(self, lane: int) -> RunContext:
         return replace(self, lane=lane)
+
+    @property
+    def direction(self) -> Direction:
+        """Which way the mission's score improves."""
+        return self.evaluator.direction
 
     @property
     def paths(self) -> RunPaths:
@@ -199,9 +207,14 @@ class RunContext:
 class DriverState:
     """What this process did to a run it drives and how it takes readings: per process, owned
     by the driver (supervisor/loop.Driver, or the verb of a one-shot `step`/`resume`), never
-    part of the run's facts (`RunContext`) nor of its record."""
+    part of the run's facts (`RunContext`)."""
 
     lock: FileLock  # the run's driver lock, held while this process drives it
+    # The run's record as this process last read or wrote it (`RunHandle.run`). A cache of the
+    # journal's row, kept here because only the driver changes the row while it holds the
+    # lock: each writer hands back exactly what it wrote (`saw`), so a step reads the run once
+    # instead of after every write. Per process: a lane's state has its own copy.
+    record: runs.RunRecord
     pointer_written: bool = False  # active-run.json names this driver already
     reaped: bool = False  # a crashed driver's children were looked for (once per lock)
     # recovery.recover ran: only its first run follows a crashed driver. Separate from
@@ -215,39 +228,59 @@ class DriverState:
     def for_lane(self) -> DriverState:
         """A lane's own state under the same lock: its driver has written the pointer, reaped
         and recovered for it already."""
-        return DriverState(self.lock, True, True, True, self.measure_with)
+        return DriverState(self.lock, self.record, True, True, True, self.measure_with)
+
+    def saw(self, run: runs.RunRecord) -> runs.RunRecord:
+        """Remember `run` as the run's record now (just read, or exactly what was written)."""
+        self.record = run
+        return run
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunHandle:
-    """A run this process drives: its record as last read (`refresh`), what the run is, fixed
-    (`context`), and what this process did to it (`state`, the driver's)."""
+    """A run this process drives: what the run is, fixed (`context`), and what this process
+    did to it and last read of it (`state`, the driver's). Frozen: a change of the run's facts
+    (a resume's runtime globs or sandbox) makes a new handle (`renewed`)."""
 
-    journal: Journal
-    repo: RepoPaths
-    run: runs.RunRecord
+    context: RunContext
     state: DriverState
-    lane: int = 0  # the lane (1..K) this handle sees the run from (`RunContext.lane`)
-    _context: RunContext | None = field(default=None, init=False, repr=False, compare=False)
-    _context_of: runs.RunRecord | None = field(default=None, init=False, repr=False, compare=False)
+
+    @classmethod
+    def of(
+        cls, journal: Journal, repo: RepoPaths, run: runs.RunRecord, lock: FileLock
+    ) -> RunHandle:
+        return cls(RunContext.of(journal, repo, run), DriverState(lock, run))
 
     def for_lane(self, lane: int) -> RunHandle:
         """The same run seen from lane `lane` (the same journal and lock: one driver)."""
-        return RunHandle(self.journal, self.repo, self.run, self.state.for_lane(), lane)
+        return RunHandle(self.context.for_lane(lane), self.state.for_lane())
+
+    def renewed(self) -> RunHandle:
+        """This handle with its facts made anew from the record as last read (a resume that
+        changed the run's runtime globs or sandbox); the same state, lock and journal."""
+        ctx = self.context
+        return RunHandle(RunContext.of(ctx.journal, ctx.repo, self.run, ctx.lane), self.state)
 
     @property
-    def context(self) -> RunContext:
-        """The run's fixed facts, made anew only when the record was read or replaced (a
-        resume may have changed its runtime globs)."""
-        ctx = self._context
-        if ctx is None or self._context_of is not self.run:
-            ctx = self._context = RunContext.of(self.journal, self.repo, self.run, self.lane)
-            self._context_of = self.run
-        return ctx
+    def run(self) -> runs.RunRecord:
+        """The run's record as this process last read or wrote it (`DriverState.record`)."""
+        return self.state.record
+
+    @property
+    def journal(self) -> Journal:
+        return self.context.journal
+
+    @property
+    def repo(self) -> RepoPaths:
+        return self.context.repo
+
+    @property
+    def lane(self) -> int:
+        return self.context.lane
 
     @property
     def run_id(self) -> str:
-        return self.run.run_id
+        return self.context.run_id
 
     @property
     def paths(self) -> RunPaths:
@@ -271,7 +304,19 @@ class RunHandle:
 
     @property
     def evaluator(self) -> EvaluatorSpec:
-        return self.run.evaluator
+        return self.context.evaluator
+
+    @property
+    def sandbox(self) -> FrozenMission:
+        return self.context.sandbox
+
+    @property
+    def keep_policy(self) -> KeepPolicy:
+        return self.context.keep_policy
+
+    @property
+    def direction(self) -> Direction:
+        return self.context.direction
 
     @property
     def links(self) -> tuple[str, ...]:
@@ -313,8 +358,9 @@ class RunHandle:
         return self.context.box(agent)
 
     def refresh(self) -> runs.RunRecord:
-        self.run = load_run(self.journal, self.run.run_id)
-        return self.run
+        """Read the run's record from the journal again (another process may have written
+        it: a stop request, a pause)."""
+        return self.state.saw(load_run(self.journal, self.run_id))
 
     def close(self) -> None:
         self.state.lock.release()

@@ -306,7 +306,7 @@ class Lanes:
         (deferred: `run`) is taken."""
         if self.run_branch_behind:
             self.run_branch_behind = False
-            record.advance_run_branch(self.h)
+            record.advance_run_branch(self.h.context, self.h.run)
         for lane in [x for x in self.lanes if x.retiring and not x.busy]:
             self._retire(lane)
         self.h.journal.take_deferred_backup()
@@ -317,7 +317,7 @@ class Lanes:
         as the single loop would, before a lane starts from the incumbent. False: a signal
         interrupted it (its artifact stays for the next resume)."""
         h = self.h
-        if not has_pending_artifact(h):
+        if not has_pending_artifact(h.context, h.run):
             return True
         self.observer.note(MSG_PROCESSING_PENDING)
         self.observer.evaluation_started(h.run.iteration + 1)
@@ -358,7 +358,7 @@ class Lanes:
         last = runs.last_of_lane(h.journal, h.run_id, lane.number)
         if last is not None:
             lane.last_iteration, lane.last_decision = last.iteration, last.decision
-        _ensure_worktree(h, lh)
+        _ensure_worktree(lh.context, h.run.last_kept_commit or "HEAD")
         for line in record.reap_strays(lh.context, lh.tag):  # its strays, then a killed git's locks
             self.observer.note(f"lane {lane.number}: {line}")
         private_dir(lh.paths.logs)
@@ -371,7 +371,7 @@ class Lanes:
         # a session the crash cut off: its work saved, its artifact `interrupted`, judged
         # below as the single loop's is; then the lane starts a fresh one
         lh.refresh()
-        for line in finish_interrupted_session(lh):
+        for line in finish_interrupted_session(lh.context, lh.run):
             self.observer.note(f"lane {lane.number}: {line}")
         if _pending_artifact(lh.context):
             lane.state, lane.base = LaneState.WAITING, kept
@@ -411,7 +411,7 @@ class Lanes:
         if git.head_branch(lh.worktree) != record.branch_ref(lh.context):
             return  # the session left HEAD elsewhere: step says so
         path = lh.paths.session_patch(lane.session, "unfinished-replay")
-        note = record.save_and_reset(lh, path, resolved)
+        note = record.save_and_reset(lh.context, lh.run, path, resolved)
         self.observer.note(f"lane {lane.number}: {note}")
 
     def _restore(self, lane: Lane, label: str, base: str) -> str | None:
@@ -439,7 +439,7 @@ class Lanes:
         branch is checked out again at the incumbent (another lane's keep may have moved it)."""
         lh = lane.h
         path, at = lh.paths.session_patch(lane.session, label), self.h.run.last_kept_commit
-        return record.save_and_reset(lh, path, base, reset_to, at=at or base)
+        return record.save_and_reset(lh.context, lh.run, path, base, reset_to, at=at or base)
 
     def _session_over(self, lane: Lane) -> None:
         """The lane's session ended and the driver made its artifact consistent."""
@@ -457,7 +457,7 @@ class Lanes:
         lane.attempts = 0
         lane.speculated_onto = None
         lane.config = self._agent_config()
-        _write_handoff(lh, kept)
+        _write_handoff(lh.context, lh.run, kept)
         task = AgentTask(
             run_id=h.run_id,
             lane=lane.number,
@@ -552,7 +552,9 @@ class Lanes:
         if self.h.run.status != RunStatus.RUNNING:
             # the run ended meanwhile: keep the work, record nothing
             self._save(lane, "after-run-ended", lane.base, None)
-            sync.write_placeholder(lh)  # the session's work is in the patch: nothing to judge
+            sync.write_placeholder(
+                lh.context, lh.run.last_kept_commit
+            )  # the session's work is in the patch: nothing to judge
             self._session_over(lane)
             lane.state = LaneState.STOPPED
             return
@@ -561,7 +563,7 @@ class Lanes:
             return self._save(lane, label, since, reset_to)
 
         from_git = self._from_git(lane)
-        notes = after_session(lh, from_git, result, lane.session, lane.base, save)
+        notes = after_session(lh.context, lh.run, from_git, result, lane.session, lane.base, save)
         self._session_over(lane)  # its artifact is consistent: judged, even after a crash
         wrote = not cand.is_placeholder(read_artifact(lh.context)) or from_git
         lane.pending = _Pending(notes, session_record(result, wrote, lane.number), result, wrote)
@@ -612,7 +614,7 @@ class Lanes:
         while lh.paths.reading_log(lane.session, lane.attempts).exists():
             lane.attempts += 1  # an earlier reading (before a restart) keeps its log
         task = record.evaluation_task(
-            lh,
+            lh.context,
             h.run.iteration + 1,
             head,
             lh.worktree,
@@ -818,7 +820,7 @@ class Lanes:
         if (lh.refresh().last_kept_commit or "") == kept:
             # built on the incumbent: ask step's own rule before any reading, a duplicate of a
             # measured tree (novelty) included, so a lane never spends a reading on one
-            return unmeasured_decision(lh, head).decision is None
+            return unmeasured_decision(lh.context, kept, head).decision is None
         # built on a candidate not yet judged (speculation): it is not a verdict either way
         return not (
             git.same_tree(lh.worktree, head, kept)
@@ -1009,7 +1011,9 @@ class Lanes:
                         return self._save(ln, label, since, reset_to)
 
                     from_git = self._from_git(lane)
-                    after_session(lh, from_git, outcome.result, lane.session, lane.base, save)
+                    after_session(
+                        lh.context, lh.run, from_git, outcome.result, lane.session, lane.base, save
+                    )
                     self._session_over(lane)
                 lane.state, lane.detail = LaneState.WAITING, "interrupted; judged on resume"
             if lane.reading is not None or lane.held is not None:
@@ -1041,7 +1045,9 @@ class Lanes:
                 self._save(
                     lane, "after-run-ended", lane.base or self.h.run.last_kept_commit or "", None
                 )
-                sync.write_placeholder(lane.h)  # saved in the patch: nothing to judge
+                sync.write_placeholder(
+                    lane.h.context, lane.h.run.last_kept_commit
+                )  # saved in the patch: nothing to judge
                 self._session_over(lane)
             if lane.reading is not None:
                 with contextlib.suppress(TaskLost):
@@ -1078,7 +1084,7 @@ def run_lanes(
     an `executor`, the work runs on this machine with sandbox.md's evaluation slots; with a
     `portfolio`, each session's agent is chosen from it."""
     if executor is None:
-        executor = local_executor(h, limits.lanes)
+        executor = local_executor(h.context, limits.lanes)
     search = strategy or strategy_named(limits.strategy)
     archive = LaneArchive(h, limits.archive_size) if search.keeps_archive else None
     layout = Lanes(h, config, limits, executor, observer, signal, search, portfolio, archive)
@@ -1088,8 +1094,8 @@ def run_lanes(
     return Driver(h, layout, limits, signal, search, observer.note, keeper).run()
 
 
-def local_executor(h: RunHandle, lanes: int) -> LocalExecutor:
-    slots = h.run.sandbox.evaluation.slots
+def local_executor(h: RunContext, lanes: int) -> LocalExecutor:
+    slots = h.sandbox.evaluation.slots
     return LocalExecutor(max(1, lanes), slots)
 
 
@@ -1139,30 +1145,24 @@ def _no_register(pgid: int) -> None:
     reaper finds them by their lane's tag (RUN_ID and the lane worktree)."""
 
 
-def _ensure_worktree(h: RunHandle, lh: RunHandle) -> None:
-    """The lane's worktree on its branch; one a kill inside `git worktree add` left half-built
-    is built anew (its branch keeps the lane's commits). Only that damage: whatever else a
-    session left in the tree is its work, saved by `_arm`."""
+def _ensure_worktree(lh: RunContext, start: str) -> None:
+    """The lane's worktree on its branch (a new one at `start`, the run's kept commit); one a
+    kill inside `git worktree add` left half-built is built anew (its branch keeps the lane's
+    commits). Only that damage: whatever else a session left in the tree is its work, saved by
+    `_arm`."""
     private_dir(lh.worktree.parent)
-    start = h.run.last_kept_commit or "HEAD"
-    root = h.repo.repo_root
+    root = lh.repo.repo_root
     if git.ensure_worktree(root, lh.worktree, lh.branch_name, start, git.unfinished_add):
-        link_shared_paths(root, lh.worktree, h.links)
+        link_shared_paths(root, lh.worktree, lh.links)
 
 
-def _write_handoff(lh: RunHandle, kept: str) -> None:
+def _write_handoff(lh: RunContext, run: runs.RunRecord, kept: str) -> None:
     """The lane's placeholder and instructions, naming `kept` as the commit to build on (the
     frontier's parent may be another elite than the run's reference: named in them only, the
-    handle's run stays the journal's, which the seal checks compare with)."""
-    run = lh.run
-    if kept != run.last_kept_commit:
-        lh.run = replace(run, last_kept_commit=kept)
-    try:
-        if not _placeholder_on(lh.context, kept):  # the judgement wrote it, unless a keep came
-            sync.write_placeholder(lh)
-        sync.write_instructions(lh)
-    finally:
-        lh.run = run
+    record `run` stays the journal's, which the seal checks compare with)."""
+    if not _placeholder_on(lh, kept):  # the judgement wrote it, unless a keep came
+        sync.write_placeholder(lh, kept)
+    sync.write_instructions(lh, replace(run, last_kept_commit=kept))
 
 
 def _pending_artifact(lane: RunContext) -> bool:

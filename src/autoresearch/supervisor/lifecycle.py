@@ -23,7 +23,6 @@ from autoresearch.states import TERMINAL_STATUSES, Phase, RunStatus
 from autoresearch.supervisor import archive_view, estimates, portfolio, prepare, record, sync
 from autoresearch.supervisor.finalize import finalize_run
 from autoresearch.supervisor.handle import (
-    DriverState,
     MeasureWith,
     RunContext,
     RunHandle,
@@ -33,7 +32,7 @@ from autoresearch.supervisor.handle import (
 )
 from autoresearch.supervisor.plateau import MSG_PAUSE_LIFTED, lift_pause
 from autoresearch.supervisor.recovery import finish_interrupted_session, recover
-from autoresearch.supervisor.run_read import driver_alive, read_run
+from autoresearch.supervisor.run_read import driver_alive, load_run, read_run
 from autoresearch.supervisor.run_views import (
     journal_exists,
     lane_rows,
@@ -82,9 +81,7 @@ def msg_missing_worktree(run: RunRecord) -> str:
 
 def open_run(repo_root: Path, run_id: str) -> RunHandle:
     """Lock a running run for one driver action (step)."""
-    handle = lock_run(repo_root, run_id, admit=_running)
-    handle.refresh()  # another driver may have changed the run before we took the lock
-    return handle
+    return lock_run(repo_root, run_id, admit=_running)
 
 
 def _running(run: RunRecord) -> None:
@@ -129,6 +126,7 @@ def resume(
         if ready is not None:
             handle.state.measure_with = ready(handle.run)
         notes = _allow_runtime(handle, runtime)
+        handle = handle.renewed()  # its facts with the runtime globs just allowed
         outcome = _rearm(handle, save_dirty)
         outcome.notes[:0] = notes
         return outcome
@@ -230,8 +228,8 @@ def _lock_for_resume(journal: Journal, repo: RepoPaths, run_id: str) -> RunHandl
     if run.status != RunStatus.RUNNING:
         raise RefusedError(msg_resume_terminal(run))
     lock = driver_lock(repo, run_id)
-    handle = RunHandle(journal, repo, run, DriverState(lock))
-    handle.refresh()
+    # another driver may have changed the run before we took the lock: its facts as read now
+    handle = RunHandle.of(journal, repo, load_run(journal, run_id), lock)
     if handle.run.status != RunStatus.RUNNING:
         lock.release()
         raise RefusedError(msg_resume_terminal(handle.run))
@@ -246,39 +244,42 @@ def _lock_for_resume(journal: Journal, repo: RepoPaths, run_id: str) -> RunHandl
 def _rearm(h: RunHandle, save_dirty: bool) -> ResumeOutcome:
     # A crashed driver's agent may still be editing: stop it before looking at the tree.
     notes = record.reap_stale_children(h)
-    notes += finish_interrupted_session(h)
+    notes += finish_interrupted_session(h.context, h.run)
     if save_dirty and h.run.phase != Phase.PREPARING and dirty_entries(h.worktree, h.dirt):
         kept = h.run.last_kept_commit or "HEAD"
         path = h.paths.patch(h.run.iteration + 1, "dirty")
-        notes.append(record.save_and_reset(h, path, kept, "HEAD"))
+        notes.append(record.save_and_reset(h.context, h.run, path, kept, "HEAD"))
     notes += recover(h)
     if h.run.phase == Phase.PREPARING:
         prepare.finish_prepare(h)
         notes.append("finished the interrupted prepare (worktree, mission, baseline)")
     check_reset_safety(h.worktree, h.dirt, h.run_id)
-    pending = has_pending_artifact(h)
+    pending = has_pending_artifact(h.context, h.run)
     if not pending:
         kept = h.run.last_kept_commit or ""
         if kept:
-            notes += record.restore_branch(h, h.run.iteration + 1, "unfinished-session", kept)
+            notes += record.restore_branch(
+                h.context, h.run, h.run.iteration + 1, "unfinished-session", kept
+            )
         if h.run.stop_requested:
             notes.append(f"an earlier stop request ({h.run.stop_requested}) was withdrawn")
             with h.journal.tx() as conn:
                 runs.update_run(conn, h.run_id, stop_requested=None)
             h.refresh()
-        sync.write_placeholder(h)
-    sync.write_instructions(h)
+        sync.write_placeholder(h.context, h.run.last_kept_commit)
+    sync.write_instructions(h.context, h.run)
     estimates.write_manifest(h.journal, h.run, h.repo)
     sync.write_active_pointer(h)
     return ResumeOutcome(h, notes, pending)
 
 
-def has_pending_artifact(h: RunHandle) -> bool:
-    """True when candidate.json holds a session's artifact that no step has processed yet."""
+def has_pending_artifact(h: RunContext, run: RunRecord) -> bool:
+    """True when candidate.json holds a session's artifact that no step of `run` (as last
+    read) has processed yet."""
     read = sync.read_artifact(h.paths.candidate)
     if read.sha256 is None:
         return False
-    last = runs.get_iteration(h.journal, h.run_id, h.run.iteration)
+    last = runs.get_iteration(h.journal, h.run_id, run.iteration)
     if last is not None and last.artifact_sha256 == read.sha256:
         return False
     return read.from_session
@@ -300,7 +301,7 @@ def stop(repo_root: Path, run_id: str | None, reason: str | None = None) -> Stop
                 runs.update_run(conn, run.run_id, stop_requested=STOP_OPERATOR, stop_note=reason)
             return StopOutcome(run.run_id, run.status, STOP_OPERATOR, reason, requested=True)
         lock = driver_lock(repo, run.run_id)
-    with RunHandle(open_journal(repo_root), repo, run, DriverState(lock)) as h:
+    with RunHandle.of(open_journal(repo_root), repo, run, lock) as h:
         h.refresh()
         finalize_run(h, RunStatus.STOPPED, STOP_OPERATOR, note=reason)
         return StopOutcome(h.run_id, h.run.status, STOP_OPERATOR, reason, requested=False)
@@ -320,10 +321,10 @@ def _stop_target(journal: Journal, run_id: str | None) -> RunRecord:
     return run
 
 
-def baseline_and_best(h: RunHandle) -> estimates.Headline:
+def baseline_and_best(h: RunContext, run: RunRecord) -> estimates.Headline:
     """The run's baseline and its reported best, with their intervals: a resumed run's header
     names both, never the best as the baseline."""
-    return estimates.headline(h.journal, h.run)
+    return estimates.headline(h.journal, run)
 
 
 def run_summary(h: RunHandle, sessions: int, interrupted: bool) -> LoopSummary:

@@ -301,7 +301,7 @@ class Driver:
         self.keeper = keeper or NoArchive()  # the frontier's archive (supervisor/frontier.py)
         self.tally = Tally()
         rule = run_rule(h.run, limits.plateau, limits.on_plateau)
-        self.plateau = PlateauWatch(h, rule, say, lambda: sync.write_instructions(h))
+        self.plateau = PlateauWatch(h, rule, say, lambda: sync.write_instructions(h.context, h.run))
         self.stopping: Action | None = None  # the table said FINISH: once nothing is in flight
         self._history: RunHistory | None = None  # read only for a strategy that reads it
 
@@ -310,7 +310,7 @@ class Driver:
 
         Refuses before the first session when nothing could ever be kept (a
         score_improvement run whose baseline has no comparable score)."""
-        refuse_without_comparable_baseline(self.h)
+        refuse_without_comparable_baseline(self.h.context, self.h.run)
         try:
             if not self.layout.open(self.tally):
                 return self._outcome(True)
@@ -437,7 +437,7 @@ class SingleLane:
         return True
 
     def pending_artifact(self) -> bool:
-        return has_pending_artifact(self.h)
+        return has_pending_artifact(self.h.context, self.h.run)
 
     def process_pending(self) -> None:
         h, cancel = self.h, _CancelPoll(self.h, self.signal)
@@ -518,8 +518,7 @@ def run_loop(
     return Driver(h, layout, limits, signal, search, observer.note, keeper).run()
 
 
-def refuse_without_comparable_baseline(h: RunHandle) -> None:
-    run = h.run
+def refuse_without_comparable_baseline(h: RunContext, run: runs.RunRecord) -> None:
     if run.status != RunStatus.RUNNING or run.keep_policy != KeepPolicy.SCORE_IMPROVEMENT:
         return
     if run.last_kept_score is not None:
@@ -560,14 +559,14 @@ def loop_state(
         agent_failures=failures,
         pending_artifact=pending_artifact,
         last_failure=last_failure,
-        budget_stop=budget_stop(h, limits),
+        budget_stop=budget_stop(h.context, h.run, limits),
         search_stop=search_stop,
     )
 
 
-def run_budget(h: RunHandle, limits: LoopLimits) -> Budget:
+def run_budget(h: RunContext, limits: LoopLimits) -> Budget:
     """The loop's budget: each `--budget-*` given wins over sandbox.md's `budget:`."""
-    spec = h.run.sandbox.budget
+    spec = h.sandbox.budget
     return Budget(
         usd=limits.budget_usd if limits.budget_usd is not None else spec.usd,
         tokens=limits.budget_tokens if limits.budget_tokens is not None else spec.tokens,
@@ -575,15 +574,15 @@ def run_budget(h: RunHandle, limits: LoopLimits) -> Budget:
     )
 
 
-def run_spend(h: RunHandle) -> Spend:
+def run_spend(h: RunContext, run: runs.RunRecord) -> Spend:
     """What the run has spent: recorded agent cost and tokens, hours since it was prepared."""
     usd, tokens = runs.spend(h.journal, h.run_id)
-    return Spend(usd, tokens, seconds_between(h.run.created_at, utc_now_iso()) / 3600)
+    return Spend(usd, tokens, seconds_between(run.created_at, utc_now_iso()) / 3600)
 
 
-def budget_stop(h: RunHandle, limits: LoopLimits) -> str | None:
+def budget_stop(h: RunContext, run: runs.RunRecord, limits: LoopLimits) -> str | None:
     budget = run_budget(h, limits)
-    return budget_exhausted(budget, run_spend(h)) if budget.limited else None
+    return budget_exhausted(budget, run_spend(h, run)) if budget.limited else None
 
 
 def _session(
@@ -593,7 +592,7 @@ def _session(
     an artifact (or, for an agent that cannot, its changes were read from git)."""
     h, agent, observer = single.h, single.agent, single.observer
     iteration = h.run.iteration + 1
-    notes = [] if base_is_clean else _restore_base(h, iteration, base)
+    notes = [] if base_is_clean else _restore_base(h.context, h.run, iteration, base)
     # placeholder and instructions are already current: prepare, resume and every step
     # write them after recording
     observer.session_started(iteration)
@@ -619,7 +618,7 @@ def _session(
         inflight.finish(conn, h.run_id)
     failpoints.hit("loop.after_agent")
     wrote = not cand.is_placeholder(read_artifact(h.context)) or agent.artifact_from_git
-    notes += after_session(h, agent.artifact_from_git, result, iteration, base)
+    notes += after_session(h.context, h.run, agent.artifact_from_git, result, iteration, base)
     # An evaluation is cut short only by a signal: an operator's stop lets it finish, so the
     # candidate is judged and the branch never ends on an unevaluated commit.
     observer.evaluation_started(iteration)
@@ -633,12 +632,12 @@ def _register(run: RunContext, pgid: int) -> None:
     children.register(run.journal, run.tag, pgid, ChildRole.AGENT)
 
 
-def _restore_base(h: RunHandle, iteration: int, base: str) -> list[str]:
+def _restore_base(h: RunContext, run: runs.RunRecord, iteration: int, base: str) -> list[str]:
     """A session starts from the last kept commit, checked out on the run branch, on a clean
     tree; leftovers are saved."""
-    on_branch = git.head_branch(h.worktree) == record.branch_ref(h.context)
+    on_branch = git.head_branch(h.worktree) == record.branch_ref(h)
     clean = on_branch and git.head(h.worktree) == base
     if clean and not dirty_entries(h.worktree, h.dirt):
         return []
-    note = record.save_and_reset(h, h.paths.patch(iteration, "leftover"), base)
+    note = record.save_and_reset(h, run, h.paths.patch(iteration, "leftover"), base)
     return [f"a previous session left changes behind: {note}"]

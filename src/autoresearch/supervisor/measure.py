@@ -16,6 +16,7 @@ from autoresearch import git
 from autoresearch.errors import ContractError
 from autoresearch.evaluate import EvaluationRecord
 from autoresearch.fsutil import private_dir
+from autoresearch.journal.runs import RunRecord
 from autoresearch.noise import Role
 from autoresearch.policies import (
     Checks,
@@ -76,7 +77,7 @@ def judge(
     one; `checks`: the candidate's checks, run already before its screen)."""
     found = estimates.RunReadings.load(h.journal, h.run)
     measuring = _Measuring(h, iteration, commit, found, should_cancel, first)
-    seen = Observations(situation(h, found, commit), checks=checks)
+    seen = Observations(situation(h.context, h.run, found, commit), checks=checks)
     while True:
         answer = rule.next(seen)
         if isinstance(answer, Final):
@@ -84,12 +85,14 @@ def judge(
         seen = _carry_out(measuring, answer, seen)
 
 
-def situation(h: RunHandle, found: estimates.RunReadings, commit: str) -> Situation:
-    """What the run knows before the candidate `commit` is measured."""
-    kept = h.run.last_kept_commit
+def situation(
+    h: RunContext, run: RunRecord, found: estimates.RunReadings, commit: str
+) -> Situation:
+    """What `run` knows before the candidate `commit` is measured."""
+    kept = run.last_kept_commit
     return Situation(
-        direction=h.run.direction,
-        last_kept_score=h.run.last_kept_score,
+        direction=h.direction,
+        last_kept_score=run.last_kept_score,
         noise=h.noise,
         spread=found.spread,
         incumbent=tuple(found.scores(kept)) if kept else (),

@@ -34,8 +34,8 @@ from autoresearch.repo_state import ensure_state_dir, link_shared_paths, write_e
 from autoresearch.states import EvalStatus, IterationKind, Phase, RunStatus
 from autoresearch.supervisor import record, seal, sync
 from autoresearch.supervisor.handle import (
-    DriverState,
     MeasureWith,
+    RunContext,
     RunHandle,
     driver_lock,
     msg_active_run,
@@ -133,7 +133,7 @@ def _register(
         run = _new_run(repo, mission, tag, loop)
         lock = driver_lock(repo, run.run_id)
         runs.insert_run(conn, run)
-    return RunHandle(journal, repo, run, DriverState(lock))
+    return RunHandle.of(journal, repo, run, lock)
 
 
 def _allocate_tag(conn: Any, repo: RepoPaths, slug: str, requested: str | None) -> str:
@@ -222,9 +222,9 @@ def finish_prepare(h: RunHandle) -> None:
     """Every stage after the run row exists; safe to repeat after a crash."""
     run = h.run
     record.reap_stale_children(h)  # a killed git leaves its locks: clear them first
-    _ensure_worktree(h)
+    _ensure_worktree(h.context)
     failpoints.hit("prepare.after_worktree")
-    _materialize_mission(h)
+    _materialize_mission(h.context, h.run)
     seal.seal(h.context)
     link_shared_paths(h.repo.repo_root, h.worktree, h.links)
     write_excludes(h.repo.repo_root, h.dirt.rooted_patterns())
@@ -237,34 +237,34 @@ def finish_prepare(h: RunHandle) -> None:
     h.refresh()
     private_dir(h.paths.logs)
     sync.rebuild_views(h)
-    sync.write_placeholder(h)
+    sync.write_placeholder(h.context, h.run.last_kept_commit)
     h.journal.backup()
 
 
-def _ensure_worktree(h: RunHandle) -> None:
+def _ensure_worktree(h: RunContext) -> None:
     # A whole-tree kill inside `git worktree add` leaves a registered worktree with HEAD
     # unborn, no index or missing files; committing the mission there would delete the
     # project. Nothing of anyone's is in it yet (prepare runs no session): any damage that
     # `git.worktree_problem` names gets it built anew.
     private_dir(h.worktree.parent)
-    start = str(h.run.sandbox.start_commit)
-    git.ensure_worktree(h.repo.repo_root, h.worktree, h.run.branch_name, start)
+    start = str(h.sandbox.start_commit)
+    git.ensure_worktree(h.repo.repo_root, h.worktree, h.branch_name, start)
 
 
-def _materialize_mission(h: RunHandle) -> None:
+def _materialize_mission(h: RunContext, run: RunRecord) -> None:
     """Copy the mission into the worktree; commit only what differs.
 
     mission.md and sandbox.md come from the journal (frozen at prepare); a mission in its own
     folder brings the rest of that folder too (an evaluator next to it need not be committed).
     """
-    target = Path(h.run.mission_dir)
+    target = Path(run.mission_dir)
     files: dict[Path, bytes] = {}
-    if h.run.sandbox.relative_dir != ".":
-        source = Path(h.run.source_mission_dir)
+    if run.sandbox.relative_dir != ".":
+        source = Path(run.source_mission_dir)
         for rel in git.list_files(source) if source.is_dir() else []:
             files[target / rel] = (source / rel).read_bytes()
-    files[target / MISSION_FILE] = h.run.sandbox.mission_text.encode()
-    files[target / SANDBOX_FILE] = h.run.sandbox.sandbox_text.encode()
+    files[target / MISSION_FILE] = run.sandbox.mission_text.encode()
+    files[target / SANDBOX_FILE] = run.sandbox.sandbox_text.encode()
     changed = []
     for path, data in files.items():
         current = path.read_bytes() if path.is_file() else None
@@ -272,19 +272,19 @@ def _materialize_mission(h: RunHandle) -> None:
             atomic_write_bytes(path, data, keep_mode=True)
             changed.append(str(path.relative_to(h.worktree)))
     if changed:
-        message = f"autoresearch: materialize mission {h.run.mission_slug}"
+        message = f"autoresearch: materialize mission {run.mission_slug}"
         git.commit_all(h.worktree, message, pathspec=changed)
 
 
 def _baseline(h: RunHandle) -> None:
     """Iteration 0: evaluate the worktree HEAD once and record the first kept state."""
     commit = git.head(h.worktree)
-    it = _baseline_iteration(h, commit, [])
+    it = _baseline_iteration(h.context, commit, [])
     record.start_evaluation(h.context, it)
     _record_baseline(h, it, commit, exists=True)
 
 
-def _baseline_iteration(h: RunHandle, commit: str, notes: list[str]) -> IterationRecord:
+def _baseline_iteration(h: RunContext, commit: str, notes: list[str]) -> IterationRecord:
     return record.new_iteration(
         h,
         0,
@@ -350,8 +350,8 @@ def rebaseline(h: RunHandle) -> StoredEvaluation | None:
     old = runs.get_iteration(h.journal, h.run_id, 0)
     commit = git.head(h.worktree)
     notes = [*(old.decision_notes if old else []), f"baseline re-run on {commit[:12]}"]
-    it = _baseline_iteration(h, commit, notes)
+    it = _baseline_iteration(h.context, commit, notes)
     evaluation = _record_baseline(h, it, commit, exists=old is not None)
     sync.rebuild_views(h)
-    sync.write_placeholder(h)
+    sync.write_placeholder(h.context, h.run.last_kept_commit)
     return StoredEvaluation(evaluation.compact())

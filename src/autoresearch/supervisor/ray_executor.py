@@ -71,7 +71,7 @@ from autoresearch.supervisor.executor import (
     OnSpawn,
     TaskLost,
 )
-from autoresearch.supervisor.handle import RunHandle
+from autoresearch.supervisor.handle import RunContext
 from autoresearch.supervisor.ray_pool import ActorMeans, WarmPool, least_busy, less_ours
 
 MSG_NO_RAY = (
@@ -715,11 +715,11 @@ class RayExecutor:
             raise TaskLost(LOST, _lost_detail(exc)) from exc
 
 
-def for_run(h: RunHandle, address: str | None, lanes: int = 1) -> RayExecutor:
+def for_run(h: RunContext, address: str | None, lanes: int = 1) -> RayExecutor:
     """The executor of `run --executor ray [--address ADDR]`: sandbox.md's evaluation slots
     bound the evaluations running at once on each node; their resources say which nodes.
     Each node gets workers for as many tasks as the run has at once (`lanes` + slots)."""
-    return for_evaluation(h.run.sandbox.evaluation, address, lanes)
+    return for_evaluation(h.sandbox.evaluation, address, lanes)
 
 
 def for_mission(mission_dir: Path, address: str | None, lanes: int) -> RayExecutor:

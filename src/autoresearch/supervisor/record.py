@@ -75,7 +75,7 @@ class RunChanges:
 
 
 def new_iteration(
-    h: RunHandle, iteration: int, kind: IterationKind, **fields: Any
+    h: RunContext, iteration: int, kind: IterationKind, **fields: Any
 ) -> IterationRecord:
     now = utc_now_iso()
     return IterationRecord(
@@ -83,7 +83,7 @@ def new_iteration(
         iteration=iteration,
         kind=kind,
         state=IterationState.EVALUATING,
-        keep_policy=h.run.keep_policy,
+        keep_policy=h.keep_policy,
         created_at=now,
         updated_at=now,
         lane=h.lane,
@@ -124,11 +124,11 @@ def evaluate(
 
     cwd, mission_dir = h.worktree, h.mission_dir
     if tree is not None:
-        cwd, mission_dir = tree, tree / h.run.sandbox.relative_dir
+        cwd, mission_dir = tree, tree / h.sandbox.relative_dir
     env = measuring_env(h.context, iteration, cwd, mission_dir)
     if h.state.measure_with is not None and screen is None:
         task = evaluation_task(
-            h, iteration, commit or "", cwd, h.paths.evaluator_log(iteration, attempt)
+            h.context, iteration, commit or "", cwd, h.paths.evaluator_log(iteration, attempt)
         )
         record = h.state.measure_with(task, should_cancel)
     else:
@@ -150,18 +150,18 @@ def evaluate(
 
 
 def evaluation_task(
-    h: RunHandle, iteration: int, commit: str, tree: Path, log_path: Path
+    h: RunContext, iteration: int, commit: str, tree: Path, log_path: Path
 ) -> EvaluationTask:
     """One reading of `commit` (checked out at `tree`) for an executor; the sealed copy was
     verified just now (`measuring_env`)."""
-    slots = h.run.sandbox.evaluation
+    slots = h.sandbox.evaluation
     return EvaluationTask(
         run_id=h.run_id,
         lane=h.lane,
         iteration=iteration,
         commit=commit,
         tree=tree,
-        relative_dir=h.run.sandbox.relative_dir,
+        relative_dir=h.sandbox.relative_dir,
         evaluator=h.evaluator,
         log_path=log_path,
         sealed_dir=h.paths.sealed if h.sealed else None,
@@ -265,7 +265,7 @@ def commit_decision(
             runs.insert_evaluation(conn, h.run_id, it.iteration, purpose, evaluation)
         registry.clear_children(conn, h.run_id)
         runs.update_run(conn, h.run_id, **changes)
-    h.run = replace(h.run, **changes)  # exactly what was written: no need to read it back
+    h.state.saw(replace(h.run, **changes))  # exactly what was written: no need to read it back
     failpoints.hit("step.after_decided")
     return decided
 
@@ -286,7 +286,8 @@ def _compact(
 
 
 def apply_effect(
-    h: RunHandle,
+    h: RunContext,
+    run: runs.RunRecord,
     it: IterationRecord,
     known_head: str | None = None,
     safety_checked: bool = False,
@@ -298,7 +299,7 @@ def apply_effect(
     """
     if it.state != IterationState.DECIDED:
         return it
-    kept = it.kept_commit or h.run.last_kept_commit
+    kept = it.kept_commit or run.last_kept_commit
     notes = list(it.decision_notes)
     commit = it.candidate_commit
     if it.decision in REJECTS_CANDIDATE and commit and commit != kept:
@@ -311,7 +312,7 @@ def apply_effect(
         if by_sha and not safety_checked:
             check_reset_safety(h.worktree, h.dirt, h.run_id)
         label = None if by_sha else it.decision or "reset"
-        notes += restore_branch(h, it.iteration, label, kept, known_head=known_head)
+        notes += restore_branch(h, run, it.iteration, label, kept, known_head=known_head)
     applied = replace(it, state=IterationState.APPLIED, decision_notes=notes)
     with h.journal.tx() as conn:
         runs.update_iteration(conn, applied)
@@ -327,7 +328,8 @@ _BEFORE_RESET = "apply.before_reset"  # the fault suite kills a decision's effec
 
 
 def restore_branch(
-    h: RunHandle,
+    h: RunContext,
+    run: runs.RunRecord,
     iteration: int,
     label: str | None,
     target: str,
@@ -340,10 +342,10 @@ def restore_branch(
     unless `label` is None (a discarded candidate, recorded by its SHA). Untracked files stay
     for the next session's clean-up. Idempotent; returns notes for the ledger.
     """
-    check_sealed(h)
-    on_branch = known_head is not None or git.head_branch(h.worktree) == branch_ref(h.context)
+    check_sealed(h, run)
+    on_branch = known_head is not None or git.head_branch(h.worktree) == branch_ref(h)
     head = known_head or git.head(h.worktree)
-    dirty = head == target and dirty_tracked(h.context)
+    dirty = head == target and dirty_tracked(h)
     if on_branch and head == target and not dirty:
         return []
     notes = []
@@ -354,7 +356,7 @@ def restore_branch(
     else:
         path, reset_to = h.paths.patch(iteration, label), target if on_branch else None
         notes.append(
-            save_and_reset(h, path, target, reset_to, clean=False, failpoint=_BEFORE_RESET)
+            save_and_reset(h, run, path, target, reset_to, clean=False, failpoint=_BEFORE_RESET)
         )
     if not on_branch:
         notes.append(
@@ -364,33 +366,34 @@ def restore_branch(
     return notes
 
 
-def advance_run_branch(h: RunHandle) -> list[str]:
+def advance_run_branch(h: RunContext, record: runs.RunRecord) -> list[str]:
     """With lanes, a keep is a commit of a lane branch: the run branch (checked out in the run
     worktree, where no session works) follows it. Idempotent; edits someone made in the run
     worktree are saved as a patch first."""
-    run = h if not h.lane else h.for_lane(0)
-    check_sealed(run)
-    kept = run.run.last_kept_commit
+    run = h.for_lane(0)  # the run's own worktree, whichever lane asks
+    check_sealed(run, record)
+    kept = record.last_kept_commit
     if not kept or not run.worktree.is_dir():
         return []
     head = git.head(run.worktree)
-    if head == kept and git.head_branch(run.worktree) == branch_ref(run.context):
+    if head == kept and git.head_branch(run.worktree) == branch_ref(run):
         return []
     notes = []
     # untracked files stay where they are, unsaved: no session's work
-    if dirty_tracked(run.context):
-        path = run.paths.patch(run.run.iteration, "run-worktree")
-        notes.append(save_and_reset(run, path, head, at=kept, clean=False))
+    if dirty_tracked(run):
+        path = run.paths.patch(record.iteration, "run-worktree")
+        notes.append(save_and_reset(run, record, path, head, at=kept, clean=False))
     else:
         reset.reset_tree(run.worktree, kept, run.dirt, branch=run.branch_name, clean=False)
     notes.append(f"run branch {run.branch_name} now at the kept commit {kept[:12]}")
     return notes
 
 
-def check_sealed(h: RunHandle) -> None:
-    """No git effect follows from a kept state that someone rewrote in the journal under the
-    driver (journal/seals.py): the run stops with one line that names the restore."""
-    h.journal.check_kept(h.run_id, h.run.last_kept_commit, h.run.baseline_commit)
+def check_sealed(h: RunContext, run: runs.RunRecord) -> None:
+    """No git effect follows from a kept state (`run`'s, as this driver wrote it) that someone
+    rewrote in the journal under the driver (journal/seals.py): the run stops with one line
+    that names the restore."""
+    h.journal.check_kept(h.run_id, run.last_kept_commit, run.baseline_commit)
 
 
 def dirty_tracked(h: RunContext) -> bool:
@@ -415,7 +418,8 @@ def patch_note(changed: bool, base: str, path: Path) -> str:
 
 
 def save_and_reset(
-    h: RunHandle,
+    h: RunContext,
+    run: runs.RunRecord,
     path: Path,
     base: str,
     reset_to: str | None = None,
@@ -429,8 +433,8 @@ def save_and_reset(
     sparing runtime dirt: to `reset_to` on whatever HEAD is on, or by default with the run's
     own branch checked out again at `at` (default `base`), wherever the session left HEAD.
     `clean`, `once` and `failpoint` are `reset.save_then_reset`'s. The note that says where
-    it saved (`patch_note`)."""
-    check_sealed(h)
+    it saved (`patch_note`); `run` as this driver wrote it, for the seal check."""
+    check_sealed(h, run)
     branch = h.branch_name if reset_to is None else None
     target = reset_to or at or base
     changed = reset.save_then_reset(

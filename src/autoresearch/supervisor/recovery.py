@@ -13,7 +13,7 @@ from autoresearch.fsutil import atomic_write_json
 from autoresearch.journal import inflight, runs
 from autoresearch.states import ArtifactStatus, IterationState, Phase
 from autoresearch.supervisor import record, sync
-from autoresearch.supervisor.handle import RunHandle
+from autoresearch.supervisor.handle import RunContext, RunHandle
 
 CUT_DESCRIPTION = "agent session interrupted by a crash"
 
@@ -23,7 +23,7 @@ def recover(h: RunHandle) -> list[str]:
     first = not h.state.recovered  # the first repair of this handle: a crashed driver came before
     h.state.recovered = True
     notes = record.reap_stale_children(h)
-    notes += finish_interrupted_session(h)
+    notes += finish_interrupted_session(h.context, h.run)
     for it in runs.unfinished_iterations(h.journal, h.run_id):
         if it.state == IterationState.EVALUATING:
             with h.journal.tx() as conn:
@@ -34,13 +34,14 @@ def recover(h: RunHandle) -> list[str]:
             )
         elif it.state == IterationState.DECIDED:
             # a lane's iteration is applied in its lane's worktree
-            record.apply_effect(h.for_lane(it.lane) if it.lane != h.lane else h, it)
+            lh = h.for_lane(it.lane) if it.lane != h.lane else h
+            record.apply_effect(lh.context, lh.run, it)
             notes.append(f"finished iteration {it.iteration}: applied its {it.decision}")
     h.refresh()
     lanes = (h.run.loop_settings.lanes or 0) > 0
     if first and lanes and h.run.phase == Phase.READY:
         # a keep recorded before the branch moved (a live lanes driver moves it itself)
-        notes += record.advance_run_branch(h)
+        notes += record.advance_run_branch(h.context, h.run)
     if h.run.phase == Phase.READY and h.run.views_iteration != h.run.iteration:
         _resync_views(h)
         notes.append(f"rebuilt the run files from the journal (iteration {h.run.iteration})")
@@ -51,11 +52,11 @@ def _resync_views(h: RunHandle) -> None:
     last = runs.get_iteration(h.journal, h.run_id, h.run.iteration)
     current = sync.file_sha256(h.paths.candidate)
     if current is None or (last is not None and current == last.artifact_sha256):
-        sync.write_placeholder(h)
+        sync.write_placeholder(h.context, h.run.last_kept_commit)
     sync.rebuild_views(h)
 
 
-def finish_interrupted_session(h: RunHandle) -> list[str]:
+def finish_interrupted_session(h: RunContext, run: runs.RunRecord) -> list[str]:
     """A session that a crash cut off (the driver, the agent and its git killed at once): its
     work is saved as a patch, the branch is back at the incumbent, and the artifact says
     `interrupted` – a half-written candidate.json, or one the driver never saw the session
@@ -66,7 +67,7 @@ def finish_interrupted_session(h: RunHandle) -> list[str]:
     found = inflight.get(h.journal, h.run_id, h.lane)
     if found is None:
         return []
-    note = _save_cut_work(h, found)
+    note = _save_cut_work(h, run, found)
     failpoints.hit("recovery.after_cut_saved")
     data = cand.artifact(
         ArtifactStatus.INTERRUPTED,
@@ -88,11 +89,11 @@ def cut_artifact(data: object) -> bool:
     return isinstance(data, dict) and data.get("description") == CUT_DESCRIPTION
 
 
-def _save_cut_work(h: RunHandle, found: inflight.InflightSession) -> str:
+def _save_cut_work(h: RunContext, run: runs.RunRecord, found: inflight.InflightSession) -> str:
     """Save the session's work past its base, then check the branch out at the incumbent (a
     lane's may have moved on while the session ran). Saved once: the first save, taken with
     the session's processes stopped, holds all of its work; a repeat after a kill during or
     after the reset would see a half-reset tree or, in a lane, the commits other lanes kept
     meanwhile, and must not overwrite it."""
     path, base = h.paths.cut_patch(found.iteration), found.base_commit
-    return record.save_and_reset(h, path, base, at=h.run.last_kept_commit or base, once=True)
+    return record.save_and_reset(h, run, path, base, at=run.last_kept_commit or base, once=True)

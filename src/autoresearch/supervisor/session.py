@@ -97,7 +97,8 @@ Saver = Callable[[str, str, str | None], str]
 
 
 def after_session(
-    h: RunHandle,
+    h: RunContext,
+    run: runs.RunRecord,
     from_git: bool,
     result: AgentResult,
     iteration: int,
@@ -112,22 +113,20 @@ def after_session(
     def saved(label: str, since: str, reset_to: str | None = None) -> str:
         if save is not None:
             return save(label, since, reset_to)
-        return record.save_and_reset(h, h.paths.patch(iteration, label), since, reset_to)
+        return record.save_and_reset(h, run, h.paths.patch(iteration, label), since, reset_to)
 
     notes = _agent_notes(result)
     if result.timed_out or result.cancelled:
         label = "timed-out" if result.timed_out else "interrupted"
         notes.append(saved(label, base))
-        write_artifact(
-            h.context, ArtifactStatus.INTERRUPTED, None, base, f"agent session {label}", notes
-        )
+        write_artifact(h, ArtifactStatus.INTERRUPTED, None, base, f"agent session {label}", notes)
         return []
-    artifact = read_artifact(h.context)
+    artifact = read_artifact(h)
     if cand.is_placeholder(artifact):
         if from_git:
-            return notes + _artifact_from_git(h.context, iteration, base)
+            return notes + _artifact_from_git(h, iteration, base)
         # the placeholder's own text would read as the agent's: say what happened instead
-        write_artifact(h.context, ArtifactStatus.NOOP, None, base, MSG_NO_ARTIFACT, [])
+        write_artifact(h, ArtifactStatus.NOOP, None, base, MSG_NO_ARTIFACT, [])
         return [*notes, MSG_NO_ARTIFACT]
     status = artifact.get("status") if isinstance(artifact, dict) else None
     if status == ArtifactStatus.CANDIDATE and dirty_entries(h.worktree, h.dirt):

@@ -141,16 +141,16 @@ def step(
         if forced is not None:  # judged without its commits: only the schema is checked
             artifact = cand.parse_artifact((raw or b"").decode("utf-8", "replace"))
         else:
-            artifact, facts = _validate(h, raw)
+            artifact, facts = _validate(h.context, h.run.last_kept_commit or "", raw)
     except ArtifactError as exc:
         survived = not shape_fails_run and isinstance(exc, ArtifactShapeError)
-        it = _invalid_iteration(h, raw, base)
+        it = _invalid_iteration(h.context, raw, base)
         failure = validation_failure(str(exc), fails_run=not survived)
         result = _record(h, it, failure, None, KEEPS_RUN, sha)
         result = replace(result, invalid_artifact=str(exc) if survived else None)
     else:
         it = record.new_iteration(
-            h,
+            h.context,
             base["iteration"],
             IterationKind.ITERATION,
             candidate_status=artifact.status,
@@ -170,13 +170,14 @@ def step(
     return replace(result, repaired=repaired)
 
 
-def _validate(h: RunHandle, raw: bytes | None) -> tuple[CandidateArtifact, git.CandidateFacts]:
+def _validate(
+    h: RunContext, kept: str, raw: bytes | None
+) -> tuple[CandidateArtifact, git.CandidateFacts]:
     """Schema checks, then the git integrity checks of §4, in the contract's order; the facts
     one git process gave for them (with the trees `unmeasured_decision` needs next)."""
     if raw is None:
         raise ArtifactShapeError(cand.MSG_MISSING.format(path=h.paths.candidate))
     artifact = cand.parse_artifact(raw.decode("utf-8", "replace"))
-    kept = h.run.last_kept_commit or ""
     facts = git.candidate_facts(
         h.worktree, artifact.base_commit, artifact.candidate_commit or "", kept
     )
@@ -193,7 +194,7 @@ def _validate(h: RunHandle, raw: bytes | None) -> tuple[CandidateArtifact, git.C
         raise ArtifactError(cand.MSG_COMMIT_UNRESOLVED.format(raw=artifact.candidate_commit))
     if commit_sha != head_sha:
         raise ArtifactError(cand.MSG_COMMIT_NOT_HEAD.format(sha=commit_sha, head=head_sha))
-    if git.head_branch(h.worktree) != record.branch_ref(h.context):
+    if git.head_branch(h.worktree) != record.branch_ref(h):
         branch = h.branch_name
         raise ArtifactError(cand.MSG_COMMIT_OFF_BRANCH.format(sha=commit_sha, branch=branch))
     if not git.descends_from(h.worktree, kept, facts):
@@ -209,7 +210,7 @@ def _validate(h: RunHandle, raw: bytes | None) -> tuple[CandidateArtifact, git.C
     return checked, facts
 
 
-def _invalid_iteration(h: RunHandle, raw: bytes | None, base: dict[str, Any]) -> IterationRecord:
+def _invalid_iteration(h: RunContext, raw: bytes | None, base: dict[str, Any]) -> IterationRecord:
     """Best-effort fields of an artifact that failed validation, for the ledger."""
     data: dict[str, Any] = {}
     if raw is not None:
@@ -265,7 +266,7 @@ def _process(
         )
         return _record(h, it, decision, None, KEEPS_RUN, sha)
     commit = str(artifact.candidate_commit)  # validated: a candidate names its commit
-    found = unmeasured_decision(h, commit, facts)
+    found = unmeasured_decision(h.context, run.last_kept_commit or "", commit, facts)
     it = replace(it, candidate_tree=found.tree)
     if found.decision is not None:
         checked = _refuse_unsafe_reset(h.context, it)
@@ -284,17 +285,17 @@ class Unmeasured:
 
 
 def unmeasured_decision(
-    h: RunHandle, commit: str, facts: git.CandidateFacts | None = None
+    h: RunContext, kept: str, commit: str, facts: git.CandidateFacts | None = None
 ) -> Unmeasured:
     """The decisions taken before any evaluation, in order: a candidate that changed nothing,
     one whose tree an earlier iteration measured (novelty), one that touched a sealed path.
     The trees come from validation's `facts`, else from one git call. A lane asks this before
-    it spends a reading (step decides the same again when it judges)."""
-    kept = h.run.last_kept_commit or ""
-    tree, kept_tree = _trees(h.context, commit, kept, facts)
+    it spends a reading (step decides the same again when it judges). `kept`: the run's kept
+    commit, the candidate's parent."""
+    tree, kept_tree = _trees(h, commit, kept, facts)
     if commit == kept or (tree is not None and tree == kept_tree):
         return Unmeasured(tree, unchanged_candidate())
-    earlier = _measured_before(h.context, tree, {commit: tree, kept: kept_tree})
+    earlier = _measured_before(h, tree, {commit: tree, kept: kept_tree})
     if earlier is not None:
         return Unmeasured(tree, duplicate_of(earlier))
     touched = h.sealed and touched_sealed(git.changed_paths(h.worktree, kept), h.sealed)
@@ -399,7 +400,9 @@ def _record(
     decided = record.commit_decision(
         h, it, decision, evaluation, changes, exists, readings=readings or ()
     )
-    applied = record.apply_effect(h, decided, known_head=head, safety_checked=safety_checked)
+    applied = record.apply_effect(
+        h.context, h.run, decided, known_head=head, safety_checked=safety_checked
+    )
     sync.sync_after_iteration(h, applied, evaluation, sha)
     # a safe point: the iteration is recorded, applied and in the views
     h.journal.backup(throttled=True)

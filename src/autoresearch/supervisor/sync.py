@@ -29,11 +29,11 @@ from autoresearch.fsutil import (
     read_regular,
 )
 from autoresearch.journal import runs, views
-from autoresearch.journal.runs import IterationRecord
+from autoresearch.journal.runs import IterationRecord, RunRecord
 from autoresearch.redact import redact, redact_value
 from autoresearch.states import RunStatus
 from autoresearch.supervisor import estimates, instructions, memory, plateau
-from autoresearch.supervisor.handle import RunHandle, pid_host
+from autoresearch.supervisor.handle import RunContext, RunHandle, pid_host
 
 
 @dataclass(frozen=True)
@@ -75,25 +75,27 @@ def file_sha256(path: Path) -> str | None:
     return read_artifact(path).sha256
 
 
-def write_placeholder(h: RunHandle) -> None:
+def write_placeholder(h: RunContext, kept: str | None) -> None:
+    """The handoff a session overwrites, naming `kept` (the commit to build on)."""
     path = h.paths.candidate
     if path.is_dir() and not path.is_symlink():
         shutil.rmtree(path)  # a session made a folder of it: nothing to keep in the handoff
-    atomic_write_view(path, dump_json(placeholder(h.run.last_kept_commit or "", utc_now_iso())))
+    atomic_write_view(path, dump_json(placeholder(kept or "", utc_now_iso())))
 
 
-def write_instructions(h: RunHandle) -> None:
+def write_instructions(h: RunContext, run: RunRecord) -> None:
+    """The next session's prompt, from `run` as the session should see it."""
     recent = runs.recent_iterations(h.journal, h.run_id, 3)
     text = instructions.render(
-        h.run,
+        run,
         recent,
-        mission_text=h.run.sandbox.mission_text,
-        sandbox_body=h.run.sandbox.body,
+        mission_text=run.sandbox.mission_text,
+        sandbox_body=run.sandbox.body,
         results_file=str(h.results_file),
         candidate_file=str(h.paths.candidate),
         tried=runs.measured_iterations(h.journal, h.run_id, instructions.TRIED_CAP),
-        earlier=earlier_runs_digest(h),
-        plateau=plateau.EXPLORE_LINES if plateau.exploring(h.journal, h.run) else (),
+        earlier=earlier_runs_digest(h, run),
+        plateau=plateau.EXPLORE_LINES if plateau.exploring(h.journal, run) else (),
     )
     # The agent's model reads this (and its provider may keep it): no secret goes in.
     atomic_write_view(h.paths.instructions, redact(text))
@@ -105,13 +107,13 @@ def write_instructions(h: RunHandle) -> None:
 _EARLIER: dict[tuple[str, str], list[str]] = {}
 
 
-def earlier_runs_digest(h: RunHandle) -> list[str]:
+def earlier_runs_digest(h: RunContext, run: RunRecord) -> list[str]:
     """Memory across runs: the digest of the mission's earlier runs, unless sandbox.md's
     `search: {memory: false}` turned it off."""
     key = (str(h.journal.path), h.run_id)
     if key not in _EARLIER:
-        enabled = memory_enabled(h.run.sandbox.sandbox_text)
-        found = memory.earlier_runs(h.journal, h.run) if enabled else []
+        enabled = memory_enabled(h.sandbox.sandbox_text)
+        found = memory.earlier_runs(h.journal, run) if enabled else []
         _EARLIER[key] = memory.digest_lines(found) if enabled else []
     return _EARLIER[key]
 
@@ -163,7 +165,7 @@ def sync_after_iteration(
         views.write_ledger(h.paths.ledger, h.run, its, now)
         views.write_tsv(h.results_file, its, estimates.row_means(h.journal, h.run, its))
     if processed_sha is None or file_sha256(h.paths.candidate) == processed_sha:
-        write_placeholder(h)
+        write_placeholder(h.context, h.run.last_kept_commit)
     failpoints.hit("views.after_placeholder")
     _finish(h, evaluation)
 
@@ -173,11 +175,11 @@ def _finish(h: RunHandle, evaluation: EvaluationRecord | StoredEvaluation | None
         atomic_write_view(h.paths.latest_evaluator, dump_json(redact_value(evaluation.to_dict())))
     estimates.write_manifest(h.journal, h.run, h.repo)
     if not h.lane:  # a lane's prompt is written by the lanes driver as its session starts
-        write_instructions(h)
+        write_instructions(h.context, h.run)
     if not h.state.pointer_written or h.run.status != RunStatus.RUNNING:
         write_active_pointer(h)
     with h.journal.tx() as conn:
         runs.update_run(
             conn, h.run_id, views_iteration=h.run.iteration, updated_at=h.run.updated_at
         )
-    h.run = replace(h.run, views_iteration=h.run.iteration)
+    h.state.saw(replace(h.run, views_iteration=h.run.iteration))

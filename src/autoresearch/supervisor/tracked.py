@@ -128,6 +128,6 @@ def end_tracking(h: RunHandle, trackers: RunTrackers | None) -> None:
     if h.run.status == RunStatus.RUNNING:
         trackers.sync()
         return
-    found = last_certification(h)
+    found = last_certification(h.context, h.run)
     improvement = found.improvement if found is not None else None
     trackers.end(improvement, bool(found and found.significant))
