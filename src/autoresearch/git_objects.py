@@ -73,7 +73,7 @@ def candidate_facts(
     kept_tree = read[kept].tree if kept else None
     if not all(_loose(common, name) for name in (tree, kept_tree) if name):
         return None  # git would say the tree is missing, or finds it packed
-    lineage = first_parents(common, commit, kept, walk) if commit else ()
+    lineage = first_parents(common, read[commit], kept, walk) if commit else ()
     return ReadFacts(base, commit or None, head, tree, kept_tree, lineage)
 
 
@@ -102,11 +102,12 @@ def plain_common(worktree: Path) -> Path | None:
     return found[1] if found is not None and objects_plain(found[1]) else None
 
 
-def first_parents(common: Path, commit: str, kept: str, walk: int) -> tuple[str, ...]:
-    """`commit`'s first parents, nearest first: up to `kept`, at most `walk`, and no further
-    than they are loose (a shorter walk only sends `descends_from` to git)."""
+def first_parents(common: Path, start: LooseCommit, kept: str, walk: int) -> tuple[str, ...]:
+    """The first parents of the commit read as `start`, nearest first: up to `kept`, at most
+    `walk`, and no further than they are loose (a shorter walk only sends `descends_from` to
+    git)."""
     lineage: list[str] = []
-    current = loose_commit(common, commit)
+    current: LooseCommit | None = start
     while current is not None and current.parents and len(lineage) < walk:
         parent = current.parents[0]
         lineage.append(parent)

@@ -252,7 +252,7 @@ def _supervise(
     sel.register(proc.stderr, selectors.EVENT_READ, "stderr")
     deadline = None if spec.timeout is None else t0 + spec.timeout
     timed_out = cancelled = False
-    # the leader has exited and no member of its group ran after it: nothing left to kill
+    # the kernel said the group has no member left (killpg 0: ESRCH): nothing left to kill
     group_ended = False
     drain_until: float | None = None
     try:

@@ -7,9 +7,10 @@ the check is on the step's hot path (issue 36). Linux names a group's members no
 decoding made it ~2 ms of CPU a scan), and a wait polls first after a millisecond, then less
 and less often, instead of sleeping a fixed 10-20 ms for a straggler that is gone in one.
 
-Invariant kept: `group_running` is False only when no member of the group other than a zombie
-exists (a zombie runs no code; it only awaits its reaper), or on a system without `/proc`
-when the group has no member at all.
+`group_running` is a scan, good for waiting, never for deciding that a group is gone: a
+member that forks and exits in a loop can be missed by every scan, and one whose main thread
+exited while others run reads as a zombie. Whether a group still has a member is the kernel's
+answer (`group_alive`); proc.py kills every group that has one.
 """
 
 from __future__ import annotations
