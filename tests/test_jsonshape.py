@@ -15,7 +15,10 @@ import pytest
 
 from autoresearch.experiments.params import LogParams, RunNote
 from autoresearch.jsonshape import (
+    is_empty,
+    is_none,
     json_field,
+    json_keys,
     json_shape,
     mapping,
     number,
@@ -111,6 +114,55 @@ def test_a_fields_metadata_and_json_extra_shape_its_json() -> None:
     assert got == (
         '{"z": 1, "where": "/tmp/x", "status": "keep", "half": 1.5, "kept": true, "paths": ["a"]}'
     )
+
+
+@dataclass(frozen=True)
+class Usage:
+    tokens: int | None = None
+    cost: float | None = None
+
+
+@dataclass(frozen=True)
+class Sparse:
+    """A record that writes a field only when it has a value, and a nested one in place."""
+
+    name: str
+    score: float | None = field(default=None, metadata=json_field(omit_when=is_none))
+    notes: tuple[str, ...] = field(default=(), metadata=json_field(omit_when=is_empty))
+    usage: Usage = field(default_factory=Usage, metadata=json_field(inline=True))
+    last: str = "z"
+
+
+@pytest.mark.parametrize(
+    ("record", "text_"),
+    [
+        (Sparse("a"), '{"name": "a", "tokens": null, "cost": null, "last": "z"}'),
+        (
+            Sparse("a", 0.0, ("n",), Usage(3, 0.5)),
+            '{"name": "a", "score": 0.0, "notes": ["n"], "tokens": 3, "cost": 0.5, "last": "z"}',
+        ),
+        (Sparse("a", None, ()), '{"name": "a", "tokens": null, "cost": null, "last": "z"}'),
+    ],
+    ids=["omitted", "present", "empty"],
+)
+def test_a_field_is_left_out_when_its_value_says_so_and_inlined_in_place(
+    record: Sparse, text_: str
+) -> None:
+    """0.0 is a score (only None is left out); an inline record's keys sit where its field is."""
+    assert json.dumps(json_shape(record)) == text_
+
+
+def test_a_record_with_inline_keys_has_no_mirrored_schema() -> None:
+    with pytest.raises(TypeError, match="none of its fields"):
+        json_keys(Sparse)
+
+
+@pytest.mark.parametrize(
+    ("value", "empty"),
+    [(None, True), ("", True), ((), True), ([], True), ({}, True), (0, False), ("x", False)],
+)
+def test_is_empty(value: object, empty: bool) -> None:
+    assert is_empty(value) is empty and is_none(value) is (value is None)
 
 
 def test_the_supervisor_and_the_sessions_share_it() -> None:

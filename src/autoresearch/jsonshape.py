@@ -4,11 +4,13 @@ Its fields in their order; a nested record as its own `to_dict` (a record withou
 fields), at any depth inside lists, tuples and dicts; tuples as lists, paths as strings; an enum
 stays the member it is (a StrEnum: its value in JSON, and callers may compare it). A field whose
 JSON differs says so in its metadata (`field(metadata=json_field(...))`): another key, a
-converter, hidden, or a mapping whose keys lead the record's (the unknown keys a record keeps
-as read). What a record adds that is no field (a property, a sentence) comes from its
-`json_extra()`, after the fields. The run summaries (supervisor/summary.py), the session records
-(experiments/), the contracts and the worker's records all answer with it, so `--json`, the MCP
-tools' structured output and the ledger agree on how a record looks.
+converter, hidden, left out when its value says so (`omit_when=is_none`), written in place as
+its own keys (`inline`: a nested record or mapping whose keys sit among the record's), or a
+mapping whose keys lead the record's (the unknown keys a record keeps as read). What a record
+adds that is no field (a property, a sentence) comes from its `json_extra()`, after the fields.
+The run summaries (supervisor/summary.py), the session records (experiments/), the contracts
+and the worker's records all answer with it, so `--json`, the MCP tools' structured output and
+the ledger agree on how a record looks.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ class FieldShape:
     convert: Callable[[object], object] | None = None  # the value written, from the field's
     hidden: bool = False  # never written: what the record holds but its JSON never carried
     leads: bool = False  # a mapping whose keys come first, then the fields' (which win a clash)
+    omit_when: Callable[[object], bool] | None = None  # not written when this says so
+    inline: bool = False  # a nested record's or mapping's keys written in this field's place
 
 
 _AS_IS = FieldShape()
@@ -46,9 +50,21 @@ def json_field(
     convert: Callable[[object], object] | None = None,
     hidden: bool = False,
     leads: bool = False,
+    omit_when: Callable[[object], bool] | None = None,
+    inline: bool = False,
 ) -> Mapping[str, FieldShape]:
     """A field's metadata for `json_shape`: `field(metadata=json_field(key="status"))`."""
-    return {_METADATA_KEY: FieldShape(key, convert, hidden, leads)}
+    return {_METADATA_KEY: FieldShape(key, convert, hidden, leads, omit_when, inline)}
+
+
+def is_none(value: object) -> bool:
+    """`omit_when` for a field written only when it has a value."""
+    return value is None
+
+
+def is_empty(value: object) -> bool:
+    """`omit_when` for a field written only when it holds something (None, "", [], {} do not)."""
+    return value is None or (isinstance(value, str | list | tuple | dict) and not value)
 
 
 def json_shape(record: DataclassInstance) -> dict[str, object]:
@@ -57,12 +73,20 @@ def json_shape(record: DataclassInstance) -> dict[str, object]:
     data: dict[str, object] = {}
     for name in layout.leading:
         data.update(mapping(_plain(getattr(record, name))))
-    for name, key, convert in layout.written:
+    for name, key, shape in layout.written:
         value = getattr(record, name)
-        if convert is not None:
-            value = convert(value)
-        # a plain value as it is, without a call: a status writes thousands of these
-        data[key] = value if type(value) in _PLAIN_TYPES else _plain(value)
+        if shape is None:
+            # a plain value as it is, without a call: a status writes thousands of these
+            data[key] = value if type(value) in _PLAIN_TYPES else _plain(value)
+            continue
+        if shape.omit_when is not None and shape.omit_when(value):
+            continue
+        if shape.convert is not None:
+            value = shape.convert(value)
+        if shape.inline:
+            data.update(mapping(_plain(value)))
+        else:
+            data[key] = value if type(value) in _PLAIN_TYPES else _plain(value)
     if layout.extra:
         data.update(mapping(_plain(record.json_extra())))  # type: ignore[attr-defined]
     return data
@@ -73,7 +97,8 @@ class _Layout:
     """A record class's JSON, read once from its fields (a status shows thousands of rows)."""
 
     leading: tuple[str, ...]  # the fields whose keys come first
-    written: tuple[tuple[str, str, Callable[[object], object] | None], ...]  # name, key, convert
+    # name, key, and the field's shape where it is more than its value under a key
+    written: tuple[tuple[str, str, FieldShape | None], ...]
     extra: bool  # whether the class has a json_extra()
 
 
@@ -85,7 +110,7 @@ def _layout(record_type: type[DataclassInstance]) -> _Layout:
     return _Layout(
         leading=tuple(name for name, shape in shaped if shape.leads),
         written=tuple(
-            (name, shape.key or name, shape.convert)
+            (name, shape.key or name, None if _only_renamed(shape) else shape)
             for name, shape in shaped
             if not (shape.hidden or shape.leads)
         ),
@@ -93,14 +118,21 @@ def _layout(record_type: type[DataclassInstance]) -> _Layout:
     )
 
 
+def _only_renamed(shape: FieldShape) -> bool:
+    return shape.convert is None and shape.omit_when is None and not shape.inline
+
+
 def json_keys(record_type: type[DataclassInstance]) -> tuple[tuple[str, str, bool], ...]:
     """Each written field's name, its JSON key and whether a converter writes it, in order: what
     a schema mirrored from the record names (mcp/schemas.mirrors). A record with keys that no
-    field gives (leading ones, a json_extra) has no such schema: TypeError."""
+    field gives (leading or inline ones, a json_extra) has no such schema: TypeError."""
     layout = _layout(record_type)
-    if layout.leading or layout.extra:
+    if layout.leading or layout.extra or any(s and s.inline for _, _, s in layout.written):
         raise TypeError(f"{record_type.__name__}'s JSON has keys that are none of its fields")
-    return tuple((name, key, convert is not None) for name, key, convert in layout.written)
+    return tuple(
+        (name, key, shape is not None and shape.convert is not None)
+        for name, key, shape in layout.written
+    )
 
 
 def _plain(value: object) -> object:
