@@ -152,6 +152,19 @@ def test_a_field_is_left_out_when_its_value_says_so_and_inlined_in_place(
     assert json.dumps(json_shape(record)) == text_
 
 
+@dataclass(frozen=True)
+class Trailing:
+    late: int = field(default=1, metadata=json_field(trails=True))
+    first: int = 2
+    later: int = field(default=3, metadata=json_field(key="z", trails=True))
+    second: int = 4
+
+
+def test_a_trailing_field_is_written_after_the_others_and_mirrored_in_its_place() -> None:
+    assert json.dumps(json_shape(Trailing())) == '{"first": 2, "second": 4, "late": 1, "z": 3}'
+    assert [key for _, key, _ in json_keys(Trailing)] == ["late", "first", "z", "second"]
+
+
 def test_a_record_with_inline_keys_has_no_mirrored_schema() -> None:
     with pytest.raises(TypeError, match="none of its fields"):
         json_keys(Sparse)

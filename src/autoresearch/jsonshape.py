@@ -5,8 +5,9 @@ fields), at any depth inside lists, tuples and dicts; tuples as lists, paths as 
 stays the member it is (a StrEnum: its value in JSON, and callers may compare it). A field whose
 JSON differs says so in its metadata (`field(metadata=json_field(...))`): another key, a
 converter, hidden, left out when its value says so (`omit_when=is_none`), written in place as
-its own keys (`inline`: a nested record or mapping whose keys sit among the record's), or a
-mapping whose keys lead the record's (the unknown keys a record keeps as read). What a record
+its own keys (`inline`: a nested record or mapping whose keys sit among the record's), after
+the other fields (`trails`: a JSON older than the field's place), or a mapping whose keys lead
+the record's (the unknown keys a record keeps as read). What a record
 adds that is no field (a property, a sentence) comes from its `json_extra()`, after the fields.
 The run summaries (supervisor/summary.py), the session records (experiments/), the contracts
 and the worker's records all answer with it, so `--json`, the MCP tools' structured output and
@@ -37,6 +38,7 @@ class FieldShape:
     leads: bool = False  # a mapping whose keys come first, then the fields' (which win a clash)
     omit_when: Callable[[object], bool] | None = None  # not written when this says so
     inline: bool = False  # a nested record's or mapping's keys written in this field's place
+    trails: bool = False  # written after the other fields (in their order), before json_extra
 
 
 _AS_IS = FieldShape()
@@ -52,9 +54,10 @@ def json_field(
     leads: bool = False,
     omit_when: Callable[[object], bool] | None = None,
     inline: bool = False,
+    trails: bool = False,
 ) -> Mapping[str, FieldShape]:
     """A field's metadata for `json_shape`: `field(metadata=json_field(key="status"))`."""
-    return {_METADATA_KEY: FieldShape(key, convert, hidden, leads, omit_when, inline)}
+    return {_METADATA_KEY: FieldShape(key, convert, hidden, leads, omit_when, inline, trails)}
 
 
 def is_none(value: object) -> bool:
@@ -97,8 +100,10 @@ class _Layout:
     """A record class's JSON, read once from its fields (a status shows thousands of rows)."""
 
     leading: tuple[str, ...]  # the fields whose keys come first
-    # name, key, and the field's shape where it is more than its value under a key
+    # name, key, and the field's shape where it is more than its value under a key, in the
+    # order they are written
     written: tuple[tuple[str, str, FieldShape | None], ...]
+    in_field_order: tuple[tuple[str, str, FieldShape | None], ...]  # the same, as declared
     extra: bool  # whether the class has a json_extra()
 
 
@@ -107,13 +112,15 @@ def _layout(record_type: type[DataclassInstance]) -> _Layout:
     shaped = [
         (f.name, f.metadata.get(_METADATA_KEY, _AS_IS)) for f in dataclasses.fields(record_type)
     ]
+    written = [
+        (name, shape.key or name, None if _only_renamed(shape) else shape, shape.trails)
+        for name, shape in shaped
+        if not (shape.hidden or shape.leads)
+    ]
     return _Layout(
         leading=tuple(name for name, shape in shaped if shape.leads),
-        written=tuple(
-            (name, shape.key or name, None if _only_renamed(shape) else shape)
-            for name, shape in shaped
-            if not (shape.hidden or shape.leads)
-        ),
+        written=tuple(w[:3] for w in sorted(written, key=lambda w: w[3])),  # a stable sort
+        in_field_order=tuple(w[:3] for w in written),
         extra=callable(getattr(record_type, "json_extra", None)),
     )
 
@@ -124,14 +131,15 @@ def _only_renamed(shape: FieldShape) -> bool:
 
 def json_keys(record_type: type[DataclassInstance]) -> tuple[tuple[str, str, bool], ...]:
     """Each written field's name, its JSON key and whether a converter writes it, in order: what
-    a schema mirrored from the record names (mcp/schemas.mirrors). A record with keys that no
-    field gives (leading or inline ones, a json_extra) has no such schema: TypeError."""
+    a schema mirrored from the record names (mcp/schemas.mirrors), in the fields' order (a
+    trailing field's JSON key comes later). A record with keys that no field gives (leading or
+    inline ones, a json_extra) has no such schema: TypeError."""
     layout = _layout(record_type)
     if layout.leading or layout.extra or any(s and s.inline for _, _, s in layout.written):
         raise TypeError(f"{record_type.__name__}'s JSON has keys that are none of its fields")
     return tuple(
         (name, key, shape is not None and shape.convert is not None)
-        for name, key, shape in layout.written
+        for name, key, shape in layout.in_field_order
     )
 
 
