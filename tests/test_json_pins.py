@@ -329,10 +329,7 @@ HAND_WRITTEN = {
     "journal/views.py:RunManifest": "manifest.json: the run's paths computed, secrets masked",
     "mission.py:Mission": "check --json: paths and the sandbox's parts, computed",
     "report/__init__.py:ReportResult": "the report's numbers, computed from its data",
-    "supervisor/doctor.py:DoctorReport": "the computed `healthy` between its fields",
     "supervisor/summary.py:RunSummary": "json_shape, then the intervals last, as --json has",
-    "supervisor/summary.py:IterationRow": "the ledger entry's keys, then its own",
-    "supervisor/trial.py:TrialResult": "`ok` computed, keys in another order, compact eval",
     "worker/outcome.py:Outcome": "the contract's envelope around evidence it is given",
     "worker/view.py:JobView": "the job's answer, secrets masked on the way out",
 }

@@ -503,7 +503,14 @@ PINS: list[tuple[str, Callable[[], object], str]] = [
     ),
     (
         "trial",
-        lambda: TrialResult("/r/m", "c0", _EVAL_PASS, (), ()).to_dict(),
+        lambda: TrialResult(
+            mission_dir="/r/m",
+            commit="c0",
+            evaluation=_EVAL_PASS,
+            left_behind=(),
+            problems=(),
+            notes=(),
+        ).to_dict(),
         '{"mission_dir": "/r/m", "commit": "c0", "ok": true, "problems": [], "left_behind": '
         '[], "notes": [], "evaluation": {"ran_at": "2026-12-06T10:00:00Z", "duration_ms": '
         '1200, "status": "pass", "pass": true, "score": 1.5, "exit_code": 0, "timed_out": '
@@ -512,7 +519,12 @@ PINS: list[tuple[str, Callable[[], object], str]] = [
     (
         "trial_problems",
         lambda: TrialResult(
-            "/r/m", "c0", _EVAL_ERROR, ("out.txt",), ("no score",), ("uncommitted",)
+            mission_dir="/r/m",
+            commit="c0",
+            evaluation=_EVAL_ERROR,
+            left_behind=("out.txt",),
+            problems=("no score",),
+            notes=("uncommitted",),
         ).to_dict(),
         '{"mission_dir": "/r/m", "commit": "c0", "ok": false, "problems": ["no score"], '
         '"left_behind": ["out.txt"], "notes": ["uncommitted"], "evaluation": {"ran_at": '
