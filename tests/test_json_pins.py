@@ -325,7 +325,6 @@ HAND_WRITTEN = {
     "contracts/loop.py:LoopSettings": "keys of unset options, and the placement, omitted",
     "contracts/stored_evaluation.py:StoredEvaluation": "holds the stored JSON itself",
     "contracts/tune.py:TuneSpec": "parameters as an object by name, in sandbox.md's words",
-    "evaluate.py:EvaluationRecord": "§2's record: keys present on conditions, in its order",
     "supervisor/summary.py:RunSummary": "json_shape, then the intervals last, as --json has",
     "worker/outcome.py:Outcome": "the contract's envelope around evidence it is given",
     "worker/view.py:JobView": "the job's answer, secrets masked on the way out",
