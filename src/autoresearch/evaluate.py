@@ -29,6 +29,7 @@ from autoresearch.contracts.evaluator_output import (
 from autoresearch.contracts.metric_lines import MetricScanner, ParsedLines
 from autoresearch.contracts.sandbox import EvaluatorSpec
 from autoresearch.decide import EvalSummary
+from autoresearch.jsonshape import is_empty, is_none, json_field, json_shape
 from autoresearch.proc import Confinement, SupervisedOutcome, SupervisedSpec, run_supervised
 from autoresearch.states import EvalFormat, EvalStatus, ProcessState, process_state
 from autoresearch.streams import LineSplitter
@@ -36,27 +37,56 @@ from autoresearch.streams import LineSplitter
 JSON_HEAD_LIMIT = 1 << 20
 
 
+_HIDDEN = json_field(hidden=True)  # what the record keeps that §2's record does not show
+_SHOWN_IF_SET = json_field(omit_when=is_none)
+
+
 @dataclass(frozen=True)
 class EvaluationRecord:
-    """One evaluation; `to_dict` is the record of §2 (latest-evaluator-result.json)."""
+    """One evaluation; `to_dict` is the record of §2 (latest-evaluator-result.json): its
+    fields in order, the `reported_` ones set by __post_init__ from the status and format
+    (fields, not properties, so that the record has them in their place)."""
 
     command: str
-    format: EvalFormat
+    format: EvalFormat = field(metadata=_HIDDEN)
     ran_at: str
     duration_ms: int
     status: EvalStatus
-    passed: bool | None
-    score: float | None
+    passed: bool | None = field(metadata=_HIDDEN)
+    score: float | None = field(metadata=_HIDDEN)
+    # the evaluator's pass and score, unless the evaluation is an error (a crash is never a
+    # score, nothing it said counts); no key when None
+    reported_pass: bool | None = field(
+        init=False, metadata=json_field(key="pass", omit_when=is_none)
+    )
+    reported_score: float | None = field(
+        init=False, metadata=json_field(key="score", omit_when=is_none)
+    )
+    # a metric evaluator's metrics (a JSON evaluator's record has no such key)
+    reported_metrics: dict[str, float] | None = field(
+        init=False, metadata=json_field(key="metrics", omit_when=is_none)
+    )
     exit_code: int | None
     timed_out: bool
     stdout: str
     stderr: str
+    # keyword-only, so that they can sit before log_file (no default), as the JSON has them
+    parse_error: str | None = field(default=None, kw_only=True, metadata=_SHOWN_IF_SET)
+    spawn_error: str | None = field(default=None, kw_only=True, metadata=_SHOWN_IF_SET)
+    # what a JSON evaluator printed beside pass and score (no key when nothing)
+    extra: dict[str, object] = field(
+        default_factory=dict, kw_only=True, metadata=json_field(key="output", omit_when=is_empty)
+    )
     log_file: str
-    metrics: dict[str, float] = field(default_factory=dict)
-    extra: dict[str, object] = field(default_factory=dict)
-    parse_error: str | None = None
-    spawn_error: str | None = None
-    cancelled: bool = False
+    metrics: dict[str, float] = field(default_factory=dict, metadata=_HIDDEN)
+    cancelled: bool = field(default=False, metadata=_HIDDEN)
+
+    def __post_init__(self) -> None:
+        error = self.status == EvalStatus.ERROR
+        object.__setattr__(self, "reported_pass", None if error else self.passed)
+        object.__setattr__(self, "reported_score", None if error else self.score)
+        shown = dict(self.metrics) if self.format == EvalFormat.METRIC else None
+        object.__setattr__(self, "reported_metrics", shown)
 
     def summary(self) -> EvalSummary:
         return EvalSummary(self.status, self.passed, self.score)
@@ -66,39 +96,8 @@ class EvaluationRecord:
         """How the measured process ended, whatever its output said (`process_state`)."""
         return process_state(self.timed_out, self.spawn_error, self.exit_code, self.cancelled)
 
-    @property
-    def reported_score(self) -> float | None:
-        """The score, unless the evaluation is an error (a crash is never a score)."""
-        return self.score if self.status != EvalStatus.ERROR else None
-
-    @property
-    def reported_pass(self) -> bool | None:
-        """The evaluator's pass, unless the evaluation is an error (nothing it said counts)."""
-        return self.passed if self.status != EvalStatus.ERROR else None
-
     def to_dict(self) -> dict[str, object]:
-        data: dict[str, object] = {
-            "command": self.command,
-            "ran_at": self.ran_at,
-            "duration_ms": self.duration_ms,
-            "status": self.status,
-        }
-        if self.reported_pass is not None:
-            data["pass"] = self.reported_pass
-        if self.reported_score is not None:
-            data["score"] = self.reported_score
-        if self.format == EvalFormat.METRIC:
-            data["metrics"] = dict(self.metrics)
-        data.update(exit_code=self.exit_code, timed_out=self.timed_out)
-        data.update(stdout=self.stdout, stderr=self.stderr)
-        if self.parse_error is not None:
-            data["parse_error"] = self.parse_error
-        if self.spawn_error is not None:
-            data["spawn_error"] = self.spawn_error
-        if self.extra:
-            data["output"] = dict(self.extra)
-        data["log_file"] = self.log_file
-        return data
+        return json_shape(self)
 
     def compact(self) -> dict[str, object]:
         """The small record kept in the ledger: the full output lives in the log file."""

@@ -7,9 +7,9 @@ repository, mission.md and sandbox.md exist, then sandbox.md parses.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 from autoresearch import git
 from autoresearch.contracts.sandbox import (
@@ -22,45 +22,43 @@ from autoresearch.contracts.sandbox import (
 from autoresearch.contracts.tune import read_value
 from autoresearch.errors import ContractError
 from autoresearch.fsutil import FileRefused, read_regular
+from autoresearch.jsonshape import json_field, json_shape
 from autoresearch.paths import MISSION_FILE, SANDBOX_FILE
+
+
+def _contract(sandbox: object) -> dict[str, object]:
+    """What `check --json` prints of the parsed sandbox.md, after the mission's files."""
+    sb = cast(Sandbox, sandbox)
+    worktree = {"link": list(sb.links), "runtime": list(sb.runtime)}
+    return {"evaluator": sb.evaluator, "worktree": worktree, "tune": sb.tune, "body": sb.body}
+
+
+_HIDDEN = json_field(hidden=True)
 
 
 @dataclass(frozen=True)
 class Mission:
-    """A validated mission directory."""
+    """A validated mission directory; `to_dict` is the parsed contract `check --json` prints."""
 
     mission_dir: Path
     repo_root: Path
-    worktree_root: Path
-    relative_dir: str
-    slug: str
-    mission_text: str
-    sandbox_text: str
-    sandbox: Sandbox
+    worktree_root: Path = field(metadata=_HIDDEN)
+    relative_dir: str = field(metadata=json_field(key="mission_relative_dir"))
+    slug: str = field(metadata=json_field(key="mission_slug"))
+    # the two files inside mission_dir, set by __post_init__: fields, not properties, so that
+    # the JSON has them in their place
+    mission_file: Path = field(init=False)
+    sandbox_file: Path = field(init=False)
+    mission_text: str = field(metadata=_HIDDEN)
+    sandbox_text: str = field(metadata=_HIDDEN)
+    sandbox: Sandbox = field(metadata=json_field(inline=True, convert=_contract))
 
-    @property
-    def mission_file(self) -> Path:
-        return self.mission_dir / MISSION_FILE
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "mission_file", self.mission_dir / MISSION_FILE)
+        object.__setattr__(self, "sandbox_file", self.mission_dir / SANDBOX_FILE)
 
-    @property
-    def sandbox_file(self) -> Path:
-        return self.mission_dir / SANDBOX_FILE
-
-    def to_dict(self) -> dict[str, Any]:
-        """The parsed contract printed by `check --json`."""
-        sb = self.sandbox
-        return {
-            "mission_dir": str(self.mission_dir),
-            "repo_root": str(self.repo_root),
-            "mission_relative_dir": self.relative_dir,
-            "mission_slug": self.slug,
-            "mission_file": str(self.mission_file),
-            "sandbox_file": str(self.sandbox_file),
-            "evaluator": sb.evaluator.to_dict(),
-            "worktree": {"link": list(sb.links), "runtime": list(sb.runtime)},
-            "tune": sb.tune.to_dict() if sb.tune else None,
-            "body": sb.body,
-        }
+    def to_dict(self) -> dict[str, object]:
+        return json_shape(self)
 
 
 def load_mission(path: Path) -> Mission:

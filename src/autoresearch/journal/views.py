@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, cast
 
 from autoresearch.fsutil import atomic_write_text, atomic_write_view, dump_json
+from autoresearch.jsonshape import json_field, json_shape
 from autoresearch.noise import Interval
 from autoresearch.paths import RESULTS_FILE, RepoPaths, RunPaths
 from autoresearch.redact import redact, redact_value
@@ -41,38 +42,54 @@ def format_score(value: float | None) -> str:
     return repr(float(value))
 
 
+def _manifest_head(run: object) -> object:
+    """manifest.json's keys up to the kept score, masked: the run's identity and files."""
+    r = cast("RunRecord", run)
+    return redact_value(
+        {
+            "schema_version": SCHEMA_VERSION,
+            "run_id": r.run_id,
+            "run_tag": r.run_tag,
+            "mission_dir": r.mission_dir,
+            "mission_file": r.mission_file,
+            "sandbox_file": r.sandbox_file,
+            "repo_root": r.repo_root,
+            "worktree_path": r.worktree_path,
+            "mission_slug": r.mission_slug,
+            "branch_name": r.branch_name,
+            "baseline_commit": r.baseline_commit,
+            "last_kept_commit": r.last_kept_commit,
+            "last_kept_score": r.last_kept_score,
+        }
+    )
+
+
 @dataclass(frozen=True)
 class RunManifest:
     """manifest.json of a run, as of its record: what a door shows of a prepared or resumed
     run, and (`to_dict`, the JSON edge) every key of §5, paths absolute, secrets masked;
     `last_kept_interval` (additive): the kept commit's estimate – mean, 95 % interval, n –
-    that `last_kept_score` is the mean of."""
+    that `last_kept_score` is the mean of. The keys are the record's and its files', computed:
+    the run's first (`_manifest_head`), the estimate, then the rest (`json_extra`)."""
 
-    run: RunRecord
-    repo: RepoPaths
-    kept_interval: Interval | None = None
+    run: RunRecord = field(metadata=json_field(inline=True, convert=_manifest_head))
+    repo: RepoPaths = field(metadata=json_field(hidden=True))
+    kept_interval: Interval | None = field(
+        default=None, metadata=json_field(key="last_kept_interval")
+    )
 
     @property
     def paths(self) -> RunPaths:
         return self.repo.run(self.run.run_id)
 
     def to_dict(self) -> dict[str, object]:
-        run, paths, kept = self.run, self.paths, self.kept_interval
+        return json_shape(self)
+
+    def json_extra(self) -> dict[str, object]:
+        """The keys after the kept commit's estimate: the latest candidate, the run's files,
+        its evaluator, state and times, and its loop (`agent`), masked."""
+        run, paths = self.run, self.paths
         data: dict[str, object] = {
-            "schema_version": SCHEMA_VERSION,
-            "run_id": run.run_id,
-            "run_tag": run.run_tag,
-            "mission_dir": run.mission_dir,
-            "mission_file": run.mission_file,
-            "sandbox_file": run.sandbox_file,
-            "repo_root": run.repo_root,
-            "worktree_path": run.worktree_path,
-            "mission_slug": run.mission_slug,
-            "branch_name": run.branch_name,
-            "baseline_commit": run.baseline_commit,
-            "last_kept_commit": run.last_kept_commit,
-            "last_kept_score": run.last_kept_score,
-            "last_kept_interval": None if kept is None else kept.to_dict(),
             "latest_candidate_commit": run.latest_candidate_commit,
             "results_file": str(Path(run.worktree_path) / RESULTS_FILE),
             "instructions_file": str(paths.instructions),

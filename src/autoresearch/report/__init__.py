@@ -6,14 +6,15 @@ atomically into the run's (or session's) `report/` folder or a folder the caller
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 from autoresearch import settings
 from autoresearch.errors import NotFoundError
 from autoresearch.fsutil import atomic_write_bytes, atomic_write_text
 from autoresearch.journal import sessions
+from autoresearch.jsonshape import json_field, json_shape
 from autoresearch.paths import PLOT_FILE, REPORT_FILE, RepoPaths, session_paths
 from autoresearch.redact import current
 from autoresearch.report import collect, html, plot
@@ -21,34 +22,34 @@ from autoresearch.report.model import Outcome, ReportData, baseline_value, best_
 from autoresearch.supervisor.run_read import read_run
 
 
+def _what_and_state(data: object) -> dict[str, object]:
+    """What the report is of and how the run stands: the keys before where it went."""
+    d = cast(ReportData, data)
+    return {"kind": d.kind, "id": d.ident, "status": d.status_line, "live": d.live}
+
+
 @dataclass(frozen=True)
 class ReportResult:
-    """Where the report went and its headline numbers."""
+    """Where the report went and its headline numbers (after where it went, in `to_dict`)."""
 
-    data: ReportData
+    data: ReportData = field(metadata=json_field(inline=True, convert=_what_and_state))
     report_file: Path
     plot_file: Path | None
     warning: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        d = self.data
-        found = improvement(d)
+    def to_dict(self) -> dict[str, object]:
+        return json_shape(self)
+
+    def json_extra(self) -> dict[str, object]:
+        """The headline numbers, computed from the report's data as the report shows them."""
+        d, found = self.data, improvement(self.data)
         return {
-            "kind": d.kind,
-            "id": d.ident,
-            "status": d.status_line,
-            "live": d.live,
-            "report_file": str(self.report_file),
-            "plot_file": None if self.plot_file is None else str(self.plot_file),
-            "warning": self.warning,
             "metric": d.metric,
             "direction": d.direction,
             "baseline": baseline_value(d),
             "best": best_value(d),
-            "baseline_interval": None
-            if d.baseline_estimate is None
-            else d.baseline_estimate.to_dict(),
-            "best_interval": None if d.best_estimate is None else d.best_estimate.to_dict(),
+            "baseline_interval": d.baseline_estimate,
+            "best_interval": d.best_estimate,
             "improvement": None if found is None else found.change,
             "counts": {o.value: d.count(o) for o in Outcome},
             "kept_commits": [k.commit for k in d.kept],

@@ -18,8 +18,9 @@ import json
 import math
 import statistics
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import cast
 
 from autoresearch import children, git
 from autoresearch.errors import RefusedError
@@ -27,7 +28,10 @@ from autoresearch.evaluate import EvaluationRecord, run_evaluator
 from autoresearch.fsutil import atomic_write_json
 from autoresearch.journal import runs
 from autoresearch.jsonshape import (
+    is_none,
     items,
+    json_field,
+    json_shape,
     mapping,
     number,
     optional_number,
@@ -101,8 +105,7 @@ class Measured:
     interval: Interval | None  # None: no passing reading
 
     def to_json(self) -> dict[str, object]:
-        interval = self.interval.to_dict() if self.interval else None
-        return {"commit": self.commit, "readings": self.readings, "interval": interval}
+        return json_shape(self)
 
     @classmethod
     def from_json(cls, data: Mapping[str, object]) -> Measured:
@@ -120,33 +123,21 @@ class Worth:
     description: str | None
     without_commit: str | None  # None: it does not come out of the final state alone
     removed_by: str | None
+    # without_commit is None, set by __post_init__: a field, not a property, so that the
+    # report has it in its place
+    conflict: bool = field(init=False)
     superseded: bool
     readings: list[float]  # of the final state without it
     worth: Interval | None
     significant: bool
-    note: str | None = None  # why it was not measured
+    # why it was not measured
+    note: str | None = field(default=None, metadata=json_field(omit_when=is_none))
 
-    @property
-    def conflict(self) -> bool:
-        return self.without_commit is None
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "conflict", self.without_commit is None)
 
     def to_json(self) -> dict[str, object]:
-        data: dict[str, object] = {
-            "iteration": self.iteration,
-            "commit": self.commit,
-            "parent": self.parent,
-            "description": self.description,
-            "without_commit": self.without_commit,
-            "removed_by": self.removed_by,
-            "conflict": self.conflict,
-            "superseded": self.superseded,
-            "readings": self.readings,
-            "worth": self.worth.to_dict() if self.worth else None,
-            "significant": self.significant,
-        }
-        if self.note is not None:
-            data["note"] = self.note
-        return data
+        return json_shape(self)
 
     @classmethod
     def from_json(cls, data: Mapping[str, object]) -> Worth:
@@ -165,6 +156,18 @@ class Worth:
         )
 
 
+def _measured(ablations: tuple[Worth, ...]) -> int:
+    return sum(1 for a in ablations if not a.conflict)
+
+
+def _ablations_json(ablations: object) -> dict[str, object]:
+    """The ablations and how many of them were measured; nothing when none were asked for."""
+    if ablations is None:
+        return {}
+    found = cast(tuple[Worth, ...], ablations)
+    return {"ablations": found, "ablations_measured": _measured(found)}
+
+
 @dataclass(frozen=True)
 class Certification:
     """A `certify` report (certification.json, `certify --json`): the baseline and the final
@@ -181,33 +184,19 @@ class Certification:
     significant: bool
     same_commit: bool
     baseline_mean: float | None
-    ablations: tuple[Worth, ...] | None = None  # None: no ablation was asked for
-    resolution: str | None = None  # why the interval cannot resolve the run's claimed effect
+    # None: no ablation was asked for (no key); else with how many were measured
+    ablations: tuple[Worth, ...] | None = field(
+        default=None, metadata=json_field(inline=True, convert=_ablations_json)
+    )
+    # why the interval cannot resolve the run's claimed effect
+    resolution: str | None = field(default=None, metadata=json_field(omit_when=is_none))
 
     @property
     def ablations_measured(self) -> int:
-        return sum(1 for a in self.ablations or () if not a.conflict)
+        return _measured(self.ablations or ())
 
     def to_json(self) -> dict[str, object]:
-        data: dict[str, object] = {
-            "run_id": self.run_id,
-            "repeats": self.repeats,
-            "direction": self.direction,
-            "failed_readings": self.failed_readings,
-            "spread": self.spread,
-            "baseline": self.baseline.to_json(),
-            "final": self.final.to_json(),
-            "improvement": self.improvement.to_dict() if self.improvement else None,
-            "significant": self.significant,
-            "same_commit": self.same_commit,
-            "baseline_mean": self.baseline_mean,
-        }
-        if self.ablations is not None:
-            data["ablations"] = [a.to_json() for a in self.ablations]
-            data["ablations_measured"] = self.ablations_measured
-        if self.resolution is not None:
-            data["resolution"] = self.resolution
-        return data
+        return json_shape(self)
 
     @classmethod
     def from_json(cls, data: Mapping[str, object]) -> Certification:

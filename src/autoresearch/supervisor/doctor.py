@@ -11,17 +11,18 @@ locks (no git process running), and runs vs git (a run's worktree missing, workt
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 from autoresearch import git
 from autoresearch.errors import AutoresearchError, JournalError, NotFoundError, RefusedError
 from autoresearch.fsutil import private_dir
 from autoresearch.journal import integrity, runs
 from autoresearch.journal.db import open_journal
-from autoresearch.jsonshape import json_shape
+from autoresearch.jsonshape import json_field, json_shape
 from autoresearch.paths import LANES_DIR, RUNS_DIR, RepoPaths
 from autoresearch.states import Phase, RunStatus
 from autoresearch.supervisor.run_read import driver_alive
@@ -46,24 +47,32 @@ class Finding:
         return json_shape(self)
 
 
+def _healthy(findings: Iterable[Finding]) -> bool:
+    return all(f.severity != Severity.ERROR for f in findings)
+
+
+def _verdict_and_findings(findings: object) -> dict[str, object]:
+    """`healthy` before the findings it is read from (doctor --json's order)."""
+    found = cast(list[Finding], findings)
+    return {"healthy": _healthy(found), "findings": found}
+
+
 @dataclass
 class DoctorReport:
     repo_root: Path
-    findings: list[Finding] = field(default_factory=list)
+    findings: list[Finding] = field(
+        default_factory=list, metadata=json_field(inline=True, convert=_verdict_and_findings)
+    )
 
     @property
     def healthy(self) -> bool:
-        return all(f.severity != Severity.ERROR for f in self.findings)
+        return _healthy(self.findings)
 
     def add(self, check: str, severity: Severity, message: str, fix: str | None = None) -> None:
         self.findings.append(Finding(check, severity, message, fix))
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "repo_root": str(self.repo_root),
-            "healthy": self.healthy,
-            "findings": [f.to_dict() for f in self.findings],
-        }
+    def to_dict(self) -> dict[str, object]:
+        return json_shape(self)
 
 
 def diagnose(repo_root: Path) -> DoctorReport:

@@ -8,10 +8,11 @@ edge (`--json`, the MCP tools' structured output) and keeps the contract's keys 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import cast
 
 from autoresearch.journal.runs import IterationRecord, RunTotals
 from autoresearch.journal.views import RunManifest, ledger_entry
-from autoresearch.jsonshape import json_shape
+from autoresearch.jsonshape import is_none, json_field, json_shape
 from autoresearch.noise import Interval
 from autoresearch.states import DecisionKind, Direction, KeepPolicy, LaneState, RunStatus
 from autoresearch.supervisor.estimates import LevelDrift
@@ -73,16 +74,19 @@ _LAST = (
     "improvement",
 )
 
+# a record around a run's summary answers as one object: the summary's keys, then its own
+_SUMMARY_FIRST = json_field(inline=True)
+
 
 @dataclass(frozen=True)
 class RunListing:
     """One run of `status` without RUN_ID: its headline and whether a driver is alive."""
 
-    summary: RunSummary
+    summary: RunSummary = field(metadata=_SUMMARY_FIRST)
     driver_alive: bool
 
     def to_dict(self) -> dict[str, object]:
-        return _summary_first(self)
+        return json_shape(self)
 
 
 @dataclass(frozen=True)
@@ -176,28 +180,32 @@ class AgentShare:
         return json_shape(self)
 
 
+def _ledger_entry(record: object) -> object:
+    """An iteration's ledger entry, masked (journal/views.ledger_entry): its row's first keys."""
+    return ledger_entry(cast(IterationRecord, record))
+
+
 @dataclass(frozen=True)
 class IterationRow:
     """One iteration of `status RUN_ID` (MCP run_status): the journal's record, what its
     evaluation came to and its commit's estimate now. Secrets are masked where it is shown:
     `to_dict` is its ledger entry (journal/views.ledger_entry, masked) with the two added."""
 
-    record: IterationRecord
+    record: IterationRecord = field(metadata=json_field(inline=True, convert=_ledger_entry))
     evaluation: str  # views.evaluation_text, of the masked reason: pass, fail, `not run: …`
     estimate: Interval | None  # its commit's mean, 95 % interval and n now (estimates)
-    parent: str | None = None  # the elite its session started from (a frontier run's)
+    # the elite its session started from (a frontier run's; no key otherwise)
+    parent: str | None = field(default=None, metadata=json_field(omit_when=is_none))
 
     def to_dict(self) -> dict[str, object]:
-        estimate = None if self.estimate is None else self.estimate.to_dict()
-        row = {**ledger_entry(self.record), "evaluation": self.evaluation, "estimate": estimate}
-        return row if self.parent is None else {**row, "parent": self.parent}
+        return json_shape(self)
 
 
 @dataclass(frozen=True)
 class RunDetails:
     """One run with its iterations (each as the ledger file has it, in `to_dict`)."""
 
-    summary: RunSummary
+    summary: RunSummary = field(metadata=_SUMMARY_FIRST)
     manifest: RunManifest  # the run's manifest.json
     iterations: list[IterationRow]
     iterations_total: int
@@ -208,14 +216,14 @@ class RunDetails:
     agents: list[AgentShare] = field(default_factory=list)  # a portfolio run's, as given
 
     def to_dict(self) -> dict[str, object]:
-        return _summary_first(self)
+        return json_shape(self)
 
 
 @dataclass(frozen=True)
 class LoopSummary:
     """What a finished (or interrupted) loop reports: numbers and where the files are."""
 
-    summary: RunSummary
+    summary: RunSummary = field(metadata=_SUMMARY_FIRST)
     repo_root: str
     sessions: int  # agent sessions in this invocation
     interrupted: bool
@@ -230,15 +238,7 @@ class LoopSummary:
     agents: list[AgentShare] = field(default_factory=list)  # a portfolio run's, as given
 
     def to_dict(self) -> dict[str, object]:
-        return _summary_first(self)
-
-
-def _summary_first(record: RunListing | RunDetails | LoopSummary) -> dict[str, object]:
-    """A record around a run's summary answers as one object: the summary's keys, then its own
-    fields in their order."""
-    rest = json_shape(record)
-    del rest["summary"]
-    return {**record.summary.to_dict(), **rest}
+        return json_shape(self)
 
 
 @dataclass(frozen=True)

@@ -12,15 +12,16 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 from autoresearch import git
 from autoresearch.contracts.sandbox import EvaluatorSpec
 from autoresearch.contracts.screen import ScreenSpec
 from autoresearch.evaluate import EvaluationRecord, evaluator_env, run_evaluator
 from autoresearch.journal.views import format_score
+from autoresearch.jsonshape import json_field, json_shape
 from autoresearch.mission import Mission, load_mission
 from autoresearch.paths import MISSION_FILE, SANDBOX_FILE
 from autoresearch.repo_state import link_shared_paths
@@ -34,31 +35,33 @@ TRIAL_RUN_ID = "check-try"
 COMMAND_NOT_FOUND = 127  # what `sh -c` exits with when the program does not exist
 
 
+def _ok_first(problems: object) -> dict[str, object]:
+    return {"ok": not problems, "problems": problems}
+
+
+def _compact(evaluation: object) -> object:
+    return cast(EvaluationRecord, evaluation).compact()
+
+
 @dataclass(frozen=True)
 class TrialResult:
     """One evaluation of the mission's evaluator on HEAD, and what would trip a run."""
 
     mission_dir: str
     commit: str
-    evaluation: EvaluationRecord
+    # what would trip a run, after `ok` (none of them) in the JSON
+    problems: tuple[str, ...] = field(metadata=json_field(inline=True, convert=_ok_first))
     left_behind: tuple[str, ...]  # untracked paths the evaluator wrote that block a reset
-    problems: tuple[str, ...]
-    notes: tuple[str, ...] = ()  # what a run would not see (uncommitted changes)
+    notes: tuple[str, ...]  # what a run would not see (uncommitted changes)
+    # the ledger's small record: what it printed is in the log, not in `check --try --json`
+    evaluation: EvaluationRecord = field(metadata=json_field(convert=_compact))
 
     @property
     def ok(self) -> bool:
         return not self.problems
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "mission_dir": self.mission_dir,
-            "commit": self.commit,
-            "ok": self.ok,
-            "problems": list(self.problems),
-            "left_behind": list(self.left_behind),
-            "notes": list(self.notes),
-            "evaluation": self.evaluation.compact(),
-        }
+    def to_dict(self) -> dict[str, object]:
+        return json_shape(self)
 
 
 def try_mission(mission_dir: Path) -> TrialResult:
@@ -82,7 +85,12 @@ def try_mission(mission_dir: Path) -> TrialResult:
         problems += [problem] if problem else []
         notes += [read]
     return TrialResult(
-        str(mission.mission_dir), commit, evaluation, left, tuple(problems), tuple(notes)
+        mission_dir=str(mission.mission_dir),
+        commit=commit,
+        problems=tuple(problems),
+        left_behind=left,
+        notes=tuple(notes),
+        evaluation=evaluation,
     )
 
 
