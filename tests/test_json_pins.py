@@ -325,12 +325,11 @@ HAND_WRITTEN = {
     "contracts/loop.py:LoopSettings": "keys of unset options, and the placement, omitted",
     "contracts/stored_evaluation.py:StoredEvaluation": "holds the stored JSON itself",
     "contracts/tune.py:TuneSpec": "parameters as an object by name, in sandbox.md's words",
-    "supervisor/summary.py:RunSummary": "json_shape, then the intervals last, as --json has",
     "worker/outcome.py:Outcome": "the contract's envelope around evidence it is given",
     "worker/view.py:JobView": "the job's answer, secrets masked on the way out",
 }
 
-_DERIVED = ("json_shape(self)", "_summary_first(self)")
+_DERIVED = ("json_shape(self)",)
 
 
 def _derived(method: ast.FunctionDef) -> bool:

@@ -18,6 +18,8 @@ from autoresearch.states import DecisionKind, Direction, KeepPolicy, LaneState, 
 from autoresearch.supervisor.estimates import LevelDrift
 from autoresearch.supervisor.improvement import Improvement
 
+_LAST = json_field(trails=True)
+
 
 @dataclass(frozen=True)
 class RunSummary:
@@ -35,14 +37,16 @@ class RunSummary:
     last_kept_commit: str | None
     last_kept_score: float | None
     best_score: float | None
-    best_interval: Interval | None  # the best's 95 % interval, when it rests on readings
+    # `--json` has always written the intervals and what pooled numbers cannot say last,
+    # after resume_command; the MCP schema (mcp/schemas.RunSummary) mirrors this order
+    best_interval: Interval | None = field(metadata=_LAST)  # the best's 95 %, from readings
     baseline_score: float | None
-    baseline_interval: Interval | None  # the baseline's, likewise
+    baseline_interval: Interval | None = field(metadata=_LAST)  # the baseline's, likewise
     # what pooled numbers cannot say (supervisor/honest.py): certify's paired improvement
     # (final − baseline, better is +), the drift the run saw, why the best reads worse
-    certified_improvement: Interval | None
-    drift: tuple[LevelDrift, ...]
-    best_note: str | None
+    certified_improvement: Interval | None = field(metadata=_LAST)
+    drift: tuple[LevelDrift, ...] = field(metadata=_LAST)
+    best_note: str | None = field(metadata=_LAST)
     counts: dict[str, int]  # decision → iterations
     created_at: str
     updated_at: str
@@ -54,25 +58,11 @@ class RunSummary:
     paused: str | None = None  # the notice of a run paused on a plateau (supervisor/plateau.py)
     # best − baseline as every view reports it (supervisor/improvement.py): certify's paired
     # change when the run was certified, else the pooled means' difference, marked unpaired
-    improvement: Improvement | None = None
+    improvement: Improvement | None = field(default=None, metadata=_LAST)
 
     def to_dict(self) -> dict[str, object]:
-        """The fields in their order (the MCP schema's, mcp/schemas.RunSummary), except that
-        `--json` has always put the two intervals last, after resume_command (and then what
-        pooled numbers cannot say)."""
-        data = json_shape(self)
-        last = {k: data.pop(k) for k in _LAST}
-        return {**data, **last}
+        return json_shape(self)
 
-
-_LAST = (
-    "best_interval",
-    "baseline_interval",
-    "certified_improvement",
-    "drift",
-    "best_note",
-    "improvement",
-)
 
 # a record around a run's summary answers as one object: the summary's keys, then its own
 _SUMMARY_FIRST = json_field(inline=True)
