@@ -8,12 +8,6 @@ from the journal at the next step or resume) are swapped in by an atomic exchang
 has one (Linux renameat2): ext4 writes a file renamed over another out to disk first
 (auto_da_alloc), which made each view's replace cost milliseconds on a loaded disk (issue 36).
 Everything else – the user's files, keys, seals, backups – keeps that guard: a plain rename.
-The old content an exchange leaves under the temporary name is removed by a background thread
-(`settle_removals` waits for it; a process exits only after it): removing a file that was just
-written – the agent's candidate.json, rewritten in place – waits until the disk has it (ext4
-flushes such a file on close, and the removal waits for that write), 2-4 ms of a step on a
-loaded disk (issue 36). A kill -9 may leave such a `.tmp` for a moment more, as a kill
-mid-write always could.
 
 Private: the state under `.autoresearch/` (journal, logs, patches, views, tokens) holds the
 commands a benchmark runs and whatever the agents and evaluators printed, secrets included.
@@ -24,7 +18,6 @@ run with umask 077. The modes are set explicitly (a umask only removes bits, and
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import errno
 import json
@@ -116,7 +109,7 @@ def atomic_write_bytes(
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
         if exchange and _exchange(tmp, path):
-            _remove_later(tmp)  # the temporary name holds the old content now
+            Path(tmp).unlink()  # the temporary name holds the old content now
         else:
             os.replace(tmp, path)
     except BaseException:
@@ -156,44 +149,6 @@ def _renameat2_call() -> Any:
             found = None
         _renameat2.append(found)
     return _renameat2[0]
-
-
-class _Remover:
-    """One thread that removes files handed to it, in order; made on first use (a command
-    that writes no view starts no thread)."""
-
-    def __init__(self) -> None:
-        import queue
-        import threading
-
-        self.pid = os.getpid()  # a forked child makes its own: the thread is not copied
-        self.names: queue.Queue[str] = queue.Queue()
-        threading.Thread(target=self._work, name="autoresearch-remover", daemon=True).start()
-
-    def _work(self) -> None:
-        while True:
-            name = self.names.get()
-            with contextlib.suppress(OSError):
-                os.unlink(name)
-            self.names.task_done()
-
-
-_remover: list[_Remover] = []
-
-
-def _remove_later(name: str) -> None:
-    """Remove the file `name` in the background (the caller does not wait for the disk)."""
-    if not _remover or _remover[0].pid != os.getpid():
-        if not _remover:
-            atexit.register(settle_removals)  # inherited by a forked child, which needs it too
-        _remover[:] = [_Remover()]
-    _remover[0].names.put(name)
-
-
-def settle_removals() -> None:
-    """Wait until every file handed to the background removal so far is gone."""
-    if _remover and _remover[0].pid == os.getpid():
-        _remover[0].names.join()
 
 
 def atomic_write_text(path: Path, text: str, *, keep_mode: bool = False) -> None:
