@@ -10,13 +10,25 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from autoresearch.proc_group import group_running, poll_delays, wait_group_gone
+from autoresearch.confine import Box, machine_support
+from autoresearch.proc_group import (
+    box_emptied,
+    group_running,
+    poll_delays,
+    running_member,
+    wait_group_gone,
+)
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc")
+BWRAP = machine_support()
+needs_bwrap = pytest.mark.skipif(
+    BWRAP.bwrap is None, reason=f"Bubblewrap cannot run here: {BWRAP.reason}"
+)
 
 
 @pytest.mark.parametrize(
@@ -142,3 +154,52 @@ def test_a_member_that_forks_away_from_every_scan_is_still_killed(tmp_path: Path
                 with contextlib.suppress(OSError):
                     os.killpg(pids[0], signal.SIGKILL)
         assert after == before, "a member of the evaluator's group outlived it"
+
+
+def _boxed_leader(tmp_path: Path, script: str) -> subprocess.Popen[bytes]:
+    """A sandbox (the command line confine.Box gives) that ran `script` and exited, reaped."""
+    assert BWRAP.bwrap is not None
+    argv = Box(BWRAP.bwrap, tmp_path).wrap(["sh", "-c", script], tmp_path, dict(os.environ))
+    leader = subprocess.Popen(argv, cwd=tmp_path, start_new_session=True)
+    leader.wait()
+    return leader
+
+
+def _until(condition: Callable[[], bool], limit: float = 10.0) -> bool:
+    deadline = time.monotonic() + limit
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.001)
+    return condition()
+
+
+@needs_bwrap
+def test_an_exited_sandbox_is_seen_empty_without_a_scan(tmp_path: Path) -> None:
+    """Bubblewrap's namespace init lingers as a zombie after the box exits: the wait tells
+    that the box runs nothing from a few pids instead of a scan of /proc (issue 36)."""
+    leader = _boxed_leader(tmp_path, "true")
+    if not group_alive_now(leader.pid):
+        pytest.skip("the namespace init was reaped before it could be looked at")
+    assert _until(lambda: box_emptied(leader.pid) or not group_alive_now(leader.pid))
+    assert running_member(leader.pid, boxed=True) is None
+    assert wait_group_gone(leader.pid, 2.0, boxed=True)
+
+
+@needs_bwrap
+def test_a_sandbox_with_a_process_left_running_is_not_seen_empty(tmp_path: Path) -> None:
+    # the box's init stays (not a zombie) while anything of the box runs: waited for
+    leader = _boxed_leader(tmp_path, "sleep 1 & exit 0")
+    try:
+        assert not box_emptied(leader.pid)
+        assert running_member(leader.pid, boxed=True)
+        assert wait_group_gone(leader.pid, 10.0, boxed=True)
+    finally:
+        with contextlib.suppress(OSError):
+            os.killpg(leader.pid, signal.SIGKILL)
+
+
+def group_alive_now(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True

@@ -254,6 +254,7 @@ def _supervise(
     timed_out = cancelled = False
     # the kernel said the group has no member left (killpg 0: ESRCH): nothing left to kill
     group_ended = False
+    boxed = spec.box is not None  # Bubblewrap leads the group: proc_group.box_emptied
     drain_until: float | None = None
     try:
         while True:
@@ -265,7 +266,7 @@ def _supervise(
             elif proc.poll() is not None:
                 # Stragglers in the leader's group must not outlive it or hold our pipes.
                 if group_alive(proc.pid):
-                    _terminate_group(proc, spec.grace_seconds, leader_done=True)
+                    _terminate_group(proc, spec.grace_seconds, leader_done=True, boxed=boxed)
                 # only the kernel's answer ends the group: a /proc scan can miss a member that
                 # forks as it is read, or one whose main thread exited while others run
                 group_ended = not group_alive(proc.pid)
@@ -288,7 +289,7 @@ def _supervise(
             _terminate_group(proc, spec.grace_seconds)
         proc.wait()
         if not group_ended and kill_group(proc.pid, signal.SIGKILL):
-            wait_group_gone(proc.pid, 2.0)
+            wait_group_gone(proc.pid, 2.0, boxed=boxed)
     status = proc.returncode if spec.box is None else spec.box.exit_code(proc.returncode)
     if not (timed_out or cancelled) and killed_by_sweep(status):
         cancelled = _settle(spec)
@@ -362,7 +363,7 @@ def _pump(
 
 
 def _terminate_group(
-    proc: subprocess.Popen[bytes], grace: float, leader_done: bool = False
+    proc: subprocess.Popen[bytes], grace: float, leader_done: bool = False, boxed: bool = False
 ) -> None:
     """SIGTERM the whole group, give it `grace` seconds, then SIGKILL what is left."""
     if not kill_group(proc.pid, signal.SIGTERM):
@@ -372,10 +373,10 @@ def _terminate_group(
     while not leader_done and proc.poll() is None and time.monotonic() < end:
         time.sleep(next(delays))
     left = end - time.monotonic()
-    if left > 0 and wait_group_gone(proc.pid, left, cap=0.02):
+    if left > 0 and wait_group_gone(proc.pid, left, cap=0.02, boxed=boxed):
         return
     kill_group(proc.pid, signal.SIGKILL)
-    wait_group_gone(proc.pid, 2.0)
+    wait_group_gone(proc.pid, 2.0, boxed=boxed)
 
 
 def kill_stale_group(pgid: int, marker: str | None = None) -> bool:
