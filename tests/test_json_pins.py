@@ -321,7 +321,6 @@ HAND_WRITTEN = {
     "contracts/job_result.py:CheckRun": "flattens its CheckRecord into its own keys",
     "contracts/job_result.py:JobChecks": "a JSON array, not an object",
     "contracts/job_result.py:StageRecord": "the computed `complete` between its fields",
-    "contracts/job_result.py:JobEvidence": "keys only once known; the workspace's last, flat",
     "contracts/loop.py:LoopSettings": "keys of unset options, and the placement, omitted",
     "contracts/stored_evaluation.py:StoredEvaluation": "holds the stored JSON itself",
     "contracts/tune.py:TuneSpec": "parameters as an object by name, in sandbox.md's words",

@@ -140,7 +140,7 @@ def _job(**changes: object) -> JobRecord:
         "updated_at": "t1",
         "executor": ExecutorRecord(Executor.PASSED, AgentRecord(agent="claude", exit_code=0)),
         "checks": JobChecks((_PASSED,)),
-        "evidence": JobEvidence(_SNAPSHOT, _WORKSPACE, None, 1, ()),
+        "evidence": JobEvidence(_SNAPSHOT, workspace=_WORKSPACE, revisions=1),
         "result_state": ResultState.PENDING,
         "result_commit": "c" * 12,
         "branch": "autoresearch/job-j1",
@@ -287,10 +287,10 @@ PINS: list[tuple[str, Callable[[], object], str]] = [
         "evidence_full",
         lambda: JobEvidence(
             _SNAPSHOT,
-            _WORKSPACE,
-            SemanticReview(SemanticStatus.PASSED, "fine", "m", "m@1"),
-            2,
-            (StageRecord(1, Executor.PASSED), StageRecord(2, Executor.FAILED, (_ERRORED,))),
+            workspace=_WORKSPACE,
+            semantic=SemanticReview(SemanticStatus.PASSED, "fine", "m", "m@1"),
+            revisions=2,
+            stages=(StageRecord(1, Executor.PASSED), StageRecord(2, Executor.FAILED, (_ERRORED,))),
         ),
         '{"snapshot": {"repo": "/r", "base_commit": "aaaaaaaa", "preexisting": {"x.py": "d1"}, '
         '"error": null}, "semantic": {"status": "passed", "reason": "fine", "model": "m", '
@@ -307,7 +307,9 @@ PINS: list[tuple[str, Callable[[], object], str]] = [
     (
         "evidence_workspace_bare",
         lambda: JobEvidence(
-            Snapshot("/r", "b"), view.NOT_GATHERED, SemanticReview(SemanticStatus.MISSING, "")
+            Snapshot("/r", "b"),
+            workspace=view.NOT_GATHERED,
+            semantic=SemanticReview(SemanticStatus.MISSING, ""),
         ),
         '{"snapshot": {"repo": "/r", "base_commit": "b", "preexisting": {}, "error": null}, '
         '"semantic": {"status": "missing", "reason": "", "model": null, "answered_by": null}, '

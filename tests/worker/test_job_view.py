@@ -259,7 +259,11 @@ def test_what_a_runner_stored_reads_back_and_is_rewritten_key_for_key(tmp_path: 
     """Every stored shape of the golden jobs goes through its record and comes out as the same
     JSON text (keys, order, null and integer values), so a row written by any version of the
     runner and one written now are the same bytes."""
-    records = {"executor": ExecutorRecord, "checks": JobChecks, "evidence": JobEvidence}
+    records: dict[str, type[ExecutorRecord | JobChecks | JobEvidence]] = {
+        "executor": ExecutorRecord,
+        "checks": JobChecks,
+        "evidence": JobEvidence,
+    }
     seen = 0
     for case in _cases(tmp_path / "repo"):
         for name, cls in records.items():
@@ -405,7 +409,7 @@ def _job(workspace: Workspace | None = WORKSPACE, **changes: Any) -> JobRecord:
         "job_id": "j", "seq": 1, "state": JobState.COMPLETED, "spec": _spec(ROOT),
         "marker": "m", "workdir": "/r", "created_at": "t", "updated_at": "t",
         "executor": ExecutorRecord(Executor.PASSED, AgentRecord(agent="claude")),
-        "checks": JobChecks((PASSED_CHECK,)), "evidence": JobEvidence(SNAP, workspace),
+        "checks": JobChecks((PASSED_CHECK,)), "evidence": JobEvidence(SNAP, workspace=workspace),
     }  # fmt: skip
     values.update(changes)
     return JobRecord(**values)
