@@ -323,7 +323,6 @@ HAND_WRITTEN = {
     "contracts/job_result.py:StageRecord": "the computed `complete` between its fields",
     "contracts/loop.py:LoopSettings": "keys of unset options, and the placement, omitted",
     "contracts/stored_evaluation.py:StoredEvaluation": "holds the stored JSON itself",
-    "contracts/tune.py:TuneSpec": "parameters as an object by name, in sandbox.md's words",
     "evaluate.py:EvaluationRecord": "§2's record: keys present on conditions, in its order",
     "journal/views.py:RunManifest": "manifest.json: the run's paths computed, secrets masked",
     "mission.py:Mission": "check --json: paths and the sandbox's parts, computed",

@@ -356,7 +356,7 @@ PINS: list[tuple[str, Callable[[], object], str]] = [
     (
         "tune",
         lambda: TuneSpec(
-            (
+            parameters=(
                 ParamSpec("LR", 0.0001, 1.0, False, True, "train.py"),
                 ParamSpec("BATCH", 8.0, 512.0, True, False, "conf/b.py"),
             ),
