@@ -316,7 +316,6 @@ HAND_WRITTEN = {
     "agents/base.py:AgentResult": "its record's JSON (AgentRecord), not its own fields",
     "contracts/agent_record.py:AgentRecord": "keys ranked, unset ones omitted, extra after",
     "contracts/job.py:CheckSpec": "name before command: the stored spec's key order",
-    "contracts/job_result.py:ExecutorRecord": "the agent's keys, then the gateway's in place",
     "contracts/job_result.py:CheckRun": "flattens its CheckRecord into its own keys",
     "contracts/job_result.py:JobChecks": "a JSON array, not an object",
     "contracts/job_result.py:StageRecord": "the computed `complete` between its fields",

@@ -206,18 +206,23 @@ class ExecutorRecord:
     (as an iteration records one) and, on a gateway, what the bridged requests cost."""
 
     status: Executor
-    agent: AgentRecord
-    gateway: GatewaySpend | None = None
+    # the agent record's keys (those it reported) first, then the status: no fixed shape
+    agent: AgentRecord = field(metadata=json_field(leads=True))
+    gateway: GatewaySpend | None = field(default=None, metadata=json_field(hidden=True))
 
     def to_dict(self) -> dict[str, object]:
-        # the agent record's keys (those it reported), then the status: no fixed shape
-        data: dict[str, object] = {**self.agent.to_dict(), "status": self.status.value}
-        if self.gateway is not None:
-            # in place of the agent's figure: where it stood, else after the status
-            data["cost_usd"] = self.gateway.cost_usd
-            data["agent_cost_usd"] = self.agent.usage.cost_usd
-            data["gateway_requests"] = self.gateway.requests
-        return data
+        return json_shape(self)
+
+    def json_extra(self) -> dict[str, object]:
+        """On a gateway, its spend: its cost in place of the agent's figure (where that stood,
+        else after the status), then the agent's own and the requests."""
+        if self.gateway is None:
+            return {}
+        return {
+            "cost_usd": self.gateway.cost_usd,
+            "agent_cost_usd": self.agent.usage.cost_usd,
+            "gateway_requests": self.gateway.requests,
+        }
 
     @classmethod
     def from_dict(cls, data: Any) -> ExecutorRecord:
