@@ -313,7 +313,6 @@ def test_a_records_json_is_pinned(make: Callable[[], object], pinned: str) -> No
 # --- the to_dicts still written by hand, each with why its JSON is no copy of its fields ------
 
 HAND_WRITTEN = {
-    "agents/base.py:AgentResult": "its record's JSON (AgentRecord), not its own fields",
     "contracts/agent_record.py:AgentRecord": "keys ranked, unset ones omitted, extra after",
     "contracts/job.py:CheckSpec": "name before command: the stored spec's key order",
     "contracts/job_result.py:CheckRun": "flattens its CheckRecord into its own keys",

@@ -348,7 +348,9 @@ PINS: list[tuple[str, Callable[[], object], str]] = [
     ),
     (
         "agent_result",
-        lambda: AgentResult("codex", None, 1500, spawn_error="no such file", log_file="/l"),
+        lambda: AgentResult(
+            "codex", None, 1500, spawn_error="no such file", log_file="/l"
+        ).record(),
         '{"agent": "codex", "duration_ms": 1500, "timed_out": false, "cancelled": false, '
         '"error": "no such file", "log_file": "/l"}',
     ),

@@ -290,7 +290,7 @@ def test_an_executor_is_stored_as_the_runner_built_it(cost: float | None) -> Non
     """The record the runner builds now is the dict it used to build: the agent's record and
     its status, then on a gateway the bridge's cost in place of the agent's own figure."""
     result = _agent_result(cost)
-    before = {**result.to_dict(), "status": "passed"}
+    before = {**result.record().to_dict(), "status": "passed"}
     record = ExecutorRecord(Executor.PASSED, result.record())
     assert json.dumps(record.to_dict()) == json.dumps(before)
     spend = bridge.Spend(requests=4, cost_usd=0.5)
