@@ -317,7 +317,6 @@ HAND_WRITTEN = {
     "contracts/job.py:CheckSpec": "name before command: the stored spec's key order",
     "contracts/job_result.py:CheckRun": "flattens its CheckRecord into its own keys",
     "contracts/job_result.py:JobChecks": "a JSON array, not an object",
-    "contracts/job_result.py:StageRecord": "the computed `complete` between its fields",
     "contracts/loop.py:LoopSettings": "keys of unset options, and the placement, omitted",
     "contracts/stored_evaluation.py:StoredEvaluation": "holds the stored JSON itself",
     "evaluate.py:EvaluationRecord": "§2's record: keys present on conditions, in its order",

@@ -393,22 +393,18 @@ class StageRecord:
     """How one stage of a staged job went: its session's status and its checks. Complete only
     when the session passed and every one of its checks did: the next stage's precondition."""
 
-    number: int  # 1-based
+    number: int = field(metadata=json_field(key="stage"))  # 1-based
     executor: Executor
+    # a field (derived) so that the stored JSON has it between the two it comes from
+    complete: bool = field(init=False)
     checks: tuple[CheckRun, ...] = ()
 
-    @property
-    def complete(self) -> bool:
+    def __post_init__(self) -> None:
         passed = all(c.status is CheckResult.PASSED for c in self.checks)
-        return self.executor is Executor.PASSED and passed
+        object.__setattr__(self, "complete", self.executor is Executor.PASSED and passed)
 
     def to_dict(self) -> StageJson:
-        return {
-            "stage": self.number,
-            "executor": self.executor.value,
-            "complete": self.complete,
-            "checks": [c.to_dict() for c in self.checks],
-        }
+        return cast(StageJson, json_shape(self))
 
     @classmethod
     def from_dict(cls, data: Any) -> StageRecord:
