@@ -100,7 +100,7 @@ PINS: list[tuple[str, Callable[[], object], str]] = [
     ),
     (
         "stage_spec",
-        lambda: StageSpec("p", (CheckSpec("make", "build", 9.0),)),
+        lambda: StageSpec("p", (CheckSpec("make", name="build", timeout_seconds=9.0),)),
         '{"prompt": "p", "checks": [{"name": "build", "command": "make", "timeout_seconds": 9.0}]}',
     ),
     (
@@ -314,7 +314,6 @@ def test_a_records_json_is_pinned(make: Callable[[], object], pinned: str) -> No
 
 HAND_WRITTEN = {
     "contracts/agent_record.py:AgentRecord": "keys ranked, unset ones omitted, extra after",
-    "contracts/job.py:CheckSpec": "name before command: the stored spec's key order",
     "contracts/job_result.py:CheckRun": "flattens its CheckRecord into its own keys",
     "contracts/job_result.py:JobChecks": "a JSON array, not an object",
     "contracts/loop.py:LoopSettings": "keys of unset options, and the placement, omitted",

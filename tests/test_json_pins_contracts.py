@@ -48,7 +48,7 @@ from autoresearch.states import Isolation, JobState, ProcessState, ResultState, 
 from autoresearch.worker import view
 from autoresearch.worker.outcome import Facts, resolve
 
-_CHECK = CheckSpec("pytest -q", "tests", 30.0)
+_CHECK = CheckSpec("pytest -q", name="tests", timeout_seconds=30.0)
 _ARTIFACT = Artifact("check-1.log", "/j/check-1.log", 6, "ff")
 _PASSED = CheckRun("tests", "pytest -q", CheckRecord(ProcessState.PASS, 0, 15, "l", "ok"), None)
 _TIMED_OUT = CheckRun(

@@ -61,7 +61,9 @@ def _spec(root: Path, **changes: Any) -> JobSpec:
         "agent": "claude",
         "model": None,
         "scope": _scope(root),
-        "checks": (CheckSpec("grep -q 'VALUE = 2' src/app.py", "value set", 30.0),),
+        "checks": (
+            CheckSpec("grep -q 'VALUE = 2' src/app.py", name="value set", timeout_seconds=30.0),
+        ),
         "isolation": Isolation.IN_PLACE,
         "max_turns": None,
         "timeout_seconds": 1800.0,

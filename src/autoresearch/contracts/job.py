@@ -134,23 +134,27 @@ class JobSpecJson(TypedDict):
 
 @dataclass(frozen=True)
 class CheckSpec:
-    """A command run in the job's directory after the agent; it passes with exit code 0."""
+    """A command run in the job's directory after the agent; it passes with exit code 0.
+    `CheckSpec(command, name=…, timeout_seconds=…)`: the name is the first field for the stored
+    spec's key order, and keyword-only so that the command stays the one positional argument."""
 
+    name: str = field(default="", kw_only=True)
     command: str
-    name: str = ""
-    timeout_seconds: float = DEFAULT_CHECK_TIMEOUT_SECONDS
+    timeout_seconds: float = field(default=DEFAULT_CHECK_TIMEOUT_SECONDS, kw_only=True)
 
     @property
     def label(self) -> str:
         return self.name or self.command
 
     def to_dict(self) -> CheckSpecJson:
-        return {"name": self.name, "command": self.command, "timeout_seconds": self.timeout_seconds}
+        return cast(CheckSpecJson, json_shape(self))
 
     @classmethod
     def from_dict(cls, data: CheckSpecJson) -> CheckSpec:
         return cls(
-            str(data["command"]), str(data.get("name") or ""), float(data["timeout_seconds"])
+            str(data["command"]),
+            name=str(data.get("name") or ""),
+            timeout_seconds=float(data["timeout_seconds"]),
         )
 
 
