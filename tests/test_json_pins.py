@@ -326,7 +326,6 @@ HAND_WRITTEN = {
     "supervisor/summary.py:RunSummary": "json_shape, then the intervals last, as --json has",
     "supervisor/summary.py:IterationRow": "the ledger entry's keys, then its own",
     "supervisor/trial.py:TrialResult": "`ok` computed, keys in another order, compact eval",
-    "worker/outcome.py:Outcome": "the contract's envelope around evidence it is given",
     "worker/view.py:JobView": "the job's answer, secrets masked on the way out",
 }
 

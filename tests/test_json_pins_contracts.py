@@ -465,7 +465,7 @@ def test_the_outcome_envelope_is_pinned() -> None:
         '"not_declared", "checks": "missing", "workspace": "complete"}, '
         '"evidence": {"given": [1]}}}'
     )
-    assert json.dumps(resolve(facts).to_dict({"given": [1]})) == pinned
+    assert json.dumps(resolve(facts).on({"given": [1]}).to_dict()) == pinned
 
 
 def test_a_job_views_answer_is_pinned(tmp_path: Path) -> None:
