@@ -100,7 +100,7 @@ PINS: list[tuple[str, Callable[[], object], str]] = [
     ),
     (
         "stage_spec",
-        lambda: StageSpec("p", (CheckSpec("make", "build", 9.0),)),
+        lambda: StageSpec("p", (CheckSpec("make", name="build", timeout_seconds=9.0),)),
         '{"prompt": "p", "checks": [{"name": "build", "command": "make", "timeout_seconds": 9.0}]}',
     ),
     (
@@ -313,19 +313,11 @@ def test_a_records_json_is_pinned(make: Callable[[], object], pinned: str) -> No
 # --- the to_dicts still written by hand, each with why its JSON is no copy of its fields ------
 
 HAND_WRITTEN = {
-    "agents/base.py:AgentResult": "its record's JSON (AgentRecord), not its own fields",
     "contracts/agent_record.py:AgentRecord": "keys ranked, unset ones omitted, extra after",
-    "contracts/job.py:CheckSpec": "name before command: the stored spec's key order",
-    "contracts/job.py:JobSpec": "groups fields into verification_policy and scoped_patch",
-    "contracts/job_result.py:ExecutorRecord": "the agent's keys, then the gateway's in place",
     "contracts/job_result.py:CheckRun": "flattens its CheckRecord into its own keys",
     "contracts/job_result.py:JobChecks": "a JSON array, not an object",
-    "contracts/job_result.py:StageRecord": "the computed `complete` between its fields",
-    "contracts/job_result.py:JobEvidence": "keys only once known; the workspace's last, flat",
     "contracts/loop.py:LoopSettings": "keys of unset options, and the placement, omitted",
     "contracts/stored_evaluation.py:StoredEvaluation": "holds the stored JSON itself",
-    "contracts/tune.py:TuneSpec": "parameters as an object by name, in sandbox.md's words",
-    "worker/outcome.py:Outcome": "the contract's envelope around evidence it is given",
     "worker/view.py:JobView": "the job's answer, secrets masked on the way out",
 }
 

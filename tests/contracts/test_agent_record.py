@@ -51,7 +51,7 @@ SESSIONS = [
 @pytest.mark.parametrize(("result", "expected"), SESSIONS)
 def test_a_session_is_recorded_as_it_always_was(result: AgentResult, expected: str) -> None:
     # the JSON the versions before the typed record wrote (AgentResult.to_dict), byte for byte
-    assert json.dumps(result.record().to_dict()) == expected == json.dumps(result.to_dict())
+    assert json.dumps(result.record().to_dict()) == expected
     again = AgentRecord.from_dict(json.loads(expected))
     assert again == result.record() and json.dumps(again.to_dict()) == expected
 
@@ -98,8 +98,9 @@ def test_lane_and_failure_follow_the_session_keys(
     result: AgentResult, wrote: bool, lane: int | None, tail: dict[str, Any]
 ) -> None:
     data = session_record(result, wrote, lane).to_dict()
-    assert data == {**result.to_dict(), **tail}
-    assert list(data) == [*result.to_dict(), *tail]
+    session = result.record().to_dict()
+    assert data == {**session, **tail}
+    assert list(data) == [*session, *tail]
     assert AgentRecord.from_dict(json.loads(json.dumps(data))).to_dict() == data
 
 

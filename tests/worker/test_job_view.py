@@ -22,7 +22,7 @@ import pytest
 from autoresearch.agents.base import AgentResult, Usage
 from autoresearch.contracts.agent_record import AgentRecord
 from autoresearch.contracts.check_record import CheckRecord
-from autoresearch.contracts.job import CheckSpec, JobSpec
+from autoresearch.contracts.job import CheckSpec, JobSpec, ScopeSpec
 from autoresearch.contracts.job_result import (
     Artifact,
     CheckResult,
@@ -48,6 +48,10 @@ NOW = 1_700_000_000.0
 SHA = "0" * 64
 
 
+def _scope(root: Path, max_diff_bytes: int | None = None) -> ScopeSpec:
+    return ScopeSpec((str(root / "src"),), max_diff_bytes)
+
+
 def _spec(root: Path, **changes: Any) -> JobSpec:
     values: dict[str, Any] = {
         "prompt": "Set VALUE to 2 in src/app.py.\nThen stop.",
@@ -56,9 +60,10 @@ def _spec(root: Path, **changes: Any) -> JobSpec:
         "task_kind": TaskKind.MODIFYING,
         "agent": "claude",
         "model": None,
-        "scope_paths": (str(root / "src"),),
-        "max_diff_bytes": None,
-        "checks": (CheckSpec("grep -q 'VALUE = 2' src/app.py", "value set", 30.0),),
+        "scope": _scope(root),
+        "checks": (
+            CheckSpec("grep -q 'VALUE = 2' src/app.py", name="value set", timeout_seconds=30.0),
+        ),
         "isolation": Isolation.IN_PLACE,
         "max_turns": None,
         "timeout_seconds": 1800.0,
@@ -138,7 +143,7 @@ def _cases(root: Path) -> list[dict[str, Any]]:
          "evidence": {"snapshot": _snapshot(root)}},
         {"id": "late", "spec": _spec(root), "state": JobState.CHECKING, "deadline": NOW - 31,
          "executor": _agent(), "evidence": {"snapshot": _snapshot(root)}},
-        {"id": "gateway", "spec": _spec(root, isolation=Isolation.WORKTREE, max_diff_bytes=100),
+        {"id": "gateway", "spec": _spec(root, isolation=Isolation.WORKTREE, scope=_scope(root, 100)),
          "state": JobState.COMPLETED,
          "executor": {**_agent(cost_usd=0.5), "agent_cost_usd": 0.0123, "gateway_requests": 4},
          "checks": [_check(root, "gateway", 1, "timed_out", None)],
@@ -149,7 +154,7 @@ def _cases(root: Path) -> list[dict[str, Any]]:
                       "cost_usd": None, "agent_cost_usd": None, "gateway_requests": 0},
          "checks": [_check(root, "gateway-no-cost", 1, "failed", 1)],
          "evidence": _evidence(root, "gateway-no-cost")},
-        {"id": "spawn", "spec": _spec(root, task_kind=None, scope_paths=None, checks=()),
+        {"id": "spawn", "spec": _spec(root, task_kind=None, scope=None, checks=()),
          "state": JobState.COMPLETED,
          "executor": {"agent": "nope", "duration_ms": 0, "timed_out": False, "cancelled": False,
                       "error": "unknown agent 'nope'", "status": "failed"},
@@ -259,7 +264,11 @@ def test_what_a_runner_stored_reads_back_and_is_rewritten_key_for_key(tmp_path: 
     """Every stored shape of the golden jobs goes through its record and comes out as the same
     JSON text (keys, order, null and integer values), so a row written by any version of the
     runner and one written now are the same bytes."""
-    records = {"executor": ExecutorRecord, "checks": JobChecks, "evidence": JobEvidence}
+    records: dict[str, type[ExecutorRecord | JobChecks | JobEvidence]] = {
+        "executor": ExecutorRecord,
+        "checks": JobChecks,
+        "evidence": JobEvidence,
+    }
     seen = 0
     for case in _cases(tmp_path / "repo"):
         for name, cls in records.items():
@@ -283,7 +292,7 @@ def test_an_executor_is_stored_as_the_runner_built_it(cost: float | None) -> Non
     """The record the runner builds now is the dict it used to build: the agent's record and
     its status, then on a gateway the bridge's cost in place of the agent's own figure."""
     result = _agent_result(cost)
-    before = {**result.to_dict(), "status": "passed"}
+    before = {**result.record().to_dict(), "status": "passed"}
     record = ExecutorRecord(Executor.PASSED, result.record())
     assert json.dumps(record.to_dict()) == json.dumps(before)
     spend = bridge.Spend(requests=4, cost_usd=0.5)
@@ -405,7 +414,7 @@ def _job(workspace: Workspace | None = WORKSPACE, **changes: Any) -> JobRecord:
         "job_id": "j", "seq": 1, "state": JobState.COMPLETED, "spec": _spec(ROOT),
         "marker": "m", "workdir": "/r", "created_at": "t", "updated_at": "t",
         "executor": ExecutorRecord(Executor.PASSED, AgentRecord(agent="claude")),
-        "checks": JobChecks((PASSED_CHECK,)), "evidence": JobEvidence(SNAP, workspace),
+        "checks": JobChecks((PASSED_CHECK,)), "evidence": JobEvidence(SNAP, workspace=workspace),
     }  # fmt: skip
     values.update(changes)
     return JobRecord(**values)
@@ -437,10 +446,10 @@ def _ws(**changes: Any) -> Workspace:
          replace(GOOD, workspace_complete=False), Status.NEEDS_EVIDENCE),
         ("allowed dir outside the repository", _job(_ws(allowed_outside_repo=True)),
          replace(GOOD, workspace_complete=False), Status.NEEDS_EVIDENCE),
-        ("diff over the limit", _job(spec=_spec(ROOT, max_diff_bytes=100)),
+        ("diff over the limit", _job(spec=_spec(ROOT, scope=_scope(ROOT, 100))),
          replace(GOOD, diff_too_large=True), Status.REJECTED),
-        ("diff at the limit", _job(spec=_spec(ROOT, max_diff_bytes=120)), GOOD, Status.ACCEPTED),
-        ("no diff measured", _job(_ws(diff_bytes=None), spec=_spec(ROOT, max_diff_bytes=1)),
+        ("diff at the limit", _job(spec=_spec(ROOT, scope=_scope(ROOT, 120))), GOOD, Status.ACCEPTED),
+        ("no diff measured", _job(_ws(diff_bytes=None), spec=_spec(ROOT, scope=_scope(ROOT, 1))),
          GOOD, Status.ACCEPTED),
         ("out of scope", _job(_ws(out_of_scope_files=("docs/x",))),
          replace(GOOD, out_of_scope=1), Status.REJECTED),

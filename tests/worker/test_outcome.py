@@ -170,7 +170,7 @@ def test_retryable_statuses(status: Status) -> None:
 
 
 def test_contract_shape() -> None:
-    data = resolve(GOOD).to_dict({"changed_files": ["a"]})
+    data = resolve(GOOD).on({"changed_files": ["a"]}).to_dict()
     assert data["contract_version"] == "outcome.v1"
     assert list(data["outcome"]) == [
         "status",
@@ -189,5 +189,5 @@ def test_contract_shape() -> None:
     assert (
         data["outcome"]["policy"]["requires_scope"] and data["outcome"]["policy"]["requires_checks"]
     )
-    failed = resolve(replace(GOOD, checks=(F,), out_of_scope=0)).to_dict({})["outcome"]
+    failed = resolve(replace(GOOD, checks=(F,), out_of_scope=0)).on({}).to_dict()["outcome"]
     assert failed["retryable"] is True and failed["verification"]["checks"] == "failed"

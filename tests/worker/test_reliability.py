@@ -17,7 +17,13 @@ from mcp_helpers import connect
 from test_outcome import GOOD  # a modifying job that did everything right
 from worker_helpers import agent, job_repo
 
-from autoresearch.contracts.job import BlockingPolicy, CheckSpec, JobSpec, ReliabilityTier
+from autoresearch.contracts.job import (
+    BlockingPolicy,
+    CheckSpec,
+    JobSpec,
+    ReliabilityTier,
+    ScopeSpec,
+)
 from autoresearch.contracts.job import SemanticGate as G
 from autoresearch.errors import ContractError
 from autoresearch.mcp.server import build_server
@@ -40,8 +46,7 @@ BARE = JobSpec(
     task_kind=None,
     agent="claude",
     model=None,
-    scope_paths=None,
-    max_diff_bytes=None,
+    scope=None,
     checks=(),
     isolation=Isolation.IN_PLACE,
     max_turns=None,
@@ -51,7 +56,7 @@ BARE = JobSpec(
 FULL = replace(
     BARE,
     task_kind=TaskKind.MODIFYING,
-    scope_paths=("/r/src",),
+    scope=ScopeSpec(("/r/src",)),
     checks=(CheckSpec("true"),),
     semantic_gate=G.REQUIRED,
     isolation=Isolation.WORKTREE,
@@ -67,7 +72,7 @@ STRICT_MISSING = ["verification_policy", "checks", "scoped_patch", "semantic_gat
         (T.STANDARD, replace(BARE, task_kind=TaskKind.READ_ONLY), []),
         (T.STRICT, BARE, STRICT_MISSING),
         (T.STRICT, replace(FULL, semantic_gate=G.WARN, isolation=Isolation.IN_PLACE), []),
-        (T.STRICT, replace(FULL, task_kind=TaskKind.READ_ONLY, scope_paths=None), []),
+        (T.STRICT, replace(FULL, task_kind=TaskKind.READ_ONLY, scope=None), []),
         (T.CRITICAL, replace(FULL, semantic_gate=G.WARN), ["semantic_gate required"]),
         (T.CRITICAL, replace(FULL, isolation=Isolation.IN_PLACE), ["isolation worktree"]),
         (T.CRITICAL, FULL, []),

@@ -181,9 +181,6 @@ class AgentResult:
             failure=failure,
         )
 
-    def to_dict(self) -> dict[str, Any]:
-        return self.record().to_dict()
-
 
 ShouldCancel = Callable[[], bool]
 OnSpawn = Callable[[int], None]

@@ -7,12 +7,12 @@ Frozen dataclasses; dicts only at the JSON/SQL edge (`to_dict` / `from_dict`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import NotRequired, TypedDict, cast
 
 from autoresearch.errors import ContractError
-from autoresearch.jsonshape import json_shape
+from autoresearch.jsonshape import json_field, json_shape
 from autoresearch.sandbox_modes import SandboxMode
 from autoresearch.states import Isolation, TaskKind
 
@@ -134,23 +134,27 @@ class JobSpecJson(TypedDict):
 
 @dataclass(frozen=True)
 class CheckSpec:
-    """A command run in the job's directory after the agent; it passes with exit code 0."""
+    """A command run in the job's directory after the agent; it passes with exit code 0.
+    `CheckSpec(command, name=…, timeout_seconds=…)`: the name is the first field for the stored
+    spec's key order, and keyword-only so that the command stays the one positional argument."""
 
+    name: str = field(default="", kw_only=True)
     command: str
-    name: str = ""
-    timeout_seconds: float = DEFAULT_CHECK_TIMEOUT_SECONDS
+    timeout_seconds: float = field(default=DEFAULT_CHECK_TIMEOUT_SECONDS, kw_only=True)
 
     @property
     def label(self) -> str:
         return self.name or self.command
 
     def to_dict(self) -> CheckSpecJson:
-        return {"name": self.name, "command": self.command, "timeout_seconds": self.timeout_seconds}
+        return cast(CheckSpecJson, json_shape(self))
 
     @classmethod
     def from_dict(cls, data: CheckSpecJson) -> CheckSpec:
         return cls(
-            str(data["command"]), str(data.get("name") or ""), float(data["timeout_seconds"])
+            str(data["command"]),
+            name=str(data.get("name") or ""),
+            timeout_seconds=float(data["timeout_seconds"]),
         )
 
 
@@ -205,18 +209,27 @@ class JobRequest:
     permission_mode: str | None = None  # checked, not stored: every job runs acceptEdits
 
 
+def _policy_of(task_kind: object) -> object:
+    """A task kind as the request's `verification_policy` carried it."""
+    return None if task_kind is None else {"task_kind": task_kind}
+
+
 @dataclass(frozen=True)
 class JobSpec:
-    """A validated job as stored: absolute, sandboxed paths relative to its repository."""
+    """A validated job as stored: absolute, sandboxed paths relative to its repository. Its
+    JSON (jobs.spec_json) is its fields in order, in the request's words: the task kind as the
+    `verification_policy`, the scope as the `scoped_patch`."""
 
     prompt: str
     repo_root: str  # the repository whose journal holds the job
     allowed_dirs: tuple[str, ...]  # absolute; the first is the agent's working directory
-    task_kind: TaskKind | None
+    task_kind: TaskKind | None = field(
+        metadata=json_field(key="verification_policy", convert=_policy_of)
+    )
     agent: str
     model: str | None
-    scope_paths: tuple[str, ...] | None  # absolute, inside the allowed dirs
-    max_diff_bytes: int | None
+    # its paths absolute, inside the allowed dirs; None: no scope declared
+    scope: ScopeSpec | None = field(metadata=json_field(key="scoped_patch"))
     checks: tuple[CheckSpec, ...]
     isolation: Isolation
     max_turns: int | None
@@ -234,6 +247,14 @@ class JobSpec:
     def cwd(self) -> str:
         return self.allowed_dirs[0]
 
+    @property
+    def scope_paths(self) -> tuple[str, ...] | None:
+        return None if self.scope is None else self.scope.paths
+
+    @property
+    def max_diff_bytes(self) -> int | None:
+        return None if self.scope is None else self.scope.max_diff_bytes
+
     def model_of(self, revision: int) -> str | None:
         """The agent's model for session `revision` (0: the first): the escalation model for
         the last revise pass – the hard one, after cheaper passes failed – when one is given."""
@@ -241,33 +262,7 @@ class JobSpec:
         return self.escalate_model if last and self.escalate_model else self.model
 
     def to_dict(self) -> JobSpecJson:
-        return {
-            "prompt": self.prompt,
-            "repo_root": self.repo_root,
-            "allowed_dirs": list(self.allowed_dirs),
-            "verification_policy": (
-                None if self.task_kind is None else {"task_kind": self.task_kind.value}
-            ),
-            "agent": self.agent,
-            "model": self.model,
-            "scoped_patch": (
-                None
-                if self.scope_paths is None
-                else {"paths": list(self.scope_paths), "max_diff_bytes": self.max_diff_bytes}
-            ),
-            "checks": [c.to_dict() for c in self.checks],
-            "isolation": self.isolation.value,
-            "max_turns": self.max_turns,
-            "timeout_seconds": self.timeout_seconds,
-            "include_diff": self.include_diff,
-            "semantic_gate": self.semantic_gate.value,
-            "revise_passes": self.revise_passes,
-            "escalate_model": self.escalate_model,
-            "stages": [s.to_dict() for s in self.stages],
-            "reliability_tier": self.reliability_tier.value,
-            "blocking_policy": self.blocking_policy.value,
-            "sandbox": self.sandbox.value,
-        }
+        return cast(JobSpecJson, json_shape(self))
 
     @classmethod
     def from_dict(cls, data: JobSpecJson) -> JobSpec:
@@ -281,8 +276,9 @@ class JobSpec:
             task_kind=TaskKind(task_kind) if task_kind else None,
             agent=str(data["agent"]),
             model=data.get("model"),
-            scope_paths=None if scope is None else tuple(scope["paths"]),
-            max_diff_bytes=None if scope is None else scope.get("max_diff_bytes"),
+            scope=None
+            if scope is None
+            else ScopeSpec(tuple(scope["paths"]), scope.get("max_diff_bytes")),
             checks=tuple(CheckSpec.from_dict(c) for c in data.get("checks") or ()),
             isolation=Isolation(data["isolation"]),
             max_turns=data.get("max_turns"),

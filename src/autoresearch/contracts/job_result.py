@@ -12,13 +12,13 @@ no version wrote, which the journal refuses as damage naming its table, row and 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from enum import StrEnum
 from typing import Any, NotRequired, TypedDict, cast
 
 from autoresearch.contracts.agent_record import AgentRecord
 from autoresearch.contracts.check_record import CheckRecord
-from autoresearch.jsonshape import json_shape
+from autoresearch.jsonshape import is_empty, is_none, json_field, json_shape
 from autoresearch.states import ProcessState
 
 
@@ -206,18 +206,23 @@ class ExecutorRecord:
     (as an iteration records one) and, on a gateway, what the bridged requests cost."""
 
     status: Executor
-    agent: AgentRecord
-    gateway: GatewaySpend | None = None
+    # the agent record's keys (those it reported) first, then the status: no fixed shape
+    agent: AgentRecord = field(metadata=json_field(leads=True))
+    gateway: GatewaySpend | None = field(default=None, metadata=json_field(hidden=True))
 
     def to_dict(self) -> dict[str, object]:
-        # the agent record's keys (those it reported), then the status: no fixed shape
-        data: dict[str, object] = {**self.agent.to_dict(), "status": self.status.value}
-        if self.gateway is not None:
-            # in place of the agent's figure: where it stood, else after the status
-            data["cost_usd"] = self.gateway.cost_usd
-            data["agent_cost_usd"] = self.agent.usage.cost_usd
-            data["gateway_requests"] = self.gateway.requests
-        return data
+        return json_shape(self)
+
+    def json_extra(self) -> dict[str, object]:
+        """On a gateway, its spend: its cost in place of the agent's figure (where that stood,
+        else after the status), then the agent's own and the requests."""
+        if self.gateway is None:
+            return {}
+        return {
+            "cost_usd": self.gateway.cost_usd,
+            "agent_cost_usd": self.agent.usage.cost_usd,
+            "gateway_requests": self.gateway.requests,
+        }
 
     @classmethod
     def from_dict(cls, data: Any) -> ExecutorRecord:
@@ -343,19 +348,21 @@ class Snapshot:
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Workspace:
     """What the job changed, gathered at its end (`worker/evidence.changes_since`, attributed
-    against its snapshot) and judged against its allowed dirs and scope."""
+    against its snapshot) and judged against its allowed dirs and scope. Its fields in the order
+    evidence_json has their keys (flat in the evidence, after its other keys)."""
 
-    changed_files: tuple[str, ...]  # changed by the job (unattributed ones included)
-    preexisting_files: tuple[str, ...]  # changed before the job and left as they were
-    unattributed_files: tuple[str, ...]  # changed before the job and touched again by it
     out_of_scope_files: tuple[str, ...]
     # an allowed dir outside the repository: changes there cannot be seen
     allowed_outside_repo: bool
-    complete: bool  # whether the changes could be gathered at all
-    note: str | None  # why not
+    changed_files: tuple[str, ...]  # changed by the job (unattributed ones included)
+    preexisting_files: tuple[str, ...]  # changed before the job and left as they were
+    unattributed_files: tuple[str, ...]  # changed before the job and touched again by it
+    # whether the changes could be gathered at all
+    complete: bool = field(metadata=json_field(key="workspace_complete"))
+    note: str | None = field(metadata=json_field(key="workspace_note"))  # why not
     diff_bytes: int | None
     patch: Artifact | None
 
@@ -386,22 +393,18 @@ class StageRecord:
     """How one stage of a staged job went: its session's status and its checks. Complete only
     when the session passed and every one of its checks did: the next stage's precondition."""
 
-    number: int  # 1-based
+    number: int = field(metadata=json_field(key="stage"))  # 1-based
     executor: Executor
+    # a field (derived) so that the stored JSON has it between the two it comes from
+    complete: bool = field(init=False)
     checks: tuple[CheckRun, ...] = ()
 
-    @property
-    def complete(self) -> bool:
+    def __post_init__(self) -> None:
         passed = all(c.status is CheckResult.PASSED for c in self.checks)
-        return self.executor is Executor.PASSED and passed
+        object.__setattr__(self, "complete", self.executor is Executor.PASSED and passed)
 
     def to_dict(self) -> StageJson:
-        return {
-            "stage": self.number,
-            "executor": self.executor.value,
-            "complete": self.complete,
-            "checks": [c.to_dict() for c in self.checks],
-        }
+        return cast(StageJson, json_shape(self))
 
     @classmethod
     def from_dict(cls, data: Any) -> StageRecord:
@@ -410,28 +413,31 @@ class StageRecord:
         return cls(_int(d, "stage"), Executor(_str(d, "executor")), checks)
 
 
+def _is_zero(count: object) -> bool:
+    """`omit_when` for a count written only once something was counted."""
+    return count == 0
+
+
 @dataclass(frozen=True)
 class JobEvidence:
     """A job's evidence: its snapshot from the start, its workspace once it has ended, and the
-    semantic reviewer's verdict when the job asked for one."""
+    semantic reviewer's verdict when the job asked for one. Each key is written only once it is
+    known; the workspace's keys last, flat (evidence_json as every runner wrote it)."""
 
     snapshot: Snapshot
-    workspace: Workspace | None = None  # None: not gathered yet
-    semantic: SemanticReview | None = None  # None: not asked for, or not run
-    revisions: int = 0  # auto_revise: the sessions after the first
-    stages: tuple[StageRecord, ...] = ()  # a staged job's stages that ran, in order
+    _: KW_ONLY
+    # None: not asked for, or not run
+    semantic: SemanticReview | None = field(default=None, metadata=json_field(omit_when=is_none))
+    # auto_revise: the sessions after the first
+    revisions: int = field(default=0, metadata=json_field(omit_when=_is_zero))
+    # a staged job's stages that ran, in order
+    stages: tuple[StageRecord, ...] = field(default=(), metadata=json_field(omit_when=is_empty))
+    workspace: Workspace | None = field(  # None: not gathered yet
+        default=None, metadata=json_field(omit_when=is_none, inline=True)
+    )
 
     def to_dict(self) -> JobEvidenceJson:
-        data: JobEvidenceJson = {"snapshot": self.snapshot.to_dict()}
-        if self.semantic is not None:
-            data["semantic"] = self.semantic.to_dict()
-        if self.revisions:
-            data["revisions"] = self.revisions
-        if self.stages:
-            data["stages"] = [s.to_dict() for s in self.stages]
-        if self.workspace is not None:
-            _add_workspace(data, self.workspace)
-        return data
+        return cast(JobEvidenceJson, json_shape(self))
 
     @classmethod
     def from_dict(cls, data: Any) -> JobEvidence:
@@ -441,7 +447,7 @@ class JobEvidence:
         revisions = _opt_int(d, "revisions") or 0
         stages = tuple(StageRecord.from_dict(s) for s in d.get("stages") or ())
         if d.keys() <= {"snapshot", "semantic", "revisions", "stages"}:
-            return cls(snapshot, None, semantic, revisions, stages)
+            return cls(snapshot, semantic=semantic, revisions=revisions, stages=stages)
         workspace = Workspace(
             changed_files=_strs(d, "changed_files"),
             preexisting_files=_strs(d, "preexisting_files"),
@@ -453,18 +459,6 @@ class JobEvidence:
             diff_bytes=_opt_int(d, "diff_bytes"),
             patch=Artifact.maybe(d.get("patch")),
         )
-        return cls(snapshot, workspace, semantic, revisions, stages)
-
-
-def _add_workspace(data: JobEvidenceJson, w: Workspace) -> None:
-    """The workspace's keys of evidence_json, after the others, in the order every runner
-    wrote them."""
-    data["out_of_scope_files"] = list(w.out_of_scope_files)
-    data["allowed_outside_repo"] = w.allowed_outside_repo
-    data["changed_files"] = list(w.changed_files)
-    data["preexisting_files"] = list(w.preexisting_files)
-    data["unattributed_files"] = list(w.unattributed_files)
-    data["workspace_complete"] = w.complete
-    data["workspace_note"] = w.note
-    data["diff_bytes"] = w.diff_bytes
-    data["patch"] = None if w.patch is None else w.patch.to_dict()
+        return cls(
+            snapshot, semantic=semantic, revisions=revisions, stages=stages, workspace=workspace
+        )

@@ -18,9 +18,11 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import cast
 
 from autoresearch.errors import ContractError
+from autoresearch.jsonshape import json_field, json_shape
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 MSG_TUNE = "sandbox.md frontmatter tune{what}"
@@ -30,41 +32,41 @@ TUNE_KEYS = ("file", "seed", "split_lanes", "parameters")
 TRIED_PREFIX = "offline-agent: "
 
 
+def _kind_word(integer: object) -> str:
+    return "int" if integer else "float"
+
+
+def _scale_word(log: object) -> str:
+    return "log" if log else "linear"
+
+
 @dataclass(frozen=True)
 class ParamSpec:
-    """One tunable numeric parameter."""
+    """One tunable numeric parameter; its JSON in sandbox.md's words (`min`, `type: int`, …),
+    under its name in its tune block's `parameters`."""
 
-    name: str
-    low: float
-    high: float
-    integer: bool
-    log: bool
+    name: str = field(metadata=json_field(hidden=True))
+    low: float = field(metadata=json_field(key="min"))
+    high: float = field(metadata=json_field(key="max"))
+    integer: bool = field(metadata=json_field(key="type", convert=_kind_word))
+    log: bool = field(metadata=json_field(key="scale", convert=_scale_word))
     file: str
 
 
-@dataclass(frozen=True)
-class TuneSpec:
-    """The offline agent's search space."""
+def _by_name(parameters: object) -> dict[str, object]:
+    return {p.name: p for p in cast("tuple[ParamSpec, ...]", parameters)}
 
-    parameters: tuple[ParamSpec, ...]
+
+@dataclass(frozen=True, kw_only=True)
+class TuneSpec:
+    """The offline agent's search space; its JSON a tune block, each parameter with its file."""
+
     seed: int = 0
     split_lanes: bool = False
+    parameters: tuple[ParamSpec, ...] = field(metadata=json_field(convert=_by_name))
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "seed": self.seed,
-            "split_lanes": self.split_lanes,
-            "parameters": {
-                p.name: {
-                    "min": p.low,
-                    "max": p.high,
-                    "type": "int" if p.integer else "float",
-                    "scale": "log" if p.log else "linear",
-                    "file": p.file,
-                }
-                for p in self.parameters
-            },
-        }
+        return json_shape(self)
 
 
 # The assignment a parameter names in its file: `NAME = <number>` or `NAME: <number>`, read by

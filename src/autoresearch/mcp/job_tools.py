@@ -91,9 +91,8 @@ class CheckInput(_Shape):
 
     def spec(self) -> CheckSpec:
         label = self.name or self.command
-        return CheckSpec(
-            self.command, self.name, check_timeout(label, self.timeout_seconds, self.timeout_ms)
-        )
+        timeout = check_timeout(label, self.timeout_seconds, self.timeout_ms)
+        return CheckSpec(self.command, name=self.name, timeout_seconds=timeout)
 
 
 class StageInput(_Shape):

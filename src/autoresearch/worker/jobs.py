@@ -14,7 +14,7 @@ import secrets
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import cast
 
@@ -91,8 +91,9 @@ def validate(repo_root: Path, req: JobRequest, warn: Callable[[str], None] = to_
         task_kind=req.task_kind,
         agent=_installed(req.agent),
         model=req.model,
-        scope_paths=None if req.scope is None else _scope(allowed, req.scope.paths),
-        max_diff_bytes=None if req.scope is None else req.scope.max_diff_bytes,
+        scope=None
+        if req.scope is None
+        else replace(req.scope, paths=_scope(allowed, req.scope.paths)),
         checks=req.checks,
         isolation=req.isolation,
         max_turns=req.max_turns,

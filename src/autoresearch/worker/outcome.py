@@ -14,7 +14,7 @@ a clock, a file or the journal.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import NotRequired, TypedDict, cast
 
@@ -31,6 +31,7 @@ __all__ = [  # the executor's and a check's results are the job's records' (cont
     "Outcome",
     "Reason",
     "Status",
+    "Verdict",
     "resolve",
 ]
 
@@ -146,28 +147,37 @@ class Facts:
 
 @dataclass(frozen=True)
 class Outcome:
+    """The verdict on a job (`outcome.v1`'s `outcome`) and the evidence it was reached on: none
+    as `resolve` gives it, a job view's compact evidence once the view attaches it (`on`)."""
+
     status: Status
     reason_codes: tuple[Reason, ...]
+    # a field (derived from the status) so that the contract's JSON has it where it stands
+    retryable: bool = field(init=False)
     policy: PolicyJson
     verification: dict[str, str]
+    evidence: Mapping[str, object] = field(default_factory=dict)
 
-    @property
-    def retryable(self) -> bool:
-        return self.status.retryable
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "retryable", self.status.retryable)
 
-    def to_dict(self, evidence: Mapping[str, object]) -> dict[str, object]:
-        """The contract's JSON shape."""
-        return {
-            "contract_version": CONTRACT_VERSION,
-            "outcome": {
-                "status": self.status.value,
-                "reason_codes": [r.value for r in self.reason_codes],
-                "retryable": self.retryable,
-                "policy": self.policy,
-                "verification": self.verification,
-                "evidence": evidence,
-            },
-        }
+    def to_dict(self) -> dict[str, object]:
+        return json_shape(self)
+
+    def on(self, evidence: Mapping[str, object]) -> Verdict:
+        """The contract's answer: this verdict with the evidence it was reached on."""
+        return Verdict(replace(self, evidence=evidence))
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """`outcome.v1` as a job's answer carries it: the contract's version, then the outcome."""
+
+    contract_version: str = field(default=CONTRACT_VERSION, init=False)
+    outcome: Outcome
+
+    def to_dict(self) -> dict[str, object]:
+        return json_shape(self)
 
 
 def resolve(facts: Facts) -> Outcome:

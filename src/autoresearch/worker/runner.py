@@ -350,7 +350,13 @@ class Runner:
         self._update(
             state=state,
             finished_at=utc_now_iso(),
-            evidence=JobEvidence(snap, workspace, review, revisions, tuple(self._stages)),
+            evidence=JobEvidence(
+                snap,
+                semantic=review,
+                revisions=revisions,
+                stages=tuple(self._stages),
+                workspace=workspace,
+            ),
             checks=JobChecks(tuple(checks)),
             result_state=ResultState.NONE if commit is None else ResultState.PENDING,
             result_commit=commit,

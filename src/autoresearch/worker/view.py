@@ -181,7 +181,7 @@ class JobView:
                 "commit": j.result_commit,
                 "patch": j.patch_path,
             },
-            **self.outcome.to_dict(self.evidence),
+            **self.outcome.on(self.evidence).to_dict(),
         }
 
 
