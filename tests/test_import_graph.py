@@ -165,6 +165,10 @@ READER_SKIPS = (
     "autoresearch.contracts.isolation",
     "secrets",  # journal/seals.py makes a seal key once per machine: no reader imports it
     "difflib",  # the closest id to an unknown one (supervisor/run_ids.py): a typo's only
+    # nor what only a writer needs: tempfile (atomic writes, a Ray node's folder) and shutil
+    # (a backup's restore, the demo's next steps), with the compressors shutil brings
+    "tempfile",
+    "shutil",
 )
 
 
@@ -217,6 +221,9 @@ def test_a_hook_answers_without_the_engine_or_the_runner(tmp_path: Path, event: 
         "autoresearch.decide",
         "autoresearch.experiments.params",  # nor the parameters of init, run and log
         "secrets",  # nor what makes a seal key (once per machine)
+        # nor a writer's tempfile and shutil: a hook writes nothing
+        "tempfile",
+        "shutil",
     )
     # nor evaluate.py and the sandbox.md contract: how the benchmark ended is states.py's
     banned = (*ENGINE, *session_engine, "autoresearch.contracts.sandbox")
