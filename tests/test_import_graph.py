@@ -163,6 +163,9 @@ READER_SKIPS = (
     "autoresearch.contracts.tune",
     "autoresearch.contracts.screen",
     "autoresearch.contracts.isolation",
+    # nor an iteration's agent session (decoded at its first read: a run with one agent shows
+    # none of it)
+    "autoresearch.contracts.agent_record",
     "secrets",  # journal/seals.py makes a seal key once per machine: no reader imports it
     "difflib",  # the closest id to an unknown one (supervisor/run_ids.py): a typo's only
     # nor what only a writer needs: tempfile (atomic writes, a Ray node's folder) and shutil
