@@ -166,6 +166,7 @@ READER_SKIPS = (
     # nor an iteration's agent session (decoded at its first read: a run with one agent shows
     # none of it)
     "autoresearch.contracts.agent_record",
+    "autoresearch.journal.children",  # nor the child registry's store: a reader reaps nothing
     "secrets",  # journal/seals.py makes a seal key once per machine: no reader imports it
     "difflib",  # the closest id to an unknown one (supervisor/run_ids.py): a typo's only
     # nor what only a writer needs: tempfile (atomic writes, a Ray node's folder) and shutil

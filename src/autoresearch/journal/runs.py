@@ -650,10 +650,6 @@ def latest_evaluation(journal: Journal, run_id: str) -> StoredEvaluation | None:
     return None if row is None else StoredEvaluation.from_dict(json.loads(row[0]))
 
 
-# The children of a run are in the one registry of every door (journal/children.py).
-from autoresearch.journal.children import children as children  # noqa: E402
-
-
 def earlier_runs_of_mission(journal: Journal, run: RunRecord, limit: int) -> list[RunRecord]:
     """Up to `limit` runs of `run`'s mission (its slug) created before it, newest first (what
     the memory across runs digests)."""
