@@ -228,6 +228,8 @@ def test_a_hook_answers_without_the_engine_or_the_runner(tmp_path: Path, event: 
         # nor a writer's tempfile and shutil: a hook writes nothing
         "tempfile",
         "shutil",
+        # nor the session commands (init, run, log, …): the `exp` group is cli/exp_group.py
+        "autoresearch.cli.exp_cmds",
     )
     # nor evaluate.py and the sandbox.md contract: how the benchmark ended is states.py's
     banned = (*ENGINE, *session_engine, "autoresearch.contracts.sandbox")
