@@ -190,6 +190,9 @@ def test_status_reads_runs_without_the_engine(mission_dir: Path) -> None:
         "autoresearch.supervisor.portfolio",
     )
     assert among(listing, one_run) == []
+    # nor hashlib, whose import loads OpenSSL: the state directory's name and the seals take
+    # CPython's own SHA-256 and BLAKE2b (one run's archive still asks hashlib)
+    assert among(listing, ("hashlib", "_hashlib")) == []
     assert among(imported_by("status", run_id, cwd=root), banned) == []
 
 
@@ -230,6 +233,7 @@ def test_a_hook_answers_without_the_engine_or_the_runner(tmp_path: Path, event: 
         "shutil",
         # nor the session commands (init, run, log, …): the `exp` group is cli/exp_group.py
         "autoresearch.cli.exp_cmds",
+        "hashlib",  # nor OpenSSL: the seals and the state directory's name do without it
     )
     # nor evaluate.py and the sandbox.md contract: how the benchmark ended is states.py's
     banned = (*ENGINE, *session_engine, "autoresearch.contracts.sandbox")
