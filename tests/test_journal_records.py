@@ -114,6 +114,14 @@ class Shouted:
         object.__setattr__(self, "a", self.a.upper())
 
 
+@dataclass(frozen=True, init=False)
+class Counted:
+    a: str
+
+    def __init__(self, a: str) -> None:
+        object.__setattr__(self, "a", a * 2)
+
+
 def test_a_record_is_made_as_its_constructor_makes_it() -> None:
     # made without its __init__ (a long run's status builds thousands): the same fields, each
     # a default factory's own value; a class whose __init__ does more is called
@@ -127,3 +135,4 @@ def test_a_record_is_made_as_its_constructor_makes_it() -> None:
     assert vars(first) == vars(Listed("x")) and first == second
     assert first.tags is not second.tags
     assert codec.record(Shouted, conn.execute("SELECT a FROM items").fetchone()) == Shouted("X")
+    assert codec.record(Counted, conn.execute("SELECT a FROM items").fetchone()).a == "xx"

@@ -31,7 +31,8 @@ _CALL: list[Fill] = []  # the class is built by calling it (`Codec._made`)
 
 def _fills(cls: Any, values: Mapping[str, Any]) -> list[Fill]:
     """The defaults of the fields of `cls` that `values` lacks, or `_CALL`."""
-    if "__post_init__" in dir(cls) or "__slots__" in cls.__dict__:
+    own_init = not cls.__dataclass_params__.init  # an __init__ of its own
+    if own_init or "__post_init__" in dir(cls) or "__slots__" in cls.__dict__:
         return _CALL
     fills: list[Fill] = []
     for f in fields(cls):
