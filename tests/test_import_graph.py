@@ -299,6 +299,7 @@ def test_a_stop_without_a_session_reads_no_ledger(mission_dir: Path) -> None:
         "autoresearch.experiments.status",
         "autoresearch.experiments.confidence",
         "autoresearch.experiments.notes",
+        "autoresearch.contracts.check_record",  # nor a session run's checks (first read)
         # nor the noise arithmetic and its statistics: the journal's scan of its values at
         # open names a reading's role, states.py's
         "autoresearch.noise",

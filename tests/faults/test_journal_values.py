@@ -279,6 +279,23 @@ def test_an_iteration_read_lazily_is_the_iteration_it_always_was(tmp_path: Path)
     assert again is not None and again.agent == first.agent and again.description == "again"
 
 
+def test_a_session_runs_checks_are_decoded_at_their_first_read(tmp_path: Path) -> None:
+    """A hook reads session runs without their checks' contract (issue 36): a damaged value
+    is refused at the first read of the checks, named as the codec names it."""
+    path = _fresh_journal(tmp_path)
+    _insert_valid_row(path, "session_runs")
+    with _db(path) as conn:
+        conn.execute("UPDATE session_runs SET checks_json = '{bad'")
+        (run_id,) = conn.execute("SELECT run_id FROM session_runs").fetchone()
+    with Journal.open(path) as journal:
+        run = sessions.get_run(journal, run_id)
+    assert run is not None and run.run_id == run_id
+    with pytest.raises(JournalError) as refused:
+        _ = run.checks
+    message = refused.value.message
+    assert f"table session_runs, row run_id={run_id}: checks_json is '{{bad'" in message
+
+
 # --- the CLI, on a real finished demo ---------------------------------------------------------
 
 
