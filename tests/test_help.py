@@ -70,7 +70,7 @@ def test_the_listing_of_a_command_not_imported_yet_is_its_own_help(
 ) -> None:
     # `--help` lists a LazyGroup's commands from its table without importing them: the table
     # must say what the command's own help would (edit the table in cli/__init__.py or
-    # cli/exp_cmds.py with the command's first paragraph)
+    # cli/exp_group.py with the command's first paragraph)
     command = entry.load()
     assert command.name == name, f"autoresearch {' '.join(path)}: {name} loads {command.name}"
     assert not (command.short_help or command.hidden or command.deprecated)

@@ -6,7 +6,7 @@ table of its own."""
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pytest
 
@@ -98,3 +98,41 @@ def test_a_row_is_read_into_its_record_by_any_query_shape(select: str, item: Ite
     conn.execute("UPDATE items SET state = 'runing'")  # damaged: named by table, row, column
     with pytest.raises(JournalError, match=r"table items, row a=x, b=1: state is 'runing'"):
         ITEMS.record(Item, conn.execute("SELECT * FROM items").fetchone())
+
+
+@dataclass(frozen=True)
+class Listed:
+    a: str
+    tags: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Shouted:
+    a: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "a", self.a.upper())
+
+
+@dataclass(frozen=True, init=False)
+class Counted:
+    a: str
+
+    def __init__(self, a: str) -> None:
+        object.__setattr__(self, "a", a * 2)
+
+
+def test_a_record_is_made_as_its_constructor_makes_it() -> None:
+    # made without its __init__ (a long run's status builds thousands): the same fields, each
+    # a default factory's own value; a class whose __init__ does more is called
+    conn = sqlite3.connect(":memory:")
+    conn.row_factory = sqlite3.Row
+    conn.execute("CREATE TABLE items (a TEXT)")
+    conn.execute("INSERT INTO items VALUES ('x')")
+    codec = Codec({})
+    first, second = (codec.record(Listed, conn.execute("SELECT a FROM items").fetchone())
+                     for _ in range(2))  # fmt: skip
+    assert vars(first) == vars(Listed("x")) and first == second
+    assert first.tags is not second.tags
+    assert codec.record(Shouted, conn.execute("SELECT a FROM items").fetchone()) == Shouted("X")
+    assert codec.record(Counted, conn.execute("SELECT a FROM items").fetchone()).a == "xx"

@@ -4,6 +4,8 @@ and the loser's journal would read as tampered)."""
 
 from __future__ import annotations
 
+import hashlib
+import sqlite3
 import threading
 from pathlib import Path
 
@@ -34,3 +36,23 @@ def test_a_key_that_is_there_but_unreadable_is_not_replaced(tmp_path: Path) -> N
     with pytest.raises(ValueError):
         seals.load_key(path)
     assert path.read_text() == "not hex\n"
+
+
+@pytest.mark.parametrize(
+    ("fields", "joined"),
+    [
+        (("decided", "r", 5, "keep", None, "abc"), b"decided\x1fr\x1f5\x1fkeep\x1f\x00\x1fabc"),
+        (("kept", "r", "é", None), "kept\x1fr\x1fé\x1f\x00".encode()),
+        (("key",), b"key"),
+    ],
+)
+def test_a_seal_is_the_keyed_blake2b_of_its_fields(
+    fields: tuple[object, ...], joined: bytes
+) -> None:
+    # the seals of every journal already written: a faster seal must make the same digests
+    key = bytes(range(32))
+    conn = sqlite3.connect(":memory:")
+    seals.register(conn, key)
+    marks = ", ".join("?" for _ in fields)
+    (found,) = conn.execute(f"SELECT {seals.SEAL_FUNCTION}({marks})", fields).fetchone()
+    assert found == hashlib.blake2b(joined, key=key, digest_size=16).hexdigest()

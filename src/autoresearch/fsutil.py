@@ -23,7 +23,6 @@ import errno
 import json
 import os
 import stat
-import tempfile
 from pathlib import Path
 from typing import IO, Any
 
@@ -103,6 +102,8 @@ def atomic_write_bytes(
     if keep_mode:
         with contextlib.suppress(FileNotFoundError):
             mode = stat.S_IMODE(path.stat().st_mode)
+    import tempfile  # a writer's only: it brings random and shutil to every reader's start
+
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         os.fchmod(fd, mode)

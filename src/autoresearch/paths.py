@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import os
 import re
 from dataclasses import dataclass
@@ -124,10 +126,19 @@ def repository_id(repo_root: Path) -> str:
         inode = f"{info.st_dev}:{info.st_ino}"
     except OSError:
         inode = "?"
-    import hashlib  # here: OpenSSL's load is a good part of `--help`'s start-up
-
-    digest = hashlib.sha256(f"{root}\0{inode}".encode()).hexdigest()[:16]
+    digest = _sha256_hex(f"{root}\0{inode}".encode())[:16]
     return f"{slug(root.name, 'repo')}-{digest}"
+
+
+def _sha256_hex(data: bytes) -> str:
+    """SHA-256 by CPython's own module when it has one: hashlib's import loads OpenSSL, ~2.5 ms
+    of every command that opens a journal (`status`, a hook), which asks for one digest."""
+    for name in ("_sha2", "_sha256"):  # its name since 3.12, and before
+        with contextlib.suppress(ImportError):
+            return str(importlib.import_module(name).sha256(data).hexdigest())
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
 
 
 def user_records(repo_root: Path) -> Path:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 ENV_JOURNAL_TIMEOUT = "AUTORESEARCH_JOURNAL_TIMEOUT"
@@ -112,6 +111,8 @@ ENV_RAY_NODE_DIR = "AUTORESEARCH_RAY_DIR"
 
 def ray_node_dir() -> Path:
     """The node folder of the Ray executor: AUTORESEARCH_RAY_DIR, else a per-user temp folder."""
+    import tempfile  # a Ray node's only: it brings random and shutil to every command's start
+
     raw = os.environ.get(ENV_RAY_NODE_DIR, "").strip()
     return Path(raw) if raw else Path(tempfile.gettempdir()) / f"autoresearch-ray-{os.getuid()}"
 

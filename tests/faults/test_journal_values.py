@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from autoresearch.contracts.agent_record import AgentRecord
 from autoresearch.contracts.frozen import FrozenMission
 from autoresearch.errors import JournalError
 from autoresearch.journal import domains, integrity, jobs, lanes, records, runs, seals, sessions
@@ -151,7 +152,9 @@ def test_bad_values_in_one_line(found: list[domains.BadValue], shown: str) -> No
     ("table", "column", "value", "read", "expected"),
     [
         ("iterations", "decision", "kepp", "iteration", "one of baseline, keep, discard"),
-        ("iterations", "agent_json", "{bad", "iteration", "valid JSON of its record"),
+        # an agent's session is decoded at its first read (issue 36): refused there
+        ("iterations", "agent_json", "{bad", "iteration.agent", "valid JSON of its record"),
+        ("runs", "loop_json", '{"agents": 3}', "run.loop", "valid JSON of its record"),
         ("runs", "evaluator_json", "{bad", "run", "valid JSON of its record"),
         ("runs", "evaluator_json", '{"command": "x", "format": "json", "direction": "up"}',
          "run", "'up' is not a valid Direction"),
@@ -184,13 +187,15 @@ def test_a_value_damaged_while_open_is_refused_when_read(
         with _db(path) as other:
             other.execute(f"UPDATE {table} SET {column} = ?", (value,))
         with pytest.raises(JournalError) as refused:
-            if read == "run":
-                runs.get_run(journal, "x")
+            if read.startswith("run"):
+                found: object = runs.get_run(journal, "x")
             else:
-                runs.get_iteration(journal, "x", 1)
+                found = runs.get_iteration(journal, "x", 1)
+            if "." in read:
+                getattr(found, read.partition(".")[2])
     message = refused.value.message
     # named as the scan at open names it: the table, the row's key, the column
-    row = "run_id=x" if read == "run" else "run_id=x, iteration=1"
+    row = "run_id=x" if read.startswith("run") else "run_id=x, iteration=1"
     start = f"a row of the journal is damaged (table {table}, row {row}: {column} is "
     assert message.startswith(start), message
     assert expected in message and "nothing was written" in message and "\n" not in message
@@ -249,6 +254,46 @@ def test_a_run_read_lazily_is_the_run_it_always_was(tmp_path: Path) -> None:
             runs.insert_run(conn, moved)
         again = runs.get_run(journal, "y")
     assert again == moved and again.sandbox.links == ("data",)
+
+
+def test_an_iteration_read_lazily_is_the_iteration_it_always_was(tmp_path: Path) -> None:
+    """Its agent session decoded at first read, an iteration still compares, pickles and
+    writes back whole, its session as AgentRecord.from_dict makes it."""
+    session = {"agent": "offline", "end_reason": "done", "duration_ms": 5, "lane": 2}
+    path = _run_with_mission(tmp_path, json.dumps({"relative_dir": "m"}))
+    with _db(path) as conn:
+        conn.execute(
+            "INSERT INTO iterations (run_id, iteration, kind, state, keep_policy, created_at, "
+            "updated_at, agent_json) VALUES ('x', 1, 'iteration', 'applied', "
+            "'score_improvement', 't', 't', ?)",
+            (json.dumps(session),),
+        )
+    with Journal.open(path) as journal:
+        first, second = runs.get_iteration(journal, "x", 1), runs.get_iteration(journal, "x", 1)
+        assert first is not None and second is not None
+        assert first == second and pickle.loads(pickle.dumps(second)) == first
+        assert first.agent == AgentRecord.from_dict(session)
+        with journal.tx() as conn:
+            runs.update_iteration(conn, replace(second, description="again"))
+        again = runs.get_iteration(journal, "x", 1)
+    assert again is not None and again.agent == first.agent and again.description == "again"
+
+
+def test_a_session_runs_checks_are_decoded_at_their_first_read(tmp_path: Path) -> None:
+    """A hook reads session runs without their checks' contract (issue 36): a damaged value
+    is refused at the first read of the checks, named as the codec names it."""
+    path = _fresh_journal(tmp_path)
+    _insert_valid_row(path, "session_runs")
+    with _db(path) as conn:
+        conn.execute("UPDATE session_runs SET checks_json = '{bad'")
+        (run_id,) = conn.execute("SELECT run_id FROM session_runs").fetchone()
+    with Journal.open(path) as journal:
+        run = sessions.get_run(journal, run_id)
+    assert run is not None and run.run_id == run_id
+    with pytest.raises(JournalError) as refused:
+        _ = run.checks
+    message = refused.value.message
+    assert f"table session_runs, row run_id={run_id}: checks_json is '{{bad'" in message
 
 
 # --- the CLI, on a real finished demo ---------------------------------------------------------

@@ -123,7 +123,7 @@ def test_evaluator_outcomes_discard(
 def test_evaluator_timeout_kills_the_group_and_discards(run: RunHandle) -> None:
     from dataclasses import replace
 
-    from autoresearch.journal import runs
+    from autoresearch.journal import children, runs
 
     with run.journal.tx() as conn:  # shorten the frozen timeout for this test
         runs.update_run(conn, run.run_id, evaluator=replace(run.run.evaluator, timeout_seconds=1))
@@ -134,7 +134,7 @@ def test_evaluator_timeout_kills_the_group_and_discards(run: RunHandle) -> None:
     assert result.evaluator is not None and result.evaluator.timed_out is True
     pid = host_pid((run.worktree / ".autoresearch/evaluator.pid").read_text())
     assert not pid_alive(pid)
-    assert runs.children(run.journal, run.run_id) == []
+    assert children.children(run.journal, run.run_id) == []
 
 
 def test_direction_lower(repo, tmp_path: Path) -> None:

@@ -54,7 +54,7 @@ COMMANDS = {
         "Check the journal, its backups, git locks and runs against git.",
     ),
     "exp": LazyCommand(
-        "autoresearch.cli.exp_cmds",
+        "autoresearch.cli.exp_group",
         "exp",
         "Experiment sessions: tools a long-lived agent calls itself.",
     ),

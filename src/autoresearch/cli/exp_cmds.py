@@ -1,4 +1,4 @@
-"""`autoresearch exp …`: in-agent experiment sessions (experiments.md).
+"""The session commands of `autoresearch exp` (experiments.md); the group is cli/exp_group.py.
 
 Thin wiring: parse options into the core's parameter dataclasses, call one core function,
 print its text (or one JSON object with --json). `exp run` exits 1 when the benchmark or the
@@ -19,37 +19,10 @@ import click
 
 from autoresearch.api import ContractError, Direction, ProcessState, Verdict, first_signal_stops
 from autoresearch.cli.common import EXIT_RECORDED_FAILURE, emit_json, enum_choice, say
-from autoresearch.cli.lazy import LazyCommand, LazyGroup
 
 JSON_HELP = "Print one JSON object on stdout."
 HEARTBEAT_SECONDS = 30.0
 EXIT_CANCELLED = 130
-
-
-HOOK_COMMANDS = {
-    "hook": LazyCommand(
-        "autoresearch.cli.hook_cmds",
-        "hook",
-        "Answer a Claude Code or Codex hook (JSON on stdin; both speak the same protocol): "
-        "`stop` resumes the experiment loop after a turn that logged an experiment; "
-        "`session-start` adds the session summary after a compaction.",
-    ),
-    "hooks": LazyCommand(
-        "autoresearch.cli.hook_cmds",
-        "hooks",
-        "Install or remove the host hooks that keep an experiment session going.",
-    ),
-}
-
-
-@click.group(cls=LazyGroup, lazy=HOOK_COMMANDS)
-def exp() -> None:
-    """Experiment sessions: tools a long-lived agent calls itself.
-
-    Phase 1: write autoresearch.sh (exit 0, prints METRIC name=value lines, deterministic,
-    no network) and optionally autoresearch.checks.sh. Phase 2: `exp init` once, then repeat
-    edit → `exp run` → `exp log`. `exp status` shows the context at the start of every turn.
-    """
 
 
 def _start(ctx: click.Context) -> Path:
@@ -69,7 +42,7 @@ def _tuple(values: tuple[str, ...]) -> tuple[str, ...] | None:
     return values or None
 
 
-@exp.command("init")
+@click.command("init")
 @click.option("--name", help="Session name (required for a new session; names the branch).")
 @click.option("--goal", help="What the session tries to achieve.")
 @click.option("--metric", help="The primary METRIC name (required for a new session).")
@@ -118,7 +91,7 @@ def init(ctx: click.Context, /, **opts: Any) -> None:
     _out(as_json, result, render_init(result))
 
 
-@exp.command("run")
+@click.command("run")
 @click.option(
     "--timeout-seconds",
     type=float,
@@ -186,7 +159,7 @@ def _progress_printer() -> Any:
     return show
 
 
-@exp.command("log")
+@click.command("log")
 @click.option(
     "--status",
     type=enum_choice(Verdict),
@@ -271,7 +244,7 @@ def _run_note(option: str, raw: str) -> Any:
     return RunNote(int(number.strip().lstrip("#")), reason.strip())
 
 
-@exp.command("notes")
+@click.command("notes")
 @click.option("--body", help="Replace the notes with this text.")
 @click.option("--body-file", type=click.File("r"), help="Replace the notes with a file (- stdin).")
 @click.option("--append-idea", help="Add `- <idea>` under ## Ideas.")
@@ -289,7 +262,7 @@ def notes(
     _out(as_json, result, render_notes(result))
 
 
-@exp.command("status")
+@click.command("status")
 @click.option(
     "--last",
     type=click.IntRange(min=0),
@@ -307,7 +280,7 @@ def status(ctx: click.Context, last: int, as_json: bool) -> None:
     _out(as_json, report, render_status(report))
 
 
-@exp.command("resume-message")
+@click.command("resume-message")
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.pass_context
 def resume_message(ctx: click.Context, as_json: bool) -> None:
@@ -321,7 +294,7 @@ def resume_message(ctx: click.Context, as_json: bool) -> None:
         say(text)
 
 
-@exp.command("off")
+@click.command("off")
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.pass_context
 def off(ctx: click.Context, as_json: bool) -> None:
@@ -332,7 +305,7 @@ def off(ctx: click.Context, as_json: bool) -> None:
     _out(as_json, result, render_close(result))
 
 
-@exp.command("list")
+@click.command("list")
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.pass_context
 def list_cmd(ctx: click.Context, as_json: bool) -> None:
@@ -343,7 +316,7 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
     _out(as_json, found, render_sessions(found))
 
 
-@exp.command("reopen")
+@click.command("reopen")
 @click.argument("session_id", type=click.IntRange(min=1), metavar="SESSION_ID")
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.pass_context
@@ -360,7 +333,7 @@ def reopen(ctx: click.Context, session_id: int, as_json: bool) -> None:
     _out(as_json, result, render_reopen(result))
 
 
-@exp.command("report")
+@click.command("report")
 @click.option("--session", "session_id", type=int, help="Session id (default: this branch's).")
 @click.option(
     "--out",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shlex
-import shutil
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -176,6 +175,8 @@ def loop_summary(loop: LoopSummary, demo: bool = False, certified: str | None = 
 def this_program() -> str:
     """How a new shell calls this installation: the bare name when PATH finds it, else its
     full path (`python3 dev.py demo` runs .venv/bin/autoresearch, which no shell has on PATH)."""
+    import shutil  # here: status and a hook start without it (tests/test_import_graph.py)
+
     script = Path(sys.executable).parent / "autoresearch"
     found = shutil.which("autoresearch")
     if found is not None and script.exists() and Path(found).samefile(script):

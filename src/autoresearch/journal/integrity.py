@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import sqlite3
 import uuid
 from dataclasses import dataclass
@@ -236,6 +235,8 @@ def rotate_backup(conn: sqlite3.Connection, journal: Path) -> Path:
 
 
 def _copy_private(source: Path, dest: Path) -> None:
+    import shutil  # a restore's only: every open of a journal would pay for it
+
     private_dir(dest.parent)
     fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "wb") as out, source.open("rb") as src:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields
 from enum import StrEnum
 from typing import Any, Generic, TypeVar
 
@@ -22,6 +22,31 @@ from autoresearch.errors import AutoresearchError, JournalError
 from autoresearch.journal import domains, integrity
 
 T = TypeVar("T")
+
+
+# A field a row lacks: its name, and its default or its default factory.
+Fill = tuple[str, Any, Callable[[], Any] | None]
+_CALL: list[Fill] = []  # the class is built by calling it (`Codec._made`)
+
+
+def _fills(cls: Any, values: Mapping[str, Any]) -> list[Fill]:
+    """The defaults of the fields of `cls` that `values` lacks, or `_CALL`."""
+    own_init = not cls.__dataclass_params__.init  # an __init__ of its own
+    if own_init or "__post_init__" in dir(cls) or "__slots__" in cls.__dict__:
+        return _CALL
+    fills: list[Fill] = []
+    for f in fields(cls):
+        if not f.init:
+            return _CALL
+        if f.name in values:
+            continue
+        if f.default is not MISSING:
+            fills.append((f.name, f.default, None))
+        elif f.default_factory is not MISSING:
+            fills.append((f.name, None, f.default_factory))
+        else:
+            return _CALL
+    return fills
 
 
 @dataclass(frozen=True)
@@ -42,6 +67,9 @@ class Codec:
         default_factory=dict, init=False, repr=False, compare=False
     )
     _members: dict[type[StrEnum], dict[str, StrEnum]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    _fills: dict[tuple[Any, tuple[str, ...]], list[Fill]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
 
@@ -66,23 +94,42 @@ class Codec:
     def record(self, cls: Any, row: sqlite3.Row) -> Any:
         """A row → an instance of the dataclass `cls` (columns it lacks keep defaults)."""
         try:  # every field at once: `status RUN` of a long run decodes thousands of rows
-            return cls(**{name: self._field(name, column, row[at], row) if column else row[at]
-                          for name, at, column in self._plan(cls, row)})  # fmt: skip
+            names = tuple(row.keys())
+            values = {name: self._field(name, column, row[at], row) if column else row[at]
+                      for name, at, column in self._plan(cls, names)}  # fmt: skip
+            return self._made(cls, names, values)
         except (ValueError, TypeError, KeyError, AutoresearchError):
             pass  # a damaged value: the checked reading below names it
-        names = row.keys()
+        held = row.keys()
         data: dict[str, Any] = {}
         for f in fields(cls):
-            if self.json_columns.get(f.name, f.name) in names:
+            if self.json_columns.get(f.name, f.name) in held:
                 data[f.name] = self.value(f.name, row)
         return cls(**data)
 
-    def _plan(self, cls: Any, row: sqlite3.Row) -> list[tuple[str, int, str]]:
-        """Each field of `cls` that `row`'s columns hold: its name, its column's position and
-        the column's name when its value needs decoding ('' when it is used as stored).
+    def _made(self, cls: Any, names: tuple[str, ...], values: dict[str, Any]) -> Any:
+        """`cls(**values)`, as its `__init__` would make it but without it: a frozen
+        dataclass's sets each field through `object.__setattr__`, ~7 µs a row of `iterations`
+        (`status RUN` of a long run builds thousands). The fields the row lacks get their
+        defaults; a class whose `__init__` does more (`__post_init__`, `init=False` fields,
+        slots, a field without a default the row lacks) is called."""
+        fills = self._fills.get((cls, names))
+        if fills is None:
+            fills = self._fills[(cls, names)] = _fills(cls, values)
+        if fills is _CALL:
+            return cls(**values)
+        made = object.__new__(cls)
+        made.__dict__.update(values)
+        for name, default, factory in fills:
+            made.__dict__[name] = factory() if factory is not None else default
+        return made
+
+    def _plan(self, cls: Any, names: tuple[str, ...]) -> list[tuple[str, int, str]]:
+        """Each field of `cls` that a row's columns `names` hold: its name, its column's
+        position and the column's name when its value needs decoding ('' when it is used as
+        stored).
         Worked out once per record type and query shape: every row of a query has its
         columns, and a position reads a sqlite3.Row faster than a name."""
-        names = tuple(row.keys())
         plan = self._plans.get((cls, names))
         if plan is None:
             decoded = {*self.json_columns, *self.bools, *self.enums}

@@ -13,9 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from autoresearch.clock import seconds_between, utc_now_iso
-from autoresearch.contracts.agent_record import AgentRecord
 from autoresearch.contracts.evaluator_spec import EvaluatorSpec
-from autoresearch.contracts.loop import LoopSettings
 from autoresearch.contracts.stored_evaluation import StoredEvaluation
 from autoresearch.journal import records
 from autoresearch.journal.db import Journal
@@ -35,7 +33,9 @@ from autoresearch.states import (
 )
 
 if TYPE_CHECKING:  # the storage only reads the record's fields (evaluate.py sits above it)
+    from autoresearch.contracts.agent_record import AgentRecord
     from autoresearch.contracts.frozen import FrozenMission
+    from autoresearch.contracts.loop import LoopSettings
     from autoresearch.evaluate import EvaluationRecord
 
 # `resume` finishes or rolls back any iteration that is not `applied`.
@@ -84,6 +84,8 @@ class RunRecord:
     @property
     def loop_settings(self) -> LoopSettings:
         """What the run recorded of its loop (nothing, for a run only prepared)."""
+        from autoresearch.contracts.loop import LoopSettings
+
         return self.loop if self.loop is not None else LoopSettings()
 
     @property
@@ -116,7 +118,24 @@ def _frozen_mission(data: Any) -> FrozenMission:
     return FrozenMission.from_dict(data)
 
 
+def _loop_settings(data: Any) -> LoopSettings:
+    """A run's loop settings, decoded when first read: `status` listing runs does without
+    them and their contract."""
+    from autoresearch.contracts.loop import LoopSettings
+
+    return LoopSettings.from_dict(data)
+
+
+def _agent_record(data: Any) -> AgentRecord:
+    """An iteration's agent session, decoded when first read: `status RUN` shows none of it
+    for a run with one agent, and a long run's rows each hold one."""
+    from autoresearch.contracts.agent_record import AgentRecord
+
+    return AgentRecord.from_dict(data)
+
+
 records.decoded_later(RunRecord, "sandbox", _frozen_mission)
+records.decoded_later(RunRecord, "loop", _loop_settings)
 
 
 @dataclass(frozen=True)
@@ -152,14 +171,19 @@ class IterationRecord:
         a candidate a restarted driver judged): the lane is the journal's column."""
         if not self.lane or (self.agent is not None and self.agent.lane is not None):
             return self.agent
+        from autoresearch.contracts.agent_record import AgentRecord
+
         return replace(self.agent or AgentRecord(), lane=self.lane)
+
+
+records.decoded_later(IterationRecord, "agent", _agent_record)
 
 
 _RUNS = Codec(
     {"evaluator": "evaluator_json", "sandbox": "sandbox_json", "loop": "loop_json"},
     enums={"status": RunStatus, "phase": Phase, "keep_policy": KeepPolicy},
-    typed={"evaluator": EvaluatorSpec, "loop": LoopSettings},
-    later=frozenset({"sandbox"}),
+    typed={"evaluator": EvaluatorSpec},
+    later=frozenset({"sandbox", "loop"}),
     table="runs",
     keys=("run_id",),
 )
@@ -176,7 +200,8 @@ _ITERATIONS = Codec(
         "decision": DecisionKind,
         "keep_policy": KeepPolicy,
     },
-    typed={"evaluator": StoredEvaluation, "agent": AgentRecord},
+    typed={"evaluator": StoredEvaluation},
+    later=frozenset({"agent"}),
     table="iterations",
     keys=("run_id", "iteration"),
 )
@@ -623,10 +648,6 @@ def latest_evaluation(journal: Journal, run_id: str) -> StoredEvaluation | None:
         (run_id,),
     )
     return None if row is None else StoredEvaluation.from_dict(json.loads(row[0]))
-
-
-# The children of a run are in the one registry of every door (journal/children.py).
-from autoresearch.journal.children import children as children  # noqa: E402
 
 
 def earlier_runs_of_mission(journal: Journal, run: RunRecord, limit: int) -> list[RunRecord]:

@@ -21,10 +21,10 @@ as it stands (trust on first use).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sqlite3
 import threading
+from _blake2 import blake2b  # hashlib's own, without its OpenSSL: ~2.5 ms of every open
 from pathlib import Path
 
 from autoresearch.fsutil import atomic_write_text, private_dir, read_regular
@@ -73,10 +73,15 @@ def _read_key(path: Path) -> bytes:
 def register(conn: sqlite3.Connection, key: bytes) -> None:
     """Give `conn` the seal function under `key`."""
 
+    # keyed BLAKE2b is a MAC in itself, and several times cheaper than HMAC per row; the key's
+    # block is hashed once here and each row's MAC starts from a copy of that state (the
+    # same digest, a third of the cost: the check at open seals every decided iteration)
+    keyed = blake2b(key=key, digest_size=16)
+
     def seal(*fields: object) -> str:
-        text = "\x1f".join("\x00" if f is None else str(f) for f in fields)
-        # keyed BLAKE2b is a MAC in itself, and several times cheaper than HMAC per row
-        return hashlib.blake2b(text.encode("utf-8"), key=key, digest_size=16).hexdigest()
+        mac = keyed.copy()
+        mac.update("\x1f".join(["\x00" if f is None else str(f) for f in fields]).encode())
+        return mac.hexdigest()
 
     conn.create_function(SEAL_FUNCTION, -1, seal, deterministic=True)
 

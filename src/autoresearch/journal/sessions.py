@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from autoresearch.clock import utc_now_iso
-from autoresearch.contracts.check_record import CheckRecord
 from autoresearch.journal import records
 from autoresearch.journal.db import Reader, read_rows
 from autoresearch.journal.records import Codec
 from autoresearch.states import Direction, Verdict
+
+if TYPE_CHECKING:
+    from autoresearch.contracts.check_record import CheckRecord
 
 LOGGED_STATUSES = tuple(Verdict)
 
@@ -105,6 +107,17 @@ class SessionRunRecord:
         return self.completed_at is not None
 
 
+def _check_record(data: Any) -> CheckRecord:
+    """A run's checks, decoded when first read: a Stop hook without a session, and
+    session-start, read session rows without them and their contract."""
+    from autoresearch.contracts.check_record import CheckRecord
+
+    return CheckRecord.from_dict(data)
+
+
+records.decoded_later(SessionRunRecord, "checks", _check_record)
+
+
 _SESSION_JSON = {
     "secondary": "secondary_json",
     "scope": "scope_json",
@@ -135,7 +148,7 @@ _RUNS = Codec(
     _RUN_JSON,
     _BOOLS,
     enums={"status": Verdict},
-    typed={"checks": CheckRecord},
+    later=frozenset({"checks"}),
     table="session_runs",
     keys=("run_id",),
 )

@@ -16,8 +16,8 @@ run's seed and the commit: the same journal gives the same parents, on resume to
 
 from __future__ import annotations
 
-import hashlib
 import math
+from _blake2 import blake2b  # hashlib's own, without its OpenSSL: status RUN reads this
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -128,7 +128,7 @@ def choose_parent(
 
 
 def _tie_break(seed: str, commit: str) -> str:
-    return hashlib.blake2b(f"{seed}:{commit}".encode(), digest_size=8).hexdigest()
+    return blake2b(f"{seed}:{commit}".encode(), digest_size=8).hexdigest()
 
 
 def tries_of(parents: Sequence[str]) -> dict[str, int]:
