@@ -740,7 +740,7 @@ class RayExecutor:
 def for_run(h: RunContext, address: str | None, lanes: int = 1) -> RayExecutor:
     """The executor of `run --executor ray [--address ADDR]`: sandbox.md's evaluation slots
     bound the evaluations running at once on each node; their resources say which nodes.
-    Each node gets workers for as many tasks as the run has at once (`lanes` + slots)."""
+    Each node gets workers for as many tasks as it can run at once (`tasks_per_node`)."""
     return for_evaluation(h.sandbox.evaluation, address, lanes)
 
 
@@ -756,15 +756,23 @@ def for_evaluation(evaluation: EvaluationSlots, address: str | None, lanes: int)
     reached or that offers no node with the evaluation's resources is refused here, before a
     run exists (a new run builds it before prepare, and measures its baseline through it)."""
     slots, resources = evaluation.slots, dict(evaluation.resources)
-    executor = RayExecutor(
-        address, slots, warm=max(1, lanes) + slots, evaluation_resources=resources
-    )
+    warm = tasks_per_node(lanes, slots)
+    executor = RayExecutor(address, slots, warm=warm, evaluation_resources=resources)
     try:
         executor.check_resources(resources)
     except BaseException:
         executor.shutdown()
         raise
     return executor
+
+
+def tasks_per_node(lanes: int, slots: int) -> int:
+    """The most tasks of a run one node runs at once (pure): a lane runs its session or its
+    readings, never both, and a node at most `slots` readings; so one lane's readings, or a
+    session of every lane but one beside the node's readings. `lanes + slots` warmed, and
+    kept idle through the run, a worker more than that on each node (two of the bench's four
+    with one lane), about a CPU second each to start."""
+    return max(1, lanes) - 1 + max(1, slots)
 
 
 def _lost_detail(exc: Exception) -> str:
