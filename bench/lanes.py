@@ -178,7 +178,7 @@ def _table(rows: dict[int, dict[str, float]], one: float) -> None:
 
 
 def on_ray(work: Path, per_lane: int, agent: float, evaluate: float, rounds: int = 1,
-           reference: Path | None = None) -> None:  # fmt: skip
+           reference: Path | None = None, log_monitor: bool = True) -> None:  # fmt: skip
     """K = 1, 2, 4 with `--executor ray` on a head and a second node of 2 CPUs each, and one
     local lane beside them, `rounds` times in turn (medians, and each round's ratios, to one
     Ray lane and to one local lane: the issue's target is 4 Ray lanes >= 3.6x one local
@@ -212,7 +212,7 @@ def on_ray(work: Path, per_lane: int, agent: float, evaluate: float, rounds: int
             for b, (name, src) in enumerate(builds.items()):
                 _python_path(src, before)  # the driver's and every node's workers'
                 try:
-                    cluster = ray_cost.start_cluster(work / f"ray{r}-{b}")
+                    cluster = ray_cost.start_cluster(work / f"ray{r}-{b}", log_monitor)
                 except ImportError:
                     print("\nlanes on Ray: skipped (pip install 'autoresearch[ray]')")
                     return
@@ -380,7 +380,8 @@ def demo_pairs(work: Path, pairs: int) -> None:
 
 def run(per_lane: int = 6, agent: float = 2.0, evaluate: float = 0.05, demo: bool = True,
         rounds: int = 3, pairs: int = 3, sleep: bool = True, ray: bool = True,
-        ray_rounds: int = 3, reference: Path | None = None) -> None:  # fmt: skip
+        ray_rounds: int = 3, reference: Path | None = None,
+        log_monitor: bool = True) -> None:  # fmt: skip
     work = Path(tempfile.mkdtemp(prefix="ar-bench-lanes-", dir="/tmp"))  # short socket paths
     cluster_cpu.become_subreaper()  # a detached watcher's CPU is counted: it ends here
     try:
@@ -388,7 +389,7 @@ def run(per_lane: int = 6, agent: float = 2.0, evaluate: float = 0.05, demo: boo
         if sleep:
             sleep_bound(work, per_lane, agent, evaluate, rounds)
         if ray:
-            on_ray(work, per_lane, agent, evaluate, ray_rounds, reference)
+            on_ray(work, per_lane, agent, evaluate, ray_rounds, reference, log_monitor)
         if demo:
             demo_pairs(work, pairs)
     finally:
@@ -408,12 +409,16 @@ def main() -> None:
     parser.add_argument("--ray-rounds", type=int, default=3, help="rounds of K = 1, 2, 4 on Ray")
     parser.add_argument("--reference", type=Path, help="another build's src/: the Ray part "
                         "runs it and this build in turn, each round (A/B)")  # fmt: skip
+    parser.add_argument("--no-log-monitor", action="store_true",
+                        help="Ray clusters without the head's log monitor "
+                        "(ray start --include-log-monitor=False)")  # fmt: skip
     args = parser.parse_args()
     only = args.only_demo or args.only_ray
     run(per_lane=3 if args.quick else 6, agent=args.agent,
         demo=not args.no_demo and not args.only_ray, rounds=max(1, args.rounds),
         pairs=max(1, args.demo_pairs), sleep=not only, ray=not args.only_demo and not args.no_ray,
-        ray_rounds=max(1, args.ray_rounds), reference=args.reference)  # fmt: skip
+        ray_rounds=max(1, args.ray_rounds), reference=args.reference,
+        log_monitor=not args.no_log_monitor)  # fmt: skip
 
 
 if __name__ == "__main__":
