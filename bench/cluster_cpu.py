@@ -3,16 +3,18 @@
 A Ray cluster the bench starts (gcs, raylets, Ray's helpers, the workers and their git and
 evaluator children) and an `autoresearch run` driver are all descendants of the bench. A
 process's CPU is its own (utime + stime) and, once its parent has waited for it, part of
-that parent's cutime + cstime: a git or an evaluator shows in its Ray worker's, the driver
-in the bench's own children times. Not every parent waits (a raylet's workers leave
+that parent's cutime + cstime: a git or an evaluator shows in its Ray worker's, the agent's
+and the evaluator's in the driver's. Not every parent waits (a raylet's workers leave
 without adding to it), so a sampler follows each process by its pid and start time and
 keeps the last CPU it saw of one that left: a window's CPU is, for every process seen, its
 CPU at the window's end (or when last seen) less that at its start (0 if it was not there
-yet). A process that lived less than a sampling period under a parent that does not wait is
-missed; the bench makes itself a child subreaper so that a detached one (the node watcher
-`remote.start_watcher` starts) stays in the tree, and waits for those (`reap_orphans`).
-CPU is grouped by what each process is (`label`), a waited-for child's under "children of
-<its parent's label>".
+yet). The bench's own children times are left out: a process it waits for was followed
+already (an orphan of a cluster shut down, reparented to the bench, would count twice). A
+process that lived less than a sampling period under a parent that does not wait is missed;
+the bench makes itself a child subreaper so that a detached one (the node watcher
+`remote.start_watcher` starts) stays in the tree, and waits for those (`reap_orphans`). CPU
+is grouped by what each process is (`label`), a waited-for child's under "children of <its
+parent's label>".
 """
 
 from __future__ import annotations
@@ -100,13 +102,11 @@ def reap_orphans() -> None:
 Split = dict[str, float]  # CPU (seconds, or ms) by what spent it
 # a process by (pid, start time in ticks) -> (label, own CPU s, waited-for children's CPU s)
 Sample = dict[tuple[int, int], tuple[str, float, float]]
-BENCH = (0, 0)  # the bench's own waited-for children (the drivers it ran)
 
 
 def snapshot() -> Sample:
-    """The CPU of every descendant of this process now, and of the children it waited for."""
-    times = os.times()
-    out: Sample = {BENCH: ("bench", 0.0, times.children_user + times.children_system)}
+    """The CPU of every living descendant of this process now."""
+    out: Sample = {}
     for pid in descendants(os.getpid()):
         found = _stat(pid)
         if found is not None:
