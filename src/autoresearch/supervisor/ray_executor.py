@@ -84,8 +84,10 @@ MSG_NO_RAY = (
 # before its worker is killed (its process group goes with the next task's reaper).
 STOP_POLL_SECONDS = 1.0
 STOP_PATIENCE_SECONDS = 30.0
-# How long the board holds a task's question before it answers "no stop" (`StopBoard`).
+# How long the board holds a task's question before it answers "no stop" (`StopBoard`), and
+# how many questions and stops it serves at once.
 BOARD_PATIENCE_SECONDS = 30.0
+BOARD_CONCURRENCY = 100_000
 LOST = "Ray task"  # TaskLost reads "Ray task lost: <why>"
 # Links past one root bundle (each carries every commit since the root) before a commit's
 # whole history is bundled as a new root.
@@ -246,8 +248,14 @@ def _pinned_board(ray: ModuleType) -> Any:
     driver's node it dies only with the driver, whose tasks Ray ends anyway (their job ends
     with it). A restarted board has forgotten its stops: `RayExecutor._await` repeats them."""
     here = _pinned(ray.get_runtime_context().get_node_id())
+    # every task's question stays open up to BOARD_PATIENCE_SECONDS, a finished task's too:
+    # Ray's default of 1000 calls at once would queue a stop behind them at ~33 tasks a second
     actor = ray.remote(StopBoard).options(
-        num_cpus=0, scheduling_strategy=here, max_restarts=-1, max_task_retries=-1
+        num_cpus=0,
+        scheduling_strategy=here,
+        max_restarts=-1,
+        max_task_retries=-1,
+        max_concurrency=BOARD_CONCURRENCY,
     )
     return actor.remote()
 
