@@ -28,6 +28,8 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+import cluster_cpu  # bench/cluster_cpu.py
+
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "bench",
     "GIT_AUTHOR_EMAIL": "bench@example.com",
@@ -117,19 +119,30 @@ def run_once(
             "--sandbox", "none"]  # fmt: skip
     if lanes:
         argv += ["--lanes", str(lanes), *extra]
-    done = subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, check=False)
+    with cluster_cpu.Sampler() as sampler:
+        done = subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True,
+                              check=False)  # fmt: skip
     if done.returncode != 0:
         raise SystemExit(f"bench run failed: {done.stderr[-2000:]}")
     summary = json.loads(done.stdout)
     ledger = json.loads(Path(summary["ledger_file"]).read_text())
     its = ledger["entries"]  # the baseline first
     first = min(float(line) for line in agent_log.read_text().split())
-    wall = _stamp(its[-1]["created_at"]) - first
+    last = _stamp(its[-1]["created_at"])
+    wall = last - first
     spans = [line.split() for line in log.read_text().splitlines()]
     overlaps, across = count_overlaps([(float(s), float(e), where) for s, e, where in spans])
-    return {"per_minute": 60 * (len(its) - 1) / wall, "wall": wall,
-            "startup": first - _stamp(its[0]["created_at"]),
-            "evaluations": len(spans) - 1, "overlaps": overlaps, "across": across}  # fmt: skip
+    row = {"per_minute": 60 * (len(its) - 1) / wall, "wall": wall,
+           "startup": first - _stamp(its[0]["created_at"]),
+           "evaluations": len(spans) - 1, "overlaps": overlaps, "across": across}  # fmt: skip
+    return row | cpu_row(sampler.between(first, last), len(its) - 1)
+
+
+def cpu_row(spent: cluster_cpu.Split, iterations: int) -> dict[str, float]:
+    """CPU ms per iteration of every process of the run and its cluster, from the first
+    session's start to the last decision (`cpu_ms`), and by what spent it (`cpu <label>`)."""
+    row = {f"cpu {name}": 1000 * value / iterations for name, value in spent.items() if value}
+    return {"cpu_ms": sum(row.values()), **row}
 
 
 def count_overlaps(spans: list[tuple[float, float, str]]) -> tuple[int, int]:
@@ -148,7 +161,7 @@ def count_overlaps(spans: list[tuple[float, float, str]]) -> tuple[int, int]:
 
 HEADER = (
     f"{'lanes':>10} {'iter/min':>9} {'ratio':>6} {'target':>7} {'overlaps':>9} {'across':>7} "
-    f"{'start s':>9}"
+    f"{'start s':>9} {'CPU ms/it':>10}"
 )
 OVERLAPS = (
     "overlaps: evaluations that started while another ran on the same machine (on Ray: the "
@@ -161,16 +174,18 @@ def _table(rows: dict[int, dict[str, float]], one: float) -> None:
     for k, row in rows.items():
         print(f"{k:>10} {row['per_minute']:9.1f} {row['per_minute'] / one:6.2f} "
               f"{0.9 * k:7.1f} {row['overlaps']:9d} {row['across']:7d} "
-              f"{row['startup']:9.2f}")  # fmt: skip
+              f"{row['startup']:9.2f} {row['cpu_ms']:10.0f}")  # fmt: skip
 
 
 def on_ray(work: Path, per_lane: int, agent: float, evaluate: float, rounds: int = 1,
-           reference: Path | None = None) -> None:  # fmt: skip
-    """K = 1, 2, 4 with `--executor ray` on a head and a second node of 2 CPUs each, `rounds`
-    times in turn (medians, and each round's ratios). With a `reference` (the src/ folder of
-    another build, e.g. `git archive main | tar -x -C DIR`), each round runs it and then this
-    build, each on a fresh cluster whose workers import it: an A/B side by side under the same
-    load, with Ray's K = 1 lane cost of this build against the reference's."""
+           reference: Path | None = None, log_monitor: bool = True) -> None:  # fmt: skip
+    """K = 1, 2, 4 with `--executor ray` on a head and a second node of 2 CPUs each, and one
+    local lane beside them, `rounds` times in turn (medians, and each round's ratios, to one
+    Ray lane and to one local lane: the issue's target is 4 Ray lanes >= 3.6x one local
+    lane). With a `reference` (the src/ folder of another build, e.g. `git archive main |
+    tar -x -C DIR`), each round runs it and then this build, each on a fresh cluster whose
+    workers import it: an A/B side by side under the same load. Each run's CPU per
+    iteration is summed over every process of the run and the cluster (`cluster_cpu`)."""
     try:
         import ray_cost  # bench/ray_cost.py: the cluster the tests start
     except ImportError:
@@ -185,19 +200,24 @@ def on_ray(work: Path, per_lane: int, agent: float, evaluate: float, rounds: int
     if reference is not None:
         builds = {f"reference {reference}": str(reference.resolve()), "this build": None}
     runs: dict[str, dict[int, list[dict[str, float]]]] = {n: {1: [], 2: [], 4: []} for n in builds}
+    local: list[dict[str, float]] = []
+    idle: dict[str, list[cluster_cpu.Split]] = {n: [] for n in builds}
     loads = []
     before = os.environ.get("PYTHONPATH")
     try:
         for r in range(rounds):
             loads.append(_load())
+            _python_path(None, before)
+            local.append(run_once(work, f"local{r}", 1, per_lane, agent, evaluate))
             for b, (name, src) in enumerate(builds.items()):
                 _python_path(src, before)  # the driver's and every node's workers'
                 try:
-                    cluster = ray_cost.start_cluster(work / f"ray{r}-{b}")
+                    cluster = ray_cost.start_cluster(work / f"ray{r}-{b}", log_monitor)
                 except ImportError:
                     print("\nlanes on Ray: skipped (pip install 'autoresearch[ray]')")
                     return
                 try:
+                    idle[name].append(idle_cpu(IDLE_SECONDS))
                     extra = ("--executor", "ray", "--address", str(cluster.address))
                     for k, found in runs[name].items():
                         found.append(run_once(work, f"ray{r}-{b}-{k}", k, per_lane * k, agent,
@@ -206,24 +226,73 @@ def on_ray(work: Path, per_lane: int, agent: float, evaluate: float, rounds: int
                     cluster.shutdown()
     finally:
         _python_path(before, None)
+    _ray_report(runs, local, idle, rounds)
+    print("load before each round: " + "; ".join(loads))
+
+
+IDLE_SECONDS = 5.0
+
+
+def idle_cpu(seconds: float) -> cluster_cpu.Split:
+    """CPU ms per second of every process of a cluster just started, by label."""
+    cluster_cpu.reap_orphans()
+    before = cluster_cpu.snapshot()
+    time.sleep(seconds)
+    spent = cluster_cpu.spent([before, cluster_cpu.snapshot()])
+    return {name: 1000 * v / seconds for name, v in spent.items()}
+
+
+def _ray_report(
+    runs: dict[str, dict[int, list[dict[str, float]]]],
+    local: list[dict[str, float]],
+    idle: dict[str, list[cluster_cpu.Split]],
+    rounds: int,
+) -> None:
+    one_local = _median_row(local)
     print(f"\nlanes on a two-node Ray cluster on this machine (--executor ray), same agent "
           f"and evaluator, one slot per node, {rounds} round(s); ratio to one lane on "
           f"Ray")  # fmt: skip
     print(OVERLAPS)
+    print(f"one local lane: {one_local['per_minute']:.1f} iter/min, "
+          f"{one_local['cpu_ms']:.0f} CPU ms per iteration (median round)")  # fmt: skip
     for name, found_k in runs.items():
-        if len(builds) > 1:
+        if len(runs) > 1:
             print(f"-- {name}")
         print(HEADER)
         rows = {k: _median_row(found) for k, found in found_k.items()}
         _table(rows, rows[1]["per_minute"])
         for k in (2, 4):
-            each = sorted(b["per_minute"] / a["per_minute"]
-                          for a, b in zip(found_k[1], found_k[k], strict=True))  # fmt: skip
-            print(
-                f"Ray {k} lanes / 1 lane, round by round (sorted): "
-                + ", ".join(f"{x:.2f}" for x in each)
-            )
-    print("load before each round: " + "; ".join(loads))
+            _ratios(f"Ray {k} lanes / 1 Ray lane", found_k[1], found_k[k])
+            _ratios(f"Ray {k} lanes / 1 local lane", local, found_k[k])
+        _cpu_split(rows, one_local)
+        _idle_split(idle[name])
+
+
+def _ratios(what: str, base: list[dict[str, float]], over: list[dict[str, float]]) -> None:
+    each = [b["per_minute"] / a["per_minute"] for a, b in zip(base, over, strict=True)]
+    print(f"{what}, round by round: " + ", ".join(f"{x:.2f}" for x in each)
+          + f" (median {sorted(each)[len(each) // 2]:.2f})")  # fmt: skip
+
+
+def _cpu_split(rows: dict[int, dict[str, float]], local: dict[str, float]) -> None:
+    """CPU ms per iteration by what spent it: one local lane and K Ray lanes (median rounds)."""
+    columns = {"local 1": local, **{f"ray {k}": row for k, row in rows.items()}}
+    names = sorted({key for row in columns.values() for key in row if key.startswith("cpu ")},
+                   key=lambda key: -max(row.get(key, 0.0) for row in columns.values()))  # fmt: skip
+    print("CPU ms per iteration, first session to last decision, by process (median round):")
+    print(f"{'':>44}" + "".join(f"{c:>9}" for c in columns))
+    for key in [n for n in names if max(abs(r.get(n, 0.0)) for r in columns.values()) >= 5]:
+        print(f"{key[4:]:>44}" + "".join(f"{r.get(key, 0.0):9.0f}" for r in columns.values()))
+    print(f"{'all':>44}" + "".join(f"{r['cpu_ms']:9.0f}" for r in columns.values()))
+
+
+def _idle_split(found: list[cluster_cpu.Split]) -> None:
+    """The cluster's own CPU, just started and idle, ms per second by process (the median of
+    the rounds' totals)."""
+    middle = sorted(found, key=lambda c: sum(c.values()))[len(found) // 2]
+    top = sorted(middle.items(), key=lambda item: -item[1])
+    parts = ", ".join(f"{n} {v:.0f}" for n, v in top if v >= 1)
+    print(f"idle cluster CPU, ms/s over {IDLE_SECONDS:g} s: {sum(middle.values()):.0f} ({parts})")
 
 
 def _python_path(src: str | None, rest: str | None) -> None:
@@ -274,7 +343,7 @@ def sleep_bound(work: Path, per_lane: int, agent: float, evaluate: float, rounds
     print(HEADER)
     print(f"{'no lanes':>10} {plain['per_minute']:9.1f} {plain['per_minute'] / one:6.2f} "
           f"{'':>7} {plain['overlaps']:9d} {plain['across']:7d} "
-          f"{plain['startup']:9.2f}")  # fmt: skip
+          f"{plain['startup']:9.2f} {plain['cpu_ms']:10.0f}")  # fmt: skip
     _table(rows, one)
     each = [b["per_minute"] / a["per_minute"] for a, b in zip(runs[1], runs[4], strict=True)]
     print("4 lanes / 1 lane, round by round: " + ", ".join(f"{x:.2f}" for x in each))
@@ -311,14 +380,16 @@ def demo_pairs(work: Path, pairs: int) -> None:
 
 def run(per_lane: int = 6, agent: float = 2.0, evaluate: float = 0.05, demo: bool = True,
         rounds: int = 3, pairs: int = 3, sleep: bool = True, ray: bool = True,
-        ray_rounds: int = 3, reference: Path | None = None) -> None:  # fmt: skip
+        ray_rounds: int = 3, reference: Path | None = None,
+        log_monitor: bool = True) -> None:  # fmt: skip
     work = Path(tempfile.mkdtemp(prefix="ar-bench-lanes-", dir="/tmp"))  # short socket paths
+    cluster_cpu.become_subreaper()  # a detached watcher's CPU is counted: it ends here
     try:
         print(f"load average {_load()}")
         if sleep:
             sleep_bound(work, per_lane, agent, evaluate, rounds)
         if ray:
-            on_ray(work, per_lane, agent, evaluate, ray_rounds, reference)
+            on_ray(work, per_lane, agent, evaluate, ray_rounds, reference, log_monitor)
         if demo:
             demo_pairs(work, pairs)
     finally:
@@ -338,12 +409,16 @@ def main() -> None:
     parser.add_argument("--ray-rounds", type=int, default=3, help="rounds of K = 1, 2, 4 on Ray")
     parser.add_argument("--reference", type=Path, help="another build's src/: the Ray part "
                         "runs it and this build in turn, each round (A/B)")  # fmt: skip
+    parser.add_argument("--no-log-monitor", action="store_true",
+                        help="Ray clusters without the head's log monitor "
+                        "(ray start --include-log-monitor=False)")  # fmt: skip
     args = parser.parse_args()
     only = args.only_demo or args.only_ray
     run(per_lane=3 if args.quick else 6, agent=args.agent,
         demo=not args.no_demo and not args.only_ray, rounds=max(1, args.rounds),
         pairs=max(1, args.demo_pairs), sleep=not only, ray=not args.only_demo and not args.no_ray,
-        ray_rounds=max(1, args.ray_rounds), reference=args.reference)  # fmt: skip
+        ray_rounds=max(1, args.ray_rounds), reference=args.reference,
+        log_monitor=not args.no_log_monitor)  # fmt: skip
 
 
 if __name__ == "__main__":

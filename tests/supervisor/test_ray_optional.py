@@ -62,6 +62,20 @@ def test_workers_are_warmed_on_every_live_node_with_cpus_one_per_cpu_up_to_what_
 
 
 @pytest.mark.parametrize(
+    ("lanes", "slots", "most"),
+    [(0, 1, 1), (1, 1, 1), (1, 2, 2), (4, 1, 4), (4, 2, 5), (2, 0, 2)],
+)
+def test_a_node_is_warmed_for_one_lane_s_readings_or_every_other_lane_s_session_beside_them(
+    lanes: int, slots: int, most: int
+) -> None:
+    """A lane runs its session or its readings, never both: one lane with one slot needs one
+    worker on a node, not two."""
+    from autoresearch.supervisor.ray_executor import tasks_per_node
+
+    assert tasks_per_node(lanes, slots) == most
+
+
+@pytest.mark.parametrize(
     ("address", "endpoint"),
     [
         ("127.0.0.1:6379", ("127.0.0.1", 6379)),

@@ -21,8 +21,9 @@ node or worker died raises
 `TaskLost` on its future; the lane scheduler restarts it or records it interrupted. A lost
 evaluation's evaluator outlives its worker (it runs in its own process group): its slot, and
 the loss, wait until it is gone (`RayExecutor._settle_lost`), or the retry would run beside it.
-Cancelling is cooperative: the task polls a small stop board (a Ray actor) and stops its
-process group as a local session would, so an interrupted session still returns its work.
+Cancelling is cooperative: the task asks a small stop board (a Ray actor that holds the
+question until a stop comes, a long poll) and stops its process group as a local session
+would, so an interrupted session still returns its work.
 The board is no single point of failure: it lives on the driver's node (it dies only with the
 driver), Ray restarts it if its process dies, and a board a task cannot reach says nothing
 (only its "stop" stops a task; the driver repeats a stop until the task has ended).
@@ -43,6 +44,7 @@ Importing this module does not import Ray (`pip install '.[ray]'` in a clone add
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import importlib
 import socket
@@ -82,6 +84,10 @@ MSG_NO_RAY = (
 # before its worker is killed (its process group goes with the next task's reaper).
 STOP_POLL_SECONDS = 1.0
 STOP_PATIENCE_SECONDS = 30.0
+# How long the board holds a task's question before it answers "no stop" (`StopBoard`), and
+# how many questions and stops it serves at once.
+BOARD_PATIENCE_SECONDS = 30.0
+BOARD_CONCURRENCY = 100_000
 LOST = "Ray task"  # TaskLost reads "Ray task lost: <why>"
 # Links past one root bundle (each carries every commit since the root) before a commit's
 # whole history is bundled as a new root.
@@ -207,15 +213,31 @@ def ready_nodes(asked: RayOptions, available: Mapping[str, Mapping[str, float]])
 
 
 class StopBoard:
-    """The ids of tasks the driver wants stopped (a Ray actor: one per executor)."""
+    """The ids of tasks the driver wants stopped (a Ray actor: one per executor).
+
+    An asyncio actor: a task's question waits on the board until its stop comes or
+    `patience` passes (a long poll), so a task asks once per BOARD_PATIENCE_SECONDS instead of
+    once per STOP_POLL_SECONDS. Each question was a call through Ray on the task's worker and
+    on the board: about 5 CPU ms per second of every task, measured (bench/cluster_cpu.py)."""
 
     def __init__(self) -> None:
         self._stopped: set[str] = set()
+        self._waiting: dict[str, asyncio.Event] = {}
 
-    def stop(self, task_id: str) -> None:
+    async def stop(self, task_id: str) -> None:
         self._stopped.add(task_id)
+        event = self._waiting.pop(task_id, None)
+        if event is not None:
+            event.set()
 
-    def stopped(self, task_id: str) -> bool:
+    async def stopped(self, task_id: str, patience: float = 0.0) -> bool:
+        """Whether `task_id` is to stop, once it is or after `patience` seconds."""
+        if task_id not in self._stopped and patience > 0:
+            event = self._waiting.setdefault(task_id, asyncio.Event())
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(event.wait(), patience)
+            if self._waiting.get(task_id) is event and not event.is_set():
+                del self._waiting[task_id]  # nobody waits for it now: not kept for ever
         return task_id in self._stopped
 
 
@@ -226,8 +248,14 @@ def _pinned_board(ray: ModuleType) -> Any:
     driver's node it dies only with the driver, whose tasks Ray ends anyway (their job ends
     with it). A restarted board has forgotten its stops: `RayExecutor._await` repeats them."""
     here = _pinned(ray.get_runtime_context().get_node_id())
+    # every task's question stays open up to BOARD_PATIENCE_SECONDS, a finished task's too:
+    # Ray's default of 1000 calls at once would queue a stop behind them at ~33 tasks a second
     actor = ray.remote(StopBoard).options(
-        num_cpus=0, scheduling_strategy=here, max_restarts=-1, max_task_retries=-1
+        num_cpus=0,
+        scheduling_strategy=here,
+        max_restarts=-1,
+        max_task_retries=-1,
+        max_concurrency=BOARD_CONCURRENCY,
     )
     return actor.remote()
 
@@ -240,8 +268,10 @@ def _pinned(node_id: str) -> Any:
 
 
 class _BoardPoll:
-    """`should_cancel` on a node: asks the board at most once per STOP_POLL_SECONDS, without
-    waiting for the answer (the task's process is watched meanwhile).
+    """`should_cancel` on a node: one question at a time to the board, which answers at a
+    stop or after BOARD_PATIENCE_SECONDS (`StopBoard.stopped`); whether it answered is looked
+    at, without waiting, at most once per STOP_POLL_SECONDS (the task's process is watched
+    meanwhile).
 
     Only the board's "yes" stops the task. A board that has not answered yet, or cannot be
     reached, says nothing: it lives on the driver's node (`_pinned_board`), so it is either
@@ -256,8 +286,10 @@ class _BoardPoll:
         self._asked: Any = None  # the question in flight (an ObjectRef)
 
     def __call__(self) -> bool:
-        if self._stop:
-            return True
+        now = time.monotonic()
+        if self._stop or now < self._next:
+            return self._stop
+        self._next = now + STOP_POLL_SECONDS
         ray = import_ray()
         if self._asked is not None:
             ready, _ = ray.wait([self._asked], timeout=0)
@@ -266,10 +298,8 @@ class _BoardPoll:
             asked, self._asked = self._asked, None
             with contextlib.suppress(ray.exceptions.RayError):  # no board just now: no stop
                 self._stop = bool(ray.get(asked))
-        now = time.monotonic()
-        if not self._stop and now >= self._next:
-            self._next = now + STOP_POLL_SECONDS
-            self._asked = self._board.stopped.remote(self._task_id)
+        if not self._stop:
+            self._asked = self._board.stopped.remote(self._task_id, BOARD_PATIENCE_SECONDS)
         return self._stop
 
 
@@ -718,7 +748,7 @@ class RayExecutor:
 def for_run(h: RunContext, address: str | None, lanes: int = 1) -> RayExecutor:
     """The executor of `run --executor ray [--address ADDR]`: sandbox.md's evaluation slots
     bound the evaluations running at once on each node; their resources say which nodes.
-    Each node gets workers for as many tasks as the run has at once (`lanes` + slots)."""
+    Each node gets workers for as many tasks as it can run at once (`tasks_per_node`)."""
     return for_evaluation(h.sandbox.evaluation, address, lanes)
 
 
@@ -734,15 +764,23 @@ def for_evaluation(evaluation: EvaluationSlots, address: str | None, lanes: int)
     reached or that offers no node with the evaluation's resources is refused here, before a
     run exists (a new run builds it before prepare, and measures its baseline through it)."""
     slots, resources = evaluation.slots, dict(evaluation.resources)
-    executor = RayExecutor(
-        address, slots, warm=max(1, lanes) + slots, evaluation_resources=resources
-    )
+    warm = tasks_per_node(lanes, slots)
+    executor = RayExecutor(address, slots, warm=warm, evaluation_resources=resources)
     try:
         executor.check_resources(resources)
     except BaseException:
         executor.shutdown()
         raise
     return executor
+
+
+def tasks_per_node(lanes: int, slots: int) -> int:
+    """The most tasks of a run one node runs at once (pure): a lane runs its session or its
+    readings, never both, and a node at most `slots` readings; so one lane's readings, or a
+    session of every lane but one beside the node's readings. `lanes + slots` warmed, and
+    kept idle through the run, a worker more than that on each node (two of the bench's four
+    with one lane), about a CPU second each to start."""
+    return max(1, lanes) - 1 + max(1, slots)
 
 
 def _lost_detail(exc: Exception) -> str:
