@@ -24,8 +24,12 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from _blake2 import blake2b  # hashlib's own, without its OpenSSL: ~2.5 ms of every open
 from pathlib import Path
+
+try:  # CPython's own BLAKE2b, which hashlib's import would reach only after loading OpenSSL
+    from _blake2 import blake2b  # (~2.5 ms of every command that opens a journal)
+except ImportError:  # another interpreter: the same digest from hashlib
+    from hashlib import blake2b
 
 from autoresearch.fsutil import atomic_write_text, private_dir, read_regular
 
