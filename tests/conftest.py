@@ -80,8 +80,9 @@ def _tests_python_first_on_path(scratch: Path) -> None:
     folder = scratch / "python-bin"
     folder.mkdir()
     for name in ("python3", "python"):
-        # a sandboxed evaluator may not see the tests' interpreter (a clone under /tmp, which
-        # the box makes private): then the python3 PATH found before, as without this folder
+        # the box shows this folder (a PATH entry under /tmp) and the venv the tests run from
+        # (confine._own_venv: a clone's .venv under /tmp too); an interpreter it still hid
+        # would fall back to the python3 PATH found before, as without this folder
         before = shutil.which(name) or "/usr/bin/python3"
         mine, theirs = shlex.quote(sys.executable), shlex.quote(before)
         script = folder / name

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import signal
 import socket
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+import autoresearch
 from autoresearch.confine import Box, Choice, SandboxMode, Support, choose, machine_support
 from autoresearch.contracts.isolation import Isolation
 from autoresearch.contracts.sandbox import parse_sandbox
@@ -385,3 +387,32 @@ def test_a_named_script_inside_a_checkout_sees_its_checkout(
     argv = box.wrap(["sh", "-c", f"{sys.executable} {script}"], repo.root, env)  # as cmd: runs it
     done = subprocess.run(argv, cwd=repo.root, env=env, capture_output=True, text=True, check=False)
     assert done.stdout.split() == ["helper", "False"], done.stderr
+
+
+@needs_bwrap
+def test_the_venv_autoresearch_runs_from_under_tmp_is_shown_whole_and_alone(
+    tmp_path: Path, repo: Repo
+) -> None:
+    """autoresearch run from a venv under /tmp (a clone's .venv, as CI's) whose `python3` on
+    PATH a boxed evaluator starts: the box shows that venv, read-only, so the interpreter finds
+    its packages, not its `bin` alone (the bare interpreter); the folder around it stays hidden."""
+    venv = tmp_path / "clone" / ".venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], check=True)
+    (tmp_path / "clone" / "beside").write_text("not the venv's")
+    (repo.root / ".autoresearch").mkdir(exist_ok=True)
+    beside = "os.path.join(sys.prefix, os.pardir, 'beside')"  # named in no argument: not shown
+    probe = f"import sys, os; print(sys.prefix != sys.base_prefix, os.path.exists({beside}))"
+    wrap = tmp_path / "wrap.py"  # the box as autoresearch run from that venv makes it
+    wrap.write_text(
+        "import json, os, sys\nfrom pathlib import Path\nfrom autoresearch.confine import Box\n"
+        "box = Box(sys.argv[1], Path(sys.argv[2]))\n"
+        "print(json.dumps(box.wrap(sys.argv[3:], Path.cwd(), os.environ)))\n"
+    )
+    source = str(Path(autoresearch.__file__).parents[1])  # the venv imports this autoresearch
+    env = {**os.environ, "PATH": f"{venv / 'bin'}:{os.environ['PATH']}", "PYTHONPATH": source}
+    argv = [str(venv / "bin" / "python"), str(wrap), BWRAP.bwrap or "", str(repo.root)]
+    made = subprocess.run([*argv, "sh", "-c", f"python3 -c {shlex.quote(probe)}"], env=env,
+                          cwd=repo.root, capture_output=True, text=True, check=True)  # fmt: skip
+    boxed = json.loads(made.stdout)
+    done = subprocess.run(boxed, cwd=repo.root, env=env, capture_output=True, text=True)
+    assert done.stdout.split() == ["True", "False"], done.stderr

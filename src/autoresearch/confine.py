@@ -6,8 +6,8 @@ Invariants of a confined child (`Box.wrap`):
 * $HOME is an empty tmpfs: the user's credentials (~/.ssh, ~/.aws, ~/.config/gcloud,
   ~/.docker, ~/.netrc, ~/.npmrc, ~/.pypirc) and other projects are not there. Only what an
   agent CLI needs for its own config and login (`AGENT_HOME`, read-write), the programs on
-  its PATH that live under $HOME and the files its command line names by absolute path
-  (read-only) are bound back;
+  its PATH that live under $HOME or /tmp, the venv autoresearch runs from and the files its
+  command line names by absolute path (read-only) are bound back;
 * the repository is read-only and its `.autoresearch/` (journal, backups, other runs, scratch)
   is an empty tmpfs; the tree the child runs in (`cwd`) and the box's `writable` paths are
   read-write, its `readable` ones read-only;
@@ -270,7 +270,18 @@ def _programs_under(home: Path | None, search_path: str) -> list[Path]:
             found += _home_tool(home, folder)
         elif folder.is_relative_to(hidden[0]):
             found.append(folder)
+    found += _own_venv(hidden)
     return list(dict.fromkeys(p for p in found if p.exists()))
+
+
+def _own_venv(hidden: list[Path]) -> list[Path]:
+    """The venv autoresearch runs from where the box hides it, that folder only (never the
+    project around it): its `bin` on PATH alone would start the bare interpreter, without the
+    venv's packages (a clone under /tmp whose tests' evaluators run `python3`)."""
+    venv = _real(Path(sys.prefix))
+    if venv == _real(Path(sys.base_prefix)):
+        return []
+    return [venv] if any(venv.is_relative_to(root) and venv != root for root in hidden) else []
 
 
 def _home_tool(home: Path, folder: Path) -> list[Path]:

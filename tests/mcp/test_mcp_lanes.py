@@ -63,7 +63,8 @@ async def test_every_door_shows_each_lane_and_a_replay_conflict(repo: Repo, tmp_
     env = {**os.environ, **GIT_ENV, "LANE_EDIT": "value", "LANE_SLEEP": "0",
            "LANE_GATED": "2", "LANE_GATE": str(gate)}  # fmt: skip
     argv = [sys.executable, "-m", "autoresearch", "run", "missions/demo", "--agent", AGENT,
-            "--run-tag", "T1", "--lanes", "2", "--max-iterations", "2"]  # fmt: skip
+            "--run-tag", "T1", "--lanes", "2", "--max-iterations", "2",
+            "--sandbox", "none"]  # fmt: skip
     proc = subprocess.Popen(argv, cwd=repo.root, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)  # fmt: skip
     try:

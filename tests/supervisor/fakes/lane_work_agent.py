@@ -6,7 +6,8 @@ commits and writes a candidate. It writes `<LANE_MARKS>/<lane>-<session>` (its p
 edit is on disk, so a test knows when the lane is mid-session. LANE_IGNORE_TERM=1: it ignores
 SIGTERM (a stubborn agent: the driver's stop must escalate to SIGKILL). LANE_EDIT=value: it
 writes value.txt (10 * lane + session) instead, so that lanes conflict on purpose. The lanes
-named in LANE_GATED (`2,3`) wait for the file LANE_GATE to exist instead of sleeping.
+named in LANE_GATED (`2,3`) wait for the file LANE_GATE to exist instead of sleeping (at
+most 60 s, then fail: a boxed agent never sees a gate outside the repository).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -36,6 +38,8 @@ if gate and str(lane) in os.environ.get("LANE_GATED", "").split(","):
     deadline = time.monotonic() + 60
     while not Path(gate).exists() and time.monotonic() < deadline:
         time.sleep(0.05)
+    if not Path(gate).exists():  # said, not waited through: the test would pass 60 s late
+        sys.exit(f"lane_work_agent: no {gate} after 60 s (in the OS sandbox? /tmp is its own)")
 else:
     time.sleep(float(os.environ.get("LANE_SLEEP", "30")))
 subprocess.run(["git", "add", "-A"], check=True)
