@@ -432,13 +432,19 @@ class Lanes:
             if head != base:
                 reset.reset_tree(lh.worktree, base, lh.dirt, branch=lh.branch_name, clean=False)
             return None
-        return self._save(lane, label, base, None)
+        # at `base` itself, not the incumbent: the frontier's parent may be another elite, and
+        # a session told `base` must find its tree there
+        return self._save(lane, label, base, None, at=base)
 
-    def _save(self, lane: Lane, label: str, base: str, reset_to: str | None) -> str:
+    def _save(
+        self, lane: Lane, label: str, base: str, reset_to: str | None, at: str | None = None
+    ) -> str:
         """`record.save_and_reset` into the lane's session patch `label`; by default the lane
-        branch is checked out again at the incumbent (another lane's keep may have moved it)."""
+        branch is checked out again at `at`, else the incumbent (another lane's keep may have
+        moved it)."""
         lh = lane.h
-        path, at = lh.paths.session_patch(lane.session, label), self.h.run.last_kept_commit
+        path = lh.paths.session_patch(lane.session, label)
+        at = at or self.h.run.last_kept_commit
         return record.save_and_reset(lh.context, lh.run, path, base, reset_to, at=at or base)
 
     def _session_over(self, lane: Lane) -> None:
