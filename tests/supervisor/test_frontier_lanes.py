@@ -62,6 +62,11 @@ def assert_consistent(found: dict[str, Any]) -> None:
     assert set(parents) >= {it.iteration for it in its[1:] if it.candidate_commit}
     ever = {e.commit: e for e in found["ever"]}
     assert all(e.parent is None or e.parent in ever for e in elites)  # lineage unbroken
+    # every session found its tree at the parent it was told (a lane restored after a resume
+    # once stood at the best elite while told another: its candidate failed the run)
+    for line in found["log"]:
+        _, tree_value, told = line.split()
+        assert found["value"](told) == tree_value, line
     for it in its[1:]:
         # judged against its own parent: never replayed onto another elite
         assert not any("replayed onto" in note for note in it.decision_notes), it
