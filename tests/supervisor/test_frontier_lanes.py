@@ -25,14 +25,14 @@ ITERATIONS = 10
 RUN_ID = "missions-demo-fl"
 
 
-def lanes_run(tmp: Path, failpoint: str | None = None) -> dict[str, Any]:
-    """A frontier run with 2 lanes (killed at `failpoint`, then resumed), and what its
-    journal and git say at the end."""
+def lanes_run(tmp: Path, failpoint: str | None = None, *extra: str) -> dict[str, Any]:
+    """A frontier run with 2 lanes (killed at `failpoint`, then resumed; `extra` options),
+    and what its journal and git say at the end."""
     repo = make_repo(tmp / "repo")
     repo.mission(sandbox=sandbox_text(unboxed=True))
     argv = ["run", "missions/demo", "--agent", FRONTIER_AGENT, "--run-tag", "FL", "--strategy",
             "frontier", "--lanes", "2", "--archive-size", "4",
-            "--max-iterations", str(ITERATIONS), "--no-certify"]  # fmt: skip
+            "--max-iterations", str(ITERATIONS), "--no-certify", *extra]  # fmt: skip
     run_killed_and_resumed(repo.root, argv, frontier_env(tmp, RULE), RUN_ID, failpoint)
     with open_journal(repo.root) as journal:
         run = get_run(journal, RUN_ID)
@@ -107,3 +107,16 @@ def test_a_killed_frontier_lanes_run_resumes_to_a_consistent_archive(
 ) -> None:
     # (the best may be 3: a session the kill cut may have spent the agent's +5 from 1)
     assert_consistent(lanes_run(tmp_path, failpoint))
+
+
+# killed right after a decision, at three points of the run's plateau: on the code that reset
+# a resumed lane to the best elite, 2 or 3 of the 3 failed in each of 9 runs
+@pytest.mark.parametrize("failpoint", [f"step.after_decided@{n}" for n in (4, 5, 6)])
+def test_a_lane_resumed_while_exploring_starts_at_the_elite_it_is_told(
+    tmp_path: Path, failpoint: str
+) -> None:
+    # Exploring after a plateau, a session never starts from the best elite while there is
+    # another; a resumed lane stands at the best (the incumbent), so its first launch must
+    # move it to a lesser elite: the path that once left it at the best, told another.
+    found = lanes_run(tmp_path, failpoint, "--plateau", "2", "--on-plateau", "explore")
+    assert_consistent(found)
