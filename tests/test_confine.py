@@ -416,3 +416,34 @@ def test_the_venv_autoresearch_runs_from_under_tmp_is_shown_whole_and_alone(
     boxed = json.loads(made.stdout)
     done = subprocess.run(boxed, cwd=repo.root, env=env, capture_output=True, text=True)
     assert done.stdout.split() == ["True", "False"], done.stderr
+
+
+def _bound(argv: list[str]) -> list[str]:
+    """The host paths a box's command line binds read-only."""
+    return [argv[i + 1] for i, word in enumerate(argv) if word == "--ro-bind"]
+
+
+def test_each_box_asks_the_file_system_anew(tmp_path: Path) -> None:
+    """A PATH folder under /tmp that appears after one evaluation (a venv added) is shown to
+    the next, and one that went (a program moved) is no longer bound: nothing is kept."""
+    tools = tmp_path / "tools"
+    box = Box("/usr/bin/bwrap", tmp_path / "repo")
+    env = {"PATH": f"{tools / 'bin'}:/usr/bin", "HOME": str(tmp_path / "home")}
+    before = box.wrap(["true"], tmp_path, env)
+    (tools / "bin").mkdir(parents=True)
+    added = box.wrap(["true"], tmp_path, env)
+    (tools / "bin").rename(tmp_path / "moved")
+    gone = box.wrap(["true"], tmp_path, env)
+    folder = str((tools / "bin").resolve())
+    assert (folder in _bound(before), folder in _bound(added), folder in _bound(gone)) == (
+        False, True, False)  # fmt: skip
+
+
+def test_a_path_entry_that_loops_is_left_out_not_a_crash(tmp_path: Path) -> None:
+    """A PATH entry that is a symbolic link to itself resolves to nothing the box can bind:
+    left out (Path.resolve raised RuntimeError on it, a traceback for every evaluation)."""
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    box = Box("/usr/bin/bwrap", tmp_path / "repo")
+    argv = box.wrap(["true"], tmp_path, {"PATH": f"{loop}:/usr/bin", "HOME": "/nonexistent"})
+    assert str(loop) not in argv

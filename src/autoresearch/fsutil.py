@@ -7,6 +7,8 @@ the placeholder, instructions, manifest and latest evaluation a step rewrites, a
 from the journal at the next step or resume) are swapped in by an atomic exchange where the OS
 has one (Linux renameat2): ext4 writes a file renamed over another out to disk first
 (auto_da_alloc), which made each view's replace cost milliseconds on a loaded disk (issue 36).
+The old view is then kept as the view's spare (`spare_of`, a hidden `.tmp` beside it) and
+filled in place by the next write once nobody has it open: freeing its blocks cost as much.
 Everything else – the user's files, keys, seals, backups – keeps that guard: a plain rename.
 
 Private: the state under `.autoresearch/` (journal, logs, patches, views, tokens) holds the
@@ -22,7 +24,9 @@ import contextlib
 import errno
 import json
 import os
+import signal
 import stat
+import threading
 from pathlib import Path
 from typing import IO, Any
 
@@ -158,8 +162,76 @@ def atomic_write_text(path: Path, text: str, *, keep_mode: bool = False) -> None
 
 def atomic_write_view(path: Path, text: str) -> None:
     """A view a step rewrites and the next step or resume makes again from the journal: as
-    atomic for a reader, without ext4's flush of a file renamed over another."""
-    atomic_write_bytes(path, text.encode("utf-8"), exchange=True)
+    atomic for a reader, without ext4's flush of a file renamed over another, and without
+    freeing the old file's blocks: the old bytes go to the view's spare, which the next write
+    fills again in place once nobody has it open."""
+    data = text.encode("utf-8")
+    spare = spare_of(path)
+    with _SPARE_LOCK:  # one spare per view: two threads must not fill it at once
+        if _refill(spare, data):
+            if not _exchange(str(spare), path):
+                os.replace(spare, path)  # no old view to swap with: the spare is made anew
+            return
+    atomic_write_bytes(path, data, exchange=True)
+
+
+def spare_of(view: Path) -> Path:
+    """The hidden file beside a view that holds its previous bytes until the next write
+    fills it (named as a temporary: the runtime-dirt rule and file watchers skip it)."""
+    return view.with_name(f".{view.name}.spare.tmp")
+
+
+_SPARE_LOCK = threading.Lock()
+
+
+def _refill(spare: Path, data: bytes) -> bool:
+    """Overwrite the spare with `data` in place, its blocks reused (unlinking a file written
+    moments ago, such as the session's candidate.json, took milliseconds on a loaded disk,
+    issue 36); False, with nothing written, where it is no plain file of ours alone (a
+    symbolic or hard link planted there is never written through) or someone still has it
+    open (a reader of the view it was keeps reading it whole)."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(spare, flags, PRIVATE_FILE_MODE)
+    except OSError:
+        return False
+    try:
+        info = os.fstat(fd)
+        mine = stat.S_ISREG(info.st_mode) and info.st_nlink == 1 and info.st_uid == os.getuid()
+        if not mine or not _nobody_else_has(fd):
+            return False
+        os.fchmod(fd, PRIVATE_FILE_MODE)
+        _write_all(fd, data)
+        if info.st_size != len(data):
+            os.ftruncate(fd, len(data))
+    finally:
+        os.close(fd)
+    return True
+
+
+def _nobody_else_has(fd: int) -> bool:
+    """Whether `fd` is the only open descriptor of its file: Linux grants a write lease only
+    then (taken and given back at once: no reader can open the spare by the view's name).
+    Its break signal is one ignored by default, never SIGIO's kill."""
+    import fcntl  # Linux's leases; elsewhere no spare is ever reused
+
+    setlease = getattr(fcntl, "F_SETLEASE", None)
+    setsig = getattr(fcntl, "F_SETSIG", None)
+    if setlease is None or setsig is None:
+        return False
+    try:
+        fcntl.fcntl(fd, setsig, signal.SIGURG)
+        fcntl.fcntl(fd, setlease, fcntl.F_WRLCK)
+    except OSError:  # someone has it open, or the file system has no leases
+        return False
+    fcntl.fcntl(fd, setlease, fcntl.F_UNLCK)
+    return True
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    written = 0
+    while written < len(data):
+        written += os.pwrite(fd, data[written:], written)
 
 
 def dump_json(value: Any) -> str:

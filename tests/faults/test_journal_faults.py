@@ -3,12 +3,14 @@ one-line error, no traceback, nothing overwritten."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from autoresearch.journal import integrity
 from autoresearch.journal.db import Journal
 from helpers import Repo, cli
 
@@ -113,6 +115,33 @@ def test_deferred_backups_wait_for_the_driver_and_keep_the_throttle(repo: Repo) 
         journal.defer_backups(False)
         clock.now += 9 * 3600.0
         assert journal.backup(throttled=True) is not None  # taken when asked again
+
+
+def test_a_backup_is_whole_and_synced_once_before_it_takes_its_name(repo: Repo) -> None:
+    """The backup's temporary file goes without SQLite's syncs (8 fdatasyncs a backup on a
+    loaded disk): it is synced once, whole and checked, then renamed into place."""
+    synced: list[tuple[str, bool, list[str]]] = []
+    dest = repo.root / ".autoresearch/backup.sqlite3"
+
+    def sync(fd: int) -> None:
+        name = os.readlink(f"/proc/self/fd/{fd}")
+        with sqlite3.connect(f"file:{name}?mode=ro", uri=True) as copy:
+            checked = [row[0] for row in copy.execute("PRAGMA quick_check")]
+            header = Path(name).read_bytes()[18:20]
+        synced.append((name, dest.exists(), [*checked, header.hex()]))
+        os.fsync(fd)
+
+    source = sqlite3.connect(make_journal(repo))  # in WAL mode, as the journal keeps it
+    try:
+        integrity.backup_into(source, dest, sync=sync)
+    finally:
+        source.close()
+    assert len(synced) == 1
+    name, dest_existed, checked = synced[0]
+    assert name != str(dest) and not dest_existed
+    assert checked == ["ok", "0101"]  # whole, in rollback journal mode (no WAL beside it)
+    assert not Path(name).exists() and dest.exists()
+    assert sorted(p.name for p in dest.parent.iterdir() if "backup" in p.name) == [dest.name]
 
 
 class HandClock:
