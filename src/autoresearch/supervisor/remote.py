@@ -282,7 +282,7 @@ def _collect(task: AgentTask, place: NodeTask, result: AgentResult) -> SessionOu
     head = state.head
     bundle_path = place.files / "session.bundle"
     # a head still at the base has nothing to bundle (git took a process to say so)
-    bundled = head not in (None, task.base_commit) and git.create_bundle(
+    bundled = head not in (None, task.base_commit) and git.bundle_checkout_head(
         tree, bundle_path, head, exclude=[task.base_commit]
     )
     patch = b""
