@@ -11,6 +11,7 @@ import pytest
 
 from autoresearch import git
 from autoresearch.errors import GitError
+from autoresearch.supervisor import remote
 from helpers import Repo, edit_and_commit, make_repo
 
 
@@ -91,3 +92,24 @@ def test_a_head_bundle_needs_its_base_on_the_receiver(tmp_path: Path, source: Re
     git.init_bare(empty)
     with pytest.raises(GitError):
         git.fetch_bundle(empty, bundle, "refs/test/session")
+
+
+def test_the_driver_ships_a_link_past_a_root_by_its_worktree_head(
+    tmp_path: Path, source: Repo, git_calls: Path
+) -> None:
+    """remote.bundle_of: a commit past a root leaves a lane's worktree (at the commit) in one
+    git process; a whole history is bundled by a ref as before."""
+    base = source.git("rev-parse", "HEAD")
+    tip = edit_and_commit(source.root, {"value.txt": "2\n"})
+    git_calls.unlink(missing_ok=True)
+    link = remote.bundle_of(source.root, tip, [base])
+    assert _calls(git_calls) == ["bundle"]
+    whole = remote.bundle_of(source.root, tip)
+    assert link is not None and whole is not None
+    assert _head_ref(tmp_path / "link.bundle", link) == "HEAD"
+    assert _head_ref(tmp_path / "whole.bundle", whole).startswith(git.BUNDLE_REF_PREFIX)
+
+
+def _head_ref(path: Path, data: bytes) -> str:
+    path.write_bytes(data)
+    return git.bundle_head(path).ref
