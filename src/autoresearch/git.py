@@ -868,6 +868,27 @@ def create_bundle(cwd: Path, path: Path, tip: str, exclude: Sequence[str] = ()) 
     return True
 
 
+def bundle_checkout_head(cwd: Path, path: Path, tip: str, exclude: Sequence[str]) -> bool:
+    """`create_bundle` of the checkout's HEAD, which is at `tip`: the bundle names it HEAD.
+
+    A checkout names its tip already, so no throw-away ref is written and deleted, and the
+    "anything new?" question is asked only once git has refused an empty bundle: one git
+    call instead of four (a Ray node bundles every session's commits so). A HEAD no longer
+    at `tip` (a stray of the session moved it) gets `tip` bundled as `create_bundle` does.
+    """
+    args = ["bundle", "create", "-q", str(path), "HEAD", *(f"^{e}" for e in exclude)]
+    done = _run(cwd, args, check=False)
+    if done.returncode != 0:
+        path.unlink(missing_ok=True)
+        if not _has_commits_beyond(cwd, tip, exclude):
+            return False
+        raise GitError(_failure(args, done))
+    if bundle_head(path).sha != tip:
+        path.unlink()
+        return create_bundle(cwd, path, tip, exclude)
+    return True
+
+
 def _has_commits_beyond(cwd: Path, tip: str, exclude: Sequence[str]) -> bool:
     done = _run(cwd, ["rev-list", "--max-count=1", tip, *(f"^{e}" for e in exclude)])
     return bool(_text(done))

@@ -73,7 +73,6 @@ from autoresearch.supervisor.executor import (
     OnSpawn,
     TaskLost,
 )
-from autoresearch.supervisor.handle import RunContext
 from autoresearch.supervisor.ray_pool import ActorMeans, WarmPool, least_busy, less_ours
 
 MSG_NO_RAY = (
@@ -743,13 +742,6 @@ class RayExecutor:
         except ray.exceptions.RayError as exc:
             self._offered = None  # a node may have gone with the task: ask the cluster again
             raise TaskLost(LOST, _lost_detail(exc)) from exc
-
-
-def for_run(h: RunContext, address: str | None, lanes: int = 1) -> RayExecutor:
-    """The executor of `run --executor ray [--address ADDR]`: sandbox.md's evaluation slots
-    bound the evaluations running at once on each node; their resources say which nodes.
-    Each node gets workers for as many tasks as it can run at once (`tasks_per_node`)."""
-    return for_evaluation(h.sandbox.evaluation, address, lanes)
 
 
 def for_mission(mission_dir: Path, address: str | None, lanes: int) -> RayExecutor:

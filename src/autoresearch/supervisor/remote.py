@@ -282,7 +282,7 @@ def _collect(task: AgentTask, place: NodeTask, result: AgentResult) -> SessionOu
     head = state.head
     bundle_path = place.files / "session.bundle"
     # a head still at the base has nothing to bundle (git took a process to say so)
-    bundled = head not in (None, task.base_commit) and git.create_bundle(
+    bundled = head not in (None, task.base_commit) and git.bundle_checkout_head(
         tree, bundle_path, head, exclude=[task.base_commit]
     )
     patch = b""
@@ -397,10 +397,14 @@ def land_evaluation(outcome: EvaluationOutcome, log_path: Path) -> EvaluationRec
 
 
 def bundle_of(repo: Path, tip: str, exclude: Sequence[str] = ()) -> bytes | None:
-    """The bytes of a bundle of `tip` past `exclude` (None: nothing new), made in a temp dir."""
+    """The bytes of a bundle of `tip` past `exclude` (None: nothing new), made in a temp dir.
+    One past a root is made from the checkout's HEAD (`git.bundle_checkout_head`: the lane's
+    worktree is at the commit it ships, one git process instead of four); a whole history
+    never is: a HEAD elsewhere would cost a whole bundle made in vain."""
+    bundle = git.bundle_checkout_head if exclude else git.create_bundle
     with tempfile.TemporaryDirectory(prefix="autoresearch-bundle-") as tmp:
         path = Path(tmp) / "code.bundle"
-        return path.read_bytes() if git.create_bundle(repo, path, tip, exclude) else None
+        return path.read_bytes() if bundle(repo, path, tip, exclude) else None
 
 
 # --- the watcher: a task's processes do not outlive its worker ----------------------------
