@@ -207,7 +207,9 @@ def test_a_hook_answers_without_the_engine_or_the_runner(tmp_path: Path, event: 
     init_session(repo.root, InitParams(name="speed up", metric="score"))
     run_experiment(repo.root, RunParams())
     log_experiment(repo.root, LogParams(status="keep", description="baseline"))
-    modules = imported_by("exp", "hook", event, cwd=repo.root, stdin="{}")
+    # a SessionStart after a compaction: the one that reads the session (any other adds nothing)
+    payload = '{"source": "compact"}' if event == "session-start" else "{}"
+    modules = imported_by("exp", "hook", event, cwd=repo.root, stdin=payload)
     assert "autoresearch.journal.sessions" in modules  # the probe saw the session read
     # nor the supervisor's run store and the contracts its records decode: a session's hook
     # reads the sessions table (journal/views.py names run records for its types only)
@@ -304,5 +306,13 @@ def test_a_stop_without_a_session_reads_no_ledger(mission_dir: Path) -> None:
         # open names a reading's role, states.py's
         "autoresearch.noise",
         "statistics",
+        # nor the journal's open (its integrity scan, the seal check of every decided
+        # iteration) and its records: a glance at the sessions table says no session is open
+        "autoresearch.experiments.context",
+        "autoresearch.journal.db",
+        "autoresearch.journal.integrity",
+        "autoresearch.journal.seals",
+        "autoresearch.journal.records",
+        "autoresearch.journal.sessions",
     )
     assert among(modules, ledger) == []

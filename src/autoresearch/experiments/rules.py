@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 from autoresearch.contracts.evaluator_output import metric_passed
 from autoresearch.errors import ContractError, RefusedError
 from autoresearch.experiments.verbs import Verbs
-from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
 from autoresearch.paths import HARNESS_FILES
 from autoresearch.states import (
     DEFAULT_PLATEAU,
@@ -25,8 +24,10 @@ from autoresearch.states import (
     process_state,
 )
 
-if TYPE_CHECKING:  # a Stop hook reads these rules and builds no log's parameters
+if TYPE_CHECKING:  # a Stop hook reads these rules and builds no log's parameters,
+    # nor, without a session, reads the sessions' records (journal/peek.py)
     from autoresearch.experiments.params import LogParams
+    from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
 
 
 def no_pending_run(say: Verbs) -> str:
