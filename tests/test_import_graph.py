@@ -316,3 +316,26 @@ def test_a_stop_without_a_session_reads_no_ledger(mission_dir: Path) -> None:
         "autoresearch.journal.sessions",
     )
     assert among(modules, ledger) == []
+
+
+def test_a_stop_that_lets_the_agent_stop_builds_no_status(tmp_path: Path) -> None:
+    # a session whose last experiment was resumed already: the Stop reads the counters and the
+    # segment's progress, and builds the status (its statistics) only for a resume message
+    repo = make_repo(tmp_path / "repo")
+    repo.write("autoresearch.sh", HARNESS)
+    init_session(repo.root, InitParams(name="speed up", metric="score"))
+    run_experiment(repo.root, RunParams())
+    log_experiment(repo.root, LogParams(status="keep", description="baseline"))
+    imported_by("exp", "hook", "stop", cwd=repo.root, stdin="{}")  # resumes once
+    modules = imported_by("exp", "hook", "stop", cwd=repo.root, stdin="{}")
+    assert "autoresearch.experiments.ledger" in modules  # the probe saw the session's Stop
+    log = (repo.root / ".autoresearch" / "hooks.log").read_text().splitlines()
+    assert "stop: stop (nothing logged since the last resume)" in log[-1]
+    status = (
+        "autoresearch.experiments.status",
+        "autoresearch.experiments.confidence",
+        "autoresearch.experiments.report",
+        "autoresearch.noise",
+        "statistics",
+    )
+    assert among(modules, status) == []

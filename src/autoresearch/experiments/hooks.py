@@ -199,9 +199,8 @@ def _stop(ctx: Context) -> HookAnswer:
     session = ctx.active()
     if session is None:
         return HookAnswer(None, f"stop: {StopReason.NO_SESSION}")
-    # a session's ledger and status (their statistics): what a Stop without one never imports
+    # the segment's progress: its ledger's statistics are the status's, built only to resume
     from autoresearch.experiments.ledger import progress
-    from autoresearch.experiments.status import DEFAULT_HISTORY, build_status
 
     sid, segment = session.session_id, session.segment
     with ctx.journal.tx() as conn:
@@ -224,6 +223,7 @@ def _stop(ctx: Context) -> HookAnswer:
     message = None
     if decision.action == StopAction.CONTINUE:
         from autoresearch.experiments.report import render_resume
+        from autoresearch.experiments.status import DEFAULT_HISTORY, build_status
 
         message = (
             render_resume(build_status(ctx, session, DEFAULT_HISTORY))
