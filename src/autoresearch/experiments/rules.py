@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 
 from autoresearch.contracts.evaluator_output import metric_passed
 from autoresearch.errors import ContractError, RefusedError
-from autoresearch.experiments.verbs import Verbs
 from autoresearch.paths import HARNESS_FILES
 from autoresearch.states import (
     DEFAULT_PLATEAU,
@@ -27,6 +26,7 @@ from autoresearch.states import (
 if TYPE_CHECKING:  # a Stop hook reads these rules and builds no log's parameters,
     # nor, without a session, reads the sessions' records (journal/peek.py)
     from autoresearch.experiments.params import LogParams
+    from autoresearch.experiments.verbs import Verbs
     from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
 
 
