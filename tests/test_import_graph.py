@@ -317,6 +317,7 @@ def test_a_stop_without_a_session_reads_no_ledger(mission_dir: Path) -> None:
         # nor the session commands' verbs, nor the redactor of an answer it does not give
         "autoresearch.experiments.verbs",
         "autoresearch.redact",
+        "autoresearch.contracts.evaluator_output",
     )
     assert among(modules, ledger) == []
 
@@ -340,5 +341,8 @@ def test_a_stop_that_lets_the_agent_stop_builds_no_status(tmp_path: Path) -> Non
         "autoresearch.experiments.report",
         "autoresearch.noise",
         "statistics",
+        # nor a report's JSON shapes, nor the evaluator's output contract (no benchmark judged)
+        "autoresearch.jsonshape",
+        "autoresearch.contracts.evaluator_output",
     )
     assert among(modules, status) == []

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 from autoresearch.journal import sessions
 from autoresearch.journal.db import Journal, Reader
 from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
-from autoresearch.jsonshape import json_shape
 
 if TYPE_CHECKING:  # the statistics of a segment: a Stop that lets the agent stop reads none
     from autoresearch.experiments.confidence import Point, SegmentStats
@@ -31,6 +30,8 @@ class Progress:
         object.__setattr__(self, "reached", self.max is not None and self.logged >= self.max)
 
     def to_dict(self) -> dict[str, object]:
+        from autoresearch.jsonshape import json_shape  # a report's: a Stop reads the counts only
+
         return json_shape(self)
 
 
