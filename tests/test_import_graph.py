@@ -193,6 +193,9 @@ def test_status_reads_runs_without_the_engine(mission_dir: Path) -> None:
         "autoresearch.supervisor.portfolio",
     )
     assert among(listing, one_run) == []
+    # nor statistics (with random, decimal and fractions) while no reading varies: an interval
+    # and a certified change import it where they are computed
+    assert among(listing, ("statistics", "random", "decimal", "fractions")) == []
     assert among(imported_by("status", run_id, cwd=root), banned) == []
 
 

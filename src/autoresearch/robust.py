@@ -9,7 +9,6 @@ the estimate.
 from __future__ import annotations
 
 import math
-import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -156,7 +155,10 @@ def huber_mean(values: Sequence[float], scale: float, k: float = HUBER_K) -> flo
     """Huber's M-estimate of location with a known scale: the mean of the values, each clipped
     to within k·scale of the estimate (iterated from the median). Its influence is bounded, so
     one outlier moves it by at most k·scale/n; a Gaussian sample is barely clipped."""
-    center = statistics.median(values)
+    # statistics (with random, decimal, fractions) at its use: a status line imports this module
+    from statistics import median
+
+    center = median(values)
     for _ in range(20):
         clipped = [min(max(v, center - k * scale), center + k * scale) for v in values]
         moved = math.fsum(clipped) / len(clipped)
