@@ -9,14 +9,17 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from autoresearch.api import LoopSummary, RunDetails, RunListing, estimates, format_score, report
+from autoresearch.api import estimates, format_score, report
 from autoresearch.cli.common import say
 
 if TYPE_CHECKING:
     from autoresearch.api import (
         Certification,
         Interval,
+        LoopSummary,
         Mission,
+        RunDetails,
+        RunListing,
         RunManifest,
         StepResult,
         StoredEvaluation,

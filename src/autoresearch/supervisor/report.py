@@ -10,17 +10,13 @@ from autoresearch.journal.views import NOT_RUN, format_score
 from autoresearch.redact import current
 from autoresearch.states import DecisionKind, RunStatus
 from autoresearch.supervisor import estimates
-from autoresearch.supervisor.summary import (
-    AgentShare,
-    ArchiveEntry,
-    LaneRow,
-    RunDetails,
-    RunListing,
-    RunSummary,
-)
 
 if TYPE_CHECKING:  # finalize's result; the module itself (git, the journal) is not needed here
     from autoresearch.supervisor.review import FinalizeResult
+
+    # types only: `status` listing the runs builds none of one run's records
+    from autoresearch.supervisor.run_summary import RunListing, RunSummary
+    from autoresearch.supervisor.summary import AgentShare, ArchiveEntry, LaneRow, RunDetails
 
 
 def columns(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
