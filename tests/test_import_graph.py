@@ -176,6 +176,7 @@ READER_SKIPS = (
     # (a backup's restore, the demo's next steps), with the compressors shutil brings
     "tempfile",
     "shutil",
+    "shlex",  # a command quoted for a shell: only a demo's next steps
 )
 
 
