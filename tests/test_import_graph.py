@@ -193,6 +193,7 @@ def test_status_reads_runs_without_the_engine(mission_dir: Path) -> None:
         "autoresearch.supervisor.archive_view",
         "autoresearch.supervisor.portfolio",
         "autoresearch.supervisor.summary",  # its records (the headline is run_summary.py's)
+        "autoresearch.contracts.stored_evaluation",  # an iteration's evaluation, decoded late
     )
     assert among(listing, one_run) == []
     # nor statistics (with random, decimal and fractions) while no reading varies: an interval
