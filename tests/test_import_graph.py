@@ -22,8 +22,8 @@ from autoresearch.experiments import (
 from autoresearch.supervisor.prepare import prepare
 from helpers import make_repo
 
-# Runs the real entry point in a fresh interpreter and prints what it imported.
-PROBE = """
+# Runs the real entry point in a fresh interpreter (then the probe prints what it saw).
+RUN_MAIN = """
 import json, sys
 from autoresearch.cli import main
 sys.argv = ["autoresearch", *sys.argv[1:]]
@@ -31,8 +31,9 @@ try:
     main()
 except SystemExit:
     pass
-print(json.dumps(sorted(sys.modules)), file=sys.stderr)
 """
+# what it imported
+PROBE = RUN_MAIN + "print(json.dumps(sorted(sys.modules)), file=sys.stderr)\n"
 
 HEAVY = (
     "autoresearch.journal",
@@ -206,14 +207,10 @@ def test_status_reads_runs_without_the_engine(mission_dir: Path) -> None:
 # The record classes of autoresearch that a command's run defined: each frozen dataclass
 # compiles its generated methods with exec at import (~0.5 ms), the largest share of what
 # `status` costs beyond importing click (45 at f024c74).
-RECORDS_PROBE = """
-import dataclasses, json, sys
-from autoresearch.cli import main
-sys.argv = ["autoresearch", *sys.argv[1:]]
-try:
-    main()
-except SystemExit:
-    pass
+RECORDS_PROBE = (
+    RUN_MAIN
+    + """
+import dataclasses
 print(json.dumps(sorted(
     f"{name}.{value.__name__}"
     for name, module in list(sys.modules.items())
@@ -222,6 +219,7 @@ print(json.dumps(sorted(
     if isinstance(value, type) and dataclasses.is_dataclass(value) and value.__module__ == name
 )), file=sys.stderr)
 """
+)
 STATUS_RECORD_BUDGET = 34
 
 
