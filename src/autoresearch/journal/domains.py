@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import NamedTuple
 
@@ -77,8 +76,8 @@ DOMAINS: tuple[Domain, ...] = (
 )
 
 
-@dataclass(frozen=True)
-class BadValue:
+# a NamedTuple: status imports it, and a frozen dataclass compiles its methods at import
+class BadValue(NamedTuple):
     """One value the journal holds where it may not: which table, row and column, what is
     there and what was expected."""
 

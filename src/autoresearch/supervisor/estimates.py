@@ -17,7 +17,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic, NamedTuple, TypeVar
 from weakref import WeakKeyDictionary
 
 from autoresearch.journal import runs, views
@@ -278,8 +278,8 @@ def row_means(journal: Journal, run: RunRecord, its: Sequence[IterationRecord]) 
     return {i: m for i, m in means.items() if m is not None}
 
 
-@dataclass(frozen=True)
-class Headline:
+# a NamedTuple: status imports it, and a frozen dataclass compiles its methods at import
+class Headline(NamedTuple):
     """The numbers a run is summed up by: its baseline and its best (the kept commit), each
     with its interval when it rests on readings (None for a run without them)."""
 
