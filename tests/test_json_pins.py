@@ -325,8 +325,10 @@ _DERIVED = ("json_shape(self)",)
 
 
 def _derived(method: ast.FunctionDef) -> bool:
-    """A to_dict whose one statement (after a docstring) returns json_shape's answer."""
-    body = [s for s in method.body if not isinstance(s, ast.Expr)]
+    """A to_dict whose one statement (after a docstring, and an import of json_shape where a
+    light command's import graph leaves it out) returns json_shape's answer."""
+    skipped = (ast.Expr, ast.Import, ast.ImportFrom)
+    body = [s for s in method.body if not isinstance(s, skipped)]
     if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
         return False
     answer = ast.unparse(body[0].value)

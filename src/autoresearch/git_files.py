@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from autoresearch.fsutil import FileRefused, read_regular
 
@@ -29,8 +29,8 @@ _REFTABLE_HEAD = "refs/heads/.invalid"
 _UNPLAIN_CONFIG = ("hookspath", "refstorage", "sharedrepository", "fsync")
 
 
-@dataclass(frozen=True)
-class HeadRead:
+# a NamedTuple: status imports it, and a frozen dataclass compiles its methods at import
+class HeadRead(NamedTuple):
     """What a worktree's HEAD file says: `known` False when it could not be read plainly (ask
     git); else `ref` is the full ref name HEAD points at, or None for a detached HEAD."""
 

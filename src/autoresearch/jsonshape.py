@@ -20,7 +20,7 @@ import dataclasses
 import functools
 from collections.abc import Callable, Mapping
 from pathlib import PurePath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -28,9 +28,10 @@ if TYPE_CHECKING:
 _METADATA_KEY = "autoresearch.json"
 
 
-@dataclasses.dataclass(frozen=True)
-class FieldShape:
-    """How one field appears in its record's JSON, where not as itself under its own name."""
+class FieldShape(NamedTuple):
+    """How one field appears in its record's JSON, where not as itself under its own name (a
+    NamedTuple, as _Layout: every command that reads a record imports this module, and a frozen
+    dataclass compiles its generated methods at import, ~0.5 ms each here)."""
 
     key: str | None = None  # the JSON key, where the field's name is not it
     convert: Callable[[object], object] | None = None  # the value written, from the field's
@@ -95,8 +96,7 @@ def json_shape(record: DataclassInstance) -> dict[str, object]:
     return data
 
 
-@dataclasses.dataclass(frozen=True)
-class _Layout:
+class _Layout(NamedTuple):
     """A record class's JSON, read once from its fields (a status shows thousands of rows)."""
 
     leading: tuple[str, ...]  # the fields whose keys come first

@@ -44,7 +44,6 @@ calibration readings agree exactly) is measured once per iteration and decided b
 from __future__ import annotations
 
 import math
-import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -57,7 +56,6 @@ from autoresearch.states import Direction
 # a reading's role is a journal value like the states: states.py's, named here too
 from autoresearch.states import Role as Role
 
-_NORMAL = statistics.NormalDist()
 # Wald's boundaries ignore the overshoot of the last step and so err far on the safe side;
 # Siegmund's correction moves them in by 0.583 standard deviations of one step's log LR, which
 # brings the real error rates close to alpha and 1 - power at a lower cost.
@@ -273,12 +271,20 @@ def t_quantile(p: float, df: int) -> float:
         return math.tan(math.pi * (p - 0.5))
     if df == 2:
         return (2 * p - 1) / math.sqrt(2 * p * (1 - p))
-    z = _NORMAL.inv_cdf(p)
+    z = _normal_quantile(p)
     g1 = (z**3 + z) / 4
     g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96
     g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384
     g4 = (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160
     return z + g1 / df + g2 / df**2 + g3 / df**3 + g4 / df**4
+
+
+def _normal_quantile(p: float) -> float:
+    # statistics brings random, decimal and fractions: imported at the first interval, not by
+    # every `status` and hook that imports this module (issue 36: tests/test_import_graph.py)
+    from statistics import NormalDist
+
+    return NormalDist().inv_cdf(p)
 
 
 def mean_of(readings: Sequence[float]) -> float:
@@ -308,6 +314,8 @@ def difference_interval(
     """mean(after) − mean(before) with a Welch interval (certification: two commits only)."""
     if not after or not before:
         raise ValueError("no readings")
+    import statistics  # at its use: see _normal_quantile
+
     diff = statistics.fmean(after) - statistics.fmean(before)
     va = statistics.variance(after) / len(after) if len(after) > 1 else 0.0
     vb = statistics.variance(before) / len(before) if len(before) > 1 else 0.0
@@ -329,7 +337,9 @@ def pooled_difference(
     these two (a session's repeated runs): exact when the spread is 0 or unknown."""
     if not after or not before:
         raise ValueError("no readings")
-    diff = statistics.fmean(after) - statistics.fmean(before)
+    from statistics import fmean  # at its use: see _normal_quantile
+
+    diff = fmean(after) - fmean(before)
     n = len(after) + len(before)
     if spread.df < 1 or spread.sd == 0:
         return Interval(diff, diff, diff, n, level)
@@ -430,7 +440,9 @@ def next_action(
         return Verdict(Action.MEASURE_CANDIDATE)
     if not incumbent:
         raise ValueError("the incumbent has no reading")
-    diff = signed(direction, statistics.fmean(candidate) - statistics.fmean(incumbent))
+    from statistics import fmean  # at its use: see _normal_quantile
+
+    diff = signed(direction, fmean(candidate) - fmean(incumbent))
     if not policy.sequential(spread.sd):
         keep = diff > 0
         return Verdict(Action.KEEP if keep else Action.DISCARD, diff)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from statistics import NormalDist
 from typing import TypeVar
 
 from autoresearch.noise import Interval, mean_of, signed, squared_deviations, t_quantile
@@ -59,6 +58,8 @@ def pairs_to_resolve(pairs: Sequence[float], effect: float, level: float = 0.95)
     that the t quantile nears as pairs are added; at least as many as there are."""
     if len(pairs) < 2 or not effect or paired_interval(pairs, level).half_width <= abs(effect) / 2:
         return len(pairs)
+    from statistics import NormalDist  # at its use: a status line imports this module
+
     sd = math.sqrt(squared_deviations(pairs) / (len(pairs) - 1))
     z = NormalDist().inv_cdf(0.5 + level / 2)
     return max(len(pairs) + 1, math.ceil((z * sd / (abs(effect) / 2)) ** 2))

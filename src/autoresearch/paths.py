@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from autoresearch.settings import state_home
 
@@ -131,14 +134,22 @@ def repository_id(repo_root: Path) -> str:
 
 
 def _sha256_hex(data: bytes) -> str:
+    return str(_sha256()(data).hexdigest())
+
+
+@functools.cache
+def _sha256() -> Callable[[bytes], Any]:
     """SHA-256 by CPython's own module when it has one: hashlib's import loads OpenSSL, ~2.5 ms
-    of every command that opens a journal (`status`, a hook), which asks for one digest."""
+    of every command that opens a journal (`status`, a hook), which asks for one digest. Found
+    once: a module that is not there is searched for on sys.path at every import (an opening
+    of the journal asks three times)."""
     for name in ("_sha2", "_sha256"):  # its name since 3.12, and before
         with contextlib.suppress(ImportError):
-            return str(importlib.import_module(name).sha256(data).hexdigest())
+            found: Callable[[bytes], Any] = importlib.import_module(name).sha256
+            return found
     import hashlib
 
-    return hashlib.sha256(data).hexdigest()
+    return hashlib.sha256
 
 
 def user_records(repo_root: Path) -> Path:

@@ -34,7 +34,6 @@ from __future__ import annotations
 import bisect
 import math
 import operator
-import statistics
 from collections.abc import Iterable, Sequence
 
 from autoresearch.noise import Spread, mean_of, pooled_spread
@@ -42,9 +41,12 @@ from autoresearch.robust import HUBER_K
 
 MAD_TO_SD = 1.482602218505602  # 1 / Φ⁻¹(3/4): the MAD of a Gaussian is 0.6745 σ
 REJECT_Z = 3.0
-_NORMAL = statistics.NormalDist()
+# The standard normal's density and distribution at REJECT_Z, as statistics.NormalDist
+# computes them (the same float), without importing statistics at every status line
+_PDF_AT_REJECT = math.exp(REJECT_Z * REJECT_Z / -2.0) / math.sqrt(math.tau)
+_CDF_AT_REJECT = 0.5 * (1.0 + math.erf(REJECT_Z / math.sqrt(2.0)))
 # E[Z² | |Z| ≤ REJECT_Z]: the variance left after the cut, which the kept deviations estimate
-_KEPT_VARIANCE = 1 - 2 * REJECT_Z * _NORMAL.pdf(REJECT_Z) / (2 * _NORMAL.cdf(REJECT_Z) - 1)
+_KEPT_VARIANCE = 1 - 2 * REJECT_Z * _PDF_AT_REJECT / (2 * _CDF_AT_REJECT - 1)
 
 
 def deviations(block: Sequence[float]) -> list[float]:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from autoresearch import git
-from autoresearch.experiments.context import locate
+from autoresearch.experiments.checkout import locate
 from autoresearch.paths import RepoPaths
 from autoresearch.repo_state import ensure_state_dir, main_root
 from helpers import make_repo

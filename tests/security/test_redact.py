@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from autoresearch import redact
 from autoresearch.errors import ContractError
@@ -177,3 +179,32 @@ def test_bad_user_pattern_names_the_line_not_the_pattern(
         redact.redact("x")
     assert "AUTORESEARCH_REDACT: line 2" in err.value.message
     assert "SECRETVALUE" not in err.value.message
+
+
+# What a reader's text is made of around secrets: names, separators, quotes, line breaks, the
+# Bearer scheme in any case, key shapes, and letters whose case folds to ASCII (ſ, K).
+PIECES = ("Bearer", "bEaReR", " ", "\t", "\n", "\r", "=", ":", '"', "'", "(", "[", "api_key",
+          "MY_TOKEN", "password", "x", "abc123def456", "0123456789", "_", "-", ".", "/", "sk-",
+          "ghp_", "AKIA", "AbCdEfGhIjKlMnOpQrStUvWx", "ſ", "K", "hunter2hunter2",
+          # whole ones, and ones cut at a separator or a line break
+          "api_key = abc123def456", "MY_TOKEN:0123456789", 'password="hunter2hunter2"',
+          "Bearer abc123def456", "bEaReR\tabc123def456", "Bearer\nabc123def456",
+          "api_key\n=abc123def456",
+          "MY_TOKEN =\n0123456789")  # fmt: skip
+
+
+def masked_whole(redactor: redact.Redactor, text: str) -> str:
+    """The masking as each pattern over the whole text at once: what a view always showed."""
+    if redactor._combined is not None:
+        text = redactor._combined.sub(MASK, text)
+    text = redact._BEARER.sub(lambda m: f"{m.group(1)}{m.group(2)}{MASK}", text)
+    return redact._ASSIGNED.sub(redact._assigned, text)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=40), st.booleans())
+def test_masking_line_by_line_is_masking_the_whole_text(pieces: list[str], env: bool) -> None:
+    # the assignments are masked line by line and Bearer only where its word is: the same text
+    redactor = build(ENV if env else {}, ("x+y",) if env else ())
+    text = "".join(pieces)
+    assert redactor._masked(text) == masked_whole(redactor, text)

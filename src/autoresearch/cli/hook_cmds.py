@@ -27,7 +27,7 @@ def hook(ctx: click.Context, event: str) -> None:
     `stop` resumes the experiment loop after a turn that logged an experiment;
     `session-start` adds the session summary after a compaction. Installed by
     `exp hooks install --claude` or `--codex`."""
-    from autoresearch.api import MAX_STDIN_BYTES, HookEvent, answer_hook, redact_value
+    from autoresearch.api import MAX_STDIN_BYTES, HookEvent, answer_hook
 
     obj = ctx.find_root().obj or {}
     start = Path(obj.get("repo") or Path.cwd())
@@ -36,7 +36,9 @@ def hook(ctx: click.Context, event: str) -> None:
     except (OSError, UnicodeDecodeError, ValueError):
         raw = "\x00"  # unreadable input: answer_hook logs it and lets the agent stop
     answer = answer_hook(HookEvent(event), raw, start)
-    if answer.output is not None:
+    if answer.output is not None:  # most Stops answer nothing: the redactor only for an answer
+        from autoresearch.api import redact_value
+
         click.echo(json.dumps(redact_value(answer.output), ensure_ascii=False))
 
 

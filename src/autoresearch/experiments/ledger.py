@@ -7,12 +7,14 @@ later log is honoured everywhere from then on.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from autoresearch.experiments.confidence import Point, SegmentStats, segment_stats
 from autoresearch.journal import sessions
 from autoresearch.journal.db import Journal, Reader
 from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
-from autoresearch.jsonshape import json_shape
+
+if TYPE_CHECKING:  # the statistics of a segment: a Stop that lets the agent stop reads none
+    from autoresearch.experiments.confidence import Point, SegmentStats
 
 
 @dataclass(frozen=True)
@@ -28,10 +30,14 @@ class Progress:
         object.__setattr__(self, "reached", self.max is not None and self.logged >= self.max)
 
     def to_dict(self) -> dict[str, object]:
+        from autoresearch.jsonshape import json_shape  # a report's: a Stop reads the counts only
+
         return json_shape(self)
 
 
 def point(run: SessionRunRecord) -> Point:
+    from autoresearch.experiments.confidence import Point
+
     readings = tuple(run.readings or ())
     reference = tuple(run.reference_readings or ())
     if readings and run.metric != run.parsed_primary:
@@ -51,6 +57,8 @@ def point(run: SessionRunRecord) -> Point:
 
 
 def stats(src: Reader, session: SessionRecord) -> SegmentStats:
+    from autoresearch.experiments.confidence import segment_stats
+
     runs = sessions.logged_runs(src, session.session_id, session.segment)
     return segment_stats([point(r) for r in runs], session.direction)
 

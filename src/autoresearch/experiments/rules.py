@@ -12,10 +12,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatch
 from typing import TYPE_CHECKING
 
-from autoresearch.contracts.evaluator_output import metric_passed
 from autoresearch.errors import ContractError, RefusedError
-from autoresearch.experiments.verbs import Verbs
-from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
 from autoresearch.paths import HARNESS_FILES
 from autoresearch.states import (
     DEFAULT_PLATEAU,
@@ -25,8 +22,11 @@ from autoresearch.states import (
     process_state,
 )
 
-if TYPE_CHECKING:  # a Stop hook reads these rules and builds no log's parameters
+if TYPE_CHECKING:  # a Stop hook reads these rules and builds no log's parameters,
+    # nor, without a session, reads the sessions' records (journal/peek.py)
     from autoresearch.experiments.params import LogParams
+    from autoresearch.experiments.verbs import Verbs
+    from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
 
 
 def no_pending_run(say: Verbs) -> str:
@@ -93,6 +93,9 @@ class LogPlan:
 def benchmark_state(run: SessionRunRecord) -> ProcessState:
     """How the benchmark ended; exiting 0 without the primary METRIC line is a failure, as in
     the supervisor's `format: metric`."""
+    # the evaluator's output contract: a Stop hook reads these rules and judges no benchmark
+    from autoresearch.contracts.evaluator_output import metric_passed
+
     state = process_state(run.timed_out, run.error, run.exit_code)
     if state == ProcessState.PASS and not metric_passed(run.exit_code, run.parsed_primary):
         return ProcessState.FAIL

@@ -19,8 +19,8 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
 from enum import StrEnum
+from typing import NamedTuple
 
 from autoresearch.states import (
     ChildRole,
@@ -45,10 +45,10 @@ SHOWN = 3
 MAX_SHOWN_VALUE = 60
 
 
-@dataclass(frozen=True)
-class Domain:
+class Domain(NamedTuple):
     """The values column `column` of table `table` may hold (NULL aside: the schema says
-    where NULL is allowed)."""
+    where NULL is allowed). A NamedTuple: every opening of the journal imports this module,
+    and a frozen dataclass's generated methods cost ~0.3 ms more to build."""
 
     table: str
     column: str
@@ -76,8 +76,8 @@ DOMAINS: tuple[Domain, ...] = (
 )
 
 
-@dataclass(frozen=True)
-class BadValue:
+# a NamedTuple: status imports it, and a frozen dataclass compiles its methods at import
+class BadValue(NamedTuple):
     """One value the journal holds where it may not: which table, row and column, what is
     there and what was expected."""
 

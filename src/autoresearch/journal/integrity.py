@@ -28,8 +28,8 @@ import os
 import sqlite3
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from autoresearch.clock import utc_now_iso
 from autoresearch.fsutil import FileRefused, atomic_write_text, private_dir, read_regular
@@ -48,8 +48,8 @@ MAX_MARKER_BYTES = 4096
 RESTORE_HINT = "autoresearch doctor --restore"
 
 
-@dataclass(frozen=True)
-class Identity:
+# a NamedTuple: status imports it, and a frozen dataclass compiles its methods at import
+class Identity(NamedTuple):
     journal_id: str
     repo_root: str
     created_at: str
@@ -271,8 +271,8 @@ def _rotate_in(place: Path, fresh: Path) -> None:
     os.replace(fresh, journal_backup(place, 1))
 
 
-@dataclass(frozen=True)
-class BackupInfo:
+# a NamedTuple: status imports it, and a frozen dataclass compiles its methods at import
+class BackupInfo(NamedTuple):
     path: Path
     generation: int
     problem: str | None

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 from autoresearch.clock import seconds_between, utc_now_iso
 from autoresearch.contracts.evaluator_spec import EvaluatorSpec
-from autoresearch.contracts.stored_evaluation import StoredEvaluation
 from autoresearch.journal import records
 from autoresearch.journal.db import Journal
 from autoresearch.journal.records import Codec
@@ -36,6 +35,7 @@ if TYPE_CHECKING:  # the storage only reads the record's fields (evaluate.py sit
     from autoresearch.contracts.agent_record import AgentRecord
     from autoresearch.contracts.frozen import FrozenMission
     from autoresearch.contracts.loop import LoopSettings
+    from autoresearch.contracts.stored_evaluation import StoredEvaluation
     from autoresearch.evaluate import EvaluationRecord
 
 # `resume` finishes or rolls back any iteration that is not `applied`.
@@ -176,7 +176,16 @@ class IterationRecord:
         return replace(self.agent or AgentRecord(), lane=self.lane)
 
 
+def _stored_evaluation(data: Any) -> StoredEvaluation:
+    """An iteration's evaluation, decoded when first read: `status` listing runs reads no
+    iteration, and `status RUN` decodes each row's as it shows it."""
+    from autoresearch.contracts.stored_evaluation import StoredEvaluation
+
+    return StoredEvaluation.from_dict(data)
+
+
 records.decoded_later(IterationRecord, "agent", _agent_record)
+records.decoded_later(IterationRecord, "evaluator", _stored_evaluation)
 
 
 _RUNS = Codec(
@@ -200,8 +209,7 @@ _ITERATIONS = Codec(
         "decision": DecisionKind,
         "keep_policy": KeepPolicy,
     },
-    typed={"evaluator": StoredEvaluation},
-    later=frozenset({"agent"}),
+    later=frozenset({"agent", "evaluator"}),
     table="iterations",
     keys=("run_id", "iteration"),
 )
@@ -647,7 +655,7 @@ def latest_evaluation(journal: Journal, run_id: str) -> StoredEvaluation | None:
         "SELECT record_json FROM evaluations WHERE run_id = ? ORDER BY id DESC LIMIT 1",
         (run_id,),
     )
-    return None if row is None else StoredEvaluation.from_dict(json.loads(row[0]))
+    return None if row is None else _stored_evaluation(json.loads(row[0]))
 
 
 def earlier_runs_of_mission(journal: Journal, run: RunRecord, limit: int) -> list[RunRecord]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic, NamedTuple, TypeVar
 from weakref import WeakKeyDictionary
 
 from autoresearch.journal import runs, views
@@ -78,6 +78,11 @@ class _Totals(Generic[K]):
         return total, self.df - max(n - 1, 0) + max(len(group) - 1, 0), now
 
     def set(self, key: K, group: Sequence[float]) -> None:
+        if len(group) < 2 and key not in self.counted:
+            # a new group of one spreads nothing: the totals stay (most commits of a long
+            # run have one reading, and `status` loads them all)
+            self.counted[key] = (len(group), 0.0)
+            return
         self.total, self.df, squares = self.replaced(key, group)
         self.counted[key] = (len(group), squares)
 
@@ -104,6 +109,10 @@ class _Deviations:
 
     def set(self, key: Block, block: Sequence[float], into: list[float] | None = None) -> None:
         """`key`'s deviations those of `block`, in this view (or only in the copy `into`)."""
+        if len(block) < 2 and key not in self.of:  # a new block of one has no deviation
+            if into is None:
+                self.of[key] = []
+            return
         target = self.sorted if into is None else into
         for d in self.of.get(key, ()):
             del target[bisect.bisect_left(target, d)]
@@ -269,8 +278,8 @@ def row_means(journal: Journal, run: RunRecord, its: Sequence[IterationRecord]) 
     return {i: m for i, m in means.items() if m is not None}
 
 
-@dataclass(frozen=True)
-class Headline:
+# a NamedTuple: status imports it, and a frozen dataclass compiles its methods at import
+class Headline(NamedTuple):
     """The numbers a run is summed up by: its baseline and its best (the kept commit), each
     with its interval when it rests on readings (None for a run without them)."""
 

@@ -12,7 +12,7 @@ best that silently went backwards.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from autoresearch.journal import runs
 from autoresearch.journal.db import Journal
@@ -30,8 +30,8 @@ MSG_BEST_WORSE = (
 MSG_CERTIFY_HINT = "; `autoresearch certify {run_id}` compares them paired"
 
 
-@dataclass(frozen=True)
-class HonestFacts:
+# a NamedTuple: status imports it, and a frozen dataclass compiles its methods at import
+class HonestFacts(NamedTuple):
     """A run's paired improvement (None: not certified), its drift and the best's note."""
 
     certified_improvement: Interval | None  # final − baseline, better is +, certify's pairs

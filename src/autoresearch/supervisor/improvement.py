@@ -13,7 +13,6 @@ so that no two views of a run can show different improvements.
 
 from __future__ import annotations
 
-import statistics
 from dataclasses import dataclass
 
 from autoresearch.journal.db import Journal
@@ -104,7 +103,9 @@ def certified(journal: Journal, run: RunRecord) -> PairedChange | None:
     found = estimates.RunReadings.load(journal, run)
     rows = found.by_commit.get(run.baseline_commit or "", [])
     paired = [r.score for r in rows if r.role == Role.CERTIFY][: change.n]
-    return PairedChange(change, statistics.fmean(paired) if paired else None)
+    from statistics import fmean  # at its use: a status line of an uncertified run needs none
+
+    return PairedChange(change, fmean(paired) if paired else None)
 
 
 def pooled_change(journal: Journal, run: RunRecord, head: estimates.Headline) -> Interval | None:

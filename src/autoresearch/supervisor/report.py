@@ -10,25 +10,21 @@ from autoresearch.journal.views import NOT_RUN, format_score
 from autoresearch.redact import current
 from autoresearch.states import DecisionKind, RunStatus
 from autoresearch.supervisor import estimates
-from autoresearch.supervisor.summary import (
-    AgentShare,
-    ArchiveEntry,
-    LaneRow,
-    RunDetails,
-    RunListing,
-    RunSummary,
-)
 
 if TYPE_CHECKING:  # finalize's result; the module itself (git, the journal) is not needed here
     from autoresearch.supervisor.review import FinalizeResult
+
+    # types only: `status` listing the runs builds none of one run's records
+    from autoresearch.supervisor.run_summary import RunListing, RunSummary
+    from autoresearch.supervisor.summary import AgentShare, ArchiveEntry, LaneRow, RunDetails
 
 
 def columns(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     """Aligned columns: ids are never truncated and stay copyable."""
     table = [list(header), *(list(r) for r in rows)]
-    widths = [max(len(r[i]) for r in table) for i in range(len(header))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in table]
-    return "\n".join(line.rstrip() for line in lines)
+    # column by column in C (`status RUN` aligns a thousand rows): a ragged row still raises
+    widths = [max(map(len, column)) for column in zip(*table, strict=True)]
+    return "\n".join("  ".join(map(str.ljust, r, widths)).rstrip() for r in table)
 
 
 def _score(value: float | None) -> str:

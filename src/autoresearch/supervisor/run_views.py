@@ -8,6 +8,7 @@ tests/test_import_graph.py guards this).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from autoresearch.journal import runs, views
 from autoresearch.journal.db import Journal, journal_present, open_journal
@@ -17,14 +18,10 @@ from autoresearch.redact import Redactor, current
 from autoresearch.states import TERMINAL_STATUSES, RunStatus
 from autoresearch.supervisor import estimates, honest, improvement
 from autoresearch.supervisor.run_read import driver_alive, read_named_run, read_run
-from autoresearch.supervisor.summary import (
-    IterationRow,
-    LaneRow,
-    RunDetails,
-    RunListing,
-    RunSummary,
-    lane_now,
-)
+from autoresearch.supervisor.run_summary import RunListing, RunSummary
+
+if TYPE_CHECKING:  # one run's records: `status` without RUN lists the runs without them
+    from autoresearch.supervisor.summary import LaneRow, RunDetails
 
 
 def journal_exists(repo_root: Path) -> bool:
@@ -54,6 +51,7 @@ def run_details(
     `run_id` may be what a user typed, run_read.read_named_run)."""
     # one run's parts only: `status` without RUN lists the runs without importing them
     from autoresearch.supervisor import archive_view, portfolio
+    from autoresearch.supervisor.summary import IterationRow, RunDetails
 
     if by_name:
         journal, run = read_named_run(repo_root, run_id)
@@ -108,6 +106,7 @@ def lane_rows(journal: Journal, run: RunRecord, driver_alive: bool) -> list[Lane
     spent. The decision and the counts are the journal's, read with the row in one snapshot,
     and what the lane is doing never contradicts them (`summary.lane_now`)."""
     from autoresearch.journal import lanes as lane_store  # one run's lanes: see run_details
+    from autoresearch.supervisor.summary import LaneRow, lane_now
 
     rows = []
     for lane, spent in lane_store.lanes_judged(journal, run.run_id):

@@ -1,5 +1,6 @@
-"""What the supervisor reports of a run, typed: its headline numbers (`status`), its details
-(`status RUN_ID`, MCP run_status), its lanes, and a finished loop's summary (`run`, `resume`).
+"""What the supervisor reports of a run, typed: its headline numbers (`status`: kept in
+supervisor/run_summary.py, named here too), its details (`status RUN_ID`, MCP run_status), its
+lanes, and a finished loop's summary (`run`, `resume`).
 
 The renderers (supervisor/report.py, cli/render.py) read these records; `to_dict` is the JSON
 edge (`--json`, the MCP tools' structured output) and keeps the contract's keys and order.
@@ -14,69 +15,12 @@ from autoresearch.journal.runs import IterationRecord, RunTotals
 from autoresearch.journal.views import RunManifest, ledger_entry
 from autoresearch.jsonshape import is_none, json_field, json_shape
 from autoresearch.noise import Interval
-from autoresearch.states import DecisionKind, Direction, KeepPolicy, LaneState, RunStatus
-from autoresearch.supervisor.estimates import LevelDrift
-from autoresearch.supervisor.improvement import Improvement
+from autoresearch.states import DecisionKind, LaneState, RunStatus
 
-_LAST = json_field(trails=True)
-
-
-@dataclass(frozen=True)
-class RunSummary:
-    """A run's headline: where it stands, its scores and how its iterations were decided."""
-
-    run_id: str
-    status: RunStatus
-    stop_reason: str | None
-    mission_slug: str
-    branch_name: str
-    worktree_path: str
-    iteration: int
-    keep_policy: KeepPolicy
-    direction: Direction
-    last_kept_commit: str | None
-    last_kept_score: float | None
-    best_score: float | None
-    # `--json` has always written the intervals and what pooled numbers cannot say last,
-    # after resume_command; the MCP schema (mcp/schemas.RunSummary) mirrors this order
-    best_interval: Interval | None = field(metadata=_LAST)  # the best's 95 %, from readings
-    baseline_score: float | None
-    baseline_interval: Interval | None = field(metadata=_LAST)  # the baseline's, likewise
-    # what pooled numbers cannot say (supervisor/honest.py): certify's paired improvement
-    # (final − baseline, better is +), the drift the run saw, why the best reads worse
-    certified_improvement: Interval | None = field(metadata=_LAST)
-    drift: tuple[LevelDrift, ...] = field(metadata=_LAST)
-    best_note: str | None = field(metadata=_LAST)
-    counts: dict[str, int]  # decision → iterations
-    created_at: str
-    updated_at: str
-    completed_at: str | None
-    stop_requested: str | None
-    stop_note: str | None
-    cleaned_at: str | None
-    resume_command: str | None
-    paused: str | None = None  # the notice of a run paused on a plateau (supervisor/plateau.py)
-    # best − baseline as every view reports it (supervisor/improvement.py): certify's paired
-    # change when the run was certified, else the pooled means' difference, marked unpaired
-    improvement: Improvement | None = field(default=None, metadata=_LAST)
-
-    def to_dict(self) -> dict[str, object]:
-        return json_shape(self)
-
-
-# a record around a run's summary answers as one object: the summary's keys, then its own
-_SUMMARY_FIRST = json_field(inline=True)
-
-
-@dataclass(frozen=True)
-class RunListing:
-    """One run of `status` without RUN_ID: its headline and whether a driver is alive."""
-
-    summary: RunSummary = field(metadata=_SUMMARY_FIRST)
-    driver_alive: bool
-
-    def to_dict(self) -> dict[str, object]:
-        return json_shape(self)
+# a run's headline, apart so that `status` listing the runs never builds the records below
+from autoresearch.supervisor.run_summary import SUMMARY_FIRST
+from autoresearch.supervisor.run_summary import RunListing as RunListing
+from autoresearch.supervisor.run_summary import RunSummary as RunSummary
 
 
 @dataclass(frozen=True)
@@ -195,7 +139,7 @@ class IterationRow:
 class RunDetails:
     """One run with its iterations (each as the ledger file has it, in `to_dict`)."""
 
-    summary: RunSummary = field(metadata=_SUMMARY_FIRST)
+    summary: RunSummary = field(metadata=SUMMARY_FIRST)
     manifest: RunManifest  # the run's manifest.json
     iterations: list[IterationRow]
     iterations_total: int
@@ -213,7 +157,7 @@ class RunDetails:
 class LoopSummary:
     """What a finished (or interrupted) loop reports: numbers and where the files are."""
 
-    summary: RunSummary = field(metadata=_SUMMARY_FIRST)
+    summary: RunSummary = field(metadata=SUMMARY_FIRST)
     repo_root: str
     sessions: int  # agent sessions in this invocation
     interrupted: bool
