@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -402,7 +405,7 @@ def _mypy_errors(tmp_path: Path, source: str) -> dict[str, str]:
     `source`: the source line each error is on → its errors (joined by " | ")."""
     snippet = tmp_path / "snippet.py"
     snippet.write_text(textwrap.dedent(source))
-    config = ["--config-file", str(ROOT / "pyproject.toml"), "--cache-dir", str(tmp_path / "c")]
+    config = ["--config-file", str(ROOT / "pyproject.toml"), "--cache-dir", str(_mypy_cache())]
     found = subprocess.run(
         [sys.executable, "-m", "mypy", "--strict", *config, str(snippet)],
         cwd=tmp_path,
@@ -416,6 +419,20 @@ def _mypy_errors(tmp_path: Path, source: str) -> dict[str, str]:
     for n, message in re.findall(r"snippet\.py:(\d+): error: (.*)", found.stdout):
         errors.setdefault(lines[int(n) - 1].strip(), []).append(message)
     return {line: " | ".join(messages) for line, messages in errors.items()}
+
+
+_CACHES: list[Path] = []
+
+
+def _mypy_cache() -> Path:
+    """One mypy cache for this test process: what the first check read (typeshed, the package)
+    the others take from it instead of checking it anew, ~1 s of CPU each. A cache of its own
+    per process: two xdist workers never write one at once."""
+    if not _CACHES:
+        folder = Path(tempfile.mkdtemp(prefix="autoresearch-test-mypy-"))
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        _CACHES.append(folder)
+    return _CACHES[0]
 
 
 def test_mypy_reports_a_misspelt_verdict_direction_or_status_of_a_report(tmp_path: Path) -> None:

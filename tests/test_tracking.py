@@ -10,7 +10,9 @@ import subprocess
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from importlib.util import find_spec
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -28,7 +30,12 @@ from autoresearch.tracking import (
 )
 from helpers import GIT_ENV, Repo, cli, kill_tree, resume_detached, until
 
-mlflow = pytest.importorskip("mlflow")
+if TYPE_CHECKING:
+    import mlflow
+
+# imported where a test reads the store: at the top every xdist worker paid MLflow's import
+# (~1 s of CPU) while collecting, also those that run no test of this file
+pytestmark = pytest.mark.skipif(find_spec("mlflow") is None, reason="MLflow is not installed")
 
 CMD_AGENT = f"cmd:{sys.executable} {Path(__file__).parent / 'agents/fakes/cmd_agent.py'}"
 RUN_ID = "missions-demo-t1"
@@ -44,6 +51,8 @@ def _run(repo: Repo, *args: str, plan: str = "improve,worse,improve") -> str:
 
 
 def _store(repo: Repo) -> mlflow.MlflowClient:
+    import mlflow
+
     db = repo.root / ".autoresearch/tracking/mlflow.db"
     assert db.exists()
     return mlflow.MlflowClient(tracking_uri=f"sqlite:///{db}", registry_uri=db.parent.as_uri())

@@ -14,12 +14,13 @@ from autoresearch.journal import integrity
 from autoresearch.journal.db import Journal
 from helpers import Repo, cli
 
+# holds the journal's lock until a line on its stdin (the test's word) or argv[2] seconds
 LOCKER = """
-import sqlite3, sys, time
+import select, sqlite3, sys
 conn = sqlite3.connect(sys.argv[1], isolation_level=None)
 conn.execute("BEGIN EXCLUSIVE")
 print("locked", flush=True)
-time.sleep(float(sys.argv[2]))
+select.select([sys.stdin], [], [], float(sys.argv[2]))
 conn.execute("ROLLBACK")
 """
 
@@ -48,19 +49,26 @@ def make_journal(repo: Repo) -> Path:
 def test_locked_journal_is_a_clear_error_then_works(repo: Repo, mission_dir: Path) -> None:
     journal = make_journal(repo)
     locker = subprocess.Popen(
-        [sys.executable, "-c", LOCKER, str(journal), "5"], stdout=subprocess.PIPE, text=True
-    )
-    assert locker.stdout is not None and locker.stdout.readline().strip() == "locked"
-    t0 = time.monotonic()
-    done = cli(
-        "prepare", "missions/demo", cwd=repo.root, env={"AUTORESEARCH_JOURNAL_TIMEOUT": "0.5"}
-    )
-    assert time.monotonic() - t0 < 4.5
-    assert done.returncode == 2
-    assert "is locked by another process (waited 0.5s)" in done.stderr
-    assert "Traceback" not in done.stderr
-    assert not (repo.root / ".autoresearch/worktrees").exists()
-    locker.wait()
+        [sys.executable, "-c", LOCKER, str(journal), "60"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert locker.stdout is not None and locker.stdout.readline().strip() == "locked"
+        t0 = time.monotonic()
+        done = cli(
+            "prepare", "missions/demo", cwd=repo.root, env={"AUTORESEARCH_JOURNAL_TIMEOUT": "0.5"}
+        )
+        assert time.monotonic() - t0 < 4.5
+        assert done.returncode == 2
+        assert "is locked by another process (waited 0.5s)" in done.stderr
+        assert "Traceback" not in done.stderr
+        assert not (repo.root / ".autoresearch/worktrees").exists()
+        locker.communicate("release\n", timeout=30)  # it ends its transaction and exits
+        assert locker.returncode == 0
+    finally:
+        if locker.poll() is None:
+            locker.kill()
+            locker.wait()
     assert cli("prepare", "missions/demo", cwd=repo.root).returncode == 0
 
 

@@ -7,9 +7,9 @@ import io
 import math
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
-from matplotlib import image as mpimg
 
 from autoresearch.report import build_run_report, plot
 from autoresearch.report.model import (
@@ -23,6 +23,14 @@ from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.improvement import Improvement
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def _read_png(source: Path | io.BytesIO) -> Any:
+    """The pixels of a PNG, by matplotlib imported here: at the module's top every xdist worker
+    paid its import (~0.5 s of CPU) while collecting, also those that run no test of this file."""
+    from matplotlib import image
+
+    return image.imread(source, format="png")
 
 
 def _rgb(pixels, x: int, y: int) -> tuple[int, int, int]:
@@ -50,7 +58,7 @@ def test_the_plot_is_a_png_with_each_dot_in_its_colour(finished_run: RunHandle) 
     assert result.plot_file is not None and result.warning is None
     raw = result.plot_file.read_bytes()
     assert raw[:8] == PNG_SIGNATURE
-    pixels = mpimg.imread(result.plot_file)
+    pixels = _read_png(result.plot_file)
     height, width = pixels.shape[:2]
     assert (width, height) == (int(plot.WIDTH_IN * plot.DPI), int(plot.HEIGHT_IN * plot.DPI))
 
@@ -175,7 +183,7 @@ def test_repeated_readings_show_as_a_bar_through_the_dot() -> None:
         ]
     )
     image = plot.render(data)
-    pixels = mpimg.imread(io.BytesIO(image.png), format="png")
+    pixels = _read_png(io.BytesIO(image.png))
     (x1, y1), (x2, y2) = image.marks[1], image.marks[2]
     assert y1 == y2  # same mean, same height
     ten = image.marks[0][1]

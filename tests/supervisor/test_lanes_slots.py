@@ -18,13 +18,26 @@ RUN_ID = "missions-demo-t1"
 
 # score = value.txt + one per bonus file; a reading sleeps BONUS_SLEEP with a bonus file,
 # VALUE_SLEEP with value.txt raised, else nothing (the baseline); a reading that ran to its end
-# appends a line to EVAL_LOG (a stopped one never does)
+# appends a line to EVAL_LOG (a stopped one never does). With STALE set, a reading of a bonus
+# on the baseline marks STALE and then waits to be stopped (60 s at most), and one of a
+# raised value.txt waits (as long) for that mark: it is kept while the other runs. With
+# SLEEPING="lane 1 ", only the readings of lane 1's commits sleep.
 EVALUATOR = textwrap.dedent(
     """\
-    import glob, json, os, time
+    import glob, json, os, subprocess, time
     value, bonus = float(open("value.txt").read()), glob.glob("bonus-*.txt")
-    key = "BONUS_SLEEP" if bonus else "VALUE_SLEEP" if value != 1 else ""
-    time.sleep(float(os.environ.get(key, "0")))
+    stale, deadline = os.environ.get("STALE"), time.monotonic() + 60
+    if stale and bonus and value == 1:
+        open(stale, "w").close()
+        while time.monotonic() < deadline:
+            time.sleep(0.05)
+    elif stale and value != 1 and not bonus:
+        while not os.path.exists(stale) and time.monotonic() < deadline:
+            time.sleep(0.02)
+    elif subprocess.run(["git", "log", "-1", "--format=%s"], capture_output=True, text=True,
+                        check=True).stdout.startswith(os.environ.get("SLEEPING", "lane ")):
+        key = "BONUS_SLEEP" if bonus else "VALUE_SLEEP" if value != 1 else ""
+        time.sleep(float(os.environ.get(key, "0")))
     with open(os.environ["EVAL_LOG"], "a") as f:
         f.write(f"{value} {len(bonus)}\\n")
     print(json.dumps({"pass": True, "score": value + len(bonus)}))
@@ -49,10 +62,11 @@ def _status(repo: Repo) -> dict[str, Any]:
 
 def test_a_keep_stops_the_readings_it_made_stale(repo: Repo, tmp_path: Path) -> None:
     evals = tmp_path / "evals.log"
-    # lane 1 raises value.txt (a 1 s reading, kept); lane 2's bonus (3 s readings) is being
-    # measured on the baseline when lane 1 keeps: that reading is worthless, stopped at once
-    _run(repo, 2, 2, 2, LANE_PLAN="1:value=5:0,2:bonus:0.3", EVAL_LOG=str(evals),
-         VALUE_SLEEP="1", BONUS_SLEEP="3")  # fmt: skip
+    # lane 1 raises value.txt (kept, its reading ends once lane 2's has started); lane 2's
+    # bonus is being measured on the baseline when lane 1 keeps: that reading is worthless,
+    # stopped at once (else it would run its 60 s and finish)
+    _run(repo, 2, 2, 2, LANE_PLAN="1:value=5:0,2:bonus:0", EVAL_LOG=str(evals),
+         STALE=str(tmp_path / "stale-reading-started"))  # fmt: skip
     its = _status(repo)["iterations"][1:]
     assert [(it["agent"]["lane"], it["decision"]) for it in its] == [(1, "keep"), (2, "keep")]
     assert its[1]["evaluator"]["score"] == 6.0  # measured as replayed onto lane 1's keep
@@ -73,6 +87,6 @@ def test_waiting_candidates_get_the_slot_in_the_order_their_sessions_ended(
     # one slot; lane 1's reading takes 2 s; meanwhile lane 3's session ends, then lane 2's:
     # lane 3's candidate is measured next
     _run(repo, 1, 3, 3, LANE_PLAN="1:bonus:0,2:bonus:1,3:bonus:0.3", EVAL_LOG=str(tmp_path / "e"),
-         BONUS_SLEEP="2")  # fmt: skip
+         BONUS_SLEEP="2", SLEEPING="lane 1 ")  # fmt: skip
     its = _status(repo)["iterations"][1:]
     assert [it["agent"]["lane"] for it in its] == [1, 3, 2]

@@ -21,13 +21,20 @@ from autoresearch.supervisor.prepare import prepare
 from helpers import QuietLanes, Repo, sandbox_text
 
 AGENT = f"cmd:{sys.executable} {Path(__file__).parent / 'fakes/lane_agent.py'}"
-# lane 1's candidate (value 5) is measured for 2.5 s; lane 2's session (1 s) ends meanwhile
+# lane 1's candidate (value 5) is measured until the executor has staged lane 2's (STAGED
+# exists; after 60 s in vain the reading fails, and so does the test); lane 2's session ends
+# once that reading has started (READING): no guessed time on either side
 EVALUATOR = textwrap.dedent(
     """\
-    import glob, json, time
+    import glob, json, os, pathlib, time
     value, bonus = float(open("value.txt").read()), glob.glob("bonus-*.txt")
     if value != 1 and not bonus:
-        time.sleep(2.5)
+        pathlib.Path(os.environ["READING"]).touch()
+        deadline = time.monotonic() + 60
+        while not os.path.exists(os.environ["STAGED"]):
+            if time.monotonic() > deadline:  # lane 1 discarded: the test fails, saying so
+                raise SystemExit("nothing staged while this reading held the slot")
+            time.sleep(0.02)
     print(json.dumps({"pass": True, "score": value + len(bonus)}))
     """
 )
@@ -36,12 +43,14 @@ EVALUATOR = textwrap.dedent(
 class _Staging(LocalExecutor):
     """The local executor, noting in order every commit staged and every reading submitted."""
 
-    def __init__(self) -> None:
+    def __init__(self, staged: Path) -> None:
         super().__init__(2, 1)
         self.events: list[tuple[str, str]] = []
+        self.staged = staged  # the mark the reading in the slot waits for
 
     def stage(self, tree: Path, commit: str) -> None:
         self.events.append(("stage", commit))
+        self.staged.touch()
 
     def submit_evaluation(
         self, task: EvaluationTask, cancel: threading.Event, on_spawn: OnSpawn
@@ -51,13 +60,19 @@ class _Staging(LocalExecutor):
 
 
 def test_the_candidate_next_in_line_is_staged_before_its_reading(
-    repo: Repo, monkeypatch: pytest.MonkeyPatch
+    repo: Repo, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setenv("LANE_PLAN", "1:value=5:0,2:bonus:1")
+    reading, staged = tmp_path / "reading", tmp_path / "staged"
+    monkeypatch.setenv("LANE_PLAN", "1:value=5:0,2:bonus:0")
+    monkeypatch.setenv("LANE_WAIT", f"2:{reading}")
+    monkeypatch.setenv("READING", str(reading))
+    monkeypatch.setenv("STAGED", str(staged))
     repo.write("scripts/score.py", EVALUATOR)
     extra = "evaluation:\n  slots: 1\n"
-    mission = repo.mission(sandbox=sandbox_text("python3 scripts/score.py", extra=extra))
-    executor = _Staging()
+    # unboxed: the marks lie outside the repository, where a box would not show them
+    sandbox = sandbox_text("python3 scripts/score.py", extra=extra, unboxed=True)
+    mission = repo.mission(sandbox=sandbox)
+    executor = _Staging(staged)
     with prepare(mission, run_tag="T1") as h:
         limits = LoopLimits(max_iterations=2, max_noops=0, lanes=2)
         run_lanes(h, AgentConfig(AGENT), limits, executor, QuietLanes(), StopSignal())
