@@ -83,6 +83,17 @@ def test_a_head_moved_off_the_tip_still_bundles_the_tip(tmp_path: Path, source: 
     assert git.refs_under(source.root, git.BUNDLE_REF_PREFIX) == []
 
 
+def test_a_head_moved_back_to_the_base_still_bundles_the_tip(tmp_path: Path, source: Repo) -> None:
+    # a stray reset the checkout to the base after the reading: `HEAD ^base` is empty, yet the
+    # tip read before has commits of its own and must leave the node as create_bundle sends it
+    base = source.git("rev-parse", "HEAD")
+    tip = edit_and_commit(source.root, {"value.txt": "2\n"})
+    source.git("reset", "-q", "--hard", base)
+    bundle = tmp_path / "session.bundle"
+    assert git.bundle_checkout_head(source.root, bundle, tip, exclude=[base])
+    assert git.bundle_head(bundle).sha == tip
+
+
 def test_a_head_bundle_needs_its_base_on_the_receiver(tmp_path: Path, source: Repo) -> None:
     base = source.git("rev-parse", "HEAD")
     tip = edit_and_commit(source.root, {"value.txt": "2\n"})

@@ -879,10 +879,10 @@ def bundle_checkout_head(cwd: Path, path: Path, tip: str, exclude: Sequence[str]
     args = ["bundle", "create", "-q", str(path), "HEAD", *(f"^{e}" for e in exclude)]
     done = _run(cwd, args, check=False)
     if done.returncode != 0:
+        # nothing new past HEAD, or HEAD moved back (a stray reset it to the base): `tip` is
+        # what was read, so `create_bundle` says whether it has anything and bundles it
         path.unlink(missing_ok=True)
-        if not _has_commits_beyond(cwd, tip, exclude):
-            return False
-        raise GitError(_failure(args, done))
+        return create_bundle(cwd, path, tip, exclude)
     if bundle_head(path).sha != tip:
         path.unlink()
         return create_bundle(cwd, path, tip, exclude)
