@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -52,15 +53,20 @@ def test_fetching_the_same_bundle_twice_changes_nothing(tmp_path: Path, source: 
     assert git.has_commit(target, tip)
 
 
+@pytest.mark.parametrize("make", [git.create_bundle, git.bundle_checkout_head])
 @pytest.mark.parametrize("exclude_tip", [True, False])
-def test_no_new_commits_means_no_bundle(tmp_path: Path, source: Repo, exclude_tip: bool) -> None:
+def test_no_new_commits_means_no_bundle(
+    tmp_path: Path, source: Repo, exclude_tip: bool, make: Callable[..., bool]
+) -> None:
+    # either way of bundling: by a throw-away ref, or by the checkout's HEAD (at the tip)
     base = source.git("rev-parse", "HEAD")
     older = source.git("rev-parse", "HEAD")
     if not exclude_tip:  # the tip is an ancestor of what is excluded
         older = base
         base = edit_and_commit(source.root, {"value.txt": "5\n"})
+    source.git("checkout", "-q", "--detach", older)
     bundle = tmp_path / "none.bundle"
-    assert git.create_bundle(source.root, bundle, older, exclude=[base]) is False
+    assert make(source.root, bundle, older, exclude=[base]) is False
     assert not bundle.exists()
 
 

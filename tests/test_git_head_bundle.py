@@ -61,18 +61,6 @@ def test_a_checkout_head_is_bundled_in_one_git_call_and_lands(
     assert git.commits_between(target, base, "refs/test/session") == [first, tip]
 
 
-@pytest.mark.parametrize("behind", [False, True])
-def test_a_head_with_nothing_new_gives_no_bundle(
-    tmp_path: Path, source: Repo, behind: bool
-) -> None:
-    head = source.git("rev-parse", "HEAD")
-    base = edit_and_commit(source.root, {"value.txt": "5\n"}) if behind else head
-    source.git("checkout", "-q", "--detach", head)
-    bundle = tmp_path / "none.bundle"
-    assert git.bundle_checkout_head(source.root, bundle, head, exclude=[base]) is False
-    assert not bundle.exists()
-
-
 def test_a_head_moved_off_the_tip_still_bundles_the_tip(tmp_path: Path, source: Repo) -> None:
     base = source.git("rev-parse", "HEAD")
     tip = edit_and_commit(source.root, {"value.txt": "2\n"})
