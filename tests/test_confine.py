@@ -439,11 +439,16 @@ def test_each_box_asks_the_file_system_anew(tmp_path: Path) -> None:
         False, True, False)  # fmt: skip
 
 
-def test_a_path_entry_that_loops_is_left_out_not_a_crash(tmp_path: Path) -> None:
-    """A PATH entry that is a symbolic link to itself resolves to nothing the box can bind:
-    left out (Path.resolve raised RuntimeError on it, a traceback for every evaluation)."""
+@pytest.mark.parametrize("variable", ["PATH", "HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR"])
+def test_a_folder_named_by_the_environment_that_loops_is_left_out_not_a_crash(
+    tmp_path: Path, variable: str
+) -> None:
+    """A PATH entry, $HOME or an agent's config folder that is a symbolic link to itself
+    resolves to nothing the box can bind or hide: left out (Path.resolve raised RuntimeError
+    on it, a traceback for every evaluation)."""
     loop = tmp_path / "loop"
     loop.symlink_to(loop)
-    box = Box("/usr/bin/bwrap", tmp_path / "repo")
-    argv = box.wrap(["true"], tmp_path, {"PATH": f"{loop}:/usr/bin", "HOME": "/nonexistent"})
+    env = {"PATH": "/usr/bin", "HOME": "/nonexistent"}
+    env[variable] = f"{loop}:/usr/bin" if variable == "PATH" else str(loop)
+    argv = Box("/usr/bin/bwrap", tmp_path / "repo").wrap(["true"], tmp_path, env)
     assert str(loop) not in argv

@@ -201,7 +201,10 @@ def _ordered(mounts: list[Mount]) -> list[str]:
 
 
 def _real(path: Path) -> Path:
-    return Path(path).resolve()
+    # realpath, not Path.resolve: on 3.11 a symbolic link loop ($HOME, CODEX_HOME) made
+    # resolve raise RuntimeError, a traceback for every evaluation; realpath leaves the loop
+    # as it is, and nothing exists there to bind or to hide
+    return Path(os.path.realpath(path))
 
 
 def _home(env: Mapping[str, str]) -> Path | None:
