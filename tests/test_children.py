@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from autoresearch import proc
 from autoresearch.children import ChildTag, harness_tag, job_tag, reap, register, run_tag
 from autoresearch.journal.children import children
 from autoresearch.journal.db import Journal
@@ -73,3 +74,51 @@ def test_each_owner_has_one_tag() -> None:
     job = job_tag("job_a")
     assert job.env()["AUTORESEARCH_JOB_ID"] == "job_a" and job.owner == "job:job_a"
     assert job.marker == "AUTORESEARCH_JOB_ID=job_a"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_a_process_runs_while_it_lives_and_carries_its_marker() -> None:
+    """`process_running` (a job runner's liveness): the marker guards a recycled pid, and a
+    zombie or a process gone is not running."""
+    child = subprocess.Popen(["sleep", "60"], env={**os.environ, "AUTORESEARCH_JOB_ID": "j1"})
+    try:
+        _wait_exec(child.pid)
+        alive = [proc.process_running(child.pid, m) for m in ("AUTORESEARCH_JOB_ID=j1", "X=1")]
+        child.kill()
+        _wait_zombie(child.pid)
+        zombie = proc.process_running(child.pid, "AUTORESEARCH_JOB_ID=j1")
+    finally:
+        child.kill()
+        child.wait()
+    gone = proc.process_running(child.pid, "AUTORESEARCH_JOB_ID=j1")
+    assert (alive, zombie, gone) == ([True, False], False, False)
+
+
+def test_a_runner_asked_about_in_the_midst_of_its_exec_is_running() -> None:
+    """Right after its spawn a process reads an empty environment while its exec is under
+    way: a job's runner asked about then (a reconcile racing job_start) must not be called
+    lost. Asked at once after each of 30 spawns, it runs every time."""
+    answers = []
+    for _ in range(30):
+        child = subprocess.Popen(["sleep", "60"], env={**os.environ, "AUTORESEARCH_JOB_ID": "j"})
+        try:
+            answers.append(proc.process_running(child.pid, "AUTORESEARCH_JOB_ID=j"))
+        finally:
+            child.kill()
+            child.wait()
+    assert answers == [True] * 30
+
+
+def _wait_exec(pid: int) -> None:
+    """Until the child's exec is done: in between, its environment reads empty."""
+    deadline = time.monotonic() + 10
+    while not Path(f"/proc/{pid}/cmdline").read_bytes():
+        assert time.monotonic() < deadline, "the child never finished its exec"
+        time.sleep(0.01)
+
+
+def _wait_zombie(pid: int) -> None:
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+        assert time.monotonic() < deadline, "the killed child never became a zombie"
+        time.sleep(0.01)
