@@ -36,7 +36,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from autoresearch.errors import ContractError
 
@@ -247,20 +247,13 @@ def _stamp(path: Path) -> tuple[int, int] | None:
     return st.st_mtime_ns, st.st_size
 
 
-class _Built(NamedTuple):
-    """The last redactor built, with what it was built from."""
-
-    environment: object  # `_environment_mark()`
-    user_file: Path  # the environment's `user_file`: the same while the environment is
-    stamp: tuple[int, int] | None  # that file's, when the redactor was built
-    redactor: Redactor
-
-
-# Edges call `current()` per write or per reply (a status of 1,000 iterations once per row):
-# rebuilding (and recompiling) only when the environment or the file changed keeps that cheap,
-# and so does naming the file again only when the environment changed (pathlib's parsing cost
-# a row ~10 µs, more than the rest of the look).
-_last: _Built | None = None
+# The last redactor built, with what it was built from: the environment (`_environment_mark`),
+# its user file (the same while the environment is) and that file's stamp. Edges call
+# `current()` per write or per reply (a status of 1,000 iterations once per row): rebuilding
+# (and recompiling) only when the environment or the file changed keeps that cheap, and so does
+# naming the file again only when the environment changed (pathlib's parsing cost a row ~10 µs,
+# more than the rest of the look). A plain tuple: a class here costs every start-up.
+_last: tuple[object, Path, tuple[int, int] | None, Redactor] | None = None
 
 
 def _environment_mark() -> object:
@@ -275,14 +268,15 @@ def current() -> Redactor:
     """The redactor for this process's environment and the user's pattern file."""
     global _last
     mark = _environment_mark()
-    same_environment = _last is not None and _last.environment == mark
-    path = _last.user_file if _last is not None and same_environment else user_file(os.environ)
+    last = _last if _last is not None and _last[0] == mark else None
+    path = last[1] if last is not None else user_file(os.environ)
     stamp = _stamp(path)
-    if _last is not None and same_environment and _last.stamp == stamp:
-        return _last.redactor
+    if last is not None and last[2] == stamp:
+        return last[3]
     env = dict(os.environ)
-    _last = _Built(mark, path, stamp, build(env, user_patterns(env)))
-    return _last.redactor
+    redactor = build(env, user_patterns(env))
+    _last = (mark, path, stamp, redactor)
+    return redactor
 
 
 def redact(text: str) -> str:
