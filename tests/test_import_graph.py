@@ -24,16 +24,17 @@ from helpers import make_repo
 
 # Runs the real entry point in a fresh interpreter (then the probe prints what it saw).
 RUN_MAIN = """
-import json, sys
+import sys
 from autoresearch.cli import main
 sys.argv = ["autoresearch", *sys.argv[1:]]
 try:
     main()
 except SystemExit:
     pass
+seen = sorted(sys.modules)  # what it imported (json among them or not: then the probe's)
+import json
 """
-# what it imported
-PROBE = RUN_MAIN + "print(json.dumps(sorted(sys.modules)), file=sys.stderr)\n"
+PROBE = RUN_MAIN + "print(json.dumps(seen), file=sys.stderr)\n"
 
 HEAVY = (
     "autoresearch.journal",
@@ -119,6 +120,13 @@ def heavy(modules: list[str]) -> list[str]:
 )
 def test_a_light_command_imports_nothing_heavy(args: tuple[str, ...]) -> None:
     assert heavy(imported_by(*args)) == []
+
+
+@pytest.mark.parametrize("args", [("--help",), ("--version",), ("exp", "--help")], ids=" ".join)
+def test_a_group_help_imports_no_pathlib_nor_json(args: tuple[str, ...]) -> None:
+    # a listing of commands names no path and writes no JSON: pathlib (with urllib.parse and
+    # ipaddress) and json are imported where a command uses them (cli/common.py)
+    assert among(imported_by(*args), ("pathlib", "urllib", "ipaddress", "json")) == []
 
 
 def test_help_imports_no_command_module() -> None:
