@@ -34,7 +34,7 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -111,8 +111,10 @@ def _assigned_in_lines(text: str) -> str:
     return "\n".join(lines)
 
 
+@lru_cache(maxsize=1024)
 def is_secret_name(name: str) -> bool:
-    """Whether an environment variable's name marks its value as a secret."""
+    """Whether an environment variable's name marks its value as a secret (remembered: the keys
+    of a status's thousand rows are a dozen names, each asked for every row)."""
     return bool(SECRET_NAME.search(name))
 
 
@@ -188,19 +190,25 @@ class Redactor:
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):
-            return {
-                (self.text(k) if isinstance(k, str) else k): (
-                    MASK
-                    if isinstance(k, str) and isinstance(v, str) and _is_assigned_secret(k, v)
-                    else self.value(v)
-                )
-                for k, v in value.items()
-            }
+            return self._mapping(value)
         if isinstance(value, list):
             return [self.value(v) for v in value]
         if isinstance(value, tuple):
             return tuple(self.value(v) for v in value)
         return value
+
+    def _mapping(self, value: dict[Any, Any]) -> dict[Any, Any]:
+        """`value` masked: a string given to a secret-named key whole, else key and value each."""
+        masked: dict[Any, Any] = {}
+        text = self.text
+        for key, item in value.items():
+            if not isinstance(key, str):
+                masked[key] = self.value(item)
+            elif isinstance(item, str):
+                masked[text(key)] = MASK if _is_assigned_secret(key, item) else text(item)
+            else:
+                masked[text(key)] = self.value(item)
+        return masked
 
 
 def build(environ: Mapping[str, str], user_patterns: Iterable[str] = ()) -> Redactor:
@@ -239,10 +247,13 @@ def _stamp(path: Path) -> tuple[int, int] | None:
     return st.st_mtime_ns, st.st_size
 
 
-# The last redactor built, with what it was built from: edges call `current()` per write or
-# per reply, and rebuilding (and recompiling) only when the environment or a file changed
-# keeps that cheap.
-_last: tuple[object, Redactor] | None = None
+# The last redactor built, with what it was built from: the environment (`_environment_mark`),
+# its user file (the same while the environment is) and that file's stamp. Edges call
+# `current()` per write or per reply (a status of 1,000 iterations once per row): rebuilding
+# (and recompiling) only when the environment or the file changed keeps that cheap, and so does
+# naming the file again only when the environment changed (pathlib's parsing cost a row ~10 µs,
+# more than the rest of the look). A plain tuple: a class here costs every start-up.
+_last: tuple[object, Path, tuple[int, int] | None, Redactor] | None = None
 
 
 def _environment_mark() -> object:
@@ -256,12 +267,15 @@ def _environment_mark() -> object:
 def current() -> Redactor:
     """The redactor for this process's environment and the user's pattern file."""
     global _last
-    key = (_environment_mark(), _stamp(user_file(os.environ)))
-    if _last is not None and _last[0] == key:
-        return _last[1]
+    mark = _environment_mark()
+    last = _last if _last is not None and _last[0] == mark else None
+    path = last[1] if last is not None else user_file(os.environ)
+    stamp = _stamp(path)
+    if last is not None and last[2] == stamp:
+        return last[3]
     env = dict(os.environ)
     redactor = build(env, user_patterns(env))
-    _last = (key, redactor)
+    _last = (mark, path, stamp, redactor)
     return redactor
 
 

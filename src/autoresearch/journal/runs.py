@@ -17,7 +17,7 @@ from autoresearch.contracts.evaluator_spec import EvaluatorSpec
 from autoresearch.journal import records
 from autoresearch.journal.db import Journal
 from autoresearch.journal.records import Codec
-from autoresearch.jsonshape import json_shape, mapping
+from autoresearch.jsonshape import json_shape, mapping, optional_text
 from autoresearch.noise import NoisePolicy, Role
 from autoresearch.states import (
     DecisionKind,
@@ -101,12 +101,26 @@ class RunRecord:
         found = self.noise
         return found if found is not None else NoisePolicy.from_dict(None)
 
+    @property
+    def paused(self) -> str | None:
+        """The notice of a run paused on a plateau (its loop's `paused`), read without decoding
+        the rest of the loop: `status` asks of every running run, and imports no loop contract."""
+        held = self.__dict__["loop"]
+        if isinstance(held, records.Stored):
+            return held.decoded(_paused_of)
+        return held.paused if held is not None else None
+
 
 def _noise_of(data: Any) -> NoisePolicy | None:
     """`FrozenMission.from_dict`'s reading of the one key (a damaged mission's noise is
     refused as its whole would be)."""
     noise = mapping(data or {}).get("noise")
     return None if noise is None else NoisePolicy.from_dict(dict(mapping(noise)))
+
+
+def _paused_of(data: Any) -> str | None:
+    """`LoopSettings.from_dict`'s reading of the one key (a loop that is no mapping refused)."""
+    return optional_text(mapping(data or {}).get("paused"))
 
 
 def _frozen_mission(data: Any) -> FrozenMission:

@@ -162,7 +162,7 @@ def summary_of(journal: Journal, run: RunRecord) -> RunSummary:
         stop_note=run.stop_note,
         cleaned_at=run.cleaned_at,
         resume_command=resume_command(run),
-        paused=run.loop_settings.paused if run.status == RunStatus.RUNNING else None,
+        paused=run.paused if run.status == RunStatus.RUNNING else None,
         best_interval=found.best_interval,
         baseline_interval=found.baseline_interval,
         certified_improvement=told.certified_improvement,
@@ -176,5 +176,5 @@ def resume_command(run: RunRecord) -> str | None:
     """How to go on with a running run (a paused one: `continue` lifts its pause)."""
     if run.status != RunStatus.RUNNING:
         return None
-    verb = "continue" if run.loop_settings.paused else "resume"
+    verb = "continue" if run.paused else "resume"
     return f"autoresearch {verb} {run.run_id}"
