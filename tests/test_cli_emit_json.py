@@ -48,3 +48,37 @@ def test_every_string_and_every_unknown_value_is_masked(
         MASK: "a key",
     }
     assert out.startswith('{\n  "text": ') and out.endswith("}\n")  # indented by two, as ever
+
+
+class Token:
+    """An object without a JSON type whose text is a token."""
+
+    def __str__(self) -> str:
+        return "abcd1234efgh"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"api_token": Token()},  # a secret-named key: its value masked whole, whatever its type
+        {"api_token": Path("/tmp/abcd1234efgh")},
+        {12345678: "x"},  # a key that is no string, holding a secret
+        {1: "a", "1": "b"},  # two keys JSON writes alike: the last one stays
+        {True: 1, None: 2, 2.5: 3, RunStatus.RUNNING: 4},
+        [("tuple", Token()), {"nested": {"password": Token()}}],
+    ],
+)
+def test_the_output_is_that_of_masking_the_value_written_and_read_back(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, value: object
+) -> None:
+    """The output is what masking the value's JSON text read back gave (emit_json's way until
+    it masked in place): the same for values JSON has no type for, and for keys."""
+    from autoresearch.redact import redact_value
+
+    monkeypatch.setenv("SERVICE_PASSWORD", "12345678")
+    emit_json(value)
+    read_back = json.loads(json.dumps(value, default=str))
+    assert (
+        capsys.readouterr().out
+        == json.dumps(redact_value(read_back), indent=2, ensure_ascii=False) + "\n"
+    )

@@ -131,12 +131,34 @@ def emit_json(value: Any) -> None:
     """Print one JSON object on stdout and nothing else (secrets masked, as in every view)."""
     import json  # here: `--help` and a command without --json write none
 
-    from autoresearch.api import redact, redact_value
+    from autoresearch.api import redact_value
 
-    # a value JSON has no type for is written as its str(), masked like every other string
-    # (masked in place, not dumped and read back first: status RUN --json's 1,000 rows ~10 ms)
-    masked = redact_value(value)
-    click.echo(json.dumps(masked, indent=2, ensure_ascii=False, default=lambda v: redact(str(v))))
+    # shaped as JSON first, so that what masking sees is what is written: a value JSON has no
+    # type for becomes its str() (under a secret-named key, masked whole), a key its JSON
+    # name; then masked in place (not dumped and read back: status RUN --json ~10 ms)
+    masked = redact_value(_json_shaped(value))
+    click.echo(json.dumps(masked, indent=2, ensure_ascii=False))
+
+
+def _json_shaped(value: Any) -> Any:
+    """`value` as `json.loads(json.dumps(value, default=str))` gives it back, without the
+    text in between."""
+    if value is None or isinstance(value, str | int | float):  # bool is an int
+        return value
+    if isinstance(value, dict):
+        return {_json_name(k): _json_shaped(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_shaped(v) for v in value]
+    return str(value)
+
+
+def _json_name(key: Any) -> str:
+    """The name JSON writes for a mapping's key (true, 1, 2.5, null; any other key its str())."""
+    import json
+
+    if isinstance(key, str):
+        return key
+    return json.dumps(key) if key is None or isinstance(key, int | float) else str(key)
 
 
 def warn(message: str) -> None:
