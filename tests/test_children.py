@@ -96,17 +96,24 @@ def test_a_process_runs_while_it_lives_and_carries_its_marker() -> None:
 
 def test_a_runner_asked_about_in_the_midst_of_its_exec_is_running() -> None:
     """Right after its spawn a process reads an empty environment while its exec is under
-    way: a job's runner asked about then (a reconcile racing job_start) must not be called
-    lost. Asked at once after each of 30 spawns, it runs every time."""
+    way (a reconcile racing job_start): asked as one just started, it runs, at once after
+    each of 30 spawns; a process with an empty environment long after is not ours."""
     answers = []
     for _ in range(30):
         child = subprocess.Popen(["sleep", "60"], env={**os.environ, "AUTORESEARCH_JOB_ID": "j"})
         try:
-            answers.append(proc.process_running(child.pid, "AUTORESEARCH_JOB_ID=j"))
+            answers.append(proc.process_running(child.pid, "AUTORESEARCH_JOB_ID=j", starting=True))
         finally:
             child.kill()
             child.wait()
-    assert answers == [True] * 30
+    no_environment = subprocess.Popen(["sleep", "60"], env={})
+    try:
+        _wait_exec(no_environment.pid)
+        told = [proc.process_running(no_environment.pid, "X=1", starting=s) for s in (True, False)]
+    finally:
+        no_environment.kill()
+        no_environment.wait()
+    assert (answers, told) == ([True] * 30, [True, False])
 
 
 def _wait_exec(pid: int) -> None:

@@ -66,9 +66,7 @@ _PROC = "/proc"
 _PROC_SELF_ENVIRON = Path(_PROC, "self", "environ")
 _PROC_SELF_STAT = Path(_PROC, "self", "stat")
 _PROC_READ = 65536  # an environment is a few kB: one read, and one more to see its end
-# A process in the midst of exec (a runner just spawned) reads an empty environment for a
-# moment: asked again after these waits before it is called not ours.
-EXEC_SETTLE_SECONDS = (0.0, 0.01, 0.05)
+_PF_KTHREAD = 0x00200000  # /proc/PID/stat's flags: a kernel thread (its environment is empty)
 
 
 def become_subreaper() -> bool:
@@ -605,10 +603,12 @@ def spawn_detached(argv: Sequence[str], cwd: Path, env: Mapping[str, str], log_p
     return int(text)
 
 
-def process_running(pid: int, marker: str) -> bool:
+def process_running(pid: int, marker: str, starting: bool = False) -> bool:
     """True while process `pid` runs (not a zombie) and its environment holds `marker`.
 
     The marker guards against a recycled process id; without /proc only existence is known.
+    `starting` (spawned moments ago): a live process whose environment reads empty, as one
+    does in the midst of its exec, counts as running (a kernel thread never does).
     """
     if not _PROC_SELF_STAT.exists():
         try:
@@ -618,23 +618,17 @@ def process_running(pid: int, marker: str) -> bool:
         except PermissionError:
             return True
         return True
-    for wait in EXEC_SETTLE_SECONDS:
-        time.sleep(wait)
-        running, environ = _running_environ(pid)
-        if not running or environ:
-            return marker.encode() in environ.split(b"\0")
-    return False  # still no environment: a kernel thread on a recycled pid, not our runner
-
-
-def _running_environ(pid: int) -> tuple[bool, bytes]:
-    """Whether `pid` exists and is no zombie, and its environment as /proc gives it."""
     try:
         stat = _read_proc_file(f"{_PROC}/{pid}/stat")
         environ = _read_proc_file(f"{_PROC}/{pid}/environ")
     except OSError:
-        return False, b""
+        return False
     fields = stat[stat.rfind(b")") + 2 :].split()
-    return bool(fields) and fields[0] != b"Z", environ
+    if len(fields) < 7 or fields[0] == b"Z":
+        return False
+    if not environ:
+        return starting and not int(fields[6]) & _PF_KTHREAD
+    return marker.encode() in environ.split(b"\0")
 
 
 def git_running_in(roots: Sequence[Path]) -> bool:

@@ -27,10 +27,11 @@ SPAWN_GRACE_SECONDS = 30.0
 
 def runner_alive(job: store.JobRecord, now: float | None = None) -> bool:
     """True while the job's runner process exists (or may still be starting)."""
+    created = datetime.fromisoformat(job.created_at).timestamp()
+    starting = (now or time.time()) - created < SPAWN_GRACE_SECONDS
     if job.runner_pid is None:
-        created = datetime.fromisoformat(job.created_at).timestamp()
-        return (now or time.time()) - created < SPAWN_GRACE_SECONDS
-    return process_running(job.runner_pid, job.marker)
+        return starting
+    return process_running(job.runner_pid, job.marker, starting=starting)
 
 
 def stop_processes(journal: Journal, job: store.JobRecord) -> None:
