@@ -111,10 +111,20 @@ def _assigned_in_lines(text: str) -> str:
     return "\n".join(lines)
 
 
-@lru_cache(maxsize=1024)
 def is_secret_name(name: str) -> bool:
-    """Whether an environment variable's name marks its value as a secret (remembered: the keys
-    of a status's thousand rows are a dozen names, each asked for every row)."""
+    """Whether an environment variable's name marks its value as a secret (a short name is
+    remembered: the keys of a status's thousand rows are a dozen names, each asked per row;
+    a long one, which may be some data's text, is not kept)."""
+    if len(name) > _NAME_REMEMBERED:
+        return bool(SECRET_NAME.search(name))
+    return _short_secret_name(name)
+
+
+_NAME_REMEMBERED = 64
+
+
+@lru_cache(maxsize=1024)
+def _short_secret_name(name: str) -> bool:
     return bool(SECRET_NAME.search(name))
 
 

@@ -119,7 +119,8 @@ def _noise_of(data: Any) -> NoisePolicy | None:
 
 
 def _paused_of(data: Any) -> str | None:
-    """`LoopSettings.from_dict`'s reading of the one key (a loop that is no mapping refused)."""
+    """The loop's `paused` notice: text or nothing (a loop that is no mapping, or a notice
+    that is no text, is a damaged journal: refused, where `LoopSettings` would keep it)."""
     return optional_text(mapping(data or {}).get("paused"))
 
 
