@@ -4,6 +4,7 @@
     python3 dev.py bench --quick    # smaller buckets and fewer samples
     python3 dev.py bench --only trust   # keep decisions under a noisy evaluator
     python3 dev.py bench --only cli     # start-up of --help, hooks, status, mcp vs import click
+    python3 dev.py bench --only overhead --reference DIR/src   # the step beside another tree
     python3 dev.py bench --only ray     # a task on the Ray executor beside the local one
     python3 dev.py bench --only lane-history   # a lane's history at 10,000 iterations
     python3 dev.py bench --only trust-e2e   # the same end to end through `autoresearch run`
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
@@ -36,6 +38,7 @@ from pathlib import Path
 import cli_start  # bench/cli_start.py: the light commands beside `import click`
 import drift  # bench/drift.py: keeps and reports under drift and heavy tails
 import lanes  # bench/lanes.py: throughput of run --lanes K, evaluations never overlapping
+import overhead_ab  # bench/overhead_ab.py: the overhead section beside reference trees
 import ray_cost  # bench/ray_cost.py: a task on the Ray executor beside the local one
 import sandbox  # bench/sandbox.py: a session and an evaluation in the OS sandbox beside none
 import trust  # bench/trust.py: keep decisions under noise
@@ -362,6 +365,19 @@ def bench_throughput(iterations: int) -> None:
     print(f"best loss {summary['best_score']} from baseline {summary['baseline_score']}")
 
 
+def overhead(args: argparse.Namespace, buckets: list[int]) -> None:
+    """The overhead section: its table, its rows as JSON (a round of `overhead_ab`), or this
+    tree beside `--reference` trees in alternating rounds."""
+    if args.reference:
+        overhead_ab.run(args.reference, 2 if args.quick else 7, args.quick)
+        return
+    rows = bench_overhead(buckets, 10 if args.quick else 30)
+    if args.rows_json:
+        print(json.dumps([dataclasses.asdict(row) for row in rows]))
+    else:
+        print_overhead(rows)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small buckets, few samples")
@@ -391,15 +407,17 @@ def main() -> None:
         action="append",
         default=[],
         metavar="SRC",
-        help="cli: also time this source tree (e.g. DIR/src of `git archive BASE`), interleaved",
+        help="cli, overhead: also time this source tree (e.g. DIR/src of `git archive BASE`), "
+        "interleaved",
     )
+    parser.add_argument(overhead_ab.ROWS_FLAG, action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     os.environ.update(GIT_ENV)
     buckets = [10, 100, 1000] if args.quick else [10, 100, 1000, 10000]
     if args.long:
         buckets = [*buckets, 10000] if args.quick else buckets
     sections: dict[str, Callable[[], None]] = {
-        "overhead": lambda: print_overhead(bench_overhead(buckets, 10 if args.quick else 30)),
+        "overhead": lambda: overhead(args, buckets),
         "lane-history": lambda: bench_lane_history(buckets[-1], 5 if args.quick else 20),
         "cli": lambda: bench_cli(3 if args.quick else 10, tuple(args.reference)),
         "throughput": lambda: bench_throughput(10 if args.quick else 60),

@@ -25,6 +25,21 @@ def test_bench_quick_overhead_prints_its_table() -> None:
     assert "git floor ms" in done.stdout and "last bucket" in done.stdout
 
 
+def test_bench_overhead_beside_a_reference_prints_each_tree_per_bucket() -> None:
+    """`--reference SRC` runs the overhead section on both trees in alternating rounds, each
+    in its own process (here the reference is this tree's own source)."""
+    src = BENCH.parents[1] / "src"
+    done = subprocess.run(
+        [sys.executable, str(BENCH), "--quick", "--only", "overhead", "--reference", str(src)],
+        capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "Overhead beside references (2 rounds;" in done.stdout, done.stdout
+    lines = done.stdout.splitlines()
+    assert sum(" this tree " in line for line in lines) == 3, done.stdout  # 3 quick buckets
+    assert sum(" ref " in line for line in lines) == 3, done.stdout
+
+
 def test_search_latency_bench_compares_every_engine_on_one_tree() -> None:
     script = BENCH.parent / "search_latency.py"
     done = subprocess.run(

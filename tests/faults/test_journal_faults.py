@@ -10,8 +10,10 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from autoresearch.journal import integrity
-from autoresearch.journal.db import Journal
+from autoresearch.journal.db import BACKUP_MIN_INTERVAL, BackupThrottle, Journal
 from helpers import Repo, cli
 
 # holds the journal's lock until a line on its stdin (the test's word) or argv[2] seconds
@@ -97,11 +99,44 @@ def test_throttled_backups_take_at_most_a_tenth_of_the_time(repo: Repo) -> None:
         assert journal.backup(throttled=True) is None  # a second short of nine hours
         clock.now += 1.0
         assert journal.backup(throttled=True) is not None  # nine hours: due (it took no time)
+        clock.now += 1.0
         assert journal.backup(throttled=True) is not None
         clock.step = 3600.0
         assert journal.backup() is not None
         assert journal.backup(throttled=True) is None
         assert journal.backup() is not None  # prepare and the end of a run never wait
+
+
+@pytest.mark.parametrize(
+    ("ended", "took", "now", "due"),
+    [
+        (None, 0.0, 0.0, True),  # the first backup of a process
+        (10.0, 0.0, 10.5, False),  # a fast loop: a quick backup half a second ago
+        (10.0, 0.0, 11.0, True),  # the minimum interval has passed
+        (10.0, 0.05, 10.9, False),  # 9 times its duration passed, not the minimum
+        (10.0, 1.0, 18.9, False),  # a slow backup: 9 times its duration not yet passed
+        (10.0, 1.0, 19.0, True),
+    ],
+)
+def test_throttled_backup_is_due_after_the_longer_of_both_waits(
+    ended: float | None, took: float, now: float, due: bool
+) -> None:
+    assert BackupThrottle(ended, took).due(now) is due
+
+
+def test_a_fast_loop_takes_one_backup_a_second(repo: Repo) -> None:
+    """A backup of a small journal takes milliseconds: the throttle alone took one at nearly
+    every step of a fast loop (~20 % of its overhead); at most one a second now."""
+    clock = HandClock()
+    with Journal.open(make_journal(repo), clock=clock) as journal:
+        clock.step = 0.001  # a backup takes a millisecond
+        taken = 0
+        for _ in range(50):  # steps of 20 ms (and a reading of 1 ms): a second
+            taken += journal.backup(throttled=True) is not None
+            clock.now += 0.02
+        assert taken == 2, taken
+        clock.now += BACKUP_MIN_INTERVAL
+        assert journal.backup(throttled=True) is not None
 
 
 def test_deferred_backups_wait_for_the_driver_and_keep_the_throttle(repo: Repo) -> None:

@@ -31,8 +31,8 @@ def journal_of(repo: Path) -> Path:
 def test_a_backup_is_taken_and_doctor_reports_healthy(demo: Path) -> None:
     names = sorted(b.name for b in (demo / ".autoresearch/backups").glob("journal.*.sqlite3"))
     # prepare's and the run's end's are always taken, an iteration's only once the run has spent
-    # 9 times the last backup's time since (journal/db.BACKUP_SHARE_INVERSE): a timing, so the
-    # two-iteration demo leaves 2 or 3 (a quick iteration none of its own)
+    # 9 times the last backup's time, and a second, since (journal/db.BackupThrottle): a timing,
+    # so the two-iteration demo leaves 2 or 3 (a quick iteration none of its own)
     assert names in (["journal.1.sqlite3", "journal.2.sqlite3"],
                      ["journal.1.sqlite3", "journal.2.sqlite3", "journal.3.sqlite3"]), names  # fmt: skip
     done = cli("--repo", str(demo), "doctor", "--json", cwd=demo)

@@ -67,8 +67,9 @@ def is_ancestor(repo: Repo, older: str, newer: str) -> bool:
 def test_a_rewritten_history_stops_the_run_and_the_restore_resumes_it(
     repo: Repo, tmp_path: Path
 ) -> None:
-    # evaluations long enough that the throttled backup follows every decision (a backup
-    # that lags behind the branch is a restore that lags: not what this test is about)
+    # evaluations long enough (a second: journal/db.BACKUP_MIN_INTERVAL) that the throttled
+    # backup follows every decision (a backup that lags behind the branch is a restore that
+    # lags: not what this test is about)
     repo.mission(sandbox=sandbox_text("sleep 1; python3 scripts/eval.py"))
     done = run_tampered(repo, tmp_path)
     one_line(done, "was changed outside autoresearch")

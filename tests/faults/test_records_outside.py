@@ -35,9 +35,10 @@ def agent(tmp_path: Path) -> str:
 
 
 def test_rm_rf_state_then_restore_then_resume(repo: Repo, tmp_path: Path):
-    # Backups after an iteration are throttled (≤ 10 % of the run's time): a second between
-    # iterations lets the one after iteration 1's keep happen on a loaded machine too, as in
-    # test_journal_tamper; a restore is only as recent as the newest backup.
+    # Backups after an iteration are throttled (≤ 10 % of the run's time, at most one a second:
+    # journal/db.BackupThrottle): a second's evaluation lets the one after iteration 1's keep
+    # happen on a loaded machine too, as in test_journal_tamper; a restore is only as recent as
+    # the newest backup.
     repo.mission(sandbox=sandbox_text("sleep 1; python3 scripts/eval.py"))
     wiper = agent(tmp_path)
     done = cli(

@@ -19,6 +19,7 @@ import os
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,25 @@ from autoresearch.settings import DEFAULT_BUSY_TIMEOUT, journal_timeout
 
 # Throttled backups wait this many times their own duration: at most ~1/10 of the time.
 BACKUP_SHARE_INVERSE = 9.0
+# ...and at least this many seconds: a fast loop (a backup of a small journal takes ~3 ms, a
+# step ~10 ms) would otherwise take one at nearly every keep, ~20 % of the step's overhead.
+# An iteration of a second or more (any real agent) still gets one after each decision.
+BACKUP_MIN_INTERVAL = 1.0
+
+
+@dataclass(frozen=True)
+class BackupThrottle:
+    """When the last backup of this process ended and how long it took (None: none yet)."""
+
+    ended: float | None = None
+    took: float = 0.0
+
+    def due(self, now: float) -> bool:
+        """Whether a throttled backup asked for at `now` is taken."""
+        if self.ended is None:
+            return True
+        wait = max(BACKUP_MIN_INTERVAL, BACKUP_SHARE_INVERSE * self.took)
+        return now - self.ended >= wait
 
 
 class Journal:
@@ -47,9 +67,7 @@ class Journal:
         self.path = path
         self._conn = conn
         self._clock = clock  # times the backups (the throttle)
-        # when the last backup of this process ended and how long it took (the throttle)
-        self._backup_end = 0.0
-        self._backup_took = 0.0
+        self._throttle = BackupThrottle()
         # None: throttled backups are taken when asked; else whether one was asked meanwhile
         self._deferred: bool | None = None
         self._busy_timeout = busy_timeout
@@ -213,16 +231,17 @@ class Journal:
         """A rotating online backup of the journal (a safe point: nothing is in flight).
 
         `throttled` (the per-iteration safe points): skipped while less than
-        BACKUP_SHARE_INVERSE times the last backup's duration has passed since it ended, so
-        a long run spends at most ~10 % of its time on backups whatever the journal's size (a
-        backup copies the whole file; the step overhead stays flat with 10,000 iterations).
+        BACKUP_SHARE_INVERSE times the last backup's duration, and less than
+        BACKUP_MIN_INTERVAL, has passed since it ended, so a long run spends at most ~10 % of
+        its time on backups whatever the journal's size (a backup copies the whole file; the
+        step overhead stays flat with 10,000 iterations) and a fast loop few of its steps.
         The first backup of a process, prepare and the end of a run are never skipped.
         """
         if throttled and self._deferred is not None:
             self._deferred = True
             return None
         now = self._clock.monotonic()
-        if throttled and now - self._backup_end < BACKUP_SHARE_INVERSE * self._backup_took:
+        if throttled and not self._throttle.due(now):
             return None
         self._check_same_file()
         with self._guard():
@@ -234,8 +253,8 @@ class Journal:
                 made = integrity.rotate_backup(self._conn, self.path)
             except OSError as exc:
                 raise JournalError(f"cannot back up journal {self.path}: {exc}") from exc
-        self._backup_end = self._clock.monotonic()
-        self._backup_took = self._backup_end - now
+        ended = self._clock.monotonic()
+        self._throttle = BackupThrottle(ended, ended - now)
         return made
 
     @property

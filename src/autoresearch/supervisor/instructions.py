@@ -8,7 +8,7 @@ from typing import Any
 
 from autoresearch.contracts.sandbox import EvaluatorSpec
 from autoresearch.decide import previous_outcome
-from autoresearch.journal.runs import IterationRecord, RunRecord
+from autoresearch.journal.runs import IterationRecord, RunRecord, TriedCandidate
 from autoresearch.journal.views import format_score
 from autoresearch.states import Direction, EvalFormat, IterationKind
 
@@ -71,7 +71,7 @@ def snapshot(run: RunRecord, recent: Sequence[IterationRecord]) -> dict[str, Any
     }
 
 
-def tried_lines(tried: Sequence[IterationRecord]) -> list[str]:
+def tried_lines(tried: Sequence[TriedCandidate]) -> list[str]:
     """The section listing what the run already measured (`tried`: newest first)."""
     if not tried:
         return []
@@ -81,10 +81,9 @@ def tried_lines(tried: Sequence[IterationRecord]) -> list[str]:
         "iteration N`):"
     ]
     for it in tried:
-        ev = it.evaluator
-        score = format_score(ev.score if ev else None) or "n/a"
-        reason = _cap(it.decision_reason or "", TRIED_REASON_CAP)
-        what = _cap(" ".join((it.description or "").split()), DESCRIPTION_CAP)
+        score = format_score(it.score) or "n/a"
+        reason = _cap(it.reason, TRIED_REASON_CAP)
+        what = _cap(" ".join(it.description.split()), DESCRIPTION_CAP)
         lines.append(f"- iteration {it.iteration}: {it.decision} ({reason}; score {score}): {what}")
     return [*lines, ""]
 
@@ -115,7 +114,7 @@ def render(
     sandbox_body: str,
     results_file: str,
     candidate_file: str,
-    tried: Sequence[IterationRecord] = (),
+    tried: Sequence[TriedCandidate] = (),
     earlier: Sequence[str] = (),
     plateau: Sequence[str] = (),
 ) -> str:
