@@ -278,6 +278,23 @@ def refs_under(cwd: Path, prefix: str) -> list[str]:
     return [line for line in _text(done).splitlines() if line]
 
 
+def ref_targets(cwd: Path, prefix: str) -> dict[str, str]:
+    """The refs below `prefix`, each with the object it points at."""
+    done = _run(cwd, ["for-each-ref", "--format=%(refname) %(objectname)", prefix])
+    return dict(line.rsplit(" ", 1) for line in _text(done).splitlines() if line)
+
+
+def rename_refs(cwd: Path, renames: Mapping[str, tuple[str, str]]) -> None:
+    """Give each ref (key) a new name, `(new name, the object both point at)`, in one
+    transaction: every ref is renamed, or none (a new name that exists refuses them all)."""
+    if not renames:
+        return
+    payload = "".join(
+        f"create {new} {target}\ndelete {old} {target}\n" for old, (new, target) in renames.items()
+    )
+    _run(cwd, ["update-ref", "--stdin"], stdin=payload.encode())
+
+
 def delete_refs(cwd: Path, refs: Sequence[str]) -> None:
     if not refs:
         return

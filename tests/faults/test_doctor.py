@@ -6,11 +6,15 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 from pathlib import Path
 
 from autoresearch.locks import FileLock
-from autoresearch.paths import RepoPaths
+from autoresearch.paths import RepoPaths, journal_backup
 from helpers import Repo, cli, git
+
+CMD_AGENT = Path(__file__).parents[1] / "agents/fakes/cmd_agent.py"
+DISCARDED = "refs/autoresearch/missions-demo-r1/discarded"
 
 
 def doctor(repo: Path, *extra: str) -> tuple[int, dict]:
@@ -99,3 +103,27 @@ def test_restore_is_refused_while_a_run_is_driven(repo: Repo, mission_dir: Path)
     assert "run missions-demo-d1 is being driven right now" in done.stderr
     done = cli("--repo", str(repo.root), "doctor", "--restore", "--force", cwd=repo.root)
     assert "being driven" not in done.stderr, done.stderr
+
+
+def test_a_restore_keeps_the_candidates_discarded_after_its_backup(
+    repo: Repo, mission_dir: Path, tmp_path: Path
+) -> None:
+    """A restore rolls the journal back past iterations whose discarded candidates have refs;
+    the continued run numbers its iterations from there again. Each such ref is renamed
+    aside, so the new discard of the same number takes its name over and loses nothing."""
+    agent = ["--agent", f"cmd:{sys.executable} {CMD_AGENT}", "--sandbox", "none"]
+    every_worse = {"FAKE_PLAN": "worse"}
+    start = ["run", "missions/demo", "--run-tag", "r1", "--max-iterations", "2", *agent]
+    assert cli(*start, cwd=repo.root, env=every_worse).returncode == 0
+    early = tmp_path / "early.sqlite3"
+    shutil.copy(journal_backup(RepoPaths(repo.root).journal, 1), early)  # after iteration 2
+    more = ["continue", "missions-demo-r1", *agent]
+    assert cli(*more, "--max-iterations", "4", cwd=repo.root, env=every_worse).returncode == 0
+    lost = git(repo.root, "rev-parse", f"{DISCARDED}/3").strip()
+
+    _code, report = doctor(repo.root, "--restore", "--from", str(early), "--force")
+    aside = report["restored"]["discards_set_aside"]
+    assert [ref.split("/")[-1].split("-before-restore-")[0] for ref in aside] == ["3", "4"]
+    assert cli(*more, "--max-iterations", "3", cwd=repo.root, env=every_worse).returncode == 0
+    again = git(repo.root, "rev-parse", f"{DISCARDED}/3").strip()
+    assert (git(repo.root, "rev-parse", aside[0]).strip(), again != lost) == (lost, True)

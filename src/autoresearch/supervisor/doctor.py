@@ -21,10 +21,11 @@ from autoresearch import git
 from autoresearch.errors import AutoresearchError, JournalError, NotFoundError, RefusedError
 from autoresearch.fsutil import private_dir
 from autoresearch.journal import integrity, runs
-from autoresearch.journal.db import open_journal
+from autoresearch.journal.db import Journal, open_journal
 from autoresearch.jsonshape import json_field, json_shape
 from autoresearch.paths import LANES_DIR, RUNS_DIR, RepoPaths
 from autoresearch.states import Phase, RunStatus
+from autoresearch.supervisor import refs
 from autoresearch.supervisor.run_read import driver_alive
 
 BRANCH_PREFIX = "autoresearch/"
@@ -260,6 +261,10 @@ class RestoreOutcome:
     # worktrees of unfinished runs checked out again from their branches (`rm -rf
     # .autoresearch` takes them with the journal): `resume` needs them
     worktrees: tuple[Path, ...] = ()
+    # refs of candidates discarded at iterations the restored journal never saw, under their
+    # new names: a resumed run numbers its iterations from there again, and its discards
+    # would take the old names over (the candidates they kept would be lost to `git gc`)
+    discards_set_aside: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
         return json_shape(self)
@@ -305,8 +310,31 @@ def restore(repo_root: Path, source: Path | None = None, force: bool = False) ->
     if chosen.identity is not None:
         integrity.write_marker(repo.journal, chosen.identity.journal_id)
     return RestoreOutcome(
-        chosen.path, aside if existed else None, _when(chosen.modified_at), _rebuild(repo)
+        chosen.path,
+        aside if existed else None,
+        _when(chosen.modified_at),
+        _rebuild(repo),
+        _set_aside_lost_discards(repo, stamp),
     )
+
+
+def _set_aside_lost_discards(repo: RepoPaths, stamp: str) -> tuple[str, ...]:
+    """Rename `discarded/<n>` to `discarded/<n>-before-restore-<stamp>` where the restored
+    journal holds no iteration n of that run (`clean` still removes them with the rest)."""
+    renames: dict[str, tuple[str, str]] = {}
+    with open_journal(repo.repo_root) as journal:
+        for run in runs.list_runs(journal):
+            found = git.ref_targets(repo.repo_root, refs.discarded_prefix(run.run_id))
+            for ref, target in found.items():
+                number = ref.removeprefix(refs.discarded_prefix(run.run_id))
+                if number.isdigit() and _lost(journal, run.run_id, int(number)):
+                    renames[ref] = (f"{ref}-before-restore-{stamp}", target)
+    git.rename_refs(repo.repo_root, renames)
+    return tuple(new for new, _ in renames.values())
+
+
+def _lost(journal: Journal, run_id: str, iteration: int) -> bool:
+    return runs.get_iteration(journal, run_id, iteration) is None
 
 
 def _rebuild(repo: RepoPaths) -> tuple[Path, ...]:

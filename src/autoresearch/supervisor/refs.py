@@ -17,8 +17,12 @@ def prefix(run_id: str) -> str:
     return f"refs/autoresearch/{run_id}/"
 
 
+def discarded_prefix(run_id: str) -> str:
+    return f"{prefix(run_id)}discarded/"
+
+
 def discarded(run_id: str, iteration: int) -> str:
-    return f"{prefix(run_id)}discarded/{iteration}"
+    return f"{discarded_prefix(run_id)}{iteration}"
 
 
 def kept(run_id: str) -> str:
@@ -41,4 +45,4 @@ def keep_discarded(repo: Path, run_id: str, iteration: int, commit: str) -> None
 
 
 def discarded_refs(repo: Path, run_id: str) -> list[str]:
-    return git.refs_under(repo, f"{prefix(run_id)}discarded/")
+    return git.refs_under(repo, discarded_prefix(run_id))
