@@ -184,7 +184,9 @@ def on_ray(work: Path, per_lane: int, agent: float, evaluate: float, rounds: int
     Ray lane and to one local lane: the issue's target is 4 Ray lanes >= 3.6x one local
     lane). With a `reference` (the src/ folder of another build, e.g. `git archive main |
     tar -x -C DIR`), each round runs it and then this build, each on a fresh cluster whose
-    workers import it: an A/B side by side under the same load. Each run's CPU per
+    workers import it, its head started with the system config that build gives a Ray it
+    starts itself (`ray_quiet.QUIET_SYSTEM_CONFIG`; Ray's defaults before it had one): an
+    A/B side by side under the same load. Each run's CPU per
     iteration is summed over every process of the run and the cluster (`cluster_cpu`)."""
     try:
         import ray_cost  # bench/ray_cost.py: the cluster the tests start
@@ -212,7 +214,8 @@ def on_ray(work: Path, per_lane: int, agent: float, evaluate: float, rounds: int
             for b, (name, src) in enumerate(builds.items()):
                 _python_path(src, before)  # the driver's and every node's workers'
                 try:
-                    cluster = ray_cost.start_cluster(work / f"ray{r}-{b}", log_monitor)
+                    cluster = ray_cost.start_cluster(work / f"ray{r}-{b}", log_monitor,
+                                                     ray_cost.system_config_of(src))  # fmt: skip
                 except ImportError:
                     print("\nlanes on Ray: skipped (pip install 'autoresearch[ray]')")
                     return

@@ -107,20 +107,47 @@ def _no(pgid: int) -> None:
     pass
 
 
-def start_cluster(base: Path, log_monitor: bool = True) -> Any:
+def start_cluster(
+    base: Path, log_monitor: bool = True, system_config: dict[str, Any] | None = None
+) -> Any:
     """A head and a second node of 2 CPUs each; without the head's log monitor when
     `log_monitor` is False (`ray start --include-log-monitor=False`: a run sets
-    `log_to_driver=False`, so nobody reads what it forwards; ~6 CPU ms a second idle)."""
+    `log_to_driver=False`, so nobody reads what it forwards; ~6 CPU ms a second idle); the
+    head started with `system_config` (`ray start --head --system-config`; the nodes get it
+    from the head), by default the one a run gives a Ray it starts itself."""
     from ray.cluster_utils import Cluster
 
     os.environ.update(RAY_TMPDIR=str(base), RAY_USAGE_STATS_ENABLED="0")
     head: dict[str, Any] = {"num_cpus": 2, "include_dashboard": False}
+    head["_system_config"] = system_config_of(None) if system_config is None else system_config
     if not log_monitor:
         head["include_log_monitor"] = False  # the second node never starts one
     cluster = Cluster(initialize_head=True, head_node_args=head)
     cluster.add_node(num_cpus=2, env_vars={"AUTORESEARCH_RAY_DIR": str(base / "node-b")})
     cluster.wait_for_nodes()
     return cluster
+
+
+# a build's QUIET_SYSTEM_CONFIG, read in a process that imports that build (none before it had one)
+SYSTEM_CONFIG = """import json
+try:
+    from autoresearch.supervisor.ray_quiet import QUIET_SYSTEM_CONFIG as config
+except ImportError:
+    config = {}
+print(json.dumps(dict(config)))
+"""
+
+
+def system_config_of(src: str | None) -> dict[str, Any]:
+    """The system config the build in `src` (None: this one) gives a Ray it starts itself:
+    the bench starts each build's cluster as that build would start its own."""
+    env = dict(os.environ)
+    if src is not None:
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH")) if p)
+    done = subprocess.run([sys.executable, "-c", SYSTEM_CONFIG], env=env, capture_output=True,
+                          text=True, check=True)  # fmt: skip
+    config: dict[str, Any] = json.loads(done.stdout)
+    return config
 
 
 Figures = dict[str, Any]  # one build's measurement, as `--json` prints it

@@ -65,7 +65,7 @@ from autoresearch.evaluate import EvaluationRecord
 from autoresearch.jsonshape import mapping, number
 from autoresearch.settings import ray_node_dir
 from autoresearch.states import ExecutorKind
-from autoresearch.supervisor import remote
+from autoresearch.supervisor import ray_quiet, remote
 from autoresearch.supervisor.executor import (
     AgentOutcome,
     AgentTask,
@@ -801,7 +801,7 @@ def _connect(ray: ModuleType, address: str | None) -> None:
     _errors_to_stderr(ray)
     quiet: dict[str, object] = {"logging_level": "ERROR", "log_to_driver": False}
     if address is None:
-        ray.init(include_dashboard=False, **quiet)
+        ray_quiet.start_local(ray, {"include_dashboard": False, **quiet})
     else:
         _probe(address)
         try:
