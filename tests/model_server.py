@@ -33,6 +33,9 @@ from typing import Any
 
 API_KEY = "sk-scripted-test-key"
 MODEL = "scripted-model"
+# How often a test server's serve_forever looks for a shutdown: shutdown() waits up to one
+# poll, and socketserver's default (0.5 s) was most of each server test's wall time.
+STOP_POLL = 0.02
 
 
 @dataclass(frozen=True)
@@ -106,7 +109,9 @@ class ModelServer:
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, args=(STOP_POLL,), daemon=True
+        )
 
     @property
     def url(self) -> str:

@@ -12,7 +12,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -91,9 +91,59 @@ def ray_processes(base: Path) -> list[str]:
     return found
 
 
+# The shared cluster's nodes: the head and node-b, which alone offers `node_b`.
+SHARED_NODES: dict[str, dict[str, float]] = {"node-b": {"node_b": 1}}
+
+
+class SharedCluster:
+    """One cluster for the test modules whose tests leave its nodes as they found them (the
+    `shared_cluster` fixture, tests/supervisor/conftest.py): starting and stopping one took ~6 s
+    of wall a module. Started by the first test that asks for it; the fixture's conftest stops
+    it as soon as the next test does not, and runs its users one after another. A module whose
+    tests kill one of the cluster's own nodes keeps a cluster of its own."""
+
+    def __init__(self) -> None:
+        self._running: ExitStack | None = None
+        self._cluster: LocalCluster | None = None
+
+    def get(self) -> LocalCluster:
+        """The running cluster, started when there is none."""
+        if self._running is None or self._cluster is None:
+            with ExitStack() as stack:
+                self._cluster = stack.enter_context(cluster_processes(SHARED_NODES))
+                self._running = stack.pop_all()
+        return self._cluster
+
+    def stop(self) -> None:
+        running, self._running, self._cluster = self._running, None, None
+        if running is not None:
+            running.close()
+
+
 @contextmanager
 def start_cluster(extra_nodes: dict[str, dict[str, float]]) -> Iterator[LocalCluster]:
-    """The head (resource `head`) and one node per `extra_nodes` entry."""
+    """The head (resource `head`) and one node per `extra_nodes` entry, this process connected
+    to it as Ray's driver."""
+    with cluster_processes(extra_nodes) as local, connected(local):
+        yield local
+
+
+@contextmanager
+def connected(local: LocalCluster) -> Iterator[LocalCluster]:
+    """This process as the cluster's driver for the block: one connection for a module, whose
+    executors share it (and its warm workers) instead of connecting and starting workers anew
+    each time. A process has one driver connection: a module on a cluster of its own connects
+    to that one after this block."""
+    ray.init(address=local.address, logging_level="ERROR", log_to_driver=False)
+    try:
+        yield local
+    finally:
+        ray.shutdown()
+
+
+@contextmanager
+def cluster_processes(extra_nodes: dict[str, dict[str, float]]) -> Iterator[LocalCluster]:
+    """The cluster's processes (no driver connection); every one is stopped at the end."""
     base = Path(tempfile.mkdtemp(prefix="ar-ray-", dir="/tmp"))  # short: Ray's socket paths
     saved = dict(os.environ)
     # what the nodes' workers inherit: Ray's files in `base`, a git identity, a quick grace
@@ -128,14 +178,11 @@ def start_cluster(extra_nodes: dict[str, dict[str, float]]) -> Iterator[LocalClu
         cluster.wait_for_nodes()
         os.environ.clear()
         os.environ.update(saved)
-        # one driver connection for the module: executors made meanwhile share it (and its
-        # warm workers) instead of connecting and starting workers anew each time
-        ray.init(address=local.address, logging_level="ERROR", log_to_driver=False)
         yield local
     finally:
         os.environ.clear()
         os.environ.update(saved)
-        if ray.is_initialized():
+        if ray.is_initialized():  # a driver connection a failed block left
             ray.shutdown()
         if cluster is not None:
             cluster.shutdown()

@@ -54,6 +54,8 @@ READ_CHUNK = 65536
 POLL_SECONDS = 0.1
 DEFAULT_TAIL_BYTES = 64 * 1024
 DRAIN_SECONDS = 1.0
+# What a group left behind gets between SIGTERM and SIGKILL (`_stop_group`), and then to go.
+STOP_GRACE_SECONDS = 2.0
 # The signals that end every process of a tree at once (see the module's docstring).
 SWEEP_SIGNALS = frozenset({signal.SIGKILL, signal.SIGTERM, signal.SIGINT, signal.SIGHUP})
 
@@ -384,7 +386,9 @@ def _terminate_group(
     wait_group_gone(proc.pid, 2.0, boxed=boxed)
 
 
-def kill_stale_group(pgid: int, marker: str | None = None) -> bool:
+def kill_stale_group(
+    pgid: int, marker: str | None = None, grace: float = STOP_GRACE_SECONDS
+) -> bool:
     """Kill a process group left behind by a crashed driver; True when something was killed.
 
     When `/proc` is available the group leader's environment must contain `marker`, so that a
@@ -394,16 +398,16 @@ def kill_stale_group(pgid: int, marker: str | None = None) -> bool:
         return False
     if marker is not None and not _leader_has_marker(pgid, marker):
         return False
-    _stop_group(pgid)
+    _stop_group(pgid, grace)
     return True
 
 
-def _stop_group(pgid: int) -> None:
-    """SIGTERM, a moment to exit, then SIGKILL for whatever is left of a group."""
+def _stop_group(pgid: int, grace: float = STOP_GRACE_SECONDS) -> None:
+    """SIGTERM, `grace` seconds to exit, then SIGKILL for whatever is left of a group."""
     kill_group(pgid, signal.SIGTERM)
-    wait_group_gone(pgid, 2.0)
+    wait_group_gone(pgid, grace)
     if kill_group(pgid, signal.SIGKILL):
-        wait_group_gone(pgid, 2.0)
+        wait_group_gone(pgid, STOP_GRACE_SECONDS)
 
 
 def _leader_has_marker(pgid: int, marker: str) -> bool:
@@ -433,7 +437,7 @@ def _any_member_has_marker(pgid: int, marker: str) -> bool:
     return False
 
 
-def kill_marked(markers: Sequence[str]) -> list[int]:
+def kill_marked(markers: Sequence[str], grace: float = STOP_GRACE_SECONDS) -> list[int]:
     """Kill the process groups of processes whose environment holds every `markers` entry.
 
     Closes the window between a child's spawn and the journal recording its group: a driver
@@ -444,7 +448,7 @@ def kill_marked(markers: Sequence[str]) -> list[int]:
         return []
     found = _marked_groups([m.encode() for m in markers])
     for pgid in found:
-        _stop_group(pgid)
+        _stop_group(pgid, grace)
     return sorted(found)
 
 

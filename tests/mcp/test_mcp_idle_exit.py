@@ -86,15 +86,16 @@ def repo(tmp_path: Path) -> Repo:
 async def test_an_idle_server_exits_by_itself(repo: Repo, tmp_path: Path) -> None:
     marker, log = uuid.uuid4().hex, tmp_path / "stderr.log"
     with log.open("w") as errlog:
-        async with connect(stdio_client(params(repo, marker, "--idle-exit", "2"), errlog)) as t:
+        # the shortest idle time the option takes (its polls every 0.25 s)
+        async with connect(stdio_client(params(repo, marker, "--idle-exit", "1"), errlog)) as t:
             await t.ok("job_list")
             answered = time.monotonic()
-            await anyio.sleep(1.0)
+            await anyio.sleep(0.5)
             assert server_pids(marker), "exited before its idle time"
             await gone_within(marker, START_BOUND)
-            assert time.monotonic() - answered >= 1.9  # the server timed from just before
+            assert time.monotonic() - answered >= 0.95  # the server timed from just before
     text = log.read_text()
-    assert "autoresearch mcp: no request for 2 s and no job running: exiting" in text
+    assert "autoresearch mcp: no request for 1 s and no job running: exiting" in text
     assert "Traceback" not in text
 
 
@@ -115,7 +116,7 @@ async def test_a_server_with_a_running_job_stays_then_exits(repo: Repo, tmp_path
                 "worker_busy (retryable): this server already has 1 live jobs "
                 "(--max-running-jobs 1); retry later"
             )
-            await anyio.sleep(4.0)  # four idle periods with no request: the job keeps it up
+            await anyio.sleep(2.5)  # 2.5 idle periods with no request: the job keeps it up
             assert server_pids(marker)
             gate.touch()  # the job ends; a second later the server does
             await gone_within(marker, START_BOUND)

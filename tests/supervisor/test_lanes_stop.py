@@ -133,7 +133,9 @@ def test_a_second_signal_interrupts_at_once_and_resume_saves_what_was_left(
     started = time.monotonic()
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=15)
-    assert time.monotonic() - started < 10  # not the 20 s kill grace
+    # not the 20 s kill grace, nor 2 s of SIGTERM grace per stubborn lane, one after another
+    # (3 lanes: 6 s, before)
+    assert time.monotonic() - started < 4
     assert proc.returncode == 130, err
     assert "autoresearch: interrupted" in err
     # the sessions live in process groups of their own: the driver stopped them before it

@@ -33,7 +33,7 @@ from autoresearch.supervisor.prepare import prepare  # noqa: E402
 from autoresearch.supervisor.ray_executor import RayExecutor  # noqa: E402
 from autoresearch.supervisor.step import step  # noqa: E402
 from helpers import GIT_ENV, cli, host_pid, make_repo, pid_alive, sandbox_text  # noqa: E402
-from ray_cluster import LocalCluster, actors_of, start_cluster, stop_boards  # noqa: E402
+from ray_cluster import LocalCluster, SharedCluster, actors_of, connected, stop_boards  # noqa: E402
 
 pytestmark = pytest.mark.ray
 T = TypeVar("T")
@@ -46,8 +46,8 @@ def agent(plan: str) -> AgentConfig:
 
 
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[LocalCluster]:
-    with start_cluster(extra_nodes={"node-b": {"node_b": 1}}) as c:
+def cluster(shared_cluster: SharedCluster) -> Iterator[LocalCluster]:
+    with connected(shared_cluster.get()) as c:
         yield c
 
 

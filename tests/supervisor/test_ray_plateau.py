@@ -14,15 +14,15 @@ pytest.importorskip("ray")
 
 from autoresearch.decide import stop_plateau
 from helpers import cli, make_repo
-from ray_cluster import LocalCluster, start_cluster
+from ray_cluster import LocalCluster, SharedCluster, connected
 
 pytestmark = pytest.mark.ray
 FLAT_AGENT = f"cmd:{sys.executable} {Path(__file__).parent / 'fakes/flat_agent.py'}"
 
 
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[LocalCluster]:
-    with start_cluster(extra_nodes={"node-b": {"node_b": 1}}) as c:
+def cluster(shared_cluster: SharedCluster) -> Iterator[LocalCluster]:
+    with connected(shared_cluster.get()) as c:
         yield c
 
 

@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("ray")
 
 from helpers import cli, make_repo
-from ray_cluster import LocalCluster, start_cluster
+from ray_cluster import LocalCluster, SharedCluster, connected
 
 pytestmark = pytest.mark.ray
 FAKE = Path(__file__).parent / "fakes/portfolio_agent.py"
@@ -22,8 +22,8 @@ BAD = f"cmd:{sys.executable} {FAKE} 0.0 0"
 
 
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[LocalCluster]:
-    with start_cluster(extra_nodes={}) as c:
+def cluster(shared_cluster: SharedCluster) -> Iterator[LocalCluster]:
+    with connected(shared_cluster.get()) as c:
         yield c
 
 

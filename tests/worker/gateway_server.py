@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from model_server import STOP_POLL
+
 
 @dataclass(frozen=True)
 class Step:
@@ -91,7 +93,9 @@ class Gateway:
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, args=(STOP_POLL,), daemon=True
+        )
 
     @property
     def url(self) -> str:

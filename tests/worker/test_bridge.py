@@ -20,7 +20,7 @@ from autoresearch.worker import bridge, translate
 from autoresearch.worker.bridge import Bridge
 from autoresearch.worker.gateway import Endpoint, GatewayConfig, Usage
 from autoresearch.worker.translate import StreamTranslator, to_chat, to_message
-from model_server import MODEL, Exchange, ModelServer, Reply, Tokens, ToolCall
+from model_server import MODEL, STOP_POLL, Exchange, ModelServer, Reply, Tokens, ToolCall
 
 TOOLS = [{"name": "Read", "description": "Read a file", "input_schema": {"type": "object"}}]
 
@@ -437,7 +437,9 @@ class BrokenStream:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, args=(STOP_POLL,), daemon=True
+        )
 
     def __enter__(self) -> str:
         self.thread.start()

@@ -33,6 +33,8 @@ HOST = "127.0.0.1"
 POLL_MS = 1500
 # A request that has not arrived whole by then is dropped: no client holds a thread forever.
 REQUEST_TIMEOUT_S = 10.0
+# How often the serving thread looks for `stop`: its shutdown waits up to one poll.
+STOP_POLL_S = 0.05
 # A read of the report is reused while the journal's files are unchanged, for at most this
 # long: reading it runs git for every kept diff (121 ms for 11 kept changes), and what no
 # journal write changes (a driver that died: "running, no driver") still shows within it.
@@ -287,7 +289,7 @@ def serve_report(load: Loader, port: int = 0, journal: Path | None = None) -> Se
         server = _Server(live, port)
     except OSError as exc:
         raise AutoresearchError(f"cannot serve on {HOST}:{port}: {exc.strerror}") from exc
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.25})
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": STOP_POLL_S})
     thread.daemon = True
     thread.start()
     return Serving(server, thread)

@@ -56,6 +56,7 @@ if TYPE_CHECKING:
 DEFAULT_MAX_REQUESTS = 2000  # per job: far above what max_turns allows, still a bound
 MAX_BODY_BYTES = 32 * 1024 * 1024
 AGENT = "claude"
+STOP_POLL_SECONDS = 0.05  # how often the serving thread looks for a shutdown
 
 
 # --- the server ------------------------------------------------------------------------------
@@ -117,7 +118,11 @@ class Bridge:
         self._upstream: Upstream | None = None
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        # its shutdown waits up to one poll: a job's end (and each bridge test) should not wait
+        # socketserver's default half second
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, args=(STOP_POLL_SECONDS,), daemon=True
+        )
 
     @property
     def url(self) -> str:
