@@ -58,11 +58,12 @@ def serve(
         run_id = resolve_run_id(root, run_id)
         load, what = partial(run_data, root, run_id), f"run {run_id}"
     serving = start(load, port, RepoPaths(root).journal)
-    say(f"serving the live report of {what} at {serving.url} (Ctrl-C to stop)")
-    if open_it:
-        webbrowser.open(serving.url)
     stopped = threading.Event()
+    # the handlers first: a script that reads the URL may signal the server at once
     with first_signal_stops(lambda _signal: stopped.set()):
+        say(f"serving the live report of {what} at {serving.url} (Ctrl-C to stop)")
+        if open_it:
+            webbrowser.open(serving.url)
         while not stopped.wait(_WAKE_S):
             pass
     serving.stop()
