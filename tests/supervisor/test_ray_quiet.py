@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -53,12 +55,16 @@ def _system_config(base: Path, address: str | None = None) -> dict[str, object]:
 
 
 @pytest.fixture
-def ray_base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A short folder for Ray's files (its socket paths must stay short), checked empty of
-    running Ray processes at the end."""
-    base = tmp_path_factory.mktemp("rq", numbered=True)
-    yield base
-    assert not ray_processes(base), "Ray processes left running"
+def ray_base() -> Iterator[Path]:
+    """A short folder for Ray's files, checked empty of running Ray processes at the end: its
+    socket paths must stay under 108 bytes, which pytest's own folders under an xdist worker
+    (`/tmp/pytest-of-…/pytest-N/popen-gwK/…`) can exceed."""
+    base = Path(tempfile.mkdtemp(prefix="ar-rq-", dir="/tmp"))
+    try:
+        yield base
+        assert not ray_processes(base), "Ray processes left running"
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def test_the_ray_a_run_starts_itself_reports_no_task_events_metrics_or_stats(
