@@ -422,7 +422,7 @@ class RayExecutor:
         self._offered_lock = threading.Lock()  # not `_lock`: no wait behind a bundle's making
         self._stopped = False
         if warm > 0:
-            self._warm_up(warm)
+            self.warm_up(warm)
 
     @property
     def slots(self) -> int:
@@ -596,7 +596,7 @@ class RayExecutor:
         if self._owns_ray:
             self._ray.shutdown()
 
-    def _warm_up(self, wanted: int) -> None:
+    def warm_up(self, wanted: int) -> None:
         """Start up to `wanted` warm actors on every node, and as many plain workers for the
         Ray tasks of asks an actor does not run (`warmable`), and wait (bounded) until they
         are ready: the workers' start-up is paid once, together, instead of by the first
@@ -756,10 +756,11 @@ def for_evaluation(evaluation: EvaluationSlots, address: str | None, lanes: int)
     reached or that offers no node with the evaluation's resources is refused here, before a
     run exists (a new run builds it before prepare, and measures its baseline through it)."""
     slots, resources = evaluation.slots, dict(evaluation.resources)
-    warm = tasks_per_node(lanes, slots)
-    executor = RayExecutor(address, slots, warm=warm, evaluation_resources=resources)
+    # warmed once checked: a refusal does not wait for every node's workers to start (~3 s)
+    executor = RayExecutor(address, slots, warm=0, evaluation_resources=resources)
     try:
         executor.check_resources(resources)
+        executor.warm_up(tasks_per_node(lanes, slots))
     except BaseException:
         executor.shutdown()
         raise
