@@ -15,8 +15,10 @@ from autoresearch.supervisor.prepare import prepare
 from helpers import QuietObserver, cli, make_repo, sandbox_text
 
 FAKE = Path(__file__).parent / "fakes/portfolio_agent.py"
-GOOD = f"cmd:{sys.executable} {FAKE} 1.0 0"
-BAD = f"cmd:{sys.executable} {FAKE} 0.0 0"
+# each session sleeps the same 0.2 s: a session's cost is its seconds, and without a floor
+# a loaded machine's start-up jitter (0.05–1 s) decided which agent looked cheaper
+GOOD = f"cmd:{sys.executable} {FAKE} 1.0 0.2"
+BAD = f"cmd:{sys.executable} {FAKE} 0.0 0.2"
 
 
 def portfolio() -> Portfolio:
