@@ -160,6 +160,34 @@ def test_deferred_backups_wait_for_the_driver_and_keep_the_throttle(repo: Repo) 
         assert journal.backup(throttled=True) is not None  # taken when asked again
 
 
+def test_a_skipped_backup_is_owed_until_the_driver_can_take_it(repo: Repo) -> None:
+    """Two lanes decided within a second: the second's backup is not due and skipped. The
+    lane driver, which asks every round, takes it once due, not at the next decision, which
+    may be a long session away."""
+    clock = HandClock()
+    with Journal.open(make_journal(repo), clock=clock) as journal:
+        journal.defer_backups()
+        taken = []
+        for now in (0.0, 0.5, 0.9, 1.6, 2.2):  # decisions at 0 and 0.5, then only rounds
+            clock.now = now
+            if now in (0.0, 0.5):
+                journal.backup(throttled=True)
+            taken.append(journal.take_deferred_backup() is not None)
+    assert taken == [True, False, False, True, False]
+
+
+def test_an_interrupted_run_takes_the_backup_it_owes_at_once(repo: Repo) -> None:
+    """A decision half a second after a backup is skipped; a first Ctrl-C then takes it,
+    whatever the throttle, and none when nothing is owed."""
+    clock = HandClock()
+    with Journal.open(make_journal(repo), clock=clock) as journal:
+        first = journal.backup(throttled=True)
+        clock.now = 0.5
+        skipped = journal.backup(throttled=True)
+        owed = [journal.backup_owed() is not None for _ in range(2)]
+    assert (first is not None, skipped, owed) == (True, None, [True, False])
+
+
 def test_a_backup_is_whole_and_synced_once_before_it_takes_its_name(repo: Repo) -> None:
     """The backup's temporary file goes without SQLite's syncs (8 fdatasyncs a backup on a
     loaded disk): it is synced once, whole and checked, then renamed into place."""

@@ -70,6 +70,10 @@ class Journal:
         self._throttle = BackupThrottle()
         # None: throttled backups are taken when asked; else whether one was asked meanwhile
         self._deferred: bool | None = None
+        # a throttled backup was asked for and skipped (not due): the lane driver takes it once
+        # due (`take_deferred_backup`, every round) instead of at the next decision, which may
+        # be a long session away
+        self._owed = False
         self._busy_timeout = busy_timeout
         self._in_tx = False
         self._read_only = False  # opened by `open_to_read`: a write is a bug, refused
@@ -168,9 +172,15 @@ class Journal:
         backups are taken when asked again, one asked meanwhile is dropped (it was optional)."""
         self._deferred = False if on else None
 
+    def backup_owed(self) -> Path | None:
+        """The throttled backup skipped since the last one, taken now whatever the throttle
+        (a run interrupted leaves every decision in a backup), or None: none is owed."""
+        return self.backup() if self._owed else None
+
     def take_deferred_backup(self) -> Path | None:
-        """The throttled backup asked for since the last call, if any."""
-        if not self._deferred:
+        """The throttled backup asked for since the last call, or one skipped earlier and due
+        now, if any."""
+        if not self._deferred and not self._owed:
             return None
         self._deferred = None
         try:
@@ -242,6 +252,7 @@ class Journal:
             return None
         now = self._clock.monotonic()
         if throttled and not self._throttle.due(now):
+            self._owed = True
             return None
         self._check_same_file()
         with self._guard():
@@ -255,6 +266,7 @@ class Journal:
                 raise JournalError(f"cannot back up journal {self.path}: {exc}") from exc
         ended = self._clock.monotonic()
         self._throttle = BackupThrottle(ended, ended - now)
+        self._owed = False
         return made
 
     @property

@@ -326,6 +326,7 @@ class Driver:
         while True:
             if self.signal.reason is not None:
                 layout.interrupted()
+                self.h.journal.backup_owed()  # what was decided since the last one
                 return self._outcome(True)
             layout.advance()
             self.h.refresh()
