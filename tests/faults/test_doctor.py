@@ -129,3 +129,26 @@ def test_a_restore_keeps_the_candidates_discarded_after_its_backup(
     assert cli(*more, "--max-iterations", "3", cwd=repo.root, env=other).returncode == 0
     again = git(repo.root, "rev-parse", f"{DISCARDED}/3").strip()
     assert (git(repo.root, "rev-parse", aside[0]).strip(), again != lost) == (lost, True)
+
+
+def test_a_second_restore_in_the_same_second_keeps_the_first_journal_it_replaced(
+    tmp_path: Path,
+) -> None:
+    """Each replaced journal gets a name of its own: a restore of the same second numbers its
+    own instead of overwriting the first (which may be the only copy of what it took out)."""
+    from autoresearch.supervisor.doctor import aside_name
+
+    journal = tmp_path / "journal.sqlite3"
+    names = []
+    for _ in range(3):
+        aside = aside_name(journal, "20261207T040000Z")
+        aside.write_text("replaced")
+        names.append(aside.name)
+    (tmp_path / "journal.sqlite3.replaced-20261207T040000Z.4-wal").write_text("")
+    names.append(aside_name(journal, "20261207T040000Z").name)
+    assert names == [
+        "journal.sqlite3.replaced-20261207T040000Z",
+        "journal.sqlite3.replaced-20261207T040000Z.2",
+        "journal.sqlite3.replaced-20261207T040000Z.3",
+        "journal.sqlite3.replaced-20261207T040000Z.5",
+    ]

@@ -304,7 +304,7 @@ def restore(repo_root: Path, source: Path | None = None, force: bool = False) ->
     if chosen.problem is not None:
         raise RefusedError(f"backup {chosen.path} is unusable: {chosen.problem}")
     stamp = dt.datetime.now(tz=dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    aside = repo.journal.with_name(f"{repo.journal.name}.replaced-{stamp}")
+    aside = aside_name(repo.journal, stamp)
     existed = repo.journal.exists()
     integrity.restore(repo.journal, chosen.path, aside)
     if chosen.identity is not None:
@@ -316,6 +316,18 @@ def restore(repo_root: Path, source: Path | None = None, force: bool = False) ->
         _rebuild(repo),
         _set_aside_lost_discards(repo, stamp),
     )
+
+
+def aside_name(journal: Path, stamp: str) -> Path:
+    """Where the journal a restore replaces goes: `<journal>.replaced-<stamp>`, numbered when
+    a restore of the same second already put one there (never overwritten: it may be the
+    only copy of what the restore took out)."""
+    base = journal.with_name(f"{journal.name}.replaced-{stamp}")
+    aside, number = base, 1
+    while any(aside.with_name(aside.name + end).exists() for end in ("", "-wal", "-shm")):
+        number += 1
+        aside = base.with_name(f"{base.name}.{number}")
+    return aside
 
 
 def _set_aside_lost_discards(repo: RepoPaths, stamp: str) -> tuple[str, ...]:
