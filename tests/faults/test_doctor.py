@@ -120,10 +120,15 @@ def test_a_restore_keeps_the_candidates_discarded_after_its_backup(
     more = ["continue", "missions-demo-r1", *agent]
     assert cli(*more, "--max-iterations", "4", cwd=repo.root, env=every_worse).returncode == 0
     lost = git(repo.root, "rev-parse", f"{DISCARDED}/3").strip()
+    elites = "refs/autoresearch/missions-demo-r1/elite"  # as a frontier run keeps them
+    for number in (0, 4):  # the baseline's, which the backup holds, and one it does not
+        git(repo.root, "update-ref", f"{elites}/{number}", lost)
 
     _code, report = doctor(repo.root, "--restore", "--from", str(early), "--force")
-    aside = report["restored"]["discards_set_aside"]
-    assert [ref.split("/")[-1].split("-before-restore-")[0] for ref in aside] == ["3", "4"]
+    aside = report["restored"]["refs_set_aside"]
+    named = [ref.removeprefix("refs/autoresearch/missions-demo-r1/") for ref in aside]
+    assert [ref.split("-before-restore-")[0] for ref in named] == [
+        "discarded/3", "discarded/4", "elite/4"]  # fmt: skip
     # another candidate 3 (a git commit of the same change in the same second is the same)
     other = {"FAKE_PLAN": "worse,worse,eval:fail"}
     assert cli(*more, "--max-iterations", "3", cwd=repo.root, env=other).returncode == 0

@@ -64,8 +64,8 @@ def doctor(
                 f"restored the journal from {restored['restored_from']} (taken "
                 f"{restored['taken_at']})" + (f"; the old one is at {aside}" if aside else "")
             )
-            for ref in cast("list[str]", restored["discards_set_aside"]):
-                say(f"kept a candidate discarded after the backup as {ref}")
+            for ref in cast("list[str]", restored["refs_set_aside"]):
+                say(f"kept the ref of an iteration after the backup as {ref}")
         for lock in cleared:
             say(f"removed stale git lock {lock}")
         for finding in report.findings:

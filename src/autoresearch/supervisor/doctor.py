@@ -261,10 +261,10 @@ class RestoreOutcome:
     # worktrees of unfinished runs checked out again from their branches (`rm -rf
     # .autoresearch` takes them with the journal): `resume` needs them
     worktrees: tuple[Path, ...] = ()
-    # refs of candidates discarded at iterations the restored journal never saw, under their
-    # new names: a resumed run numbers its iterations from there again, and its discards
-    # would take the old names over (the candidates they kept would be lost to `git gc`)
-    discards_set_aside: tuple[str, ...] = ()
+    # refs of iterations the restored journal never saw (discarded candidates, a frontier's
+    # elites), under their new names: a resumed run numbers its iterations from there again,
+    # and would take the old names over (what they kept would be lost to `git gc`)
+    refs_set_aside: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
         return json_shape(self)
@@ -314,7 +314,7 @@ def restore(repo_root: Path, source: Path | None = None, force: bool = False) ->
         aside if existed else None,
         _when(chosen.modified_at),
         _rebuild(repo),
-        _set_aside_lost_discards(repo, stamp),
+        _set_aside_refs_of_lost_iterations(repo, stamp),
     )
 
 
@@ -330,17 +330,18 @@ def aside_name(journal: Path, stamp: str) -> Path:
     return aside
 
 
-def _set_aside_lost_discards(repo: RepoPaths, stamp: str) -> tuple[str, ...]:
-    """Rename `discarded/<n>` to `discarded/<n>-before-restore-<stamp>` where the restored
-    journal holds no iteration n of that run (`clean` still removes them with the rest)."""
+def _set_aside_refs_of_lost_iterations(repo: RepoPaths, stamp: str) -> tuple[str, ...]:
+    """Rename `discarded/<n>` and `elite/<n>` to `…/<n>-before-restore-<stamp>` where the
+    restored journal holds no iteration n of that run (`clean` still removes them with the
+    rest): the resumed run's own iteration n would write over them."""
     renames: dict[str, tuple[str, str]] = {}
     with open_journal(repo.repo_root) as journal:
         for run in runs.list_runs(journal):
-            found = git.ref_targets(repo.repo_root, refs.discarded_prefix(run.run_id))
-            for ref, target in found.items():
-                number = ref.removeprefix(refs.discarded_prefix(run.run_id))
-                if number.isdigit() and _lost(journal, run.run_id, int(number)):
-                    renames[ref] = (f"{ref}-before-restore-{stamp}", target)
+            for prefix in (refs.discarded_prefix(run.run_id), refs.elite_prefix(run.run_id)):
+                for ref, target in git.ref_targets(repo.repo_root, prefix).items():
+                    number = ref.removeprefix(prefix)
+                    if number.isdigit() and _lost(journal, run.run_id, int(number)):
+                        renames[ref] = (f"{ref}-before-restore-{stamp}", target)
     git.rename_refs(repo.repo_root, renames)
     return tuple(new for new, _ in renames.values())
 

@@ -29,10 +29,14 @@ def kept(run_id: str) -> str:
     return f"{prefix(run_id)}kept"
 
 
+def elite_prefix(run_id: str) -> str:
+    return f"{prefix(run_id)}elite/"
+
+
 def elite(run_id: str, iteration: int) -> str:
     """An elite of a frontier run, by the iteration that kept it: its whole lineage (its
     parents are elites, its ancestors in git) stays reachable through it."""
-    return f"{prefix(run_id)}elite/{iteration}"
+    return f"{elite_prefix(run_id)}{iteration}"
 
 
 def keep_elite(repo: Path, run_id: str, iteration: int, commit: str) -> None:
