@@ -215,6 +215,8 @@ def test_a_node_lost_mid_session_is_lost_once_leaves_nothing_running_and_retries
             future.result(timeout=60)
     finally:
         doomed.shutdown()
+        if "doomed" in cluster.nodes:  # failed before the loss: the shared cluster's next
+            cluster.remove_node("doomed")  # modules must not inherit the node
     # the agent of the dead node does not outlive it (the task's watcher stopped it)
     wait_for(lambda: not pid_alive(agent_pid))
     # nothing half came back: the run's worktree and artifact are as they were

@@ -18,6 +18,7 @@ gives it the same (docs/supervisor.md).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from types import ModuleType
 from typing import Final
@@ -38,6 +39,11 @@ def start_local(ray: ModuleType, options: Mapping[str, object]) -> None:
     """Start Ray on this machine quiet, or join the Ray that Ray's own rules find for no
     address (RAY_ADDRESS, the latest `ray start` here) as it is: Ray refuses a system config
     for a cluster it joins, and says so before it connects."""
+    if os.environ.get("RAY_ADDRESS", "").strip():
+        # a cluster is named: joined as it is (a `ray://` client's server would refuse the
+        # settings with a ConnectionError, not the ValueError below)
+        ray.init(**options)
+        return
     try:
         ray.init(**options, _system_config=dict(QUIET_SYSTEM_CONFIG))
     except ValueError as exc:
