@@ -45,8 +45,10 @@ def run_round(label: str, src: Path, quick: bool) -> Round:
     load = os.getloadavg()[0]
     done = subprocess.run(
         [*argv, *(["--quick"] if quick else [])],
-        env=env, capture_output=True, text=True, check=True,
+        env=env, capture_output=True, text=True, check=False,
     )  # fmt: skip
+    if done.returncode != 0:  # say why: the tree's own error, not only an exit status
+        sys.exit(f"the overhead section on {src} failed:\n{done.stderr[-3000:]}")
     rows = json.loads(done.stdout.splitlines()[-1])
     return Round(
         label,
@@ -79,8 +81,18 @@ def run(references: Sequence[Path], rounds: int, quick: bool) -> None:
     import autoresearch
 
     trees = [("this tree", Path(autoresearch.__file__).parent.parent)]
-    trees += [(f"ref {src.parent.name or src}", src) for src in references]
+    # a reference by its folder's name, or its whole path where two share a name
+    names = [src.parent.name for src in references]
+    trees += [
+        (f"ref {name if names.count(name) == 1 and name else src}", src)
+        for name, src in zip(names, references, strict=True)
+    ]
     for _, src in trees:  # start-up is not what is timed: compiled as an install has them
         compileall.compile_dir(src / "autoresearch", quiet=2)
-    done = [run_round(label, src, quick) for _ in range(rounds) for label, src in trees]
+    # each round turns the order (A B, B A, ...): no tree always runs first after a pause
+    done = [
+        run_round(label, src, quick)
+        for turn in range(rounds)
+        for label, src in trees[turn % len(trees) :] + trees[: turn % len(trees)]
+    ]
     print_rows(done, [label for label, _ in trees])
