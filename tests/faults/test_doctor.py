@@ -157,3 +157,32 @@ def test_a_second_restore_in_the_same_second_keeps_the_first_journal_it_replaced
         "journal.sqlite3.replaced-20261207T040000Z.3",
         "journal.sqlite3.replaced-20261207T040000Z.5",
     ]
+
+
+def test_a_restore_killed_after_setting_refs_aside_is_finished_by_the_next(
+    repo: Repo, mission_dir: Path, tmp_path: Path
+) -> None:
+    """The refs go aside before the journal is swapped: killed in between, the journal is
+    as it was, the refs set aside still name their candidates, and the next restore
+    finishes with nothing more to set aside."""
+    agent = ["--agent", f"cmd:{sys.executable} {CMD_AGENT}", "--sandbox", "none"]
+    every_worse = {"FAKE_PLAN": "worse"}
+    start = ["run", "missions/demo", "--run-tag", "r1", "--max-iterations", "2", *agent]
+    assert cli(*start, cwd=repo.root, env=every_worse).returncode == 0
+    early = tmp_path / "early.sqlite3"
+    shutil.copy(journal_backup(RepoPaths(repo.root).journal, 1), early)
+    more = ["continue", "missions-demo-r1", *agent, "--max-iterations", "3"]
+    assert cli(*more, cwd=repo.root, env=every_worse).returncode == 0
+    lost = git(repo.root, "rev-parse", f"{DISCARDED}/3").strip()
+    restore = ["--repo", str(repo.root), "doctor", "--restore", "--from", str(early), "--force"]
+
+    killed = cli(
+        *restore, cwd=repo.root, env={"AUTORESEARCH_FAILPOINTS": "doctor.after_refs_set_aside"}
+    )
+    left = git(repo.root, "for-each-ref", "--format=%(refname) %(objectname)", DISCARDED)
+    shown = json.loads(cli("status", "missions-demo-r1", "--json", cwd=repo.root).stdout)
+    _code, report = doctor(repo.root, "--restore", "--from", str(early), "--force")
+    assert killed.returncode == -9, killed.stderr
+    assert [line.split()[1] for line in left.splitlines() if "/3-before-restore-" in line] == [lost]
+    assert f"{DISCARDED}/3 " not in left and shown["iteration"] == 3
+    assert report["restored"]["refs_set_aside"] == []

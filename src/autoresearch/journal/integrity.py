@@ -316,6 +316,20 @@ def inspect_backup(path: Path, generation: int, journal: Path, expected: str | N
     return BackupInfo(path, generation, problem, identity, info.st_size, info.st_mtime)
 
 
+def recorded_iterations(path: Path) -> dict[str, set[int]]:
+    """The iterations a journal file (a backup about to be restored) holds, by run, read
+    without writing to it."""
+    conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+    try:
+        known = conn.execute("SELECT run_id FROM runs")
+        found: dict[str, set[int]] = {row[0]: set() for row in known}
+        for run_id, iteration in conn.execute("SELECT run_id, iteration FROM iterations"):
+            found.setdefault(run_id, set()).add(int(iteration))
+    finally:
+        conn.close()
+    return found
+
+
 def _seal_problem(conn: sqlite3.Connection, journal: Path) -> str | None:
     """A backup taken after someone rewrote the journal is no way back: its seals say so."""
     if not seal_key(journal).is_file():

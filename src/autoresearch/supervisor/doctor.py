@@ -17,11 +17,11 @@ from enum import StrEnum
 from pathlib import Path
 from typing import cast
 
-from autoresearch import git
+from autoresearch import failpoints, git
 from autoresearch.errors import AutoresearchError, JournalError, NotFoundError, RefusedError
 from autoresearch.fsutil import private_dir
 from autoresearch.journal import integrity, runs
-from autoresearch.journal.db import Journal, open_journal
+from autoresearch.journal.db import open_journal
 from autoresearch.jsonshape import json_field, json_shape
 from autoresearch.paths import LANES_DIR, RUNS_DIR, RepoPaths
 from autoresearch.states import Phase, RunStatus
@@ -306,16 +306,16 @@ def restore(repo_root: Path, source: Path | None = None, force: bool = False) ->
     stamp = dt.datetime.now(tz=dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     aside = aside_name(repo.journal, stamp)
     existed = repo.journal.exists()
+    # the refs first: killed in between, the journal is as it was and the refs set aside
+    # still name their commits; the other way round, they would keep names a resumed run
+    # takes over
+    set_aside = _set_aside_refs_of_lost_iterations(repo, chosen.path, stamp)
+    failpoints.hit("doctor.after_refs_set_aside")
     integrity.restore(repo.journal, chosen.path, aside)
     if chosen.identity is not None:
         integrity.write_marker(repo.journal, chosen.identity.journal_id)
-    return RestoreOutcome(
-        chosen.path,
-        aside if existed else None,
-        _when(chosen.modified_at),
-        _rebuild(repo),
-        _set_aside_refs_of_lost_iterations(repo, stamp),
-    )
+    moved = aside if existed else None
+    return RestoreOutcome(chosen.path, moved, _when(chosen.modified_at), _rebuild(repo), set_aside)
 
 
 def aside_name(journal: Path, stamp: str) -> Path:
@@ -330,24 +330,21 @@ def aside_name(journal: Path, stamp: str) -> Path:
     return aside
 
 
-def _set_aside_refs_of_lost_iterations(repo: RepoPaths, stamp: str) -> tuple[str, ...]:
+def _set_aside_refs_of_lost_iterations(
+    repo: RepoPaths, backup: Path, stamp: str
+) -> tuple[str, ...]:
     """Rename `discarded/<n>` and `elite/<n>` to `…/<n>-before-restore-<stamp>` where the
-    restored journal holds no iteration n of that run (`clean` still removes them with the
-    rest): the resumed run's own iteration n would write over them."""
+    `backup` about to be restored holds no iteration n of that run (`clean` still removes
+    them with the rest): the resumed run's own iteration n would write over them."""
     renames: dict[str, tuple[str, str]] = {}
-    with open_journal(repo.repo_root) as journal:
-        for run in runs.list_runs(journal):
-            for prefix in (refs.discarded_prefix(run.run_id), refs.elite_prefix(run.run_id)):
-                for ref, target in git.ref_targets(repo.repo_root, prefix).items():
-                    number = ref.removeprefix(prefix)
-                    if number.isdigit() and _lost(journal, run.run_id, int(number)):
-                        renames[ref] = (f"{ref}-before-restore-{stamp}", target)
+    for run_id, held in integrity.recorded_iterations(backup).items():
+        for prefix in (refs.discarded_prefix(run_id), refs.elite_prefix(run_id)):
+            for ref, target in git.ref_targets(repo.repo_root, prefix).items():
+                number = ref.removeprefix(prefix)
+                if number.isdigit() and int(number) not in held:
+                    renames[ref] = (f"{ref}-before-restore-{stamp}", target)
     git.rename_refs(repo.repo_root, renames)
     return tuple(new for new, _ in renames.values())
-
-
-def _lost(journal: Journal, run_id: str, iteration: int) -> bool:
-    return runs.get_iteration(journal, run_id, iteration) is None
 
 
 def _rebuild(repo: RepoPaths) -> tuple[Path, ...]:
