@@ -958,7 +958,10 @@ def fetch_bundle(cwd: Path, path: Path, ref: str) -> str:
     written only once all of that passed (a separate `git bundle verify` read the pack twice)."""
     head = bundle_head(path)
     refspec = f"+{head.ref}:{ref}"  # the fetch points `ref` at the head (one git call less)
-    _run(cwd, ["fetch", "-q", "--no-tags", "--no-write-fetch-head", str(path), refspec])
+    # a repack that `gc --auto` starts runs inside this fetch, not detached beside the next
+    # one (whose view of the packs it would make stale: see remote._LANDING)
+    fetch = ["-c", "gc.autoDetach=false", "fetch", "-q", "--no-tags", "--no-write-fetch-head"]
+    _run(cwd, [*fetch, str(path), refspec])
     return head.sha
 
 
