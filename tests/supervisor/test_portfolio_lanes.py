@@ -18,8 +18,9 @@ from autoresearch.supervisor.portfolio import (
 from helpers import cli, make_repo, sandbox_text
 
 FAKE = Path(__file__).parent / "fakes/portfolio_agent.py"
-GOOD = f"cmd:{sys.executable} {FAKE} 1.0 0"
-BAD = f"cmd:{sys.executable} {FAKE} 0.0 0"
+# the same 0.2 s a session: a session's cost is its seconds (tests/supervisor/test_portfolio.py)
+GOOD = f"cmd:{sys.executable} {FAKE} 1.0 0.2"
+BAD = f"cmd:{sys.executable} {FAKE} 0.0 0.2"
 
 
 def test_sessions_in_flight_count_as_tried_at_their_agents_mean() -> None:

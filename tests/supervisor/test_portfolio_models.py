@@ -28,7 +28,9 @@ from autoresearch.supervisor.portfolio import (
 from helpers import cli, make_repo, sandbox_text
 
 FAKE = Path(__file__).parent / "fakes/portfolio_agent.py"
-AGENT = f"cmd:{sys.executable} {FAKE} 0.5 0"  # its model decides: strong keeps, weak not
+# its model decides: strong keeps, weak not; each session sleeps the same 0.2 s, so that a
+# loaded machine's start-up jitter does not decide which model looks cheaper (cost: seconds)
+AGENT = f"cmd:{sys.executable} {FAKE} 0.5 0.2"
 WEAK, STRONG = (member_name(AGENT, model) for model in ("weak", "strong"))
 PAIRED = ("--agent", AGENT, "--model", "weak", "--agent", AGENT, "--model", "strong")
 
