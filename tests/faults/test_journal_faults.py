@@ -176,6 +176,23 @@ def test_a_skipped_backup_is_owed_until_the_driver_can_take_it(repo: Repo) -> No
     assert taken == [True, False, False, True, False]
 
 
+def test_taking_an_owed_backup_leaves_a_journal_that_does_not_defer_as_it_was(
+    repo: Repo,
+) -> None:
+    """An owed backup taken outside the lane driver's deferral does not switch the journal
+    into deferring: its next throttled backup, once due, is taken when asked."""
+    clock = HandClock()
+    with Journal.open(make_journal(repo), clock=clock) as journal:
+        journal.backup(throttled=True)
+        clock.now = 0.5
+        journal.backup(throttled=True)  # skipped: owed
+        clock.now = 1.6
+        owed = journal.take_deferred_backup()
+        clock.now = 3.0
+        asked = journal.backup(throttled=True)
+    assert (owed is not None, asked is not None) == (True, True)
+
+
 def test_an_interrupted_run_takes_the_backup_it_owes_at_once(repo: Repo) -> None:
     """A decision half a second after a backup is skipped; a first Ctrl-C then takes it,
     whatever the throttle, and none when nothing is owed."""

@@ -182,11 +182,11 @@ class Journal:
         now, if any."""
         if not self._deferred and not self._owed:
             return None
-        self._deferred = None
+        deferring, self._deferred = self._deferred is not None, None
         try:
             return self.backup(throttled=True)
         finally:
-            self._deferred = False
+            self._deferred = False if deferring else None  # the mode it was in, kept
 
     def _mark(self, expected: str | None) -> None:
         """Name this journal in its markers (the outside one too, for a journal made before)."""
