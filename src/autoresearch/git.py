@@ -274,8 +274,7 @@ def keep_reachable(repo: Path, ref: str, commit: str) -> None:
 
 def refs_under(cwd: Path, prefix: str) -> list[str]:
     """Full names of the refs below `prefix` (e.g. `refs/autoresearch/<run>/`)."""
-    done = _run(cwd, ["for-each-ref", "--format=%(refname)", prefix])
-    return [line for line in _text(done).splitlines() if line]
+    return list(ref_targets(cwd, prefix))
 
 
 def ref_targets(cwd: Path, prefix: str) -> dict[str, str]:

@@ -19,9 +19,8 @@ import os
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from autoresearch.clock import SYSTEM_CLOCK, Clock, utc_now_iso
 from autoresearch.errors import AutoresearchError, DiskFullError, JournalError
@@ -39,8 +38,9 @@ BACKUP_SHARE_INVERSE = 9.0
 BACKUP_MIN_INTERVAL = 1.0
 
 
-@dataclass(frozen=True)
-class BackupThrottle:
+# a NamedTuple: every command that opens a journal imports it, and a frozen dataclass
+# compiles its methods at import
+class BackupThrottle(NamedTuple):
     """When the last backup of this process ended and how long it took (None: none yet)."""
 
     ended: float | None = None

@@ -10,7 +10,7 @@ import json
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from autoresearch.clock import seconds_between, utc_now_iso
 from autoresearch.contracts.evaluator_spec import EvaluatorSpec
@@ -338,8 +338,8 @@ def first_measured_tree(journal: Journal, run_id: str, tree: str) -> int | None:
     return None if row is None or row[0] is None else int(row[0])
 
 
-@dataclass(frozen=True)
-class TriedCandidate:
+# a NamedTuple: `status` imports this module, and a frozen dataclass compiles its methods
+class TriedCandidate(NamedTuple):
     """A measured iteration as the instructions list it (`measured_iterations`)."""
 
     iteration: int
