@@ -366,7 +366,7 @@ def unpack_sealed(copy: SealedCopy, target: Path) -> Path:
 # the packs it saw when it started, and git does not look again for a ref's object then.
 # A lane's fetch that started before another lane's pack landed, then found a worktree
 # already moved into that pack (a reading started ahead), failed with "bad object
-# worktrees/0/HEAD" (1 run in ~5 of tests/supervisor/test_ray_search.py on two nodes).
+# worktrees/0/HEAD" (2 of 8 runs of tests/supervisor/test_ray_search.py on two nodes).
 _LANDING = threading.Lock()
 
 
