@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -124,3 +125,44 @@ def test_the_head_read_from_the_header_is_the_one_git_lists(tmp_path: Path, sour
     listed = source.git("bundle", "list-heads", str(bundle)).splitlines()
     head = git.bundle_head(bundle)
     assert listed == [f"{head.sha} {head.ref}"] and head.sha == tip
+
+
+def test_a_fetch_beside_a_worktree_being_added_never_sees_its_placeholder_head(
+    tmp_path: Path, source: Repo
+) -> None:
+    """`git worktree add` writes the new worktree's HEAD as the null object id before it
+    checks anything out, and a fetch beside it checks connectivity against every worktree's
+    HEAD: "fatal: bad object worktrees/0/HEAD" (a Ray driver landing one lane's session while
+    it started a reading ahead for another). Without the lock, 13 of 59 fetches failed so."""
+    base = source.git("rev-parse", "HEAD")
+    target = make_repo(tmp_path / "target")
+    bundles = []
+    previous = base
+    for i in range(40):
+        tip = edit_and_commit(source.root, {"value.txt": f"{i}\n"})
+        bundles.append((tmp_path / f"{i}.bundle", tip))
+        assert git.create_bundle(source.root, bundles[-1][0], tip, exclude=[previous])
+        previous = tip
+    git.fetch_bundle(target.root, _bundle_of(tmp_path, source, base), "refs/test/base")
+    done = threading.Event()
+    tree = tmp_path / "ahead" / "0"
+
+    def churn() -> None:
+        while not done.is_set():
+            git.worktree_add_detached(target.root, tree, base)
+            git.worktree_remove(target.root, tree)
+
+    worker = threading.Thread(target=churn)
+    worker.start()
+    try:
+        for i, (bundle, tip) in enumerate(bundles):
+            assert git.fetch_bundle(target.root, bundle, f"refs/test/{i}") == tip
+    finally:
+        done.set()
+        worker.join()
+
+
+def _bundle_of(tmp_path: Path, source: Repo, commit: str) -> Path:
+    bundle = tmp_path / "whole.bundle"
+    assert git.create_bundle(source.root, bundle, commit)
+    return bundle

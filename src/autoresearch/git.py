@@ -8,12 +8,13 @@ values; paths are read NUL-separated.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import re
 import shutil
 import tempfile
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -438,17 +439,50 @@ def worktree_add(repo: Path, path: Path, branch: str, start: str, replace: bool 
     """Create `branch` at `start` and check it out in a new worktree at `path`; with `replace`,
     a branch of that name that no worktree has checked out is moved to `start` instead."""
     flag = "-B" if replace else "-b"
-    _run(repo, ["worktree", "add", "-q", flag, branch, str(path), start], umask=child_umask(path))
+    _add_worktree(repo, path, [flag, branch, str(path), start])
 
 
 def worktree_add_existing(repo: Path, path: Path, branch: str) -> None:
     """Check an existing branch out in a new worktree at `path`."""
-    _run(repo, ["worktree", "add", "-q", str(path), branch], umask=child_umask(path))
+    _add_worktree(repo, path, [str(path), branch])
 
 
 def worktree_add_detached(repo: Path, path: Path, commit: str) -> None:
     """A scratch worktree at `path` with `commit` checked out on no branch."""
-    _run(repo, ["worktree", "add", "-q", "--detach", str(path), commit], umask=child_umask(path))
+    _add_worktree(repo, path, ["--detach", str(path), commit])
+
+
+def _add_worktree(repo: Path, path: Path, args: list[str]) -> None:
+    with _worktrees_still(repo):
+        _run(repo, ["worktree", "add", "-q", *args], umask=child_umask(path))
+
+
+# `git worktree add` writes the new worktree's HEAD as the null object id before it checks
+# anything out, and a fetch checks the commits it brings against every worktree's HEAD: a
+# fetch beside an add fails with "fatal: bad object worktrees/<name>/HEAD" (git 2.39; a Ray
+# driver landing one lane's session while it starts a reading ahead for another). Adds and
+# fetches take this lock in the shared git directory, so threads of one driver and other
+# processes wait for each other alike; the kernel drops it when its holder dies. The file
+# is made as git makes its own there (by the umask): a repository may be shared.
+WORKTREES_LOCK = "autoresearch-worktrees.lock"
+
+
+@contextlib.contextmanager
+def _worktrees_still(cwd: Path) -> Iterator[None]:
+    """Hold the repository's worktree lock (`WORKTREES_LOCK`) for the block."""
+    fd = os.open(_common_dir(cwd) / WORKTREES_LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing drops the lock
+
+
+def _common_dir(cwd: Path) -> Path:
+    """The shared git directory of the worktree or bare repository at `cwd`."""
+    if (cwd / "HEAD").is_file() and (cwd / "objects").is_dir():
+        return cwd  # a bare repository (a node's cache): no process
+    return git_dirs(cwd)[1]
 
 
 def checkout_detached(cwd: Path, commit: str) -> None:
@@ -957,10 +991,11 @@ def fetch_bundle(cwd: Path, path: Path, ref: str) -> str:
     written only once all of that passed (a separate `git bundle verify` read the pack twice)."""
     head = bundle_head(path)
     refspec = f"+{head.ref}:{ref}"  # the fetch points `ref` at the head (one git call less)
-    # a repack that `gc --auto` starts runs inside this fetch, not detached beside the next
-    # one (whose view of the packs it would make stale: see remote._LANDING)
+    # a repack that `gc --auto` starts runs inside this fetch, under its lock, not detached
+    # beside the next fetch
     fetch = ["-c", "gc.autoDetach=false", "fetch", "-q", "--no-tags", "--no-write-fetch-head"]
-    _run(cwd, [*fetch, str(path), refspec])
+    with _worktrees_still(cwd):
+        _run(cwd, [*fetch, str(path), refspec])
     return head.sha
 
 

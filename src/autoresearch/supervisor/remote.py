@@ -27,7 +27,6 @@ import socket
 import sys
 import tarfile
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -361,15 +360,6 @@ def unpack_sealed(copy: SealedCopy, target: Path) -> Path:
 # --- the driver's side of the wire --------------------------------------------------------
 
 
-# One bundle fetch at a time into the driver's repository (its lanes land in threads): a
-# fetch checks the new commits against every ref, other worktrees' HEADs included, with
-# the packs it saw when it started, and git does not look again for a ref's object then.
-# A lane's fetch that started before another lane's pack landed, then found a worktree
-# already moved into that pack (a reading started ahead), failed with "bad object
-# worktrees/0/HEAD" (2 of 8 runs of tests/supervisor/test_ray_search.py on two nodes).
-_LANDING = threading.Lock()
-
-
 def land_session(task: AgentTask, outcome: SessionOutcome) -> AgentOutcome:
     """Rule 5 of executor.py: the session's commits on the lane branch in the lane's worktree
     (or HEAD detached there, as the session left it), the uncommitted rest as a patch at
@@ -381,8 +371,7 @@ def land_session(task: AgentTask, outcome: SessionOutcome) -> AgentOutcome:
             path = Path(tmp) / "session.bundle"
             path.write_bytes(outcome.bundle)
             incoming = f"{refs.prefix(task.run_id)}incoming/{task.lane}"
-            with _LANDING:
-                fetched = git.fetch_bundle(worktree, path, incoming)
+            fetched = git.fetch_bundle(worktree, path, incoming)
     # the head just fetched is here: asking git again was one process per session
     known = outcome.head == fetched or (outcome.head and git.has_commit(worktree, outcome.head))
     head = outcome.head if known else None
