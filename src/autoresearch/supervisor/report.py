@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from autoresearch.journal.runs import RunTotals
+from autoresearch.journal.totals import RunTotals
 from autoresearch.journal.views import NOT_RUN, format_score
 from autoresearch.redact import current
 from autoresearch.states import DecisionKind, RunStatus

@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import cast
 
-from autoresearch.journal.runs import IterationRecord, RunTotals
+from autoresearch.journal.runs import IterationRecord
+from autoresearch.journal.totals import RunTotals
 from autoresearch.journal.views import RunManifest, ledger_entry
 from autoresearch.jsonshape import is_none, json_field, json_shape
 from autoresearch.noise import Interval
