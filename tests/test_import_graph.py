@@ -206,6 +206,7 @@ def test_status_reads_runs_without_the_engine(mission_dir: Path) -> None:
         "autoresearch.contracts.stored_evaluation",  # an iteration's evaluation, decoded late
         # nor the loop's contract: a running run's pause is one key of it (RunRecord.paused)
         "autoresearch.contracts.loop",
+        "autoresearch.journal.totals",  # nor a finished run's totals (supervisor/report.py)
     )
     assert among(listing, one_run) == []
     # nor statistics (with random, decimal and fractions) while no reading varies: an interval
@@ -230,7 +231,7 @@ print(json.dumps(sorted(
 )), file=sys.stderr)
 """
 )
-STATUS_RECORD_BUDGET = 15  # 14 today: room for one more in a merge
+STATUS_RECORD_BUDGET = 14  # 13 today: room for one more in a merge
 
 
 def test_status_listing_the_runs_builds_few_record_classes(mission_dir: Path) -> None:
