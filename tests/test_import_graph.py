@@ -231,7 +231,7 @@ print(json.dumps(sorted(
 )), file=sys.stderr)
 """
 )
-STATUS_RECORD_BUDGET = 14  # 13 today: room for one more in a merge
+STATUS_RECORD_BUDGET = 13  # 12 today: room for one more in a merge
 
 
 def test_status_listing_the_runs_builds_few_record_classes(mission_dir: Path) -> None:
