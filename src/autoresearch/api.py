@@ -82,8 +82,8 @@ if TYPE_CHECKING:
     from autoresearch.fsutil import atomic_write_text as atomic_write_text
     from autoresearch.fsutil import make_private as make_private
     from autoresearch.journal.lanes import LaneRecord as LaneRecord
+    from autoresearch.journal.manifest import RunManifest as RunManifest
     from autoresearch.journal.sessions import SessionRecord as SessionRecord
-    from autoresearch.journal.views import RunManifest as RunManifest
     from autoresearch.journal.views import decision_label as decision_label
     from autoresearch.journal.views import format_score as format_score
     from autoresearch.jsonshape import json_keys as json_keys
@@ -246,7 +246,7 @@ _WHERE: dict[str, tuple[str, str]] = {
     "RepoPaths": ("autoresearch.paths", "RepoPaths"),
     "RunDetails": ("autoresearch.supervisor.summary", "RunDetails"),
     "RunListing": ("autoresearch.supervisor.summary", "RunListing"),
-    "RunManifest": ("autoresearch.journal.views", "RunManifest"),
+    "RunManifest": ("autoresearch.journal.manifest", "RunManifest"),
     "RunNote": ("autoresearch.experiments", "RunNote"),
     "RunParams": ("autoresearch.experiments", "RunParams"),
     "RunReport": ("autoresearch.experiments", "RunReport"),

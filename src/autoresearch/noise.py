@@ -47,7 +47,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from autoresearch.jsonshape import json_field, json_shape
 from autoresearch.robust import current_reference, huber_mean, since_level_change
@@ -375,17 +375,16 @@ def confirmations(policy: NoisePolicy, spread: Spread) -> int:
     return policy.confirm if policy.sequential(spread.sd) else 0
 
 
-@dataclass(frozen=True)
-class Today:
+# Today and Verdict are NamedTuples: only a decision makes them, yet every reader of a run
+# (`status`, a hook) imports this module, and a frozen dataclass compiles its methods at
+# import (~0.5 ms each); nothing serialises, copies or compares them across types.
+class Today(NamedTuple):
     """This iteration's readings of the candidate and the incumbent in the order they were
     taken (True: the candidate's), and the run's spread before them (`calm`: no df, unknown),
     which a step of the machine's level inside the iteration cannot have widened."""
 
     readings: tuple[tuple[bool, float], ...] = ()
     calm: Spread = Spread(0.0, 0)
-
-    def __len__(self) -> int:
-        return len(self.readings)
 
     def since_change(self, spread: Spread) -> int:
         """Where its readings at today's level begin (robust.since_level_change), measured
@@ -394,8 +393,7 @@ class Today:
         return since_level_change(self.readings, (prior.sd**2 * prior.df, prior.df))
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(NamedTuple):
     """What to do next, and the statistic behind it (for notes and replays)."""
 
     action: Action
@@ -453,9 +451,14 @@ def next_action(
             return Verdict(Action.KEEP if keep else Action.DISCARD, diff)
         return Verdict(Action.MEASURE_INCUMBENT, diff)
     if policy.blocked:
-        since = today.since_change(spread) if today and policy.level_changes else 0
-        if today and since:
-            return _after_change(policy, direction, spread, today.readings[since:], len(today))
+        taken = today.readings if today is not None else ()
+        since = (
+            today.since_change(spread)
+            if today is not None and taken and policy.level_changes
+            else 0
+        )
+        if since:
+            return _after_change(policy, direction, spread, taken[since:], len(taken))
         return _local(policy, direction, spread, incumbent, candidate, incumbent_fresh)
     return _pooled(policy, spread.sd, diff, (len(incumbent), len(candidate)), incumbent_fresh)
 

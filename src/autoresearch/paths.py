@@ -8,9 +8,8 @@ import importlib
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from autoresearch.settings import state_home
 
@@ -57,8 +56,10 @@ RUNTIME_DIR_NAMES = ("__pycache__",)
 DEFAULT_SHARED_LINKS = (".venv", "node_modules")
 
 
-@dataclass(frozen=True)
-class RepoPaths:
+# The path records are NamedTuples: every command imports this module (`status`, the hooks),
+# and a frozen dataclass compiles its generated methods with exec at import (~0.4 ms each).
+# They hold paths only: nothing copies them with `replace`, serialises or compares them.
+class RepoPaths(NamedTuple):
     """Paths under one repository's `.autoresearch/` folder."""
 
     repo_root: Path
@@ -163,8 +164,7 @@ def user_journal(journal: Path, repo_root: Path) -> Path:
     return user_records(repo_root) / journal.name
 
 
-@dataclass(frozen=True)
-class RunPaths:
+class RunPaths(NamedTuple):
     """Files of one supervised run (spec §5).
 
     `lane` (1..K, `run --lanes K`) gives a lane its own handoff files and logs under
@@ -273,8 +273,7 @@ class RunPaths:
 # --- a Ray node's folder (settings.ray_node_dir(): the far end of `--executor ray`) ----------
 
 
-@dataclass(frozen=True)
-class NodeTask:
+class NodeTask(NamedTuple):
     """A task's folder on a node: its lock (held while the task runs), its checkout (`tree`)
     of the run's cache and its private files."""
 
@@ -298,8 +297,7 @@ class NodeTask:
         return self.folder / "sealed"
 
 
-@dataclass(frozen=True)
-class NodeRun:
+class NodeRun(NamedTuple):
     """A run's folder on a node (`<node dir>/<run-id>`): the bare cache the code's bundles
     grow, the locks the run's tasks and its watcher share, and one folder per task. The
     node side (supervisor/remote.py) and the watcher (supervisor/watcher.py) both read it."""
@@ -345,8 +343,7 @@ SESSION_WORKTREE_PREFIX = "exp-"
 SESSION_LOCK_FILE = "session.lock"
 
 
-@dataclass(frozen=True)
-class SessionPaths:
+class SessionPaths(NamedTuple):
     """Files of one experiment session, under `.autoresearch/sessions/<session_id>/`."""
 
     root: Path
@@ -400,8 +397,7 @@ JOB_BRANCH_PREFIX = "autoresearch-job/"
 JOB_WORKTREE_PREFIX = "job-"
 
 
-@dataclass(frozen=True)
-class JobPaths:
+class JobPaths(NamedTuple):
     """Artifacts of one job, under `.autoresearch/jobs/<job_id>/` (they survive reboots)."""
 
     root: Path

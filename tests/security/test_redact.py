@@ -208,3 +208,12 @@ def test_masking_line_by_line_is_masking_the_whole_text(pieces: list[str], env: 
     redactor = build(ENV if env else {}, ("x+y",) if env else ())
     text = "".join(pieces)
     assert redactor._masked(text) == masked_whole(redactor, text)
+
+
+def test_a_redactor_shown_in_a_log_or_a_traceback_names_no_secret() -> None:
+    # a redactor holds the secrets it masks: printing it (a debug log, a traceback's locals)
+    # must not print them
+    masks = build(ENV)
+    assert ANTHROPIC in masks.values  # it does hold them
+    for shown in (repr(masks), str(masks)):
+        assert ANTHROPIC not in shown and "hunter2" not in shown

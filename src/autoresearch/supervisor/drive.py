@@ -22,8 +22,8 @@ from autoresearch.contracts.loop import LoopSettings
 from autoresearch.contracts.sandbox import EvaluationSlots
 from autoresearch.decide import IterationLimit
 from autoresearch.errors import AutoresearchError
+from autoresearch.journal.manifest import RunManifest
 from autoresearch.journal.runs import RunRecord
-from autoresearch.journal.views import RunManifest
 from autoresearch.mission import load_mission
 from autoresearch.signals import first_signal_stops
 from autoresearch.states import Direction, ExecutorKind, RunStatus

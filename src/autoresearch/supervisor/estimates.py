@@ -17,10 +17,10 @@ from __future__ import annotations
 import bisect
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Generic, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Generic, NamedTuple, TypeVar
 from weakref import WeakKeyDictionary
 
-from autoresearch.journal import runs, views
+from autoresearch.journal import runs
 from autoresearch.journal.db import Journal
 from autoresearch.journal.runs import IterationRecord, RunRecord
 from autoresearch.journal.views import format_score
@@ -40,6 +40,9 @@ from autoresearch.paired import paired_differences, paired_interval
 from autoresearch.paths import RepoPaths
 from autoresearch.scale import block_spread, deviations, robust_spread, with_today
 from autoresearch.states import IterationKind, KeepPolicy, best_of
+
+if TYPE_CHECKING:
+    from autoresearch.journal.manifest import RunManifest
 
 
 def recorded(run: RunRecord) -> bool:
@@ -392,13 +395,17 @@ def certified_improvement(journal: Journal, run: RunRecord) -> Interval | None:
     return paired_interval(pairs) if len(pairs) >= 2 else None
 
 
-def manifest(journal: Journal, run: RunRecord, repo: RepoPaths) -> views.RunManifest:
+def manifest(journal: Journal, run: RunRecord, repo: RepoPaths) -> RunManifest:
     """manifest.json with the kept commit's estimate (`last_kept_interval`)."""
-    return views.RunManifest(run, repo, commit_estimate(journal, run, run.last_kept_commit))
+    from autoresearch.journal.manifest import RunManifest  # `status` listing shows none
+
+    return RunManifest(run, repo, commit_estimate(journal, run, run.last_kept_commit))
 
 
 def write_manifest(journal: Journal, run: RunRecord, repo: RepoPaths) -> None:
-    views.write_manifest(manifest(journal, run, repo))
+    from autoresearch.journal.manifest import write_manifest
+
+    write_manifest(manifest(journal, run, repo))
 
 
 def interval_dict(interval: Interval | None) -> dict[str, float | int] | None:

@@ -14,6 +14,7 @@ so that no two views of a run can show different improvements.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from autoresearch.journal.db import Journal
 from autoresearch.journal.runs import RunRecord
@@ -23,8 +24,9 @@ from autoresearch.states import Direction
 from autoresearch.supervisor import estimates
 
 
-@dataclass(frozen=True)
-class PairedChange:
+# a NamedTuple: `status` imports this module (a frozen dataclass compiles its methods at
+# import), and nothing serialises or copies a paired change; Improvement is the JSON's record
+class PairedChange(NamedTuple):
     """final − baseline (better is +) from readings paired in time, and the baseline's mean
     in those pairs (the level the change is a share of; None: unknown)."""
 

@@ -15,7 +15,7 @@ from autoresearch.contracts.loop import LoopSettings
 from autoresearch.contracts.stored_evaluation import StoredEvaluation
 from autoresearch.decide import STOP_OPERATOR, IterationLimit
 from autoresearch.errors import NotFoundError, RefusedError
-from autoresearch.journal import runs
+from autoresearch.journal import runs, totals
 from autoresearch.journal.db import Journal, journal_present, open_journal
 from autoresearch.journal.runs import RunRecord
 from autoresearch.paths import REPORT_FILE, RepoPaths
@@ -342,7 +342,7 @@ def run_summary(h: RunHandle, sessions: int, interrupted: bool) -> LoopSummary:
         manifest_file=str(h.paths.manifest),
         logs_dir=str(h.paths.logs),
         report_file=str(h.paths.report / REPORT_FILE),
-        totals=runs.run_totals(h.journal, run),
+        totals=totals.run_totals(h.journal, run),
         lanes=lane_rows(h.journal, run, True),  # this process drives it
         archive=archive_view.archive_entries(h.journal, run),
         agents=portfolio.agent_shares(h.journal, run),

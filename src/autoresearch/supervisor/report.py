@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from autoresearch.journal.runs import RunTotals
 from autoresearch.journal.views import NOT_RUN, format_score
 from autoresearch.redact import current
 from autoresearch.states import DecisionKind, RunStatus
 from autoresearch.supervisor import estimates
 
 if TYPE_CHECKING:  # finalize's result; the module itself (git, the journal) is not needed here
+    from autoresearch.journal.totals import RunTotals  # a finished run's: `status` builds none
     from autoresearch.supervisor.review import FinalizeResult
 
     # types only: `status` listing the runs builds none of one run's records
