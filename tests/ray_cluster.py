@@ -11,7 +11,7 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -91,8 +91,10 @@ def ray_processes(base: Path) -> list[str]:
     return found
 
 
-# The shared cluster's nodes: the head and node-b, which alone offers `node_b`.
-SHARED_NODES: dict[str, dict[str, float]] = {"node-b": {"node_b": 1}}
+# The shared cluster's nodes: the head and node-b, which alone offers `node_b`, and `pin`
+# enough for four tasks at once (test_ray_slots: Ray's resources alone would not keep two of
+# its evaluations apart, only the slot does).
+SHARED_NODES: dict[str, dict[str, float]] = {"node-b": {"node_b": 1, "pin": 4}}
 
 
 class SharedCluster:
@@ -100,7 +102,8 @@ class SharedCluster:
     `shared_cluster` fixture, tests/supervisor/conftest.py): starting and stopping one took ~6 s
     of wall a module. Started by the first test that asks for it; the fixture's conftest stops
     it as soon as the next test does not, and runs its users one after another. A module whose
-    tests kill one of the cluster's own nodes keeps a cluster of its own."""
+    tests kill nodes adds its own to this one and removes them (`nodes_added`): none kills the
+    cluster's own."""
 
     def __init__(self) -> None:
         self._running: ExitStack | None = None
@@ -121,19 +124,36 @@ class SharedCluster:
 
 
 @contextmanager
-def start_cluster(extra_nodes: dict[str, dict[str, float]]) -> Iterator[LocalCluster]:
-    """The head (resource `head`) and one node per `extra_nodes` entry, this process connected
-    to it as Ray's driver."""
-    with cluster_processes(extra_nodes) as local, connected(local):
-        yield local
+def nodes_added(
+    local: LocalCluster, nodes: dict[str, dict[str, float]]
+) -> Iterator[Callable[[], None]]:
+    """`nodes` added to the (shared) cluster for a module whose tests kill them: what it yields
+    adds again those a test removed (each test calls it first), and at the end those left are
+    removed, so that the modules after it find the cluster as it was. Two nodes added cost
+    less than a cluster of its own: no head (GCS) to start and no cluster to stop."""
+
+    def restore() -> None:
+        missing = {name: res for name, res in nodes.items() if name not in local.nodes}
+        for name, resources in missing.items():
+            local.add_node(name, resources)
+        if missing:
+            local.cluster.wait_for_nodes()
+
+    try:
+        restore()
+        yield restore
+    finally:
+        for name in nodes:
+            if name in local.nodes:
+                local.remove_node(name)
 
 
 @contextmanager
 def connected(local: LocalCluster) -> Iterator[LocalCluster]:
     """This process as the cluster's driver for the block: one connection for a module, whose
     executors share it (and its warm workers) instead of connecting and starting workers anew
-    each time. A process has one driver connection: a module on a cluster of its own connects
-    to that one after this block."""
+    each time. A process has one driver connection: the next module connects after this
+    block."""
     ray.init(address=local.address, logging_level="ERROR", log_to_driver=False)
     try:
         yield local
