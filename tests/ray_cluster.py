@@ -38,21 +38,27 @@ class LocalCluster:
     def node_dir(self, name: str) -> Path:
         return self.base / "nodes" / name
 
-    def add_node(self, name: str, resources: dict[str, float]) -> Any:
+    def add_node(self, name: str, resources: dict[str, float], wait: bool = True) -> Any:
+        """A node started and (`wait`) known to the cluster; nodes started together are waited
+        for together (`cluster.wait_for_nodes()`), their raylets' starts overlapping."""
         node = self.cluster.add_node(
-            num_cpus=NODE_CPUS, resources=resources, env_vars=self._env(name)
+            wait=wait, num_cpus=NODE_CPUS, resources=resources, env_vars=self._env(name)
         )
         self.nodes[name] = node
         return node
 
-    def remove_node(self, name: str) -> None:
-        """Kill a node's raylet and workers at once, as a machine that dies, and wait until the
-        cluster has noticed (a node not yet known dead would still be offered work)."""
-        node = self.nodes.pop(name)
-        self.cluster.remove_node(node, allow_graceful=False)
+    def remove_node(self, *names: str) -> None:
+        """Kill the nodes' raylets and workers at once, as machines that die, and wait until
+        the cluster has noticed (a node not yet known dead would still be offered work). All
+        are killed first, then waited for together: each takes the cluster's health checks
+        (~1 s here) to be known dead."""
+        gone = [self.nodes.pop(name) for name in names]
+        for node in gone:
+            self.cluster.remove_node(node, allow_graceful=False)
+        ids = {node.node_id for node in gone}
         deadline = time.monotonic() + 30
-        while any(n["NodeID"] == node.node_id and n["Alive"] for n in ray.nodes()):
-            assert time.monotonic() < deadline, f"node {name} still alive for the cluster"
+        while any(n["NodeID"] in ids and n["Alive"] for n in ray.nodes()):
+            assert time.monotonic() < deadline, f"nodes {names} still alive for the cluster"
             time.sleep(0.1)
 
     def _env(self, name: str) -> dict[str, str]:
@@ -135,7 +141,7 @@ def nodes_added(
     def restore() -> None:
         missing = {name: res for name, res in nodes.items() if name not in local.nodes}
         for name, resources in missing.items():
-            local.add_node(name, resources)
+            local.add_node(name, resources, wait=False)
         if missing:
             local.cluster.wait_for_nodes()
 
@@ -143,9 +149,7 @@ def nodes_added(
         restore()
         yield restore
     finally:
-        for name in nodes:
-            if name in local.nodes:
-                local.remove_node(name)
+        local.remove_node(*(name for name in nodes if name in local.nodes))
 
 
 @contextmanager
@@ -194,7 +198,7 @@ def cluster_processes(extra_nodes: dict[str, dict[str, float]]) -> Iterator[Loca
         )
         local = LocalCluster(cluster, base)
         for name, resources in extra_nodes.items():
-            local.add_node(name, resources)
+            local.add_node(name, resources, wait=False)
         cluster.wait_for_nodes()
         os.environ.clear()
         os.environ.update(saved)
