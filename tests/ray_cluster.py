@@ -38,11 +38,13 @@ class LocalCluster:
     def node_dir(self, name: str) -> Path:
         return self.base / "nodes" / name
 
-    def add_node(self, name: str, resources: dict[str, float], wait: bool = True) -> Any:
+    def add_node(
+        self, name: str, resources: dict[str, float], wait: bool = True, cpus: int = NODE_CPUS
+    ) -> Any:
         """A node started and (`wait`) known to the cluster; nodes started together are waited
         for together (`cluster.wait_for_nodes()`), their raylets' starts overlapping."""
         node = self.cluster.add_node(
-            wait=wait, num_cpus=NODE_CPUS, resources=resources, env_vars=self._env(name)
+            wait=wait, num_cpus=cpus, resources=resources, env_vars=self._env(name)
         )
         self.nodes[name] = node
         return node
@@ -131,17 +133,19 @@ class SharedCluster:
 
 @contextmanager
 def nodes_added(
-    local: LocalCluster, nodes: dict[str, dict[str, float]]
+    local: LocalCluster, nodes: dict[str, dict[str, float]], cpus: int = 1
 ) -> Iterator[Callable[[], None]]:
     """`nodes` added to the (shared) cluster for a module whose tests kill them: what it yields
     adds again those a test removed (each test calls it first), and at the end those left are
     removed, so that the modules after it find the cluster as it was. Two nodes added cost
-    less than a cluster of its own: no head (GCS) to start and no cluster to stop."""
+    less than a cluster of its own: no head (GCS) to start and no cluster to stop. One CPU
+    each by default: an executor starts a warm worker per CPU on every node before its first
+    task, and the shared cluster's own two nodes already have theirs."""
 
     def restore() -> None:
         missing = {name: res for name, res in nodes.items() if name not in local.nodes}
         for name, resources in missing.items():
-            local.add_node(name, resources, wait=False)
+            local.add_node(name, resources, wait=False, cpus=cpus)
         if missing:
             local.cluster.wait_for_nodes()
 
