@@ -11,7 +11,7 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,21 +38,29 @@ class LocalCluster:
     def node_dir(self, name: str) -> Path:
         return self.base / "nodes" / name
 
-    def add_node(self, name: str, resources: dict[str, float]) -> Any:
+    def add_node(
+        self, name: str, resources: dict[str, float], wait: bool = True, cpus: int = NODE_CPUS
+    ) -> Any:
+        """A node started and (`wait`) known to the cluster; nodes started together are waited
+        for together (`cluster.wait_for_nodes()`), their raylets' starts overlapping."""
         node = self.cluster.add_node(
-            num_cpus=NODE_CPUS, resources=resources, env_vars=self._env(name)
+            wait=wait, num_cpus=cpus, resources=resources, env_vars=self._env(name)
         )
         self.nodes[name] = node
         return node
 
-    def remove_node(self, name: str) -> None:
-        """Kill a node's raylet and workers at once, as a machine that dies, and wait until the
-        cluster has noticed (a node not yet known dead would still be offered work)."""
-        node = self.nodes.pop(name)
-        self.cluster.remove_node(node, allow_graceful=False)
+    def remove_node(self, *names: str) -> None:
+        """Kill the nodes' raylets and workers at once, as machines that die, and wait until
+        the cluster has noticed (a node not yet known dead would still be offered work). All
+        are killed first, then waited for together: each takes the cluster's health checks
+        (~1 s here) to be known dead."""
+        gone = [self.nodes.pop(name) for name in names]
+        for node in gone:
+            self.cluster.remove_node(node, allow_graceful=False)
+        ids = {node.node_id for node in gone}
         deadline = time.monotonic() + 30
-        while any(n["NodeID"] == node.node_id and n["Alive"] for n in ray.nodes()):
-            assert time.monotonic() < deadline, f"node {name} still alive for the cluster"
+        while any(n["NodeID"] in ids and n["Alive"] for n in ray.nodes()):
+            assert time.monotonic() < deadline, f"nodes {names} still alive for the cluster"
             time.sleep(0.1)
 
     def _env(self, name: str) -> dict[str, str]:
@@ -91,8 +99,10 @@ def ray_processes(base: Path) -> list[str]:
     return found
 
 
-# The shared cluster's nodes: the head and node-b, which alone offers `node_b`.
-SHARED_NODES: dict[str, dict[str, float]] = {"node-b": {"node_b": 1}}
+# The shared cluster's nodes: the head and node-b, which alone offers `node_b`, and `pin`
+# enough for four tasks at once (test_ray_slots: Ray's resources alone would not keep two of
+# its evaluations apart, only the slot does).
+SHARED_NODES: dict[str, dict[str, float]] = {"node-b": {"node_b": 1, "pin": 4}}
 
 
 class SharedCluster:
@@ -100,7 +110,8 @@ class SharedCluster:
     `shared_cluster` fixture, tests/supervisor/conftest.py): starting and stopping one took ~6 s
     of wall a module. Started by the first test that asks for it; the fixture's conftest stops
     it as soon as the next test does not, and runs its users one after another. A module whose
-    tests kill one of the cluster's own nodes keeps a cluster of its own."""
+    tests kill nodes adds its own to this one and removes them (`nodes_added`): none kills the
+    cluster's own."""
 
     def __init__(self) -> None:
         self._running: ExitStack | None = None
@@ -121,19 +132,36 @@ class SharedCluster:
 
 
 @contextmanager
-def start_cluster(extra_nodes: dict[str, dict[str, float]]) -> Iterator[LocalCluster]:
-    """The head (resource `head`) and one node per `extra_nodes` entry, this process connected
-    to it as Ray's driver."""
-    with cluster_processes(extra_nodes) as local, connected(local):
-        yield local
+def nodes_added(
+    local: LocalCluster, nodes: dict[str, dict[str, float]], cpus: int = 1
+) -> Iterator[Callable[[], None]]:
+    """`nodes` added to the (shared) cluster for a module whose tests kill them: what it yields
+    adds again those a test removed (each test calls it first), and at the end those left are
+    removed, so that the modules after it find the cluster as it was. Two nodes added cost
+    less than a cluster of its own: no head (GCS) to start and no cluster to stop. One CPU
+    each by default: an executor starts a warm worker per CPU on every node before its first
+    task, and the shared cluster's own two nodes already have theirs."""
+
+    def restore() -> None:
+        missing = {name: res for name, res in nodes.items() if name not in local.nodes}
+        for name, resources in missing.items():
+            local.add_node(name, resources, wait=False, cpus=cpus)
+        if missing:
+            local.cluster.wait_for_nodes()
+
+    try:
+        restore()
+        yield restore
+    finally:
+        local.remove_node(*(name for name in nodes if name in local.nodes))
 
 
 @contextmanager
 def connected(local: LocalCluster) -> Iterator[LocalCluster]:
     """This process as the cluster's driver for the block: one connection for a module, whose
     executors share it (and its warm workers) instead of connecting and starting workers anew
-    each time. A process has one driver connection: a module on a cluster of its own connects
-    to that one after this block."""
+    each time. A process has one driver connection: the next module connects after this
+    block."""
     ray.init(address=local.address, logging_level="ERROR", log_to_driver=False)
     try:
         yield local
@@ -174,7 +202,7 @@ def cluster_processes(extra_nodes: dict[str, dict[str, float]]) -> Iterator[Loca
         )
         local = LocalCluster(cluster, base)
         for name, resources in extra_nodes.items():
-            local.add_node(name, resources)
+            local.add_node(name, resources, wait=False)
         cluster.wait_for_nodes()
         os.environ.clear()
         os.environ.update(saved)

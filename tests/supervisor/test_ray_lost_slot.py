@@ -7,8 +7,8 @@ then a heartbeat every 50 ms: a SIGKILL leaves its last one as its end) in the t
 no two spans may overlap, and when the loss is reported the lost evaluator is gone.
 
 The retry is taken as the driver takes it (`measure_through`: again at once on `TaskLost`),
-on a real cluster of this module: a head and two nodes offering `spare`, where the
-evaluations run (`slots: 1`)."""
+on the shared cluster with two nodes of this module's offering `spare`, where the evaluations
+run (`slots: 1`)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import os
 import signal
 import textwrap
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,7 @@ from autoresearch.supervisor.handle import RunHandle  # noqa: E402
 from autoresearch.supervisor.prepare import prepare  # noqa: E402
 from autoresearch.supervisor.ray_executor import RayExecutor  # noqa: E402
 from helpers import make_repo, pid_alive, sandbox_text, until  # noqa: E402
-from ray_cluster import LocalCluster, start_cluster  # noqa: E402
+from ray_cluster import LocalCluster, SharedCluster, connected, nodes_added  # noqa: E402
 
 pytestmark = pytest.mark.ray
 
@@ -71,10 +71,22 @@ SPAN_SCRIPT = textwrap.dedent(
 )
 
 
+SPARE_NODES = {"spare-1": SPARE, "spare-2": SPARE}
+
+
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[LocalCluster]:
-    with start_cluster(extra_nodes={"node-b": SPARE, "node-c": SPARE}) as c:
-        yield c
+def spared(shared_cluster: SharedCluster) -> Iterator[tuple[LocalCluster, Callable[[], None]]]:
+    """The shared cluster with two nodes of this module's, which its tests kill."""
+    with connected(shared_cluster.get()) as c, nodes_added(c, SPARE_NODES) as restore:
+        yield c, restore
+
+
+@pytest.fixture
+def cluster(spared: tuple[LocalCluster, Callable[[], None]]) -> LocalCluster:
+    """Both spare nodes, whichever an earlier test killed."""
+    local, restore = spared
+    restore()
+    return local
 
 
 @pytest.fixture
@@ -210,7 +222,7 @@ def test_a_reading_whose_node_died_frees_its_slot_only_after_its_evaluator_is_st
         thread, out = take(executor, reading(h))
         note = held(folder)
         where = Path(note["cwd"]).relative_to(cluster.base / "nodes").parts[0]
-        assert where in ("node-b", "node-c"), where
+        assert where in SPARE_NODES, where
         cluster.remove_node(where)
         thread.join(PATIENCE)
         assert not thread.is_alive(), "the retried reading never came back"

@@ -1,7 +1,7 @@
 """Issue 14's "a node lost mid-task → the iteration is retried or recorded as interrupted,
 never lost or doubled", for what the mid-session test (test_ray_executor) does not lose: the
 executor's stop board, and a node in the middle of a reading. Each run is the real CLI driving
-a real cluster of this module (a head and two nodes offering `spare`); every wait is bounded,
+the shared cluster with two nodes of this module's offering `spare`; every wait is bounded,
 so a run that hangs fails here instead of blocking the suite."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import signal
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,13 @@ import pytest
 ray = pytest.importorskip("ray")
 
 from helpers import GIT_ENV, Repo, make_repo, pid_alive, sandbox_text, until  # noqa: E402
-from ray_cluster import LocalCluster, start_cluster, stop_boards  # noqa: E402
+from ray_cluster import (  # noqa: E402
+    LocalCluster,
+    SharedCluster,
+    connected,
+    nodes_added,
+    stop_boards,
+)
 
 pytestmark = pytest.mark.ray
 
@@ -50,10 +56,22 @@ GATE_SCRIPT = textwrap.dedent(
 )
 
 
+SPARE_NODES = {"spare-1": {"spare": 1.0}, "spare-2": {"spare": 1.0}}
+
+
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[LocalCluster]:
-    with start_cluster(extra_nodes={"node-b": {"spare": 1}, "node-c": {"spare": 1}}) as c:
-        yield c
+def spared(shared_cluster: SharedCluster) -> Iterator[tuple[LocalCluster, Callable[[], None]]]:
+    """The shared cluster with two nodes of this module's, which its tests kill."""
+    with connected(shared_cluster.get()) as c, nodes_added(c, SPARE_NODES) as restore:
+        yield c, restore
+
+
+@pytest.fixture
+def cluster(spared: tuple[LocalCluster, Callable[[], None]]) -> LocalCluster:
+    """Both spare nodes, whichever an earlier test killed."""
+    local, restore = spared
+    restore()
+    return local
 
 
 def gated_repo(tmp_path: Path, extra: str = "") -> tuple[Repo, Path, Path]:
@@ -161,7 +179,7 @@ def test_a_node_lost_mid_reading_has_that_reading_taken_again_and_judged_once(
     try:
         reading = held(gate)
         where = Path(reading["cwd"]).relative_to(cluster.base / "nodes").parts[0]
-        assert where in ("node-b", "node-c"), where
+        assert where in SPARE_NODES, where
         cluster.remove_node(where)
         until(lambda: not pid_alive(int(reading["pid"])), timeout=60, what="the reading stops")
         summary, err = finished(driver, gate)

@@ -76,6 +76,21 @@ def test_a_node_is_warmed_for_one_lane_s_readings_or_every_other_lane_s_session_
 
 
 @pytest.mark.parametrize(
+    ("grace", "seconds"),
+    [(3.0, 10.0), (0.5, 5.0), (0.0, 4.0), (10.0, 24.0)],
+)
+def test_a_dead_node_s_lost_slot_waits_for_its_watcher_s_stop_at_the_kill_grace_given(
+    grace: float, seconds: float
+) -> None:
+    """The wait for a dead node's watcher follows the kill grace it stops with: 10 s at the
+    default 3 s (the fixed wait before), less with a shorter one (the tests' 0.5 s), more
+    with a longer one (a stubborn evaluator is given its grace before the retry starts)."""
+    from autoresearch.supervisor.ray_executor import lost_node_seconds
+
+    assert lost_node_seconds(grace) == pytest.approx(seconds)
+
+
+@pytest.mark.parametrize(
     ("address", "endpoint"),
     [
         ("127.0.0.1:6379", ("127.0.0.1", 6379)),

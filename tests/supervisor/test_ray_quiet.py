@@ -1,7 +1,7 @@
 """The Ray autoresearch starts itself runs quiet (no task events, metrics, event-loop stats nor
 debug dumps: `ray_quiet.QUIET_SYSTEM_CONFIG`), read back from the running cluster's GCS; a
-cluster a user started is joined as it is. Each driver is a real process of its own with its
-own Ray folder, and no Ray process of it may outlive the test."""
+cluster a user started (the suite's shared one) is joined as it is. Each driver is a real process
+of its own with its own Ray folder, and no Ray process of it may outlive the test."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import pytest
 ray = pytest.importorskip("ray")
 
 from autoresearch.supervisor.ray_quiet import QUIET_SYSTEM_CONFIG  # noqa: E402
-from ray_cluster import ray_processes  # noqa: E402
+from ray_cluster import SharedCluster, ray_processes  # noqa: E402
 
 pytestmark = pytest.mark.ray
 
@@ -74,16 +74,10 @@ def test_the_ray_a_run_starts_itself_reports_no_task_events_metrics_or_stats(
     assert {k: config.get(k) for k in QUIET_SYSTEM_CONFIG} == dict(QUIET_SYSTEM_CONFIG)
 
 
-def test_a_cluster_the_user_started_is_joined_with_its_own_settings(ray_base: Path) -> None:
-    from ray.cluster_utils import Cluster
-
-    saved = dict(os.environ)
-    os.environ.update(RAY_TMPDIR=str(ray_base), RAY_USAGE_STATS_ENABLED="0")
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
-    try:
-        config = _system_config(ray_base, str(cluster.address))
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
-        cluster.shutdown()
+def test_a_cluster_the_user_started_is_joined_with_its_own_settings(
+    ray_base: Path, shared_cluster: SharedCluster
+) -> None:
+    """The suite's shared cluster stands for the user's (its head has a system config of its
+    own, the tests' quick health checks): joined as it is, none of the quiet settings."""
+    config = _system_config(ray_base, shared_cluster.get().address)
     assert not set(config) & set(QUIET_SYSTEM_CONFIG)

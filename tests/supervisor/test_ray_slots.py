@@ -29,7 +29,7 @@ from autoresearch.supervisor.handle import RunHandle  # noqa: E402
 from autoresearch.supervisor.prepare import prepare  # noqa: E402
 from autoresearch.supervisor.ray_executor import RayExecutor, live_offers  # noqa: E402
 from helpers import make_repo, pid_alive, sandbox_text, until  # noqa: E402
-from ray_cluster import NODE_CPUS, LocalCluster, start_cluster  # noqa: E402
+from ray_cluster import NODE_CPUS, LocalCluster, SharedCluster, connected  # noqa: E402
 
 pytestmark = pytest.mark.ray
 
@@ -61,10 +61,10 @@ SLOT_SCRIPT = textwrap.dedent(
 
 
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[LocalCluster]:
-    # `pin` only on node-b, and enough of it for four tasks at once: Ray's resources alone
-    # would not keep two of its evaluations apart, only the slot does
-    with start_cluster(extra_nodes={"node-b": {"pin": 4}}) as c:
+def cluster(shared_cluster: SharedCluster) -> Iterator[LocalCluster]:
+    """The shared cluster: `pin` only on node-b, four of it (ray_cluster.SHARED_NODES). The
+    node a test adds (node-c) it removes: the modules after find the cluster as it was."""
+    with connected(shared_cluster.get()) as c:
         yield c
 
 
@@ -202,6 +202,15 @@ def test_a_node_that_joins_gets_the_waiting_evaluation_and_a_lost_one_gets_no_mo
     Then that node dies mid-reading: its reading is lost (the driver takes it again), and the
     next readings all go to node-b, the node left."""
     h, folder = run
+    try:
+        joined_and_lost(cluster, h, folder)
+    finally:
+        if "node-c" in cluster.nodes:  # failed before the loss: the shared cluster's next
+            cluster.remove_node("node-c")  # modules must not inherit the node
+    assert [d["node"] for d in readings(folder)] == ["node-b"] * 3
+
+
+def joined_and_lost(cluster: LocalCluster, h: RunHandle, folder: Path) -> None:
     with executor_of(cluster, folder, {"pin": 1}) as executor:
         # one at a time: submitted together, either could take node-b's slot (the test then
         # waited for the holding one as if it were the lost one, till its 60 s hold ended)
@@ -227,7 +236,6 @@ def test_a_node_that_joins_gets_the_waiting_evaluation_and_a_lost_one_gets_no_mo
         after = submit(executor, h, 2, {"pin": 1})
         assert all(f.result(timeout=PATIENCE).status == "pass" for f in after)
         assert executor.slots == 1
-    assert [d["node"] for d in readings(folder)] == ["node-b"] * 3
 
 
 def free_cpus(node_id: str) -> float:

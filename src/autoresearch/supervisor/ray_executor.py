@@ -63,7 +63,7 @@ from autoresearch.contracts.sandbox import EvaluationSlots
 from autoresearch.errors import AutoresearchError, ContractError
 from autoresearch.evaluate import EvaluationRecord
 from autoresearch.jsonshape import mapping, number
-from autoresearch.settings import ray_node_dir
+from autoresearch.settings import kill_grace, ray_node_dir
 from autoresearch.states import ExecutorKind
 from autoresearch.supervisor import ray_quiet, remote
 from autoresearch.supervisor.executor import (
@@ -74,6 +74,7 @@ from autoresearch.supervisor.executor import (
     TaskLost,
 )
 from autoresearch.supervisor.ray_pool import ActorMeans, WarmPool, least_busy, less_ours
+from autoresearch.supervisor.watcher import WATCH_SECONDS
 
 MSG_NO_RAY = (
     "--executor ray needs Ray on this machine and on every node: "
@@ -107,13 +108,22 @@ SLOT_WAIT_SECONDS = 1.0
 MAX_WARM_PER_NODE = 16
 # A lost evaluation keeps its slot until its evaluator is known gone (`_settle_lost`). On a
 # live node a reaper task stops it and says so: REAP_PATIENCE_SECONDS there (each stop is a
-# SIGTERM, at most 2 s, then SIGKILL), REAP_SECONDS in all (a worker may have to start first).
-# A dead node cannot be asked: its watcher stops its tasks' processes once their worker is
-# gone (the worker leaves with its raylet), within WATCH_SECONDS (0.5 s) and one stop (≤ 4 s);
-# LOST_NODE_SECONDS is that with a margin for a loaded machine.
+# SIGTERM, the kill grace, then SIGKILL), REAP_SECONDS in all (a worker may have to start
+# first). A dead node cannot be asked: its watcher stops its tasks' processes once their
+# worker is gone (the worker leaves with its raylet), within WATCH_SECONDS and one stop;
+# `lost_node_seconds` is that with a margin for a loaded machine.
 REAP_PATIENCE_SECONDS = 20.0
 REAP_SECONDS = 60.0
-LOST_NODE_SECONDS = 10.0
+LOST_NODE_SLACK_SECONDS = 3.0
+
+
+def lost_node_seconds(grace: float) -> float:
+    """How long after a node's loss is known its watcher may still be stopping a lost task's
+    processes, the kill grace (AUTORESEARCH_KILL_GRACE_SECONDS) being `grace`: its next look
+    (WATCH_SECONDS) and the SIGTERM's grace, doubled for a loaded machine, and the worker's
+    own end after its raylet's (LOST_NODE_SLACK_SECONDS). 10 s at the default grace of 3 s,
+    the fixed wait this replaced; a cluster given a shorter grace frees a lost slot sooner."""
+    return 2 * (WATCH_SECONDS + grace) + LOST_NODE_SLACK_SECONDS
 
 
 def import_ray() -> ModuleType:
@@ -675,21 +685,28 @@ class RayExecutor:
     def _settle_lost(self, node: str, run_id: str, task_id: str) -> None:
         """Return once the lost evaluation `task_id`'s processes on `node` are gone: confirmed
         by a reaper task there while the node lives, else (the node is dead, or its reaper
-        did not answer) after LOST_NODE_SECONDS from the loss, the time the node's watcher
-        takes to stop them. Which of the two it was cannot always be known from here: a node
-        the cluster declared dead may still be running (its raylet stalled rather than
-        killed); then its worker and evaluator live on and only that node's own end stops
-        them, and the retry runs on another node, whose slot it is."""
+        did not answer) after `lost_node_seconds` from the loss, the time the node's watcher
+        takes to stop them (the driver's kill grace taken for the node's). Which of the two
+        it was cannot always be known from here: a node the cluster declared dead may still
+        be running (its raylet stalled rather than killed); then its worker and evaluator
+        live on and only that node's own end stops them, and the retry runs on another node,
+        whose slot it is."""
         ray = self._ray
         since = time.monotonic()
         self._offered = None  # a node may have gone with the task: ask the cluster again
-        if node in {offer.node_id for offer in self._offers(0.0)}:
-            options = {"num_cpus": 0, "max_retries": 0, "scheduling_strategy": _pinned(node)}
-            reaper = self._reap_fn.options(**options).remote(self._root, run_id, task_id)
-            with contextlib.suppress(ray.exceptions.RayError):
-                if ray.get(reaper, timeout=REAP_SECONDS):
-                    return
-        time.sleep(max(0.0, LOST_NODE_SECONDS - (time.monotonic() - since)))
+        try:
+            if node in {offer.node_id for offer in self._offers(0.0)}:
+                options = {"num_cpus": 0, "max_retries": 0, "scheduling_strategy": _pinned(node)}
+                reaper = self._reap_fn.options(**options).remote(self._root, run_id, task_id)
+                with contextlib.suppress(ray.exceptions.RayError):
+                    if ray.get(reaper, timeout=REAP_SECONDS):
+                        return
+            time.sleep(max(0.0, lost_node_seconds(kill_grace()) - (time.monotonic() - since)))
+        finally:
+            # and again once settled: a task is lost as soon as its raylet dies, but the
+            # cluster declares the node dead only after its health checks fail; the nodes
+            # asked above may still have listed it, and the next evaluation was sent there
+            self._offered = None
 
     def _available(self) -> Mapping[str, Mapping[str, float]]:
         """What each node has free now, as the cluster's GCS last heard (a raylet reports

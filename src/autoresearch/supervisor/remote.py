@@ -44,6 +44,7 @@ from autoresearch.locks import FileLock, holder_gone
 from autoresearch.paths import NodeRun, NodeTask, node_run
 from autoresearch.proc import kill_marked, spawn_detached
 from autoresearch.reset import run_dirt, work_patch
+from autoresearch.settings import kill_grace
 from autoresearch.supervisor import refs
 from autoresearch.supervisor.executor import AgentOutcome, AgentTask, EvaluationTask
 from autoresearch.supervisor.seal import digest
@@ -211,7 +212,7 @@ def reap_task(root: Path, run_id: str, task_id: str, patience: float) -> bool:
     markers = run_tag(run_id, place.tree).markers()
     deadline = time.monotonic() + patience
     while True:
-        found = kill_marked(markers)  # each found group stopped, and waited for
+        found = kill_marked(markers, kill_grace())  # each group stopped, waited for
         if not found and holder_gone(place.lock) is not False:
             return True
         if time.monotonic() >= deadline:

@@ -9,7 +9,7 @@ every reading, on machines whose cores the tasks share. It holds `watcher.lock` 
 node folder while it runs and leaves once no live task has held a lock for IDLE_SECONDS; the
 decision to leave is taken under the run's cache lock, under which every task makes its
 folder, takes its lock and checks for a watcher, so a task never runs unwatched. It imports
-only what it needs (locks, the child tag, the process killer).
+only what it needs (locks, the child tag, the process killer and its kill grace).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from autoresearch.children import run_tag
 from autoresearch.locks import FileLock, holder_gone
 from autoresearch.paths import NodeRun
 from autoresearch.proc import kill_marked
+from autoresearch.settings import kill_grace
 
 WATCH_SECONDS = 0.5
 # A node without a live task of the run for this long loses its watcher (the next task starts
@@ -31,8 +32,11 @@ MSG_WATCHING = "watching: a task's worker holds its lock"
 
 
 def stop_strays(run_id: str, tree: Path) -> None:
-    """Every child of a task carries the run's tag with the task's tree in its environment."""
-    kill_marked(run_tag(run_id, tree).markers())
+    """Every child of a task carries the run's tag with the task's tree in its environment;
+    each group found gets the kill grace (AUTORESEARCH_KILL_GRACE_SECONDS) between SIGTERM
+    and SIGKILL, as every other stop does: the driver's wait for a dead node's watcher
+    (`ray_executor.lost_node_seconds`) is reckoned from the same setting."""
+    kill_marked(run_tag(run_id, tree).markers(), kill_grace())
 
 
 def task_folders(run_root: Path) -> list[Path]:
