@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,28 @@ def shared_cluster() -> Iterator[Any]:
         yield holder
     finally:
         holder.stop()
+
+
+@pytest.fixture(scope="module")
+def spared(
+    request: pytest.FixtureRequest, shared_cluster: Any
+) -> Iterator[tuple[Any, Callable[[], None]]]:
+    """The shared cluster with the nodes of the module's `SPARE_NODES`, which its tests kill
+    (never the shared head or node-b), and what brings every one of them back."""
+    from ray_cluster import connected, nodes_added
+
+    spares = request.module.SPARE_NODES
+    with connected(shared_cluster.get()) as local, nodes_added(local, spares) as restore:
+        yield local, restore
+
+
+@pytest.fixture
+def spare_cluster(spared: tuple[Any, Callable[[], None]]) -> Any:
+    """The shared cluster with every spare node of the module up, whichever an earlier test
+    killed."""
+    local, restore = spared
+    restore()
+    return local
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -17,7 +17,7 @@ import os
 import signal
 import textwrap
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,7 @@ from autoresearch.supervisor.handle import RunHandle  # noqa: E402
 from autoresearch.supervisor.prepare import prepare  # noqa: E402
 from autoresearch.supervisor.ray_executor import RayExecutor  # noqa: E402
 from helpers import make_repo, pid_alive, sandbox_text, until  # noqa: E402
-from ray_cluster import LocalCluster, SharedCluster, connected, nodes_added  # noqa: E402
+from ray_cluster import LocalCluster  # noqa: E402
 
 pytestmark = pytest.mark.ray
 
@@ -74,24 +74,9 @@ SPAN_SCRIPT = textwrap.dedent(
 SPARE_NODES = {"spare-1": SPARE, "spare-2": SPARE}
 
 
-@pytest.fixture(scope="module")
-def spared(shared_cluster: SharedCluster) -> Iterator[tuple[LocalCluster, Callable[[], None]]]:
-    """The shared cluster with two nodes of this module's, which its tests kill."""
-    with connected(shared_cluster.get()) as c, nodes_added(c, SPARE_NODES) as restore:
-        yield c, restore
-
-
 @pytest.fixture
-def cluster(spared: tuple[LocalCluster, Callable[[], None]]) -> LocalCluster:
-    """Both spare nodes, whichever an earlier test killed."""
-    local, restore = spared
-    restore()
-    return local
-
-
-@pytest.fixture
-def run(cluster: LocalCluster, tmp_path: Path) -> Iterator[tuple[RunHandle, Path]]:
-    folder = cluster.base / f"spans-{tmp_path.name}"  # beside `nodes`: the script finds it
+def run(spare_cluster: LocalCluster, tmp_path: Path) -> Iterator[tuple[RunHandle, Path]]:
+    folder = spare_cluster.base / f"spans-{tmp_path.name}"  # beside `nodes`: the script finds it
     (folder / "spans").mkdir(parents=True)
     repo = make_repo(tmp_path / "repo")
     repo.write("scripts/span.py", SPAN_SCRIPT)
@@ -187,13 +172,13 @@ def assert_one_at_a_time(folder: Path, alive_at_loss: list[bool], out: list[Any]
 
 
 def test_a_reading_whose_worker_died_frees_its_slot_only_once_its_evaluator_is_gone(
-    cluster: LocalCluster, run: tuple[RunHandle, Path]
+    spare_cluster: LocalCluster, run: tuple[RunHandle, Path]
 ) -> None:
     """The Ray worker running a reading is SIGKILLed, its node alive: its evaluator runs on
     (until the node's watcher SIGKILLs it). The loss is reported, and the slot given back,
     once the executor has stopped it on that node and seen it gone; the retry starts after."""
     h, folder = run
-    executor = RayExecutor(cluster.address, slots=1, evaluation_resources=SPARE)
+    executor = RayExecutor(spare_cluster.address, slots=1, evaluation_resources=SPARE)
     try:
         alive_at_loss = watch_loss(executor, folder / "held" / "pid.json")
         thread, out = take(executor, reading(h))
@@ -209,21 +194,21 @@ def test_a_reading_whose_worker_died_frees_its_slot_only_once_its_evaluator_is_g
 
 
 def test_a_reading_whose_node_died_frees_its_slot_only_after_its_evaluator_is_stopped(
-    cluster: LocalCluster, run: tuple[RunHandle, Path]
+    spare_cluster: LocalCluster, run: tuple[RunHandle, Path]
 ) -> None:
     """The node running a reading dies (raylet and workers killed; the machine, and the
     evaluator on it, live on until the node's watcher SIGKILLs it). Nothing of the cluster
     can reach that node to confirm: the loss is reported after the bounded wait in which its
     watcher stops it, and the retry, on the node left, starts after that."""
     h, folder = run
-    executor = RayExecutor(cluster.address, slots=1, evaluation_resources=SPARE)
+    executor = RayExecutor(spare_cluster.address, slots=1, evaluation_resources=SPARE)
     try:
         alive_at_loss = watch_loss(executor, folder / "held" / "pid.json")
         thread, out = take(executor, reading(h))
         note = held(folder)
-        where = Path(note["cwd"]).relative_to(cluster.base / "nodes").parts[0]
+        where = Path(note["cwd"]).relative_to(spare_cluster.base / "nodes").parts[0]
         assert where in SPARE_NODES, where
-        cluster.remove_node(where)
+        spare_cluster.remove_node(where)
         thread.join(PATIENCE)
         assert not thread.is_alive(), "the retried reading never came back"
     finally:

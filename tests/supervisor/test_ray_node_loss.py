@@ -12,7 +12,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +22,6 @@ ray = pytest.importorskip("ray")
 from helpers import GIT_ENV, Repo, make_repo, pid_alive, sandbox_text, until  # noqa: E402
 from ray_cluster import (  # noqa: E402
     LocalCluster,
-    SharedCluster,
-    connected,
-    nodes_added,
     stop_boards,
 )
 
@@ -57,21 +53,6 @@ GATE_SCRIPT = textwrap.dedent(
 
 
 SPARE_NODES = {"spare-1": {"spare": 1.0}, "spare-2": {"spare": 1.0}}
-
-
-@pytest.fixture(scope="module")
-def spared(shared_cluster: SharedCluster) -> Iterator[tuple[LocalCluster, Callable[[], None]]]:
-    """The shared cluster with two nodes of this module's, which its tests kill."""
-    with connected(shared_cluster.get()) as c, nodes_added(c, SPARE_NODES) as restore:
-        yield c, restore
-
-
-@pytest.fixture
-def cluster(spared: tuple[LocalCluster, Callable[[], None]]) -> LocalCluster:
-    """Both spare nodes, whichever an earlier test killed."""
-    local, restore = spared
-    restore()
-    return local
 
 
 def gated_repo(tmp_path: Path, extra: str = "") -> tuple[Repo, Path, Path]:
@@ -139,7 +120,7 @@ def stop_driver(driver: subprocess.Popen[str]) -> None:
 
 
 def test_the_stop_board_dying_mid_run_neither_stops_nor_hangs_the_run(
-    cluster: LocalCluster, tmp_path: Path
+    spare_cluster: LocalCluster, tmp_path: Path
 ) -> None:
     """The stop board's process is killed, as its node's death kills it, while a reading is in
     flight. Before, every task that then asked it read "stop": each reading came back
@@ -147,7 +128,7 @@ def test_the_stop_board_dying_mid_run_neither_stops_nor_hangs_the_run(
     and the board lives where the driver does (the head here: Ray connects a driver on the
     head's machine to the head), so no other node's death takes it."""
     repo, mission, gate = gated_repo(tmp_path)
-    driver = start_run(repo, mission, cluster.address, "board")
+    driver = start_run(repo, mission, spare_cluster.address, "board")
     try:
         held(gate)
         until(stop_boards, timeout=60, what="the run's board is alive")
@@ -168,19 +149,19 @@ def test_the_stop_board_dying_mid_run_neither_stops_nor_hangs_the_run(
 
 
 def test_a_node_lost_mid_reading_has_that_reading_taken_again_and_judged_once(
-    cluster: LocalCluster, tmp_path: Path
+    spare_cluster: LocalCluster, tmp_path: Path
 ) -> None:
     """The node running a candidate's first reading dies (its raylet and workers killed):
     the reading is taken again on the node left, the candidate judged once, the held
     evaluator does not outlive its node, and the run goes on to its limit."""
     extra = "evaluation:\n  slots: 1\n  resources: {spare: 1}\n"
     repo, mission, gate = gated_repo(tmp_path, extra)
-    driver = start_run(repo, mission, cluster.address, "node")
+    driver = start_run(repo, mission, spare_cluster.address, "node")
     try:
         reading = held(gate)
-        where = Path(reading["cwd"]).relative_to(cluster.base / "nodes").parts[0]
+        where = Path(reading["cwd"]).relative_to(spare_cluster.base / "nodes").parts[0]
         assert where in SPARE_NODES, where
-        cluster.remove_node(where)
+        spare_cluster.remove_node(where)
         until(lambda: not pid_alive(int(reading["pid"])), timeout=60, what="the reading stops")
         summary, err = finished(driver, gate)
     finally:
