@@ -8,7 +8,8 @@ time is printed beside it, with the load average when the row started.
 
 `--reference SRC` (bench/run.py) times another source tree beside this one (an older commit
 unpacked: `git archive BASE | tar -x -C DIR`, then DIR/src): each command runs on both trees
-and the yardstick in turn, A B C A B C ..., so the two trees' ratios come from the same minutes.
+and the yardstick in turn, A B C A C B ... (the trees take turns going first), so the two
+trees' ratios come from the same minutes.
 `python -c "import mcp"` is the floor of `autoresearch mcp`: the official SDK's own import.
 """
 
@@ -134,9 +135,11 @@ def trees(references: Sequence[Path]) -> list[Tree]:
 def side_by_side(
     label: str, measure: Callable[[Tree], Sample], timing: Sequence[Tree], repo: Path, repeat: int
 ) -> dict[str, list[tuple[Sample, Sample]]]:
-    """Print one row per tree: each round times the yardstick, then the command on each tree."""
+    """Print one row per tree: each round times the yardstick, then the command on each tree,
+    the trees in turn first (a tree always timed right after the yardstick, or always last,
+    would meet the machine in the same state every round)."""
     loadavg, click = load(), [sys.executable, "-c", "import click"]
-    rounds = [(timed(click, repo), [measure(tree) for tree in timing]) for _ in range(repeat)]
+    rounds = [(timed(click, repo), in_turn(measure, timing, i)) for i in range(repeat)]
     by_tree = {
         tree.label: [(samples[index], yardstick) for yardstick, samples in rounds]
         for index, tree in enumerate(timing)
@@ -144,6 +147,14 @@ def side_by_side(
     for tree_label, pairs in by_tree.items():
         print(row(f"{label} [{tree_label}]", pairs, loadavg))
     return by_tree
+
+
+def in_turn(measure: Callable[[Tree], Sample], timing: Sequence[Tree], round_: int) -> list[Sample]:
+    """`measure` of every tree, starting at tree `round_` (mod their number); in `timing`'s
+    order."""
+    count = len(timing)
+    found = {i % count: measure(timing[i % count]) for i in range(round_, round_ + count)}
+    return [found[i] for i in range(count)]
 
 
 def run(repo: Path, run_id: str, repeat: int, references: Sequence[Path] = ()) -> None:
