@@ -29,6 +29,7 @@ from datetime import datetime
 from pathlib import Path
 
 import cluster_cpu  # bench/cluster_cpu.py
+import targets  # bench/targets.py: the issue's targets, printed together at the end
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "bench",
@@ -178,7 +179,8 @@ def _table(rows: dict[int, dict[str, float]], one: float) -> None:
 
 
 def on_ray(work: Path, per_lane: int, agent: float, evaluate: float, rounds: int = 1,
-           reference: Path | None = None, log_monitor: bool = True) -> None:  # fmt: skip
+           reference: Path | None = None,
+           log_monitor: bool = True) -> list[targets.Verdict]:  # fmt: skip
     """K = 1, 2, 4 with `--executor ray` on a head and a second node of 2 CPUs each, and one
     local lane beside them, `rounds` times in turn (medians, and each round's ratios, to one
     Ray lane and to one local lane: the issue's target is 4 Ray lanes >= 3.6x one local
@@ -191,7 +193,7 @@ def on_ray(work: Path, per_lane: int, agent: float, evaluate: float, rounds: int
     try:
         import ray_cost  # bench/ray_cost.py: the cluster the tests start
     except ImportError:
-        return
+        return []
     # Ray tasks see the environment the nodes started with: the agent's and evaluator's
     # settings and one evaluation log for every Ray run (emptied before each)
     log, agent_log = work / "ray.evals", work / "ray.agents"
@@ -218,7 +220,7 @@ def on_ray(work: Path, per_lane: int, agent: float, evaluate: float, rounds: int
                                                      ray_cost.system_config_of(src))  # fmt: skip
                 except ImportError:
                     print("\nlanes on Ray: skipped (pip install 'autoresearch[ray]')")
-                    return
+                    return []
                 try:
                     idle[name].append(idle_cpu(IDLE_SECONDS))
                     extra = ("--executor", "ray", "--address", str(cluster.address))
@@ -231,6 +233,13 @@ def on_ray(work: Path, per_lane: int, agent: float, evaluate: float, rounds: int
         _python_path(before, None)
     _ray_report(runs, local, idle, rounds)
     print("load before each round: " + "; ".join(loads))
+    mine = runs["this build"]
+    return [
+        *(targets.at_least(f"{k} Ray lanes / 1 Ray lane (median of rounds)",
+                           _median_ratio(mine[1], mine[k]), 0.9 * k) for k in (2, 4)),
+        targets.at_least("4 Ray lanes / 1 local lane (median of rounds)",
+                         _median_ratio(local, mine[4]), 3.6),
+    ]  # fmt: skip
 
 
 IDLE_SECONDS = 5.0
@@ -271,10 +280,21 @@ def _ray_report(
         _idle_split(idle[name])
 
 
+def _each_ratio(base: list[dict[str, float]], over: list[dict[str, float]]) -> list[float]:
+    """Round by round: the throughput of `over` over that of `base`."""
+    return [b["per_minute"] / a["per_minute"] for a, b in zip(base, over, strict=True)]
+
+
+def _median_ratio(base: list[dict[str, float]], over: list[dict[str, float]]) -> float:
+    """The middle of `_each_ratio` (the upper one of an even count), as `_ratios` prints it."""
+    each = sorted(_each_ratio(base, over))
+    return each[len(each) // 2]
+
+
 def _ratios(what: str, base: list[dict[str, float]], over: list[dict[str, float]]) -> None:
-    each = [b["per_minute"] / a["per_minute"] for a, b in zip(base, over, strict=True)]
+    each = _each_ratio(base, over)
     print(f"{what}, round by round: " + ", ".join(f"{x:.2f}" for x in each)
-          + f" (median {sorted(each)[len(each) // 2]:.2f})")  # fmt: skip
+          + f" (median {_median_ratio(base, over):.2f})")  # fmt: skip
 
 
 def _cpu_split(rows: dict[int, dict[str, float]], local: dict[str, float]) -> None:
@@ -328,7 +348,9 @@ def _load() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
-def sleep_bound(work: Path, per_lane: int, agent: float, evaluate: float, rounds: int) -> None:
+def sleep_bound(
+    work: Path, per_lane: int, agent: float, evaluate: float, rounds: int
+) -> list[targets.Verdict]:
     """K = 1, 2, 4 and the loop without lanes side by side, `rounds` times in turn (the load
     of a shared machine drifts): each row is that K's median round, the ratio that of the
     medians, and each round's own 4-lane ratio is printed too."""
@@ -354,6 +376,11 @@ def sleep_bound(work: Path, per_lane: int, agent: float, evaluate: float, rounds
     print(f"evaluator-bound, 4 lanes, 1 slot: {busy['evaluations']:.0f} evaluations, "
           f"{busy['overlaps']:.0f} overlapping, {busy['per_minute']:.1f} iter/min "
           f"(one slot allows at most {60 / max(evaluate, agent / 2):.1f})")  # fmt: skip
+    return [
+        targets.at_least(f"{k} local lanes / 1 local lane (median rounds)",
+                         rows[k]["per_minute"] / one, 0.9 * k)
+        for k in (2, 4)
+    ]  # fmt: skip
 
 
 def _median_row(found: list[dict[str, float]]) -> dict[str, float]:
@@ -363,7 +390,7 @@ def _median_row(found: list[dict[str, float]]) -> dict[str, float]:
     return row
 
 
-def demo_pairs(work: Path, pairs: int) -> None:
+def demo_pairs(work: Path, pairs: int) -> list[targets.Verdict]:
     """`demo --lanes 1` then `--lanes 4`, `pairs` times: a ratio means something only between
     neighbours on a shared machine; each pair's ratio, the load before it, the median."""
     print("\nautoresearch demo --lanes K (mission tune-sgd-lanes, 30 iterations, 2 slots)")
@@ -379,24 +406,30 @@ def demo_pairs(work: Path, pairs: int) -> None:
     ratios.sort()
     print(f"median {ratios[len(ratios) // 2]:.2f}x over {pairs} pair(s) "
           f"(min {ratios[0]:.2f}, max {ratios[-1]:.2f})")  # fmt: skip
+    # "measurably faster": in every pair, not only in the middle one
+    return [targets.at_least("demo --lanes 4 speed-up over --lanes 1, slowest pair",
+                             ratios[0], 1.0)]  # fmt: skip
 
 
 def run(per_lane: int = 6, agent: float = 2.0, evaluate: float = 0.05, demo: bool = True,
         rounds: int = 3, pairs: int = 3, sleep: bool = True, ray: bool = True,
         ray_rounds: int = 3, reference: Path | None = None,
-        log_monitor: bool = True) -> None:  # fmt: skip
+        log_monitor: bool = True) -> list[targets.Verdict]:  # fmt: skip
+    """Print the parts asked for; this build's verdicts on the issue's targets."""
+    verdicts: list[targets.Verdict] = []
     work = Path(tempfile.mkdtemp(prefix="ar-bench-lanes-", dir="/tmp"))  # short socket paths
     cluster_cpu.become_subreaper()  # a detached watcher's CPU is counted: it ends here
     try:
         print(f"load average {_load()}")
         if sleep:
-            sleep_bound(work, per_lane, agent, evaluate, rounds)
+            verdicts += sleep_bound(work, per_lane, agent, evaluate, rounds)
         if ray:
-            on_ray(work, per_lane, agent, evaluate, ray_rounds, reference, log_monitor)
+            verdicts += on_ray(work, per_lane, agent, evaluate, ray_rounds, reference, log_monitor)
         if demo:
-            demo_pairs(work, pairs)
+            verdicts += demo_pairs(work, pairs)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    return verdicts
 
 
 def main() -> None:
@@ -417,11 +450,12 @@ def main() -> None:
                         "(ray start --include-log-monitor=False)")  # fmt: skip
     args = parser.parse_args()
     only = args.only_demo or args.only_ray
-    run(per_lane=3 if args.quick else 6, agent=args.agent,
+    verdicts = run(per_lane=3 if args.quick else 6, agent=args.agent,
         demo=not args.no_demo and not args.only_ray, rounds=max(1, args.rounds),
         pairs=max(1, args.demo_pairs), sleep=not only, ray=not args.only_demo and not args.no_ray,
         ray_rounds=max(1, args.ray_rounds), reference=args.reference,
         log_monitor=not args.no_log_monitor)  # fmt: skip
+    targets.print_verdicts(verdicts)
 
 
 if __name__ == "__main__":

@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import targets  # bench/targets.py: the issue's targets, printed together at the end
+
 TARGET = 1.5  # issue 36: the step's overhead within 1.5x the git floor at every run length
 MARGIN = 1.35  # what the project aims for, so that a loaded machine does not cross the target
 ROWS_FLAG = "--rows-json"  # the child prints its rows as JSON instead of the table
@@ -76,8 +78,9 @@ def print_rows(rounds: Sequence[Round], labels: Sequence[str]) -> None:
                   f"{cpu:>7.2f}")  # fmt: skip
 
 
-def run(references: Sequence[Path], rounds: int, quick: bool) -> None:
-    """Print the overhead of this tree beside each reference, `rounds` alternating rounds."""
+def run(references: Sequence[Path], rounds: int, quick: bool) -> list[targets.Verdict]:
+    """Print the overhead of this tree beside each reference, `rounds` alternating rounds;
+    this tree's verdict: its worst run length's median ratio over the rounds."""
     import autoresearch
 
     trees = [("this tree", Path(autoresearch.__file__).parent.parent)]
@@ -96,3 +99,7 @@ def run(references: Sequence[Path], rounds: int, quick: bool) -> None:
         for label, src in trees[turn % len(trees) :] + trees[: turn % len(trees)]
     ]
     print_rows(done, [label for label, _ in trees])
+    mine = [r for r in done if r.tree == trees[0][0]]
+    worst = max(statistics.median(r.ratio[at] for r in mine) for at in range(len(mine[0].buckets)))
+    what = f"step overhead / git floor, worst of {len(mine[0].buckets)} run lengths (medians)"
+    return [targets.at_most(what, worst, TARGET)]

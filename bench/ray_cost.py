@@ -32,6 +32,8 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
+import targets  # bench/targets.py: the issue's targets, printed together at the end
+
 from autoresearch import git
 from autoresearch.agents import AgentConfig
 from autoresearch.supervisor.executor import AgentTask, EvaluationTask, Executor, LocalExecutor
@@ -153,8 +155,18 @@ def system_config_of(src: str | None) -> dict[str, Any]:
 Figures = dict[str, Any]  # one build's measurement, as `--json` prints it
 
 
-def run(count: int) -> None:
-    report(measure_build(count), count)
+ADDED_TARGET_MS = 300.0  # issue 36: <= 0.3 s added per agent task and per evaluation
+
+
+def run(count: int) -> list[targets.Verdict]:
+    """Print this build's added cost per task; its verdicts on the issue's target."""
+    figures = measure_build(count)
+    report(figures, count)
+    return [
+        targets.at_most(f"Ray's added time per {kind} task (median)", added_ms(figures, kind),
+                        ADDED_TARGET_MS, " ms")
+        for kind in ("agent", "evaluation")
+    ]  # fmt: skip
 
 
 def measure_build(count: int) -> Figures:

@@ -1,6 +1,7 @@
 """Benchmarks: supervisor overhead vs the git floor, CLI start-up, end-to-end throughput.
 
-    python3 dev.py bench            # full run (a few minutes)
+    python3 dev.py bench            # full run (an hour or more: lanes, Ray and trust too)
+    python3 dev.py bench --against HEAD~1   # cli, overhead and lanes beside the last commit
     python3 dev.py bench --quick    # smaller buckets and fewer samples
     python3 dev.py bench --only trust   # keep decisions under a noisy evaluator
     python3 dev.py bench --only cli     # start-up of --help, hooks, status, mcp vs import click
@@ -13,7 +14,9 @@
     python3 dev.py bench --only sandbox   # a session and an evaluation in bwrap beside none
 
 Every number is printed beside a reference measured in the same run on the same machine, so
-ratios mean something across machines. Nothing here is a pass/fail test.
+ratios mean something across machines. Nothing here is a pass/fail test. At the end, the
+targets of issue 36 the sections measured are printed together (bench/targets.py): each with
+its figure, its limit, the load average then, and whether this run met it.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ import sys
 import tempfile
 import time
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +44,7 @@ import lanes  # bench/lanes.py: throughput of run --lanes K, evaluations never o
 import overhead_ab  # bench/overhead_ab.py: the overhead section beside reference trees
 import ray_cost  # bench/ray_cost.py: a task on the Ray executor beside the local one
 import sandbox  # bench/sandbox.py: a session and an evaluation in the OS sandbox beside none
+import targets  # bench/targets.py: the issue's targets, printed together at the end
 import trust  # bench/trust.py: keep decisions under noise
 import trust_designs  # bench/trust_designs.py: the designs and bounds behind the targets
 import trust_e2e  # bench/trust_e2e.py: the same through `autoresearch run`
@@ -277,7 +281,7 @@ def bench_overhead(buckets: list[int], samples: int) -> list[OverheadRow]:
     return rows
 
 
-def print_overhead(rows: list[OverheadRow]) -> None:
+def print_overhead(rows: list[OverheadRow]) -> list[targets.Verdict]:
     print("\nSupervisor overhead per iteration (excluding agent and evaluator time)")
     print(f"load average {os.getloadavg()[0]:.1f} (1 min) at the end")
     print(
@@ -293,6 +297,14 @@ def print_overhead(rows: list[OverheadRow]) -> None:
     worst = max(r.ratio for r in rows)
     print(f"target: overhead <= 1.5x the git floor      worst bucket: {worst:.2f}x")
     print(f"target: last bucket <= 1.5x the first        measured: {growth:.2f}x")
+    return [
+        targets.at_most(
+            f"step overhead / git floor, worst of {len(rows)} run lengths",
+            worst,
+            overhead_ab.TARGET,
+        ),
+        targets.at_most("step overhead, longest run / shortest", growth, overhead_ab.TARGET),
+    ]
 
 
 def bench_lane_history(size: int, samples: int) -> None:
@@ -327,7 +339,7 @@ def bench_lane_history(size: int, samples: int) -> None:
 # --- 2. CLI start-up ------------------------------------------------------------------------
 
 
-def bench_cli(repeat: int, references: tuple[Path, ...] = ()) -> None:
+def bench_cli(repeat: int, references: tuple[Path, ...] = ()) -> list[targets.Verdict]:
     """bench/cli_start.py in a repository with a run of 1,000 recorded iterations (beside the
     `references` source trees)."""
     with tempfile.TemporaryDirectory(prefix="ar-bench-") as tmp:
@@ -335,7 +347,7 @@ def bench_cli(repeat: int, references: tuple[Path, ...] = ()) -> None:
         with prepare(mission, run_tag="startup") as h:
             synthesize(h, 1000)
             run_id = h.run_id
-        cli_start.run(mission.parent.parent, run_id, repeat, references)
+        return cli_start.run(mission.parent.parent, run_id, repeat, references)
 
 
 # --- 3. end-to-end throughput ---------------------------------------------------------------
@@ -365,17 +377,16 @@ def bench_throughput(iterations: int) -> None:
     print(f"best loss {summary['best_score']} from baseline {summary['baseline_score']}")
 
 
-def overhead(args: argparse.Namespace, buckets: list[int]) -> None:
+def overhead(args: argparse.Namespace, buckets: list[int]) -> list[targets.Verdict]:
     """The overhead section: its table, its rows as JSON (a round of `overhead_ab`), or this
     tree beside `--reference` trees in alternating rounds."""
     if args.reference:
-        overhead_ab.run(args.reference, 2 if args.quick else 7, args.quick)
-        return
+        return overhead_ab.run(args.reference, 2 if args.quick else 7, args.quick)
     rows = bench_overhead(buckets, 10 if args.quick else 30)
     if args.rows_json:
         print(json.dumps([dataclasses.asdict(row) for row in rows]))
-    else:
-        print_overhead(rows)
+        return []
+    return print_overhead(rows)
 
 
 def main() -> None:
@@ -407,8 +418,16 @@ def main() -> None:
         action="append",
         default=[],
         metavar="SRC",
-        help="cli, overhead: also time this source tree (e.g. DIR/src of `git archive BASE`), "
-        "interleaved",
+        help="cli, overhead, lanes: also time this source tree (e.g. DIR/src of `git archive "
+        "BASE`), interleaved",
+    )
+    parser.add_argument(
+        "--against",
+        action="append",
+        default=[],
+        metavar="REV",
+        help="like --reference, for a commit of this repository (e.g. HEAD~1): unpacked into a "
+        "temporary folder for the run",
     )
     parser.add_argument(overhead_ab.ROWS_FLAG, action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -416,7 +435,33 @@ def main() -> None:
     buckets = [10, 100, 1000] if args.quick else [10, 100, 1000, 10000]
     if args.long:
         buckets = [*buckets, 10000] if args.quick else buckets
-    sections: dict[str, Callable[[], None]] = {
+    with tempfile.TemporaryDirectory(prefix="ar-bench-against-") as unpacked:
+        args.reference += [
+            unpack(rev, Path(unpacked) / str(n)) for n, rev in enumerate(args.against)
+        ]
+        targets.print_verdicts(run_sections(args, buckets))
+
+
+def unpack(rev: str, folder: Path) -> Path:
+    """Commit `rev` of the repository this bench is in, unpacked below `folder`: its src/."""
+    here = Path(__file__).resolve().parent.parent
+    verify = ["git", "-C", str(here), "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"]
+    found = subprocess.run(verify, capture_output=True, text=True, check=False)
+    if found.returncode != 0:
+        sys.exit(f"--against {rev}: no such commit in {here}")
+    commit = found.stdout.strip()
+    tree = folder / commit[:12]  # the tables name a reference by this folder: the commit
+    tree.mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", str(here), "archive", commit],
+                             capture_output=True, check=True)  # fmt: skip
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
+    return tree / "src"
+
+
+def run_sections(args: argparse.Namespace, buckets: list[int]) -> list[targets.Verdict]:
+    """Run the sections asked for; this tree's verdicts on the issue's targets."""
+    first_reference = args.reference[0] if args.reference else None
+    sections: dict[str, Callable[[], Sequence[targets.Verdict] | None]] = {
         "overhead": lambda: overhead(args, buckets),
         "lane-history": lambda: bench_lane_history(buckets[-1], 5 if args.quick else 20),
         "cli": lambda: bench_cli(3 if args.quick else 10, tuple(args.reference)),
@@ -428,12 +473,14 @@ def main() -> None:
         "drift": lambda: drift.run(40 if args.quick else 200, 60),
         "ray": lambda: ray_cost.run(5 if args.quick else 20),
         "trust-e2e": lambda: trust_e2e.run(1 if args.quick else 5, 20 if args.quick else 60),
-        "lanes": lambda: lanes.run(per_lane=3 if args.quick else 6),
+        "lanes": lambda: lanes.run(per_lane=3 if args.quick else 6, reference=first_reference),
         "sandbox": lambda: sandbox.run(5 if args.quick else 20),
     }
+    verdicts: list[targets.Verdict] = []
     for name, section in sections.items():
         if args.only in (None, name):
-            section()
+            verdicts += section() or ()
+    return verdicts
 
 
 if __name__ == "__main__":

@@ -23,14 +23,19 @@ def test_bench_quick_overhead_prints_its_table() -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "git floor ms" in done.stdout and "last bucket" in done.stdout
+    assert "Targets of issue 36, this tree" in done.stdout, done.stdout
+    assert " of 2 met" in done.stdout, done.stdout  # the worst run length, and the growth
 
 
-def test_bench_overhead_beside_a_reference_prints_each_tree_per_bucket() -> None:
+@pytest.mark.parametrize(
+    "beside", [["--reference", str(BENCH.parents[1] / "src")], ["--against", "HEAD"]]
+)
+def test_bench_overhead_beside_a_reference_prints_each_tree_per_bucket(beside: list[str]) -> None:
     """`--reference SRC` runs the overhead section on both trees in alternating rounds, each
-    in its own process (here the reference is this tree's own source)."""
-    src = BENCH.parents[1] / "src"
+    in its own process (here the reference is this tree's own source); `--against REV`
+    unpacks a commit of the repository to serve as one."""
     done = subprocess.run(
-        [sys.executable, str(BENCH), "--quick", "--only", "overhead", "--reference", str(src)],
+        [sys.executable, str(BENCH), "--quick", "--only", "overhead", *beside],
         capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -38,6 +43,17 @@ def test_bench_overhead_beside_a_reference_prints_each_tree_per_bucket() -> None
     lines = done.stdout.splitlines()
     assert sum(" this tree " in line for line in lines) == 3, done.stdout  # 3 quick buckets
     assert sum(" ref " in line for line in lines) == 3, done.stdout
+    assert " of 1 met" in done.stdout, done.stdout  # this tree's worst run length
+
+
+def test_bench_against_a_commit_that_is_not_there_says_so() -> None:
+    done = subprocess.run(
+        [sys.executable, str(BENCH), "--quick", "--only", "cli", "--against", "no-such-rev"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert "--against no-such-rev: no such commit in" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
 
 
 def test_search_latency_bench_compares_every_engine_on_one_tree() -> None:
