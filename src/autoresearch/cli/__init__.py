@@ -14,6 +14,7 @@ import sys
 import click
 
 from autoresearch.api import __version__
+from autoresearch.cli import startup
 from autoresearch.cli.lazy import LazyCommand, LazyGroup
 
 _RUN = "autoresearch.cli.run_cmds"
@@ -149,6 +150,8 @@ def app(ctx: click.Context, repo: str | None) -> None:
 
 
 def main() -> None:
+    """The process's entry point: the collector is off while the command starts."""
+    startup.pause()
     app.main(prog_name="autoresearch")
 
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from autoresearch.api import AutoresearchError
+from autoresearch.cli import startup
 
 # imported where used, so that `--help` starts without them (tests/test_import_graph.py)
 if TYPE_CHECKING:
@@ -40,6 +41,14 @@ class AppGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         with _closed_output_is_quiet():
             return self._invoke(ctx)
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name, command, rest = super().resolve_command(ctx, args)
+        if not isinstance(command, click.Group):  # the command to run is imported: start-up
+            startup.resume()  # is over (cli/startup.py)
+        return name, command, rest
 
     def _invoke(self, ctx: click.Context) -> Any:
         try:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import click
 
+from autoresearch.cli import startup
 from autoresearch.cli.common import fail
 
 # The tools run the session's command in this repository: never listen beyond this machine.
@@ -112,7 +113,8 @@ def mcp_command(
     if insecure_no_auth and (token_file or new_token):
         fail("--insecure-no-auth takes no token: drop --token-file and --new-token")
     try:
-        from autoresearch.mcp.server import build_server
+        with startup.starting():  # the SDK's import is start-up too (~0.5 s)
+            from autoresearch.mcp.server import build_server
     except ImportError as exc:
         fail(
             f"the MCP server needs the mcp extra ({exc}): "
