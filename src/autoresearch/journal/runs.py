@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -614,6 +614,18 @@ class Reading(NamedTuple):
     score: float
 
 
+# Each role by its stored value: `status` turns every reading of a run into a Reading, and an
+# enum's own lookup by value costs a call each (the enum columns were checked at open: a value
+# no version wrote still fails, in Role's own words)
+_ROLES: dict[object, Role] = {role.value: role for role in Role}
+
+
+def _readings(rows: Iterable[Sequence[Any]]) -> list[Reading]:
+    return [
+        Reading(int(r[0]), _ROLES.get(r[1]) or Role(r[1]), str(r[2]), float(r[3])) for r in rows
+    ]
+
+
 def readings(journal: Journal, run_id: str, commit: str | None = None) -> list[Reading]:
     """Passing scored readings of the run (of one commit), oldest first."""
     sql = (
@@ -625,7 +637,7 @@ def readings(journal: Journal, run_id: str, commit: str | None = None) -> list[R
         sql += " AND commit_sha = ?"
         args += (commit,)
     rows = journal.rows(sql + " ORDER BY id", args)
-    return [Reading(int(r[0]), Role(r[1]), str(r[2]), float(r[3])) for r in rows]
+    return _readings(rows)
 
 
 def readings_since(journal: Journal, run_id: str, after: int) -> tuple[list[Reading], int]:
@@ -647,7 +659,7 @@ def readings_since(journal: Journal, run_id: str, after: int) -> tuple[list[Read
         "ORDER BY id",
         (after, upto, run_id, EvalStatus.PASS),
     )
-    return [Reading(int(r[0]), Role(r[1]), str(r[2]), float(r[3])) for r in rows], upto
+    return _readings(rows), upto
 
 
 def latest_evaluation(journal: Journal, run_id: str) -> StoredEvaluation | None:

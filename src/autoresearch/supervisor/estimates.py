@@ -183,19 +183,23 @@ class RunReadings:
         self._upto = upto
 
     def _extend(self, readings: Iterable[runs.Reading]) -> None:
+        # `status` loads every reading of a run here: the loops keep to local names
+        by_commit, by_block, blocks_of = self.by_commit, self.by_block, self._blocks_of
         commits: dict[str, None] = {}
         blocks: dict[Block, None] = {}
         for r in readings:
-            self.by_commit.setdefault(r.commit, []).append(r)
-            self.by_block.setdefault((r.commit, r.iteration), []).append(r.score)
-            self._blocks_of.setdefault(r.iteration, {})[(r.commit, r.iteration)] = None
-            commits[r.commit] = blocks[(r.commit, r.iteration)] = None
+            block = (r.commit, r.iteration)
+            by_commit.setdefault(r.commit, []).append(r)
+            by_block.setdefault(block, []).append(r.score)
+            blocks_of.setdefault(r.iteration, {})[block] = None
+            commits[r.commit] = blocks[block] = None
+        if commits:
             self._block_spread = None
         for commit in commits:  # each changed group once, however many readings it gained
-            self._commits.set(commit, self.scores_all(commit))
+            self._commits.set(commit, [r.score for r in by_commit[commit]])
         for block in blocks if self.blocks else ():
-            self._blocks.set(block, self.by_block[block])
-            self._deviations.set(block, self.by_block[block])
+            self._blocks.set(block, by_block[block])
+            self._deviations.set(block, by_block[block])
 
     @property
     def spread(self) -> Spread:
