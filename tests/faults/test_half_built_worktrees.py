@@ -1,0 +1,173 @@
+"""A `git worktree add` killed half-way (SIGKILL, a power cut) leaves a registration whose HEAD
+is the null object id, and from then on every `git fetch` of the repository fails with
+"fatal: bad object worktrees/<name>/HEAD" – the user's own fetches too. The tool's own such
+trees are repaired (a bundle fetch that fails on one); the user's are only named. Real
+repositories, a real `git worktree add` killed by a real signal at the instant git has
+written the null HEAD (a reference-transaction hook kills the add's process group as it
+moves that HEAD: deterministic)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from autoresearch import git as gitlib
+from autoresearch.errors import GitError
+from autoresearch.paths import RepoPaths
+from autoresearch.supervisor import worktree_repair
+from helpers import GIT_ENV, Repo, edit_and_commit, git, make_repo
+
+NULL = "0" * 40
+# run by git as the new worktree's HEAD moves off the null id: the whole add dies right there
+KILL_HOOK = """#!/bin/sh
+if [ "$1" = prepared ] && grep -q ' HEAD$'; then kill -KILL 0; fi
+exit 0
+"""
+
+
+def killed_add(repo: Path, folder: Path) -> Path:
+    """Kill a real `git worktree add --detach folder HEAD` after it registered the tree with
+    its null HEAD, before it checked anything out; the registration's admin folder."""
+    hooks = Path(tempfile.mkdtemp(prefix="kill-hooks-"))
+    (hooks / "reference-transaction").write_text(KILL_HOOK)
+    (hooks / "reference-transaction").chmod(0o755)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    args = ["git", "-c", f"core.hooksPath={hooks}", "worktree", "add", "-q", "--detach"]
+    done = subprocess.run(
+        [*args, str(folder), "HEAD"],
+        cwd=repo,
+        env={**os.environ, **GIT_ENV},
+        start_new_session=True,  # its own process group: the hook kills that, not pytest
+        capture_output=True,
+        check=False,
+    )
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    (admin,) = [
+        p
+        for p in (repo / ".git/worktrees").iterdir()
+        if (p / "gitdir").read_text().strip() == str(folder.resolve() / ".git")
+    ]
+    assert (admin / "HEAD").read_text().strip() == NULL  # exactly what git leaves
+    return admin
+
+
+def fetch_fails(repo: Path, source: Repo) -> str | None:
+    """What `git fetch` of `source`'s newest commit prints when it fails, None when it works."""
+    edit_and_commit(source.root, {"value.txt": f"{os.urandom(4).hex()}\n"})
+    done = subprocess.run(
+        ["git", "fetch", "-q", str(source.root), "HEAD:refs/test/fetched"],
+        cwd=repo,
+        env={**os.environ, **GIT_ENV},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return None if done.returncode == 0 else done.stderr
+
+
+@pytest.fixture
+def upstream(tmp_path: Path) -> Repo:
+    return make_repo(tmp_path / "upstream", value="7")
+
+
+# --- the pure decision -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("head", "locked", "has_index", "known", "expected"),
+    [
+        ("ref: refs/heads/main", False, True, None, None),
+        ("a" * 40, False, True, None, None),  # not asked: taken as whole
+        ("a" * 40, False, True, True, None),
+        (NULL, True, False, None, ("null object id", True)),
+        ("0" * 64, True, False, None, ("null object id", True)),  # a SHA-256 repository
+        ("a" * 40, False, True, False, ("does not have", True)),
+        (None, True, False, None, ("HEAD file is missing", False)),
+        ("a" * 40, True, False, True, ("checking the files out", False)),
+        ("ref: refs/heads/main", True, False, None, ("checking the files out", False)),
+        ("a" * 40, True, True, True, None),  # `git worktree lock`: the user's own choice
+        ("a" * 40, False, False, True, None),  # `git worktree add --no-checkout`
+        ("garbage", False, True, None, None),  # git skips it: fetch works
+    ],
+)
+def test_what_a_killed_add_leaves_is_named(
+    head: str | None,
+    locked: bool,
+    has_index: bool,
+    known: bool | None,
+    expected: tuple[str, bool] | None,
+) -> None:
+    found = gitlib.half_built_problem(head, locked, has_index, known)
+    if expected is None:
+        assert found is None
+    else:
+        assert found is not None and expected[0] in found[0] and found[1] == expected[1]
+
+
+def test_bad_object_lines_name_their_worktrees() -> None:
+    stderr = b"fatal: bad object worktrees/k/HEAD\nerror: x did not send all necessary objects\n"
+    assert gitlib.bad_worktree_heads(stderr) == {"k"}
+    assert gitlib.bad_worktree_heads(b"fatal: couldn't find remote ref") == set()
+
+
+# --- git.py: found from the files, repaired under the worktree lock ----------------------------
+
+
+def test_a_killed_add_breaks_fetch_until_the_repair(repo: Repo, upstream: Repo) -> None:
+    folder = repo.root / ".autoresearch/worktrees/lanes/missions-demo-k1/0"
+    admin = killed_add(repo.root, folder)
+    assert "bad object worktrees/" in (fetch_fails(repo.root, upstream) or "")
+    (tree,) = gitlib.half_built_worktrees(repo.root)
+    assert (tree.admin, tree.folder, tree.breaks_fetch) == (admin, folder, True)
+    assert tree.nothing_inside  # the add died before the checkout: only `.git` is there
+    (done,) = gitlib.repair_half_built(repo.root, lambda _: None)
+    assert done.removed and not admin.exists() and not folder.exists()
+    assert fetch_fails(repo.root, upstream) is None
+    assert gitlib.half_built_worktrees(repo.root) == []
+
+
+def test_a_tree_with_files_besides_git_is_left(repo: Repo) -> None:
+    folder = repo.root / ".autoresearch/worktrees/job-1"
+    admin = killed_add(repo.root, folder)
+    (admin / "locked").unlink()  # not git's unfinished add: someone's files may be there
+    (folder / "notes.txt").write_text("mine\n")
+    (done,) = gitlib.repair_half_built(repo.root, lambda _: None)
+    assert not done.removed and "holds files besides .git" in (done.refused or "")
+    assert (folder / "notes.txt").exists() and admin.exists()
+
+
+def _bundle_for_a_clone(repo: Repo, tmp_path: Path) -> tuple[Path, Path, str]:
+    """A clone of `repo` and a bundle of a commit the clone lacks: (clone, bundle, tip)."""
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(repo.root), str(clone))
+    base = repo.git("rev-parse", "HEAD")
+    tip = edit_and_commit(repo.root, {"value.txt": "5\n"})
+    bundle = tmp_path / "c.bundle"
+    assert gitlib.create_bundle(repo.root, bundle, tip, exclude=[base])
+    return clone, bundle, tip
+
+
+def test_a_bundle_fetch_repairs_the_tools_own_tree_and_tries_again(
+    repo: Repo, tmp_path: Path
+) -> None:
+    clone, bundle, tip = _bundle_for_a_clone(repo, tmp_path)
+    killed_add(clone, clone / ".autoresearch/runs/missions-demo-b1/scratch/incumbent")
+    with pytest.raises(GitError, match="bad object worktrees/"):
+        gitlib.fetch_bundle(clone, bundle, "refs/test/c")  # no repair asked: as before
+    refuse = worktree_repair.refusal(RepoPaths(clone))
+    assert gitlib.fetch_bundle(clone, bundle, "refs/test/c", refuse) == tip
+    assert gitlib.half_built_worktrees(clone) == []
+
+
+def test_a_bundle_fetch_leaves_the_users_tree_and_fails(repo: Repo, tmp_path: Path) -> None:
+    clone, bundle, _ = _bundle_for_a_clone(repo, tmp_path)
+    admin = killed_add(clone, tmp_path / "users-tree")
+    refuse = worktree_repair.refusal(RepoPaths(clone))
+    with pytest.raises(GitError, match="bad object worktrees/"):
+        gitlib.fetch_bundle(clone, bundle, "refs/test/c", refuse)
+    assert (admin / "HEAD").read_text().strip() == NULL
