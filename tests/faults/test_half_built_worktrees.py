@@ -1,13 +1,14 @@
 """A `git worktree add` killed half-way (SIGKILL, a power cut) leaves a registration whose HEAD
 is the null object id, and from then on every `git fetch` of the repository fails with
 "fatal: bad object worktrees/<name>/HEAD" – the user's own fetches too. The tool's own such
-trees are repaired (a bundle fetch that fails on one); the user's are only named. Real
-repositories, a real `git worktree add` killed by a real signal at the instant git has
-written the null HEAD (a reference-transaction hook kills the add's process group as it
-moves that HEAD: deterministic)."""
+trees are repaired (doctor --repair-worktrees, a bundle fetch that fails on one); the user's
+are only named. Real repositories, a real `git worktree add` killed by a real signal at the
+instant git has written the null HEAD (a reference-transaction hook kills the add's process
+group as it moves that HEAD: deterministic)."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -18,9 +19,10 @@ import pytest
 
 from autoresearch import git as gitlib
 from autoresearch.errors import GitError
+from autoresearch.locks import FileLock
 from autoresearch.paths import RepoPaths
 from autoresearch.supervisor import worktree_repair
-from helpers import GIT_ENV, Repo, edit_and_commit, git, make_repo
+from helpers import GIT_ENV, Repo, cli, edit_and_commit, git, make_repo
 
 NULL = "0" * 40
 # run by git as the new worktree's HEAD moves off the null id: the whole add dies right there
@@ -73,6 +75,16 @@ def fetch_fails(repo: Path, source: Repo) -> str | None:
 @pytest.fixture
 def upstream(tmp_path: Path) -> Repo:
     return make_repo(tmp_path / "upstream", value="7")
+
+
+def doctor(repo: Path, *extra: str) -> tuple[int, dict]:
+    done = cli("--repo", str(repo), "doctor", "--json", *extra, cwd=repo)
+    assert "Traceback" not in done.stderr, done.stderr
+    return done.returncode, json.loads(done.stdout)
+
+
+def half_built_findings(report: dict) -> list[dict]:
+    return [f for f in report["findings"] if "half-built" in f["message"]]
 
 
 # --- the pure decision -----------------------------------------------------------------------
@@ -171,3 +183,84 @@ def test_a_bundle_fetch_leaves_the_users_tree_and_fails(repo: Repo, tmp_path: Pa
     with pytest.raises(GitError, match="bad object worktrees/"):
         gitlib.fetch_bundle(clone, bundle, "refs/test/c", refuse)
     assert (admin / "HEAD").read_text().strip() == NULL
+
+
+# --- doctor ------------------------------------------------------------------------------------
+
+
+def test_doctor_names_both_and_repairs_only_its_own(
+    repo: Repo, upstream: Repo, tmp_path: Path
+) -> None:
+    ours = repo.root / ".autoresearch/worktrees/lanes/missions-demo-k1/0"
+    theirs = tmp_path / "users-tree"
+    ours_admin, theirs_admin = killed_add(repo.root, ours), killed_add(repo.root, theirs)
+    code, report = doctor(repo.root)
+    assert code == 1 and not report["healthy"]
+    found = {Path(f["message"].split()[1]): f for f in half_built_findings(report)}
+    assert set(found) == {ours, theirs}
+    for finding in found.values():
+        assert finding["severity"] == "error" and finding["check"] == "worktrees"
+        assert "HEAD is the null object id" in finding["message"]
+        assert "every `git fetch` in the repository fails" in finding["message"]
+    assert f"bad object worktrees/{ours_admin.name}/HEAD" in found[ours]["message"]
+    assert found[ours]["fix"].startswith("autoresearch doctor --repair-worktrees")
+    assert found[theirs]["fix"].startswith("not autoresearch's tree")
+
+    code, report = doctor(repo.root, "--repair-worktrees")
+    assert code == 1  # the user's tree is still there: an error, left to them
+    (done,) = report["repaired_worktrees"]
+    assert done["folder"] == str(ours) and done["removed"] and done["refused"] is None
+    assert not ours_admin.exists() and not ours.exists()
+    assert (theirs_admin / "HEAD").read_text().strip() == NULL  # never touched
+    assert [Path(f["message"].split()[1]) for f in half_built_findings(report)] == [theirs]
+
+    # the fix doctor names for the user's tree, followed: fetch works, doctor is content
+    assert "autoresearch doctor --clear-locks, then git -C" in found[theirs]["fix"]
+    assert doctor(repo.root, "--clear-locks")[1]["cleared_locks"] == [
+        str(theirs_admin / "HEAD.lock")
+    ]
+    main = repo.git("rev-parse", "HEAD")
+    git(theirs, "update-ref", "--no-deref", "HEAD", main)
+    git(theirs, "reset", "-q")
+    assert fetch_fails(repo.root, upstream) is None
+    code, report = doctor(repo.root)
+    assert half_built_findings(report) == []
+
+
+def test_doctor_says_it_in_words(repo: Repo) -> None:
+    killed_add(repo.root, repo.root / ".autoresearch/worktrees/job-7")
+    done = cli("--repo", str(repo.root), "doctor", cwd=repo.root)
+    assert done.returncode == 1
+    assert "is half-built: HEAD is the null object id" in done.stdout
+    assert "fix: autoresearch doctor --repair-worktrees" in done.stdout
+    done = cli("--repo", str(repo.root), "doctor", "--repair-worktrees", cwd=repo.root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "removed the half-built worktree" in done.stdout and "healthy" in done.stdout
+
+
+def test_doctor_refuses_a_tree_whose_run_is_driven(repo: Repo, mission_dir: Path) -> None:
+    assert cli("prepare", "missions/demo", "--run-tag", "d1", cwd=repo.root).returncode == 0
+    tree = repo.root / ".autoresearch/runs/missions-demo-d1/scratch/incumbent"
+    admin = killed_add(repo.root, tree)
+    lock = FileLock(RepoPaths(repo.root).run("missions-demo-d1").driver_lock)
+    lock.acquire()  # a live driver of that run
+    try:
+        code, report = doctor(repo.root, "--repair-worktrees")
+    finally:
+        lock.release()
+    assert code == 2
+    (done,) = report["repaired_worktrees"]
+    assert not done["removed"] and "being driven right now" in done["refused"]
+    assert admin.exists()
+    code, report = doctor(repo.root, "--repair-worktrees")  # no driver any more
+    assert code == 0 and report["repaired_worktrees"][0]["removed"]
+
+
+def test_doctor_checks_a_run_worktree_out_again(repo: Repo, mission_dir: Path) -> None:
+    assert cli("prepare", "missions/demo", "--run-tag", "d1", cwd=repo.root).returncode == 0
+    tree = repo.root / ".autoresearch/worktrees/missions-demo-d1"
+    git(repo.root, "worktree", "remove", "--force", str(tree))
+    killed_add(repo.root, tree)  # a kill inside the add of `doctor --restore`'s rebuild
+    code, report = doctor(repo.root, "--repair-worktrees")
+    assert code == 0, report
+    assert gitlib.worktree_problem(tree, "autoresearch/missions-demo/d1") is None
