@@ -1,10 +1,10 @@
 """A `git worktree add` killed half-way (SIGKILL, a power cut) leaves a registration whose HEAD
 is the null object id, and from then on every `git fetch` of the repository fails with
 "fatal: bad object worktrees/<name>/HEAD" – the user's own fetches too. The tool's own such
-trees are repaired (doctor --repair-worktrees, a bundle fetch that fails on one); the user's
-are only named. Real repositories, a real `git worktree add` killed by a real signal at the
-instant git has written the null HEAD (a reference-transaction hook kills the add's process
-group as it moves that HEAD: deterministic)."""
+trees are repaired (doctor --repair-worktrees, any writing command, a bundle fetch); the
+user's are only named. Real repositories, a real `git worktree add` killed by a real signal
+at the instant git has written the null HEAD (a reference-transaction hook kills the add's
+process group as it moves that HEAD: deterministic)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,16 @@ from autoresearch.errors import GitError
 from autoresearch.locks import FileLock
 from autoresearch.paths import RepoPaths
 from autoresearch.supervisor import worktree_repair
-from helpers import GIT_ENV, Repo, cli, edit_and_commit, git, make_repo
+from helpers import (
+    GIT_ENV,
+    Repo,
+    artifact,
+    cli,
+    edit_and_commit,
+    git,
+    make_repo,
+    write_artifact,
+)
 
 NULL = "0" * 40
 # run by git as the new worktree's HEAD moves off the null id: the whole add dies right there
@@ -264,3 +273,68 @@ def test_doctor_checks_a_run_worktree_out_again(repo: Repo, mission_dir: Path) -
     code, report = doctor(repo.root, "--repair-worktrees")
     assert code == 0, report
     assert gitlib.worktree_problem(tree, "autoresearch/missions-demo/d1") is None
+
+
+# --- healed by the writing commands themselves ----------------------------------------------
+
+
+def test_the_next_prepare_heals_a_tree_a_killed_run_left(
+    repo: Repo, mission_dir: Path, upstream: Repo
+) -> None:
+    assert cli("prepare", "missions/demo", "--run-tag", "d1", cwd=repo.root).returncode == 0
+    assert cli("stop", "missions-demo-d1", cwd=repo.root).returncode == 0
+    tree = repo.root / ".autoresearch/runs/missions-demo-d1/scratch/incumbent"
+    admin = killed_add(repo.root, tree)
+    user_admin = killed_add(repo.root, repo.root.parent / "users-tree")
+    assert fetch_fails(repo.root, upstream) is not None
+    done = cli("prepare", "missions/demo", "--run-tag", "d2", cwd=repo.root)
+    assert done.returncode == 0, done.stderr
+    assert not admin.exists() and not tree.exists()
+    assert (user_admin / "HEAD").read_text().strip() == NULL  # the user's: never touched
+    git(repo.root, "worktree", "remove", "--force", "--force", str(repo.root.parent / "users-tree"))
+    assert fetch_fails(repo.root, upstream) is None
+
+
+def test_clean_heals_a_finished_runs_tree(repo: Repo, mission_dir: Path) -> None:
+    assert cli("prepare", "missions/demo", "--run-tag", "d1", cwd=repo.root).returncode == 0
+    assert cli("stop", "missions-demo-d1", cwd=repo.root).returncode == 0
+    tree = repo.root / ".autoresearch/worktrees/lanes/missions-demo-d1/0"
+    admin = killed_add(repo.root, tree)
+    done = cli("clean", "missions-demo-d1", cwd=repo.root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert not admin.exists() and gitlib.half_built_worktrees(repo.root) == []
+
+
+def test_stopping_the_run_heals_its_tree(repo: Repo, mission_dir: Path, upstream: Repo) -> None:
+    assert cli("prepare", "missions/demo", "--run-tag", "d1", cwd=repo.root).returncode == 0
+    admin = killed_add(repo.root, repo.root / ".autoresearch/runs/missions-demo-d1/scratch/ahead/1")
+    assert fetch_fails(repo.root, upstream) is not None
+    done = cli("stop", "missions-demo-d1", cwd=repo.root)
+    assert done.returncode == 0, done.stderr
+    assert not admin.exists() and fetch_fails(repo.root, upstream) is None
+
+
+def test_resume_heals_its_own_worktree_and_checks_it_out_again(
+    repo: Repo, mission_dir: Path
+) -> None:
+    assert cli("prepare", "missions/demo", "--run-tag", "d1", cwd=repo.root).returncode == 0
+    tree = repo.root / ".autoresearch/worktrees/missions-demo-d1"
+    kept = git(tree, "rev-parse", "HEAD")
+    git(repo.root, "worktree", "remove", "--force", str(tree))
+    killed_add(repo.root, tree)  # a kill inside `doctor --restore`'s rebuild of it
+    done = cli("resume", "missions-demo-d1", cwd=repo.root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert gitlib.half_built_worktrees(repo.root) == []
+    assert git(tree, "rev-parse", "HEAD") == kept
+    assert gitlib.worktree_problem(tree, "autoresearch/missions-demo/d1") is None
+
+
+def test_a_step_heals_the_trees_a_killed_driver_left(repo: Repo, mission_dir: Path) -> None:
+    assert cli("prepare", "missions/demo", "--run-tag", "d1", cwd=repo.root).returncode == 0
+    admin = killed_add(repo.root, repo.root / ".autoresearch/runs/missions-demo-d1/scratch/ahead/2")
+    kept = repo.git("rev-parse", "autoresearch/missions-demo/d1")
+    candidate = repo.root / ".autoresearch/runs/missions-demo-d1/candidate.json"
+    write_artifact(candidate, artifact(status="noop", base_commit=kept))
+    done = cli("step", "missions-demo-d1", cwd=repo.root)
+    assert done.returncode == 0, done.stderr
+    assert not admin.exists() and gitlib.half_built_worktrees(repo.root) == []

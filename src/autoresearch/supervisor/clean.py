@@ -24,7 +24,7 @@ from autoresearch.journal.runs import RunRecord
 from autoresearch.jsonshape import json_shape
 from autoresearch.paths import RepoPaths
 from autoresearch.states import TERMINAL_STATUSES, RunStatus
-from autoresearch.supervisor import record, refs
+from autoresearch.supervisor import record, refs, worktree_repair
 from autoresearch.supervisor.handle import RunContext, RunHandle, driver_lock
 from autoresearch.supervisor.safety import dirty_entries
 
@@ -68,6 +68,10 @@ def clean(
         return []
     with open_journal(repo_root) as journal:
         targets = _targets(journal, list(run_ids))
+        if not dry_run:
+            # a finished run's half-built worktree (a kill inside `git worktree add`) breaks
+            # every `git fetch` of the repository, and `git status` in it: removed first
+            worktree_repair.heal(repo)
         results = []
         for run in targets:
             if run.status not in TERMINAL_STATUSES:
