@@ -338,3 +338,21 @@ def test_a_step_heals_the_trees_a_killed_driver_left(repo: Repo, mission_dir: Pa
     done = cli("step", "missions-demo-d1", cwd=repo.root)
     assert done.returncode == 0, done.stderr
     assert not admin.exists() and gitlib.half_built_worktrees(repo.root) == []
+
+
+def test_clean_checks_an_unfinished_runs_worktree_out_again(repo: Repo, mission_dir: Path) -> None:
+    # heal may remove another run's own worktree; `resume` refuses a run whose worktree is
+    # gone, so it is checked out again on the run's branch at once
+    assert cli("prepare", "missions/demo", "--run-tag", "d1", cwd=repo.root).returncode == 0
+    assert cli("stop", "missions-demo-d1", cwd=repo.root).returncode == 0
+    assert cli("prepare", "missions/demo", "--run-tag", "d2", cwd=repo.root).returncode == 0
+    tree = repo.root / ".autoresearch/worktrees/missions-demo-d2"
+    kept = git(tree, "rev-parse", "HEAD")
+    git(repo.root, "worktree", "remove", "--force", str(tree))
+    killed_add(repo.root, tree)
+    done = cli("clean", "missions-demo-d1", cwd=repo.root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert gitlib.half_built_worktrees(repo.root) == []
+    assert git(tree, "rev-parse", "HEAD") == kept
+    done = cli("resume", "missions-demo-d2", cwd=repo.root)
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -69,9 +69,11 @@ def clean(
     with open_journal(repo_root) as journal:
         targets = _targets(journal, list(run_ids))
         if not dry_run:
-            # a finished run's half-built worktree (a kill inside `git worktree add`) breaks
-            # every `git fetch` of the repository, and `git status` in it: removed first
-            worktree_repair.heal(repo)
+            # a half-built worktree (a kill inside `git worktree add`) breaks every `git
+            # fetch` of the repository, and `git status` in it: removed first (an unfinished
+            # run's own worktree checked out again: `resume` needs it)
+            removed = worktree_repair.heal(repo)
+            worktree_repair.check_out_again(repo, runs.list_runs(journal), removed)
         results = []
         for run in targets:
             if run.status not in TERMINAL_STATUSES:

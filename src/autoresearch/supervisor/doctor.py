@@ -13,8 +13,7 @@ and only the tool's own half-built trees, holding nothing but git's files, are r
 from __future__ import annotations
 
 import datetime as dt
-import os
-from collections.abc import Collection, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -391,10 +390,9 @@ def _set_aside_refs_of_lost_iterations(
     return tuple(new for new, _ in renames.values())
 
 
-def _rebuild(repo: RepoPaths, only: Collection[str] | None = None) -> tuple[Path, ...]:
-    """Check the worktree of every unfinished run that lost it (or, with `only`, of those
-    whose worktree is one of these real paths) out again on the run's branch (its kept
-    commits are there, the journal says where it stood): `resume` finds it."""
+def _rebuild(repo: RepoPaths) -> tuple[Path, ...]:
+    """Check the worktree of every unfinished run that lost it out again on the run's branch
+    (its kept commits are there, the journal says where it stood): `resume` finds it."""
     with open_journal(repo.repo_root) as journal:
         known = runs.list_runs(journal)
     rebuilt = []
@@ -402,8 +400,6 @@ def _rebuild(repo: RepoPaths, only: Collection[str] | None = None) -> tuple[Path
         path = Path(run.worktree_path)
         start = run.last_kept_commit or run.baseline_commit
         if run.status != RunStatus.RUNNING or start is None or path.exists():
-            continue
-        if only is not None and os.path.realpath(path) not in only:
             continue
         private_dir(path.parent)
         git.ensure_worktree(repo.repo_root, path, run.branch_name, start)
@@ -458,9 +454,11 @@ def repair_worktrees(repo_root: Path) -> list[WorktreeRepair]:
     repo = RepoPaths(repo_root)
     done = git.repair_half_built(repo_root, worktree_repair.refusal(repo), check_objects=True)
     ours = [r for r in done if r.refused != worktree_repair.MSG_NOT_OURS]
-    removed = {os.path.realpath(r.tree.folder) for r in ours if r.removed and r.tree.folder}
+    removed = [r for r in ours if r.removed]
     if removed and _journal_healthy(repo):
-        _rebuild(repo, removed)
+        with open_journal(repo.repo_root) as journal:
+            known = runs.list_runs(journal)
+        worktree_repair.check_out_again(repo, known, removed)
     return [
         WorktreeRepair(str(r.tree.folder), str(r.tree.admin), r.tree.problem, r.removed, r.refused)
         for r in ours

@@ -10,7 +10,6 @@ An iteration moves through `evaluating` → `decided` → `applied`:
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -24,7 +23,6 @@ from autoresearch.decide import UNCHANGED_CANDIDATE as UNCHANGED
 from autoresearch.decide import Decision
 from autoresearch.errors import RunInterrupted
 from autoresearch.evaluate import EvaluationRecord, check_record, evaluator_env, run_evaluator
-from autoresearch.fsutil import private_dir
 from autoresearch.journal import children as registry
 from autoresearch.journal import runs
 from autoresearch.journal.runs import IterationRecord
@@ -38,7 +36,6 @@ from autoresearch.states import (
     EvalPurpose,
     IterationKind,
     IterationState,
-    Phase,
 )
 from autoresearch.supervisor import refs, seal, worktree_repair
 from autoresearch.supervisor.executor import EvaluationTask
@@ -471,18 +468,15 @@ def reap_stale_children(h: RunHandle) -> list[str]:
 def heal_worktrees(h: RunHandle) -> list[str]:
     """Remove the half-built worktrees a kill inside `git worktree add` left (this run's, and
     those of runs no one drives: each breaks every `git fetch` of the repository), a note for
-    each; the run's own worktree is checked out again from its branch at once. No git process
-    unless one is found (worktree_repair.heal reads git's files)."""
+    each; an unfinished run's own worktree among them is checked out again on its branch at
+    once. No git process unless one is found (worktree_repair.heal reads git's files)."""
     removed = worktree_repair.heal(h.repo, h.run_id)
+    if not removed:
+        return []
+    known = runs.list_runs(h.journal)
+    rebuilt = worktree_repair.check_out_again(h.repo, known, removed)
     notes = [worktree_repair.repaired_note(r) for r in removed]
-    mine = os.path.realpath(h.worktree)
-    if any(r.tree.folder and os.path.realpath(r.tree.folder) == mine for r in removed):
-        start = h.run.last_kept_commit or h.run.baseline_commit
-        if h.run.phase != Phase.PREPARING and start is not None:  # prepare builds it next
-            private_dir(h.worktree.parent)
-            git.ensure_worktree(h.repo.repo_root, h.worktree, h.branch_name, start)
-            notes.append(f"checked the run's worktree {h.worktree} out again on its branch")
-    return notes
+    return notes + [worktree_repair.rebuilt_note(path) for path in rebuilt]
 
 
 def reap_strays(h: RunContext, *tags: children.ChildTag) -> list[str]:

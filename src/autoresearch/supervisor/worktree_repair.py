@@ -13,10 +13,12 @@ files (git.removable).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from autoresearch import git
+from autoresearch.fsutil import private_dir
+from autoresearch.journal.runs import RunRecord
 from autoresearch.paths import (
     JOB_WORKTREE_PREFIX,
     LANES_DIR,
@@ -25,6 +27,7 @@ from autoresearch.paths import (
     WORKTREES_DIR,
     RepoPaths,
 )
+from autoresearch.states import RunStatus
 from autoresearch.supervisor.run_read import driver_alive
 
 # `check --try` evaluates in `<temp>/autoresearch-try-*/tree` (supervisor/trial.py)
@@ -101,6 +104,31 @@ def heal(repo: RepoPaths, current_run: str | None = None) -> list[git.HalfBuiltR
         return []
     done = git.repair_half_built(repo.repo_root, refusal(repo, current_run))
     return [r for r in done if r.removed]
+
+
+def check_out_again(
+    repo: RepoPaths, known: Sequence[RunRecord], removed: Sequence[git.HalfBuiltRepair]
+) -> list[Path]:
+    """The worktree of each unfinished run among the trees just `removed`, checked out again
+    on the run's branch (its kept commits are there): `resume` refuses a run whose worktree
+    is gone, where it failed on the broken one before. A run still being prepared without a
+    baseline yet is left to `resume`, whose prepare builds it."""
+    gone = {os.path.realpath(r.tree.folder) for r in removed if r.tree.folder is not None}
+    rebuilt = []
+    for run in known:
+        path = Path(run.worktree_path)
+        start = run.last_kept_commit or run.baseline_commit
+        if run.status != RunStatus.RUNNING or start is None or path.exists():
+            continue
+        if os.path.realpath(path) in gone:
+            private_dir(path.parent)
+            git.ensure_worktree(repo.repo_root, path, run.branch_name, start)
+            rebuilt.append(path)
+    return rebuilt
+
+
+def rebuilt_note(path: Path) -> str:
+    return f"checked the run's worktree {path} out again on its branch"
 
 
 def repaired_note(done: git.HalfBuiltRepair) -> str:
