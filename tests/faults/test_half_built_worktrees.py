@@ -10,61 +10,28 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
-import tempfile
 from pathlib import Path
 
 import pytest
 
 from autoresearch import git as gitlib
+from autoresearch import worktree_repair
 from autoresearch.errors import GitError
 from autoresearch.locks import FileLock
 from autoresearch.paths import RepoPaths
-from autoresearch.supervisor import worktree_repair
 from helpers import (
     GIT_ENV,
+    NULL_OID,
     Repo,
     artifact,
     cli,
     edit_and_commit,
     git,
+    killed_add,
     make_repo,
     write_artifact,
 )
-
-NULL = "0" * 40
-# run by git as the new worktree's HEAD moves off the null id: the whole add dies right there
-KILL_HOOK = """#!/bin/sh
-if [ "$1" = prepared ] && grep -q ' HEAD$'; then kill -KILL 0; fi
-exit 0
-"""
-
-
-def killed_add(repo: Path, folder: Path) -> Path:
-    """Kill a real `git worktree add --detach folder HEAD` after it registered the tree with
-    its null HEAD, before it checked anything out; the registration's admin folder."""
-    hooks = Path(tempfile.mkdtemp(prefix="kill-hooks-"))
-    (hooks / "reference-transaction").write_text(KILL_HOOK)
-    (hooks / "reference-transaction").chmod(0o755)
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    args = ["git", "-c", f"core.hooksPath={hooks}", "worktree", "add", "-q", "--detach"]
-    done = subprocess.run(
-        [*args, str(folder), "HEAD"],
-        cwd=repo,
-        env={**os.environ, **GIT_ENV},
-        start_new_session=True,  # its own process group: the hook kills that, not pytest
-        capture_output=True,
-        check=False,
-    )
-    assert done.returncode == -signal.SIGKILL, done.stderr
-    (admin,) = [
-        p
-        for p in (repo / ".git/worktrees").iterdir()
-        if (p / "gitdir").read_text().strip() == str(folder.resolve() / ".git")
-    ]
-    assert (admin / "HEAD").read_text().strip() == NULL  # exactly what git leaves
-    return admin
 
 
 def fetch_fails(repo: Path, source: Repo) -> str | None:
@@ -105,7 +72,7 @@ def half_built_findings(report: dict) -> list[dict]:
         ("ref: refs/heads/main", False, True, None, None),
         ("a" * 40, False, True, None, None),  # not asked: taken as whole
         ("a" * 40, False, True, True, None),
-        (NULL, True, False, None, ("null object id", True)),
+        (NULL_OID, True, False, None, ("null object id", True)),
         ("0" * 64, True, False, None, ("null object id", True)),  # a SHA-256 repository
         ("a" * 40, False, True, False, ("does not have", True)),
         (None, True, False, None, ("HEAD file is missing", False)),
@@ -191,7 +158,7 @@ def test_a_bundle_fetch_leaves_the_users_tree_and_fails(repo: Repo, tmp_path: Pa
     refuse = worktree_repair.refusal(RepoPaths(clone))
     with pytest.raises(GitError, match="bad object worktrees/"):
         gitlib.fetch_bundle(clone, bundle, "refs/test/c", refuse)
-    assert (admin / "HEAD").read_text().strip() == NULL
+    assert (admin / "HEAD").read_text().strip() == NULL_OID
 
 
 # --- doctor ------------------------------------------------------------------------------------
@@ -220,7 +187,7 @@ def test_doctor_names_both_and_repairs_only_its_own(
     (done,) = report["repaired_worktrees"]
     assert done["folder"] == str(ours) and done["removed"] and done["refused"] is None
     assert not ours_admin.exists() and not ours.exists()
-    assert (theirs_admin / "HEAD").read_text().strip() == NULL  # never touched
+    assert (theirs_admin / "HEAD").read_text().strip() == NULL_OID  # never touched
     assert [Path(f["message"].split()[1]) for f in half_built_findings(report)] == [theirs]
 
     # the fix doctor names for the user's tree, followed: fetch works, doctor is content
@@ -290,7 +257,7 @@ def test_the_next_prepare_heals_a_tree_a_killed_run_left(
     done = cli("prepare", "missions/demo", "--run-tag", "d2", cwd=repo.root)
     assert done.returncode == 0, done.stderr
     assert not admin.exists() and not tree.exists()
-    assert (user_admin / "HEAD").read_text().strip() == NULL  # the user's: never touched
+    assert (user_admin / "HEAD").read_text().strip() == NULL_OID  # the user's: never touched
     git(repo.root, "worktree", "remove", "--force", "--force", str(repo.root.parent / "users-tree"))
     assert fetch_fails(repo.root, upstream) is None
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from autoresearch import git
+from autoresearch import git, worktree_repair
 from autoresearch.clock import utc_now_iso
 from autoresearch.errors import NotFoundError, RefusedError
 from autoresearch.journal import lanes as lane_store
@@ -24,7 +24,7 @@ from autoresearch.journal.runs import RunRecord
 from autoresearch.jsonshape import json_shape
 from autoresearch.paths import RepoPaths
 from autoresearch.states import TERMINAL_STATUSES, RunStatus
-from autoresearch.supervisor import record, refs, worktree_repair
+from autoresearch.supervisor import record, refs
 from autoresearch.supervisor.handle import RunContext, RunHandle, driver_lock
 from autoresearch.supervisor.safety import dirty_entries
 

@@ -19,7 +19,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import cast
 
-from autoresearch import failpoints, git
+from autoresearch import failpoints, git, worktree_repair
 from autoresearch.errors import AutoresearchError, JournalError, NotFoundError, RefusedError
 from autoresearch.fsutil import private_dir
 from autoresearch.journal import integrity, runs
@@ -27,7 +27,7 @@ from autoresearch.journal.db import open_journal
 from autoresearch.jsonshape import json_field, json_shape
 from autoresearch.paths import LANES_DIR, RUNS_DIR, RepoPaths
 from autoresearch.states import Phase, RunStatus
-from autoresearch.supervisor import refs, worktree_repair
+from autoresearch.supervisor import refs
 from autoresearch.supervisor.run_read import driver_alive
 
 BRANCH_PREFIX = "autoresearch/"

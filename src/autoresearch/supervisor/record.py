@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, NoReturn
 
-from autoresearch import children, failpoints, git, reset
+from autoresearch import children, failpoints, git, reset, worktree_repair
 from autoresearch.clock import utc_now_iso
 from autoresearch.contracts.sandbox import EvaluatorSpec
 from autoresearch.contracts.stored_evaluation import StoredEvaluation
@@ -37,7 +37,7 @@ from autoresearch.states import (
     IterationKind,
     IterationState,
 )
-from autoresearch.supervisor import refs, seal, worktree_repair
+from autoresearch.supervisor import refs, seal
 from autoresearch.supervisor.executor import EvaluationTask
 from autoresearch.supervisor.handle import RunContext, RunHandle
 from autoresearch.supervisor.safety import check_reset_safety

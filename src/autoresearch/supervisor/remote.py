@@ -380,8 +380,8 @@ def land_session(task: AgentTask, outcome: SessionOutcome) -> AgentOutcome:
             path.write_bytes(outcome.bundle)
             incoming = f"{refs.prefix(task.run_id)}incoming/{task.lane}"
             # the driver's side only: a node never loads the journal's modules for it
+            from autoresearch import worktree_repair
             from autoresearch.paths import RepoPaths
-            from autoresearch.supervisor import worktree_repair
 
             repo = RepoPaths(git.main_root(worktree) or worktree)
             refuse = worktree_repair.refusal(repo, task.run_id)

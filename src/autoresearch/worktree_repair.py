@@ -4,7 +4,8 @@ are the tool's to repair, and the repair a writing command makes by itself.
 A null HEAD in one registration makes every `git fetch` of the repository fail, the user's
 own included, so a run that is never continued must not leave one behind: `heal` runs where a
 command starts a run's work (`record.reap_stale_children`: prepare, run, resume, step,
-finalize) and in `clean`, and `doctor --repair-worktrees` does it on request. Only the tool's
+finalize) and in `clean`; `doctor --repair-worktrees` does it on request. (Not in
+supervisor/, so that the experiments and the worker may call it too.) Only the tool's
 own trees (under its state folder, or a `check --try` scratch tree) are ever removed, never
 one a live driver of another run may be using, never one holding anything but git's own
 files (git.removable).
@@ -19,6 +20,7 @@ from pathlib import Path
 from autoresearch import git
 from autoresearch.fsutil import private_dir
 from autoresearch.journal.runs import RunRecord
+from autoresearch.locks import FileLock
 from autoresearch.paths import (
     JOB_WORKTREE_PREFIX,
     LANES_DIR,
@@ -28,7 +30,6 @@ from autoresearch.paths import (
     RepoPaths,
 )
 from autoresearch.states import RunStatus
-from autoresearch.supervisor.run_read import driver_alive
 
 # `check --try` evaluates in `<temp>/autoresearch-try-*/tree` (supervisor/trial.py)
 _TRY_PREFIX = "autoresearch-try-"
@@ -85,7 +86,7 @@ def refusal(
         run = run_of(repo, tree.folder)
         # a run folder only: probing a driver lock makes its file (and folders)
         driven = run is not None and run != current_run and repo.run(run).root.is_dir()
-        if driven and run is not None and driver_alive(repo, run):
+        if driven and run is not None and FileLock(repo.run(run).driver_lock).held_elsewhere():
             return (
                 f"run {run} is being driven right now: stop it first (autoresearch stop "
                 f"{run}); its driver rebuilds the trees it uses"
