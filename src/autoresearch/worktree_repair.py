@@ -4,8 +4,9 @@ are the tool's to repair, and the repair a writing command makes by itself.
 A null HEAD in one registration makes every `git fetch` of the repository fail, the user's
 own included, so a run that is never continued must not leave one behind: `heal` runs where a
 command starts a run's work (`record.reap_stale_children`: prepare, run, resume, step,
-finalize) and in `clean`; `doctor --repair-worktrees` does it on request. (Not in
-supervisor/, so that the experiments and the worker may call it too.) Only the tool's
+finalize), in `clean`, and before an experiment session or a delegation job adds its
+worktree; `doctor --repair-worktrees` does it on request. (Not in supervisor/: the
+experiments and the worker call it too.) Only the tool's
 own trees (under its state folder, or a `check --try` scratch tree) are ever removed, never
 one a live driver of another run may be using, never one holding anything but git's own
 files (git.removable).
