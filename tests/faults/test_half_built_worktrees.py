@@ -203,6 +203,19 @@ def test_doctor_names_both_and_repairs_only_its_own(
     assert half_built_findings(report) == []
 
 
+def test_a_half_built_tree_is_named_once_with_a_fix_git_takes(
+    repo: Repo, mission_dir: Path
+) -> None:
+    # once named a second time as a worktree of no run, with `git worktree remove --force`,
+    # which git refuses for the tree a killed add left locked
+    assert cli("prepare", "missions/demo", "--run-tag", "d1", cwd=repo.root).returncode == 0
+    tree = repo.root / ".autoresearch/worktrees/lanes/missions-gone-1/0"
+    killed_add(repo.root, tree)
+    code, report = doctor(repo.root)
+    named = [f for f in report["findings"] if str(tree) in f["message"]]
+    assert code == 1 and len(named) == 1 and "half-built" in named[0]["message"], named
+
+
 def test_doctor_says_it_in_words(repo: Repo) -> None:
     killed_add(repo.root, repo.root / ".autoresearch/worktrees/job-7")
     done = cli("--repo", str(repo.root), "doctor", cwd=repo.root)

@@ -13,6 +13,7 @@ and only the tool's own half-built trees, holding nothing but git's files, are r
 from __future__ import annotations
 
 import datetime as dt
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -87,9 +88,9 @@ def diagnose(repo_root: Path) -> DoctorReport:
     if known is not None:
         _compare_with_backup(repo, report)
     _check_locks(repo, report)
-    _check_half_built(repo, report)
+    half_built = _check_half_built(repo, report)
     if known is not None:
-        _check_git_vs_runs(repo, report, known)
+        _check_git_vs_runs(repo, report, known, half_built)
     return report
 
 
@@ -190,14 +191,16 @@ def _check_locks(repo: RepoPaths, report: DoctorReport) -> None:
             )
 
 
-def _check_half_built(repo: RepoPaths, report: DoctorReport) -> None:
+def _check_half_built(repo: RepoPaths, report: DoctorReport) -> set[str]:
     """Registrations a kill inside `git worktree add` left (git.half_built_worktrees): an
     error when HEAD names no commit (every `git fetch` of the repository fails), else a
     warning. The tool's own are repaired by `--repair-worktrees`; the user's are only named,
-    with the git commands that fix them."""
+    with the git commands that fix them. Their folders (real paths: git records those),
+    which no other check names again."""
     if not (repo.repo_root / ".git").exists():
-        return
-    for tree in git.settled_half_built_worktrees(repo.repo_root, check_objects=True):
+        return set()
+    found = git.settled_half_built_worktrees(repo.repo_root, check_objects=True)
+    for tree in found:
         where = tree.folder or f"(no folder recorded, registration {tree.admin})"
         what = f"worktree {where} is half-built: {tree.problem}"
         if tree.breaks_fetch:
@@ -206,6 +209,7 @@ def _check_half_built(repo: RepoPaths, report: DoctorReport) -> None:
             what += "; git fetch still works"
         severity = Severity.ERROR if tree.breaks_fetch else Severity.WARNING
         report.add("worktrees", severity, what, _half_built_fix(repo, tree))
+    return {os.path.realpath(tree.folder) for tree in found if tree.folder is not None}
 
 
 def _half_built_fix(repo: RepoPaths, tree: git.HalfBuiltWorktree) -> str:
@@ -230,7 +234,9 @@ def _half_built_fix(repo: RepoPaths, tree: git.HalfBuiltWorktree) -> str:
     )
 
 
-def _check_git_vs_runs(repo: RepoPaths, report: DoctorReport, known: list[runs.RunRecord]) -> None:
+def _check_git_vs_runs(
+    repo: RepoPaths, report: DoctorReport, known: list[runs.RunRecord], half_built: set[str]
+) -> None:
     by_worktree = {Path(r.worktree_path): r for r in known}
     for run in known:
         path = Path(run.worktree_path)
@@ -245,7 +251,10 @@ def _check_git_vs_runs(repo: RepoPaths, report: DoctorReport, known: list[runs.R
             )
     ids = {r.run_id for r in known}
     for path, lane_of in _worktree_folders(repo):
-        if path not in by_worktree and lane_of not in ids:
+        # a half-built one is named above, with a fix git takes (it refuses to remove a
+        # tree its killed add left locked)
+        stray = path not in by_worktree and lane_of not in ids
+        if stray and os.path.realpath(path) not in half_built:
             report.add(
                 "worktrees",
                 Severity.WARNING,
