@@ -482,3 +482,40 @@ class QuietObserver:
     def evaluation_started(self, iteration: int, lane: int = 0) -> None: ...
     def step_recorded(self, result: object, agent: object, lane: int = 0) -> None: ...
     def note(self, message: str) -> None: ...
+
+
+NULL_OID = "0" * 40
+# run by git as a new worktree's HEAD moves off the null id: the whole add dies right there
+_KILL_ADD_HOOK = """#!/bin/sh
+if [ "$1" = prepared ] && grep -q ' HEAD$'; then kill -KILL 0; fi
+exit 0
+"""
+
+
+def killed_add(repo: Path, folder: Path) -> Path:
+    """Kill a real `git worktree add --detach folder HEAD` at the instant git has registered
+    the tree with its null HEAD, before it checked anything out (what a SIGKILL or a power cut
+    there leaves: every `git fetch` of the repository fails); the registration's admin folder.
+    Deterministic: a reference-transaction hook kills the add's process group as it moves that
+    HEAD."""
+    hooks = Path(tempfile.mkdtemp(prefix="kill-hooks-", dir=repo.parent))
+    (hooks / "reference-transaction").write_text(_KILL_ADD_HOOK)
+    (hooks / "reference-transaction").chmod(0o755)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    args = ["git", "-c", f"core.hooksPath={hooks}", "worktree", "add", "-q", "--detach"]
+    done = subprocess.run(
+        [*args, str(folder), "HEAD"],
+        cwd=repo,
+        env={**os.environ, **GIT_ENV},
+        start_new_session=True,  # its own process group: the hook kills that, not pytest
+        capture_output=True,
+        check=False,
+    )
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    (admin,) = [
+        p
+        for p in (repo / ".git/worktrees").iterdir()
+        if (p / "gitdir").read_text().strip() == str(folder.resolve() / ".git")
+    ]
+    assert (admin / "HEAD").read_text().strip() == NULL_OID  # exactly what git leaves
+    return admin

@@ -36,7 +36,7 @@ from autoresearch.states import (
     RunStatus,
     SessionState,
 )
-from autoresearch.supervisor.doctor import Finding, RestoreOutcome, Severity
+from autoresearch.supervisor.doctor import Finding, RestoreOutcome, Severity, WorktreeRepair
 from autoresearch.supervisor.estimates import LevelDrift
 from autoresearch.supervisor.review import Branch, FinalizeResult, Keep
 from autoresearch.supervisor.step import StepResult
@@ -226,6 +226,12 @@ PINS: list[tuple[str, Callable[[], object], str]] = [
         lambda: RestoreOutcome(Path("/b/x.db"), Path("/a"), "t"),
         '{"restored_from": "/b/x.db", "moved_aside": "/a", "taken_at": "t", "worktrees": [], '
         '"refs_set_aside": []}',
+    ),
+    (
+        "repaired_worktree",
+        lambda: WorktreeRepair("/r/.autoresearch/worktrees/x", "/r/.git/worktrees/x", "p", True),
+        '{"folder": "/r/.autoresearch/worktrees/x", "registration": "/r/.git/worktrees/x", '
+        '"problem": "p", "removed": true, "refused": null}',
     ),
     (
         "finalize",

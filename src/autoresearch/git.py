@@ -485,6 +485,172 @@ def _common_dir(cwd: Path) -> Path:
     return git_dirs(cwd)[1]
 
 
+# --- half-built worktrees (a kill inside `git worktree add`) --------------------------------
+#
+# `git worktree add` (2.39) registers the tree first – `<git dir>/worktrees/<name>/` with its
+# `gitdir`, a `locked` file ("initializing") and HEAD written as the null object id – then
+# points HEAD at the commit, checks the files out (writing the index) and removes `locked`.
+# Killed in between (SIGKILL, a power cut: git removes its junk on SIGTERM), the registration
+# stays. A null HEAD, or one naming a commit the repository lacks, breaks every `git fetch`
+# of the repository ("fatal: bad object worktrees/<name>/HEAD": fetch checks what it brings
+# against every worktree's HEAD) and `git gc`; `git worktree prune` keeps it (it is locked).
+
+MSG_BREAKS_FETCH = (
+    "every `git fetch` in the repository fails because of it "
+    "(fatal: bad object worktrees/{name}/HEAD), and `git gc` too"
+)
+
+
+@dataclass(frozen=True)
+class HalfBuiltWorktree:
+    """A worktree registration a killed `git worktree add` left half-built."""
+
+    name: str  # its folder under `<git dir>/worktrees/`
+    admin: Path  # that folder
+    folder: Path | None  # the worktree's own folder, as its `gitdir` file names it
+    problem: str  # what is wrong, in plain words
+    breaks_fetch: bool  # HEAD names no commit: every fetch (and gc) of the repository fails
+    unfinished: bool  # git's own "add in progress" lock is still there, the index is not
+
+    @property
+    def nothing_inside(self) -> bool:
+        """The folder is gone, or holds only the `.git` file an add writes before HEAD is
+        set: removing it loses nothing."""
+        if self.folder is None or not self.folder.is_dir():
+            return True
+        return all(entry.name == ".git" for entry in self.folder.iterdir())
+
+
+def half_built_problem(
+    head: str | None, locked: bool, has_index: bool, commit_known: bool | None
+) -> tuple[str, bool] | None:
+    """What a killed `git worktree add` left wrong in one registration, and whether it breaks
+    fetch; None when nothing is. `head`: the admin HEAD file's text (None: no file);
+    `locked`: a `locked` file is there; `commit_known`: whether the repository has the commit
+    a detached HEAD names (None: not asked)."""
+    if head is None:
+        return "its HEAD file is missing (`git worktree add` stopped before writing it)", False
+    if _OBJECT_ID_TEXT.fullmatch(head) and set(head) == {"0"}:
+        return (
+            "HEAD is the null object id (`git worktree add` was stopped before it checked "
+            "anything out)",
+            True,
+        )
+    if _OBJECT_ID_TEXT.fullmatch(head) and commit_known is False:
+        return f"HEAD names {head[:12]}, a commit the repository does not have", True
+    if locked and not has_index:
+        return "`git worktree add` was stopped while checking the files out (no index)", False
+    return None
+
+
+_OBJECT_ID_TEXT = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
+
+
+def half_built_worktrees(cwd: Path, check_objects: bool = False) -> list[HalfBuiltWorktree]:
+    """Every half-built registration of the repository at `cwd` (`half_built_problem`), read
+    from the files of `<git dir>/worktrees/` – no git process unless `check_objects` asks
+    whether the commits detached HEADs name exist (one `git cat-file`, for doctor)."""
+    admin_root = _common_dir(cwd) / "worktrees"
+    entries = sorted(p for p in admin_root.iterdir() if p.is_dir()) if admin_root.is_dir() else []
+    heads = {entry: _small_text(entry / "HEAD") for entry in entries}
+    known: dict[str, bool] = {}
+    if check_objects:
+        ids = sorted(
+            {h for h in heads.values() if h and _OBJECT_ID_TEXT.fullmatch(h) and set(h) != {"0"}}
+        )
+        known = {oid: got == oid for oid, got in zip(ids, resolve_commits(cwd, ids), strict=True)}
+    found = []
+    for entry in entries:
+        head = heads[entry]
+        locked, has_index = (entry / "locked").exists(), (entry / "index").is_file()
+        problem = half_built_problem(head, locked, has_index, known.get(head or ""))
+        if problem is None:
+            continue
+        gitdir = _small_text(entry / "gitdir")
+        folder = Path(os.path.normpath(gitdir)).parent if gitdir else None
+        found.append(
+            HalfBuiltWorktree(
+                entry.name, entry, folder, problem[0], problem[1], locked and not has_index
+            )
+        )
+    return found
+
+
+def settled_half_built_worktrees(cwd: Path, check_objects: bool = False) -> list[HalfBuiltWorktree]:
+    """`half_built_worktrees`, read again under the worktree lock when any is found: the null
+    HEAD a live `git worktree add` of the tool has for a moment is never reported."""
+    found = half_built_worktrees(cwd, check_objects)
+    if not found:
+        return found
+    with _worktrees_still(cwd):
+        return half_built_worktrees(cwd, check_objects)
+
+
+def _small_text(path: Path) -> str | None:
+    """A short git admin file's text, stripped; None when it is not there or unreadable."""
+    try:
+        return path.read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return None
+
+
+@dataclass(frozen=True)
+class HalfBuiltRepair:
+    """What a repair did with one half-built registration: removed it, or why not."""
+
+    tree: HalfBuiltWorktree
+    removed: bool
+    refused: str | None = None  # why it was left (a run drives it, files in it)
+
+
+def repair_half_built(
+    cwd: Path,
+    refuse: Callable[[HalfBuiltWorktree], str | None],
+    check_objects: bool = False,
+) -> list[HalfBuiltRepair]:
+    """Remove the half-built registrations of the repository at `cwd` that `refuse` lets go
+    (it answers why not, or None), with their folders – each only when that loses nothing
+    (`removable`).
+
+    Under the worktree lock (`WORKTREES_LOCK`): a live `git worktree add` of the tool holds
+    it, so the null HEAD it has for a moment is never taken for a killed one; the list is
+    read again once the lock is held."""
+    with _worktrees_still(cwd):
+        return _repair_half_built(cwd, refuse, check_objects)
+
+
+def _repair_half_built(
+    cwd: Path, refuse: Callable[[HalfBuiltWorktree], str | None], check_objects: bool
+) -> list[HalfBuiltRepair]:
+    done = []
+    for tree in half_built_worktrees(cwd, check_objects):
+        why = refuse(tree) or removable(tree)
+        if why is None:
+            _remove_registration(tree)
+        done.append(HalfBuiltRepair(tree, why is None, why))
+    return done
+
+
+def removable(tree: HalfBuiltWorktree) -> str | None:
+    """Why removing this half-built worktree could lose something, or None: its folder holds
+    nothing but `.git`, or git's add never finished (its lock is there and the index is not:
+    only git's own checkout wrote there, no session ever worked in it)."""
+    if tree.nothing_inside or tree.unfinished:
+        return None
+    return (
+        f"{tree.folder} holds files besides .git: move what you want out of it first "
+        f"(then: rm -rf {tree.folder} {tree.admin})"
+    )
+
+
+def _remove_registration(tree: HalfBuiltWorktree) -> None:
+    """The folder, then the registration (`git worktree remove` refuses a locked tree, and
+    `git worktree prune` would touch the user's other registrations)."""
+    if tree.folder is not None and tree.folder.is_dir():
+        shutil.rmtree(tree.folder, ignore_errors=True)
+    shutil.rmtree(tree.admin, ignore_errors=True)
+
+
 def checkout_detached(cwd: Path, commit: str) -> None:
     """Move a scratch worktree to `commit`, dropping any change in it."""
     _run(cwd, ["checkout", "-q", "-f", "--detach", commit])
@@ -982,21 +1148,45 @@ def bundle_refs(header: str) -> list[str]:
     return [line for line in header.splitlines() if line and line[0] not in "#@-"]
 
 
-def fetch_bundle(cwd: Path, path: Path, ref: str) -> str:
+def fetch_bundle(
+    cwd: Path,
+    path: Path,
+    ref: str,
+    refuse_repair: Callable[[HalfBuiltWorktree], str | None] | None = None,
+) -> str:
     """Fetch the commits of the bundle at `path` into the repository at `cwd` and point `ref`
     at its head; returns the head's SHA. Idempotent: fetching it again changes nothing.
 
     One git call: the fetch is the verification. It refuses a bundle whose prerequisites the
     repository lacks, index-pack checks every object and the pack's checksum, and the ref is
-    written only once all of that passed (a separate `git bundle verify` read the pack twice)."""
+    written only once all of that passed (a separate `git bundle verify` read the pack twice).
+
+    A fetch that fails on a half-built worktree ("bad object worktrees/<name>/HEAD", a kill
+    inside `git worktree add`) repairs it when `refuse_repair` lets it go (the tool's own:
+    `repair_half_built`) and is tried once more, instead of failing the run."""
     head = bundle_head(path)
     refspec = f"+{head.ref}:{ref}"  # the fetch points `ref` at the head (one git call less)
     # a repack that `gc --auto` starts runs inside this fetch, under its lock, not detached
     # beside the next fetch
     fetch = ["-c", "gc.autoDetach=false", "fetch", "-q", "--no-tags", "--no-write-fetch-head"]
     with _worktrees_still(cwd):
-        _run(cwd, [*fetch, str(path), refspec])
+        done = _run(cwd, [*fetch, str(path), refspec], check=False)
+        if done.returncode != 0 and refuse_repair is not None:
+            broken = bad_worktree_heads(done.stderr)
+            repaired = _repair_half_built(cwd, refuse_repair, check_objects=True) if broken else []
+            if any(r.removed and r.tree.name in broken for r in repaired):
+                done = _run(cwd, [*fetch, str(path), refspec], check=False)
+        if done.returncode != 0:
+            raise GitError(_failure([*fetch, str(path), refspec], done))
     return head.sha
+
+
+_BAD_WORKTREE_HEAD = re.compile(rb"bad object worktrees/([^/\s]+)/HEAD")
+
+
+def bad_worktree_heads(stderr: bytes) -> set[str]:
+    """The worktree names git's "fatal: bad object worktrees/<name>/HEAD" names."""
+    return {m.decode("utf-8", "replace") for m in _BAD_WORKTREE_HEAD.findall(stderr)}
 
 
 def has_commit(cwd: Path, commit: str) -> bool:

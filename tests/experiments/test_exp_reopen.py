@@ -7,7 +7,8 @@ from pathlib import Path
 
 from exp_helpers import cycle, init
 
-from helpers import Repo, cli
+from autoresearch import git
+from helpers import NULL_OID, Repo, cli, killed_add
 
 
 def exp(repo: Repo, *args: str, cwd: Path | None = None) -> dict:
@@ -82,4 +83,18 @@ def test_reopen_adds_a_removed_session_worktree_again(repo: Repo) -> None:
     repo.git("worktree", "remove", "--force", str(wt))
     reopened = exp(repo, "reopen", "1")
     assert reopened["worktree_restored"] and wt.is_dir()
+    assert exp(repo, "status", cwd=wt)["session"]["session_id"] == 1
+
+
+def test_reopen_heals_a_session_worktree_a_killed_add_left(repo: Repo) -> None:
+    # the add of reopen killed half-way: the folder was there (only `.git` in it) and taken
+    # for the session's worktree, and every `git fetch` of the repository failed
+    made = exp(repo, "init", "--name", "wt", "--metric", "score", "--worktree")
+    wt = Path(made["worktree"])
+    exp(repo, "off", cwd=wt)
+    repo.git("worktree", "remove", "--force", str(wt))
+    admin = killed_add(repo.root, wt)
+    reopened = exp(repo, "reopen", "1")
+    assert reopened["worktree_restored"] and git.half_built_worktrees(repo.root) == []
+    assert (admin / "HEAD").read_text().strip() != NULL_OID  # added again, whole
     assert exp(repo, "status", cwd=wt)["session"]["session_id"] == 1

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from worker_helpers import agent, job_repo
 
-from helpers import Repo, cli
+from autoresearch import git
+from helpers import Repo, cli, killed_add
 
 CACHES = ("src/__pycache__/app.cpython-311.pyc", "bytes", "tools/gen.pyc", "compiled")
 
@@ -61,3 +62,14 @@ def test_a_worktree_job_commits_its_real_files_only(repo: Repo) -> None:
     commit = result["commit"]
     files = repo.git("show", "--name-only", "--format=", commit).split()
     assert files == ["src/app.py"], files
+
+
+def test_a_worktree_job_heals_the_tools_half_built_trees_first(repo: Repo) -> None:
+    # a kill inside `git worktree add` left a lane's tree half-built: every `git fetch` of
+    # the repository fails until the tool's next writing command removes it
+    admin = killed_add(repo.root, repo.root / ".autoresearch/worktrees/lanes/missions-x-1/0")
+    data = _job(repo, "--task-kind", "modifying", "--isolation", "worktree", "--agent",
+                agent("edit", "src/app.py", "VALUE = 2"))  # fmt: skip
+    assert isinstance(data["outcome"], dict), data
+    assert data["outcome"]["evidence"]["changed_files"] == ["src/app.py"], data
+    assert not admin.exists() and git.half_built_worktrees(repo.root) == []

@@ -52,7 +52,7 @@ COMMANDS = {
     "doctor": LazyCommand(
         "autoresearch.cli.doctor_cmd",
         "doctor",
-        "Check the journal, its backups, git locks and runs against git.",
+        "Check the journal, its backups, git locks, worktrees and runs against git.",
     ),
     "exp": LazyCommand(
         "autoresearch.cli.exp_group",

@@ -7,7 +7,13 @@ from typing import cast
 
 import click
 
-from autoresearch.cli.common import EXIT_RECORDED_FAILURE, emit_json, repo_root, say
+from autoresearch.cli.common import (
+    EXIT_RECORDED_FAILURE,
+    EXIT_REFUSED,
+    emit_json,
+    repo_root,
+    say,
+)
 
 
 @click.command("doctor")
@@ -29,6 +35,13 @@ from autoresearch.cli.common import EXIT_RECORDED_FAILURE, emit_json, repo_root,
 @click.option(
     "--clear-locks", is_flag=True, help="Remove stale git locks (only while no git runs)."
 )
+@click.option(
+    "--repair-worktrees",
+    is_flag=True,
+    help="Remove autoresearch's own half-built worktrees (a kill inside `git worktree add`; "
+    "one breaks every `git fetch`). Never the user's worktrees, nor one of a run being "
+    "driven, nor one holding files besides .git.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 @click.pass_context
 def doctor(
@@ -37,12 +50,13 @@ def doctor(
     source: Path | None,
     force: bool,
     clear_locks: bool,
+    repair_worktrees: bool,
     as_json: bool,
 ) -> None:
-    """Check the journal, its backups, git locks and runs against git.
+    """Check the journal, its backups, git locks, worktrees and runs against git.
 
     Exit 0 when nothing is wrong, 1 when a check found an error (each finding names its fix),
-    2 when a fix was refused.
+    2 when a fix was refused (--repair-worktrees: a tree it had to leave).
     """
     from autoresearch.api import doctor as core
 
@@ -50,10 +64,13 @@ def doctor(
     actions: dict[str, object] = {}
     restored = core.restore(root, source, force).to_dict() if restore_ else None
     cleared = [str(p) for p in core.clear_locks(root)] if clear_locks else []
+    repaired = core.repair_worktrees(root) if repair_worktrees else []
     if restored is not None:
         actions["restored"] = restored
     if clear_locks:
         actions["cleared_locks"] = cleared
+    if repair_worktrees:
+        actions["repaired_worktrees"] = [r.to_dict() for r in repaired]
     report = core.diagnose(root)
     if as_json:
         emit_json({**report.to_dict(), **actions})
@@ -68,9 +85,16 @@ def doctor(
                 say(f"kept the ref of an iteration after the backup as {ref}")
         for lock in cleared:
             say(f"removed stale git lock {lock}")
+        for done in repaired:
+            if done.removed:
+                say(f"removed the half-built worktree {done.folder} ({done.problem})")
+            else:
+                say(f"left the half-built worktree {done.folder}: {done.refused}")
         for finding in report.findings:
             line = f"{finding.severity.upper():7} {finding.check}: {finding.message}"
             say(line + (f"\n        fix: {finding.fix}" if finding.fix else ""))
         say("healthy" if report.healthy else "problems found: see the fixes above")
+    if any(not done.removed for done in repaired):
+        ctx.exit(EXIT_REFUSED)
     if not report.healthy:
         ctx.exit(EXIT_RECORDED_FAILURE)

@@ -12,7 +12,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from autoresearch import git
+from autoresearch import git, worktree_repair
 from autoresearch.clock import today_compact, utc_now_iso
 from autoresearch.errors import NotFoundError, RefusedError
 from autoresearch.experiments.commits import commit_work, work_paths
@@ -38,6 +38,7 @@ from autoresearch.paths import (
     DEFAULT_SHARED_LINKS,
     HARNESS_FILE,
     SESSION_BRANCH_PREFIX,
+    RepoPaths,
     session_worktree,
     slug,
 )
@@ -263,6 +264,7 @@ def _make_worktree(ctx: Context, branch: str) -> Path:
     """A new worktree for `branch` at this checkout's HEAD, carrying its dirty files over."""
     path = session_worktree(ctx.root, branch)
     patch = work_patch(ctx.cwd, "HEAD", CACHE_DIRT)
+    worktree_repair.heal(RepoPaths(ctx.root))  # what a killed add left breaks every fetch
     git.worktree_add(ctx.root, path, branch, git.head(ctx.cwd))
     if patch:
         with tempfile.TemporaryDirectory(prefix="autoresearch-init-") as tmp:
@@ -402,7 +404,12 @@ def _closed(ctx: Context, session_id: int) -> SessionRecord:
 def _restore_worktree(ctx: Context, session: SessionRecord) -> bool:
     """Add a session's own worktree again when it was removed; True when it was."""
     path = Path(session.directory)
-    if not session.own_worktree or path.exists():
+    if not session.own_worktree:
+        return False
+    # one a killed `git worktree add` left half-built (nothing in it but `.git`) goes first,
+    # with any other of the tool's: each breaks every fetch of the repository
+    worktree_repair.heal(RepoPaths(ctx.root))
+    if path.exists():
         return False
     git.worktree_remove(ctx.root, path)  # a registration left by a deleted folder blocks add
     git.worktree_add_existing(ctx.root, path, session.branch)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from autoresearch import git
+from autoresearch import git, worktree_repair
 from autoresearch.clock import utc_now_iso
 from autoresearch.errors import NotFoundError, RefusedError
 from autoresearch.journal import lanes as lane_store
@@ -68,6 +68,12 @@ def clean(
         return []
     with open_journal(repo_root) as journal:
         targets = _targets(journal, list(run_ids))
+        if not dry_run:
+            # a half-built worktree (a kill inside `git worktree add`) breaks every `git
+            # fetch` of the repository, and `git status` in it: removed first (an unfinished
+            # run's own worktree checked out again: `resume` needs it)
+            removed = worktree_repair.heal(repo)
+            worktree_repair.check_out_again(repo, runs.list_runs(journal), removed)
         results = []
         for run in targets:
             if run.status not in TERMINAL_STATUSES:

@@ -3,21 +3,24 @@
 Checks, each a finding with what is wrong and the command that fixes it: the journal (whole,
 its values each one a version wrote – every enum column, every JSON value –, the one that
 belongs here, from this version), its backups (whole, the same journal), stale git
-locks (no git process running), and runs vs git (a run's worktree missing, worktrees and
-`autoresearch/` branches no run knows). Read-only except for the fixes it is asked for
-(`restore`, `clear_locks`), which never delete: a replaced journal is moved aside.
+locks (no git process running), half-built worktree registrations a killed `git worktree
+add` left (every `git fetch` fails on one), and runs vs git (a run's worktree missing,
+worktrees and `autoresearch/` branches no run knows). Read-only except for the fixes it is
+asked for (`restore`, `clear_locks`, `repair_worktrees`): a replaced journal is moved aside,
+and only the tool's own half-built trees, holding nothing but git's files, are removed.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import cast
 
-from autoresearch import failpoints, git
+from autoresearch import failpoints, git, worktree_repair
 from autoresearch.errors import AutoresearchError, JournalError, NotFoundError, RefusedError
 from autoresearch.fsutil import private_dir
 from autoresearch.journal import integrity, runs
@@ -39,7 +42,7 @@ class Severity(StrEnum):
 
 @dataclass(frozen=True)
 class Finding:
-    check: str  # journal | backups | locks | worktrees | branches
+    check: str  # journal | backups | locks | worktrees | branches | runs
     severity: Severity
     message: str
     fix: str | None = None
@@ -85,8 +88,9 @@ def diagnose(repo_root: Path) -> DoctorReport:
     if known is not None:
         _compare_with_backup(repo, report)
     _check_locks(repo, report)
+    half_built = _check_half_built(repo, report)
     if known is not None:
-        _check_git_vs_runs(repo, report, known)
+        _check_git_vs_runs(repo, report, known, half_built)
     return report
 
 
@@ -187,7 +191,52 @@ def _check_locks(repo: RepoPaths, report: DoctorReport) -> None:
             )
 
 
-def _check_git_vs_runs(repo: RepoPaths, report: DoctorReport, known: list[runs.RunRecord]) -> None:
+def _check_half_built(repo: RepoPaths, report: DoctorReport) -> set[str]:
+    """Registrations a kill inside `git worktree add` left (git.half_built_worktrees): an
+    error when HEAD names no commit (every `git fetch` of the repository fails), else a
+    warning. The tool's own are repaired by `--repair-worktrees`; the user's are only named,
+    with the git commands that fix them. Their folders (real paths: git records those),
+    which no other check names again."""
+    if not (repo.repo_root / ".git").exists():
+        return set()
+    found = git.settled_half_built_worktrees(repo.repo_root, check_objects=True)
+    for tree in found:
+        where = tree.folder or f"(no folder recorded, registration {tree.admin})"
+        what = f"worktree {where} is half-built: {tree.problem}"
+        if tree.breaks_fetch:
+            what += "; " + git.MSG_BREAKS_FETCH.format(name=tree.name)
+        else:
+            what += "; git fetch still works"
+        severity = Severity.ERROR if tree.breaks_fetch else Severity.WARNING
+        report.add("worktrees", severity, what, _half_built_fix(repo, tree))
+    return {os.path.realpath(tree.folder) for tree in found if tree.folder is not None}
+
+
+def _half_built_fix(repo: RepoPaths, tree: git.HalfBuiltWorktree) -> str:
+    if worktree_repair.own_tree(repo, tree.folder):
+        lost = git.removable(tree)
+        if lost is not None:
+            return lost
+        return (
+            "autoresearch doctor --repair-worktrees (autoresearch's own tree: any prepare, "
+            "run, resume, step or clean also repairs it)"
+        )
+    folder = tree.folder or tree.admin
+    # the killed add's own HEAD.lock is there too (the locks check names it): cleared first
+    first = (
+        "autoresearch doctor --clear-locks, then " if (tree.admin / "HEAD.lock").exists() else ""
+    )
+    return (
+        f"not autoresearch's tree, so it is left to you: if nothing in it is wanted, git "
+        f"worktree remove --force --force {folder}; to keep its files, {first}git -C "
+        f"{folder} update-ref --no-deref HEAD <the commit it should be on> && git -C {folder} "
+        "reset -q"
+    )
+
+
+def _check_git_vs_runs(
+    repo: RepoPaths, report: DoctorReport, known: list[runs.RunRecord], half_built: set[str]
+) -> None:
     by_worktree = {Path(r.worktree_path): r for r in known}
     for run in known:
         path = Path(run.worktree_path)
@@ -202,7 +251,10 @@ def _check_git_vs_runs(repo: RepoPaths, report: DoctorReport, known: list[runs.R
             )
     ids = {r.run_id for r in known}
     for path, lane_of in _worktree_folders(repo):
-        if path not in by_worktree and lane_of not in ids:
+        # a half-built one is named above, with a fix git takes (it refuses to remove a
+        # tree its killed add left locked)
+        stray = path not in by_worktree and lane_of not in ids
+        if stray and os.path.realpath(path) not in half_built:
             report.add(
                 "worktrees",
                 Severity.WARNING,
@@ -387,3 +439,36 @@ def _refuse_while_driven(repo: RepoPaths) -> None:
 def clear_locks(repo_root: Path) -> list[Path]:
     """Remove stale git locks anywhere in the repository (none while git runs)."""
     return git.clear_stale_locks(repo_root, whole_repository=True)
+
+
+@dataclass(frozen=True)
+class WorktreeRepair:
+    """One of the tool's half-built worktrees `repair_worktrees` met: removed (and, for an
+    unfinished run's own worktree, checked out again), or why it was left."""
+
+    folder: str
+    registration: str
+    problem: str
+    removed: bool
+    refused: str | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        return json_shape(self)
+
+
+def repair_worktrees(repo_root: Path) -> list[WorktreeRepair]:
+    """Remove the tool's own half-built worktree registrations (worktree_repair.refusal: never
+    the user's, nor one of a run another process drives, nor one holding more than git's own
+    files), then check out again the worktree of every unfinished run that lost one."""
+    repo = RepoPaths(repo_root)
+    done = git.repair_half_built(repo_root, worktree_repair.refusal(repo), check_objects=True)
+    ours = [r for r in done if r.refused != worktree_repair.MSG_NOT_OURS]
+    removed = [r for r in ours if r.removed]
+    if removed and _journal_healthy(repo):
+        with open_journal(repo.repo_root) as journal:
+            known = runs.list_runs(journal)
+        worktree_repair.check_out_again(repo, known, removed)
+    return [
+        WorktreeRepair(str(r.tree.folder), str(r.tree.admin), r.tree.problem, r.removed, r.refused)
+        for r in ours
+    ]

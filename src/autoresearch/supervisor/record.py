@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, NoReturn
 
-from autoresearch import children, failpoints, git, reset
+from autoresearch import children, failpoints, git, reset, worktree_repair
 from autoresearch.clock import utc_now_iso
 from autoresearch.contracts.sandbox import EvaluatorSpec
 from autoresearch.contracts.stored_evaluation import StoredEvaluation
@@ -462,7 +462,21 @@ def reap_stale_children(h: RunHandle) -> list[str]:
         return []
     h.state.reaped = True
     scratch = [children.run_tag(h.run_id, tree) for tree in scratch_trees(h.context)]
-    return reap_strays(h.context, h.tag, *scratch)
+    return reap_strays(h.context, h.tag, *scratch) + heal_worktrees(h)
+
+
+def heal_worktrees(h: RunHandle) -> list[str]:
+    """Remove the half-built worktrees a kill inside `git worktree add` left (this run's, and
+    those of runs no one drives: each breaks every `git fetch` of the repository), a note for
+    each; an unfinished run's own worktree among them is checked out again on its branch at
+    once. No git process unless one is found (worktree_repair.heal reads git's files)."""
+    removed = worktree_repair.heal(h.repo, h.run_id)
+    if not removed:
+        return []
+    known = runs.list_runs(h.journal)
+    rebuilt = worktree_repair.check_out_again(h.repo, known, removed)
+    notes = [worktree_repair.repaired_note(r) for r in removed]
+    return notes + [worktree_repair.rebuilt_note(path) for path in rebuilt]
 
 
 def reap_strays(h: RunContext, *tags: children.ChildTag) -> list[str]:

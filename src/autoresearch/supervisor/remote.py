@@ -176,11 +176,18 @@ def _fetch_code(cache: Path, code: Code, run_root: Path) -> None:
         with tempfile.TemporaryDirectory(dir=run_root) as tmp:
             path = Path(tmp) / "code.bundle"
             atomic_write_bytes(path, load())
-            got = git.fetch_bundle(cache, path, f"refs/autoresearch/have/{head}")
+            # the cache's worktrees are all the tool's task trees: a half-built one is
+            # repaired (it holds nothing of anyone's yet), the fetch tried again
+            got = git.fetch_bundle(cache, path, f"refs/autoresearch/have/{head}", _any_tree)
         if got != head:
             raise GitError(f"a bundle for {head[:12]} carried {got[:12]}")
     if got != code.commit and not git.has_commit(cache, code.commit):
         raise GitError(f"no bundle carried commit {code.commit[:12]} to this node")
+
+
+def _any_tree(tree: git.HalfBuiltWorktree) -> str | None:
+    """A node cache's half-built task tree is always the tool's to repair."""
+    return None
 
 
 def reap_dead_tasks(root: Path, run_id: str) -> list[str]:
@@ -372,7 +379,13 @@ def land_session(task: AgentTask, outcome: SessionOutcome) -> AgentOutcome:
             path = Path(tmp) / "session.bundle"
             path.write_bytes(outcome.bundle)
             incoming = f"{refs.prefix(task.run_id)}incoming/{task.lane}"
-            fetched = git.fetch_bundle(worktree, path, incoming)
+            # the driver's side only: a node never loads the journal's modules for it
+            from autoresearch import worktree_repair
+            from autoresearch.paths import RepoPaths
+
+            repo = RepoPaths(git.main_root(worktree) or worktree)
+            refuse = worktree_repair.refusal(repo, task.run_id)
+            fetched = git.fetch_bundle(worktree, path, incoming, refuse)
     # the head just fetched is here: asking git again was one process per session
     known = outcome.head == fetched or (outcome.head and git.has_commit(worktree, outcome.head))
     head = outcome.head if known else None

@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from autoresearch import children, git
+from autoresearch import children, git, worktree_repair
 from autoresearch.agents import AgentConfig, make_agent
 from autoresearch.agents.base import AgentResult, SessionRequest
 from autoresearch.clock import utc_now_iso
@@ -234,6 +234,9 @@ class Runner:
             )
         tree = job_worktree(self.root, self.job_id)
         ensure_state_dir(RepoPaths(self.root))
+        # a tree a killed `git worktree add` left half-built (this job's own, or any other of
+        # the tool's) would be taken for a worktree here, and breaks every fetch: gone first
+        worktree_repair.heal(RepoPaths(self.root))
         if not git.is_worktree_of(tree, top):
             git.worktree_add(top, tree, self._branch, git.head(top))
         link_shared_paths(top, tree, DEFAULT_SHARED_LINKS)
