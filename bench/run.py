@@ -53,8 +53,8 @@ from autoresearch import git
 from autoresearch.clock import utc_now_iso
 from autoresearch.contracts.stored_evaluation import StoredEvaluation
 from autoresearch.evaluate import EvaluationRecord
-from autoresearch.journal import runs
-from autoresearch.journal.runs import IterationRecord
+from autoresearch.journal import iteration_records, runs
+from autoresearch.journal.iteration_records import IterationRecord
 from autoresearch.noise import Role
 from autoresearch.states import DecisionKind, EvalPurpose, EvalStatus, IterationKind, IterationState
 from autoresearch.supervisor import sync
@@ -154,7 +154,7 @@ def synthesize(h: RunHandle, upto: int) -> None:
                 decision_reason="score did not improve", kept_commit=kept,
                 evaluator=StoredEvaluation({k: v for k, v in record.items() if k != "ran_at"}),
             )  # fmt: skip
-            runs.insert_iteration(conn, it)
+            iteration_records.insert_iteration(conn, it)
             runs.insert_evaluation(
                 conn, h.run_id, n, EvalPurpose.ITERATION, reading, Role.CANDIDATE, candidate
             )

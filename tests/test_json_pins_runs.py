@@ -19,8 +19,9 @@ from autoresearch.contracts.loop import LoopSettings
 from autoresearch.contracts.sandbox import ChecksSpec, EvaluatorSpec, parse_sandbox
 from autoresearch.contracts.stored_evaluation import StoredEvaluation
 from autoresearch.evaluate import EvaluationRecord
+from autoresearch.journal.iteration_records import IterationRecord
 from autoresearch.journal.manifest import RunManifest
-from autoresearch.journal.runs import IterationRecord, RunRecord
+from autoresearch.journal.runs import RunRecord
 from autoresearch.journal.totals import RunTotals
 from autoresearch.mission import Mission
 from autoresearch.noise import Interval, NoisePolicy

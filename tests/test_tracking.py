@@ -18,7 +18,7 @@ import pytest
 
 from autoresearch.contracts.tune import tried_note
 from autoresearch.errors import ContractError
-from autoresearch.journal.runs import IterationRecord
+from autoresearch.journal.iteration_records import IterationRecord
 from autoresearch.states import DecisionKind, IterationKind, IterationState, KeepPolicy
 from autoresearch.tracking import (
     Mirror,

@@ -21,7 +21,8 @@ from urllib.parse import urlsplit
 from autoresearch import plugins
 from autoresearch.contracts.tune import tried_values
 from autoresearch.errors import ContractError
-from autoresearch.journal.runs import IterationRecord, RunRecord
+from autoresearch.journal.iteration_records import IterationRecord
+from autoresearch.journal.runs import RunRecord
 from autoresearch.noise import Interval
 
 # MLflow's own limit on a tag's value is larger; a reason or description is clipped to this

@@ -11,7 +11,7 @@ from pathlib import Path
 from autoresearch.agents import AgentConfig, make_agent
 from autoresearch.agents.tuning import Birth, Trial, line_of, step_size
 from autoresearch.contracts.tune import tried_values
-from autoresearch.journal import runs, search
+from autoresearch.journal import iteration_records, search
 from autoresearch.states import DecisionKind, RunStatus
 from autoresearch.supervisor.loop import LoopLimits, StopSignal, run_loop
 from autoresearch.supervisor.prepare import prepare
@@ -50,7 +50,7 @@ def test_a_frontier_session_gets_its_parents_line_step_and_values(tmp_path: Path
     with prepare(mission, run_tag="L1") as h:
         agent = make_agent(AgentConfig("offline", seed=4))
         outcome = run_loop(h, agent, limits, QuietObserver(), StopSignal())
-        its = runs.all_iterations(h.journal, h.run_id)
+        its = iteration_records.all_iterations(h.journal, h.run_id)
         parents = search.parents(h.journal, h.run_id)
         shown = {p: git(h.worktree, "show", f"{p}:params.py") for p in set(parents.values())}
     assert outcome.status == RunStatus.COMPLETED

@@ -13,7 +13,7 @@ import pytest
 from autoresearch.agents.base import AgentResult, Usage
 from autoresearch.clock import utc_now_iso
 from autoresearch.contracts.agent_record import AgentRecord
-from autoresearch.journal import runs
+from autoresearch.journal import iteration_records
 from autoresearch.states import IterationKind, IterationState
 from autoresearch.supervisor.loop import MSG_NO_ARTIFACT, session_record
 from autoresearch.supervisor.prepare import prepare
@@ -66,19 +66,19 @@ def test_the_journal_stores_each_session_as_it_always_did(mission_dir: Path) -> 
         cases += [(r.record(2, "agent exited with code 1"), e[:-1] + tail) for r, e in SESSIONS]
         for n, (record, _) in enumerate(cases, start=1):
             now = utc_now_iso()
-            it = runs.IterationRecord(
+            it = iteration_records.IterationRecord(
                 handle.run.run_id, n, IterationKind.ITERATION, IterationState.APPLIED,
                 handle.run.keep_policy, now, now, agent=record,
             )  # fmt: skip
             with handle.journal.tx() as conn:
-                runs.insert_iteration(conn, it)
+                iteration_records.insert_iteration(conn, it)
         for n, (record, expected) in enumerate(cases, start=1):
             row = handle.journal.row(
                 "SELECT agent_json FROM iterations WHERE run_id = ? AND iteration = ?",
                 (handle.run.run_id, n),
             )
             assert row is not None and row["agent_json"] == expected
-            back = runs.get_iteration(handle.journal, handle.run.run_id, n)
+            back = iteration_records.get_iteration(handle.journal, handle.run.run_id, n)
             assert back is not None and back.agent == record
     finally:
         handle.close()

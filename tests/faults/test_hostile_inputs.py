@@ -21,7 +21,7 @@ from autoresearch.contracts.evaluator_output import (
 )
 from autoresearch.contracts.sandbox import EvaluatorSpec
 from autoresearch.evaluate import evaluator_env, run_evaluator
-from autoresearch.journal import runs
+from autoresearch.journal import iteration_records
 from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.step import step
 from helpers import artifact
@@ -115,7 +115,7 @@ def test_a_hostile_artifact_is_an_invalid_artifact(
     assert (result.decision, result.run_status) == ("error", "failed")
     assert result.decision_reason.startswith(message), result.decision_reason
     # nothing of the hostile file reached the journal, and the handoff is a file again
-    it = runs.get_iteration(run.journal, run.run_id, 1)
+    it = iteration_records.get_iteration(run.journal, run.run_id, 1)
     assert it is not None and len(it.description) <= 200
     assert run.journal.path.stat().st_size < 2_000_000
     assert run.paths.candidate.is_file() and not run.paths.candidate.is_symlink()

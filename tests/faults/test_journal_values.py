@@ -21,7 +21,17 @@ import pytest
 from autoresearch.contracts.agent_record import AgentRecord
 from autoresearch.contracts.frozen import FrozenMission
 from autoresearch.errors import JournalError
-from autoresearch.journal import domains, integrity, jobs, lanes, records, runs, seals, sessions
+from autoresearch.journal import (
+    domains,
+    integrity,
+    iteration_records,
+    jobs,
+    lanes,
+    records,
+    runs,
+    seals,
+    sessions,
+)
 from autoresearch.journal.db import Journal
 from autoresearch.states import RunStatus
 from helpers import cli
@@ -183,14 +193,14 @@ def test_a_value_damaged_while_open_is_refused_when_read(
             "'t', 't')"
         )
     with Journal.open(path) as journal:
-        assert runs.get_iteration(journal, "x", 1) is not None
+        assert iteration_records.get_iteration(journal, "x", 1) is not None
         with _db(path) as other:
             other.execute(f"UPDATE {table} SET {column} = ?", (value,))
         with pytest.raises(JournalError) as refused:
             if read.startswith("run"):
                 found: object = runs.get_run(journal, "x")
             else:
-                found = runs.get_iteration(journal, "x", 1)
+                found = iteration_records.get_iteration(journal, "x", 1)
             if "." in read:
                 getattr(found, read.partition(".")[2])
     message = refused.value.message
@@ -269,13 +279,16 @@ def test_an_iteration_read_lazily_is_the_iteration_it_always_was(tmp_path: Path)
             (json.dumps(session),),
         )
     with Journal.open(path) as journal:
-        first, second = runs.get_iteration(journal, "x", 1), runs.get_iteration(journal, "x", 1)
+        first, second = (
+            iteration_records.get_iteration(journal, "x", 1),
+            iteration_records.get_iteration(journal, "x", 1),
+        )
         assert first is not None and second is not None
         assert first == second and pickle.loads(pickle.dumps(second)) == first
         assert first.agent == AgentRecord.from_dict(session)
         with journal.tx() as conn:
-            runs.update_iteration(conn, replace(second, description="again"))
-        again = runs.get_iteration(journal, "x", 1)
+            iteration_records.update_iteration(conn, replace(second, description="again"))
+        again = iteration_records.get_iteration(journal, "x", 1)
     assert again is not None and again.agent == first.agent and again.description == "again"
 
 

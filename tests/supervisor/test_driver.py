@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from autoresearch.agents import AgentConfig, make_agent
-from autoresearch.journal import runs
+from autoresearch.journal import iteration_records
 from autoresearch.journal.lanes import LaneRecord
 from autoresearch.supervisor import lanes, loop
 from autoresearch.supervisor.lanes import run_lanes
@@ -90,7 +90,7 @@ def _drive(tmp: Path, with_lanes: bool, limits: LoopLimits) -> tuple[Any, ...]:
         rows = [
             (it.iteration, it.kind, it.state, it.decision, it.decision_reason,
              it.evaluator.to_dict().get("score") if it.evaluator else None)
-            for it in runs.all_iterations(h.journal, h.run_id)
+            for it in iteration_records.all_iterations(h.journal, h.run_id)
         ]  # fmt: skip
     ended = (outcome.status, outcome.stop_reason, outcome.interrupted, outcome.sessions)
     return rows, recorder.events, ended

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from autoresearch.agents import AgentConfig, make_agent
-from autoresearch.journal import runs, search
+from autoresearch.journal import iteration_records, runs, search
 from autoresearch.states import DecisionKind, RunStatus
 from autoresearch.supervisor import frontier, refs
 from autoresearch.supervisor.handle import RunHandle
@@ -47,7 +47,7 @@ def test_sessions_start_from_several_elites_and_a_lesser_child_enters_the_archiv
     with prepare(mission, run_tag="T1") as h:
         baseline = h.run.baseline_commit or ""
         outcome = run_loop(h, make_agent(AgentConfig(AGENT)), limits, QuietObserver(), StopSignal())
-        its = runs.all_iterations(h.journal, h.run_id)
+        its = iteration_records.all_iterations(h.journal, h.run_id)
         archive = frontier.archive_of(h.context)
         parents = search.parents(h.journal, h.run_id)
         branch_head = git(h.worktree, "rev-parse", h.branch_name)
@@ -142,7 +142,7 @@ def test_a_noise_aware_keep_compares_a_candidate_with_readings_of_its_own_parent
         run_loop(h, make_agent(AGENT_CONFIG), limits, QuietObserver(), StopSignal())
         archive = frontier.archive_of(h.context)
         values = [value_at(h, e.commit) for e in archive]
-        lesser = runs.get_iteration(h.journal, h.run_id, archive[1].entered)
+        lesser = iteration_records.get_iteration(h.journal, h.run_id, archive[1].entered)
         readings = runs.readings(h.journal, h.run_id)
         best = h.run.last_kept_commit
     assert values == ["50", "20", "0"] and best == archive[0].commit

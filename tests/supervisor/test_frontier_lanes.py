@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from sup_helpers import FRONTIER_AGENT, frontier_env, run_killed_and_resumed
 
-from autoresearch.journal import runs, search
+from autoresearch.journal import iteration_records, search
 from autoresearch.journal.db import open_journal
 from autoresearch.journal.runs import get_run
 from autoresearch.states import DecisionKind, RunStatus
@@ -39,7 +39,7 @@ def lanes_run(tmp: Path, failpoint: str | None = None, *extra: str) -> dict[str,
         assert run is not None
         found = {
             "run": run,
-            "its": runs.all_iterations(journal, RUN_ID),
+            "its": iteration_records.all_iterations(journal, RUN_ID),
             "elites": search.elites(journal, RUN_ID),
             "ever": search.elites(journal, RUN_ID, current=False),
             "parents": search.parents(journal, RUN_ID),

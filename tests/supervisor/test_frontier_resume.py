@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from sup_helpers import frontier_env, run_killed_and_resumed
 
-from autoresearch.journal import runs, search
+from autoresearch.journal import iteration_records, search
 from autoresearch.journal.db import open_journal
 from autoresearch.journal.runs import get_run
 from autoresearch.states import DecisionKind
@@ -102,7 +102,7 @@ def test_a_session_cut_by_a_kill_is_recorded_against_its_parent_and_the_run_goes
     with open_journal(repo.root) as journal:
         run = get_run(journal, RUN_ID)
         assert run is not None
-        cut = runs.get_iteration(journal, RUN_ID, 9)
+        cut = iteration_records.get_iteration(journal, RUN_ID, 9)
         parents = search.parents(journal, RUN_ID)
         elites = search.elites(journal, RUN_ID)
     assert cut is not None and cut.decision == DecisionKind.INTERRUPTED

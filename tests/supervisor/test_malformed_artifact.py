@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from autoresearch.contracts.candidate import MSG_NOTES
-from autoresearch.journal import runs
+from autoresearch.journal import iteration_records, runs
 from autoresearch.journal.db import open_journal
 from autoresearch.states import DecisionKind, RunStatus
 from autoresearch.supervisor.run_read import load_run
@@ -71,7 +71,7 @@ def _run(repo: Repo, tmp_path: Path, env: dict[str, str], *args: str) -> None:
 
 def _decisions(repo: Repo) -> list[tuple[DecisionKind | None, str | None, list[str]]]:
     with open_journal(repo.root, 5.0) as journal:
-        rows = runs.all_iterations(journal, RUN)
+        rows = iteration_records.all_iterations(journal, RUN)
     return [(it.decision, it.decision_reason, it.decision_notes) for it in rows[1:]]
 
 

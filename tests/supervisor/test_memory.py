@@ -133,7 +133,7 @@ def test_the_digest_is_bounded() -> None:
 
 
 def test_kept_changes_and_most_failed_follow_the_direction() -> None:
-    from autoresearch.journal.runs import IterationRecord
+    from autoresearch.journal.iteration_records import IterationRecord
     from autoresearch.states import Direction
 
     def it(n: int, desc: str, score: float | None = None) -> IterationRecord:
@@ -161,17 +161,19 @@ def test_a_long_earlier_run_is_read_in_bounded_slices(repo: Repo, tmp_path: Path
 
     from sup_helpers import submit_and_step
 
-    from autoresearch.journal import runs
+    from autoresearch.journal import iteration_records
     from autoresearch.supervisor.prepare import prepare
 
     mission = repo.mission()
     first = prepare(mission, run_tag="T1")
     submit_and_step(first, {"value.txt": "5\n"}, description="five")
-    kept = runs.get_iteration(first.journal, first.run_id, 1)
+    kept = iteration_records.get_iteration(first.journal, first.run_id, 1)
     assert kept is not None
     with first.journal.tx() as conn:
         for n in range(2, memory.SCAN_CAP + 3):
-            runs.insert_iteration(conn, replace(kept, iteration=n, description=f"idea {n}"))
+            iteration_records.insert_iteration(
+                conn, replace(kept, iteration=n, description=f"idea {n}")
+            )
         conn.execute("UPDATE runs SET status = 'completed'")
     first.close()
     second = prepare(mission, run_tag="T2")

@@ -11,7 +11,7 @@ from pathlib import Path
 from sup_helpers import submit_and_step
 
 from autoresearch import git as autoresearch_git
-from autoresearch.journal import runs
+from autoresearch.journal import iteration_records, runs
 from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.step import unmeasured_decision
 from helpers import Repo, cli, edit_and_commit, git, sandbox_text
@@ -125,7 +125,7 @@ def test_the_instructions_list_what_was_measured_newest_first(run: RunHandle) ->
     ]
     assert "three again" not in section
     # bounded by the query: only the newest `limit` measured iterations are read
-    newest = runs.measured_iterations(run.journal, run.run_id, 1)
+    newest = iteration_records.measured_iterations(run.journal, run.run_id, 1)
     assert [it.iteration for it in newest] == [2]
 
 

@@ -15,7 +15,7 @@ from autoresearch.agents import AgentConfig, make_agent
 from autoresearch.contracts.loop import LoopSettings
 from autoresearch.contracts.sandbox import Plateau, parse_sandbox
 from autoresearch.errors import ContractError
-from autoresearch.journal import runs
+from autoresearch.journal import iteration_records
 from autoresearch.states import DecisionKind, OnPlateau, RunStatus
 from autoresearch.supervisor.lanes import run_lanes
 from autoresearch.supervisor.loop import LoopLimits, LoopOutcome, StopSignal, run_loop
@@ -184,7 +184,11 @@ def _flat_run(
         else:
             agent = make_agent(AgentConfig(FLAT_AGENT))
             outcome = run_loop(h, agent, limits, quiet, StopSignal(), strategy)
-        decisions = [it.decision for it in runs.all_iterations(h.journal, h.run_id) if it.iteration]
+        decisions = [
+            it.decision
+            for it in iteration_records.all_iterations(h.journal, h.run_id)
+            if it.iteration
+        ]
     return outcome, [DecisionKind(d) for d in decisions if d], quiet
 
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from autoresearch.agents import AgentConfig, make_agent
-from autoresearch.journal import runs
+from autoresearch.journal import iteration_records
 from autoresearch.supervisor.loop import LoopLimits, StopSignal, run_loop
 from autoresearch.supervisor.portfolio import WARMUP, Portfolio, recorded_name
 from autoresearch.supervisor.prepare import prepare
@@ -31,7 +31,7 @@ def test_the_agent_that_keeps_gets_the_sessions_after_the_warm_up(tmp_path: Path
         first = make_agent(AgentConfig(BAD))
         limits = LoopLimits(max_iterations=10)
         run_loop(h, first, limits, QuietObserver(), StopSignal(), portfolio=portfolio())
-        its = runs.all_iterations(h.journal, h.run_id)[1:]
+        its = iteration_records.all_iterations(h.journal, h.run_id)[1:]
     names = [it.agent.agent if it.agent else None for it in its]
     warm = 2 * WARMUP
     assert sorted(names[:warm]) == sorted([recorded_name(BAD)] * 2 + [recorded_name(GOOD)] * 2)

@@ -11,7 +11,7 @@ from sup_helpers import submit, submit_and_step
 
 from autoresearch.decide import REASON_CHECKS_FAILED, touched_sealed
 from autoresearch.errors import ContractError, RefusedError
-from autoresearch.journal import runs
+from autoresearch.journal import iteration_records
 from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.prepare import prepare
 from autoresearch.supervisor.step import step
@@ -133,7 +133,7 @@ def test_step_alone_refuses_an_uncommitted_sealed_edit_and_resets_nothing(
     with pytest.raises(RefusedError, match="autoresearch_reset_requires_clean_worktree:.*eval.py"):
         step(h)
     assert (h.worktree / "scripts/eval.py").read_text() == CHEAT and evaluations(h, 1) == 0
-    assert runs.get_iteration(h.journal, h.run_id, 1) is None  # nothing recorded
+    assert iteration_records.get_iteration(h.journal, h.run_id, 1) is None  # nothing recorded
     h.close()
 
 

@@ -24,7 +24,8 @@ from autoresearch.states import DecisionKind, EvalStatus, ProcessState, RunStatu
 if TYPE_CHECKING:  # read, never built here: a hook that only formats a score (format_score)
     # imports neither the run store nor the contracts it decodes (issue 36)
     from autoresearch.contracts.stored_evaluation import StoredEvaluation
-    from autoresearch.journal.runs import IterationRecord, RunRecord
+    from autoresearch.journal.iteration_records import IterationRecord
+    from autoresearch.journal.runs import RunRecord
 
 SCHEMA_VERSION = 1
 TSV_HEADER = "iteration\tcommit\tpass\tscore\tstatus\tdescription\n"

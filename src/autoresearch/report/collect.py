@@ -18,9 +18,10 @@ from autoresearch.contracts.stored_evaluation import StoredEvaluation
 from autoresearch.errors import GitError
 from autoresearch.experiments.confidence import BestRef, baseline_of
 from autoresearch.experiments.ledger import point, stats
-from autoresearch.journal import runs, search, sessions
+from autoresearch.journal import iteration_records, search, sessions
 from autoresearch.journal.db import Journal
-from autoresearch.journal.runs import IterationRecord, RunRecord
+from autoresearch.journal.iteration_records import IterationRecord
+from autoresearch.journal.runs import RunRecord
 from autoresearch.journal.sessions import SessionRecord, SessionRunRecord
 from autoresearch.noise import Interval as Estimate
 from autoresearch.noise import Role
@@ -73,7 +74,7 @@ UNSCORED = (Verdict.CRASH, Verdict.CHECKS_FAILED)
 
 def run_report(journal: Journal, repo: RepoPaths, run: RunRecord) -> ReportData:
     """The report model of one supervised run."""
-    its = runs.all_iterations(journal, run.run_id)
+    its = iteration_records.all_iterations(journal, run.run_id)
     readings = _readings(journal, run.run_id, {it.iteration: _own_commit(it) for it in its})
     logs = repo.run(run.run_id).logs
     patches = _patches(logs)

@@ -26,7 +26,7 @@ from autoresearch import children, git
 from autoresearch.errors import RefusedError
 from autoresearch.evaluate import EvaluationRecord, run_evaluator
 from autoresearch.fsutil import atomic_write_json
-from autoresearch.journal import runs
+from autoresearch.journal import iteration_records, runs
 from autoresearch.jsonshape import (
     is_none,
     items,
@@ -279,7 +279,7 @@ def ablations_of(h: RunContext, run: runs.RunRecord) -> list[Ablation]:
     parent = str(run.baseline_commit)
     info = git.commit_info(root, final)
     found: list[Ablation] = []
-    for it in runs.all_iterations(h.journal, h.run_id):
+    for it in iteration_records.all_iterations(h.journal, h.run_id):
         kept = it.kept_commit or it.candidate_commit
         if it.decision != DecisionKind.KEEP or it.iteration <= 0 or kept is None:
             continue

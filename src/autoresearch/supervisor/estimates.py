@@ -22,7 +22,7 @@ from weakref import WeakKeyDictionary
 
 from autoresearch.journal import runs
 from autoresearch.journal.db import Journal
-from autoresearch.journal.runs import IterationRecord, RunRecord
+from autoresearch.journal.runs import RunRecord
 from autoresearch.journal.views import format_score
 from autoresearch.jsonshape import json_shape
 from autoresearch.noise import (
@@ -42,6 +42,7 @@ from autoresearch.scale import block_spread, deviations, robust_spread, with_tod
 from autoresearch.states import IterationKind, KeepPolicy, best_of
 
 if TYPE_CHECKING:
+    from autoresearch.journal.iteration_records import IterationRecord
     from autoresearch.journal.manifest import RunManifest
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from autoresearch import failpoints, git
-from autoresearch.journal import runs, search
+from autoresearch.journal import iteration_records, runs, search
 from autoresearch.journal.search import EliteRow
 from autoresearch.states import DecisionKind
 from autoresearch.supervisor import estimates, record, refs, sync
@@ -102,7 +102,7 @@ class Archive:
             upto = h.run.iteration
         else:
             archive = tuple(_elite(r) for r in search.elites(h.journal, h.run_id))
-        new = runs.iterations_after(h.journal, h.run_id, upto)
+        new = iteration_records.iterations_after(h.journal, h.run_id, upto)
         keeps = [it for it in new if it.decision == DecisionKind.KEEP and it.candidate_commit]
         evicted: list[EliteRow] = []
         if keeps:
@@ -116,7 +116,7 @@ class Archive:
         return archive
 
     def _admit_all(
-        self, archive: tuple[Elite, ...], keeps: list[runs.IterationRecord]
+        self, archive: tuple[Elite, ...], keeps: list[iteration_records.IterationRecord]
     ) -> tuple[tuple[Elite, ...], list[EliteRow]]:
         """Each keep into the archive in order; the rows of the elites it evicted."""
         h = self.h

@@ -8,7 +8,8 @@ from typing import Any
 
 from autoresearch.contracts.sandbox import EvaluatorSpec
 from autoresearch.decide import previous_outcome
-from autoresearch.journal.runs import IterationRecord, RunRecord, TriedCandidate
+from autoresearch.journal.iteration_records import IterationRecord, TriedCandidate
+from autoresearch.journal.runs import RunRecord
 from autoresearch.journal.views import format_score
 from autoresearch.states import Direction, EvalFormat, IterationKind
 

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 
 from autoresearch.journal import search
 from autoresearch.journal.db import Journal
-from autoresearch.journal.runs import IterationRecord, RunRecord
+from autoresearch.journal.iteration_records import IterationRecord
+from autoresearch.journal.runs import RunRecord
 from autoresearch.noise import Interval as Estimate
 from autoresearch.states import DecisionKind
 from autoresearch.supervisor import estimates

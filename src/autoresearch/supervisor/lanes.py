@@ -73,7 +73,7 @@ from autoresearch.decide import Decision, replay_conflict, touched_sealed
 from autoresearch.errors import GitError, RunInterrupted
 from autoresearch.evaluate import EvaluationRecord
 from autoresearch.fsutil import atomic_write_json, private_dir
-from autoresearch.journal import inflight, runs
+from autoresearch.journal import inflight, iteration_records, runs
 from autoresearch.journal import lanes as lane_store
 from autoresearch.journal.lanes import LaneRecord
 from autoresearch.repo_state import link_shared_paths
@@ -355,7 +355,7 @@ class Lanes:
             lane.session = known[lane.number].session
         # from the journal: a driver killed after a judgement, before it published its lanes,
         # left the lane's row behind it
-        last = runs.last_of_lane(h.journal, h.run_id, lane.number)
+        last = iteration_records.last_of_lane(h.journal, h.run_id, lane.number)
         if last is not None:
             lane.last_iteration, lane.last_decision = last.iteration, last.decision
         _ensure_worktree(lh.context, h.run.last_kept_commit or "HEAD")

@@ -15,7 +15,7 @@ from autoresearch.contracts.loop import LoopSettings
 from autoresearch.contracts.stored_evaluation import StoredEvaluation
 from autoresearch.decide import STOP_OPERATOR, IterationLimit
 from autoresearch.errors import NotFoundError, RefusedError
-from autoresearch.journal import runs, totals
+from autoresearch.journal import iteration_records, runs, totals
 from autoresearch.journal.db import Journal, journal_present, open_journal
 from autoresearch.journal.runs import RunRecord
 from autoresearch.paths import REPORT_FILE, RepoPaths
@@ -279,7 +279,7 @@ def has_pending_artifact(h: RunContext, run: RunRecord) -> bool:
     read = sync.read_artifact(h.paths.candidate)
     if read.sha256 is None:
         return False
-    last = runs.get_iteration(h.journal, h.run_id, run.iteration)
+    last = iteration_records.get_iteration(h.journal, h.run_id, run.iteration)
     if last is not None and last.artifact_sha256 == read.sha256:
         return False
     return read.from_session
@@ -351,7 +351,7 @@ def run_summary(h: RunHandle, sessions: int, interrupted: bool) -> LoopSummary:
 
 def baseline_evaluation(h: RunContext) -> StoredEvaluation | None:
     """The compact evaluation record of iteration 0, if the baseline ran."""
-    it = runs.get_iteration(h.journal, h.run_id, 0)
+    it = iteration_records.get_iteration(h.journal, h.run_id, 0)
     return it.evaluator if it else None
 
 

@@ -32,7 +32,7 @@ from autoresearch.decide import (
 )
 from autoresearch.errors import RefusedError, RunInterrupted
 from autoresearch.journal import children as registry
-from autoresearch.journal import inflight, runs
+from autoresearch.journal import inflight, iteration_records, runs
 from autoresearch.states import (
     REJECTS_CANDIDATE,
     ChildRole,
@@ -524,7 +524,7 @@ def refuse_without_comparable_baseline(h: RunContext, run: runs.RunRecord) -> No
         return
     if run.last_kept_score is not None:
         return
-    baseline = runs.get_iteration(h.journal, h.run_id, 0)
+    baseline = iteration_records.get_iteration(h.journal, h.run_id, 0)
     raise RefusedError(
         diagnose.msg_baseline_not_comparable(
             h.run_id, run.worktree_path, baseline.evaluator if baseline else None

@@ -9,9 +9,10 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from autoresearch.journal import runs
+from autoresearch.journal import iteration_records, runs
 from autoresearch.journal.db import Journal
-from autoresearch.journal.runs import IterationRecord, RunRecord
+from autoresearch.journal.iteration_records import IterationRecord
+from autoresearch.journal.runs import RunRecord
 from autoresearch.journal.views import format_score
 from autoresearch.noise import Interval
 from autoresearch.states import DecisionKind, Direction
@@ -120,8 +121,8 @@ def most_failed(failed: Sequence[IterationRecord]) -> tuple[tuple[str, int], ...
 
 def earlier_run(journal: Journal, run: RunRecord) -> EarlierRun:
     baseline = runs.baseline_score(journal, run.run_id, run.baseline_commit)
-    kept = runs.decided_iterations(journal, run.run_id, (DecisionKind.KEEP,), SCAN_CAP)
-    failed = runs.decided_iterations(journal, run.run_id, FAILED, SCAN_CAP)
+    kept = iteration_records.decided_iterations(journal, run.run_id, (DecisionKind.KEEP,), SCAN_CAP)
+    failed = iteration_records.decided_iterations(journal, run.run_id, FAILED, SCAN_CAP)
     return EarlierRun(
         run_id=run.run_id,
         status=str(run.status),

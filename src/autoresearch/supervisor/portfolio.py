@@ -28,9 +28,10 @@ from typing import TYPE_CHECKING, TypeVar
 
 from autoresearch.contracts.loop import LoopSettings
 from autoresearch.errors import ContractError
-from autoresearch.journal import runs
+from autoresearch.journal import iteration_records
 from autoresearch.journal.db import Journal
-from autoresearch.journal.runs import IterationRecord, RunRecord
+from autoresearch.journal.iteration_records import IterationRecord
+from autoresearch.journal.runs import RunRecord
 from autoresearch.states import DecisionKind
 from autoresearch.supervisor.summary import AgentShare
 
@@ -280,7 +281,7 @@ def agent_shares(journal: Journal, run: RunRecord) -> list[AgentShare]:
     loop = run.loop
     if loop is None or not loop.agents or len(loop.agents) < 2:
         return []
-    every = runs.all_iterations(journal, run.run_id)
+    every = iteration_records.all_iterations(journal, run.run_id)
     return [
         AgentShare(t.spec, t.sessions, t.keeps, t.usd, t.tokens, round(t.seconds, 3))
         for t in tallies_of(loop.agents, every, member_models(loop))
@@ -311,6 +312,6 @@ class Portfolio:
     def choice(self, h: RunContext, in_flight: Sequence[AgentConfig]) -> int:
         specs = [config.spec for config in self.configs]
         models = [config.model for config in self.configs]
-        tallies = tallies_of(specs, runs.all_iterations(h.journal, h.run_id), models)
+        tallies = tallies_of(specs, iteration_records.all_iterations(h.journal, h.run_id), models)
         running = [sum(1 for config in in_flight if config == own) for own in self.configs]
         return choose(with_in_flight(tallies, running), self.seed)

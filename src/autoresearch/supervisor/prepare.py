@@ -24,9 +24,10 @@ from autoresearch.decide import baseline_decision
 from autoresearch.errors import ContractError, RefusedError
 from autoresearch.evaluate import EvaluationRecord
 from autoresearch.fsutil import atomic_write_bytes, private_dir
-from autoresearch.journal import runs
+from autoresearch.journal import iteration_records, runs
 from autoresearch.journal.db import open_journal
-from autoresearch.journal.runs import IterationRecord, RunRecord
+from autoresearch.journal.iteration_records import IterationRecord
+from autoresearch.journal.runs import RunRecord
 from autoresearch.mission import Mission, load_mission
 from autoresearch.noise import Role, calibration_note, mean_of
 from autoresearch.paths import MISSION_FILE, SANDBOX_FILE, RepoPaths
@@ -229,7 +230,7 @@ def finish_prepare(h: RunHandle) -> None:
     link_shared_paths(h.repo.repo_root, h.worktree, h.links)
     write_excludes(h.repo.repo_root, h.dirt.rooted_patterns())
     check_reset_safety(h.worktree, h.dirt, h.run_id)
-    if runs.get_iteration(h.journal, run.run_id, 0) is None:
+    if iteration_records.get_iteration(h.journal, run.run_id, 0) is None:
         _baseline(h)
         failpoints.hit("prepare.after_baseline")
     with h.journal.tx() as conn:
@@ -347,7 +348,7 @@ def rebaseline(h: RunHandle) -> StoredEvaluation | None:
             "only be re-run before the first one (stop this run and prepare a new one)"
         )
     check_reset_safety(h.worktree, h.dirt, h.run_id)
-    old = runs.get_iteration(h.journal, h.run_id, 0)
+    old = iteration_records.get_iteration(h.journal, h.run_id, 0)
     commit = git.head(h.worktree)
     notes = [*(old.decision_notes if old else []), f"baseline re-run on {commit[:12]}"]
     it = _baseline_iteration(h.context, commit, notes)

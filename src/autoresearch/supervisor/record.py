@@ -24,8 +24,8 @@ from autoresearch.decide import Decision
 from autoresearch.errors import RunInterrupted
 from autoresearch.evaluate import EvaluationRecord, check_record, evaluator_env, run_evaluator
 from autoresearch.journal import children as registry
-from autoresearch.journal import runs
-from autoresearch.journal.runs import IterationRecord
+from autoresearch.journal import iteration_records, runs
+from autoresearch.journal.iteration_records import IterationRecord
 from autoresearch.noise import Role
 from autoresearch.proc import SupervisedSpec, run_supervised
 from autoresearch.settings import kill_grace
@@ -94,7 +94,7 @@ def new_iteration(
 def start_evaluation(h: RunContext, it: IterationRecord) -> None:
     """Record that iteration `it` is being evaluated."""
     with h.journal.tx() as conn:
-        runs.insert_iteration(conn, it)
+        iteration_records.insert_iteration(conn, it)
     failpoints.hit("step.after_start_evaluation")
 
 
@@ -182,7 +182,7 @@ def measuring_env(h: RunContext, iteration: int, cwd: Path, mission_dir: Path) -
 def _roll_back(h: RunContext, iteration: int, what: str) -> NoReturn:
     """A cancelled iteration is rolled back whole; its artifact stays for `resume`."""
     with h.journal.tx() as conn:
-        runs.delete_iteration(conn, h.run_id, iteration)
+        iteration_records.delete_iteration(conn, h.run_id, iteration)
         registry.clear_children(conn, h.run_id)
     raise RunInterrupted(
         f"{what} of iteration {iteration} interrupted; its artifact is kept for "
@@ -255,9 +255,9 @@ def commit_decision(
         )
     with h.journal.tx() as conn:
         if exists:
-            runs.update_iteration(conn, decided)
+            iteration_records.update_iteration(conn, decided)
         else:
-            runs.insert_iteration(conn, decided)
+            iteration_records.insert_iteration(conn, decided)
         if readings:
             for role, commit, reading in readings:
                 runs.insert_evaluation(conn, h.run_id, it.iteration, purpose, reading, role, commit)
@@ -315,7 +315,7 @@ def apply_effect(
         notes += restore_branch(h, run, it.iteration, label, kept, known_head=known_head)
     applied = replace(it, state=IterationState.APPLIED, decision_notes=notes)
     with h.journal.tx() as conn:
-        runs.update_iteration(conn, applied)
+        iteration_records.update_iteration(conn, applied)
     failpoints.hit("step.after_applied")
     return applied
 

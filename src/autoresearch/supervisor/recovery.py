@@ -10,7 +10,7 @@ from autoresearch import failpoints
 from autoresearch.clock import utc_now_iso
 from autoresearch.contracts import candidate as cand
 from autoresearch.fsutil import atomic_write_json
-from autoresearch.journal import inflight, runs
+from autoresearch.journal import inflight, iteration_records, runs
 from autoresearch.states import ArtifactStatus, IterationState, Phase
 from autoresearch.supervisor import record, sync
 from autoresearch.supervisor.handle import RunContext, RunHandle
@@ -24,10 +24,10 @@ def recover(h: RunHandle) -> list[str]:
     h.state.recovered = True
     notes = record.reap_stale_children(h)
     notes += finish_interrupted_session(h.context, h.run)
-    for it in runs.unfinished_iterations(h.journal, h.run_id):
+    for it in iteration_records.unfinished_iterations(h.journal, h.run_id):
         if it.state == IterationState.EVALUATING:
             with h.journal.tx() as conn:
-                runs.delete_iteration(conn, h.run_id, it.iteration)
+                iteration_records.delete_iteration(conn, h.run_id, it.iteration)
             notes.append(
                 f"rolled back iteration {it.iteration}: its evaluation was interrupted; "
                 "the artifact will be evaluated again"
@@ -49,7 +49,7 @@ def recover(h: RunHandle) -> list[str]:
 
 
 def _resync_views(h: RunHandle) -> None:
-    last = runs.get_iteration(h.journal, h.run_id, h.run.iteration)
+    last = iteration_records.get_iteration(h.journal, h.run_id, h.run.iteration)
     current = sync.file_sha256(h.paths.candidate)
     if current is None or (last is not None and current == last.artifact_sha256):
         sync.write_placeholder(h.context, h.run.last_kept_commit)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from autoresearch import git
 from autoresearch.errors import RefusedError
-from autoresearch.journal import runs
+from autoresearch.journal import iteration_records
 from autoresearch.journal.runs import RunRecord
 from autoresearch.jsonshape import json_shape
 from autoresearch.noise import Interval
@@ -232,7 +232,7 @@ def finalize(
     them all in one ref transaction."""
     journal, run = read_run(repo_root, run_id)
     with journal:
-        steps = kept_steps(journal, run, runs.all_iterations(journal, run_id))
+        steps = kept_steps(journal, run, iteration_records.all_iterations(journal, run_id))
     keeps = kept(repo_root, steps)
     if not keeps:
         raise RefusedError(msg_nothing_kept(run_id))

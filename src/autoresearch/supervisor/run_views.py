@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from autoresearch.journal import runs, views
 from autoresearch.journal.db import Journal, journal_present, open_journal
-from autoresearch.journal.runs import IterationRecord, RunRecord
+from autoresearch.journal.runs import RunRecord
 from autoresearch.paths import REPORT_FILE, RepoPaths
 from autoresearch.redact import Redactor, current
 from autoresearch.states import TERMINAL_STATUSES, RunStatus
@@ -21,6 +21,7 @@ from autoresearch.supervisor.run_read import driver_alive, read_named_run, read_
 from autoresearch.supervisor.run_summary import RunListing, RunSummary
 
 if TYPE_CHECKING:  # one run's records: `status` without RUN lists the runs without them
+    from autoresearch.journal.iteration_records import IterationRecord
     from autoresearch.supervisor.summary import LaneRow, RunDetails
 
 
@@ -50,6 +51,7 @@ def run_details(
     """One run with its iteration history (the `last` iterations only, when given; `by_name`:
     `run_id` may be what a user typed, run_read.read_named_run)."""
     # one run's parts only: `status` without RUN lists the runs without importing them
+    from autoresearch.journal import iteration_records
     from autoresearch.supervisor import archive_view, portfolio
     from autoresearch.supervisor.summary import IterationRow, RunDetails
 
@@ -60,9 +62,9 @@ def run_details(
     run_id = run.run_id
     with journal:
         its = (
-            runs.all_iterations(journal, run_id)
+            iteration_records.all_iterations(journal, run_id)
             if last is None
-            else runs.recent_iterations(journal, run_id, last)
+            else iteration_records.recent_iterations(journal, run_id, last)
             if last > 0
             else []
         )
@@ -105,13 +107,18 @@ def lane_rows(journal: Journal, run: RunRecord, driver_alive: bool) -> list[Lane
     last decision (with its reason and what its evaluation came to), what its sessions
     spent. The decision and the counts are the journal's, read with the row in one snapshot,
     and what the lane is doing never contradicts them (`summary.lane_now`)."""
+    from autoresearch.journal import iteration_records
     from autoresearch.journal import lanes as lane_store  # one run's lanes: see run_details
     from autoresearch.supervisor.summary import LaneRow, lane_now
 
     rows = []
     for lane, spent in lane_store.lanes_judged(journal, run.run_id):
         number = spent.last_iteration
-        last = runs.get_iteration(journal, run.run_id, number) if number is not None else None
+        last = (
+            iteration_records.get_iteration(journal, run.run_id, number)
+            if number is not None
+            else None
+        )
         state, detail = lane_now(
             lane.state, lane.detail, lane.last_iteration, number, driver_alive,
             run.status in TERMINAL_STATUSES,

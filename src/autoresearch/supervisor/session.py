@@ -16,7 +16,7 @@ from autoresearch.contracts.agent_record import AgentRecord
 from autoresearch.contracts.json_input import load_json
 from autoresearch.contracts.tune import tried_values
 from autoresearch.fsutil import atomic_write_json
-from autoresearch.journal import runs
+from autoresearch.journal import iteration_records, runs
 from autoresearch.states import ArtifactStatus, DecisionKind
 from autoresearch.supervisor import record, sync
 from autoresearch.supervisor.handle import RunContext, RunHandle
@@ -60,7 +60,7 @@ def history(h: RunContext, after: int) -> list[PastIteration]:
             it.base_commit,
             it.kept_commit if it.decision == DecisionKind.KEEP else None,
         )
-        for it in runs.iterations_after(h.journal, h.run_id, after)
+        for it in iteration_records.iterations_after(h.journal, h.run_id, after)
     ]
 
 

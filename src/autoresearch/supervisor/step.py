@@ -25,8 +25,8 @@ from autoresearch.decide import (
 )
 from autoresearch.errors import RefusedError
 from autoresearch.evaluate import EvaluationRecord
-from autoresearch.journal import runs
-from autoresearch.journal.runs import IterationRecord
+from autoresearch.journal import iteration_records, runs
+from autoresearch.journal.iteration_records import IterationRecord
 from autoresearch.jsonshape import json_field, json_shape
 from autoresearch.noise import Interval
 from autoresearch.states import ArtifactStatus, DecisionKind, IterationKind, Phase, RunStatus
@@ -95,7 +95,7 @@ def refuse_unwritten(h: RunContext) -> None:
     The loop's own step on the placeholder stays a noop (a session that wrote nothing)."""
     if sync.read_artifact(h.paths.candidate).from_session:
         return
-    if runs.unfinished_iterations(h.journal, h.run_id):
+    if iteration_records.unfinished_iterations(h.journal, h.run_id):
         return
     raise RefusedError(
         f"no session has written {h.paths.candidate} since the last step (it is still the "
@@ -381,7 +381,7 @@ def _refuse_unsafe_reset(h: RunContext, it: IterationRecord) -> bool:
     if not blocking:
         return True
     with h.journal.tx() as conn:
-        runs.delete_iteration(conn, h.run_id, it.iteration)
+        iteration_records.delete_iteration(conn, h.run_id, it.iteration)
     raise reset_error(h.worktree, blocking, h.run_id)
 
 

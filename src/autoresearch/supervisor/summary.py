@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import cast
 
+from autoresearch.journal.iteration_records import IterationRecord
 from autoresearch.journal.manifest import RunManifest
-from autoresearch.journal.runs import IterationRecord
 from autoresearch.journal.totals import RunTotals
 from autoresearch.journal.views import ledger_entry
 from autoresearch.jsonshape import is_none, json_field, json_shape

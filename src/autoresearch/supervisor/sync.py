@@ -28,8 +28,9 @@ from autoresearch.fsutil import (
     dump_json,
     read_regular,
 )
-from autoresearch.journal import runs, views
-from autoresearch.journal.runs import IterationRecord, RunRecord
+from autoresearch.journal import iteration_records, runs, views
+from autoresearch.journal.iteration_records import IterationRecord
+from autoresearch.journal.runs import RunRecord
 from autoresearch.redact import redact, redact_value
 from autoresearch.states import RunStatus
 from autoresearch.supervisor import estimates, instructions, memory, plateau
@@ -85,7 +86,7 @@ def write_placeholder(h: RunContext, kept: str | None) -> None:
 
 def write_instructions(h: RunContext, run: RunRecord) -> None:
     """The next session's prompt, from `run` as the session should see it."""
-    recent = runs.recent_iterations(h.journal, h.run_id, 3)
+    recent = iteration_records.recent_iterations(h.journal, h.run_id, 3)
     text = instructions.render(
         run,
         recent,
@@ -93,7 +94,7 @@ def write_instructions(h: RunContext, run: RunRecord) -> None:
         sandbox_body=run.sandbox.body,
         results_file=str(h.results_file),
         candidate_file=str(h.paths.candidate),
-        tried=runs.measured_iterations(h.journal, h.run_id, instructions.TRIED_CAP),
+        tried=iteration_records.measured_iterations(h.journal, h.run_id, instructions.TRIED_CAP),
         earlier=earlier_runs_digest(h, run),
         plateau=plateau.EXPLORE_LINES if plateau.exploring(h.journal, run) else (),
     )
@@ -128,12 +129,12 @@ def write_active_pointer(h: RunHandle, driving: bool = True) -> None:
 
 def rebuild_views(h: RunHandle) -> None:
     """Rewrite every view from the journal (used after a crash or on request)."""
-    its = runs.all_iterations(h.journal, h.run_id)
+    its = iteration_records.all_iterations(h.journal, h.run_id)
     now = utc_now_iso()
     views.write_ledger(h.paths.ledger, h.run, its, now)
     if h.results_file.parent.is_dir():
         views.write_tsv(h.results_file, its, estimates.row_means(h.journal, h.run, its))
-    _finish(h, runs.latest_evaluation(h.journal, h.run_id))
+    _finish(h, iteration_records.latest_evaluation(h.journal, h.run_id))
 
 
 def sync_after_iteration(
@@ -161,7 +162,7 @@ def sync_after_iteration(
     score = estimates.row_mean(h.journal, h.run, it)
     appended = appended and views.append_tsv(h.results_file, it, score)
     if not appended:
-        its = runs.all_iterations(h.journal, h.run_id)
+        its = iteration_records.all_iterations(h.journal, h.run_id)
         views.write_ledger(h.paths.ledger, h.run, its, now)
         views.write_tsv(h.results_file, its, estimates.row_means(h.journal, h.run, its))
     if processed_sha is None or file_sha256(h.paths.candidate) == processed_sha:

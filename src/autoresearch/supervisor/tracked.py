@@ -10,9 +10,9 @@ from collections.abc import Callable
 from typing import Protocol
 
 from autoresearch.agents.base import AgentResult
-from autoresearch.journal import runs
+from autoresearch.journal import iteration_records
+from autoresearch.journal.iteration_records import IterationRecord
 from autoresearch.journal.lanes import LaneRecord
-from autoresearch.journal.runs import IterationRecord
 from autoresearch.noise import Interval
 from autoresearch.states import RunStatus
 from autoresearch.supervisor.certify import last_certification
@@ -63,7 +63,7 @@ class RunTrackers:
         self._mirror.end(tracked_run(run, self._agent), ended, self._after)
 
     def _after(self, iteration: int) -> list[IterationRecord]:
-        return runs.iterations_after(self._h.journal, self._h.run_id, iteration)
+        return iteration_records.iterations_after(self._h.journal, self._h.run_id, iteration)
 
 
 class Shown(LaneObserver, Protocol):
