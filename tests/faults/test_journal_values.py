@@ -40,7 +40,7 @@ from helpers import cli
 def _codecs() -> list[records.Codec]:
     return [
         value
-        for module in (runs, sessions, jobs, lanes)
+        for module in (runs, iteration_records, sessions, jobs, lanes)
         for value in vars(module).values()
         if isinstance(value, records.Codec)
     ]
