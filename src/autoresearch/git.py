@@ -8,6 +8,7 @@ values; paths are read NUL-separated.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import re
@@ -463,14 +464,27 @@ def _add_worktree(repo: Path, path: Path, args: list[str]) -> None:
 # driver landing one lane's session while it starts a reading ahead for another). Adds and
 # fetches take this lock in the shared git directory, so threads of one driver and other
 # processes wait for each other alike; the kernel drops it when its holder dies. The file
-# is made as git makes its own there (by the umask): a repository may be shared.
+# is opened to read only: flock needs no write access, and in a repository a group shares
+# (core.sharedRepository) the first user's file is the others' to lock too, whatever its mode.
 WORKTREES_LOCK = "autoresearch-worktrees.lock"
+# A git directory this process cannot write: git's own add or fetch fails there in its own
+# words (exit 2), which the lock would turn into an internal error
+_UNWRITABLE = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
 
 
 @contextlib.contextmanager
 def _worktrees_still(cwd: Path) -> Iterator[None]:
-    """Hold the repository's worktree lock (`WORKTREES_LOCK`) for the block."""
-    fd = os.open(_common_dir(cwd) / WORKTREES_LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+    """Hold the repository's worktree lock (`WORKTREES_LOCK`) for the block (none where the
+    git directory cannot be written: nothing can be added or fetched there either)."""
+    try:
+        fd = os.open(
+            _common_dir(cwd) / WORKTREES_LOCK, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o666
+        )
+    except OSError as exc:
+        if exc.errno not in _UNWRITABLE:
+            raise
+        yield
+        return
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
@@ -480,8 +494,9 @@ def _worktrees_still(cwd: Path) -> Iterator[None]:
 
 def _common_dir(cwd: Path) -> Path:
     """The shared git directory of the worktree or bare repository at `cwd`."""
-    if (cwd / "HEAD").is_file() and (cwd / "objects").is_dir():
+    if not (cwd / ".git").exists() and (cwd / "HEAD").is_file() and (cwd / "objects").is_dir():
         return cwd  # a bare repository (a node's cache): no process
+    # (a working tree may track a HEAD file and an objects folder at its top: test data)
     return git_dirs(cwd)[1]
 
 

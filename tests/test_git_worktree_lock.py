@@ -1,0 +1,123 @@
+"""The repository-wide worktree lock (git.WORKTREES_LOCK): in the git directory every add and
+fetch shares, taken by any user who may add a worktree there, and never a new error of its own
+where git would have answered in its own words."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from autoresearch import git
+from helpers import GIT_ENV, make_repo
+
+NOBODY = 65534
+
+
+@pytest.mark.parametrize("layout", ["bare", "tracks HEAD and objects/", "linked worktree"])
+def test_the_lock_is_in_the_shared_git_directory(tmp_path: Path, layout: str) -> None:
+    repo = make_repo(tmp_path / "repo")
+    if layout == "bare":
+        bare = tmp_path / "bare.git"
+        subprocess.run(["git", "clone", "-q", "--bare", str(repo.root), str(bare)], check=True)
+        cwd, expected = bare, bare
+    elif layout == "tracks HEAD and objects/":
+        # a repository whose top folder holds files named as a bare repository's (test data)
+        repo.write("HEAD", "ref: refs/heads/main\n")
+        repo.write("objects/keep", "")
+        repo.commit("data shaped like a bare repository")
+        cwd, expected = repo.root, repo.root / ".git"
+    else:
+        linked = tmp_path / "linked"
+        git.worktree_add_detached(repo.root, linked, git.head(repo.root))
+        cwd, expected = linked, repo.root / ".git"
+    git.worktree_add_detached(cwd, tmp_path / "added", git.head(cwd))
+    assert (expected / git.WORKTREES_LOCK).is_file()
+    if layout != "bare":  # nothing of the tool's in the user's working tree
+        assert git.status(repo.root) == []
+
+
+# --- another user: root runs the suite in CI, and drops to `nobody` for these ---------------
+
+
+@pytest.fixture
+def shared_folder() -> Iterator[Path]:
+    """A folder every user can reach (pytest's own tmp folders are root's alone)."""
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        pytest.skip("needs root and setpriv to act as another user")
+    folder = Path(tempfile.mkdtemp(prefix="ar-lock-", dir="/tmp"))
+    folder.chmod(0o1777)  # as /tmp: each user adds worktrees of their own here
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+ADD_AS_OTHER_USER = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from autoresearch import git
+    from autoresearch.errors import GitError
+    repo = Path(sys.argv[1])
+    try:
+        git.worktree_add_detached(repo, Path(sys.argv[2]), git.head(repo))
+    except GitError as exc:
+        print("git refused:", exc)
+    else:
+        print("added")
+    """
+)
+
+
+def add_as_nobody(repo: Path, tree: Path) -> subprocess.CompletedProcess[str]:
+    src = Path(git.__file__).resolve().parents[1]
+    env = {
+        **GIT_ENV,
+        "PATH": os.environ["PATH"],
+        "HOME": str(repo.parent),
+        "PYTHONPATH": str(src),
+    }
+    # the repository is root's: git refuses another owner's unless the user's config says
+    # it is safe (git 2.39 reads that from the global config only)
+    (repo.parent / ".gitconfig").write_text("[safe]\n\tdirectory = *\n")
+    argv = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+    probe = subprocess.run(
+        [*argv, sys.executable, "-c", "import autoresearch.git"],
+        env=env, capture_output=True, text=True, check=False, timeout=60,
+    )  # fmt: skip
+    if probe.returncode != 0:
+        pytest.skip(f"nobody cannot import autoresearch here: {probe.stderr[-200:]}")
+    return subprocess.run(
+        [*argv, sys.executable, "-c", ADD_AS_OTHER_USER, str(repo), str(tree)],
+        env=env, capture_output=True, text=True, check=False, timeout=60,
+    )  # fmt: skip
+
+
+def test_another_user_of_a_shared_repository_takes_the_first_user_s_lock(
+    shared_folder: Path,
+) -> None:
+    repo = make_repo(shared_folder / "repo").root
+    git.worktree_add_detached(repo, shared_folder / "mine", git.head(repo))  # the first user
+    lock = repo / ".git" / git.WORKTREES_LOCK
+    assert lock.stat().st_mode & 0o777 == 0o644  # as a umask of 022 makes it
+    for path in [repo, *repo.rglob("*")]:  # what a group-shared repository lets members do
+        path.chmod(path.stat().st_mode | 0o777 if path.is_dir() else path.stat().st_mode | 0o666)
+    lock.chmod(0o644)
+    done = add_as_nobody(repo, shared_folder / "theirs")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "added", done.stdout + done.stderr
+
+
+def test_a_repository_the_user_cannot_write_fails_in_git_s_words(shared_folder: Path) -> None:
+    repo = make_repo(shared_folder / "repo").root  # root's, 0755: nobody reads, cannot write
+    done = add_as_nobody(repo, shared_folder / "theirs")
+    assert done.returncode == 0, done.stderr  # not a PermissionError of the lock
+    assert done.stdout.startswith("git refused:"), done.stdout + done.stderr
