@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import signal
+import sqlite3
 import stat
 import subprocess
 import sys
@@ -275,6 +276,22 @@ def until(condition: Callable[[], object], timeout: float = 30.0, what: str = ""
     while not condition():
         assert time.monotonic() < deadline, f"never happened: {what or condition}"
         time.sleep(0.05)
+
+
+def decisions(repo: Path, backup: bool = False) -> list[tuple[int, str]]:
+    """The decided iterations (number, decision) of the journal in `repo`, or of its newest
+    backup, read without writing (a driver may be running). A backup is read as immutable:
+    it is never written once rotated in, and has no WAL beside it."""
+    path = repo / ".autoresearch" / ("backups/journal.1.sqlite3" if backup else "journal.sqlite3")
+    if not path.exists():
+        return []
+    uri = f"{path.as_uri()}?mode=ro{'&immutable=1' if backup else ''}"
+    with contextlib.closing(sqlite3.connect(uri, uri=True)) as conn:
+        rows = conn.execute(
+            "SELECT iteration, decision FROM iterations WHERE decision IS NOT NULL"
+            " ORDER BY iteration"
+        ).fetchall()
+    return [(int(number), str(decision)) for number, decision in rows]
 
 
 def run_children(repo: Path) -> list[int]:

@@ -21,12 +21,14 @@ CMD_AGENT = Path(__file__).parents[1] / "agents/fakes/cmd_agent.py"
 RUN_ID = "missions-demo-t1"
 BRANCH = "autoresearch/missions-demo/t1"
 
-# At iteration 3 the session forgets the run's keeps: it deletes the decided iterations and
-# sets the kept commit back to the baseline (or to TAMPER_TO), then works as usual.
+# At iteration 3 (or TAMPER_AT) the session forgets the run's keeps: it deletes the decided
+# iterations and sets the kept commit back to the baseline (or to TAMPER_TO), then works as
+# usual (after TAMPER_SLEEP seconds).
 TAMPERER = """
-import os, runpy, sqlite3, sys
+import os, runpy, sqlite3, sys, time
 from pathlib import Path
-if os.environ["AUTORESEARCH_ITERATION"] == "3" and os.environ.get("TAMPER"):
+at = os.environ.get("TAMPER_AT", "3")
+if os.environ["AUTORESEARCH_ITERATION"] == at and os.environ.get("TAMPER"):
     journal = Path(os.environ["AUTORESEARCH_WORKTREE"]).parents[1] / "journal.sqlite3"
     run = os.environ["AUTORESEARCH_RUN_ID"]
     conn = sqlite3.connect(journal)
@@ -36,6 +38,7 @@ if os.environ["AUTORESEARCH_ITERATION"] == "3" and os.environ.get("TAMPER"):
     kept = os.environ.get("TAMPER_TO") or base
     conn.execute("update runs set last_kept_commit=? where run_id=?", (kept, run))
     conn.commit()
+    time.sleep(float(os.environ.get("TAMPER_SLEEP", "0")))
 runpy.run_path(sys.argv[1], run_name="__main__")
 """
 
@@ -101,6 +104,21 @@ def test_a_kept_commit_set_to_a_missing_object_is_one_line(
     done = run_tampered(repo, tmp_path, TAMPER_TO="0" * 40)
     one_line(done, "was changed outside autoresearch")
     assert "exit 128" not in done.stderr and "git diff" not in done.stderr
+
+
+def test_a_journal_rewritten_mid_session_lets_the_session_end_then_stops_the_run(
+    repo: Repo, mission_dir: Path, tmp_path: Path
+) -> None:
+    """The first keep comes within the backup throttle's second: its backup is owed, and the
+    driver's stop poll takes it during the next session, which rewrites the journal first.
+    That backup is refused, and stays owed: the session works on to its end (its agent is
+    paid for) and the step after it stops the run in one line, before any git effect (were
+    the refusal raised from the poll, the session would be killed mid-work)."""
+    done = run_tampered(repo, tmp_path, TAMPER_AT="2", TAMPER_SLEEP="2.5")
+    one_line(done, "was changed outside autoresearch")
+    assert "autoresearch doctor --restore" in done.stderr
+    subjects = git(repo.root, "log", "--all", "--format=%s").splitlines()
+    assert "improve to 3" in subjects  # the second session's commit: it was not cut short
 
 
 def test_writes_over_a_tampered_row_abort_and_a_reopen_refuses(repo: Repo) -> None:

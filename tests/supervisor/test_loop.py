@@ -23,7 +23,17 @@ from autoresearch.supervisor.loop import (
     session_failure,
     trailing_noops,
 )
-from helpers import GIT_ENV, Repo, cli, git, host_pid, pid_alive, until
+from helpers import (
+    GIT_ENV,
+    Repo,
+    cli,
+    decisions,
+    git,
+    host_pid,
+    kill_tree,
+    pid_alive,
+    until,
+)
 
 CMD_AGENT = f"cmd:{sys.executable} {Path(__file__).parents[1] / 'agents/fakes/cmd_agent.py'}"
 RUN_ID = "missions-demo-t1"
@@ -243,6 +253,31 @@ def test_operator_stop_from_another_process(repo: Repo, mission_dir: Path) -> No
         "keep",
         "interrupted",
     ]
+
+
+def test_a_long_session_does_not_hold_back_the_backup_the_last_decision_owes(
+    repo: Repo, mission_dir: Path
+) -> None:
+    """The first keep comes within the backup throttle's second of prepare's backup: its
+    backup is skipped and owed, and taken while the next session works (the driver's stop
+    poll), not once that session ends (before: the backup held the baseline alone for the
+    whole session)."""
+    proc = start_run(repo, "improve,hang", "--max-iterations", "3")
+    try:
+        wait_for(worktree(repo) / ".autoresearch/agent-2.started")
+        assert decisions(repo.root) == [(0, "baseline"), (1, "keep")]
+        until(
+            lambda: decisions(repo.root, backup=True) == [(0, "baseline"), (1, "keep")],
+            timeout=5,  # due a second after prepare's backup; the stop poll reads every second
+            what="the keep in the newest backup",
+        )
+        assert cli("stop", cwd=repo.root).returncode == 0
+        proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            kill_tree(proc.pid, repo.root)  # the hanging agent leads its own group
+            proc.kill()
+            proc.communicate()
 
 
 def test_crashing_agent_is_a_noop_with_a_note(repo: Repo, mission_dir: Path) -> None:

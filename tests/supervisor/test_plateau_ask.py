@@ -16,6 +16,7 @@ from autoresearch.supervisor.plateau import msg_plateau
 from helpers import (
     GIT_ENV,
     cli,
+    decisions,
     kill_tree,
     make_repo,
     pid_alive,
@@ -99,6 +100,23 @@ def test_ask_pauses_status_shows_it_and_continue_goes_on(tmp_path: Path) -> None
     # the iteration limit ends the run first
     assert (ended["status"], ended["stop_reason"]) == ("completed", "max iterations reached (4)")
     assert ended["paused"] is None
+
+
+def test_a_paused_run_takes_the_backup_its_last_decisions_owe(tmp_path: Path) -> None:
+    """The flat agent's quick decisions come within the backup throttle's second: their
+    backup is skipped and owed, and the paused driver (which may wait for days) takes it
+    once due instead of at a next decision that never comes (before: never taken)."""
+    repo, driver = _ask_run(tmp_path)
+    try:
+        _paused_run(repo)
+        journal = decisions(repo)
+        assert [d for _, d in journal] == ["baseline", "discard", "discard"]
+        # due a second after the last backup; the pause polls every half second
+        until(lambda: decisions(repo, backup=True) == journal, timeout=5, what="the backup")
+        assert driver.poll() is None  # still paused: no decision made the backup
+    finally:
+        if driver.poll() is None:
+            kill_tree(driver.pid, repo)
 
 
 def test_ask_over_lanes_lets_the_sessions_in_flight_end_then_starts_none(

@@ -70,9 +70,10 @@ class Journal:
         self._throttle = BackupThrottle()
         # None: throttled backups are taken when asked; else whether one was asked meanwhile
         self._deferred: bool | None = None
-        # a throttled backup was asked for and skipped (not due): the lane driver takes it once
-        # due (`take_deferred_backup`, every round) instead of at the next decision, which may
-        # be a long session away
+        # a throttled backup was asked for and skipped (not due): taken once due
+        # (`take_deferred_backup`) by the lane driver every round and by the single loop while
+        # it waits (each turn, a pause's polls, a session's stop poll: supervisor/loop.py),
+        # instead of at the next decision, which may be a long session or a pause away
         self._owed = False
         self._busy_timeout = busy_timeout
         self._in_tx = False

@@ -9,6 +9,7 @@ losing nothing, by `supervisor/session.after_session`.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import time
 from collections.abc import Callable, Iterable
@@ -30,7 +31,7 @@ from autoresearch.decide import (
     stop_max_iterations,
     stop_noop_limit,
 )
-from autoresearch.errors import RefusedError, RunInterrupted
+from autoresearch.errors import JournalError, RefusedError, RunInterrupted
 from autoresearch.journal import children as registry
 from autoresearch.journal import inflight, iteration_records, runs
 from autoresearch.states import (
@@ -208,7 +209,17 @@ class _CancelPoll:
             self._next = now + STOP_POLL_SECONDS
             run = runs.get_run(self._h.journal, self._h.run_id)
             self.stop_reason = run.stop_requested if run else None
+            self._take_owed_backup()
         return self.stop_reason is not None
+
+    def _take_owed_backup(self) -> None:
+        """The backup the last decision owes (skipped by the throttle) is taken while the
+        session runs, not after it: a session may last hours. The driver's own thread, outside
+        any transaction; nothing owed costs a flag read. A backup refused (a journal tampered
+        with, a full disk) stays owed: the step's safe point after the session meets it and
+        stops the run there, instead of cutting a session short through its cancel poll."""
+        with contextlib.suppress(JournalError):
+            self._h.journal.take_deferred_backup()
 
 
 @dataclass
@@ -481,7 +492,10 @@ class SingleLane:
         """Nothing runs between turns."""
 
     def follow(self) -> None:
-        """The run branch is the worktree's own: nothing to follow."""
+        """The run branch is the worktree's own: nothing to follow. A backup the last decision
+        owes (skipped by the throttle) is taken once due: a run paused on a plateau calls this
+        every poll and may idle for days."""
+        self.h.journal.take_deferred_backup()
 
     def publish(self) -> None:
         """No lanes to show."""
