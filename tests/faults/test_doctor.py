@@ -186,3 +186,23 @@ def test_a_restore_killed_after_setting_refs_aside_is_finished_by_the_next(
     assert [line.split()[1] for line in left.splitlines() if "/3-before-restore-" in line] == [lost]
     assert f"{DISCARDED}/3 " not in left and shown["iteration"] == 3
     assert report["restored"]["refs_set_aside"] == []
+
+
+def test_a_restore_from_a_relative_path_outside_the_backups(
+    repo: Repo, mission_dir: Path, tmp_path: Path
+) -> None:
+    """`--from` is read from where the user stands, whichever folder it is in; a file that
+    is not there is a clear refusal (exit 2), not an internal error."""
+    assert cli("prepare", "missions/demo", "--run-tag", "d1", cwd=repo.root).returncode == 0
+    saved = tmp_path / "saved-journal.sqlite3"
+    shutil.copy(journal_backup(RepoPaths(repo.root).journal, 1), saved)
+    relative = os.path.relpath(saved, repo.root)
+    restore = ["--repo", str(repo.root), "doctor", "--restore", "--force", "--json", "--from"]
+
+    done = cli(*restore, relative, cwd=repo.root)
+    missing = cli(*restore, "../no-such-journal.sqlite3", cwd=repo.root)
+    assert done.returncode == 0, done.stderr
+    assert Path(json.loads(done.stdout)["restored"]["restored_from"]).resolve() == saved
+    assert missing.returncode == 2, missing.stderr
+    assert "internal error" not in missing.stderr
+    assert f"no such backup: {repo.root / '../no-such-journal.sqlite3'}" in missing.stderr

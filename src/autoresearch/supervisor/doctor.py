@@ -339,6 +339,9 @@ def restore(repo_root: Path, source: Path | None = None, force: bool = False) ->
     if not force and _journal_healthy(repo):
         raise RefusedError(msg_restore_healthy(repo.journal))
     if source is not None:
+        # as the user typed it, from where they stand: the checks below open it by a file
+        # URI, which a relative path has none of
+        source = source.absolute()
         info = integrity.inspect_backups(repo.journal, None)
         chosen = next((b for b in info if b.path.resolve() == source.resolve()), None)
         if chosen is None:
