@@ -39,6 +39,22 @@ def elite(run_id: str, iteration: int) -> str:
     return f"{elite_prefix(run_id)}{iteration}"
 
 
+# The run branch's tip as a restore found it, where the restored journal stands further back:
+# resuming resets the branch there, and the commits kept after the backup would otherwise be
+# held by the branch's reflog only (docs/operations.md).
+KEPT_BEFORE_RESTORE = "kept-before-restore"
+
+
+def kept_before_restore(run_id: str, stamp: str) -> str:
+    return f"{prefix(run_id)}{KEPT_BEFORE_RESTORE}-{stamp}"
+
+
+def kept_before_restore_refs(repo: Path, run_id: str) -> dict[str, str]:
+    """Each ref a restore set aside at the run branch's tip, with the commit it names."""
+    # for-each-ref matches a bare prefix only up to a slash: the stamp needs a glob
+    return git.ref_targets(repo, f"{prefix(run_id)}{KEPT_BEFORE_RESTORE}-*")
+
+
 def keep_elite(repo: Path, run_id: str, iteration: int, commit: str) -> None:
     git.update_ref(repo, elite(run_id, iteration), commit)
 
