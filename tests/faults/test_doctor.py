@@ -193,7 +193,7 @@ def test_a_restore_keeps_the_commits_kept_after_its_backup(
 ) -> None:
     """The run branch holds kept commits the restored journal never saw; the continued run
     resets the branch to the journal's last keep. A ref set aside by the restore keeps them
-    (not only the branch's reflog)."""
+    (not only the branch's reflog), and the patch the continue saves says what it holds."""
     agent = ["--agent", f"cmd:{sys.executable} {CMD_AGENT}", "--sandbox", "none"]
     start = ["run", "missions/demo", "--run-tag", "r1", "--max-iterations", "1", *agent]
     assert cli(*start, cwd=repo.root).returncode == 0  # FAKE_PLAN improve: every session kept
@@ -209,11 +209,15 @@ def test_a_restore_keeps_the_commits_kept_after_its_backup(
     _code, again = doctor(repo.root, "--restore", "--from", str(early), "--force")
     continued = cli(*more, "--max-iterations", "2", cwd=repo.root)
     holders = git(repo.root, "for-each-ref", "--format=%(refname)", "--contains", old_tip)
+    logs = RepoPaths(repo.root).run("missions-demo-r1").logs
     assert continued.returncode == 0, continued.stderr
     prefix = "refs/autoresearch/missions-demo-r1/kept-before-restore-"
     assert [ref.startswith(prefix) for ref in aside] == [True]
     assert holders.splitlines() == aside
     assert again["restored"]["refs_set_aside"] == []  # the tip is kept aside already
+    assert (logs / "iteration-0002-kept-before-restore.patch").is_file()
+    assert not (logs / "iteration-0002-unfinished-session.patch").exists()
+    assert aside[0] in continued.stdout + continued.stderr  # the note names the ref
 
 
 def test_a_restore_from_a_relative_path_outside_the_backups(

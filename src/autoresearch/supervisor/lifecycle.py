@@ -20,7 +20,15 @@ from autoresearch.journal.db import Journal, journal_present, open_journal
 from autoresearch.journal.runs import RunRecord
 from autoresearch.paths import REPORT_FILE, RepoPaths
 from autoresearch.states import TERMINAL_STATUSES, Phase, RunStatus
-from autoresearch.supervisor import archive_view, estimates, portfolio, prepare, record, sync
+from autoresearch.supervisor import (
+    archive_view,
+    estimates,
+    portfolio,
+    prepare,
+    record,
+    refs,
+    sync,
+)
 from autoresearch.supervisor.finalize import finalize_run
 from autoresearch.supervisor.handle import (
     MeasureWith,
@@ -258,9 +266,13 @@ def _rearm(h: RunHandle, save_dirty: bool) -> ResumeOutcome:
     if not pending:
         kept = h.run.last_kept_commit or ""
         if kept:
-            notes += record.restore_branch(
-                h.context, h.run, h.run.iteration + 1, "unfinished-session", kept
-            )
+            label, kept_aside = _work_past_kept(h)
+            notes += record.restore_branch(h.context, h.run, h.run.iteration + 1, label, kept)
+            if kept_aside:
+                notes.append(
+                    f"the commits {h.branch_name} kept past {kept[:12]} before the journal "
+                    f"was restored stay reachable as {kept_aside}"
+                )
         if h.run.stop_requested:
             notes.append(f"an earlier stop request ({h.run.stop_requested}) was withdrawn")
             with h.journal.tx() as conn:
@@ -271,6 +283,20 @@ def _rearm(h: RunHandle, save_dirty: bool) -> ResumeOutcome:
     estimates.write_manifest(h.journal, h.run, h.repo)
     sync.write_active_pointer(h)
     return ResumeOutcome(h, notes, pending)
+
+
+def _work_past_kept(h: RunHandle) -> tuple[str, str | None]:
+    """The label of the patch that saves what the run branch holds past the journal's last
+    keep, and the ref that keeps those commits: kept iterations a restored (older) journal
+    lacks, when `doctor --restore` set the branch's tip aside (refs.KEPT_BEFORE_RESTORE);
+    else an unfinished session's work, and no ref."""
+    aside = refs.kept_before_restore_refs(h.repo.repo_root, h.run_id)
+    if aside:  # such a ref exists only after a restore: only then is HEAD read
+        head = git.head(h.worktree)
+        for ref, target in sorted(aside.items(), reverse=True):  # the newest stamp first
+            if target == head:
+                return refs.KEPT_BEFORE_RESTORE, ref
+    return "unfinished-session", None
 
 
 def has_pending_artifact(h: RunContext, run: RunRecord) -> bool:
