@@ -220,6 +220,33 @@ def test_a_restore_keeps_the_commits_kept_after_its_backup(
     assert aside[0] in continued.stdout + continued.stderr  # the note names the ref
 
 
+def test_lanes_at_the_tip_a_restore_set_aside_save_it_as_kept_before_restore(
+    repo: Repo, mission_dir: Path, tmp_path: Path
+) -> None:
+    """With lanes, each lane branch follows the keeps too: a lane standing at the tip the
+    restore set aside, or at a keep before it, saves what it holds as `kept-before-restore`,
+    not as an unfinished session."""
+    agent = ["--agent", f"cmd:{sys.executable} {CMD_AGENT}", "--sandbox", "none", "--lanes", "2"]
+    start = ["run", "missions/demo", "--run-tag", "r1", "--max-iterations", "2", *agent]
+    assert cli(*start, cwd=repo.root).returncode == 0
+    early = tmp_path / "early.sqlite3"
+    shutil.copy(journal_backup(RepoPaths(repo.root).journal, 1), early)
+    more = ["continue", "missions-demo-r1", *agent]
+    assert cli(*more, "--max-iterations", "6", cwd=repo.root).returncode == 0
+    shown = json.loads(cli("status", "missions-demo-r1", "--json", cwd=repo.root).stdout)
+    old_tip = git(repo.root, "rev-parse", f"refs/heads/{shown['branch_name']}")
+
+    _code, report = doctor(repo.root, "--restore", "--from", str(early), "--force")
+    continued = cli(*more, "--max-iterations", "7", cwd=repo.root)
+    holders = git(repo.root, "for-each-ref", "--format=%(refname)", "--contains", old_tip)
+    run_dir = RepoPaths(repo.root).run("missions-demo-r1").logs.parent
+    saved = sorted(path.name for path in run_dir.glob("lanes/*/logs/*.patch"))
+    assert continued.returncode == 0, continued.stderr
+    assert holders.splitlines() == report["restored"]["refs_set_aside"]
+    # each lane that stood past the backup's keep (at the tip, or at an earlier keep of it)
+    assert saved and set(saved) == {"session-0001-kept-before-restore.patch"}
+
+
 def test_a_restore_from_a_relative_path_outside_the_backups(
     repo: Repo, mission_dir: Path, tmp_path: Path
 ) -> None:

@@ -266,7 +266,10 @@ def _rearm(h: RunHandle, save_dirty: bool) -> ResumeOutcome:
     if not pending:
         kept = h.run.last_kept_commit or ""
         if kept:
-            label, kept_aside = _work_past_kept(h)
+            # the work past the last keep: an unfinished session's, or iterations kept
+            # after the backup a restore put back (it set the branch's tip aside)
+            kept_aside = refs.kept_aside_at_head(h.repo.repo_root, h.run_id, h.worktree, kept)
+            label = refs.KEPT_BEFORE_RESTORE if kept_aside else "unfinished-session"
             notes += record.restore_branch(h.context, h.run, h.run.iteration + 1, label, kept)
             if kept_aside:
                 notes.append(
@@ -283,20 +286,6 @@ def _rearm(h: RunHandle, save_dirty: bool) -> ResumeOutcome:
     estimates.write_manifest(h.journal, h.run, h.repo)
     sync.write_active_pointer(h)
     return ResumeOutcome(h, notes, pending)
-
-
-def _work_past_kept(h: RunHandle) -> tuple[str, str | None]:
-    """The label of the patch that saves what the run branch holds past the journal's last
-    keep, and the ref that keeps those commits: kept iterations a restored (older) journal
-    lacks, when `doctor --restore` set the branch's tip aside (refs.KEPT_BEFORE_RESTORE);
-    else an unfinished session's work, and no ref."""
-    aside = refs.kept_before_restore_refs(h.repo.repo_root, h.run_id)
-    if aside:  # such a ref exists only after a restore: only then is HEAD read
-        head = git.head(h.worktree)
-        for ref, target in sorted(aside.items(), reverse=True):  # the newest stamp first
-            if target == head:
-                return refs.KEPT_BEFORE_RESTORE, ref
-    return "unfinished-session", None
 
 
 def has_pending_artifact(h: RunContext, run: RunRecord) -> bool:
