@@ -285,14 +285,19 @@ def ref_targets(cwd: Path, prefix: str) -> dict[str, str]:
     return dict(line.rsplit(" ", 1) for line in _text(done).splitlines() if line)
 
 
-def rename_refs(cwd: Path, renames: Mapping[str, tuple[str, str]]) -> None:
-    """Give each ref (key) a new name, `(new name, the object both point at)`, in one
-    transaction: every ref is renamed, or none (a new name that exists refuses them all)."""
-    if not renames:
+def rename_refs(
+    cwd: Path, renames: Mapping[str, tuple[str, str]], created: Mapping[str, str] | None = None
+) -> None:
+    """Give each ref (key) a new name, `(new name, the object both point at)`, and make each
+    ref of `created` (name: object), in one transaction: all of it is done, or none (a new
+    name that exists refuses it all)."""
+    created = created or {}
+    if not renames and not created:
         return
     payload = "".join(
         f"create {new} {target}\ndelete {old} {target}\n" for old, (new, target) in renames.items()
     )
+    payload += "".join(f"create {ref} {target}\n" for ref, target in created.items())
     _run(cwd, ["update-ref", "--stdin"], stdin=payload.encode())
 
 

@@ -186,3 +186,96 @@ def test_a_restore_killed_after_setting_refs_aside_is_finished_by_the_next(
     assert [line.split()[1] for line in left.splitlines() if "/3-before-restore-" in line] == [lost]
     assert f"{DISCARDED}/3 " not in left and shown["iteration"] == 3
     assert report["restored"]["refs_set_aside"] == []
+
+
+def test_a_restore_keeps_the_commits_kept_after_its_backup(
+    repo: Repo, mission_dir: Path, tmp_path: Path
+) -> None:
+    """The run branch holds kept commits the restored journal never saw; the continued run
+    resets the branch to the journal's last keep. A ref set aside by the restore keeps them
+    (not only the branch's reflog), and the patch the continue saves says what it holds."""
+    agent = ["--agent", f"cmd:{sys.executable} {CMD_AGENT}", "--sandbox", "none"]
+    start = ["run", "missions/demo", "--run-tag", "r1", "--max-iterations", "1", *agent]
+    assert cli(*start, cwd=repo.root).returncode == 0  # FAKE_PLAN improve: every session kept
+    early = tmp_path / "early.sqlite3"
+    shutil.copy(journal_backup(RepoPaths(repo.root).journal, 1), early)  # after keep 1
+    more = ["continue", "missions-demo-r1", *agent]
+    assert cli(*more, "--max-iterations", "3", cwd=repo.root).returncode == 0  # keeps 2, 3
+    shown = json.loads(cli("status", "missions-demo-r1", "--json", cwd=repo.root).stdout)
+    old_tip = git(repo.root, "rev-parse", f"refs/heads/{shown['branch_name']}")
+
+    _code, report = doctor(repo.root, "--restore", "--from", str(early), "--force")
+    aside = report["restored"]["refs_set_aside"]
+    _code, again = doctor(repo.root, "--restore", "--from", str(early), "--force")
+    continued = cli(*more, "--max-iterations", "2", cwd=repo.root)
+    holders = git(repo.root, "for-each-ref", "--format=%(refname)", "--contains", old_tip)
+    logs = RepoPaths(repo.root).run("missions-demo-r1").logs
+    assert continued.returncode == 0, continued.stderr
+    prefix = "refs/autoresearch/missions-demo-r1/kept-before-restore-"
+    assert [ref.startswith(prefix) for ref in aside] == [True]
+    assert holders.splitlines() == aside
+    assert again["restored"]["refs_set_aside"] == []  # the tip is kept aside already
+    assert (logs / "iteration-0002-kept-before-restore.patch").is_file()
+    assert not (logs / "iteration-0002-unfinished-session.patch").exists()
+    assert aside[0] in continued.stdout + continued.stderr  # the note names the ref
+
+
+def test_lanes_at_the_tip_a_restore_set_aside_save_it_as_kept_before_restore(
+    repo: Repo, mission_dir: Path, tmp_path: Path
+) -> None:
+    """With lanes, each lane branch follows the keeps too: a lane standing at the tip the
+    restore set aside, or at a keep before it, saves what it holds as `kept-before-restore`,
+    not as an unfinished session."""
+    agent = ["--agent", f"cmd:{sys.executable} {CMD_AGENT}", "--sandbox", "none", "--lanes", "2"]
+    start = ["run", "missions/demo", "--run-tag", "r1", "--max-iterations", "2", *agent]
+    assert cli(*start, cwd=repo.root).returncode == 0
+    early = tmp_path / "early.sqlite3"
+    shutil.copy(journal_backup(RepoPaths(repo.root).journal, 1), early)
+    more = ["continue", "missions-demo-r1", *agent]
+    assert cli(*more, "--max-iterations", "6", cwd=repo.root).returncode == 0
+    shown = json.loads(cli("status", "missions-demo-r1", "--json", cwd=repo.root).stdout)
+    old_tip = git(repo.root, "rev-parse", f"refs/heads/{shown['branch_name']}")
+
+    _code, report = doctor(repo.root, "--restore", "--from", str(early), "--force")
+    continued = cli(*more, "--max-iterations", "7", cwd=repo.root)
+    holders = git(repo.root, "for-each-ref", "--format=%(refname)", "--contains", old_tip)
+    run_dir = RepoPaths(repo.root).run("missions-demo-r1").logs.parent
+    saved = sorted(path.name for path in run_dir.glob("lanes/*/logs/*.patch"))
+    assert continued.returncode == 0, continued.stderr
+    assert holders.splitlines() == report["restored"]["refs_set_aside"]
+    # each lane that stood past the backup's keep (at the tip, or at an earlier keep of it)
+    assert saved and set(saved) == {"session-0001-kept-before-restore.patch"}
+
+
+def test_a_restore_from_a_relative_path_outside_the_backups(
+    repo: Repo, mission_dir: Path, tmp_path: Path
+) -> None:
+    """`--from` is read from where the user stands, whichever folder it is in; a file that
+    is not there is a clear refusal (exit 2), not an internal error."""
+    assert cli("prepare", "missions/demo", "--run-tag", "d1", cwd=repo.root).returncode == 0
+    saved = tmp_path / "saved-journal.sqlite3"
+    shutil.copy(journal_backup(RepoPaths(repo.root).journal, 1), saved)
+    relative = os.path.relpath(saved, repo.root)
+    restore = ["--repo", str(repo.root), "doctor", "--restore", "--force", "--json", "--from"]
+
+    done = cli(*restore, relative, cwd=repo.root)
+    missing = cli(*restore, "../no-such-journal.sqlite3", cwd=repo.root)
+    assert done.returncode == 0, done.stderr
+    assert Path(json.loads(done.stdout)["restored"]["restored_from"]).resolve() == saved
+    assert missing.returncode == 2, missing.stderr
+    assert "internal error" not in missing.stderr
+    assert f"no such backup: {repo.root / '../no-such-journal.sqlite3'}" in missing.stderr
+
+
+def test_a_run_branch_is_set_aside_where_resuming_would_reset_it_back() -> None:
+    """The branch's tip is set aside where it is not the restored journal's commit and no
+    earlier restore's ref names it (git is asked apart whether it lies behind that commit)."""
+    from autoresearch.supervisor.doctor import branch_moved_on
+
+    cases = [  # (tip, the journal's commit, commits earlier restores set aside) → set aside
+        (("c3", "c1", set()), True),
+        (("c1", "c1", set()), False),  # the branch stands where the journal says
+        (("c3", "c1", {"c3"}), False),  # a restore killed before its swap set it aside
+        (("c3", "c1", {"c2"}), True),  # an older restore's tip: the new one is not kept
+    ]
+    assert [branch_moved_on(*given) for given, _ in cases] == [want for _, want in cases]

@@ -82,7 +82,7 @@ def doctor(
                 f"{restored['taken_at']})" + (f"; the old one is at {aside}" if aside else "")
             )
             for ref in cast("list[str]", restored["refs_set_aside"]):
-                say(f"kept the ref of an iteration after the backup as {ref}")
+                say(_set_aside_line(ref))
         for lock in cleared:
             say(f"removed stale git lock {lock}")
         for done in repaired:
@@ -98,3 +98,14 @@ def doctor(
         ctx.exit(EXIT_REFUSED)
     if not report.healthy:
         ctx.exit(EXIT_RECORDED_FAILURE)
+
+
+def _set_aside_line(ref: str) -> str:
+    from autoresearch.supervisor.refs import KEPT_BEFORE_RESTORE
+
+    if f"/{KEPT_BEFORE_RESTORE}-" in ref:
+        return (
+            f"kept the run branch's tip as {ref}: resuming resets the branch to the backup's "
+            "last keep, and the commits kept after the backup stay there"
+        )
+    return f"kept the ref of an iteration after the backup as {ref}"

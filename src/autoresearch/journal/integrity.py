@@ -316,18 +316,34 @@ def inspect_backup(path: Path, generation: int, journal: Path, expected: str | N
     return BackupInfo(path, generation, problem, identity, info.st_size, info.st_mtime)
 
 
-def recorded_iterations(path: Path) -> dict[str, set[int]]:
-    """The iterations a journal file (a backup about to be restored) holds, by run, read
-    without writing to it."""
+class RecordedRun(NamedTuple):
+    """What a journal file holds of one run: its branch, the commit the branch stands at by
+    that record (the last keep, else the baseline; None before prepare made one) and the
+    numbers of its iterations."""
+
+    run_id: str
+    branch: str
+    kept: str | None
+    iterations: frozenset[int]
+
+
+def recorded_runs(path: Path) -> dict[str, RecordedRun]:
+    """The runs a journal file (a backup about to be restored) holds, read without writing
+    to it."""
     conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
     try:
-        known = conn.execute("SELECT run_id FROM runs")
-        found: dict[str, set[int]] = {row[0]: set() for row in known}
+        held: dict[str, set[int]] = {}
         for run_id, iteration in conn.execute("SELECT run_id, iteration FROM iterations"):
-            found.setdefault(run_id, set()).add(int(iteration))
+            held.setdefault(run_id, set()).add(int(iteration))
+        known = conn.execute(
+            "SELECT run_id, branch_name, COALESCE(last_kept_commit, baseline_commit) FROM runs"
+        )
+        return {
+            run_id: RecordedRun(run_id, branch, kept, frozenset(held.get(run_id, ())))
+            for run_id, branch, kept in known
+        }
     finally:
         conn.close()
-    return found
 
 
 def _seal_problem(conn: sqlite3.Connection, journal: Path) -> str | None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -339,6 +339,9 @@ def restore(repo_root: Path, source: Path | None = None, force: bool = False) ->
     if not force and _journal_healthy(repo):
         raise RefusedError(msg_restore_healthy(repo.journal))
     if source is not None:
+        # as the user typed it, from where they stand: the checks below open it by a file
+        # URI, which a relative path has none of
+        source = source.absolute()
         info = integrity.inspect_backups(repo.journal, None)
         chosen = next((b for b in info if b.path.resolve() == source.resolve()), None)
         if chosen is None:
@@ -386,17 +389,57 @@ def _set_aside_refs_of_lost_iterations(
     repo: RepoPaths, backup: Path, stamp: str
 ) -> tuple[str, ...]:
     """Rename `discarded/<n>` and `elite/<n>` to `…/<n>-before-restore-<stamp>` where the
-    `backup` about to be restored holds no iteration n of that run (`clean` still removes
-    them with the rest): the resumed run's own iteration n would write over them."""
+    `backup` about to be restored holds no iteration n of that run: the resumed run's own
+    iteration n would write over them. And where a run's branch has moved on from the commit
+    the backup has it stand at, point `kept-before-restore-<stamp>` at the branch's tip:
+    resuming resets the branch to that commit, and the commits kept after the backup would
+    be held by the reflog only. One transaction; `clean` removes them with the rest."""
+    recorded = integrity.recorded_runs(backup)
+    branches = [f"refs/heads/{run.branch}" for run in recorded.values()]
+    tips = dict(zip(recorded, git.resolve_commits(repo.repo_root, branches), strict=True))
     renames: dict[str, tuple[str, str]] = {}
-    for run_id, held in integrity.recorded_iterations(backup).items():
-        for prefix in (refs.discarded_prefix(run_id), refs.elite_prefix(run_id)):
-            for ref, target in git.ref_targets(repo.repo_root, prefix).items():
-                number = ref.removeprefix(prefix)
-                if number.isdigit() and int(number) not in held:
-                    renames[ref] = (f"{ref}-before-restore-{stamp}", target)
-    git.rename_refs(repo.repo_root, renames)
-    return tuple(new for new, _ in renames.values())
+    created: dict[str, str] = {}
+    for run_id, run in recorded.items():
+        held = git.ref_targets(repo.repo_root, refs.prefix(run_id))
+        for ref, target in held.items():
+            if _names_a_lost_iteration(run_id, ref, run.iterations):
+                renames[ref] = (f"{ref}-before-restore-{stamp}", target)
+        tip = _tip_left_behind(repo, run, tips[run_id], held)
+        if tip is not None:
+            created[refs.kept_before_restore(run_id, stamp)] = tip
+    git.rename_refs(repo.repo_root, renames, created)
+    return (*(new for new, _ in renames.values()), *created)
+
+
+def _names_a_lost_iteration(run_id: str, ref: str, iterations: frozenset[int]) -> bool:
+    """`ref` is a candidate's or an elite's of an iteration the restored journal lacks."""
+    for prefix in (refs.discarded_prefix(run_id), refs.elite_prefix(run_id)):
+        number = ref.removeprefix(prefix)
+        if ref.startswith(prefix) and number.isdigit():
+            return int(number) not in iterations
+    return False
+
+
+def _tip_left_behind(
+    repo: RepoPaths, run: integrity.RecordedRun, tip: str | None, held: dict[str, str]
+) -> str | None:
+    """The run branch's tip, when resuming from the restored journal would reset commits
+    away that no ref of the run keeps (`held`: the run's refs and their commits)."""
+    if tip is None or run.kept is None:  # no branch, or no baseline yet: nothing was kept
+        return None
+    aside_prefix = refs.kept_before_restore(run.run_id, "")
+    kept_aside = {target for ref, target in held.items() if ref.startswith(aside_prefix)}
+    if not branch_moved_on(tip, run.kept, kept_aside):
+        return None
+    # a branch behind the journal's commit only moves forward on resume: nothing is lost
+    return None if git.is_ancestor(repo.repo_root, tip, run.kept) else tip
+
+
+def branch_moved_on(tip: str, kept: str, kept_aside: Collection[str]) -> bool:
+    """Whether a run branch at `tip` may hold commits that resuming from a journal standing
+    at `kept` resets away, with no earlier restore's ref (`kept_aside`: the commits they
+    name) keeping them yet. The caller then asks git whether `tip` lies behind `kept`."""
+    return tip != kept and tip not in kept_aside
 
 
 def _rebuild(repo: RepoPaths) -> tuple[Path, ...]:

@@ -78,7 +78,7 @@ from autoresearch.journal import lanes as lane_store
 from autoresearch.journal.lanes import LaneRecord
 from autoresearch.repo_state import link_shared_paths
 from autoresearch.states import ArtifactStatus, DecisionKind, LaneState, RunStatus
-from autoresearch.supervisor import record, seal, sync
+from autoresearch.supervisor import record, refs, seal, sync
 from autoresearch.supervisor.executor import (
     AgentOutcome,
     AgentTask,
@@ -383,7 +383,11 @@ class Lanes:
             self.observer.note(f"lane {lane.number}: {MSG_PROCESSING_PENDING}")
             self._back_to_candidate(lane)
             return
-        note = self._restore(lane, "unfinished-session", kept)
+        # a lane at the run branch's tip a restore set aside holds iterations kept after
+        # the backup, not an unfinished session
+        kept_aside = refs.kept_aside_at_head(h.repo.repo_root, h.run_id, lh.worktree, kept)
+        label = refs.KEPT_BEFORE_RESTORE if kept_aside else "unfinished-session"
+        note = self._restore(lane, label, kept)
         if note:
             self.observer.note(f"lane {lane.number}: {note}")
 

@@ -20,7 +20,15 @@ from autoresearch.journal.db import Journal, journal_present, open_journal
 from autoresearch.journal.runs import RunRecord
 from autoresearch.paths import REPORT_FILE, RepoPaths
 from autoresearch.states import TERMINAL_STATUSES, Phase, RunStatus
-from autoresearch.supervisor import archive_view, estimates, portfolio, prepare, record, sync
+from autoresearch.supervisor import (
+    archive_view,
+    estimates,
+    portfolio,
+    prepare,
+    record,
+    refs,
+    sync,
+)
 from autoresearch.supervisor.finalize import finalize_run
 from autoresearch.supervisor.handle import (
     MeasureWith,
@@ -258,9 +266,16 @@ def _rearm(h: RunHandle, save_dirty: bool) -> ResumeOutcome:
     if not pending:
         kept = h.run.last_kept_commit or ""
         if kept:
-            notes += record.restore_branch(
-                h.context, h.run, h.run.iteration + 1, "unfinished-session", kept
-            )
+            # the work past the last keep: an unfinished session's, or iterations kept
+            # after the backup a restore put back (it set the branch's tip aside)
+            kept_aside = refs.kept_aside_at_head(h.repo.repo_root, h.run_id, h.worktree, kept)
+            label = refs.KEPT_BEFORE_RESTORE if kept_aside else "unfinished-session"
+            notes += record.restore_branch(h.context, h.run, h.run.iteration + 1, label, kept)
+            if kept_aside:
+                notes.append(
+                    f"the commits {h.branch_name} kept past {kept[:12]} before the journal "
+                    f"was restored stay reachable as {kept_aside}"
+                )
         if h.run.stop_requested:
             notes.append(f"an earlier stop request ({h.run.stop_requested}) was withdrawn")
             with h.journal.tx() as conn:
