@@ -145,6 +145,7 @@ if TYPE_CHECKING:
     from autoresearch.supervisor.prepare import mission_notes as mission_notes
     from autoresearch.supervisor.prepare import prepare as prepare
     from autoresearch.supervisor.prepare import rebaseline as rebaseline
+    from autoresearch.supervisor.refs import KEPT_BEFORE_RESTORE as KEPT_BEFORE_RESTORE
     from autoresearch.supervisor.review import finalize as finalize
     from autoresearch.supervisor.run_ids import resolve_run_id as resolve_run_id
     from autoresearch.supervisor.run_read import find_repo as find_repo
@@ -198,6 +199,7 @@ _WHERE: dict[str, tuple[str, str]] = {
     "Certification": ("autoresearch.supervisor.certify", "Certification"),
     "CheckSpec": ("autoresearch.worker.model", "CheckSpec"),
     "ContractError": ("autoresearch.errors", "ContractError"),
+    "KEPT_BEFORE_RESTORE": ("autoresearch.supervisor.refs", "KEPT_BEFORE_RESTORE"),
     "DEFAULT_AGENT": ("autoresearch.worker.model", "DEFAULT_AGENT"),
     "DEFAULT_CHECKS_TIMEOUT": ("autoresearch.experiments.params", "DEFAULT_CHECKS_TIMEOUT"),
     "DEFAULT_CHECK_TIMEOUT_SECONDS": ("autoresearch.worker.model", "DEFAULT_CHECK_TIMEOUT_SECONDS"),

@@ -101,7 +101,7 @@ def doctor(
 
 
 def _set_aside_line(ref: str) -> str:
-    from autoresearch.supervisor.refs import KEPT_BEFORE_RESTORE
+    from autoresearch.api import KEPT_BEFORE_RESTORE
 
     if f"/{KEPT_BEFORE_RESTORE}-" in ref:
         return (
