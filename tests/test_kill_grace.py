@@ -1,5 +1,6 @@
 """The kill grace (AUTORESEARCH_KILL_GRACE_SECONDS) is the one time every stop of a process
-group the tool started gives it between SIGTERM and SIGKILL.
+group the tool started gives it between SIGTERM and SIGKILL, and a value that is not a finite
+number >= 0 is refused in one line naming the variable.
 
 The stops themselves are never weakened to be tested: the decisions are table-tested, and one
 real process that needs 2.5 s after SIGTERM to save its state is stopped by the recovery
@@ -20,11 +21,52 @@ import pytest
 
 from autoresearch import children, evaluate, proc, settings
 from autoresearch.contracts.evaluator_spec import EvaluatorSpec
+from autoresearch.errors import ContractError
 from autoresearch.journal.db import Journal
 from autoresearch.states import EvalFormat
+from autoresearch.supervisor import drive
 from autoresearch.supervisor.executor import EvaluationTask
+from helpers import cli, make_repo
 
 VARIABLE = settings.ENV_KILL_GRACE
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("", 3.0),  # unset: the default
+        ("   ", 3.0),
+        ("0", 0.0),  # SIGKILL at once is a choice
+        ("4", 4.0),
+        (" 2.5 ", 2.5),
+        ("1e1", 10.0),
+        ("inf", None),  # a stop that never SIGKILLs; OverflowError in a sleep
+        ("-inf", None),
+        ("nan", None),
+        ("-1", None),
+        ("ten", None),
+        ("3s", None),
+    ],
+)
+def test_the_grace_is_a_finite_number_of_seconds_or_refused(
+    raw: str, expected: float | None
+) -> None:
+    if expected is not None:
+        assert settings.parse_seconds(VARIABLE, raw, 3.0) == expected
+        return
+    with pytest.raises(ContractError) as refused:
+        settings.parse_seconds(VARIABLE, raw, 3.0)
+    message = str(refused.value)
+    assert VARIABLE in message and repr(raw.strip()) in message and "\n" not in message
+
+
+def test_a_bad_grace_is_refused_where_it_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(VARIABLE, "inf")
+    with pytest.raises(ContractError, match=VARIABLE):
+        settings.kill_grace()
+    with pytest.raises(ContractError, match=VARIABLE):
+        proc.stop_grace(None)
+    assert proc.stop_grace(0.0) == 0.0  # an explicit grace (the second Ctrl-C's) reads nothing
 
 
 def _grace_default(function: Callable[..., object], name: str = "grace") -> float:
@@ -129,3 +171,50 @@ def test_a_recovery_stop_gives_a_process_the_grace_to_save_its_state(
         child.kill()
         child.wait()
     assert (child.returncode, saved.is_file()) == (0, True), f"stopped after {took:.1f} s"
+
+
+def test_a_command_refuses_a_bad_grace_before_it_runs_anything(tmp_path: Path) -> None:
+    """`check --try` (its evaluator's timeout) and `job start` (its detached runner's stops)
+    refuse in one line; no job is queued."""
+    repo = make_repo(tmp_path / "repo")
+    repo.mission()
+    bad = {VARIABLE: "inf"}
+    line = f"autoresearch: {VARIABLE} must be a finite number of seconds >= 0, not 'inf'"
+    tried = cli("check", "missions/demo", "--try", cwd=repo.root, env=bad)
+    job = cli("job", "start", "Set VALUE to 2.", "--agent", "cmd:true", cwd=repo.root, env=bad)
+    listed = cli("job", "list", cwd=repo.root)
+    assert (tried.returncode, tried.stderr.splitlines()[-1]) == (2, line)
+    assert (job.returncode, job.stderr.splitlines()[-1]) == (2, line)
+    assert listed.stdout.strip() == "no jobs"
+
+
+def test_resume_and_continue_refuse_a_bad_grace_before_re_arming(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # re-arming reaps a crashed driver's strays with the grace: `continue` reopened the run
+    # before it was refused
+    monkeypatch.setenv(VARIABLE, "-1")
+    with pytest.raises(ContractError, match=VARIABLE):
+        drive.iteration_limit(None, "+1")
+
+
+# The other seconds and counts read from the environment stay lenient (a value that is not a
+# finite number >= 0 is taken as unset), but inf and nan no longer pass as numbers: they
+# reached a sleep, SQLite's busy timeout or int() as an OverflowError or a wait without end.
+LENIENT: dict[str, tuple[str, Callable[[], float]]] = {
+    "journal timeout": (settings.ENV_JOURNAL_TIMEOUT, settings.journal_timeout),
+    "signal settle": (settings.ENV_SIGNAL_SETTLE, settings.signal_settle),
+    "worker max jobs": (settings.ENV_WORKER_MAX_JOBS, settings.worker_max_jobs),
+}
+
+
+@pytest.mark.parametrize("raw", ["inf", "-inf", "nan", "-1", "ten"])
+@pytest.mark.parametrize("setting", LENIENT)
+def test_a_lenient_setting_takes_a_non_finite_value_as_unset(
+    setting: str, raw: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name, read = LENIENT[setting]
+    monkeypatch.delenv(name, raising=False)
+    default = read()
+    monkeypatch.setenv(name, raw)
+    assert read() == default
