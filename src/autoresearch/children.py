@@ -21,7 +21,7 @@ from pathlib import Path
 
 from autoresearch.journal import children as registry
 from autoresearch.journal.db import Journal
-from autoresearch.proc import STOP_GRACE_SECONDS, kill_marked, kill_stale_group
+from autoresearch.proc import kill_marked, kill_stale_group, stop_grace
 from autoresearch.settings import (
     ENV_BASE_COMMIT,
     ENV_CANDIDATE_FILE,
@@ -141,9 +141,11 @@ def forget(conn: sqlite3.Connection, tag: ChildTag) -> None:
     registry.clear_children(conn, tag.owner)
 
 
-def reap(journal: Journal, tag: ChildTag, grace: float = STOP_GRACE_SECONDS) -> list[Reaped]:
+def reap(journal: Journal, tag: ChildTag, grace: float | None = None) -> list[Reaped]:
     """Stop every process group a crashed driver of `tag.owner` left running, each given
-    `grace` seconds between SIGTERM and SIGKILL."""
+    `grace` seconds between SIGTERM and SIGKILL (None: the user's kill grace, as every other
+    stop gives: resume's strays, a job's, an abandoned experiment run's)."""
+    grace = stop_grace(grace)  # read once: a bad setting is refused before any group is stopped
     stale = registry.children(journal, tag.owner)
     stopped = [Reaped(c.pgid, c.role) for c in stale if kill_stale_group(c.pgid, c.marker, grace)]
     if stale:

@@ -30,7 +30,13 @@ from autoresearch.contracts.metric_lines import MetricScanner, ParsedLines
 from autoresearch.contracts.sandbox import EvaluatorSpec
 from autoresearch.decide import EvalSummary
 from autoresearch.jsonshape import is_empty, is_none, json_field, json_shape
-from autoresearch.proc import Confinement, SupervisedOutcome, SupervisedSpec, run_supervised
+from autoresearch.proc import (
+    Confinement,
+    SupervisedOutcome,
+    SupervisedSpec,
+    run_supervised,
+    stop_grace,
+)
 from autoresearch.states import EvalFormat, EvalStatus, ProcessState, process_state
 from autoresearch.streams import LineSplitter
 
@@ -167,7 +173,7 @@ def run_evaluator(
     env: Mapping[str, str],
     log_path: Path,
     on_spawn: Callable[[int], None] | None = None,
-    grace_seconds: float = 3.0,
+    grace_seconds: float | None = None,
     should_cancel: Callable[[], bool] | None = None,
     box: Confinement | None = None,
 ) -> EvaluationRecord:
@@ -185,7 +191,7 @@ def run_evaluator(
             env=env,
             log_path=log_path,
             timeout=spec.timeout_seconds,
-            grace_seconds=grace_seconds,
+            grace_seconds=stop_grace(grace_seconds),
             stdout_consumers=stdout_consumers,
             stderr_consumers=[MetricScanner(parsed)],
             on_spawn=on_spawn,

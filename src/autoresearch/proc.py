@@ -47,15 +47,16 @@ from autoresearch.proc_group import (
     poll_delays,
     wait_group_gone,
 )
-from autoresearch.settings import ENV_PREFIX, ENV_RUN_ID, signal_settle
+from autoresearch.settings import ENV_PREFIX, ENV_RUN_ID, kill_grace, signal_settle
 from autoresearch.streams import Tail
 
 READ_CHUNK = 65536
 POLL_SECONDS = 0.1
 DEFAULT_TAIL_BYTES = 64 * 1024
 DRAIN_SECONDS = 1.0
-# What a group left behind gets between SIGTERM and SIGKILL (`_stop_group`), and then to go.
-STOP_GRACE_SECONDS = 2.0
+# How long a SIGKILLed group is waited for to go. Not a grace: nothing can delay SIGKILL, the
+# wait only sees the kernel finish. The grace before it is the user's (settings.kill_grace).
+KILLED_GONE_SECONDS = 2.0
 # The signals that end every process of a tree at once (see the module's docstring).
 SWEEP_SIGNALS = frozenset({signal.SIGKILL, signal.SIGTERM, signal.SIGINT, signal.SIGHUP})
 
@@ -158,7 +159,7 @@ class SupervisedSpec:
     timeout: float | None = None
     stdin_path: Path | None = None
     tail_bytes: int = DEFAULT_TAIL_BYTES
-    grace_seconds: float = 3.0
+    grace_seconds: float = field(default_factory=kill_grace)  # read before the spawn
     stdout_consumers: Sequence[StreamConsumer] = ()
     stderr_consumers: Sequence[StreamConsumer] = ()
     should_cancel: Callable[[], bool] | None = None
@@ -383,31 +384,38 @@ def _terminate_group(
     if left > 0 and wait_group_gone(proc.pid, left, cap=0.02, boxed=boxed):
         return
     kill_group(proc.pid, signal.SIGKILL)
-    wait_group_gone(proc.pid, 2.0, boxed=boxed)
+    wait_group_gone(proc.pid, KILLED_GONE_SECONDS, boxed=boxed)
 
 
-def kill_stale_group(
-    pgid: int, marker: str | None = None, grace: float = STOP_GRACE_SECONDS
-) -> bool:
+def stop_grace(asked: float | None) -> float:
+    """The seconds a stop gives a group between SIGTERM and SIGKILL: `asked`, else the user's
+    kill grace (AUTORESEARCH_KILL_GRACE_SECONDS). Every stop of a group the tool started asks
+    here, so a process that saves its state on SIGTERM gets the same time whichever stop
+    comes: a timeout, resume's reaping of a crashed driver's strays, a job stop, an abandoned
+    experiment run, a Ray node's reaper. Only the second Ctrl-C asks for 0."""
+    return kill_grace() if asked is None else asked
+
+
+def kill_stale_group(pgid: int, marker: str | None = None, grace: float | None = None) -> bool:
     """Kill a process group left behind by a crashed driver; True when something was killed.
 
     When `/proc` is available the group leader's environment must contain `marker`, so that a
-    recycled process id never leads us to kill an unrelated program.
+    recycled process id never leads us to kill an unrelated program. `grace`: see stop_grace.
     """
     if not group_running(pgid):
         return False
     if marker is not None and not _leader_has_marker(pgid, marker):
         return False
-    _stop_group(pgid, grace)
+    _stop_group(pgid, stop_grace(grace))
     return True
 
 
-def _stop_group(pgid: int, grace: float = STOP_GRACE_SECONDS) -> None:
+def _stop_group(pgid: int, grace: float) -> None:
     """SIGTERM, `grace` seconds to exit, then SIGKILL for whatever is left of a group."""
     kill_group(pgid, signal.SIGTERM)
     wait_group_gone(pgid, grace)
     if kill_group(pgid, signal.SIGKILL):
-        wait_group_gone(pgid, STOP_GRACE_SECONDS)
+        wait_group_gone(pgid, KILLED_GONE_SECONDS)
 
 
 def _leader_has_marker(pgid: int, marker: str) -> bool:
@@ -437,18 +445,19 @@ def _any_member_has_marker(pgid: int, marker: str) -> bool:
     return False
 
 
-def kill_marked(markers: Sequence[str], grace: float = STOP_GRACE_SECONDS) -> list[int]:
+def kill_marked(markers: Sequence[str], grace: float | None = None) -> list[int]:
     """Kill the process groups of processes whose environment holds every `markers` entry.
 
     Closes the window between a child's spawn and the journal recording its group: a driver
     killed in between leaves a child nobody registered, but its environment still names it.
     Linux only (reads /proc); the caller's own group and its ancestors' groups are spared.
+    `grace`: see stop_grace.
     """
     if not markers or not _PROC_SELF_ENVIRON.exists():
         return []
     found = _marked_groups([m.encode() for m in markers])
     for pgid in found:
-        _stop_group(pgid, grace)
+        _stop_group(pgid, stop_grace(grace))
     return sorted(found)
 
 

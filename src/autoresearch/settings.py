@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
+
+from autoresearch.errors import ContractError
 
 ENV_JOURNAL_TIMEOUT = "AUTORESEARCH_JOURNAL_TIMEOUT"
 ENV_FAILPOINTS = "AUTORESEARCH_FAILPOINTS"
@@ -16,12 +19,29 @@ DEFAULT_SIGNAL_SETTLE = 2.0
 
 
 def _float(name: str, default: float) -> float:
+    """A lenient read: a value that is not a finite number >= 0 is taken as unset (inf or nan
+    would reach a sleep or a timeout as an OverflowError or a wait that never ends)."""
     raw = os.environ.get(name, "").strip()
     try:
         value = float(raw) if raw else default
     except ValueError:
         return default
-    return value if value >= 0 else default
+    return value if math.isfinite(value) and value >= 0 else default
+
+
+def parse_seconds(name: str, raw: str, default: float) -> float:
+    """A strict read of seconds (pure): `raw` empty or blank is `default`; anything but a
+    finite number >= 0 is refused with a one-line error naming the variable `name`."""
+    text = raw.strip()
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value >= 0):
+        raise ContractError(f"{name} must be a finite number of seconds >= 0, not {text!r}")
+    return value
 
 
 def journal_timeout() -> float:
@@ -30,8 +50,10 @@ def journal_timeout() -> float:
 
 
 def kill_grace() -> float:
-    """Seconds between SIGTERM and SIGKILL when a process group is stopped."""
-    return _float(ENV_KILL_GRACE, DEFAULT_KILL_GRACE)
+    """Seconds between SIGTERM and SIGKILL when a process group is stopped. Refused when not
+    a finite number >= 0: a wrong grace is not quietly replaced by another (a process given
+    less time than its user set may lose the state it saves on SIGTERM)."""
+    return parse_seconds(ENV_KILL_GRACE, os.environ.get(ENV_KILL_GRACE, ""), DEFAULT_KILL_GRACE)
 
 
 def signal_settle() -> float:

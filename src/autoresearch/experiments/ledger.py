@@ -78,11 +78,15 @@ def abandon_pending(journal: Journal, session: SessionRecord) -> list[SessionRun
     """Abandon the session's pending runs and stop harness processes a killed run left."""
     # the child registry and its killing only here: a hook that reads the ledger starts light
     from autoresearch.children import harness_tag, reap
+    from autoresearch.proc import stop_grace
 
+    # read before a run is marked abandoned: a bad setting must not leave one abandoned whose
+    # harness nobody stopped (the next call no longer finds it pending)
+    grace = stop_grace(None)
     with journal.tx() as conn:
         found = sessions.abandon_pending(conn, session.session_id)
     for run in found:
-        reap(journal, harness_tag(run.session_id, run.number, session.directory))
+        reap(journal, harness_tag(run.session_id, run.number, session.directory), grace)
     return found
 
 

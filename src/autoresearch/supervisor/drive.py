@@ -25,6 +25,7 @@ from autoresearch.errors import AutoresearchError
 from autoresearch.journal.manifest import RunManifest
 from autoresearch.journal.runs import RunRecord
 from autoresearch.mission import load_mission
+from autoresearch.settings import kill_grace
 from autoresearch.signals import first_signal_stops
 from autoresearch.states import Direction, ExecutorKind, RunStatus
 from autoresearch.supervisor import lifecycle, plateau
@@ -148,7 +149,10 @@ def start_demo(mission_dir: Path, plan: LoopPlan, door: Door) -> LoopResult:
 
 def iteration_limit(given_agent: str | None, max_iterations: str | None) -> IterationLimit | None:
     """Refuse bad `resume`/`continue` options before anything is re-armed or recorded: an
-    agent that is not installed, a malformed `--max-iterations`."""
+    agent that is not installed, a malformed `--max-iterations`, a kill grace that is not a
+    finite number >= 0 (re-arming reaps a crashed driver's strays with it: `continue` would
+    have reopened the run before the refusal)."""
+    kill_grace()
     if given_agent is not None:
         require_installed(validate_spec(given_agent))
     return IterationLimit.parse(max_iterations) if max_iterations is not None else None

@@ -66,6 +66,7 @@ from autoresearch.contracts.frozen import FrozenMission
 from autoresearch.contracts.sandbox import EvaluationSlots, EvaluatorSpec
 from autoresearch.errors import GitError
 from autoresearch.evaluate import EvaluationRecord, evaluator_env, run_evaluator
+from autoresearch.settings import kill_grace
 from autoresearch.states import ExecutorKind
 
 # A process group a local task started (thread-safe, given by the driver).
@@ -162,7 +163,7 @@ class EvaluationTask:
     log_path: Path
     sealed_dir: Path | None = None
     resources: dict[str, float] = field(default_factory=dict)
-    grace_seconds: float = 3.0
+    grace_seconds: float = field(default_factory=kill_grace)  # the driver's, shipped
     box: Box | None = None  # the OS sandbox here (a remote executor runs without one)
 
     def env(self, tree: Path | None = None, sealed_dir: Path | None = None) -> dict[str, str]:

@@ -154,6 +154,9 @@ def start(
     """Queue a job and spawn its runner; returns at once with the job queued (`warn`: where
     the one warning of an `auto` sandbox this machine cannot give goes)."""
     spec = validate(repo_root, req, warn)
+    # the detached runner inherits this environment and reads the grace at its first stop:
+    # a bad value is refused here, where the user sees it, not in the runner's log
+    kill_grace()
     job_id = f"job_{secrets.token_hex(6)}"
     ticket = slots.reserve(job_id, slots.Limits.from_env())  # worker_busy: the queue is full
     ensure_state_dir(RepoPaths(repo_root))
