@@ -83,6 +83,11 @@ def doctor(
             )
             for ref in cast("list[str]", restored["refs_set_aside"]):
                 say(_set_aside_line(ref))
+            for folder in cast("list[str]", restored["logs_set_aside"]):
+                say(
+                    f"moved the logs of iterations after the backup to {folder}: the resumed "
+                    "run numbers its iterations from the backup's again"
+                )
         for lock in cleared:
             say(f"removed stale git lock {lock}")
         for done in repaired:
