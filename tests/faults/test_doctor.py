@@ -11,6 +11,7 @@ import sys
 from contextlib import closing
 from pathlib import Path
 
+from autoresearch.journal import integrity, seals
 from autoresearch.locks import FileLock
 from autoresearch.paths import RepoPaths, journal_backup
 from helpers import Repo, cli, git
@@ -329,6 +330,49 @@ def test_a_restore_sets_aside_the_logs_of_the_iterations_it_goes_back_past(
     assert again["restored"]["logs_set_aside"] == []
     assert (logs / "iteration-0002-evaluator.log").is_file()
     assert not (logs / "iteration-0002-evaluator-2.log").exists()
+
+
+def test_doctor_is_healthy_right_after_a_restore_and_still_finds_a_rewrite(
+    repo: Repo, mission_dir: Path, tmp_path: Path
+) -> None:
+    """The backups taken after the restored one hold the decisions the user rolled back:
+    compared with the journal, they made doctor report an error whose fix (`--restore
+    --force`) undid the restore. The restore moves them into `backups/before-restore-
+    <stamp>/` (kept); a journal rewritten after the restore is still found."""
+    agent = ["--agent", f"cmd:{sys.executable} {CMD_AGENT}", "--sandbox", "none"]
+    start = ["run", "missions/demo", "--run-tag", "r1", "--max-iterations", "1", *agent]
+    assert cli(*start, cwd=repo.root).returncode == 0
+    journal = RepoPaths(repo.root).journal
+    early = tmp_path / "early.sqlite3"
+    shutil.copy(journal_backup(journal, 1), early)  # after iteration 1
+    more = ["continue", "missions-demo-r1", *agent]
+    assert cli(*more, "--max-iterations", "3", cwd=repo.root).returncode == 0
+    newer = {path: path.read_bytes() for path in journal.parent.glob("backups/*.sqlite3")}
+
+    _code, report = doctor(repo.root, "--restore", "--from", str(early), "--force")
+    code, after = doctor(repo.root)
+    assert code == 0 and after["healthy"], after
+    folders = [Path(folder) for folder in report["restored"]["backups_set_aside"]]
+    stamp = report["restored"]["refs_set_aside"][0].split("-before-restore-")[1]
+    assert [folder.name for folder in folders] == [f"before-restore-{stamp}"] * 2
+    beside = journal.parent / "backups" / f"before-restore-{stamp}"
+    assert beside in folders  # and the other outside the repository, with the same files
+    moved = [path for path in newer if (beside / path.name).is_file()]
+    assert moved and not any(path.exists() for path in moved)
+    # kept, never deleted: each moved or where it was, as it was
+    assert all(((beside / path.name) if path in moved else path).read_bytes() == data
+               for path, data in newer.items())  # fmt: skip
+
+    assert cli(*more, "--max-iterations", "2", cwd=repo.root).returncode == 0
+    forger = sqlite3.connect(journal, isolation_level=None)
+    seals.register(forger, seals.load_key(integrity.seal_key(journal))[0])
+    seals.install_triggers(forger)  # the seals stay valid: only a backup can tell
+    forger.execute("DELETE FROM evaluations WHERE iteration = 1")
+    forger.execute("DELETE FROM iterations WHERE iteration = 1")
+    forger.close()
+    code, tampered = doctor(repo.root)
+    (found,) = [f for f in tampered["findings"] if "disagrees" in f["message"]]
+    assert code == 1 and "iteration 1 (keep)" in found["message"], found
 
 
 def test_the_logs_a_restore_sets_aside_are_those_of_iterations_and_sessions_it_lacks() -> None:

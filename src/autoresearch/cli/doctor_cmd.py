@@ -22,7 +22,8 @@ from autoresearch.cli.common import (
     "restore_",
     is_flag=True,
     help="Put the newest whole backup of the journal in its place (the journal there is "
-    "moved aside, never deleted). Refused while a run is driven, and for a whole journal.",
+    "moved aside, never deleted; the logs and the newer backups of what it rolls back go to "
+    "before-restore-<time> folders). Refused while a run is driven, and for a whole journal.",
 )
 @click.option(
     "--from",
@@ -87,6 +88,11 @@ def doctor(
                 say(
                     f"moved the logs of iterations after the backup to {folder}: the resumed "
                     "run numbers its iterations from the backup's again"
+                )
+            for folder in cast("list[str]", restored["backups_set_aside"]):
+                say(
+                    f"moved the backups taken after the restored one to {folder}: they hold "
+                    "the decisions this restore rolls back"
                 )
         for lock in cleared:
             say(f"removed stale git lock {lock}")

@@ -322,6 +322,10 @@ class RestoreOutcome:
     # iterations and lane sessions the restored journal never saw: the resumed run numbers
     # them from there again, and would write over them
     logs_set_aside: tuple[Path, ...] = ()
+    # `backups/before-restore-<stamp>/` folders holding the backups taken after the restored
+    # one: doctor compares the journal with its newest backup, and would take the decisions
+    # rolled back for lost ones and advise a restore that undoes this one
+    backups_set_aside: tuple[Path, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
         return json_shape(self)
@@ -366,19 +370,20 @@ def restore(repo_root: Path, source: Path | None = None, force: bool = False) ->
     stamp = dt.datetime.now(tz=dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     aside = aside_name(repo.journal, stamp)
     existed = repo.journal.exists()
-    # the refs and logs first: killed in between, the journal is as it was, what
+    # the refs, logs and backups first: killed in between, the journal is as it was, what
     # was set aside is kept under its new name and the next restore sets aside the rest;
     # the other way round, a resumed run would take their names over
     recorded = integrity.recorded_runs(chosen.path)
     set_aside = _set_aside_refs_of_lost_iterations(repo, recorded, stamp)
     failpoints.hit("doctor.after_refs_set_aside")
     logs = _set_aside_logs_of_lost_iterations(repo, recorded, stamp)
+    backups = _set_aside_newer_backups(repo, chosen, stamp)
     integrity.restore(repo.journal, chosen.path, aside)
     if chosen.identity is not None:
         integrity.write_marker(repo.journal, chosen.identity.journal_id)
     moved = aside if existed else None
     when = _when(chosen.modified_at)
-    return RestoreOutcome(chosen.path, moved, when, _rebuild(repo), set_aside, logs)
+    return RestoreOutcome(chosen.path, moved, when, _rebuild(repo), set_aside, logs, backups)
 
 
 def aside_name(journal: Path, stamp: str) -> Path:
@@ -483,6 +488,28 @@ def unused_name(path: Path) -> Path:
         number += 1
         free = path.with_name(f"{path.name}.{number}")
     return free
+
+
+def _set_aside_newer_backups(
+    repo: RepoPaths, chosen: integrity.BackupInfo, stamp: str
+) -> tuple[Path, ...]:
+    """Move the backups that hold decisions the one about to be restored lacks (those taken
+    after it, outside the repository and beside the journal) into `before-restore-<stamp>/`
+    of their backups folder: doctor compares the journal with its newest backup, and would
+    take them for the truth and advise a restore that undoes this one. Kept, never deleted.
+    Returns the folders made."""
+    journal_id = chosen.identity.journal_id if chosen.identity is not None else None
+    made: list[Path] = []
+    for backup in integrity.inspect_backups(repo.journal, journal_id):
+        if not backup.usable or backup.path.resolve() == chosen.path.resolve():
+            continue
+        if integrity.disagreement(chosen.path, backup.path) is None:
+            continue  # the restored journal holds all it holds: taken before, or the same
+        aside = backup.path.parent / f"before-restore-{stamp}"
+        private_dir(aside)
+        os.replace(backup.path, unused_name(aside / backup.path.name))
+        made += [] if aside in made else [aside]
+    return tuple(made)
 
 
 def _tip_left_behind(
