@@ -86,8 +86,8 @@ def doctor(
                 say(_set_aside_line(ref))
             for folder in cast("list[str]", restored["logs_set_aside"]):
                 say(
-                    f"moved the logs of iterations after the backup to {folder}: the resumed "
-                    "run numbers its iterations from the backup's again"
+                    f"moved the logs of the iterations (a lane's: sessions) after the backup "
+                    f"to {folder}: the resumed run numbers them from the backup's again"
                 )
             for folder in cast("list[str]", restored["backups_set_aside"]):
                 say(
