@@ -219,13 +219,20 @@ PINS: list[tuple[str, Callable[[], object], str]] = [
         "restore",
         lambda: RestoreOutcome(Path("/b/x.db"), None, "t", (Path("/w/1"), Path("w2"))),
         '{"restored_from": "/b/x.db", "moved_aside": null, "taken_at": "t", '
-        '"worktrees": ["/w/1", "w2"], "refs_set_aside": []}',
+        '"worktrees": ["/w/1", "w2"], "refs_set_aside": [], "logs_set_aside": [], '
+        '"backups_set_aside": []}',
     ),
     (
         "restore_moved",
-        lambda: RestoreOutcome(Path("/b/x.db"), Path("/a"), "t"),
+        lambda: RestoreOutcome(
+            Path("/b/x.db"),
+            Path("/a"),
+            "t",
+            logs_set_aside=(Path("/l"),),
+            backups_set_aside=(Path("/k"),),
+        ),
         '{"restored_from": "/b/x.db", "moved_aside": "/a", "taken_at": "t", "worktrees": [], '
-        '"refs_set_aside": []}',
+        '"refs_set_aside": [], "logs_set_aside": ["/l"], "backups_set_aside": ["/k"]}',
     ),
     (
         "repaired_worktree",

@@ -6,9 +6,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
 import sys
+from contextlib import closing
 from pathlib import Path
 
+from autoresearch.journal import integrity, seals
 from autoresearch.locks import FileLock
 from autoresearch.paths import RepoPaths, journal_backup
 from helpers import Repo, cli, git
@@ -186,6 +189,8 @@ def test_a_restore_killed_after_setting_refs_aside_is_finished_by_the_next(
     assert [line.split()[1] for line in left.splitlines() if "/3-before-restore-" in line] == [lost]
     assert f"{DISCARDED}/3 " not in left and shown["iteration"] == 3
     assert report["restored"]["refs_set_aside"] == []
+    # the logs go aside after the refs: the killed restore left them to the next
+    assert len(report["restored"]["logs_set_aside"]) == 1
 
 
 def test_a_restore_keeps_the_commits_kept_after_its_backup(
@@ -225,7 +230,8 @@ def test_lanes_at_the_tip_a_restore_set_aside_save_it_as_kept_before_restore(
 ) -> None:
     """With lanes, each lane branch follows the keeps too: a lane standing at the tip the
     restore set aside, or at a keep before it, saves what it holds as `kept-before-restore`,
-    not as an unfinished session."""
+    not as an unfinished session. A lane numbers its sessions from the backup's count again:
+    the logs of the sessions after it are set aside, the others stay."""
     agent = ["--agent", f"cmd:{sys.executable} {CMD_AGENT}", "--sandbox", "none", "--lanes", "2"]
     start = ["run", "missions/demo", "--run-tag", "r1", "--max-iterations", "2", *agent]
     assert cli(*start, cwd=repo.root).returncode == 0
@@ -236,10 +242,21 @@ def test_lanes_at_the_tip_a_restore_set_aside_save_it_as_kept_before_restore(
     shown = json.loads(cli("status", "missions-demo-r1", "--json", cwd=repo.root).stdout)
     old_tip = git(repo.root, "rev-parse", f"refs/heads/{shown['branch_name']}")
 
+    run_dir = RepoPaths(repo.root).run("missions-demo-r1").logs.parent
+    before = {path: path.read_bytes() for path in run_dir.glob("lanes/*/logs/session-*")}
+    with closing(sqlite3.connect(early)) as backup:
+        started = dict(backup.execute("SELECT lane, session FROM run_lanes").fetchall())
+
     _code, report = doctor(repo.root, "--restore", "--from", str(early), "--force")
+    aside = [Path(folder) for folder in report["restored"]["logs_set_aside"]]
+    # the sessions the backup never saw start again from its count: their logs are aside
+    lost = {path for path in before if int(path.name[8:12]) > started[int(path.parts[-3])]}
+    assert lost and set(aside) == {path.parent / aside[0].name for path in lost}
+    for path, data in before.items():
+        now = path.parent / aside[0].name / path.name if path in lost else path
+        assert now.read_bytes() == data
     continued = cli(*more, "--max-iterations", "7", cwd=repo.root)
     holders = git(repo.root, "for-each-ref", "--format=%(refname)", "--contains", old_tip)
-    run_dir = RepoPaths(repo.root).run("missions-demo-r1").logs.parent
     saved = sorted(path.name for path in run_dir.glob("lanes/*/logs/*.patch"))
     assert continued.returncode == 0, continued.stderr
     assert holders.splitlines() == report["restored"]["refs_set_aside"]
@@ -279,3 +296,104 @@ def test_a_run_branch_is_set_aside_where_resuming_would_reset_it_back() -> None:
         (("c3", "c1", {"c2"}), True),  # an older restore's tip: the new one is not kept
     ]
     assert [branch_moved_on(*given) for given, _ in cases] == [want for _, want in cases]
+
+
+def test_a_restore_sets_aside_the_logs_of_the_iterations_it_goes_back_past(
+    repo: Repo, mission_dir: Path, tmp_path: Path
+) -> None:
+    """The resumed run numbers its iterations from the backup's again and would write over
+    the logs of the iterations the restore went back past (an old evaluator log beside a
+    new `-evaluator-2.log`). The restore moves them into `logs/before-restore-<stamp>/`
+    (the stamp of the refs it sets aside) and leaves every log the backup knows in place."""
+    agent = ["--agent", f"cmd:{sys.executable} {CMD_AGENT}", "--sandbox", "none"]
+    start = ["run", "missions/demo", "--run-tag", "r1", "--max-iterations", "1", *agent]
+    assert cli(*start, cwd=repo.root).returncode == 0
+    early = tmp_path / "early.sqlite3"
+    shutil.copy(journal_backup(RepoPaths(repo.root).journal, 1), early)  # after iteration 1
+    more = ["continue", "missions-demo-r1", *agent]
+    assert cli(*more, "--max-iterations", "3", cwd=repo.root).returncode == 0
+    logs = RepoPaths(repo.root).run("missions-demo-r1").logs
+    before = {path.name: path.read_bytes() for path in logs.iterdir() if path.is_file()}
+    lost = sorted(name for name in before if name.startswith(("iteration-0002", "iteration-0003")))
+
+    _code, report = doctor(repo.root, "--restore", "--from", str(early), "--force")
+    (folder,) = report["restored"]["logs_set_aside"]
+    stamp = report["restored"]["refs_set_aside"][0].split("-before-restore-")[1]
+    _code, again = doctor(repo.root, "--restore", "--from", str(early), "--force")
+    continued = cli(*more, "--max-iterations", "2", cwd=repo.root)
+    assert continued.returncode == 0, continued.stderr
+    assert Path(folder) == logs / f"before-restore-{stamp}"
+    assert lost and sorted(path.name for path in Path(folder).iterdir()) == lost
+    assert all((Path(folder) / name).read_bytes() == before[name] for name in lost)
+    kept = [name for name in before if name not in lost]
+    assert all((logs / name).read_bytes() == before[name] for name in kept)
+    assert again["restored"]["logs_set_aside"] == []
+    assert (logs / "iteration-0002-evaluator.log").is_file()
+    assert not (logs / "iteration-0002-evaluator-2.log").exists()
+
+
+def test_doctor_is_healthy_right_after_a_restore_and_still_finds_a_rewrite(
+    repo: Repo, mission_dir: Path, tmp_path: Path
+) -> None:
+    """The backups taken after the restored one hold the decisions the user rolled back:
+    compared with the journal, they made doctor report an error whose fix (`--restore
+    --force`) undid the restore. The restore moves them into `backups/before-restore-
+    <stamp>/` (kept); a journal rewritten after the restore is still found."""
+    agent = ["--agent", f"cmd:{sys.executable} {CMD_AGENT}", "--sandbox", "none"]
+    start = ["run", "missions/demo", "--run-tag", "r1", "--max-iterations", "1", *agent]
+    assert cli(*start, cwd=repo.root).returncode == 0
+    journal = RepoPaths(repo.root).journal
+    early = tmp_path / "early.sqlite3"
+    shutil.copy(journal_backup(journal, 1), early)  # after iteration 1
+    more = ["continue", "missions-demo-r1", *agent]
+    assert cli(*more, "--max-iterations", "3", cwd=repo.root).returncode == 0
+    newer = {path: path.read_bytes() for path in journal.parent.glob("backups/*.sqlite3")}
+
+    _code, report = doctor(repo.root, "--restore", "--from", str(early), "--force")
+    code, after = doctor(repo.root)
+    assert code == 0 and after["healthy"], after
+    folders = [Path(folder) for folder in report["restored"]["backups_set_aside"]]
+    stamp = report["restored"]["refs_set_aside"][0].split("-before-restore-")[1]
+    assert [folder.name for folder in folders] == [f"before-restore-{stamp}"] * 2
+    beside = journal.parent / "backups" / f"before-restore-{stamp}"
+    assert beside in folders  # and the other outside the repository, with the same files
+    moved = [path for path in newer if (beside / path.name).is_file()]
+    assert moved and not any(path.exists() for path in moved)
+    # kept, never deleted: each moved or where it was, as it was
+    assert all(((beside / path.name) if path in moved else path).read_bytes() == data
+               for path, data in newer.items())  # fmt: skip
+
+    assert cli(*more, "--max-iterations", "2", cwd=repo.root).returncode == 0
+    forger = sqlite3.connect(journal, isolation_level=None)
+    seals.register(forger, seals.load_key(integrity.seal_key(journal))[0])
+    seals.install_triggers(forger)  # the seals stay valid: only a backup can tell
+    forger.execute("DELETE FROM evaluations WHERE iteration = 1")
+    forger.execute("DELETE FROM iterations WHERE iteration = 1")
+    forger.close()
+    code, tampered = doctor(repo.root)
+    (found,) = [f for f in tampered["findings"] if "disagrees" in f["message"]]
+    assert code == 1 and "iteration 1 (keep)" in found["message"], found
+
+
+def test_the_logs_a_restore_sets_aside_are_those_of_iterations_and_sessions_it_lacks() -> None:
+    """A log of an iteration the restored journal lacks goes aside, and in a lane's folder
+    one of a session after those the journal has the lane start; nothing else does."""
+    from autoresearch.journal.integrity import RecordedRun
+    from autoresearch.supervisor.doctor import log_of_lost_work
+
+    run = RecordedRun("r", "autoresearch/r", "c1", frozenset({0, 1, 2}), {1: 3})
+    cases = [  # (file name, the lane's sessions started: None in the run's own folder) → aside
+        (("iteration-0002-agent.log", None), False),  # an iteration the journal holds
+        (("iteration-0003-evaluator-2.log", None), True),
+        (("iteration-0003-kept-before-restore.patch", None), True),
+        (("iteration-0000-evaluator-3.log", None), False),  # the baseline's
+        (("session-0003-agent.log", 3), False),  # a session the journal has the lane start
+        (("session-0004-evaluator-1.log", 3), True),
+        (("session-0001-agent.log", 0), True),  # a lane the journal never saw start
+        (("session-0009-agent.log", None), False),  # not in a lane's folder
+        (("run.log", None), False),
+        (("iteration-x-agent.log", None), False),
+    ]
+    assert [log_of_lost_work(name, run, sessions) for (name, sessions), _ in cases] == [
+        want for _, want in cases
+    ]

@@ -22,7 +22,8 @@ from autoresearch.cli.common import (
     "restore_",
     is_flag=True,
     help="Put the newest whole backup of the journal in its place (the journal there is "
-    "moved aside, never deleted). Refused while a run is driven, and for a whole journal.",
+    "moved aside, never deleted; the logs and the newer backups of what it rolls back go to "
+    "before-restore-<time> folders). Refused while a run is driven, and for a whole journal.",
 )
 @click.option(
     "--from",
@@ -83,6 +84,16 @@ def doctor(
             )
             for ref in cast("list[str]", restored["refs_set_aside"]):
                 say(_set_aside_line(ref))
+            for folder in cast("list[str]", restored["logs_set_aside"]):
+                say(
+                    f"moved the logs of the iterations (a lane's: sessions) after the backup "
+                    f"to {folder}: the resumed run numbers them from the backup's again"
+                )
+            for folder in cast("list[str]", restored["backups_set_aside"]):
+                say(
+                    f"moved the backups taken after the restored one to {folder}: they hold "
+                    "the decisions this restore rolls back"
+                )
         for lock in cleared:
             say(f"removed stale git lock {lock}")
         for done in repaired:

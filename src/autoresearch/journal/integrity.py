@@ -29,7 +29,7 @@ import sqlite3
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from autoresearch.clock import utc_now_iso
 from autoresearch.fsutil import FileRefused, atomic_write_text, private_dir, read_regular
@@ -318,13 +318,15 @@ def inspect_backup(path: Path, generation: int, journal: Path, expected: str | N
 
 class RecordedRun(NamedTuple):
     """What a journal file holds of one run: its branch, the commit the branch stands at by
-    that record (the last keep, else the baseline; None before prepare made one) and the
-    numbers of its iterations."""
+    that record (the last keep, else the baseline; None before prepare made one), the
+    numbers of its iterations (the one a session was in flight for too) and, by lane of
+    `run --lanes K`, how many sessions that lane started."""
 
     run_id: str
     branch: str
     kept: str | None
     iterations: frozenset[int]
+    lane_sessions: dict[int, int]
 
 
 def recorded_runs(path: Path) -> dict[str, RecordedRun]:
@@ -332,14 +334,32 @@ def recorded_runs(path: Path) -> dict[str, RecordedRun]:
     to it."""
     conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
     try:
+        tables = {str(row[0]) for row in conn.execute("SELECT name FROM sqlite_master")}
+
+        def rows(table: str, columns: str) -> list[tuple[object, ...]]:
+            # a backup made before issue 11 or `--lanes` lacks their tables: nothing in flight
+            found = conn.execute(f"SELECT {columns} FROM {table}") if table in tables else []
+            return [tuple(row) for row in found]
+
         held: dict[str, set[int]] = {}
-        for run_id, iteration in conn.execute("SELECT run_id, iteration FROM iterations"):
-            held.setdefault(run_id, set()).add(int(iteration))
+        for run_id, iteration in rows("iterations", "run_id, iteration") + rows(
+            "session_inflight", "run_id, iteration"
+        ):
+            held.setdefault(str(run_id), set()).add(int(cast(int, iteration)))
+        started: dict[str, dict[int, int]] = {}
+        for run_id, lane, session in rows("run_lanes", "run_id, lane, session") + rows(
+            "lane_inflight", "run_id, lane, session"
+        ):
+            lanes = started.setdefault(str(run_id), {})
+            number = int(cast(int, lane))
+            lanes[number] = max(lanes.get(number, 0), int(cast(int, session)))
         known = conn.execute(
             "SELECT run_id, branch_name, COALESCE(last_kept_commit, baseline_commit) FROM runs"
         )
         return {
-            run_id: RecordedRun(run_id, branch, kept, frozenset(held.get(run_id, ())))
+            run_id: RecordedRun(
+                run_id, branch, kept, frozenset(held.get(run_id, ())), started.get(run_id, {})
+            )
             for run_id, branch, kept in known
         }
     finally:

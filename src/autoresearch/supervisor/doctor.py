@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -26,7 +27,7 @@ from autoresearch.fsutil import private_dir
 from autoresearch.journal import integrity, runs
 from autoresearch.journal.db import open_journal
 from autoresearch.jsonshape import json_field, json_shape
-from autoresearch.paths import LANES_DIR, RUNS_DIR, RepoPaths
+from autoresearch.paths import LANES_DIR, RUNS_DIR, RepoPaths, RunPaths
 from autoresearch.states import Phase, RunStatus
 from autoresearch.supervisor import refs
 from autoresearch.supervisor.run_read import driver_alive
@@ -317,6 +318,14 @@ class RestoreOutcome:
     # elites), under their new names: a resumed run numbers its iterations from there again,
     # and would take the old names over (what they kept would be lost to `git gc`)
     refs_set_aside: tuple[str, ...] = ()
+    # `logs/before-restore-<stamp>/` folders (a run's, a lane's) holding the logs of the
+    # iterations and lane sessions the restored journal never saw: the resumed run numbers
+    # them from there again, and would write over them
+    logs_set_aside: tuple[Path, ...] = ()
+    # `backups/before-restore-<stamp>/` folders holding the backups taken after the restored
+    # one: doctor compares the journal with its newest backup, and would take the decisions
+    # rolled back for lost ones and advise a restore that undoes this one
+    backups_set_aside: tuple[Path, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
         return json_shape(self)
@@ -361,16 +370,20 @@ def restore(repo_root: Path, source: Path | None = None, force: bool = False) ->
     stamp = dt.datetime.now(tz=dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     aside = aside_name(repo.journal, stamp)
     existed = repo.journal.exists()
-    # the refs first: killed in between, the journal is as it was and the refs set aside
-    # still name their commits; the other way round, they would keep names a resumed run
-    # takes over
-    set_aside = _set_aside_refs_of_lost_iterations(repo, chosen.path, stamp)
+    # the refs, logs and backups first: killed in between, the journal is as it was, what
+    # was set aside is kept under its new name and the next restore sets aside the rest;
+    # the other way round, a resumed run would take their names over
+    recorded = integrity.recorded_runs(chosen.path)
+    set_aside = _set_aside_refs_of_lost_iterations(repo, recorded, stamp)
     failpoints.hit("doctor.after_refs_set_aside")
+    logs = _set_aside_logs_of_lost_iterations(repo, recorded, stamp)
+    backups = _set_aside_newer_backups(repo, chosen, stamp)
     integrity.restore(repo.journal, chosen.path, aside)
     if chosen.identity is not None:
         integrity.write_marker(repo.journal, chosen.identity.journal_id)
     moved = aside if existed else None
-    return RestoreOutcome(chosen.path, moved, _when(chosen.modified_at), _rebuild(repo), set_aside)
+    when = _when(chosen.modified_at)
+    return RestoreOutcome(chosen.path, moved, when, _rebuild(repo), set_aside, logs, backups)
 
 
 def aside_name(journal: Path, stamp: str) -> Path:
@@ -386,15 +399,14 @@ def aside_name(journal: Path, stamp: str) -> Path:
 
 
 def _set_aside_refs_of_lost_iterations(
-    repo: RepoPaths, backup: Path, stamp: str
+    repo: RepoPaths, recorded: dict[str, integrity.RecordedRun], stamp: str
 ) -> tuple[str, ...]:
     """Rename `discarded/<n>` and `elite/<n>` to `…/<n>-before-restore-<stamp>` where the
-    `backup` about to be restored holds no iteration n of that run: the resumed run's own
+    backup about to be restored (`recorded`) holds no iteration n of that run: the resumed run's own
     iteration n would write over them. And where a run's branch has moved on from the commit
     the backup has it stand at, point `kept-before-restore-<stamp>` at the branch's tip:
     resuming resets the branch to that commit, and the commits kept after the backup would
     be held by the reflog only. One transaction; `clean` removes them with the rest."""
-    recorded = integrity.recorded_runs(backup)
     branches = [f"refs/heads/{run.branch}" for run in recorded.values()]
     tips = dict(zip(recorded, git.resolve_commits(repo.repo_root, branches), strict=True))
     renames: dict[str, tuple[str, str]] = {}
@@ -418,6 +430,86 @@ def _names_a_lost_iteration(run_id: str, ref: str, iterations: frozenset[int]) -
         if ref.startswith(prefix) and number.isdigit():
             return int(number) not in iterations
     return False
+
+
+def _set_aside_logs_of_lost_iterations(
+    repo: RepoPaths, recorded: dict[str, integrity.RecordedRun], stamp: str
+) -> tuple[Path, ...]:
+    """Move the logs (and saved patches) of the iterations, and of the lane sessions, the
+    backup about to be restored (`recorded`) does not hold into `before-restore-<stamp>/`
+    of their logs folder: the resumed run numbers both from the backup's again and would
+    write over them (or add `-evaluator-2.log` beside the old reading). A log the backup
+    knows the iteration or session of stays where it is. Returns the folders made."""
+    made = []
+    for run in recorded.values():
+        paths = repo.run(run.run_id)
+        folders: list[tuple[Path, int | None]] = [(paths.logs, None)]
+        lanes = paths.root / LANES_DIR
+        for lane in sorted(lanes.iterdir()) if lanes.is_dir() else []:
+            if lane.name.isdigit():
+                number = int(lane.name)
+                folders.append(
+                    (RunPaths(paths.root, number).logs, run.lane_sessions.get(number, 0))
+                )
+        for logs, sessions in folders:
+            files = sorted(logs.iterdir()) if logs.is_dir() else []
+            lost = [f for f in files if f.is_file() and log_of_lost_work(f.name, run, sessions)]
+            if not lost:
+                continue
+            aside = logs / f"before-restore-{stamp}"
+            private_dir(aside)
+            for path in lost:
+                os.replace(path, unused_name(aside / path.name))
+            made.append(aside)
+    return tuple(made)
+
+
+LOG_NUMBER = re.compile(r"(iteration|session)-(\d+)-")
+
+
+def log_of_lost_work(name: str, run: integrity.RecordedRun, sessions: int | None) -> bool:
+    """Whether the file `name` of a logs folder is an iteration's the restored journal lacks
+    (`iteration-NNNN-…`), or, in a lane's folder (`sessions`: how many sessions the journal
+    has that lane start), a session's after those (`session-NNNN-…`)."""
+    found = LOG_NUMBER.match(name)
+    if found is None:
+        return False
+    number = int(found[2])
+    if found[1] == "iteration":
+        return number not in run.iterations
+    return sessions is not None and number > sessions
+
+
+def unused_name(path: Path) -> Path:
+    """`path`, or `path.N` when a file is there already (never overwritten: two restores of
+    the same second, a resume between them, would name the same logs and backups)."""
+    free, number = path, 1
+    while free.exists():
+        number += 1
+        free = path.with_name(f"{path.name}.{number}")
+    return free
+
+
+def _set_aside_newer_backups(
+    repo: RepoPaths, chosen: integrity.BackupInfo, stamp: str
+) -> tuple[Path, ...]:
+    """Move the backups that hold decisions the one about to be restored lacks (those taken
+    after it, outside the repository and beside the journal) into `before-restore-<stamp>/`
+    of their backups folder: doctor compares the journal with its newest backup, and would
+    take them for the truth and advise a restore that undoes this one. Kept, never deleted.
+    Returns the folders made."""
+    journal_id = chosen.identity.journal_id if chosen.identity is not None else None
+    made: list[Path] = []
+    for backup in integrity.inspect_backups(repo.journal, journal_id):
+        if not backup.usable or backup.path.resolve() == chosen.path.resolve():
+            continue
+        if integrity.disagreement(chosen.path, backup.path) is None:
+            continue  # the restored journal holds all it holds: taken before, or the same
+        aside = backup.path.parent / f"before-restore-{stamp}"
+        private_dir(aside)
+        os.replace(backup.path, unused_name(aside / backup.path.name))
+        made += [] if aside in made else [aside]
+    return tuple(made)
 
 
 def _tip_left_behind(
