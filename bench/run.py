@@ -25,6 +25,7 @@ import argparse
 import contextlib
 import dataclasses
 import hashlib
+import importlib
 import json
 import os
 import shutil
@@ -37,6 +38,7 @@ import tracemalloc
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 import cli_start  # bench/cli_start.py: the light commands beside `import click`
 import drift  # bench/drift.py: keeps and reports under drift and heavy tails
@@ -53,8 +55,7 @@ from autoresearch import git
 from autoresearch.clock import utc_now_iso
 from autoresearch.contracts.stored_evaluation import StoredEvaluation
 from autoresearch.evaluate import EvaluationRecord
-from autoresearch.journal import iteration_records, runs
-from autoresearch.journal.iteration_records import IterationRecord
+from autoresearch.journal import runs
 from autoresearch.noise import Role
 from autoresearch.states import DecisionKind, EvalPurpose, EvalStatus, IterationKind, IterationState
 from autoresearch.supervisor import sync
@@ -62,6 +63,16 @@ from autoresearch.supervisor.handle import RunHandle
 from autoresearch.supervisor.loop import RunHistory, history
 from autoresearch.supervisor.prepare import prepare
 from autoresearch.supervisor.step import step
+
+# The overhead section also runs on older trees beside this one (`--reference`, `--against`):
+# before 626d4be the iterations' records lived in journal/runs.py.
+try:
+    iteration_records: ModuleType = importlib.import_module(
+        "autoresearch.journal.iteration_records"
+    )
+except ImportError:  # an older reference tree
+    iteration_records = runs
+IterationRecord = iteration_records.IterationRecord
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "bench",
