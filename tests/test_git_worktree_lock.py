@@ -69,8 +69,8 @@ ADD_AS_OTHER_USER = textwrap.dedent(
     repo = Path(sys.argv[1])
     try:
         git.worktree_add_detached(repo, Path(sys.argv[2]), git.head(repo))
-    except GitError as exc:
-        print("git refused:", exc)
+    except GitError as exc:  # and not while handling the lock's own error
+        print("git refused:", exc, "| context:", type(exc.__context__).__name__)
     else:
         print("added")
     """
@@ -121,3 +121,4 @@ def test_a_repository_the_user_cannot_write_fails_in_git_s_words(shared_folder: 
     done = add_as_nobody(repo, shared_folder / "theirs")
     assert done.returncode == 0, done.stderr  # not a PermissionError of the lock
     assert done.stdout.startswith("git refused:"), done.stdout + done.stderr
+    assert done.stdout.strip().endswith("| context: NoneType"), done.stdout

@@ -488,6 +488,8 @@ def _worktrees_still(cwd: Path) -> Iterator[None]:
     except OSError as exc:
         if exc.errno not in _UNWRITABLE:
             raise
+        fd = None  # the block runs outside the handler: its errors are not "during" this one
+    if fd is None:
         yield
         return
     try:
