@@ -122,3 +122,29 @@ def test_a_repository_the_user_cannot_write_fails_in_git_s_words(shared_folder: 
     assert done.returncode == 0, done.stderr  # not a PermissionError of the lock
     assert done.stdout.startswith("git refused:"), done.stdout + done.stderr
     assert done.stdout.strip().endswith("| context: NoneType"), done.stdout
+
+
+def test_a_lock_file_made_under_a_private_umask_is_readable_by_all(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo").root
+    before = os.umask(0o077)
+    try:
+        git.worktree_add_detached(repo, tmp_path / "added", git.head(repo))
+    finally:
+        os.umask(before)
+    assert (repo / ".git" / git.WORKTREES_LOCK).stat().st_mode & 0o777 == 0o644
+
+
+def test_a_lock_file_another_user_closed_is_refused_in_one_line(shared_folder: Path) -> None:
+    """The git directory can be written, only the lock file cannot be read: adding without
+    the lock would bring the fetch race back, so the add is refused, naming the fix."""
+    repo = make_repo(shared_folder / "repo").root
+    for path in [repo, *repo.rglob("*")]:
+        path.chmod(path.stat().st_mode | 0o777 if path.is_dir() else path.stat().st_mode | 0o666)
+    lock = repo / ".git" / git.WORKTREES_LOCK
+    lock.touch()
+    lock.chmod(0o600)  # root's, as a umask of 077 makes it (before it is made readable)
+    done = add_as_nobody(repo, shared_folder / "theirs")
+    assert done.returncode == 0, done.stderr
+    assert "git refused: cannot open" in done.stdout, done.stdout
+    assert f"chmod a+r {lock}" in done.stdout
+    assert not (shared_folder / "theirs").exists()

@@ -481,22 +481,38 @@ _UNWRITABLE = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
 def _worktrees_still(cwd: Path) -> Iterator[None]:
     """Hold the repository's worktree lock (`WORKTREES_LOCK`) for the block (none where the
     git directory cannot be written: nothing can be added or fetched there either)."""
+    common = _common_dir(cwd)
+    path = common / WORKTREES_LOCK
     try:
-        fd = os.open(
-            _common_dir(cwd) / WORKTREES_LOCK, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o666
-        )
+        fd = os.open(path, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o666)
     except OSError as exc:
         if exc.errno not in _UNWRITABLE:
             raise
+        if os.access(common, os.W_OK):  # only the file is closed to us: git would add unlocked
+            raise GitError(
+                f"cannot open {path} to lock the repository's worktrees ({exc.strerror}): "
+                f"another user made it; let every user of the repository read it "
+                f"(chmod a+r {path})"
+            ) from None
         fd = None  # the block runs outside the handler: its errors are not "during" this one
     if fd is None:
         yield
         return
     try:
+        _readable_by_all(fd)
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
         os.close(fd)  # closing drops the lock
+
+
+def _readable_by_all(fd: int) -> None:
+    """The lock file this user made (under a umask of 077, say) made readable to the others
+    who may add worktrees here: closed to them, it would stop their adds and fetches."""
+    found = os.fstat(fd)
+    if found.st_uid == os.geteuid() and found.st_mode & 0o044 != 0o044:
+        with contextlib.suppress(OSError):
+            os.fchmod(fd, (found.st_mode & 0o777) | 0o044)
 
 
 def _common_dir(cwd: Path) -> Path:
