@@ -22,10 +22,12 @@ def collector() -> Iterator[None]:
     """This test process's collector as it was, whatever the test did to it."""
     was_on = gc.isenabled()
     startup._paused.clear()
+    startup._entry.clear()
     try:
         yield
     finally:
         startup._paused.clear()
+        startup._entry.clear()
         gc.unfreeze()
         if was_on:
             gc.enable()
@@ -54,11 +56,19 @@ def test_pause_and_resume(
     assert (gc.get_freeze_count() > 0) is frozen
 
 
-def test_a_command_s_own_start_up_is_paused_and_resumed(collector: None) -> None:
+@pytest.mark.parametrize("entry", [True, False])
+def test_a_command_s_own_start_up_is_paused_only_under_the_entry_point(
+    collector: None, entry: bool
+) -> None:
     gc.enable()
+    gc.unfreeze()
+    if entry:  # cli.main paused, and the command's resolution resumed
+        startup.pause()
+        startup.resume()
+    gc.unfreeze()
     with startup.starting():
-        assert not gc.isenabled()
-    assert gc.isenabled() and gc.get_freeze_count() > 0
+        assert gc.isenabled() is not entry
+    assert gc.isenabled() and (gc.get_freeze_count() > 0) is entry
 
 
 def test_the_cli_run_in_process_leaves_the_collector_alone(collector: None, tmp_path: Path) -> None:

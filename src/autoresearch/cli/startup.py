@@ -21,10 +21,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 _paused: list[bool] = []  # [True] while this module holds the collector off
+_entry: list[bool] = []  # [True] once the process's entry point has paused it (cli.main)
 
 
 def pause() -> None:
-    """Turn the collector off for start-up (left alone if something else turned it off)."""
+    """Turn the collector off for start-up (left alone if something else turned it off):
+    the process's entry point, `cli.main`, calls it first."""
+    _entry[:] = [True]
     if gc.isenabled():
         gc.disable()
         _paused[:] = [True]
@@ -41,7 +44,10 @@ def resume() -> None:
 @contextmanager
 def starting() -> Iterator[None]:
     """A command's own start-up after `resume` (the MCP SDK's import): paused for the block,
-    if the collector was on."""
+    if the collector was on – in a process `cli.main` started only."""
+    if not _entry:
+        yield
+        return
     pause()
     try:
         yield
