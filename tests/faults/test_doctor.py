@@ -255,7 +255,13 @@ def test_lanes_at_the_tip_a_restore_set_aside_save_it_as_kept_before_restore(
     for path, data in before.items():
         now = path.parent / aside[0].name / path.name if path in lost else path
         assert now.read_bytes() == data
-    continued = cli(*more, "--max-iterations", "7", cwd=repo.root)
+    # the scripted agent makes the same commits again (same files, message and parent): made in
+    # the same second as the ones the restore went past, they would be those very commits
+    another_day = {
+        "GIT_AUTHOR_DATE": "2001-02-03T04:05:06",
+        "GIT_COMMITTER_DATE": "2001-02-03T04:05:06",
+    }
+    continued = cli(*more, "--max-iterations", "7", cwd=repo.root, env=another_day)
     holders = git(repo.root, "for-each-ref", "--format=%(refname)", "--contains", old_tip)
     saved = sorted(path.name for path in run_dir.glob("lanes/*/logs/*.patch"))
     assert continued.returncode == 0, continued.stderr
