@@ -509,12 +509,13 @@ exit 0
 """
 
 
-def killed_add(repo: Path, folder: Path) -> Path:
+def killed_add(repo: Path, folder: Path, fresh: bool = False) -> Path:
     """Kill a real `git worktree add --detach folder HEAD` at the instant git has registered
     the tree with its null HEAD, before it checked anything out (what a SIGKILL or a power cut
     there leaves: every `git fetch` of the repository fails); the registration's admin folder.
     Deterministic: a reference-transaction hook kills the add's process group as it moves that
-    HEAD."""
+    HEAD. Its files are dated an hour back unless `fresh` (a repair leaves a registration
+    younger than worktree_repair.SETTLE_SECONDS that is not the driving run's own)."""
     hooks = Path(tempfile.mkdtemp(prefix="kill-hooks-", dir=repo.parent))
     (hooks / "reference-transaction").write_text(_KILL_ADD_HOOK)
     (hooks / "reference-transaction").chmod(0o755)
@@ -535,4 +536,8 @@ def killed_add(repo: Path, folder: Path) -> Path:
         if (p / "gitdir").read_text().strip() == str(folder.resolve() / ".git")
     ]
     assert (admin / "HEAD").read_text().strip() == NULL_OID  # exactly what git leaves
+    if not fresh:  # killed long ago: a repair does not wait for it as for an add in progress
+        long_ago = time.time() - 3600
+        for path in admin.iterdir():
+            os.utime(path, (long_ago, long_ago))
     return admin

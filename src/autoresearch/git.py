@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import tempfile
+import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -549,6 +550,7 @@ class HalfBuiltWorktree:
     problem: str  # what is wrong, in plain words
     breaks_fetch: bool  # HEAD names no commit: every fetch (and gc) of the repository fails
     unfinished: bool  # git's own "add in progress" lock is still there, the index is not
+    age_seconds: float = 0.0  # since git last wrote the registration (its newest admin file)
 
     @property
     def nothing_inside(self) -> bool:
@@ -608,10 +610,20 @@ def half_built_worktrees(cwd: Path, check_objects: bool = False) -> list[HalfBui
         folder = Path(os.path.normpath(gitdir)).parent if gitdir else None
         found.append(
             HalfBuiltWorktree(
-                entry.name, entry, folder, problem[0], problem[1], locked and not has_index
+                entry.name, entry, folder, problem[0], problem[1], locked and not has_index,
+                _age_seconds(entry),
             )
-        )
+        )  # fmt: skip
     return found
+
+
+def _age_seconds(admin: Path) -> float:
+    """Seconds since git last wrote the registration at `admin` (its newest file)."""
+    times = []
+    for name in ("HEAD", "locked", "gitdir"):
+        with contextlib.suppress(OSError):
+            times.append((admin / name).stat().st_mtime)
+    return max(0.0, time.time() - max(times)) if times else 0.0
 
 
 def settled_half_built_worktrees(cwd: Path, check_objects: bool = False) -> list[HalfBuiltWorktree]:

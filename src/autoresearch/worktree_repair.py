@@ -36,6 +36,10 @@ from autoresearch.states import RunStatus
 _TRY_PREFIX = "autoresearch-try-"
 
 MSG_NOT_OURS = "not a worktree of autoresearch: it is only reported, never touched"
+# How old a half-built registration must be before a repair takes it for a killed add, unless
+# it is the driving run's own: every add of this version holds the worktree lock (the repair
+# reads again under it), an older autoresearch's does not, and a checkout may take minutes
+SETTLE_SECONDS = 600.0
 
 
 def own_tree(repo: RepoPaths, folder: Path | None) -> bool:
@@ -85,6 +89,13 @@ def refusal(
         if not own_tree(repo, tree.folder):
             return MSG_NOT_OURS
         run = run_of(repo, tree.folder)
+        # not this driver's own: an add of an autoresearch older than the worktree lock (a
+        # session's, a job's, another run's) may be in progress there right now
+        if (run is None or run != current_run) and tree.age_seconds < SETTLE_SECONDS:
+            return (
+                f"it may still be being added ({tree.age_seconds:.0f} s old): left until it "
+                f"is {SETTLE_SECONDS // 60:.0f} minutes old"
+            )
         # a run folder only: probing a driver lock makes its file (and folders)
         driven = run is not None and run != current_run and repo.run(run).root.is_dir()
         if driven and run is not None and FileLock(repo.run(run).driver_lock).held_elsewhere():

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -336,3 +337,29 @@ def test_clean_checks_an_unfinished_runs_worktree_out_again(repo: Repo, mission_
     assert git(tree, "rev-parse", "HEAD") == kept
     done = cli("resume", "missions-demo-d2", cwd=repo.root)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_young_tree_not_of_the_driving_run_is_left_until_it_settles(
+    repo: Repo, mission_dir: Path
+) -> None:
+    """A tree just registered may be an add in progress by an autoresearch older than the
+    worktree lock: left until SETTLE_SECONDS, then repaired. The driving run's own young trees
+    are repaired at once (its driver lock is this process's)."""
+    assert cli("prepare", "missions/demo", "--run-tag", "d1", cwd=repo.root).returncode == 0
+    repo_paths = RepoPaths(repo.root)
+    session = killed_add(repo.root, repo.root / ".autoresearch/worktrees/exp-live", fresh=True)
+    ahead = repo.root / ".autoresearch/runs/missions-demo-d1/scratch/ahead/3"
+    own = killed_add(repo.root, ahead, fresh=True)
+
+    code, report = doctor(repo.root, "--repair-worktrees")  # no run of its own
+    left = sorted(r["registration"] for r in report["repaired_worktrees"] if not r["removed"])
+    assert code == 2 and left == sorted([str(session), str(own)]), report
+    assert all("may still be being added" in r["refused"] for r in report["repaired_worktrees"])
+
+    removed = worktree_repair.heal(repo_paths, "missions-demo-d1")  # the run's own driver
+    assert [r.tree.admin for r in removed] == [own] and session.exists()
+
+    long_ago = time.time() - worktree_repair.SETTLE_SECONDS - 60
+    for path in session.iterdir():
+        os.utime(path, (long_ago, long_ago))
+    assert [r.tree.admin for r in worktree_repair.heal(repo_paths)] == [session]
