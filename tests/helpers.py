@@ -541,3 +541,18 @@ def killed_add(repo: Path, folder: Path, fresh: bool = False) -> Path:
         for path in admin.iterdir():
             os.utime(path, (long_ago, long_ago))
     return admin
+
+
+def forge_away_iteration(journal: Path, iteration: int) -> None:
+    """Delete one iteration and its evaluations as an attacker with the seal key would: the
+    seals are kept valid (autoresearch's own TEMP triggers), so only a backup can tell."""
+    from autoresearch.journal import integrity, seals
+
+    forger = sqlite3.connect(journal, isolation_level=None)
+    try:
+        seals.register(forger, seals.load_key(integrity.seal_key(journal))[0])
+        seals.install_triggers(forger)
+        forger.execute("DELETE FROM evaluations WHERE iteration = ?", (iteration,))
+        forger.execute("DELETE FROM iterations WHERE iteration = ?", (iteration,))
+    finally:
+        forger.close()

@@ -124,19 +124,26 @@ def check_out_again(
 ) -> list[Path]:
     """The worktree of each unfinished run among the trees just `removed`, checked out again
     on the run's branch (its kept commits are there): `resume` refuses a run whose worktree
-    is gone, where it failed on the broken one before. A run still being prepared without a
-    baseline yet is left to `resume`, whose prepare builds it."""
+    is gone, where it failed on the broken one before."""
     gone = {os.path.realpath(r.tree.folder) for r in removed if r.tree.folder is not None}
+    return rebuild_missing(repo, known, lambda path: os.path.realpath(path) in gone)
+
+
+def rebuild_missing(
+    repo: RepoPaths, known: Sequence[RunRecord], wanted: Callable[[Path], bool] = lambda _: True
+) -> list[Path]:
+    """Check the worktree of every unfinished run that lost it (and that `wanted` names) out
+    again on the run's branch, where the journal says it stood. A run still being prepared
+    without a baseline yet is left to `resume`, whose prepare builds it."""
     rebuilt = []
     for run in known:
         path = Path(run.worktree_path)
         start = run.last_kept_commit or run.baseline_commit
-        if run.status != RunStatus.RUNNING or start is None or path.exists():
+        if run.status != RunStatus.RUNNING or start is None or path.exists() or not wanted(path):
             continue
-        if os.path.realpath(path) in gone:
-            private_dir(path.parent)
-            git.ensure_worktree(repo.repo_root, path, run.branch_name, start)
-            rebuilt.append(path)
+        private_dir(path.parent)
+        git.ensure_worktree(repo.repo_root, path, run.branch_name, start)
+        rebuilt.append(path)
     return rebuilt
 
 

@@ -11,10 +11,9 @@ import sys
 from contextlib import closing
 from pathlib import Path
 
-from autoresearch.journal import integrity, seals
 from autoresearch.locks import FileLock
 from autoresearch.paths import RepoPaths, journal_backup
-from helpers import Repo, cli, git
+from helpers import Repo, cli, forge_away_iteration, git
 
 CMD_AGENT = Path(__file__).parents[1] / "agents/fakes/cmd_agent.py"
 DISCARDED = "refs/autoresearch/missions-demo-r1/discarded"
@@ -370,12 +369,7 @@ def test_doctor_is_healthy_right_after_a_restore_and_still_finds_a_rewrite(
                for path, data in newer.items())  # fmt: skip
 
     assert cli(*more, "--max-iterations", "2", cwd=repo.root).returncode == 0
-    forger = sqlite3.connect(journal, isolation_level=None)
-    seals.register(forger, seals.load_key(integrity.seal_key(journal))[0])
-    seals.install_triggers(forger)  # the seals stay valid: only a backup can tell
-    forger.execute("DELETE FROM evaluations WHERE iteration = 1")
-    forger.execute("DELETE FROM iterations WHERE iteration = 1")
-    forger.close()
+    forge_away_iteration(journal, 1)  # the seals stay valid: only a backup can tell
     code, tampered = doctor(repo.root)
     (found,) = [f for f in tampered["findings"] if "disagrees" in f["message"]]
     assert code == 1 and "iteration 1 (keep)" in found["message"], found

@@ -13,9 +13,8 @@ from pathlib import Path
 import pytest
 
 from autoresearch.errors import JournalError
-from autoresearch.journal import integrity, seals
 from autoresearch.journal.db import Journal, open_journal
-from helpers import Repo, cli, git, sandbox_text
+from helpers import Repo, cli, forge_away_iteration, git, sandbox_text
 
 CMD_AGENT = Path(__file__).parents[1] / "agents/fakes/cmd_agent.py"
 RUN_ID = "missions-demo-t1"
@@ -158,12 +157,7 @@ def test_doctor_reports_a_journal_that_lost_a_decision_its_backup_holds(
     assert done.returncode == 0, done.stderr
     assert cli("doctor", cwd=repo.root).returncode == 0
     path = repo.root / ".autoresearch/journal.sqlite3"
-    forger = sqlite3.connect(path, isolation_level=None)
-    seals.register(forger, seals.load_key(integrity.seal_key(path))[0])
-    seals.install_triggers(forger)  # the seals stay valid: only the backup can tell
-    forger.execute("DELETE FROM evaluations WHERE iteration = 1")
-    forger.execute("DELETE FROM iterations WHERE iteration = 1")
-    forger.close()
+    forge_away_iteration(path, 1)  # the seals stay valid: only a backup can tell
     assert cli("status", cwd=repo.root).returncode == 0  # nothing for the seals to find
     report = cli("doctor", "--json", cwd=repo.root)
     assert report.returncode == 1, report.stdout

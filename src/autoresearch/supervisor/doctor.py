@@ -539,16 +539,7 @@ def _rebuild(repo: RepoPaths) -> tuple[Path, ...]:
     (its kept commits are there, the journal says where it stood): `resume` finds it."""
     with open_journal(repo.repo_root) as journal:
         known = runs.list_runs(journal)
-    rebuilt = []
-    for run in known:
-        path = Path(run.worktree_path)
-        start = run.last_kept_commit or run.baseline_commit
-        if run.status != RunStatus.RUNNING or start is None or path.exists():
-            continue
-        private_dir(path.parent)
-        git.ensure_worktree(repo.repo_root, path, run.branch_name, start)
-        rebuilt.append(path)
-    return tuple(rebuilt)
+    return tuple(worktree_repair.rebuild_missing(repo, known))
 
 
 def _journal_healthy(repo: RepoPaths) -> bool:
