@@ -27,6 +27,8 @@ USER_STATE_APP = "autoresearch"
 USER_REPO_NOTE = "repository"
 # Beside them: the key of the journal's seals (journal/seals.py).
 SEAL_KEY_FILE = "seal.key"
+# ...and the note of the journal a whole check last found sound (journal/checked.py).
+CHECKED_NOTE_FILE = "journal.checked"
 ACTIVE_RUN_FILE = "active-run.json"
 RUNS_DIR = "runs"
 WORKTREES_DIR = "worktrees"

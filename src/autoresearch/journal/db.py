@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,7 +26,7 @@ from typing import Any, NamedTuple
 from autoresearch.clock import SYSTEM_CLOCK, Clock, utc_now_iso
 from autoresearch.errors import AutoresearchError, DiskFullError, JournalError
 from autoresearch.fsutil import FileRefused, make_private, private_fd
-from autoresearch.journal import domains, integrity, seals
+from autoresearch.journal import checked, domains, integrity, seals
 from autoresearch.journal.schema import MIGRATIONS
 from autoresearch.paths import RepoPaths
 from autoresearch.settings import DEFAULT_BUSY_TIMEOUT, journal_timeout
@@ -80,6 +81,7 @@ class Journal:
         self._read_only = False  # opened by `open_to_read`: a write is a bug, refused
         self._file = _file_id(path)
         self.identity: integrity.Identity | None = None
+        self._seal_key = b""  # the key of the seals (`_load_seal_key`)
 
     @classmethod
     def open(
@@ -128,12 +130,18 @@ class Journal:
 
     @classmethod
     def open_to_read(
-        cls, path: Path, busy_timeout: float = DEFAULT_BUSY_TIMEOUT, clock: Clock = SYSTEM_CLOCK
+        cls,
+        path: Path,
+        busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+        clock: Clock = SYSTEM_CLOCK,
+        settle_seconds: float = checked.SETTLE_SECONDS,
     ) -> Journal:
         """Open the journal at `path` to read it: verified as `open` verifies it (damaged,
         tampered, swapped or newer journals are refused), but nothing is written and no write
         lock taken, so a read answers while a driver holds a write transaction. A journal that
-        needs a write first (new, no marker or seal key, a migration to apply) goes to `open`."""
+        needs a write first (new, no marker or seal key, a migration to apply) goes to `open`.
+        `settle_seconds`: how long the files must have been left alone to be noted
+        (journal/checked.py)."""
         expected = integrity.read_marker(path)
         ready = path.exists() and integrity.has_content(path) and integrity.seal_key(path).exists()
         if expected is None or not ready:
@@ -146,7 +154,7 @@ class Journal:
         conn.row_factory = sqlite3.Row
         journal = cls(path, conn, busy_timeout, clock)
         try:
-            if not journal._read_verified(expected):
+            if not journal._read_verified(expected, settle_seconds):
                 conn.close()
                 return cls.open(path, busy_timeout, clock)
         except BaseException:
@@ -155,15 +163,24 @@ class Journal:
         journal._read_only = True
         return journal
 
-    def _read_verified(self, expected: str) -> bool:
-        """`open`'s checks, writing nothing; False when a migration is still to be applied."""
+    def _read_verified(self, expected: str, settle_seconds: float) -> bool:
+        """`open`'s checks, writing nothing to the journal; False when a migration is still to
+        be applied. The whole check is skipped for a journal that is, file for file, the one a
+        whole check last found sound (journal/checked.py), and noted when it passes."""
         self._load_seal_key()
+        found, began = checked.seen(self.path), time.time_ns()
+        note = integrity.checked_note(self.path)
+        vouched = found is not None and checked.vouches_for(
+            note, self._seal_key, self.path, expected, found
+        )
         with self._guard():
             self._conn.execute("PRAGMA query_only=ON")  # a read connection refuses any write
-            self._verify(expected)
+            self._verify(expected, whole=not vouched)
             if _pending_migrations(self._conn):
                 return False
             self.identity = integrity.read_identity(self._conn)
+        if found is not None and not vouched and checked.settled(found, began, settle_seconds):
+            checked.write(note, self._seal_key, self.path, expected, found)
         return True
 
     def defer_backups(self, on: bool = True) -> None:
@@ -210,16 +227,19 @@ class Journal:
                 f"{self.path}: {exc}"
             ) from exc
         seals.register(self._conn, key)
+        self._seal_key = key
         return made
 
-    def _verify(self, expected: str | None, seals_known: bool = True) -> None:
-        problem = integrity.damage(self._conn)
+    def _verify(self, expected: str | None, seals_known: bool = True, whole: bool = True) -> None:
+        """Refuse a damaged, foreign or tampered journal (`whole` False: its identity only, for
+        a journal a whole check vouches for as it stands)."""
+        problem = integrity.damage(self._conn) if whole else None
         if problem is not None:
             raise JournalError(integrity.msg_refused(f"journal {self.path} is damaged ({problem})"))
         found = integrity.identity_problem(self.path, integrity.read_identity(self._conn), expected)
         if found is not None:
             raise JournalError(integrity.msg_refused(found))
-        tampered = seals.problem(self._conn) if seals_known else None
+        tampered = seals.problem(self._conn) if seals_known and whole else None
         if tampered is not None:
             raise JournalError(seals.msg_tampered(self.path, tampered))
 

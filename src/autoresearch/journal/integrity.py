@@ -35,6 +35,7 @@ from autoresearch.clock import utc_now_iso
 from autoresearch.fsutil import FileRefused, atomic_write_text, private_dir, read_regular
 from autoresearch.journal import domains, seals
 from autoresearch.paths import (
+    CHECKED_NOTE_FILE,
     JOURNAL_BACKUPS_KEPT,
     SEAL_KEY_FILE,
     STATE_DIR,
@@ -78,6 +79,12 @@ def outside(journal: Path) -> Path:
 def seal_key(journal: Path) -> Path:
     """The key of the journal's seals, outside the repository (journal/seals.py)."""
     return outside(journal).with_name(SEAL_KEY_FILE)
+
+
+def checked_note(journal: Path) -> Path:
+    """Where a whole check notes the journal it found sound, beside the seal key
+    (journal/checked.py)."""
+    return outside(journal).with_name(CHECKED_NOTE_FILE)
 
 
 def copies(journal: Path) -> tuple[Path, Path]:
