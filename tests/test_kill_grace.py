@@ -174,8 +174,8 @@ def test_a_recovery_stop_gives_a_process_the_grace_to_save_its_state(
 
 
 def test_a_command_refuses_a_bad_grace_before_it_runs_anything(tmp_path: Path) -> None:
-    """`check --try` (its evaluator's timeout) and `job start` (its detached runner's stops)
-    refuse in one line; no job is queued."""
+    """`check --try` (its evaluator's timeout), `job start` (its detached runner's stops) and
+    `mcp` (its tools' stops) refuse in one line; no job is queued."""
     repo = make_repo(tmp_path / "repo")
     repo.mission()
     bad = {VARIABLE: "inf"}
@@ -183,8 +183,10 @@ def test_a_command_refuses_a_bad_grace_before_it_runs_anything(tmp_path: Path) -
     tried = cli("check", "missions/demo", "--try", cwd=repo.root, env=bad)
     job = cli("job", "start", "Set VALUE to 2.", "--agent", "cmd:true", cwd=repo.root, env=bad)
     listed = cli("job", "list", cwd=repo.root)
+    served = cli("mcp", cwd=repo.root, env=bad, timeout=60)
     assert (tried.returncode, tried.stderr.splitlines()[-1]) == (2, line)
     assert (job.returncode, job.stderr.splitlines()[-1]) == (2, line)
+    assert (served.returncode, served.stderr.strip()) == (2, line)  # before any handshake
     assert listed.stdout.strip() == "no jobs"
 
 
