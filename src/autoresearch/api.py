@@ -105,6 +105,7 @@ if TYPE_CHECKING:
     from autoresearch.sandbox_modes import SandboxMode as SandboxMode
     from autoresearch.scaffold import MissionAnswers as MissionAnswers
     from autoresearch.scaffold import write_mission as write_mission
+    from autoresearch.settings import kill_grace as kill_grace
     from autoresearch.signals import first_signal_stops as first_signal_stops
     from autoresearch.states import DecisionKind as DecisionKind
     from autoresearch.states import Direction as Direction
@@ -200,6 +201,7 @@ _WHERE: dict[str, tuple[str, str]] = {
     "CheckSpec": ("autoresearch.worker.model", "CheckSpec"),
     "ContractError": ("autoresearch.errors", "ContractError"),
     "KEPT_BEFORE_RESTORE": ("autoresearch.supervisor.refs", "KEPT_BEFORE_RESTORE"),
+    "kill_grace": ("autoresearch.settings", "kill_grace"),
     "DEFAULT_AGENT": ("autoresearch.worker.model", "DEFAULT_AGENT"),
     "DEFAULT_CHECKS_TIMEOUT": ("autoresearch.experiments.params", "DEFAULT_CHECKS_TIMEOUT"),
     "DEFAULT_CHECK_TIMEOUT_SECONDS": ("autoresearch.worker.model", "DEFAULT_CHECK_TIMEOUT_SECONDS"),

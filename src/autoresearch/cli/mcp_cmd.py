@@ -14,7 +14,6 @@ import click
 
 from autoresearch.cli import startup
 from autoresearch.cli.common import fail
-from autoresearch.settings import kill_grace
 
 # The tools run the session's command in this repository: never listen beyond this machine.
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost")
@@ -115,6 +114,8 @@ def mcp_command(
         fail("--insecure-no-auth takes no token: drop --token-file and --new-token")
     # the tools stop process groups (run_experiment's command, jobs) with the kill grace: a bad
     # value is refused here, where the host's log shows it, not at a tool's first stop
+    from autoresearch.api import kill_grace
+
     kill_grace()
     try:
         with startup.starting():  # the SDK's import is start-up too (~0.5 s)
