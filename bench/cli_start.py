@@ -218,14 +218,14 @@ def measured(
 
 
 def settled(journal: Path) -> None:
-    """Wait until the journal's files have been left alone as long as a reader waits before
-    it notes them checked (journal/checked.py): `status` between two of a long session's steps,
-    or after a run. The first timed run of this tree checks the journal whole and notes it."""
+    """Wait until the journal (at rest: no process holds it open) has been left alone as long
+    as a reader waits before it notes it checked (journal/checked.py): `status` after a run,
+    or between two `step`s. The first timed run of this tree checks it whole and notes it."""
     from autoresearch.journal import checked
 
-    found = checked.seen(journal)
-    assert found is not None, journal
-    left = found.newest_change_ns / 1e9 + checked.SETTLE_SECONDS + 1 - time.time()
+    found = checked.at_rest(journal)
+    assert found is not None, f"{journal} is not at rest"
+    left = found.changed_ns / 1e9 + checked.SETTLE_SECONDS + 1 - time.time()
     if left > 0:
         print(f"(waiting {left:.0f} s for the journal to be left alone "
               f"{checked.SETTLE_SECONDS:.0f} s, as a reader needs to note it checked)")  # fmt: skip

@@ -1,17 +1,22 @@
-"""A reader skips the whole check of a journal that is, file for file, the one a whole check
-last found sound (journal/checked.py); any change to its files, a forged note or a writer
-brings the whole check back, and a tampered journal is still refused."""
+"""A reader skips the whole check of a journal at rest that is, stat for stat, the one a whole
+check last found sound (journal/checked.py); any change to its file, a journal not at rest, a
+forged note or a writer brings the whole check back, and a tampered journal is still refused."""
 
 from __future__ import annotations
 
+import hashlib
+import inspect
 import os
+import shutil
 import sqlite3
+import threading
+from contextlib import closing
 from pathlib import Path
 
 import pytest
 
 from autoresearch.errors import JournalError
-from autoresearch.journal import checked, integrity, seals
+from autoresearch.journal import checked, domains, integrity, seals
 from autoresearch.journal.db import Journal, open_journal
 from autoresearch.supervisor.prepare import prepare
 from helpers import cli
@@ -35,7 +40,7 @@ def test_a_check_notes_only_files_left_alone_long_enough(
     changed_before_s: float, may_note: bool
 ) -> None:
     began = 1_000_000 * SECOND
-    found = checked.Seen("files", began - int(changed_before_s * SECOND))
+    found = checked.Seen("file", began - int(changed_before_s * SECOND))
     assert checked.settled(found, began) is may_note
 
 
@@ -53,13 +58,14 @@ def read_runs(journal: Path) -> list[str]:
 
 
 def tampered(journal: Path) -> None:
-    with sqlite3.connect(journal) as conn:
+    """An edit by another connection, closed after it (the journal at rest again)."""
+    with closing(sqlite3.connect(journal)) as conn, conn:
         conn.execute("UPDATE runs SET last_kept_commit = 'f00d' WHERE run_id = ?", (RUN_ID,))
 
 
 def note_as_checked(journal: Path, key: bytes) -> None:
     """A note for the journal as it stands now, sealed under `key`."""
-    found, journal_id = checked.seen(journal), integrity.read_marker(journal)
+    found, journal_id = checked.at_rest(journal), integrity.read_marker(journal)
     assert found is not None and journal_id is not None
     checked.write(integrity.checked_note(journal), key, journal, journal_id, found)
 
@@ -82,6 +88,21 @@ def test_a_reader_skips_the_whole_check_of_the_journal_a_check_noted(mission_dir
     note.unlink()
     with pytest.raises(JournalError, match="another key"):
         read_runs(journal)
+
+
+def test_a_journal_a_driver_holds_open_is_checked_whole_at_every_read(mission_dir: Path) -> None:
+    """Frames in the WAL: what a reader sees depends on the WAL's index too, which no stat
+    describes. A note of the database file vouches for nothing then."""
+    _, journal = prepared(mission_dir)
+    integrity.seal_key(journal).write_text("ab" * 32 + "\n")
+    note_as_checked(journal, bytes.fromhex("ab" * 32))
+    assert read_runs(journal) == [RUN_ID]  # at rest: the note vouches
+    with closing(sqlite3.connect(journal, isolation_level=None)) as driver:
+        driver.execute("CREATE TEMP TABLE held (x)")  # the connection stays open...
+        driver.execute("UPDATE runs SET updated_at = 'later'")  # ...with frames in the WAL
+        assert checked.at_rest(journal) is None
+        with pytest.raises(JournalError, match="another key"):
+            read_runs(journal)
 
 
 def test_a_journal_edited_behind_autoresearchs_back_is_checked_whole_again(
@@ -143,15 +164,92 @@ def test_a_note_under_another_key_vouches_for_nothing(mission_dir: Path) -> None
         read_runs(journal)
 
 
-def test_an_empty_wal_is_no_change(tmp_path: Path) -> None:
+def test_a_journal_is_at_rest_in_its_database_file_alone(tmp_path: Path) -> None:
     journal = tmp_path / "journal.sqlite3"
     journal.write_bytes(b"x")
-    alone = checked.seen(journal)
-    checked.wal_of(journal).write_bytes(b"")
-    assert checked.seen(journal) == alone
-    checked.wal_of(journal).write_bytes(b"frames")
-    assert checked.seen(journal) != alone
-    assert checked.seen(tmp_path / "none") is None
+    alone = checked.at_rest(journal)
+    assert alone is not None
+    checked.wal_of(journal).write_bytes(b"")  # what opening it makes: no content
+    assert checked.at_rest(journal) == alone
+    checked.wal_of(journal).write_bytes(b"frames")  # a driver holds it open: never vouched for
+    assert checked.at_rest(journal) is None
+    checked.wal_of(journal).unlink()
+    checked.rollback_journal_of(journal).write_bytes(b"pages")
+    assert checked.at_rest(journal) is None
+    assert checked.at_rest(tmp_path / "none") is None
+
+
+def test_a_modification_time_put_back_does_not_settle_a_file(tmp_path: Path) -> None:
+    journal = tmp_path / "journal.sqlite3"
+    journal.write_bytes(b"x")
+    hour_ago = os.stat(journal).st_mtime_ns - 3600 * SECOND
+    os.utime(journal, ns=(hour_ago, hour_ago))
+    found = checked.at_rest(journal)
+    assert found is not None
+    assert not checked.settled(found, os.stat(journal).st_ctime_ns + SECOND)
+
+
+def forged_rollback_journal(journal: Path, scratch: Path) -> Path:
+    """A rollback journal whose playback writes a forged kept commit into `journal`: made on
+    a copy of it (review11's reproduction), the journal itself untouched."""
+    copy = scratch / "copy.sqlite3"
+    shutil.copyfile(journal, copy)
+    forger = sqlite3.connect(copy, isolation_level=None)
+    forger.execute("PRAGMA journal_mode=DELETE")
+    forger.execute("UPDATE runs SET last_kept_commit = 'f00d' WHERE run_id = ?", (RUN_ID,))
+    forger.execute("PRAGMA synchronous=OFF")  # the header then says: count the pages by size
+    forger.execute("BEGIN")
+    forger.execute("UPDATE runs SET last_kept_commit = 'beef' WHERE run_id = ?", (RUN_ID,))
+    pages = scratch / "pages"
+    shutil.copyfile(checked.rollback_journal_of(copy), pages)  # the forged pages, as they were
+    forger.execute("ROLLBACK")
+    forger.close()
+    return pages
+
+
+def test_a_rollback_journal_left_beside_a_noted_journal_is_checked_whole(
+    mission_dir: Path, tmp_path: Path
+) -> None:
+    """SQLite plays a rollback journal back at its first read, after a stat taken before it
+    would have matched the note: the reader reads first, then stats."""
+    _, journal = prepared(mission_dir)
+    pages = forged_rollback_journal(journal, tmp_path)
+    assert read_runs(journal) == [RUN_ID] and integrity.checked_note(journal).exists()
+    shutil.copyfile(pages, checked.rollback_journal_of(journal))
+    with pytest.raises(JournalError, match="changed outside autoresearch"):
+        read_runs(journal)
+
+
+def test_a_fifo_where_the_note_is_staged_is_not_waited_on(mission_dir: Path) -> None:
+    _, journal = prepared(mission_dir)
+    note = integrity.checked_note(journal)
+
+    def read_past_a_fifo() -> None:  # in a thread of its own: the wait, if any, is its own
+        os.mkfifo(note.with_name(f".{note.name}.{os.getpid()}.{threading.get_ident()}.tmp"))
+        read_runs(journal)
+
+    reading = threading.Thread(target=read_past_a_fifo, daemon=True)
+    reading.start()
+    reading.join(timeout=30)
+    assert not reading.is_alive(), "the reader waits on a FIFO"
+    assert not note.exists()
+
+
+# The whole check a note vouches for, as of CHECK_VERSION: a change to it must bump the version
+# (a note of the older check must not vouch for the newer), then record the new digest here.
+CHECK_DIGEST = (1, "f6de648c67ad4a95")
+
+
+def test_a_change_to_the_whole_check_bumps_the_version_notes_name() -> None:
+    text = "\n".join(
+        [inspect.getsource(integrity.quick_check), inspect.getsource(integrity.damage),
+         inspect.getsource(domains), inspect.getsource(seals)]
+    )  # fmt: skip
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    assert (checked.CHECK_VERSION, digest) == CHECK_DIGEST, (
+        "the journal's whole check changed: bump journal/checked.CHECK_VERSION and record "
+        f"({checked.CHECK_VERSION + 1}, {digest!r}) as CHECK_DIGEST"
+    )
 
 
 def test_status_trusts_a_note_and_still_refuses_a_tampered_journal(mission_dir: Path) -> None:

@@ -165,10 +165,15 @@ class Journal:
 
     def _read_verified(self, expected: str, settle_seconds: float) -> bool:
         """`open`'s checks, writing nothing to the journal; False when a migration is still to
-        be applied. The whole check is skipped for a journal that is, file for file, the one a
-        whole check last found sound (journal/checked.py), and noted when it passes."""
+        be applied. The whole check is skipped for a journal at rest that is, stat for stat, the
+        one a whole check last found sound (journal/checked.py), and noted when it passes."""
         self._load_seal_key()
-        found, began = checked.seen(self.path), time.time_ns()
+        with self._guard():
+            # read once before the stat: SQLite plays a rollback journal left beside the
+            # database back at its first read (review11), so one dropped there between the
+            # stat and that read cannot slip past it (`at_rest` refuses one it sees)
+            self._conn.execute("PRAGMA schema_version").fetchone()
+        found, began = checked.at_rest(self.path), time.time_ns()
         note = integrity.checked_note(self.path)
         vouched = found is not None and checked.vouches_for(
             note, self._seal_key, self.path, expected, found
@@ -179,7 +184,9 @@ class Journal:
             if _pending_migrations(self._conn):
                 return False
             self.identity = integrity.read_identity(self._conn)
-        if found is not None and not vouched and checked.settled(found, began, settle_seconds):
+        # noted only if still at rest as before the check: the check saw that file alone
+        noting = found is not None and not vouched and checked.settled(found, began, settle_seconds)
+        if noting and found is not None and checked.at_rest(self.path) == found:
             checked.write(note, self._seal_key, self.path, expected, found)
         return True
 
