@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 
@@ -56,10 +56,31 @@ class Outer:
     none: None = None
 
 
+class Light(NamedTuple):
+    """A record a light command imports: a NamedTuple (no class built with exec), its fields
+    written as they are, then what json_extra adds."""
+
+    low: float
+    nested: Bare | None = None
+    many: tuple[Named, ...] = ()
+
+    def json_extra(self) -> dict[str, object]:
+        return {"doubled": self.low * 2}
+
+
 @pytest.mark.parametrize(
     ("record", "shape"),
     [
         (Bare(1), {"a": 1, "b": ["x"]}),
+        (
+            Light(0.5, Bare(2), (Named(3),)),
+            {
+                "low": 0.5,  # an object, not the array that a tuple is
+                "nested": {"a": 2, "b": ["x"]},
+                "many": [{"named": 3, "pair": [3, 3]}],
+                "doubled": 1.0,
+            },
+        ),
         (
             Outer(
                 zeta=1,
@@ -78,7 +99,7 @@ class Outer:
             },
         ),
     ],
-    ids=["tuples", "nested"],
+    ids=["tuples", "named tuple", "nested"],
 )
 def test_a_records_json_shape(record: Any, shape: dict[str, Any]) -> None:
     got = json_shape(record)

@@ -177,8 +177,8 @@ class NoisePolicy:
         )
 
 
-@dataclass(frozen=True)
-class Spread:
+# a NamedTuple: status imports it, and a frozen dataclass compiles its methods at import
+class Spread(NamedTuple):
     """The evaluator's spread: sd and its degrees of freedom (scale.py); `today`: this
     iteration's own readings' (0: none), which a decision after a change of level uses when
     wider (a loaded machine is slower and noisier)."""
@@ -212,8 +212,8 @@ def pooled_spread(groups: Iterable[Sequence[float]]) -> Spread:
     return spread_of(math.fsum(sums), df)
 
 
-@dataclass(frozen=True)
-class Interval:
+# a NamedTuple: status imports it, and a frozen dataclass compiles its methods at import
+class Interval(NamedTuple):
     """A mean with its two-sided interval."""
 
     mean: float

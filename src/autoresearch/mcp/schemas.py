@@ -45,7 +45,7 @@ _MIRRORED: dict[type, type[BaseModel]] = {}
 
 def _json_type(hint: Any) -> Any:
     """A core field's type as the JSON shows it: an enum as its string, a tuple as a list, a
-    mirrored dataclass as its model."""
+    mirrored dataclass as its model, a NamedTuple record (its `to_dict`) as an object."""
     args = typing.get_args(hint)
     if typing.get_origin(hint) in (Union, types.UnionType):
         out = _json_type(args[0])
@@ -56,7 +56,30 @@ def _json_type(hint: Any) -> Any:
         return list[_json_type(args[0])]  # type: ignore[misc]
     if isinstance(hint, type) and issubclass(hint, enum.StrEnum):
         return str
+    if isinstance(hint, type) and issubclass(hint, tuple) and hasattr(hint, "_fields"):
+        return _record_model(hint)
     return _MIRRORED.get(hint, hint)
+
+
+def _record_model(record: type[tuple[object, ...]]) -> type[BaseModel]:
+    """The object a NamedTuple record's `to_dict` writes (jsonshape: its fields as they are),
+    as the model pydantic made of it while it was a dataclass: a NamedTuple is an array to
+    pydantic. Status imports such records (noise.Interval), a frozen dataclass costs it more."""
+    if record not in _MIRRORED:
+        hints = typing.get_type_hints(record)
+        defaults: dict[str, Any] = getattr(record, "_field_defaults", {})
+        fields: dict[str, Any] = {
+            name: (_json_type(hints[name]), defaults.get(name, ...))
+            for name in getattr(record, "_fields", ())
+        }
+        _MIRRORED[record] = create_model(
+            record.__name__,
+            __base__=_Shape,
+            __doc__=record.__doc__,
+            __module__=record.__module__,
+            **fields,
+        )
+    return _MIRRORED[record]
 
 
 def mirrors(
@@ -152,6 +175,13 @@ class Progress(_Shape):
 @mirrors(confidence.Significance)
 class Significance(_Shape):
     """best − baseline (better is +) with a 95 % interval from the spread of repeated runs."""
+
+
+# mirrored (as pydantic derived it from the dataclass before) so that its intervals, now
+# NamedTuples, are objects in its schema as they are in its JSON (`_record_model`)
+@mirrors(confidence.LevelDrift)
+class LevelDrift(_Shape):
+    __doc__ = confidence.LevelDrift.__doc__
 
 
 @mirrors(confidence.Confidence)
