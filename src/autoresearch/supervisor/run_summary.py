@@ -8,6 +8,7 @@ status line listing the runs never builds (issue 36: tests/test_import_graph.py)
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from autoresearch.jsonshape import json_field, json_shape
 from autoresearch.noise import Interval
@@ -65,12 +66,14 @@ class RunSummary:
 SUMMARY_FIRST = json_field(inline=True)
 
 
-@dataclass(frozen=True)
-class RunListing:
+# a NamedTuple: status imports it, and a frozen dataclass compiles its methods at import
+class RunListing(NamedTuple):
     """One run of `status` without RUN_ID: its headline and whether a driver is alive."""
 
-    summary: RunSummary = field(metadata=SUMMARY_FIRST)
+    summary: RunSummary
     driver_alive: bool
 
     def to_dict(self) -> dict[str, object]:
-        return json_shape(self)
+        """The summary's keys, then its own, as a dataclass's SUMMARY_FIRST field writes them
+        (RunDetails): a NamedTuple's fields carry no json_field."""
+        return {**self.summary.to_dict(), "driver_alive": self.driver_alive}
