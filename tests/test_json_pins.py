@@ -332,7 +332,8 @@ HAND_WRITTEN = {
     "contracts/job_result.py:JobChecks": "a JSON array, not an object",
     "contracts/loop.py:LoopSettings": "keys of unset options, and the placement, omitted",
     "contracts/stored_evaluation.py:StoredEvaluation": "holds the stored JSON itself",
-    # a NamedTuple (status lists runs without building a dataclass): no json_field to inline it
+    # NamedTuples (`status` builds no dataclass for them): their fields carry no json_field
+    "noise.py:NoisePolicy": "names min_effect's unit and the spread's basis",
     "supervisor/run_summary.py:RunListing": "its summary's keys inlined, then driver_alive",
     "worker/view.py:JobView": "the job's answer, secrets masked on the way out",
 }
