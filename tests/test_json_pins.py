@@ -334,7 +334,6 @@ HAND_WRITTEN = {
     "contracts/stored_evaluation.py:StoredEvaluation": "holds the stored JSON itself",
     # NamedTuples (`status` builds no dataclass for them): their fields carry no json_field
     "noise.py:NoisePolicy": "names min_effect's unit and the spread's basis",
-    "supervisor/run_summary.py:RunListing": "its summary's keys inlined, then driver_alive",
     "worker/view.py:JobView": "the job's answer, secrets masked on the way out",
 }
 

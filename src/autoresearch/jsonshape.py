@@ -1,10 +1,11 @@
 """A record's JSON shape: the one way a dataclass (or a NamedTuple: a record that a light
-command imports, whose fields are written as they are) becomes the plain data of a `to_dict`.
+command imports) becomes the plain data of a `to_dict`.
 
 Its fields in their order; a nested record as its own `to_dict` (a record without one as its
 fields), at any depth inside lists, tuples and dicts; tuples as lists, paths as strings; an enum
 stays the member it is (a StrEnum: its value in JSON, and callers may compare it). A field whose
-JSON differs says so in its metadata (`field(metadata=json_field(...))`): another key, a
+JSON differs says so in its metadata (`field(metadata=json_field(...))`; a NamedTuple, whose
+fields have none, in its static `json_fields()`: {name: json_field(...)}): another key, a
 converter, hidden, left out when its value says so (`omit_when=is_none`), written in place as
 its own keys (`inline`: a nested record or mapping whose keys sit among the record's), after
 the other fields (`trails`: a JSON older than the field's place), or a mapping whose keys lead
@@ -128,10 +129,13 @@ def _layout(record_type: type[Record]) -> _Layout:
 
 
 def _shaped_fields(record_type: type[Record]) -> list[tuple[str, FieldShape]]:
-    """Each field's name and shape, in order: a NamedTuple's are written as they are."""
+    """Each field's name and shape, in order. A NamedTuple's fields carry no metadata: its
+    static `json_fields()`, when it has one, maps a field's name to its `json_field(...)`."""
     named: tuple[str, ...] | None = getattr(record_type, "_fields", None)
     if named is not None and issubclass(record_type, tuple):
-        return [(name, _AS_IS) for name in named]
+        said = getattr(record_type, "json_fields", None)
+        shapes: Mapping[str, Mapping[str, FieldShape]] = said() if callable(said) else {}
+        return [(name, shapes.get(name, {}).get(_METADATA_KEY, _AS_IS)) for name in named]
     return [
         (f.name, f.metadata.get(_METADATA_KEY, _AS_IS))
         for f in dataclasses.fields(record_type)  # type: ignore[arg-type]

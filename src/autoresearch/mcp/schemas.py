@@ -89,7 +89,8 @@ def mirrors(
     fields: Mapping[str, Any] | None = None,
     shapes: Mapping[str, Any] | None = None,
 ) -> Callable[[type[_M]], type[_M]]:
-    """Make the decorated (empty) model the fields of the core dataclass `core`, in its order,
+    """Make the decorated (empty) model the fields of the core record `core` (a dataclass or a
+    NamedTuple), in its order,
     with its types and defaults (`required`: every key is always present, no defaults). The
     class gives the name and the description; `fields` what the MCP side adds to a field (a
     `Field` with its description, and its default when the core has none), `shapes` the
@@ -97,16 +98,16 @@ def mirrors(
     (`jsonshape.json_field`) is published under its JSON key, a hidden one not at all."""
     hints = typing.get_type_hints(core)
     given, typed = dict(fields or {}), dict(shapes or {})
-    unknown = (set(given) | set(typed)) - {f.name for f in dataclasses.fields(core)}
+    unknown = (set(given) | set(typed)) - set(_defaults(core))
     if unknown:
         raise TypeError(f"{core.__name__} has no field {sorted(unknown)}")
     keys = _json_keys(core, typed)
 
     def derive(shape: type[_M]) -> type[_M]:
         derived: dict[str, Any] = {}
-        defaults = {f.name: f.default for f in dataclasses.fields(core)}
+        defaults = _defaults(core)
         for name, key in keys:
-            default = defaults[name] if defaults[name] is not dataclasses.MISSING else ...
+            default = defaults[name]
             info = given.get(name, Field(... if required else default))
             derived[key] = (typed.get(name, _json_type(hints[name])), info)
         model: type[BaseModel] = create_model(
@@ -120,6 +121,19 @@ def mirrors(
         return typing.cast(type[_M], model)
 
     return derive
+
+
+def _defaults(core: type) -> dict[str, Any]:
+    """Each field of the core record in its order, with its default (`...`: none, or made by
+    a factory): a dataclass's, or a NamedTuple's (a record `status` builds, run_summary.py)."""
+    named: tuple[str, ...] | None = getattr(core, "_fields", None)
+    if named is not None and issubclass(core, tuple):
+        given: dict[str, Any] = getattr(core, "_field_defaults", {})
+        return {name: given.get(name, ...) for name in named}
+    return {
+        f.name: ... if f.default is dataclasses.MISSING else f.default
+        for f in dataclasses.fields(core)
+    }
 
 
 def _json_keys(core: type, typed: Mapping[str, Any]) -> list[tuple[str, str]]:
