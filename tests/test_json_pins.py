@@ -332,8 +332,6 @@ HAND_WRITTEN = {
     "contracts/job_result.py:JobChecks": "a JSON array, not an object",
     "contracts/loop.py:LoopSettings": "keys of unset options, and the placement, omitted",
     "contracts/stored_evaluation.py:StoredEvaluation": "holds the stored JSON itself",
-    # NamedTuples (`status` builds no dataclass for them): their fields carry no json_field
-    "noise.py:NoisePolicy": "names min_effect's unit and the spread's basis",
     "worker/view.py:JobView": "the job's answer, secrets masked on the way out",
 }
 

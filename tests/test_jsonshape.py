@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -15,6 +15,7 @@ import pytest
 
 from autoresearch.experiments.params import LogParams, RunNote
 from autoresearch.jsonshape import (
+    FieldShape,
     is_empty,
     is_none,
     json_field,
@@ -184,6 +185,30 @@ class Trailing:
 def test_a_trailing_field_is_written_after_the_others_and_mirrored_in_its_place() -> None:
     assert json.dumps(json_shape(Trailing())) == '{"first": 2, "second": 4, "late": 1, "z": 3}'
     assert [key for _, key, _ in json_keys(Trailing)] == ["late", "first", "z", "second"]
+
+
+class LightShaped(NamedTuple):
+    """A NamedTuple whose JSON differs from its fields: said in its static json_fields()."""
+
+    late: int
+    usage: Usage
+    ms: int = 3
+    first: int = 2
+
+    @staticmethod
+    def json_fields() -> Mapping[str, Mapping[str, FieldShape]]:
+        return {
+            "late": json_field(trails=True),
+            "usage": json_field(inline=True),
+            "ms": json_field(key="half", convert=_halved),
+        }
+
+
+def test_a_named_tuples_json_fields_shape_its_json() -> None:
+    """Renamed and converted, inlined in place, written after the others: as a dataclass's
+    field metadata says it (noise.NoisePolicy, supervisor/run_summary.RunSummary)."""
+    got = json.dumps(json_shape(LightShaped(1, Usage(5, None))))
+    assert got == '{"tokens": 5, "cost": null, "half": 1.5, "first": 2, "late": 1}'
 
 
 def test_a_record_with_inline_keys_has_no_mirrored_schema() -> None:

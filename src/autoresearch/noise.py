@@ -48,7 +48,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
 from typing import Any, NamedTuple, cast
 
-from autoresearch.jsonshape import json_shape
+from autoresearch.jsonshape import FieldShape, json_field, json_shape
 from autoresearch.robust import current_reference, huber_mean, since_level_change
 from autoresearch.states import Direction
 
@@ -108,7 +108,7 @@ class NoisePolicy(NamedTuple):
     alpha: float = 0.05  # probability of keeping a change that does nothing
     power: float = 0.9  # probability of keeping a change worth min_effect
     min_effect: float = 1.0
-    # min_effect in units of the evaluator's spread (the JSON names the unit: `to_dict`)
+    # min_effect in units of the evaluator's spread (the JSON names the unit: `json_fields`)
     min_effect_in_sigma: bool = True
     max_evals: int = 40  # readings the test may take per iteration (candidate + incumbent)
     interleave: int = 3  # at least one incumbent reading per this many candidate readings
@@ -119,7 +119,7 @@ class NoisePolicy(NamedTuple):
     blocked: bool = True
     # the spread measured within blocks (a commit's readings of one iteration), robustly
     # (scale.py); False: each commit's readings pooled over the run, as before it (the JSON
-    # names the basis: `to_dict`)
+    # names the basis: `json_fields`)
     blocks: bool = True
     # a change of the machine's level inside an iteration sets the readings before it aside
     # (robust.since_level_change); False: a run frozen before it decides as it did
@@ -142,25 +142,13 @@ class NoisePolicy(NamedTuple):
         """min_effect in metric units."""
         return self.min_effect * sigma if self.min_effect_in_sigma else self.min_effect
 
+    @staticmethod
+    def json_fields() -> Mapping[str, Mapping[str, FieldShape]]:
+        """The JSON names min_effect's unit and the spread's basis (jsonshape)."""
+        return _POLICY_KEYS
+
     def to_dict(self) -> dict[str, object]:
-        """Its fields in their order, the unit of min_effect and the basis of the spread
-        named (`min_effect_unit`, `spread`): what `from_dict` reads back."""
-        return {
-            "mode": self.mode,
-            "calibration": self.calibration,
-            "alpha": self.alpha,
-            "power": self.power,
-            "min_effect": self.min_effect,
-            "min_effect_unit": _effect_unit(self.min_effect_in_sigma),
-            "max_evals": self.max_evals,
-            "interleave": self.interleave,
-            "confirm": self.confirm,
-            "reuse": self.reuse,
-            "blocked": self.blocked,
-            "spread": _spread_basis(self.blocks),
-            "level_changes": self.level_changes,
-            "today_agrees": self.today_agrees,
-        }
+        return json_shape(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, object] | None) -> NoisePolicy:
@@ -190,6 +178,12 @@ class NoisePolicy(NamedTuple):
             level_changes=data.get("level_changes") is True,
             today_agrees=data.get("today_agrees") is True,
         )
+
+
+_POLICY_KEYS = {
+    "min_effect_in_sigma": json_field(key="min_effect_unit", convert=_effect_unit),
+    "blocks": json_field(key="spread", convert=_spread_basis),
+}
 
 
 # a NamedTuple: status imports it, and a frozen dataclass compiles its methods at import
