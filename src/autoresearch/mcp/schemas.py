@@ -63,9 +63,12 @@ def _json_type(hint: Any) -> Any:
 
 def _record_model(record: type[tuple[object, ...]]) -> type[BaseModel]:
     """The object a NamedTuple record's `to_dict` writes (jsonshape: its fields as they are),
-    as the model pydantic made of it while it was a dataclass: a NamedTuple is an array to
-    pydantic. Status imports such records (noise.Interval), a frozen dataclass costs it more."""
+    as the model pydantic made of it while it was a dataclass: to pydantic a NamedTuple is an
+    array. `status` imports such records (noise.Interval), where a frozen dataclass would cost
+    its start-up more. One whose JSON differs from its fields (`json_fields`) is mirrored."""
     if record not in _MIRRORED:
+        if hasattr(record, "json_fields"):
+            raise TypeError(f"{record.__name__}'s JSON is not its fields: mirror it (`mirrors`)")
         hints = typing.get_type_hints(record)
         defaults: dict[str, Any] = getattr(record, "_field_defaults", {})
         fields: dict[str, Any] = {
@@ -89,13 +92,13 @@ def mirrors(
     fields: Mapping[str, Any] | None = None,
     shapes: Mapping[str, Any] | None = None,
 ) -> Callable[[type[_M]], type[_M]]:
-    """Make the decorated (empty) model the fields of the core record `core` (a dataclass or a
-    NamedTuple), in its order,
-    with its types and defaults (`required`: every key is always present, no defaults). The
-    class gives the name and the description; `fields` what the MCP side adds to a field (a
-    `Field` with its description, and its default when the core has none), `shapes` the
-    typed shape of a field the core carries as a JSON object. A field the core's JSON renames
-    (`jsonshape.json_field`) is published under its JSON key, a hidden one not at all."""
+    """Make the decorated (empty) model the fields of the core record `core` (a dataclass, or
+    a NamedTuple that `status` builds), in its order, with its types and defaults (`required`:
+    every key is always present, no defaults). The class gives the name and the description;
+    `fields` what the MCP side adds to a field (a `Field` with its description, and its
+    default when the core has none), `shapes` the typed shape of a field the core carries as
+    a JSON object. A field the core's JSON renames (`jsonshape.json_field`) is published
+    under its JSON key, a hidden one not at all."""
     hints = typing.get_type_hints(core)
     given, typed = dict(fields or {}), dict(shapes or {})
     unknown = (set(given) | set(typed)) - set(_defaults(core))
