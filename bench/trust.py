@@ -21,7 +21,7 @@ import math
 import random
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -313,7 +313,7 @@ def run(
     )
     print("the price of power (the default with another `power`):")
     for power in (0.8, 0.85, 0.95):
-        priced = replace(default, power=power)
+        priced = default._replace(power=power)
         runs = [simulate(priced, g, iterations, p_real, effect) for g in groups]
         print(sets_row(f"  power {power:g}", runs), flush=True)
     few = range(min(seeds, 50))

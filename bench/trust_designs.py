@@ -21,7 +21,7 @@ import math
 import random
 import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import trust  # bench/trust.py: the real decision code's simulation, the SPRT quadrature
 
@@ -495,7 +495,7 @@ P = NoisePolicy(blocked=False)  # the pooled rule this study is of (#13)
 
 
 def _p(**changes: float) -> NoisePolicy:
-    return replace(P, **changes)  # type: ignore[arg-type]
+    return P._replace(**changes)  # type: ignore[arg-type]
 
 
 # (section, label, design): the rows of bench/TRUST_FEASIBILITY.md's table

@@ -213,6 +213,9 @@ def test_status_reads_runs_without_the_engine(mission_dir: Path) -> None:
         "autoresearch.journal.totals",  # nor a finished run's totals (supervisor/report.py)
         "autoresearch.journal.manifest",  # nor a run's manifest.json (`status RUN` shows it)
         "autoresearch.journal.iteration_records",  # nor any iteration as a record
+        # nor any contract, a run's evaluator's among them: the listing reads its direction
+        # alone (journal/runs.py decodes the rest at its first read)
+        "autoresearch.contracts",
     )
     assert among(listing, one_run) == []
     # nor statistics (with random, decimal and fractions) while no reading varies: an interval
@@ -237,7 +240,7 @@ print(json.dumps(sorted(
 )), file=sys.stderr)
 """
 )
-STATUS_RECORD_BUDGET = 9  # as many as today: a new one on this path must take one off
+STATUS_RECORD_BUDGET = 1  # as many as today: a new one on this path must take one off
 
 
 def test_status_listing_the_runs_builds_few_record_classes(mission_dir: Path) -> None:

@@ -313,7 +313,7 @@ PINS: list[tuple[str, Callable[[], object], str]] = [
 
 
 def _json(record: object) -> str:
-    if isinstance(record, tuple):
+    if isinstance(record, tuple) and not hasattr(record, "to_dict"):  # not a NamedTuple record
         return "[" + ", ".join(_json(r) for r in record) + "]"
     to_dict = getattr(record, "to_dict")  # noqa: B009 - every pinned record has one
     return json.dumps(to_dict())

@@ -6,15 +6,16 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 
 from autoresearch.experiments.params import LogParams, RunNote
 from autoresearch.jsonshape import (
+    FieldShape,
     is_empty,
     is_none,
     json_field,
@@ -56,10 +57,31 @@ class Outer:
     none: None = None
 
 
+class Light(NamedTuple):
+    """A record a light command imports: a NamedTuple (no class built with exec), its fields
+    written as they are, then what json_extra adds."""
+
+    low: float
+    nested: Bare | None = None
+    many: tuple[Named, ...] = ()
+
+    def json_extra(self) -> dict[str, object]:
+        return {"doubled": self.low * 2}
+
+
 @pytest.mark.parametrize(
     ("record", "shape"),
     [
         (Bare(1), {"a": 1, "b": ["x"]}),
+        (
+            Light(0.5, Bare(2), (Named(3),)),
+            {
+                "low": 0.5,  # an object, not the array that a tuple is
+                "nested": {"a": 2, "b": ["x"]},
+                "many": [{"named": 3, "pair": [3, 3]}],
+                "doubled": 1.0,
+            },
+        ),
         (
             Outer(
                 zeta=1,
@@ -78,7 +100,7 @@ class Outer:
             },
         ),
     ],
-    ids=["tuples", "nested"],
+    ids=["tuples", "named tuple", "nested"],
 )
 def test_a_records_json_shape(record: Any, shape: dict[str, Any]) -> None:
     got = json_shape(record)
@@ -163,6 +185,30 @@ class Trailing:
 def test_a_trailing_field_is_written_after_the_others_and_mirrored_in_its_place() -> None:
     assert json.dumps(json_shape(Trailing())) == '{"first": 2, "second": 4, "late": 1, "z": 3}'
     assert [key for _, key, _ in json_keys(Trailing)] == ["late", "first", "z", "second"]
+
+
+class LightShaped(NamedTuple):
+    """A NamedTuple whose JSON differs from its fields: said in its static json_fields()."""
+
+    late: int
+    usage: Usage
+    ms: int = 3
+    first: int = 2
+
+    @staticmethod
+    def json_fields() -> Mapping[str, Mapping[str, FieldShape]]:
+        return {
+            "late": json_field(trails=True),
+            "usage": json_field(inline=True),
+            "ms": json_field(key="half", convert=_halved),
+        }
+
+
+def test_a_named_tuples_json_fields_shape_its_json() -> None:
+    """Renamed and converted, inlined in place, written after the others: as a dataclass's
+    field metadata says it (noise.NoisePolicy, supervisor/run_summary.RunSummary)."""
+    got = json.dumps(json_shape(LightShaped(1, Usage(5, None))))
+    assert got == '{"tokens": 5, "cost": null, "half": 1.5, "first": 2, "late": 1}'
 
 
 def test_a_record_with_inline_keys_has_no_mirrored_schema() -> None:

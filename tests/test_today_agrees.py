@@ -4,8 +4,6 @@ from its journal. Pure table tests of noise.next_action."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
 from autoresearch.noise import Action, NoisePolicy, Spread, Today, next_action
@@ -40,7 +38,7 @@ def seed_7(policy: NoisePolicy) -> Action:
     [
         (BEFORE, Action.KEEP),  # kept against the loaded readings (the journal's LLR 2.46)
         (DEFAULT, Action.MEASURE_INCUMBENT),  # today's readings say otherwise: read more
-        (replace(DEFAULT, max_evals=7), Action.UNDECIDED),  # ... unless the cap is reached
+        (DEFAULT._replace(max_evals=7), Action.UNDECIDED),  # ... unless the cap is reached
     ],
 )
 def test_a_keep_needs_this_iterations_incumbent_readings_to_agree(

@@ -1,9 +1,11 @@
-"""A record's JSON shape: the one way a dataclass becomes the plain data of a `to_dict`.
+"""A record's JSON shape: the one way a dataclass (or a NamedTuple: a record that a light
+command imports) becomes the plain data of a `to_dict`.
 
 Its fields in their order; a nested record as its own `to_dict` (a record without one as its
 fields), at any depth inside lists, tuples and dicts; tuples as lists, paths as strings; an enum
 stays the member it is (a StrEnum: its value in JSON, and callers may compare it). A field whose
-JSON differs says so in its metadata (`field(metadata=json_field(...))`): another key, a
+JSON differs says so in its metadata (`field(metadata=json_field(...))`; a NamedTuple, whose
+fields have none, in its static `json_fields()`: {name: json_field(...)}): another key, a
 converter, hidden, left out when its value says so (`omit_when=is_none`), written in place as
 its own keys (`inline`: a nested record or mapping whose keys sit among the record's), after
 the other fields (`trails`: a JSON older than the field's place), or a mapping whose keys lead
@@ -24,6 +26,9 @@ from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
+
+    # a record json_shape writes: a dataclass, or a NamedTuple (whose fields carry no metadata)
+    Record = DataclassInstance | tuple[object, ...]
 
 _METADATA_KEY = "autoresearch.json"
 
@@ -71,7 +76,7 @@ def is_empty(value: object) -> bool:
     return value is None or (isinstance(value, str | list | tuple | dict) and not value)
 
 
-def json_shape(record: DataclassInstance) -> dict[str, object]:
+def json_shape(record: Record) -> dict[str, object]:
     """`record`'s fields in their order, their values as plain data, then its `json_extra()`."""
     layout = _layout(type(record))
     data: dict[str, object] = {}
@@ -92,7 +97,7 @@ def json_shape(record: DataclassInstance) -> dict[str, object]:
         else:
             data[key] = value if type(value) in _PLAIN_TYPES else _plain(value)
     if layout.extra:
-        data.update(mapping(_plain(record.json_extra())))  # type: ignore[attr-defined]
+        data.update(mapping(_plain(record.json_extra())))  # type: ignore[union-attr]
     return data
 
 
@@ -108,10 +113,8 @@ class _Layout(NamedTuple):
 
 
 @functools.cache
-def _layout(record_type: type[DataclassInstance]) -> _Layout:
-    shaped = [
-        (f.name, f.metadata.get(_METADATA_KEY, _AS_IS)) for f in dataclasses.fields(record_type)
-    ]
+def _layout(record_type: type[Record]) -> _Layout:
+    shaped = _shaped_fields(record_type)
     written = [
         (name, shape.key or name, None if _only_renamed(shape) else shape, shape.trails)
         for name, shape in shaped
@@ -125,11 +128,25 @@ def _layout(record_type: type[DataclassInstance]) -> _Layout:
     )
 
 
+def _shaped_fields(record_type: type[Record]) -> list[tuple[str, FieldShape]]:
+    """Each field's name and shape, in order. A NamedTuple's fields carry no metadata: its
+    static `json_fields()`, when it has one, maps a field's name to its `json_field(...)`."""
+    named: tuple[str, ...] | None = getattr(record_type, "_fields", None)
+    if named is not None and issubclass(record_type, tuple):
+        said = getattr(record_type, "json_fields", None)
+        shapes: Mapping[str, Mapping[str, FieldShape]] = said() if callable(said) else {}
+        return [(name, shapes.get(name, {}).get(_METADATA_KEY, _AS_IS)) for name in named]
+    return [
+        (f.name, f.metadata.get(_METADATA_KEY, _AS_IS))
+        for f in dataclasses.fields(record_type)  # type: ignore[arg-type]
+    ]
+
+
 def _only_renamed(shape: FieldShape) -> bool:
     return shape.convert is None and shape.omit_when is None and not shape.inline
 
 
-def json_keys(record_type: type[DataclassInstance]) -> tuple[tuple[str, str, bool], ...]:
+def json_keys(record_type: type[Record]) -> tuple[tuple[str, str, bool], ...]:
     """Each written field's name, its JSON key and whether a converter writes it, in order: what
     a schema mirrored from the record names (mcp/schemas.mirrors), in the fields' order (a
     trailing field's JSON key comes later). A record with keys that no field gives (leading or

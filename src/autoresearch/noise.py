@@ -45,11 +45,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, NamedTuple, cast
 
-from autoresearch.jsonshape import json_field, json_shape
+from autoresearch.jsonshape import FieldShape, json_field, json_shape
 from autoresearch.robust import current_reference, huber_mean, since_level_change
 from autoresearch.states import Direction
 
@@ -100,8 +99,8 @@ def _spread_basis(blocks: object) -> str:
     return "blocks" if blocks else "commits"
 
 
-@dataclass(frozen=True)
-class NoisePolicy:
+# a NamedTuple: status imports it, and a frozen dataclass compiles its methods at import
+class NoisePolicy(NamedTuple):
     """The `noise:` block of sandbox.md, defaults filled in."""
 
     mode: NoiseMode = NoiseMode.AUTO
@@ -109,10 +108,8 @@ class NoisePolicy:
     alpha: float = 0.05  # probability of keeping a change that does nothing
     power: float = 0.9  # probability of keeping a change worth min_effect
     min_effect: float = 1.0
-    # min_effect in units of the evaluator's spread (the JSON names the unit)
-    min_effect_in_sigma: bool = field(
-        default=True, metadata=json_field(key="min_effect_unit", convert=_effect_unit)
-    )
+    # min_effect in units of the evaluator's spread (the JSON names the unit: `json_fields`)
+    min_effect_in_sigma: bool = True
     max_evals: int = 40  # readings the test may take per iteration (candidate + incumbent)
     interleave: int = 3  # at least one incumbent reading per this many candidate readings
     confirm: int = 5  # fresh readings of a newly kept candidate: its unbiased reference
@@ -121,8 +118,9 @@ class NoisePolicy:
     # the releases before it (a run frozen by one of them decides as it did)
     blocked: bool = True
     # the spread measured within blocks (a commit's readings of one iteration), robustly
-    # (scale.py); False: each commit's readings pooled over the run, as before it
-    blocks: bool = field(default=True, metadata=json_field(key="spread", convert=_spread_basis))
+    # (scale.py); False: each commit's readings pooled over the run, as before it (the JSON
+    # names the basis: `json_fields`)
+    blocks: bool = True
     # a change of the machine's level inside an iteration sets the readings before it aside
     # (robust.since_level_change); False: a run frozen before it decides as it did
     level_changes: bool = True
@@ -143,6 +141,11 @@ class NoisePolicy:
     def effect(self, sigma: float) -> float:
         """min_effect in metric units."""
         return self.min_effect * sigma if self.min_effect_in_sigma else self.min_effect
+
+    @staticmethod
+    def json_fields() -> Mapping[str, Mapping[str, FieldShape]]:
+        """The JSON names min_effect's unit and the spread's basis (jsonshape)."""
+        return _POLICY_KEYS
 
     def to_dict(self) -> dict[str, object]:
         return json_shape(self)
@@ -177,8 +180,14 @@ class NoisePolicy:
         )
 
 
-@dataclass(frozen=True)
-class Spread:
+_POLICY_KEYS = {
+    "min_effect_in_sigma": json_field(key="min_effect_unit", convert=_effect_unit),
+    "blocks": json_field(key="spread", convert=_spread_basis),
+}
+
+
+# a NamedTuple: status imports it, and a frozen dataclass compiles its methods at import
+class Spread(NamedTuple):
     """The evaluator's spread: sd and its degrees of freedom (scale.py); `today`: this
     iteration's own readings' (0: none), which a decision after a change of level uses when
     wider (a loaded machine is slower and noisier)."""
@@ -212,8 +221,8 @@ def pooled_spread(groups: Iterable[Sequence[float]]) -> Spread:
     return spread_of(math.fsum(sums), df)
 
 
-@dataclass(frozen=True)
-class Interval:
+# a NamedTuple: status imports it, and a frozen dataclass compiles its methods at import
+class Interval(NamedTuple):
     """A mean with its two-sided interval."""
 
     mean: float

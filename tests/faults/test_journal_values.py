@@ -165,11 +165,14 @@ def test_bad_values_in_one_line(found: list[domains.BadValue], shown: str) -> No
         # an agent's session is decoded at its first read (issue 36): refused there
         ("iterations", "agent_json", "{bad", "iteration.agent", "valid JSON of its record"),
         ("runs", "loop_json", '{"agents": 3}', "run.loop", "valid JSON of its record"),
-        ("runs", "evaluator_json", "{bad", "run", "valid JSON of its record"),
+        # so is a run's frozen evaluator (`status` reads its direction alone)
+        ("runs", "evaluator_json", "{bad", "run.evaluator", "valid JSON of its record"),
         ("runs", "evaluator_json", '{"command": "x", "format": "json", "direction": "up"}',
-         "run", "'up' is not a valid Direction"),
+         "run.direction", "'up' is not a valid Direction"),
+        ("runs", "evaluator_json", '{"command": "x", "format": "json", "direction": "up"}',
+         "run.evaluator", "'up' is not a valid Direction"),
         ("runs", "evaluator_json", '{"command": "x", "format": "yaml"}',
-         "run", "'yaml' is not a valid EvalFormat"),
+         "run.evaluator", "'yaml' is not a valid EvalFormat"),
         ("runs", "phase", "half", "run", "one of preparing, ready"),
         ("iterations", "keep_policy", "pass-only", "iteration",
          "one of score_improvement, pass_only"),
@@ -498,7 +501,8 @@ def test_a_keep_policy_no_version_wrote_is_refused_when_read(tmp_path: Path) -> 
                     "UPDATE runs SET keep_policy = ?, evaluator_json = ?", (policy, frozen)
                 )
             with pytest.raises(JournalError) as refused:
-                runs.get_run(journal, "x")
+                found = runs.get_run(journal, "x")
+                assert found is not None and found.evaluator  # decoded at its first read
             message = refused.value.message
             assert message.startswith("a row of the journal is damaged ("), message
             assert f"{column} is " in message and expected in message and "\n" not in message

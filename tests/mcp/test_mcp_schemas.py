@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import anyio
 import pytest
@@ -26,7 +27,7 @@ from autoresearch.experiments import (
     status,
 )
 from autoresearch.journal.sessions import SessionRecord
-from autoresearch.jsonshape import json_field
+from autoresearch.jsonshape import FieldShape, json_field
 from autoresearch.mcp import job_tools, schemas
 from autoresearch.mcp.server import build_server
 from autoresearch.supervisor import summary
@@ -79,7 +80,9 @@ async def test_the_tools_publish_the_same_output_schemas_as_before(tmp_path: Pat
 
 @pytest.mark.parametrize(("core", "model"), DERIVED, ids=lambda x: x.__name__)
 def test_a_derived_model_has_its_core_dataclass_fields(core: type, model: type[BaseModel]) -> None:
-    assert list(model.model_fields) == [f.name for f in dataclasses.fields(core)]
+    # a NamedTuple core (summary.RunSummary: `status` builds it) has its fields in `_fields`
+    names = getattr(core, "_fields", None) or [f.name for f in dataclasses.fields(core)]
+    assert list(model.model_fields) == list(names)
 
 
 def test_a_field_the_core_lacks_is_refused() -> None:
@@ -124,6 +127,49 @@ class _Extra:
 def test_a_core_whose_json_the_fields_do_not_type_is_refused(core: type, refusal: str) -> None:
     with pytest.raises(TypeError, match=refusal):
         schemas.mirrors(core)
+
+
+class _Point(NamedTuple):
+    """A value `status` builds: a NamedTuple, whose JSON (to_dict) is an object."""
+
+    x: float
+    n: int = 1
+
+
+class _Renamed(NamedTuple):
+    x: float
+
+    @staticmethod
+    def json_fields() -> Mapping[str, Mapping[str, FieldShape]]:
+        return {"x": json_field(key="y")}
+
+
+@dataclasses.dataclass(frozen=True)
+class _HoldsPoint:
+    point: _Point | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class _HoldsRenamed:
+    renamed: _Renamed
+
+
+def test_a_named_tuple_in_a_core_is_published_as_the_object_its_json_is() -> None:
+    @schemas.mirrors(_HoldsPoint)
+    class Holds(BaseModel):
+        pass
+
+    point = Holds.model_json_schema()["$defs"]["_Point"]  # not pydantic's array of a tuple
+    assert point["type"] == "object" and list(point["properties"]) == ["x", "n"]
+    assert point["required"] == ["x"] and point["description"] == _Point.__doc__
+
+
+def test_a_named_tuple_whose_json_is_not_its_fields_is_mirrored_not_guessed() -> None:
+    with pytest.raises(TypeError, match="_Renamed's JSON is not its fields"):
+
+        @schemas.mirrors(_HoldsRenamed)
+        class Holds(BaseModel):
+            pass
 
 
 if __name__ == "__main__":  # write the snapshot anew (a deliberate schema change)

@@ -11,12 +11,9 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 
-from autoresearch.experiments.pairing import (
-    LevelDrift,
-    PairedPoint,
-    chain_improvement,
-    level_drifts,
-)
+# a record of Confidence's, which the MCP schemas mirror (mcp/schemas.LevelDrift)
+from autoresearch.experiments.pairing import LevelDrift as LevelDrift
+from autoresearch.experiments.pairing import PairedPoint, chain_improvement, level_drifts
 from autoresearch.jsonshape import json_shape
 from autoresearch.noise import Interval, pooled_difference, pooled_spread, signed_interval
 from autoresearch.states import Direction, Verdict, best_by

@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from autoresearch.clock import utc_now_iso
-from autoresearch.contracts.evaluator_spec import EvaluatorSpec
 from autoresearch.journal import records
 from autoresearch.journal.db import Journal
 from autoresearch.journal.records import Codec
-from autoresearch.jsonshape import mapping, optional_text
+from autoresearch.jsonshape import mapping, optional_text, text
 from autoresearch.noise import NoisePolicy, Role
 from autoresearch.states import (
+    MISSION_DEFAULT_DIRECTION,
     DecisionKind,
     Direction,
     EvalPurpose,
@@ -34,6 +34,7 @@ from autoresearch.states import (
 )
 
 if TYPE_CHECKING:  # the storage only reads the record's fields (evaluate.py sits above it)
+    from autoresearch.contracts.evaluator_spec import EvaluatorSpec
     from autoresearch.contracts.frozen import FrozenMission
     from autoresearch.contracts.loop import LoopSettings
     from autoresearch.evaluate import EvaluationRecord
@@ -56,7 +57,9 @@ class RunRecord:
     repo_root: str
     worktree_path: str
     branch_name: str
-    evaluator: EvaluatorSpec  # as frozen at prepare (JSON only in runs.evaluator_json)
+    # as frozen at prepare (JSON only in runs.evaluator_json), decoded at its first read: a
+    # run's direction is read without it (`direction`)
+    evaluator: EvaluatorSpec
     keep_policy: KeepPolicy
     sandbox: FrozenMission  # decoded at its first read (`_frozen_mission`, below the class)
     status: RunStatus
@@ -78,8 +81,10 @@ class RunRecord:
 
     @property
     def direction(self) -> Direction:
-        """Which way the mission's score improves."""
-        return self.evaluator.direction
+        """Which way the mission's score improves, read without decoding the rest of the
+        evaluator: `status` asks of every run, and imports no evaluator contract."""
+        held = self.__dict__["evaluator"]
+        return held.decoded(_direction_of) if isinstance(held, records.Stored) else held.direction
 
     @property
     def loop_settings(self) -> LoopSettings:
@@ -118,6 +123,12 @@ def _noise_of(data: Any) -> NoisePolicy | None:
     return None if noise is None else NoisePolicy.from_dict(dict(mapping(noise)))
 
 
+def _direction_of(data: Any) -> Direction:
+    """`EvaluatorSpec.from_dict`'s reading of the one key (a direction no version wrote is
+    refused as the whole evaluator would be)."""
+    return Direction(text(mapping(data).get("direction", MISSION_DEFAULT_DIRECTION)))
+
+
 def _paused_of(data: Any) -> str | None:
     """The loop's `paused` notice: text or nothing (a loop that is no mapping, or a notice
     that is no text, is a damaged journal: refused, where `LoopSettings` would keep it)."""
@@ -133,6 +144,14 @@ def _frozen_mission(data: Any) -> FrozenMission:
     return FrozenMission.from_dict(data)
 
 
+def _evaluator_spec(data: Any) -> EvaluatorSpec:
+    """A run's frozen evaluator, decoded when first read: `status` listing runs reads its
+    direction alone (`RunRecord.direction`), without the contract's module and record class."""
+    from autoresearch.contracts.evaluator_spec import EvaluatorSpec
+
+    return EvaluatorSpec.from_dict(mapping(data))
+
+
 def _loop_settings(data: Any) -> LoopSettings:
     """A run's loop settings, decoded when first read: `status` listing runs does without
     them and their contract."""
@@ -141,6 +160,7 @@ def _loop_settings(data: Any) -> LoopSettings:
     return LoopSettings.from_dict(data)
 
 
+records.decoded_later(RunRecord, "evaluator", _evaluator_spec)
 records.decoded_later(RunRecord, "sandbox", _frozen_mission)
 records.decoded_later(RunRecord, "loop", _loop_settings)
 
@@ -148,8 +168,7 @@ records.decoded_later(RunRecord, "loop", _loop_settings)
 _RUNS = Codec(
     {"evaluator": "evaluator_json", "sandbox": "sandbox_json", "loop": "loop_json"},
     enums={"status": RunStatus, "phase": Phase, "keep_policy": KeepPolicy},
-    typed={"evaluator": EvaluatorSpec},
-    later=frozenset({"sandbox", "loop"}),
+    later=frozenset({"evaluator", "sandbox", "loop"}),
     table="runs",
     keys=("run_id",),
 )

@@ -45,7 +45,7 @@ _MIRRORED: dict[type, type[BaseModel]] = {}
 
 def _json_type(hint: Any) -> Any:
     """A core field's type as the JSON shows it: an enum as its string, a tuple as a list, a
-    mirrored dataclass as its model."""
+    mirrored dataclass as its model, a NamedTuple record (its `to_dict`) as an object."""
     args = typing.get_args(hint)
     if typing.get_origin(hint) in (Union, types.UnionType):
         out = _json_type(args[0])
@@ -56,7 +56,33 @@ def _json_type(hint: Any) -> Any:
         return list[_json_type(args[0])]  # type: ignore[misc]
     if isinstance(hint, type) and issubclass(hint, enum.StrEnum):
         return str
+    if isinstance(hint, type) and issubclass(hint, tuple) and hasattr(hint, "_fields"):
+        return _record_model(hint)
     return _MIRRORED.get(hint, hint)
+
+
+def _record_model(record: type[tuple[object, ...]]) -> type[BaseModel]:
+    """The object a NamedTuple record's `to_dict` writes (jsonshape: its fields as they are),
+    as the model pydantic made of it while it was a dataclass: to pydantic a NamedTuple is an
+    array. `status` imports such records (noise.Interval), where a frozen dataclass would cost
+    its start-up more. One whose JSON differs from its fields (`json_fields`) is mirrored."""
+    if record not in _MIRRORED:
+        if hasattr(record, "json_fields"):
+            raise TypeError(f"{record.__name__}'s JSON is not its fields: mirror it (`mirrors`)")
+        hints = typing.get_type_hints(record)
+        defaults: dict[str, Any] = getattr(record, "_field_defaults", {})
+        fields: dict[str, Any] = {
+            name: (_json_type(hints[name]), defaults.get(name, ...))
+            for name in getattr(record, "_fields", ())
+        }
+        _MIRRORED[record] = create_model(
+            record.__name__,
+            __base__=_Shape,
+            __doc__=record.__doc__,
+            __module__=record.__module__,
+            **fields,
+        )
+    return _MIRRORED[record]
 
 
 def mirrors(
@@ -66,24 +92,25 @@ def mirrors(
     fields: Mapping[str, Any] | None = None,
     shapes: Mapping[str, Any] | None = None,
 ) -> Callable[[type[_M]], type[_M]]:
-    """Make the decorated (empty) model the fields of the core dataclass `core`, in its order,
-    with its types and defaults (`required`: every key is always present, no defaults). The
-    class gives the name and the description; `fields` what the MCP side adds to a field (a
-    `Field` with its description, and its default when the core has none), `shapes` the
-    typed shape of a field the core carries as a JSON object. A field the core's JSON renames
-    (`jsonshape.json_field`) is published under its JSON key, a hidden one not at all."""
+    """Make the decorated (empty) model the fields of the core record `core` (a dataclass, or
+    a NamedTuple that `status` builds), in its order, with its types and defaults (`required`:
+    every key is always present, no defaults). The class gives the name and the description;
+    `fields` what the MCP side adds to a field (a `Field` with its description, and its
+    default when the core has none), `shapes` the typed shape of a field the core carries as
+    a JSON object. A field the core's JSON renames (`jsonshape.json_field`) is published
+    under its JSON key, a hidden one not at all."""
     hints = typing.get_type_hints(core)
     given, typed = dict(fields or {}), dict(shapes or {})
-    unknown = (set(given) | set(typed)) - {f.name for f in dataclasses.fields(core)}
+    unknown = (set(given) | set(typed)) - set(_defaults(core))
     if unknown:
         raise TypeError(f"{core.__name__} has no field {sorted(unknown)}")
     keys = _json_keys(core, typed)
 
     def derive(shape: type[_M]) -> type[_M]:
         derived: dict[str, Any] = {}
-        defaults = {f.name: f.default for f in dataclasses.fields(core)}
+        defaults = _defaults(core)
         for name, key in keys:
-            default = defaults[name] if defaults[name] is not dataclasses.MISSING else ...
+            default = defaults[name]
             info = given.get(name, Field(... if required else default))
             derived[key] = (typed.get(name, _json_type(hints[name])), info)
         model: type[BaseModel] = create_model(
@@ -97,6 +124,19 @@ def mirrors(
         return typing.cast(type[_M], model)
 
     return derive
+
+
+def _defaults(core: type) -> dict[str, Any]:
+    """Each field of the core record in its order, with its default (`...`: none, or made by
+    a factory): a dataclass's, or a NamedTuple's (a record `status` builds, run_summary.py)."""
+    named: tuple[str, ...] | None = getattr(core, "_fields", None)
+    if named is not None and issubclass(core, tuple):
+        given: dict[str, Any] = getattr(core, "_field_defaults", {})
+        return {name: given.get(name, ...) for name in named}
+    return {
+        f.name: ... if f.default is dataclasses.MISSING else f.default
+        for f in dataclasses.fields(core)
+    }
 
 
 def _json_keys(core: type, typed: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -152,6 +192,13 @@ class Progress(_Shape):
 @mirrors(confidence.Significance)
 class Significance(_Shape):
     """best − baseline (better is +) with a 95 % interval from the spread of repeated runs."""
+
+
+# mirrored (as pydantic derived it from the dataclass before) so that its intervals, now
+# NamedTuples, are objects in its schema as they are in its JSON (`_record_model`)
+@mirrors(confidence.LevelDrift)
+class LevelDrift(_Shape):
+    __doc__ = confidence.LevelDrift.__doc__
 
 
 @mirrors(confidence.Confidence)

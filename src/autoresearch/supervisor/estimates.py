@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Generic, NamedTuple, TypeVar
 from weakref import WeakKeyDictionary
 
@@ -326,8 +325,8 @@ def claimed_improvement(journal: Journal, run: RunRecord) -> float | None:
 LEVEL_READINGS = 3
 
 
-@dataclass(frozen=True)
-class LevelDrift:
+# a NamedTuple: status imports it, and a frozen dataclass compiles its methods at import
+class LevelDrift(NamedTuple):
     """How one commit read at first and how it reads now: the same code, so any difference is
     the machine's (its load, its clocks), which pooled readings would have mixed."""
 

@@ -13,7 +13,6 @@ so that no two views of a run can show different improvements.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from autoresearch.journal.db import Journal
@@ -25,7 +24,7 @@ from autoresearch.supervisor import estimates
 
 
 # a NamedTuple: `status` imports this module (a frozen dataclass compiles its methods at
-# import), and nothing serialises or copies a paired change; Improvement is the JSON's record
+# import), and nothing serialises or copies a paired change
 class PairedChange(NamedTuple):
     """final − baseline (better is +) from readings paired in time, and the baseline's mean
     in those pairs (the level the change is a share of; None: unknown)."""
@@ -34,8 +33,8 @@ class PairedChange(NamedTuple):
     baseline: float | None = None
 
 
-@dataclass(frozen=True)
-class Improvement:
+# a NamedTuple, as PairedChange: every run `status` lists has one (json_shape writes it)
+class Improvement(NamedTuple):
     """The headline improvement: `change` (better is +), in % of the baseline, its 95 %
     interval (better is +; None: its spread is unknown) and whether it is paired."""
 

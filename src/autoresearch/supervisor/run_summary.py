@@ -7,19 +7,19 @@ status line listing the runs never builds (issue 36: tests/test_import_graph.py)
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from typing import NamedTuple
 
-from autoresearch.jsonshape import json_field, json_shape
+from autoresearch.jsonshape import FieldShape, json_field, json_shape
 from autoresearch.noise import Interval
 from autoresearch.states import Direction, KeepPolicy, RunStatus
 from autoresearch.supervisor.estimates import LevelDrift
 from autoresearch.supervisor.improvement import Improvement
 
-_LAST = json_field(trails=True)
 
-
-@dataclass(frozen=True)
-class RunSummary:
+# a NamedTuple: status builds one per run it lists, and a frozen dataclass compiles its
+# methods at import (its JSON's trailing fields are said in `json_fields`)
+class RunSummary(NamedTuple):
     """A run's headline: where it stands, its scores and how its iterations were decided."""
 
     run_id: str
@@ -35,15 +35,16 @@ class RunSummary:
     last_kept_score: float | None
     best_score: float | None
     # `--json` has always written the intervals and what pooled numbers cannot say last,
-    # after resume_command; the MCP schema (mcp/schemas.RunSummary) mirrors this order
-    best_interval: Interval | None = field(metadata=_LAST)  # the best's 95 %, from readings
+    # after resume_command (`json_fields`); the MCP schema (mcp/schemas.RunSummary) mirrors
+    # this order
+    best_interval: Interval | None  # the best's 95 %, from readings
     baseline_score: float | None
-    baseline_interval: Interval | None = field(metadata=_LAST)  # the baseline's, likewise
+    baseline_interval: Interval | None  # the baseline's, likewise
     # what pooled numbers cannot say (supervisor/honest.py): certify's paired improvement
     # (final − baseline, better is +), the drift the run saw, why the best reads worse
-    certified_improvement: Interval | None = field(metadata=_LAST)
-    drift: tuple[LevelDrift, ...] = field(metadata=_LAST)
-    best_note: str | None = field(metadata=_LAST)
+    certified_improvement: Interval | None
+    drift: tuple[LevelDrift, ...]
+    best_note: str | None
     counts: dict[str, int]  # decision → iterations
     created_at: str
     updated_at: str
@@ -55,22 +56,45 @@ class RunSummary:
     paused: str | None = None  # the notice of a run paused on a plateau (supervisor/plateau.py)
     # best − baseline as every view reports it (supervisor/improvement.py): certify's paired
     # change when the run was certified, else the pooled means' difference, marked unpaired
-    improvement: Improvement | None = field(default=None, metadata=_LAST)
+    improvement: Improvement | None = None
+
+    @staticmethod
+    def json_fields() -> Mapping[str, Mapping[str, FieldShape]]:
+        """The fields `--json` writes after the others, in their order (jsonshape)."""
+        return _TRAILING
 
     def to_dict(self) -> dict[str, object]:
         return json_shape(self)
+
+
+_LAST = json_field(trails=True)
+_TRAILING = dict.fromkeys(
+    (
+        "best_interval",
+        "baseline_interval",
+        "certified_improvement",
+        "drift",
+        "best_note",
+        "improvement",
+    ),
+    _LAST,
+)
 
 
 # a record around a run's summary answers as one object: the summary's keys, then its own
 SUMMARY_FIRST = json_field(inline=True)
 
 
-@dataclass(frozen=True)
-class RunListing:
+# a NamedTuple: status imports it, and a frozen dataclass compiles its methods at import
+class RunListing(NamedTuple):
     """One run of `status` without RUN_ID: its headline and whether a driver is alive."""
 
-    summary: RunSummary = field(metadata=SUMMARY_FIRST)
+    summary: RunSummary
     driver_alive: bool
+
+    @staticmethod
+    def json_fields() -> Mapping[str, Mapping[str, FieldShape]]:
+        return {"summary": SUMMARY_FIRST}
 
     def to_dict(self) -> dict[str, object]:
         return json_shape(self)
