@@ -183,7 +183,7 @@ def run(
     journal = repo / ".autoresearch" / "journal.sqlite3"
     for label, args, stdin, journal_state in commands(run_id):
         if journal_state == LEFT_ALONE:
-            settled(journal)
+            left_alone(journal)
         measure = measured([exe, *args], repo, stdin)
         if journal_state == JUST_WRITTEN:
             measure = written_first(journal, measure)
@@ -217,7 +217,7 @@ def measured(
     return lambda tree: timed(argv, repo, stdin, None if plain else tree)
 
 
-def settled(journal: Path) -> None:
+def left_alone(journal: Path) -> None:
     """Wait until the journal (at rest: no process holds it open) has been left alone as long
     as a reader waits before it notes it checked (journal/checked.py): `status` after a run,
     or between two `step`s. The first timed run of this tree checks it whole and notes it."""

@@ -184,10 +184,10 @@ class Journal:
             if _pending_migrations(self._conn):
                 return False
             self.identity = integrity.read_identity(self._conn)
-        # noted only if still at rest as before the check: the check saw that file alone
-        noting = found is not None and not vouched and checked.settled(found, began, settle_seconds)
-        if noting and found is not None and checked.at_rest(self.path) == found:
-            checked.write(note, self._seal_key, self.path, expected, found)
+        # noted when settled and still at rest as before the check: the check saw that file
+        now = None if vouched else checked.at_rest(self.path)
+        if now is not None and now == found and checked.settled(now, began, settle_seconds):
+            checked.write(note, self._seal_key, self.path, expected, now)
         return True
 
     def defer_backups(self, on: bool = True) -> None:
