@@ -271,3 +271,18 @@ def test_a_reader_refuses_a_value_of_another_type_by_naming_it(
 ) -> None:
     with pytest.raises(ValueError, match=re.escape(repr(value))):
         read(value)
+
+
+class Misspelt(NamedTuple):
+    blocks: bool = True
+
+    @staticmethod
+    def json_fields() -> Mapping[str, Mapping[str, FieldShape]]:
+        return {"block": json_field(key="spread")}
+
+
+def test_json_fields_that_name_no_field_are_refused() -> None:
+    """A misspelt or renamed field in `json_fields` would drop its JSON key silently
+    (review11b): `NoisePolicy` would write `"blocks": true` for `"spread": "blocks"`."""
+    with pytest.raises(TypeError, match=r"Misspelt.json_fields names no field \['block'\]"):
+        json_shape(Misspelt())

@@ -135,6 +135,9 @@ def _shaped_fields(record_type: type[Record]) -> list[tuple[str, FieldShape]]:
     if named is not None and issubclass(record_type, tuple):
         said = getattr(record_type, "json_fields", None)
         shapes: Mapping[str, Mapping[str, FieldShape]] = said() if callable(said) else {}
+        unknown = sorted(set(shapes) - set(named))
+        if unknown:  # a misspelt or renamed field would drop its JSON key silently
+            raise TypeError(f"{record_type.__name__}.json_fields names no field {unknown}")
         return [(name, shapes.get(name, {}).get(_METADATA_KEY, _AS_IS)) for name in named]
     return [
         (f.name, f.metadata.get(_METADATA_KEY, _AS_IS))

@@ -10,6 +10,7 @@ import hashlib
 import json
 import pickle
 import sqlite3
+import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -531,3 +532,95 @@ def test_a_verdict_damaged_while_open_is_refused_by_the_failure_streak(tmp_path:
         "'crashed', expected one of keep, discard, crash, checks_failed)"
     ), message
     assert "nothing was written" in message and "\n" not in message
+
+
+# --- a run's frozen evaluator, decoded at its first read ---------------------------------------
+
+# What `status` reads of it (its direction) is whole; the rest is not ('yaml' is no format).
+EVALUATOR_DAMAGED_BEYOND_ITS_DIRECTION = json.dumps(
+    {"command": "x", "format": "yaml", "direction": "lower"}
+)
+
+
+def damaged_evaluator(journal: Path, run_id: str | None = None) -> None:
+    with _db(journal) as conn:
+        where = "" if run_id is None else " WHERE run_id = ?"
+        conn.execute(
+            f"UPDATE runs SET evaluator_json = ?{where}",
+            (EVALUATOR_DAMAGED_BEYOND_ITS_DIRECTION, *(() if run_id is None else (run_id,))),
+        )
+
+
+def stopped_run(mission_dir: Path, tag: str) -> tuple[Path, str]:
+    from autoresearch.supervisor.prepare import prepare
+
+    with prepare(mission_dir, run_tag=tag) as h:
+        root, run_id = h.repo.repo_root, h.run_id
+    assert cli("stop", run_id, cwd=root).returncode == 0
+    return root, run_id
+
+
+def test_doctor_names_an_evaluator_damaged_beyond_what_status_reads(demo: Path) -> None:
+    """`status` listing runs decodes a run's direction alone, so it lists this run; `doctor`,
+    where every refusal sends the user, decodes every run whole (review11b: it had called
+    such a journal whole)."""
+    damaged_evaluator(journal_of(demo))
+    assert cli("--repo", str(demo), "status", cwd=demo).returncode == 0
+    code, report = doctor(demo)
+    found = next(f for f in report["findings"] if f["check"] == "journal")
+    assert code == 1 and found["severity"] == "error", report
+    assert "evaluator_json is " in found["message"], found
+
+
+def test_continue_refuses_a_damaged_evaluator_before_it_reopens_the_run(
+    mission_dir: Path,
+) -> None:
+    """It had reopened the run (status running, its stop cleared), then refused with
+    "nothing was written" (review11b)."""
+    root, run_id = stopped_run(mission_dir, "A")
+    journal = journal_of(root)
+    damaged_evaluator(journal)
+    with _db(journal) as conn:
+        before = conn.execute("SELECT status, stop_reason, completed_at FROM runs").fetchone()
+    done = cli("continue", run_id, "--max-iterations", "5", cwd=root)
+    one_line_refusal(done, "evaluator_json is ", "nothing was written")
+    with _db(journal) as conn:
+        assert conn.execute("SELECT status, stop_reason, completed_at FROM runs").fetchone() == (
+            before
+        )
+
+
+def test_clean_refuses_a_damaged_run_before_it_cleans_any(mission_dir: Path) -> None:
+    """`clean A B`, B damaged: A had been cleaned before B was refused (review11b)."""
+    root, first = stopped_run(mission_dir, "A")
+    _, second = stopped_run(mission_dir, "B")
+    damaged_evaluator(journal_of(root), second)
+    refs = ["git", "-C", str(root), "for-each-ref", "--format=%(refname)"]
+    before = subprocess.run(refs, capture_output=True, text=True, check=True).stdout
+    one_line_refusal(cli("clean", first, second, cwd=root), "evaluator_json is ")
+    assert subprocess.run(refs, capture_output=True, text=True, check=True).stdout == before
+    assert (root / ".autoresearch/worktrees").joinpath(first).is_dir()
+
+
+def test_stop_refuses_a_damaged_run_without_keeping_its_driver_lock(mission_dir: Path) -> None:
+    """The MCP server's `stop` tool calls this in its own long-lived process: a refusal after
+    the driver lock was taken left the run looking driven until the server ended."""
+    from autoresearch.paths import RepoPaths
+    from autoresearch.supervisor import lifecycle
+    from autoresearch.supervisor.prepare import prepare
+    from autoresearch.supervisor.run_read import driver_alive
+
+    with prepare(mission_dir, run_tag="A") as h:  # running, no driver: `stop` finalizes it
+        root, run_id = h.repo.repo_root, h.run_id
+    damaged_evaluator(journal_of(root))
+    with pytest.raises(JournalError, match="evaluator_json is "):
+        lifecycle.stop(root, run_id, "why")
+    assert not driver_alive(RepoPaths(root), run_id)
+
+
+def test_a_frozen_mission_of_another_shape_is_refused_in_one_line(mission_dir: Path) -> None:
+    """JSON that parses but is no object (`[1]`) made the frozen mission's decoding fail with
+    an AttributeError: an internal error, exit 3, after `continue` had reopened the run."""
+    root, run_id = stopped_run(mission_dir, "A")
+    edit(journal_of(root), "UPDATE runs SET sandbox_json = '[1]'")
+    one_line_refusal(cli("continue", run_id, cwd=root), "sandbox_json is '[1]'")

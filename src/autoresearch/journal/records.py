@@ -238,7 +238,8 @@ class Stored:
             if self._parsed is Stored:
                 self._parsed = json.loads(self.text)
             return decode(self._parsed)
-        except (ValueError, TypeError, KeyError, AutoresearchError) as exc:
+        # AttributeError: JSON of another shape (`[1]` where an object was written)
+        except (ValueError, TypeError, KeyError, AttributeError, AutoresearchError) as exc:
             problem = self.place.problem(self.text, f"valid JSON of its record ({exc})")
             raise JournalError(integrity.msg_refused(problem)) from exc
 

@@ -160,6 +160,15 @@ def _loop_settings(data: Any) -> LoopSettings:
     return LoopSettings.from_dict(data)
 
 
+def decoded_whole(run: RunRecord) -> RunRecord:
+    """`run` with every field decoded at its first read decoded now (its frozen evaluator,
+    mission and loop): a command that acts on a run refuses a damaged one here, before its
+    first effect, not half-way through (review11b: `continue` had reopened a run it then
+    refused, `clean A B` cleaned A and refused B)."""
+    _ = run.evaluator, run.sandbox, run.loop_settings
+    return run
+
+
 records.decoded_later(RunRecord, "evaluator", _evaluator_spec)
 records.decoded_later(RunRecord, "sandbox", _frozen_mission)
 records.decoded_later(RunRecord, "loop", _loop_settings)

@@ -84,8 +84,9 @@ def clean(
 
 
 def _targets(journal: Any, run_ids: list[str]) -> list[RunRecord]:
-    if not run_ids:
-        return runs.list_runs(journal)
+    if not run_ids:  # the ones it cleans decoded whole: a damaged one refuses the request
+        listed = runs.list_runs(journal)
+        return [runs.decoded_whole(r) if r.status in TERMINAL_STATUSES else r for r in listed]
     found = []
     for run_id in dict.fromkeys(run_ids):
         run = runs.get_run(journal, run_id)
@@ -93,7 +94,7 @@ def _targets(journal: Any, run_ids: list[str]) -> list[RunRecord]:
             raise NotFoundError(f"unknown run: {run_id}")
         if run.status not in TERMINAL_STATUSES:
             raise RefusedError(msg_clean_running(run_id))
-        found.append(run)
+        found.append(runs.decoded_whole(run))
     return found
 
 

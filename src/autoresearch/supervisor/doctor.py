@@ -107,7 +107,8 @@ def _check_journal(repo: RepoPaths, report: DoctorReport) -> list[runs.RunRecord
             if deep is not None:
                 damaged = f"journal {repo.journal} is damaged ({deep})"
                 raise JournalError(integrity.msg_refused(damaged))
-            found = runs.list_runs(journal)
+            # every run decoded whole: a damaged frozen evaluator, mission or loop is an error
+            found = [runs.decoded_whole(r) for r in runs.list_runs(journal)]
             ident = journal.identity
     except JournalError as exc:
         usable = [b for b in integrity.inspect_backups(repo.journal, marker) if b.usable]

@@ -327,13 +327,13 @@ def _stop_target(journal: Journal, run_id: str | None) -> RunRecord:
         active = [r for r in runs.list_runs(journal) if r.status == RunStatus.RUNNING]
         if not active:
             raise NotFoundError(NO_ACTIVE_RUN)
-        return active[-1]
+        return runs.decoded_whole(active[-1])
     run = runs.get_run(journal, run_id)
     if run is None:
         raise NotFoundError(f"unknown run: {run_id}")
     if run.status in TERMINAL_STATUSES:
         raise RefusedError(f"run {run_id} is already {run.status} ({run.stop_reason})")
-    return run
+    return runs.decoded_whole(run)  # refused before the driver lock is taken
 
 
 def baseline_and_best(h: RunContext, run: RunRecord) -> estimates.Headline:

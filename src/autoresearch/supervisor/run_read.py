@@ -44,7 +44,9 @@ def read_run(
         raise NotFoundError(f"unknown run: {run_id}")
     journal = open_journal(repo_root, to_read=to_read)
     try:
-        return journal, load_run(journal, run_id)
+        run = load_run(journal, run_id)
+        # a command that may act on the run refuses a damaged one before it acts
+        return journal, run if to_read else runs.decoded_whole(run)
     except BaseException:
         journal.close()
         raise
