@@ -21,15 +21,18 @@ from autoresearch.states import DecisionKind, RunStatus
 from autoresearch.supervisor.run_read import load_run
 from helpers import GIT_ENV, Repo, cli, kill_tree, resume_detached, until
 
-# A `cmd:` agent numbering its sessions in COUNTER: a session listed in BAD (or every one for
+# A `cmd:` agent numbering its sessions in COUNTER (under a lock: with `--lanes 2` two sessions
+# start at once, and both read "1" without it): a session listed in BAD (or every one for
 # `all`) edits value.txt without committing and hands in `notes: "x"`; HANG names a session
 # that does so, says it did (HANG_MARK) and waits to be killed; the others commit a gain.
 AGENT = textwrap.dedent(
     """\
-    import json, os, subprocess, time
+    import fcntl, json, os, subprocess, time
     counter = os.environ["COUNTER"]
-    n = int(open(counter).read()) + 1 if os.path.exists(counter) else 1
-    open(counter, "w").write(str(n))
+    with open(counter + ".lock", "w") as lock:  # two lanes' sessions may start at once
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        n = int(open(counter).read()) + 1 if os.path.exists(counter) else 1
+        open(counter, "w").write(str(n))
     bad = os.environ.get("BAD", "")
     base = os.environ["AUTORESEARCH_BASE_COMMIT"]
     artifact = {"status": "candidate", "base_commit": base, "description": f"session {n}",
