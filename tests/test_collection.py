@@ -43,11 +43,14 @@ def test_no_test_imports_the_tests_package() -> None:
     assert not found, f"import helpers by module name (from helpers import …): {found}"
 
 
-def test_a_run_says_how_many_tests_it_selected_and_a_bench_is_never_unit() -> None:
+def test_a_run_says_how_many_tests_it_selected_and_a_bench_is_never_unit(tmp_path: Path) -> None:
     """`dev.py test --quick` (-m unit) prints its selection's size; the bench smoke tests, which
     ask for no fixture but start whole runs, are not in it (tests/conftest.py)."""
+    # --basetemp: a pytest of its own would number a new folder under the user's pytest temp and
+    # delete the fourth newest there, a whole earlier suite's (~20 s of this test's wall)
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-n", "1", "-q", "-p", "no:cacheprovider", "-m", "unit",
+         "--basetemp", str(tmp_path / "inner"),
          "tests/test_bench_smoke.py", "tests/test_collection.py::test_the_rule_finds_an_import_of_the_tests_package"],
         cwd=TESTS.parent, capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
