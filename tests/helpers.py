@@ -417,7 +417,7 @@ _PR_SET_CHILD_SUBREAPER, _PR_GET_CHILD_SUBREAPER = 36, 37
 def not_a_subreaper() -> Iterator[None]:
     """This pytest worker as a plain parent for the block: an in-process run_loop earlier in the
     worker made it a subreaper (as a driver must be), and a subreaper stops a door's setsid
-    strays (a detached watcher, say) the moment the door's child ends, whatever ran before."""
+    strays (those carrying the child's tag or none) the moment the door's child ends."""
     if not sys.platform.startswith("linux"):
         yield
         return

@@ -5,8 +5,10 @@ processes), and no module spells a child variable itself."""
 from __future__ import annotations
 
 import ast
+import json
 import os
 import signal
+import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -20,6 +22,7 @@ from autoresearch.children import ChildEnv, ChildTag, child_env, harness_tag, jo
 from autoresearch.contracts.sandbox import EvaluatorSpec
 from autoresearch.evaluate import evaluator_env, run_evaluator
 from autoresearch.experiments import InitParams, RunParams, init_session, run_experiment
+from autoresearch.settings import OWNER_TAG_NAMES
 from autoresearch.supervisor import record
 from autoresearch.supervisor.executor import EvaluationTask
 from autoresearch.supervisor.prepare import prepare
@@ -251,15 +254,15 @@ def _job_runner(tmp_path: Path) -> ChildTag:
     return tag
 
 
-# door → how it starts a child, and whether that child belongs to a supervised run (whose
-# driver, as subreaper, leaves a run's strays to that run: proc.run_tagged)
-DOORS: dict[str, tuple[Callable[[Path], ChildTag], bool]] = {
-    "evaluator": (_evaluator, True),
-    "executor-evaluation": (_executor_task, True),
-    "run-checks": (_run_checks, True),
-    "agent-session": (_agent_session, True),
-    "session-harness": (_session_harness, False),
-    "job-runner": (_job_runner, False),
+# door → how it starts a child (a driver, as subreaper, leaves a stray carrying another
+# owner's tag to that owner: proc.owner_tagged)
+DOORS: dict[str, Callable[[Path], ChildTag]] = {
+    "evaluator": _evaluator,
+    "executor-evaluation": _executor_task,
+    "run-checks": _run_checks,
+    "agent-session": _agent_session,
+    "session-harness": _session_harness,
+    "job-runner": _job_runner,
 }
 
 
@@ -268,10 +271,90 @@ DOORS: dict[str, tuple[Callable[[Path], ChildTag], bool]] = {
 def test_a_stray_of_each_door_carries_the_tag_its_reaper_looks_for(
     tmp_path: Path, door: str
 ) -> None:
-    start, of_a_run = DOORS[door]
-    tag = start(tmp_path)
+    tag = DOORS[door](tmp_path)
     pid = _stray_pid(tmp_path / "stray.pid")
     environ = _environ(pid)
     assert all(marker.encode() in environ for marker in tag.markers())
-    assert proc.run_tagged(environ) is of_a_run
+    assert proc.owner_tagged(environ)
     assert _reaped_by(tag, pid)
+
+
+@pytest.mark.parametrize(
+    ("environ", "tagged"),
+    [
+        ([b"PATH=/bin", b"AUTORESEARCH_RUN_ID=r-1", b"AUTORESEARCH_WORKTREE=/wt"], True),
+        ([b"AUTORESEARCH_EXP_RUN=1-2", b"AUTORESEARCH_EXP_DIR=/repo"], True),
+        ([b"AUTORESEARCH_JOB_ID=job_1"], True),
+        ([b"PATH=/bin", b"AUTORESEARCH_WORKTREE=/wt", b"AUTORESEARCH_ITERATION=3"], False),
+        ([b"MY_AUTORESEARCH_RUN_ID=r-1"], False),  # an owner's name inside another's
+        ([b""], False),  # a scrubbed environment (or a kernel thread's)
+    ],
+)
+def test_an_owner_tag_is_a_run_harness_run_or_job_entry(environ: list[bytes], tagged: bool) -> None:
+    assert proc.owner_tagged(environ) is tagged
+
+
+@pytest.mark.parametrize(
+    "tag", [run_tag("r-1", Path("/wt")), harness_tag(1, 2, "/repo"), job_tag("job_1")]
+)
+def test_every_owner_tag_leads_with_a_name_the_orphan_reaper_knows(tag: ChildTag) -> None:
+    assert tag.entries[0][0] in OWNER_TAG_NAMES
+    assert proc.owner_tagged([m.encode() for m in tag.markers()])
+
+
+# A driver (a subreaper) that detaches one process of each kind, then ends a supervised child
+# of run r-1 in /wt; prints which of them still run. Its own process: what a subreaper
+# adopted stays adopted, and the pytest worker must not become one here.
+SUBREAPER = """
+import json, os, sys
+from pathlib import Path
+from autoresearch import proc
+from autoresearch.children import harness_tag, job_tag, run_tag
+
+tmp = Path(sys.argv[1])
+plain = {k: v for k, v in os.environ.items() if not k.startswith("AUTORESEARCH_")}
+os.environ.clear()
+os.environ.update(plain)
+kinds = {
+    "the session's own stray": dict(run_tag("r-1", Path("/wt")).entries),
+    "a scrubbed stray": {},
+    "another run's child": dict(run_tag("r-2", Path("/other")).entries),
+    "a harness run's child": dict(harness_tag(1, 2, str(tmp)).entries),
+    "a delegation job's runner": dict(job_tag("job_1").entries),
+}
+assert proc.become_subreaper()
+pids = {
+    kind: proc.spawn_detached(["sleep", "60"], tmp, {**plain, **entries}, tmp / "detached.log")
+    for kind, entries in kinds.items()
+}
+child = {**plain, **dict(run_tag("r-1", Path("/wt")).entries)}
+proc.run_supervised(proc.SupervisedSpec(["true"], tmp, child, tmp / "child.log"))
+alive = {}
+for kind, pid in pids.items():  # the killed were reaped too: their ids are free
+    try:
+        os.killpg(os.getpgid(pid), 9)
+        alive[kind] = True
+    except ProcessLookupError:
+        alive[kind] = False
+print(json.dumps(alive))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a child subreaper")
+def test_a_driver_reaps_its_sessions_strays_and_leaves_other_owners_processes(
+    tmp_path: Path,
+) -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", SUBREAPER, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert json.loads(out.stdout) == {
+        "the session's own stray": False,
+        "a scrubbed stray": False,
+        "another run's child": True,
+        "a harness run's child": True,
+        "a delegation job's runner": True,
+    }, out.stderr

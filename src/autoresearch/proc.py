@@ -47,7 +47,7 @@ from autoresearch.proc_group import (
     poll_delays,
     wait_group_gone,
 )
-from autoresearch.settings import ENV_PREFIX, ENV_RUN_ID, kill_grace, signal_settle
+from autoresearch.settings import ENV_PREFIX, OWNER_TAG_NAMES, kill_grace, signal_settle
 from autoresearch.streams import Tail
 
 READ_CHUNK = 65536
@@ -520,21 +520,23 @@ def _tag_markers(env: Mapping[str, str]) -> list[str]:
     ]
 
 
-# The entry every child of a supervised run carries (children.run_tag names the run first).
-_RUN_TAG_ENTRY = f"{ENV_RUN_ID}=".encode()
+# The entries that name an owner: a run, a session's harness run, a delegation job.
+_OWNER_TAG_ENTRIES = tuple(f"{name}=".encode() for name in OWNER_TAG_NAMES)
 
 
-def run_tagged(environ: Sequence[bytes]) -> bool:
-    """Whether a process environment (`/proc/<pid>/environ` split at NUL) carries a
-    supervised run's tag, as every child of a run is started with (children.child_env)."""
-    return any(entry.startswith(_RUN_TAG_ENTRY) for entry in environ)
+def owner_tagged(environ: Sequence[bytes]) -> bool:
+    """Whether a process environment (`/proc/<pid>/environ` split at NUL) carries the tag of
+    an owner, as every child of a run, harness run or job is started with (children.child_env).
+    """
+    return any(entry.startswith(_OWNER_TAG_ENTRIES) for entry in environ)
 
 
 def reap_orphans(markers: Sequence[str]) -> list[int]:
     """Stop and reap the orphans reparented to this (subreaper) process: children of ours in
     another session that are not supervised children still running. One that carries
-    `markers`, or no AUTORESEARCH_* tag at all (a scrubbed environment), is killed with its
-    group; one that carries another owner's tag is left to that owner. Returns the killed."""
+    `markers`, or no owner's tag at all (a scrubbed environment), is killed with its group;
+    one that carries another owner's tag (another run's, a harness run's, a delegation job's
+    runner this process started) is left to that owner's reaper. Returns the killed."""
     killed: list[int] = []
     for _ in range(10):  # killing an orphan may orphan its own children: look again
         found = _orphans(markers)
@@ -571,7 +573,7 @@ def _orphans(markers: Sequence[str]) -> list[int]:
 
 def _is_orphan(pid: str, me: int, my_sid: int, needles: Sequence[bytes]) -> bool:
     """Whether process `pid` is a child of ours (`me`) outside our session `my_sid` that holds
-    every `needles` entry or no run tag at all; one that already ended is only reaped."""
+    every `needles` entry or no owner's tag at all; one that already ended is only reaped."""
     try:
         stat = _read_proc_file(f"{_PROC}/{pid}/stat")
         fields = stat[stat.rfind(b")") + 2 :].split()
@@ -584,7 +586,7 @@ def _is_orphan(pid: str, me: int, my_sid: int, needles: Sequence[bytes]) -> bool
         env = _read_proc_file(f"{_PROC}/{pid}/environ").split(b"\0")
     except (OSError, ValueError, IndexError):
         return False
-    return bool(needles and all(n in env for n in needles)) or not run_tagged(env)
+    return bool(needles and all(n in env for n in needles)) or not owner_tagged(env)
 
 
 def _ms_since(t0: float) -> int:

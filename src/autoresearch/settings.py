@@ -120,6 +120,9 @@ ENV_WORKER_MAX_JOBS = "AUTORESEARCH_WORKER_MAX_JOBS"
 DEFAULT_WORKER_MAX_JOBS = 2
 # Set in every job runner (and so in its agent and checks): names the job's processes.
 ENV_JOB_ID = "AUTORESEARCH_JOB_ID"
+# The first entry of each owner's child tag (children.run_tag, harness_tag, job_tag): a
+# process carrying one belongs to that owner, whose own reaper stops it.
+OWNER_TAG_NAMES = (ENV_RUN_ID, ENV_EXP_RUN_MARKER, ENV_JOB_ID)
 
 
 def worker_max_jobs() -> int:

@@ -19,6 +19,7 @@ from mcp_helpers import Reply, Tools, connect
 from worker_helpers import agent, group_members, job_repo, wait_for_file
 
 from autoresearch.mcp.server import build_server
+from autoresearch.paths import job_paths
 from helpers import Repo, pid_alive
 
 pytestmark = pytest.mark.anyio
@@ -313,7 +314,8 @@ async def test_jobs_beyond_the_limit_queue_and_run_in_order(
             await anyio.sleep(0.05)
             a = await t.ok("job_get", {"job_id": first.data["job_id"]})
         b = await t.ok("job_get", {"job_id": second.data["job_id"]})
-        assert a.data["state"] == "running" and b.data["state"] == "queued"
+        assert a.data["state"] == "running", _runner_said(repo, a)
+        assert b.data["state"] == "queued", _runner_said(repo, b)
         assert b.data["outcome"]["reason_codes"] == ["job_queued"]
         listed = await t.ok("job_list", {"live_only": True})
         assert [j["job_id"] for j in listed.data["jobs"]] == [
@@ -324,6 +326,13 @@ async def test_jobs_beyond_the_limit_queue_and_run_in_order(
         done_b = await t.ok("job_wait", {"job_id": second.data["job_id"], "timeout_ms": 30_000})
         done_a = await t.ok("job_get", {"job_id": first.data["job_id"]})
     assert done_a.data["finished_at"] <= done_b.data["started_at"]
+
+
+def _runner_said(repo: Repo, job: Reply) -> str:
+    """The job as the server gave it and its runner's log: why a job ended unlooked-for."""
+    log = job_paths(repo.root, job.data["job_id"]).runner_log
+    text = log.read_text(errors="replace") if log.exists() else "(no runner log)"
+    return f"{job.text}\n--- runner log ---\n{text[-4000:]}"
 
 
 def _runner_pid(repo: Repo, job_id: str) -> int:
