@@ -302,14 +302,16 @@ def test_every_owner_tag_leads_with_a_name_the_orphan_reaper_knows(tag: ChildTag
     assert proc.owner_tagged([m.encode() for m in tag.markers()])
 
 
-# A driver (a subreaper) that detaches one process of each kind, then ends a supervised child
-# of run r-1 in /wt; prints which of them still run. Its own process: what a subreaper
-# adopted stays adopted, and the pytest worker must not become one here.
+# A driver (a subreaper) that detaches one process of each kind and starts a node's watcher
+# of run r-1 (as a task of a local Ray cluster does), then ends a supervised child of run r-1
+# in /wt; prints which of them still run. Its own process: what a subreaper adopted stays
+# adopted, and the pytest worker must not become one here.
 SUBREAPER = """
-import json, os, sys
+import json, os, shutil, sys, time
 from pathlib import Path
 from autoresearch import proc
 from autoresearch.children import harness_tag, job_tag, run_tag
+from autoresearch.supervisor import remote, watcher
 
 tmp = Path(sys.argv[1])
 plain = {k: v for k, v in os.environ.items() if not k.startswith("AUTORESEARCH_")}
@@ -327,9 +329,17 @@ pids = {
     kind: proc.spawn_detached(["sleep", "60"], tmp, {**plain, **entries}, tmp / "detached.log")
     for kind, entries in kinds.items()
 }
+node = tmp / "node" / "r-1"
+node.mkdir(parents=True)
+remote.start_watcher("r-1", node, idle_seconds=60)
+end = time.monotonic() + 20
+while not watcher.watching(node) and time.monotonic() < end:
+    time.sleep(0.02)
+assert watcher.watching(node), "the watcher did not start"
 child = {**plain, **dict(run_tag("r-1", Path("/wt")).entries)}
 proc.run_supervised(proc.SupervisedSpec(["true"], tmp, child, tmp / "child.log"))
-alive = {}
+alive = {"the run's watcher on a node": watcher.watching(node)}
+shutil.rmtree(node)  # the watcher leaves with its folder
 for kind, pid in pids.items():  # the killed were reaped too: their ids are free
     try:
         os.killpg(os.getpgid(pid), 9)
@@ -352,6 +362,7 @@ def test_a_driver_reaps_its_sessions_strays_and_leaves_other_owners_processes(
         check=True,
     )
     assert json.loads(out.stdout) == {
+        "the run's watcher on a node": True,
         "the session's own stray": False,
         "a scrubbed stray": False,
         "another run's child": True,

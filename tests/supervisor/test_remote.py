@@ -66,8 +66,8 @@ def _session(h: RunHandle, spec: str = CMD_AGENT) -> remote.NodeSession:
 
 @pytest.fixture(autouse=True)
 def _not_a_subreaper() -> Iterator[None]:
-    """A node's Ray worker is a plain parent: the detached watcher it starts must outlive the
-    task, which a subreaper test worker (after an in-process run_loop) would prevent."""
+    """A node's Ray worker is a plain parent, as on a cluster: what its tasks detach is not
+    adopted by a subreaper test worker (after an in-process run_loop)."""
     with not_a_subreaper():
         yield
 

@@ -427,8 +427,10 @@ def bundle_of(repo: Path, tip: str, exclude: Sequence[str] = ()) -> bytes | None
 def start_watcher(run_id: str, run_root: Path, idle_seconds: float | None = None) -> None:
     """A detached process (`watcher.py`) that stops the processes of the run's tasks on this
     node whose worker died (a killed Ray worker cannot stop them itself; they run in their own
-    process groups)."""
+    process groups). It carries the run's tag for the node's folder, no task's tree: a driver
+    that started the node (a local cluster) adopts it as subreaper and leaves it to the run
+    (`proc.reap_orphans`), and no task's stop matches it."""
     argv = [sys.executable, "-m", "autoresearch.supervisor.watcher", run_id, str(run_root)]
     if idle_seconds is not None:
         argv.append(str(idle_seconds))
-    spawn_detached(argv, run_root, dict(os.environ), NodeRun(run_root).watch_log)
+    spawn_detached(argv, run_root, run_tag(run_id, run_root).env(), NodeRun(run_root).watch_log)
