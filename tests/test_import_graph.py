@@ -224,6 +224,16 @@ def test_status_reads_runs_without_the_engine(mission_dir: Path) -> None:
     assert among(imported_by("status", run_id, cwd=root), banned) == []
 
 
+def test_a_run_of_a_command_agent_reads_no_package_metadata(mission_dir: Path) -> None:
+    # importlib.metadata (~12 ms) answers plugins' names: a `cmd:` agent with no tracker names
+    # none, and the suite starts ~1,500 runs and resumes (issue 36)
+    root = mission_dir.parents[1]
+    args = ("run", str(mission_dir), "--agent", "cmd:true", "--max-iterations", "1")
+    seen = imported_by(*args, cwd=root)
+    assert "autoresearch.supervisor.lifecycle" in seen  # the probe saw the run
+    assert among(seen, ("importlib.metadata", "autoresearch.plugins")) == []
+
+
 # The record classes of autoresearch that a command's run defined: each frozen dataclass
 # compiles its generated methods with exec at import (~0.5 ms), the largest share of what
 # `status` costs beyond importing click (45 at f024c74).

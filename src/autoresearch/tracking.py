@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Protocol
 from urllib.parse import urlsplit
 
-from autoresearch import plugins
 from autoresearch.contracts.tune import tried_values
 from autoresearch.errors import ContractError
 from autoresearch.journal.iteration_records import IterationRecord
@@ -96,6 +95,8 @@ HINT_EXTRA = "pip install '.[trackers]' in a clone of autoresearch"
 
 def installed() -> list[str]:
     """The trackers' names: the built-ins and the plugins' (metadata only, nothing imported)."""
+    from autoresearch import plugins  # here: importlib.metadata is for plugins' names only
+
     return sorted({*BUILT_INS, *plugins.discover(plugins.TRACKERS)})
 
 
@@ -109,6 +110,8 @@ def check_tracker(name: str) -> TrackerFactory:
             raise ContractError(f"tracker {name!r} cannot be used: {exc} ({HINT_EXTRA})") from exc
         factory: TrackerFactory = module.make
         return factory
+    from autoresearch import plugins  # a plugin's name: only now is its metadata read
+
     found = plugins.discover(plugins.TRACKERS).get(name)
     if found is None:
         known = ", ".join(installed())
