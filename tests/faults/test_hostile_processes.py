@@ -185,9 +185,13 @@ while not os.path.exists(pidfile):
 """
 
 
-@pytest.mark.parametrize("sandbox", ["none", "bwrap"])
+@pytest.mark.parametrize(
+    ("sandbox", "lanes"),
+    [("none", None), ("bwrap", None), ("none", "2")],
+    ids=["none", "bwrap", "lanes"],
+)
 def test_a_double_forked_setsid_grandchild_is_reaped_when_the_session_ends(
-    repo: Repo, sandbox: str
+    repo: Repo, sandbox: str, lanes: str | None
 ) -> None:
     if sandbox == "bwrap" and machine_support().bwrap is None:
         pytest.skip("Bubblewrap cannot run here")
@@ -201,6 +205,7 @@ def test_a_double_forked_setsid_grandchild_is_reaped_when_the_session_ends(
     code, _out, err, _ = run_cli(
         repo, "run", "missions/demo", "--agent", agent, "--max-iterations", "1",
         "--run-tag", "e1", "--json", "--sandbox", sandbox,
+        *(("--lanes", lanes) if lanes else ()),
     )  # fmt: skip
     note = (repo.root / "marks/escaped.pid").read_text()
     # boxed, the grandchild had its box's PID namespace: a survivor would still be found there

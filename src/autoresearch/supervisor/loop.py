@@ -322,6 +322,9 @@ class Driver:
         Refuses before the first session when nothing could ever be kept (a
         score_improvement run whose baseline has no comparable score)."""
         refuse_without_comparable_baseline(self.h.context, self.h.run)
+        # what escapes a session with setsid is reaped when the session ends, whatever the
+        # layout: each lane's session ends with a scan for its own (proc.reap_orphans)
+        proc.become_subreaper()
         try:
             if not self.layout.open(self.tally):
                 return self._outcome(True)
@@ -445,7 +448,6 @@ class SingleLane:
 
     def open(self, tally: Tally) -> bool:
         self.tally = tally
-        proc.become_subreaper()  # what escapes a session with setsid is reaped when it ends
         return True
 
     def pending_artifact(self) -> bool:
