@@ -303,6 +303,20 @@ def test_a_run_branch_is_set_aside_where_resuming_would_reset_it_back() -> None:
     assert [branch_moved_on(*given) for given, _ in cases] == [want for _, want in cases]
 
 
+def test_an_artifact_is_set_aside_where_it_was_built_on_what_the_backup_never_kept() -> None:
+    """candidate.json goes aside with the lost logs where the step of the resumed run would
+    fail the run for its base alone; an unresolved base stays the step's to report."""
+    from autoresearch.supervisor.doctor import built_past_the_backup
+
+    cases = [  # (the artifact's base resolved, the backup's commit) → set aside
+        (("c2", "c1"), True),  # a session after a keep the backup lacks
+        (("c1", "c1"), False),  # the session the backup expects next: the resume steps it
+        ((None, "c1"), False),  # no such commit: the contract's error, as without a restore
+        (("c2", None), False),  # no baseline in the backup: the run never had a session
+    ]
+    assert [built_past_the_backup(*given) for given, _ in cases] == [want for _, want in cases]
+
+
 def test_a_restore_sets_aside_the_logs_of_the_iterations_it_goes_back_past(
     repo: Repo, mission_dir: Path, tmp_path: Path
 ) -> None:
@@ -397,3 +411,31 @@ def test_the_logs_a_restore_sets_aside_are_those_of_iterations_and_sessions_it_l
     assert [log_of_lost_work(name, run, sessions) for (name, sessions), _ in cases] == [
         want for _, want in cases
     ]
+
+
+def test_a_session_artifact_built_past_the_backup_is_set_aside_and_the_run_goes_on(
+    repo: Repo, mission_dir: Path, tmp_path: Path
+) -> None:
+    """The throttle lets a backup lag a decision behind the journal; a session after that
+    decision built on its keep. Restored, resumed, that session's candidate.json would fail
+    the run (its base is no commit the restored journal kept): the restore moves it aside
+    with the logs of the iterations it goes back past, and the run goes on."""
+    agent = ["--agent", f"cmd:{sys.executable} {CMD_AGENT}", "--sandbox", "none"]
+    start = ["run", "missions/demo", "--run-tag", "r1", "--max-iterations", "1", *agent]
+    assert cli(*start, cwd=repo.root).returncode == 0  # FAKE_PLAN improve: every session kept
+    early = tmp_path / "early.sqlite3"
+    shutil.copy(journal_backup(RepoPaths(repo.root).journal, 1), early)  # after keep 1
+    more = ["continue", "missions-demo-r1", *agent, "--max-iterations", "3"]
+    # keep 2, then the driver dies as session 3's artifact waits for its step
+    cut = cli(*more, cwd=repo.root, env={"AUTORESEARCH_FAILPOINTS": "loop.after_agent@2"})
+    run = RepoPaths(repo.root).run("missions-demo-r1")
+    left = run.candidate.read_bytes()
+    assert cut.returncode == -9 and b'"status": "candidate"' in left, cut.stderr
+
+    _code, report = doctor(repo.root, "--restore", "--from", str(early), "--force")
+    continued = cli(*more, cwd=repo.root)  # the backup's run had completed
+    assert continued.returncode == 0, continued.stderr
+    shown = json.loads(cli("status", "missions-demo-r1", "--json", cwd=repo.root).stdout)
+    assert shown["status"] == "completed" and shown["iteration"] == 3, shown
+    (aside,) = (Path(folder) for folder in report["restored"]["logs_set_aside"])
+    assert (aside / "candidate.json").read_bytes() == left

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import cast
 
 from autoresearch import failpoints, git, worktree_repair
+from autoresearch.contracts.json_input import load_json
 from autoresearch.errors import AutoresearchError, JournalError, NotFoundError, RefusedError
 from autoresearch.fsutil import private_dir
 from autoresearch.journal import integrity, runs
@@ -29,7 +30,7 @@ from autoresearch.journal.db import open_journal
 from autoresearch.jsonshape import json_field, json_shape
 from autoresearch.paths import LANES_DIR, RUNS_DIR, RepoPaths, RunPaths
 from autoresearch.states import Phase, RunStatus
-from autoresearch.supervisor import refs
+from autoresearch.supervisor import refs, sync
 from autoresearch.supervisor.run_read import driver_alive
 
 BRANCH_PREFIX = "autoresearch/"
@@ -378,6 +379,7 @@ def restore(repo_root: Path, source: Path | None = None, force: bool = False) ->
     set_aside = _set_aside_refs_of_lost_iterations(repo, recorded, stamp)
     failpoints.hit("doctor.after_refs_set_aside")
     logs = _set_aside_logs_of_lost_iterations(repo, recorded, stamp)
+    logs += _set_aside_artifacts_of_lost_sessions(repo, recorded, stamp, logs)
     backups = _set_aside_newer_backups(repo, chosen, stamp)
     integrity.restore(repo.journal, chosen.path, aside)
     if chosen.identity is not None:
@@ -463,6 +465,52 @@ def _set_aside_logs_of_lost_iterations(
                 os.replace(path, unused_name(aside / path.name))
             made.append(aside)
     return tuple(made)
+
+
+def _set_aside_artifacts_of_lost_sessions(
+    repo: RepoPaths,
+    recorded: dict[str, integrity.RecordedRun],
+    stamp: str,
+    made: tuple[Path, ...],
+) -> tuple[Path, ...]:
+    """Move a run's candidate.json into `logs/before-restore-<stamp>/` when it holds what a
+    session built on another commit than the one the backup has the run stand at: a session
+    after a decision the backup lacks (the throttle lets a backup lag a decision behind).
+    Stepped by the resumed run, it would fail it (`candidate base_commit … does not match
+    last kept commit …`); its commits stay on the branch tip `kept-before-restore-<stamp>`
+    names. Returns the folders made (not those in `made` already)."""
+    found = []
+    for run in recorded.values():
+        paths = repo.run(run.run_id)
+        read = sync.read_artifact(paths.candidate)
+        base = _artifact_base(read)
+        resolved = git.resolve_commits(repo.repo_root, [base])[0] if base else None
+        if not read.from_session or not built_past_the_backup(resolved, run.kept):
+            continue
+        aside = paths.logs / f"before-restore-{stamp}"
+        private_dir(aside)
+        os.replace(paths.candidate, unused_name(aside / paths.candidate.name))
+        if aside not in made:
+            found.append(aside)
+    return tuple(found)
+
+
+def _artifact_base(read: sync.ArtifactBytes) -> str | None:
+    """The base_commit an artifact names, when it is a JSON object that names one."""
+    try:
+        data = load_json(read.raw) if read.raw is not None else None
+    except ValueError:
+        return None
+    base = data.get("base_commit") if isinstance(data, dict) else None
+    return base if isinstance(base, str) and base.strip() else None
+
+
+def built_past_the_backup(base: str | None, kept: str | None) -> bool:
+    """Whether an artifact built on `base` (resolved; None: no commit) is of a session the
+    backup standing at `kept` never started (pure). One whose base does not resolve is left
+    to the step, which fails the run with the contract's message as it would without a
+    restore."""
+    return base is not None and kept is not None and base != kept
 
 
 LOG_NUMBER = re.compile(r"(iteration|session)-(\d+)-")
