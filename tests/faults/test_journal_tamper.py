@@ -14,7 +14,7 @@ import pytest
 
 from autoresearch.errors import JournalError
 from autoresearch.journal.db import Journal, open_journal
-from helpers import Repo, cli, forge_away_iteration, git, sandbox_text
+from helpers import Repo, cli, forge_away_iteration, git
 
 CMD_AGENT = Path(__file__).parents[1] / "agents/fakes/cmd_agent.py"
 RUN_ID = "missions-demo-t1"
@@ -22,7 +22,9 @@ BRANCH = "autoresearch/missions-demo/t1"
 
 # At iteration 3 (or TAMPER_AT) the session forgets the run's keeps: it deletes the decided
 # iterations and sets the kept commit back to the baseline (or to TAMPER_TO), then works as
-# usual (after TAMPER_SLEEP seconds).
+# usual (after TAMPER_SLEEP seconds). With TAMPER_AFTER_BACKUP it first waits (≤ 60 s) for the
+# newest backup to hold every decision before it: the throttle may have put that backup off,
+# to be taken while this session runs.
 TAMPERER = """
 import os, runpy, sqlite3, sys, time
 from pathlib import Path
@@ -30,6 +32,18 @@ at = os.environ.get("TAMPER_AT", "3")
 if os.environ["AUTORESEARCH_ITERATION"] == at and os.environ.get("TAMPER"):
     journal = Path(os.environ["AUTORESEARCH_WORKTREE"]).parents[1] / "journal.sqlite3"
     run = os.environ["AUTORESEARCH_RUN_ID"]
+    deadline = time.monotonic() + 60
+    while os.environ.get("TAMPER_AFTER_BACKUP") and time.monotonic() < deadline:
+        newest = journal.parent / "backups" / "journal.1.sqlite3"
+        try:
+            held = sqlite3.connect(f"{newest.as_uri()}?mode=ro", uri=True).execute(
+                "select max(iteration) from iterations where run_id=?", (run,)
+            ).fetchone()[0]
+        except sqlite3.Error:
+            held = None
+        if held is not None and held >= int(at) - 1:
+            break
+        time.sleep(0.05)
     conn = sqlite3.connect(journal)
     base = conn.execute("select baseline_commit from runs where run_id=?", (run,)).fetchone()[0]
     conn.execute("delete from evaluations where run_id=? and iteration > 0", (run,))
@@ -69,11 +83,10 @@ def is_ancestor(repo: Repo, older: str, newer: str) -> bool:
 def test_a_rewritten_history_stops_the_run_and_the_restore_resumes_it(
     repo: Repo, tmp_path: Path
 ) -> None:
-    # evaluations long enough (a second: journal/db.BACKUP_MIN_INTERVAL) that the throttled
-    # backup follows every decision (a backup that lags behind the branch is a restore that
-    # lags: not what this test is about)
-    repo.mission(sandbox=sandbox_text("sleep 1; python3 scripts/eval.py"))
-    done = run_tampered(repo, tmp_path)
+    # the rewrite waits for the backup of the last decision before it (one that lags behind
+    # the branch is a restore that lags: test_doctor.py, not what this test is about)
+    repo.mission()
+    done = run_tampered(repo, tmp_path, TAMPER_AFTER_BACKUP="1")
     one_line(done, "was changed outside autoresearch")
     assert "autoresearch doctor --restore" in done.stderr
     # no git effect followed: the run branch still holds both keeps (it was reset to the
