@@ -33,8 +33,8 @@ from autoresearch.supervisor.certify import CertificationStopped, certification_
 from autoresearch.supervisor.estimates import Headline, RunReadings, manifest, write_manifest
 from autoresearch.supervisor.executor import Executor, measure_through, unscheduled_resources
 from autoresearch.supervisor.handle import MeasureWith, RunHandle
-from autoresearch.supervisor.lanes import LaneObserver, run_lanes
 from autoresearch.supervisor.loop import (
+    LaneObserver,
     LoopLimits,
     LoopOutcome,
     StopSignal,
@@ -314,6 +314,9 @@ def drive(
             if executor is not None:  # a Ray run has lanes
                 limits = replace(limits, lanes=max(1, limits.lanes))
             if limits.lanes:
+                # imported here: a single loop's driver never loads the lane scheduler
+                from autoresearch.supervisor.lanes import run_lanes
+
                 outcome = run_lanes(
                     h, config, limits, executor, progress, stop, portfolio=_portfolio(plan)
                 )

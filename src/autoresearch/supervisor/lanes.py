@@ -60,7 +60,6 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from typing import Protocol
 
 from autoresearch import children, failpoints, git, reset
 from autoresearch.agents import AgentConfig, make_agent
@@ -95,8 +94,8 @@ from autoresearch.supervisor.loop import (
     MSG_PROCESSING_PENDING,
     STOP_POLL_SECONDS,
     Driver,
+    LaneObserver,
     LoopLimits,
-    LoopObserver,
     LoopOutcome,
     StopSignal,
     Tally,
@@ -117,12 +116,6 @@ from autoresearch.supervisor.step_input import StepInput
 from autoresearch.supervisor.strategy import SearchStrategy, Start, strategy_named
 
 NOTE_RESUMED = "judged after a restart of the driver: the session ended before it stopped"
-
-
-class LaneObserver(LoopObserver, Protocol):
-    """A loop observer that also shows what each lane is doing."""
-
-    def lanes_changed(self, lanes: list[LaneRecord]) -> None: ...
 
 
 @dataclass

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from enum import StrEnum
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from autoresearch import children, failpoints, git, proc
 from autoresearch.agents.base import Agent, AgentResult, SessionRequest
@@ -65,6 +65,9 @@ from autoresearch.supervisor.strategy import (
     Start,
     strategy_named,
 )
+
+if TYPE_CHECKING:
+    from autoresearch.journal.lanes import LaneRecord
 
 STOP_POLL_SECONDS = 1.0
 MSG_PROCESSING_PENDING = "processing the artifact the previous session left"
@@ -169,6 +172,13 @@ class LoopObserver(Protocol):
     ) -> None: ...
 
     def note(self, message: str) -> None: ...
+
+
+class LaneObserver(LoopObserver, Protocol):
+    """A loop observer that also shows what each lane is doing (here, not in lanes.py: a
+    single loop's driver never imports the lane scheduler)."""
+
+    def lanes_changed(self, lanes: list[LaneRecord]) -> None: ...
 
 
 class StopSignal:

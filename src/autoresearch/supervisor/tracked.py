@@ -17,7 +17,7 @@ from autoresearch.noise import Interval
 from autoresearch.states import RunStatus
 from autoresearch.supervisor.certify import last_certification
 from autoresearch.supervisor.handle import RunHandle
-from autoresearch.supervisor.lanes import LaneObserver
+from autoresearch.supervisor.loop import LaneObserver
 from autoresearch.supervisor.step import StepResult
 from autoresearch.tracking import (
     Mirror,
