@@ -232,6 +232,9 @@ def test_a_run_of_a_command_agent_reads_no_package_metadata(mission_dir: Path) -
     seen = imported_by(*args, cwd=root)
     assert "autoresearch.supervisor.lifecycle" in seen  # the probe saw the run
     assert among(seen, ("importlib.metadata", "autoresearch.plugins")) == []
+    # its progress goes into a pipe here: plain lines, written without rich (~26 ms); and a
+    # single loop's driver never loads the lane scheduler
+    assert among(seen, ("rich", "autoresearch.supervisor.lanes")) == []
 
 
 # The record classes of autoresearch that a command's run defined: each frozen dataclass

@@ -217,3 +217,84 @@ def test_the_spinner_text_counts_the_seconds() -> None:
     ticking = Ticking("iteration 3: agent claude running…", now=lambda: next(clock))
     assert ticking.__rich__() == "iteration 3: agent claude running… 0s"
     assert ticking.__rich__() == "iteration 3: agent claude running… 63s"
+
+
+# Texts an agent or an evaluator may hand the live line: control codes, tabs, wide and
+# combining characters, emoji and markup-like text, and descriptions past the log width.
+AWKWARD = [
+    "plain",
+    "tab\tin\tit",
+    "\ttab first, then a\ttab after 日本",
+    "cr\rbel\x07bs\x08vt\x0bff\x0c gone",
+    "\x1b[31mescape kept\x1b[0m",
+    "wide 日本語 and 👍 emoji, e\u0301 combined",
+    ":smile: [bold]not markup[/bold]",
+    "x" * 119,
+    "x" * 121,
+    "日本" * 70,
+    "tab\t" * 40,
+    "a\x07" * 130,
+]
+
+
+@pytest.mark.parametrize("text", AWKWARD)
+def test_where_no_terminal_reads_the_plain_console_writes_what_rich_would(text: str) -> None:
+    """Into a pipe or a log file the live line is written without rich: byte for byte what
+    rich's Console wrote there (the header, a row with its description cut, a note, a
+    spinner drawing nothing)."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    from autoresearch.cli.progress import PlainConsole
+
+    def lines(console: object) -> None:
+        printer = ProgressPrinter(Direction.HIGHER, 1.0, None)
+        printer.console = console  # type: ignore[assignment]
+        printer.header("r1", f"cmd:{text}", f"/tmp/{text}")
+        printer.session_started(1)
+        printer.step_recorded(
+            StepResult("r1", 1, DecisionKind.KEEP, "better", True, [], evaluation(2.0),
+                       RunStatus.RUNNING, None, "abc", 2.0, description=text),
+            None,
+        )  # fmt: skip
+        printer.note(text)
+        printer.close()
+
+    by_rich, plain = StringIO(), StringIO()
+    lines(Console(file=by_rich, force_terminal=False, highlight=False, soft_wrap=True, emoji=False))
+    lines(PlainConsole(lambda: None, stream=plain))
+    assert plain.getvalue() == by_rich.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("environ", "isatty", "terminal"),
+    [
+        ({}, True, True),
+        ({}, False, False),
+        ({"TTY_COMPATIBLE": "0"}, True, False),
+        ({"TTY_COMPATIBLE": "1"}, False, True),
+        ({"FORCE_COLOR": "1"}, False, True),
+        ({"FORCE_COLOR": ""}, True, False),  # set but empty: rich draws nothing
+        ({"TTY_COMPATIBLE": "0", "FORCE_COLOR": "1"}, True, False),
+        ({"TTY_COMPATIBLE": "yes"}, False, False),  # neither 0 nor 1: the next rule
+    ],
+)
+def test_rich_draws_where_rich_takes_stderr_for_a_terminal(
+    environ: dict[str, str], isatty: bool, terminal: bool
+) -> None:
+    from rich.console import Console
+
+    from autoresearch.cli.progress import wants_terminal
+
+    class Stream:
+        def isatty(self) -> bool:
+            return isatty
+
+        def write(self, text: str) -> int:
+            return len(text)
+
+    assert wants_terminal(environ, isatty) == terminal
+    # and rich agrees (its own rule, read from the same environment)
+    console = Console(file=Stream(), _environ=environ)  # type: ignore[arg-type]
+    assert console.is_terminal == terminal
