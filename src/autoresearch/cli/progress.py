@@ -200,7 +200,7 @@ def decision_text(
 
 
 class ProgressPrinter:
-    """A LoopObserver that renders with rich on stderr (plain lines when not a terminal)."""
+    """A LoopObserver that renders on stderr: with rich on a terminal, else as PlainConsole."""
 
     def __init__(
         self,
