@@ -27,6 +27,7 @@ BRANCH = "autoresearch/missions-demo/t1"
 # to be taken while this session runs.
 TAMPERER = """
 import os, runpy, sqlite3, sys, time
+from contextlib import closing
 from pathlib import Path
 at = os.environ.get("TAMPER_AT", "3")
 if os.environ["AUTORESEARCH_ITERATION"] == at and os.environ.get("TAMPER"):
@@ -35,12 +36,14 @@ if os.environ["AUTORESEARCH_ITERATION"] == at and os.environ.get("TAMPER"):
     deadline = time.monotonic() + 60
     while os.environ.get("TAMPER_AFTER_BACKUP") and time.monotonic() < deadline:
         newest = journal.parent / "backups" / "journal.1.sqlite3"
+        held = None
         try:
-            held = sqlite3.connect(f"{newest.as_uri()}?mode=ro", uri=True).execute(
-                "select max(iteration) from iterations where run_id=?", (run,)
-            ).fetchone()[0]
+            with closing(sqlite3.connect(f"{newest.as_uri()}?mode=ro", uri=True)) as backup:
+                held = backup.execute(
+                    "select max(iteration) from iterations where run_id=?", (run,)
+                ).fetchone()[0]
         except sqlite3.Error:
-            held = None
+            pass
         if held is not None and held >= int(at) - 1:
             break
         time.sleep(0.05)
