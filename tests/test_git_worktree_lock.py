@@ -1,6 +1,6 @@
-"""The repository-wide worktree lock (git.WORKTREES_LOCK): in the git directory every add and
-fetch shares, taken by any user who may add a worktree there, and never a new error of its own
-where git would have answered in its own words."""
+"""The repository-wide worktree lock (git.WORKTREES_LOCK): in the git directory every add,
+removal and fetch shares, taken by any user who may add a worktree there, and never a new error
+of its own where git would have answered in its own words."""
 
 from __future__ import annotations
 
@@ -42,6 +42,30 @@ def test_the_lock_is_in_the_shared_git_directory(tmp_path: Path, layout: str) ->
     assert (expected / git.WORKTREES_LOCK).is_file()
     if layout != "bare":  # nothing of the tool's in the user's working tree
         assert git.status(repo.root) == []
+
+
+def test_a_removal_waits_for_the_lock_as_an_add_does(tmp_path: Path) -> None:
+    """A fetch lists every worktree's registration and then reads each: a removal beside it
+    failed it ("fatal: Invalid path '…/worktrees/<name>'", seen in a suite run). While
+    another holder (a fetch, another process) has the lock, the removal waits."""
+    import fcntl
+    import threading
+
+    repo = make_repo(tmp_path / "repo")
+    tree = tmp_path / "tree"
+    git.worktree_add_detached(repo.root, tree, git.head(repo.root))
+    admin = git.git_path(repo.root, "worktrees") / "tree"
+    fd = os.open(repo.root / ".git" / git.WORKTREES_LOCK, os.O_RDONLY)
+    removal = threading.Thread(target=git.worktree_remove, args=(repo.root, tree))
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        removal.start()
+        removal.join(0.5)
+        assert removal.is_alive() and admin.is_dir() and tree.is_dir()  # waiting, untouched
+    finally:
+        os.close(fd)  # the holder is done
+    removal.join(30)
+    assert not removal.is_alive() and not admin.exists() and not tree.exists()
 
 
 # --- another user: root runs the suite in CI, and drops to `nobody` for these ---------------

@@ -467,8 +467,9 @@ def _add_worktree(repo: Path, path: Path, args: list[str]) -> None:
 # `git worktree add` writes the new worktree's HEAD as the null object id before it checks
 # anything out, and a fetch checks the commits it brings against every worktree's HEAD: a
 # fetch beside an add fails with "fatal: bad object worktrees/<name>/HEAD" (git 2.39; a Ray
-# driver landing one lane's session while it starts a reading ahead for another). Adds and
-# fetches take this lock in the shared git directory, so threads of one driver and other
+# driver landing one lane's session while it starts a reading ahead for another); and one
+# beside a removal fails on the registration it listed and can no longer read. Adds, removals
+# and fetches take this lock in the shared git directory, so threads of one driver and other
 # processes wait for each other alike; the kernel drops it when its holder dies. The file
 # is opened to read only: flock needs no write access, and in a repository a group shares
 # (core.sharedRepository) the first user's file is the others' to lock too, whatever its mode.
@@ -707,11 +708,16 @@ def checkout_detached(cwd: Path, commit: str) -> None:
 
 
 def worktree_remove(repo: Path, path: Path) -> None:
-    """Remove one worktree: its directory and its registration (never anyone else's)."""
-    _run(repo, ["worktree", "remove", "--force", str(path)], check=False)
-    if path.exists():
-        shutil.rmtree(path, ignore_errors=True)
-    _forget_worktree(repo, path)
+    """Remove one worktree: its directory and its registration (never anyone else's).
+
+    Under the worktree lock (`WORKTREES_LOCK`), as an add is: a fetch lists every worktree's
+    registration and then reads each, and one removed in between failed it ("fatal: Invalid
+    path '<git dir>/worktrees/<name>'")."""
+    with _worktrees_still(repo):
+        _run(repo, ["worktree", "remove", "--force", str(path)], check=False)
+        if path.exists():
+            shutil.rmtree(path, ignore_errors=True)
+        _forget_worktree(repo, path)
 
 
 def _forget_worktree(repo: Path, path: Path) -> None:
