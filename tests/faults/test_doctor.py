@@ -439,3 +439,7 @@ def test_a_session_artifact_built_past_the_backup_is_set_aside_and_the_run_goes_
     assert shown["status"] == "completed" and shown["iteration"] == 3, shown
     (aside,) = (Path(folder) for folder in report["restored"]["logs_set_aside"])
     assert (aside / "candidate.json").read_bytes() == left
+    # what the session built stays reachable, and the continued run saved its change
+    (kept_ref,) = report["restored"]["refs_set_aside"]
+    assert "/kept-before-restore-" in kept_ref
+    assert (run.logs / "iteration-0002-kept-before-restore.patch").is_file()

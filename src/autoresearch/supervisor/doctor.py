@@ -379,7 +379,8 @@ def restore(repo_root: Path, source: Path | None = None, force: bool = False) ->
     set_aside = _set_aside_refs_of_lost_iterations(repo, recorded, stamp)
     failpoints.hit("doctor.after_refs_set_aside")
     logs = _set_aside_logs_of_lost_iterations(repo, recorded, stamp)
-    logs += _set_aside_artifacts_of_lost_sessions(repo, recorded, stamp, logs)
+    # an artifact goes aside into its run's logs folder: each folder listed once
+    logs = tuple(dict.fromkeys(logs + _set_aside_artifacts_of_lost_sessions(repo, recorded, stamp)))
     backups = _set_aside_newer_backups(repo, chosen, stamp)
     integrity.restore(repo.journal, chosen.path, aside)
     if chosen.identity is not None:
@@ -468,31 +469,34 @@ def _set_aside_logs_of_lost_iterations(
 
 
 def _set_aside_artifacts_of_lost_sessions(
-    repo: RepoPaths,
-    recorded: dict[str, integrity.RecordedRun],
-    stamp: str,
-    made: tuple[Path, ...],
+    repo: RepoPaths, recorded: dict[str, integrity.RecordedRun], stamp: str
 ) -> tuple[Path, ...]:
     """Move a run's candidate.json into `logs/before-restore-<stamp>/` when it holds what a
     session built on another commit than the one the backup has the run stand at: a session
     after a decision the backup lacks (the throttle lets a backup lag a decision behind).
     Stepped by the resumed run, it would fail it (`candidate base_commit … does not match
     last kept commit …`); its commits stay on the branch tip `kept-before-restore-<stamp>`
-    names. Returns the folders made (not those in `made` already)."""
-    found = []
+    names. The bases are resolved together, by one git process at most. Returns the folders
+    it moved an artifact into."""
+    bases: dict[str, str] = {}  # run id -> the base its session's artifact names
     for run in recorded.values():
-        paths = repo.run(run.run_id)
-        read = sync.read_artifact(paths.candidate)
-        base = _artifact_base(read)
-        resolved = git.resolve_commits(repo.repo_root, [base])[0] if base else None
-        if not read.from_session or not built_past_the_backup(resolved, run.kept):
+        read = sync.read_artifact(repo.run(run.run_id).candidate)
+        base = _artifact_base(read) if read.from_session else None
+        if base is not None:
+            bases[run.run_id] = base
+    resolved = dict(
+        zip(bases, git.resolve_commits(repo.repo_root, list(bases.values())), strict=True)
+    )
+    moved = []
+    for run_id, base in resolved.items():
+        if not built_past_the_backup(base, recorded[run_id].kept):
             continue
+        paths = repo.run(run_id)
         aside = paths.logs / f"before-restore-{stamp}"
         private_dir(aside)
         os.replace(paths.candidate, unused_name(aside / paths.candidate.name))
-        if aside not in made:
-            found.append(aside)
-    return tuple(found)
+        moved.append(aside)
+    return tuple(moved)
 
 
 def _artifact_base(read: sync.ArtifactBytes) -> str | None:
